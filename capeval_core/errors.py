@@ -1,0 +1,34 @@
+"""The CapevalError family and the warning classes for degenerate but valid input."""
+
+from __future__ import annotations
+
+
+class CapevalError(Exception):
+    """Base class of every error capeval raises on purpose."""
+
+
+class InputError(CapevalError, ValueError):
+    """The caller passed data of the wrong shape or content."""
+
+
+class ResourceError(CapevalError):
+    """A resource exists but could not be read (corrupt, wrong format)."""
+
+
+class MissingResourceError(ResourceError, FileNotFoundError):
+    """A resource is not installed; the message says how to provide it."""
+
+
+class UnknownKeyError(CapevalError, KeyError):
+    """A metric or tokenizer key that no registry knows."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
+        return str(self.args[0]) if self.args else ""
+
+
+class CapevalWarning(UserWarning):
+    """Base class of capeval's warnings."""
+
+
+class DegenerateCorpusWarning(CapevalWarning):
+    """The input is valid but makes a metric uninformative (e.g. CIDEr-D on one image)."""

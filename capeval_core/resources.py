@@ -1,0 +1,136 @@
+"""Locating and reading the offline resources capeval builds on.
+
+Everything here reads files that registry packages installed (pycocoevalcap ships the
+METEOR jar, the paraphrase table and, inside the SPICE jar, the COCO 2014 captions) or the
+per-user cache directory. Nothing is downloaded; a missing resource raises
+:class:`MissingResourceError` saying how to provide it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.util
+import json
+import os
+import zipfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from capeval_core.errors import MissingResourceError, ResourceError
+
+#: Environment variable that overrides the per-user cache directory.
+CACHE_ENV = "CAPEVAL_CACHE_DIR"
+
+_COCO_MEMBER = "coco/annotations/captions_{split}2014.json"
+COCO_SPLITS = ("train", "val")
+
+
+def pycocoevalcap_dir() -> Path:
+    """Folder of the installed ``pycocoevalcap`` package (found without importing it)."""
+    spec = importlib.util.find_spec("pycocoevalcap")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingResourceError(
+            "the Python package `pycocoevalcap` is not installed; it provides the COCO captions "
+            "and METEOR resources capeval reads (install it with `pip install pycocoevalcap==1.2`, "
+            "or run `make run`, which installs everything)"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def pycocoevalcap_file(relative: str) -> Path:
+    """Path of a file shipped inside pycocoevalcap, e.g. ``"meteor/meteor-1.5.jar"``."""
+    path = pycocoevalcap_dir() / relative
+    if not path.is_file():
+        raise MissingResourceError(
+            f"`{relative}` is missing from the installed pycocoevalcap ({path}); reinstall it with "
+            "`pip install --force-reinstall pycocoevalcap==1.2`"
+        )
+    return path
+
+
+def package_version(name: str) -> str:
+    """Installed version of a distribution, or ``"unknown"``."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def cache_dir() -> Path:
+    """Per-user cache directory (created on demand); ``$CAPEVAL_CACHE_DIR`` overrides it."""
+    override = os.environ.get(CACHE_ENV)
+    if override:
+        path = Path(override).expanduser()
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_cache_dir("capeval", appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def source_stamp(path: Path) -> str:
+    """A cheap identity of a source file (size and mtime) used to invalidate caches."""
+    st = path.stat()
+    return f"{st.st_size}-{st.st_mtime_ns}"
+
+
+@dataclass(frozen=True)
+class CocoCaption:
+    """One COCO caption annotation."""
+
+    image_id: int
+    annotation_id: int
+    caption: str
+
+
+@functools.lru_cache(maxsize=2)
+def coco_captions(split: str = "val") -> tuple[CocoCaption, ...]:
+    """All COCO 2014 captions of ``split`` ("train" or "val"), read from the SPICE jar.
+
+    The jar that pycocoevalcap installs carries ``captions_{train,val}2014.json``; they are
+    read with :mod:`zipfile`, never copied into the project.
+    """
+    if split not in COCO_SPLITS:
+        raise ValueError(f"`split` must be one of {COCO_SPLITS} (got {split!r})")
+    jar = pycocoevalcap_file("spice/spice-1.0.jar")
+    member = _COCO_MEMBER.format(split=split)
+    try:
+        with zipfile.ZipFile(jar) as zf, zf.open(member) as fh:
+            data = json.load(fh)
+    except (KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+        raise ResourceError(f"cannot read `{member}` from {jar}: {exc}") from exc
+    return tuple(
+        CocoCaption(int(a["image_id"]), int(a["id"]), str(a["caption"])) for a in data["annotations"]
+    )
+
+
+@dataclass(frozen=True)
+class CaptionSet:
+    """An image's captions split into one candidate and its references."""
+
+    image_id: int
+    candidate: str
+    references: tuple[str, ...]
+
+
+def coco_caption_sets(split: str = "val", limit: int | None = None) -> list[CaptionSet]:
+    """COCO images in ascending id order, candidate = first caption by annotation id.
+
+    This is the protocol the benchmarks and oracle tests share: the remaining captions of the
+    image are its references.
+    """
+    by_image: dict[int, list[CocoCaption]] = defaultdict(list)
+    for cap in coco_captions(split):
+        by_image[cap.image_id].append(cap)
+    sets = []
+    for image_id in sorted(by_image):
+        caps = sorted(by_image[image_id], key=lambda c: c.annotation_id)
+        if len(caps) < 2:
+            continue
+        sets.append(CaptionSet(image_id, caps[0].caption, tuple(c.caption for c in caps[1:])))
+        if limit is not None and len(sets) >= limit:
+            break
+    return sets

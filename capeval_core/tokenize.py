@@ -1,0 +1,78 @@
+"""Tokenizers: ``"ptb"`` (coco-caption compatible) and ``"whitespace"``.
+
+Tokenizers work on batches because the PTB tokenizer coco-caption runs sees every caption
+of a call joined by newlines, and a few of its rules look into the next caption
+(metric-spec §1.3, "cross-line context").
+
+>>> get_tokenizer("ptb").tokenize_batch(["A dog (really) isn't here.", "Two cats"])
+[('a', 'dog', '-lrb-', 'really', '-rrb-', 'is', "n't", 'here'), ('two', 'cats')]
+>>> get_tokenizer("whitespace").tokenize("a  b c")
+('a', 'b', 'c')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from capeval_core.errors import UnknownKeyError
+
+Tokens = tuple[str, ...]
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """What metrics need from a tokenizer: a name for signatures and a batch call."""
+
+    name: str
+
+    def tokenize_batch(self, texts: Sequence[str]) -> list[Tokens]: ...
+
+    def tokenize(self, text: str) -> Tokens: ...
+
+
+class PTBTokenizer:
+    """Pure-Python emulation of coco-caption's PTBTokenizer (CoreNLP 3.4.1, punctuation removed).
+
+    ``tokenize_batch`` matches one call of pycocoevalcap's wrapper on the same list of
+    captions; ``tokenize`` treats the text as a batch of one.
+    """
+
+    name = "ptb-corenlp-3.4.1"
+
+    def tokenize_batch(self, texts: Sequence[str]) -> list[Tokens]:
+        from capeval_core import ptb
+
+        return ptb.tokenize_lines(texts)
+
+    def tokenize(self, text: str) -> Tokens:
+        return self.tokenize_batch([text])[0]
+
+
+class WhitespaceTokenizer:
+    """Split on whitespace, nothing else: for text that is already tokenized."""
+
+    name = "whitespace"
+
+    def tokenize_batch(self, texts: Sequence[str]) -> list[Tokens]:
+        return [tuple(t.split()) for t in texts]
+
+    def tokenize(self, text: str) -> Tokens:
+        return tuple(text.split())
+
+
+TOKENIZERS: dict[str, type] = {"ptb": PTBTokenizer, "whitespace": WhitespaceTokenizer}
+
+
+def get_tokenizer(tokenizer: str | Tokenizer = "ptb") -> Tokenizer:
+    """A tokenizer by key (``"ptb"``, ``"whitespace"``), or the object itself if one is given."""
+    if isinstance(tokenizer, str):
+        try:
+            return TOKENIZERS[tokenizer]()
+        except KeyError:
+            raise UnknownKeyError(
+                f"unknown tokenizer {tokenizer!r}; choose one of {sorted(TOKENIZERS)}"
+            ) from None
+    if not isinstance(tokenizer, Tokenizer):
+        raise TypeError(f"`tokenizer` must be a key or a Tokenizer (got {type(tokenizer).__name__})")
+    return tokenizer
