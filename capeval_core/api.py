@@ -1,0 +1,52 @@
+"""Shortcuts through the registry: ``score`` for one metric, ``score_many`` for several."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from capeval_core.metrics import get_metric, make_batch, metric_class
+from capeval_core.results import MetricResult
+from capeval_core.tokenize import Tokenizer
+
+
+def score(
+    key: str,
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str] | str],
+    **options: Any,
+) -> MetricResult:
+    """Score with one metric by key; options go to the metric (``tokenizer`` included).
+
+    >>> score("bleu_1", ["a cat sits on a mat"], [["a cat is on a mat"]]).value
+    0.8333333331944445
+    """
+    result = get_metric(key, **options).score(candidates, references)
+    return result if result.key == key or key not in result.corpus else result.select(key)
+
+
+def score_many(
+    keys: Sequence[str],
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str] | str],
+    *,
+    tokenizer: str | Tokenizer = "ptb",
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, MetricResult]:
+    """Score with several metrics, tokenizing once; one result per requested key.
+
+    ``options`` maps a metric key (``"cider_d"``) to its options. Keys reported by the same
+    metric (``bleu_1`` … ``bleu_4``) share one computation.
+    """
+    options = options or {}
+    batch = make_batch(candidates, references, tokenizer)
+    by_metric: dict[str, MetricResult] = {}
+    out: dict[str, MetricResult] = {}
+    for key in keys:
+        cls = metric_class(key)
+        if cls.key not in by_metric:
+            metric = cls(tokenizer=tokenizer, **dict(options.get(cls.key, {})))
+            by_metric[cls.key] = metric.score_batch(batch)
+        result = by_metric[cls.key]
+        out[key] = result.select(key) if key in result.corpus else result
+    return out

@@ -1,0 +1,88 @@
+"""CIDEr-D document frequencies from the COCO val2014 references (the ``coco-val2014`` IDF).
+
+The original ``coco-val-df`` pickle of the CIDEr authors is not distributed with any package,
+so it is rebuilt from ``captions_val2014.json`` (inside the installed pycocoevalcap): all
+captions tokenized in one batch, an image counting once per n-gram, N = 40,504 images
+(metric-spec §4). The table is built once per tokenizer and cached in the user cache dir.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from capeval_core import resources
+from capeval_core.errors import ResourceError
+from capeval_core.metrics.cider import ORDER, DocumentFrequency
+from capeval_core.metrics.ngrams import Ngram, ngram_counts
+from capeval_core.tokenize import Tokenizer
+
+COCO_VAL_IDF_VERSION = "coco-val2014-df-v1"
+
+
+def _cache_path(tokenizer: Tokenizer):
+    jar = resources.pycocoevalcap_file("spice/spice-1.0.jar")
+    stamp = resources.source_stamp(jar)
+    name = f"{COCO_VAL_IDF_VERSION}-{tokenizer.name}-{stamp}.pickle"
+    return resources.cache_dir() / name
+
+
+def build_coco_val_document_frequency(tokenizer: Tokenizer) -> DocumentFrequency:
+    """Count, for every 1–4-gram, the val2014 images whose references contain it."""
+    captions = resources.coco_captions("val")
+    by_image: dict[int, list[str]] = defaultdict(list)
+    for cap in captions:
+        by_image[cap.image_id].append(cap.caption)
+    order = list(by_image)
+    flat = [c for image_id in order for c in by_image[image_id]]
+    tokens = tokenizer.tokenize_batch(flat)
+    df: Counter[Ngram] = Counter()
+    pos = 0
+    for image_id in order:
+        seen: set[Ngram] = set()
+        for toks in tokens[pos : pos + len(by_image[image_id])]:
+            seen.update(ngram_counts(toks, ORDER))
+        pos += len(by_image[image_id])
+        df.update(seen)
+    n = len(order)
+    return DocumentFrequency(
+        {g: float(c) for g, c in df.items()}, float(np.log(float(n))), n, "coco-val2014"
+    )
+
+
+def _load_or_build(tokenizer: Tokenizer) -> DocumentFrequency:
+    path = _cache_path(tokenizer)
+    if path.exists():
+        try:
+            with path.open("rb") as fh:
+                df, n = pickle.load(fh)
+            return DocumentFrequency(df, float(np.log(float(n))), n, "coco-val2014")
+        except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
+            print(f"capeval: rebuilding the unreadable IDF cache {path} ({exc})", file=sys.stderr)
+    print(
+        "capeval: building the COCO val2014 document frequencies once (about a minute); "
+        f"cached in {path}",
+        file=sys.stderr,
+    )
+    table = build_coco_val_document_frequency(tokenizer)
+    tmp = path.with_suffix(".tmp")
+    try:
+        with tmp.open("wb") as fh:
+            pickle.dump((table.df, table.documents), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+    except OSError as exc:
+        raise ResourceError(f"cannot write the IDF cache {path}: {exc}") from exc
+    return table
+
+
+_tables: dict[str, DocumentFrequency] = {}
+
+
+def coco_val_document_frequency(tokenizer: Tokenizer) -> DocumentFrequency:
+    """The val2014 table for this tokenizer, from memory, the cache, or built now."""
+    if tokenizer.name not in _tables:
+        _tables[tokenizer.name] = _load_or_build(tokenizer)
+    return _tables[tokenizer.name]

@@ -1,0 +1,58 @@
+"""The metric registry: the app, the CLI and the contract tests loop over it.
+
+Adding a metric = one module, one line in ``_METRICS``, one card, one test module, one view.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from capeval_core.errors import UnknownKeyError
+from capeval_core.metrics.base import Batch, Metric, MetricConfig, make_batch
+from capeval_core.metrics.bleu import Bleu
+from capeval_core.metrics.cider import CiderD
+from capeval_core.metrics.rouge import RougeL
+
+_METRICS: tuple[type[Metric], ...] = (Bleu, RougeL, CiderD)
+
+#: metric key -> class ("bleu", "rouge_l", "cider_d", ...)
+METRICS: dict[str, type[Metric]] = {m.key: m for m in _METRICS}
+
+#: every reported key -> the class that reports it ("bleu_2" -> Bleu)
+REPORTED_KEYS: dict[str, type[Metric]] = {k: m for m in _METRICS for k in m.report_keys()}
+
+
+def metric_class(key: str) -> type[Metric]:
+    """The class behind a metric key or a reported key."""
+    cls = METRICS.get(key) or REPORTED_KEYS.get(key)
+    if cls is None:
+        raise UnknownKeyError(
+            f"unknown metric {key!r}; available: {', '.join([*METRICS, *REPORTED_KEYS])}"
+        )
+    return cls
+
+
+def get_metric(key: str, **options: Any) -> Metric:
+    """A configured metric object, e.g. ``get_metric("cider_d", idf="coco-val2014")``."""
+    return metric_class(key)(**options)
+
+
+def available_keys() -> list[str]:
+    """Every key a user can ask for, in registry order (``bleu_1`` … ``cider_d``)."""
+    return list(REPORTED_KEYS)
+
+
+__all__ = [
+    "METRICS",
+    "REPORTED_KEYS",
+    "Batch",
+    "Bleu",
+    "CiderD",
+    "Metric",
+    "MetricConfig",
+    "RougeL",
+    "available_keys",
+    "get_metric",
+    "make_batch",
+    "metric_class",
+]

@@ -1,0 +1,217 @@
+"""The Metric base class, input validation and the tokenized batch every metric scores.
+
+Authors implement :meth:`Metric.segment` (and optionally :meth:`Metric.prepare` for corpus
+statistics and :meth:`Metric.aggregate` when the corpus value is not the mean of the items).
+Callers use :meth:`Metric.score`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any, ClassVar
+
+import numpy as np
+
+from capeval_core._version import __version__
+from capeval_core.errors import DegenerateCorpusWarning, InputError
+from capeval_core.results import MetricResult, SegmentScore, Signature
+from capeval_core.tokenize import Tokenizer, Tokens, get_tokenizer
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Validated captions and their tokens: what every metric's ``score`` works on.
+
+    References are tokenized in one call and candidates in another, as coco-caption does,
+    because the PTB tokenizer looks across caption boundaries.
+    """
+
+    candidates: tuple[str, ...]
+    references: tuple[tuple[str, ...], ...]
+    candidate_tokens: tuple[Tokens, ...]
+    reference_tokens: tuple[tuple[Tokens, ...], ...]
+    tokenizer: str
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+
+def validate_inputs(
+    candidates: Sequence[str], references: Sequence[Sequence[str] | str]
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """Check shapes and types once, at the public boundary.
+
+    ``references[i]`` is the list of reference captions of item ``i``; a bare string is
+    accepted as a single reference.
+
+    >>> validate_inputs(["a dog"], ["a dog runs"])
+    (('a dog',), (('a dog runs',),))
+    """
+    if isinstance(candidates, str):
+        raise InputError("`candidates` must be a list of strings, not a single string")
+    if isinstance(references, str):
+        raise InputError("`references` must be a list (one entry per candidate), not a string")
+    cands = tuple(candidates)
+    refs_in = list(references)
+    if len(cands) != len(refs_in):
+        raise InputError(
+            f"`candidates` and `references` must have the same length "
+            f"(got {len(cands)} and {len(refs_in)})"
+        )
+    if not cands:
+        raise InputError("`candidates` is empty: nothing to score")
+    for i, c in enumerate(cands):
+        if not isinstance(c, str):
+            raise InputError(f"`candidates[{i}]` must be a string (got {type(c).__name__})")
+    refs: list[tuple[str, ...]] = []
+    for i, item in enumerate(refs_in):
+        group = (item,) if isinstance(item, str) else tuple(item) if item is not None else ()
+        if not group:
+            raise InputError(
+                f"`references[{i}]` is empty: every candidate needs at least one reference"
+            )
+        for j, r in enumerate(group):
+            if not isinstance(r, str):
+                raise InputError(f"`references[{i}][{j}]` must be a string (got {type(r).__name__})")
+        refs.append(group)
+    return cands, tuple(refs)
+
+
+def make_batch(
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str] | str],
+    tokenizer: str | Tokenizer = "ptb",
+) -> Batch:
+    """Validate and tokenize (references in one call, candidates in another)."""
+    cands, refs = validate_inputs(candidates, references)
+    tok = get_tokenizer(tokenizer)
+    flat = [r for group in refs for r in group]
+    flat_tokens = tok.tokenize_batch(flat)
+    ref_tokens: list[tuple[Tokens, ...]] = []
+    pos = 0
+    for group in refs:
+        ref_tokens.append(tuple(flat_tokens[pos : pos + len(group)]))
+        pos += len(group)
+    cand_tokens = tuple(tok.tokenize_batch(list(cands)))
+    return Batch(cands, refs, cand_tokens, tuple(ref_tokens), tok.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricConfig:
+    """Options of a metric; subclasses add fields with the paper's defaults."""
+
+
+class Metric(ABC):
+    """Base class: subclasses set the class metadata and implement :meth:`segment`."""
+
+    key: ClassVar[str]
+    name: ClassVar[str]
+    #: Keys this metric reports; the first is its primary key unless ``primary`` says otherwise.
+    reports: ClassVar[tuple[str, ...]] = ()
+    primary: ClassVar[str | None] = None
+    higher_is_better: ClassVar[bool] = True
+    bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    Config: ClassVar[type[MetricConfig]] = MetricConfig
+
+    def __init__(
+        self,
+        *,
+        tokenizer: str | Tokenizer = "ptb",
+        config: MetricConfig | None = None,
+        **options: Any,
+    ) -> None:
+        if config is not None and options:
+            raise InputError("pass either `config` or keyword options, not both")
+        if config is None:
+            valid = [f.name for f in dataclasses.fields(self.Config)]
+            unknown = sorted(set(options) - set(valid))
+            if unknown:
+                raise InputError(
+                    f"unknown option(s) {unknown} for metric {self.key!r}; valid options: {valid}"
+                )
+            config = self.Config(**options)
+        self.config = config
+        self.tokenizer = get_tokenizer(tokenizer)
+
+    # -- metadata ---------------------------------------------------------------------------
+    @classmethod
+    def report_keys(cls) -> tuple[str, ...]:
+        return cls.reports or (cls.key,)
+
+    @classmethod
+    def primary_key(cls) -> str:
+        return cls.primary or cls.report_keys()[0]
+
+    @classmethod
+    def card(cls) -> str:
+        """The metric card (markdown) shipped with the package."""
+        return (files("capeval_core.metrics") / "cards" / f"{cls.key}.md").read_text("utf-8")
+
+    def resources(self) -> Mapping[str, str]:
+        """Resource identities that enter the signature (embeddings, model versions, ...)."""
+        return {}
+
+    def signature(self) -> Signature:
+        options = tuple((f.name, getattr(self.config, f.name)) for f in dataclasses.fields(self.config))
+        return Signature(
+            self.key, options, self.tokenizer.name, tuple(self.resources().items()), __version__
+        )
+
+    # -- what callers use -------------------------------------------------------------------
+    def score(
+        self, candidates: Sequence[str], references: Sequence[Sequence[str] | str]
+    ) -> MetricResult:
+        """Score candidates against their references: corpus value and one segment per item."""
+        return self.score_batch(make_batch(candidates, references, self.tokenizer))
+
+    def score_batch(self, batch: Batch) -> MetricResult:
+        """Score an already tokenized batch (lets several metrics share one tokenization)."""
+        if batch.tokenizer != self.tokenizer.name:
+            raise InputError(
+                f"batch was tokenized with {batch.tokenizer!r} but metric {self.key!r} "
+                f"uses {self.tokenizer.name!r}"
+            )
+        prepared = self.prepare(batch)
+        notes = tuple(self.corpus_warnings(batch, prepared))
+        for note in notes:
+            warnings.warn(note, DegenerateCorpusWarning, stacklevel=3)
+        segments = []
+        for i in range(len(batch)):
+            value, details = self.segment(
+                batch.candidate_tokens[i], batch.reference_tokens[i], prepared
+            )
+            scores = value if isinstance(value, Mapping) else {self.primary_key(): float(value)}
+            segments.append(SegmentScore(i, self.primary_key(), scores, details))
+        corpus, corpus_details = self.aggregate(segments, prepared)
+        return MetricResult(
+            self.primary_key(), corpus, tuple(segments), self.signature(), corpus_details, notes
+        )
+
+    # -- what authors implement -------------------------------------------------------------
+    def prepare(self, batch: Batch) -> Any:
+        """Corpus statistics needed by :meth:`segment` (default: none)."""
+        return None
+
+    def corpus_warnings(self, batch: Batch, prepared: Any) -> list[str]:
+        """Messages about degenerate but valid input, raised as DegenerateCorpusWarning."""
+        return []
+
+    @abstractmethod
+    def segment(
+        self, candidate: Tokens, references: tuple[Tokens, ...], prepared: Any
+    ) -> tuple[float | Mapping[str, float], Any]:
+        """One item's value (or values by key) and its details dataclass."""
+
+    def aggregate(
+        self, segments: list[SegmentScore], prepared: Any
+    ) -> tuple[dict[str, float], Any]:
+        """Corpus values (default: arithmetic mean of the items, as coco-caption) and details."""
+        corpus = {
+            k: float(np.mean(np.array([s.scores[k] for s in segments]))) for k in self.report_keys()
+        }
+        return corpus, None

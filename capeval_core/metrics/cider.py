@@ -1,0 +1,213 @@
+"""CIDEr-D (Vedantam et al. 2015) exactly as coco-caption's ``Cider`` computes it.
+
+Spec: metric-spec §4. The IDF comes from the scored set by default (so an image's score
+depends on the other images scored with it) or from the COCO val2014 references
+(``idf="coco-val2014"``), which makes single images and small batches meaningful.
+
+Float operations follow the reference's order (``numpy.log`` for the IDF, ``pow`` for the
+squares, ``e ** x`` for the length penalty, numpy means) so results agree bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.metrics.ngrams import Ngram, ngram_counts
+from capeval_core.tokenize import Tokens
+
+ORDER = 4
+IDF_SOURCES = ("corpus", "coco-val2014")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CiderConfig(MetricConfig):
+    """``idf``: "corpus" (the scored set, as coco-caption) or "coco-val2014"."""
+
+    sigma: float = 6.0
+    idf: str = "corpus"
+
+    def __post_init__(self) -> None:
+        if self.idf not in IDF_SOURCES:
+            raise ValueError(f"`idf` must be one of {IDF_SOURCES} (got {self.idf!r})")
+        if not self.sigma > 0:
+            raise ValueError(f"`sigma` must be positive (got {self.sigma})")
+
+
+@dataclass(frozen=True)
+class DocumentFrequency:
+    """Per n-gram document frequencies and the log of the number of documents (images)."""
+
+    df: dict[Ngram, float]
+    log_documents: float
+    documents: int
+    source: str
+
+    def __post_init__(self) -> None:
+        # log(df) takes few distinct values; computing each once keeps numpy's exact log cheap
+        object.__setattr__(self, "_log_cache", {})
+
+    def idf(self, gram: Ngram) -> float:
+        """``log(N) - log(max(1, df))``: 0 for an n-gram in every image, log N for an unseen one."""
+        d = self.df.get(gram, 0.0)
+        cache: dict[float, float] = self._log_cache  # type: ignore[attr-defined]
+        log_df = cache.get(d)
+        if log_df is None:
+            log_df = cache[d] = float(np.log(max(1.0, d)))
+        return self.log_documents - log_df
+
+
+@dataclass(frozen=True)
+class TfIdfVector:
+    """A sentence's tf-idf weights per order, their norms and its bigram count."""
+
+    weights: tuple[dict[Ngram, float], ...]
+    norms: tuple[float, ...]
+    length: int
+
+
+def tfidf(counts: Counter[Ngram], df: DocumentFrequency) -> TfIdfVector:
+    """Raw-count tf times IDF per order (no tf normalisation, as coco-caption)."""
+    weights: list[dict[Ngram, float]] = [{} for _ in range(ORDER)]
+    squares = [0.0] * ORDER
+    length = 0
+    for gram, tf in counts.items():
+        k = len(gram) - 1
+        w = float(tf) * df.idf(gram)
+        weights[k][gram] = w
+        squares[k] += pow(w, 2)
+        if k == 1:
+            # coco-caption's "length" counts bigrams
+            length += tf
+    return TfIdfVector(tuple(weights), tuple(math.sqrt(s) for s in squares), length)
+
+
+def similarity(cand: TfIdfVector, ref: TfIdfVector, sigma: float) -> np.ndarray:
+    """Per-order clipped cosine of two tf-idf vectors times the Gaussian length penalty."""
+    delta = float(cand.length - ref.length)
+    penalty = math.e ** (-(delta**2) / (2 * sigma**2))
+    val = np.zeros(ORDER)
+    for k in range(ORDER):
+        ref_w = ref.weights[k]
+        total = 0.0
+        for gram, w in cand.weights[k].items():
+            r = ref_w.get(gram)
+            if r is not None:
+                total += min(w, r) * r
+        if cand.norms[k] != 0 and ref.norms[k] != 0:
+            total /= cand.norms[k] * ref.norms[k]
+        val[k] = total * penalty
+    return val
+
+
+@dataclass(frozen=True)
+class CiderReference:
+    """One reference's tf-idf vector and its per-order similarity with the candidate."""
+
+    tokens: Tokens
+    vector: TfIdfVector
+    similarity: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class CiderDetails:
+    """Evidence for one item: tf-idf weights, per-order cosines (with penalty), the score."""
+
+    candidate: Tokens
+    vector: TfIdfVector
+    references: tuple[CiderReference, ...]
+    per_order: tuple[float, ...]
+    sigma: float
+
+    def length_penalty(self, reference: int) -> float:
+        """The Gaussian length penalty against one reference."""
+        delta = float(self.vector.length - self.references[reference].vector.length)
+        return math.e ** (-(delta**2) / (2 * self.sigma**2))
+
+
+@dataclass(frozen=True)
+class CiderCorpusDetails:
+    """Where the IDF came from and how many documents it counts."""
+
+    idf_source: str
+    documents: int
+    log_documents: float
+
+
+def corpus_document_frequency(reference_tokens: tuple[tuple[Tokens, ...], ...]) -> DocumentFrequency:
+    """Document frequency over the scored set: an image counts once per n-gram."""
+    df: Counter[Ngram] = Counter()
+    for refs in reference_tokens:
+        seen: set[Ngram] = set()
+        for ref in refs:
+            seen.update(ngram_counts(ref, ORDER))
+        df.update(seen)
+    n = len(reference_tokens)
+    return DocumentFrequency(
+        {g: float(c) for g, c in df.items()}, float(np.log(float(n))), n, "corpus"
+    )
+
+
+class CiderD(Metric):
+    """CIDEr-D: n = 4, σ = 6, ×10, clipped, with the Gaussian length penalty.
+
+    >>> cands = ["a cat sits on a mat", "a dog runs"]
+    >>> refs = [["a cat is on a mat"], ["a dog is running"]]
+    >>> round(CiderD(tokenizer="whitespace").score(cands, refs).value, 6)
+    0.706012
+    """
+
+    key = "cider_d"
+    name = "CIDEr-D"
+    bounds = (0.0, 10.0)
+    Config = CiderConfig
+
+    def resources(self) -> dict[str, str]:
+        if self.config.idf == "coco-val2014":
+            from capeval_core.idf import COCO_VAL_IDF_VERSION
+
+            return {"idf-source": COCO_VAL_IDF_VERSION}
+        return {}
+
+    def prepare(self, batch: Batch) -> DocumentFrequency:
+        if self.config.idf == "coco-val2014":
+            from capeval_core.idf import coco_val_document_frequency
+
+            return coco_val_document_frequency(self.tokenizer)
+        return corpus_document_frequency(batch.reference_tokens)
+
+    def corpus_warnings(self, batch: Batch, prepared: DocumentFrequency) -> list[str]:
+        if prepared.source == "corpus" and len(batch) == 1:
+            return [
+                "CIDEr-D takes its IDF from the scored set; with a single image every n-gram "
+                "has document frequency 1 = log(1 image) = 0, so every tf-idf weight and the "
+                "score are 0. Score more images together or use idf='coco-val2014'."
+            ]
+        return []
+
+    def segment(
+        self, candidate: Tokens, references: tuple[Tokens, ...], prepared: DocumentFrequency
+    ):
+        sigma = self.config.sigma
+        cand = tfidf(ngram_counts(candidate, ORDER), prepared)
+        total = np.zeros(ORDER)
+        refs = []
+        for ref_tokens in references:
+            vec = tfidf(ngram_counts(ref_tokens, ORDER), prepared)
+            sim = similarity(cand, vec, sigma)
+            total += sim
+            refs.append(CiderReference(ref_tokens, vec, tuple(float(x) for x in sim)))
+        score = np.mean(total)
+        score /= len(references)
+        score *= 10.0
+        per_order = tuple(float(x) * 10.0 / len(references) for x in total)
+        return float(score), CiderDetails(candidate, cand, tuple(refs), per_order, sigma)
+
+    def aggregate(self, segments, prepared: DocumentFrequency) -> tuple[dict[str, float], Any]:
+        corpus, _ = super().aggregate(segments, prepared)
+        return corpus, CiderCorpusDetails(prepared.source, prepared.documents, prepared.log_documents)

@@ -1,0 +1,26 @@
+"""N-gram counting shared by BLEU and CIDEr-D.
+
+The counts are built in the order coco-caption builds them (all unigrams left to right,
+then bigrams, ...), because CIDEr-D sums floating-point squares in that order and exact
+parity depends on it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from capeval_core.tokenize import Tokens
+
+Ngram = tuple[str, ...]
+
+
+def ngram_counts(tokens: Tokens, n: int = 4) -> Counter[Ngram]:
+    """Counts of every k-gram, k = 1..n, inserted order by order.
+
+    >>> ngram_counts(("a", "b", "a"), 2)
+    Counter({('a',): 2, ('b',): 1, ('a', 'b'): 1, ('b', 'a'): 1})
+    """
+    counts: Counter[Ngram] = Counter()
+    for k in range(1, n + 1):
+        counts.update(tokens[i : i + k] for i in range(len(tokens) - k + 1))
+    return counts
