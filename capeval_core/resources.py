@@ -103,7 +103,8 @@ def coco_captions(split: str = "val") -> tuple[CocoCaption, ...]:
     except (KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
         raise ResourceError(f"cannot read `{member}` from {jar}: {exc}") from exc
     return tuple(
-        CocoCaption(int(a["image_id"]), int(a["id"]), str(a["caption"])) for a in data["annotations"]
+        CocoCaption(int(a["image_id"]), int(a["id"]), str(a["caption"]))
+        for a in data["annotations"]
     )
 
 

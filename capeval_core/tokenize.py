@@ -74,5 +74,7 @@ def get_tokenizer(tokenizer: str | Tokenizer = "ptb") -> Tokenizer:
                 f"unknown tokenizer {tokenizer!r}; choose one of {sorted(TOKENIZERS)}"
             ) from None
     if not isinstance(tokenizer, Tokenizer):
-        raise TypeError(f"`tokenizer` must be a key or a Tokenizer (got {type(tokenizer).__name__})")
+        raise TypeError(
+            f"`tokenizer` must be a key or a Tokenizer (got {type(tokenizer).__name__})"
+        )
     return tokenizer

@@ -77,7 +77,9 @@ def validate_inputs(
             )
         for j, r in enumerate(group):
             if not isinstance(r, str):
-                raise InputError(f"`references[{i}][{j}]` must be a string (got {type(r).__name__})")
+                raise InputError(
+                    f"`references[{i}][{j}]` must be a string (got {type(r).__name__})"
+                )
         refs.append(group)
     return cands, tuple(refs)
 
@@ -157,7 +159,9 @@ class Metric(ABC):
         return {}
 
     def signature(self) -> Signature:
-        options = tuple((f.name, getattr(self.config, f.name)) for f in dataclasses.fields(self.config))
+        options = tuple(
+            (f.name, getattr(self.config, f.name)) for f in dataclasses.fields(self.config)
+        )
         return Signature(
             self.key, options, self.tokenizer.name, tuple(self.resources().items()), __version__
         )

@@ -64,7 +64,9 @@ class BleuDetails:
     @property
     def precisions(self) -> tuple[float, ...]:
         """Modified n-gram precision per order (NaN where the candidate has no n-gram)."""
-        return tuple(c / g if g else math.nan for c, g in zip(self.correct, self.guess, strict=True))
+        return tuple(
+            c / g if g else math.nan for c, g in zip(self.correct, self.guess, strict=True)
+        )
 
     def matched_spans(self, order: int) -> list[tuple[int, int]]:
         """Candidate token spans ``(start, end)`` of matched ``order``-grams, clipped.
@@ -148,11 +150,20 @@ class Bleu(Metric):
             ngrams.append(NgramCount(gram, count, ref_count))
         cand_len = len(candidate)
         guess = [max(0, cand_len - k + 1) for k in range(1, n + 1)]
-        ref_len = _effective_length([len(r) for r in references], cand_len, self.config.effective_length)
+        ref_len = _effective_length(
+            [len(r) for r in references], cand_len, self.config.effective_length
+        )
         ratio = (cand_len + TINY) / (ref_len + SMALL)
         scores, penalty = _bleu_scores(correct, guess, ratio)
         details = BleuDetails(
-            candidate, references, tuple(ngrams), tuple(correct), tuple(guess), cand_len, ref_len, penalty
+            candidate,
+            references,
+            tuple(ngrams),
+            tuple(correct),
+            tuple(guess),
+            cand_len,
+            ref_len,
+            penalty,
         )
         return dict(zip(self.reports, scores, strict=True)), details
 

@@ -139,7 +139,9 @@ class CiderCorpusDetails:
     log_documents: float
 
 
-def corpus_document_frequency(reference_tokens: tuple[tuple[Tokens, ...], ...]) -> DocumentFrequency:
+def corpus_document_frequency(
+    reference_tokens: tuple[tuple[Tokens, ...], ...],
+) -> DocumentFrequency:
     """Document frequency over the scored set: an image counts once per n-gram."""
     df: Counter[Ngram] = Counter()
     for refs in reference_tokens:
@@ -210,4 +212,6 @@ class CiderD(Metric):
 
     def aggregate(self, segments, prepared: DocumentFrequency) -> tuple[dict[str, float], Any]:
         corpus, _ = super().aggregate(segments, prepared)
-        return corpus, CiderCorpusDetails(prepared.source, prepared.documents, prepared.log_documents)
+        return corpus, CiderCorpusDetails(
+            prepared.source, prepared.documents, prepared.log_documents
+        )
