@@ -135,3 +135,46 @@ def coco_caption_sets(split: str = "val", limit: int | None = None) -> list[Capt
         if limit is not None and len(sets) >= limit:
             break
     return sets
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    """One line of the resource inventory the app's Home page and ``capeval info`` show."""
+
+    name: str
+    available: bool
+    version: str
+    detail: str
+
+
+def inventory() -> list[ResourceInfo]:
+    """What capeval can find on this machine, without loading anything heavy."""
+    import platform
+
+    from capeval_core._version import __version__
+
+    items = [
+        ResourceInfo("capeval", True, __version__, f"Python {platform.python_version()}"),
+    ]
+    version = package_version("pycocoevalcap")
+    for label, rel in (
+        ("COCO 2014 captions", "spice/spice-1.0.jar"),
+        ("METEOR 1.5 resources", "meteor/meteor-1.5.jar"),
+        ("METEOR paraphrase table", "meteor/data/paraphrase-en.gz"),
+    ):
+        try:
+            path = pycocoevalcap_file(rel)
+            items.append(
+                ResourceInfo(label, True, f"pycocoevalcap {version}", f"{rel} ({_size(path)})")
+            )
+        except MissingResourceError as exc:
+            items.append(ResourceInfo(label, False, "", str(exc)))
+    try:
+        items.append(ResourceInfo("cache directory", True, "", str(cache_dir())))
+    except OSError as exc:
+        items.append(ResourceInfo("cache directory", False, "", f"not writable: {exc}"))
+    return items
+
+
+def _size(path: Path) -> str:
+    return f"{path.stat().st_size / 1e6:.1f} MB"
