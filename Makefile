@@ -1,0 +1,48 @@
+# Quick start: `make run` (install, then serve the app on 127.0.0.1) and `make test`.
+# Every target creates or reuses .venv and is safe to run again.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+
+.PHONY: run test test-fast bench lint format clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Stamps make installs idempotent: pip runs again only when the dependency files change.
+$(VENV)/.stamp-app: $(BIN)/python pyproject.toml requirements.txt
+	$(BIN)/pip install --quiet -r requirements.txt -e .
+	touch $@
+
+$(VENV)/.stamp-test: $(VENV)/.stamp-app requirements-test.txt
+	$(BIN)/pip install --quiet -r requirements-test.txt -e ".[test]"
+	touch $@
+
+run: $(VENV)/.stamp-app
+	$(BIN)/streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) \
+		--server.headless true --browser.gatherUsageStats false
+
+test: $(VENV)/.stamp-test
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+# Everything but the slow oracle cross-checks and browser screenshots.
+test-fast: $(VENV)/.stamp-test
+	$(BIN)/python -m pytest -m "not slow and not browser"
+
+bench: $(VENV)/.stamp-test
+	$(BIN)/python -m bench
+
+lint: $(VENV)/.stamp-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(VENV)/.stamp-test
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,267 @@
+"""The ``capeval`` command line: batch scoring of COCO-format files.
+
+    capeval score --results RESULTS.json --annotations CAPTIONS.json [--metrics ...]
+                  [--per-item OUT.csv|OUT.json] [--json]
+
+Images are scored in the order pycocoevalcap's ``COCOEvalCap`` uses (the annotation file's
+``images`` list, filtered to the images in the results), so corpus values agree bit for bit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from capeval_core._version import __version__
+from capeval_core.errors import CapevalError, InputError
+from capeval_core.metrics import available_keys, make_batch, metric_class
+from capeval_core.results import MetricResult
+
+#: keys scored when --metrics is not given
+DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
+#: show a progress bar from this many images on
+PROGRESS_FROM = 1000
+
+
+@dataclass(frozen=True)
+class CocoBatch:
+    """Candidates and references of the images in a results file, in evaluation order."""
+
+    image_ids: tuple[Any, ...]
+    candidates: tuple[str, ...]
+    references: tuple[tuple[str, ...], ...]
+
+
+def _load_json(path: Path, role: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{role} file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {role} file {path}: {exc}") from None
+    if not text.strip():
+        raise InputError(f"{role} file {path} is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{role} file {path} is not valid JSON: {exc.msg} (line {exc.lineno}, "
+            f"column {exc.colno})"
+        ) from None
+
+
+def _caption_rows(rows: Any, path: Path, role: str) -> list[tuple[Any, str]]:
+    """``(image_id, caption)`` pairs from a list of COCO caption records, validated."""
+    if not isinstance(rows, list):
+        raise InputError(f"{role} file {path}: expected a list of {{image_id, caption}} records")
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise InputError(f"{role} file {path}, record {i}: expected an object")
+        for field in ("image_id", "caption"):
+            if field not in row:
+                raise InputError(f"{role} file {path}, record {i}: missing field '{field}'")
+        if not isinstance(row["caption"], str):
+            raise InputError(f"{role} file {path}, record {i}, field 'caption': expected a string")
+        out.append((row["image_id"], row["caption"]))
+    return out
+
+
+def load_coco(results_path: Path, annotations_path: Path) -> CocoBatch:
+    """Read a COCO results file and a COCO captions file into one ordered batch."""
+    results = _caption_rows(_load_json(results_path, "results"), results_path, "results")
+    if not results:
+        raise InputError(f"results file {results_path} holds no captions")
+    ann = _load_json(annotations_path, "annotations")
+    if not isinstance(ann, dict) or "annotations" not in ann:
+        raise InputError(
+            f"annotations file {annotations_path}: expected an object with an 'annotations' list"
+        )
+    refs: dict[Any, list[str]] = {}
+    for image_id, caption in _caption_rows(ann["annotations"], annotations_path, "annotations"):
+        refs.setdefault(image_id, []).append(caption)
+    cands: dict[Any, str] = {}
+    for i, (image_id, caption) in enumerate(results):
+        if image_id in cands:
+            raise InputError(
+                f"results file {results_path}, record {i}: image_id {image_id!r} has more than "
+                "one caption (one candidate per image is expected)"
+            )
+        cands[image_id] = caption
+    missing = [i for i in cands if i not in refs]
+    if missing:
+        shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
+        raise InputError(
+            f"{len(missing)} image_id(s) of {results_path} have no reference in "
+            f"{annotations_path}: {shown}"
+        )
+    order = _evaluation_order(ann, cands)
+    return CocoBatch(
+        tuple(order), tuple(cands[i] for i in order), tuple(tuple(refs[i]) for i in order)
+    )
+
+
+def _evaluation_order(ann: dict, cands: dict[Any, str]) -> list[Any]:
+    # pycocotools' loadRes keeps the annotation file's images list order; without one, the
+    # results' own order.
+    images = ann.get("images")
+    if isinstance(images, list):
+        listed = [img.get("id") for img in images if isinstance(img, dict)]
+        order = [i for i in dict.fromkeys(listed) if i in cands]
+        if len(order) == len(cands):
+            return order
+    return list(cands)
+
+
+def score_coco(
+    batch: CocoBatch, keys: Sequence[str], tokenizer: str = "ptb", cider_idf: str = "corpus"
+) -> dict[str, MetricResult]:
+    """Score a COCO batch with the given keys, tokenizing once."""
+    from tqdm import tqdm
+
+    options = {"cider_d": {"idf": cider_idf}}
+    metrics = list(dict.fromkeys(metric_class(k).key for k in keys))
+    show = len(batch.candidates) >= PROGRESS_FROM
+    with tqdm(
+        total=len(metrics) + 1, desc="capeval", unit="step", file=sys.stderr, disable=not show
+    ) as bar:
+        bar.set_postfix_str("tokenizing")
+        coco = make_batch(batch.candidates, batch.references, tokenizer)
+        bar.update()
+        by_metric: dict[str, MetricResult] = {}
+        for key in metrics:
+            bar.set_postfix_str(key)
+            metric = metric_class(key)(tokenizer=tokenizer, **options.get(key, {}))
+            by_metric[key] = metric.score_batch(coco)
+            bar.update()
+    return {k: by_metric[metric_class(k).key].select(k) for k in keys}
+
+
+def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult]) -> None:
+    """One row per image: CSV (image_id, then a column per key) or a JSON list."""
+    rows = []
+    for i, image_id in enumerate(batch.image_ids):
+        row: dict[str, Any] = {"image_id": image_id}
+        for key, result in results.items():
+            row[key] = result.segments[i].scores[key]
+        rows.append(row)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        path.write_text(json.dumps(rows, indent=1, allow_nan=False, default=_nan_to_none))
+    elif suffix == ".csv":
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=["image_id", *results])
+            writer.writeheader()
+            writer.writerows(rows)
+    else:
+        raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    raise TypeError(f"not JSON serialisable: {value!r}")
+
+
+def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
+    width = max(len(k) for k in results)
+    print(f"capeval {__version__} - {n_images} images")
+    for key, result in results.items():
+        print(f"{key:<{width}}  {result.value:.6f}  {result.signature}")
+    notes = {r.signature.metric: r.warnings for r in results.values()}
+    for metric, warnings in notes.items():
+        for note in warnings:
+            print(f"warning ({metric}): {note}", file=sys.stderr)
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    keys = list(dict.fromkeys(args.metrics or DEFAULT_KEYS))
+    for key in keys:
+        metric_class(key)  # unknown keys fail before any file is read
+    batch = load_coco(Path(args.results), Path(args.annotations))
+    results = score_coco(batch, keys, args.tokenizer, args.cider_idf)
+    if args.per_item:
+        write_per_item(Path(args.per_item), batch, results)
+    if args.json:
+        out = {
+            "corpus": {k: r.value for k, r in results.items()},
+            "signatures": {k: str(r.signature) for k, r in results.items()},
+        }
+        print(json.dumps(out, indent=1))
+    else:
+        _print_table(results, len(batch.image_ids))
+    return 0
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    for key in available_keys():
+        cls = metric_class(key)
+        direction = "higher is better" if cls.higher_is_better else "lower is better"
+        print(f"{key:<10} {cls.name:<10} range {cls.bounds[0]:g}-{cls.bounds[1]:g}, {direction}")
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    from capeval_core.resources import inventory
+
+    for item in inventory():
+        status = "ok" if item.available else "MISSING"
+        print(f"{item.name:<26} {status:<8} {item.version:<20} {item.detail}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="capeval", description="Image-captioning metrics that match the references."
+    )
+    parser.add_argument("--version", action="version", version=f"capeval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    score = sub.add_parser("score", help="score a COCO results file against COCO captions")
+    score.add_argument("--results", required=True, help='[{"image_id": ..., "caption": ...}]')
+    score.add_argument(
+        "--annotations", required=True, help='{"annotations": [{"image_id", "caption"}]}'
+    )
+    score.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="KEY",
+        help=f"metric keys (default: {' '.join(DEFAULT_KEYS)}); see `capeval metrics`",
+    )
+    score.add_argument("--per-item", metavar="OUT", help="write per-image scores (.csv or .json)")
+    score.add_argument("--json", action="store_true", help="print a JSON object on stdout")
+    score.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
+    score.add_argument(
+        "--cider-idf",
+        default="corpus",
+        choices=["corpus", "coco-val2014"],
+        help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
+    )
+    score.set_defaults(func=_cmd_score)
+
+    metrics = sub.add_parser("metrics", help="list the metric keys")
+    metrics.set_defaults(func=_cmd_metrics)
+    info = sub.add_parser("info", help="list the resources capeval finds")
+    info.set_defaults(func=_cmd_info)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status (2 for bad input, as argparse does)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CapevalError as exc:
+        print(f"capeval: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
