@@ -1,0 +1,40 @@
+"""CIDEr-D details and the COCO val2014 IDF source."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from capeval_core import score
+from capeval_core.metrics.cider import CiderD
+
+CANDS = ["a dog runs on the grass", "a cat sleeps on a sofa", "a red bus on a street"]
+REFS = [["a dog running on grass"], ["a cat sleeping on a couch"], ["a bus on the road"]]
+
+
+def test_details_add_up_to_the_score():
+    result = CiderD(tokenizer="whitespace").score(CANDS, REFS)
+    d = result.segments[0].details
+    assert len(d.per_order) == 4
+    assert sum(d.per_order) / 4 == pytest.approx(result.segments[0].value)
+    assert d.length_penalty(0) == pytest.approx(math.exp(-((5 - 4) ** 2) / 72))
+    # an n-gram found in every image's references carries no weight
+    assert d.vector.weights[0][("a",)] == 0.0
+    assert d.vector.weights[0][("dog",)] == pytest.approx(math.log(3))
+    assert result.details.idf_source == "corpus" and result.details.documents == 3
+
+
+@pytest.mark.slow
+def test_coco_val_idf_scores_a_single_image(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
+    result = score(
+        "cider_d", ["a man riding a horse"], [["a man rides a horse"]], idf="coco-val2014"
+    )
+    assert result.warnings == ()
+    assert result.details.documents == 40_504
+    assert result.value > 1.0
+    assert "idf-source:coco-val2014" in str(result.signature)
+    assert list(tmp_path.glob("coco-val2014-df-*.pickle"))  # cached for the next process
+    weights = result.segments[0].details.vector.weights[0]
+    assert weights[("a",)] < weights[("horse",)]  # frequent words weigh less

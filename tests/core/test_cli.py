@@ -1,0 +1,199 @@
+"""The ``capeval`` command line: numbers, per-item output and error handling."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+
+import pytest
+
+from capeval_core.cli import main
+from tests.conftest import golden_small, load_golden, requires_java
+
+
+def _write_coco(tmp_path, cases, with_images=True):
+    results = [{"image_id": 100 + i, "caption": c["candidate_raw"]} for i, c in enumerate(cases)]
+    anns, aid = [], 0
+    for i, c in enumerate(cases):
+        for ref in c["references_raw"]:
+            anns.append({"image_id": 100 + i, "id": aid, "caption": ref})
+            aid += 1
+    ann = {"annotations": anns}
+    if with_images:
+        ann["images"] = [{"id": 100 + i} for i in range(len(cases))]
+    res_path, ann_path = tmp_path / "results.json", tmp_path / "captions.json"
+    res_path.write_text(json.dumps(results))
+    ann_path.write_text(json.dumps(ann))
+    return res_path, ann_path
+
+
+def _run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_json_output_matches_golden(tmp_path):
+    # golden values: pycocoevalcap 1.2 on the same ten cases scored as one corpus
+    res, ann = _write_coco(tmp_path, golden_small())
+    code, out, _ = _run("score", "--results", str(res), "--annotations", str(ann), "--json")
+    assert code == 0
+    data = json.loads(out)
+    corpus = load_golden("golden-small")["corpus"]
+    assert set(data) == {"corpus", "signatures"}
+    for k in range(4):
+        assert data["corpus"][f"bleu_{k + 1}"] == pytest.approx(corpus["bleu"][k], abs=1e-12)
+    assert data["corpus"]["rouge_l"] == pytest.approx(corpus["rouge_l"], abs=1e-12)
+    assert data["corpus"]["cider_d"] == pytest.approx(corpus["cider_d"], abs=1e-12)
+    assert data["signatures"]["cider_d"].startswith("cider_d|")
+
+
+def test_table_output_and_per_item_csv(tmp_path):
+    cases = golden_small()
+    res, ann = _write_coco(tmp_path, cases)
+    out_csv = tmp_path / "items.csv"
+    code, out, _ = _run(
+        "score",
+        "--results",
+        str(res),
+        "--annotations",
+        str(ann),
+        "--metrics",
+        "rouge_l",
+        "bleu_4",
+        "--per-item",
+        str(out_csv),
+    )
+    assert code == 0
+    assert "rouge_l" in out and "bleu_4" in out and "cider_d" not in out
+    rows = list(csv.DictReader(out_csv.open()))
+    assert list(rows[0]) == ["image_id", "rouge_l", "bleu_4"]
+    assert len(rows) == len(cases)
+    for row, case in zip(rows, cases, strict=True):
+        assert float(row["rouge_l"]) == pytest.approx(case["rouge_l"], abs=1e-12)
+        assert float(row["bleu_4"]) == pytest.approx(case["bleu"][3], abs=1e-12)
+
+
+def test_per_item_json(tmp_path):
+    cases = golden_small()
+    res, ann = _write_coco(tmp_path, cases, with_images=False)
+    out_json = tmp_path / "items.json"
+    code, _, _ = _run(
+        "score", "--results", str(res), "--annotations", str(ann), "--per-item", str(out_json)
+    )
+    assert code == 0
+    rows = json.loads(out_json.read_text())
+    assert [r["image_id"] for r in rows] == [100 + i for i in range(len(cases))]
+    assert rows[2]["cider_d"] == pytest.approx(cases[2]["cider_d"], abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda r, a: r.write_text(""), "is empty"),
+        (lambda r, a: r.write_text("[{"), "not valid JSON"),
+        (lambda r, a: r.write_text("[]"), "no captions"),
+        (lambda r, a: r.write_text('[{"image_id": 999, "caption": "x"}]'), "no reference"),
+        (lambda r, a: r.write_text('[{"image_id": 100}]'), "missing field 'caption'"),
+        (
+            lambda r, a: r.write_text(json.dumps([{"image_id": 100, "caption": "a"}] * 2)),
+            "more than one caption",
+        ),
+        (lambda r, a: a.write_text('{"images": []}'), "'annotations' list"),
+        (lambda r, a: a.unlink(), "does not exist"),
+    ],
+)
+def test_clear_errors_with_non_zero_exit(tmp_path, mutate, message):
+    res, ann = _write_coco(tmp_path, golden_small()[:2])
+    mutate(res, ann)
+    code, out, err = _run("score", "--results", str(res), "--annotations", str(ann))
+    assert code == 2
+    assert message in err
+    assert out == ""
+
+
+def test_unknown_metric(tmp_path):
+    res, ann = _write_coco(tmp_path, golden_small()[:2])
+    code, _, err = _run(
+        "score", "--results", str(res), "--annotations", str(ann), "--metrics", "bleu_9"
+    )
+    assert code == 2 and "unknown metric 'bleu_9'" in err
+
+
+def test_bad_per_item_suffix(tmp_path):
+    res, ann = _write_coco(tmp_path, golden_small()[:2])
+    code, _, err = _run(
+        "score",
+        "--results",
+        str(res),
+        "--annotations",
+        str(ann),
+        "--per-item",
+        str(tmp_path / "x.txt"),
+    )
+    assert code == 2 and ".csv or .json" in err
+
+
+def test_metrics_and_info_subcommands():
+    code, out, _ = _run("metrics")
+    assert code == 0 and "cider_d" in out and "bleu_2" in out
+    code, out, _ = _run("info")
+    assert code == 0 and "COCO 2014 captions" in out
+
+
+@pytest.mark.slow
+@requires_java
+def test_cli_matches_pycocoevalcap_end_to_end(tmp_path, monkeypatch):
+    """The same COCO files through pycocoevalcap's COCOEvalCap and through ``capeval score``."""
+    import pycocoevalcap.eval as coco_eval
+    from pycocoevalcap.eval import COCOEvalCap
+    from pycocotools.coco import COCO
+
+    from capeval_core.resources import coco_caption_sets
+
+    sets = coco_caption_sets("val", 400)
+    images = [{"id": s.image_id} for s in sets]
+    anns = [
+        {"image_id": s.image_id, "id": 10 * s.image_id + j, "caption": c}
+        for s in sets
+        for j, c in enumerate(s.references)
+    ]
+    # candidates shifted by one image, so scores spread over the whole range
+    results = [
+        {"image_id": s.image_id, "caption": sets[i - 1].candidate} for i, s in enumerate(sets)
+    ]
+    ann_path, res_path = tmp_path / "captions.json", tmp_path / "results.json"
+    ann_path.write_text(json.dumps({"images": images, "annotations": anns}))
+    res_path.write_text(json.dumps(results))
+
+    class _Skipped:  # METEOR and SPICE are not part of this check
+        def compute_score(self, gts, res):
+            return 0.0, [0.0] * len(gts)
+
+        def method(self):
+            return "skipped"
+
+    monkeypatch.setattr(coco_eval, "Meteor", _Skipped)
+    monkeypatch.setattr(coco_eval, "Spice", _Skipped)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        coco = COCO(str(ann_path))
+        evaluator = COCOEvalCap(coco, coco.loadRes(str(res_path)))
+        evaluator.evaluate()
+    code, out, _ = _run(
+        "score", "--results", str(res_path), "--annotations", str(ann_path), "--json"
+    )
+    assert code == 0
+    ours = json.loads(out)["corpus"]
+    names = {
+        "bleu_1": "Bleu_1",
+        "bleu_2": "Bleu_2",
+        "bleu_3": "Bleu_3",
+        "bleu_4": "Bleu_4",
+        "rouge_l": "ROUGE_L",
+        "cider_d": "CIDEr",
+    }
+    for key, name in names.items():
+        assert ours[key] == evaluator.eval[name], key

@@ -1,0 +1,126 @@
+"""One contract every registered metric keeps (house style: the registry's contract test)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from capeval_core import InputError, MetricResult, score
+from capeval_core.metrics import METRICS, REPORTED_KEYS, get_metric
+
+CANDS = ["a man riding a horse on a beach", "two dogs play in the snow", "a red bus"]
+REFS = [
+    ["a person rides a horse along the shore", "a man on a horse at the beach"],
+    ["dogs playing in snow", "two puppies run through the snow"],
+    ["a red double decker bus on a street"],
+]
+ALL_KEYS = sorted(METRICS)
+
+
+@pytest.mark.parametrize("key", ALL_KEYS)
+def test_metadata(key):
+    cls = METRICS[key]
+    assert cls.key == key
+    assert cls.name
+    assert cls.bounds[0] < cls.bounds[1]
+    assert isinstance(cls.higher_is_better, bool)
+    assert cls.primary_key() in cls.report_keys()
+    assert cls.card().startswith("# ")
+    assert dataclasses.is_dataclass(cls.Config)
+
+
+@pytest.mark.parametrize("key", ALL_KEYS)
+def test_one_segment_per_item_within_bounds(key):
+    metric = get_metric(key)
+    result = metric.score(CANDS, REFS)
+    assert isinstance(result, MetricResult)
+    assert len(result.segments) == len(CANDS)
+    assert [s.index for s in result.segments] == [0, 1, 2]
+    lo, hi = metric.bounds
+    for k in metric.report_keys():
+        assert lo <= result.corpus[k] <= hi
+        for seg in result.segments:
+            assert lo <= seg.scores[k] <= hi
+            assert not math.isnan(seg.scores[k])
+    assert result.segments[0].details is not None
+    assert str(result).startswith(result.key)
+    frame = result.to_frame()
+    assert list(frame.columns) == ["index", *metric.report_keys()]
+    assert len(frame) == len(CANDS)
+
+
+@pytest.mark.parametrize("key", ALL_KEYS)
+def test_deterministic(key):
+    a = get_metric(key).score(CANDS, REFS)
+    b = get_metric(key).score(CANDS, REFS)
+    assert a.corpus == b.corpus
+    assert [s.scores for s in a.segments] == [s.scores for s in b.segments]
+    assert a.signature == b.signature
+
+
+@pytest.mark.parametrize("key", ALL_KEYS)
+def test_results_are_frozen(key):
+    result = get_metric(key).score(CANDS, REFS)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.key = "other"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.segments[0].details.candidate = ()
+
+
+@pytest.mark.parametrize("key", ALL_KEYS)
+@pytest.mark.parametrize(
+    ("cands", "refs", "message"),
+    [
+        (["a", "b"], [["a"]], "same length"),
+        (["a"], [[]], "at least one reference"),
+        ([], [], "empty"),
+        ("a dog", [["a dog"]], "single string"),
+        ([None], [["a"]], "candidates[0]"),
+        (["a"], [["a", 3]], "references[0][1]"),
+    ],
+)
+def test_validation_errors(key, cands, refs, message):
+    with pytest.raises(InputError, match=message):
+        get_metric(key).score(cands, refs)
+    with pytest.raises(ValueError):  # InputError is a ValueError, as the issue asks
+        get_metric(key).score(cands, refs)
+
+
+@pytest.mark.parametrize("key", ALL_KEYS)
+def test_signature_names_metric_tokenizer_and_version(key):
+    from capeval_core import __version__
+
+    sig = str(get_metric(key).signature())
+    assert sig.startswith(key + "|")
+    assert "tok:ptb-corenlp-3.4.1" in sig
+    assert f"capeval:{__version__}" in sig
+    assert "tok:whitespace" in str(get_metric(key, tokenizer="whitespace").signature())
+
+
+@pytest.mark.parametrize(
+    ("key", "options"),
+    [
+        ("bleu", {"effective_length": "shortest"}),
+        ("rouge_l", {"beta": 1.0}),
+        ("cider_d", {"sigma": 3.0}),
+        ("cider_d", {"idf": "coco-val2014"}),
+    ],
+)
+def test_signature_changes_with_options(key, options):
+    assert str(get_metric(key).signature()) != str(get_metric(key, **options).signature())
+
+
+@pytest.mark.parametrize("key", ALL_KEYS)
+def test_unknown_option_is_a_clear_error(key):
+    with pytest.raises(InputError, match="unknown option"):
+        get_metric(key, no_such_option=1)
+
+
+@pytest.mark.parametrize("key", sorted(REPORTED_KEYS))
+def test_score_shortcut_goes_through_the_registry(key):
+    via_shortcut = score(key, CANDS, REFS)
+    direct = REPORTED_KEYS[key]().score(CANDS, REFS)
+    assert via_shortcut.key == key
+    assert via_shortcut.value == direct.corpus[key]

@@ -1,0 +1,47 @@
+"""Resources: the cache directory, the COCO reader and clear messages when things are missing."""
+
+from __future__ import annotations
+
+import pytest
+
+from capeval_core import MissingResourceError, resources
+
+
+def test_cache_dir_override(tmp_path, monkeypatch):
+    monkeypatch.setenv(resources.CACHE_ENV, str(tmp_path / "c"))
+    assert resources.cache_dir() == tmp_path / "c"
+    assert (tmp_path / "c").is_dir()
+
+
+def test_coco_val_captions_read_from_the_jar():
+    caps = resources.coco_captions("val")
+    assert len(caps) == 202_654  # captions_val2014.json, as documented in the dependency notes
+    assert len({c.image_id for c in caps}) == 40_504
+
+
+def test_caption_sets_protocol():
+    sets = resources.coco_caption_sets("val", 3)
+    assert [s.image_id for s in sets] == sorted(s.image_id for s in sets)
+    assert all(len(s.references) >= 4 for s in sets)
+
+
+def test_bad_split_is_a_value_error():
+    with pytest.raises(ValueError, match="split"):
+        resources.coco_captions("test")
+
+
+def test_missing_file_message_says_how_to_fix():
+    with pytest.raises(MissingResourceError, match="pip install --force-reinstall pycocoevalcap"):
+        resources.pycocoevalcap_file("no/such/file.txt")
+
+
+def test_missing_package_message(monkeypatch):
+    monkeypatch.setattr(resources.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(MissingResourceError, match=r"pip install pycocoevalcap==1\.2"):
+        resources.pycocoevalcap_dir()
+
+
+def test_inventory_lists_resources():
+    names = [i.name for i in resources.inventory()]
+    assert names[0] == "capeval"
+    assert "COCO 2014 captions" in names and "METEOR paraphrase table" in names
