@@ -160,8 +160,8 @@ class CiderD(Metric):
 
     >>> cands = ["a cat sits on a mat", "a dog runs"]
     >>> refs = [["a cat is on a mat"], ["a dog is running"]]
-    >>> round(CiderD(tokenizer="whitespace").score(cands, refs).value, 6)
-    0.706012
+    >>> round(CiderD(tokenizer="whitespace").score(cands, refs).value, 6)  # = pycocoevalcap 1.2
+    3.264683
     """
 
     key = "cider_d"
