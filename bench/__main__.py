@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from bench import foundation
+from bench import foundation, wmd
 
-BENCHMARKS = {"foundation": foundation.main}
+BENCHMARKS = {"foundation": foundation.main, "wmd": wmd.main}
 
 
 def main() -> None:

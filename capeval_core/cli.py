@@ -121,12 +121,21 @@ def _evaluation_order(ann: dict, cands: dict[Any, str]) -> list[Any]:
 
 
 def score_coco(
-    batch: CocoBatch, keys: Sequence[str], tokenizer: str = "ptb", cider_idf: str = "corpus"
+    batch: CocoBatch,
+    keys: Sequence[str],
+    tokenizer: str = "ptb",
+    cider_idf: str = "corpus",
+    embeddings: Any = None,
 ) -> dict[str, MetricResult]:
-    """Score a COCO batch with the given keys, tokenizing once."""
+    """Score a COCO batch with the given keys, tokenizing once.
+
+    ``embeddings`` (an ``Embeddings``; None = the default GloVe) goes to WMD and MEAN.
+    """
     from tqdm import tqdm
 
-    options = {"cider_d": {"idf": cider_idf}}
+    options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
+    if embeddings is not None:
+        options["wmd"] = options["mean"] = {"embeddings": embeddings}
     metrics = list(dict.fromkeys(metric_class(k).key for k in keys))
     show = len(batch.candidates) >= PROGRESS_FROM
     with tqdm(
@@ -186,7 +195,12 @@ def _cmd_score(args: argparse.Namespace) -> int:
     for key in keys:
         metric_class(key)  # unknown keys fail before any file is read
     batch = load_coco(Path(args.results), Path(args.annotations))
-    results = score_coco(batch, keys, args.tokenizer, args.cider_idf)
+    embeddings = None
+    if args.embeddings and any(metric_class(k).key in ("wmd", "mean") for k in keys):
+        from capeval_core.embeddings import load_embeddings
+
+        embeddings = load_embeddings(args.embeddings)
+    results = score_coco(batch, keys, args.tokenizer, args.cider_idf, embeddings)
     if args.per_item:
         write_per_item(Path(args.per_item), batch, results)
     if args.json:
@@ -243,6 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="corpus",
         choices=["corpus", "coco-val2014"],
         help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
+    )
+    score.add_argument(
+        "--embeddings",
+        metavar="PATH",
+        help="word vectors for wmd and mean (word2vec .bin/.txt, GloVe .txt or fastText .vec, "
+        "optionally .gz; default: GloVe 6B 50-d)",
     )
     score.set_defaults(func=_cmd_score)
 

