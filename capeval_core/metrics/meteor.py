@@ -1,0 +1,817 @@
+"""METEOR 1.5 in pure Python, number for number with the ``meteor-1.5.jar`` coco-caption runs.
+
+Spec: metric-spec §5. coco-caption sends each image to the jar as
+``SCORE ||| ref1 ||| ... ||| refN ||| hyp`` (space-joined PTB tokens, §5.1); the jar splits the
+line on ``|||``, normalises every part (§5.2), aligns the hypothesis with each reference through
+four matchers and a beam search (§5.4-§5.5), keeps the statistics of the best reference
+(§5.6-§5.7) and finally scores the corpus from the summed statistics (§5.8). Every quirk of
+the jar is reproduced on purpose and marked with its spec section.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.results import SegmentScore
+from capeval_core.tokenize import Tokens
+
+#: The matchers in the jar's order (module index 0..3, §5.1).
+MODULES: tuple[str, ...] = ("exact", "stem", "synonym", "paraphrase")
+EXACT, STEM, SYNONYM, PARAPHRASE = range(4)
+
+#: §5.5 step 3: the scorer overwrites the aligner's weights with these for the search.
+SEARCH_WEIGHTS: tuple[float, ...] = (1.0, 0.5, 0.5, 0.5)
+BEAM_SIZE = 40
+
+#: English parameters per task (§5.1): alpha, beta, gamma, delta, module weights.
+TASKS: dict[str, tuple[float, float, float, float, tuple[float, float, float, float]]] = {
+    "rank": (0.85, 0.20, 0.60, 0.75, (1.0, 0.6, 0.8, 0.6)),
+    "adq": (0.75, 1.40, 0.45, 0.70, (1.0, 1.0, 0.6, 0.8)),
+    "hter": (0.40, 1.50, 0.35, 0.55, (1.0, 0.2, 0.6, 0.8)),
+    "li": (0.75, 1.40, 0.70, 0.50, (1.0, 0.5, 0.5, 0.5)),
+    "tune": (0.5, 1.0, 0.5, 0.5, (1.0, 0.5, 0.5, 0.5)),
+    "util": (0.65, 0.10, 0.55, 0.65, (1.0, 0.0, 0.0, 0.8)),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeteorConfig(MetricConfig):
+    """``task`` picks the jar's English parameter set; any parameter can be overridden.
+
+    Parameters left as ``None`` are filled in from the task, so the signature always records
+    the values actually used.
+    """
+
+    task: str = "rank"
+    alpha: float | None = None
+    beta: float | None = None
+    gamma: float | None = None
+    delta: float | None = None
+    weights: tuple[float, float, float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ValueError(f"`task` must be one of {sorted(TASKS)} (got {self.task!r})")
+        alpha, beta, gamma, delta, weights = TASKS[self.task]
+        defaults = {"alpha": alpha, "beta": beta, "gamma": gamma, "delta": delta}
+        for name, default in defaults.items():
+            value = getattr(self, name)
+            value = default if value is None else float(value)
+            if not 0.0 <= value <= (math.inf if name == "beta" else 1.0):
+                bound = "non-negative" if name == "beta" else "in [0, 1]"
+                raise ValueError(f"`{name}` must be {bound} (got {value!r})")
+            object.__setattr__(self, name, value)
+        w = weights if self.weights is None else tuple(float(x) for x in self.weights)
+        if len(w) != len(MODULES) or any(not 0.0 <= x <= 1.0 for x in w):
+            raise ValueError(
+                f"`weights` must be {len(MODULES)} numbers in [0, 1], one per module "
+                f"{MODULES} (got {self.weights!r})"
+            )
+        object.__setattr__(self, "weights", w)
+
+    @property
+    def parameters(self) -> tuple[float, float, float, float, tuple[float, ...]]:
+        return (self.alpha, self.beta, self.gamma, self.delta, self.weights)  # type: ignore[return-value]
+
+
+# -- §5.1: the strings the jar sees -------------------------------------------------------------
+
+
+def _java_trim(s: str) -> str:
+    """Java's ``String.trim``: strips every character up to U+0020, nothing else."""
+    start, end = 0, len(s)
+    while start < end and s[start] <= " ":
+        start += 1
+    while end > start and s[end - 1] <= " ":
+        end -= 1
+    return s[start:end]
+
+
+def jar_inputs(candidate: Tokens, references: Sequence[Tokens]) -> tuple[str, tuple[str, ...]]:
+    """The hypothesis and references as the jar receives them from pycocoevalcap (§5.1).
+
+    pycocoevalcap removes ``|||`` from the hypothesis and halves double spaces once, but not
+    in the references; the jar then splits the whole ``SCORE`` line on ``|||``. So a
+    reference containing ``|||`` reaches the jar as several references, which capeval
+    reproduces (the details list the references as the jar saw them).
+
+    >>> jar_inputs(("a", "|||", "dog"), [("a", "cat"), ("x", "|||", "y")])
+    ('a dog', ('a cat', 'x', 'y'))
+    """
+    hyp = " ".join(candidate).replace("|||", "").replace("  ", " ")
+    line = " ||| ".join(("SCORE", " ||| ".join(" ".join(r) for r in references), hyp))
+    parts = [_java_trim(p) for p in line.split("|||")]
+    return parts[-1], tuple(parts[1:-1])
+
+
+# -- §5.2: normalisation ------------------------------------------------------------------------
+
+_ALPHA = (
+    "A-Za-z\u0160\u017d\u0161\u017e\u0178\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017e"
+    "\u0400-\u0527\ua640-\ua66e\ua67e-\ua697\u1d00-\u1d7f"
+)
+_ALNUM = _ALPHA + "0-9"
+_SEPARATE = re.compile(f"([^{_ALNUM} \\t\\n\\x0b\\x0c\\r.'`,\\-\u2018\u2019])")  # step 2
+_MULTIDOT = re.compile(r"\.(\.+)")  # step 3
+_DOTMULTI_NEXT = re.compile(r"DOTMULTI\.([^.])")  # step 4
+_COMMAS = (  # step 5: a comma between two digits stays
+    re.compile(r"([^0-9]),([^0-9])"),
+    re.compile(r"([0-9]),([^0-9])"),
+    re.compile(r"([^0-9]),([0-9])"),
+)
+_HYPHEN = re.compile(f"([{_ALNUM}.])-([{_ALNUM}])")  # step 8
+_APOSTROPHES = (  # step 9, English rules in the jar's order
+    (re.compile(f"([^{_ALPHA}])'([^{_ALPHA}])"), r"\1 ' \2"),
+    (re.compile(f"([^{_ALPHA}0-9])'([{_ALPHA}])"), r"\1 ' \2"),
+    (re.compile(f"([{_ALPHA}])'([^{_ALPHA}])"), r"\1 ' \2"),
+    (re.compile(f"([{_ALPHA}])'([{_ALPHA}])"), r"\1 '\2"),
+    (re.compile(r"([0-9])'(s)"), r"\1 '\2"),
+)
+_HAS_ALPHA = re.compile(f"[{_ALPHA}]")
+_JAVA_WS = re.compile(r"[ \t\n\x0b\x0c\r]+")  # Java's \s
+_WIDE_SPACES = re.compile("[ \u00a0\u2000-\u200a\u202f\u205f\u3000]+")  # step 12
+_TOKEN_SEPARATORS = re.compile("[ \t\n\r\x0c]+")  # java.util.StringTokenizer's defaults
+_PLAIN = re.compile("[a-z0-9 ]*")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def normalize(text: str) -> Tokens:
+    """The jar's ``-norm`` normalisation (English, punctuation kept) and its word split (§5.2).
+
+    >>> normalize("A black-and-white t-shirt (really)...")
+    ('a', 'black', 'and', 'white', 't', 'shirt', '(', 'really', ')', '...')
+    """
+    if _PLAIN.fullmatch(text):
+        # lower-case letters, digits and spaces only (most PTB output): every rewriting step
+        # below is a no-op, only the final split on spaces remains
+        return tuple(w for w in text.split(" ") if w)
+    from capeval_core.meteor_resources import nonbreaking_prefixes
+
+    s = _SEPARATE.sub(r" \1 ", " " + text + " ")  # steps 1-2
+    s = _MULTIDOT.sub(r" DOTMULTI\1", s)  # step 3
+    while "DOTMULTI." in s:  # step 4
+        s = _DOTMULTI_NEXT.sub(r"DOTDOTMULTI \1", s)
+        s = s.replace("DOTMULTI.", "DOTDOTMULTI")
+    for pattern in _COMMAS:  # step 5
+        s = pattern.sub(r"\1 , \2", s)
+    s = s.replace("`", "'").replace("\u2018", "'").replace("\u2019", "'")  # step 6
+    s = s.replace("\u201c", ' " ').replace("\u201d", ' " ').replace("''", ' " ')
+    s = s.replace("\u2013", "-").replace("--", "-")  # step 7
+    s = _HYPHEN.sub(r"\1 \2", s)  # step 8: intra-word hyphens split the word
+    for pattern, repl in _APOSTROPHES:  # step 9
+        s = pattern.sub(repl, s)
+    # step 10: a final period is split off unless it belongs to an abbreviation
+    tokens = _JAVA_WS.split(s)
+    while tokens and tokens[-1] == "":  # Java's split drops trailing empty strings
+        tokens.pop()
+    prefixes = nonbreaking_prefixes()
+    out = []
+    last = len(tokens) - 1
+    for j, tok in enumerate(tokens):
+        if len(tok) > 1 and tok.endswith("."):
+            pre = tok[:-1]
+            nxt = tokens[j + 1] if j < last else ""
+            if "." in pre and _HAS_ALPHA.search(pre):
+                tok = tok.replace(".", "")
+            elif not (
+                prefixes.get(pre) == 1
+                or "a" <= nxt[:1] <= "z"
+                or (prefixes.get(pre) == 2 and "0" <= nxt[:1] <= "9")
+            ):
+                tok = pre + " ."
+        out.append(tok)
+    s = " ".join(out)
+    while "DOTDOTMULTI" in s:  # step 11
+        s = s.replace("DOTDOTMULTI", "DOTMULTI.")
+    s = s.replace("DOTMULTI", ".")
+    s = _java_trim(_WIDE_SPACES.sub(" ", s)).lower()  # steps 12-13
+    return tuple(w for w in _TOKEN_SEPARATORS.split(s) if w)
+
+
+# -- evidence types -----------------------------------------------------------------------------
+
+
+class MeteorMatch(NamedTuple):
+    """One aligned span: reference words ``[ref_start, ref_start + ref_len)`` with hypothesis
+    words ``[hyp_start, hyp_start + hyp_len)``, found by module ``module`` (index in MODULES).
+    """
+
+    ref_start: int
+    ref_len: int
+    hyp_start: int
+    hyp_len: int
+    module: int
+
+    @property
+    def module_name(self) -> str:
+        return MODULES[self.module]
+
+    @property
+    def ref_end(self) -> int:
+        return self.ref_start + self.ref_len
+
+    @property
+    def hyp_end(self) -> int:
+        return self.hyp_start + self.hyp_len
+
+
+def _java_double(x: int) -> str:
+    """``Double.toString`` of an integer-valued double, as the jar prints statistics."""
+    if abs(x) < 10_000_000:
+        return f"{x}.0"
+    digits = str(abs(x))
+    mantissa = digits[0] + "." + (digits[1:].rstrip("0") or "0")
+    return f"{'-' if x < 0 else ''}{mantissa}E{len(digits) - 1}"
+
+
+@dataclass(frozen=True)
+class MeteorStats:
+    """The jar's 23 sufficient statistics of one (hypothesis, reference) pair (§5.8).
+
+    Per-module tuples are indexed like :data:`MODULES`.
+    """
+
+    hyp_length: int
+    ref_length: int
+    hyp_function_words: int
+    ref_function_words: int
+    content_hyp: tuple[int, int, int, int]
+    content_ref: tuple[int, int, int, int]
+    function_hyp: tuple[int, int, int, int]
+    function_ref: tuple[int, int, int, int]
+    chunks: int
+    matched_hyp: int
+    matched_ref: int
+
+    def as_tuple(self) -> tuple[int, ...]:
+        """The 23 numbers in the jar's order."""
+        stages = []
+        for m in range(len(MODULES)):
+            stages += [
+                self.content_hyp[m],
+                self.content_ref[m],
+                self.function_hyp[m],
+                self.function_ref[m],
+            ]
+        return (
+            self.hyp_length,
+            self.ref_length,
+            self.hyp_function_words,
+            self.ref_function_words,
+            *stages,
+            self.chunks,
+            self.matched_hyp,
+            self.matched_ref,
+        )
+
+    def line(self) -> str:
+        """The statistics line exactly as the jar prints it (``"8.0 7.0 ..."``)."""
+        return " ".join(_java_double(x) for x in self.as_tuple())
+
+    @classmethod
+    def from_numbers(cls, numbers: Sequence[float]) -> MeteorStats:
+        """Parse 23 numbers; the matched totals are recomputed from the stages, as EVAL does."""
+        if len(numbers) != 23:
+            raise ValueError(f"a METEOR statistics line has 23 numbers (got {len(numbers)})")
+        v = [round(float(x)) for x in numbers]
+        stages = [v[4 + 4 * m : 8 + 4 * m] for m in range(len(MODULES))]
+        c_h, c_r, f_h, f_r = (tuple(s[k] for s in stages) for k in range(4))
+        return cls(
+            v[0], v[1], v[2], v[3], c_h, c_r, f_h, f_r,  # type: ignore[arg-type]
+            v[20], sum(c_h) + sum(f_h), sum(c_r) + sum(f_r),
+        )  # fmt: skip
+
+    @property
+    def perfect(self) -> bool:
+        """Every word of both sides matched, in a single chunk (§5.7, §5.8)."""
+        return (
+            self.matched_hyp == self.hyp_length
+            and self.matched_ref == self.ref_length
+            and self.chunks == 1
+        )
+
+
+def _div(a: float, b: float) -> float:
+    """Division with Java's IEEE semantics (x/0 is ±inf or NaN, never an exception)."""
+    if b == 0.0:
+        if a == 0.0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+@dataclass(frozen=True)
+class MeteorScore:
+    """Precision, recall, F-mean, fragmentation, penalty and score from statistics (§5.7)."""
+
+    precision: float
+    recall: float
+    fmean: float
+    fragmentation: float
+    penalty: float
+    score: float
+
+
+def score_statistics(
+    stats: MeteorStats, parameters: tuple[float, float, float, float, Sequence[float]]
+) -> MeteorScore:
+    """§5.7, in the jar's order of floating-point operations.
+
+    >>> s = MeteorStats.from_numbers([3, 3, 1, 1, 2, 2, 1, 1] + [0] * 12 + [1, 3, 3])
+    >>> score_statistics(s, MeteorConfig().parameters).score
+    1.0
+    """
+    alpha, beta, gamma, delta, weights = parameters
+    lw_h = (
+        delta * (stats.hyp_length - stats.hyp_function_words)
+        + (1.0 - delta) * stats.hyp_function_words
+    )
+    lw_r = (
+        delta * (stats.ref_length - stats.ref_function_words)
+        + (1.0 - delta) * stats.ref_function_words
+    )
+    mw_h = 0.0
+    mw_r = 0.0
+    for m, w in enumerate(weights):
+        mw_h += w * (delta * stats.content_hyp[m] + (1.0 - delta) * stats.function_hyp[m])
+        mw_r += w * (delta * stats.content_ref[m] + (1.0 - delta) * stats.function_ref[m])
+    precision = _div(mw_h, lw_h)
+    recall = _div(mw_r, lw_r)
+    fmean = _div(1.0, _div(1.0 - alpha, precision) + _div(alpha, recall))
+    if stats.perfect:
+        frag = 0.0
+    else:
+        frag = _div(stats.chunks, (stats.matched_hyp + stats.matched_ref) / 2.0)
+    penalty = gamma * frag**beta if not math.isnan(frag) else math.nan
+    score = fmean * (1.0 - penalty)
+    if math.isnan(score):  # empty sentences or no matches: 0/0 in the jar
+        score = 0.0
+    return MeteorScore(precision, recall, fmean, frag, penalty, max(score, 0.0))
+
+
+@dataclass(frozen=True)
+class MeteorAlignment:
+    """The hypothesis aligned with one reference: everything METEOR looked at (§5.9).
+
+    ``candidates`` holds every candidate match per module (generation order), ``fixed`` the
+    unambiguous matches pre-selected before the search, ``alignment`` the chosen matches
+    sorted by reference position and ``chunks`` that alignment cut into chunks.
+    """
+
+    reference: str
+    ref_tokens: Tokens
+    candidates: tuple[tuple[MeteorMatch, ...], ...]
+    fixed: tuple[MeteorMatch, ...]
+    alignment: tuple[MeteorMatch, ...]
+    chunks: tuple[tuple[MeteorMatch, ...], ...]
+    hyp_function: tuple[bool, ...]
+    ref_function: tuple[bool, ...]
+    stats: MeteorStats
+    precision: float
+    recall: float
+    fmean: float
+    fragmentation: float
+    penalty: float
+    score: float
+
+
+@dataclass(frozen=True)
+class MeteorDetails:
+    """Evidence for one item: the strings the jar saw, one alignment per reference, the winner.
+
+    ``alignments[best]`` is the first reference with the strictly highest score; its
+    statistics are the item's (§5.7).
+    """
+
+    candidate: Tokens
+    references: tuple[Tokens, ...]
+    hypothesis: str
+    hyp_tokens: Tokens
+    alignments: tuple[MeteorAlignment, ...]
+    best: int
+
+    @property
+    def winner(self) -> MeteorAlignment:
+        return self.alignments[self.best]
+
+    @property
+    def stats(self) -> MeteorStats:
+        return self.winner.stats
+
+    @property
+    def reference_scores(self) -> tuple[float, ...]:
+        return tuple(a.score for a in self.alignments)
+
+    @property
+    def score(self) -> float:
+        return self.winner.score
+
+
+@dataclass(frozen=True)
+class MeteorCorpusDetails:
+    """Summed statistics behind the corpus METEOR (chunks only of imperfect items, §5.8)."""
+
+    stats: MeteorStats
+    perfect_items: int
+    precision: float
+    recall: float
+    fmean: float
+    fragmentation: float
+    penalty: float
+    score: float
+
+
+def aggregate_statistics(items: Sequence[MeteorStats]) -> MeteorStats:
+    """Sum statistics as the jar's EVAL does: chunks are added only for imperfect items."""
+    zero4 = (0, 0, 0, 0)
+
+    def add4(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, int, int, int]:
+        return tuple(x + y for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
+
+    total = MeteorStats(0, 0, 0, 0, zero4, zero4, zero4, zero4, 0, 0, 0)
+    for s in items:
+        total = MeteorStats(
+            total.hyp_length + s.hyp_length,
+            total.ref_length + s.ref_length,
+            total.hyp_function_words + s.hyp_function_words,
+            total.ref_function_words + s.ref_function_words,
+            add4(total.content_hyp, s.content_hyp),
+            add4(total.content_ref, s.content_ref),
+            add4(total.function_hyp, s.function_hyp),
+            add4(total.function_ref, s.function_ref),
+            total.chunks + (0 if s.perfect else s.chunks),
+            total.matched_hyp + s.matched_hyp,
+            total.matched_ref + s.matched_ref,
+        )
+    return total
+
+
+# -- §5.4-§5.6: the aligner ---------------------------------------------------------------------
+
+
+# A candidate as the search sees it, a plain tuple for speed:
+# (match, ref mask, hyp mask, search weight, distance, hyp start, hyp end, ref end), where the
+# masks have one bit per covered word, the search weight is floor(len_hyp * w) +
+# floor(len_ref * w) (§5.5 step 3) and the distance is |ref start - hyp start|.
+_Candidate = tuple[MeteorMatch, int, int, int, int, int, int, int]
+
+
+def _make_candidate(m: MeteorMatch) -> _Candidate:
+    sw = SEARCH_WEIGHTS[m.module]
+    return (
+        m,
+        ((1 << m.ref_len) - 1) << m.ref_start,
+        ((1 << m.hyp_len) - 1) << m.hyp_start,
+        math.floor(m.hyp_len * sw) + math.floor(m.ref_len * sw),
+        abs(m.ref_start - m.hyp_start),
+        m.hyp_start,
+        m.hyp_start + m.hyp_len,
+        m.ref_start + m.ref_len,
+    )
+
+
+# A path (§5.5 step 2) is a list, mutated in place where the jar mutates it:
+# [-(m1 + m2), chunks, distance, idx, last, used ref mask, used hyp mask, chosen], where
+# ``chosen`` is a linked list (candidate, rest) of the matches this path selected.
+# §5.5 step 4: sort by more matched weight, then fewer chunks, then smaller distance; Python's
+# sort is stable like the jar's, so remaining ties keep insertion order.
+_PATH_ORDER = operator.itemgetter(0, 1, 2)
+
+
+def _beam_search(
+    n_ref: int, lists: list[list[_Candidate]], fixed: dict[int, _Candidate]
+) -> list[_Candidate]:
+    """§5.5 steps 2-6, including the jar's distance bug. Returns the chosen candidates."""
+    used_ref = used_hyp = 0
+    for c in fixed.values():
+        used_ref |= c[1]
+        used_hyp |= c[2]
+    current: list[list] = [[0, 0, 0, 0, -1, used_ref, used_hyp, None]]
+    for cur in range(n_ref):
+        current.sort(key=_PATH_ORDER)
+        del current[BEAM_SIZE:]
+        nxt: list[list] = []
+        bit = 1 << cur
+        candidates = lists[cur]
+        for p in current:
+            negw, chunks, dist, idx, last, ur, uh, chosen = p
+            if ur & bit:
+                if cur < idx:  # inside a match this path already took
+                    nxt.append(p)
+                    continue
+                c = fixed.get(idx)
+                if c is None:
+                    continue
+                # a fixed match is counted when the search reaches it
+                p[0] = negw - c[3]
+                if last != -1 and c[5] != last:
+                    p[1] = chunks + 1
+                p[2] = dist + c[4]
+                p[3] = c[7]
+                p[4] = c[6]
+                nxt.append(p)
+                continue
+            for c in candidates:
+                if ur & c[1] or uh & c[2]:
+                    continue
+                nxt.append(
+                    [
+                        negw - c[3],
+                        chunks + 1 if last != -1 and c[5] != last else chunks,
+                        dist,
+                        c[7],
+                        c[6],
+                        ur | c[1],
+                        uh | c[2],
+                        (c, chosen),
+                    ]
+                )
+                # §5.5 step 5, jar bug kept: the distance goes to the parent path, so later
+                # copies and the "skip" successor inherit it, the copy itself does not
+                dist += c[4]
+            # the "skip" successor: leaving this reference word unmatched closes the chunk
+            p[1] = chunks + 1 if last != -1 else chunks
+            p[2] = dist
+            p[3] = idx + 1
+            p[4] = -1
+            nxt.append(p)
+        current = nxt or current[:1]
+    current.sort(key=_PATH_ORDER)
+    del current[BEAM_SIZE:]
+    for p in current:  # cur == n_ref: close the open chunk
+        if p[4] != -1:
+            p[1] += 1
+    current.sort(key=_PATH_ORDER)
+    chosen = list(fixed.values())
+    node = current[0][7]
+    while node is not None:
+        chosen.append(node[0])
+        node = node[1]
+    return chosen
+
+
+def _chunks(alignment: list[MeteorMatch]) -> list[tuple[MeteorMatch, ...]]:
+    """§5.6: chunks recounted from the final alignment, scanning the reference."""
+    chunks: list[list[MeteorMatch]] = []
+    prev_end = None
+    prev_ref_end = None
+    for m in alignment:  # sorted by ref start; a gap in the reference closes a chunk
+        if chunks and m.ref_start == prev_ref_end and m.hyp_start == prev_end:
+            chunks[-1].append(m)
+        else:
+            chunks.append([m])
+        prev_end, prev_ref_end = m.hyp_end, m.ref_end
+    return [tuple(c) for c in chunks]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    return _stemmer().stem(word)
+
+
+@functools.cache
+def _stemmer():
+    # §5.4: NLTK's EnglishStemmer agrees with the jar's 2015 Snowball stemmer on COCO
+    from nltk.stem.snowball import EnglishStemmer
+
+    return EnglishStemmer()
+
+
+class MeteorAligner:
+    """The four matchers, the beam search and the counting of §5.4-§5.6 for one pair.
+
+    Holds the loaded resources and small per-sentence caches (a hypothesis is aligned with
+    every reference of its image).
+    """
+
+    def __init__(self) -> None:
+        from capeval_core.meteor_resources import (
+            function_words,
+            meteor_synsets,
+            paraphrase_index,
+        )
+
+        self.function_words = function_words()
+        self.synsets = meteor_synsets()
+        self.paraphrases = paraphrase_index()
+        self._sentence_cache: dict[Tokens, tuple[list, dict[str, list[int]]]] = {}
+
+    def _sentence(self, words: Tokens) -> tuple[list[tuple[int, int, int]], dict[int, list[int]]]:
+        """Paraphrase keys found in a sentence and the starts of its spans by hash (cached:
+        a hypothesis is aligned with every reference of its image)."""
+        cached = self._sentence_cache.get(words)
+        if cached is None:
+            cached = self.paraphrases.sentence_spans(words)
+            if len(self._sentence_cache) > 50_000:
+                self._sentence_cache.clear()
+            self._sentence_cache[words] = cached
+        return cached
+
+    def _paraphrase(self, from_words: Tokens, to_words: Tokens):
+        """§5.4 (a): walk ``from_words``; every phrase 2 found verbatim in ``to_words``.
+
+        Yields (from start, from length, to start, to length) in generation order: by start,
+        then phrase length, then table order, then position in ``to_words``.
+        """
+        keys, _ = self._sentence(from_words)
+        _, to_starts = self._sentence(to_words)
+        for start, length, key in keys:
+            texts, where = self.paraphrases.targets(key)
+            common = where.keys() & to_starts.keys()
+            if not common:
+                continue
+            for n, h in sorted((i, x) for x in common for i in where[x]):
+                text = texts[n]
+                size = text.count(" ") + 1
+                for to in to_starts[h]:
+                    # the hashes found the span; the words confirm it
+                    if " ".join(to_words[to : to + size]) == text:
+                        yield start, length, to, size
+
+    def candidates(self, hyp: Tokens, ref: Tokens) -> tuple[tuple[MeteorMatch, ...], ...]:
+        """Candidate matches per module, in the jar's generation order (§5.4)."""
+        exact: list[MeteorMatch] = []
+        stem: list[MeteorMatch] = []
+        syn: list[MeteorMatch] = []
+        para: list[MeteorMatch] = []
+        hyp_at: dict[str, list[int]] = {}
+        for j, w in enumerate(hyp):
+            hyp_at.setdefault(w, []).append(j)
+        for i, w in enumerate(ref):
+            for j in hyp_at.get(w, ()):
+                exact.append(MeteorMatch(i, 1, j, 1, EXACT))
+        # §5.4 special case: identical sentences are aligned by the exact module only
+        if hyp != ref:
+            stems_at: dict[str, list[int]] = {}
+            for j, w in enumerate(hyp):
+                stems_at.setdefault(_stem(w), []).append(j)
+            for i, w in enumerate(ref):
+                for j in stems_at.get(_stem(w), ()):
+                    if hyp[j] != w:
+                        stem.append(MeteorMatch(i, 1, j, 1, STEM))
+            syn_of = self.synsets.synsets_of
+            hyp_sets = [(w, syn_of(w)) for w in hyp]
+            for i, w in enumerate(ref):
+                sr = syn_of(w)
+                if not sr:
+                    continue
+                for j, (hw, sh) in enumerate(hyp_sets):
+                    if hw != w and not sr.isdisjoint(sh):
+                        syn.append(MeteorMatch(i, 1, j, 1, SYNONYM))
+            for k, length, s, size in self._paraphrase(ref, hyp):
+                para.append(MeteorMatch(k, length, s, size, PARAPHRASE))
+            for s, length, t, size in self._paraphrase(hyp, ref):
+                para.append(MeteorMatch(t, size, s, length, PARAPHRASE))
+        return (tuple(exact), tuple(stem), tuple(syn), tuple(para))
+
+    def align(
+        self,
+        hyp: Tokens,
+        ref: Tokens,
+        parameters: tuple[float, float, float, float, Sequence[float]],
+        reference: str = "",
+    ) -> MeteorAlignment:
+        """Align one hypothesis with one reference and score the pair (§5.4-§5.7)."""
+        by_module = self.candidates(hyp, ref)
+        n_ref, n_hyp = len(ref), len(hyp)
+        lists: list[list[_Candidate]] = [[] for _ in range(n_ref)]
+        cov_ref = [0] * n_ref
+        cov_hyp = [0] * n_hyp
+        for matches in by_module:  # lists keep module order, then generation order
+            for m in matches:
+                lists[m.ref_start].append(_make_candidate(m))
+                for i in range(m.ref_start, m.ref_start + m.ref_len):
+                    cov_ref[i] += 1
+                for j in range(m.hyp_start, m.hyp_start + m.hyp_len):
+                    cov_hyp[j] += 1
+        # §5.5 step 1: a reference position with one candidate whose words no other candidate
+        # touches is fixed before the search
+        fixed: dict[int, _Candidate] = {}
+        for i, cands in enumerate(lists):
+            if len(cands) == 1:
+                m = cands[0][0]
+                if all(cov_ref[x] == 1 for x in range(m.ref_start, m.ref_end)) and all(
+                    cov_hyp[x] == 1 for x in range(m.hyp_start, m.hyp_end)
+                ):
+                    fixed[i] = cands[0]
+        chosen = _beam_search(n_ref, lists, fixed)
+        alignment = sorted((c[0] for c in chosen), key=lambda m: m.ref_start)
+        chunks = _chunks(alignment)
+        hyp_function = tuple(w in self.function_words for w in hyp)
+        ref_function = tuple(w in self.function_words for w in ref)
+        c_h, c_r, f_h, f_r = ([0] * 4 for _ in range(4))
+        for m in alignment:  # §5.6: content/function words per module, on both sides
+            for j in range(m.hyp_start, m.hyp_end):
+                (f_h if hyp_function[j] else c_h)[m.module] += 1
+            for i in range(m.ref_start, m.ref_end):
+                (f_r if ref_function[i] else c_r)[m.module] += 1
+        stats = MeteorStats(
+            n_hyp,
+            n_ref,
+            sum(hyp_function),
+            sum(ref_function),
+            tuple(c_h),  # type: ignore[arg-type]
+            tuple(c_r),  # type: ignore[arg-type]
+            tuple(f_h),  # type: ignore[arg-type]
+            tuple(f_r),  # type: ignore[arg-type]
+            len(chunks),
+            sum(m.hyp_len for m in alignment),
+            sum(m.ref_len for m in alignment),
+        )
+        s = score_statistics(stats, parameters)
+        return MeteorAlignment(
+            reference,
+            ref,
+            by_module,
+            tuple(sorted((c[0] for c in fixed.values()), key=lambda m: m.ref_start)),
+            tuple(alignment),
+            tuple(chunks),
+            hyp_function,
+            ref_function,
+            stats,
+            s.precision,
+            s.recall,
+            s.fmean,
+            s.fragmentation,
+            s.penalty,
+            s.score,
+        )
+
+
+@functools.cache
+def _aligner() -> MeteorAligner:
+    return MeteorAligner()
+
+
+class Meteor(Metric):
+    """METEOR 1.5 (Denkowski & Lavie 2014) exactly as coco-caption runs ``meteor-1.5.jar``.
+
+    Segment values are the jar's per-image scores; the corpus value comes from the summed
+    statistics (so it is not the mean of the segments).
+
+    >>> r = Meteor(tokenizer="whitespace").score(
+    ...     ["a kid is sitting on a couch"], [["a child sits on a sofa"]]
+    ... )
+    >>> round(r.value, 6), r.segments[0].details.stats.line()[:23]
+    (0.797654, '7.0 6.0 4.0 3.0 0.0 0.0')
+    """
+
+    key = "meteor"
+    name = "METEOR"
+    bounds = (0.0, 1.0)
+    Config = MeteorConfig
+
+    def resources(self) -> dict[str, str]:
+        from capeval_core.meteor_resources import (
+            INDEX_FORMAT,
+            PARAPHRASE_TABLE,
+            resource_identity,
+        )
+
+        return {
+            "meteor": resource_identity(),
+            "paraphrase": f"{PARAPHRASE_TABLE.rsplit('/', 1)[-1]} (index v{INDEX_FORMAT})",
+        }
+
+    def prepare(self, batch: Batch) -> MeteorAligner:
+        return _aligner()
+
+    def segment(
+        self, candidate: Tokens, references: tuple[Tokens, ...], prepared: MeteorAligner | None
+    ) -> tuple[float, MeteorDetails]:
+        aligner = prepared if prepared is not None else _aligner()
+        parameters = self.config.parameters  # type: ignore[attr-defined]
+        hypothesis, jar_refs = jar_inputs(candidate, references)
+        hyp = normalize(hypothesis)
+        alignments = tuple(aligner.align(hyp, normalize(r), parameters, r) for r in jar_refs)
+        best = 0
+        for i, a in enumerate(alignments):  # the first reference with the strictly best score
+            if a.score > alignments[best].score:
+                best = i
+        details = MeteorDetails(candidate, references, hypothesis, hyp, alignments, best)
+        return alignments[best].score, details
+
+    def aggregate(
+        self, segments: list[SegmentScore], prepared: Any
+    ) -> tuple[dict[str, float], MeteorCorpusDetails]:
+        items = [s.details.stats for s in segments]
+        total = aggregate_statistics(items)
+        s = score_statistics(total, self.config.parameters)  # type: ignore[attr-defined]
+        details = MeteorCorpusDetails(
+            total,
+            sum(x.perfect for x in items),
+            s.precision,
+            s.recall,
+            s.fmean,
+            s.fragmentation,
+            s.penalty,
+            s.score,
+        )
+        return {self.key: s.score}, details
