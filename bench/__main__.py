@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from bench import foundation, wmd
+from bench import foundation, meteor, wmd
 
-BENCHMARKS = {"foundation": foundation.main, "wmd": wmd.main}
+BENCHMARKS = {"foundation": foundation.main, "meteor": meteor.main, "wmd": wmd.main}
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ import numpy as np
 from capeval_core import resources
 from capeval_core.errors import ResourceError
 from capeval_core.metrics.cider import ORDER, DocumentFrequency
-from capeval_core.metrics.ngrams import Ngram, ngram_counts
+from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
 from capeval_core.tokenize import Tokenizer
 
 COCO_VAL_IDF_VERSION = "coco-val2014-df-v1"
@@ -44,7 +44,7 @@ def build_coco_val_document_frequency(tokenizer: Tokenizer) -> DocumentFrequency
     for image_id in order:
         seen: set[Ngram] = set()
         for toks in tokens[pos : pos + len(by_image[image_id])]:
-            seen.update(ngram_counts(toks, ORDER))
+            seen.update(ngram_counts(coco_words(toks), ORDER))
         pos += len(by_image[image_id])
         df.update(seen)
     n = len(order)

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from capeval_core.metrics.base import Metric, MetricConfig
-from capeval_core.metrics.ngrams import Ngram, ngram_counts
+from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
 from capeval_core.results import SegmentScore
 from capeval_core.tokenize import Tokens
 
@@ -136,6 +136,8 @@ class Bleu(Metric):
 
     def segment(self, candidate: Tokens, references: tuple[Tokens, ...], prepared: None):
         n = MAX_ORDER
+        candidate = coco_words(candidate)
+        references = tuple(coco_words(r) for r in references)
         max_ref: dict[Ngram, int] = {}
         for ref in references:
             for gram, count in ngram_counts(ref, n).items():

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
-from capeval_core.metrics.ngrams import Ngram, ngram_counts
+from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
 from capeval_core.tokenize import Tokens
 
 ORDER = 4
@@ -147,7 +147,7 @@ def corpus_document_frequency(
     for refs in reference_tokens:
         seen: set[Ngram] = set()
         for ref in refs:
-            seen.update(ngram_counts(ref, ORDER))
+            seen.update(ngram_counts(coco_words(ref), ORDER))
         df.update(seen)
     n = len(reference_tokens)
     return DocumentFrequency(
@@ -196,10 +196,11 @@ class CiderD(Metric):
         self, candidate: Tokens, references: tuple[Tokens, ...], prepared: DocumentFrequency
     ):
         sigma = self.config.sigma
+        candidate = coco_words(candidate)
         cand = tfidf(ngram_counts(candidate, ORDER), prepared)
         total = np.zeros(ORDER)
         refs = []
-        for ref_tokens in references:
+        for ref_tokens in map(coco_words, references):
             vec = tfidf(ngram_counts(ref_tokens, ORDER), prepared)
             sim = similarity(cand, vec, sigma)
             total += sim

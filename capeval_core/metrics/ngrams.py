@@ -24,3 +24,19 @@ def ngram_counts(tokens: Tokens, n: int = 4) -> Counter[Ngram]:
     for k in range(1, n + 1):
         counts.update(tokens[i : i + k] for i in range(len(tokens) - k + 1))
     return counts
+
+
+def coco_words(tokens: Tokens) -> Tokens:
+    """The words coco-caption's BLEU and CIDEr-D see: the joined caption re-split by
+    ``str.split()``, which also splits at non-ASCII whitespace.
+
+    The PTB tokenizer keeps ``25 1/2`` as one token joined by a no-break space; coco-caption's
+    ``split()`` then counts two words (ROUGE-L's ``split(" ")`` does not).
+
+    >>> coco_words(("west", "25\\u00a01/2", "street"))
+    ('west', '25', '1/2', 'street')
+    """
+    joined = " ".join(tokens)
+    if joined.isascii():  # tokens never hold ASCII whitespace: nothing to re-split
+        return tokens
+    return tuple(joined.split())

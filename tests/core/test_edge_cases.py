@@ -20,7 +20,7 @@ KEYS = ["bleu_1", "bleu_4", "rouge_l", "cider_d"]
 OTHER_IMAGE = ("a cat on a sofa", ["a cat sleeping on a couch"])
 
 
-@pytest.mark.parametrize("candidate", ["", "   ", "...", "!?!", ". , ; : -- ``''"])
+@pytest.mark.parametrize("candidate", ["", "   ", "...", "!", "?", ". , ; : -- ``''"])
 def test_empty_or_punctuation_only_candidate(candidate):
     results = score_many(
         KEYS,
@@ -32,6 +32,13 @@ def test_empty_or_punctuation_only_candidate(candidate):
     assert 0 <= seg["bleu_1"] < 1e-12
     assert seg["rouge_l"] == 0.0
     assert seg["cider_d"] == 0.0
+
+
+def test_runs_of_marks_survive_tokenization():
+    # coco-caption removes only the listed tokens: "!?!" is one token not on the list
+    # (metric-spec §1.1), so it stays and is scored like a word
+    result = score_many(["bleu_1"], ["!?!", "a cat"], [["a dog"], ["a cat"]])["bleu_1"]
+    assert result.segments[0].details.candidate == ("!?!",)
 
 
 def test_empty_candidate_and_reference_rouge_quirk():

@@ -14,6 +14,7 @@ import io
 import pytest
 
 from capeval_core import score_many
+from capeval_core.metrics import make_batch
 from capeval_core.resources import coco_caption_sets
 from tests.conftest import requires_java
 
@@ -57,13 +58,12 @@ def oracle():
 def test_tokens_match_java(oracle):
     sets = oracle["sets"]
     gts_t, res_t = oracle["tokens"]
-    results = score_many(["bleu_4"], [s.candidate for s in sets], [s.references for s in sets])
-    segs = results["bleu_4"].segments
+    batch = make_batch([s.candidate for s in sets], [s.references for s in sets])
     bad = [
         s.image_id
-        for s, seg in zip(sets, segs, strict=True)
-        if " ".join(seg.details.candidate) != res_t[s.image_id][0]
-        or [" ".join(r) for r in seg.details.references] != gts_t[s.image_id]
+        for i, s in enumerate(sets)
+        if " ".join(batch.candidate_tokens[i]) != res_t[s.image_id][0]
+        or [" ".join(r) for r in batch.reference_tokens[i]] != gts_t[s.image_id]
     ]
     assert bad == []
 

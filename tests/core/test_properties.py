@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
 words = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), max_size=12).map(tuple)
 
 
+@pytest.mark.filterwarnings("ignore::capeval_core.DegenerateCorpusWarning")
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(text, st.lists(text, min_size=1, max_size=3)), min_size=1, max_size=4))
 def test_any_text_scores_within_bounds(items):
