@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from bench import foundation, meteor, wmd
+from bench import foundation, judgments, meteor, wmd
 
-BENCHMARKS = {"foundation": foundation.main, "meteor": meteor.main, "wmd": wmd.main}
+BENCHMARKS = {
+    "foundation": foundation.main,
+    "meteor": meteor.main,
+    "judgments": judgments.main,
+    "wmd": wmd.main,
+}
 
 
 def main() -> None:

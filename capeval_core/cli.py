@@ -214,6 +214,107 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+#: keys scored by ``correlate`` when --metrics is not given (fast, no extra resources)
+CORRELATE_KEYS = ("bleu_4", "rouge_l", "cider_d")
+
+
+def _jsonable(value: Any) -> Any:
+    """NaN -> None, recursively (the correlate JSON contract says null)."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _cmd_correlate(args: argparse.Namespace) -> int:
+    import warnings
+
+    from tqdm import tqdm
+
+    from capeval_core.judgments import load_judgments
+    from capeval_core.judgments.scoring import score_judgments
+    from capeval_core.stats import correlate, pairwise_accuracy, williams_matrix
+
+    keys = list(dict.fromkeys(args.metrics or CORRELATE_KEYS))
+    for key in keys:
+        metric_class(key)  # unknown keys fail before any file is read
+    jset = load_judgments(args.judgments, args.format, args.preset)
+    print(f"{args.format}: {jset.describe()}", file=sys.stderr)
+    with tqdm(total=None, desc="scoring", unit="metric", file=sys.stderr) as bar:
+
+        def progress(done: int, total: int, label: str) -> None:
+            bar.total = total
+            bar.n = done
+            bar.set_postfix_str(label)
+            bar.refresh()
+
+        scores = score_judgments(
+            jset, keys, tokenizer=args.tokenizer, workers=args.workers, on_progress=progress
+        )
+    if jset.kind == "pairwise":
+        prefs = jset.preferences()
+        accuracy = {
+            k: pairwise_accuracy(
+                scores.values_a[k], scores.values_b[k], prefs, jset.categories(), seed=args.seed
+            ).as_dict()
+            for k in scores.keys
+        }
+        out: dict[str, Any] = {"n_pairs": len(jset), "accuracy": accuracy}
+        cats = list(next(iter(accuracy.values()))) if accuracy else []
+        width = max([len(k) for k in accuracy] + [6])
+        print(f"{'metric':<{width}}  " + "  ".join(f"{c:>8}" for c in cats))
+        for k, row in accuracy.items():
+            print(f"{k:<{width}}  " + "  ".join(f"{row[c]:>8.4f}" for c in cats))
+    else:
+        human = jset.human(args.human)
+        correlations: dict[str, dict[str, float]] = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # constant metrics give NaN (null in the JSON)
+            for k in scores.keys:
+                correlations[k] = {
+                    m: correlate(scores.values[k], human, m).statistic
+                    for m in ("pearson", "spearman", "kendall_b", "kendall_c")
+                }
+            matrix = (
+                williams_matrix(human, scores.values, args.williams_correlation)
+                if len(human) > 3
+                else None
+            )
+        williams = matrix.as_dict() if matrix is not None else {}
+        out = {
+            "n_rows": len(jset),
+            "dropped": dict(jset.dropped),
+            "correlations": correlations,
+            "williams": williams,
+        }
+        width = max([len(k) for k in correlations] + [6])
+        print(
+            f"{'metric':<{width}}  {'pearson':>9}  {'spearman':>9}  {'kendall_b':>9}  "
+            f"{'kendall_c':>9}"
+        )
+        for k, row in correlations.items():
+            print(f"{k:<{width}}  " + "  ".join(f"{v:>9.4f}" for v in row.values()))
+        if matrix is not None:
+            print(
+                f"\nWilliams test p-values ({matrix.alternative}, {matrix.correlation}; "
+                "row beats column; '-' = not tested)"
+            )
+            print(f"{'':<{width}}  " + "  ".join(f"{m:>9}" for m in matrix.metrics))
+            for i, a in enumerate(matrix.metrics):
+                cells = ("        -" if math.isnan(p) else f"{p:>9.4g}" for p in matrix.pvalues[i])
+                print(f"{a:<{width}}  " + "  ".join(cells))
+    for key, msg in scores.skipped.items():
+        print(f"warning: {key} skipped: {msg}", file=sys.stderr)
+    if args.json:
+        text = json.dumps(_jsonable(out), indent=1, allow_nan=False)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
     for key in available_keys():
         cls = metric_class(key)
@@ -265,6 +366,44 @@ def build_parser() -> argparse.ArgumentParser:
         "optionally .gz; default: GloVe 6B 50-d)",
     )
     score.set_defaults(func=_cmd_score)
+
+    correlate = sub.add_parser(
+        "correlate", help="correlate metrics with human judgments (or pairwise accuracy)"
+    )
+    correlate.add_argument(
+        "--judgments", required=True, metavar="PATH", help="judgment file, or the dataset folder"
+    )
+    correlate.add_argument(
+        "--format",
+        required=True,
+        choices=[
+            "graded",
+            "pairwise",
+            "flickr8k-expert",
+            "flickr8k-cf",
+            "composite",
+            "pascal50s",
+            "abstract50s",
+        ],
+    )
+    correlate.add_argument("--preset", help="protocol preset (default: the format's published one)")
+    correlate.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="KEY",
+        help=f"metric keys (default: {' '.join(CORRELATE_KEYS)}); see `capeval metrics`",
+    )
+    correlate.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
+    correlate.add_argument("--human", help="human-score column (default: the first)")
+    correlate.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
+    correlate.add_argument(
+        "--williams-correlation",
+        default="pearson",
+        choices=["pearson", "spearman", "kendall_b", "kendall_c"],
+    )
+    correlate.add_argument("--workers", type=int, default=0, help="worker processes for metrics")
+    correlate.add_argument("--seed", type=int, default=0, help="seed for human-tie breaking")
+    correlate.set_defaults(func=_cmd_correlate)
 
     metrics = sub.add_parser("metrics", help="list the metric keys")
     metrics.set_defaults(func=_cmd_metrics)

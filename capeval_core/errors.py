@@ -11,6 +11,10 @@ class InputError(CapevalError, ValueError):
     """The caller passed data of the wrong shape or content."""
 
 
+class JudgmentFormatError(InputError):
+    """A human-judgment file is malformed; the message names the file, line/row and column."""
+
+
 class ResourceError(CapevalError):
     """A resource exists but could not be read (corrupt, wrong format)."""
 

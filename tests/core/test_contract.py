@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 import math
+import re
 
 import pytest
 

@@ -1,0 +1,89 @@
+"""Meta-evaluation bench: a ~17,000-row synthetic graded set (the demo generator: COCO val
+captions, 5 synthetic systems per image) scored with every registered metric plus all
+statistics, cold (empty cache directory) and again from the cache. Prints times; no
+assertions. Goal (issue): ≤ 60 s cold, ≤ 2 s from cache.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import warnings
+
+from capeval_core.metrics import METRICS, metric_class
+
+
+def _stats(jset, scores) -> dict[str, float]:
+    from capeval_core.stats import correlate, rank_subsets, williams_matrix
+
+    human = jset.human()
+    times = {}
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for values in scores.values.values():
+            for method in ("pearson", "spearman", "kendall_b", "kendall_c"):
+                correlate(values, human, method)
+        times["correlations"] = time.perf_counter() - start
+        start = time.perf_counter()
+        for values in scores.values.values():
+            correlate(values, human, "pearson").confidence_interval(n_resamples=1000, seed=0)
+        times["bootstrap CIs (pearson, 1000)"] = time.perf_counter() - start
+        start = time.perf_counter()
+        williams_matrix(human, scores.values, "kendall_c")
+        times["williams matrix (kendall_c)"] = time.perf_counter() - start
+        start = time.perf_counter()
+        rank_subsets(human, scores.values, "pearson")
+        times["combined subsets (pearson)"] = time.perf_counter() - start
+    return times
+
+
+def main(n_images: int = 3400) -> None:
+    """``n_images`` COCO images x 5 systems = rows (3,400 -> 17,000)."""
+    from capeval_core.judgments.demo import demo_graded
+    from capeval_core.judgments.scoring import score_judgments
+
+    # `python -m bench` passes --images (default 5,000, sized for the metric benches); this
+    # bench is specified at ~17,000 rows, so it uses at most 3,400 images.
+    n_images = min(n_images, 3400)
+    start = time.perf_counter()
+    jset = demo_graded(n_images, seed=0)
+    print(f"judgments bench: {jset.describe()} ({time.perf_counter() - start:.1f} s to build)")
+    # one key per metric: the primary key (bleu_4 for BLEU)
+    keys = [metric_class(k).primary_key() for k in METRICS]
+    old = os.environ.get("CAPEVAL_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["CAPEVAL_CACHE_DIR"] = tmp
+        try:
+            for label in ("cold", "cached"):
+                per_metric: dict[str, float] = {}
+                last = [time.perf_counter()]
+
+                def progress(done, total, name, per_metric=per_metric, last=last):
+                    now = time.perf_counter()
+                    if name in METRICS and done:
+                        per_metric[name] = now - last[0]
+                    last[0] = now
+
+                start = time.perf_counter()
+                scores = score_judgments(jset, keys, on_progress=progress, on_error="skip")
+                scoring = time.perf_counter() - start
+                stat_times = _stats(jset, scores)
+                total = scoring + sum(stat_times.values())
+                print(
+                    f"  {label:<7} total {total:6.1f} s  (scoring {scoring:.1f} s, "
+                    f"statistics {sum(stat_times.values()):.1f} s)"
+                )
+                if label == "cold":
+                    for name, sec in per_metric.items():
+                        print(f"      {name:<10} {sec:6.1f} s")
+                    for name, sec in stat_times.items():
+                        print(f"      {name:<30} {sec:6.2f} s")
+                    for name, msg in scores.skipped.items():
+                        print(f"      {name:<10} skipped: {msg[:100]}")
+        finally:
+            if old is None:
+                os.environ.pop("CAPEVAL_CACHE_DIR", None)
+            else:
+                os.environ["CAPEVAL_CACHE_DIR"] = old

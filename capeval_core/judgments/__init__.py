@@ -1,0 +1,136 @@
+"""Human-judgment loaders, one per format, behind one registry (house style, principle 4).
+
+>>> sorted(LOADERS)[:3]
+['abstract50s', 'composite', 'flickr8k-cf']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from capeval_core.errors import UnknownKeyError
+from capeval_core.judgments import composite, flickr8k, pascal50s
+from capeval_core.judgments.abstract50s import load_abstract50s
+from capeval_core.judgments.base import (
+    DEFAULT_MAX_BYTES,
+    GradedItem,
+    JudgmentSet,
+    PairItem,
+)
+from capeval_core.judgments.coco import load_coco_references
+from capeval_core.judgments.composite import load_composite
+from capeval_core.judgments.flickr8k import load_flickr8k_crowdflower, load_flickr8k_expert
+from capeval_core.judgments.graded import load_graded
+from capeval_core.judgments.pairwise import load_pairwise
+from capeval_core.judgments.pascal50s import load_pascal50s
+
+
+@dataclass(frozen=True)
+class Loader:
+    """A registered format: its name, the kind of set it gives, its presets (first = default)."""
+
+    name: str
+    kind: str
+    load: Callable[..., JudgmentSet]
+    description: str
+    presets: dict[str, str] = field(default_factory=dict)
+
+
+LOADERS: dict[str, Loader] = {
+    loader.name: loader
+    for loader in (
+        Loader(
+            "graded",
+            "graded",
+            load_graded,
+            "generic graded file: CSV, TSV, JSON or JSONL, one row per candidate",
+        ),
+        Loader(
+            "pairwise",
+            "pairwise",
+            load_pairwise,
+            "generic pairwise file: CSV, TSV, JSON or JSONL, one row per pair",
+        ),
+        Loader(
+            "flickr8k-expert",
+            "graded",
+            load_flickr8k_expert,
+            "ExpertAnnotations.txt beside Flickr8k.token.txt",
+            flickr8k.EXPERT_PRESETS,
+        ),
+        Loader(
+            "flickr8k-cf",
+            "graded",
+            load_flickr8k_crowdflower,
+            "CrowdFlowerAnnotations.txt beside Flickr8k.token.txt",
+            flickr8k.CROWDFLOWER_PRESETS,
+        ),
+        Loader(
+            "composite",
+            "graded",
+            load_composite,
+            "Composite CSV files (Aditya et al. 2015)",
+            composite.PRESETS,
+        ),
+        Loader(
+            "pascal50s",
+            "pairwise",
+            load_pascal50s,
+            "pair_pascal.mat beside pascal50S.mat",
+            pascal50s.PRESETS,
+        ),
+        Loader(
+            "abstract50s",
+            "pairwise",
+            load_abstract50s,
+            "abstract48S.json, abstract_candsB/C.json (+ consensus_abstract.mat)",
+        ),
+    )
+}
+
+
+def load_judgments(
+    path: str | os.PathLike[str],
+    format: str,
+    preset: str | None = None,
+    **options: Any,
+) -> JudgmentSet:
+    """Load a judgment file (or the folder of a multi-file dataset) by format name.
+
+    ``options`` go to the loader (``max_bytes``, ``score_columns``, ``references_from``,
+    ``token_file``, ``columns``, ...). ``preset=None`` uses the format's default preset.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "j.tsv"
+    >>> _ = p.write_text("candidate\\treferences\\tscore\\na dog\\ta dog runs\\t4\\n")
+    >>> load_judgments(p, "graded").describe()
+    '1 read, 1 scored'
+    """
+    loader = LOADERS.get(format)
+    if loader is None:
+        raise UnknownKeyError(
+            f"unknown judgment format {format!r}; choose one of {', '.join(LOADERS)}"
+        )
+    return loader.load(path, preset=preset, **options)
+
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "LOADERS",
+    "GradedItem",
+    "JudgmentSet",
+    "Loader",
+    "PairItem",
+    "load_abstract50s",
+    "load_coco_references",
+    "load_composite",
+    "load_flickr8k_crowdflower",
+    "load_flickr8k_expert",
+    "load_graded",
+    "load_judgments",
+    "load_pairwise",
+    "load_pascal50s",
+]

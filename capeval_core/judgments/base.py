@@ -1,0 +1,549 @@
+"""JudgmentSet (what every loader returns) and the validated file readers the loaders share.
+
+The validation rules follow ``judgment-formats.md`` ("Validation rules (every loader)"):
+UTF-8 with or without BOM, a clear error naming the file and the first bad byte offset for
+other encodings, required columns, numeric scores, duplicate ids, a size cap (default 200 MB),
+and a report of what was dropped and why.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from capeval_core.errors import JudgmentFormatError
+
+#: Files above this many bytes are refused (judgment-formats.md: "default 200 MB").
+DEFAULT_MAX_BYTES = 200 * 1000 * 1000
+
+#: Separator of references packed into one CSV/TSV cell (judgment-formats.md, generic formats).
+REF_SEPARATOR = "|||"
+
+Kind = Literal["graded", "pairwise"]
+
+
+@dataclass(frozen=True)
+class GradedItem:
+    """One judged candidate: its references and one value per human-score column."""
+
+    id: str
+    image_id: str
+    candidate: str
+    references: tuple[str, ...]
+    scores: tuple[float, ...]
+    system: str | None = None
+
+
+@dataclass(frozen=True)
+class PairItem:
+    """Two candidates for one image and the human preference between them.
+
+    ``votes_a``/``votes_b`` are None when the file gives only ``preferred``; ``preferred`` is
+    None when the set has no human labels (e.g. ABSTRACT-50S without its consensus file).
+    """
+
+    id: str
+    image_id: str
+    candidate_a: str
+    candidate_b: str
+    references: tuple[str, ...]
+    preferred: Literal["a", "b", "tie"] | None
+    votes_a: int | None = None
+    votes_b: int | None = None
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgmentSet:
+    """Human judgments as read, validated and filtered by a protocol preset.
+
+    ``n_read`` counts source rows, ``dropped`` maps a reason to how many source rows it
+    removed, ``n_kept`` counts the source rows that remain; ``len(set)`` counts items, which
+    is larger when a preset expands rows (Flickr8k-Expert: one row per expert).
+
+    >>> item = GradedItem("1", "img", "a dog", ("a dog runs",), (3.0,))
+    >>> js = JudgmentSet("graded", (item,), ("score",), ("toy.csv",), n_read=2, n_kept=1,
+    ...                  dropped={"own reference": 1})
+    >>> js.describe()
+    '2 read, 1 dropped (own reference: 1), 1 scored'
+    """
+
+    kind: Kind
+    items: tuple[GradedItem, ...] | tuple[PairItem, ...]
+    score_names: tuple[str, ...]
+    source: tuple[str, ...]
+    n_read: int
+    n_kept: int
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    format: str = "graded"
+    preset: str | None = None
+    #: Kendall variant the preset's published protocol reports ("b" or "c"; metric-spec §8)
+    kendall_variant: str = "b"
+    notes: tuple[str, ...] = ()
+    synthetic: bool = False
+    content_digest: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dropped", dict(self.dropped))
+        if not self.content_digest:
+            object.__setattr__(self, "content_digest", _digest(self))
+
+    def __hash__(self) -> int:
+        return hash(self.content_digest)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    # -- summaries ------------------------------------------------------------------------
+    def describe(self) -> str:
+        """One line: what was read, dropped and scored."""
+        parts = [f"{self.n_read:,} read"]
+        total = sum(self.dropped.values())
+        if total:
+            reasons = "; ".join(f"{r}: {n:,}" for r, n in self.dropped.items())
+            parts.append(f"{total:,} dropped ({reasons})")
+        kept = f"{self.n_kept:,} scored"
+        if len(self.items) != self.n_kept:
+            kept += f" as {len(self.items):,} rows"
+        parts.append(kept)
+        line = ", ".join(parts)
+        return f"SYNTHETIC demo: {line}" if self.synthetic else line
+
+    def __str__(self) -> str:
+        return f"{self.format} ({', '.join(self.source)}): {self.describe()}"
+
+    # -- columns --------------------------------------------------------------------------
+    @property
+    def candidates(self) -> list[str]:
+        """Graded sets: the candidates in item order."""
+        self._need("graded")
+        return [it.candidate for it in self.items]  # type: ignore[union-attr]
+
+    @property
+    def references(self) -> list[tuple[str, ...]]:
+        return [it.references for it in self.items]
+
+    def human(self, name: str | None = None) -> np.ndarray:
+        """Graded sets: one human-score column (default: the first) as floats."""
+        self._need("graded")
+        col = 0 if name is None else self._score_index(name)
+        return np.array([it.scores[col] for it in self.items], dtype=float)  # type: ignore[union-attr]
+
+    def systems(self) -> list[str | None]:
+        """Graded sets: the ``system`` of each item (None where the file has none)."""
+        self._need("graded")
+        return [it.system for it in self.items]  # type: ignore[union-attr]
+
+    def preferences(self) -> np.ndarray:
+        """Pairwise sets: +1 (a preferred), -1 (b), 0 (tie), NaN (unlabelled), from votes
+        where the file gives them, else from ``preferred``."""
+        self._need("pairwise")
+        out = np.full(len(self.items), np.nan)
+        for i, it in enumerate(self.items):
+            if it.votes_a is not None and it.votes_b is not None:  # type: ignore[union-attr]
+                out[i] = np.sign(it.votes_a - it.votes_b)  # type: ignore[union-attr]
+            elif it.preferred is not None:  # type: ignore[union-attr]
+                out[i] = {"a": 1.0, "b": -1.0, "tie": 0.0}[it.preferred]  # type: ignore[union-attr]
+        return out
+
+    def categories(self) -> list[str | None]:
+        self._need("pairwise")
+        return [it.category for it in self.items]  # type: ignore[union-attr]
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy table, one row per item; references joined with ``|||``."""
+        rows = []
+        for it in self.items:
+            row = {k: v for k, v in it.__dict__.items() if k not in ("references", "scores")}
+            row["references"] = REF_SEPARATOR.join(it.references)
+            if isinstance(it, GradedItem):
+                row.update(dict(zip(self.score_names, it.scores, strict=True)))
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def _need(self, kind: str) -> None:
+        if self.kind != kind:
+            raise TypeError(f"this is a {self.kind} judgment set, not a {kind} one")
+
+    def _score_index(self, name: str) -> int:
+        try:
+            return self.score_names.index(name)
+        except ValueError:
+            raise KeyError(
+                f"no human-score column {name!r}; this set has {list(self.score_names)}"
+            ) from None
+
+
+def _digest(js: JudgmentSet) -> str:
+    """sha256 of the normalised content (kind, score names, items): the cache key."""
+    h = hashlib.sha256()
+    h.update(json.dumps([js.kind, list(js.score_names)]).encode())
+    for it in js.items:
+        h.update(json.dumps(list(it.__dict__.values()), ensure_ascii=False).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------
+# Errors and readers
+# ---------------------------------------------------------------------------------------
+def format_error(
+    path: str | os.PathLike[str],
+    message: str,
+    *,
+    line: int | None = None,
+    column: str | int | None = None,
+    record: int | None = None,
+) -> JudgmentFormatError:
+    """A JudgmentFormatError whose message starts with file, line/record and column.
+
+    >>> str(format_error("x.csv", "not a number: 'abc'", line=3, column="score"))
+    "x.csv, line 3, column 'score': not a number: 'abc'"
+    """
+    where = [Path(path).name]
+    if record is not None:
+        where.append(f"record {record}")
+    if line is not None:
+        where.append(f"line {line}")
+    if column is not None:
+        where.append(f"column {column!r}" if isinstance(column, str) else f"column {column}")
+    exc = JudgmentFormatError(f"{', '.join(where)}: {message}")
+    exc.path, exc.line, exc.column = str(path), line, column  # type: ignore[attr-defined]
+    return exc
+
+
+def read_bytes(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The file's bytes, refusing missing, oversize and empty files."""
+    p = Path(path)
+    if not p.is_file():
+        raise format_error(p, "file does not exist" if not p.exists() else "not a regular file")
+    size = p.stat().st_size
+    if size > max_bytes:
+        raise format_error(
+            p,
+            f"file is {size:,} bytes, above the {max_bytes:,}-byte cap "
+            "(raise it with the `max_bytes` option if the file is genuine)",
+        )
+    data = p.read_bytes()
+    if not data.strip():
+        raise format_error(p, "file is empty")
+    return data
+
+
+def read_text(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """UTF-8 text (a BOM is dropped); binary and other encodings give a clear error."""
+    data = read_bytes(path, max_bytes)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise format_error(
+            path, f"this looks like a binary file (NUL byte at offset {nul}), not UTF-8 text"
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
+        line = data[:offset].count(b"\n") + 1
+        raise format_error(
+            path,
+            f"not UTF-8: byte 0x{data[offset]:02x} at offset {offset} cannot be decoded "
+            "(save the file as UTF-8)",
+            line=line,
+        ) from None
+    return text
+
+
+@dataclass(frozen=True)
+class Row:
+    """One record of a table or JSON file with where it came from."""
+
+    line: int
+    values: dict[str, Any]
+    record: int | None = None
+
+
+def read_delimited(
+    path: str | os.PathLike[str],
+    delimiter: str,
+    *,
+    header: Sequence[str] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    quoting: int = csv.QUOTE_MINIMAL,
+) -> tuple[list[str], list[Row]]:
+    """Rows of a CSV/TSV file; ``header=None`` reads the header from the first line.
+
+    Ragged rows (more or fewer fields than the header) are errors naming the line.
+    ``quoting=csv.QUOTE_NONE`` suits files whose captions may start with a quote mark
+    (the Flickr8k text files are plain tab-separated, without quoting).
+    """
+    text = read_text(path, max_bytes)
+    reader = csv.reader(
+        text.splitlines(keepends=True), delimiter=delimiter, strict=True, quoting=quoting
+    )
+    rows: list[Row] = []
+    columns: list[str] | None = list(header) if header is not None else None
+    try:
+        for fields in reader:
+            line = reader.line_num
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            if columns is None:
+                columns = [f.strip() for f in fields]
+                _check_header(path, columns, delimiter)
+                continue
+            if len(fields) != len(columns):
+                raise format_error(
+                    path,
+                    f"expected {len(columns)} fields separated by {_name(delimiter)}, "
+                    f"got {len(fields)}",
+                    line=line,
+                )
+            rows.append(Row(line, dict(zip(columns, fields, strict=True))))
+    except csv.Error as exc:
+        raise format_error(
+            path, f"malformed {_name(delimiter)}-separated text: {exc}", line=reader.line_num
+        ) from None
+    if columns is None or (header is None and not rows):
+        raise format_error(path, "no data rows")
+    return columns, rows
+
+
+def _check_header(path: str | os.PathLike[str], columns: list[str], delimiter: str) -> None:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(columns, start=1):
+        if not name:
+            raise format_error(path, f"header field {i} is empty", line=1, column=i)
+        if name in seen:
+            raise format_error(
+                path,
+                f"column name repeated in the header (fields {seen[name]} and {i})",
+                line=1,
+                column=name,
+            )
+        seen[name] = i
+
+
+def _name(delimiter: str) -> str:
+    return {",": "commas", "\t": "tabs", ";": "semicolons"}.get(delimiter, repr(delimiter))
+
+
+def read_json_records(
+    path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> list[Row]:
+    """Objects of a JSON array file, each with the line it starts on."""
+    text = read_text(path, max_bytes)
+    decoder = json.JSONDecoder()
+    pos = _skip_ws(text, 0)
+    if pos >= len(text) or text[pos] != "[":
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise format_error(
+                path, f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
+            ) from None
+        raise format_error(path, "expected a JSON array of objects (one per row)", line=1)
+    rows: list[Row] = []
+    pos = _skip_ws(text, pos + 1)
+    while True:
+        if pos < len(text) and text[pos] == "]" and not rows:
+            break
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise format_error(
+                path, f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
+            ) from None
+        line = text.count("\n", 0, pos) + 1
+        if not isinstance(obj, dict):
+            raise format_error(
+                path, f"expected an object, got {type(obj).__name__}", record=len(rows), line=line
+            )
+        rows.append(Row(line, obj, record=len(rows)))
+        pos = _skip_ws(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+            continue
+        if pos < len(text) and text[pos] == "]":
+            break
+        line = text.count("\n", 0, pos) + 1
+        raise format_error(path, "invalid JSON: expected ',' or ']' after a record", line=line)
+    if _skip_ws(text, pos + 1) < len(text):
+        raise format_error(
+            path, "invalid JSON: extra data after the array", line=text.count("\n", 0, pos + 1) + 1
+        )
+    if not rows:
+        raise format_error(path, "the JSON array is empty: no data rows")
+    return rows
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def read_jsonl_records(
+    path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> list[Row]:
+    """Objects of a JSON-lines file (blank lines skipped), each with its line number."""
+    text = read_text(path, max_bytes)
+    rows: list[Row] = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise format_error(path, f"invalid JSON: {exc.msg}", line=n, column=exc.colno) from None
+        if not isinstance(obj, dict):
+            raise format_error(path, f"expected an object, got {type(obj).__name__}", line=n)
+        rows.append(Row(n, obj, record=len(rows)))
+    if not rows:
+        raise format_error(path, "no data rows")
+    return rows
+
+
+def read_records(
+    path: str | os.PathLike[str],
+    file_format: str | None = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> tuple[str, list[str], list[Row]]:
+    """``(format, columns, rows)`` of a CSV, TSV, JSON or JSONL file (format from the suffix).
+
+    For JSON/JSONL the columns are the union of the record keys in first-seen order.
+    """
+    fmt = (file_format or _format_from_suffix(path)).lower()
+    if fmt in ("csv", "tsv"):
+        columns, rows = read_delimited(path, "," if fmt == "csv" else "\t", max_bytes=max_bytes)
+        return fmt, columns, rows
+    if fmt in ("json", "jsonl"):
+        reader = read_json_records if fmt == "json" else read_jsonl_records
+        rows = reader(path, max_bytes=max_bytes)
+        columns = list(dict.fromkeys(k for r in rows for k in r.values))
+        return fmt, columns, rows
+    raise format_error(path, f"unknown file format {fmt!r}; use csv, tsv, json or jsonl")
+
+
+def _format_from_suffix(path: str | os.PathLike[str]) -> str:
+    suffix = Path(path).suffix.lower().lstrip(".")
+    fmt = {
+        "csv": "csv",
+        "tsv": "tsv",
+        "tab": "tsv",
+        "txt": "tsv",
+        "json": "json",
+        "jsonl": "jsonl",
+        "ndjson": "jsonl",
+    }.get(suffix)
+    if fmt is None:
+        raise format_error(
+            path,
+            f"cannot tell the format from the suffix {suffix!r}: name the file .csv, .tsv, "
+            ".json or .jsonl, or pass `file_format`",
+        )
+    return fmt
+
+
+def parse_number(
+    value: Any, path: str | os.PathLike[str], row: Row, column: str, *, integer: bool = False
+) -> float:
+    """A finite number from a cell, or an error naming file, line and column."""
+    if isinstance(value, bool):
+        value = str(value)
+    if isinstance(value, int | float):
+        number = float(value)
+    else:
+        text = str(value).strip()
+        try:
+            number = float(text)
+        except ValueError:
+            hint = " (a spreadsheet formula?)" if text[:1] in ("=", "+", "-", "@") else ""
+            raise format_error(
+                path,
+                f"not a number: {_show(value)}{hint}",
+                line=row.line,
+                column=column,
+                record=row.record,
+            ) from None
+    if not math.isfinite(number):
+        raise format_error(
+            path,
+            f"not a finite number: {_show(value)}",
+            line=row.line,
+            column=column,
+            record=row.record,
+        )
+    if integer and number != int(number):
+        raise format_error(
+            path,
+            f"expected a whole number, got {_show(value)}",
+            line=row.line,
+            column=column,
+            record=row.record,
+        )
+    return number
+
+
+def is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return math.isfinite(float(value))
+    try:
+        return math.isfinite(float(str(value).strip()))
+    except ValueError:
+        return False
+
+
+def _show(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def text_cell(value: Any, path: str | os.PathLike[str], row: Row, column: str) -> str:
+    """A text cell; JSON numbers are accepted as their text, other JSON types are errors."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise format_error(
+        path,
+        f"expected text, got {type(value).__name__}",
+        line=row.line,
+        column=column,
+        record=row.record,
+    )
+
+
+def count_into(counter: dict[str, int], reason: str, n: int = 1) -> None:
+    if n:
+        counter[reason] = counter.get(reason, 0) + n
+
+
+def unique_ids(
+    path: str | os.PathLike[str], ids: Iterable[tuple[str, Row]], column: str = "id"
+) -> None:
+    """Raise on the first repeated id, naming both lines."""
+    seen: dict[str, int] = {}
+    for ident, row in ids:
+        if ident in seen:
+            raise format_error(
+                path,
+                f"duplicate id {ident!r} (first seen on line {seen[ident]})",
+                line=row.line,
+                column=column,
+                record=row.record,
+            )
+        seen[ident] = row.line

@@ -1,0 +1,59 @@
+"""COCO captions annotation files as a source of references (judgment-formats.md, last shape).
+
+``{"images": [...], "annotations": [{"image_id": int, "id": int, "caption": str}, ...]}``:
+references of an image are its captions in annotation-id order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+
+from capeval_core.judgments.base import DEFAULT_MAX_BYTES, format_error, read_text
+
+
+def image_key(value: object) -> str:
+    """Image ids compare as text: ``391895``, ``"391895"`` and ``391895.0`` are one image.
+
+    >>> image_key(391895), image_key("391895"), image_key(" a.jpg ")
+    ('391895', '391895', 'a.jpg')
+    """
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def load_coco_references(
+    path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> dict[str, tuple[str, ...]]:
+    """``image_id`` (as text) -> its captions, from a COCO captions annotation file."""
+    text = read_text(path, max_bytes)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise format_error(
+            path, f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
+        raise format_error(
+            path,
+            "expected a COCO captions file: an object with an "
+            "'annotations' list of {image_id, id, caption}",
+        )
+    by_image: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for i, ann in enumerate(data["annotations"]):
+        if not isinstance(ann, dict):
+            raise format_error(path, "expected an object", record=i, column="annotations")
+        for key in ("image_id", "caption"):
+            if key not in ann:
+                raise format_error(path, f"annotation has no {key!r}", record=i, column=key)
+        if not isinstance(ann["caption"], str):
+            raise format_error(path, "caption must be a string", record=i, column="caption")
+        order = ann.get("id", i)
+        by_image[image_key(ann["image_id"])].append(
+            (order if isinstance(order, int) else i, i, ann["caption"])
+        )
+    if not by_image:
+        raise format_error(path, "the 'annotations' list is empty")
+    return {k: tuple(c for *_, c in sorted(v)) for k, v in by_image.items()}

@@ -1,0 +1,347 @@
+"""Composite (Aditya et al. 2015): Mechanical Turk CSV files, one per source and aspect.
+
+judgment-formats.md: correctness and thoroughness scores 1-5 per candidate; references come
+from the source datasets' caption files; since headers vary between copies, columns are
+mapped **by name** (case-insensitive; ``Input.``/``Answer.`` prefixes ignored), or given
+explicitly with ``columns={"image": ..., "candidate": ..., "correctness": ...}``.
+
+Two layouts are understood:
+
+* tidy: one row per candidate with image, candidate and score column(s);
+* packed (as in the copies circulating with the CLIPScore evaluation code): one row per
+  image whose cell holds ``<image url>;<cand 1>;...;<cand k>;<score 1>;...;<score k>``; the
+  aspect (``correctness`` / ``throughness``) and source (``8k``, ``30k``, ``coco``) then come
+  from the file name, e.g. ``8k_correctness.csv``.
+
+References: ``references_from`` (one file, or ``{"8k": ..., "30k": ..., "coco": ...}``) with
+Flickr token files (``<image>#<k> \\t caption``) or COCO captions JSON; in a folder the files
+``Flickr8k.token.txt``, ``results_20130124.token`` and ``captions_val2014.json`` are found
+by name; COCO val2014 captions otherwise come from the installed pycocoevalcap.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from capeval_core.judgments.base import (
+    DEFAULT_MAX_BYTES,
+    GradedItem,
+    JudgmentSet,
+    Row,
+    format_error,
+    parse_number,
+    read_delimited,
+    unique_ids,
+)
+from capeval_core.judgments.coco import image_key, load_coco_references
+
+PRESETS = {
+    "published": "human score = correctness; the human-rated reference itself is removed from "
+    "the references; Kendall tau-c",
+    "thoroughness": "human score = thoroughness; otherwise as published",
+}
+#: role -> accepted column names (compared lower-case without punctuation and prefixes)
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "image": ("image", "imageid", "img", "imageurl", "url", "imagefile", "filename", "imagepath"),
+    "candidate": ("candidate", "caption", "sentence", "text", "description", "hypothesis"),
+    "correctness": ("correctness", "correct", "correctnessscore"),
+    "thoroughness": ("thoroughness", "throughness", "thorough", "thoroughnessscore"),
+    "source": ("source", "dataset", "corpus"),
+}
+SOURCE_FILES = {
+    "8k": "Flickr8k.token.txt",
+    "30k": "results_20130124.token",
+    "coco": "captions_val2014.json",
+}
+_COCO_NAME = re.compile(r"COCO_[A-Za-z]+\d*_0*(\d+)$")
+
+
+def _norm(name: str) -> str:
+    name = re.sub(r"^(input|answer)\.", "", name.strip(), flags=re.IGNORECASE)
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def composite_image_key(value: str) -> str:
+    """Image key shared by the CSVs and the caption files: the base name, no extension;
+    COCO file names become their numeric id.
+
+    >>> composite_image_key("http://x/COCO_val2014_000000391895.jpg")
+    '391895'
+    >>> composite_image_key("1000268201_693b08cb0e.jpg")
+    '1000268201_693b08cb0e'
+    """
+    base = value.strip().rsplit("/", 1)[-1]
+    base = base.rsplit(".", 1)[0] if "." in base else base
+    m = _COCO_NAME.match(base)
+    return str(int(m.group(1))) if m else base
+
+
+def source_of(name: str) -> str | None:
+    low = name.lower()
+    for key in ("30k", "8k", "coco"):
+        if low.startswith(key) or f"flickr{key}" in low or f"_{key}" in low:
+            return key
+    return None
+
+
+def aspect_of(name: str) -> str | None:
+    low = name.lower()
+    if "correct" in low:
+        return "correctness"
+    if "thorough" in low or "throughness" in low:
+        return "thoroughness"
+    return None
+
+
+def _token_references(path: Path, max_bytes: int) -> dict[str, tuple[str, ...]]:
+    _, rows = read_delimited(
+        path, "\t", header=("caption_id", "caption"), max_bytes=max_bytes, quoting=csv.QUOTE_NONE
+    )
+    out: dict[str, list[str]] = defaultdict(list)
+    for row in rows:
+        image = row.values["caption_id"].strip().rpartition("#")[0]
+        if not image:
+            raise format_error(
+                path,
+                "expected <image_file>#<k> in the first field",
+                line=row.line,
+                column="caption_id",
+            )
+        out[composite_image_key(image)].append(row.values["caption"].strip())
+    return {k: tuple(v) for k, v in out.items()}
+
+
+class _References:
+    def __init__(self, folder: Path, given: object, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.paths: dict[str | None, Path] = {}
+        if isinstance(given, Mapping):
+            self.paths = {k: Path(v) for k, v in given.items()}
+        elif given is not None:
+            self.paths = {None: Path(given)}  # type: ignore[arg-type]
+        else:
+            for src, name in SOURCE_FILES.items():
+                if (folder / name).is_file():
+                    self.paths[src] = folder / name
+        self.loaded: dict[str | None, dict[str, tuple[str, ...]]] = {}
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.paths.values()]
+
+    def lookup(
+        self, source: str | None, key: str, where: Path, row: Row, column: str
+    ) -> tuple[str, ...]:
+        src = source if source in self.paths else None if None in self.paths else source
+        if src not in self.loaded:
+            self.loaded[src] = self._load(src, where)
+        refs = self.loaded[src].get(key)
+        if not refs:
+            raise format_error(
+                where,
+                f"image {key!r} has no references in the {src or 'given'} caption file",
+                line=row.line,
+                column=column,
+            )
+        return refs
+
+    def _load(self, src: str | None, where: Path) -> dict[str, tuple[str, ...]]:
+        path = self.paths.get(src)
+        if path is None:
+            if src == "coco":
+                from capeval_core.resources import coco_captions
+
+                by: dict[str, list[str]] = defaultdict(list)
+                for c in coco_captions("val"):
+                    by[str(c.image_id)].append(c.caption)
+                return {k: tuple(v) for k, v in by.items()}
+            raise format_error(
+                where,
+                f"no caption file for source {src!r}: pass "
+                "`references_from` (a Flickr token file or COCO captions JSON)",
+            )
+        if path.suffix.lower() == ".json":
+            return {
+                image_key(k): v
+                for k, v in load_coco_references(path, max_bytes=self.max_bytes).items()
+            }
+        return _token_references(path, self.max_bytes)
+
+
+def _find(columns: Sequence[str], role: str, given: Mapping[str, str]) -> str | None:
+    if role in given:
+        return given[role] if given[role] in columns else None
+    wanted = SYNONYMS[role]
+    for c in columns:
+        if _norm(c) in wanted:
+            return c
+    return None
+
+
+def _missing(path: Path, role: str, columns: Sequence[str], given: Mapping[str, str]):
+    if role in given:
+        return format_error(
+            path,
+            f"the column {given[role]!r} given for {role!r} is not in "
+            f"the header (columns found: {list(columns)})",
+            line=1,
+            column=given[role],
+        )
+    return format_error(
+        path,
+        f"cannot find the {role} column: looked for a header named one "
+        f"of {list(SYNONYMS[role])} (case-insensitive); columns found: "
+        f"{list(columns)}; map it with columns={{{role!r}: '<header>'}}",
+        line=1,
+        column=role,
+    )
+
+
+def _packed_column(columns: Sequence[str], rows: list[Row]) -> str | None:
+    for c in columns:
+        cell = rows[0].values.get(c, "").strip()
+        if cell.lower().startswith("http") and cell.count(";") >= 2:
+            return c
+    return None
+
+
+def load_composite(
+    path: str | os.PathLike[str],
+    *,
+    preset: str | None = None,
+    references_from: str | os.PathLike[str] | Mapping[str, str | os.PathLike[str]] | None = None,
+    columns: Mapping[str, str] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> JudgmentSet:
+    """Composite CSV file(s) (a file, or the folder holding them) with a preset."""
+    preset = preset or "published"
+    if preset not in PRESETS:
+        raise format_error(
+            path, f"unknown preset {preset!r} for composite; choose one of {list(PRESETS)}"
+        )
+    aspect = "correctness" if preset == "published" else "thoroughness"
+    given = dict(columns or {})
+    p = Path(path)
+    files = sorted(p.glob("*.csv")) if p.is_dir() else [p]
+    if not files:
+        raise format_error(p, "no .csv files in this folder")
+    refs = _References(p if p.is_dir() else p.parent, references_from, max_bytes)
+    items: list[GradedItem] = []
+    dropped: dict[str, int] = {}
+    notes: list[str] = []
+    n_read = 0
+    used: list[str] = []
+    for f in files:
+        header, rows = read_delimited(f, ",", max_bytes=max_bytes)
+        file_aspect = aspect_of(f.name)
+        if (
+            file_aspect is not None
+            and file_aspect != aspect
+            and _find(header, aspect, given) is None
+        ):
+            notes.append(f"{f.name}: {file_aspect} file not used by preset {preset!r}")
+            continue
+        used.append(f.name)
+        n_read += len(rows)
+        found, removed = _read_file(f, header, rows, aspect, given, refs)
+        items += found
+        if removed:
+            notes.append(
+                f"{f.name}: {removed:,} candidate(s) were among their references and "
+                "were removed from them"
+            )
+    return JudgmentSet(
+        "graded",
+        tuple(items),
+        (aspect,),
+        (*used, *refs.names()),
+        n_read=n_read,
+        n_kept=len(items),
+        dropped=dropped,
+        format="composite",
+        preset=preset,
+        kendall_variant="c",
+        notes=tuple(notes),
+    )
+
+
+def _read_file(
+    f: Path,
+    header: list[str],
+    rows: list[Row],
+    aspect: str,
+    given: Mapping[str, str],
+    refs: _References,
+) -> tuple[list[GradedItem], int]:
+    src_col = _find(header, "source", given)
+    file_source = source_of(f.name)
+    cand_col = _find(header, "candidate", given)
+    judged: list[tuple[Row, str, str, str, float, str]] = []  # row, source, image, cand, score
+    if cand_col is None and "candidate" not in given and (packed := _packed_column(header, rows)):
+        for row in rows:
+            parts = row.values[packed].split(";")
+            k = (len(parts) - 1) // 2
+            if k < 1 or len(parts) != 2 * k + 1:
+                raise format_error(
+                    f,
+                    "expected '<url>;<candidates>;<scores>' with as many "
+                    f"scores as candidates (got {len(parts)} parts)",
+                    line=row.line,
+                    column=packed,
+                )
+            for j in range(k):
+                cell = Row(row.line, {packed: parts[1 + k + j]})
+                score = parse_number(parts[1 + k + j], f, cell, packed)
+                judged.append(
+                    (
+                        row,
+                        file_source or "",
+                        composite_image_key(parts[0]),
+                        parts[1 + j].strip(),
+                        score,
+                        packed,
+                    )
+                )
+    else:
+        img_col = _find(header, "image", given)
+        if img_col is None:
+            raise _missing(f, "image", header, given)
+        if cand_col is None:
+            raise _missing(f, "candidate", header, given)
+        score_col = _find(header, aspect, given)
+        if score_col is None:
+            raise _missing(f, aspect, header, given)
+        for row in rows:
+            src = row.values[src_col].strip().lower() if src_col else file_source or ""
+            cell = row.values[score_col]
+            score = parse_number(cell, f, row, score_col)
+            judged.append(
+                (
+                    row,
+                    source_of(src) or src,
+                    composite_image_key(row.values[img_col]),
+                    row.values[cand_col].strip(),
+                    score,
+                    score_col,
+                )
+            )
+    unique_ids(f, ((f"{s}:{i}|{c}", r) for r, s, i, c, _, _ in judged), column="candidate")
+    items = []
+    removed = 0
+    for row, src, image, candidate, score, col in judged:
+        if not 1 <= score <= 5:
+            raise format_error(f, f"scores are 1-5 (got {score:g})", line=row.line, column=col)
+        references = refs.lookup(src or None, image, f, row, col)
+        # Preset: the human-rated reference itself leaves the references (judgment-formats.md).
+        kept = tuple(r for r in references if r != candidate)
+        removed += len(kept) != len(references)
+        if not kept:
+            raise format_error(
+                f, "no references left after removing the candidate", line=row.line, column=col
+            )
+        items.append(GradedItem(f"{src}:{image}|{candidate}", image, candidate, kept, (score,)))
+    return items, removed

@@ -1,0 +1,259 @@
+"""Flickr8k-Expert and Flickr8k-CrowdFlower, read as distributed (judgment-formats.md).
+
+Both are tab-separated without a header and name captions of ``Flickr8k.token.txt``
+(``<image_file>#<k> \\t caption``), which must lie beside them (or be passed as
+``token_file``). References of a judged image are its own five captions.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from capeval_core.judgments.base import (
+    DEFAULT_MAX_BYTES,
+    GradedItem,
+    JudgmentSet,
+    Row,
+    count_into,
+    format_error,
+    parse_number,
+    read_delimited,
+    unique_ids,
+)
+
+TOKEN_FILE = "Flickr8k.token.txt"
+EXPERT_FILE = "ExpertAnnotations.txt"
+CROWDFLOWER_FILE = "CrowdFlowerAnnotations.txt"
+EXPERT_COLUMNS = ("image_file", "caption_id", "e1", "e2", "e3")
+CROWDFLOWER_COLUMNS = ("image_file", "caption_id", "yes_fraction", "n_yes", "n_no")
+
+#: preset name -> description; the first is the default
+EXPERT_PRESETS = {
+    "published": "drop rows whose candidate is one of the image's references; each expert's "
+    "score its own row; Kendall tau-c",
+    "mean-of-experts": "drop rows whose candidate is one of the image's references; one row "
+    "per caption scored by the mean of the three experts; Kendall tau-c",
+}
+CROWDFLOWER_PRESETS = {
+    "published": "keep all rows; remove from each image's references every reference that is "
+    "also a CrowdFlower candidate of that image; score = yes_fraction; Kendall tau-b",
+}
+OWN_REFERENCE = "candidate is one of the image's references (preset)"
+NO_REFERENCES_LEFT = "no references left after removing the image's candidates (preset)"
+
+
+class Captions:
+    """``Flickr8k.token.txt``: caption ids to text and images to their captions."""
+
+    def __init__(self, path: Path, max_bytes: int) -> None:
+        self.path = path
+        _, rows = read_delimited(
+            path,
+            "\t",
+            header=("caption_id", "caption"),
+            max_bytes=max_bytes,
+            quoting=csv.QUOTE_NONE,
+        )
+        self.text: dict[str, str] = {}
+        self.by_image: dict[str, list[str]] = defaultdict(list)
+        for row in rows:
+            cid = row.values["caption_id"].strip()
+            image, sep, k = cid.rpartition("#")
+            if not sep or not image or not k.isdigit():
+                raise format_error(
+                    path,
+                    f"caption id {cid!r} is not <image_file>#<k>",
+                    line=row.line,
+                    column="caption_id",
+                )
+            caption = row.values["caption"].strip()
+            self.text[cid] = caption
+            self.by_image[image].append(caption)
+
+    def caption(self, cid: str, source: Path, row: Row) -> str:
+        if cid not in self.text:
+            raise format_error(
+                source,
+                f"caption id {cid!r} is not in {self.path.name}",
+                line=row.line,
+                column="caption_id",
+            )
+        return self.text[cid]
+
+    def references(self, image: str, source: Path, row: Row) -> tuple[str, ...]:
+        if image not in self.by_image:
+            raise format_error(
+                source,
+                f"image {image!r} has no captions in {self.path.name}",
+                line=row.line,
+                column="image_file",
+            )
+        return tuple(self.by_image[image])
+
+
+def _locate(
+    path: str | os.PathLike[str], name: str, token_file: str | os.PathLike[str] | None
+) -> tuple[Path, Path]:
+    """The annotation file and the token file, from a file path or the dataset folder."""
+    p = Path(path)
+    annotations = p / name if p.is_dir() else p
+    if p.is_dir() and not annotations.is_file():
+        raise format_error(p / name, f"{name} not found in the folder {p.name!r}")
+    token = Path(token_file) if token_file is not None else annotations.parent / TOKEN_FILE
+    if not token.is_file():
+        raise format_error(
+            token,
+            f"{TOKEN_FILE} must lie beside {annotations.name} (or pass "
+            "`token_file`): it holds the captions the annotations name",
+        )
+    return annotations, token
+
+
+def _rows(path: Path, columns: tuple[str, ...], max_bytes: int) -> list[Row]:
+    _, rows = read_delimited(
+        path, "\t", header=columns, max_bytes=max_bytes, quoting=csv.QUOTE_NONE
+    )
+    unique_ids(
+        path,
+        ((f"{r.values['image_file']}|{r.values['caption_id']}", r) for r in rows),
+        column="caption_id",
+    )
+    return rows
+
+
+def load_flickr8k_expert(
+    path: str | os.PathLike[str],
+    *,
+    preset: str | None = None,
+    token_file: str | os.PathLike[str] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> JudgmentSet:
+    """``ExpertAnnotations.txt`` (or its folder) with the "published" or "mean-of-experts" preset.
+
+    Published protocol: 5,822 rows read, 158 own-reference rows dropped, 5,664 captions kept,
+    16,992 rows (one per expert), Kendall τc.
+    """
+    preset = preset or "published"
+    if preset not in EXPERT_PRESETS:
+        raise format_error(
+            path,
+            f"unknown preset {preset!r} for flickr8k-expert; choose one of {list(EXPERT_PRESETS)}",
+        )
+    annotations, token = _locate(path, EXPERT_FILE, token_file)
+    captions = Captions(token, max_bytes)
+    rows = _rows(annotations, EXPERT_COLUMNS, max_bytes)
+    dropped: dict[str, int] = {}
+    items: list[GradedItem] = []
+    kept = 0
+    for row in rows:
+        image = row.values["image_file"].strip()
+        cid = row.values["caption_id"].strip()
+        experts = []
+        for c in ("e1", "e2", "e3"):
+            score = parse_number(row.values[c], annotations, row, c)
+            if not 1 <= score <= 4:
+                raise format_error(
+                    annotations, f"expert scores are 1-4 (got {score:g})", line=row.line, column=c
+                )
+            experts.append(score)
+        candidate = captions.caption(cid, annotations, row)
+        references = captions.references(image, annotations, row)
+        if candidate in references:
+            count_into(dropped, OWN_REFERENCE)
+            continue
+        kept += 1
+        ident = f"{image}|{cid}"
+        if preset == "published":
+            items += [
+                GradedItem(f"{ident}|e{k}", image, candidate, references, (s,))
+                for k, s in enumerate(experts, start=1)
+            ]
+        else:
+            items.append(
+                GradedItem(ident, image, candidate, references, (sum(experts) / 3, *experts))
+            )
+    names = ("expert",) if preset == "published" else ("mean", "e1", "e2", "e3")
+    notes = (
+        ("each expert's score is its own row (3 rows per caption)",)
+        if (preset == "published")
+        else ()
+    )
+    return JudgmentSet(
+        "graded",
+        tuple(items),
+        names,
+        (annotations.name, token.name),
+        n_read=len(rows),
+        n_kept=kept,
+        dropped=dropped,
+        format="flickr8k-expert",
+        preset=preset,
+        kendall_variant="c",
+        notes=notes,
+    )
+
+
+def load_flickr8k_crowdflower(
+    path: str | os.PathLike[str],
+    *,
+    preset: str | None = None,
+    token_file: str | os.PathLike[str] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> JudgmentSet:
+    """``CrowdFlowerAnnotations.txt`` (or its folder) with the "published" preset (τb)."""
+    preset = preset or "published"
+    if preset not in CROWDFLOWER_PRESETS:
+        raise format_error(
+            path,
+            f"unknown preset {preset!r} for flickr8k-cf; choose one of {list(CROWDFLOWER_PRESETS)}",
+        )
+    annotations, token = _locate(path, CROWDFLOWER_FILE, token_file)
+    captions = Captions(token, max_bytes)
+    rows = _rows(annotations, CROWDFLOWER_COLUMNS, max_bytes)
+    parsed = []
+    candidates_of: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        image = row.values["image_file"].strip()
+        cid = row.values["caption_id"].strip()
+        fraction = parse_number(row.values["yes_fraction"], annotations, row, "yes_fraction")
+        if not 0 <= fraction <= 1:
+            raise format_error(
+                annotations,
+                f"yes_fraction must lie in [0, 1] (got {fraction:g})",
+                line=row.line,
+                column="yes_fraction",
+            )
+        for c in ("n_yes", "n_no"):
+            if parse_number(row.values[c], annotations, row, c, integer=True) < 0:
+                raise format_error(
+                    annotations, "vote counts cannot be negative", line=row.line, column=c
+                )
+        candidate = captions.caption(cid, annotations, row)
+        references = captions.references(image, annotations, row)
+        candidates_of[image].add(candidate)
+        parsed.append((row, image, cid, candidate, references, fraction))
+    dropped: dict[str, int] = {}
+    items = []
+    for _row, image, cid, candidate, references, fraction in parsed:
+        # The preset removes every reference that is also a CrowdFlower candidate of the image
+        # (for all rows of that image), so no candidate is scored against itself.
+        kept_refs = tuple(r for r in references if r not in candidates_of[image])
+        if not kept_refs:
+            count_into(dropped, NO_REFERENCES_LEFT)
+            continue
+        items.append(GradedItem(f"{image}|{cid}", image, candidate, kept_refs, (fraction,)))
+    return JudgmentSet(
+        "graded",
+        tuple(items),
+        ("yes_fraction",),
+        (annotations.name, token.name),
+        n_read=len(rows),
+        n_kept=len(items),
+        dropped=dropped,
+        format="flickr8k-cf",
+        preset=preset,
+        kendall_variant="b",
+    )

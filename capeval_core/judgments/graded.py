@@ -1,0 +1,258 @@
+"""Generic graded judgments: one row per judged candidate (CSV, TSV, JSON array, JSONL).
+
+Columns (judgment-formats.md, "Generic formats"): ``id`` (optional; default: the line or
+record number), ``image_id`` (optional), ``candidate``, references as ``references`` (a JSON
+list in JSON/JSONL, ``|||``-separated text in CSV/TSV) or ``ref_1`` … ``ref_k`` columns, or a
+COCO captions file keyed by ``image_id``; one or more numeric human-score columns (default:
+every numeric column not named above); optional ``system``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from capeval_core.judgments.base import (
+    DEFAULT_MAX_BYTES,
+    REF_SEPARATOR,
+    GradedItem,
+    JudgmentSet,
+    Row,
+    count_into,
+    format_error,
+    is_number,
+    parse_number,
+    read_records,
+    text_cell,
+    unique_ids,
+)
+from capeval_core.judgments.coco import image_key, load_coco_references
+
+_REF_COLUMN = re.compile(r"^ref_?(\d+)$")
+KNOWN_COLUMNS = ("id", "image_id", "candidate", "references", "system")
+
+
+def reference_columns(columns: Sequence[str]) -> list[str]:
+    """``ref_1`` … ``ref_k`` columns in numeric order.
+
+    >>> reference_columns(["ref_10", "candidate", "ref_2", "ref_1"])
+    ['ref_1', 'ref_2', 'ref_10']
+    """
+    found = [(int(m.group(1)), c) for c in columns if (m := _REF_COLUMN.match(c))]
+    return [c for _, c in sorted(found)]
+
+
+def require_columns(path: Any, columns: Sequence[str], required: Sequence[str]) -> None:
+    """Error naming the first missing column, with a delimiter hint for one-column headers."""
+    for name in required:
+        if name not in columns:
+            hint = ""
+            if len(columns) == 1:
+                sep = next((s for s in (";", ",", "\t", "|") if s in columns[0]), None)
+                if sep is not None:
+                    hint = (
+                        f"; the header has a single column containing {sep!r}: is the file "
+                        f"separated by {sep!r} rather than the delimiter its suffix implies?"
+                    )
+            raise format_error(
+                path,
+                f"missing required column {name!r} (columns found: {list(columns)}){hint}",
+                line=1,
+                column=name,
+            )
+
+
+class ReferenceSource:
+    """Where a row's references come from: its own cells or a COCO captions file."""
+
+    def __init__(self, path: Any, columns: Sequence[str], references_from: Any, max_bytes: int):
+        self.path = path
+        self.ref_columns = reference_columns(columns)
+        self.has_column = "references" in columns
+        self.coco = (
+            load_coco_references(references_from, max_bytes=max_bytes)
+            if references_from is not None
+            else None
+        )
+        self.coco_name = Path(references_from).name if references_from is not None else ""
+        if not (self.has_column or self.ref_columns or self.coco is not None):
+            raise format_error(
+                path,
+                "missing required column 'references' (or ref_1 ... ref_k columns, or a COCO "
+                f"captions file as `references_from`); columns found: {list(columns)}",
+                line=1,
+                column="references",
+            )
+
+    def get(self, row: Row, image_id: str) -> tuple[str, ...]:
+        refs: list[str] = []
+        column = "references"
+        if self.has_column:
+            refs = self._cell(row)
+        elif self.ref_columns:
+            column = self.ref_columns[0]
+            for c in self.ref_columns:
+                text = text_cell(row.values.get(c), self.path, row, c).strip()
+                if text:
+                    refs.append(text)
+        else:
+            column = "image_id"
+            if image_id not in (self.coco or {}):
+                raise format_error(
+                    self.path,
+                    f"image_id {image_id!r} has no captions in {self.coco_name}",
+                    line=row.line,
+                    column="image_id",
+                    record=row.record,
+                )
+            refs = list(self.coco[image_id])  # type: ignore[index]
+        if not refs:
+            raise format_error(
+                self.path,
+                "no references: every candidate needs at least one",
+                line=row.line,
+                column=column,
+                record=row.record,
+            )
+        return tuple(refs)
+
+    def _cell(self, row: Row) -> list[str]:
+        value = row.values.get("references")
+        if isinstance(value, list):
+            out = []
+            for j, r in enumerate(value):
+                if not isinstance(r, str):
+                    raise format_error(
+                        self.path,
+                        f"reference {j} is a {type(r).__name__}, not text",
+                        line=row.line,
+                        column="references",
+                        record=row.record,
+                    )
+                if r.strip():
+                    out.append(r.strip())
+            return out
+        text = text_cell(value, self.path, row, "references")
+        return [r.strip() for r in text.split(REF_SEPARATOR) if r.strip()]
+
+
+def row_id(row: Row, columns: Sequence[str], path: Any, fallback: int) -> str:
+    if "id" in columns:
+        value = text_cell(row.values.get("id"), path, row, "id").strip()
+        if value:
+            return value
+    return str(fallback)
+
+
+def numeric_columns(columns: Sequence[str], rows: Sequence[Row], exclude: set[str]) -> list[str]:
+    """Columns at least half of whose non-empty cells are numbers (judgment-formats.md: "default:
+    every numeric column not named above"). A column with a few non-numbers still counts,
+    so those cells are reported as errors rather than silently ignored."""
+    out = []
+    for c in columns:
+        if c in exclude:
+            continue
+        cells = [r.values.get(c) for r in rows]
+        cells = [v for v in cells if v is not None and str(v).strip() != ""]
+        if cells and sum(is_number(v) for v in cells) * 2 >= len(cells):
+            out.append(c)
+    return out
+
+
+def load_graded(
+    path: str | os.PathLike[str],
+    *,
+    file_format: str | None = None,
+    score_columns: Sequence[str] | None = None,
+    references_from: str | os.PathLike[str] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    preset: str | None = None,
+    kendall_variant: str = "b",
+) -> JudgmentSet:
+    """Read a generic graded file into a JudgmentSet.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "j.csv"
+    >>> _ = p.write_text("id,candidate,references,quality\\n1,a dog,a dog runs|||a pup,3\\n")
+    >>> load_graded(p).items[0]
+    GradedItem(id='1', image_id='1', candidate='a dog', references=('a dog runs', 'a pup'), \
+scores=(3.0,), system=None)
+    """
+    fmt, columns, rows = read_records(path, file_format, max_bytes=max_bytes)
+    require_columns(path, columns, ["candidate"])
+    refs = ReferenceSource(path, columns, references_from, max_bytes)
+    exclude = set(KNOWN_COLUMNS) | set(refs.ref_columns)
+    if score_columns is None:
+        scores = numeric_columns(columns, rows, exclude)
+        if not scores:
+            raise format_error(
+                path,
+                "no numeric human-score column found (columns: "
+                f"{list(columns)}); name one with `score_columns`",
+                line=1,
+            )
+    else:
+        scores = list(score_columns)
+        require_columns(path, columns, scores)
+    dropped: dict[str, int] = {}
+    empty = 0
+    items: list[GradedItem] = []
+    ids: list[tuple[str, Row]] = []
+    for n, row in enumerate(rows, start=1):
+        ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
+        ids.append((ident, row))
+        image = (
+            image_key(row.values["image_id"])
+            if row.values.get("image_id") not in (None, "")
+            else ident
+        )
+        candidate = text_cell(row.values.get("candidate"), path, row, "candidate").strip()
+        empty += not candidate
+        references = refs.get(row, image)
+        values: list[float] = []
+        for c in scores:
+            cell = row.values.get(c)
+            if cell is None or str(cell).strip() == "":
+                values = []
+                break
+            values.append(parse_number(cell, path, row, c))
+        system = row.values.get("system")
+        if not values:
+            count_into(dropped, "missing human score")
+            continue
+        items.append(
+            GradedItem(
+                ident,
+                image,
+                candidate,
+                references,
+                tuple(values),
+                None if system in (None, "") else text_cell(system, path, row, "system").strip(),
+            )
+        )
+    unique_ids(path, ids)
+    notes = (f"{empty:,} empty candidate(s) kept (they score 0 on most metrics)",) if empty else ()
+    return JudgmentSet(
+        "graded",
+        tuple(items),
+        tuple(scores),
+        _sources(path, references_from),
+        n_read=len(rows),
+        n_kept=len(items),
+        dropped=dropped,
+        format="graded",
+        preset=preset,
+        kendall_variant=kendall_variant,
+        notes=notes,
+    )
+
+
+def _sources(*paths: Any) -> tuple[str, ...]:
+    return tuple(Path(p).name for p in paths if p is not None)
+
+
+def scores_mapping(names: Sequence[str], values: Sequence[float]) -> Mapping[str, float]:
+    return dict(zip(names, values, strict=True))

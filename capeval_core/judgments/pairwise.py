@@ -1,0 +1,148 @@
+"""Generic pairwise judgments: one row per pair (CSV, TSV, JSON array, JSONL).
+
+Columns (judgment-formats.md): ``candidate_a``, ``candidate_b``, references as for graded
+files, and either ``preferred`` (``a``/``b``/``tie``) or vote counts ``votes_a``/``votes_b``;
+optional ``category`` (e.g. HC/HI/HM/MM), ``id`` and ``image_id``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from capeval_core.judgments.base import (
+    DEFAULT_MAX_BYTES,
+    JudgmentSet,
+    PairItem,
+    format_error,
+    parse_number,
+    read_records,
+    text_cell,
+    unique_ids,
+)
+from capeval_core.judgments.coco import image_key
+from capeval_core.judgments.graded import ReferenceSource, require_columns, row_id
+
+PREFERENCES = ("a", "b", "tie")
+
+
+def preference_from_votes(votes_a: int, votes_b: int) -> str:
+    """Majority of the votes; equal counts are a tie (broken later by the human-tie rule).
+
+    >>> preference_from_votes(6, 4), preference_from_votes(5, 5)
+    ('a', 'tie')
+    """
+    return "a" if votes_a > votes_b else "b" if votes_b > votes_a else "tie"
+
+
+def load_pairwise(
+    path: str | os.PathLike[str],
+    *,
+    file_format: str | None = None,
+    references_from: str | os.PathLike[str] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    preset: str | None = None,
+) -> JudgmentSet:
+    """Read a generic pairwise file into a JudgmentSet of kind ``"pairwise"``.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "p.jsonl"
+    >>> _ = p.write_text('{"candidate_a": "a dog", "candidate_b": "a cat", '
+    ...                  '"references": ["a dog runs"], "votes_a": 3, "votes_b": 1}\\n')
+    >>> load_pairwise(p).items[0].preferred
+    'a'
+    """
+    fmt, columns, rows = read_records(path, file_format, max_bytes=max_bytes)
+    require_columns(path, columns, ["candidate_a", "candidate_b"])
+    has_votes = "votes_a" in columns or "votes_b" in columns
+    if has_votes:
+        require_columns(path, columns, ["votes_a", "votes_b"])
+    elif "preferred" not in columns:
+        raise format_error(
+            path,
+            "missing required column 'preferred' (or votes_a and "
+            f"votes_b); columns found: {list(columns)}",
+            line=1,
+            column="preferred",
+        )
+    refs = ReferenceSource(path, columns, references_from, max_bytes)
+    items: list[PairItem] = []
+    ids = []
+    for n, row in enumerate(rows, start=1):
+        ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
+        ids.append((ident, row))
+        image = (
+            image_key(row.values["image_id"])
+            if row.values.get("image_id") not in (None, "")
+            else ident
+        )
+        cand_a = text_cell(row.values.get("candidate_a"), path, row, "candidate_a").strip()
+        cand_b = text_cell(row.values.get("candidate_b"), path, row, "candidate_b").strip()
+        preferred = None
+        if "preferred" in columns:
+            raw = text_cell(row.values.get("preferred"), path, row, "preferred").strip()
+            preferred = raw.lower()
+            if preferred not in PREFERENCES:
+                raise format_error(
+                    path,
+                    f"preferred must be one of a, b, tie (got {raw!r})",
+                    line=row.line,
+                    column="preferred",
+                    record=row.record,
+                )
+        votes_a = votes_b = None
+        if has_votes:
+            votes_a, votes_b = (_votes(path, row, c) for c in ("votes_a", "votes_b"))
+            from_votes = preference_from_votes(votes_a, votes_b)
+            if preferred is not None and preferred != from_votes:
+                raise format_error(
+                    path,
+                    f"preferred is {preferred!r} but the votes "
+                    f"({votes_a} vs {votes_b}) say {from_votes!r}",
+                    line=row.line,
+                    column="preferred",
+                    record=row.record,
+                )
+            preferred = from_votes
+        category = row.values.get("category")
+        category = (
+            None if category in (None, "") else text_cell(category, path, row, "category").strip()
+        )
+        items.append(
+            PairItem(
+                ident,
+                image,
+                cand_a,
+                cand_b,
+                refs.get(row, image),
+                preferred,
+                votes_a,
+                votes_b,
+                category,
+            )
+        )  # type: ignore[arg-type]
+    unique_ids(path, ids)
+    sources = tuple(Path(p).name for p in (path, references_from) if p is not None)
+    return JudgmentSet(
+        "pairwise",
+        tuple(items),
+        (),
+        sources,
+        n_read=len(rows),
+        n_kept=len(items),
+        format="pairwise",
+        preset=preset,
+    )
+
+
+def _votes(path, row, column: str) -> int:
+    value = parse_number(row.values.get(column, ""), path, row, column, integer=True)
+    if value < 0:
+        raise format_error(
+            path,
+            f"votes cannot be negative (got {int(value)})",
+            line=row.line,
+            column=column,
+            record=row.record,
+        )
+    return int(value)

@@ -1,0 +1,240 @@
+"""Batch scoring of a JudgmentSet with any subset of the registered metrics.
+
+Results are cached on disk in ``cache_dir()/judgment-scores/``, one ``.npz`` file per
+(set content digest, metric signature[, reference-sampling knobs]), so reopening a set is
+instant. ``on_progress(done, total, label)`` lets the CLI draw a tqdm bar and the app an
+``st.progress``; ``workers > 1`` scores metrics in parallel worker processes.
+
+Rows with the same candidate and references (e.g. Flickr8k-Expert's three expert rows per
+caption) are scored once, so corpus statistics such as CIDEr-D's document frequencies count
+each judged caption once and every preset of a dataset gets the same metric values.
+Pairwise sets are scored per draw of sampled references (PASCAL-50S protocol: 5 references,
+5 draws), candidates a and b of all pairs in one batch per draw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from capeval_core.errors import CapevalError
+from capeval_core.judgments.base import JudgmentSet
+from capeval_core.metrics import Batch, make_batch, metric_class
+from capeval_core.stats.pairwise import sample_references
+
+Progress = Callable[[int, int, str], None]
+CACHE_FOLDER = "judgment-scores"
+
+
+@dataclass(frozen=True)
+class JudgmentScores:
+    """Per-item metric values for a JudgmentSet.
+
+    Graded sets: ``values[key]`` has one value per item. Pairwise sets: ``values_a[key]`` and
+    ``values_b[key]`` have shape (draws, pairs).
+    """
+
+    digest: str
+    kind: str
+    keys: tuple[str, ...]
+    values: Mapping[str, np.ndarray] = field(default_factory=dict)
+    values_a: Mapping[str, np.ndarray] = field(default_factory=dict)
+    values_b: Mapping[str, np.ndarray] = field(default_factory=dict)
+    signatures: Mapping[str, str] = field(default_factory=dict)
+    from_cache: Mapping[str, bool] = field(default_factory=dict)
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _report_key(key: str) -> str:
+    cls = metric_class(key)
+    return key if key in cls.report_keys() else cls.primary_key()
+
+
+def _cache_path(digest: str, signature: str, extra: str = "") -> Path:
+    from capeval_core.resources import cache_dir
+
+    h = hashlib.sha256(f"{signature}|{extra}".encode()).hexdigest()[:20]
+    folder = cache_dir() / CACHE_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{digest[:24]}-{h}.npz"
+
+
+def _load(path: Path) -> dict[str, np.ndarray] | None:
+    try:
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError):
+        return None  # missing or unreadable cache entries are recomputed
+
+
+def _save(path: Path, values: Mapping[str, np.ndarray]) -> None:
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **values)
+    tmp.replace(path)  # atomic, so a concurrent reader never sees half a file
+
+
+def _score_metric(
+    metric_key: str, options: Mapping[str, Any], tokenizer: str, batches: Sequence[Batch]
+) -> dict[str, np.ndarray]:
+    """Every reported key of one metric over one or more batches: (batches, items)."""
+    metric = metric_class(metric_key)(tokenizer=tokenizer, **dict(options))
+    out: dict[str, list[list[float]]] = {}
+    for batch in batches:
+        result = metric.score_batch(batch)
+        for k in result.corpus:
+            out.setdefault(k, []).append(result.segment_values(k))
+    return {k: np.asarray(v, dtype=float) for k, v in out.items()}
+
+
+def metric_signature(key: str, tokenizer: str, options: Mapping[str, Any]) -> str:
+    """The signature string of a configured metric (what the cache is keyed by)."""
+    cls = metric_class(key)
+    return str(cls(tokenizer=tokenizer, **dict(options)).signature())
+
+
+def score_judgments(
+    jset: JudgmentSet,
+    keys: Sequence[str],
+    *,
+    tokenizer: str = "ptb",
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    n_references: int = 5,
+    draws: int = 5,
+    seed: int = 0,
+    workers: int = 0,
+    on_progress: Progress | None = None,
+    use_cache: bool = True,
+    on_error: str = "raise",
+) -> JudgmentScores:
+    """Score every item of ``jset`` with the metrics behind ``keys``.
+
+    ``on_error="skip"`` records a metric that fails (e.g. a missing resource) in
+    ``skipped`` instead of raising. ``n_references``/``draws``/``seed`` apply to pairwise
+    sets only.
+    """
+    options = options or {}
+    keys = list(dict.fromkeys(keys))
+    groups: dict[str, list[str]] = {}
+    for key in keys:
+        groups.setdefault(metric_class(key).key, []).append(key)
+    progress = on_progress or (lambda done, total, label: None)
+    total = len(groups)
+    pairwise = jset.kind == "pairwise"
+    sampling = {"n_references": n_references, "draws": draws, "seed": seed} if pairwise else {}
+    extra = json.dumps(sampling, sort_keys=True)
+
+    results: dict[str, dict[str, np.ndarray]] = {}
+    signatures: dict[str, str] = {}
+    cached: dict[str, bool] = {}
+    skipped: dict[str, str] = {}
+    todo: list[tuple[str, Path]] = []
+    for mkey in groups:
+        try:
+            signatures[mkey] = metric_signature(mkey, tokenizer, options.get(mkey, {}))
+        except CapevalError as exc:
+            if on_error != "skip":
+                raise
+            skipped[mkey] = str(exc)
+            continue
+        path = _cache_path(jset.content_digest, signatures[mkey], extra)
+        hit = _load(path) if use_cache else None
+        if hit is not None:
+            results[mkey], cached[mkey] = hit, True
+        else:
+            todo.append((mkey, path))
+    done = len(results) + len(skipped)
+    progress(done, total, "from cache" if done else "starting")
+    if todo:
+        progress(done, total, "tokenizing")
+        batches, expand = _batches(jset, tokenizer, n_references, draws, seed)
+
+        def finish(mkey: str, path: Path, values: dict[str, np.ndarray]) -> None:
+            nonlocal done
+            values = {k: v[:, expand] for k, v in values.items()}
+            if use_cache:
+                _save(path, values)
+            results[mkey], cached[mkey] = values, False
+            done += 1
+            progress(done, total, mkey)
+
+        if workers and workers > 1 and len(todo) > 1:
+            with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+                futures = {
+                    pool.submit(_score_metric, m, options.get(m, {}), tokenizer, batches): (m, p)
+                    for m, p in todo
+                }
+                for fut, (mkey, path) in futures.items():
+                    try:
+                        finish(mkey, path, fut.result())
+                    except CapevalError as exc:
+                        if on_error != "skip":
+                            raise
+                        skipped[mkey] = str(exc)
+        else:
+            for mkey, path in todo:
+                progress(done, total, mkey)
+                try:
+                    values = _score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
+                except CapevalError as exc:
+                    if on_error != "skip":
+                        raise
+                    skipped[mkey] = str(exc)
+                    continue
+                finish(mkey, path, values)
+
+    out_keys = tuple(k for k in keys if metric_class(k).key in results)
+    n = len(jset)
+    vals, va, vb = {}, {}, {}
+    for key in out_keys:
+        arr = results[metric_class(key).key][_report_key(key)]
+        if pairwise:
+            va[key], vb[key] = arr[:, :n], arr[:, n:]
+        else:
+            vals[key] = arr[0]
+    return JudgmentScores(
+        jset.content_digest,
+        jset.kind,
+        out_keys,
+        vals,
+        va,
+        vb,
+        {k: signatures[metric_class(k).key] for k in out_keys},
+        {k: cached[metric_class(k).key] for k in out_keys},
+        skipped,
+        sampling,
+    )
+
+
+def _batches(
+    jset: JudgmentSet, tokenizer: str, n_references: int, draws: int, seed: int
+) -> tuple[list[Batch], np.ndarray]:
+    """Tokenized batches of the unique items, and the map from items to unique items."""
+    if jset.kind == "graded":
+        pairs = [(it.candidate, it.references) for it in jset.items]  # type: ignore[union-attr]
+        draw_refs = None
+    else:
+        items = jset.items
+        if max(len(it.references) for it in items) <= n_references:
+            draws = 1  # nothing to sample: every draw would be identical
+        sampled = sample_references([it.references for it in items], n_references, draws, seed)
+        pairs = [(it.candidate_a, None) for it in items] + [  # type: ignore[union-attr]
+            (it.candidate_b, None) for it in items
+        ]  # type: ignore[union-attr]
+        draw_refs = [refs + refs for refs in sampled]
+    if draw_refs is None:
+        unique: dict[tuple[str, tuple[str, ...]], int] = {}
+        expand = np.array([unique.setdefault(p, len(unique)) for p in pairs])  # type: ignore[arg-type]
+        cands = [c for c, _ in unique]
+        refs = [r for _, r in unique]
+        return [make_batch(cands, refs, tokenizer)], expand
+    cands = [c for c, _ in pairs]
+    batches = [make_batch(cands, refs, tokenizer) for refs in draw_refs]
+    return batches, np.arange(len(cands))

@@ -1,0 +1,73 @@
+"""Meta-evaluation statistics: correlations with humans, the Williams test, the combined
+metric, pairwise and forced-choice accuracy, and spreadsheet-safe CSV export.
+
+>>> from capeval_core.stats import williams_test
+>>> round(williams_test(0.9, 0.8, 0.85, 100).statistic, 6)
+4.126423
+"""
+
+from capeval_core.stats.combined import (
+    DEFAULT_COMBINATION,
+    SubsetResult,
+    combine,
+    default_subset,
+    minmax,
+    rank_subsets,
+)
+from capeval_core.stats.correlation import (
+    METHODS,
+    ConfidenceInterval,
+    CorrelationResult,
+    bootstrap_statistics,
+    correlate,
+    kendall,
+    pearson,
+    spearman,
+    system_level,
+)
+from capeval_core.stats.export import export_csv, safe_cell, to_csv_text
+from capeval_core.stats.pairwise import (
+    ForcedChoiceResult,
+    PairwiseAccuracyResult,
+    forced_choice_accuracy,
+    pairwise_accuracy,
+    sample_references,
+)
+from capeval_core.stats.williams import (
+    WilliamsMatrix,
+    WilliamsResult,
+    correlation_matrix,
+    williams_matrix,
+    williams_test,
+)
+
+__all__ = [
+    "DEFAULT_COMBINATION",
+    "METHODS",
+    "ConfidenceInterval",
+    "CorrelationResult",
+    "ForcedChoiceResult",
+    "PairwiseAccuracyResult",
+    "SubsetResult",
+    "WilliamsMatrix",
+    "WilliamsResult",
+    "bootstrap_statistics",
+    "combine",
+    "correlate",
+    "correlation_matrix",
+    "default_subset",
+    "export_csv",
+    "forced_choice_accuracy",
+    "kendall",
+    "minmax",
+    "pairwise_accuracy",
+    "pearson",
+    "rank_subsets",
+    "safe_cell",
+    "sample_references",
+    "spearman",
+    "system_level",
+    "to_csv_text",
+    "williams_matrix",
+    "williams_test",
+]

@@ -1,0 +1,177 @@
+"""Pairwise accuracy (PASCAL-50S protocol, judgment-formats.md) and forced-choice accuracy.
+
+Knobs of the published protocol: 5 references sampled per pair, 5 draws, a seed; a metric
+tie counts as half ("correct" and "wrong" are the alternatives); human ties broken at random
+with the seed ("drop" is the alternative).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from capeval_core.errors import InputError
+
+MetricTie = Literal["half", "correct", "wrong"]
+HumanTie = Literal["random", "drop"]
+_TIE_CREDIT = {"half": 0.5, "correct": 1.0, "wrong": 0.0}
+
+
+def sample_references(
+    references: Sequence[Sequence[str]],
+    n_references: int = 5,
+    draws: int = 5,
+    seed: int | None = 0,
+) -> list[list[tuple[str, ...]]]:
+    """``draws`` lists with, per pair, ``n_references`` references sampled without
+    replacement (all of them when a pair has fewer).
+
+    >>> sample_references([["a", "b", "c"]], n_references=2, draws=1, seed=0)
+    [[('b', 'c')]]
+    """
+    if n_references < 1 or draws < 1:
+        raise InputError("`n_references` and `draws` must be at least 1")
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(draws):
+        drawn = []
+        for refs in references:
+            refs = tuple(refs)
+            if len(refs) <= n_references:
+                drawn.append(refs)
+            else:
+                idx = rng.choice(len(refs), size=n_references, replace=False)
+                drawn.append(tuple(refs[i] for i in idx))
+        out.append(drawn)
+    return out
+
+
+@dataclass(frozen=True)
+class PairwiseAccuracyResult:
+    """Accuracy overall and per category, with every knob that produced it."""
+
+    accuracy: float
+    by_category: Mapping[str, float]
+    n: int
+    n_by_category: Mapping[str, int]
+    n_human_ties: int
+    metric_tie: str
+    human_tie: str
+    draws: int
+    seed: int | None
+    method: str = "pairwise accuracy"
+
+    def as_dict(self) -> dict[str, float]:
+        return {**self.by_category, "overall": self.accuracy}
+
+
+def pairwise_accuracy(
+    scores_a: Sequence[float] | np.ndarray,
+    scores_b: Sequence[float] | np.ndarray,
+    preferences: Sequence[float] | np.ndarray,
+    categories: Sequence[str | None] | None = None,
+    *,
+    metric_tie: MetricTie = "half",
+    human_tie: HumanTie = "random",
+    seed: int | None = 0,
+) -> PairwiseAccuracyResult:
+    """How often the metric prefers the candidate people preferred.
+
+    ``scores_a``/``scores_b``: one value per pair, or shape (draws, pairs) for sampled
+    references (accuracy is averaged over draws). ``preferences``: +1 a, -1 b, 0 tie.
+
+    >>> r = pairwise_accuracy([0.9, 0.2, 0.5], [0.1, 0.4, 0.5], [1, -1, 1])
+    >>> r.accuracy
+    0.8333333333333334
+    """
+    if metric_tie not in _TIE_CREDIT:
+        raise InputError(f"`metric_tie` must be one of {list(_TIE_CREDIT)} (got {metric_tie!r})")
+    if human_tie not in ("random", "drop"):
+        raise InputError(f"`human_tie` must be 'random' or 'drop' (got {human_tie!r})")
+    a = np.atleast_2d(np.asarray(scores_a, dtype=float))
+    b = np.atleast_2d(np.asarray(scores_b, dtype=float))
+    pref = np.asarray(preferences, dtype=float).copy()
+    if a.shape != b.shape or a.shape[1] != pref.size:
+        raise InputError(
+            f"scores of a {a.shape}, b {b.shape} and {pref.size} preferences do not match"
+        )
+    cats = np.array(
+        ["all"] * pref.size
+        if categories is None
+        else [c if c is not None else "none" for c in categories],
+        dtype=object,
+    )
+    if cats.size != pref.size:
+        raise InputError(f"{cats.size} categories for {pref.size} pairs")
+    labelled = ~np.isnan(pref)
+    ties = labelled & (pref == 0)
+    keep = labelled.copy()
+    if human_tie == "random":
+        # seeded coin per tied pair, drawn in pair order so the result is reproducible
+        rng = np.random.default_rng(seed)
+        pref[ties] = np.where(rng.random(int(ties.sum())) < 0.5, 1.0, -1.0)
+    else:
+        keep &= ~ties
+    diff = np.sign(a - b)  # (draws, pairs)
+    credit = np.where(diff == 0, _TIE_CREDIT[metric_tie], (diff == pref).astype(float))
+    per_pair = credit.mean(axis=0)
+    by_cat, n_cat = {}, {}
+    for c in dict.fromkeys(cats.tolist()):
+        mask = keep & (cats == c)
+        n_cat[c] = int(mask.sum())
+        by_cat[c] = float(per_pair[mask].mean()) if mask.any() else float("nan")
+    overall = float(per_pair[keep].mean()) if keep.any() else float("nan")
+    return PairwiseAccuracyResult(
+        overall,
+        by_cat,
+        int(keep.sum()),
+        n_cat,
+        int(ties.sum()),
+        metric_tie,
+        human_tie,
+        a.shape[0],
+        seed,
+    )
+
+
+@dataclass(frozen=True)
+class ForcedChoiceResult:
+    """Per distractor type: how often the correct caption outscored the distracted one."""
+
+    accuracy: Mapping[str, float]
+    n: Mapping[str, int]
+    metric_tie: str
+    method: str = "forced-choice accuracy"
+
+
+def forced_choice_accuracy(
+    correct_scores: Sequence[float] | np.ndarray,
+    distracted_scores: Mapping[str, Sequence[float]] | Sequence[float],
+    *,
+    metric_tie: MetricTie = "half",
+) -> ForcedChoiceResult:
+    """Binary forced choice (seed paper, Table 5): correct vs each distractor type.
+
+    >>> forced_choice_accuracy([0.9, 0.5], {"shuffled": [0.2, 0.5]}).accuracy
+    {'shuffled': 0.75}
+    """
+    if metric_tie not in _TIE_CREDIT:
+        raise InputError(f"`metric_tie` must be one of {list(_TIE_CREDIT)} (got {metric_tie!r})")
+    correct = np.asarray(correct_scores, dtype=float)
+    groups = (
+        dict(distracted_scores)
+        if isinstance(distracted_scores, Mapping)
+        else {"distracted": distracted_scores}
+    )
+    acc, n = {}, {}
+    for kind, values in groups.items():
+        d = np.asarray(values, dtype=float)
+        if d.shape != correct.shape:
+            raise InputError(f"{kind!r}: {d.size} distracted scores for {correct.size} correct")
+        diff = np.sign(correct - d)
+        credit = np.where(diff == 0, _TIE_CREDIT[metric_tie], (diff > 0).astype(float))
+        acc[kind], n[kind] = float(credit.mean()), int(d.size)
+    return ForcedChoiceResult(acc, n, metric_tie)

@@ -1,0 +1,168 @@
+"""Williams (1959) test for two dependent correlations sharing one variable (metric-spec §8).
+
+Used as in Graham & Baldwin (EMNLP 2014) to ask whether metric A correlates with humans
+better than metric B on the same items: r12 = corr(human, A), r13 = corr(human, B),
+r23 = corr(A, B). Like the WMT scripts (and nlpstats), the **absolute values** of the three
+correlations are used, so a metric where lower is better is compared by strength.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from capeval_core.errors import InputError
+from capeval_core.stats.correlation import correlate
+
+Alternative = Literal["greater", "two-sided"]
+
+
+@dataclass(frozen=True)
+class WilliamsResult:
+    """``statistic`` (t), ``pvalue``, ``df`` = n - 3, and the arithmetic behind them."""
+
+    statistic: float
+    pvalue: float
+    df: int
+    n: int
+    r12: float
+    r13: float
+    r23: float
+    det_r: float  # |R| = 1 - r12² - r13² - r23² + 2·r12·r13·r23
+    alternative: str
+    method: str = "williams"
+
+    def __str__(self) -> str:
+        return (
+            f"Williams t = {self.statistic:.4f}, df = {self.df}, p = {self.pvalue:.4g} "
+            f"({self.alternative})"
+        )
+
+
+def williams_test(
+    r12: float,
+    r13: float,
+    r23: float,
+    n: int,
+    alternative: Alternative = "greater",
+    *,
+    absolute: bool = True,
+) -> WilliamsResult:
+    """Is corr(human, A) = ``r12`` higher than corr(human, B) = ``r13``?
+
+    t = (r12 − r13)·sqrt((n − 1)(1 + r23) / D) with
+    D = 2·((n − 1)/(n − 3))·|R| + ((r12 + r13)/2)²·(1 − r23)³,
+    df = n − 3; ``"greater"``: p = P(T > t); ``"two-sided"``: p = 2·P(T > |t|).
+
+    >>> r = williams_test(0.65, 0.55, 0.30, 50)
+    >>> round(r.statistic, 6), round(r.pvalue, 7)
+    (0.816078, 0.2092862)
+    """
+    if n <= 3:
+        raise InputError(f"the Williams test needs n > 3 items (got {n})")
+    if alternative not in ("greater", "two-sided"):
+        raise InputError(f"`alternative` must be 'greater' or 'two-sided' (got {alternative!r})")
+    if absolute:
+        r12, r13, r23 = abs(r12), abs(r13), abs(r23)
+    det_r = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    denom = 2 * ((n - 1) / (n - 3)) * det_r + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
+    if not all(math.isfinite(v) for v in (r12, r13, r23)) or denom <= 0:
+        t = math.nan
+    else:
+        t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23) / denom)
+    df = n - 3
+    if math.isnan(t):
+        p = math.nan
+    elif alternative == "greater":
+        p = float(stats.t.sf(t, df))
+    else:
+        p = float(min(1.0, 2 * stats.t.sf(abs(t), df)))
+    return WilliamsResult(float(t), p, df, n, r12, r13, r23, float(det_r), alternative)
+
+
+@dataclass(frozen=True)
+class WilliamsMatrix:
+    """p-values for "row metric beats column metric", metrics ordered by |r| with humans."""
+
+    metrics: tuple[str, ...]
+    pvalues: np.ndarray
+    human_correlations: Mapping[str, float]
+    correlation: str
+    alternative: str
+    n: int
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.pvalues, index=list(self.metrics), columns=list(self.metrics))
+
+    def as_dict(self) -> dict[str, dict[str, float]]:
+        return {
+            a: {b: float(self.pvalues[i, j]) for j, b in enumerate(self.metrics)}
+            for i, a in enumerate(self.metrics)
+        }
+
+
+def correlation_matrix(
+    human: Sequence[float], metric_scores: Mapping[str, Sequence[float]], correlation: str
+) -> tuple[dict[str, float], np.ndarray]:
+    """corr(human, metric) per metric and corr(metric, metric) for every pair."""
+    keys = list(metric_scores)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        with_human = {k: correlate(metric_scores[k], human, correlation).statistic for k in keys}
+        between = np.eye(len(keys))
+        for i in range(len(keys)):
+            for j in range(i + 1, len(keys)):
+                r = correlate(metric_scores[keys[i]], metric_scores[keys[j]], correlation)
+                between[i, j] = between[j, i] = r.statistic
+    return with_human, between
+
+
+def williams_matrix(
+    human: Sequence[float],
+    metric_scores: Mapping[str, Sequence[float]],
+    correlation: str = "pearson",
+    alternative: Alternative = "greater",
+) -> WilliamsMatrix:
+    """Williams p-value for every ordered pair of metrics (row A vs column B).
+
+    NaN on the diagonal and, for the one-sided test, wherever |r_A| ≤ |r_B|: the reference
+    script (Graham & Baldwin) refuses to test a metric that does not correlate higher.
+
+    >>> m = williams_matrix([1, 2, 3, 4, 5, 6], {"a": [1, 2, 3, 4, 6, 5], "b": [2, 1, 4, 3, 6, 5]})
+    >>> m.metrics, bool(np.isnan(m.pvalues[1, 0]))
+    (('a', 'b'), True)
+    """
+    n = len(human)
+    for k, v in metric_scores.items():
+        if len(v) != n:
+            raise InputError(f"scores of {k!r} have {len(v)} items, humans have {n}")
+    with_human, between = correlation_matrix(human, metric_scores, correlation)
+    keys = list(metric_scores)
+    order = sorted(
+        range(len(keys)),
+        key=lambda i: -abs(with_human[keys[i]]) if np.isfinite(with_human[keys[i]]) else math.inf,
+    )
+    p = np.full((len(keys), len(keys)), np.nan)
+    for a, i in enumerate(order):
+        for b, j in enumerate(order):
+            if i == j:
+                continue
+            r12, r13 = abs(with_human[keys[i]]), abs(with_human[keys[j]])
+            if alternative == "greater" and not r12 > r13:
+                continue
+            p[a, b] = williams_test(r12, r13, between[i, j], n, alternative).pvalue
+    return WilliamsMatrix(
+        tuple(keys[i] for i in order),
+        p,
+        {keys[i]: float(with_human[keys[i]]) for i in order},
+        correlation,
+        alternative,
+        n,
+    )

@@ -1,0 +1,512 @@
+"""Malformed judgment files: each gives a JudgmentFormatError naming file, line and column."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from scipy.io import savemat
+
+from capeval_core.errors import InputError, JudgmentFormatError
+from capeval_core.judgments import load_judgments
+
+HEADER = "id,candidate,references,score\n"
+TOKEN = "".join(f"{i}.jpg#{k}\tcaption {k} of {i}\n" for i in ("a", "b") for k in range(5))
+
+
+def _flickr(tmp, rows, name="ExpertAnnotations.txt"):
+    (tmp / "Flickr8k.token.txt").write_text(TOKEN)
+    (tmp / name).write_text(rows)
+    return tmp / name
+
+
+def _pascal_inputs(tmp, votes=(1, -1), category=1):
+    inputs = np.zeros((1, 1), dtype=[("name", "O"), ("sent1", "O"), ("sent2", "O")])
+    inputs[0, 0] = ("p.jpg", "a", "b")
+    result = np.zeros((1, 1), dtype=[("result", "O")])
+    result[0, 0] = (np.array([list(votes)]),)
+    savemat(
+        tmp / "pair_pascal.mat",
+        {"new_input": inputs, "result": result, "category": np.array([[category]])},
+    )
+    refs = np.zeros((1, 1), dtype=[("image", "O"), ("sentences", "O")])
+    refs[0, 0] = ("p.jpg", np.array([["r1"], ["r2"]], dtype=object))
+    savemat(tmp / "pascal50S.mat", {"refs": refs})
+    return tmp
+
+
+# (name, file name, bytes or a writer, format, options, message regex, where regex)
+CASES = [
+    (
+        "bad encoding",
+        "g.csv",
+        HEADER.encode() + b"1,caf\xe9,x,2\n",
+        "graded",
+        {},
+        r"offset 35",
+        r"line 2",
+    ),
+    (
+        "latin-1 in header",
+        "g.csv",
+        b"candid\xe2te,references,score\n",
+        "graded",
+        {},
+        r"offset 6",
+        r"line 1",
+    ),
+    (
+        "missing candidate column",
+        "g.csv",
+        "id,references,score\n1,a,2\n",
+        "graded",
+        {},
+        r"missing required column 'candidate'",
+        r"line 1, column 'candidate'",
+    ),
+    (
+        "missing references column",
+        "g.csv",
+        "candidate,score\na,2\n",
+        "graded",
+        {},
+        r"missing required column 'references'",
+        r"column 'references'",
+    ),
+    (
+        "non-numeric score",
+        "g.csv",
+        HEADER + "1,a,b,2\n2,c,d,3\n3,e,f,good\n",
+        "graded",
+        {},
+        r"not a number: 'good'",
+        r"line 4, column 'score'",
+    ),
+    (
+        "formula in score column",
+        "g.csv",
+        HEADER + "1,a,b,2\n2,c,d,3\n3,e,f,=1+2\n",
+        "graded",
+        {},
+        r"formula",
+        r"line 4, column 'score'",
+    ),
+    (
+        "infinite score",
+        "g.csv",
+        HEADER + "1,a,b,2\n2,c,d,inf\n3,e,f,1\n",
+        "graded",
+        {},
+        r"not a finite number",
+        r"line 3, column 'score'",
+    ),
+    (
+        "duplicate id",
+        "g.csv",
+        HEADER + "1,a,b,2\n1,c,d,3\n",
+        "graded",
+        {},
+        r"duplicate id '1' \(first seen on line 2\)",
+        r"line 3, column 'id'",
+    ),
+    ("empty file", "g.csv", b"", "graded", {}, r"file is empty", r"g\.csv"),
+    ("whitespace-only file", "g.tsv", b"  \n\n", "graded", {}, r"file is empty", r"g\.tsv"),
+    ("header only", "g.csv", HEADER, "graded", {}, r"no data rows", r"g\.csv"),
+    (
+        "binary file",
+        "g.csv",
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        "graded",
+        {},
+        r"binary file \(NUL byte at offset 8\)",
+        r"g\.csv",
+    ),
+    (
+        "oversize file",
+        "g.csv",
+        HEADER + "1,a,b,2\n" * 20,
+        "graded",
+        {"max_bytes": 100},
+        r"above the 100-byte cap",
+        r"g\.csv",
+    ),
+    (
+        "wrong delimiter",
+        "g.csv",
+        "id;candidate;references;score\n1;a;b;2\n",
+        "graded",
+        {},
+        r"delimiter",
+        r"line 1, column 'candidate'",
+    ),
+    (
+        "ragged row",
+        "g.csv",
+        HEADER + "1,a,b,2\n2,c,d\n",
+        "graded",
+        {},
+        r"expected 4 fields separated by commas, got 3",
+        r"line 3",
+    ),
+    (
+        "unclosed quote",
+        "g.csv",
+        HEADER + '1,"a,b,2\n',
+        "graded",
+        {},
+        r"malformed|expected",
+        r"line \d",
+    ),
+    (
+        "empty header field",
+        "g.csv",
+        "candidate,,score\na,b,1\n",
+        "graded",
+        {},
+        r"header field 2 is empty",
+        r"line 1, column 2",
+    ),
+    (
+        "repeated header",
+        "g.csv",
+        "candidate,references,score,score\na,b,1,2\n",
+        "graded",
+        {},
+        r"repeated",
+        r"line 1, column 'score'",
+    ),
+    (
+        "no score column",
+        "g.csv",
+        "candidate,references,note\na,b,hello\n",
+        "graded",
+        {},
+        r"no numeric human-score column",
+        r"line 1",
+    ),
+    (
+        "no references in row",
+        "g.csv",
+        HEADER + "1,a,b,2\n2,c,,3\n",
+        "graded",
+        {},
+        r"no references",
+        r"line 3, column 'references'",
+    ),
+    (
+        "unknown suffix",
+        "g.xlsx",
+        "candidate\n",
+        "graded",
+        {},
+        r"cannot tell the format",
+        r"g\.xlsx",
+    ),
+    (
+        "bad JSON",
+        "g.json",
+        '[{"candidate": "a", "references": ["b"], "score": 1},\n{"cand',
+        "graded",
+        {},
+        r"invalid JSON",
+        r"line 2, column \d+",
+    ),
+    (
+        "JSON not an array",
+        "g.json",
+        '{"candidate": "a"}',
+        "graded",
+        {},
+        r"expected a JSON array",
+        r"line 1",
+    ),
+    (
+        "JSON record not an object",
+        "g.json",
+        '[{"candidate": "a", "references": ["b"], "score": 1},\n 5]',
+        "graded",
+        {},
+        r"expected an object",
+        r"record 1, line 2",
+    ),
+    (
+        "JSON references not text",
+        "g.json",
+        '[{"candidate": "a", "references": ["b", 3], "score": 1}]',
+        "graded",
+        {},
+        r"reference 1 is a int",
+        r"record 0, line 1, column 'references'",
+    ),
+    (
+        "JSONL bad line",
+        "g.jsonl",
+        '{"candidate": "a", "references": ["b"], "score": 1}\n{"candidate": "c",,}\n',
+        "graded",
+        {},
+        r"invalid JSON",
+        r"line 2, column \d+",
+    ),
+    (
+        "JSONL candidate not text",
+        "g.jsonl",
+        '{"candidate": ["a"], "references": ["b"], "score": 1}\n',
+        "graded",
+        {},
+        r"expected text, got list",
+        r"line 1, column 'candidate'",
+    ),
+    (
+        "preferred not a/b/tie",
+        "p.csv",
+        "candidate_a,candidate_b,references,preferred\nx,y,z,a\nx,y,z,maybe\n",
+        "pairwise",
+        {},
+        r"preferred must be one of a, b, tie \(got 'maybe'\)",
+        r"line 3, column 'preferred'",
+    ),
+    (
+        "negative votes",
+        "p.csv",
+        "candidate_a,candidate_b,references,votes_a,votes_b\nx,y,z,3,-1\n",
+        "pairwise",
+        {},
+        r"votes cannot be negative",
+        r"line 2, column 'votes_b'",
+    ),
+    (
+        "fractional votes",
+        "p.csv",
+        "candidate_a,candidate_b,references,votes_a,votes_b\nx,y,z,2.5,1\n",
+        "pairwise",
+        {},
+        r"whole number",
+        r"line 2, column 'votes_a'",
+    ),
+    (
+        "votes_b missing",
+        "p.csv",
+        "candidate_a,candidate_b,references,votes_a\nx,y,z,3\n",
+        "pairwise",
+        {},
+        r"missing required column 'votes_b'",
+        r"line 1, column 'votes_b'",
+    ),
+    (
+        "no preference column",
+        "p.tsv",
+        "candidate_a\tcandidate_b\tref_1\nx\ty\tz\n",
+        "pairwise",
+        {},
+        r"missing required column 'preferred'",
+        r"line 1, column 'preferred'",
+    ),
+    (
+        "preferred disagrees with votes",
+        "p.csv",
+        "candidate_a,candidate_b,references,preferred,votes_a,votes_b\nx,y,z,b,3,1\n",
+        "pairwise",
+        {},
+        r"votes",
+        r"line 2, column 'preferred'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "content", "fmt", "options", "message", "where"),
+    CASES,
+    ids=[c[0] for c in CASES],
+)
+def test_malformed_generic(tmp_path, name, file, content, fmt, options, message, where):
+    path = tmp_path / file
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(JudgmentFormatError) as info:
+        load_judgments(path, fmt, **options)
+    text = str(info.value)
+    assert text.startswith(file), text  # names the file first
+    assert re.search(message, text), text
+    assert re.search(where, text), text
+    assert isinstance(info.value, InputError)
+
+
+def _expect(call, *patterns):
+    with pytest.raises(JudgmentFormatError) as info:
+        call()
+    for p in patterns:
+        assert re.search(p, str(info.value)), str(info.value)
+
+
+def test_expert_score_out_of_range(tmp_path):
+    _flickr(tmp_path, "a.jpg\tb.jpg#1\t1\t5\t1\n")
+    _expect(
+        lambda: load_judgments(tmp_path, "flickr8k-expert"),
+        r"^ExpertAnnotations\.txt, line 1, column 'e2'",
+        r"1-4",
+    )
+
+
+def test_expert_unknown_caption(tmp_path):
+    _flickr(tmp_path, "a.jpg\tb.jpg#1\t1\t2\t1\na.jpg\tz.jpg#9\t1\t2\t1\n")
+    _expect(
+        lambda: load_judgments(tmp_path, "flickr8k-expert"),
+        r"line 2, column 'caption_id'",
+        r"not in Flickr8k\.token\.txt",
+    )
+
+
+def test_expert_ragged_row(tmp_path):
+    _flickr(tmp_path, "a.jpg\tb.jpg#1\t1\t2\n")
+    _expect(
+        lambda: load_judgments(tmp_path, "flickr8k-expert"),
+        r"ExpertAnnotations\.txt, line 1",
+        r"expected 5 fields separated by tabs, got 4",
+    )
+
+
+def test_expert_duplicate_row(tmp_path):
+    _flickr(tmp_path, "a.jpg\tb.jpg#1\t1\t2\t1\na.jpg\tb.jpg#1\t2\t2\t2\n")
+    _expect(
+        lambda: load_judgments(tmp_path, "flickr8k-expert"),
+        r"line 2, column 'caption_id'",
+        r"duplicate",
+    )
+
+
+def test_expert_token_file_missing(tmp_path):
+    (tmp_path / "ExpertAnnotations.txt").write_text("a.jpg\tb.jpg#1\t1\t2\t1\n")
+    _expect(lambda: load_judgments(tmp_path, "flickr8k-expert"), r"Flickr8k\.token\.txt")
+
+
+def test_crowdflower_fraction_out_of_range(tmp_path):
+    _flickr(tmp_path, "a.jpg\tb.jpg#1\t1.5\t3\t0\n", "CrowdFlowerAnnotations.txt")
+    _expect(
+        lambda: load_judgments(tmp_path, "flickr8k-cf"),
+        r"CrowdFlowerAnnotations\.txt, line 1, column 'yes_fraction'",
+    )
+
+
+def test_truncated_mat(tmp_path):
+    _pascal_inputs(tmp_path)
+    data = (tmp_path / "pair_pascal.mat").read_bytes()
+    (tmp_path / "pair_pascal.mat").write_bytes(data[: len(data) // 2])
+    _expect(
+        lambda: load_judgments(tmp_path, "pascal50s"),
+        r"^pair_pascal\.mat: cannot read this MATLAB file",
+    )
+
+
+def test_mat_missing_variable(tmp_path):
+    _pascal_inputs(tmp_path)
+    savemat(tmp_path / "pair_pascal.mat", {"other": np.zeros(3)})
+    _expect(
+        lambda: load_judgments(tmp_path, "pascal50s"),
+        r"pair_pascal\.mat, column 'new_input': missing variable",
+    )
+
+
+def test_mat_bad_votes_and_category(tmp_path):
+    _pascal_inputs(tmp_path, votes=(1, 2))
+    _expect(
+        lambda: load_judgments(tmp_path, "pascal50s"),
+        r"pair_pascal\.mat, record 1, column 'result\.result'",
+    )
+    _pascal_inputs(tmp_path, category=7)
+    _expect(
+        lambda: load_judgments(tmp_path, "pascal50s"),
+        r"record 1, column 'category': category must be 1-4",
+    )
+
+
+def test_composite_missing_score_column(tmp_path):
+    (tmp_path / "refs.json").write_text(
+        json.dumps({"annotations": [{"image_id": 1, "id": 1, "caption": "x"}]})
+    )
+    f = tmp_path / "c.csv"
+    f.write_text("image,caption\n1.jpg,a dog\n")
+    _expect(
+        lambda: load_judgments(f, "composite", references_from=tmp_path / "refs.json"),
+        r"c\.csv, line 1, column 'correctness': cannot find the correctness column",
+    )
+
+
+def test_composite_score_out_of_range(tmp_path):
+    (tmp_path / "refs.json").write_text(
+        json.dumps({"annotations": [{"image_id": 1, "id": 1, "caption": "x"}]})
+    )
+    f = tmp_path / "c.csv"
+    f.write_text("image,caption,correctness\n1.jpg,a dog,9\n")
+    _expect(
+        lambda: load_judgments(f, "composite", references_from=tmp_path / "refs.json"),
+        r"c\.csv, line 2, column 'correctness': scores are 1-5",
+    )
+
+
+def test_coco_reference_file_errors(tmp_path):
+    g = tmp_path / "g.csv"
+    g.write_text("image_id,candidate,score\n5,a dog,2\n")
+    (tmp_path / "caps.json").write_text('{"images": []}')
+    _expect(
+        lambda: load_judgments(g, "graded", references_from=tmp_path / "caps.json"),
+        r"^caps\.json: expected a COCO captions file",
+    )
+    (tmp_path / "caps.json").write_text(
+        json.dumps({"annotations": [{"image_id": 1, "id": 1, "caption": "x"}]})
+    )
+    _expect(
+        lambda: load_judgments(g, "graded", references_from=tmp_path / "caps.json"),
+        r"g\.csv, line 2, column 'image_id': image_id '5' has no captions in caps\.json",
+    )
+
+
+def test_abstract_mismatched_pairs(tmp_path):
+    (tmp_path / "abstract48S.json").write_text(json.dumps([{"image_id": 1, "caption": "r"}]))
+    (tmp_path / "abstract_candsB.json").write_text(json.dumps([{"image_id": 1, "caption": "b"}]))
+    (tmp_path / "abstract_candsC.json").write_text(json.dumps([{"image_id": 2, "caption": "c"}]))
+    _expect(
+        lambda: load_judgments(tmp_path, "abstract50s"),
+        r"abstract_candsC\.json, record 0, line 1, column 'image_id'",
+    )
+
+
+def test_missing_file_and_unknown_format(tmp_path):
+    _expect(
+        lambda: load_judgments(tmp_path / "nope.csv", "graded"), r"^nope\.csv: file does not exist"
+    )
+    with pytest.raises(KeyError, match="unknown judgment format"):
+        load_judgments(tmp_path / "x.csv", "nope")
+
+
+def test_formula_cells_load_verbatim_and_export_escaped(tmp_path):
+    from capeval_core.stats import to_csv_text
+
+    p = tmp_path / "g.csv"
+    p.write_text(HEADER + '1,"=HYPERLINK(""http://evil"",""x"")",@SUM(A1),2\n2,+cmd,-x,3\n')
+    js = load_judgments(p, "graded")
+    assert js.items[0].candidate == '=HYPERLINK("http://evil","x")'
+    assert js.items[1].candidate == "+cmd"
+    text = to_csv_text(js.to_frame(), {"bleu_4": "bleu_4|tok:ptb"})
+    body = text.split("\n")[2:]
+    for bad in ("=HYPERLINK", "+cmd", "@SUM", "-x"):
+        assert all(not cell.startswith(bad) for line in body for cell in line.split(","))
+        assert f"'{bad}" in text or f"\"'{bad}" in text
+
+
+def test_at_least_thirty_malformed_cases():
+    import sys
+
+    module = sys.modules[__name__]
+    extra = [
+        n
+        for n in dir(module)
+        if n.startswith("test_")
+        and n
+        not in (
+            "test_malformed_generic",
+            "test_at_least_thirty_malformed_cases",
+            "test_formula_cells_load_verbatim_and_export_escaped",
+        )
+    ]
+    assert len(CASES) + len(extra) >= 30

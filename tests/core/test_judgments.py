@@ -1,0 +1,379 @@
+"""Judgment loaders on tiny files written in each published shape (judgment-formats.md)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.io import savemat
+
+from capeval_core.judgments import LOADERS, load_judgments
+from capeval_core.judgments.flickr8k import NO_REFERENCES_LEFT, OWN_REFERENCE
+
+IMAGES = ("a.jpg", "b.jpg", "c.jpg")
+
+
+def caption(image, k):
+    return f"the {image[0]} picture shows thing number {k}"
+
+
+def write_token(folder):
+    lines = [f"{img}#{k}\t{caption(img, k)}" for img in IMAGES for k in range(5)]
+    (folder / "Flickr8k.token.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def flickr(tmp_path):
+    write_token(tmp_path)
+    expert = [
+        "a.jpg\ta.jpg#0\t1\t1\t2",  # own reference -> dropped by the preset
+        "a.jpg\tb.jpg#1\t1\t2\t1",
+        "b.jpg\tc.jpg#3\t4\t3\t4",
+        "b.jpg\tb.jpg#2\t4\t4\t4",  # own reference
+        "c.jpg\ta.jpg#4\t2\t2\t3",
+    ]
+    (tmp_path / "ExpertAnnotations.txt").write_text("\n".join(expert) + "\n")
+    cf = [
+        "a.jpg\ta.jpg#0\t1.0\t3\t0",
+        "a.jpg\tb.jpg#1\t0.0\t0\t3",
+        "b.jpg\tc.jpg#0\t0.333\t1\t2",
+        *(f"c.jpg\tc.jpg#{k}\t1.0\t3\t0" for k in range(5)),  # every reference a candidate
+    ]
+    (tmp_path / "CrowdFlowerAnnotations.txt").write_text("\n".join(cf) + "\n")
+    return tmp_path
+
+
+def test_registry_names():
+    assert set(LOADERS) == {
+        "graded",
+        "pairwise",
+        "flickr8k-expert",
+        "flickr8k-cf",
+        "composite",
+        "pascal50s",
+        "abstract50s",
+    }
+
+
+def test_flickr8k_expert_published(flickr):
+    js = load_judgments(flickr, "flickr8k-expert")  # the folder, as distributed
+    assert (js.n_read, js.n_kept, len(js)) == (5, 3, 9)
+    assert js.dropped == {OWN_REFERENCE: 2}
+    assert js.kendall_variant == "c" and js.preset == "published"
+    assert js.score_names == ("expert",)
+    assert js.human().tolist() == [1, 2, 1, 4, 3, 4, 2, 2, 3]
+    first = js.items[0]
+    assert first.candidate == caption("b.jpg", 1)
+    assert first.references == tuple(caption("a.jpg", k) for k in range(5))
+    assert js.describe() == f"5 read, 2 dropped ({OWN_REFERENCE}: 2), 3 scored as 9 rows"
+    assert js.source == ("ExpertAnnotations.txt", "Flickr8k.token.txt")
+
+
+def test_flickr8k_expert_mean_of_experts(flickr):
+    js = load_judgments(flickr / "ExpertAnnotations.txt", "flickr8k-expert", "mean-of-experts")
+    assert (js.n_read, js.n_kept, len(js)) == (5, 3, 3)
+    assert js.score_names == ("mean", "e1", "e2", "e3")
+    np.testing.assert_allclose(js.human(), [4 / 3, 11 / 3, 7 / 3])
+    assert js.human("e3").tolist() == [1, 4, 3]
+    assert js.content_digest != load_judgments(flickr, "flickr8k-expert").content_digest
+
+
+def test_flickr8k_crowdflower_reference_removal(flickr):
+    js = load_judgments(flickr, "flickr8k-cf")
+    assert (js.n_read, js.n_kept, len(js)) == (8, 3, 3)
+    assert js.dropped == {NO_REFERENCES_LEFT: 5}
+    assert js.kendall_variant == "b"
+    a_rows = [it for it in js.items if it.image_id == "a.jpg"]
+    # a.jpg#0 is a CrowdFlower candidate of a.jpg: removed from all of a.jpg's rows
+    assert all(it.references == tuple(caption("a.jpg", k) for k in range(1, 5)) for it in a_rows)
+    assert js.items[2].references == tuple(caption("b.jpg", k) for k in range(5))
+    assert js.human().tolist() == [1.0, 0.0, 0.333]
+
+
+def _coco(path, refs):
+    anns = [
+        {"image_id": img, "id": 10 * img + k, "caption": c}
+        for img, caps in refs.items()
+        for k, c in enumerate(caps)
+    ]
+    path.write_text(json.dumps({"images": [{"id": i} for i in refs], "annotations": anns}))
+
+
+def test_composite_tidy_columns_by_name(tmp_path):
+    _coco(tmp_path / "captions_val2014.json", {1: ["a cat", "a dog on a mat"], 2: ["two men"]})
+    (tmp_path / "coco_correctness.csv").write_text(
+        "Input.image_url,Input.caption,Answer.Correctness,Answer.Thoroughness\n"
+        "http://x/COCO_val2014_000000000001.jpg,a cat,5,4\n"
+        "http://x/COCO_val2014_000000000001.jpg,a bird,1,2\n"
+        "http://x/COCO_val2014_000000000002.jpg,two women,3,3\n"
+    )
+    js = load_judgments(tmp_path, "composite")
+    assert (js.n_read, len(js)) == (3, 3)
+    assert js.score_names == ("correctness",) and js.kendall_variant == "c"
+    assert js.human().tolist() == [5, 1, 3]
+    assert js.items[0].references == ("a dog on a mat",)  # the rated reference removed
+    assert js.items[1].references == ("a cat", "a dog on a mat")
+    assert any("removed" in n for n in js.notes)
+    thorough = load_judgments(tmp_path, "composite", "thoroughness")
+    assert thorough.human().tolist() == [4, 2, 3]
+
+
+def test_composite_explicit_mapping_and_clear_error(tmp_path):
+    _coco(tmp_path / "refs.json", {1: ["a cat"]})
+    f = tmp_path / "mine.csv"
+    f.write_text("pic,words,grade\n1.jpg,a dog,2\n")
+    with pytest.raises(ValueError, match=r"mine\.csv, line 1, column 'image': cannot find"):
+        load_judgments(f, "composite", references_from=tmp_path / "refs.json")
+    js = load_judgments(
+        f,
+        "composite",
+        references_from=tmp_path / "refs.json",
+        columns={"image": "pic", "candidate": "words", "correctness": "grade"},
+    )
+    assert js.items[0].candidate == "a dog" and js.items[0].references == ("a cat",)
+
+
+def test_composite_packed_amt_files(tmp_path):
+    write_token(tmp_path)
+    row = f"http://x/a.jpg;{caption('a.jpg', 0)};a red bus;a small boat;5;2;1"
+    (tmp_path / "8k_correctness.csv").write_text(f'HITId,Input.data\nh1,"{row}"\n')
+    (tmp_path / "8k_throughness.csv").write_text(f'HITId,Input.data\nh1,"{row}"\n')
+    js = load_judgments(tmp_path, "composite")
+    assert (js.n_read, len(js)) == (1, 3)
+    assert js.human().tolist() == [5, 2, 1]
+    assert js.items[0].references == tuple(caption("a.jpg", k) for k in range(1, 5))
+    assert js.items[1].references == tuple(caption("a.jpg", k) for k in range(5))
+    assert any("throughness" in n for n in js.notes)
+
+
+def _pascal(folder, n_refs=50, legacy=False):
+    names = ["p1.jpg", "p2.jpg"]
+    inputs = np.zeros((1, 3), dtype=[("name", "O"), ("sent1", "O"), ("sent2", "O")])
+    rows = [
+        ("p1.jpg", "a man", "a woman"),
+        ("p2.jpg", "a dog", "a cat"),
+        ("p1.jpg", "a tree", "a road"),
+    ]
+    for i, r in enumerate(rows):
+        inputs[0, i] = r
+    result = np.zeros((1, 3), dtype=[("result", "O")])
+    result[0, 0] = (np.array([[1, 1, 1, -1, -1]]),)
+    result[0, 1] = (np.array([[1, -1, -1, -1]]),)
+    result[0, 2] = (np.array([[1, 1, -1, -1]]),)
+    savemat(
+        folder / "pair_pascal.mat",
+        {
+            "new_input": inputs,
+            "result": result,
+            "category": np.array([[1, 2, 4]]),
+            "new_data": np.array([[6, 6], [6, 7], [1, 2]]),
+        },
+    )
+    name_field = "name" if legacy else "image"
+    refs = np.zeros((1, 2), dtype=[(name_field, "O"), ("sentences", "O")])
+    for i, name in enumerate(names):
+        sents = np.empty((n_refs + 2, 1), dtype=object)
+        for k in range(n_refs + 2):
+            sents[k, 0] = f"ref {k} of {name}"
+        refs[0, i] = (name, sents)
+    savemat(folder / "pascal50S.mat", {"train_sent_final" if legacy else "refs": refs})
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_pascal50s(tmp_path, legacy):
+    _pascal(tmp_path, legacy=legacy)
+    js = load_judgments(tmp_path, "pascal50s")
+    assert js.kind == "pairwise" and (js.n_read, len(js)) == (3, 3)
+    assert [it.category for it in js.items] == ["HC", "HI", "MM"]
+    assert [(it.votes_a, it.votes_b, it.preferred) for it in js.items] == [
+        (3, 2, "a"),
+        (1, 3, "b"),
+        (2, 2, "tie"),
+    ]
+    assert js.preferences().tolist() == [1, -1, 0]
+    assert len(js.items[0].references) == 50  # the first 50 are the references
+    assert js.items[0].references[0] == "ref 0 of p1.jpg"
+    assert js.items[0].candidate_a == "a man" and js.items[0].candidate_b == "a woman"
+
+
+def test_abstract50s(tmp_path):
+    refs = [{"image_id": i, "caption": f"ref {k} of {i}"} for i in (1, 2) for k in range(48)]
+    (tmp_path / "abstract48S.json").write_text(json.dumps(refs))
+    (tmp_path / "abstract_candsB.json").write_text(
+        json.dumps([{"image_id": 1, "caption": "b one"}, {"image_id": 2, "caption": "b two"}])
+    )
+    (tmp_path / "abstract_candsC.json").write_text(
+        json.dumps([{"image_id": 1, "caption": "c one"}, {"image_id": 2, "caption": "c two"}])
+    )
+    js = load_judgments(tmp_path, "abstract50s")
+    assert len(js) == 2 and len(js.items[0].references) == 48
+    assert js.items[1].candidate_a == "b two" and js.items[1].preferred is None
+    assert np.isnan(js.preferences()).all() and js.notes
+    savemat(tmp_path / "consensus_abstract.mat", {"labels": np.array([[1.0, -1.0]])})
+    labelled = load_judgments(tmp_path, "abstract50s")
+    assert [it.preferred for it in labelled.items] == ["a", "b"]
+
+
+GRADED = [
+    {
+        "id": "x1",
+        "image_id": 1,
+        "candidate": "a dog runs",
+        "references": ["a dog", "dog running"],
+        "quality": 4,
+        "fluency": 3.5,
+        "system": "s1",
+    },
+    {
+        "id": "x2",
+        "image_id": 2,
+        "candidate": "=cmd|' /C calc'!A0",
+        "references": ["a cat"],
+        "quality": 1,
+        "fluency": 2,
+        "system": "s2",
+    },
+]
+
+
+def _write_graded(path, fmt):
+    if fmt == "json":
+        path.write_text(json.dumps(GRADED, indent=1))
+    elif fmt == "jsonl":
+        path.write_text("\n".join(json.dumps(r) for r in GRADED) + "\n")
+    else:
+        sep = "," if fmt == "csv" else "\t"
+        lines = [
+            sep.join(
+                ["id", "image_id", "candidate", "ref_1", "ref_2", "quality", "fluency", "system"]
+            )
+        ]
+        for r in GRADED:
+            refs = [*r["references"], ""][:2]
+            cells = [
+                r["id"],
+                str(r["image_id"]),
+                r["candidate"],
+                *refs,
+                str(r["quality"]),
+                str(r["fluency"]),
+                r["system"],
+            ]
+            lines.append(sep.join(f'"{c}"' if "," in c and sep == "," else c for c in cells))
+        path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "json", "jsonl"])
+def test_generic_graded_formats(tmp_path, fmt):
+    path = tmp_path / f"judgments.{fmt}"
+    _write_graded(path, fmt)
+    js = load_judgments(path, "graded")
+    assert js.score_names == ("quality", "fluency")
+    assert [it.id for it in js.items] == ["x1", "x2"]
+    assert js.items[0].references == ("a dog", "dog running")
+    assert js.items[1].candidate == "=cmd|' /C calc'!A0"  # loaded verbatim, never evaluated
+    assert js.human("fluency").tolist() == [3.5, 2.0]
+    assert js.systems() == ["s1", "s2"] and js.items[0].image_id == "1"
+
+
+def test_generic_graded_pipes_bom_and_coco_references(tmp_path):
+    p = tmp_path / "g.csv"
+    p.write_bytes("\ufeffcandidate,references,score\na dog,a dog ||| a pup,2\n,x,1\n".encode())
+    js = load_judgments(p, "graded")
+    assert js.items[0].references == ("a dog", "a pup") and js.items[0].id == "2"
+    assert js.notes and "empty candidate" in js.notes[0]
+    _coco(tmp_path / "captions.json", {7: ["seven a", "seven b"]})
+    q = tmp_path / "h.tsv"
+    q.write_text("image_id\tcandidate\tscore\n7\ta seven\t3\n")
+    js = load_judgments(q, "graded", references_from=tmp_path / "captions.json")
+    assert js.items[0].references == ("seven a", "seven b")
+    assert js.source == ("h.tsv", "captions.json")
+
+
+def test_generic_graded_missing_score_is_dropped_and_reported(tmp_path):
+    p = tmp_path / "g.csv"
+    p.write_text("candidate,references,score\na,b,1\nc,d,\ne,f,3\n")
+    js = load_judgments(p, "graded")
+    assert (js.n_read, js.n_kept, js.dropped) == (3, 2, {"missing human score": 1})
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_generic_pairwise(tmp_path, fmt):
+    rows = [
+        {
+            "candidate_a": "a dog",
+            "candidate_b": "a cat",
+            "references": ["a dog runs"],
+            "votes_a": 3,
+            "votes_b": 1,
+            "category": "HC",
+        },
+        {
+            "candidate_a": "a man",
+            "candidate_b": "a boy",
+            "references": ["a man walks"],
+            "votes_a": 2,
+            "votes_b": 2,
+            "category": "HM",
+        },
+    ]
+    p = tmp_path / f"p.{fmt}"
+    if fmt == "jsonl":
+        p.write_text("\n".join(json.dumps(r) for r in rows))
+    else:
+        p.write_text(
+            "candidate_a,candidate_b,references,votes_a,votes_b,category\n"
+            + "".join(
+                f"{r['candidate_a']},{r['candidate_b']},{r['references'][0]},{r['votes_a']},"
+                f"{r['votes_b']},{r['category']}\n"
+                for r in rows
+            )
+        )
+    js = load_judgments(p, "pairwise")
+    assert js.preferences().tolist() == [1, 0] and js.categories() == ["HC", "HM"]
+    q = tmp_path / "pref.tsv"
+    q.write_text("candidate_a\tcandidate_b\tref_1\tpreferred\na\tb\tc\tB\n")
+    assert load_judgments(q, "pairwise").items[0].preferred == "b"
+
+
+def test_content_digest_is_content_only(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("candidate,references,score\na dog,a pup,2\n")
+    b.write_text("candidate,references,score\r\na dog,a pup,2.0\r\n")
+    assert load_judgments(a, "graded").content_digest == load_judgments(b, "graded").content_digest
+
+
+def test_scoring_is_cached_and_matches_direct_scores(tmp_path, monkeypatch, flickr):
+    from capeval_core import score_many
+    from capeval_core.judgments.scoring import score_judgments
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    js = load_judgments(flickr, "flickr8k-expert")
+    seen = []
+    keys = ["bleu_4", "rouge_l", "cider_d"]
+    cold = score_judgments(
+        js, keys, tokenizer="whitespace", on_progress=lambda d, t, label: seen.append((d, t))
+    )
+    assert seen[-1] == (3, 3) and not any(cold.from_cache.values())
+    warm = score_judgments(js, keys, tokenizer="whitespace")
+    assert all(warm.from_cache.values())
+    uniq = js.items[::3]  # experts expanded: three identical rows per caption
+    direct = score_many(
+        keys, [it.candidate for it in uniq], [it.references for it in uniq], tokenizer="whitespace"
+    )
+    for k in keys:
+        np.testing.assert_allclose(warm.values[k], np.repeat(direct[k].segment_values(), 3))
+        assert warm.signatures[k] == str(direct[k].signature)
+
+
+def test_pairwise_scoring_samples_references(tmp_path, monkeypatch):
+    from capeval_core.judgments.scoring import score_judgments
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    _pascal(tmp_path)
+    js = load_judgments(tmp_path, "pascal50s")
+    s = score_judgments(
+        js, ["bleu_4"], tokenizer="whitespace", n_references=5, draws=3, seed=1, workers=0
+    )
+    assert s.values_a["bleu_4"].shape == (3, 3) and s.sampling["draws"] == 3

@@ -1,0 +1,232 @@
+"""Statistics: Williams test vectors (metric-spec §8), correlations equal scipy's, seeded
+bootstrap, constant input, combined metric, pairwise and forced-choice accuracy, export."""
+
+from __future__ import annotations
+
+import io
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from capeval_core.stats import (
+    combine,
+    correlate,
+    default_subset,
+    export_csv,
+    forced_choice_accuracy,
+    kendall,
+    minmax,
+    pairwise_accuracy,
+    pearson,
+    rank_subsets,
+    sample_references,
+    spearman,
+    system_level,
+    to_csv_text,
+    williams_matrix,
+    williams_test,
+)
+
+# metric-spec §8: (r12, r13, r23, n) -> t, one-sided p (the p digits as printed there)
+WILLIAMS_VECTORS = [
+    ((0.65, 0.55, 0.30, 50), 0.816078, "0.2092862", 7),
+    ((0.90, 0.80, 0.85, 100), 4.126423, "3.89621e-05", 6),
+    ((0.45, 0.40, 0.70, 500), 1.621001, "0.0528259", 6),
+]
+
+
+@pytest.mark.parametrize(("args", "t", "p", "digits"), WILLIAMS_VECTORS)
+def test_williams_vectors(args, t, p, digits):
+    res = williams_test(*args)
+    assert res.statistic == pytest.approx(t, abs=1e-6)
+    assert f"{res.pvalue:.{digits}g}" == p
+    assert res.df == args[3] - 3
+    two = williams_test(*args, alternative="two-sided")
+    assert two.pvalue == pytest.approx(2 * res.pvalue, rel=1e-12)
+    r12, r13, r23, _ = args
+    assert res.det_r == pytest.approx(1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23)
+
+
+def test_williams_absolute_values_and_direction():
+    assert williams_test(-0.65, -0.55, 0.30, 50).statistic == pytest.approx(0.816078, abs=1e-6)
+    lower = williams_test(0.55, 0.65, 0.30, 50)
+    assert lower.statistic < 0 and lower.pvalue > 0.5
+    with pytest.raises(ValueError, match="n > 3"):
+        williams_test(0.5, 0.4, 0.3, 3)
+
+
+def _data(seed=0, n=60):
+    rng = np.random.default_rng(seed)
+    human = rng.normal(size=n)
+    return human, {
+        "good": human + rng.normal(scale=0.5, size=n),
+        "fair": human + rng.normal(scale=1.0, size=n),
+        "poor": human + rng.normal(scale=3.0, size=n),
+    }
+
+
+@pytest.mark.parametrize(
+    ("fn", "ref"),
+    [
+        (pearson, sps.pearsonr),
+        (spearman, sps.spearmanr),
+        (lambda x, y: kendall(x, y, "b"), lambda x, y: sps.kendalltau(x, y, variant="b")),
+        (lambda x, y: kendall(x, y, "c"), lambda x, y: sps.kendalltau(x, y, variant="c")),
+    ],
+)
+def test_correlations_equal_scipy(fn, ref):
+    human, metrics = _data()
+    ours, theirs = fn(metrics["fair"], human), ref(metrics["fair"], human)
+    assert ours.statistic == theirs.statistic
+    assert ours.pvalue == theirs.pvalue
+    assert ours.n == len(human)
+
+
+def test_correlate_by_name_and_system_level():
+    human, metrics = _data()
+    assert correlate(metrics["good"], human, "kendall_c").method == "kendall_c"
+    systems = [f"s{i % 6}" for i in range(len(human))]
+    res = system_level(metrics["good"], human, systems, "spearman")
+    df = pd.DataFrame({"m": metrics["good"], "h": human, "s": systems}).groupby("s").mean()
+    assert res.n == 6 and res.level == "system"
+    assert res.statistic == pytest.approx(sps.spearmanr(df["m"], df["h"]).statistic)
+
+
+def test_bootstrap_is_seeded_and_reproducible():
+    human, metrics = _data()
+    for method in ("pearson", "spearman", "kendall_b", "kendall_c"):
+        r = correlate(metrics["fair"], human, method)
+        a = r.confidence_interval(n_resamples=200, seed=7)
+        b = r.confidence_interval(n_resamples=200, seed=7)
+        c = r.confidence_interval(n_resamples=200, seed=8)
+        assert a == b and a.seed == 7 and a.n_resamples == 200
+        assert (a.low, a.high) != (c.low, c.high)
+        assert a.low < r.statistic < a.high
+
+
+def test_bootstrap_vectorised_pearson_matches_a_loop():
+    from capeval_core.stats import bootstrap_statistics
+
+    human, metrics = _data(n=30)
+    x = metrics["fair"]
+    fast = bootstrap_statistics(x, human, "spearman", 50, seed=3)
+    idx = np.random.default_rng(3).integers(0, 30, size=(50, 30))
+    slow = [sps.spearmanr(x[i], human[i]).statistic for i in idx]
+    np.testing.assert_allclose(fast, slow, rtol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall_b", "kendall_c"])
+def test_constant_input_gives_nan_with_scipy_warning(method):
+    with pytest.warns(sps.ConstantInputWarning):
+        r = correlate([1.0] * 5, [1, 2, 3, 4, 5], method)
+    assert math.isnan(r.statistic)
+
+
+def test_williams_matrix_refuses_lower_and_diagonal():
+    human, metrics = _data(n=200)
+    m = williams_matrix(human, metrics)
+    assert m.metrics == ("good", "fair", "poor")
+    assert all(math.isnan(m.pvalues[i, i]) for i in range(3))
+    assert np.isnan(m.pvalues[np.tril_indices(3)]).all()  # lower-correlated rows refused
+    r = {k: sps.pearsonr(v, human).statistic for k, v in metrics.items()}
+    r23 = sps.pearsonr(metrics["good"], metrics["fair"]).statistic
+    expected = williams_test(r["good"], r["fair"], r23, 200).pvalue
+    assert m.pvalues[0, 1] == pytest.approx(expected)
+    two = williams_matrix(human, metrics, "kendall_c", alternative="two-sided")
+    assert np.isfinite(two.pvalues[1, 0]) and two.pvalues[1, 0] == pytest.approx(two.pvalues[0, 1])
+
+
+def test_combined_arithmetic():
+    assert minmax([3, 5, 4]).tolist() == [0.0, 1.0, 0.5]
+    assert minmax([2, 2]).tolist() == [0.0, 0.0]
+    scores = {"a": [0, 5, 10], "b": [1, 3, 2], "meteor": [0.1, 0.2, 0.3]}
+    np.testing.assert_allclose(combine(scores, ["a", "b"]), [0.0, 0.75, 0.75])
+    assert default_subset(["bleu_4", "meteor", "wmd"]) == ("wmd", "meteor")
+    human, metrics = _data(n=100)
+    ranked = rank_subsets(human, metrics)
+    assert len(ranked) == 7
+    stats_ = [abs(r.statistic) for r in ranked]
+    assert stats_ == sorted(stats_, reverse=True)
+    best = next(r for r in ranked if r.subset == ("good",))
+    assert math.isnan(best.pvalue_vs_best) and best.best_single == "good"
+    pair = next(r for r in ranked if r.subset == ("good", "fair"))
+    assert pair.statistic == pytest.approx(
+        sps.pearsonr(combine(metrics, ["fair", "good"]), human).statistic
+    )
+
+
+def test_sample_references_is_seeded():
+    refs = [[f"r{i}" for i in range(50)], ["x", "y"]]
+    a = sample_references(refs, 5, 3, seed=1)
+    assert a == sample_references(refs, 5, 3, seed=1) and a != sample_references(refs, 5, 3, 2)
+    assert all(len(d[0]) == 5 and len(set(d[0])) == 5 and d[1] == ("x", "y") for d in a)
+
+
+# hand-made: pair 1 right, 2 wrong, 3 metric tie, 4 human tie (a wins by metric)
+A = [0.9, 0.1, 0.5, 0.8]
+B = [0.1, 0.9, 0.5, 0.2]
+PREF = [1, 1, -1, 0]
+CATS = ["HC", "HI", "HI", "MM"]
+
+
+@pytest.mark.parametrize(("rule", "credit"), [("half", 0.5), ("correct", 1.0), ("wrong", 0.0)])
+def test_pairwise_accuracy_metric_tie_rules(rule, credit):
+    r = pairwise_accuracy(A, B, PREF, CATS, metric_tie=rule, human_tie="drop")
+    assert r.n == 3 and r.n_human_ties == 1
+    assert r.accuracy == pytest.approx((1 + 0 + credit) / 3)
+    assert r.by_category["HC"] == 1.0
+    assert r.by_category["HI"] == pytest.approx(credit / 2)
+    assert math.isnan(r.by_category["MM"])
+
+
+def test_pairwise_accuracy_human_tie_random_is_seeded():
+    accs = {
+        pairwise_accuracy(A, B, PREF, CATS, human_tie="random", seed=s).by_category["MM"]
+        for s in range(20)
+    }
+    assert accs == {0.0, 1.0}  # the coin decides; both sides happen across seeds
+    r1 = pairwise_accuracy(A, B, PREF, CATS, seed=5)
+    assert r1 == pairwise_accuracy(A, B, PREF, CATS, seed=5)
+    assert r1.n == 4 and r1.seed == 5
+
+
+def test_pairwise_accuracy_averages_draws():
+    a = np.array([[0.9, 0.2], [0.1, 0.2]])
+    b = np.array([[0.1, 0.3], [0.5, 0.3]])
+    r = pairwise_accuracy(a, b, [1, -1])
+    assert r.draws == 2 and r.accuracy == pytest.approx((0.5 + 1.0) / 2)
+
+
+def test_forced_choice_accuracy():
+    r = forced_choice_accuracy(
+        [0.9, 0.5, 0.3, 0.7], {"shuffled": [0.1, 0.5, 0.4, 0.2], "other-image": [0, 0, 0, 0]}
+    )
+    assert r.accuracy == {"shuffled": 0.625, "other-image": 1.0}
+    assert r.n == {"shuffled": 4, "other-image": 4}
+    assert forced_choice_accuracy([1, 1], [1, 0], metric_tie="wrong").accuracy == {
+        "distracted": 0.5
+    }
+
+
+def test_export_escapes_formulas_and_carries_signatures(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "candidate": ['=HYPERLINK("http://x")', "+1", "-2+3", "@SUM(A1)", "\tx", "ok"],
+            "score": [-0.5, 1, 2, 3, 4, 5],
+        }
+    )
+    text = to_csv_text(frame, {"cider_d": "cider_d|sigma:6.0|tok:ptb|capeval:0.1.0"})
+    assert "# signature cider_d: cider_d|sigma:6.0" in text
+    back = pd.read_csv(io.StringIO(text), comment="#")
+    assert all(str(v).startswith("'") for v in back["candidate"][:5])
+    assert back["candidate"][5] == "ok"
+    assert back["score"].tolist() == [-0.5, 1, 2, 3, 4, 5]
+    path = export_csv(tmp_path / "out.csv", frame)
+    assert path.read_text(encoding="utf-8").startswith("# capeval ")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not any(line.startswith(("=", "+", "-", "@")) for line in text.splitlines())
