@@ -1,0 +1,246 @@
+"""The app in a real browser: Debian's chromium driven by Playwright, a screenshot per page.
+
+Needs ``/usr/bin/chromium`` (``apt-get install -y chromium``); Playwright's own browser
+download is never used. Screenshots land in ``tests/app/screenshots/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+METRIC_NAMES = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr-D")
+# Text Streamlit shows when a script raises; none of it may appear on a page.
+ERROR_MARKERS = ("Traceback", "Error:", "Exception")
+STARTUP_S = 90
+RENDER_TIMEOUT_MS = 120_000
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Debian's chromium, or skip (fail under CI: the browser check must run there)."""
+    if not Path(CHROMIUM).is_file():
+        message = (
+            f"chromium must be installed at {CHROMIUM} for the browser tests: "
+            "run `apt-get install -y chromium`"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return CHROMIUM
+
+
+@contextlib.contextmanager
+def _serve(log: Path) -> Iterator[str]:
+    """``streamlit run app.py`` on a free local port, stopped by its PID on exit."""
+    port = _free_port()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.address",
+                "127.0.0.1",
+                "--server.port",
+                str(port),
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + STARTUP_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                    if resp.read().decode().strip() == "ok":
+                        break
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not answer within {STARTUP_S} s:\n{log.read_text()}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """One app server shared by the page tests; its log is checked for tracebacks."""
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    with _serve(log) as url:
+        yield url, log
+
+
+@pytest.fixture(scope="module")
+def browser_page(chromium: str) -> Iterator[object]:
+    """One chromium page, 1400 px wide, shared by the tests of this module."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(RENDER_TIMEOUT_MS)
+            yield page
+        finally:
+            browser.close()
+
+
+def _settle(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until Streamlit has finished the run: no running icon, no stale element."""
+    page.wait_for_selector('[data-testid="stApp"]')
+    page.wait_for_function(
+        "() => !document.querySelector("
+        '\'[data-testid^="stStatusWidgetRunning"], [data-testid="stStatusWidgetNewYearsIcon"]\')'
+        " && !document.querySelector('[data-stale=\"true\"]')"
+    )
+    # plotly draws after the run; give it a moment
+    page.wait_for_timeout(1500)
+
+
+def _screenshot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
+    """Full-page screenshot; Streamlit scrolls inside its main section, so grow the window."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll("
+        '\'[data-testid="stMain"], [data-testid="stAppViewContainer"], section, body\')]'
+        ".map(e => e.scrollHeight))"
+    )
+    page.set_viewport_size({"width": 1400, "height": min(max(int(height), 1000), 8000)})
+    page.wait_for_timeout(800)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    return path
+
+
+def _assert_no_error(page, log: Path) -> None:  # type: ignore[no-untyped-def]
+    assert page.locator('[data-testid="stException"]').count() == 0, page.inner_text("body")
+    text = page.inner_text('[data-testid="stMain"]')
+    for marker in ERROR_MARKERS:
+        assert marker not in text, f"{marker!r} on the page:\n{text}"
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
+def _assert_router_navigation(page) -> None:  # type: ignore[no-untyped-def]
+    """The sidebar lists the router's two pages, not the pages/ folder's legacy three."""
+    links = page.locator('[data-testid="stSidebarNavLink"]')
+    texts = [links.nth(i).inner_text() for i in range(links.count())]
+    assert len(texts) == 2, texts
+    assert "Home" in texts[0] and "Compare captions" in texts[1], texts
+
+
+def test_home_page(server: tuple[str, Path], browser_page) -> None:  # type: ignore[no-untyped-def]
+    url, log = server
+    page = browser_page
+    page.goto(url)
+    page.get_by_role("heading", name="capeval").wait_for()
+    page.get_by_text("Resources", exact=True).wait_for()
+    _settle(page)
+    _screenshot(page, "home")
+    _assert_no_error(page, log)
+    _assert_router_navigation(page)
+    assert "not found" not in page.inner_text("body").lower()
+
+
+def test_compare_page(server: tuple[str, Path], browser_page) -> None:  # type: ignore[no-untyped-def]
+    url, log = server
+    page = browser_page
+    # the app's root first: a server's very first run may otherwise be the legacy one
+    # (see test_fresh_server_opened_on_compare)
+    page.goto(url)
+    page.get_by_role("heading", name="capeval").wait_for()
+    page.goto(f"{url}/compare-captions")
+    page.get_by_role("heading", name="Compare captions").wait_for()
+    page.locator('[data-testid="stMetric"]').first.wait_for()
+    _settle(page)
+    _screenshot(page, "compare")
+    _assert_no_error(page, log)
+    text = page.inner_text('[data-testid="stMain"]')
+    for name in METRIC_NAMES:
+        assert name in text, f"{name} missing from the Compare page:\n{text}"
+    for tab in ("ROUGE-L", "CIDEr-D"):
+        page.get_by_role("tab", name=tab).click()
+        _settle(page)
+        _screenshot(page, f"compare-{tab.lower()}")
+        _assert_no_error(page, log)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "Streamlit 1.67 runs the first script run of a process as a legacy multipage app "
+        "because a pages/ folder sits next to app.py; a first visit to /compare-captions then "
+        "shows a 'Page not found' dialog over the right page. Renaming pages/ (e.g. to "
+        "app_pages/) removes it; drop this marker then."
+    ),
+)
+def test_fresh_server_opened_on_compare(chromium: str, browser_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A new server whose first visitor opens /compare-captions still runs the router.
+
+    Until ``st.navigation`` has run once, Streamlit treats ``pages/`` as a legacy multipage
+    app; the router's URL paths differ from the file names so that first run goes through
+    ``app.py`` (sidebar and all) instead of the page file alone.
+    """
+    log = tmp_path / "server.log"
+    with _serve(log) as url:
+        page = browser_page
+        page.goto(f"{url}/compare-captions")
+        page.get_by_role("heading", name="Compare captions").wait_for()
+        page.locator('[data-testid="stMetric"]').first.wait_for()
+        _settle(page)
+        _screenshot(page, "compare-fresh-server")
+        _assert_no_error(page, log)
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "Tokenizer" in sidebar, sidebar
+        _assert_router_navigation(page)
+        assert "not found" not in page.inner_text("body").lower()
