@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from capeval_core.errors import CapevalError
 from capeval_core.metrics import get_metric, make_batch, metric_class
 from capeval_core.results import MetricResult
 from capeval_core.tokenize import Tokenizer
@@ -34,21 +35,34 @@ def score_many(
     *,
     tokenizer: str | Tokenizer = "ptb",
     options: Mapping[str, Mapping[str, Any]] | None = None,
+    warn: bool = True,
+    errors: dict[str, CapevalError] | None = None,
 ) -> dict[str, MetricResult]:
     """Score with several metrics, tokenizing once; one result per requested key.
 
     ``options`` maps a metric key (``"cider_d"``) to its options. Keys reported by the same
-    metric (``bleu_1`` … ``bleu_4``) share one computation.
+    metric (``bleu_1`` … ``bleu_4``) share one computation. ``warn=False`` leaves degenerate-
+    input notes in ``MetricResult.warnings`` only. When an ``errors`` dict is given, a metric
+    that fails with a :class:`CapevalError` (e.g. a missing resource) is recorded there under
+    each requested key and left out of the result, so the other metrics still score.
     """
     options = options or {}
     batch = make_batch(candidates, references, tokenizer)
-    by_metric: dict[str, MetricResult] = {}
+    by_metric: dict[str, MetricResult | CapevalError] = {}
     out: dict[str, MetricResult] = {}
     for key in keys:
         cls = metric_class(key)
         if cls.key not in by_metric:
-            metric = cls(tokenizer=tokenizer, **dict(options.get(cls.key, {})))
-            by_metric[cls.key] = metric.score_batch(batch)
+            try:
+                metric = cls(tokenizer=tokenizer, **dict(options.get(cls.key, {})))
+                by_metric[cls.key] = metric.score_batch(batch, warn=warn)
+            except CapevalError as exc:
+                if errors is None:
+                    raise
+                by_metric[cls.key] = exc
         result = by_metric[cls.key]
-        out[key] = result.select(key) if key in result.corpus else result
+        if isinstance(result, CapevalError):
+            errors[key] = result  # type: ignore[index]
+        else:
+            out[key] = result.select(key) if key in result.corpus else result
     return out

@@ -150,6 +150,11 @@ class Metric(ABC):
         return cls.primary or cls.report_keys()[0]
 
     @classmethod
+    def label(cls, key: str) -> str:
+        """Display name of a reported key (``"BLEU-2"`` for ``bleu_2``)."""
+        return cls.name
+
+    @classmethod
     def card(cls) -> str:
         """The metric card (markdown) shipped with the package."""
         return (files("capeval_core.metrics") / "cards" / f"{cls.key}.md").read_text("utf-8")
@@ -173,8 +178,12 @@ class Metric(ABC):
         """Score candidates against their references: corpus value and one segment per item."""
         return self.score_batch(make_batch(candidates, references, self.tokenizer))
 
-    def score_batch(self, batch: Batch) -> MetricResult:
-        """Score an already tokenized batch (lets several metrics share one tokenization)."""
+    def score_batch(self, batch: Batch, *, warn: bool = True) -> MetricResult:
+        """Score an already tokenized batch (lets several metrics share one tokenization).
+
+        Degenerate-input notes always go into ``MetricResult.warnings``; ``warn=False`` skips
+        the Python warning (for callers that show the notes themselves, such as the app).
+        """
         if batch.tokenizer != self.tokenizer.name:
             raise InputError(
                 f"batch was tokenized with {batch.tokenizer!r} but metric {self.key!r} "
@@ -182,7 +191,7 @@ class Metric(ABC):
             )
         prepared = self.prepare(batch)
         notes = tuple(self.corpus_warnings(batch, prepared))
-        for note in notes:
+        for note in notes if warn else ():
             warnings.warn(note, DegenerateCorpusWarning, stacklevel=3)
         segments = []
         for i in range(len(batch)):

@@ -134,6 +134,10 @@ class Bleu(Metric):
     primary = "bleu_4"
     Config = BleuConfig
 
+    @classmethod
+    def label(cls, key: str) -> str:
+        return f"BLEU-{key.rsplit('_', 1)[-1]}"
+
     def segment(self, candidate: Tokens, references: tuple[Tokens, ...], prepared: None):
         n = MAX_ORDER
         candidate = coco_words(candidate)

@@ -186,9 +186,10 @@ class CiderD(Metric):
     def corpus_warnings(self, batch: Batch, prepared: DocumentFrequency) -> list[str]:
         if prepared.source == "corpus" and len(batch) == 1:
             return [
-                "CIDEr-D takes its IDF from the scored set; with a single image every n-gram "
-                "has document frequency 1 = log(1 image) = 0, so every tf-idf weight and the "
-                "score are 0. Score more images together or use idf='coco-val2014'."
+                "CIDEr-D takes its IDF from the scored set, and this set is a single image: "
+                "every n-gram then occurs in 1 of 1 images, so its idf is log 1 - log 1 = 0, "
+                "every tf-idf weight is 0 and so is the score. Score more images together "
+                "or use idf='coco-val2014'."
             ]
         return []
 

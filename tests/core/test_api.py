@@ -1,0 +1,49 @@
+"""The registry shortcuts: score_many's shared tokenization, error collection and warnings."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from capeval_core import DegenerateCorpusWarning, MissingResourceError, score_many
+from capeval_core.metrics import METRICS, REPORTED_KEYS, RougeL
+
+
+def test_error_collection_keeps_the_other_metrics(monkeypatch):
+    def missing(self, batch):
+        raise MissingResourceError("no vectors here; install them with pip")
+
+    monkeypatch.setattr(RougeL, "prepare", missing)
+    errors: dict = {}
+    results = score_many(["bleu_4", "rouge_l"], ["a dog"], [["a dog runs"]], errors=errors)
+    assert list(results) == ["bleu_4"]
+    assert list(errors) == ["rouge_l"] and "install them" in str(errors["rouge_l"])
+    with pytest.raises(MissingResourceError):
+        score_many(["bleu_4", "rouge_l"], ["a dog"], [["a dog runs"]])
+
+
+def test_warn_false_keeps_the_note_without_a_python_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateCorpusWarning)
+        result = score_many(["cider_d"], ["a dog"], [["a dog"]], warn=False)["cider_d"]
+    assert result.warnings
+
+
+def test_bleu_orders_share_one_computation():
+    results = score_many(["bleu_1", "bleu_4"], ["a dog runs"], [["a dog runs fast"]])
+    assert results["bleu_1"].segments[0].details is results["bleu_4"].segments[0].details
+    assert results["bleu_1"].key == "bleu_1" and results["bleu_4"].key == "bleu_4"
+
+
+@pytest.mark.parametrize(
+    ("key", "label"), [("bleu_2", "BLEU-2"), ("rouge_l", "ROUGE-L"), ("cider_d", "CIDEr-D")]
+)
+def test_labels(key, label):
+    assert REPORTED_KEYS[key].label(key) == label
+
+
+def test_every_reported_key_has_a_label():
+    for key, cls in REPORTED_KEYS.items():
+        assert cls.label(key)
+    assert set(METRICS) <= {cls.key for cls in REPORTED_KEYS.values()}
