@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from bench import foundation, judgments, meteor, wmd
+from bench import foundation, judgments, meteor, spice, wmd
 
 BENCHMARKS = {
     "foundation": foundation.main,
     "meteor": meteor.main,
     "judgments": judgments.main,
     "wmd": wmd.main,
+    "spice": spice.main,
 }
 
 

@@ -1,0 +1,314 @@
+"""SPICE 1.0 re-implemented on spaCy's parser (metric-spec §6).
+
+coco-caption hands SPICE the PTB-tokenized captions (§6.1 step 1), so by default the joined
+batch tokens are parsed; ``parse_input="raw"`` parses the original captions instead. All
+captions of a batch are parsed once in :meth:`Spice.prepare` (batched, through the parse
+cache of :mod:`capeval_core.scene_graph`); :meth:`Spice.segment` looks their tuples up by
+text, builds the candidate graph and the merged reference graph, and matches tuples without a
+one-to-one constraint (§6.2).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from capeval_core.errors import InputError
+from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.results import SegmentScore
+from capeval_core.scene_graph import (
+    CaptionParser,
+    Concept,
+    SceneGraph,
+    Tuple,
+    model_identity,
+    word_set,
+)
+from capeval_core.tokenize import Tokens
+
+# §6.2: SPICE's TupleFilter word lists (spice-1.0.jar, edu/anu/spice/TupleFilter).
+CARDINALITY_WORDS = word_set("one two three four five six seven eight nine ten")
+COLOR_WORDS = word_set(
+    "black brown blue red yellow pink gray grey green dark light white cream orange purple "
+    "maroon beige violet"
+)
+SIZE_WORDS = word_set(
+    """baby illimitable scrawny beefy immeasurable short big immense sizable bony infinitesimal
+    skeletal boundless lanky skimpy brawny large skinny broad lean slender bulky life-size slim
+    chunky limitless small colossal little squat compact mammoth stocky corpulent massive stout
+    cosmic meager strapping cubby measly sturdy curvy microscopic tall elfin mini teensy
+    emaciated miniature teeny endless minuscule teeny-tiny enormous minute teeny-weeny epic
+    narrow thick expansive obese thickset extensive outsized thin fat oversize tiny fleshy
+    overweight titanic full-size paltry towering gargantuan petite trifling gaunt pint-size trim
+    giant plump tubby gigantic pocket-size undersized grand portly underweight great pudgy
+    unlimited heavy puny vast hefty rotund wee huge scanty whopping hulking scraggy wide"""
+)
+
+#: Categories SPICE reports with ``-subset`` ("Cardinality" is what papers call "Count").
+CATEGORIES: tuple[str, ...] = (
+    "All",
+    "Object",
+    "Attribute",
+    "Relation",
+    "Color",
+    "Cardinality",
+    "Size",
+)
+
+
+def _in_category(category: str, t: tuple[Concept, ...]) -> bool:
+    if category == "All":
+        return True
+    if category in ("Object", "Attribute", "Relation"):
+        return len(t) == ("Object", "Attribute", "Relation").index(category) + 1
+    words = {"Color": COLOR_WORDS, "Cardinality": CARDINALITY_WORDS, "Size": SIZE_WORDS}
+    return len(t) == 2 and str(t[1]) in words[category]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpiceConfig(MetricConfig):
+    """``synsets=False`` is SPICE's ``-noSynsets`` (no synonym matching, no node merging);
+    ``parse_input`` picks what is parsed: the batch tokens, as coco-caption, or raw text."""
+
+    synsets: bool = True
+    parse_input: str = "tokens"
+
+    def __post_init__(self) -> None:
+        if self.parse_input not in ("tokens", "raw"):
+            raise InputError(f"`parse_input` must be 'tokens' or 'raw' (got {self.parse_input!r})")
+
+
+@dataclass(frozen=True)
+class SpiceTuple:
+    """One tuple as drawn: the strings of each concept, and how it matched.
+
+    ``status`` is ``"exact"`` (some matching tuple shares a string at every position),
+    ``"synonym"`` (matched only through synsets) or ``"missed"``; reference tuples are
+    ``"matched"`` or ``"missed"``. ``match`` is, for candidate tuples, the index of the first
+    matching reference tuple (``None`` when missed or for reference tuples).
+    """
+
+    concepts: tuple[tuple[str, ...], ...]
+    status: str
+    match: int | None
+
+    @property
+    def kind(self) -> str:
+        return ("object", "attribute", "relation")[len(self.concepts) - 1]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join("/".join(c) for c in self.concepts) + ")"
+
+
+@dataclass(frozen=True)
+class SpiceCategory:
+    """Counts and P/R/F of one category (NaN P/R/F where the reference has no such tuple)."""
+
+    tp: int
+    fp: int
+    fn: int
+    precision: float
+    recall: float
+    f: float
+
+
+@dataclass(frozen=True)
+class GraphView:
+    """A scene graph ready to draw: nodes (object strings, attribute strings) and edges
+    ``(source node, relation strings, target node)``."""
+
+    nodes: tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...]
+    edges: tuple[tuple[int, tuple[str, ...], int], ...]
+
+
+@dataclass(frozen=True)
+class SpiceDetails:
+    """Evidence of one item: tuples with match status, both graphs, per-category scores."""
+
+    candidate: tuple[SpiceTuple, ...]
+    reference: tuple[SpiceTuple, ...]
+    candidate_graph: GraphView
+    reference_graph: GraphView
+    categories: Mapping[str, SpiceCategory]
+
+    @property
+    def f(self) -> float:
+        return self.categories["All"].f
+
+
+@dataclass(frozen=True)
+class SpiceCorpusDetails:
+    """SPICE's own summary: per category, the mean P/R/F over images where it is not NaN."""
+
+    categories: Mapping[str, tuple[float, float, float]]
+    images: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class SpicePrepared:
+    """Tuples of every parsed caption, and the text each token sequence was parsed from."""
+
+    tuples: Mapping[str, tuple[Tuple, ...]]
+    texts: Mapping[Tokens, str]
+
+
+def _prf(tp: int, n_cand: int, n_ref: int, nan: bool) -> SpiceCategory:
+    fp, fn = n_cand - tp, n_ref - tp
+    if nan:
+        return SpiceCategory(tp, fp, fn, math.nan, math.nan, math.nan)
+    p = tp / (tp + fp) if tp + fp > 0 else 0.0
+    r = tp / (tp + fn) if n_ref > 0 else 0.0
+    f = 2 * p * r / (p + r) if p > 0 and r > 0 else 0.0
+    return SpiceCategory(tp, fp, fn, p, r, f)
+
+
+def match_tuples(
+    cand: Sequence[tuple[Concept, ...]], ref: Sequence[tuple[Concept, ...]], synsets: bool = True
+) -> tuple[list[int | None], list[str], list[bool]]:
+    """§6.2: for each candidate tuple, the first matching reference tuple (no one-to-one
+    constraint) and its status ("exact", "synonym", "missed"); and which references matched.
+
+    >>> d, c = Concept(("dog",), frozenset({1})), Concept(("puppy",), frozenset({1}))
+    >>> match_tuples([(d,), (c,)], [(d,), (Concept(("cat",), frozenset()),)])
+    ([0, 0], ['exact', 'synonym'], [True, False])
+    """
+
+    def keys(t: tuple[Concept, ...]) -> tuple[tuple[frozenset[str], frozenset[int]], ...]:
+        return tuple((frozenset(c.strings), c.synsets) for c in t)
+
+    ref_keys = [keys(u) for u in ref]
+    by_arity: dict[int, list[int]] = {}
+    for k, u in enumerate(ref_keys):
+        by_arity.setdefault(len(u), []).append(k)
+    first: list[int | None] = []
+    status: list[str] = []
+    ref_hit = [False] * len(ref)
+    for t in cand:
+        tk = keys(t)
+        hit, exact = None, False
+        for k in by_arity.get(len(tk), ()):
+            pairs = tuple(zip(tk, ref_keys[k], strict=True))
+            if synsets:
+                ok = all(not a[0].isdisjoint(b[0]) or not a[1].isdisjoint(b[1]) for a, b in pairs)
+            else:
+                ok = all(a[0] == b[0] for a, b in pairs)
+            if ok:
+                ref_hit[k] = True
+                if hit is None:
+                    hit = k
+                exact = exact or all(not a[0].isdisjoint(b[0]) for a, b in pairs)
+        first.append(hit)
+        status.append("missed" if hit is None else "exact" if exact else "synonym")
+    return first, status, ref_hit
+
+
+def _view(graph: SceneGraph) -> GraphView:
+    nodes = tuple((n.obj.strings, tuple(a.strings for a in n.attributes)) for n in graph.nodes)
+    edges = tuple((s, rel.strings, t) for s, rel, t in graph.edges)
+    return GraphView(nodes, edges)
+
+
+class Spice(Metric):
+    """SPICE 1.0 (Anderson et al., 2016) with spaCy instead of CoreNLP 3.6.0 (metric-spec §6).
+
+    >>> r = Spice().score(["a kid on a couch"], [["a child sitting on a sofa"]])
+    >>> [str(t) for t in r.segments[0].details.candidate]
+    ['(kid)', '(couch)', '(kid, on, couch)']
+    >>> [t.status for t in r.segments[0].details.candidate]
+    ['synonym', 'synonym', 'missed']
+    """
+
+    key = "spice"
+    name = "SPICE"
+    bounds = (0.0, 1.0)
+    Config = SpiceConfig
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._parser: CaptionParser | None = None
+
+    def resources(self) -> Mapping[str, str]:
+        from capeval_core.meteor_resources import resource_identity
+
+        out = {"parser": model_identity()}
+        if self.config.synsets:
+            out["synsets"] = resource_identity()
+        return out
+
+    def _synsets(self):
+        if not self.config.synsets:
+            return None
+        from capeval_core.meteor_resources import meteor_synsets
+
+        return meteor_synsets().synsets_of  # one loader shared with METEOR (§5.4, §6.1)
+
+    def prepare(self, batch: Batch) -> SpicePrepared:
+        """Parse every distinct caption of the batch once (spaCy ``nlp.pipe`` + cache)."""
+        texts: dict[Tokens, str] = {}
+        pairs = [(batch.candidate_tokens[i], batch.candidates[i]) for i in range(len(batch))]
+        for toks, raws in zip(batch.reference_tokens, batch.references, strict=True):
+            pairs.extend(zip(toks, raws, strict=True))
+        for toks, raw in pairs:
+            if tuple(toks) not in texts:
+                texts[tuple(toks)] = raw if self.config.parse_input == "raw" else " ".join(toks)
+        if self._parser is None:
+            self._parser = CaptionParser()
+        return SpicePrepared(self._parser.parse(texts.values()), texts)
+
+    def segment(
+        self, candidate: Tokens, references: tuple[Tokens, ...], prepared: SpicePrepared
+    ) -> tuple[float, SpiceDetails]:
+        synsets = self._synsets()
+        cand_graph = SceneGraph(synsets)
+        cand_graph.add_tuples(prepared.tuples[prepared.texts[tuple(candidate)]])
+        ref_graph = SceneGraph(synsets)  # all references of the image in one graph (§6.1)
+        for ref in references:
+            ref_graph.add_tuples(prepared.tuples[prepared.texts[tuple(ref)]])
+        cand, ref = cand_graph.tuples(), ref_graph.tuples()
+        use = synsets is not None
+        first, status, ref_hit = match_tuples(cand, ref, use)
+        categories = {}
+        for cat in CATEGORIES:
+            c_idx = [k for k, t in enumerate(cand) if _in_category(cat, t)]
+            r_n = sum(1 for t in ref if _in_category(cat, t))
+            tp = sum(1 for k in c_idx if first[k] is not None)
+            categories[cat] = _prf(tp, len(c_idx), r_n, nan=cat != "All" and r_n == 0)
+        details = SpiceDetails(
+            tuple(
+                SpiceTuple(tuple(c.strings for c in t), s, m)
+                for t, s, m in zip(cand, status, first, strict=True)
+            ),
+            tuple(
+                SpiceTuple(tuple(c.strings for c in t), "matched" if hit else "missed", None)
+                for t, hit in zip(ref, ref_hit, strict=True)
+            ),
+            _view(cand_graph),
+            _view(ref_graph),
+            categories,
+        )
+        return categories["All"].f, details
+
+    def aggregate(
+        self, segments: list[SegmentScore], prepared: Any
+    ) -> tuple[dict[str, float], SpiceCorpusDetails]:
+        """SPICE = mean over images of the All F-score; categories as SPICE's own summary."""
+        corpus = {"spice": float(np.mean([s.scores["spice"] for s in segments]))}
+        cats: dict[str, tuple[float, float, float]] = {}
+        counts: dict[str, int] = {}
+        for cat in CATEGORIES:
+            rows = [s.details.categories[cat] for s in segments]
+            rows = [c for c in rows if not math.isnan(c.f)]
+            counts[cat] = len(rows)
+            cats[cat] = (
+                tuple(
+                    float(np.mean([getattr(c, k) for c in rows]))
+                    for k in ("precision", "recall", "f")
+                )
+                if rows
+                else (math.nan, math.nan, math.nan)
+            )
+        return corpus, SpiceCorpusDetails(cats, counts)

@@ -1,0 +1,116 @@
+"""SPICE graph building and matching (metric-spec §6.1 step 5, §6.2)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from capeval_core.metrics.spice import Spice, SpicePrepared, match_tuples
+from capeval_core.scene_graph import Concept, SceneGraph
+
+
+def syn(table):
+    """A toy synset lookup: word -> set of ids."""
+    return lambda w: frozenset(table.get(w, ()))
+
+
+def score(cand, refs, synsets=True):
+    """Score hand-written tuples through Spice.segment (no parsing)."""
+    texts = {("c",): "c", **{(f"r{k}",): f"r{k}" for k in range(len(refs))}}
+    tuples = {"c": tuple(cand), **{f"r{k}": tuple(r) for k, r in enumerate(refs)}}
+    metric = Spice(synsets=synsets)
+    metric._synsets = lambda: (
+        syn({"kid": {1}, "child": {1}, "sofa": {2}, "couch": {2}}) if synsets else None
+    )
+    return metric.segment(
+        ("c",), tuple((f"r{k}",) for k in range(len(refs))), SpicePrepared(tuples, texts)
+    )
+
+
+def test_synonym_merge_in_reference_graph():
+    g = SceneGraph(syn({"kid": {1}, "child": {1}}))
+    g.add_tuples([("kid",), ("child",), ("kid", "small"), ("child", "small")])
+    assert len(g.nodes) == 1
+    assert g.nodes[0].obj.strings == ("kid", "child")
+    assert [str(a) for a in g.nodes[0].attributes] == ["small"]
+
+
+def test_no_merge_without_synsets():
+    g = SceneGraph(None)
+    g.add_tuples([("kid",), ("child",)])
+    assert len(g.nodes) == 2
+
+
+def test_be_prefix_stripped_and_duplicate_edges_merged():
+    g = SceneGraph(None)
+    g.add_tuples([("cat", "be on", "table"), ("cat", "on", "table")])
+    assert [(s, str(r), t) for s, r, t in g.edges] == [(0, "on", 1)]
+
+
+def test_synonym_match_and_status():
+    value, d = score(
+        [("kid",), ("couch",), ("kid", "on", "couch")],
+        [[("child",), ("sofa",), ("child", "on", "sofa")]],
+    )
+    assert value == pytest.approx(1.0)
+    assert [t.status for t in d.candidate] == ["synonym", "synonym", "synonym"]
+
+
+def test_no_one_to_one_constraint():
+    # two candidate tuples both match the one merged reference tuple: tp = 2, fn = -1
+    d = SceneGraph(syn({"a": {1, 2}}))
+    cands = [(Concept(("x",), frozenset({1})),), (Concept(("y",), frozenset({2})),)]
+    refs = [(Concept(("a",), frozenset({1, 2})),)]
+    first, status, hit = match_tuples(cands, refs)
+    assert first == [0, 0] and status == ["synonym", "synonym"] and hit == [True]
+    assert d is not None
+
+
+def test_precision_recall_f():
+    value, d = score([("dog",), ("cat",)], [[("dog",), ("grass",), ("dog", "brown")]])
+    all_ = d.categories["All"]
+    assert (all_.tp, all_.fp, all_.fn) == (1, 1, 2)
+    assert all_.precision == pytest.approx(0.5)
+    assert all_.recall == pytest.approx(1 / 3)
+    assert value == pytest.approx(2 * 0.5 / 3 / (0.5 + 1 / 3))
+
+
+def test_nan_categories_where_reference_has_none():
+    _, d = score([("dog",), ("dog", "red")], [[("dog",)]])
+    assert math.isnan(d.categories["Color"].f)
+    assert math.isnan(d.categories["Attribute"].f)
+    assert d.categories["Object"].f == pytest.approx(1.0)
+    assert not math.isnan(d.categories["All"].f)
+
+
+def test_color_count_size_categories():
+    _, d = score(
+        [("dog",), ("dog", "white"), ("dog", "two"), ("dog", "big")],
+        [[("dog",), ("dog", "white"), ("dog", "two"), ("dog", "small")]],
+    )
+    assert d.categories["Color"].f == pytest.approx(1.0)
+    assert d.categories["Cardinality"].f == pytest.approx(1.0)
+    assert d.categories["Size"].f == 0.0
+
+
+def test_empty_candidate_and_reference():
+    value, d = score([], [[("dog",)]])
+    assert value == 0.0 and d.categories["All"].precision == 0.0
+    value, d = score([("dog",)], [[]])
+    assert value == 0.0 and d.categories["All"].recall == 0.0
+    assert math.isnan(d.categories["Object"].f)
+
+
+def test_corpus_is_mean_of_image_f():
+    metric = Spice()
+    result = metric.score(["a dog on the grass", "a red bus"], [["a dog on grass"], ["a car"]])
+    values = [s.value for s in result.segments]
+    assert result.value == pytest.approx(sum(values) / 2)
+    assert "Object" in result.details.categories
+
+
+def test_signature_records_parser_and_options():
+    sig = str(Spice().signature())
+    assert "parser:spacy-" in sig and "synsets:True" in sig
+    assert str(Spice(synsets=False).signature()) != sig
