@@ -6,8 +6,10 @@ orders because they share their counts.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from capeval_core.metrics.base import Metric, MetricConfig
@@ -50,16 +52,26 @@ class NgramCount:
 
 @dataclass(frozen=True)
 class BleuDetails:
-    """Evidence for one item: clipped counts per order, lengths and brevity penalty."""
+    """Evidence for one item: clipped counts per order, lengths and brevity penalty.
+
+    ``counts`` holds the candidate's n-gram counts and ``max_ref_counts`` the most any one
+    reference has of each of them; :attr:`ngrams` presents them as :class:`NgramCount` rows.
+    """
 
     candidate: Tokens
     references: tuple[Tokens, ...]
-    ngrams: tuple[NgramCount, ...]
+    counts: Mapping[Ngram, int]
+    max_ref_counts: Mapping[Ngram, int]
     correct: tuple[int, ...]
     guess: tuple[int, ...]
     candidate_length: int
     reference_length: float
     brevity_penalty: float
+
+    @functools.cached_property
+    def ngrams(self) -> tuple[NgramCount, ...]:
+        """Every candidate n-gram (orders 1..4, first occurrence order) with its clip."""
+        return tuple(NgramCount(g, c, self.max_ref_counts[g]) for g, c in self.counts.items())
 
     @property
     def precisions(self) -> tuple[float, ...]:
@@ -149,11 +161,10 @@ class Bleu(Metric):
                     max_ref[gram] = count
         counts: Counter[Ngram] = ngram_counts(candidate, n)
         correct = [0] * n
-        ngrams = []
+        clip_ref = {}
         for gram, count in counts.items():
-            ref_count = max_ref.get(gram, 0)
+            ref_count = clip_ref[gram] = max_ref.get(gram, 0)
             correct[len(gram) - 1] += min(ref_count, count)
-            ngrams.append(NgramCount(gram, count, ref_count))
         cand_len = len(candidate)
         guess = [max(0, cand_len - k + 1) for k in range(1, n + 1)]
         ref_len = _effective_length(
@@ -164,7 +175,8 @@ class Bleu(Metric):
         details = BleuDetails(
             candidate,
             references,
-            tuple(ngrams),
+            counts,
+            clip_ref,
             tuple(correct),
             tuple(guess),
             cand_len,

@@ -49,17 +49,22 @@ class DocumentFrequency:
     source: str
 
     def __post_init__(self) -> None:
-        # log(df) takes few distinct values; computing each once keeps numpy's exact log cheap
+        # log(df) takes few distinct values: computing each once keeps numpy's exact log cheap
         object.__setattr__(self, "_log_cache", {})
+        object.__setattr__(self, "_idf_cache", {})
 
     def idf(self, gram: Ngram) -> float:
         """``log(N) - log(max(1, df))``: 0 for an n-gram in every image, log N for an unseen one."""
-        d = self.df.get(gram, 0.0)
-        cache: dict[float, float] = self._log_cache  # type: ignore[attr-defined]
-        log_df = cache.get(d)
-        if log_df is None:
-            log_df = cache[d] = float(np.log(max(1.0, d)))
-        return self.log_documents - log_df
+        idf_cache: dict[Ngram, float] = self._idf_cache  # type: ignore[attr-defined]
+        value = idf_cache.get(gram)
+        if value is None:
+            d = self.df.get(gram, 0.0)
+            log_cache: dict[float, float] = self._log_cache  # type: ignore[attr-defined]
+            log_df = log_cache.get(d)
+            if log_df is None:
+                log_df = log_cache[d] = float(np.log(max(1.0, d)))
+            value = idf_cache[gram] = self.log_documents - log_df
+        return value
 
 
 @dataclass(frozen=True)
@@ -143,16 +148,45 @@ def corpus_document_frequency(
     reference_tokens: tuple[tuple[Tokens, ...], ...],
 ) -> DocumentFrequency:
     """Document frequency over the scored set: an image counts once per n-gram."""
+    return _corpus_statistics(reference_tokens)[0]
+
+
+def _corpus_statistics(
+    reference_tokens: tuple[tuple[Tokens, ...], ...],
+) -> tuple[DocumentFrequency, dict[Tokens, Counter[Ngram]]]:
+    """The scored set's document frequencies, plus each reference's n-gram counts for reuse."""
     df: Counter[Ngram] = Counter()
+    counts: dict[Tokens, Counter[Ngram]] = {}
     for refs in reference_tokens:
         seen: set[Ngram] = set()
-        for ref in refs:
-            seen.update(ngram_counts(coco_words(ref), ORDER))
+        for ref in map(coco_words, refs):
+            if ref not in counts:
+                counts[ref] = ngram_counts(ref, ORDER)
+            seen.update(counts[ref])
         df.update(seen)
     n = len(reference_tokens)
-    return DocumentFrequency(
+    table = DocumentFrequency(
         {g: float(c) for g, c in df.items()}, float(np.log(float(n))), n, "corpus"
     )
+    return table, counts
+
+
+class _Vectors:
+    """Per-batch memo: each distinct sentence's tf-idf vector is computed once."""
+
+    def __init__(
+        self, df: DocumentFrequency, counts: dict[Tokens, Counter[Ngram]] | None = None
+    ) -> None:
+        self.df = df
+        self._counts = counts or {}
+        self._vectors: dict[Tokens, TfIdfVector] = {}
+
+    def __call__(self, words: Tokens) -> TfIdfVector:
+        vector = self._vectors.get(words)
+        if vector is None:
+            counts = self._counts.get(words) or ngram_counts(words, ORDER)
+            vector = self._vectors[words] = tfidf(counts, self.df)
+        return vector
 
 
 class CiderD(Metric):
@@ -176,15 +210,15 @@ class CiderD(Metric):
             return {"idf-source": COCO_VAL_IDF_VERSION}
         return {}
 
-    def prepare(self, batch: Batch) -> DocumentFrequency:
+    def prepare(self, batch: Batch) -> _Vectors:
         if self.config.idf == "coco-val2014":
             from capeval_core.idf import coco_val_document_frequency
 
-            return coco_val_document_frequency(self.tokenizer)
-        return corpus_document_frequency(batch.reference_tokens)
+            return _Vectors(coco_val_document_frequency(self.tokenizer))
+        return _Vectors(*_corpus_statistics(batch.reference_tokens))
 
-    def corpus_warnings(self, batch: Batch, prepared: DocumentFrequency) -> list[str]:
-        if prepared.source == "corpus" and len(batch) == 1:
+    def corpus_warnings(self, batch: Batch, prepared: _Vectors) -> list[str]:
+        if prepared.df.source == "corpus" and len(batch) == 1:
             return [
                 "CIDEr-D takes its IDF from the scored set, and this set is a single image: "
                 "every n-gram then occurs in 1 of 1 images, so its idf is log 1 - log 1 = 0, "
@@ -193,16 +227,14 @@ class CiderD(Metric):
             ]
         return []
 
-    def segment(
-        self, candidate: Tokens, references: tuple[Tokens, ...], prepared: DocumentFrequency
-    ):
+    def segment(self, candidate: Tokens, references: tuple[Tokens, ...], prepared: _Vectors):
         sigma = self.config.sigma
         candidate = coco_words(candidate)
-        cand = tfidf(ngram_counts(candidate, ORDER), prepared)
+        cand = tfidf(ngram_counts(candidate, ORDER), prepared.df)
         total = np.zeros(ORDER)
         refs = []
         for ref_tokens in map(coco_words, references):
-            vec = tfidf(ngram_counts(ref_tokens, ORDER), prepared)
+            vec = prepared(ref_tokens)
             sim = similarity(cand, vec, sigma)
             total += sim
             refs.append(CiderReference(ref_tokens, vec, tuple(float(x) for x in sim)))
@@ -212,8 +244,7 @@ class CiderD(Metric):
         per_order = tuple(float(x) * 10.0 / len(references) for x in total)
         return float(score), CiderDetails(candidate, cand, tuple(refs), per_order, sigma)
 
-    def aggregate(self, segments, prepared: DocumentFrequency) -> tuple[dict[str, float], Any]:
+    def aggregate(self, segments, prepared: _Vectors) -> tuple[dict[str, float], Any]:
         corpus, _ = super().aggregate(segments, prepared)
-        return corpus, CiderCorpusDetails(
-            prepared.source, prepared.documents, prepared.log_documents
-        )
+        df = prepared.df
+        return corpus, CiderCorpusDetails(df.source, df.documents, df.log_documents)

@@ -22,7 +22,8 @@ def ngram_counts(tokens: Tokens, n: int = 4) -> Counter[Ngram]:
     """
     counts: Counter[Ngram] = Counter()
     for k in range(1, n + 1):
-        counts.update(tokens[i : i + k] for i in range(len(tokens) - k + 1))
+        # zip of k shifted views yields the k-grams left to right, as tuples, in C
+        counts.update(zip(*(tokens[i:] for i in range(k)), strict=False))
     return counts
 
 
