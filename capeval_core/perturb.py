@@ -1,0 +1,1022 @@
+"""Perturbations of a caption: what each metric does when a caption changes in a known way.
+
+The seed paper's Table 2 shows, on one example, what corpus numbers hide: BLEU, ROUGE and
+CIDEr drop when words are reordered, CIDEr collapses on synonyms, WMD barely moves. This
+module makes that experiment repeatable on any caption and on whole datasets.
+
+Every perturbation is registered in :data:`PERTURBATIONS` (house style, principle 4), is pure
+and seeded (``random.Random(seed)``), and returns a frozen :class:`Perturbation` that records
+what changed. A caption with nothing eligible comes back unchanged, with a note saying so.
+
+Perturbations work on the words of the raw caption (:func:`split_words`: runs of letters and
+digits, with inner apostrophes and hyphens); the text between words (spaces, punctuation) is
+kept where it was. Word lists (people, scenes, objects, colours, numbers, modifiers) are small
+curated files of this project in ``capeval_core/data/perturb_*.txt``; synonyms come from
+METEOR's WordNet synonym file (:mod:`capeval_core.meteor_resources`).
+
+>>> p = perturb("A man rides a wave.", "swap", seed=1)
+>>> p.perturbed
+'A rides man a wave.'
+>>> [(c.position, c.old, c.new) for c in p.changed]
+[(1, 'man', 'rides'), (2, 'rides', 'man')]
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+import re
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib.resources import files
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from capeval_core.errors import CapevalError, InputError, UnknownKeyError
+from capeval_core.stopwords import wmd_stopwords
+
+# -- words --------------------------------------------------------------------------------------
+_WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+(?=[.,;:!?])")
+
+
+def split_words(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The caption's words and the text around them: ``len(gaps) == len(words) + 1``.
+
+    >>> split_words("A man's red t-shirt, on a beach.")
+    (('A', "man's", 'red', 't-shirt', 'on', 'a', 'beach'), ('', ' ', ' ', ' ', ', ', ' ', ' ', '.'))
+    """
+    words, gaps, pos = [], [], 0
+    for m in _WORD.finditer(text):
+        gaps.append(text[pos : m.start()])
+        words.append(m.group())
+        pos = m.end()
+    gaps.append(text[pos:])
+    return tuple(words), tuple(gaps)
+
+
+def join_words(words: Sequence[str], gaps: Sequence[str]) -> str:
+    """Inverse of :func:`split_words`.
+
+    >>> join_words(*split_words("a dog, running."))
+    'a dog, running.'
+    """
+    return "".join(g + w for g, w in zip(gaps, words, strict=False)) + gaps[len(words)]
+
+
+def _match_case(like: str, word: str) -> str:
+    if like.isupper() and len(like) > 1:
+        return word.upper()
+    if like[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+# -- results ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Change:
+    """One word-level edit.
+
+    ``kind`` is "replace" (a word swapped for another), "move" (a slot that now holds another
+    word of the caption), "insert" or "delete". ``position`` indexes the original caption's
+    words (for an insertion: the original word it went before, or ``len(words)`` at the end);
+    ``new_position`` indexes the perturbed caption's words (None for a deletion). ``old`` is
+    "" for an insertion and ``new`` is "" for a deletion.
+    """
+
+    position: int
+    old: str
+    new: str
+    kind: str = "replace"
+    new_position: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind} @{self.position}: {self.old!r} -> {self.new!r}"
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """A perturbed caption and the evidence of what changed (``changed`` is empty when
+    nothing was eligible; ``note`` then says why). ``perturb(original, name, seed=seed,
+    **dict(options))`` reproduces it."""
+
+    original: str
+    perturbed: str
+    changed: tuple[Change, ...]
+    name: str
+    seed: int
+    note: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def is_changed(self) -> bool:
+        """Whether the caption changed at all."""
+        return self.perturbed != self.original
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per change: kind, position, new position, old word, new word."""
+        return pd.DataFrame(
+            [
+                {
+                    "kind": c.kind,
+                    "position": c.position,
+                    "new position": c.new_position,
+                    "old": c.old,
+                    "new": c.new,
+                }
+                for c in self.changed
+            ],
+            columns=["kind", "position", "new position", "old", "new"],
+        )
+
+    def __str__(self) -> str:
+        return f"{self.name}(seed={self.seed}): {self.perturbed!r} ({self.note})"
+
+
+@dataclass(frozen=True)
+class PerturbationSpec:
+    """A registered perturbation: its name, a label and one-line description, the options it
+    takes (name -> default), and the function doing the work."""
+
+    name: str
+    label: str
+    description: str
+    apply: Callable[..., tuple[list[str], list[str], list[Change], str]] = field(repr=False)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+PERTURBATIONS: dict[str, PerturbationSpec] = {}
+
+
+def _register(name: str, label: str, description: str, **defaults: Any):
+    def wrap(fn):
+        PERTURBATIONS[name] = PerturbationSpec(name, label, description, fn, defaults)
+        return fn
+
+    return wrap
+
+
+def available_perturbations() -> list[str]:
+    """Registry names, in registry order.
+
+    >>> available_perturbations()[:3]
+    ['synonym', 'redundant', 'shuffle']
+    """
+    return list(PERTURBATIONS)
+
+
+def perturbation_spec(name: str) -> PerturbationSpec:
+    """The registered perturbation ``name`` (``UnknownKeyError`` names the choices)."""
+    spec = PERTURBATIONS.get(name)
+    if spec is None:
+        raise UnknownKeyError(
+            f"unknown perturbation {name!r}; available: {', '.join(PERTURBATIONS)}"
+        )
+    return spec
+
+
+def perturb(caption: str, name: str, *, seed: int = 0, **options: Any) -> Perturbation:
+    """Apply the registered perturbation ``name`` to ``caption``, deterministically for ``seed``.
+
+    Options (see each perturbation's ``defaults``): ``n`` (how many edits; synonym, redundant,
+    swap, the replacements), ``positions`` (which word indices; synonym), ``mode`` and
+    ``length`` (redundant).
+
+    >>> perturb("a child on a sofa", "synonym", positions=[1]).perturbed
+    'a kid on a sofa'
+    >>> perturb("on it", "synonym").note
+    'nothing eligible: no word with a WordNet synonym'
+    """
+    if not isinstance(caption, str):
+        raise InputError(f"`caption` must be a string (got {type(caption).__name__})")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InputError(f"`seed` must be an integer (got {seed!r})")
+    spec = perturbation_spec(name)
+    unknown = sorted(set(options) - set(spec.defaults))
+    if unknown:
+        raise InputError(
+            f"perturbation {name!r} takes options {sorted(spec.defaults) or 'none'} "
+            f"(got {', '.join(unknown)})"
+        )
+    opts = {**spec.defaults, **options}
+    n = opts.get("n")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise InputError(f"option `n` must be a positive integer or None (got {n!r})")
+    words, gaps = split_words(caption)
+    new_words, new_gaps, changes, note = spec.apply(
+        list(words), list(gaps), random.Random(int(seed)), **opts
+    )
+    perturbed = join_words(new_words, new_gaps) if changes else caption
+    stored = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(options.items()))
+    return Perturbation(caption, perturbed, tuple(changes), name, int(seed), note, stored)
+
+
+def _nothing(what: str) -> tuple[list[str], list[str], list[Change], str]:
+    return [], [], [], f"nothing eligible: {what}"
+
+
+def _pick(rng: random.Random, eligible: Sequence[int], n: int | None) -> list[int]:
+    """``n`` of the eligible positions (all when None), in caption order."""
+    if n is None or n >= len(eligible):
+        return list(eligible)
+    return sorted(rng.sample(list(eligible), n))
+
+
+def _replacements(
+    words: list[str], gaps: list[str], new: Mapping[int, str], what: str, total: int
+) -> tuple[list[str], list[str], list[Change], str]:
+    out = list(words)
+    changes = []
+    for i in sorted(new):
+        out[i] = _match_case(words[i], new[i])
+        changes.append(Change(i, words[i], out[i], "replace", i))
+    return out, gaps, changes, f"replaced {len(changes)} of {total} eligible {what}"
+
+
+def _content(word: str) -> bool:
+    return word.isalpha() and word.lower() not in wmd_stopwords()
+
+
+# -- word lists ---------------------------------------------------------------------------------
+@functools.cache
+def word_list(name: str) -> tuple[tuple[str, ...], ...]:
+    """A shipped list ``data/perturb_<name>.txt``: one entry per line, its forms split by
+    spaces (e.g. singular and plural); ``#`` starts a comment line.
+
+    >>> word_list("person")[0]
+    ('man', 'men')
+    """
+    path = files("capeval_core") / f"data/perturb_{name}.txt"
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise UnknownKeyError(f"no word list {name!r} (looked for {path})") from None
+    return tuple(
+        tuple(line.split()) for line in text.splitlines() if line.strip() and line[0] != "#"
+    )
+
+
+def _lexicon_swap(
+    words: list[str], gaps: list[str], rng: random.Random, list_name: str, what: str, n: int | None
+):
+    entries = word_list(list_name)
+    where = {form: (e, f) for e, forms in enumerate(entries) for f, form in enumerate(forms)}
+    eligible = [i for i, w in enumerate(words) if w.lower() in where]
+    if not eligible:
+        return _nothing(f"no {what} from data/perturb_{list_name}.txt")
+    new = {}
+    for i in _pick(rng, eligible, n):
+        entry, form = where[words[i].lower()]
+        options = [
+            forms[form]
+            for e, forms in enumerate(entries)
+            if e != entry and len(forms) > form and forms[form] != words[i].lower()
+        ]
+        new[i] = rng.choice(options)
+    return _replacements(words, gaps, new, f"{what}s", len(eligible))
+
+
+# -- the perturbations ---------------------------------------------------------------------------
+def _lemmas(word: str) -> set[str]:
+    from capeval_core.meteor_resources import meteor_synsets
+
+    s = meteor_synsets()
+    out = {word, s.morph(word), *s.exceptions.get(word, ())}
+    out.discard("")
+    return out
+
+
+def _inflect(like: str, base: str, lemma: str) -> str:
+    """``lemma`` inflected as ``like`` is from ``base`` (plural/-s, -ing, -ed; else as is).
+
+    >>> _inflect("couches", "couch", "sofa"), _inflect("sitting", "sit", "pose")
+    ('sofas', 'posing')
+    """
+    if like == base:
+        return lemma
+    if like.endswith("s") and not base.endswith("s"):
+        if lemma.endswith(("s", "x", "z", "ch", "sh")):
+            return lemma + "es"
+        if lemma.endswith("y") and lemma[-2:-1] not in "aeiou":
+            return lemma[:-1] + "ies"
+        return lemma + "s"
+    if like.endswith("ing"):
+        return (lemma[:-1] if lemma.endswith("e") and not lemma.endswith("ee") else lemma) + "ing"
+    if like.endswith("ed"):
+        return lemma + ("d" if lemma.endswith("e") else "ed")
+    return lemma
+
+
+@functools.cache
+def _irregular() -> dict[str, tuple[str, ...]]:
+    """base form -> its irregular inflections (the reverse of METEOR's exception file)."""
+    from capeval_core.meteor_resources import meteor_synsets
+
+    out: dict[str, list[str]] = {}
+    for form, bases in meteor_synsets().exceptions.items():
+        for base in bases:
+            out.setdefault(base, []).append(form)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _form_like(word: str, base: str, member: str, own: frozenset[int]) -> str | None:
+    """``member`` in the form ``word`` has (plural, -ing, -ed), or None when that form is not
+    a known word sharing a synset with ``word`` (so no misspelt or wrong-class forms)."""
+    from capeval_core.meteor_resources import meteor_synsets
+
+    s = meteor_synsets()
+    member_lemmas = _lemmas(member) - {member}
+    if word == base:  # an uninflected word takes uninflected synonyms ("human", not "humans")
+        return None if member_lemmas else member
+    suffix = word[len(base) :] if word.startswith(base) else word[-3:]
+    if member_lemmas and member.endswith(suffix[-2:]):
+        return member  # already inflected the same way ("posing" for "sitting")
+    if member_lemmas or member in _irregular():
+        return None  # inflected otherwise, or irregular ("child" has no plural "childs")
+    form = _inflect(word, base, member)
+    if form == member or not (s.synsets_of(form) & own):
+        return None
+    if not word.endswith("s") and form not in s.synsets:
+        return None  # -ing/-ed forms must be words of the file themselves
+    return form
+
+
+@functools.lru_cache(maxsize=50_000)
+def synonyms(word: str) -> tuple[str, ...]:
+    """Single-word WordNet synonyms of ``word`` (sharing a synset in METEOR's synonym file),
+    in the same inflection as ``word``; the ones sharing the most synsets first, then
+    alphabetical. Other forms of the same lemma ("dog" for "dogs") are left out.
+
+    >>> synonyms("child")[:1], "sofas" in synonyms("couches"), "posing" in synonyms("sitting")
+    (('kid',), True, True)
+    """
+    from capeval_core.meteor_resources import meteor_synsets, synset_members
+
+    s, members = meteor_synsets(), synset_members()
+    word = word.lower()
+    own = s.synsets_of(word)
+    if not own:
+        return ()
+    lemmas = _lemmas(word)
+    base = word if s.synsets.get(word) and len(lemmas) == 1 else s.morph(word) or word
+    if word in s.exceptions:
+        base = s.exceptions[word][0]
+    shared: dict[str, int] = {}
+    for i in own:
+        for m in members[i]:
+            if not (m.isalpha() and m.isascii()) or m in lemmas or word in _lemmas(m):
+                continue
+            form = _form_like(word, base, m, own)
+            if form is not None and form not in lemmas:
+                shared[form] = max(shared.get(form, 0), len(s.synsets_of(form) & own))
+    return tuple(sorted(shared, key=lambda m: (-shared[m], m)))
+
+
+@_register(
+    "synonym",
+    "Synonym substitution",
+    "replace content words by a WordNet synonym (a word sharing a synset in METEOR's file)",
+    n=1,
+    positions=None,
+)
+def _synonym(words, gaps, rng, *, n, positions):
+    from capeval_core.meteor_resources import meteor_synsets
+
+    s = meteor_synsets()
+    numbers = {f[1] for f in word_list("count")}
+    # cheap pre-filter (in a synset at all); synonyms() is only worked out for picked words
+    maybe = [
+        i
+        for i, w in enumerate(words)
+        if _content(w) and w.lower() not in numbers and s.synsets_of(w.lower())
+    ]
+    if positions is not None:
+        bad = [p for p in positions if not isinstance(p, int) or not 0 <= p < len(words)]
+        if bad:
+            raise InputError(
+                f"option `positions` must hold word indices 0-{len(words) - 1} (got {bad})"
+            )
+        maybe = [i for i in maybe if i in set(positions)]
+        n = None
+    order = list(maybe) if n is None else rng.sample(maybe, len(maybe))
+    new: dict[int, str] = {}
+    for i in order:
+        if n is not None and len(new) >= n:
+            break
+        options = synonyms(words[i])
+        if options:
+            best = [m for m in options if _shared(words[i], m) == _shared(words[i], options[0])]
+            new[i] = rng.choice(best)
+    if not new:
+        return _nothing("no word with a WordNet synonym")
+    return _replacements(words, gaps, new, "content words found in WordNet", len(maybe))
+
+
+def _shared(word: str, other: str) -> int:
+    from capeval_core.meteor_resources import meteor_synsets
+
+    s = meteor_synsets()
+    return len(s.synsets_of(word.lower()) & s.synsets_of(other))
+
+
+_DETERMINERS = frozenset(
+    {"a", "an", "the", "this", "that", "these", "those", "his", "her", "its", "their", "my"}
+    | {"our", "your", "some", "two", "three", "four"}
+)
+
+
+def _insert(
+    words: list[str], gaps: list[str], inserts: Mapping[int, str], note: str
+) -> tuple[list[str], list[str], list[Change], str]:
+    """Insert ``inserts[i]`` before original word ``i`` (``len(words)``: at the end)."""
+    out_w, out_g, changes = [], [], []
+    for i in range(len(words) + 1):
+        if i in inserts:
+            out_g.append(gaps[i] if i < len(words) else " ")
+            changes.append(Change(i, "", inserts[i], "insert", len(out_w)))
+            out_w.append(inserts[i])
+            if i < len(words):
+                out_g.append(" ")
+        elif i < len(words):
+            out_g.append(gaps[i])
+        if i < len(words):
+            out_w.append(words[i])
+    out_g.append(gaps[len(words)])
+    return out_w, out_g, changes, note
+
+
+@_register(
+    "redundant",
+    "Redundant words",
+    "insert adjectives before nouns and adverbs before -ing verbs ('modifier'), or repeat a "
+    "phrase ('repeat')",
+    n=1,
+    mode="modifier",
+    length=1,
+)
+def _redundant(words, gaps, rng, *, n, mode, length):
+    if mode == "modifier":
+        slots: dict[int, list[str]] = {}
+        adjectives = [f[0] for f in word_list("adjective")]
+        for i, w in enumerate(words):
+            prev = words[i - 1].lower() if i else ""
+            if _content(w) and prev in _DETERMINERS:
+                vowel = prev == "an"
+                fit = (
+                    [a for a in adjectives if (a[0] in "aeiou") == vowel]
+                    if prev in ("a", "an")
+                    else adjectives
+                )
+                slots[i] = [a for a in fit if a != w.lower()]
+            elif _content(w) and w.lower().endswith("ing") and len(w) > 4:
+                slots[i] = [f[0] for f in word_list("adverb")]
+        slots = {i: s for i, s in slots.items() if s}
+        if not slots:
+            return _nothing("no noun after a determiner and no -ing verb")
+        chosen = _pick(rng, sorted(slots), n)
+        inserts = {i: rng.choice(slots[i]) for i in chosen}
+        return _insert(
+            words, gaps, inserts, f"inserted {len(inserts)} modifier(s) at {len(slots)} slots"
+        )
+    if mode == "repeat":
+        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+            raise InputError(f"option `length` must be a positive integer (got {length!r})")
+        eligible = [i for i in range(len(words) - length + 1) if _content(words[i])]
+        if not eligible:
+            return _nothing(f"no phrase of {length} word(s) starting with a content word")
+        start = rng.choice(eligible)
+        phrase = words[start : start + length]
+        end = start + length
+        out_w = [*words[:end], *phrase, *words[end:]]
+        out_g = [*gaps[:end], *([" "] * length), *gaps[end:]]
+        changes = [Change(end, "", w, "insert", end + k) for k, w in enumerate(phrase)]
+        return out_w, out_g, changes, f"repeated a {length}-word phrase at word {start}"
+    raise InputError(f"option `mode` must be 'modifier' or 'repeat' (got {mode!r})")
+
+
+def _moved(words: list[str], gaps: list[str], new: list[str], note: str):
+    changes = [
+        Change(i, old, w, "move", i)
+        for i, (old, w) in enumerate(zip(words, new, strict=True))
+        if old != w
+    ]
+    return new, gaps, changes, note
+
+
+@_register("shuffle", "Word-order shuffle", "shuffle the order of all words (same multiset)")
+def _shuffle(words, gaps, rng):
+    if len(set(words)) < 2:
+        return _nothing("fewer than two different words")
+    new = list(words)
+    while new == words:  # a different order exists, so this ends
+        rng.shuffle(new)
+    return _moved(words, gaps, new, f"shuffled {len(words)} words")
+
+
+@_register("swap", "Adjacent swap", "swap two neighbouring (different) words", n=1)
+def _swap(words, gaps, rng, *, n):
+    eligible = [i for i in range(len(words) - 1) if words[i] != words[i + 1]]
+    if not eligible:
+        return _nothing("no two different neighbouring words")
+    new = list(words)
+    done = 0
+    for i in rng.sample(eligible, len(eligible)):
+        if done >= n:
+            break
+        if new[i] == words[i] and new[i + 1] == words[i + 1]:  # each word moves once
+            new[i], new[i + 1] = new[i + 1], new[i]
+            done += 1
+    return _moved(words, gaps, new, f"swapped {done} pair(s) of neighbouring words")
+
+
+@_register(
+    "drop_stopwords",
+    "Drop stop words",
+    "remove every stop word (the 153-word list coco-caption's WMD removes)",
+)
+def _drop_stopwords(words, gaps, rng):
+    stop = wmd_stopwords()
+    drop = [i for i, w in enumerate(words) if w.lower() in stop]
+    if not drop:
+        return _nothing("no stop word")
+    if len(drop) == len(words):
+        return _nothing("every word is a stop word (nothing would be left)")
+    out_w, out_g, changes = [], [gaps[0]], []
+    for i, w in enumerate(words):
+        if i in drop:
+            out_g[-1] = out_g[-1] + gaps[i + 1]
+            changes.append(Change(i, w, "", "delete", None))
+        else:
+            out_w.append(w)
+            out_g.append(gaps[i + 1])
+    out_g = [_SPACE_BEFORE_PUNCT.sub("", re.sub(r"\s+", " ", g)) for g in out_g]
+    out_g[0] = out_g[0].lstrip()
+    return out_w, out_g, changes, f"dropped {len(drop)} stop word(s)"
+
+
+@_register(
+    "replace_person",
+    "Replace person",
+    "replace a person word (man, girl, ...) by another from data/perturb_person.txt",
+    n=1,
+)
+def _replace_person(words, gaps, rng, *, n):
+    return _lexicon_swap(words, gaps, rng, "person", "person word", n)
+
+
+@_register(
+    "replace_scene",
+    "Replace scene",
+    "replace a scene word (beach, kitchen, ...) by another from data/perturb_scene.txt",
+    n=1,
+)
+def _replace_scene(words, gaps, rng, *, n):
+    return _lexicon_swap(words, gaps, rng, "scene", "scene word", n)
+
+
+@_register(
+    "object_swap",
+    "Object swap",
+    "replace an object word (dog, pizza, ...) by another from data/perturb_object.txt",
+    n=1,
+)
+def _object_swap(words, gaps, rng, *, n):
+    return _lexicon_swap(words, gaps, rng, "object", "object word", n)
+
+
+@_register(
+    "count",
+    "Count change",
+    "change a number (two -> five, 3 -> 7), or 'a dog' -> 'two dogs' for a listed noun",
+    n=1,
+)
+def _count(words, gaps, rng, *, n):
+    numbers = {f[1]: int(f[0]) for f in word_list("count")}
+    names = {v: k for k, v in numbers.items()}
+    plural = {
+        forms[0]: forms[1]
+        for lst in ("person", "object", "scene")
+        for forms in word_list(lst)
+        if len(forms) > 1
+    }
+    eligible = []
+    for i, w in enumerate(words):
+        low = w.lower()
+        nxt = words[i + 1].lower() if i + 1 < len(words) else ""
+        is_number = low in numbers or (low.isdigit() and 0 < int(low) <= 12)
+        if is_number or (low in ("a", "an") and nxt in plural):
+            eligible.append(i)
+    if not eligible:
+        return _nothing("no number and no 'a'/'an' before a listed noun")
+    new: dict[int, str] = {}
+    for i in _pick(rng, eligible, n):
+        low, nxt = words[i].lower(), words[i + 1].lower() if i + 1 < len(words) else ""
+        if low in ("a", "an") or (low == "one" and nxt in plural):
+            new[i] = names[rng.randint(2, 5)]
+            new[i + 1] = plural[nxt]
+            continue
+        value = int(low) if low.isdigit() else numbers[low]
+        pool = [v for v in range(2 if value > 1 else 1, 13) if v != value]
+        choice = rng.choice(pool)
+        new[i] = str(choice) if low.isdigit() else names[choice]
+    return _replacements(words, gaps, new, "counts", len(eligible))
+
+
+@_register(
+    "colour",
+    "Colour change",
+    "replace a colour word by another from data/perturb_colour.txt",
+    n=1,
+)
+def _colour(words, gaps, rng, *, n):
+    return _lexicon_swap(words, gaps, rng, "colour", "colour word", n)
+
+
+# -- scoring one caption ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PerturbationScores:
+    """Every metric's score of a caption before and after one perturbation.
+
+    ``before[key]``/``after[key]`` are segment scores against the same references;
+    ``signatures[key]`` reproduces them.
+    """
+
+    perturbation: Perturbation
+    references: tuple[str, ...]
+    before: Mapping[str, float]
+    after: Mapping[str, float]
+    signatures: Mapping[str, str]
+
+    def delta(self, key: str) -> float:
+        """``after - before`` for one key."""
+        return self.after[key] - self.before[key]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per key: before, after, delta, relative change."""
+        rows = []
+        for key in self.before:
+            b, a = self.before[key], self.after[key]
+            rows.append(
+                {
+                    "perturbation": self.perturbation.name,
+                    "key": key,
+                    "before": b,
+                    "after": a,
+                    "delta": a - b,
+                    "relative": (a - b) / b if b else math.nan,
+                    "signature": self.signatures[key],
+                }
+            )
+        return pd.DataFrame(rows)
+
+
+def _score_pairs(
+    keys: Sequence[str],
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str]],
+    tokenizer: str,
+    options: Mapping[str, Mapping[str, Any]] | None,
+    errors: dict[str, CapevalError] | None,
+) -> tuple[dict[str, list[float]], dict[str, str]]:
+    from capeval_core.api import score_many
+    from capeval_core.errors import DegenerateCorpusWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateCorpusWarning)
+        results = score_many(
+            keys,
+            candidates,
+            references,
+            tokenizer=tokenizer,
+            options=options,
+            warn=False,
+            errors=errors,
+        )
+    values = {k: r.segment_values(k) for k, r in results.items()}
+    return values, {k: str(r.signature) for k, r in results.items()}
+
+
+def score_perturbations(
+    perturbations: Sequence[Perturbation],
+    references: Sequence[str],
+    keys: Sequence[str],
+    *,
+    tokenizer: str = "ptb",
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    errors: dict[str, CapevalError] | None = None,
+) -> tuple[PerturbationScores, ...]:
+    """Score each perturbation's original and perturbed caption against ``references``.
+
+    All captions go through one ``score_many`` call: with CIDEr-D's default ``idf="corpus"``
+    they share one document-frequency table, which for a single image's references makes
+    every weight 0; pass ``options={"cider_d": {"idf": "coco-val2014"}}`` for one caption.
+    A metric failing with a CapevalError goes to ``errors`` when given (the rest still score).
+
+    >>> p = perturb("a man riding a wave", "shuffle", seed=0)
+    >>> s = score_perturbations([p], ["a man riding a wave"], ["bleu_1", "bleu_4"])[0]
+    >>> s.delta("bleu_1"), s.delta("bleu_4") < 0
+    (0.0, True)
+    """
+    refs = tuple(references)
+    if isinstance(references, str) or not refs:
+        raise InputError("`references` must be a non-empty list of captions")
+    if not perturbations:
+        return ()
+    cands = [p.original for p in perturbations] + [p.perturbed for p in perturbations]
+    values, sigs = _score_pairs(list(keys), cands, [refs] * len(cands), tokenizer, options, errors)
+    n = len(perturbations)
+    return tuple(
+        PerturbationScores(
+            p,
+            refs,
+            {k: v[i] for k, v in values.items()},
+            {k: v[n + i] for k, v in values.items()},
+            sigs,
+        )
+        for i, p in enumerate(perturbations)
+    )
+
+
+#: the seed paper's Table 2 rows: (label, perturbation, options)
+TABLE2_ROWS: tuple[tuple[str, str | None, tuple[tuple[str, Any], ...]], ...] = (
+    ("original (itself)", None, ()),
+    ("synonyms", "synonym", (("n", 2),)),
+    ("redundancy", "redundant", (("mode", "repeat"), ("length", 2))),
+    ("word order", "shuffle", ()),
+)
+
+
+@dataclass(frozen=True)
+class Table2:
+    """The seed paper's Table 2 experiment on one caption: the caption scored against itself
+    (the upper bound), then synonyms, redundancy and word order, each scored against the
+    original caption as the only reference."""
+
+    caption: str
+    rows: tuple[tuple[str, Perturbation], ...]
+    scores: Mapping[str, Mapping[str, float]]
+    signatures: Mapping[str, str]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per variant: its label, text, and a column per key."""
+        return pd.DataFrame(
+            [
+                {"variant": label, "caption": p.perturbed, **self.scores[label]}
+                for label, p in self.rows
+            ]
+        )
+
+
+def table2(
+    caption: str,
+    keys: Sequence[str],
+    *,
+    seed: int = 0,
+    tokenizer: str = "ptb",
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    errors: dict[str, CapevalError] | None = None,
+) -> Table2:
+    """Reproduce the Table 2 pattern on ``caption`` (see :class:`Table2`).
+
+    >>> t = table2("a man riding a wave on a surfboard", ["bleu_4"], seed=0)
+    >>> [round(t.scores[label]["bleu_4"], 3) for label, _ in t.rows][0]
+    1.0
+    """
+    if not isinstance(caption, str) or not caption.strip():
+        raise InputError("`caption` must be a non-empty string")
+    rows = []
+    for label, name, opts in TABLE2_ROWS:
+        if name is None:
+            rows.append((label, Perturbation(caption, caption, (), "identity", seed, "itself")))
+        else:
+            rows.append((label, perturb(caption, name, seed=seed, **dict(opts))))
+    values, sigs = _score_pairs(
+        list(keys),
+        [p.perturbed for _, p in rows],
+        [[caption]] * len(rows),
+        tokenizer,
+        options,
+        errors,
+    )
+    scores = {label: {k: v[i] for k, v in values.items()} for i, (label, _) in enumerate(rows)}
+    return Table2(caption, tuple(rows), scores, sigs)
+
+
+# -- batch mode ----------------------------------------------------------------------------------
+def item_seed(seed: int, index: int) -> int:
+    """The seed item ``index`` of a batch run with ``seed`` uses (reproduces it alone).
+
+    >>> item_seed(0, 0) == item_seed(0, 0) != item_seed(0, 1)
+    True
+    """
+    return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1)[0])
+
+
+@dataclass(frozen=True, eq=False)
+class BatchPerturbation:
+    """A perturbation applied to every candidate of a dataset, and its effect on the metrics.
+
+    ``before[key]``/``after[key]`` hold one segment score per item; ``human`` (graded judgment
+    sets only) the human scores the correlations are computed against.
+    """
+
+    name: str
+    seed: int
+    source: str
+    keys: tuple[str, ...]
+    perturbations: tuple[Perturbation, ...]
+    before: Mapping[str, np.ndarray]
+    after: Mapping[str, np.ndarray]
+    signatures: Mapping[str, str]
+    human: np.ndarray | None = None
+    human_name: str | None = None
+    skipped: Mapping[str, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.perturbations)
+
+    @property
+    def changed(self) -> np.ndarray:
+        """Boolean mask of the items the perturbation changed."""
+        return np.array([p.is_changed for p in self.perturbations], dtype=bool)
+
+    def deltas(self) -> pd.DataFrame:
+        """Tidy per-item frame: item, key, before, after, delta, changed."""
+        changed = self.changed
+        frames = [
+            pd.DataFrame(
+                {
+                    "item": np.arange(len(self)),
+                    "key": key,
+                    "before": self.before[key],
+                    "after": self.after[key],
+                    "delta": self.after[key] - self.before[key],
+                    "changed": changed,
+                }
+            )
+            for key in self.before
+        ]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def summary(self) -> pd.DataFrame:
+        """Per key, over the changed items: mean/median/std of the change, share lowered."""
+        mask = self.changed
+        rows = []
+        for key in self.before:
+            d = (self.after[key] - self.before[key])[mask]
+            rows.append(
+                {
+                    "key": key,
+                    "n changed": int(mask.sum()),
+                    "mean before": float(np.mean(self.before[key][mask])) if d.size else math.nan,
+                    "mean delta": float(np.mean(d)) if d.size else math.nan,
+                    "median delta": float(np.median(d)) if d.size else math.nan,
+                    "std delta": float(np.std(d)) if d.size else math.nan,
+                    "share lowered": float(np.mean(d < 0)) if d.size else math.nan,
+                    "signature": self.signatures.get(key, ""),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def correlations(
+        self, methods: Sequence[str] = ("pearson", "spearman", "kendall_b")
+    ) -> pd.DataFrame:
+        """Per key and method: correlation with the human scores before and after (empty
+        without human scores)."""
+        from capeval_core.stats import correlate
+
+        if self.human is None:
+            return pd.DataFrame(columns=["key", "method", "before", "after", "change"])
+        rows = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a constant metric gives NaN
+            for key in self.before:
+                for method in methods:
+                    b = correlate(self.before[key], self.human, method).statistic
+                    a = correlate(self.after[key], self.human, method).statistic
+                    rows.append(
+                        {"key": key, "method": method, "before": b, "after": a, "change": a - b}
+                    )
+        return pd.DataFrame(rows)
+
+
+def perturb_batch(
+    candidates: Sequence[str],
+    references: Sequence[Sequence[str]],
+    name: str,
+    keys: Sequence[str],
+    *,
+    seed: int = 0,
+    perturb_options: Mapping[str, Any] | None = None,
+    tokenizer: str = "ptb",
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    human: Sequence[float] | None = None,
+    human_name: str | None = None,
+    source: str = "",
+    on_error: str = "raise",
+) -> BatchPerturbation:
+    """Perturb every candidate (item ``i`` with :func:`item_seed` ``(seed, i)``) and score the
+    originals and the perturbed captions with ``keys`` against the same references.
+
+    References are tokenized once for both runs. ``on_error="skip"`` records a metric that
+    fails with a CapevalError in ``skipped`` instead of raising.
+
+    >>> b = perturb_batch(["a dog runs", "a cat sleeps"], [["a dog is running"], ["a cat"]],
+    ...                   "shuffle", ["bleu_1"])
+    >>> int(b.changed.sum()), float((b.after["bleu_1"] - b.before["bleu_1"]).max())
+    (2, 0.0)
+    """
+    from capeval_core.metrics import make_batch, metric_class
+    from capeval_core.tokenize import get_tokenizer
+
+    if on_error not in ("raise", "skip"):
+        raise InputError(f"`on_error` must be 'raise' or 'skip' (got {on_error!r})")
+    if human is not None and len(human) != len(candidates):
+        raise InputError(
+            f"`human` and `candidates` must have the same length (got {len(human)} and "
+            f"{len(candidates)})"
+        )
+    spec = perturbation_spec(name)
+    extra = dict(perturb_options or {})
+    pert = tuple(
+        perturb(c, spec.name, seed=item_seed(seed, i), **extra) for i, c in enumerate(candidates)
+    )
+    batch = make_batch(candidates, references, tokenizer)
+    tok = get_tokenizer(tokenizer)
+    perturbed = tuple(p.perturbed for p in pert)
+    after_batch = replace(
+        batch,
+        candidates=perturbed,
+        candidate_tokens=tuple(tok.tokenize_batch(list(perturbed))),
+    )
+    options = options or {}
+    before: dict[str, np.ndarray] = {}
+    after: dict[str, np.ndarray] = {}
+    sigs: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    done: dict[str, tuple[Any, Any] | CapevalError] = {}
+    with warnings.catch_warnings():
+        from capeval_core.errors import DegenerateCorpusWarning
+
+        warnings.simplefilter("ignore", DegenerateCorpusWarning)
+        for key in dict.fromkeys(keys):
+            cls = metric_class(key)
+            if cls.key not in done:
+                try:
+                    metric = cls(tokenizer=tokenizer, **dict(options.get(cls.key, {})))
+                    done[cls.key] = (
+                        metric.score_batch(batch, warn=False),
+                        metric.score_batch(after_batch, warn=False),
+                    )
+                except CapevalError as exc:
+                    if on_error == "raise":
+                        raise
+                    done[cls.key] = exc
+            res = done[cls.key]
+            if isinstance(res, CapevalError):
+                skipped[key] = str(res)
+                continue
+            report = key if key in cls.report_keys() else cls.primary_key()
+            before[key] = np.asarray(res[0].segment_values(report), dtype=float)
+            after[key] = np.asarray(res[1].segment_values(report), dtype=float)
+            sigs[key] = str(res[0].signature)
+    return BatchPerturbation(
+        spec.name,
+        int(seed),
+        source,
+        tuple(before),
+        pert,
+        before,
+        after,
+        sigs,
+        None if human is None else np.asarray(human, dtype=float),
+        human_name,
+        skipped,
+    )
+
+
+__all__ = [
+    "PERTURBATIONS",
+    "TABLE2_ROWS",
+    "BatchPerturbation",
+    "Change",
+    "Perturbation",
+    "PerturbationScores",
+    "PerturbationSpec",
+    "Table2",
+    "available_perturbations",
+    "item_seed",
+    "join_words",
+    "perturb",
+    "perturb_batch",
+    "perturbation_spec",
+    "score_perturbations",
+    "split_words",
+    "synonyms",
+    "table2",
+    "word_list",
+]

@@ -1,0 +1,159 @@
+"""Perturbation lab: perturb a caption (or a whole dataset) and see how every metric reacts.
+
+Inputs -> one call through ``capeval_ui.cached`` -> drawing through ``capeval_ui.perturb_views``.
+The perturbation list loops over the registry in ``capeval_core.perturb``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from capeval_core import CapevalError
+from capeval_core.metrics import REPORTED_KEYS
+from capeval_core.perturb import PERTURBATIONS
+from capeval_ui import cached, current_tokenizer, perturb_views, views
+
+MODES = ("One caption", "Batch")
+DEFAULT_PERTURBATIONS = ["synonym", "redundant", "shuffle"]
+#: the metrics the batch mode scores by default (fast, no extra resources)
+BATCH_KEYS = ["bleu_4", "rouge_l", "cider_d", "meteor"]
+
+
+def _apply_example() -> None:
+    """Fill the lab's text areas from the picked example (widget callback)."""
+    name = st.session_state.get("lab_example", cached.DEFAULT_EXAMPLE)
+    try:
+        example = cached.load_example(name, st.session_state.get("lab_draw", 0))
+    except CapevalError as exc:
+        st.session_state["lab_example_error"] = str(exc)
+        return
+    st.session_state.pop("lab_example_error", None)
+    st.session_state["lab_candidate"] = example.candidate
+    st.session_state["lab_references"] = "\n".join(example.references)
+
+
+def _one_caption() -> None:
+    if "lab_candidate" not in st.session_state:
+        _apply_example()
+    st.selectbox("Example", cached.example_names(), key="lab_example", on_change=_apply_example)
+    if "lab_example_error" in st.session_state:
+        st.error(f"Could not load the example: {st.session_state['lab_example_error']}")
+    left, right = st.columns(2)
+    candidate = left.text_area("Caption to perturb", key="lab_candidate", height=140)
+    references = views.split_lines(
+        right.text_area("References (one per line)", key="lab_references", height=140)
+    )
+    names = st.multiselect(
+        "Perturbations",
+        list(PERTURBATIONS),
+        default=DEFAULT_PERTURBATIONS,
+        key="lab_perturbations",
+        format_func=perturb_views.label,
+    )
+    c1, c2, c3 = st.columns(3)
+    seed = int(c1.number_input("Seed", min_value=0, value=0, step=1, key="lab_seed"))
+    n = int(c2.number_input("Words to change", min_value=1, value=1, step=1, key="lab_n"))
+    idf_label = c3.radio(
+        "CIDEr-D IDF source",
+        list(cached.IDF_SOURCES),
+        index=1,
+        key="lab_cider_idf",
+        horizontal=True,
+        help="One caption's own references give every CIDEr-D weight 0; COCO val2014 does not.",
+    )
+    keys = st.multiselect(
+        "Metrics", list(REPORTED_KEYS), default=list(REPORTED_KEYS), key="lab_metrics"
+    )
+    table2 = st.toggle(
+        "Table 2 preset: the caption against itself (upper bound), then synonyms, redundancy "
+        "and word order, each scored against the original caption",
+        key="lab_table2",
+    )
+
+    problems = views.input_problems(candidate, references)
+    if not keys:
+        problems.append("Pick at least one metric.")
+    for problem in problems:
+        st.error(problem)
+    if problems:
+        st.stop()
+    idf = cached.IDF_SOURCES[idf_label or cached.DEFAULT_IDF]
+    tokenizer = current_tokenizer()
+
+    if table2:
+        st.subheader("Table 2 preset")
+        with st.spinner(cached.scoring_message(idf)):
+            table, failed = cached.lab_table2(candidate, seed, tuple(keys), tokenizer, idf)
+        for key, msg in failed.items():
+            st.warning(f"{key} skipped: {msg}")
+        perturb_views.render_table2(table, key="lab-table2-chart")
+
+    if not names:
+        st.info("Pick one or more perturbations to apply.")
+        return
+    with st.spinner(cached.scoring_message(idf)):
+        scores, failed = cached.lab_perturb_and_score(
+            candidate, references, tuple(names), seed, n, tuple(keys), tokenizer, idf
+        )
+    for key, msg in failed.items():
+        st.warning(f"{key} skipped: {msg}")
+    st.subheader("Scores before and after")
+    perturb_views.render_deltas(scores, key="lab-deltas-chart")
+    st.subheader("Perturbed captions")
+    for s in scores:
+        with st.container(border=True):
+            st.text(perturb_views.label(s.perturbation.name))
+            perturb_views.render_perturbation(s.perturbation)
+
+
+def _start_batch() -> None:
+    st.session_state["lab_batch_on"] = True  # results stay while the settings change
+
+
+def _batch() -> None:
+    dataset_label = st.selectbox("Dataset", list(cached.LAB_DATASETS), key="lab_dataset")
+    c1, c2, c3 = st.columns(3)
+    name = c1.selectbox(
+        "Perturbation",
+        list(PERTURBATIONS),
+        key="lab_batch_perturbation",
+        format_func=perturb_views.label,
+    )
+    n_images = int(
+        c2.number_input(
+            "Images", min_value=10, max_value=40_000, value=500, step=100, key="lab_images"
+        )
+    )
+    seed = int(c3.number_input("Seed", min_value=0, value=0, step=1, key="lab_batch_seed"))
+    keys = st.multiselect(
+        "Metrics", list(REPORTED_KEYS), default=BATCH_KEYS, key="lab_batch_metrics"
+    )
+    if not keys:
+        st.error("Pick at least one metric.")
+        st.stop()
+    st.button("Run batch", key="lab_run_batch", type="primary", on_click=_start_batch)
+    if not st.session_state.get("lab_batch_on"):
+        st.info("Choose a dataset and a perturbation, then run.")
+        return
+    dataset = cached.LAB_DATASETS[dataset_label or next(iter(cached.LAB_DATASETS))]
+    with st.spinner("Perturbing and scoring every candidate…"):
+        result = cached.lab_batch(
+            dataset, n_images, name or "synonym", seed, tuple(keys), current_tokenizer()
+        )
+    perturb_views.render_batch(result, key="lab-batch")
+
+
+st.title("Perturbation lab")
+st.caption(
+    "How does each metric react to a synonym, a redundant word or a changed word order? "
+    "Perturbations are seeded: the same seed gives the same caption."
+)
+try:
+    mode = st.radio("Mode", MODES, key="lab_mode", horizontal=True)
+    if mode == "Batch":
+        _batch()
+    else:
+        _one_caption()
+except CapevalError as exc:
+    st.error(str(exc))
+    st.stop()

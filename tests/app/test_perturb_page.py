@@ -1,0 +1,152 @@
+"""AppTest checks of the Perturbation lab page (issue 8): it runs on its own and through the
+router once registered, widgets work by key, numbers are the library's, the Table 2 preset
+reproduces the pattern, and markup in captions is shown literally."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from capeval_core.perturb import perturb, score_perturbations
+from capeval_ui import cached
+from tests.app.test_app import HOSTILE, HOSTILE_MARKERS, MARKDOWN_TYPES, _elements
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = "pages/perturb.py"
+TIMEOUT = 180
+KEYS = ["bleu_1", "bleu_4", "rouge_l"]
+DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
+
+
+def _lab(**state: Any) -> AppTest:
+    at = AppTest.from_file(str(ROOT / PAGE), default_timeout=TIMEOUT)
+    at.session_state["lab_metrics"] = KEYS  # fast metrics keep the tests short
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _delta_table(at: AppTest):
+    tables = [df.value for df in at.dataframe if "delta" in df.value.columns]
+    assert len(tables) == 1
+    return tables[0]
+
+
+def test_page_runs_on_its_own_with_every_metric() -> None:
+    at = AppTest.from_file(str(ROOT / PAGE), default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Perturbation lab"]
+    assert at.multiselect(key="lab_perturbations").value == ["synonym", "redundant", "shuffle"]
+
+
+def test_page_reachable_through_the_router() -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Perturbation lab"]
+    assert at.radio(key="tokenizer").value == "ptb"
+
+
+def test_scores_before_and_after_are_the_library_values() -> None:
+    at = _lab(lab_perturbations=["shuffle", "colour"], lab_seed=2)
+    table = _delta_table(at)
+    ps = [perturb(DEFAULT.candidate, n, seed=2) for n in ("shuffle", "colour")]
+    expected = score_perturbations(
+        ps, DEFAULT.references, KEYS, options={"cider_d": {"idf": "coco-val2014"}}
+    )
+    assert len(table) == 2 * len(KEYS)
+    rows = table.set_index(["perturbation", "key"])
+    for label, s in zip(("Word-order shuffle", "Colour change"), expected, strict=True):
+        for k in KEYS:
+            assert rows.loc[(label, k), "before"] == s.before[k]
+            assert rows.loc[(label, k), "after"] == s.after[k]
+            assert rows.loc[(label, k), "delta"] == s.delta(k)
+    texts = [t.value for t in at.text]
+    assert f"Perturbed: {ps[0].perturbed}" in texts
+    assert any("nothing eligible" in t for t in texts)  # no colour in the example
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_seed_and_words_to_change_by_key() -> None:
+    at = _lab(lab_perturbations=["synonym"])
+    at.number_input(key="lab_seed").set_value(5).run()
+    at.number_input(key="lab_n").set_value(2).run()
+    assert not at.exception, at.exception
+    expected = perturb(DEFAULT.candidate, "synonym", seed=5, n=2)
+    assert f"Perturbed: {expected.perturbed}" in [t.value for t in at.text]
+    changes = [df.value for df in at.dataframe if "kind" in df.value.columns]
+    assert len(changes) == 1 and len(changes[0]) == 2
+
+
+def test_picking_an_example_fills_the_text_areas() -> None:
+    at = _lab()
+    name = "Table 2 style: word order"
+    at.selectbox(key="lab_example").select(name).run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="lab_candidate").value == cached.BUILTIN_EXAMPLES[name].candidate
+
+
+def test_table2_preset_reproduces_the_pattern() -> None:
+    at = _lab(lab_perturbations=[], lab_metrics=["bleu_4", "rouge_l", "wmd"])
+    at.toggle(key="lab_table2").set_value(True).run()
+    assert not at.exception, at.exception
+    frame = next(df.value for df in at.dataframe if "variant" in df.value.columns)
+    rows = frame.set_index("variant")
+    assert list(rows.index) == ["original (itself)", "synonyms", "redundancy", "word order"]
+    assert rows.loc["original (itself)", "bleu_4"] == pytest.approx(1.0)
+    for variant in ("synonyms", "redundancy", "word order"):
+        assert rows.loc[variant, "bleu_4"] < 1.0
+    # WMD ignores word order; BLEU-4 and ROUGE-L do not
+    assert rows.loc["word order", "wmd"] == pytest.approx(1.0)
+    assert rows.loc["word order", "rouge_l"] < 1.0
+
+
+def test_empty_inputs_give_errors() -> None:
+    at = _lab()
+    at.text_area(key="lab_candidate").input("  ").run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["Enter a candidate caption to score."]
+
+
+def test_batch_mode_on_the_synthetic_demo() -> None:
+    at = _lab(lab_mode="Batch", lab_batch_metrics=["bleu_4", "rouge_l"])
+    at.selectbox(key="lab_dataset").select(list(cached.LAB_DATASETS)[1])
+    at.selectbox(key="lab_batch_perturbation").select("shuffle")
+    at.number_input(key="lab_images").set_value(50)
+    at.button(key="lab_run_batch").click().run()
+    assert not at.exception, at.exception
+    frames = [df.value for df in at.dataframe]
+    summary = next(f for f in frames if "mean delta" in f.columns)
+    assert list(summary["key"]) == ["bleu_4", "rouge_l"]
+    assert (summary["mean delta"] < 0).all()
+    corr = next(f for f in frames if "method" in f.columns)
+    assert set(corr["key"]) == {"bleu_4", "rouge_l"}
+    assert len(at.get("plotly_chart")) == 2  # distribution + correlations
+
+
+def test_markup_in_captions_is_shown_literally() -> None:
+    at = _lab(lab_perturbations=["shuffle", "synonym"])
+    at.text_area(key="lab_candidate").input(HOSTILE)
+    at.text_area(key="lab_references").input(f"{HOSTILE}\na man riding a wave").run()
+    at.toggle(key="lab_table2").set_value(True).run()
+    assert not at.exception, at.exception
+    elements = list(_elements(at._tree))
+    assert not [e for e in elements if e.type == "html"]
+    for element in elements:
+        proto = getattr(element, "proto", None)
+        text = str(proto) if proto is not None else ""
+        if element.type in MARKDOWN_TYPES:
+            assert not any(m in text for m in HOSTILE_MARKERS), (element.type, text)
+        if proto is not None and getattr(proto, "allow_html", False):
+            pytest.fail(f"{element.type} allows HTML: {text}")
+        if element.type == "plotly_chart":
+            spec = json.dumps(json.loads(proto.spec))
+            assert not any(m in spec for m in HOSTILE_MARKERS), spec
+    cells = {str(v) for df in at.dataframe for v in df.value.to_numpy().ravel()}
+    assert any("<script>" in c for c in cells)

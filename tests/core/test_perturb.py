@@ -1,0 +1,311 @@
+"""Perturbations: deterministic for a seed, and each does what it promises (issue 8)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import FrozenInstanceError
+
+import pytest
+
+from capeval_core.errors import InputError, UnknownKeyError
+from capeval_core.meteor_resources import meteor_synsets
+from capeval_core.perturb import (
+    PERTURBATIONS,
+    Change,
+    Perturbation,
+    available_perturbations,
+    item_seed,
+    join_words,
+    perturb,
+    perturb_batch,
+    score_perturbations,
+    split_words,
+    synonyms,
+    table2,
+    word_list,
+)
+from capeval_core.stopwords import wmd_stopwords
+
+CAPTION = "A man in a red shirt riding a wave on two surfboards at the beach."
+REGISTRY = (
+    "synonym",
+    "redundant",
+    "shuffle",
+    "swap",
+    "drop_stopwords",
+    "replace_person",
+    "replace_scene",
+    "object_swap",
+    "count",
+    "colour",
+)
+# A caption none of the perturbations can touch, one entry per name: why it is ineligible.
+NOTHING = {
+    "synonym": "of it",
+    "redundant": "of it",
+    "shuffle": "it",
+    "swap": "it it",
+    "drop_stopwords": "surfboard",
+    "replace_person": "a dog on a sofa",
+    "replace_scene": "a dog on a sofa",
+    "object_swap": "a man on the beach",
+    "count": "the man on the beach",
+    "colour": "a man on the beach",
+}
+
+
+def words(text: str) -> list[str]:
+    return list(split_words(text)[0])
+
+
+# -- registry and result type ------------------------------------------------------------------
+def test_registry_has_the_issue_names() -> None:
+    assert available_perturbations() == list(REGISTRY)
+    for spec in PERTURBATIONS.values():
+        assert spec.label and spec.description
+
+
+@pytest.mark.parametrize("name", REGISTRY)
+def test_deterministic_for_a_seed(name: str) -> None:
+    runs = {perturb(CAPTION, name, seed=s).perturbed for s in range(8)}
+    for seed in range(8):
+        assert perturb(CAPTION, name, seed=seed) == perturb(CAPTION, name, seed=seed)
+    if name != "drop_stopwords":  # the only one with no randomness
+        assert len(runs) > 1, f"{name} ignores its seed"
+
+
+@pytest.mark.parametrize("name", REGISTRY)
+def test_changes_caption_and_records_evidence(name: str) -> None:
+    p = perturb(CAPTION, name, seed=3)
+    assert isinstance(p, Perturbation) and p.name == name and p.seed == 3
+    assert p.is_changed and p.changed and "nothing eligible" not in p.note
+    before, after = words(p.original), words(p.perturbed)
+    for c in p.changed:
+        assert isinstance(c, Change)
+        if c.kind != "insert":
+            assert before[c.position] == c.old
+        if c.new_position is not None:
+            assert after[c.new_position] == c.new
+    with pytest.raises(FrozenInstanceError):
+        p.perturbed = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", REGISTRY)
+def test_nothing_eligible_leaves_the_caption_and_says_so(name: str) -> None:
+    caption = NOTHING[name]
+    p = perturb(caption, name, seed=0)
+    assert p.perturbed == caption and not p.changed and not p.is_changed
+    assert p.note.startswith("nothing eligible"), p.note
+
+
+@pytest.mark.parametrize("name", REGISTRY)
+def test_empty_caption(name: str) -> None:
+    p = perturb("", name)
+    assert p.perturbed == "" and not p.changed
+
+
+def test_bad_input() -> None:
+    with pytest.raises(UnknownKeyError, match="available: synonym"):
+        perturb("a dog", "nope")
+    with pytest.raises(InputError, match="takes options"):
+        perturb("a dog", "shuffle", n=2)
+    with pytest.raises(InputError, match="`n`"):
+        perturb("a dog", "swap", n=0)
+    with pytest.raises(InputError, match="caption"):
+        perturb(None, "swap")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="positions"):
+        perturb("a dog", "synonym", positions=[7])
+    with pytest.raises(InputError, match="mode"):
+        perturb("a dog", "redundant", mode="shout")
+
+
+def test_split_and_join_round_trip() -> None:
+    for text in (CAPTION, "  two  spaces ,odd punctuation!! ", "", "t-shirt man's", "é café"):
+        assert join_words(*split_words(text)) == text
+
+
+# -- what each perturbation promises -------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(10))
+def test_shuffle_keeps_the_multiset_of_words(seed: int) -> None:
+    p = perturb(CAPTION, "shuffle", seed=seed)
+    assert Counter(words(p.perturbed)) == Counter(words(CAPTION))
+    assert words(p.perturbed) != words(CAPTION)
+    assert p.perturbed.endswith(".")  # punctuation stays in its slot
+    assert all(c.kind == "move" for c in p.changed)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_swap_exchanges_two_neighbours(seed: int) -> None:
+    p = perturb(CAPTION, "swap", seed=seed)
+    a, b = p.changed
+    assert b.position == a.position + 1 and (a.old, a.new) == (b.new, b.old)
+    assert Counter(words(p.perturbed)) == Counter(words(CAPTION))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_synonym_only_uses_words_sharing_a_synset(seed: int) -> None:
+    s = meteor_synsets()
+    p = perturb(CAPTION, "synonym", seed=seed, n=2)
+    assert len(p.changed) == 2
+    for c in p.changed:
+        assert c.new.lower() != c.old.lower()
+        assert s.synsets_of(c.old.lower()) & s.synsets_of(c.new.lower()), c
+
+
+def test_synonym_chosen_positions_and_inflection() -> None:
+    p = perturb("a child on two couches", "synonym", positions=[1, 4], seed=0)
+    assert [c.position for c in p.changed] == [1, 4]
+    assert p.perturbed.split()[1] == "kid"  # the synonym sharing most synsets
+    assert "sofas" in synonyms("couches") and "sofa" not in synonyms("couches")
+    assert "dog" not in synonyms("dogs")  # same lemma is not a synonym substitution
+
+
+def test_synonym_keeps_capitalisation() -> None:
+    p = perturb("Child on a sofa", "synonym", positions=[0])
+    assert p.perturbed.startswith("Kid ")
+
+
+def test_redundant_modifier_inserts_a_listed_word() -> None:
+    allowed = {f[0] for f in word_list("adjective")} | {f[0] for f in word_list("adverb")}
+    for seed in range(10):
+        p = perturb("a man riding a wave on an old surfboard", "redundant", seed=seed)
+        (c,) = p.changed
+        assert c.kind == "insert" and c.new in allowed
+        after = words(p.perturbed)
+        assert len(after) == 10
+        before = after[c.new_position - 1]
+        if before in ("a", "an"):  # the article still fits the inserted adjective
+            assert (before == "an") == (c.new[0] in "aeiou"), p.perturbed
+
+
+def test_redundant_repeat_repeats_a_phrase() -> None:
+    p = perturb("a man riding a wave", "redundant", mode="repeat", length=2, seed=1)
+    after = words(p.perturbed)
+    start = p.changed[0].new_position
+    assert after[start : start + 2] == after[start - 2 : start]
+    assert len(after) == 7
+
+
+def test_drop_stopwords_removes_exactly_the_stop_words() -> None:
+    p = perturb(CAPTION, "drop_stopwords")
+    assert p.perturbed == "man red shirt riding wave two surfboards beach."
+    stop = wmd_stopwords()
+    assert {c.old.lower() for c in p.changed} <= stop
+    assert all(c.kind == "delete" and c.new_position is None for c in p.changed)
+
+
+@pytest.mark.parametrize(
+    ("name", "listed"),
+    [("replace_person", "person"), ("replace_scene", "scene"), ("object_swap", "object")],
+)
+def test_list_replacements_stay_in_the_list_and_keep_number(name: str, listed: str) -> None:
+    entries = word_list(listed)
+    singular = {e[0] for e in entries}
+    plural = {e[1] for e in entries if len(e) > 1}
+    for seed in range(10):
+        p = perturb(CAPTION, name, seed=seed)
+        for c in p.changed:
+            old, new = c.old.lower(), c.new.lower()
+            assert old != new
+            assert (old in singular and new in singular) or (old in plural and new in plural)
+
+
+def test_colour_and_count() -> None:
+    colours = {e[0] for e in word_list("colour")}
+    for seed in range(10):
+        (c,) = perturb(CAPTION, "colour", seed=seed).changed
+        assert c.old == "red" and c.new in colours - {"red"}
+    p = perturb("two dogs and 3 cats", "count", n=None, seed=0)
+    new = {c.position: c.new for c in p.changed}
+    assert new[0] != "two" and new[3] != "3" and new[3].isdigit()
+    q = perturb("a dog on the grass", "count")
+    assert q.perturbed.split()[1] == "dogs" and q.perturbed.split()[0] in {
+        "two",
+        "three",
+        "four",
+        "five",
+    }
+
+
+def test_data_files_have_a_header_comment() -> None:
+    from importlib.resources import files
+
+    for name in ("person", "scene", "object", "colour", "count", "adjective", "adverb"):
+        text = (files("capeval_core") / f"data/perturb_{name}.txt").read_text("utf-8")
+        assert text.startswith("# ")
+        assert word_list(name)
+
+
+# -- scores ----------------------------------------------------------------------------------------
+def test_batch_is_reproducible_item_by_item() -> None:
+    cands = ["a man riding a wave", "two dogs on the beach", "of it"]
+    refs = [["a man surfing"], ["dogs at the beach"], ["something"]]
+    b = perturb_batch(cands, refs, "synonym", ["bleu_1", "rouge_l"], seed=4)
+    assert len(b) == 3 and b.keys == ("bleu_1", "rouge_l")
+    for i, p in enumerate(b.perturbations):
+        assert p == perturb(cands[i], "synonym", seed=item_seed(4, i))
+    assert list(b.changed) == [True, True, False]
+    assert b.deltas().shape[0] == 6
+    summary = b.summary().set_index("key")
+    assert summary.loc["bleu_1", "n changed"] == 2
+    assert b.correlations().empty
+
+
+def test_batch_correlations_with_human_scores() -> None:
+    cands = ["a man riding a wave", "a dog", "a cat on a mat", "two birds fly", "a red car"]
+    refs = [["a man surfing a wave"], ["a dog runs"], ["a cat on a mat"], ["birds"], ["a car"]]
+    human = [4.0, 2.0, 5.0, 1.0, 3.0]
+    b = perturb_batch(cands, refs, "shuffle", ["bleu_2"], human=human, human_name="q")
+    corr = b.correlations()
+    assert set(corr["method"]) == {"pearson", "spearman", "kendall_b"}
+    assert (corr["before"] != corr["after"]).any()
+
+
+def test_score_perturbations_pairs_before_and_after() -> None:
+    ps = [perturb(CAPTION, "shuffle", seed=1), perturb(CAPTION, "colour", seed=1)]
+    out = score_perturbations(ps, [CAPTION], ["bleu_1", "bleu_4"])
+    assert [s.perturbation for s in out] == ps
+    assert out[0].before["bleu_4"] == pytest.approx(1.0)
+    assert out[0].delta("bleu_1") == pytest.approx(0.0)  # same words
+    assert out[0].delta("bleu_4") < 0
+    frame = out[1].to_frame()
+    assert list(frame["key"]) == ["bleu_1", "bleu_4"] and (frame["delta"] < 0).all()
+
+
+# -- the seed paper's Table 2 pattern ------------------------------------------------------------
+TABLE2_CAPTION = "a man riding a wave on top of a surfboard"
+TABLE2_REFS = [
+    TABLE2_CAPTION,
+    "a surfer rides a large wave in the ocean",
+    "a person on a surfboard riding a wave",
+]
+TABLE2_KEYS = ["bleu_1", "bleu_4", "rouge_l", "cider_d", "meteor", "wmd"]
+IDF = {"cider_d": {"idf": "coco-val2014"}}
+
+
+def test_table2_pattern_on_a_fixed_example() -> None:
+    """Shuffling hurts BLEU-4 and ROUGE-L more than WMD; a synonym hurts BLEU-1 and CIDEr-D
+    more than METEOR, whose synonym module still matches the word (Kilickaya et al. 2017)."""
+    ps = [
+        perturb(TABLE2_CAPTION, "shuffle", seed=0),
+        perturb(TABLE2_CAPTION, "synonym", positions=[1], seed=0),  # man -> a WordNet synonym
+    ]
+    shuffle, synonym = score_perturbations(ps, TABLE2_REFS, TABLE2_KEYS, options=IDF)
+    drop = {k: -shuffle.delta(k) for k in TABLE2_KEYS}
+    assert drop["bleu_4"] > drop["wmd"] + 0.1
+    assert drop["rouge_l"] > drop["wmd"] + 0.1
+    assert abs(drop["wmd"]) < 1e-9  # same bag of words
+    drop = {k: -synonym.delta(k) for k in TABLE2_KEYS}
+    assert drop["meteor"] >= 0
+    assert drop["bleu_1"] > drop["meteor"]
+    assert drop["cider_d"] > drop["meteor"]
+
+    table = table2(TABLE2_CAPTION, TABLE2_KEYS, seed=0, options=IDF)
+    labels = [label for label, _ in table.rows]
+    assert labels == ["original (itself)", "synonyms", "redundancy", "word order"]
+    top = table.scores["original (itself)"]
+    assert top["bleu_4"] == pytest.approx(1.0) and top["wmd"] == pytest.approx(1.0)
+    for label in labels[1:]:
+        assert table.scores[label]["bleu_4"] < top["bleu_4"], label
+    assert table.scores["word order"]["wmd"] == pytest.approx(1.0)
+    assert list(table.to_frame()["variant"]) == labels

@@ -1,0 +1,108 @@
+"""``capeval perturb``: one caption (the JSON contract of issue 8) and batch mode."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from capeval_core.cli import main
+from capeval_core.perturb import perturb, score_perturbations
+
+CAND = "a man riding a wave on a surfboard"
+REFS = ["a man riding a wave on top of a surfboard", "a surfer rides a wave"]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_one_caption_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["perturb", "--candidate", CAND, "--perturbation", "shuffle", "--seed", "3"]
+    for ref in REFS:
+        args += ["--reference", ref]
+    code, out, _ = _run(capsys, *args, "--metrics", "bleu_4", "rouge_l", "--json")
+    assert code == 0
+    data = json.loads(out)
+    expected = perturb(CAND, "shuffle", seed=3)
+    assert data["original"] == CAND and data["perturbed"] == expected.perturbed
+    assert [(c["position"], c["old"], c["new"]) for c in data["changed"]] == [
+        (c.position, c.old, c.new) for c in expected.changed
+    ]
+    (scores,) = score_perturbations(
+        [expected], REFS, ["bleu_4", "rouge_l"], options={"cider_d": {"idf": "coco-val2014"}}
+    )
+    assert data["scores"] == {
+        k: {"before": scores.before[k], "after": scores.after[k]} for k in ("bleu_4", "rouge_l")
+    }
+
+
+def test_one_caption_text_output_and_nothing_eligible(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(
+        capsys,
+        "perturb",
+        "--candidate",
+        "a man on a beach",
+        "--reference",
+        "a man",
+        "--perturbation",
+        "colour",
+        "--metrics",
+        "bleu_1",
+    )
+    assert code == 0
+    assert "nothing eligible" in out and "bleu_1" in out
+
+
+def test_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "perturb", "--candidate", "a", "--perturbation", "nope")
+    assert code == 2 and "unknown perturbation" in err
+    code, _, err = _run(capsys, "perturb", "--candidate", "a dog", "--perturbation", "swap")
+    assert code == 2 and "--reference" in err
+    code, _, err = _run(capsys, "perturb", "--dataset", "x.csv", "--perturbation", "swap")
+    assert code == 2 and "--format" in err
+
+
+def test_batch_on_coco_val(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(
+        capsys,
+        "perturb",
+        "--dataset",
+        "coco-val",
+        "--images",
+        "40",
+        "--perturbation",
+        "shuffle",
+        "--metrics",
+        "bleu_4",
+        "rouge_l",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["n"] == 40 and data["n_changed"] == 40
+    assert data["deltas"]["bleu_4"]["mean delta"] < 0
+    assert data["correlations"] == {}
+
+
+def test_batch_on_the_synthetic_graded_demo(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(
+        capsys,
+        "perturb",
+        "--dataset",
+        "demo-graded",
+        "--images",
+        "50",
+        "--perturbation",
+        "drop_stopwords",
+        "--metrics",
+        "bleu_1",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["n"] == 50
+    corr = data["correlations"]["bleu_1/pearson"]
+    assert set(corr) == {"before", "after"} and corr["before"] != corr["after"]
