@@ -1,0 +1,286 @@
+"""I²CE: numpy encoder vs torch, sanity AUC on COCO val, clean failures on bad weights."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from capeval_core import MissingResourceError, ResourceError
+from capeval_core.i2ce.model import (
+    CONFIG_FILE,
+    LOG_FILE,
+    WEIGHTS_FILE,
+    I2CEEncoder,
+    default_encoder,
+    default_weights_path,
+    load_encoder,
+)
+from capeval_core.metrics.i2ce import I2CE, I2CEDetails
+from capeval_core.resources import coco_captions
+from capeval_core.tokenize import get_tokenizer
+
+TORCH_REASON = (
+    'torch is not installed: the numpy-vs-torch check needs `pip install "capeval[train]"` '
+    "(CI installs it)"
+)
+
+
+def _val_tokens(n: int) -> list[tuple[str, ...]]:
+    caps = [c.caption for c in coco_captions("val")[:n]]
+    return get_tokenizer("ptb").tokenize_batch(caps)
+
+
+def _shipped_arrays() -> dict[str, np.ndarray]:
+    with np.load(default_weights_path(), allow_pickle=False) as npz:
+        return {k: npz[k] for k in npz.files}
+
+
+# -- numpy encoder == torch encoder ---------------------------------------------------------
+def _torch_vectors(arrays: dict[str, np.ndarray], token_lists, pooling="final") -> np.ndarray:
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    from capeval_core.i2ce.train import Encoder
+
+    encoder = Encoder.from_arrays(arrays)
+    enc = I2CEEncoder(
+        [str(w) for w in arrays["vocab"]], arrays["embeddings"], arrays, digest="test"
+    )
+    seqs = [enc.ids(t) for t in token_lists]
+    ids = torch.zeros((len(seqs), max(map(len, seqs))), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(s)
+    lengths = torch.tensor([len(s) for s in seqs])
+    with torch.no_grad():
+        states, vectors = encoder(ids, lengths)
+    if pooling == "mean":  # padded steps of torch's output are zeros
+        vectors = states.sum(dim=1) / lengths[:, None]
+    return vectors.double().numpy()
+
+
+@pytest.mark.parametrize("pooling", ["final", "mean"])
+def test_numpy_encoder_equals_torch_encoder_on_100_captions(pooling):
+    token_lists = _val_tokens(100)
+    assert all(token_lists) and len(token_lists) == 100
+    expected = _torch_vectors(_shipped_arrays(), token_lists, pooling)
+    got = default_encoder().encode(token_lists, pooling)
+    assert got.shape == expected.shape == (100, default_encoder().dimension)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+
+
+def test_numpy_encoder_equals_torch_on_random_weights():
+    """A freshly initialised torch encoder (larger weights than trained ones) agrees too."""
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    from capeval_core.i2ce.train import Encoder
+
+    torch.manual_seed(1)
+    shipped = _shipped_arrays()
+    arrays = Encoder(shipped["embeddings"], 32).export()
+    arrays["vocab"] = shipped["vocab"]
+    token_lists = _val_tokens(100)
+    enc = I2CEEncoder(
+        [str(w) for w in arrays["vocab"]], arrays["embeddings"], arrays, digest="random"
+    )
+    np.testing.assert_allclose(
+        enc.encode(token_lists), _torch_vectors(arrays, token_lists), rtol=0, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize("pooling", ["final", "mean"])
+def test_batched_encoding_equals_one_by_one(pooling):
+    token_lists = _val_tokens(40)
+    enc = default_encoder()
+    together = enc.encode(token_lists, pooling)
+    alone = np.stack([enc.encode([t], pooling)[0] for t in token_lists])
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-12)
+
+
+# -- the metric -----------------------------------------------------------------------------
+def test_reference_values_and_details():
+    r = I2CE().score(
+        ["a man rides a horse on the beach"],
+        [["a person riding a horse along the shore", "a red double decker bus"]],
+    )
+    d = r.segments[0].details
+    assert isinstance(d, I2CEDetails)
+    assert d.cosines[0] > d.cosines[1]
+    assert r.value == pytest.approx(sum(d.cosines) / 2, abs=1e-12)
+    cand, ref = d.candidate.vector, d.references[0].vector
+    cos = float(cand @ ref / np.linalg.norm(cand) / np.linalg.norm(ref))
+    assert d.cosines[0] == pytest.approx(cos, abs=1e-12)
+    assert "i2ce:i2ce-v1/" in str(r.signature)
+
+
+def test_identical_captions_score_one_and_unknown_words_are_listed():
+    r = I2CE().score(["a zxqvword dog"], [["a zxqvword dog"]])
+    assert r.value == pytest.approx(1.0, abs=1e-12)
+    assert r.segments[0].details.candidate.unknown == ("zxqvword",)
+
+
+def test_empty_candidate_scores_zero_with_a_note():
+    r = I2CE().score([""], [["a dog"]])
+    assert r.value == 0.0
+    assert "no tokens" in r.segments[0].details.note
+
+
+def test_segment_without_prepare_matches_score():
+    metric = I2CE()
+    tok = get_tokenizer("ptb")
+    cand = tok.tokenize_batch(["two dogs play in the snow"])[0]
+    refs = tuple(tok.tokenize_batch(["dogs playing in snow", "a red bus"]))
+    value, _ = metric.segment(cand, refs, None)
+    assert value == pytest.approx(
+        metric.score(["two dogs play in the snow"], [["dogs playing in snow", "a red bus"]]).value,
+        abs=1e-12,
+    )
+
+
+def test_pooling_option_enters_the_signature_and_is_validated():
+    assert str(I2CE().signature()) != str(I2CE(pooling="final").signature())
+    with pytest.raises(ValueError, match="pooling"):
+        I2CE(pooling="max")
+
+
+def test_encoder_path_option(tmp_path):
+    shutil.copy(default_weights_path(), tmp_path / WEIGHTS_FILE)
+    a = I2CE(encoder=tmp_path / WEIGHTS_FILE).score(["a dog"], [["a cat"]])
+    b = I2CE().score(["a dog"], [["a cat"]])
+    assert a.value == b.value and str(a.signature) == str(b.signature)
+
+
+# -- shipped files --------------------------------------------------------------------------
+def test_shipped_files_are_small_and_documented():
+    folder = default_weights_path().parent
+    size = sum(p.stat().st_size for p in folder.iterdir())
+    assert size <= 20e6
+    config = json.loads((folder / CONFIG_FILE).read_text())
+    log = json.loads((folder / LOG_FILE).read_text())
+    import hashlib
+
+    assert config["sha256"] == hashlib.sha256(default_weights_path().read_bytes()).hexdigest()
+    assert config["embeddings"]["frozen"] is True
+    assert config["command"].startswith("capeval train-i2ce ")
+    assert config["command"] in I2CE.card()
+    assert len(log["steps"]) == len(log["loss"]) > 5
+    assert log["loss"][-1] < log["loss"][0]
+    assert log["held_out"][-1]["token_accuracy"] > 0.5
+
+
+# -- clean failures -------------------------------------------------------------------------
+def test_missing_weights_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "nowhere" / WEIGHTS_FILE
+    with pytest.raises(MissingResourceError, match="does not exist") as info:
+        load_encoder(path)
+    assert str(path) in str(info.value) and "capeval train-i2ce" in str(info.value)
+    with pytest.raises(MissingResourceError):
+        I2CE(encoder=path).score(["a dog"], [["a cat"]])
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda raw: b"",
+        lambda raw: b"not a zip file at all",
+        lambda raw: raw[: len(raw) // 2],
+        lambda raw: raw[:-40] + b"\0" * 40,
+    ],
+    ids=["empty", "garbage", "truncated", "damaged-tail"],
+)
+def test_corrupt_weights_file_is_a_clear_error(tmp_path, corrupt):
+    path = tmp_path / WEIGHTS_FILE
+    path.write_bytes(corrupt(default_weights_path().read_bytes()))
+    with pytest.raises(ResourceError, match="I²CE weights file") as info:
+        load_encoder(path)
+    assert str(path) in str(info.value)
+
+
+def test_inconsistent_weights_file_is_a_clear_error(tmp_path):
+    arrays = _shipped_arrays()
+    path = tmp_path / WEIGHTS_FILE
+    np.savez(path, **{k: v for k, v in arrays.items() if k != "weight_hh_l0_reverse"})
+    with pytest.raises(ResourceError, match="weight_hh_l0_reverse"):
+        load_encoder(path)
+    bad = dict(arrays, weight_ih_l0=arrays["weight_ih_l0"][:, :3])
+    np.savez(path, **bad)
+    with pytest.raises(ResourceError, match=r"inconsistent.*weight_ih_l0"):
+        load_encoder(path)
+    nan = dict(arrays, bias_hh_l0=np.full_like(arrays["bias_hh_l0"], np.nan))
+    np.savez(path, **nan)
+    with pytest.raises(ResourceError, match="finite"):
+        load_encoder(path)
+
+
+def test_train_command_without_torch_exits_2_with_the_install_hint():
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from capeval_core.cli import main\n"
+        "sys.exit(main(['train-i2ce', '--output', 'unused']))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert 'pip install "capeval[train]"' in out.stderr
+
+
+# -- sanity: same-image pairs beat different-image pairs -------------------------------------
+#: AUC measured on 5,000 + 5,000 COCO val pairs with the shipped weights (the card's table).
+#: The computation is deterministic, so the shipped weights reproduce them to float precision;
+#: the floors sit 0.02 below, about 3 standard errors of an AUC from 5,000 + 5,000 pairs
+#: (Hanley-McNeil: 0.006-0.007 here), so they catch a broken encoder or a bad retraining
+#: without pinning the last digit.
+MEASURED_AUC = {"i2ce": 0.8678, "i2ce-final": 0.6642, "mean": 0.9103}
+AUC_CASES = [
+    ("i2ce", {}, "i2ce"),
+    ("i2ce", {"pooling": "final"}, "i2ce-final"),
+    ("mean", {}, "mean"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("key", "options", "label"), AUC_CASES, ids=[c[2] for c in AUC_CASES])
+def test_sanity_auc_on_5000_coco_val_pairs(key, options, label):
+    from bench.i2ce import sanity_auc
+
+    value = sanity_auc(key, 5000, **options)
+    assert value >= MEASURED_AUC[label] - 0.02
+    assert value == pytest.approx(MEASURED_AUC[label], abs=1e-4)  # the card's number
+    assert f"{MEASURED_AUC[label]:.4f}" in I2CE.card()
+
+
+def test_sanity_auc_small_sample():
+    """A fast version for every run: 300 pairs, same-image pairs must win clearly."""
+    from bench.i2ce import sanity_auc
+
+    assert sanity_auc("i2ce", 300) > 0.75
+    assert sanity_auc("i2ce", 300, pooling="final") > 0.55
+
+
+@pytest.mark.slow
+def test_train_writes_weights_the_numpy_encoder_reads(tmp_path):
+    """A tiny run of the training code end to end (tokenising COCO train dominates: ~30 s)."""
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    from capeval_core.i2ce.train import TrainConfig, train
+
+    cfg = TrainConfig(
+        vocab_size=300,
+        output_vocab=100,
+        max_captions=64,
+        hidden=8,
+        decoder_hidden=8,
+        attention=8,
+        batch_size=32,
+        val_captions=32,
+        log_every=1,
+        threads=1,
+    )
+    out = train(cfg, tmp_path, command="test", progress=False)
+    assert out["log"]["steps"] == [1, 2]
+    enc = load_encoder(tmp_path / WEIGHTS_FILE)
+    assert enc.dimension == 16 and len(enc.vocab) == 304
+    arrays = dict(np.load(tmp_path / WEIGHTS_FILE))
+    tokens = _val_tokens(20)
+    np.testing.assert_allclose(enc.encode(tokens), _torch_vectors(arrays, tokens), atol=1e-5)
+    assert torch.get_num_threads() == 1
+    assert json.loads((tmp_path / CONFIG_FILE).read_text())["training"]["hidden"] == 8
