@@ -27,10 +27,13 @@ import numpy as np
 from capeval_core.errors import CapevalError
 from capeval_core.judgments.base import JudgmentSet
 from capeval_core.metrics import Batch, make_batch, metric_class
+from capeval_core.resources import atomic_write
 from capeval_core.stats.pairwise import sample_references
 
 Progress = Callable[[int, int, str], None]
 CACHE_FOLDER = "judgment-scores"
+#: overrides the folder of the score cache only (see :func:`scores_cache_dir`)
+SCORES_CACHE_ENV = "CAPEVAL_SCORES_CACHE_DIR"
 
 
 @dataclass(frozen=True)
@@ -58,13 +61,24 @@ def _report_key(key: str) -> str:
     return key if key in cls.report_keys() else cls.primary_key()
 
 
-def _cache_path(digest: str, signature: str, extra: str = "") -> Path:
+def scores_cache_dir() -> Path:
+    """Where judgment scores (and their bootstrap intervals) are cached:
+    ``$CAPEVAL_SCORES_CACHE_DIR`` if set, else ``cache_dir()/judgment-scores``. The separate
+    override lets a bench start from an empty score cache while keeping one-time resources
+    (METEOR's paraphrase index, IDF tables) in the main cache directory."""
+    import os
+
     from capeval_core.resources import cache_dir
 
-    h = hashlib.sha256(f"{signature}|{extra}".encode()).hexdigest()[:20]
-    folder = cache_dir() / CACHE_FOLDER
+    override = os.environ.get(SCORES_CACHE_ENV)
+    folder = Path(override).expanduser() if override else cache_dir() / CACHE_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{digest[:24]}-{h}.npz"
+    return folder
+
+
+def _cache_path(digest: str, signature: str, extra: str = "") -> Path:
+    h = hashlib.sha256(f"{signature}|{extra}".encode()).hexdigest()[:20]
+    return scores_cache_dir() / f"{digest[:24]}-{h}.npz"
 
 
 def _load(path: Path) -> dict[str, np.ndarray] | None:
@@ -76,9 +90,8 @@ def _load(path: Path) -> dict[str, np.ndarray] | None:
 
 
 def _save(path: Path, values: Mapping[str, np.ndarray]) -> None:
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **values)
-    tmp.replace(path)  # atomic, so a concurrent reader never sees half a file
+    with atomic_write(path) as fh:  # a concurrent reader never sees half a file
+        np.savez(fh, **values)
 
 
 def _score_metric(

@@ -1,0 +1,501 @@
+"""Drawing the meta-evaluation results: judgment sets, correlations, Williams tests, pairwise
+and forced-choice accuracy. One render function per result type (house style, "Pages stay
+thin"); the pages read widgets, call ``capeval_ui.cached`` once and hand the result here.
+
+User text (captions, file and column names, categories) is shown only in dataframes and
+``st.text``, never in markdown or HTML; where it labels a plotly chart it is passed through
+``html.escape`` first (plotly interprets ``<b>``, ``<a href>``, ``<br>``).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from capeval_core.metrics import available_keys
+from capeval_core.stats import to_csv_text
+from capeval_ui import cached
+from capeval_ui.views import key_label
+
+#: the metric selection shared by the meta-evaluation pages (a widget's own key is dropped
+#: when a page without it runs, so the choice is mirrored under a plain key)
+METRICS_KEY = "meta_metrics"
+_KEPT_METRICS = "_meta_metrics_kept"
+METHOD_LABELS = {
+    "pearson": "Pearson r",
+    "spearman": "Spearman ρ",
+    "kendall_b": "Kendall τb",
+    "kendall_c": "Kendall τc",
+}
+_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+_NUMBER = st.column_config.NumberColumn(format="%.4f")
+_PVALUE = st.column_config.NumberColumn(format="%.4g")
+_PERCENT = st.column_config.NumberColumn(format="%.1f%%")
+
+
+def _safe(text: object) -> str:
+    """User text for a plotly label: markup escaped."""
+    return html.escape(str(text))
+
+
+def _layout(fig: go.Figure, height: int = 360, **kwargs: object) -> go.Figure:
+    fig.update_layout(
+        height=height,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "y": 1.12, "x": 0},
+        **kwargs,
+    )
+    return fig
+
+
+# -- shared widgets and banners -------------------------------------------------------------------
+def metric_picker() -> tuple[str, ...]:
+    """Multiselect over every registered key; default the fast ones (BLEU-4, ROUGE-L, CIDEr-D,
+    METEOR), kept across pages."""
+    # Streamlit gives a widget on another page a fresh value even under the same key, so the
+    # choice is restored from the plain key on every run and saved there by the callback.
+    st.session_state[METRICS_KEY] = list(st.session_state.get(_KEPT_METRICS, cached.FAST_KEYS))
+    keys = st.multiselect(
+        "Metrics",
+        available_keys(),
+        key=METRICS_KEY,
+        format_func=key_label,
+        on_change=_keep_metrics,
+        help="The default metrics are fast. WMD and MEAN load word embeddings on first use.",
+    )
+    return tuple(keys)
+
+
+def _keep_metrics() -> None:
+    st.session_state[_KEPT_METRICS] = list(st.session_state[METRICS_KEY])
+
+
+def render_set_banner(jset: object, origin: str) -> None:
+    """Which set the page works on; a demo fallback is said in so many words."""
+    if origin != "loaded":
+        st.info(
+            f"Using the synthetic demo set ({origin.removeprefix('demo ').strip('()')}). "
+            "Load your own "
+            "judgments on the Judgments page.",
+            icon=":material/science:",
+        )
+    st.text(str(jset))  # file names are user text: shown literally
+
+
+def download_csv(
+    frame: pd.DataFrame, signatures: Mapping[str, str], file_name: str, *, key: str
+) -> None:
+    """A CSV download that is safe in a spreadsheet and carries the metric signatures."""
+    st.download_button(
+        "Download CSV",
+        to_csv_text(frame, signatures),
+        file_name=file_name,
+        mime="text/csv",
+        key=key,
+        icon=":material/download:",
+    )
+
+
+# -- Judgments -------------------------------------------------------------------------------------
+def render_validation(jset: object) -> None:
+    """The validation report: read, dropped (by reason), kept, rows; notes; protocol."""
+    cols = st.columns(4)
+    cols[0].metric("Rows read", f"{jset.n_read:,}")
+    cols[1].metric("Dropped", f"{sum(jset.dropped.values()):,}")
+    cols[2].metric("Kept", f"{jset.n_kept:,}")
+    cols[3].metric("Items scored", f"{len(jset):,}")
+    st.text(jset.describe())
+    if jset.dropped:
+        st.dataframe(
+            pd.DataFrame({"reason": list(jset.dropped), "rows": list(jset.dropped.values())}),
+            hide_index=True,
+        )
+    for note in jset.notes:
+        st.text(f"Note: {note}")
+    if jset.kind == "graded":
+        st.text(
+            f"Human-score columns: {', '.join(jset.score_names)}. Protocol: preset "
+            f"{jset.preset or '(none)'}; Kendall variant reported: τ{jset.kendall_variant}."
+        )
+    else:
+        prefs = jset.preferences()
+        st.text(
+            f"Pairs: {len(jset):,}; labelled: {int(np.isfinite(prefs).sum()):,}; "
+            f"human ties: {int((prefs == 0).sum()):,}. Preset: {jset.preset or '(none)'}."
+        )
+
+
+def render_preview(jset: object, rows: int = 200) -> None:
+    """The first ``rows`` items as a table (captions as plain cells)."""
+    st.dataframe(jset.to_frame().head(rows), hide_index=True, height=300)
+
+
+def scores_frame(jset: object, scores: object) -> pd.DataFrame:
+    """Per item: the set's columns and one column per metric (pairwise: mean over draws)."""
+    frame = jset.to_frame()
+    for key in scores.keys:
+        if jset.kind == "graded":
+            frame[key] = scores.values[key]
+        else:
+            frame[f"{key}_a"] = scores.values_a[key].mean(axis=0)
+            frame[f"{key}_b"] = scores.values_b[key].mean(axis=0)
+    return frame
+
+
+def render_scores(jset: object, scores: object, *, key: str) -> None:
+    """Per metric: mean score, signature, whether it came from the cache; skipped metrics."""
+    rows = []
+    for k in scores.keys:
+        values = scores.values[k] if jset.kind == "graded" else scores.values_a[k]
+        rows.append(
+            {
+                "metric": key_label(k),
+                "key": k,
+                "mean": float(np.mean(values)),
+                "from cache": bool(scores.from_cache.get(k)),
+                "signature": scores.signatures[k],
+            }
+        )
+    if rows:
+        st.dataframe(
+            pd.DataFrame(rows),
+            hide_index=True,
+            column_config={"mean": _NUMBER, "from cache": st.column_config.CheckboxColumn()},
+        )
+    for name, message in scores.skipped.items():
+        st.warning(f"{name} was skipped (see below).")
+        st.text(message)
+    if scores.keys:
+        download_csv(scores_frame(jset, scores), scores.signatures, "judgment-scores.csv", key=key)
+
+
+# -- Correlations ----------------------------------------------------------------------------------
+def render_correlation_table(report: object, kendall_variant: str, signatures: Mapping) -> None:
+    """Statistic, bootstrap interval, p-value per metric and method; the set's Kendall variant
+    named explicitly."""
+    table = report.table.copy()
+    table.insert(0, "metric name", [key_label(k) for k in table["metric"]])
+    table["method"] = [METHOD_LABELS.get(m, m) for m in table["method"]]
+    level = 95
+    st.dataframe(
+        table.rename(columns={"ci_low": f"{level}% CI low", "ci_high": f"{level}% CI high"}),
+        hide_index=True,
+        column_config={
+            "statistic": _NUMBER,
+            f"{level}% CI low": _NUMBER,
+            f"{level}% CI high": _NUMBER,
+            "pvalue": _PVALUE,
+        },
+    )
+    st.caption(
+        f"Kendall: τb corrects for ties in both variables (scipy's default); τc (Stuart's) "
+        f"suits rectangular tables such as 4-point grades. This set's protocol reports "
+        f"**τ{kendall_variant}**. Intervals: percentile bootstrap over "
+        f"{'systems' if report.level == 'system' else 'items'}, {report.n_resamples:,} "
+        f"resamples, seed {report.seed}."
+    )
+    download_csv(report.table, signatures, "correlations.csv", key="correlations-csv")
+
+
+def render_correlation_chart(report: object) -> None:
+    """Grouped bars (metric x method) with the bootstrap intervals as error bars."""
+    table = report.table
+    fig = go.Figure()
+    for i, method in enumerate(dict.fromkeys(table["method"])):
+        rows = table[table["method"] == method]
+        stat = rows["statistic"].to_numpy(float)
+        fig.add_bar(
+            x=[key_label(k) for k in rows["metric"]],
+            y=stat,
+            name=METHOD_LABELS.get(method, method),
+            marker_color=_COLOURS[i % len(_COLOURS)],
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": np.nan_to_num(rows["ci_high"].to_numpy(float) - stat),
+                "arrayminus": np.nan_to_num(stat - rows["ci_low"].to_numpy(float)),
+                "thickness": 1.2,
+            },
+        )
+    _layout(
+        fig,
+        barmode="group",
+        yaxis={"title": f"correlation with {_safe(report.human_name)}"},
+        xaxis={"type": "category"},
+    )
+    st.plotly_chart(fig, key="correlation-bars", width="stretch")
+
+
+def render_heatmap(
+    matrix: pd.DataFrame, *, key: str, title: str, zmin: float, zmax: float, fmt: str = ".2f"
+) -> None:
+    """A labelled heatmap of a metric x metric table (labels are registry keys)."""
+    labels = [key_label(k) for k in matrix.index]
+    z = matrix.to_numpy(float)
+    text = [["" if not math.isfinite(v) else format(v, fmt) for v in row] for row in z]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=labels,
+            y=labels,
+            text=text,
+            texttemplate="%{text}",
+            colorscale="RdBu" if zmin < 0 else "Greens_r",
+            zmin=zmin,
+            zmax=zmax,
+            hoverongaps=False,
+        )
+    )
+    _layout(fig, height=120 + 45 * len(labels), title={"text": title, "font": {"size": 14}})
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", side="bottom")
+    st.plotly_chart(fig, key=key, width="stretch")
+
+
+def render_spearman_heatmap(report: object) -> None:
+    """Metric x metric Spearman ρ, ordered by |ρ| with humans (seed Fig. 4a)."""
+    render_heatmap(
+        report.between,
+        key="spearman-heatmap",
+        title="Spearman ρ between metrics (ordered by correlation with humans)",
+        zmin=-1,
+        zmax=1,
+    )
+
+
+def _grade_bins(human: np.ndarray) -> np.ndarray:
+    """Human grades as they are, or 5 quantile bins when there are many distinct values."""
+    if np.unique(human).size <= 10:
+        return human.astype(object)
+    edges = np.unique(np.quantile(human, np.linspace(0, 1, 6)))
+    codes = np.clip(np.searchsorted(edges, human, side="right") - 1, 0, len(edges) - 2)
+    names = np.array([f"{edges[i]:.3g}–{edges[i + 1]:.3g}" for i in range(len(edges) - 1)])
+    return names[codes].astype(object)
+
+
+def render_distribution(human: np.ndarray, values: np.ndarray, key: str, human_name: str) -> None:
+    """Box plots of one metric's scores per human grade (seed Fig. 3)."""
+    bins = _grade_bins(np.asarray(human, dtype=float))
+    order = sorted(dict.fromkeys(bins.tolist()), key=lambda v: (isinstance(v, str), v))
+    fig = go.Figure()
+    for i, grade in enumerate(order):
+        mask = bins == grade
+        fig.add_box(
+            y=values[mask],
+            name=_safe(f"{grade:g}" if isinstance(grade, float) else grade),
+            marker_color=_COLOURS[i % len(_COLOURS)],
+            boxmean=True,
+            showlegend=False,
+        )
+    _layout(
+        fig,
+        xaxis={"title": f"human score: {_safe(human_name)}", "type": "category"},
+        yaxis={"title": key_label(key)},
+    )
+    st.plotly_chart(fig, key=f"distribution-{key}", width="stretch")
+
+
+def render_combined(report: object, top: int = 15) -> None:
+    """Every subset of the metrics, min–max normalised and averaged, ranked."""
+    rows = [
+        {
+            "rank": i + 1,
+            "subset": " + ".join(key_label(k) for k in s.subset),
+            "metrics": len(s.subset),
+            "correlation": s.statistic,
+            "Williams p vs best single": s.pvalue_vs_best,
+            "best single metric": key_label(s.best_single),
+        }
+        for i, s in enumerate(report.combined)
+    ]
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        st.text("No metrics selected.")
+        return
+    st.dataframe(
+        frame,
+        hide_index=True,
+        column_config={"correlation": _NUMBER, "Williams p vs best single": _PVALUE},
+        height=min(38 + 35 * len(frame), 420),
+    )
+    shown = frame.head(top).iloc[::-1]
+    fig = go.Figure(
+        go.Bar(
+            x=shown["correlation"],
+            y=shown["subset"],
+            orientation="h",
+            marker_color=["#2ca02c" if m > 1 else "#1f77b4" for m in shown["metrics"]],
+            texttemplate="%{x:.3f}",
+            textposition="outside",
+            cliponaxis=False,
+        )
+    )
+    _layout(fig, height=80 + 28 * len(shown), xaxis={"title": "correlation with humans"})
+    fig.update_yaxes(type="category")
+    st.plotly_chart(fig, key="combined-bars", width="stretch")
+    download_csv(frame, {}, "combined-metric.csv", key="combined-csv")
+
+
+# -- Significance ----------------------------------------------------------------------------------
+def render_williams_matrix(matrix: object) -> None:
+    """p-values "row metric beats column metric" (seed Fig. 4b); green where p < 0.05."""
+    frame = matrix.to_frame()
+    render_heatmap(
+        frame,
+        key="williams-heatmap",
+        title=f"Williams test p-values ({matrix.alternative}) on "
+        f"{METHOD_LABELS[matrix.correlation]}",
+        zmin=0,
+        zmax=0.1,
+        fmt=".3f",
+    )
+    st.caption(
+        "Row metric vs column metric; metrics ordered by |correlation| with humans. "
+        + (
+            "One-sided: H1 = the row metric correlates more strongly; blank where it does not."
+            if matrix.alternative == "greater"
+            else "Two-sided: H1 = the two correlations differ."
+        )
+        + f" n = {matrix.n:,} items; darker green = smaller p (scale capped at 0.1)."
+    )
+    table = frame.copy()
+    table.index = [key_label(k) for k in table.index]
+    table.columns = [key_label(k) for k in table.columns]
+    st.dataframe(table, column_config={c: _PVALUE for c in table.columns})
+    corr = pd.DataFrame(
+        {
+            "metric": list(matrix.human_correlations),
+            "correlation with humans": list(matrix.human_correlations.values()),
+        }
+    )
+    download_csv(frame.reset_index(names="metric"), {}, "williams-pvalues.csv", key="williams-csv")
+    st.dataframe(corr, hide_index=True, column_config={"correlation with humans": _NUMBER})
+
+
+def render_williams_detail(result: object, a: str, b: str, correlation: str) -> None:
+    """The Williams test for one pair, with its arithmetic written out."""
+    st.latex(
+        r"t = (r_{12} - r_{13})\sqrt{\frac{(n-1)(1+r_{23})}"
+        r"{2\frac{n-1}{n-3}|R| + \left(\frac{r_{12}+r_{13}}{2}\right)^2 (1-r_{23})^3}}"
+        r",\quad |R| = 1 - r_{12}^2 - r_{13}^2 - r_{23}^2 + 2 r_{12} r_{13} r_{23}"
+    )
+    n, r12, r13, r23 = result.n, result.r12, result.r13, result.r23
+    left = 2 * (n - 1) / (n - 3) * result.det_r
+    right = ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
+    rows = [
+        ("r12 = |corr(human, A)|", r12, f"{METHOD_LABELS[correlation]} of {key_label(a)}"),
+        ("r13 = |corr(human, B)|", r13, f"{METHOD_LABELS[correlation]} of {key_label(b)}"),
+        ("r23 = |corr(A, B)|", r23, "between the two metrics"),
+        ("n", n, "items"),
+        (
+            "|R|",
+            result.det_r,
+            f"1 - {r12:.4f}² - {r13:.4f}² - {r23:.4f}² + 2·{r12:.4f}·{r13:.4f}·{r23:.4f}",
+        ),
+        ("2(n-1)/(n-3)·|R|", left, f"2·{n - 1}/{n - 3}·{result.det_r:.6f}"),
+        ("((r12+r13)/2)²(1-r23)³", right, f"({(r12 + r13) / 2:.4f})²·({1 - r23:.4f})³"),
+        (
+            "t",
+            result.statistic,
+            f"({r12:.4f} - {r13:.4f})·√({n - 1}·{1 + r23:.4f} / {left + right:.6f})",
+        ),
+        ("df", result.df, "n - 3"),
+        (
+            "p",
+            result.pvalue,
+            "P(T > t)" if result.alternative == "greater" else "2·P(T > |t|)",
+        ),
+    ]
+    st.dataframe(
+        pd.DataFrame(rows, columns=["quantity", "value", "arithmetic"]),
+        hide_index=True,
+        column_config={"value": st.column_config.NumberColumn(format="%.6g")},
+    )
+    verdict = (
+        "significant at 0.05"
+        if math.isfinite(result.pvalue) and result.pvalue < 0.05
+        else "not significant at 0.05"
+    )
+    st.text(f"{key_label(a)} vs {key_label(b)}: {result} — {verdict}.")
+
+
+# -- Pairwise accuracy and robustness --------------------------------------------------------------
+def _accuracy_chart(frame: pd.DataFrame, groups: Sequence[str], *, key: str, title: str) -> None:
+    fig = go.Figure()
+    for i, group in enumerate(groups):
+        fig.add_bar(
+            x=list(frame["metric"]),
+            y=frame[group],
+            name=_safe(group),
+            marker_color=_COLOURS[i % len(_COLOURS)],
+            texttemplate="%{y:.1f}",
+            textposition="outside",
+            cliponaxis=False,
+        )
+    _layout(
+        fig,
+        barmode="group",
+        yaxis={"title": title, "range": [0, 105]},
+        xaxis={"type": "category"},
+    )
+    st.plotly_chart(fig, key=key, width="stretch")
+
+
+def render_pairwise(results: Mapping[str, object], signatures: Mapping[str, str]) -> None:
+    """Accuracy (%) per metric and category (HC/HI/HM/MM) and overall, as table and chart."""
+    if not results:
+        st.text("No metrics selected.")
+        return
+    first = next(iter(results.values()))
+    cats = list(first.by_category)
+    rows = []
+    for key, r in results.items():
+        row = {"metric": key_label(key)}
+        row.update({c: 100 * v for c, v in r.by_category.items()})
+        row["overall"] = 100 * r.accuracy
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    st.dataframe(frame, hide_index=True, column_config={c: _PERCENT for c in [*cats, "overall"]})
+    counts = ", ".join(f"{c}: {n:,}" for c, n in first.n_by_category.items())
+    ties = f"broken at random, seed {first.seed}" if first.human_tie == "random" else "dropped"
+    st.text(
+        f"Pairs per category: {counts}. Human ties: {first.n_human_ties:,} "
+        f"({ties}). "
+        f"Metric ties count as {first.metric_tie}. Accuracy averaged over {first.draws} draw(s)."
+    )
+    _accuracy_chart(frame, [*cats, "overall"], key="pairwise-bars", title="accuracy (%)")
+    download_csv(frame, signatures, "pairwise-accuracy.csv", key="pairwise-csv")
+
+
+def render_forced_choice(
+    results: Mapping[str, tuple[Mapping[str, float], Mapping[str, int]]],
+    signatures: Mapping[str, str],
+    metric_tie: str,
+) -> None:
+    """Forced-choice accuracy (%) per metric and distractor type (seed Table 5)."""
+    if not results:
+        st.text("No metrics selected.")
+        return
+    kinds = list(next(iter(results.values()))[0])
+    rows = []
+    for key, (acc, _) in results.items():
+        row = {"metric": key_label(key)}
+        row.update({k: 100 * acc[k] for k in kinds})
+        row["mean"] = float(np.mean([row[k] for k in kinds]))
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    st.dataframe(frame, hide_index=True, column_config={c: _PERCENT for c in [*kinds, "mean"]})
+    counts = next(iter(results.values()))[1]
+    st.text(
+        "Pairs per distractor type: "
+        + ", ".join(f"{k}: {n:,}" for k, n in counts.items())
+        + f". A metric tie counts as {metric_tie}."
+    )
+    _accuracy_chart(frame, kinds, key="robustness-bars", title="correct caption preferred (%)")
+    download_csv(frame, signatures, "robustness.csv", key="robustness-csv")

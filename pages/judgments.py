@@ -1,0 +1,166 @@
+"""Judgments: load human judgments (a bundled demo or an upload), map columns, preview,
+validate, choose a protocol preset, and score them with the chosen metrics.
+
+The loaded set lives in ``st.session_state`` (``cached.JSET_KEY``); the other
+meta-evaluation pages use it. A failed upload shows the loader's message (file, line,
+column) and keeps the previously loaded set.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from capeval_core import CapevalError
+from capeval_core.judgments import LOADERS
+from capeval_core.judgments.mapping import GRADED_ROLES, PAIRWISE_ROLES
+from capeval_ui import cached, current_tokenizer, meta_views
+
+UNMAPPED = "(none)"
+NO_PRESET = "(no preset)"
+
+
+def _uploaded() -> tuple[tuple[str, bytes], ...]:
+    files = st.session_state.get("judgment_files") or []
+    return tuple((f.name, f.getvalue()) for f in files)
+
+
+def _mapping(columns: list[str], roles: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """File column -> canonical name, from the mapping selectboxes."""
+    pairs = []
+    for role in roles:
+        chosen = st.session_state.get(f"map_{role}", UNMAPPED)
+        if chosen and chosen != UNMAPPED and chosen in columns:
+            pairs.append((chosen, role))
+    return tuple(pairs)
+
+
+def load_files(
+    files: tuple[tuple[str, bytes], ...],
+    fmt: str,
+    preset: str | None,
+    mapping: tuple[tuple[str, str], ...] = (),
+    score_columns: tuple[str, ...] | None = None,
+) -> bool:
+    """Load uploaded files into the session; on a CapevalError keep the previous set and
+    remember the message. Returns whether the new set was loaded."""
+    try:
+        jset = cached.load_upload(files, fmt, preset, mapping, score_columns)
+    except CapevalError as exc:
+        st.session_state["judgment_error"] = str(exc)
+        return False
+    st.session_state.pop("judgment_error", None)
+    st.session_state[cached.JSET_KEY] = jset
+    return True
+
+
+def _load_demo() -> None:
+    label = st.session_state.get("demo_set", next(iter(cached.DEMO_SETS)))
+    generator, n_images = cached.DEMO_SETS[label]
+    try:
+        st.session_state[cached.JSET_KEY] = cached.demo_judgments(generator, n_images)
+        st.session_state.pop("judgment_error", None)
+    except CapevalError as exc:
+        st.session_state["judgment_error"] = str(exc)
+
+
+st.title("Judgments")
+st.caption(
+    "Human judgments of captions: a graded file (one score per caption) or a pairwise one "
+    "(which of two captions people preferred). The other meta-evaluation pages use the set "
+    "loaded here, or a synthetic demo set when none is."
+)
+
+source = st.radio("Source", ["Demo set", "Upload a file"], key="judgment_source", horizontal=True)
+if source == "Demo set":
+    pick, button = st.columns([4, 1], vertical_alignment="bottom")
+    pick.selectbox("Demo set", list(cached.DEMO_SETS), key="demo_set")
+    button.button("Load demo", key="load_demo", on_click=_load_demo, icon=":material/science:")
+else:
+    fmt = st.selectbox(
+        "Format",
+        list(LOADERS),
+        key="judgment_format",
+        format_func=lambda name: f"{name}: {LOADERS[name].description}",
+    )
+    loader = LOADERS[fmt]
+    st.file_uploader(
+        "Judgment file(s): one file, or every file of a multi-file dataset",
+        key="judgment_files",
+        accept_multiple_files=True,
+    )
+    presets = list(loader.presets) or [NO_PRESET]
+    preset = st.selectbox(
+        "Protocol preset",
+        presets,
+        key="judgment_preset",
+        help="The published protocol of the dataset is the first one.",
+    )
+    if loader.presets:
+        st.text(loader.presets.get(preset, ""))
+    files = _uploaded()
+    mapping: tuple[tuple[str, str], ...] = ()
+    score_columns: tuple[str, ...] | None = None
+    if files and fmt in ("graded", "pairwise") and len(files) == 1:
+        try:
+            columns, numeric = cached.upload_columns(*files[0])
+        except CapevalError as exc:
+            st.error(f"Could not read the file: {exc}")
+            columns, numeric = [], []
+        if columns:
+            with st.expander("Column mapping", expanded=True):
+                roles = GRADED_ROLES if fmt == "graded" else PAIRWISE_ROLES
+                grid = st.columns(3)
+                for i, role in enumerate(roles):
+                    default = role if role in columns else UNMAPPED
+                    options = [UNMAPPED, *columns]
+                    grid[i % 3].selectbox(
+                        f"{role} column",
+                        options,
+                        index=options.index(default),
+                        key=f"map_{role}",
+                    )
+                mapping = _mapping(columns, roles)
+                if fmt == "graded":
+                    mapped = {c for c, _ in mapping}
+                    chosen = st.multiselect(
+                        "Human-score columns",
+                        [c for c in columns if c not in mapped],
+                        default=[c for c in numeric if c not in mapped],
+                        key="score_columns",
+                    )
+                    score_columns = tuple(chosen) or None
+    st.button(
+        "Load",
+        key="load_judgments",
+        type="primary",
+        disabled=not files,
+        on_click=lambda: load_files(
+            files, fmt, None if preset == NO_PRESET else preset, mapping, score_columns
+        ),
+        icon=":material/upload_file:",
+    )
+
+if "judgment_error" in st.session_state:
+    st.error(
+        f"The file was not loaded; the previous set is kept. {st.session_state['judgment_error']}"
+    )
+
+jset = st.session_state.get(cached.JSET_KEY)
+if jset is None:
+    st.info("No set loaded yet: load a demo set or upload a file.")
+    st.stop()
+
+st.subheader("Loaded set")
+st.text(str(jset))
+meta_views.render_validation(jset)
+with st.expander("Preview (first 200 rows)", expanded=True):
+    meta_views.render_preview(jset)
+
+st.subheader("Scores")
+keys = meta_views.metric_picker()
+try:
+    scores = cached.judgment_scores(jset.content_digest, keys, current_tokenizer(), _jset=jset)
+except CapevalError as exc:
+    st.error(str(exc))
+    st.stop()
+meta_views.render_scores(jset, scores, key="judgment-scores-csv")

@@ -1,0 +1,88 @@
+"""Robustness: binary forced choice between a correct caption and distracted ones (seed
+Table 5: replace-scene, replace-person, share-scene, share-person), from an uploaded
+pairwise file or generated from COCO val2014 captions."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from capeval_core import CapevalError
+from capeval_ui import cached, current_tokenizer, meta_views
+
+GENERATED = "Generated from COCO val2014 captions (synthetic)"
+UPLOADED = "Upload a pairwise file"
+
+
+def load_distractors(name: str, data: bytes) -> bool:
+    """Load an uploaded distractor file (generic pairwise format); on a CapevalError keep
+    the previous set and remember the message."""
+    try:
+        jset = cached.load_upload(((name, data),), "pairwise", None)
+    except CapevalError as exc:
+        st.session_state["distractor_error"] = str(exc)
+        return False
+    st.session_state.pop("distractor_error", None)
+    st.session_state[cached.DISTRACTOR_SET_KEY] = jset
+    return True
+
+
+st.title("Robustness")
+st.caption(
+    "Each pair holds a correct caption (`candidate_a`, or the one marked `preferred`) and a "
+    "distracted one (`candidate_b`); `category` names the distractor type, e.g. the seed "
+    "paper's replace-scene, replace-person, share-scene and share-person. A metric passes a "
+    "pair when it scores the correct caption higher."
+)
+source = st.radio("Distractor set", [GENERATED, UPLOADED], key="distractor_source")
+if source == UPLOADED:
+    upload = st.file_uploader(
+        "Pairwise file (CSV, TSV, JSON or JSONL)",
+        type=["csv", "tsv", "json", "jsonl"],
+        key="distractor_file",
+    )
+    if upload is not None:
+        st.button(
+            "Load",
+            key="load_distractors",
+            type="primary",
+            on_click=load_distractors,
+            args=(upload.name, upload.getvalue()),
+        )
+    if "distractor_error" in st.session_state:
+        st.error(
+            "The file was not loaded; the previous set is kept. "
+            f"{st.session_state['distractor_error']}"
+        )
+
+try:
+    jset = st.session_state.get(cached.DISTRACTOR_SET_KEY) if source == UPLOADED else None
+    if jset is None:
+        jset = cached.demo_judgments(*cached.DISTRACTOR_DEMO)
+        if source == UPLOADED:
+            st.info("No distractor file loaded yet: showing the generated set.")
+        st.text(
+            "Generated distractor types: other-image (another image's caption), shuffled "
+            "(same words, random order), replaced-words (35% of the content words replaced), "
+            "dropped-words (30% of the words dropped)."
+        )
+    st.text(str(jset))
+    keys = meta_views.metric_picker()
+    metric_tie = st.radio(
+        "Metric tie", ["half", "correct", "wrong"], key="forced_tie", horizontal=True
+    )
+    if not keys:
+        st.warning("Choose at least one metric.")
+        st.stop()
+    tokenizer = current_tokenizer()
+    # every reference of a pair, one draw: forced choice samples nothing
+    scores = cached.judgment_scores(
+        jset.content_digest, keys, tokenizer, cached.ALL_REFERENCES, 1, 0, _jset=jset
+    )
+    results = cached.forced_choice_report(
+        jset.content_digest, tuple(scores.keys), tokenizer, metric_tie, _jset=jset, _scores=scores
+    )
+except CapevalError as exc:
+    st.error(str(exc))
+    st.stop()
+
+meta_views.render_forced_choice(results, scores.signatures, metric_tie)

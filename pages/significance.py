@@ -1,0 +1,79 @@
+"""Significance: the Williams test between every pair of metrics (seed Fig. 4b), one- or
+two-sided, on the chosen correlation; and the test for one pair with its arithmetic."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from capeval_core import CapevalError
+from capeval_core.stats import METHODS
+from capeval_ui import cached, current_tokenizer, meta_views
+from capeval_ui.views import key_label
+
+st.title("Significance")
+try:
+    jset, origin = cached.set_for("graded")
+except CapevalError as exc:
+    st.error(str(exc))
+    st.stop()
+meta_views.render_set_banner(jset, origin)
+
+keys = meta_views.metric_picker()
+left, middle, right = st.columns(3)
+human_name = left.selectbox("Human score", list(jset.score_names), key="human_column")
+correlation = middle.selectbox(
+    "Correlation",
+    list(METHODS),
+    index=list(METHODS).index(f"kendall_{jset.kendall_variant}"),
+    key="williams_correlation",
+    format_func=meta_views.METHOD_LABELS.get,
+)
+alternative = right.radio(
+    "Test", ["greater", "two-sided"], key="williams_alternative", horizontal=True
+)
+if len(keys) < 2:
+    st.warning("Choose at least two metrics to compare.")
+    st.stop()
+
+try:
+    tokenizer = current_tokenizer()
+    scores = cached.judgment_scores(jset.content_digest, keys, tokenizer, _jset=jset)
+    matrix = cached.williams(
+        jset.content_digest,
+        tuple(scores.keys),
+        tokenizer,
+        human_name,
+        correlation,
+        alternative,
+        _jset=jset,
+        _scores=scores,
+    )
+except CapevalError as exc:
+    st.error(str(exc))
+    st.stop()
+
+st.subheader("p-value matrix")
+meta_views.render_williams_matrix(matrix)
+
+st.subheader("One pair, with the arithmetic")
+pick_a, pick_b = st.columns(2)
+ordered = list(matrix.metrics)
+a = pick_a.selectbox("Metric A", ordered, index=0, key="pair_a", format_func=key_label)
+b = pick_b.selectbox(
+    "Metric B", ordered, index=min(1, len(ordered) - 1), key="pair_b", format_func=key_label
+)
+if a == b:
+    st.warning("Choose two different metrics.")
+    st.stop()
+result = cached.williams_pair(
+    jset.content_digest,
+    tokenizer,
+    human_name,
+    a,
+    b,
+    correlation,
+    alternative,
+    _jset=jset,
+    _scores=scores,
+)
+meta_views.render_williams_detail(result, a, b, correlation)
