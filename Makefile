@@ -25,13 +25,17 @@ run: $(VENV)/.stamp-app
 	$(BIN)/streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false
 
+# Two workers (CI has two cores); a file's tests stay on one worker so its fixtures (the
+# oracle run, the app server) are built once.
+PYTEST_WORKERS ?= 2
+
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # Everything but the slow oracle cross-checks and browser screenshots.
 test-fast: $(VENV)/.stamp-test
-	$(BIN)/python -m pytest -m "not slow and not browser"
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not slow and not browser"
 
 bench: $(VENV)/.stamp-test
 	$(BIN)/python -m bench

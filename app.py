@@ -24,8 +24,43 @@ PAGES = [
         icon=":material/compare_arrows:",
         url_path="compare-captions",
     ),
+    st.Page(
+        "pages/perturb.py",
+        title="Perturbation lab",
+        icon=":material/science:",
+        url_path="perturbation-lab",
+    ),
 ]
-page = st.navigation(PAGES)
+META_PAGES = [
+    st.Page(
+        "pages/judgments.py", title="Judgments", icon=":material/fact_check:", url_path="human"
+    ),
+    st.Page(
+        "pages/correlations.py",
+        title="Correlations",
+        icon=":material/scatter_plot:",
+        url_path="correlation",
+    ),
+    st.Page(
+        "pages/significance.py",
+        title="Significance",
+        icon=":material/functions:",
+        url_path="williams",
+    ),
+    st.Page(
+        "pages/pairwise.py",
+        title="Pairwise accuracy",
+        icon=":material/balance:",
+        url_path="pairwise-accuracy",
+    ),
+    st.Page(
+        "pages/robustness.py",
+        title="Robustness",
+        icon=":material/shield:",
+        url_path="distractors",
+    ),
+]
+page = st.navigation({"Captions": PAGES, "Meta-evaluation": META_PAGES})
 
 with st.sidebar:
     st.radio(

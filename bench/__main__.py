@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench import foundation, judgments, meteor, spice, wmd
+from bench import foundation, judgments, meteor, perturb, spice, wmd
 
 BENCHMARKS = {
     "foundation": foundation.main,
@@ -12,6 +12,7 @@ BENCHMARKS = {
     "judgments": judgments.main,
     "wmd": wmd.main,
     "spice": spice.main,
+    "perturb": perturb.main,
 }
 
 

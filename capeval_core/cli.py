@@ -315,6 +315,121 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     return 0
 
 
+#: keys ``perturb`` scores when --metrics is not given
+PERTURB_KEYS = ("bleu_1", "bleu_4", "rouge_l", "cider_d", "meteor", "wmd")
+#: datasets ``perturb --dataset`` knows by name (anything else is a judgment file path)
+PERTURB_DATASETS = ("coco-val", "demo-graded")
+
+
+def _perturb_dataset(args: argparse.Namespace):
+    """(candidates, references, human scores or None, human column, source) of --dataset."""
+    if args.dataset == "coco-val":
+        from capeval_core.resources import coco_caption_sets
+
+        sets = coco_caption_sets("val", args.images)
+        source = f"COCO val2014, first {len(sets)} images"
+        return [s.candidate for s in sets], [s.references for s in sets], None, None, source
+    if args.dataset == "demo-graded":
+        from capeval_core.judgments.demo import demo_graded
+
+        jset = demo_graded(max(1, args.images // 5), seed=args.seed)
+    else:
+        from capeval_core.judgments import load_judgments
+
+        if not args.format:
+            raise InputError("--format is needed with a judgment file as --dataset")
+        jset = load_judgments(args.dataset, args.format, args.preset)
+    if jset.kind != "graded":
+        raise InputError(f"--dataset must be a graded judgment set (got a {jset.kind} one)")
+    human = args.human or jset.score_names[0]
+    return jset.candidates, jset.references, jset.human(human), human, jset.describe()
+
+
+def _cmd_perturb(args: argparse.Namespace) -> int:
+    from capeval_core import perturb as lab
+
+    keys = list(dict.fromkeys(args.metrics or PERTURB_KEYS))
+    for key in keys:
+        metric_class(key)  # unknown keys fail before anything is read
+    lab.perturbation_spec(args.perturbation)
+    idf = args.cider_idf or ("corpus" if args.dataset else "coco-val2014")
+    options = {"cider_d": {"idf": idf}}
+    if args.dataset:
+        cands, refs, human, human_name, source = _perturb_dataset(args)
+        result = lab.perturb_batch(
+            cands,
+            refs,
+            args.perturbation,
+            keys,
+            seed=args.seed,
+            tokenizer=args.tokenizer,
+            options=options,
+            human=human,
+            human_name=human_name,
+            source=source,
+            on_error="skip",
+        )
+        summary = result.summary()
+        corr = result.correlations()
+        out: dict[str, Any] = {
+            "perturbation": result.name,
+            "seed": result.seed,
+            "dataset": source,
+            "n": len(result),
+            "n_changed": int(result.changed.sum()),
+            "deltas": {
+                row["key"]: {k: row[k] for k in summary.columns if k not in ("key", "signature")}
+                for row in summary.to_dict("records")
+            },
+            "correlations": {
+                f"{row['key']}/{row['method']}": {"before": row["before"], "after": row["after"]}
+                for row in corr.to_dict("records")
+            },
+            "signatures": dict(result.signatures),
+            "skipped": dict(result.skipped),
+        }
+        if not args.json:
+            print(f"{result.name} on {source}: {out['n_changed']} of {out['n']} changed")
+            print(summary.drop(columns="signature").to_string(index=False))
+            if not corr.empty:
+                print(f"\ncorrelation with human scores ({human_name}), before -> after")
+                print(corr.to_string(index=False))
+    else:
+        if args.candidate is None or not args.reference:
+            raise InputError("give --candidate and --reference (or --dataset)")
+        p = lab.perturb(args.candidate, args.perturbation, seed=args.seed)
+        errors: dict[str, CapevalError] = {}
+        (scores,) = lab.score_perturbations(
+            [p], args.reference, keys, tokenizer=args.tokenizer, options=options, errors=errors
+        )
+        out = {
+            "original": p.original,
+            "perturbed": p.perturbed,
+            "changed": [
+                {"kind": c.kind, "position": c.position, "old": c.old, "new": c.new}
+                for c in p.changed
+            ],
+            "note": p.note,
+            "perturbation": p.name,
+            "seed": p.seed,
+            "scores": {
+                k: {"before": scores.before[k], "after": scores.after[k]} for k in scores.before
+            },
+            "signatures": dict(scores.signatures),
+            "skipped": {k: str(e) for k, e in errors.items()},
+        }
+        if not args.json:
+            print(f"original:  {p.original}\nperturbed: {p.perturbed}\n({p.note})")
+            for k in scores.before:
+                b, a = scores.before[k], scores.after[k]
+                print(f"{k:<10} {b:.6f} -> {a:.6f}  ({a - b:+.6f})")
+    for key, msg in out["skipped"].items():
+        print(f"warning: {key} skipped: {msg}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(_jsonable(out), indent=1, allow_nan=False))
+    return 0
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
     for key in available_keys():
         cls = metric_class(key)
@@ -329,6 +444,27 @@ def _cmd_info(args: argparse.Namespace) -> int:
     for item in inventory():
         status = "ok" if item.available else "MISSING"
         print(f"{item.name:<26} {status:<8} {item.version:<20} {item.detail}")
+    return 0
+
+
+def _cmd_train_i2ce(args: argparse.Namespace) -> int:
+    try:
+        import torch  # noqa: F401  (optional: only training needs it)
+    except ImportError:
+        print(
+            'capeval: error: train-i2ce needs torch: install it with `pip install "capeval[train]"`'
+            " (it pins torch==2.13.0)",
+            file=sys.stderr,
+        )
+        return 2
+    from capeval_core.i2ce.train import TrainConfig, train
+
+    options = {f: getattr(args, f) for f in TrainConfig.__dataclass_fields__}
+    command = "capeval train-i2ce " + " ".join(
+        [f"--output {args.output}"]
+        + [f"--{k.replace('_', '-')} {v}" for k, v in options.items() if k != "log_every"]
+    )
+    train(TrainConfig(**options), Path(args.output), command=command)
     return 0
 
 
@@ -405,10 +541,67 @@ def build_parser() -> argparse.ArgumentParser:
     correlate.add_argument("--seed", type=int, default=0, help="seed for human-tie breaking")
     correlate.set_defaults(func=_cmd_correlate)
 
+    pert = sub.add_parser(
+        "perturb", help="perturb a caption (or every candidate of a dataset) and rescore it"
+    )
+    pert.add_argument("--candidate", metavar="TEXT", help="the caption to perturb")
+    pert.add_argument(
+        "--reference", action="append", metavar="TEXT", help="a reference (repeat the option)"
+    )
+    pert.add_argument("--perturbation", required=True, metavar="NAME", help="registry name")
+    pert.add_argument("--seed", type=int, default=0)
+    pert.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="KEY",
+        help=f"metric keys (default: {' '.join(PERTURB_KEYS)}); see `capeval metrics`",
+    )
+    pert.add_argument("--json", action="store_true", help="print a JSON object on stdout")
+    pert.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
+    pert.add_argument(
+        "--cider-idf",
+        choices=["corpus", "coco-val2014"],
+        help="CIDEr-D document frequencies (default: coco-val2014 for one caption, whose own "
+        "references give every weight 0; corpus for --dataset)",
+    )
+    pert.add_argument(
+        "--dataset",
+        metavar="NAME|PATH",
+        help=f"batch mode: {' or '.join(PERTURB_DATASETS)}, or a graded judgment file",
+    )
+    pert.add_argument("--images", type=int, default=5000, help="images of coco-val/demo-graded")
+    pert.add_argument("--format", help="judgment format of a --dataset file (e.g. graded)")
+    pert.add_argument("--preset", help="protocol preset of a --dataset file")
+    pert.add_argument("--human", help="human-score column (default: the first)")
+    pert.set_defaults(func=_cmd_perturb)
+
     metrics = sub.add_parser("metrics", help="list the metric keys")
     metrics.set_defaults(func=_cmd_metrics)
     info = sub.add_parser("info", help="list the resources capeval finds")
     info.set_defaults(func=_cmd_info)
+
+    tr = sub.add_parser(
+        "train-i2ce",
+        help='train the I2CE sentence encoder on COCO train2014 (needs "capeval[train]")',
+    )
+    from capeval_core.i2ce.model import TRAIN_DEFAULTS as _d
+
+    tr.add_argument("--output", default="i2ce-model", help="folder for weights, config and log")
+    tr.add_argument("--vocab-size", type=int, default=_d["vocab_size"], help="encoder words")
+    tr.add_argument("--output-vocab", type=int, default=_d["output_vocab"], help="decoder words")
+    tr.add_argument("--max-captions", type=int, default=_d["max_captions"])
+    tr.add_argument("--max-len", type=int, default=_d["max_len"], help="longest caption kept")
+    tr.add_argument("--hidden", type=int, default=_d["hidden"], help="encoder GRU size/direction")
+    tr.add_argument("--decoder-hidden", type=int, default=_d["decoder_hidden"])
+    tr.add_argument("--attention", type=int, default=_d["attention"])
+    tr.add_argument("--epochs", type=int, default=_d["epochs"])
+    tr.add_argument("--batch-size", type=int, default=_d["batch_size"])
+    tr.add_argument("--lr", type=float, default=_d["lr"])
+    tr.add_argument("--seed", type=int, default=_d["seed"])
+    tr.add_argument("--threads", type=int, default=_d["threads"], help="torch CPU threads")
+    tr.add_argument("--val-captions", type=int, default=_d["val_captions"])
+    tr.add_argument("--log-every", type=int, default=_d["log_every"], help="loss log interval")
+    tr.set_defaults(func=_cmd_train_i2ce)
     return parser
 
 

@@ -68,11 +68,9 @@ def _load_or_build(tokenizer: Tokenizer) -> DocumentFrequency:
         file=sys.stderr,
     )
     table = build_coco_val_document_frequency(tokenizer)
-    tmp = path.with_suffix(".tmp")
     try:
-        with tmp.open("wb") as fh:
+        with resources.atomic_write(path) as fh:
             pickle.dump((table.df, table.documents), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(path)
     except OSError as exc:
         raise ResourceError(f"cannot write the IDF cache {path}: {exc}") from exc
     return table

@@ -19,9 +19,7 @@ import hashlib
 import io
 import json
 import mmap
-import os
 import sys
-import tempfile
 import time
 import zipfile
 from array import array
@@ -33,6 +31,7 @@ import numpy as np
 
 from capeval_core.errors import MissingResourceError, ResourceError
 from capeval_core.resources import (
+    atomic_write,
     cache_dir,
     package_version,
     pycocoevalcap_file,
@@ -215,6 +214,23 @@ def meteor_synsets() -> MeteorSynsets:
     return MeteorSynsets(synsets, {k: tuple(v) for k, v in exceptions.items()})
 
 
+@functools.cache
+def synset_members() -> Mapping[int, tuple[str, ...]]:
+    """The reverse of :func:`meteor_synsets`: synset id -> its word forms, sorted.
+
+    The perturbation lab draws synonyms from it (product brief: "WordNet synonyms for
+    perturbations come from METEOR's synonym file").
+
+    >>> any("kid" in synset_members()[i] for i in meteor_synsets().synsets["child"])
+    True
+    """
+    members: dict[int, list[str]] = {}
+    for word, ids in meteor_synsets().synsets.items():
+        for i in ids:
+            members.setdefault(i, []).append(word)
+    return {i: tuple(sorted(words)) for i, words in members.items()}
+
+
 # -- paraphrase index --------------------------------------------------------------------------
 
 
@@ -367,23 +383,15 @@ def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> 
     head = json.dumps(header).encode()
     # the data starts after magic, header length and header, aligned to 8 bytes
     base = _data_start(len(head))
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".tmp", dir=dest.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(_MAGIC)
-            out.write(len(head).to_bytes(8, "little"))
-            out.write(head)
-            out.write(b"\0" * (base - out.tell()))
-            for name, dtype in _SECTIONS:
-                arr = sections[name].astype(dtype, copy=False)
-                out.write(arr.tobytes())
-                out.write(b"\0" * (-arr.nbytes % 8))
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the cache is an ordinary file
-        os.replace(tmp, dest)  # atomic: readers see the old file or the complete new one
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(dest) as out:
+        out.write(_MAGIC)
+        out.write(len(head).to_bytes(8, "little"))
+        out.write(head)
+        out.write(b"\0" * (base - out.tell()))
+        for name, dtype in _SECTIONS:
+            arr = sections[name].astype(dtype, copy=False)
+            out.write(arr.tobytes())
+            out.write(b"\0" * (-arr.nbytes % 8))
     say(
         f"paraphrase index ready: {dest} ({dest.stat().st_size / 1e6:.0f} MB, "
         f"{time.perf_counter() - started:.0f} s)"

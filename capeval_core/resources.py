@@ -8,15 +8,19 @@ per-user cache directory. Nothing is downloaded; a missing resource raises
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata
 import importlib.util
 import json
 import os
+import tempfile
 import zipfile
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from capeval_core.errors import MissingResourceError, ResourceError
 
@@ -69,6 +73,25 @@ def cache_dir() -> Path:
         path = Path(platformdirs.user_cache_dir("capeval", appauthor=False))
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextlib.contextmanager
+def atomic_write(dest: Path, mode: str = "wb") -> Iterator[IO[Any]]:
+    """Open a unique temporary file beside ``dest`` that replaces it when the block succeeds.
+
+    Cache files are written this way so a concurrent reader (another process, a test worker)
+    sees the old file or the complete new one, never half of one, and two writers never
+    share a temporary file.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".tmp", dir=dest.parent)
+    try:
+        with os.fdopen(fd, mode) as fh:
+            yield fh
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the cache is an ordinary file
+        os.replace(tmp, dest)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def source_stamp(path: Path) -> str:

@@ -7,14 +7,16 @@ whole input and nothing is read from session state behind the caller's back.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import streamlit as st
 
 import capeval_core
+from capeval_core import embeddings as _embeddings
+from capeval_core import meteor_resources as _meteor_resources
 from capeval_core import resources
-from capeval_core.errors import DegenerateCorpusWarning
+from capeval_core.errors import CapevalError
+from capeval_core.metrics import metric_class
 from capeval_core.resources import CaptionSet, ResourceInfo
 from capeval_core.results import MetricResult
 
@@ -92,14 +94,58 @@ def inventory() -> list[ResourceInfo]:
     return resources.inventory()
 
 
+def _first_use() -> list[str]:
+    """What the next scoring run has to load or build first (empty once everything is warm).
+
+    Reads the process caches without filling them, so it never raises and costs nothing.
+    """
+    pending = []
+    try:
+        if not _meteor_resources.paraphrase_index_path().is_file():
+            pending.append(
+                "building METEOR's paraphrase index once into the user cache "
+                "(30–100 s, only the very first time on this machine)"
+            )
+        elif not _meteor_resources.meteor_synsets.cache_info().currsize:
+            pending.append("opening METEOR's synonym and paraphrase resources")
+    except (AttributeError, CapevalError, OSError):
+        pass  # a missing resource is reported by the metric itself
+    try:
+        if not _embeddings.default_embeddings.cache_info().currsize:
+            pending.append("loading the GloVe 6B 50-d word vectors for WMD and MEAN (a few s)")
+    except AttributeError:
+        pass
+    return pending
+
+
 def scoring_message(cider_idf: str) -> str:
-    """Spinner text; the COCO val2014 IDF table is built on first use, which takes a while."""
+    """Spinner text naming what the first scoring run prepares (resources load once).
+
+    The COCO val2014 IDF table, METEOR's paraphrase index and the default word vectors are
+    each built or loaded on first use, which takes a while.
+    """
+    pending = _first_use()
     if cider_idf == "coco-val2014":
-        return (
-            "Scoring… the first use of the COCO val2014 IDF builds its table once "
-            "(a minute or two) and caches it."
+        pending.append(
+            "the first use of the COCO val2014 IDF builds its table once (a minute or two) "
+            "and caches it"
         )
-    return "Scoring…"
+    if not pending:
+        return "Scoring…"
+    return "Scoring… " + "; ".join(pending) + "."
+
+
+@dataclass(frozen=True)
+class Scores:
+    """What :func:`score_captions` returns: the results, and why any metric is missing.
+
+    ``errors`` maps a metric key (``"wmd"``, not ``"bleu_2"``) to the message of the
+    :class:`CapevalError` that stopped it (e.g. a missing resource); its keys are absent
+    from ``results`` and the other metrics still score.
+    """
+
+    results: dict[str, MetricResult]
+    errors: dict[str, str]
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -109,18 +155,416 @@ def score_captions(
     references: tuple[str, ...],
     tokenizer: str,
     cider_idf: str,
-) -> dict[str, MetricResult]:
+) -> Scores:
     """Score one candidate against its references with every key, in one ``score_many`` call.
 
-    CIDEr-D's degenerate-corpus warning is already in ``MetricResult.warnings`` (the page
-    shows it), so it is silenced here rather than printed to the server log on every rerun.
+    Degenerate-input notes (CIDEr-D on one image) stay in ``MetricResult.warnings`` (the
+    page shows them) instead of being printed to the server log on every rerun.
     """
+    errors: dict[str, CapevalError] = {}
+    results = capeval_core.score_many(
+        keys,
+        [candidate],
+        [references],
+        tokenizer=tokenizer,
+        options={"cider_d": {"idf": cider_idf}},
+        warn=False,
+        errors=errors,
+    )
+    messages = {metric_class(k).key: str(exc) for k, exc in errors.items()}
+    return Scores(results, messages)
+
+
+# -- meta-evaluation (Judgments, Correlations, Significance, Pairwise accuracy, Robustness) -----
+# The loaded JudgmentSet lives in st.session_state; cached functions take its content digest
+# (hashable, the cache key) and the set itself as ``_jset`` (not hashed by Streamlit).
+
+#: the default metric selection of the meta-evaluation pages: fast, no extra downloads
+FAST_KEYS: tuple[str, ...] = ("bleu_4", "rouge_l", "cider_d", "meteor")
+#: session-state keys: the graded/pairwise set loaded on the Judgments page, the distractor
+#: set uploaded on the Robustness page, and the message of the last failed upload
+JSET_KEY = "judgment_set"
+DISTRACTOR_SET_KEY = "distractor_set"
+#: demo set label -> (generator, images); every page works without an upload
+DEMO_SETS: dict[str, tuple[str, int]] = {
+    "Graded demo (synthetic, 200 COCO val2014 images × 5 systems)": ("graded", 200),
+    "Pairwise demo (synthetic, PASCAL-50S style, 400 pairs)": ("pairwise", 400),
+}
+DISTRACTOR_DEMO = ("distractors", 200)
+#: the pairwise knobs of the published PASCAL-50S protocol
+PASCAL_REFERENCES, PASCAL_DRAWS = 5, 5
+#: forced choice scores against every reference (no sampling): one draw of "all" of them
+ALL_REFERENCES = 10_000
+
+
+@st.cache_resource(show_spinner="Building the demo judgment set from COCO val2014…")
+def demo_judgments(generator: str, n_images: int, seed: int = 0) -> object:
+    """A synthetic demo set (``capeval_core.judgments.demo``), built once per process."""
+    from capeval_core.judgments import demo
+
+    make = {
+        "graded": demo.demo_graded,
+        "pairwise": demo.demo_pairwise,
+        "distractors": demo.demo_distractors,
+    }[generator]
+    return make(n_images, seed=seed)
+
+
+def set_for(kind: str) -> tuple[object, str]:
+    """The set a page works on, and where it came from: the loaded set when it is of
+    ``kind`` ("graded" or "pairwise"), else the matching demo set (the page says so)."""
+    loaded = st.session_state.get(JSET_KEY)
+    if loaded is not None and loaded.kind == kind:
+        return loaded, "loaded"
+    label = next(name for name, (gen, _) in DEMO_SETS.items() if gen == kind)
+    generator, n_images = DEMO_SETS[label]
+    why = "no set loaded" if loaded is None else f"the loaded set is {loaded.kind}, not {kind}"
+    return demo_judgments(generator, n_images), f"demo ({why})"
+
+
+def _write_uploads(files: tuple[tuple[str, bytes], ...], folder: str) -> object:
+    """The uploaded files in ``folder``; the one file, or the folder for multi-file formats."""
+    from pathlib import Path
+
+    paths = []
+    for name, data in files:
+        path = Path(folder) / Path(name).name  # no directories from the browser's name
+        path.write_bytes(data)
+        paths.append(path)
+    return paths[0] if len(paths) == 1 else Path(folder)
+
+
+@st.cache_data(show_spinner="Reading the file…", max_entries=16)
+def upload_columns(name: str, data: bytes) -> tuple[list[str], list[str]]:
+    """``(columns, numeric columns)`` of an uploaded generic file, for the column mapping."""
+    import tempfile
+
+    from capeval_core.judgments.mapping import peek_columns
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return peek_columns(_write_uploads(((name, data),), tmp))
+
+
+@st.cache_data(show_spinner="Reading and validating the judgments…", max_entries=8)
+def load_upload(
+    files: tuple[tuple[str, bytes], ...],
+    fmt: str,
+    preset: str | None,
+    mapping: tuple[tuple[str, str], ...] = (),
+    score_columns: tuple[str, ...] | None = None,
+) -> object:
+    """Load uploaded judgment file(s) with the registry loader ``fmt``.
+
+    ``mapping`` renames file columns to the generic format's names first (graded and
+    pairwise only). Raises ``JudgmentFormatError`` naming file, line and column.
+    """
+    import tempfile
+    from pathlib import Path
+
+    from capeval_core.judgments import load_judgments
+    from capeval_core.judgments.mapping import remap_columns
+
+    options: dict[str, object] = {}
+    if score_columns:
+        options["score_columns"] = list(score_columns)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _write_uploads(files, tmp)
+        if mapping and len(files) == 1:
+            mapped = Path(tmp) / "mapped"
+            mapped.mkdir()
+            path = remap_columns(path, dict(mapping), mapped / Path(path).name)
+        return load_judgments(path, fmt, preset, **options)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def judgment_scores(
+    digest: str,
+    keys: tuple[str, ...],
+    tokenizer: str,
+    n_references: int = PASCAL_REFERENCES,
+    draws: int = PASCAL_DRAWS,
+    seed: int = 0,
+    *,
+    _jset: object,
+) -> object:
+    """Every item of the set scored with ``keys`` (disk-cached by ``score_judgments`` too),
+    with a progress bar while it runs. The bar is created and removed inside this function,
+    so a cache hit replays nothing visible."""
+    import warnings
+
+    from capeval_core.errors import DegenerateCorpusWarning
+    from capeval_core.judgments.scoring import score_judgments
+
+    bar = st.progress(0.0, text="Scoring the judgments…")
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {label} ({done}/{total})")
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateCorpusWarning)
-        return capeval_core.score_many(
+        scores = score_judgments(
+            _jset,
             keys,
-            [candidate],
-            [references],
             tokenizer=tokenizer,
-            options={"cider_d": {"idf": cider_idf}},
+            n_references=n_references,
+            draws=draws,
+            seed=seed,
+            on_progress=progress,
+            on_error="skip",
         )
+    bar.empty()
+    return scores
+
+
+@dataclass(frozen=True)
+class CorrelationReport:
+    """What the Correlations page shows."""
+
+    table: object  # pd.DataFrame, one row per (metric, method)
+    between: object  # pd.DataFrame, metric x metric Spearman, ordered by |rho| with humans
+    combined: tuple[object, ...]  # SubsetResult, best first
+    human_name: str
+    level: str
+    n_resamples: int
+    seed: int
+
+
+@st.cache_data(show_spinner="Computing correlations and bootstrap intervals…", max_entries=32)
+def correlation_report(
+    digest: str,
+    keys: tuple[str, ...],
+    tokenizer: str,
+    human_name: str,
+    level: str,
+    n_resamples: int,
+    seed: int,
+    ci_kendall: bool,
+    combined_on: str,
+    *,
+    _jset: object,
+    _scores: object,
+) -> CorrelationReport:
+    """Correlations with bootstrap intervals (cached on disk), the Spearman heatmap and the
+    combined metric over every subset of the metrics."""
+    import math
+
+    from capeval_core.judgments.analysis import correlation_table, spearman_between
+    from capeval_core.stats import rank_subsets
+
+    human = _jset.human(human_name)
+    values = {k: _scores.values[k] for k in _scores.keys}
+    systems = _jset.systems() if level == "system" else None
+    ci_methods = ("pearson", "spearman", "kendall_b", "kendall_c")
+    table = correlation_table(
+        human,
+        values,
+        ci_methods=ci_methods if ci_kendall else ("pearson", "spearman"),
+        systems=systems,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    spear = table[table["method"] == "spearman"].set_index("metric")["statistic"]
+    order = sorted(values, key=lambda k: -abs(spear[k]) if math.isfinite(spear[k]) else math.inf)
+    combined = rank_subsets(human, values, combined_on) if values else ()
+    return CorrelationReport(
+        table, spearman_between(values, order), combined, human_name, level, n_resamples, seed
+    )
+
+
+@st.cache_data(show_spinner="Running the Williams tests…", max_entries=32)
+def williams(
+    digest: str,
+    keys: tuple[str, ...],
+    tokenizer: str,
+    human_name: str,
+    correlation: str,
+    alternative: str,
+    *,
+    _jset: object,
+    _scores: object,
+) -> object:
+    """The Williams p-value matrix (``capeval_core.stats.williams_matrix``)."""
+    from capeval_core.stats import williams_matrix
+
+    values = {k: _scores.values[k] for k in _scores.keys}
+    return williams_matrix(_jset.human(human_name), values, correlation, alternative)  # type: ignore[arg-type]
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def williams_pair(
+    digest: str,
+    tokenizer: str,
+    human_name: str,
+    a: str,
+    b: str,
+    correlation: str,
+    alternative: str,
+    *,
+    _jset: object,
+    _scores: object,
+) -> object:
+    """The Williams test of metric ``a`` against ``b``, with r12, r13, r23 and |R|."""
+    from capeval_core.stats import correlation_matrix, williams_test
+
+    human = _jset.human(human_name)
+    with_human, between = correlation_matrix(
+        human, {a: _scores.values[a], b: _scores.values[b]}, correlation
+    )
+    return williams_test(with_human[a], with_human[b], between[0, 1], len(human), alternative)  # type: ignore[arg-type]
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def pairwise_report(
+    digest: str,
+    keys: tuple[str, ...],
+    tokenizer: str,
+    n_references: int,
+    draws: int,
+    seed: int,
+    metric_tie: str,
+    human_tie: str,
+    *,
+    _jset: object,
+    _scores: object,
+) -> dict[str, object]:
+    """Pairwise accuracy per metric (PASCAL-50S protocol knobs)."""
+    from capeval_core.stats import pairwise_accuracy
+
+    prefs, cats = _jset.preferences(), _jset.categories()
+    return {
+        k: pairwise_accuracy(
+            _scores.values_a[k],
+            _scores.values_b[k],
+            prefs,
+            cats,
+            metric_tie=metric_tie,  # type: ignore[arg-type]
+            human_tie=human_tie,  # type: ignore[arg-type]
+            seed=seed,
+        )
+        for k in _scores.keys
+    }
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def forced_choice_report(
+    digest: str,
+    keys: tuple[str, ...],
+    tokenizer: str,
+    metric_tie: str,
+    *,
+    _jset: object,
+    _scores: object,
+) -> dict[str, object]:
+    """Forced-choice accuracy per metric and distractor type; ``candidate_a`` is the correct
+    caption (or the human-preferred one where the file says ``b``)."""
+    import numpy as np
+
+    from capeval_core.stats import forced_choice_accuracy
+
+    prefs = _jset.preferences()
+    cats = np.array([c or "distracted" for c in _jset.categories()], dtype=object)
+    out = {}
+    for k in _scores.keys:
+        a, b = _scores.values_a[k][0], _scores.values_b[k][0]
+        correct, distracted = np.where(prefs < 0, b, a), np.where(prefs < 0, a, b)
+        groups = {c: distracted[cats == c] for c in dict.fromkeys(cats.tolist())}
+        # one call per type: forced_choice_accuracy pairs each type with its own correct rows
+        acc, n = {}, {}
+        for c, d in groups.items():
+            r = forced_choice_accuracy(correct[cats == c], {c: d}, metric_tie=metric_tie)  # type: ignore[arg-type]
+            acc.update(r.accuracy)
+            n.update(r.n)
+        out[k] = (acc, n)
+    return out
+
+
+# -- perturbation lab (issue 8) ----------------------------------------------------------------
+#: batch-mode datasets of the lab: label -> name ``capeval perturb --dataset`` also knows
+LAB_DATASETS: dict[str, str] = {
+    "COCO val2014 (first images)": "coco-val",
+    "Synthetic graded demo (has human-like scores)": "demo-graded",
+}
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def lab_perturb_and_score(
+    candidate: str,
+    references: tuple[str, ...],
+    names: tuple[str, ...],
+    seed: int,
+    n: int,
+    keys: tuple[str, ...],
+    tokenizer: str,
+    cider_idf: str,
+) -> tuple[tuple[object, ...], dict[str, str]]:
+    """Apply each perturbation (``n`` edits where it takes ``n``) and score before/after in
+    one call; returns the ``PerturbationScores`` and the metrics that failed (key -> why)."""
+    from capeval_core import perturb as lab
+
+    perturbations = []
+    for name in names:
+        opts = {"n": n} if "n" in lab.perturbation_spec(name).defaults else {}
+        perturbations.append(lab.perturb(candidate, name, seed=seed, **opts))
+    errors: dict = {}
+    scores = lab.score_perturbations(
+        perturbations,
+        references,
+        keys,
+        tokenizer=tokenizer,
+        options={"cider_d": {"idf": cider_idf}},
+        errors=errors,
+    )
+    return scores, {k: str(e) for k, e in errors.items()}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def lab_table2(
+    caption: str, seed: int, keys: tuple[str, ...], tokenizer: str, cider_idf: str
+) -> tuple[object, dict[str, str]]:
+    """The seed paper's Table 2 experiment on one caption (``capeval_core.perturb.table2``)."""
+    from capeval_core import perturb as lab
+
+    errors: dict = {}
+    table = lab.table2(
+        caption,
+        keys,
+        seed=seed,
+        tokenizer=tokenizer,
+        options={"cider_d": {"idf": cider_idf}},
+        errors=errors,
+    )
+    return table, {k: str(e) for k, e in errors.items()}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def lab_batch(
+    dataset: str, n_images: int, name: str, seed: int, keys: tuple[str, ...], tokenizer: str
+) -> object:
+    """Batch mode: ``name`` applied to every candidate of a lab dataset (see LAB_DATASETS)."""
+    from capeval_core import perturb as lab
+
+    human = human_name = None
+    if dataset == "coco-val":
+        sets = resources.coco_caption_sets("val", n_images)
+        cands, refs = [s.candidate for s in sets], [s.references for s in sets]
+        source = f"COCO val2014, first {len(sets)} images"
+    else:
+        from capeval_core.judgments.demo import demo_graded
+
+        jset = demo_graded(max(1, n_images // 5), seed=0)
+        cands, refs = jset.candidates, jset.references
+        human_name = jset.score_names[0]
+        human = jset.human(human_name)
+        source = f"synthetic graded demo ({len(jset)} candidates)"
+    return lab.perturb_batch(
+        cands,
+        refs,
+        name,
+        keys,
+        seed=seed,
+        tokenizer=tokenizer,
+        human=human,
+        human_name=human_name,
+        source=source,
+        on_error="skip",
+    )

@@ -4,31 +4,38 @@
 so a new metric adds one registered function here and no page changes (house style, "Pages
 stay thin"). Unknown details fall back to the segment's scores.
 
-User text (captions, tokens, n-grams) is only ever shown through ``st.text``, widget values
-and dataframe cells, which display text literally. It never goes into markdown (which
-interprets ``*``, ``_``, ``[..](..)``, ``$``), never into HTML, and never into plotly labels
-(which interpret ``<b>``, ``<a href>``, ``<br>``); charts are labelled with orders and
-reference numbers only.
+User text (captions, tokens, n-grams) is only ever shown through ``st.text``, ``st.code``,
+widget values and dataframe cells, which display text literally. It never goes into markdown
+(which interprets ``*``, ``_``, ``[..](..)``, ``$``) and never into HTML. Plotly interprets
+``<b>``, ``<a href>``, ``<br>`` in text, labels and hover text, so a word drawn in a figure
+always goes through :func:`plot_text` (``html.escape``) first.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from pandas.io.formats.style import Styler
+from plotly.colors import sample_colorscale
 from streamlit.errors import StreamlitPageNotFoundError
 
 from capeval_core.metrics import METRICS, metric_class
 from capeval_core.metrics.bleu import BleuDetails
 from capeval_core.metrics.cider import CiderCorpusDetails, CiderDetails
+from capeval_core.metrics.mean import MeanDetails
+from capeval_core.metrics.meteor import MODULES, MeteorAlignment, MeteorDetails
 from capeval_core.metrics.ngrams import ngram_counts
 from capeval_core.metrics.rouge import RougeDetails
+from capeval_core.metrics.wmd import Side as WMDSide
+from capeval_core.metrics.wmd import WMDDetails, WMDPair
 from capeval_core.resources import ResourceInfo
 from capeval_core.results import MetricResult, SegmentScore
 
@@ -49,10 +56,7 @@ _REF_LENGTH = {
 # -- shared pieces ---------------------------------------------------------------------------
 def key_label(key: str) -> str:
     """Display name of a reported key: ``bleu_2`` -> "BLEU-2", ``cider_d`` -> "CIDEr-D"."""
-    cls = metric_class(key)
-    if len(cls.report_keys()) == 1:
-        return cls.name
-    return f"{cls.name}-{key.rsplit('_', 1)[-1]}"
+    return metric_class(key).label(key)
 
 
 def _direction(higher_is_better: bool) -> str:
@@ -190,6 +194,14 @@ def render_card(key: str) -> None:
     st.markdown(metric_class(key).card())
 
 
+def render_scoring_errors(errors: Mapping[str, str]) -> None:
+    """One warning per metric that could not score (e.g. a missing resource); the rest show."""
+    for key, message in errors.items():
+        st.warning(
+            f"{metric_class(key).name} could not be scored: {message}", icon=":material/warning:"
+        )
+
+
 def render_summary(results: Mapping[str, MetricResult]) -> None:
     """One ``st.metric`` per reported key: the numbers first, evidence below."""
     items = list(results.items())
@@ -227,6 +239,8 @@ def render_score_table(results: Mapping[str, MetricResult]) -> None:
             "signature": st.column_config.TextColumn(width="medium"),
         },
     )
+    if not results:
+        return
     # the full signatures, copyable for a paper (the table column truncates long ones)
     width = max(len(k) for k in results)
     st.code(
@@ -489,3 +503,574 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
         width="stretch",
         column_config={"idf": _NUMBER, "weight (count × idf)": _NUMBER},
     )
+
+
+# -- METEOR ---------------------------------------------------------------------------------------
+#: line colour per METEOR module (exact, stem, synonym, paraphrase)
+MODULE_COLOURS = dict(zip(MODULES, (_BLUE, _ORANGE, _GREEN, "#9467bd"), strict=True))
+_UNMATCHED = "#8c8c8c"
+_HYP_Y, _REF_Y = 1.0, 0.0
+
+
+def plot_text(text: str) -> str:
+    """User text made literal for plotly, which interprets ``<b>``, ``<br>``, ``<a href>``."""
+    return html.escape(text, quote=True)
+
+
+def _positions(tokens: Sequence[str]) -> list[float]:
+    """x centre of each token in a row, spaced by its length so long words do not overlap."""
+    out, x = [], 0.0
+    for token in tokens:
+        width = max(len(token), 2) + 2.0
+        out.append(x + width / 2)
+        x += width
+    return out
+
+
+def _span(xs: Sequence[float], tokens: Sequence[str], start: int, end: int) -> tuple[float, float]:
+    """Left and right edge (x) of tokens ``start .. end - 1`` of a row."""
+    left = xs[start] - (max(len(tokens[start]), 2) + 1.0) / 2
+    right = xs[end - 1] + (max(len(tokens[end - 1]), 2) + 1.0) / 2
+    return left, right
+
+
+def meteor_alignment_figure(details: MeteorDetails, reference: int) -> go.Figure:
+    """Hypothesis over one reference (tokens as METEOR normalised them), a line per aligned
+    span coloured by its module, and a dashed box around each chunk on both rows.
+
+    Traces: two token rows of text (matched and unmatched words, per row), then exactly one
+    ``lines`` trace per match of the alignment; shapes: two rectangles per chunk.
+    """
+    alignment = details.alignments[reference]
+    hyp, ref = details.hyp_tokens, alignment.ref_tokens
+    hx, rx = _positions(hyp), _positions(ref)
+    # centre the shorter row under the longer one
+    width_h = _span(hx, hyp, 0, len(hyp))[1] if hyp else 0.0
+    width_r = _span(rx, ref, 0, len(ref))[1] if ref else 0.0
+    shift_h, shift_r = max(0.0, (width_r - width_h) / 2), max(0.0, (width_h - width_r) / 2)
+    hx = [x + shift_h for x in hx]
+    rx = [x + shift_r for x in rx]
+    hyp_module = {
+        i: m.module_name for m in alignment.alignment for i in range(m.hyp_start, m.hyp_end)
+    }
+    ref_module = {
+        j: m.module_name for m in alignment.alignment for j in range(m.ref_start, m.ref_end)
+    }
+
+    fig = go.Figure()
+    rows = (
+        ("hypothesis", hyp, hx, _HYP_Y, hyp_module, alignment.hyp_function),
+        (f"reference #{reference + 1}", ref, rx, _REF_Y, ref_module, alignment.ref_function),
+    )
+    for row, tokens, xs, y, modules, function in rows:
+        for matched in (True, False):
+            idx = [i for i in range(len(tokens)) if (i in modules) == matched]
+            if not idx:
+                continue
+            fig.add_scatter(
+                x=[xs[i] for i in idx],
+                y=[y] * len(idx),
+                mode="text",
+                text=[plot_text(tokens[i]) for i in idx],
+                textposition="middle center",
+                textfont={
+                    "size": 16,
+                    "color": [MODULE_COLOURS[modules[i]] for i in idx] if matched else _UNMATCHED,
+                },
+                hovertext=[
+                    f"{row} word {i + 1}: {plot_text(tokens[i])}<br>"
+                    f"{'function' if function[i] else 'content'} word; "
+                    + (f"matched ({modules[i]})" if matched else "not matched")
+                    for i in idx
+                ],
+                hoverinfo="text",
+                showlegend=False,
+                name=f"{row} ({'matched' if matched else 'unmatched'})",
+            )
+    seen: set[str] = set()
+    gap = 0.17  # where lines start and end, away from the text
+    for m in alignment.alignment:
+        name = m.module_name
+        h_left, h_right = _span(hx, hyp, m.hyp_start, m.hyp_end)
+        r_left, r_right = _span(rx, ref, m.ref_start, m.ref_end)
+        h_mid = (hx[m.hyp_start] + hx[m.hyp_end - 1]) / 2
+        r_mid = (rx[m.ref_start] + rx[m.ref_end - 1]) / 2
+        xs: list[float | None] = [h_mid, r_mid]
+        ys: list[float | None] = [_HYP_Y - gap, _REF_Y + gap]
+        if m.hyp_len > 1:  # a bracket under a multi-word span
+            xs += [None, h_left + 0.5, h_right - 0.5]
+            ys += [None, _HYP_Y - gap, _HYP_Y - gap]
+        if m.ref_len > 1:
+            xs += [None, r_left + 0.5, r_right - 0.5]
+            ys += [None, _REF_Y + gap, _REF_Y + gap]
+        words_h = plot_text(" ".join(hyp[m.hyp_start : m.hyp_end]))
+        words_r = plot_text(" ".join(ref[m.ref_start : m.ref_end]))
+        fig.add_scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            line={"color": MODULE_COLOURS[name], "width": 3},
+            name=name,
+            legendgroup=name,
+            showlegend=name not in seen,
+            hovertext=f"{name}: {words_h} → {words_r}",
+            hoverinfo="text",
+        )
+        seen.add(name)
+    for chunk in alignment.chunks:
+        first, last = chunk[0], chunk[-1]
+        for xs, tokens, start, end, y in (
+            (hx, hyp, first.hyp_start, last.hyp_end, _HYP_Y),
+            (rx, ref, first.ref_start, last.ref_end, _REF_Y),
+        ):
+            left, right = _span(xs, tokens, start, end)
+            fig.add_shape(
+                type="rect",
+                x0=left,
+                x1=right,
+                y0=y - 0.12,
+                y1=y + 0.12,
+                line={"color": _UNMATCHED, "width": 1.5, "dash": "dot"},
+                fillcolor="rgba(140, 140, 140, 0.08)",
+                layer="below",
+            )
+    span = max(width_h, width_r, 1.0)
+    fig.update_layout(
+        height=260,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        xaxis={"visible": False, "range": [-0.5, span + 0.5], "fixedrange": True},
+        yaxis={
+            "range": [-0.35, 1.35],
+            "fixedrange": True,
+            "tickvals": [_REF_Y, _HYP_Y],
+            "ticktext": [f"reference #{reference + 1}", "hypothesis"],
+            "showgrid": False,
+            "zeroline": False,
+        },
+        legend={"orientation": "h", "y": 1.18, "x": 0, "title": {"text": "module"}},
+        showlegend=True,
+    )
+    return fig
+
+
+def _meteor_arithmetic(alignment: MeteorAlignment, options: Mapping[str, Any]) -> str:
+    """METEOR's formulas (metric-spec §5.7) with this pair's numbers filled in."""
+    alpha, beta, gamma, delta = (float(options[k]) for k in ("alpha", "beta", "gamma", "delta"))
+    weights = tuple(float(w) for w in options["weights"])
+    s = alignment.stats
+    content_h = s.hyp_length - s.hyp_function_words
+    content_r = s.ref_length - s.ref_function_words
+    lw_h = delta * content_h + (1 - delta) * s.hyp_function_words
+    lw_r = delta * content_r + (1 - delta) * s.ref_function_words
+    mw_h = sum(
+        w * (delta * c + (1 - delta) * f)
+        for w, c, f in zip(weights, s.content_hyp, s.function_hyp, strict=True)
+    )
+    mw_r = sum(
+        w * (delta * c + (1 - delta) * f)
+        for w, c, f in zip(weights, s.content_ref, s.function_ref, strict=True)
+    )
+    w_text = ", ".join(f"{n} {w:g}" for n, w in zip(MODULES, weights, strict=True))
+    if s.perfect:
+        frag = "Frag  = 0   (every word matched in one chunk)"
+    else:
+        frag = (
+            f"Frag  = chunks / mean matched = {s.chunks} / (({s.matched_hyp} + "
+            f"{s.matched_ref}) / 2) = {alignment.fragmentation:.4f}"
+        )
+    lines = [
+        f"parameters: α = {alpha:g}, β = {beta:g}, γ = {gamma:g}, δ = {delta:g}; "
+        f"module weights: {w_text}",
+        "",
+        f"hypothesis: {s.hyp_length} words ({content_h} content, {s.hyp_function_words} function)"
+        f" -> weighted length δ·{content_h} + (1−δ)·{s.hyp_function_words} = {lw_h:.4f}",
+        f"reference:  {s.ref_length} words ({content_r} content, {s.ref_function_words} function)"
+        f" -> weighted length δ·{content_r} + (1−δ)·{s.ref_function_words} = {lw_r:.4f}",
+        f"matched, weighted Σ w_m·(δ·content + (1−δ)·function): hypothesis {mw_h:.4f}, "
+        f"reference {mw_r:.4f}",
+        "",
+        f"P     = {mw_h:.4f} / {lw_h:.4f} = {alignment.precision:.4f}",
+        f"R     = {mw_r:.4f} / {lw_r:.4f} = {alignment.recall:.4f}",
+        f"Fmean = P·R / (α·P + (1−α)·R) = {alignment.fmean:.4f}",
+        frag,
+        f"Pen   = γ·Frag^β = {gamma:g} × {alignment.fragmentation:.4f}^{beta:g} = "
+        f"{alignment.penalty:.4f}",
+        f"score = Fmean·(1 − Pen) = {alignment.fmean:.4f} × (1 − {alignment.penalty:.4f}) = "
+        f"{alignment.score:.4f}",
+    ]
+    if math.isnan(alignment.fmean * (1 - alignment.penalty)):
+        lines.append("        (0/0 where nothing matched: the jar scores it 0)")
+    return "\n".join(lines)
+
+
+@render_details.register
+def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
+    options = dict(result.signature.options)
+    best = details.best
+    n_refs = len(details.alignments)
+    if not n_refs:
+        st.info("No reference to align with.")
+        return
+    st.markdown(
+        f"**METEOR = {segment.value:.4f}**: the best of the {n_refs} reference alignments "
+        f"(reference #{best + 1} wins; ties go to the first)."
+    )
+    chosen = st.selectbox(
+        "Reference",
+        list(range(n_refs)),
+        index=best,
+        format_func=lambda i: f"#{i + 1}" + (" (winning reference)" if i == best else ""),
+        key=f"{key}-reference",
+    )
+    if chosen is None:
+        return
+    alignment = details.alignments[chosen]
+    st.markdown("**Alignment** (words as METEOR sees them after its normalisation)")
+    st.plotly_chart(
+        meteor_alignment_figure(details, chosen), key=f"{key}-alignment", width="stretch"
+    )
+    st.caption(
+        f"{len(alignment.alignment)} aligned span(s) in {len(alignment.chunks)} chunk(s) "
+        "(dotted boxes: runs of matches that are adjacent and in the same order on both "
+        "sides); grey words are unmatched. Hover a word or a line for details."
+    )
+    left, right = st.columns([4, 3])
+    with left:
+        st.markdown("**The arithmetic**")
+        st.code(_meteor_arithmetic(alignment, options), language=None, wrap_lines=True)
+    with right:
+        st.markdown("**Matched words per module**")
+        s = alignment.stats
+        counts = {
+            "weight w_m": [float(w) for w in options["weights"]],
+            "hypothesis, content": list(s.content_hyp),
+            "hypothesis, function": list(s.function_hyp),
+            "reference, content": list(s.content_ref),
+            "reference, function": list(s.function_ref),
+        }
+        frame = pd.DataFrame.from_dict(counts, orient="index", columns=list(MODULES))
+        st.dataframe(frame, width="stretch")
+        st.caption("The jar's 23 statistics for this pair:")
+        st.code(s.line(), language=None, wrap_lines=True)
+
+    st.markdown("**Per reference**")
+    table = pd.DataFrame(
+        {
+            "reference": [f"#{i + 1}" + (" (winner)" if i == best else "") for i in range(n_refs)],
+            "normalised text": [" ".join(a.ref_tokens) for a in details.alignments],
+            "matches": [len(a.alignment) for a in details.alignments],
+            "chunks": [len(a.chunks) for a in details.alignments],
+            "P": [a.precision for a in details.alignments],
+            "R": [a.recall for a in details.alignments],
+            "Fmean": [a.fmean for a in details.alignments],
+            "Frag": [a.fragmentation for a in details.alignments],
+            "Pen": [a.penalty for a in details.alignments],
+            "score": [a.score for a in details.alignments],
+        }
+    )
+    number_cols = ("P", "R", "Fmean", "Frag", "Pen", "score")
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={c: _NUMBER for c in number_cols},
+    )
+    with st.expander(f"Every candidate match the four matchers found for reference #{chosen + 1}"):
+        chosen_set = set(alignment.alignment)
+        fixed = set(alignment.fixed)
+        hyp, ref = details.hyp_tokens, alignment.ref_tokens
+        rows = [
+            {
+                "module": m.module_name,
+                "hypothesis words": " ".join(hyp[m.hyp_start : m.hyp_end]),
+                "hypothesis position": m.hyp_start + 1,
+                "reference words": " ".join(ref[m.ref_start : m.ref_end]),
+                "reference position": m.ref_start + 1,
+                "pre-selected": m in fixed,
+                "in the alignment": m in chosen_set,
+            }
+            for matches in alignment.candidates
+            for m in matches
+        ]
+        st.dataframe(
+            pd.DataFrame(
+                rows,
+                columns=[
+                    "module",
+                    "hypothesis words",
+                    "hypothesis position",
+                    "reference words",
+                    "reference position",
+                    "pre-selected",
+                    "in the alignment",
+                ],
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+        st.caption(
+            "Matches are generated module by module (exact, stem, synonym, paraphrase); "
+            "unambiguous ones are pre-selected, then a beam search picks the alignment with "
+            "the most matched words and the fewest chunks."
+        )
+
+
+# -- WMD --------------------------------------------------------------------------------------
+#: word distance colours: pale for (almost) the same word, red for far apart
+_COST_SCALE = "YlOrRd"
+
+
+def wmd_sankey_figure(pair: WMDPair) -> go.Figure:
+    """Candidate words (left) to reference words (right): link width = mass moved, link
+    colour = word distance (the cost), with a colour bar. Labels are escaped user text."""
+    flows = pair.flows()
+    cand, ref = pair.candidate, pair.reference
+    labels = [f"{plot_text(w)} ({m:.2f})" for w, m in zip(cand.words, cand.weights, strict=True)]
+    labels += [f"{plot_text(w)} ({m:.2f})" for w, m in zip(ref.words, ref.weights, strict=True)]
+    n = len(cand.words)
+    source = [cand.words.index(w) for w in flows["candidate_word"]]
+    target = [n + ref.words.index(w) for w in flows["reference_word"]]
+    top = float(pair.cost.max()) if pair.cost.size else 1.0
+    top = top if top > 0 else 1.0
+    colours = sample_colorscale(_COST_SCALE, [min(c / top, 1.0) for c in flows["cost"]])
+    link_colours = [c.replace("rgb(", "rgba(").replace(")", ", 0.7)") for c in colours]
+    fig = go.Figure(
+        go.Sankey(
+            arrangement="snap",
+            node={
+                "label": labels,
+                "color": [_BLUE] * n + [_ORANGE] * len(ref.words),
+                "pad": 18,
+                "thickness": 16,
+                "hovertemplate": "%{label}: mass %{value:.3f}<extra></extra>",
+                "line": {"width": 0},
+            },
+            textfont={"size": 14, "color": "#262730", "shadow": "none"},
+            link={
+                "source": source,
+                "target": target,
+                "value": [float(v) for v in flows["mass"]],
+                "color": link_colours,
+                "customdata": [
+                    f"{plot_text(a)} → {plot_text(b)}"
+                    for a, b in zip(flows["candidate_word"], flows["reference_word"], strict=True)
+                ],
+                "hovertemplate": ("%{customdata}<br>mass moved %{value:.3f}<extra></extra>"),
+            },
+        )
+    )
+    # an invisible scatter carries the colour bar of the word distances
+    fig.add_scatter(
+        x=[None],
+        y=[None],
+        mode="markers",
+        marker={
+            "colorscale": _COST_SCALE,
+            "cmin": 0.0,
+            "cmax": top,
+            "color": [0.0],
+            "showscale": True,
+            "colorbar": {"title": {"text": "word distance"}, "thickness": 12},
+        },
+        hoverinfo="skip",
+        showlegend=False,
+    )
+    fig.update_layout(
+        height=max(260, 48 * max(len(cand.words), len(ref.words))),
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        font={"size": 13},
+    )
+    return fig
+
+
+def _matrix_figure(pair: WMDPair, matrix: np.ndarray, title: str, fmt: str) -> go.Figure:
+    """A candidate-word × reference-word heatmap with its values written in the cells."""
+    x = [plot_text(w) for w in pair.reference.words]
+    y = [plot_text(w) for w in pair.candidate.words]
+    fig = go.Figure(
+        go.Heatmap(
+            z=matrix,
+            x=x,
+            y=y,
+            colorscale=_COST_SCALE if "distance" in title else "Blues",
+            zmin=0.0,
+            texttemplate=f"%{{z:{fmt}}}",
+            hovertemplate=f"%{{y}} → %{{x}}<br>{title}: %{{z:{fmt}}}<extra></extra>",
+            colorbar={"thickness": 10},
+        )
+    )
+    fig.update_layout(
+        title={"text": title, "font": {"size": 14}},
+        height=max(220, 40 * len(y) + 120),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        xaxis={"type": "category", "title": "reference words", "side": "bottom"},
+        yaxis={"type": "category", "title": "candidate words", "autorange": "reversed"},
+    )
+    return fig
+
+
+def _side_rows(name: str, side: WMDSide) -> dict[str, Any]:
+    return {
+        "side": name,
+        "words kept (nBOW weight)": ", ".join(
+            f"{w} {m:.3f}" for w, m in zip(side.words, side.weights, strict=True)
+        ),
+        "stop words removed": " ".join(side.stopwords),
+        "out of vocabulary": " ".join(side.oov),
+    }
+
+
+@render_details.register
+def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
+    options = dict(result.signature.options)
+    sigma = float(options.get("sigma", 1.0))
+    if details.note:
+        st.info(details.note, icon=":material/info:")
+    if not details.pairs:
+        return
+    best = details.best
+    d_col, s_col, r_col = st.columns(3)
+    d_col.metric("distance WMD (winning reference)", f"{details.distance:.4f}")
+    s_col.metric(f"similarity exp(−WMD/σ), σ = {sigma:g}", f"{details.similarity:.4f}")
+    r_col.metric("winning reference", f"#{best + 1} of {len(details.pairs)}")
+    chosen = st.selectbox(
+        "Reference",
+        list(range(len(details.pairs))),
+        index=best,
+        format_func=lambda i: f"#{i + 1}" + (" (winning reference)" if i == best else ""),
+        key=f"{key}-reference",
+    )
+    if chosen is None:
+        return
+    pair = details.pairs[chosen]
+    st.text(
+        f"reference #{chosen + 1}: distance {pair.distance:.4f}, similarity {pair.similarity:.4f}"
+    )
+    if pair.note:
+        st.info(f"Reference #{chosen + 1}: {pair.note}.", icon=":material/info:")
+    if pair.plan.size and float(pair.plan.sum()) > 0:
+        st.markdown(
+            "**Where the word mass moves** (width = mass moved, colour = word distance; the "
+            "numbers are each word's nBOW weight)"
+        )
+        st.plotly_chart(wmd_sankey_figure(pair), key=f"{key}-sankey", width="stretch")
+        left, right = st.columns(2)
+        with left:
+            st.plotly_chart(
+                _matrix_figure(pair, pair.cost, "word distance (cost)", ".2f"),
+                key=f"{key}-cost",
+                width="stretch",
+            )
+        with right:
+            st.plotly_chart(
+                _matrix_figure(pair, pair.plan, "mass moved (flow)", ".3f"),
+                key=f"{key}-flow",
+                width="stretch",
+            )
+        st.caption(
+            "WMD = Σ flow × cost over every cell: the cheapest way to move the candidate's "
+            "word mass onto the reference's. Rows of the flow sum to the candidate's nBOW "
+            "weights, columns to the reference's."
+        )
+    st.markdown("**Words each side keeps**")
+    frame = pd.DataFrame(
+        [
+            _side_rows("candidate", pair.candidate),
+            _side_rows(f"reference #{chosen + 1}", pair.reference),
+        ]
+    )
+    st.dataframe(frame, hide_index=True, width="stretch")
+    st.caption(
+        "Stop words (coco-caption's list) are removed first, then words missing from the "
+        "vectors; what remains becomes a normalised bag of words (nBOW)."
+    )
+    st.markdown("**Per reference**")
+    table = pd.DataFrame(
+        {
+            "reference": [
+                f"#{p.reference_index + 1}" + (" (winner)" if i == best else "")
+                for i, p in enumerate(details.pairs)
+            ],
+            "text": [" ".join(p.reference.tokens) for p in details.pairs],
+            "distance": [p.distance for p in details.pairs],
+            "similarity": [p.similarity for p in details.pairs],
+            "note": [p.note for p in details.pairs],
+        }
+    )
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={"distance": _NUMBER, "similarity": _NUMBER},
+    )
+
+
+# -- MEAN ---------------------------------------------------------------------------------------
+def _nearest_text(nearest: Sequence[tuple[str, float]]) -> str:
+    return ", ".join(f"{w} ({c:.2f})" for w, c in nearest)
+
+
+@render_details.register
+def _mean(details: MeanDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
+    if details.note:
+        st.info(details.note, icon=":material/info:")
+    n = len(details.cosines)
+    st.metric(
+        f"MEAN: mean cosine over {n} reference{'s' if n != 1 else ''}", f"{segment.value:.4f}"
+    )
+    st.caption(
+        "Each caption becomes the mean of its content words' vectors (stop words and "
+        "out-of-vocabulary words removed); the score is the cosine between the candidate's "
+        "mean and each reference's, averaged."
+    )
+    rows = [
+        {
+            "side": "candidate",
+            "words used": " ".join(details.candidate.words),
+            "cosine": None,
+            "nearest words to the mean": _nearest_text(details.candidate_nearest),
+            "stop words / OOV removed": " ".join(
+                (*details.candidate.stopwords, *details.candidate.oov)
+            ),
+        }
+    ]
+    for i, (ref, cosine, nearest) in enumerate(
+        zip(details.references, details.cosines, details.reference_nearest, strict=True)
+    ):
+        rows.append(
+            {
+                "side": f"reference #{i + 1}",
+                "words used": " ".join(ref.words),
+                "cosine": cosine,
+                "nearest words to the mean": _nearest_text(nearest),
+                "stop words / OOV removed": " ".join((*ref.stopwords, *ref.oov)),
+            }
+        )
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "cosine": st.column_config.NumberColumn(
+                format="%.4f", help="cosine between this mean vector and the candidate's"
+            ),
+            "nearest words to the mean": st.column_config.TextColumn(
+                width="large",
+                help="vocabulary words closest to this side's mean vector (cosine)",
+            ),
+        },
+    )
+    _, middle, _ = st.columns([1, 3, 1])
+    with middle:
+        _bar_chart(
+            [f"#{i + 1}" for i in range(n)],
+            {"cosine": list(details.cosines)},
+            "cosine with the candidate",
+            key=f"{key}-chart",
+        )
+    oov = [*details.candidate.oov, *(w for r in details.references for w in r.oov)]
+    if oov:
+        st.caption("Words missing from the vectors (left out of the means):")
+        st.text(" ".join(oov))

@@ -74,13 +74,15 @@ try:
 
     idf = cached.IDF_SOURCES[idf_label or cached.DEFAULT_IDF]
     with st.spinner(cached.scoring_message(idf)):
-        results = cached.score_captions(
+        scored = cached.score_captions(
             tuple(REPORTED_KEYS), candidate, references, current_tokenizer(), idf
         )
 except CapevalError as exc:
     st.error(str(exc))
     st.stop()
 
+views.render_scoring_errors(scored.errors)
+results = scored.results
 views.render_summary(results)
 with st.expander("Score table with signatures"):
     views.render_score_table(results)
@@ -88,4 +90,7 @@ with st.expander("Score table with signatures"):
 tabs = st.tabs([cls.name for cls in METRICS.values()])
 for tab, cls in zip(tabs, METRICS.values(), strict=True):
     with tab:
+        if cls.key in scored.errors:
+            st.info(f"{cls.name} could not be scored; see the warning above.")
+            continue
         views.render_metric(results[cls.primary_key()], key=cls.key)

@@ -11,13 +11,14 @@ from capeval_core.errors import UnknownKeyError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig, make_batch
 from capeval_core.metrics.bleu import Bleu
 from capeval_core.metrics.cider import CiderD
+from capeval_core.metrics.i2ce import I2CE
 from capeval_core.metrics.mean import Mean
 from capeval_core.metrics.meteor import Meteor
 from capeval_core.metrics.rouge import RougeL
 from capeval_core.metrics.spice import Spice
 from capeval_core.metrics.wmd import WMD
 
-_METRICS: tuple[type[Metric], ...] = (Bleu, RougeL, CiderD, Meteor, WMD, Spice, Mean)
+_METRICS: tuple[type[Metric], ...] = (Bleu, RougeL, CiderD, Meteor, WMD, Spice, Mean, I2CE)
 
 #: metric key -> class ("bleu", "rouge_l", "cider_d", ...)
 METRICS: dict[str, type[Metric]] = {m.key: m for m in _METRICS}

@@ -70,6 +70,12 @@ class MeanDetails:
         """Per reference, ``(word, cosine)`` of the vocabulary words nearest to its mean."""
         return tuple(self._nearest(ref) for ref in self.references)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the vector table (90 MB for GloVe): the nearest words are computed
+        first, so an unpickled copy (e.g. from the app's cache) still has them."""
+        _ = self.candidate_nearest, self.reference_nearest
+        return {**self.__dict__, "embeddings": None}
+
     def _nearest(self, side: MeanSide) -> tuple[tuple[str, float], ...]:
         if self.embeddings is None or not side.words:
             return ()

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -24,7 +25,7 @@ from capeval_core import (
     score_many,
 )
 from capeval_core.metrics import METRICS, REPORTED_KEYS
-from capeval_ui import cached
+from capeval_ui import cached, views
 from capeval_ui.views import key_label
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -287,8 +288,9 @@ def test_markup_in_captions_is_shown_literally() -> None:
         if proto is not None and getattr(proto, "allow_html", False):
             pytest.fail(f"{element.type} allows HTML: {text}")
         if element.type == "plotly_chart":
+            # words drawn in figures are escaped ("&lt;b&gt;"); plotly ignores markdown
             spec = json.dumps(json.loads(proto.spec))
-            assert not any(m in spec for m in HOSTILE_MARKERS), spec
+            assert not any(m in spec for m in PLOTLY_MARKUP), spec
 
     # the tokens do appear, as dataframe cells (plain text)
     cells = {str(v) for df in at.dataframe for v in df.value.to_numpy().ravel()}
@@ -311,3 +313,398 @@ def test_unknown_details_fall_back_to_the_segment_scores() -> None:
     assert not at.exception, at.exception
     frame = at.dataframe[0].value
     assert list(frame["key"]) == ["new_metric"] and list(frame["value"]) == [0.25]
+
+
+# -- Compare: the METEOR, WMD and MEAN panels ------------------------------------------------------
+def _figures(at: AppTest) -> list[dict[str, Any]]:
+    """Every plotly figure on the page, as the JSON spec the browser receives."""
+    return [json.loads(e.proto.spec) for e in _elements(at._tree) if e.type == "plotly_chart"]
+
+
+def _meteor_figure(at: AppTest) -> dict[str, Any]:
+    found = [f for f in _figures(at) if "hypothesis" in f["layout"]["yaxis"].get("ticktext", [])]
+    assert len(found) == 1, "expected one METEOR alignment figure"
+    return found[0]
+
+
+def _sankey(at: AppTest) -> dict[str, Any]:
+    found = [f["data"][0] for f in _figures(at) if f["data"][0]["type"] == "sankey"]
+    assert len(found) == 1, "expected one WMD Sankey"
+    return found[0]
+
+
+def _shown_tokens(figure: dict[str, Any], row: str) -> list[str]:
+    """The words of one token row of the METEOR figure, in position order."""
+    points = [
+        (x, t)
+        for trace in figure["data"]
+        if trace.get("mode") == "text" and trace["name"].startswith(row)
+        for x, t in zip(trace["x"], trace["text"], strict=True)
+    ]
+    return [t for _, t in sorted(points)]
+
+
+def test_meteor_panel_draws_the_alignment_of_the_chosen_reference() -> None:
+    at = _compare()
+    details = _expected(DEFAULT.candidate, DEFAULT.references)["meteor"].segments[0].details
+    selector = at.selectbox(key="meteor-reference")
+    assert selector.value == details.best
+    others = [i for i in range(len(details.alignments)) if i != details.best]
+    for chosen in [details.best, *others]:
+        if chosen != details.best:
+            at.selectbox(key="meteor-reference").select(chosen).run()
+            assert not at.exception, at.exception
+        alignment = details.alignments[chosen]
+        figure = _meteor_figure(at)
+        assert figure["layout"]["yaxis"]["ticktext"][0] == f"reference #{chosen + 1}"
+        assert _shown_tokens(figure, "reference") == list(alignment.ref_tokens)
+        assert _shown_tokens(figure, "hypothesis") == list(details.hyp_tokens)
+        lines = [t for t in figure["data"] if t.get("mode") == "lines"]
+        assert [t["name"] for t in lines] == [m.module_name for m in alignment.alignment]
+        # one dotted box per chunk on each row
+        assert len(figure["layout"].get("shapes", [])) == 2 * len(alignment.chunks)
+        arithmetic = next(c.value for c in at.code if c.value.startswith("parameters:"))
+        assert arithmetic.rstrip().endswith(f"= {alignment.score:.4f}")
+        assert "α = 0.85, β = 0.2, γ = 0.6, δ = 0.75" in arithmetic
+
+
+def test_meteor_panel_colours_lines_by_module_with_a_legend() -> None:
+    candidate, reference = "a kid is sitting on a couch", "a child sits on a sofa"
+    at = _compare()
+    at.text_area(key="candidate").input(candidate)
+    at.text_area(key="references").input(reference).run()
+    assert not at.exception, at.exception
+    details = _expected(candidate, (reference,))["meteor"].segments[0].details
+    lines = [t for t in _meteor_figure(at)["data"] if t.get("mode") == "lines"]
+    modules = {m.module_name for m in details.winner.alignment}
+    assert len(modules) > 1, "expected several modules"
+    assert {t["name"] for t in lines if t["showlegend"]} == modules
+    for trace in lines:
+        assert trace["line"]["color"] == views.MODULE_COLOURS[trace["name"]]
+
+
+def test_wmd_panel_sankey_moves_the_plan_of_the_chosen_reference() -> None:
+    at = _compare()
+    details = _expected(DEFAULT.candidate, DEFAULT.references)["wmd"].segments[0].details
+    assert at.selectbox(key="wmd-reference").value == details.best
+    for chosen in [details.best, *(i for i in range(len(details.pairs)) if i != details.best)]:
+        if chosen != details.best:
+            at.selectbox(key="wmd-reference").select(chosen).run()
+            assert not at.exception, at.exception
+        pair = details.pairs[chosen]
+        link = _sankey(at)["link"]
+        assert sum(link["value"]) == pytest.approx(1.0, abs=1e-9)
+        n = len(pair.candidate.words)
+        moved = np.zeros_like(pair.plan)
+        for s, t, v in zip(link["source"], link["target"], link["value"], strict=True):
+            moved[s, t - n] = v
+        np.testing.assert_allclose(moved, pair.plan, atol=1e-12)
+        assert f"distance {pair.distance:.4f}" in "\n".join(t.value for t in at.text)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["distance WMD (winning reference)"] == f"{details.distance:.4f}"
+    assert shown["similarity exp(−WMD/σ), σ = 1"] == f"{details.similarity:.4f}"
+
+
+def test_wmd_and_mean_notes_are_shown_for_a_candidate_of_stop_words() -> None:
+    at = _compare()
+    at.text_area(key="candidate").input("a the of on").run()
+    assert not at.exception, at.exception
+    results = _expected("a the of on", DEFAULT.references)
+    notes = [i.value for i in at.info]
+    assert results["wmd"].segments[0].details.note in notes
+    assert results["mean"].segments[0].details.note in notes
+    _assert_shows(at, results)
+
+
+def test_mean_panel_shows_the_library_cosines_and_nearest_words() -> None:
+    at = _compare()
+    result = _expected(DEFAULT.candidate, DEFAULT.references)["mean"]
+    details = result.segments[0].details
+    shown = {m.label: m.value for m in at.metric}
+    label = f"MEAN: mean cosine over {len(details.cosines)} references"
+    assert shown[label] == f"{result.value:.4f}"
+    frame = next(df.value for df in at.dataframe if "nearest words to the mean" in df.value.columns)
+    assert list(frame["cosine"].iloc[1:]) == list(details.cosines)
+    assert list(frame["words used"]) == [
+        " ".join(s.words) for s in (details.candidate, *details.references)
+    ]
+    first = frame["nearest words to the mean"].iloc[0]
+    assert first.startswith(f"{details.candidate_nearest[0][0]} (")
+
+
+def test_a_missing_resource_leaves_the_other_metrics_on_the_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def missing(*args: Any, **kwargs: Any) -> None:
+        raise MissingResourceError("the GloVe vectors are not installed (test)")
+
+    monkeypatch.setattr("capeval_core.embeddings.default_embeddings", missing)
+    cached.score_captions.clear()
+    try:
+        at = _compare()
+        warnings_shown = [w.value for w in at.warning]
+        for name in ("WMD", "MEAN"):
+            assert any(
+                w.startswith(f"{name} could not be scored") and "not installed (test)" in w
+                for w in warnings_shown
+            ), warnings_shown
+        shown = {m.label for m in at.metric}
+        assert "METEOR" in shown and "CIDEr-D" in shown
+        assert "WMD" not in shown and "MEAN" not in shown
+        _meteor_figure(at)  # the other panels still draw
+    finally:
+        cached.score_captions.clear()
+
+
+def test_spinner_names_the_paraphrase_index_build(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(
+        "capeval_core.meteor_resources.paraphrase_index_path", lambda: tmp_path / "none.idx"
+    )
+    assert "paraphrase index" in cached.scoring_message("corpus")
+    assert "COCO val2014 IDF" in cached.scoring_message("coco-val2014")
+
+
+# Markup in a caption, as the issue gives it: HTML, a markdown link, emphasis and LaTeX.
+ISSUE_HOSTILE = "<b>x</b><script>alert(1)</script>[link](http://x) *a* $b$"
+# What plotly would interpret as markup; its own <br> and <extra> tags are ours.
+PLOTLY_MARKUP = ("<b>", "</b>", "<script", "</script", "<a ")
+
+
+@pytest.mark.parametrize("tokenizer", ["ptb", "whitespace"])
+def test_markup_in_captions_stays_text_in_the_new_panels(tokenizer: str) -> None:
+    at = _compare(tokenizer=tokenizer)
+    at.text_area(key="candidate").input(f"{ISSUE_HOSTILE} a man riding a wave <")
+    at.text_area(key="references").input(f"{ISSUE_HOSTILE}\na man > riding a wave").run()
+    assert not at.exception, at.exception
+    elements = list(_elements(at._tree))
+    assert not [e for e in elements if e.type == "html"]
+    for element in elements:
+        proto = getattr(element, "proto", None)
+        text = str(proto) if proto is not None else ""
+        if element.type in MARKDOWN_TYPES:
+            assert not any(m in text for m in HOSTILE_MARKERS), (element.type, text)
+        if proto is not None and getattr(proto, "allow_html", False):
+            pytest.fail(f"{element.type} allows HTML: {text}")
+    figures = _figures(at)
+    for figure in figures:
+        spec = json.dumps(figure)
+        assert not any(m in spec for m in PLOTLY_MARKUP), spec
+    # the tokens are drawn, escaped: METEOR's rows and the WMD labels ("<" is a GloVe word)
+    assert "&lt;" in json.dumps(_meteor_figure(at))
+    assert any("&lt;" in label for label in _sankey(at)["node"]["label"])
+    # and the words WMD drops are listed as dataframe cells (plain text)
+    kept = next(df.value for df in at.dataframe if "out of vocabulary" in df.value.columns)
+    assert "<b>" in kept["out of vocabulary"].iloc[0]
+
+
+def test_wmd_figures_escape_every_word() -> None:
+    from capeval_core.metrics.wmd import Side, WMDPair
+
+    words = ("<b>x</b>", "<a href='http://x'>y</a>")
+    side = Side(words, (), (), words, (0.5, 0.5))
+    plan = np.array([[0.5, 0.0], [0.0, 0.5]])
+    pair = WMDPair(0, side, side, np.array([[0.0, 1.0], [1.0, 0.0]]), plan, 0.0, 1.0)
+    for figure in (
+        views.wmd_sankey_figure(pair),
+        views._matrix_figure(pair, pair.cost, "word distance (cost)", ".2f"),
+    ):
+        spec = json.dumps(json.loads(figure.to_json()))
+        assert "<b>" not in spec and "<a " not in spec, spec
+        assert "&lt;b&gt;x&lt;/b&gt;" in spec
+
+
+# -- meta-evaluation pages ------------------------------------------------------------------------
+META_PAGES = (
+    "pages/judgments.py",
+    "pages/correlations.py",
+    "pages/significance.py",
+    "pages/pairwise.py",
+    "pages/robustness.py",
+)
+GRADED_CSV = (
+    "id,image_id,candidate,references,quality\n"
+    "1,img1,a dog runs on the grass,a dog running on grass|||a brown dog runs,4\n"
+    "2,img1,a cat sleeps,a dog running on grass|||a brown dog runs,1\n"
+    "3,img2,a man rides a wave,a surfer rides a wave|||a man surfing,5\n"
+    "4,img2,a wave,a surfer rides a wave|||a man surfing,2\n"
+    "5,img3,two people on a beach,people walking on a beach|||two people at the sea,4\n"
+    "6,img3,a red car,people walking on a beach|||two people at the sea,1\n"
+)
+
+
+def _meta(page: str, **state: Any) -> AppTest:
+    at = _app(**state).run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _frame_with(at: AppTest, column: str) -> pd.DataFrame:
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+@pytest.mark.parametrize("page", META_PAGES)
+def test_meta_pages_run_via_the_router(page: str) -> None:
+    at = _meta(page)
+    assert at.radio(key="tokenizer").value == "ptb"
+    assert not at.error
+
+
+@pytest.mark.parametrize("page", META_PAGES)
+def test_meta_page_runs_on_its_own(page: str) -> None:
+    at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+
+
+def test_pages_without_a_loaded_set_say_they_use_the_demo() -> None:
+    at = _meta("pages/correlations.py")
+    assert any("synthetic demo set" in i.value for i in at.info)
+
+
+def test_judgments_demo_loads_and_scores_with_the_fast_metrics() -> None:
+    at = _meta("pages/judgments.py")
+    at.button(key="load_demo").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state[cached.JSET_KEY].synthetic
+    assert at.multiselect(key="meta_metrics").value == list(cached.FAST_KEYS)
+    scores = _frame_with(at, "signature")
+    assert list(scores["key"]) == list(cached.FAST_KEYS)
+
+
+def test_upload_through_the_file_uploader_maps_columns_and_loads() -> None:
+    renamed = GRADED_CSV.replace("candidate,references,quality", "caption,refs,quality")
+    at = _meta("pages/judgments.py")
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("graded").run()
+    at.file_uploader(key="judgment_files").set_value(("mine.csv", renamed.encode(), "text/csv"))
+    at.run()
+    assert not at.exception, at.exception
+    at.selectbox(key="map_candidate").select("caption").run()
+    at.selectbox(key="map_references").select("refs").run()
+    assert at.multiselect(key="score_columns").value == ["quality"]
+    at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    jset = at.session_state[cached.JSET_KEY]
+    assert len(jset) == 6 and jset.score_names == ("quality",)
+    assert jset.items[0].candidate == "a dog runs on the grass"
+    # the Correlations page now uses it (no demo banner) and shows the library's numbers
+    at.switch_page("pages/correlations.py").run()
+    assert not at.exception, at.exception
+    assert not any("synthetic demo set" in i.value for i in at.info)
+    table = _frame_with(at, "95% CI low")
+    from capeval_core.judgments.scoring import score_judgments
+    from capeval_core.stats import correlate
+
+    expected = score_judgments(jset, ["bleu_4"], use_cache=False).values["bleu_4"]
+    row = table[(table["metric"] == "bleu_4") & (table["method"] == "Pearson r")].iloc[0]
+    assert row["statistic"] == pytest.approx(correlate(expected, jset.human(), "pearson").statistic)
+
+
+def test_malformed_upload_shows_an_error_and_keeps_the_loaded_set() -> None:
+    at = _meta("pages/judgments.py")
+    at.button(key="load_demo").click().run()
+    before = at.session_state[cached.JSET_KEY]
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("graded").run()
+    bad = "id,candidate,references,quality\n1,a dog,a dog runs,4\n2,a cat,a cat,=1+2\n"
+    at.file_uploader(key="judgment_files").set_value(("bad.csv", bad.encode(), "text/csv"))
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "bad.csv" in errors[0] and "line 3" in errors[0], errors
+    assert "'quality'" in errors[0]
+    assert at.session_state[cached.JSET_KEY] is before
+
+
+def test_correlation_widgets_by_key() -> None:
+    at = _meta("pages/correlations.py")
+    at.multiselect(key="meta_metrics").set_value(["bleu_4", "rouge_l"]).run()
+    at.selectbox(key="human_column").select("corruption_level").run()
+    at.radio(key="correlation_level").set_value("system").run()
+    at.select_slider(key="resamples").set_value(200).run()
+    assert not at.exception, at.exception
+    table = _frame_with(at, "95% CI low")
+    assert set(table["metric"]) == {"bleu_4", "rouge_l"}
+    assert set(table["level"]) == {"system"} and set(table["n"]) == {5}
+    at.selectbox(key="combined_correlation").select("pearson").run()
+    combined = _frame_with(at, "subset")
+    assert len(combined) == 3  # every non-empty subset of two metrics
+
+
+def test_significance_matrix_and_pair_detail() -> None:
+    from capeval_core.judgments.scoring import score_judgments
+    from capeval_core.stats import williams_matrix
+
+    at = _meta("pages/significance.py")
+    at.selectbox(key="williams_correlation").select("pearson").run()
+    at.radio(key="williams_alternative").set_value("two-sided").run()
+    assert not at.exception, at.exception
+    jset = cached.demo_judgments("graded", 200)
+    scores = score_judgments(jset, list(cached.FAST_KEYS))
+    expected = williams_matrix(jset.human(), scores.values, "pearson", "two-sided")
+    shown = next(df.value for df in at.dataframe if df.value.shape == (4, 4))
+    import numpy as np
+
+    np.testing.assert_allclose(shown.to_numpy(float), expected.pvalues, equal_nan=True)
+    at.selectbox(key="pair_a").select("rouge_l").run()
+    at.selectbox(key="pair_b").select("bleu_4").run()
+    detail = _frame_with(at, "arithmetic").set_index("quantity")
+    assert detail.loc["df", "value"] == len(jset) - 3
+
+
+def test_pairwise_knobs_by_key() -> None:
+    at = _meta("pages/pairwise.py")
+    # the demo pairs have 3 references: sample 2 of them, so the draws differ
+    at.number_input(key="n_references").set_value(2).run()
+    at.number_input(key="draws").set_value(2).run()
+    at.selectbox(key="metric_tie").select("wrong").run()
+    at.selectbox(key="human_tie").select("drop").run()
+    assert not at.exception, at.exception
+    table = _frame_with(at, "overall")
+    assert {"HC", "HI", "HM", "MM"} <= set(table.columns)
+    assert any("averaged over 2 draw(s)" in t.value for t in at.text)
+
+
+def test_robustness_generated_and_uploaded() -> None:
+    at = _meta("pages/robustness.py")
+    table = _frame_with(at, "mean")
+    assert {"other-image", "shuffled", "replaced-words", "dropped-words"} <= set(table.columns)
+    upload = (
+        "candidate_a,candidate_b,references,preferred,category\n"
+        "a man rides a wave,a man rides a horse,a surfer rides a wave|||a man surfing,a,"
+        "replace-scene\n"
+        "a dog on grass,a man on grass,a dog lying on grass|||a brown dog,a,replace-person\n"
+    )
+    at.radio(key="distractor_source").set_value("Upload a pairwise file").run()
+    at.file_uploader(key="distractor_file").set_value(("d.csv", upload.encode(), "text/csv"))
+    at.run()
+    at.button(key="load_distractors").click().run()
+    assert not at.exception, at.exception
+    table = _frame_with(at, "mean")
+    assert {"replace-scene", "replace-person"} <= set(table.columns)
+
+
+def test_meta_pages_show_uploaded_markup_literally() -> None:
+    hostile = GRADED_CSV.replace("a cat sleeps", HOSTILE.replace(",", " ")).replace(
+        "quality", "<b>q</b>"
+    )
+    at = _meta("pages/judgments.py")
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.file_uploader(key="judgment_files").set_value(("x.csv", hostile.encode(), "text/csv"))
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert not at.error, [e.value for e in at.error]
+    for page in ("pages/judgments.py", "pages/correlations.py"):
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        for element in _elements(at._tree):
+            proto = getattr(element, "proto", None)
+            text = str(proto) if proto is not None else ""
+            if element.type in MARKDOWN_TYPES:
+                assert not any(m in text for m in HOSTILE_MARKERS), (element.type, text)
+            if element.type == "plotly_chart":
+                assert "<b>q</b>" not in json.loads(proto.spec).__repr__()

@@ -35,10 +35,28 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-METRIC_NAMES = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr-D")
+METRIC_NAMES = (
+    "BLEU-1",
+    "BLEU-2",
+    "BLEU-3",
+    "BLEU-4",
+    "ROUGE-L",
+    "CIDEr-D",
+    "METEOR",
+    "WMD",
+    "MEAN",
+)
 # Text Streamlit shows when a script raises; none of it may appear on a page.
 ERROR_MARKERS = ("Traceback", "Error:", "Exception")
 STARTUP_S = 90
+#: the meta-evaluation pages: URL path and title
+META_PAGES = (
+    ("human", "Judgments"),
+    ("correlation", "Correlations"),
+    ("williams", "Significance"),
+    ("pairwise-accuracy", "Pairwise accuracy"),
+    ("distractors", "Robustness"),
+)
 RENDER_TIMEOUT_MS = 120_000
 
 
@@ -172,11 +190,12 @@ def _assert_no_error(page, log: Path) -> None:  # type: ignore[no-untyped-def]
 
 
 def _assert_router_navigation(page) -> None:  # type: ignore[no-untyped-def]
-    """The sidebar lists the router's two pages, not the pages/ folder's legacy three."""
+    """The sidebar lists the router's pages, not the pages/ folder's legacy ones."""
     links = page.locator('[data-testid="stSidebarNavLink"]')
     texts = [links.nth(i).inner_text() for i in range(links.count())]
-    assert len(texts) == 2, texts
-    assert "Home" in texts[0] and "Compare captions" in texts[1], texts
+    names = ["Home", "Compare captions", "Perturbation lab", *(title for _, title in META_PAGES)]
+    assert len(texts) == len(names), texts
+    assert all(name in text for name, text in zip(names, texts, strict=True)), texts
 
 
 def test_home_page(server: tuple[str, Path], browser_page) -> None:  # type: ignore[no-untyped-def]
@@ -208,11 +227,15 @@ def test_compare_page(server: tuple[str, Path], browser_page) -> None:  # type: 
     text = page.inner_text('[data-testid="stMain"]')
     for name in METRIC_NAMES:
         assert name in text, f"{name} missing from the Compare page:\n{text}"
-    for tab in ("ROUGE-L", "CIDEr-D"):
-        page.get_by_role("tab", name=tab).click()
+    for tab in ("ROUGE-L", "CIDEr-D", "METEOR", "WMD", "MEAN"):
+        page.get_by_role("tab", name=tab, exact=True).click()
         _settle(page)
         _screenshot(page, f"compare-{tab.lower()}")
         _assert_no_error(page, log)
+        if tab in ("METEOR", "WMD"):
+            # the evidence is drawn: the alignment / the Sankey and its two heatmaps
+            charts = page.locator('[data-testid="stPlotlyChart"]:visible')
+            assert charts.count() >= (1 if tab == "METEOR" else 3), tab
 
 
 @pytest.mark.xfail(
@@ -244,3 +267,46 @@ def test_fresh_server_opened_on_compare(chromium: str, browser_page, tmp_path: P
         assert "Tokenizer" in sidebar, sidebar
         _assert_router_navigation(page)
         assert "not found" not in page.inner_text("body").lower()
+
+
+@pytest.mark.parametrize(("path", "title"), META_PAGES)
+def test_meta_evaluation_page(
+    server: tuple[str, Path], browser_page, path: str, title: str
+) -> None:  # type: ignore[no-untyped-def]
+    """Each meta-evaluation page renders its charts from the demo set without an error."""
+    url, log = server
+    page = browser_page
+    page.goto(url)
+    page.get_by_role("heading", name="capeval").wait_for()
+    page.goto(f"{url}/{path}")
+    page.get_by_role("heading", name=title).wait_for()
+    if path == "human":
+        page.get_by_role("button", name="Load demo").click()
+        page.get_by_text("Loaded set", exact=True).wait_for()
+        page.locator('[data-testid="stDataFrame"]').first.wait_for()
+    else:
+        page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
+    _settle(page)
+    _screenshot(page, f"meta-{path}")
+    _assert_no_error(page, log)
+
+
+def test_perturbation_lab_page(server: tuple[str, Path], browser_page) -> None:  # type: ignore[no-untyped-def]
+    url, log = server
+    page = browser_page
+    page.goto(url)  # the root first, so the router has run (see test_browser.py)
+    page.get_by_role("heading", name="capeval").wait_for()
+    page.goto(f"{url}/perturbation-lab")
+    page.get_by_role("heading", name="Perturbation lab").wait_for()
+    page.get_by_text("Scores before and after").wait_for()
+    _settle(page)
+    _screenshot(page, "perturbation-lab")
+    _assert_no_error(page, log)
+    text = page.inner_text('[data-testid="stMain"]')
+    for word in ("Synonym substitution", "Word-order shuffle", "Perturbed:"):
+        assert word in text, f"{word!r} missing:\n{text}"
+    page.get_by_text("Table 2 preset").first.click()
+    page.get_by_text("original (itself)").first.wait_for(state="attached")
+    _settle(page)
+    _screenshot(page, "perturbation-lab-table2")
+    _assert_no_error(page, log)

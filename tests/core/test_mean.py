@@ -123,3 +123,19 @@ def test_corpus_is_mean_of_items(glove):
     )
     assert result.value == pytest.approx(np.mean([s.value for s in result.segments]))
     assert all(-1 <= s.value <= 1 for s in result.segments)
+
+
+def test_pickled_details_drop_the_vector_table_but_keep_nearest_words():
+    import pickle
+
+    from capeval_core.metrics.mean import Mean
+
+    result = Mean().score(["a dog runs on the grass"], [["a dog running on grass"]])
+    details = result.segments[0].details
+    data = pickle.dumps(result)
+    assert len(data) < 100_000  # the GloVe table is ~90 MB
+    copy = pickle.loads(data).segments[0].details
+    assert copy.embeddings is None
+    assert copy.candidate_nearest == details.candidate_nearest
+    assert copy.reference_nearest == details.reference_nearest
+    assert details.embeddings is not None  # the original keeps its table
