@@ -396,3 +396,16 @@ __all__ = [
     "embeddings_or_default",
     "load_embeddings",
 ]
+
+
+def cosine(u: np.ndarray, v: np.ndarray) -> float:
+    """Cosine in float64, clipped to [-1, 1]; 0 when either vector is zero (nothing to
+    compare, e.g. an empty caption).
+
+    >>> cosine(np.array([1.0, 0.0]), np.array([2.0, 0.0])), cosine(np.zeros(2), np.ones(2))
+    (1.0, 0.0)
+    """
+    nu, nv = float(np.linalg.norm(u)), float(np.linalg.norm(v))
+    if nu == 0.0 or nv == 0.0:
+        return 0.0
+    return float(np.clip(np.dot(u, v) / (nu * nv), -1.0, 1.0))

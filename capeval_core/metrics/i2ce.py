@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from capeval_core.embeddings import cosine
 from capeval_core.i2ce.model import POOLINGS, I2CEEncoder, default_encoder, load_encoder
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
 from capeval_core.tokenize import Tokens
@@ -59,14 +60,6 @@ class I2CEDetails:
     def __str__(self) -> str:
         cos = ", ".join(f"{c:.4f}" for c in self.cosines)
         return f"I²CE cosines [{cos}]" + (f"; {self.note}" if self.note else "")
-
-
-def _cosine(u: np.ndarray, v: np.ndarray) -> float:
-    """Cosine in float64; 0 when either vector is zero (an empty caption)."""
-    nu, nv = float(np.linalg.norm(u)), float(np.linalg.norm(v))
-    if nu == 0.0 or nv == 0.0:
-        return 0.0
-    return float(np.clip(np.dot(u, v) / (nu * nv), -1.0, 1.0))
 
 
 class I2CE(Metric):
@@ -134,7 +127,7 @@ class I2CE(Metric):
         cand = self._side(candidate, vectors)
         refs = tuple(self._side(r, vectors) for r in references)
         # an empty caption has no vector: its cosine counts as 0, as MEAN's does
-        cosines = tuple(_cosine(cand.vector, r.vector) for r in refs)
+        cosines = tuple(cosine(cand.vector, r.vector) for r in refs)
         note = ""
         if not candidate:
             note = "candidate has no tokens: 0"

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from capeval_core.embeddings import Embeddings, embeddings_or_default
-from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.embeddings import Embeddings, cosine
+from capeval_core.metrics.base import Batch, MetricConfig
+from capeval_core.metrics.embedding_base import EmbeddingMetric
 from capeval_core.stopwords import wmd_stopwords
 from capeval_core.tokenize import Tokens
 
@@ -86,15 +87,7 @@ class MeanDetails:
         return f"MEAN cosines [{cos}]" + (f"; {self.note}" if self.note else "")
 
 
-def _cosine(u: np.ndarray, v: np.ndarray) -> float:
-    """Cosine in float64; 0 when either vector is zero (nothing to compare)."""
-    nu, nv = float(np.linalg.norm(u)), float(np.linalg.norm(v))
-    if nu == 0.0 or nv == 0.0:
-        return 0.0
-    return float(np.clip(np.dot(u, v) / (nu * nv), -1.0, 1.0))
-
-
-class Mean(Metric):
+class Mean(EmbeddingMetric):
     """Cosine of mean word vectors (stop words removed), averaged over the references.
 
     >>> r = Mean().score(["a man rides a horse on the beach"],
@@ -107,21 +100,6 @@ class Mean(Metric):
     name = "MEAN"
     bounds = (-1.0, 1.0)
     Config = MeanConfig
-
-    def __init__(self, *, embeddings: Embeddings | Any | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._embeddings = embeddings
-        self._resolved: Embeddings | None = None
-
-    @property
-    def embeddings(self) -> Embeddings:
-        """The vectors in use (the default GloVe, loaded on first use, when none was given)."""
-        if self._resolved is None:
-            self._resolved = embeddings_or_default(self._embeddings)
-        return self._resolved
-
-    def resources(self) -> dict[str, str]:
-        return {"emb": self.embeddings.identity}
 
     def prepare(self, batch: Batch) -> dict[str, np.ndarray]:
         """Every content word's vector (float64), looked up once for the batch."""
@@ -163,7 +141,7 @@ class Mean(Metric):
         refs = tuple(self._side(r, vectors) for r in references)
         # a side without content words has no direction: its cosine counts as 0, like WMD's
         # +∞ distance → 0 similarity (metric-spec §7), and is noted rather than raised
-        cosines = tuple(_cosine(cand.vector, r.vector) if r.words else 0.0 for r in refs)
+        cosines = tuple(cosine(cand.vector, r.vector) if r.words else 0.0 for r in refs)
         note = ""
         if not cand.words:
             note = "candidate has no in-vocabulary content word (all stop words or OOV): 0"

@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from capeval_core.embeddings import Embeddings, embeddings_or_default
-from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.embeddings import Embeddings
+from capeval_core.metrics.base import Batch, MetricConfig
+from capeval_core.metrics.embedding_base import EmbeddingMetric
 from capeval_core.stopwords import wmd_stopwords
 from capeval_core.tokenize import Tokens
 
@@ -192,7 +192,7 @@ def word_movers_distance(
     return float((plan * cost).sum()), cost, plan, ""
 
 
-class WMD(Metric):
+class WMD(EmbeddingMetric):
     """exp(−WMD/σ) against the closest reference, as coco-caption's WMD scorer (§7).
 
     Heavy resources are injected: ``WMD(embeddings=load_embeddings(path))``; without one the
@@ -210,21 +210,6 @@ class WMD(Metric):
     name = "WMD"
     bounds = (0.0, 1.0)
     Config = WMDConfig
-
-    def __init__(self, *, embeddings: Embeddings | Any | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._embeddings = embeddings
-        self._resolved: Embeddings | None = None
-
-    @property
-    def embeddings(self) -> Embeddings:
-        """The vectors in use (the default GloVe, loaded on first use, when none was given)."""
-        if self._resolved is None:
-            self._resolved = embeddings_or_default(self._embeddings)
-        return self._resolved
-
-    def resources(self) -> dict[str, str]:
-        return {"emb": self.embeddings.identity}
 
     def prepare(self, batch: Batch) -> _VectorTable:
         words = {t for toks in batch.candidate_tokens for t in toks}

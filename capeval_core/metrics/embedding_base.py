@@ -1,0 +1,29 @@
+"""What WMD and MEAN share: injected word vectors, the default GloVe loaded lazily, and the
+vectors' identity in the signature."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from capeval_core.embeddings import Embeddings, embeddings_or_default
+from capeval_core.metrics.base import Metric
+
+
+class EmbeddingMetric(Metric):
+    """A metric over word vectors: ``Metric(embeddings=load_embeddings(path))``; without one
+    the default GloVe 6B 50-d vectors are used (loaded once per process, on first use)."""
+
+    def __init__(self, *, embeddings: Embeddings | Any | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._embeddings = embeddings
+        self._resolved: Embeddings | None = None
+
+    @property
+    def embeddings(self) -> Embeddings:
+        """The vectors in use (the default GloVe, loaded on first use, when none was given)."""
+        if self._resolved is None:
+            self._resolved = embeddings_or_default(self._embeddings)
+        return self._resolved
+
+    def resources(self) -> dict[str, str]:
+        return {"emb": self.embeddings.identity}
