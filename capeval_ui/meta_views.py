@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,6 +75,21 @@ def metric_picker() -> tuple[str, ...]:
 
 def _keep_metrics() -> None:
     st.session_state[_KEPT_METRICS] = list(st.session_state[METRICS_KEY])
+
+
+def set_or_stop(kind: str) -> Any:
+    """The judgment set a page works on (the loaded one, else the demo), with its banner;
+    a set that cannot be had stops the page with the error shown."""
+    from capeval_core import CapevalError
+    from capeval_ui import cached
+
+    try:
+        jset, origin = cached.set_for(kind)
+    except CapevalError as exc:
+        st.error(str(exc))
+        st.stop()
+    render_set_banner(jset, origin)
+    return jset
 
 
 def render_set_banner(jset: object, origin: str) -> None:

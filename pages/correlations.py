@@ -13,12 +13,7 @@ from capeval_ui import cached, current_tokenizer, meta_views
 from capeval_ui.views import key_label
 
 st.title("Correlations")
-try:
-    jset, origin = cached.set_for("graded")
-except CapevalError as exc:
-    st.error(str(exc))
-    st.stop()
-meta_views.render_set_banner(jset, origin)
+jset = meta_views.set_or_stop("graded")
 
 keys = meta_views.metric_picker()
 left, middle, right = st.columns(3)

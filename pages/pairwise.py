@@ -9,12 +9,7 @@ from capeval_core import CapevalError
 from capeval_ui import cached, current_tokenizer, meta_views
 
 st.title("Pairwise accuracy")
-try:
-    jset, origin = cached.set_for("pairwise")
-except CapevalError as exc:
-    st.error(str(exc))
-    st.stop()
-meta_views.render_set_banner(jset, origin)
+jset = meta_views.set_or_stop("pairwise")
 
 keys = meta_views.metric_picker()
 st.caption(
