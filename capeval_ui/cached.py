@@ -483,6 +483,7 @@ def forced_choice_report(
 LAB_DATASETS: dict[str, str] = {
     "COCO val2014 (first images)": "coco-val",
     "Synthetic graded demo (has human-like scores)": "demo-graded",
+    "Judgment set loaded on the Judgments page": "loaded",
 }
 
 
@@ -538,13 +539,32 @@ def lab_table2(
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def lab_batch(
-    dataset: str, n_images: int, name: str, seed: int, keys: tuple[str, ...], tokenizer: str
+    dataset: str,
+    n_images: int,
+    name: str,
+    seed: int,
+    keys: tuple[str, ...],
+    tokenizer: str,
+    loaded_digest: str = "",
+    _loaded: object = None,
 ) -> object:
-    """Batch mode: ``name`` applied to every candidate of a lab dataset (see LAB_DATASETS)."""
+    """Batch mode: ``name`` applied to every candidate of a lab dataset (see LAB_DATASETS).
+
+    For ``"loaded"``, ``_loaded`` is the graded JudgmentSet of the Judgments page (not hashed;
+    ``loaded_digest``, its content digest, is the cache key); its first ``n_images`` rows are
+    used, with its first human-score column.
+    """
     from capeval_core import perturb as lab
 
     human = human_name = None
-    if dataset == "coco-val":
+    if dataset == "loaded":
+        jset = _loaded
+        rows = min(n_images, len(jset))  # type: ignore[arg-type]
+        cands, refs = jset.candidates[:rows], jset.references[:rows]  # type: ignore[attr-defined]
+        human_name = jset.score_names[0]  # type: ignore[attr-defined]
+        human = jset.human(human_name)[:rows]  # type: ignore[attr-defined]
+        source = f"loaded judgment set {loaded_digest[:12]} ({rows} candidates)"
+    elif dataset == "coco-val":
         sets = resources.coco_caption_sets("val", n_images)
         cands, refs = [s.candidate for s in sets], [s.references for s in sets]
         source = f"COCO val2014, first {len(sets)} images"

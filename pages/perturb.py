@@ -136,9 +136,20 @@ def _batch() -> None:
         st.info("Choose a dataset and a perturbation, then run.")
         return
     dataset = cached.LAB_DATASETS[dataset_label or next(iter(cached.LAB_DATASETS))]
+    loaded = st.session_state.get(cached.JSET_KEY) if dataset == "loaded" else None
+    if dataset == "loaded" and (loaded is None or loaded.kind != "graded"):
+        st.error("Load a graded judgment set on the Judgments page first.")
+        st.stop()
     with st.spinner("Perturbing and scoring every candidate…"):
         result = cached.lab_batch(
-            dataset, n_images, name or "synonym", seed, tuple(keys), current_tokenizer()
+            dataset,
+            n_images,
+            name or "synonym",
+            seed,
+            tuple(keys),
+            current_tokenizer(),
+            loaded.content_digest if loaded is not None else "",
+            loaded,
         )
     perturb_views.render_batch(result, key="lab-batch")
 

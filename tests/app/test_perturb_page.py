@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from capeval_core.judgments.demo import demo_graded
 from capeval_core.perturb import perturb, score_perturbations
 from capeval_ui import cached
 from tests.app.test_app import HOSTILE, HOSTILE_MARKERS, MARKDOWN_TYPES, _elements
@@ -128,6 +129,26 @@ def test_batch_mode_on_the_synthetic_demo() -> None:
     corr = next(f for f in frames if "method" in f.columns)
     assert set(corr["key"]) == {"bleu_4", "rouge_l"}
     assert len(at.get("plotly_chart")) == 2  # distribution + correlations
+
+
+def test_batch_mode_on_a_judgment_set_loaded_on_the_judgments_page() -> None:
+    at = _lab(lab_mode="Batch", lab_batch_metrics=["bleu_4"])
+    loaded = list(cached.LAB_DATASETS)[2]
+    at.selectbox(key="lab_dataset").select(loaded)
+    at.button(key="lab_run_batch").click().run()
+    assert [e.value for e in at.error] == [
+        "Load a graded judgment set on the Judgments page first."
+    ]
+    jset = demo_graded(8, seed=3)  # what the Judgments page would have put in the session
+    at.session_state[cached.JSET_KEY] = jset
+    at.number_input(key="lab_images").set_value(20)
+    at.run()
+    assert not at.exception, at.exception
+    frames = [df.value for df in at.dataframe]
+    summary = next(f for f in frames if "mean delta" in f.columns)
+    assert list(summary["key"]) == ["bleu_4"]
+    corr = next(f for f in frames if "method" in f.columns)
+    assert set(corr["key"]) == {"bleu_4"}  # the loaded set's human scores were used
 
 
 def test_markup_in_captions_is_shown_literally() -> None:
