@@ -30,10 +30,13 @@ from streamlit.errors import StreamlitPageNotFoundError
 from capeval_core.metrics import METRICS, metric_class
 from capeval_core.metrics.bleu import BleuDetails
 from capeval_core.metrics.cider import CiderCorpusDetails, CiderDetails
+from capeval_core.metrics.i2ce import I2CEDetails
 from capeval_core.metrics.mean import MeanDetails
 from capeval_core.metrics.meteor import MODULES, MeteorAlignment, MeteorDetails
 from capeval_core.metrics.ngrams import ngram_counts
 from capeval_core.metrics.rouge import RougeDetails
+from capeval_core.metrics.spice import CATEGORIES as SPICE_CATEGORIES
+from capeval_core.metrics.spice import GraphView, SpiceDetails, SpiceTuple
 from capeval_core.metrics.wmd import Side as WMDSide
 from capeval_core.metrics.wmd import WMDDetails, WMDPair
 from capeval_core.resources import ResourceInfo
@@ -1074,3 +1077,322 @@ def _mean(details: MeanDetails, segment: SegmentScore, result: MetricResult, key
     if oov:
         st.caption("Words missing from the vectors (left out of the means):")
         st.text(" ".join(oov))
+
+
+# -- SPICE --------------------------------------------------------------------------------------
+#: row style per tuple status (readable on the light and the dark theme)
+SPICE_STATUS_STYLES = {
+    "exact": MATCH_STYLE,
+    "matched": MATCH_STYLE,
+    "synonym": "background-color: #ffe8a3; color: #3d2c00; font-weight: 600",
+    "missed": "background-color: #f6d3d3; color: #4a0d0d",
+}
+#: node colour per tuple kind in the scene-graph figures
+SPICE_KIND_COLOURS = {"object": _BLUE, "attribute": _ORANGE, "relation": _GREEN}
+#: SPICE's category names as papers print them ("Cardinality" is "Count")
+SPICE_CATEGORY_LABELS = {"All": "All (SPICE)", "Cardinality": "Count"}
+
+
+def _concept(strings: Sequence[str]) -> str:
+    """A concept's strings (synonyms merged into one node) as one label, not escaped."""
+    return "/".join(strings)
+
+
+def _spice_status(tuples: Sequence[SpiceTuple]) -> dict[tuple[tuple[str, ...], ...], str]:
+    """Status of each tuple, by its concepts (the first tuple wins on duplicates)."""
+    out: dict[tuple[tuple[str, ...], ...], str] = {}
+    for t in tuples:
+        out.setdefault(t.concepts, t.status)
+    return out
+
+
+def _styled_by_status(frame: pd.DataFrame) -> Styler:
+    """A tuple table with every row coloured by its ``status`` column."""
+
+    def row_style(row: pd.Series) -> list[str]:
+        return [SPICE_STATUS_STYLES.get(row["status"], "")] * len(row)
+
+    return frame.style.apply(row_style, axis=1)
+
+
+def spice_graph_figure(graph: GraphView, tuples: Sequence[SpiceTuple], title: str) -> go.Figure:
+    """One scene graph: objects on a circle, each object's attributes just outside it, a
+    relation's label on its edge (arrow from subject to object). Colour = kind (object,
+    attribute, relation); a filled marker = the tuple matched, an open one = missed.
+
+    Every word is escaped user text (:func:`plot_text`).
+    """
+    status = _spice_status(tuples)
+    n = len(graph.nodes)
+    radius = 1.0 if n > 1 else 0.0
+    angles = [math.pi / 2 - 2 * math.pi * i / max(n, 1) for i in range(n)]
+    pos = [(radius * math.cos(a), radius * math.sin(a)) for a in angles]
+    # (kind, matched) -> x, y, label, hover
+    points: dict[tuple[str, bool], tuple[list, list, list, list]] = {}
+
+    def add(kind: str, key: tuple, x: float, y: float, label: str, what: str) -> None:
+        state = status.get(key, "missed")
+        matched = state != "missed"
+        xs, ys, labels, hovers = points.setdefault((kind, matched), ([], [], [], []))
+        xs.append(x)
+        ys.append(y)
+        labels.append(plot_text(label))
+        hovers.append(f"{kind}: {what}<br>{state}")
+
+    for i, (obj, attributes) in enumerate(graph.nodes):
+        x, y = pos[i]
+        add("object", (obj,), x, y, _concept(obj), plot_text(_concept(obj)))
+        # attributes outwards from the circle's centre (upwards for a lone node)
+        dx, dy = (math.cos(angles[i]), math.sin(angles[i])) if n > 1 else (0.0, 1.0)
+        for k, attribute in enumerate(attributes):
+            step = 0.42 + 0.3 * k
+            add(
+                "attribute",
+                (obj, attribute),
+                x + step * dx,
+                y + step * dy,
+                _concept(attribute),
+                f"{plot_text(_concept(obj))} is {plot_text(_concept(attribute))}",
+            )
+
+    fig = go.Figure()
+    seen: dict[frozenset[int], int] = {}
+    for source, relation, target in graph.edges:
+        (x0, y0), (x1, y1) = pos[source], pos[target]
+        pair = frozenset((source, target))
+        k = seen.get(pair, 0)
+        seen[pair] = k + 1
+        if source == target:  # a relation of an object with itself: a label above it
+            mx, my = x0, y0 + 0.35 + 0.2 * k
+        else:
+            # parallel edges between one pair: labels pushed apart, perpendicular to the edge
+            length = math.hypot(x1 - x0, y1 - y0) or 1.0
+            offset = 0.22 * ((k + 1) // 2) * (1 if k % 2 else -1) if k else 0.0
+            mx = (x0 + x1) / 2 - offset * (y1 - y0) / length
+            my = (y0 + y1) / 2 + offset * (x1 - x0) / length
+        fig.add_scatter(
+            x=[x0, mx, x1],
+            y=[y0, my, y1],
+            mode="lines",
+            line={"color": "rgba(44, 160, 44, 0.45)", "width": 1.5},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+        if source != target:  # arrow head on the half towards the relation's object
+            fig.add_annotation(
+                x=mx + 0.6 * (x1 - mx),
+                y=my + 0.6 * (y1 - my),
+                ax=mx,
+                ay=my,
+                xref="x",
+                yref="y",
+                axref="x",
+                ayref="y",
+                text="",
+                showarrow=True,
+                arrowhead=2,
+                arrowsize=1.2,
+                arrowwidth=1.5,
+                arrowcolor="rgba(44, 160, 44, 0.8)",
+            )
+        subject, obj = graph.nodes[source][0], graph.nodes[target][0]
+        add(
+            "relation",
+            (subject, relation, obj),
+            mx,
+            my,
+            _concept(relation),
+            f"{plot_text(_concept(subject))} → {plot_text(_concept(relation))} → "
+            f"{plot_text(_concept(obj))}",
+        )
+
+    for kind in ("object", "attribute", "relation"):
+        for matched in (True, False):
+            if (kind, matched) not in points:
+                continue
+            xs, ys, labels, hovers = points[(kind, matched)]
+            colour = SPICE_KIND_COLOURS[kind]
+            fig.add_scatter(
+                x=xs,
+                y=ys,
+                mode="markers+text",
+                text=labels,
+                textposition="top center" if kind != "relation" else "bottom center",
+                textfont={"size": 14 if kind == "object" else 13, "color": colour},
+                marker={
+                    "size": 16 if kind == "object" else 11,
+                    "symbol": {"object": "circle", "attribute": "square", "relation": "diamond"}[
+                        kind
+                    ]
+                    + ("" if matched else "-open"),
+                    "color": colour,
+                    "line": {"width": 2, "color": colour},
+                },
+                hovertext=hovers,
+                hoverinfo="text",
+                name=f"{kind} ({'matched' if matched else 'missed'})",
+            )
+    extent = 1.0 + max(
+        [0.42 + 0.3 * (len(a) - 1) for _, a in graph.nodes if a] + [0.3], default=0.3
+    )
+    fig.update_layout(
+        title={"text": title, "font": {"size": 15}},
+        height=520,
+        margin={"l": 10, "r": 10, "t": 40, "b": 50},
+        # no fixed aspect ratio: the circle stretches to an ellipse that fills the column
+        xaxis={"visible": False, "range": [-extent - 0.3, extent + 0.3], "fixedrange": True},
+        yaxis={"visible": False, "range": [-extent - 0.15, extent + 0.2], "fixedrange": True},
+        legend={"orientation": "h", "y": -0.02, "x": 0, "yanchor": "top", "font": {"size": 12}},
+        showlegend=True,
+    )
+    return fig
+
+
+def _dash(value: float) -> str:
+    """A score with 4 decimals, or "—" for NaN (no such tuple in the references)."""
+    return "—" if math.isnan(value) else f"{value:.4f}"
+
+
+def _spice_tuple_frame(
+    tuples: Sequence[SpiceTuple], matches: Sequence[SpiceTuple] = ()
+) -> pd.DataFrame:
+    rows = []
+    for t in tuples:
+        row = {"tuple": str(t), "kind": t.kind, "status": t.status}
+        if matches:
+            row["first matching reference tuple"] = "" if t.match is None else str(matches[t.match])
+        rows.append(row)
+    columns = ["tuple", "kind", "status"] + (["first matching reference tuple"] if matches else [])
+    return pd.DataFrame(rows, columns=columns)
+
+
+@render_details.register
+def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
+    total = details.categories["All"]
+    p_col, r_col, f_col = st.columns(3)
+    p_col.metric("P (candidate tuples matched)", f"{total.precision:.4f}")
+    r_col.metric("R (reference tuples found)", f"{total.recall:.4f}")
+    f_col.metric("SPICE = F", f"{total.f:.4f}")
+    st.caption(
+        f"{total.tp} of {len(details.candidate)} candidate tuple(s) match a tuple of the "
+        f"references' merged scene graph ({total.tp + total.fn} tuples): P = tp / (tp + fp), "
+        "R = tp / (tp + fn), F = 2PR / (P + R). A tuple matches when every element shares a "
+        "word or a WordNet synset with the same element of a reference tuple."
+    )
+
+    st.markdown("**Scene graphs** (filled: the tuple matched; open: missed; hover for details)")
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(
+            spice_graph_figure(details.candidate_graph, details.candidate, "candidate"),
+            key=f"{key}-candidate-graph",
+            width="stretch",
+        )
+    with right:
+        st.plotly_chart(
+            spice_graph_figure(
+                details.reference_graph, details.reference, "references (one merged graph)"
+            ),
+            key=f"{key}-reference-graph",
+            width="stretch",
+        )
+
+    st.markdown("**Tuples** (green: exact string match; yellow: synonym only; red: missed)")
+    left, right = st.columns(2)
+    with left:
+        st.caption("Candidate tuples")
+        st.dataframe(
+            _styled_by_status(_spice_tuple_frame(details.candidate, details.reference)),
+            hide_index=True,
+            width="stretch",
+        )
+    with right:
+        st.caption("Reference tuples (all references merged)")
+        st.dataframe(
+            _styled_by_status(_spice_tuple_frame(details.reference)),
+            hide_index=True,
+            width="stretch",
+        )
+
+    st.markdown("**Per category** (— where the references have no tuple of the category)")
+    labels = [SPICE_CATEGORY_LABELS.get(c, c) for c in SPICE_CATEGORIES]
+    cats = [details.categories[c] for c in SPICE_CATEGORIES]
+    frame = pd.DataFrame(
+        {
+            "category": labels,
+            "tp": [c.tp for c in cats],
+            "fp": [c.fp for c in cats],
+            "fn": [c.fn for c in cats],
+            # text cells: the grid would show NaN as "None"
+            "P": [_dash(c.precision) for c in cats],
+            "R": [_dash(c.recall) for c in cats],
+            "F": [_dash(c.f) for c in cats],
+        }
+    )
+    left, right = st.columns([3, 2])
+    with left:
+        st.dataframe(
+            frame,
+            hide_index=True,
+            width="stretch",
+        )
+    with right:
+        _bar_chart(labels[1:], {"F": [c.f for c in cats[1:]]}, "F", key=f"{key}-chart")
+
+
+# -- I²CE ---------------------------------------------------------------------------------------
+@render_details.register
+def _i2ce(details: I2CEDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
+    if details.note:
+        st.info(details.note, icon=":material/info:")
+    n = len(details.cosines)
+    pooling = dict(result.signature.options).get("pooling", "mean")
+    st.metric(
+        f"I²CE: mean cosine over {n} reference{'s' if n != 1 else ''}", f"{segment.value:.4f}"
+    )
+    st.caption(
+        "Each caption is encoded by the I²CE autoencoder's GRU encoder (sentence vector = "
+        f"{pooling} pooling of its states); the score is the cosine between the candidate's "
+        "vector and each reference's, averaged. Words the vocabulary lacks are read as `<unk>`."
+    )
+    rows: list[dict[str, Any]] = [
+        {
+            "side": "candidate",
+            "tokens": " ".join(details.candidate.tokens),
+            "cosine": None,
+            "out of vocabulary": " ".join(details.candidate.unknown),
+        }
+    ]
+    for i, (ref, cosine) in enumerate(zip(details.references, details.cosines, strict=True)):
+        rows.append(
+            {
+                "side": f"reference #{i + 1}",
+                "tokens": " ".join(ref.tokens),
+                "cosine": cosine,
+                "out of vocabulary": " ".join(ref.unknown),
+            }
+        )
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "cosine": st.column_config.NumberColumn(
+                format="%.4f", help="cosine between this sentence vector and the candidate's"
+            ),
+            "out of vocabulary": st.column_config.TextColumn(
+                help="words missing from the encoder's vocabulary (encoded as <unk>)"
+            ),
+        },
+    )
+    _, middle, _ = st.columns([1, 3, 1])
+    with middle:
+        _bar_chart(
+            [f"#{i + 1}" for i in range(n)],
+            {"cosine": list(details.cosines)},
+            "cosine with the candidate",
+            key=f"{key}-chart",
+        )
+    oov = [*details.candidate.unknown, *(w for r in details.references for w in r.unknown)]
+    if not oov:
+        st.caption("Every word is in the encoder's vocabulary.")

@@ -708,3 +708,155 @@ def test_meta_pages_show_uploaded_markup_literally() -> None:
                 assert not any(m in text for m in HOSTILE_MARKERS), (element.type, text)
             if element.type == "plotly_chart":
                 assert "<b>q</b>" not in json.loads(proto.spec).__repr__()
+
+
+# -- Compare: the SPICE and I²CE panels -----------------------------------------------------------
+def _tab(at: AppTest, label: str) -> Any:
+    """The Compare page's tab of one metric, found by its label."""
+    found = [t for t in at.tabs if t.label == label]
+    assert len(found) == 1, [t.label for t in at.tabs]
+    return found[0]
+
+
+def _spice_graphs(at: AppTest) -> dict[str, dict[str, Any]]:
+    """The two SPICE scene-graph figures, by title (candidate / references)."""
+    titles = ("candidate", "references (one merged graph)")
+    found = {
+        f["layout"]["title"]["text"]: f
+        for f in _figures(at)
+        if f["layout"].get("title", {}).get("text") in titles
+    }
+    assert set(found) == set(titles), list(found)
+    return found
+
+
+def test_spice_panel_shows_the_library_tuples_graphs_and_categories() -> None:
+    at = _compare()
+    result = _expected(DEFAULT.candidate, DEFAULT.references)["spice"]
+    details = result.segments[0].details
+    tab = _tab(at, "SPICE")
+    shown = {m.label: m.value for m in tab.metric}
+    assert shown["SPICE = F"] == f"{result.value:.4f}"
+
+    frames = [df.value for df in tab.dataframe]
+    candidate = next(f for f in frames if "first matching reference tuple" in f.columns)
+    reference = next(
+        f for f in frames if "tuple" in f.columns and "first matching reference tuple" not in f
+    )
+    assert list(candidate["tuple"]) == [str(t) for t in details.candidate]
+    assert list(candidate["status"]) == [t.status for t in details.candidate]
+    assert list(candidate["first matching reference tuple"]) == [
+        "" if t.match is None else str(details.reference[t.match]) for t in details.candidate
+    ]
+    assert list(reference["tuple"]) == [str(t) for t in details.reference]
+    assert list(reference["status"]) == [t.status for t in details.reference]
+    # the default example has exact matches and misses on both sides
+    assert {"exact", "missed"} <= set(candidate["status"])
+    assert {"matched", "missed"} <= set(reference["status"])
+
+    categories = next(f for f in frames if "category" in f.columns).set_index("category")
+    assert list(categories.index) == [
+        "All (SPICE)", "Object", "Attribute", "Relation", "Color", "Count", "Size"
+    ]  # fmt: skip
+    library = details.categories
+    names = {"All (SPICE)": "All", "Count": "Cardinality"}
+    for label, row in categories.iterrows():
+        expected = library[names.get(label, label)]
+        assert list(row[["P", "R", "F"]]) == [
+            "—" if np.isnan(v) else f"{v:.4f}"
+            for v in (expected.precision, expected.recall, expected.f)
+        ], label
+        assert (row["tp"], row["fp"], row["fn"]) == (expected.tp, expected.fp, expected.fn)
+    assert categories.loc["Color", "F"] == "—", "no colour in the references: NaN"
+
+    graphs = _spice_graphs(at)
+    for figure, graph in (
+        (graphs["candidate"], details.candidate_graph),
+        (graphs["references (one merged graph)"], details.reference_graph),
+    ):
+        traces = {t["name"]: t for t in figure["data"] if t.get("name")}
+        objects = [
+            w
+            for name in ("object (matched)", "object (missed)")
+            for w in traces.get(name, {}).get("text", [])
+        ]
+        assert sorted(objects) == sorted("/".join(o) for o, _ in graph.nodes)
+        relations = [
+            w
+            for name in ("relation (matched)", "relation (missed)")
+            for w in traces.get(name, {}).get("text", [])
+        ]
+        assert sorted(relations) == sorted("/".join(r) for _, r, _ in graph.edges)
+    # matched candidate objects are filled markers, missed ones open
+    cand = {t["name"]: t for t in graphs["candidate"]["data"] if t.get("name")}
+    assert cand["object (matched)"]["marker"]["symbol"] == "circle"
+
+
+def test_spice_graph_figure_escapes_every_word() -> None:
+    from capeval_core.metrics.spice import GraphView, SpiceTuple
+
+    bold, link = ("<b>x</b>",), ("<a href='http://x'>y</a>",)
+    script = ("<script>alert(1)</script>",)
+    graph = GraphView(((bold, (script,)), (link, ())), ((0, script, 1),))
+    tuples = (
+        SpiceTuple((bold,), "exact", 0),
+        SpiceTuple((bold, script), "missed", None),
+        SpiceTuple((bold, script, link), "synonym", 0),
+    )
+    spec = json.dumps(json.loads(views.spice_graph_figure(graph, tuples, "t").to_json()))
+    assert not any(m in spec for m in PLOTLY_MARKUP), spec
+    assert "&lt;b&gt;x&lt;/b&gt;" in spec and "&lt;script&gt;" in spec
+
+
+@pytest.mark.parametrize(("tokenizer", "escaped"), [("ptb", "&gt;"), ("whitespace", "&lt;/b")])
+def test_markup_in_captions_stays_text_in_the_spice_graphs(tokenizer: str, escaped: str) -> None:
+    hostile = "a <b>dog</b> on a <script>alert(1)</script> couch"
+    at = _compare(tokenizer=tokenizer)
+    at.text_area(key="candidate").input(hostile)
+    at.text_area(key="references").input(f"{hostile}\na dog on a sofa").run()
+    assert not at.exception, at.exception
+    for figure in _spice_graphs(at).values():
+        spec = json.dumps(figure)
+        assert not any(m in spec for m in PLOTLY_MARKUP), spec
+        # the parsed words are drawn, escaped ("dog</b" with whitespace, ">" with PTB)
+        assert escaped in spec, spec
+    # the tuples themselves are dataframe cells (plain text)
+    frames = [df.value for df in _tab(at, "SPICE").dataframe]
+    assert any("tuple" in f.columns for f in frames)
+
+
+def test_i2ce_panel_shows_the_library_cosines() -> None:
+    at = _compare()
+    result = _expected(DEFAULT.candidate, DEFAULT.references)["i2ce"]
+    details = result.segments[0].details
+    tab = _tab(at, "I²CE")
+    shown = {m.label: m.value for m in tab.metric}
+    assert shown[f"I²CE: mean cosine over {len(details.cosines)} references"] == (
+        f"{result.value:.4f}"
+    )
+    frame = next(df.value for df in tab.dataframe if "cosine" in df.value.columns)
+    assert list(frame["cosine"].iloc[1:]) == list(details.cosines)
+    assert list(frame["tokens"]) == [
+        " ".join(s.tokens) for s in (details.candidate, *details.references)
+    ]
+    assert list(frame["out of vocabulary"]) == [
+        " ".join(s.unknown) for s in (details.candidate, *details.references)
+    ]
+    bars = [f for f in _figures(at) if f["layout"]["yaxis"].get("title", {}).get("text")]
+    assert any(
+        list(t["y"]) == pytest.approx(list(details.cosines))
+        for f in bars
+        for t in f["data"]
+        if t.get("type") == "bar"
+    )
+
+
+def test_i2ce_panel_lists_out_of_vocabulary_words() -> None:
+    candidate = "a man riding a zzqxwave on a surfboard"
+    at = _compare()
+    at.text_area(key="candidate").input(candidate).run()
+    assert not at.exception, at.exception
+    details = _expected(candidate, DEFAULT.references)["i2ce"].segments[0].details
+    assert "zzqxwave" in details.candidate.unknown
+    frame = next(df.value for df in _tab(at, "I²CE").dataframe if "cosine" in df.value.columns)
+    assert "zzqxwave" in frame["out of vocabulary"].iloc[0]

@@ -227,15 +227,16 @@ def test_compare_page(server: tuple[str, Path], browser_page) -> None:  # type: 
     text = page.inner_text('[data-testid="stMain"]')
     for name in METRIC_NAMES:
         assert name in text, f"{name} missing from the Compare page:\n{text}"
-    for tab in ("ROUGE-L", "CIDEr-D", "METEOR", "WMD", "MEAN"):
+    for tab in ("ROUGE-L", "CIDEr-D", "METEOR", "WMD", "SPICE", "MEAN"):
         page.get_by_role("tab", name=tab, exact=True).click()
         _settle(page)
         _screenshot(page, f"compare-{tab.lower()}")
         _assert_no_error(page, log)
-        if tab in ("METEOR", "WMD"):
-            # the evidence is drawn: the alignment / the Sankey and its two heatmaps
+        if tab in ("METEOR", "WMD", "SPICE"):
+            # the evidence is drawn: the alignment / the Sankey and its two heatmaps / the
+            # two scene graphs and the per-category chart
             charts = page.locator('[data-testid="stPlotlyChart"]:visible')
-            assert charts.count() >= (1 if tab == "METEOR" else 3), tab
+            assert charts.count() >= {"METEOR": 1, "WMD": 3, "SPICE": 3}[tab], tab
 
 
 @pytest.mark.xfail(
