@@ -70,6 +70,17 @@ def _range(bounds: tuple[float, float]) -> str:
     return f"{bounds[0]:g} – {bounds[1]:g}"
 
 
+def _order_radio(orders: list[int], key: str) -> int | None:
+    """The n-gram order picker shared by the BLEU and CIDEr-D panels."""
+    return st.radio(
+        "n-gram order",
+        orders,
+        horizontal=True,
+        format_func=lambda n: f"{n}-grams",
+        key=f"{key}-order",
+    )
+
+
 def _bar_chart(
     x: Sequence[str], series: Mapping[str, Sequence[float]], y_title: str, *, key: str
 ) -> None:
@@ -315,13 +326,7 @@ def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key
         )
 
     st.markdown("**Candidate n-grams and their clipped counts**")
-    order = st.radio(
-        "n-gram order",
-        orders,
-        horizontal=True,
-        format_func=lambda n: f"{n}-grams",
-        key=f"{key}-order",
-    )
+    order = _order_radio(orders, key)
     if order is None:  # only when the radio has no options
         return
     spans = details.matched_spans(order)
@@ -474,13 +479,7 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
     )
 
     st.markdown("**Candidate n-grams and their tf-idf weights**")
-    order = st.radio(
-        "n-gram order",
-        orders,
-        horizontal=True,
-        format_func=lambda n: f"{n}-grams",
-        key=f"{key}-order",
-    )
+    order = _order_radio(orders, key)
     if order is None:  # only when the radio has no options
         return
     weights = details.vector.weights[order - 1]
