@@ -458,6 +458,10 @@ def parse_number(
     value: Any, path: str | os.PathLike[str], row: Row, column: str, *, integer: bool = False
 ) -> float:
     """A finite number from a cell, or an error naming file, line and column."""
+
+    def fail(message: str) -> JudgmentFormatError:
+        return format_error(path, message, line=row.line, column=column, record=row.record)
+
     if isinstance(value, bool):
         value = str(value)
     if isinstance(value, int | float):
@@ -468,29 +472,11 @@ def parse_number(
             number = float(text)
         except ValueError:
             hint = " (a spreadsheet formula?)" if text[:1] in ("=", "+", "-", "@") else ""
-            raise format_error(
-                path,
-                f"not a number: {_show(value)}{hint}",
-                line=row.line,
-                column=column,
-                record=row.record,
-            ) from None
+            raise fail(f"not a number: {_show(value)}{hint}") from None
     if not math.isfinite(number):
-        raise format_error(
-            path,
-            f"not a finite number: {_show(value)}",
-            line=row.line,
-            column=column,
-            record=row.record,
-        )
+        raise fail(f"not a finite number: {_show(value)}")
     if integer and number != int(number):
-        raise format_error(
-            path,
-            f"expected a whole number, got {_show(value)}",
-            line=row.line,
-            column=column,
-            record=row.record,
-        )
+        raise fail(f"expected a whole number, got {_show(value)}")
     return number
 
 
