@@ -1,8 +1,9 @@
 """SPICE (spaCy re-implementation): cold vs warm parse cache on COCO val2014 sets.
 
 Cold = an empty parse cache (a temporary cache directory, so spaCy parses every distinct
-sentence); warm = the same batch again in the same process with the cache filled. The SPICE
-jar is not run here (it needs CoreNLP models that are not installed). Prints; asserts nothing.
+sentence, in one process per available CPU); warm = the same batch again in the same process
+with the cache filled. The SPICE jar is not run here (it needs CoreNLP models that are not
+installed). Prints; asserts nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ def main(n_images: int = 5000) -> None:
     start = time.perf_counter()
     meteor_synsets()  # shared with METEOR; loaded once per process
     load_t = time.perf_counter() - start
-    print(f"SPICE (spaCy re-implementation), {n_images} COCO val2014 sets, {distinct} sentences")
+    from capeval_core.scene_graph import CaptionParser
+
+    workers = CaptionParser(cache=False).n_process
+    print(
+        f"SPICE (spaCy re-implementation), {n_images} COCO val2014 sets, {distinct} sentences, "
+        f"{workers} parse process(es)"
+    )
     print(f"  METEOR synsets load          : {load_t:6.2f} s")
     old = os.environ.get(CACHE_ENV)
     with tempfile.TemporaryDirectory() as tmp:

@@ -18,9 +18,14 @@ spaCy model, spaCy's version and :data:`RULES_VERSION`, so a warm run never load
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -745,15 +750,34 @@ def parse_cache_path() -> Path:
     return cache_dir() / "spice-parses.sqlite"
 
 
+#: Below this many uncached captions one process parses them all: a worker process (a fresh
+#: interpreter loading spaCy, ~2 s) costs about what parsing that many captions costs.
+PARALLEL_MIN = 2000
+#: Fewest captions per chunk handed to a worker (smaller chunks balance better, cost more).
+MIN_CHUNK = 250
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (the affinity mask where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 class CaptionParser:
     """Parses captions with spaCy (batched) into SPICE tuples, through the on-disk cache.
 
-    spaCy is loaded only when a caption is missing from the cache.
+    spaCy is loaded only when a caption is missing from the cache. ``n_process`` processes
+    parse large batches (this one plus ``n_process - 1`` spawned workers; default: one per
+    available CPU, at most 4); batches under :data:`PARALLEL_MIN` captions stay in-process.
     """
 
-    def __init__(self, *, cache: bool = True, n_process: int = 1, batch_size: int = 512) -> None:
+    def __init__(
+        self, *, cache: bool = True, n_process: int | None = None, batch_size: int = 256
+    ) -> None:
         self.use_cache = cache
-        self.n_process = n_process
+        self.n_process = min(4, available_cpus()) if n_process is None else max(1, n_process)
         self.batch_size = batch_size
         self._nlp = None
         self._lemmatizer: Lemmatizer | None = None
@@ -783,15 +807,48 @@ class CaptionParser:
             found.update(self._read_cache(wanted))
         missing = [t for t in wanted if t not in found]
         if missing:
-            self._load()
-            fresh = {}
-            docs = self._nlp.pipe(missing, batch_size=self.batch_size, n_process=self.n_process)
-            for text, doc in zip(missing, docs, strict=True):
-                fresh[text] = self._doc_tuples(doc)
+            fresh = self._parse_missing(missing)
             found.update(fresh)
             if self.use_cache:
                 self._write_cache(fresh)
         return found
+
+    def tuples_of(self, texts: Sequence[str]) -> list[tuple[Tuple, ...]]:
+        """Parse ``texts`` in this process, without the cache."""
+        self._load()
+        docs = self._nlp.pipe(texts, batch_size=self.batch_size)
+        return [self._doc_tuples(doc) for doc in docs]
+
+    def _parse_missing(self, missing: list[str]) -> dict[str, tuple[Tuple, ...]]:
+        """Parse in this process and, for large batches, in spawned workers too.
+
+        The chunks are queued for the workers in order while this process takes them from
+        the back, claiming each by cancelling its queued future; so the work splits itself
+        however fast the workers start, and each chunk is parsed exactly once.
+        """
+        workers = self.n_process - 1 if len(missing) >= PARALLEL_MIN else 0
+        if workers <= 0:
+            return dict(zip(missing, self.tuples_of(missing), strict=True))
+        size = max(MIN_CHUNK, len(missing) // (8 * self.n_process))
+        chunks = [missing[k : k + size] for k in range(0, len(missing), size)]
+        out: dict[str, tuple[Tuple, ...]] = {}
+        try:
+            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+            futures = [pool.submit(_parse_in_worker, chunk) for chunk in chunks]
+        except (OSError, RuntimeError):  # no process support here: parse everything in-process
+            return dict(zip(missing, self.tuples_of(missing), strict=True))
+        with pool:
+            for chunk, future in zip(reversed(chunks), reversed(futures), strict=True):
+                if future.cancel():
+                    out.update(zip(chunk, self.tuples_of(chunk), strict=True))
+            for chunk, future in zip(chunks, futures, strict=True):
+                if future.cancelled():
+                    continue
+                try:
+                    out.update(zip(chunk, future.result(), strict=True))
+                except (BrokenProcessPool, OSError):  # a worker died: parse its chunk here
+                    out.update(zip(chunk, self.tuples_of(chunk), strict=True))
+        return out
 
     def _doc_tuples(self, doc) -> tuple[Tuple, ...]:
         lemmatize = self._lemmatizer
@@ -891,7 +948,7 @@ def model_identity() -> str:
 def load_spacy_model():
     """The spaCy English small model (``en_core_web_sm``, or its renamed copy)."""
     try:
-        import spacy
+        spacy = _import_spacy()
     except ImportError:
         raise MissingResourceError(
             "SPICE needs spaCy; install it with `pip install spacy` and "
@@ -900,39 +957,82 @@ def load_spacy_model():
     return spacy.load(_model_package(), exclude=["ner"])
 
 
+def _import_spacy():
+    """Import spaCy without letting thinc import PyTorch.
+
+    The small model runs on thinc's numpy ops; thinc imports PyTorch, when installed, only to
+    offer torch layers, which triples spaCy's import time (and each parse worker pays it).
+    So unless PyTorch or thinc is already loaded, ``torch`` is hidden during the import;
+    afterwards ``import torch`` works as usual (thinc alone then lacks torch layers, which
+    nothing here uses).
+    """
+    if "spacy" in sys.modules or "torch" in sys.modules or "thinc" in sys.modules:
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]  # makes `import torch` fail
+    try:
+        import spacy
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+    return spacy
+
+
+_WORKER_PARSER: CaptionParser | None = None
+
+
+def _parse_in_worker(texts: list[str]) -> list[tuple[Tuple, ...]]:
+    """Runs in a parse worker: one parser per worker process, kept for its next chunks."""
+    global _WORKER_PARSER
+    if _WORKER_PARSER is None:
+        _WORKER_PARSER = CaptionParser(cache=False, n_process=1)
+    return _WORKER_PARSER.tuples_of(texts)
+
+
 # -- §6.1 step 5: scene graphs with concept merging --------------------------------------------
 
 
 class Concept:
     """A set of strings and the union of their synsets (mutable while a graph is built)."""
 
-    __slots__ = ("strings", "synsets")
+    __slots__ = ("string_set", "strings", "synsets")
 
     def __init__(self, strings: tuple[str, ...], synsets: frozenset[int]) -> None:
         self.strings = strings
+        self.string_set = frozenset(strings)
         self.synsets = synsets
 
     def equal(self, other: Concept) -> bool:
-        return set(self.strings) == set(other.strings) and self.synsets == other.synsets
+        return self.string_set == other.string_set and self.synsets == other.synsets
 
     def similar(self, other: Concept) -> bool:
         """§6.2: synsets meet or strings meet."""
-        return not self.synsets.isdisjoint(other.synsets) or not set(self.strings).isdisjoint(
-            other.strings
+        return not self.synsets.isdisjoint(other.synsets) or not self.string_set.isdisjoint(
+            other.string_set
         )
 
-    def similarity(self, other: Concept) -> float:
-        if not set(self.strings).isdisjoint(other.strings):
-            return 1.0
-        union = len(self.synsets | other.synsets)
-        return len(self.synsets & other.synsets) / union if union else 0.0
-
     def merge(self, other: Concept) -> None:
-        self.strings = self.strings + tuple(s for s in other.strings if s not in self.strings)
+        self.strings = self.strings + tuple(s for s in other.strings if s not in self.string_set)
+        self.string_set = self.string_set | other.string_set
         self.synsets = self.synsets | other.synsets
 
     def __str__(self) -> str:
         return "/".join(self.strings)
+
+
+def concept_lookup(synsets_of: Callable[[str], frozenset[int]]) -> Callable[[str], frozenset[int]]:
+    """SPICE's synset lookup of a tuple string (spaces become underscores), memoised: a
+    batch looks the same few thousand strings up hundreds of thousands of times."""
+    memo: dict[str, frozenset[int]] = {}
+
+    def lookup(s: str) -> frozenset[int]:
+        found = memo.get(s)
+        if found is None:
+            found = memo[s] = synsets_of(s.strip().lower().replace(" ", "_"))
+        return found
+
+    return lookup
 
 
 @dataclass
@@ -944,8 +1044,8 @@ class _Node:
 class SceneGraph:
     """Objects with attributes and relation edges, built from tuples (§6.1 step 5).
 
-    ``synsets`` is METEOR's lookup ``S`` (or ``None`` for SPICE's ``-noSynsets``: no synonym
-    matching and no node merging).
+    ``synsets`` maps a tuple string to its synsets (:func:`concept_lookup` over METEOR's
+    ``S``), or is ``None`` for SPICE's ``-noSynsets``: no synonym matching, no node merging.
 
     >>> sg = SceneGraph(None)
     >>> sg.add_tuples([("dog",), ("dog", "brown"), ("dog", "on", "grass"), ("dog", "brown")])
@@ -961,23 +1061,34 @@ class SceneGraph:
     def concept(self, s: str) -> Concept:
         if self.synsets is None:
             return Concept((s,), frozenset())
-        return Concept((s,), self.synsets(s.strip().lower().replace(" ", "_")))
+        return Concept((s,), self.synsets(s))
 
     def node(self, s: str) -> int:
-        """Get-or-add an object node; with synsets, any overlap merges (§6.1 step 5)."""
-        c = self.concept(s)
+        """Get-or-add an object node; with synsets, any overlap merges (§6.1 step 5).
+
+        A node equal to the concept of ``s`` wins; otherwise the first node most similar to
+        it absorbs it; otherwise it becomes a new node.
+        """
+        syn = self.synsets(s) if self.synsets is not None else frozenset()
+        best, best_sim = -1, 0.0
         for k, node in enumerate(self.nodes):
-            if node.obj.equal(c):
+            obj = node.obj
+            if obj.strings == (s,) and obj.synsets == syn:
                 return k
-        if self.synsets is not None:
-            best, best_sim = -1, 0.0
-            for k, node in enumerate(self.nodes):
-                sim = node.obj.similarity(c)
-                if sim > best_sim:
-                    best, best_sim = k, sim
-            if best >= 0:
-                self.nodes[best].obj.merge(c)
-                return best
+            if self.synsets is None or best_sim == 1.0:
+                continue
+            if s in obj.string_set:
+                sim = 1.0
+            elif obj.synsets.isdisjoint(syn):
+                continue
+            else:
+                sim = len(obj.synsets & syn) / len(obj.synsets | syn)
+            if sim > best_sim:
+                best, best_sim = k, sim
+        c = Concept((s,), syn)
+        if best >= 0:
+            self.nodes[best].obj.merge(c)
+            return best
         self.nodes.append(_Node(c))
         return len(self.nodes) - 1
 

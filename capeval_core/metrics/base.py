@@ -7,10 +7,12 @@ Callers use :meth:`Metric.score`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any, ClassVar
@@ -21,6 +23,24 @@ from capeval_core._version import __version__
 from capeval_core.errors import DegenerateCorpusWarning, InputError
 from capeval_core.results import MetricResult, SegmentScore, Signature
 from capeval_core.tokenize import Tokenizer, Tokens, get_tokenizer
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a batch is scored.
+
+    Scoring allocates hundreds of thousands of small objects that all stay alive (the
+    evidence of every item); the collector would rescan them again and again (40% of SPICE's
+    time on 5,000 COCO images). They hold no reference cycles, so nothing piles up: whoever
+    paused the collector turns it back on.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass(frozen=True)
@@ -189,18 +209,19 @@ class Metric(ABC):
                 f"batch was tokenized with {batch.tokenizer!r} but metric {self.key!r} "
                 f"uses {self.tokenizer.name!r}"
             )
-        prepared = self.prepare(batch)
-        notes = tuple(self.corpus_warnings(batch, prepared))
-        for note in notes if warn else ():
-            warnings.warn(note, DegenerateCorpusWarning, stacklevel=3)
-        segments = []
-        for i in range(len(batch)):
-            value, details = self.segment(
-                batch.candidate_tokens[i], batch.reference_tokens[i], prepared
-            )
-            scores = value if isinstance(value, Mapping) else {self.primary_key(): float(value)}
-            segments.append(SegmentScore(i, self.primary_key(), scores, details))
-        corpus, corpus_details = self.aggregate(segments, prepared)
+        with collector_paused():
+            prepared = self.prepare(batch)
+            notes = tuple(self.corpus_warnings(batch, prepared))
+            for note in notes if warn else ():
+                warnings.warn(note, DegenerateCorpusWarning, stacklevel=3)
+            segments = []
+            for i in range(len(batch)):
+                value, details = self.segment(
+                    batch.candidate_tokens[i], batch.reference_tokens[i], prepared
+                )
+                scores = value if isinstance(value, Mapping) else {self.primary_key(): float(value)}
+                segments.append(SegmentScore(i, self.primary_key(), scores, details))
+            corpus, corpus_details = self.aggregate(segments, prepared)
         return MetricResult(
             self.primary_key(), corpus, tuple(segments), self.signature(), corpus_details, notes
         )

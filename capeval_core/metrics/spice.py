@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from capeval_core.scene_graph import (
     Concept,
     SceneGraph,
     Tuple,
+    concept_lookup,
     model_identity,
     word_set,
 )
@@ -60,13 +61,23 @@ CATEGORIES: tuple[str, ...] = (
 )
 
 
-def _in_category(category: str, t: tuple[Concept, ...]) -> bool:
-    if category == "All":
-        return True
-    if category in ("Object", "Attribute", "Relation"):
-        return len(t) == ("Object", "Attribute", "Relation").index(category) + 1
-    words = {"Color": COLOR_WORDS, "Cardinality": CARDINALITY_WORDS, "Size": SIZE_WORDS}
-    return len(t) == 2 and str(t[1]) in words[category]
+def _categories(t: tuple[Concept, ...]) -> tuple[str, ...]:
+    """The categories a tuple counts in ("All" and its arity's, plus Color/Cardinality/Size
+    for attributes whose word is in that list)."""
+    if len(t) == 1:
+        return ("All", "Object")
+    if len(t) == 3:
+        return ("All", "Relation")
+    word = str(t[1])
+    out = ("All", "Attribute")
+    for name, words in (
+        ("Color", COLOR_WORDS),
+        ("Cardinality", CARDINALITY_WORDS),
+        ("Size", SIZE_WORDS),
+    ):
+        if word in words:
+            out += (name,)
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,10 +161,15 @@ class SpiceCorpusDetails:
 
 @dataclass(frozen=True)
 class SpicePrepared:
-    """Tuples of every parsed caption, and the text each token sequence was parsed from."""
+    """Tuples of every parsed caption, and the text each token sequence was parsed from.
+
+    ``reference_graphs`` memoises the merged reference graph of each reference set: judgment
+    sets score several candidates against the same references.
+    """
 
     tuples: Mapping[str, tuple[Tuple, ...]]
     texts: Mapping[Tokens, str]
+    reference_graphs: dict[tuple[Tokens, ...], SceneGraph] = field(default_factory=dict)
 
 
 def _prf(tp: int, n_cand: int, n_ref: int, nan: bool) -> SpiceCategory:
@@ -178,7 +194,7 @@ def match_tuples(
     """
 
     def keys(t: tuple[Concept, ...]) -> tuple[tuple[frozenset[str], frozenset[int]], ...]:
-        return tuple((frozenset(c.strings), c.synsets) for c in t)
+        return tuple((c.string_set, c.synsets) for c in t)
 
     ref_keys = [keys(u) for u in ref]
     by_arity: dict[int, list[int]] = {}
@@ -191,16 +207,19 @@ def match_tuples(
         tk = keys(t)
         hit, exact = None, False
         for k in by_arity.get(len(tk), ()):
-            pairs = tuple(zip(tk, ref_keys[k], strict=True))
+            rk = ref_keys[k]
             if synsets:
-                ok = all(not a[0].isdisjoint(b[0]) or not a[1].isdisjoint(b[1]) for a, b in pairs)
+                ok = all(
+                    not a[0].isdisjoint(b[0]) or not a[1].isdisjoint(b[1])
+                    for a, b in zip(tk, rk, strict=True)
+                )
             else:
-                ok = all(a[0] == b[0] for a, b in pairs)
+                ok = all(a[0] == b[0] for a, b in zip(tk, rk, strict=True))
             if ok:
                 ref_hit[k] = True
                 if hit is None:
                     hit = k
-                exact = exact or all(not a[0].isdisjoint(b[0]) for a, b in pairs)
+                exact = exact or all(not a[0].isdisjoint(b[0]) for a, b in zip(tk, rk, strict=True))
         first.append(hit)
         status.append("missed" if hit is None else "exact" if exact else "synonym")
     return first, status, ref_hit
@@ -230,6 +249,7 @@ class Spice(Metric):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._parser: CaptionParser | None = None
+        self._lookup = None
 
     def resources(self) -> Mapping[str, str]:
         from capeval_core.meteor_resources import resource_identity
@@ -242,9 +262,12 @@ class Spice(Metric):
     def _synsets(self):
         if not self.config.synsets:
             return None
-        from capeval_core.meteor_resources import meteor_synsets
+        if self._lookup is None:
+            from capeval_core.meteor_resources import meteor_synsets
 
-        return meteor_synsets().synsets_of  # one loader shared with METEOR (§5.4, §6.1)
+            # one loader shared with METEOR (§5.4, §6.1)
+            self._lookup = concept_lookup(meteor_synsets().synsets_of)
+        return self._lookup
 
     def prepare(self, batch: Batch) -> SpicePrepared:
         """Parse every distinct caption of the batch once (spaCy ``nlp.pipe`` + cache)."""
@@ -265,25 +288,35 @@ class Spice(Metric):
         synsets = self._synsets()
         cand_graph = SceneGraph(synsets)
         cand_graph.add_tuples(prepared.tuples[prepared.texts[tuple(candidate)]])
-        ref_graph = SceneGraph(synsets)  # all references of the image in one graph (§6.1)
-        for ref in references:
-            ref_graph.add_tuples(prepared.tuples[prepared.texts[tuple(ref)]])
+        ref_graph = prepared.reference_graphs.get(references)
+        if ref_graph is None:  # all references of the image in one graph (§6.1)
+            ref_graph = prepared.reference_graphs[references] = SceneGraph(synsets)
+            for ref in references:
+                ref_graph.add_tuples(prepared.tuples[prepared.texts[tuple(ref)]])
         cand, ref = cand_graph.tuples(), ref_graph.tuples()
         use = synsets is not None
         first, status, ref_hit = match_tuples(cand, ref, use)
-        categories = {}
-        for cat in CATEGORIES:
-            c_idx = [k for k, t in enumerate(cand) if _in_category(cat, t)]
-            r_n = sum(1 for t in ref if _in_category(cat, t))
-            tp = sum(1 for k in c_idx if first[k] is not None)
-            categories[cat] = _prf(tp, len(c_idx), r_n, nan=cat != "All" and r_n == 0)
+        tp = dict.fromkeys(CATEGORIES, 0)
+        n_cand = dict.fromkeys(CATEGORIES, 0)
+        n_ref = dict.fromkeys(CATEGORIES, 0)
+        for t, hit in zip(cand, first, strict=True):
+            for cat in _categories(t):
+                n_cand[cat] += 1
+                tp[cat] += hit is not None
+        for t in ref:
+            for cat in _categories(t):
+                n_ref[cat] += 1
+        categories = {
+            cat: _prf(tp[cat], n_cand[cat], n_ref[cat], nan=cat != "All" and n_ref[cat] == 0)
+            for cat in CATEGORIES
+        }
         details = SpiceDetails(
             tuple(
-                SpiceTuple(tuple(c.strings for c in t), s, m)
+                SpiceTuple(tuple([c.strings for c in t]), s, m)
                 for t, s, m in zip(cand, status, first, strict=True)
             ),
             tuple(
-                SpiceTuple(tuple(c.strings for c in t), "matched" if hit else "missed", None)
+                SpiceTuple(tuple([c.strings for c in t]), "matched" if hit else "missed", None)
                 for t, hit in zip(ref, ref_hit, strict=True)
             ),
             _view(cand_graph),

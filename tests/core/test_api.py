@@ -47,3 +47,33 @@ def test_every_reported_key_has_a_label():
     for key, cls in REPORTED_KEYS.items():
         assert cls.label(key)
     assert set(METRICS) <= {cls.key for cls in REPORTED_KEYS.values()}
+
+
+def test_scoring_pauses_the_collector_and_restores_it():
+    """The cyclic collector is off while a batch is scored and back on afterwards, also
+    after an error; a caller who had it off keeps it off."""
+    import gc
+
+    from capeval_core.metrics import Bleu
+    from capeval_core.metrics.base import collector_paused
+
+    seen = []
+
+    class Probe(Bleu):
+        def segment(self, candidate, references, prepared):
+            seen.append(gc.isenabled())
+            return super().segment(candidate, references, prepared)
+
+    assert gc.isenabled()
+    Probe().score(["a dog"], [["a dog runs"]])
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -126,3 +126,48 @@ def test_lemma_fixes():
     assert lem("singing", "VBG") == "sing"
     assert lem("flown", "VBN") == "fly"
     assert lem("parked", "VBD") == "park"
+
+
+def test_parallel_parse_equals_in_process(parsed, monkeypatch):
+    """Large batches are split between this process and spawned workers (chunks claimed by
+    cancelling their queued future): every caption is parsed once, to the same tuples."""
+    import capeval_core.scene_graph as sg
+
+    monkeypatch.setattr(sg, "PARALLEL_MIN", 8)
+    monkeypatch.setattr(sg, "MIN_CHUNK", 3)
+    parser = CaptionParser(cache=False, n_process=2)
+    here: list[str] = []
+    tuples_of = parser.tuples_of
+
+    def counted(texts):
+        here.extend(texts)
+        return tuples_of(texts)
+
+    parser.tuples_of = counted
+    captions = [c for c, _ in CASES] + ["tennis racket", "a dog running"]
+    got = parser.parse(captions)
+    assert got == {c: parsed[c] for c in captions}
+    # the first chunks are queued to the worker before this process can claim them
+    assert 0 < len(set(captions) - set(here)) < len(captions)
+    assert len(here) == len(set(here))  # no caption parsed twice here
+
+
+def test_spacy_import_leaves_torch_importable():
+    """spaCy is imported with PyTorch hidden (thinc would import it); torch still imports
+    afterwards where it is installed."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("PyTorch is not installed")
+    code = (
+        "import sys\n"
+        "from capeval_core.scene_graph import load_spacy_model\n"
+        "load_spacy_model()\n"
+        "assert 'torch' not in sys.modules\n"
+        "import torch\n"
+        "print(torch.tensor([1, 2]).sum().item())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "3"

@@ -114,3 +114,14 @@ def test_signature_records_parser_and_options():
     sig = str(Spice().signature())
     assert "parser:spacy-" in sig and "synsets:True" in sig
     assert str(Spice(synsets=False).signature()) != sig
+
+
+def test_reference_graph_shared_by_candidates_of_one_reference_set():
+    """Judgment sets score several candidates against one reference set: its merged graph
+    is built once per batch, and each candidate scores as it would alone."""
+    refs = ["a dog on the grass", "a brown dog running"]
+    cands = ["a dog on grass", "a cat", "a brown dog"]
+    together = Spice().score(cands, [refs] * 3)
+    alone = [Spice().score([c], [refs]).segments[0] for c in cands]
+    assert [s.value for s in together.segments] == [s.value for s in alone]
+    assert [s.details.reference for s in together.segments] == [a.details.reference for a in alone]
