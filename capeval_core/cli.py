@@ -234,6 +234,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
 
     from capeval_core.judgments import load_judgments
     from capeval_core.judgments.scoring import score_judgments
+    from capeval_core.resources import available_cpus
     from capeval_core.stats import correlate, pairwise_accuracy, williams_matrix
 
     keys = list(dict.fromkeys(args.metrics or CORRELATE_KEYS))
@@ -249,8 +250,9 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             bar.set_postfix_str(label)
             bar.refresh()
 
+        workers = available_cpus() if args.workers is None else args.workers
         scores = score_judgments(
-            jset, keys, tokenizer=args.tokenizer, workers=args.workers, on_progress=progress
+            jset, keys, tokenizer=args.tokenizer, workers=workers, on_progress=progress
         )
     if jset.kind == "pairwise":
         prefs = jset.preferences()
@@ -537,7 +539,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="pearson",
         choices=["pearson", "spearman", "kendall_b", "kendall_c"],
     )
-    correlate.add_argument("--workers", type=int, default=0, help="worker processes for metrics")
+    correlate.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes for scoring (default: one per available CPU; 0 or 1: none)",
+    )
     correlate.add_argument("--seed", type=int, default=0, help="seed for human-tie breaking")
     correlate.set_defaults(func=_cmd_correlate)
 

@@ -62,6 +62,15 @@ def package_version(name: str) -> str:
         return "unknown"
 
 
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the platform has one): how
+    many worker processes are worth starting."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def cache_dir() -> Path:
     """Per-user cache directory (created on demand); ``$CAPEVAL_CACHE_DIR`` overrides it."""
     override = os.environ.get(CACHE_ENV)

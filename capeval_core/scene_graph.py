@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import re
 import sqlite3
 import sys
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from capeval_core.errors import MissingResourceError
-from capeval_core.resources import cache_dir, package_version
+from capeval_core.resources import available_cpus, cache_dir, package_version
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -757,27 +756,23 @@ PARALLEL_MIN = 2000
 MIN_CHUNK = 250
 
 
-def available_cpus() -> int:
-    """CPUs this process may run on (the affinity mask where the platform has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
-
-
 class CaptionParser:
     """Parses captions with spaCy (batched) into SPICE tuples, through the on-disk cache.
 
     spaCy is loaded only when a caption is missing from the cache. ``n_process`` processes
     parse large batches (this one plus ``n_process - 1`` spawned workers; default: one per
-    available CPU, at most 4); batches under :data:`PARALLEL_MIN` captions stay in-process.
+    available CPU, at most 4, or 1 inside a worker process); batches under
+    :data:`PARALLEL_MIN` captions stay in-process.
     """
 
     def __init__(
         self, *, cache: bool = True, n_process: int | None = None, batch_size: int = 256
     ) -> None:
         self.use_cache = cache
-        self.n_process = min(4, available_cpus()) if n_process is None else max(1, n_process)
+        if n_process is None:  # a worker process leaves the spreading to its parent
+            in_worker = multiprocessing.parent_process() is not None
+            n_process = 1 if in_worker else min(4, available_cpus())
+        self.n_process = max(1, n_process)
         self.batch_size = batch_size
         self._nlp = None
         self._lemmatizer: Lemmatizer | None = None

@@ -294,6 +294,7 @@ def judgment_scores(
 
     from capeval_core.errors import DegenerateCorpusWarning
     from capeval_core.judgments.scoring import score_judgments
+    from capeval_core.resources import available_cpus
 
     bar = st.progress(0.0, text="Scoring the judgments…")
 
@@ -309,6 +310,7 @@ def judgment_scores(
             n_references=n_references,
             draws=draws,
             seed=seed,
+            workers=available_cpus(),  # used on large sets only
             on_progress=progress,
             on_error="skip",
         )

@@ -3,7 +3,8 @@
 Results are cached on disk in ``cache_dir()/judgment-scores/``, one ``.npz`` file per
 (set content digest, metric signature[, reference-sampling knobs]), so reopening a set is
 instant. ``on_progress(done, total, label)`` lets the CLI draw a tqdm bar and the app an
-``st.progress``; ``workers > 1`` scores metrics in parallel worker processes.
+``st.progress``; ``workers > 1`` scores in that many worker processes, metrics whose items
+are independent cut into parts (see :func:`_tasks`).
 
 Rows with the same candidate and references (e.g. Flickr8k-Expert's three expert rows per
 caption) are scored once, so corpus statistics such as CIDEr-D's document frequencies count
@@ -15,9 +16,11 @@ Pairwise sets are scored per draw of sampled references (PASCAL-50S protocol: 5 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,19 +181,14 @@ def score_judgments(
             done += 1
             progress(done, total, mkey)
 
-        if workers and workers > 1 and len(todo) > 1:
-            with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-                futures = {
-                    pool.submit(_score_metric, m, options.get(m, {}), tokenizer, batches): (m, p)
-                    for m, p in todo
-                }
-                for fut, (mkey, path) in futures.items():
-                    try:
-                        finish(mkey, path, fut.result())
-                    except CapevalError as exc:
-                        if on_error != "skip":
-                            raise
-                        skipped[mkey] = str(exc)
+        n_items = len(batches[0])
+        tasks = _tasks(todo, options, tokenizer, n_items, workers)
+        # starting workers (fresh interpreters loading resources) only pays on large sets
+        if workers > 1 and len(tasks) > 1 and n_items >= MIN_PART:
+            progress(done, total, f"scoring in {workers} worker processes")
+            _score_in_workers(
+                tasks, todo, options, tokenizer, batches, workers, finish, skipped, on_error
+            )
         else:
             for mkey, path in todo:
                 progress(done, total, mkey)
@@ -224,6 +222,79 @@ def score_judgments(
         skipped,
         sampling,
     )
+
+
+#: Fewest items in one part of a batch scored as its own task by a worker process.
+MIN_PART = 1000
+
+
+def _tasks(
+    todo: Sequence[tuple[str, Path]],
+    options: Mapping[str, Mapping[str, Any]],
+    tokenizer: str,
+    n_items: int,
+    workers: int,
+) -> list[tuple[str, int, int]]:
+    """``(metric, start, stop)`` item ranges to score. With workers, a metric whose items
+    are independent is cut into up to ``2 * workers`` parts, so one slow metric (METEOR,
+    SPICE) does not leave the other workers idle; the others stay whole."""
+    tasks: list[tuple[str, int, int]] = []
+    for mkey, _ in todo:
+        metric = metric_class(mkey)(tokenizer=tokenizer, **dict(options.get(mkey, {})))
+        parts = 1
+        if workers > 1 and metric.segments_independent():
+            parts = max(1, min(2 * workers, n_items // MIN_PART))
+        bounds = np.linspace(0, n_items, parts + 1).round().astype(int).tolist()
+        tasks.extend((mkey, a, b) for a, b in itertools.pairwise(bounds))
+    # whole metrics first: the longest tasks start early (longest-processing-time first)
+    whole = {m for m, a, b in tasks if (a, b) == (0, n_items)}
+    return sorted(tasks, key=lambda t: t[0] not in whole)
+
+
+def _score_in_workers(
+    tasks: Sequence[tuple[str, int, int]],
+    todo: Sequence[tuple[str, Path]],
+    options: Mapping[str, Mapping[str, Any]],
+    tokenizer: str,
+    batches: Sequence[Batch],
+    workers: int,
+    finish: Callable[[str, Path, dict[str, np.ndarray]], None],
+    skipped: dict[str, str],
+    on_error: str,
+) -> None:
+    """Score ``tasks`` in spawned worker processes (fresh interpreters: safe to start from
+    the app's threaded server); a metric is finished when all its parts are back."""
+    paths = dict(todo)
+    parts: dict[str, dict[int, dict[str, np.ndarray]]] = {m: {} for m in paths}
+    expected = {m: sum(1 for t in tasks if t[0] == m) for m in paths}
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
+        futures = {
+            pool.submit(
+                _score_metric,
+                mkey,
+                options.get(mkey, {}),
+                tokenizer,
+                [b.part(start, stop) for b in batches],
+            ): (mkey, start)
+            for mkey, start, stop in tasks
+        }
+        for future in as_completed(futures):
+            mkey, start = futures[future]
+            if mkey in skipped:
+                continue
+            try:
+                parts[mkey][start] = future.result()
+            except CapevalError as exc:
+                if on_error != "skip":
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+                skipped[mkey] = str(exc)
+                continue
+            if len(parts[mkey]) == expected[mkey]:
+                ordered = [parts[mkey][k] for k in sorted(parts[mkey])]
+                values = {k: np.concatenate([p[k] for p in ordered], axis=1) for k in ordered[0]}
+                finish(mkey, paths[mkey], values)
 
 
 def _batches(

@@ -60,6 +60,17 @@ class Batch:
     def __len__(self) -> int:
         return len(self.candidates)
 
+    def part(self, start: int, stop: int) -> Batch:
+        """Items ``start:stop`` with their tokens as tokenized here (no re-tokenizing, so
+        the PTB tokenizer's cross-caption context is kept)."""
+        return Batch(
+            self.candidates[start:stop],
+            self.references[start:stop],
+            self.candidate_tokens[start:stop],
+            self.reference_tokens[start:stop],
+            self.tokenizer,
+        )
+
 
 def validate_inputs(
     candidates: Sequence[str], references: Sequence[Sequence[str] | str]
@@ -190,6 +201,12 @@ class Metric(ABC):
         return Signature(
             self.key, options, self.tokenizer.name, tuple(self.resources().items()), __version__
         )
+
+    def segments_independent(self) -> bool:
+        """Whether an item's value depends on its own candidate and references alone, so a
+        batch may be scored in parts (in parallel) with the same per-item values. Metrics
+        with corpus statistics (CIDEr-D's document frequencies) say no."""
+        return True
 
     # -- what callers use -------------------------------------------------------------------
     def score(

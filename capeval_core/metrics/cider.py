@@ -210,6 +210,9 @@ class CiderD(Metric):
             return {"idf-source": COCO_VAL_IDF_VERSION}
         return {}
 
+    def segments_independent(self) -> bool:
+        return self.config.idf != "corpus"  # the scored set's own document frequencies
+
     def prepare(self, batch: Batch) -> _Vectors:
         if self.config.idf == "coco-val2014":
             from capeval_core.idf import coco_val_document_frequency

@@ -377,3 +377,25 @@ def test_pairwise_scoring_samples_references(tmp_path, monkeypatch):
         js, ["bleu_4"], tokenizer="whitespace", n_references=5, draws=3, seed=1, workers=0
     )
     assert s.values_a["bleu_4"].shape == (3, 3) and s.sampling["draws"] == 3
+
+
+def test_worker_processes_give_the_serial_values(monkeypatch):
+    """With workers, metrics whose items are independent are scored in parts by spawned
+    processes; CIDEr-D (corpus IDF) stays whole. Every value equals the in-process one."""
+    import capeval_core.judgments.scoring as scoring
+    from capeval_core.judgments.demo import demo_graded
+
+    monkeypatch.setattr(scoring, "MIN_PART", 4)
+    js = demo_graded(6, seed=0)
+    keys = ["bleu_4", "rouge_l", "cider_d", "meteor"]
+    tasks = scoring._tasks([(k, None) for k in keys], {}, "ptb", len(js), 2)
+    assert [t for t in tasks if t[0] == "cider_d"] == [("cider_d", 0, len(js))]
+    assert sum(1 for t in tasks if t[0] == "meteor") == 4
+    serial = scoring.score_judgments(js, keys, use_cache=False)
+    seen = []
+    parallel = scoring.score_judgments(
+        js, keys, workers=2, use_cache=False, on_progress=lambda d, t, label: seen.append(d)
+    )
+    for k in keys:
+        assert np.array_equal(parallel.values[k], serial.values[k]), k
+    assert seen[-1] == len(keys)
