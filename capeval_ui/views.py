@@ -1114,18 +1114,50 @@ def _styled_by_status(frame: pd.DataFrame) -> Styler:
     return frame.style.apply(row_style, axis=1)
 
 
+Point = tuple[float, float]
+
+
+def spice_layout(graph: GraphView) -> tuple[list[Point], list[list[Point]], list[Point]]:
+    """Positions of the objects, of each object's attributes and of each relation's label.
+
+    Attributes and relations are laid out as nodes of their own (a relation sits between
+    its subject and its object), so the labels of a merged reference graph get room instead
+    of piling onto the edges. networkx's Kamada-Kawai layout is deterministic; parts of the
+    graph that share no edge are kept a little apart (at half the longest path inside any
+    part, so one stray object does not shrink the rest).
+    """
+    import networkx as nx
+
+    g = nx.Graph()
+    for i, (_, attributes) in enumerate(graph.nodes):
+        g.add_node(("o", i))
+        for k in range(len(attributes)):
+            g.add_edge(("o", i), ("a", i, k), weight=0.7)
+    for e, (source, _, target) in enumerate(graph.edges):
+        g.add_edge(("o", source), ("r", e), weight=0.6)
+        g.add_edge(("r", e), ("o", target), weight=0.6)
+    dist = {a: dict(d) for a, d in nx.shortest_path_length(g, weight="weight")}
+    far = max(1.5, 0.5 * max((v for d in dist.values() for v in d.values()), default=0.0))
+    for a in g:
+        for b in g:
+            dist[a].setdefault(b, far)
+    xy = nx.kamada_kawai_layout(g, dist=dist) if len(g) > 1 else dict.fromkeys(g, (0.0, 0.0))
+    at = {node: (float(p[0]), float(p[1])) for node, p in xy.items()}
+    objects = [at[("o", i)] for i in range(len(graph.nodes))]
+    attributes = [[at[("a", i, k)] for k in range(len(a))] for i, (_, a) in enumerate(graph.nodes)]
+    relations = [at[("r", e)] for e in range(len(graph.edges))]
+    return objects, attributes, relations
+
+
 def spice_graph_figure(graph: GraphView, tuples: Sequence[SpiceTuple], title: str) -> go.Figure:
-    """One scene graph: objects on a circle, each object's attributes just outside it, a
-    relation's label on its edge (arrow from subject to object). Colour = kind (object,
+    """One scene graph laid out by :func:`spice_layout`, a relation's label on the bent
+    edge from its subject to its object (arrow towards the object). Colour = kind (object,
     attribute, relation); a filled marker = the tuple matched, an open one = missed.
 
     Every word is escaped user text (:func:`plot_text`).
     """
     status = _spice_status(tuples)
-    n = len(graph.nodes)
-    radius = 1.0 if n > 1 else 0.0
-    angles = [math.pi / 2 - 2 * math.pi * i / max(n, 1) for i in range(n)]
-    pos = [(radius * math.cos(a), radius * math.sin(a)) for a in angles]
+    pos, attribute_pos, relation_pos = spice_layout(graph)
     # (kind, matched) -> x, y, label, hover
     points: dict[tuple[str, bool], tuple[list, list, list, list]] = {}
 
@@ -1138,37 +1170,30 @@ def spice_graph_figure(graph: GraphView, tuples: Sequence[SpiceTuple], title: st
         labels.append(plot_text(label))
         hovers.append(f"{kind}: {what}<br>{state}")
 
+    fig = go.Figure()
     for i, (obj, attributes) in enumerate(graph.nodes):
         x, y = pos[i]
         add("object", (obj,), x, y, _concept(obj), plot_text(_concept(obj)))
-        # attributes outwards from the circle's centre (upwards for a lone node)
-        dx, dy = (math.cos(angles[i]), math.sin(angles[i])) if n > 1 else (0.0, 1.0)
-        for k, attribute in enumerate(attributes):
-            step = 0.42 + 0.3 * k
+        for attribute, (ax, ay) in zip(attributes, attribute_pos[i], strict=True):
+            fig.add_scatter(
+                x=[x, ax],
+                y=[y, ay],
+                mode="lines",
+                line={"color": "rgba(255, 127, 14, 0.35)", "width": 1, "dash": "dot"},
+                hoverinfo="skip",
+                showlegend=False,
+            )
             add(
                 "attribute",
                 (obj, attribute),
-                x + step * dx,
-                y + step * dy,
+                ax,
+                ay,
                 _concept(attribute),
                 f"{plot_text(_concept(obj))} is {plot_text(_concept(attribute))}",
             )
 
-    fig = go.Figure()
-    seen: dict[frozenset[int], int] = {}
-    for source, relation, target in graph.edges:
+    for (source, relation, target), (mx, my) in zip(graph.edges, relation_pos, strict=True):
         (x0, y0), (x1, y1) = pos[source], pos[target]
-        pair = frozenset((source, target))
-        k = seen.get(pair, 0)
-        seen[pair] = k + 1
-        if source == target:  # a relation of an object with itself: a label above it
-            mx, my = x0, y0 + 0.35 + 0.2 * k
-        else:
-            # parallel edges between one pair: labels pushed apart, perpendicular to the edge
-            length = math.hypot(x1 - x0, y1 - y0) or 1.0
-            offset = 0.22 * ((k + 1) // 2) * (1 if k % 2 else -1) if k else 0.0
-            mx = (x0 + x1) / 2 - offset * (y1 - y0) / length
-            my = (y0 + y1) / 2 + offset * (x1 - x0) / length
         fig.add_scatter(
             x=[x0, mx, x1],
             y=[y0, my, y1],
@@ -1231,16 +1256,15 @@ def spice_graph_figure(graph: GraphView, tuples: Sequence[SpiceTuple], title: st
                 hoverinfo="text",
                 name=f"{kind} ({'matched' if matched else 'missed'})",
             )
-    extent = 1.0 + max(
-        [0.42 + 0.3 * (len(a) - 1) for _, a in graph.nodes if a] + [0.3], default=0.3
-    )
+    every = [*pos, *(p for ps in attribute_pos for p in ps), *relation_pos] or [(0.0, 0.0)]
+    xs, ys = [p[0] for p in every], [p[1] for p in every]
     fig.update_layout(
         title={"text": title, "font": {"size": 15}},
         height=520,
         margin={"l": 10, "r": 10, "t": 40, "b": 50},
-        # no fixed aspect ratio: the circle stretches to an ellipse that fills the column
-        xaxis={"visible": False, "range": [-extent - 0.3, extent + 0.3], "fixedrange": True},
-        yaxis={"visible": False, "range": [-extent - 0.15, extent + 0.2], "fixedrange": True},
+        # room for the labels around the outermost markers
+        xaxis={"visible": False, "range": [min(xs) - 0.35, max(xs) + 0.35], "fixedrange": True},
+        yaxis={"visible": False, "range": [min(ys) - 0.25, max(ys) + 0.3], "fixedrange": True},
         legend={"orientation": "h", "y": -0.02, "x": 0, "yanchor": "top", "font": {"size": 12}},
         showlegend=True,
     )

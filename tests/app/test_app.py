@@ -8,6 +8,7 @@ the same input, so the page can only pass by showing what the library computes.
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -806,6 +807,24 @@ def test_spice_graph_figure_escapes_every_word() -> None:
     spec = json.dumps(json.loads(views.spice_graph_figure(graph, tuples, "t").to_json()))
     assert not any(m in spec for m in PLOTLY_MARKUP), spec
     assert "&lt;b&gt;x&lt;/b&gt;" in spec and "&lt;script&gt;" in spec
+
+
+def test_spice_layout_gives_every_label_its_own_place() -> None:
+    """Objects, attributes and relation labels (incl. parallel relations between one pair and
+    a part sharing no edge with the rest) all get distinct, finite, repeatable positions."""
+    from capeval_core.metrics.spice import GraphView
+
+    man, wave, board, top = ("man",), ("wave",), ("surfboard",), ("top",)
+    graph = GraphView(
+        ((man, (("tall",),)), (wave, (("big",), ("blue",))), (board, ()), (top, ())),
+        ((0, ("ride",), 1), (0, ("surf on",), 1), (0, ("stand on",), 2), (2, ("in",), 1)),
+    )
+    objects, attributes, relations = views.spice_layout(graph)
+    points = [*objects, *(p for ps in attributes for p in ps), *relations]
+    assert [len(a) for a in attributes] == [1, 2, 0, 0] and len(relations) == 4
+    assert all(math.isfinite(c) for p in points for c in p)
+    assert min(math.dist(p, q) for i, p in enumerate(points) for q in points[i + 1 :]) > 0.05
+    assert views.spice_layout(graph) == (objects, attributes, relations)
 
 
 @pytest.mark.parametrize(("tokenizer", "escaped"), [("ptb", "&gt;"), ("whitespace", "&lt;/b")])
