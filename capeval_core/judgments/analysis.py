@@ -13,6 +13,7 @@ import json
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,9 @@ from capeval_core.stats.correlation import (
     METHODS,
     ConfidenceInterval,
     CorrelationResult,
+    bootstrap_many,
     correlate,
+    percentile_interval,
     system_level,
 )
 
@@ -53,23 +56,70 @@ def interval(
     True
     """
     path = _ci_path(result, n_resamples, seed, level) if use_cache else None
-    if path is not None and path.is_file():
-        try:
-            low, high = json.loads(path.read_text())
-            return ConfidenceInterval(
-                float("nan") if low is None else low,
-                float("nan") if high is None else high,
-                level,
-                n_resamples,
-                seed,
-            )
-        except (OSError, ValueError, TypeError):
-            pass  # unreadable entries are recomputed
-    ci = result.confidence_interval(level, n_resamples, seed)
+    ci = _cached_ci(path, level, n_resamples, seed)
+    if ci is None:
+        ci = result.confidence_interval(level, n_resamples, seed)
+        _store_ci(path, ci)
+    return ci
+
+
+def _intervals(
+    results: Mapping[tuple[str, str], CorrelationResult],
+    level: float,
+    n_resamples: int,
+    seed: int | None,
+    use_cache: bool,
+) -> dict[tuple[str, str], ConfidenceInterval]:
+    """:func:`interval` of each (metric, method) result, all sharing one ``y``. The cache
+    misses are bootstrapped together (one :func:`bootstrap_many` per set of missing methods),
+    which draws the resamples once instead of once per interval."""
+    cis: dict[tuple[str, str], ConfidenceInterval] = {}
+    paths = {}
+    missing: dict[str, list[str]] = {}
+    for (key, method), r in results.items():
+        paths[key, method] = _ci_path(r, n_resamples, seed, level) if use_cache else None
+        ci = _cached_ci(paths[key, method], level, n_resamples, seed)
+        if ci is None:
+            missing.setdefault(key, []).append(method)
+        else:
+            cis[key, method] = ci
+    by_methods: dict[tuple[str, ...], list[str]] = {}
+    for key, methods in missing.items():
+        by_methods.setdefault(tuple(methods), []).append(key)
+    for methods, keys in by_methods.items():
+        xs = {key: results[key, methods[0]].x for key in keys}
+        y = results[keys[0], methods[0]].y
+        values = bootstrap_many(xs, y, methods, n_resamples, seed)
+        for key in keys:
+            for method in methods:
+                ci = percentile_interval(values[key, method], level, n_resamples, seed)
+                _store_ci(paths[key, method], ci)
+                cis[key, method] = ci
+    return cis
+
+
+def _cached_ci(
+    path: Path | None, level: float, n_resamples: int, seed: int | None
+) -> ConfidenceInterval | None:
+    if path is None or not path.is_file():
+        return None
+    try:
+        low, high = json.loads(path.read_text())
+        return ConfidenceInterval(
+            float("nan") if low is None else low,
+            float("nan") if high is None else high,
+            level,
+            n_resamples,
+            seed,
+        )
+    except (OSError, ValueError, TypeError):
+        return None  # unreadable entries are recomputed
+
+
+def _store_ci(path: Path | None, ci: ConfidenceInterval) -> None:
     if path is not None:
         with atomic_write(path, "w") as fh:
             fh.write(json.dumps([_finite(ci.low), _finite(ci.high)]))
-    return ci
 
 
 def _finite(v: float) -> float | None:
@@ -100,7 +150,7 @@ def correlation_table(
     (['pearson', 'spearman', 'kendall_b', 'kendall_c'], 0.9)
     """
     ci_methods = methods if ci_methods is None else ci_methods
-    rows = []
+    results = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.ConstantInputWarning)
         for key, values in metric_scores.items():
@@ -109,23 +159,28 @@ def correlation_table(
                     r = correlate(values, human, method)
                 else:
                     r = system_level(values, human, systems, method)
-                ci = (
-                    interval(r, level, n_resamples, seed, use_cache=use_cache)
-                    if method in ci_methods and math.isfinite(r.statistic)
-                    else None
-                )
-                rows.append(
-                    {
-                        "metric": key,
-                        "method": method,
-                        "statistic": r.statistic,
-                        "ci_low": ci.low if ci else math.nan,
-                        "ci_high": ci.high if ci else math.nan,
-                        "pvalue": r.pvalue,
-                        "n": r.n,
-                        "level": r.level,
-                    }
-                )
+                results.append((key, method, r))
+    wanted = {
+        (key, r.method): r
+        for key, method, r in results
+        if method in ci_methods and math.isfinite(r.statistic)
+    }
+    cis = _intervals(wanted, level, n_resamples, seed, use_cache)
+    rows = []
+    for key, method, r in results:
+        ci = cis.get((key, r.method)) if method in ci_methods else None
+        rows.append(
+            {
+                "metric": key,
+                "method": method,
+                "statistic": r.statistic,
+                "ci_low": ci.low if ci else math.nan,
+                "ci_high": ci.high if ci else math.nan,
+                "pvalue": r.pvalue,
+                "n": r.n,
+                "level": r.level,
+            }
+        )
     return pd.DataFrame(rows)
 
 

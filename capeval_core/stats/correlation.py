@@ -7,9 +7,9 @@ Constant input gives NaN with scipy's ``ConstantInputWarning`` (house style, Sta
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 from scipy import stats
@@ -18,6 +18,10 @@ from capeval_core.errors import InputError
 
 Method = Literal["pearson", "spearman", "kendall_b", "kendall_c"]
 METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall_b", "kendall_c")
+_K = TypeVar("_K")
+#: an array's stable sort order, where each tie group starts in it (None: no ties), and
+#: each item's tie group
+_Ties = tuple[np.ndarray, np.ndarray | None, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -55,15 +59,23 @@ class CorrelationResult:
         True
         """
         values = bootstrap_statistics(self.x, self.y, self.method, n_resamples, seed)
-        values = values[np.isfinite(values)]
-        if values.size == 0:
-            return ConfidenceInterval(np.nan, np.nan, level, n_resamples, seed)
-        alpha = (1 - level) / 2
-        low, high = np.quantile(values, [alpha, 1 - alpha])
-        return ConfidenceInterval(float(low), float(high), level, n_resamples, seed)
+        return percentile_interval(values, level, n_resamples, seed)
 
     def __str__(self) -> str:
         return f"{self.method} = {self.statistic:.4f} (p = {self.pvalue:.3g}, n = {self.n})"
+
+
+def percentile_interval(
+    values: np.ndarray, level: float, n_resamples: int, seed: int | None
+) -> ConfidenceInterval:
+    """The percentile interval of bootstrap ``values`` (NaN, from degenerate resamples, left
+    out), shared by :meth:`CorrelationResult.confidence_interval` and batched callers."""
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return ConfidenceInterval(np.nan, np.nan, level, n_resamples, seed)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(values, [alpha, 1 - alpha])
+    return ConfidenceInterval(float(low), float(high), level, n_resamples, seed)
 
 
 def _pair(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -183,39 +195,144 @@ def bootstrap_statistics(
     Written by hand (not ``scipy.stats.bootstrap``) so the index draws are the same for every
     method and metric. A resample is represented by how often it draws each item (its
     weights), so nothing is copied: Pearson is weighted sums (one matrix product), Spearman
-    the weighted Pearson of weighted mid-ranks, and Kendall's tau-b/tau-c the weighted count
-    of concordant minus discordant pairs, computed for many resamples at once when one side
-    has few distinct values (human grades); otherwise Kendall falls back to scipy per resample.
+    the Pearson of weighted mid-ranks (sums that are exact, so taken in the cheapest order),
+    and Kendall's tau-b/tau-c the weighted count of concordant minus discordant pairs,
+    computed for many resamples at once when one side has few distinct values (human grades);
+    otherwise Kendall falls back to scipy per resample.
 
     >>> x, y = np.arange(10.0), np.arange(10.0) ** 2
     >>> bool(np.allclose(bootstrap_statistics(x, y, "spearman", 5), 1.0))
     True
     """
-    x = np.asarray(x, dtype=float)
+    return bootstrap_many({0: x}, y, (method,), n_resamples, seed)[0, method]
+
+
+def bootstrap_many(
+    xs: Mapping[_K, Sequence[float]],
+    y: Sequence[float],
+    methods: Sequence[str],
+    n_resamples: int = 1000,
+    seed: int | None = 0,
+) -> dict[tuple[_K, str], np.ndarray]:
+    """:func:`bootstrap_statistics` of each ``x`` against the same ``y``, for each method.
+
+    Equal bit for bit to one call per pair, but a table of metrics costs little more than its
+    per-metric arithmetic: each chunk of resample weights is drawn once, and y's ranks are
+    computed once per chunk.
+
+    >>> x, y = np.arange(10.0), np.arange(10.0) ** 2
+    >>> many = bootstrap_many({"a": x, "b": -x}, y, ("pearson", "spearman"), 5, seed=3)
+    >>> bool((many["b", "spearman"] == bootstrap_statistics(-x, y, "spearman", 5, 3)).all())
+    True
+    """
     y = np.asarray(y, dtype=float)
-    n = x.size
-    out = np.empty(n_resamples)
-    if n == 0 or n_resamples == 0:
-        out[:] = np.nan
+    arrays = {key: np.asarray(x, dtype=float) for key, x in xs.items()}
+    n = y.size
+    out: dict[tuple[_K, str], np.ndarray] = {}
+    vectorised = []
+    for key, x in arrays.items():
+        for method in methods:
+            if n == 0 or n_resamples == 0:
+                out[key, method] = np.full(n_resamples, np.nan)
+            elif method.startswith("kendall") and (
+                # the per-level passes cost n x levels per resample; beyond that scipy's loop
+                # is faster
+                min(np.unique(x).size, np.unique(y).size) * n > _KENDALL_WORK
+            ):
+                out[key, method] = _bootstrap_loop(x, y, method, n_resamples, seed)
+            else:
+                out[key, method] = np.empty(n_resamples)
+                vectorised.append((key, method))
+    if not vectorised:
         return out
-    # the per-level passes cost n x levels per resample; beyond that scipy's loop is faster
-    kendall_fast = method.startswith("kendall") and (
-        min(np.unique(x).size, np.unique(y).size) * n <= _KENDALL_WORK
-    )
-    if method.startswith("kendall") and not kendall_fast:
-        return _bootstrap_loop(x, y, method, n_resamples, seed)
-    chunk = max(1, min(n_resamples, 2_000_000 // max(n, 1)))
+    ties = {key: _tie_groups(arrays[key]) for key, method in vectorised if method == "spearman"}
+    exact = n <= _EXACT_RANKS
+    y_ties = _tie_groups(y) if ties and exact else None
+    chunk = max(1, min(n_resamples, 2_000_000 // n))
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore")  # degenerate resamples give NaN, dropped later
         for start, w in _resample_weights(n, n_resamples, seed, chunk):
-            if method == "pearson":
-                values = _weighted_pearson(w, x, y)
-            elif method == "spearman":
-                values = _weighted_pearson(w, _weighted_ranks(w, x), _weighted_ranks(w, y))
-            else:
-                values = _weighted_kendall(w, x, y, "c" if method.endswith("c") else "b")
-            out[start : start + len(w)] = values
+            y_ranks = _y_ranks(w, y_ties) if y_ties else None
+            for key, method in vectorised:
+                x = arrays[key]
+                if method == "pearson":
+                    values = _weighted_pearson(w, x, y)
+                elif method == "spearman" and y_ranks is not None:
+                    values = _spearman_chunk(ties[key], y_ranks)
+                elif method == "spearman":  # too many items for exact sums: plain arithmetic
+                    values = _weighted_pearson(w, _weighted_ranks(w, x), _weighted_ranks(w, y))
+                else:
+                    values = _weighted_kendall(w, x, y, "c" if method.endswith("c") else "b")
+                out[key, method][start : start + len(w)] = values
     return out
+
+
+#: Spearman's sums are exact up to this many items (their cube fits a double's mantissa)
+_EXACT_RANKS = 200_000
+
+
+def _tie_groups(x: np.ndarray) -> _Ties:
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    first = np.r_[True, xs[1:] != xs[:-1]]
+    group = np.empty(x.size, dtype=np.intp)
+    group[order] = np.cumsum(first) - 1
+    starts = None if first.all() else np.flatnonzero(first)
+    return order, starts, group
+
+
+@dataclass(frozen=True)
+class _RankedY:
+    """One chunk of resamples as Spearman needs it, shared by every x."""
+
+    counts: np.ndarray  # the weights as int32
+    m: np.ndarray  # resample sizes
+    wy: np.ndarray  # weight x twice y's centred mid-rank, per item
+    syy: np.ndarray  # spread of y's mid-ranks
+    sxx_untied: np.ndarray  # spread of the mid-ranks of any x without ties
+
+
+def _y_ranks(w: np.ndarray, y_ties: _Ties) -> _RankedY:
+    counts = w.astype(np.int32)
+    m = w.sum(axis=1)
+    twice, g = _twice_centred_ranks(counts, y_ties)
+    return _RankedY(counts, m, w * twice, _rank_spread(m, g), _rank_spread(m, counts))
+
+
+def _twice_centred_ranks(counts: np.ndarray, ties: _Ties) -> tuple[np.ndarray, np.ndarray]:
+    """Twice each item's weighted mid-rank less the mean rank (m + 1) / 2, as integers, and
+    the weight of each tie group (in sorted order)."""
+    order, starts, group = ties
+    g = np.take(counts, order, axis=1)
+    if starts is not None:
+        g = np.add.reduceat(g, starts, axis=1, dtype=np.int32)
+    # 2 mid-rank - (m + 1) = 2 (weight below) + g + 1 - (m + 1) = 2 cumsum(g) - g - m
+    twice = np.cumsum(g, axis=1, dtype=np.int32)
+    m = twice[:, -1:].copy()
+    twice *= 2
+    twice -= g
+    twice -= m
+    return np.take(twice, group, axis=1), g
+
+
+def _rank_spread(m: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Sum of squared deviations of the mid-ranks from their mean: (m³ - Σ g³) / 12."""
+    return (m * m * m - np.einsum("ij,ij,ij->i", g, g, g, dtype=float)) / 12
+
+
+def _spearman_chunk(x_ties: _Ties, y: _RankedY) -> np.ndarray:
+    """Spearman's rho of each resample, bit for bit ``_weighted_pearson`` of the weighted
+    mid-ranks, for less work.
+
+    Every sum there is exact (multiples of 1/4 below 2**51 while the items are at most
+    :data:`_EXACT_RANKS`), so these sums may be taken in any order and by any identity: the
+    ranks are built in int32 (fast cumulative sums), the mean rank (m + 1) / 2 is known, and
+    the spread of x's ranks needs only its tie groups' weights.
+    """
+    twice, g = _twice_centred_ranks(y.counts, x_ties)
+    sxx = y.sxx_untied if x_ties[1] is None else _rank_spread(y.m, g)
+    sxy = np.einsum("ij,ij->i", twice, y.wy, dtype=float) / 4
+    return sxy / np.sqrt(sxx * y.syy)
 
 
 #: Kendall is vectorised while (distinct values of the few-valued side) x items stays below this

@@ -119,6 +119,29 @@ def test_bootstrap_vectorised_pearson_matches_a_loop():
     np.testing.assert_allclose(fast, slow, rtol=1e-10)
 
 
+def test_bootstrap_many_equals_one_call_per_metric(monkeypatch):
+    from capeval_core.stats import bootstrap_many, bootstrap_statistics
+    from capeval_core.stats import correlation as corr
+
+    rng = np.random.default_rng(4)
+    human = rng.integers(1, 5, 300).astype(float)  # 4 grades
+    metrics = {
+        "fair": human + rng.normal(size=300),
+        "tied": np.round(human + rng.normal(size=300)),
+        "noise": rng.normal(size=300),
+    }
+    methods = ("pearson", "spearman", "kendall_b", "kendall_c")
+    many = bootstrap_many(metrics, human, methods, 250, seed=2)
+    assert set(many) == {(k, m) for k in metrics for m in methods}
+    for (key, method), values in many.items():
+        one = bootstrap_statistics(metrics[key], human, method, 250, seed=2)
+        assert np.array_equal(values, one, equal_nan=True), (key, method)
+    # Spearman's exact integer sums equal the plain weighted Pearson of the weighted ranks
+    monkeypatch.setattr(corr, "_EXACT_RANKS", 0)
+    plain = bootstrap_many(metrics, human, ("spearman",), 250, seed=2)
+    assert all(np.array_equal(plain[k], many[k]) for k in plain)
+
+
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall_b", "kendall_c"])
 def test_constant_input_gives_nan_with_scipy_warning(method):
     with pytest.warns(sps.ConstantInputWarning):
