@@ -398,14 +398,17 @@ __all__ = [
 ]
 
 
-def cosine(u: np.ndarray, v: np.ndarray) -> float:
+def cosine(u: np.ndarray, v: np.ndarray, *, norms: tuple[float, float] | None = None) -> float:
     """Cosine in float64, clipped to [-1, 1]; 0 when either vector is zero (nothing to
     compare, e.g. an empty caption).
+
+    ``norms``: the two vectors' ``np.linalg.norm``, when the caller has them already (a
+    batch compares each caption's vector with several others); the result is the same.
 
     >>> cosine(np.array([1.0, 0.0]), np.array([2.0, 0.0])), cosine(np.zeros(2), np.ones(2))
     (1.0, 0.0)
     """
-    nu, nv = float(np.linalg.norm(u)), float(np.linalg.norm(v))
+    nu, nv = norms if norms is not None else (float(np.linalg.norm(u)), float(np.linalg.norm(v)))
     if nu == 0.0 or nv == 0.0:
         return 0.0
-    return float(np.clip(np.dot(u, v) / (nu * nv), -1.0, 1.0))
+    return min(max(float(np.dot(u, v)) / (nu * nv), -1.0), 1.0)  # NaN stays NaN, as np.clip

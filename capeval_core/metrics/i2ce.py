@@ -100,34 +100,38 @@ class I2CE(Metric):
     def resources(self) -> dict[str, str]:
         return {"i2ce": self.encoder.identity}
 
-    def prepare(self, batch: Batch) -> dict[Tokens, np.ndarray]:
-        """Every distinct caption's sentence vector, encoded in one batched numpy call."""
+    def prepare(self, batch: Batch) -> dict[Tokens, tuple[I2CESide, float]]:
+        """Every distinct caption's side and vector norm, encoded in one batched numpy call."""
         unique = list(dict.fromkeys(batch.candidate_tokens))
         unique += [t for refs in batch.reference_tokens for t in refs]
         unique = list(dict.fromkeys(unique))
         return self._encode(unique)
 
-    def _encode(self, token_lists: list[Tokens]) -> dict[Tokens, np.ndarray]:
-        vectors = self.encoder.encode(token_lists, self.config.pooling)
+    def _encode(self, token_lists: list[Tokens]) -> dict[Tokens, tuple[I2CESide, float]]:
+        encoder = self.encoder
+        vectors = encoder.encode(token_lists, self.config.pooling)
         vectors.setflags(write=False)
-        return dict(zip(token_lists, vectors, strict=True))
-
-    def _side(self, tokens: Tokens, vectors: dict[Tokens, np.ndarray]) -> I2CESide:
-        return I2CESide(tokens, self.encoder.unknown(tokens), vectors[tokens])
+        return {
+            tokens: (I2CESide(tokens, encoder.unknown(tokens), v), float(np.linalg.norm(v)))
+            for tokens, v in zip(token_lists, vectors, strict=True)
+        }
 
     def segment(
         self,
         candidate: Tokens,
         references: tuple[Tokens, ...],
-        prepared: dict[Tokens, np.ndarray] | None,
+        prepared: dict[Tokens, tuple[I2CESide, float]] | None,
     ) -> tuple[float, I2CEDetails]:
-        vectors = prepared
-        if vectors is None:  # called outside score(): encode this item's captions only
-            vectors = self._encode(list(dict.fromkeys((candidate, *references))))
-        cand = self._side(candidate, vectors)
-        refs = tuple(self._side(r, vectors) for r in references)
+        sides = prepared
+        if sides is None:  # called outside score(): encode this item's captions only
+            sides = self._encode(list(dict.fromkeys((candidate, *references))))
+        cand, cand_norm = sides[candidate]
+        refs, ref_norms = zip(*(sides[r] for r in references), strict=True)
         # an empty caption has no vector: its cosine counts as 0, as MEAN's does
-        cosines = tuple(cosine(cand.vector, r.vector) for r in refs)
+        cosines = tuple(
+            cosine(cand.vector, r.vector, norms=(cand_norm, norm))
+            for r, norm in zip(refs, ref_norms, strict=True)
+        )
         note = ""
         if not candidate:
             note = "candidate has no tokens: 0"

@@ -101,47 +101,44 @@ class Mean(EmbeddingMetric):
     bounds = (-1.0, 1.0)
     Config = MeanConfig
 
-    def prepare(self, batch: Batch) -> dict[str, np.ndarray]:
-        """Every content word's vector (float64), looked up once for the batch."""
-        words = {t for toks in batch.candidate_tokens for t in toks}
-        words |= {t for refs in batch.reference_tokens for toks in refs for t in toks}
-        return self._lookup(words)
+    def prepare(self, batch: Batch) -> dict[Tokens, tuple[MeanSide, float]]:
+        """Every distinct caption's side and the norm of its mean vector, computed once for
+        the batch (the candidates of an image share references)."""
+        captions = dict.fromkeys(batch.candidate_tokens)
+        captions.update(dict.fromkeys(t for refs in batch.reference_tokens for t in refs))
+        return self._sides(list(captions))
 
-    def _lookup(self, words: set[str]) -> dict[str, np.ndarray]:
+    def _sides(self, captions: list[Tokens]) -> dict[Tokens, tuple[MeanSide, float]]:
+        """Each caption's side and norm, over one lookup of all their words' vectors."""
         emb = self.embeddings
-        known = sorted(w for w in words - wmd_stopwords() if w in emb)
-        if not known:
-            return {}
-        rows = emb.vectors(known, normalize=self.config.normalize).astype(np.float64)
-        return dict(zip(known, rows, strict=True))
-
-    def _side(self, tokens: Tokens, vectors: dict[str, np.ndarray]) -> MeanSide:
         stopwords = wmd_stopwords()
-        stop = tuple(t for t in tokens if t in stopwords)
-        content = [t for t in tokens if t not in stopwords]
-        words = tuple(t for t in content if t in vectors)
-        oov = tuple(t for t in content if t not in vectors)
-        if words:  # every token counts, so repeated words weigh more (as WMD's nBOW)
-            mean = np.mean(np.stack([vectors[w] for w in words]), axis=0)
-        else:
-            mean = np.zeros(self.embeddings.dimension)
-        mean.setflags(write=False)
-        return MeanSide(tokens, words, stop, oov, mean)
+        words = {t for toks in captions for t in toks} - stopwords
+        known = sorted(w for w in words if w in emb)
+        row = {w: i for i, w in enumerate(known)}
+        matrix = emb.vectors(known, normalize=self.config.normalize).astype(np.float64)
+        sides = {}
+        for tokens in captions:
+            side = _side(tokens, row, matrix, stopwords)
+            sides[tokens] = (side, float(np.linalg.norm(side.vector)))
+        return sides
 
     def segment(
         self,
         candidate: Tokens,
         references: tuple[Tokens, ...],
-        prepared: dict[str, np.ndarray] | None,
+        prepared: dict[Tokens, tuple[MeanSide, float]] | None,
     ) -> tuple[float, MeanDetails]:
-        vectors = prepared
-        if vectors is None:  # called outside score(): look up this item's words only
-            vectors = self._lookup(set(candidate).union(*references))
-        cand = self._side(candidate, vectors)
-        refs = tuple(self._side(r, vectors) for r in references)
+        sides = prepared
+        if sides is None:  # called outside score(): this item's captions only
+            sides = self._sides(list(dict.fromkeys((candidate, *references))))
+        cand, cand_norm = sides[candidate]
+        refs, ref_norms = zip(*(sides[r] for r in references), strict=True)
         # a side without content words has no direction: its cosine counts as 0, like WMD's
         # +∞ distance → 0 similarity (metric-spec §7), and is noted rather than raised
-        cosines = tuple(cosine(cand.vector, r.vector) if r.words else 0.0 for r in refs)
+        cosines = tuple(
+            cosine(cand.vector, r.vector, norms=(cand_norm, norm)) if r.words else 0.0
+            for r, norm in zip(refs, ref_norms, strict=True)
+        )
         note = ""
         if not cand.words:
             note = "candidate has no in-vocabulary content word (all stop words or OOV): 0"
@@ -150,6 +147,21 @@ class Mean(EmbeddingMetric):
             note = f"reference(s) {empty} have no in-vocabulary content word: cosine 0"
         value = math.fsum(cosines) / len(cosines)
         return value, MeanDetails(cand, refs, cosines, note, self.embeddings)
+
+
+def _side(
+    tokens: Tokens, row: dict[str, int], matrix: np.ndarray, stopwords: frozenset[str]
+) -> MeanSide:
+    """Stop words removed, OOV words dropped (metric-spec §7 steps 1-2), then the mean of
+    the remaining words' rows of ``matrix`` (float64)."""
+    stop = tuple(t for t in tokens if t in stopwords)
+    content = [t for t in tokens if t not in stopwords]
+    words = tuple(t for t in content if t in row)
+    oov = tuple(t for t in content if t not in row)
+    rows = matrix[[row[w] for w in words]]  # every token: repeated words weigh more (as WMD)
+    mean = np.mean(rows, axis=0) if words else np.zeros(matrix.shape[1])
+    mean.setflags(write=False)
+    return MeanSide(tokens, words, stop, oov, mean)
 
 
 __all__ = ["Mean", "MeanConfig", "MeanDetails", "MeanSide"]

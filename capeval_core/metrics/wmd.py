@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate, pairwise
 
 import numpy as np
 import pandas as pd
@@ -27,6 +29,8 @@ from capeval_core.tokenize import Tokens
 
 #: gensim 4.x: a cost matrix whose sum is below this is "all zeros" → distance +∞ (§7 step 6)
 ZERO_COST_SUM = 1e-8
+#: ``ot.emd``'s default iteration limit of the network simplex
+EMD_MAX_ITER = 100_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,8 +137,26 @@ class WMDDetails:
         )
 
 
+@dataclass(frozen=True, eq=False)
+class _Doc:
+    """A side with what the solver reads: its words' rows in the table, its nBOW weights as
+    float64 and their sum (as numpy sums them: ``ot.emd`` rescales by it)."""
+
+    side: Side
+    rows: np.ndarray
+    weights: np.ndarray
+    mass: np.float64
+
+    @classmethod
+    def of(cls, side: Side, table: _VectorTable) -> _Doc:
+        weights = np.array(side.weights)
+        rows = np.array([table.row[w] for w in side.words], dtype=np.intp)
+        return cls(side, rows, weights, weights.sum())
+
+
 class _VectorTable:
-    """The batch's word vectors, looked up once: word → row of a small float32 matrix."""
+    """The batch's word vectors, looked up once: word → row of a small float32 matrix; and
+    each distinct caption's side, built once (the candidates of an image share references)."""
 
     def __init__(self, embeddings: Embeddings, words: set[str], normalize: bool) -> None:
         known = sorted(w for w in words if w in embeddings)
@@ -145,6 +167,14 @@ class _VectorTable:
             if known
             else np.zeros((0, dim), dtype=np.float32)
         )
+        self._docs: dict[Tokens, _Doc] = {}
+
+    def doc(self, tokens: Tokens) -> _Doc:
+        """The side of ``tokens`` with its rows and weights (memoised per caption)."""
+        doc = self._docs.get(tokens)
+        if doc is None:
+            doc = self._docs[tokens] = _Doc.of(_side(tokens, self, wmd_stopwords()), self)
+        return doc
 
 
 def _side(tokens: Tokens, table: _VectorTable, stopwords: frozenset[str]) -> Side:
@@ -159,37 +189,59 @@ def _side(tokens: Tokens, table: _VectorTable, stopwords: frozenset[str]) -> Sid
     return Side(tokens, stop, oov, tuple(counts), tuple(c / float(n) for c in counts.values()))
 
 
+def _costs(candidate: _Doc, references: Sequence[_Doc], table: _VectorTable) -> list[np.ndarray]:
+    """§7 step 5: Euclidean costs in float64 (scipy's cdist, as gensim) on the float32 rows,
+    per reference; one cdist for all of them, as each entry depends on its two rows only."""
+    from scipy.spatial.distance import cdist
+
+    m = table.matrix
+    cost = cdist(m[candidate.rows], m[np.concatenate([r.rows for r in references])])
+    edges = accumulate((len(r.rows) for r in references), initial=0)
+    return [np.ascontiguousarray(cost[:, lo:hi]) for lo, hi in pairwise(edges)]
+
+
+def _emd(a: _Doc, b: _Doc, cost: np.ndarray) -> np.ndarray:
+    """The optimal plan, as ``ot.emd(a, b, cost)`` computes it: the same solver call on the
+    same arrays (positive float64 weights, C-ordered float64 costs), without the wrapper's
+    backend dispatch, marginal check and dual centring (the duals are not used), which take
+    four times as long as the solve on these small problems (POT 0.9.4 to 0.9.7)."""
+    from ot.lp.emd_wrap import check_result, emd_c
+
+    b_weights = b.weights * a.mass / b.mass  # ot.emd gives b the mass of a, in this order
+    plan, _, _, _, code = emd_c(a.weights, b_weights, cost, EMD_MAX_ITER, 1)
+    check_result(code)  # warns, as ot.emd does, when the solver stopped short of optimal
+    return plan
+
+
+def _distance(
+    candidate: _Doc, reference: _Doc, cost: np.ndarray
+) -> tuple[float, np.ndarray, np.ndarray, str]:
+    """``(distance, cost, plan, note)`` of two nBOW documents whose costs are known."""
+    empty = np.zeros((0, 0))
+    cand, ref = candidate.side, reference.side
+    # §7 step 2: an empty side (all stop words / OOV) → +∞
+    if not cand.words or not ref.words:
+        side = "candidate" if not cand.words else "reference"
+        return math.inf, empty, empty, f"{side} has no in-vocabulary content word"
+    # §7 step 3: one word type in the union → 0 (both sides hold that one word)
+    if len(cand.words) == 1 and cand.words == ref.words:
+        return 0.0, np.zeros((1, 1)), np.ones((1, 1)), "one word type on both sides"
+    # §7 step 6 (gensim 4.x): an (almost) all-zero cost matrix → +∞. The costs are >= 0, so
+    # their sum is at least the first one: only a matrix that starts near zero needs summing
+    if cost[0, 0] < ZERO_COST_SUM and abs(cost.sum()) < ZERO_COST_SUM:
+        return math.inf, cost, np.zeros_like(cost), "all word costs are zero"
+    # §7 step 7: exact EMD (POT's network simplex); the plan's cost is the distance
+    plan = _emd(candidate, reference, cost)
+    return float((plan * cost).sum()), cost, plan, ""
+
+
 def word_movers_distance(
     candidate: Side, reference: Side, table: _VectorTable
 ) -> tuple[float, np.ndarray, np.ndarray, str]:
     """``(distance, cost, plan, note)`` of two nBOW documents, following gensim 4.4's
     ``wmdistance`` step by step (metric-spec §7)."""
-    import ot
-    from scipy.spatial.distance import cdist
-
-    empty = np.zeros((0, 0))
-    # §7 step 2: an empty side (all stop words / OOV) → +∞
-    if not candidate.words or not reference.words:
-        side = "candidate" if not candidate.words else "reference"
-        return math.inf, empty, empty, f"{side} has no in-vocabulary content word"
-    # §7 step 3: one word type in the union → 0 (both sides hold that one word)
-    if len(candidate.words) == 1 and candidate.words == reference.words:
-        return 0.0, np.zeros((1, 1)), np.ones((1, 1)), "one word type on both sides"
-    # §7 step 5: Euclidean costs in float64 (scipy's cdist, as gensim) on the float32 rows
-    m = table.matrix
-    cost = cdist(
-        m[[table.row[w] for w in candidate.words]], m[[table.row[w] for w in reference.words]]
-    )
-    # §7 step 6 (gensim 4.x): an (almost) all-zero cost matrix → +∞
-    if abs(np.sum(cost)) < ZERO_COST_SUM:
-        return math.inf, cost, np.zeros_like(cost), "all word costs are zero"
-    # §7 step 7: exact EMD; POT's ot.emd returns the plan, whose cost is the distance. Both
-    # weight vectors are count / total, so the marginal check and the dual centring (which
-    # only shift the unused potentials) are skipped: they cost more than the solve itself.
-    a = np.array(candidate.weights)
-    b = np.array(reference.weights)
-    plan = ot.emd(a, b, cost, check_marginals=False, center_dual=False)
-    return float((plan * cost).sum()), cost, plan, ""
+    cand, ref = _Doc.of(candidate, table), _Doc.of(reference, table)
+    return _distance(cand, ref, _costs(cand, [ref], table)[0])
 
 
 class WMD(EmbeddingMetric):
@@ -224,20 +276,21 @@ class WMD(EmbeddingMetric):
         if table is None:  # called outside score(): look up this item's words only
             words = set(candidate).union(*references) - stopwords
             table = _VectorTable(self.embeddings, words, self.config.normalize)
-        cand = _side(candidate, table, stopwords)
+        cand = table.doc(candidate)
+        refs = [table.doc(r) for r in references]
+        costs = _costs(cand, refs, table)
         pairs = []
-        for j, ref in enumerate(references):
-            side = _side(ref, table, stopwords)
-            distance, cost, plan, note = word_movers_distance(cand, side, table)
+        for j, ref in enumerate(refs):
+            distance, cost, plan, note = _distance(cand, ref, costs[j])
             # §7: similarity exp(-d / sigma); +∞ → 0
             similarity = 0.0 if math.isinf(distance) else math.exp(-distance / self.config.sigma)
             for arr in (cost, plan):
                 arr.setflags(write=False)
-            pairs.append(WMDPair(j, cand, side, cost, plan, distance, similarity, note))
+            pairs.append(WMDPair(j, cand.side, ref.side, cost, plan, distance, similarity, note))
         # §7: per image the max over references (first on ties)
         best = max(range(len(pairs)), key=lambda k: (pairs[k].similarity, -k))
         note = ""
-        if not cand.words:
+        if not cand.side.words:
             note = "candidate has no in-vocabulary content word (all stop words or OOV): 0"
         elif all(math.isinf(p.distance) for p in pairs):
             note = "no reference could be compared (distance +inf): 0"

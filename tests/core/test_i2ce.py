@@ -98,6 +98,46 @@ def test_batched_encoding_equals_one_by_one(pooling):
     np.testing.assert_allclose(together, alone, rtol=0, atol=1e-12)
 
 
+def _plain_run(enc: I2CEEncoder, x, mask, weights, steps):
+    """The GRU direction written as the plain equations (fresh arrays everywhere)."""
+    w_ih, w_hh, b_ih, b_hh = weights
+    hid = enc.hidden
+
+    def sigmoid(a):
+        return 0.5 * (1.0 + np.tanh(0.5 * a))
+
+    n_rows, t, e = x.shape
+    gates_x = (x.reshape(n_rows * t, e) @ w_ih.T + b_ih).reshape(n_rows, t, 3 * hid)
+    h = np.zeros((n_rows, hid))
+    total = np.zeros((n_rows, hid))
+    for step in steps:
+        gx = gates_x[:, step]
+        gh = h @ w_hh.T + b_hh
+        r = sigmoid(gx[:, :hid] + gh[:, :hid])
+        z = sigmoid(gx[:, hid : 2 * hid] + gh[:, hid : 2 * hid])
+        n = np.tanh(gx[:, 2 * hid :] + r * gh[:, 2 * hid :])
+        new = (1.0 - z) * n + z * h
+        h = np.where(mask[:, step, None], new, h)
+        total += np.where(mask[:, step, None], new, 0.0)
+    return h, total
+
+
+def test_in_place_steps_equal_the_plain_equations_bit_for_bit():
+    """The encoder reuses its step buffers; the numbers are those of the plain equations."""
+    enc = default_encoder()
+    seqs = [enc.ids(t) for t in sorted(_val_tokens(60), key=len)]
+    t = max(map(len, seqs))
+    ids = np.zeros((len(seqs), t), dtype=np.int64)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = s
+    mask = ids != 0
+    x = enc.embeddings[ids]
+    for direction, steps in (("", range(t)), ("_reverse", range(t - 1, -1, -1))):
+        got = enc._run(x, mask, enc.weights[direction], steps)
+        expected = _plain_run(enc, x, mask, enc.weights[direction], steps)
+        assert all(np.array_equal(g, e) for g, e in zip(got, expected, strict=True))
+
+
 # -- the metric -----------------------------------------------------------------------------
 def test_reference_values_and_details():
     r = I2CE().score(
@@ -284,3 +324,19 @@ def test_train_writes_weights_the_numpy_encoder_reads(tmp_path):
     np.testing.assert_allclose(enc.encode(tokens), _torch_vectors(arrays, tokens), atol=1e-5)
     assert torch.get_num_threads() == 1
     assert json.loads((tmp_path / CONFIG_FILE).read_text())["training"]["hidden"] == 8
+
+
+def test_candidates_sharing_references_score_as_if_alone():
+    """Sides and norms are computed once per distinct caption in a batch. Encoded alone, a
+    caption goes through BLAS in a batch of another shape, hence the 1e-12."""
+    refs = ["a dog runs on the grass", "a brown dog running", "a zxqvword", "a cat sleeps"]
+    cands = ["a dog running on grass", "a dog", "", "a cat on a sofa", "a dog"]
+    metric = I2CE()
+    together = metric.score(cands, [refs] * len(cands)).segments
+    assert together[0].details.references[0] is together[1].details.references[0]
+    assert together[1].value == together[4].value
+    for cand, seg in zip(cands, together, strict=True):
+        alone = metric.score([cand], [refs]).segments[0]
+        assert seg.value == pytest.approx(alone.value, abs=1e-12)
+        assert seg.details.cosines == pytest.approx(alone.details.cosines, abs=1e-12)
+        assert seg.details.note == alone.details.note

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from capeval_core.embeddings import Embeddings, default_embeddings
+from capeval_core.embeddings import Embeddings, cosine, default_embeddings
 from capeval_core.metrics import get_metric
 from capeval_core.metrics.mean import Mean, MeanDetails
 from capeval_core.stopwords import wmd_stopwords
@@ -139,3 +139,28 @@ def test_pickled_details_drop_the_vector_table_but_keep_nearest_words():
     assert copy.candidate_nearest == details.candidate_nearest
     assert copy.reference_nearest == details.reference_nearest
     assert details.embeddings is not None  # the original keeps its table
+
+
+def test_candidates_sharing_references_score_as_if_alone(glove):
+    """Sides and norms are computed once per distinct caption in a batch; an item's values
+    are those it gets when scored on its own."""
+    refs = ["a dog runs on the grass", "a brown dog running", "the of", "a cat sleeps"]
+    cands = ["a dog running on grass", "a dog", "xqzzyv", "a cat on a sofa", "a dog"]
+    metric = Mean(embeddings=glove)
+    together = metric.score(cands, [refs] * len(cands)).segments
+    assert together[0].details.references[0] is together[1].details.references[0]
+    for cand, seg in zip(cands, together, strict=True):
+        alone = metric.score([cand], [refs]).segments[0]
+        assert seg.value == alone.value and seg.details.cosines == alone.details.cosines
+        assert np.array_equal(seg.details.candidate.vector, alone.details.candidate.vector)
+        assert seg.details.note == alone.details.note
+
+
+def test_cosine_with_known_norms_is_the_same_number():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        u, v = rng.standard_normal((2, 50))
+        norms = (float(np.linalg.norm(u)), float(np.linalg.norm(v)))
+        assert cosine(u, v, norms=norms) == cosine(u, v)
+    assert cosine(np.ones(3), np.ones(3), norms=(3**0.5, 3**0.5)) <= 1.0
+    assert cosine(np.zeros(3), np.ones(3), norms=(0.0, 3**0.5)) == 0.0

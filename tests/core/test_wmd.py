@@ -10,7 +10,15 @@ import pytest
 
 from capeval_core.embeddings import Embeddings, _keyed_vectors, default_embeddings
 from capeval_core.metrics import get_metric
-from capeval_core.metrics.wmd import WMD, WMDDetails, _side, _VectorTable, word_movers_distance
+from capeval_core.metrics.wmd import (
+    WMD,
+    WMDDetails,
+    _costs,
+    _emd,
+    _side,
+    _VectorTable,
+    word_movers_distance,
+)
 from capeval_core.stopwords import wmd_stopwords
 
 
@@ -164,6 +172,55 @@ def test_segment_without_prepare(glove):
     value, details = metric.segment(("dog", "runs"), (("dog", "sprints"),), None)
     batch_value = metric.score(["dog runs"], [["dog sprints"]]).value
     assert value == batch_value and details.winner.candidate.words == ("dog", "runs")
+
+
+_IMAGE_REFERENCES = [
+    "a dog runs on the grass",
+    "a brown dog running across a field",
+    "the of",  # no content word
+    "a cat sleeps on a sofa",
+]
+_IMAGE_CANDIDATES = [
+    "a dog running on grass",
+    "a dog",
+    "xqzzyv blorptang",
+    "a cat on a sofa",
+    "a dog running on grass",
+]
+
+
+def test_candidates_sharing_references_score_as_if_alone(glove):
+    """Sides are built once per distinct caption in a batch; an item's values and evidence
+    are those it gets when scored on its own."""
+    metric = WMD(embeddings=glove)
+    n = len(_IMAGE_CANDIDATES)
+    together = metric.score(_IMAGE_CANDIDATES, [_IMAGE_REFERENCES] * n).segments
+    assert together[0].details.pairs[1].reference is together[1].details.pairs[1].reference
+    for cand, seg in zip(_IMAGE_CANDIDATES, together, strict=True):
+        alone = metric.score([cand], [_IMAGE_REFERENCES]).segments[0]
+        assert seg.value == alone.value and seg.details.best == alone.details.best
+        for p, q in zip(seg.details.pairs, alone.details.pairs, strict=True):
+            assert p.distance == q.distance or (math.isinf(p.distance) and math.isinf(q.distance))
+            assert np.array_equal(p.cost, q.cost) and np.array_equal(p.plan, q.plan)
+            assert p.candidate == q.candidate and p.reference == q.reference
+
+
+def test_solver_call_equals_ot_emd(glove):
+    """``_emd`` calls POT's network simplex directly: the plan is ``ot.emd``'s, bit for bit
+    (a POT upgrade that changes what ``ot.emd`` does first shows up here)."""
+    import ot
+
+    captions = [tuple(c.split()) for c in _IMAGE_REFERENCES + _IMAGE_CANDIDATES]
+    captions += [("dog", "dog", "cat", "grass", "field"), ("sofa", "cat", "cat")]
+    table = _VectorTable(glove, {w for c in captions for w in c}, normalize=True)
+    docs = [table.doc(c) for c in captions if table.doc(c).side.words]
+    solved = 0
+    for a in docs:
+        for b, cost in zip(docs, _costs(a, docs, table), strict=True):
+            expected = ot.emd(a.weights, b.weights, cost)
+            assert np.array_equal(_emd(a, b, cost), expected)
+            solved += 1
+    assert solved > 50
 
 
 def test_signature_records_vectors_and_normalisation(glove):
