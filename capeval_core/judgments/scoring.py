@@ -251,6 +251,14 @@ def _tasks(
     return sorted(tasks, key=lambda t: t[0] not in whole)
 
 
+def _one_blas_thread() -> None:
+    """Runs first in each worker: the workers are the parallelism, so BLAS threads inside
+    them would only compete for the same cores (I2CE's encoder ran 2x slower that way)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+
+
 def _score_in_workers(
     tasks: Sequence[tuple[str, int, int]],
     todo: Sequence[tuple[str, Path]],
@@ -268,7 +276,9 @@ def _score_in_workers(
     parts: dict[str, dict[int, dict[str, np.ndarray]]] = {m: {} for m in paths}
     expected = {m: sum(1 for t in tasks if t[0] == m) for m in paths}
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(tasks)), mp_context=context, initializer=_one_blas_thread
+    ) as pool:
         futures = {
             pool.submit(
                 _score_metric,
