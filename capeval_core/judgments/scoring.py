@@ -21,6 +21,7 @@ import json
 import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -271,14 +272,42 @@ def _score_in_workers(
     on_error: str,
 ) -> None:
     """Score ``tasks`` in spawned worker processes (fresh interpreters: safe to start from
-    the app's threaded server); a metric is finished when all its parts are back."""
+    the app's threaded server); a metric is finished when all its parts are back. A part
+    whose worker died (or a pool that cannot start) is scored in this process instead."""
     paths = dict(todo)
     parts: dict[str, dict[int, dict[str, np.ndarray]]] = {m: {} for m in paths}
     expected = {m: sum(1 for t in tasks if t[0] == m) for m in paths}
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=min(workers, len(tasks)), mp_context=context, initializer=_one_blas_thread
-    ) as pool:
+
+    def here(mkey: str, start: int, stop: int) -> dict[str, np.ndarray]:
+        opts = options.get(mkey, {})
+        return _score_metric(mkey, opts, tokenizer, [b.part(start, stop) for b in batches])
+
+    def collect(mkey: str, start: int, values: Callable[[], dict[str, np.ndarray]]) -> None:
+        if mkey in skipped:
+            return
+        try:
+            parts[mkey][start] = values()
+        except CapevalError as exc:
+            if on_error != "skip":
+                raise
+            skipped[mkey] = str(exc)
+            return
+        if len(parts[mkey]) == expected[mkey]:
+            ordered = [parts[mkey][k] for k in sorted(parts[mkey])]
+            merged = {k: np.concatenate([p[k] for p in ordered], axis=1) for k in ordered[0]}
+            finish(mkey, paths[mkey], merged)
+
+    try:
+        pool = ProcessPoolExecutor(
+            max_workers=min(workers, len(tasks)),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_one_blas_thread,
+        )
+    except (OSError, RuntimeError):  # no process support here
+        for mkey, start, stop in tasks:
+            collect(mkey, start, lambda m=mkey, a=start, b=stop: here(m, a, b))
+        return
+    with pool:
         futures = {
             pool.submit(
                 _score_metric,
@@ -286,25 +315,23 @@ def _score_in_workers(
                 options.get(mkey, {}),
                 tokenizer,
                 [b.part(start, stop) for b in batches],
-            ): (mkey, start)
+            ): (mkey, start, stop)
             for mkey, start, stop in tasks
         }
         for future in as_completed(futures):
-            mkey, start = futures[future]
-            if mkey in skipped:
-                continue
+            mkey, start, stop = futures[future]
+
+            def values(future=future, mkey=mkey, start=start, stop=stop):
+                try:
+                    return future.result()
+                except (BrokenProcessPool, OSError):  # the worker died: score the part here
+                    return here(mkey, start, stop)
+
             try:
-                parts[mkey][start] = future.result()
-            except CapevalError as exc:
-                if on_error != "skip":
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise
-                skipped[mkey] = str(exc)
-                continue
-            if len(parts[mkey]) == expected[mkey]:
-                ordered = [parts[mkey][k] for k in sorted(parts[mkey])]
-                values = {k: np.concatenate([p[k] for p in ordered], axis=1) for k in ordered[0]}
-                finish(mkey, paths[mkey], values)
+                collect(mkey, start, values)
+            except CapevalError:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
 
 
 def _batches(

@@ -399,3 +399,42 @@ def test_worker_processes_give_the_serial_values(monkeypatch):
     for k in keys:
         assert np.array_equal(parallel.values[k], serial.values[k]), k
     assert seen[-1] == len(keys)
+
+
+@pytest.mark.parametrize("failure", ["pool cannot start", "worker died"])
+def test_scoring_survives_worker_failures(monkeypatch, failure):
+    """A pool that cannot start, or a worker that dies, costs only speed: those parts are
+    scored in this process, to the same values."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    import capeval_core.judgments.scoring as scoring
+    from capeval_core.judgments.demo import demo_graded
+
+    class DeadPool:
+        def __init__(self, *args, **kwargs):
+            if failure == "pool cannot start":
+                raise OSError("no semaphores here")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, *args):
+            future = Future()
+            future.set_exception(BrokenProcessPool("a worker died"))
+            return future
+
+        def shutdown(self, **kwargs):
+            pass
+
+    monkeypatch.setattr(scoring, "MIN_PART", 4)
+    js = demo_graded(4, seed=1)
+    keys = ["bleu_4", "rouge_l", "cider_d"]
+    serial = scoring.score_judgments(js, keys, use_cache=False)
+    monkeypatch.setattr(scoring, "ProcessPoolExecutor", DeadPool)
+    rescued = scoring.score_judgments(js, keys, workers=2, use_cache=False)
+    for k in keys:
+        assert np.array_equal(rescued.values[k], serial.values[k]), k
