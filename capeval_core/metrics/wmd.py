@@ -12,7 +12,10 @@ zero-mass rows and columns, which the exact solver ignores) and keeps the plan.
 
 from __future__ import annotations
 
+import functools
 import math
+import os
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -200,13 +203,43 @@ def _costs(candidate: _Doc, references: Sequence[_Doc], table: _VectorTable) -> 
     return [np.ascontiguousarray(cost[:, lo:hi]) for lo, hi in pairwise(edges)]
 
 
+#: POT's switches for its optional array backends (WMD hands it numpy arrays only)
+POT_BACKENDS_OFF = (
+    "POT_BACKEND_DISABLE_PYTORCH",
+    "POT_BACKEND_DISABLE_JAX",
+    "POT_BACKEND_DISABLE_CUPY",
+    "POT_BACKEND_DISABLE_TENSORFLOW",
+)
+
+
+@functools.cache
+def _emd_solver():
+    """POT's network simplex and its result check.
+
+    Importing POT imports PyTorch, JAX, CuPy and TensorFlow wherever they are installed
+    (seconds and hundreds of MB in every process, scoring workers included), none of which
+    WMD uses; so unless POT is already loaded, its own switches turn them off for the import
+    and are put back afterwards.
+    """
+    if "ot" not in sys.modules:
+        unset = [k for k in POT_BACKENDS_OFF if k not in os.environ]
+        os.environ.update(dict.fromkeys(unset, "1"))
+        try:
+            import ot.lp.emd_wrap  # noqa: F401
+        finally:
+            for key in unset:
+                os.environ.pop(key, None)
+    from ot.lp.emd_wrap import check_result, emd_c
+
+    return emd_c, check_result
+
+
 def _emd(a: _Doc, b: _Doc, cost: np.ndarray) -> np.ndarray:
     """The optimal plan, as ``ot.emd(a, b, cost)`` computes it: the same solver call on the
     same arrays (positive float64 weights, C-ordered float64 costs), without the wrapper's
     backend dispatch, marginal check and dual centring (the duals are not used), which take
     four times as long as the solve on these small problems (POT 0.9.4 to 0.9.7)."""
-    from ot.lp.emd_wrap import check_result, emd_c
-
+    emd_c, check_result = _emd_solver()
     b_weights = b.weights * a.mass / b.mass  # ot.emd gives b the mass of a, in this order
     plan, _, _, _, code = emd_c(a.weights, b_weights, cost, EMD_MAX_ITER, 1)
     check_result(code)  # warns, as ot.emd does, when the solver stopped short of optimal

@@ -278,3 +278,24 @@ def test_matches_gensim_wmdistance_on_1000_coco_pairs(glove, normalize):
             pairs += 1
     assert pairs > 4000
     assert worst < 1e-9
+
+
+def test_pot_imported_without_its_optional_backends():
+    """WMD imports POT with its PyTorch/JAX/CuPy/TensorFlow backends switched off (they cost
+    seconds and hundreds of MB per process), and leaves the switches as it found them."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("PyTorch is not installed: nothing to keep out")
+    code = (
+        "import os, sys\n"
+        "import capeval_core\n"
+        "capeval_core.score('wmd', ['a dog runs'], [['a dog is running']])\n"
+        "assert 'ot' in sys.modules and 'torch' not in sys.modules\n"
+        "assert not [k for k in os.environ if k.startswith('POT_BACKEND_')]\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
