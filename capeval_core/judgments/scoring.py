@@ -278,9 +278,11 @@ def _score_in_workers(
     parts: dict[str, dict[int, dict[str, np.ndarray]]] = {m: {} for m in paths}
     expected = {m: sum(1 for t in tasks if t[0] == m) for m in paths}
 
+    def task(mkey: str, start: int, stop: int) -> tuple[Any, ...]:
+        return (mkey, options.get(mkey, {}), tokenizer, [b.part(start, stop) for b in batches])
+
     def here(mkey: str, start: int, stop: int) -> dict[str, np.ndarray]:
-        opts = options.get(mkey, {})
-        return _score_metric(mkey, opts, tokenizer, [b.part(start, stop) for b in batches])
+        return _score_metric(*task(mkey, start, stop))
 
     def collect(mkey: str, start: int, values: Callable[[], dict[str, np.ndarray]]) -> None:
         if mkey in skipped:
@@ -309,13 +311,7 @@ def _score_in_workers(
         return
     with pool:
         futures = {
-            pool.submit(
-                _score_metric,
-                mkey,
-                options.get(mkey, {}),
-                tokenizer,
-                [b.part(start, stop) for b in batches],
-            ): (mkey, start, stop)
+            pool.submit(_score_metric, *task(mkey, start, stop)): (mkey, start, stop)
             for mkey, start, stop in tasks
         }
         for future in as_completed(futures):
