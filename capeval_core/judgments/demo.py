@@ -84,6 +84,31 @@ def _setup(n_images: int, seed: int):
     return data, rng, _Corruptor(pool, rng)
 
 
+def _other_caption(data, i: int, rng: np.random.Generator) -> str:
+    """The first caption of a random other image (image ``i``'s own when it is alone)."""
+    if len(data) < 2:
+        return data[i][1][0]
+    return data[(i + 1 + rng.integers(len(data) - 1)) % len(data)][1][0]
+
+
+def _synthetic_set(
+    kind: str, items: list, columns: tuple[str, ...], name: str, seed: int, notes: tuple[str, ...]
+) -> JudgmentSet:
+    """A demo JudgmentSet: every generated item kept, format ``demo-<name>``, marked synthetic."""
+    return JudgmentSet(
+        kind,
+        tuple(items),
+        columns,
+        _label(name, seed),
+        n_read=len(items),
+        n_kept=len(items),
+        format=f"demo-{name}",
+        preset="synthetic",
+        notes=notes,
+        synthetic=True,
+    )
+
+
 def demo_graded(n_images: int = 200, *, systems: int = 5, seed: int = 0) -> JudgmentSet:
     """A graded set: per image one candidate per synthetic system; quality 1-5 from the
     corruption level (5 - level) plus rater noise. System *k* tends to corruption level *k*.
@@ -95,11 +120,7 @@ def demo_graded(n_images: int = 200, *, systems: int = 5, seed: int = 0) -> Judg
     data, rng, corruptor = _setup(n_images, seed)
     items = []
     for i, (image, caps) in enumerate(data):
-        other = (
-            data[(i + 1 + rng.integers(len(data) - 1)) % len(data)][1][0]
-            if len(data) > 1
-            else caps[0]
-        )
+        other = _other_caption(data, i, rng)
         for k in range(systems):
             level = int(np.clip(round(k * 4 / max(systems - 1, 1) + rng.normal(0, 0.8)), 0, 4))
             candidate = corruptor.corrupt(caps[0], level, other)
@@ -118,18 +139,7 @@ def demo_graded(n_images: int = 200, *, systems: int = 5, seed: int = 0) -> Judg
         "SYNTHETIC: scores come from controlled corruption levels, not from people; "
         + "; ".join(f"level {k}: {v}" for k, v in LEVELS.items()),
     )
-    return JudgmentSet(
-        "graded",
-        tuple(items),
-        ("quality", "corruption_level"),
-        _label("graded", seed),
-        n_read=len(items),
-        n_kept=len(items),
-        format="demo-graded",
-        preset="synthetic",
-        notes=notes,
-        synthetic=True,
-    )
+    return _synthetic_set("graded", items, ("quality", "corruption_level"), "graded", seed, notes)
 
 
 def _votes(rng: np.random.Generator, p_a: float, n: int = 10) -> tuple[int, int]:
@@ -145,11 +155,7 @@ def demo_pairwise(n_images: int = 400, *, seed: int = 0) -> JudgmentSet:
     items = []
     for i, (image, caps) in enumerate(data):
         category = ("HC", "HI", "HM", "MM")[i % 4]
-        other = (
-            data[(i + 1 + rng.integers(len(data) - 1)) % len(data)][1][0]
-            if len(data) > 1
-            else caps[0]
-        )
+        other = _other_caption(data, i, rng)
         refs = caps[2:]
         if category == "HC":
             a, b, p = caps[0], caps[1], 0.5
@@ -178,17 +184,8 @@ def demo_pairwise(n_images: int = 400, *, seed: int = 0) -> JudgmentSet:
                 category,
             )
         )
-    return JudgmentSet(
-        "pairwise",
-        tuple(items),
-        (),
-        _label("pairwise", seed),
-        n_read=len(items),
-        n_kept=len(items),
-        format="demo-pairwise",
-        preset="synthetic",
-        notes=("SYNTHETIC: votes are simulated",),
-        synthetic=True,
+    return _synthetic_set(
+        "pairwise", items, (), "pairwise", seed, ("SYNTHETIC: votes are simulated",)
     )
 
 
@@ -199,11 +196,7 @@ def demo_distractors(n_images: int = 200, *, seed: int = 0) -> JudgmentSet:
     data, rng, corruptor = _setup(n_images, seed)
     items = []
     for i, (image, caps) in enumerate(data):
-        other = (
-            data[(i + 1 + rng.integers(len(data) - 1)) % len(data)][1][0]
-            if len(data) > 1
-            else caps[0]
-        )
+        other = _other_caption(data, i, rng)
         words = caps[0].split()
         distracted = {
             "other-image": other,
@@ -225,15 +218,11 @@ def demo_distractors(n_images: int = 200, *, seed: int = 0) -> JudgmentSet:
                     kind,
                 )
             )
-    return JudgmentSet(
+    return _synthetic_set(
         "pairwise",
-        tuple(items),
+        items,
         (),
-        _label("distractors", seed),
-        n_read=len(items),
-        n_kept=len(items),
-        format="demo-distractors",
-        preset="synthetic",
-        notes=("SYNTHETIC: candidate_a is the correct caption by construction",),
-        synthetic=True,
+        "distractors",
+        seed,
+        ("SYNTHETIC: candidate_a is the correct caption by construction",),
     )
