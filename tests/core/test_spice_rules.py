@@ -171,3 +171,24 @@ def test_spacy_import_leaves_torch_importable():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "3"
+
+
+def test_parser_multiplies_with_numpy_blas_to_the_same_tuples(parsed):
+    """Every layer of the loaded model uses numpy's BLAS (scene_graph.MATMUL), and the tuples
+    equal those of thinc's default blis ops on the rule sentences."""
+    from thinc.api import NumpyOps
+
+    import capeval_core.scene_graph as sg
+
+    parser = CaptionParser(cache=False, n_process=1)
+    parser._load()
+    nodes = [node for _, comp in parser._nlp.pipeline for node in comp.model.walk()]
+    assert nodes and all(not node.ops.use_blis for node in nodes)
+    assert sg.MATMUL in sg.model_identity()
+    blis = NumpyOps(use_blis=True)
+    for node in nodes:
+        node.ops = blis
+    captions = [c for c, _ in CASES]
+    assert dict(zip(captions, parser.tuples_of(captions), strict=True)) == {
+        c: parsed[c] for c in captions
+    }
