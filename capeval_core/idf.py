@@ -11,6 +11,7 @@ from __future__ import annotations
 import pickle
 import sys
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import numpy as np
 
@@ -53,15 +54,30 @@ def build_coco_val_document_frequency(tokenizer: Tokenizer) -> DocumentFrequency
     )
 
 
+def _read(path: Path) -> DocumentFrequency | None:
+    if not path.exists():
+        return None
+    try:
+        with path.open("rb") as fh:
+            df, n = pickle.load(fh)
+        return DocumentFrequency(df, float(np.log(float(n))), n, "coco-val2014")
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
+        print(f"capeval: rebuilding the unreadable IDF cache {path} ({exc})", file=sys.stderr)
+        return None
+
+
 def _load_or_build(tokenizer: Tokenizer) -> DocumentFrequency:
     path = _cache_path(tokenizer)
-    if path.exists():
-        try:
-            with path.open("rb") as fh:
-                df, n = pickle.load(fh)
-            return DocumentFrequency(df, float(np.log(float(n))), n, "coco-val2014")
-        except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
-            print(f"capeval: rebuilding the unreadable IDF cache {path} ({exc})", file=sys.stderr)
+    table = _read(path)
+    if table is None:
+        with resources.build_lock(path):
+            table = _read(path)  # another process may have built it meanwhile
+            if table is None:
+                table = _build(tokenizer, path)
+    return table
+
+
+def _build(tokenizer: Tokenizer, path: Path) -> DocumentFrequency:
     print(
         "capeval: building the COCO val2014 document frequencies once (about a minute); "
         f"cached in {path}",
@@ -73,6 +89,10 @@ def _load_or_build(tokenizer: Tokenizer) -> DocumentFrequency:
             pickle.dump((table.df, table.documents), fh, protocol=pickle.HIGHEST_PROTOCOL)
     except OSError as exc:
         raise ResourceError(f"cannot write the IDF cache {path}: {exc}") from exc
+    # tables of this tokenizer built from other versions of the captions
+    for stale in path.parent.glob(f"{COCO_VAL_IDF_VERSION}-{tokenizer.name}-*.pickle"):
+        if stale != path:
+            stale.unlink(missing_ok=True)
     return table
 
 

@@ -32,6 +32,7 @@ import numpy as np
 from capeval_core.errors import MissingResourceError, ResourceError
 from capeval_core.resources import (
     atomic_write,
+    build_lock,
     cache_dir,
     package_version,
     pycocoevalcap_file,
@@ -581,21 +582,28 @@ def paraphrase_index() -> ParaphraseIndex:
     if _INDEX is not None and _INDEX.header.get("source_stamp") == stamp:
         return _INDEX
     path = paraphrase_index_path()
-    index = None
-    if path.is_file():
-        try:
-            index = ParaphraseIndex(path)
-        except (ResourceError, ValueError, KeyError, OSError):
-            index = None  # truncated or foreign file: rebuild it
-        if index is not None and (
-            index.header.get("source_stamp") != stamp or index.header.get("format") != INDEX_FORMAT
-        ):
-            index = None
+    index = _current_index(path, stamp)
     if index is None:
-        build_paraphrase_index(source, path)
-        index = ParaphraseIndex(path)
-        for stale in path.parent.glob("meteor-paraphrase-en.v*.idx"):
-            if stale != path:  # indexes of older capeval formats
-                stale.unlink(missing_ok=True)
+        with build_lock(path):
+            index = _current_index(path, stamp)  # another process may have built it meanwhile
+            if index is None:
+                build_paraphrase_index(source, path)
+                index = ParaphraseIndex(path)
+                for stale in path.parent.glob("meteor-paraphrase-en.v*.idx"):
+                    if stale != path:  # indexes of older capeval formats
+                        stale.unlink(missing_ok=True)
     _INDEX = index
+    return index
+
+
+def _current_index(path: Path, stamp: str) -> ParaphraseIndex | None:
+    """The index at ``path`` if it is readable and built from this table by this format."""
+    if not path.is_file():
+        return None
+    try:
+        index = ParaphraseIndex(path)
+    except (ResourceError, ValueError, KeyError, OSError):
+        return None  # truncated or foreign file: rebuild it
+    if index.header.get("source_stamp") != stamp or index.header.get("format") != INDEX_FORMAT:
+        return None
     return index

@@ -8,6 +8,7 @@ import pytest
 
 from capeval_core import score
 from capeval_core.metrics.cider import CiderD
+from capeval_core.tokenize import get_tokenizer
 
 CANDS = ["a dog runs on the grass", "a cat sleeps on a sofa", "a red bus on a street"]
 REFS = [["a dog running on grass"], ["a cat sleeping on a couch"], ["a bus on the road"]]
@@ -31,6 +32,8 @@ def test_coco_val_idf_scores_a_single_image(tmp_path, monkeypatch):
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(idf, "_tables", {})  # build it here, not from this process's memory
+    stale = tmp_path / f"{idf.COCO_VAL_IDF_VERSION}-ptb-corenlp-3.4.1-1-0123456789abcdef.pickle"
+    stale.write_bytes(b"a table built from another version of the captions")
     result = score(
         "cider_d", ["a man riding a horse"], [["a man rides a horse"]], idf="coco-val2014"
     )
@@ -38,6 +41,9 @@ def test_coco_val_idf_scores_a_single_image(tmp_path, monkeypatch):
     assert result.details.documents == 40_504
     assert result.value > 1.0
     assert "idf-source:coco-val2014" in str(result.signature)
-    assert list(tmp_path.glob("coco-val2014-df-*.pickle"))  # cached for the next process
+    # cached for the next process; the stale table of the same tokenizer is removed
+    assert [p.name for p in tmp_path.glob("coco-val2014-df-*.pickle")] == [
+        idf._cache_path(get_tokenizer("ptb")).name
+    ]
     weights = result.segments[0].details.vector.weights[0]
     assert weights[("a",)] < weights[("horse",)]  # frequent words weigh less

@@ -45,3 +45,44 @@ def test_inventory_lists_resources():
     names = [i.name for i in resources.inventory()]
     assert names[0] == "capeval"
     assert "COCO 2014 captions" in names and "METEOR paraphrase table" in names
+
+
+def test_source_stamp_follows_content_not_mtime(tmp_path):
+    """A re-installed file (same bytes, new mtime) keeps its stamp, so built caches are shared
+    between virtualenvs; changed bytes of the same size get a new one."""
+    import os
+
+    a, b = tmp_path / "a.gz", tmp_path / "b.gz"
+    a.write_bytes(b"paraphrase table v1")
+    b.write_bytes(b"paraphrase table v1")
+    os.utime(b, ns=(1, 1))
+    assert resources.source_stamp(a) == resources.source_stamp(b)
+    b.write_bytes(b"paraphrase table v2")
+    assert resources.source_stamp(a) != resources.source_stamp(b)
+    assert resources.source_stamp(b).startswith(f"{len(b'paraphrase table v2')}-")
+
+
+def test_build_lock_makes_a_second_builder_wait(tmp_path):
+    """While one builder holds the lock of a cache file, another waits for it (and then finds
+    the file built, instead of building it a second time)."""
+    import threading
+
+    pytest.importorskip("fcntl")
+    dest = tmp_path / "index.idx"
+    events: list[str] = []
+    held = threading.Event()
+
+    def second() -> None:
+        held.wait()
+        with resources.build_lock(dest):
+            events.append("second: " + ("found" if dest.exists() else "missing"))
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with resources.build_lock(dest):
+        held.set()
+        thread.join(0.3)  # the second builder is blocked meanwhile
+        events.append("first built")
+        dest.write_text("built")
+    thread.join(10)
+    assert events == ["first built", "second: found"]
