@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 
-from bench import foundation, judgments, meteor, perturb, spice, wmd
-
-BENCHMARKS = {
-    "foundation": foundation.main,
-    "meteor": meteor.main,
-    "judgments": judgments.main,
-    "wmd": wmd.main,
-    "spice": spice.main,
-    "perturb": perturb.main,
-}
+#: bench modules, each with ``main(n_images)``; imported only when run (worker processes
+#: spawned by a bench re-import this module, and should not load the others' libraries)
+BENCHMARKS = ("foundation", "meteor", "judgments", "wmd", "spice", "perturb")
 
 
 def main() -> None:
@@ -27,7 +21,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; choose from {list(BENCHMARKS)}")
     for name in args.names or BENCHMARKS:
-        BENCHMARKS[name](args.images)
+        importlib.import_module(f"bench.{name}").main(args.images)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,8 @@ class MetricResult:
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy per-item table: one row per item, one column per reported key."""
+        import pandas as pd  # only here: scoring processes never pay its import
+
         rows = [{"index": s.index, **s.scores} for s in self.segments]
         return pd.DataFrame(rows, columns=["index", *self.corpus])
 

@@ -16,12 +16,14 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 
 from capeval_core.errors import JudgmentFormatError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Files above this many bytes are refused (judgment-formats.md: "default 200 MB").
 DEFAULT_MAX_BYTES = 200 * 1000 * 1000
@@ -162,6 +164,8 @@ class JudgmentSet:
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy table, one row per item; references joined with ``|||``."""
+        import pandas as pd  # only here: scoring processes never pay its import
+
         rows = []
         for it in self.items:
             row = {k: v for k, v in it.__dict__.items() if k not in ("references", "scores")}

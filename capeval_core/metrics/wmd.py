@@ -20,15 +20,18 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from capeval_core.embeddings import Embeddings
 from capeval_core.metrics.base import Batch, MetricConfig
 from capeval_core.metrics.embedding_base import EmbeddingMetric
 from capeval_core.stopwords import wmd_stopwords
 from capeval_core.tokenize import Tokens
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: gensim 4.x: a cost matrix whose sum is below this is "all zeros" → distance +∞ (§7 step 6)
 ZERO_COST_SUM = 1e-8
@@ -96,6 +99,8 @@ class WMDPair:
 
     def flows(self) -> pd.DataFrame:
         """Tidy table of the mass moved (nonzero plan entries), ready for a Sankey chart."""
+        import pandas as pd  # only here: scoring processes never pay its import
+
         rows = [
             {
                 "candidate_word": self.candidate.words[i],
