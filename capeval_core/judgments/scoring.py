@@ -15,12 +15,13 @@ Pairwise sets are scored per draw of sampled references (PASCAL-50S protocol: 5 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
 import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,6 @@ from capeval_core.errors import CapevalError
 from capeval_core.judgments.base import JudgmentSet
 from capeval_core.metrics import Batch, make_batch, metric_class
 from capeval_core.resources import atomic_write
-from capeval_core.stats.pairwise import sample_references
 
 Progress = Callable[[int, int, str], None]
 CACHE_FOLDER = "judgment-scores"
@@ -170,37 +170,40 @@ def score_judgments(
     done = len(results) + len(skipped)
     progress(done, total, "from cache" if done else "starting")
     if todo:
-        progress(done, total, "tokenizing")
-        batches, expand = _batches(jset, tokenizer, n_references, draws, seed)
+        # Workers (fresh interpreters loading resources) only pay on large sets; started
+        # before tokenizing, so their interpreters start up meanwhile.
+        pool = _start_pool(workers) if workers > 1 and len(jset) >= MIN_PART else None
+        with pool or contextlib.nullcontext():
+            progress(done, total, "tokenizing")
+            batches, expand = _batches(jset, tokenizer, n_references, draws, seed)
 
-        def finish(mkey: str, path: Path, values: dict[str, np.ndarray]) -> None:
-            nonlocal done
-            values = {k: v[:, expand] for k, v in values.items()}
-            if use_cache:
-                _save(path, values)
-            results[mkey], cached[mkey] = values, False
-            done += 1
-            progress(done, total, mkey)
-
-        n_items = len(batches[0])
-        tasks = _tasks(todo, options, tokenizer, n_items, workers)
-        # starting workers (fresh interpreters loading resources) only pays on large sets
-        if workers > 1 and len(tasks) > 1 and n_items >= MIN_PART:
-            progress(done, total, f"scoring in {workers} worker processes")
-            _score_in_workers(
-                tasks, todo, options, tokenizer, batches, workers, finish, skipped, on_error
-            )
-        else:
-            for mkey, path in todo:
+            def finish(mkey: str, path: Path, values: dict[str, np.ndarray]) -> None:
+                nonlocal done
+                values = {k: v[:, expand] for k, v in values.items()}
+                if use_cache:
+                    _save(path, values)
+                results[mkey], cached[mkey] = values, False
+                done += 1
                 progress(done, total, mkey)
-                try:
-                    values = _score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
-                except CapevalError as exc:
-                    if on_error != "skip":
-                        raise
-                    skipped[mkey] = str(exc)
-                    continue
-                finish(mkey, path, values)
+
+            n_items = len(batches[0])
+            tasks = _tasks(todo, options, tokenizer, n_items, workers)
+            if pool is not None and len(tasks) > 1 and n_items >= MIN_PART:
+                progress(done, total, f"scoring in {workers} worker processes")
+                _score_in_workers(
+                    pool, tasks, todo, options, tokenizer, batches, finish, skipped, on_error
+                )
+            else:
+                for mkey, path in todo:
+                    progress(done, total, mkey)
+                    try:
+                        values = _score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
+                    except CapevalError as exc:
+                        if on_error != "skip":
+                            raise
+                        skipped[mkey] = str(exc)
+                        continue
+                    finish(mkey, path, values)
 
     out_keys = tuple(k for k in keys if metric_class(k).key in results)
     n = len(jset)
@@ -260,20 +263,39 @@ def _one_blas_thread() -> None:
     threadpool_limits(1)
 
 
+def _started() -> None:
+    """A first task per worker: submitting it makes the pool start that worker now."""
+
+
+def _start_pool(workers: int) -> ProcessPoolExecutor | None:
+    """A pool of ``workers`` spawned processes (fresh interpreters: safe to start from the
+    app's threaded server), their start-up begun; None where processes cannot start."""
+    try:
+        pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_one_blas_thread,
+        )
+        for _ in range(workers):  # the pool spawns a worker per submitted task, up to max
+            pool.submit(_started)
+    except (OSError, RuntimeError):  # no process support here
+        return None
+    return pool
+
+
 def _score_in_workers(
+    pool: ProcessPoolExecutor,
     tasks: Sequence[tuple[str, int, int]],
     todo: Sequence[tuple[str, Path]],
     options: Mapping[str, Mapping[str, Any]],
     tokenizer: str,
     batches: Sequence[Batch],
-    workers: int,
     finish: Callable[[str, Path, dict[str, np.ndarray]], None],
     skipped: dict[str, str],
     on_error: str,
 ) -> None:
-    """Score ``tasks`` in spawned worker processes (fresh interpreters: safe to start from
-    the app's threaded server); a metric is finished when all its parts are back. A part
-    whose worker died (or a pool that cannot start) is scored in this process instead."""
+    """Score ``tasks`` in the worker processes of ``pool``; a metric is finished when all its
+    parts are back. A part whose worker died is scored in this process instead."""
     paths = dict(todo)
     parts: dict[str, dict[int, dict[str, np.ndarray]]] = {m: {} for m in paths}
     expected = {m: sum(1 for t in tasks if t[0] == m) for m in paths}
@@ -299,35 +321,26 @@ def _score_in_workers(
             merged = {k: np.concatenate([p[k] for p in ordered], axis=1) for k in ordered[0]}
             finish(mkey, paths[mkey], merged)
 
-    try:
-        pool = ProcessPoolExecutor(
-            max_workers=min(workers, len(tasks)),
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_one_blas_thread,
-        )
-    except (OSError, RuntimeError):  # no process support here
-        for mkey, start, stop in tasks:
+    futures: dict[Future, tuple[str, int, int]] = {}
+    for mkey, start, stop in tasks:
+        try:
+            futures[pool.submit(_score_metric, *task(mkey, start, stop))] = (mkey, start, stop)
+        except BrokenProcessPool:  # the pool lost a worker already: score the part here
             collect(mkey, start, lambda m=mkey, a=start, b=stop: here(m, a, b))
-        return
-    with pool:
-        futures = {
-            pool.submit(_score_metric, *task(mkey, start, stop)): (mkey, start, stop)
-            for mkey, start, stop in tasks
-        }
-        for future in as_completed(futures):
-            mkey, start, stop = futures[future]
+    for future in as_completed(futures):
+        mkey, start, stop = futures[future]
 
-            def values(future=future, mkey=mkey, start=start, stop=stop):
-                try:
-                    return future.result()
-                except (BrokenProcessPool, OSError):  # the worker died: score the part here
-                    return here(mkey, start, stop)
-
+        def values(future=future, mkey=mkey, start=start, stop=stop):
             try:
-                collect(mkey, start, values)
-            except CapevalError:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+                return future.result()
+            except (BrokenProcessPool, OSError):  # the worker died: score the part here
+                return here(mkey, start, stop)
+
+        try:
+            collect(mkey, start, values)
+        except CapevalError:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def _batches(
@@ -338,6 +351,9 @@ def _batches(
         pairs = [(it.candidate, it.references) for it in jset.items]  # type: ignore[union-attr]
         draw_refs = None
     else:
+        # imported here: capeval_core.stats loads scipy.stats, which scoring workers never use
+        from capeval_core.stats.pairwise import sample_references
+
         items = jset.items
         if max(len(it.references) for it in items) <= n_references:
             draws = 1  # nothing to sample: every draw would be identical
