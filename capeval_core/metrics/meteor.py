@@ -584,6 +584,18 @@ def _stemmer():
     return EnglishStemmer()
 
 
+class _SentenceViews(NamedTuple):
+    """A sentence indexed for the word-level matchers (§5.4): positions by word, by stem and
+    by synset id."""
+
+    at: dict[str, list[int]]
+    stems: tuple[str, ...]
+    stems_at: dict[str, list[int]]
+    synsets: tuple[frozenset[int], ...]
+    synset_at: dict[int, list[int]]
+    synset_ids: frozenset[int]
+
+
 class MeteorAligner:
     """The four matchers, the beam search and the counting of §5.4-§5.6 for one pair.
 
@@ -602,6 +614,7 @@ class MeteorAligner:
         self.synsets = meteor_synsets()
         self.paraphrases = paraphrase_index()
         self._sentence_cache: dict[Tokens, tuple[list, dict[str, list[int]]]] = {}
+        self._views_cache: dict[Tokens, _SentenceViews] = {}
 
     def _sentence(self, words: Tokens) -> tuple[list[tuple[int, int, int]], dict[int, list[int]]]:
         """Paraphrase keys found in a sentence and the starts of its spans by hash (cached:
@@ -635,35 +648,53 @@ class MeteorAligner:
                     if " ".join(to_words[to : to + size]) == text:
                         yield start, length, to, size
 
+    def _views(self, words: Tokens) -> _SentenceViews:
+        """What the exact, stem and synonym matchers need of a sentence (cached: a hypothesis
+        meets every reference of its image, a reference every hypothesis of its image)."""
+        views = self._views_cache.get(words)
+        if views is None:
+            syn_of = self.synsets.synsets_of
+            at: dict[str, list[int]] = {}
+            stems_at: dict[str, list[int]] = {}
+            synset_at: dict[int, list[int]] = {}
+            stems = tuple(_stem(w) for w in words)
+            synsets = tuple(syn_of(w) for w in words)
+            for j, w in enumerate(words):
+                at.setdefault(w, []).append(j)
+                stems_at.setdefault(stems[j], []).append(j)
+                for s in synsets[j]:
+                    synset_at.setdefault(s, []).append(j)
+            views = _SentenceViews(at, stems, stems_at, synsets, synset_at, frozenset(synset_at))
+            if len(self._views_cache) > 50_000:
+                self._views_cache.clear()
+            self._views_cache[words] = views
+        return views
+
     def candidates(self, hyp: Tokens, ref: Tokens) -> tuple[tuple[MeteorMatch, ...], ...]:
-        """Candidate matches per module, in the jar's generation order (§5.4)."""
+        """Candidate matches per module, in the jar's generation order (§5.4): by reference
+        position, then hypothesis position."""
         exact: list[MeteorMatch] = []
         stem: list[MeteorMatch] = []
         syn: list[MeteorMatch] = []
         para: list[MeteorMatch] = []
-        hyp_at: dict[str, list[int]] = {}
-        for j, w in enumerate(hyp):
-            hyp_at.setdefault(w, []).append(j)
+        h = self._views(hyp)
         for i, w in enumerate(ref):
-            for j in hyp_at.get(w, ()):
+            for j in h.at.get(w, ()):
                 exact.append(MeteorMatch(i, 1, j, 1, EXACT))
         # §5.4 special case: identical sentences are aligned by the exact module only
         if hyp != ref:
-            stems_at: dict[str, list[int]] = {}
-            for j, w in enumerate(hyp):
-                stems_at.setdefault(_stem(w), []).append(j)
+            r = self._views(ref)
             for i, w in enumerate(ref):
-                for j in stems_at.get(_stem(w), ()):
+                for j in h.stems_at.get(r.stems[i], ()):
                     if hyp[j] != w:
                         stem.append(MeteorMatch(i, 1, j, 1, STEM))
-            syn_of = self.synsets.synsets_of
-            hyp_sets = [(w, syn_of(w)) for w in hyp]
             for i, w in enumerate(ref):
-                sr = syn_of(w)
-                if not sr:
+                shared = r.synsets[i] & h.synset_ids  # synonyms: S(ref word) meets S(hyp word)
+                if not shared:
                     continue
-                for j, (hw, sh) in enumerate(hyp_sets):
-                    if hw != w and not sr.isdisjoint(sh):
+                found = {j for s in shared for j in h.synset_at[s]}
+                for j in sorted(found):
+                    if hyp[j] != w:
                         syn.append(MeteorMatch(i, 1, j, 1, SYNONYM))
             for k, length, s, size in self._paraphrase(ref, hyp):
                 para.append(MeteorMatch(k, length, s, size, PARAPHRASE))
