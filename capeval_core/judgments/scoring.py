@@ -16,6 +16,7 @@ Pairwise sets are scored per draw of sampled references (PASCAL-50S protocol: 5 
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import itertools
 import json
@@ -32,6 +33,7 @@ import numpy as np
 from capeval_core.errors import CapevalError
 from capeval_core.judgments.base import JudgmentSet
 from capeval_core.metrics import Batch, make_batch, metric_class
+from capeval_core.metrics.base import collector_paused
 from capeval_core.resources import atomic_write
 
 Progress = Callable[[int, int, str], None]
@@ -104,10 +106,19 @@ def _score_metric(
     """Every reported key of one metric over one or more batches: (batches, items)."""
     metric = metric_class(metric_key)(tokenizer=tokenizer, **dict(options))
     out: dict[str, list[list[float]]] = {}
-    for batch in batches:
-        result = metric.score_batch(batch)
-        for k in result.corpus:
-            out.setdefault(k, []).append(result.segment_values(k))
+    # Only the values are kept: each result (with its evidence, hundreds of thousands of
+    # objects) is freed before the garbage collector resumes, which would otherwise scan it
+    # up to three times (0.3 s per 4,000 SPICE items).
+    with collector_paused():
+        for batch in batches:
+            result = metric.score_batch(batch)
+            for k in result.corpus:
+                out.setdefault(k, []).append(result.segment_values(k))
+            del result
+        if _IN_WORKER:
+            # What a worker holds now is resources and caches, alive until it exits: frozen,
+            # the collector never rescans them (~2 s per worker over the 17,000-row bench).
+            gc.freeze()
     return {k: np.asarray(v, dtype=float) for k, v in out.items()}
 
 
@@ -255,12 +266,18 @@ def _tasks(
     return sorted(tasks, key=lambda t: t[0] not in whole)
 
 
-def _one_blas_thread() -> None:
-    """Runs first in each worker: the workers are the parallelism, so BLAS threads inside
+#: True in the worker processes of :func:`_start_pool`
+_IN_WORKER = False
+
+
+def _worker_setup() -> None:
+    """Runs first in each worker. The workers are the parallelism, so BLAS threads inside
     them would only compete for the same cores (I2CE's encoder ran 2x slower that way)."""
+    global _IN_WORKER
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
+    _IN_WORKER = True
 
 
 def _started() -> None:
@@ -274,7 +291,7 @@ def _start_pool(workers: int) -> ProcessPoolExecutor | None:
         pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_one_blas_thread,
+            initializer=_worker_setup,
         )
         for _ in range(workers):  # the pool spawns a worker per submitted task, up to max
             pool.submit(_started)

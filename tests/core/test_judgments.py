@@ -438,3 +438,24 @@ def test_scoring_survives_worker_failures(monkeypatch, failure):
     rescued = scoring.score_judgments(js, keys, workers=2, use_cache=False)
     for k in keys:
         assert np.array_equal(rescued.values[k], serial.values[k]), k
+
+
+def test_only_worker_processes_freeze_their_heap(monkeypatch):
+    """A scoring worker freezes what it holds after a task (resources and caches: never
+    rescanned by the collector); scoring in this process, e.g. in the app, never does."""
+    import gc
+
+    import capeval_core.judgments.scoring as scoring
+    from capeval_core.metrics import make_batch
+
+    batch = make_batch(["a dog runs"], [("a dog is running",)], "whitespace")
+    gc.unfreeze()
+    scoring._score_metric("bleu", {}, "whitespace", [batch])
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    monkeypatch.setattr(scoring, "_IN_WORKER", True)
+    try:
+        values = scoring._score_metric("bleu", {}, "whitespace", [batch])
+        assert gc.get_freeze_count() > 0 and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    assert values["bleu_1"].shape == (1, 1)
