@@ -46,6 +46,13 @@ def _stats(jset, scores) -> dict[str, float]:
     return times
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children: steadier than wall time on a shared
+    machine, and it shows how much of the wall time the worker processes kept busy."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def main(n_images: int = 3400) -> None:
     """``n_images`` COCO images x 5 systems = rows (3,400 -> 17,000)."""
     from capeval_core.judgments.demo import demo_graded
@@ -78,6 +85,7 @@ def main(n_images: int = 3400) -> None:
                 if label == "parses cached":
                     shutil.rmtree(scores_cache_dir())
                 finished: dict[str, float] = {}
+                cpu = _cpu_seconds()
                 start = time.perf_counter()
 
                 def progress(done, total, name, finished=finished, start=start):
@@ -90,9 +98,11 @@ def main(n_images: int = 3400) -> None:
                 scoring = time.perf_counter() - start
                 stat_times = _stats(jset, scores)
                 total = scoring + sum(stat_times.values())
+                cpu = _cpu_seconds() - cpu
                 print(
                     f"  {label:<13} total {total:6.1f} s  (scoring {scoring:.1f} s, "
-                    f"statistics {sum(stat_times.values()):.1f} s)"
+                    f"statistics {sum(stat_times.values()):.1f} s; CPU {cpu:.0f} s in all "
+                    "processes)"
                 )
                 if label == "cold":
                     print("      metrics done at (s after the start of scoring):")
