@@ -464,3 +464,20 @@ def test_stemmer_agrees_with_the_jar_on_coco_vocabulary(tmp_path):
     differ = {w: (j, _stem(w)) for w, j in zip(words, out, strict=True) if _stem(w) != j}
     assert len(words) > 25_000
     assert differ == {}, f"{len(differ)} of {len(words)} word types differ"
+
+
+def test_synonym_tables_are_cached_and_survive_a_corrupt_cache(tmp_path, monkeypatch):
+    """The parsed synonym tables are written to the cache once, read back equal, and a
+    damaged cache file is rebuilt from the jar instead of failing."""
+    from capeval_core import meteor_resources as mr
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
+    built = mr.meteor_synsets.__wrapped__()
+    (path,) = tmp_path.glob("meteor-synsets-v*.pickle")
+    cached = mr.meteor_synsets.__wrapped__()
+    assert cached.synsets == built.synsets and cached.exceptions == built.exceptions
+    assert cached.synsets_of("kid") & cached.synsets_of("child")
+    path.write_bytes(b"not a pickle")
+    again = mr.meteor_synsets.__wrapped__()
+    assert again.synsets == built.synsets
+    assert path.read_bytes() != b"not a pickle"  # rewritten
