@@ -379,9 +379,12 @@ def test_pairwise_scoring_samples_references(tmp_path, monkeypatch):
     assert s.values_a["bleu_4"].shape == (3, 3) and s.sampling["draws"] == 3
 
 
-def test_worker_processes_give_the_serial_values(monkeypatch):
+def test_worker_processes_give_the_serial_values(monkeypatch, tmp_path):
     """With workers, metrics whose items are independent are scored in parts by spawned
-    processes; CIDEr-D (corpus IDF) stays whole. Every value equals the in-process one."""
+    processes; CIDEr-D (corpus IDF) stays whole. Every value equals the in-process one, and
+    the file that took the batches to the workers is gone afterwards."""
+    import tempfile
+
     import capeval_core.judgments.scoring as scoring
     from capeval_core.judgments.demo import demo_graded
 
@@ -393,12 +396,14 @@ def test_worker_processes_give_the_serial_values(monkeypatch):
     assert sum(1 for t in tasks if t[0] == "meteor") == 4
     serial = scoring.score_judgments(js, keys, use_cache=False)
     seen = []
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     parallel = scoring.score_judgments(
         js, keys, workers=2, use_cache=False, on_progress=lambda d, t, label: seen.append(d)
     )
     for k in keys:
         assert np.array_equal(parallel.values[k], serial.values[k]), k
     assert seen[-1] == len(keys)
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("failure", ["pool cannot start", "worker died"])
