@@ -23,6 +23,7 @@ import multiprocessing
 import re
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -763,6 +764,31 @@ PARALLEL_MIN = 2000
 MIN_CHUNK = 250
 
 
+#: Per thread: the loaded pipeline and lemmatizer (see CaptionParser._load)
+_PIPELINES = threading.local()
+
+
+def _load_pipeline() -> tuple[Any, Lemmatizer]:
+    """spaCy's model with only what SPICE reads (tagger and parser on tok2vec), multiplying
+    through numpy's BLAS (:data:`MATMUL`), and the lemmatizer built from its tables."""
+    nlp = load_spacy_model()
+    lem = nlp.get_pipe("lemmatizer")
+    tables: dict[str, dict[str, Any]] = {"exc": {}, "index": {}, "rules": {}}
+    for pos in ("noun", "verb", "adj", "adv"):
+        tables["exc"][pos] = dict(lem.lookups.get_table("lemma_exc").get(pos, {}))
+        tables["index"][pos] = frozenset(lem.lookups.get_table("lemma_index").get(pos, []))
+        tables["rules"][pos] = list(lem.lookups.get_table("lemma_rules").get(pos, []))
+    keep = {"tok2vec", "tagger", "parser"}  # lemmas come from Lemmatizer, no NER needed
+    nlp.select_pipes(disable=[p for p in nlp.pipe_names if p not in keep])
+    from thinc.api import NumpyOps
+
+    ops = NumpyOps(use_blis=False)  # see MATMUL
+    for _, component in nlp.pipeline:
+        for node in component.model.walk():
+            node.ops = ops
+    return nlp, Lemmatizer(tables)
+
+
 class CaptionParser:
     """Parses captions with spaCy (batched) into SPICE tuples, through the on-disk cache.
 
@@ -789,23 +815,12 @@ class CaptionParser:
     def _load(self) -> None:
         if self._nlp is not None:
             return
-        nlp = load_spacy_model()
-        lem = nlp.get_pipe("lemmatizer")
-        tables: dict[str, dict[str, Any]] = {"exc": {}, "index": {}, "rules": {}}
-        for pos in ("noun", "verb", "adj", "adv"):
-            tables["exc"][pos] = dict(lem.lookups.get_table("lemma_exc").get(pos, {}))
-            tables["index"][pos] = frozenset(lem.lookups.get_table("lemma_index").get(pos, []))
-            tables["rules"][pos] = list(lem.lookups.get_table("lemma_rules").get(pos, []))
-        self._lemmatizer = Lemmatizer(tables)
-        keep = {"tok2vec", "tagger", "parser"}  # lemmas come from Lemmatizer, no NER needed
-        nlp.select_pipes(disable=[p for p in nlp.pipe_names if p not in keep])
-        from thinc.api import NumpyOps
-
-        ops = NumpyOps(use_blis=False)  # see MATMUL
-        for _, component in nlp.pipeline:
-            for node in component.model.walk():
-                node.ops = ops
-        self._nlp = nlp
+        # one loaded model per thread (spaCy pipelines are not shared between threads): a
+        # scoring worker's parsers, one per SPICE part, load the model once
+        loaded = getattr(_PIPELINES, "loaded", None)
+        if loaded is None:
+            loaded = _PIPELINES.loaded = _load_pipeline()
+        self._nlp, self._lemmatizer = loaded
 
     def parse(self, texts: Iterable[str]) -> dict[str, tuple[Tuple, ...]]:
         """Tuples of each distinct text (sentences of one caption concatenated, §6.1 step 4)."""

@@ -185,10 +185,35 @@ def test_parser_multiplies_with_numpy_blas_to_the_same_tuples(parsed):
     nodes = [node for _, comp in parser._nlp.pipeline for node in comp.model.walk()]
     assert nodes and all(not node.ops.use_blis for node in nodes)
     assert sg.MATMUL in sg.model_identity()
-    blis = NumpyOps(use_blis=True)
-    for node in nodes:
-        node.ops = blis
+    numpy_ops, blis = nodes[0].ops, NumpyOps(use_blis=True)
     captions = [c for c, _ in CASES]
-    assert dict(zip(captions, parser.tuples_of(captions), strict=True)) == {
-        c: parsed[c] for c in captions
-    }
+    try:  # the loaded pipeline is shared by this thread's parsers: put its ops back after
+        for node in nodes:
+            node.ops = blis
+        got = dict(zip(captions, parser.tuples_of(captions), strict=True))
+    finally:
+        for node in nodes:
+            node.ops = numpy_ops
+    assert got == {c: parsed[c] for c in captions}
+
+
+def test_parsers_of_one_thread_share_the_loaded_model():
+    """Each SPICE metric instance makes its own parser; within a thread they share one loaded
+    model (a scoring worker scores SPICE in several parts), other threads load their own."""
+    import threading
+
+    first, second = CaptionParser(cache=False), CaptionParser(cache=False)
+    first._load()
+    second._load()
+    assert first._nlp is second._nlp
+    other: list = []
+    thread = threading.Thread(target=lambda: other.append(_loaded_in_new_parser()))
+    thread.start()
+    thread.join()
+    assert other and other[0] is not first._nlp
+
+
+def _loaded_in_new_parser():
+    parser = CaptionParser(cache=False)
+    parser._load()
+    return parser._nlp
