@@ -836,6 +836,12 @@ class CaptionParser:
                 self._write_cache(fresh)
         return found
 
+    def uncached(self, texts: Sequence[str]) -> list[str]:
+        """The distinct ``texts`` that the parse cache lacks (all of them without a cache)."""
+        wanted = list(dict.fromkeys(texts))
+        found = self._read_cache(wanted) if self.use_cache else {}
+        return [t for t in wanted if t not in found]
+
     def tuples_of(self, texts: Sequence[str]) -> list[tuple[Tuple, ...]]:
         """Parse ``texts`` in this process, without the cache."""
         from threadpoolctl import threadpool_limits
@@ -1005,6 +1011,12 @@ def _import_spacy():
         if sys.modules.get("torch", 0) is None:
             del sys.modules["torch"]
     return spacy
+
+
+def parse_into_cache(texts: list[str]) -> None:
+    """Parse ``texts`` in this process into the parse cache (a scoring worker's share of
+    :meth:`~capeval_core.metrics.spice.Spice.shared_work`)."""
+    CaptionParser(n_process=1).parse(texts)
 
 
 _WORKER_PARSER: CaptionParser | None = None

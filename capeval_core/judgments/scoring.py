@@ -25,7 +25,7 @@ import os
 import pickle
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -350,9 +350,32 @@ def _score_in_workers(
     try:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(list(batches), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        _collect_workers(pool, tasks, options, tokenizer, name, collect, here)
+        shared = _shared_work(expected, options, tokenizer, batches)
+        _collect_workers(pool, tasks, options, tokenizer, name, collect, here, shared)
     finally:
         Path(name).unlink(missing_ok=True)
+
+
+def _shared_work(
+    parts: Mapping[str, int],
+    options: Mapping[str, Mapping[str, Any]],
+    tokenizer: str,
+    batches: Sequence[Batch],
+) -> dict[str, list[Callable[[], Any]]]:
+    """:meth:`~capeval_core.metrics.base.Metric.shared_work` of each metric scored in parts
+    (``parts`` counts them), in four times as many pieces."""
+    out: dict[str, list[Callable[[], Any]]] = {}
+    for mkey, n in parts.items():
+        if n < 2:
+            continue
+        try:
+            metric = metric_class(mkey)(tokenizer=tokenizer, **dict(options.get(mkey, {})))
+            work = metric.shared_work(batches, 4 * n)
+        except CapevalError:  # e.g. a missing resource: the parts report it
+            work = []
+        if work:
+            out[mkey] = work
+    return out
 
 
 def _collect_workers(
@@ -363,29 +386,72 @@ def _collect_workers(
     batches_file: str,
     collect: Callable[[str, int, Callable[[], dict[str, np.ndarray]]], None],
     here: Callable[[str, int, int], dict[str, np.ndarray]],
+    shared: Mapping[str, Sequence[Callable[[], Any]]],
 ) -> None:
-    """Submit every task, then collect the parts as they finish (scored here if lost)."""
-    futures: dict[Future, tuple[str, int, int]] = {}
-    for mkey, start, stop in tasks:
+    """Submit the tasks, then collect the parts as they finish (scored here if lost).
+
+    Whole metrics go first, then the shared work, then the parts; the parts of a metric with
+    shared work are held back until all of it is done (it fills the cache they read). Shared
+    work that fails only costs time: the parts then do it themselves.
+    """
+    futures: dict[Future, tuple[str, int, int] | str] = {}
+    held: dict[str, list[tuple[str, int, int]]] = {m: [] for m in shared}
+    waiting = dict.fromkeys(shared, 0)
+
+    def submit(task: tuple[str, int, int]) -> None:
+        mkey, start, stop = task
         args = (mkey, options.get(mkey, {}), tokenizer, batches_file, start, stop)
         try:
-            futures[pool.submit(_score_part, *args)] = (mkey, start, stop)
+            futures[pool.submit(_score_part, *args)] = task
         except BrokenProcessPool:  # the pool lost a worker already: score the part here
             collect(mkey, start, lambda m=mkey, a=start, b=stop: here(m, a, b))
-    for future in as_completed(futures):
-        mkey, start, stop = futures[future]
 
-        def values(future=future, mkey=mkey, start=start, stop=stop):
+    def release(mkey: str) -> None:
+        for task in held.pop(mkey):
+            submit(task)
+
+    counts = {m: sum(1 for t in tasks if t[0] == m) for m, _, _ in tasks}
+    shared_sent = False
+    for task in tasks:  # whole metrics come first (see _tasks)
+        if not shared_sent and counts[task[0]] > 1:
+            for mkey, calls in shared.items():
+                for call in calls:
+                    with contextlib.suppress(BrokenProcessPool):
+                        futures[pool.submit(call)] = mkey
+                        waiting[mkey] += 1
+            shared_sent = True
+        if task[0] in held:
+            held[task[0]].append(task)
+        else:
+            submit(task)
+    for mkey in [m for m, n in waiting.items() if n == 0]:
+        release(mkey)
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for future in done:
+            what = futures.pop(future)
+            if isinstance(what, str):  # a piece of shared work
+                with contextlib.suppress(Exception):
+                    future.result()
+                waiting[what] -= 1
+                if waiting[what] == 0:
+                    release(what)
+                continue
+            mkey, start, stop = what
+
+            def values(future=future, mkey=mkey, start=start, stop=stop):
+                try:
+                    return future.result()
+                except (BrokenProcessPool, OSError):  # the worker died: score the part here
+                    return here(mkey, start, stop)
+
             try:
-                return future.result()
-            except (BrokenProcessPool, OSError):  # the worker died: score the part here
-                return here(mkey, start, stop)
-
-        try:
-            collect(mkey, start, values)
-        except CapevalError:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+                collect(mkey, start, values)
+            except CapevalError:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+        pending = set(futures)  # what is still running, with the parts just released
 
 
 #: In a worker: the batches file read last, and its batches

@@ -12,7 +12,7 @@ import dataclasses
 import gc
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any, ClassVar
@@ -207,6 +207,13 @@ class Metric(ABC):
         batch may be scored in parts (in parallel) with the same per-item values. Metrics
         with corpus statistics (CIDEr-D's document frequencies) say no."""
         return True
+
+    def shared_work(self, batches: Sequence[Batch], pieces: int) -> list[Callable[[], Any]]:
+        """Work that the parts of these batches, scored apart, would each repeat, as about
+        ``pieces`` picklable calls to run before the parts (in worker processes); the calls
+        leave their results in an on-disk cache that the parts read. Default: none (SPICE
+        parses each distinct caption once this way)."""
+        return []
 
     # -- what callers use -------------------------------------------------------------------
     def score(

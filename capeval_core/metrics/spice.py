@@ -10,8 +10,9 @@ one-to-one constraint (§6.2).
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,12 +22,15 @@ from capeval_core.errors import InputError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
 from capeval_core.results import SegmentScore
 from capeval_core.scene_graph import (
+    MIN_CHUNK,
+    PARALLEL_MIN,
     CaptionParser,
     Concept,
     SceneGraph,
     Tuple,
     concept_lookup,
     model_identity,
+    parse_into_cache,
     word_set,
 )
 from capeval_core.tokenize import Tokens
@@ -269,8 +273,8 @@ class Spice(Metric):
             self._lookup = concept_lookup(meteor_synsets().synsets_of)
         return self._lookup
 
-    def prepare(self, batch: Batch) -> SpicePrepared:
-        """Parse every distinct caption of the batch once (spaCy ``nlp.pipe`` + cache)."""
+    def _texts(self, batch: Batch) -> dict[Tokens, str]:
+        """The text parsed for each distinct token sequence of the batch."""
         texts: dict[Tokens, str] = {}
         pairs = [(batch.candidate_tokens[i], batch.candidates[i]) for i in range(len(batch))]
         for toks, raws in zip(batch.reference_tokens, batch.references, strict=True):
@@ -278,9 +282,35 @@ class Spice(Metric):
         for toks, raw in pairs:
             if tuple(toks) not in texts:
                 texts[tuple(toks)] = raw if self.config.parse_input == "raw" else " ".join(toks)
+        return texts
+
+    def _caption_parser(self) -> CaptionParser:
         if self._parser is None:
             self._parser = CaptionParser()
-        return SpicePrepared(self._parser.parse(texts.values()), texts)
+        return self._parser
+
+    def prepare(self, batch: Batch) -> SpicePrepared:
+        """Parse every distinct caption of the batch once (spaCy ``nlp.pipe`` + cache)."""
+        texts = self._texts(batch)
+        return SpicePrepared(self._caption_parser().parse(texts.values()), texts)
+
+    def shared_work(self, batches: Sequence[Batch], pieces: int) -> list[Callable[[], Any]]:
+        """The uncached captions of all parts, parsed once in chunks into the parse cache
+        (parts of one set share captions: a caption can be another image's reference)."""
+        parser = self._caption_parser()
+        if not parser.use_cache:
+            return []
+        texts: dict[str, None] = {}
+        for batch in batches:
+            texts.update(dict.fromkeys(self._texts(batch).values()))
+        missing = parser.uncached(list(texts))
+        if len(missing) < PARALLEL_MIN:
+            return []
+        size = max(MIN_CHUNK, -(-len(missing) // pieces))
+        return [
+            functools.partial(parse_into_cache, missing[k : k + size])
+            for k in range(0, len(missing), size)
+        ]
 
     def segment(
         self, candidate: Tokens, references: tuple[Tokens, ...], prepared: SpicePrepared

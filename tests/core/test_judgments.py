@@ -464,3 +464,32 @@ def test_only_worker_processes_freeze_their_heap(monkeypatch):
     finally:
         gc.unfreeze()
     assert values["bleu_1"].shape == (1, 1)
+
+
+def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
+    """SPICE scored in parts by workers: the uncached captions are parsed first as shared
+    work, the parts read them from the cache, and the values equal an in-process run over a
+    separate, empty cache."""
+    import capeval_core.judgments.scoring as scoring
+    import capeval_core.metrics.spice as spice_module
+    from capeval_core.judgments.demo import demo_graded
+
+    monkeypatch.setattr(scoring, "MIN_PART", 4)
+    monkeypatch.setattr(spice_module, "PARALLEL_MIN", 1)
+    shared_seen = []
+    real = scoring._shared_work
+
+    def spy(*args):
+        out = real(*args)
+        shared_seen.append({k: len(v) for k, v in out.items()})
+        return out
+
+    monkeypatch.setattr(scoring, "_shared_work", spy)
+    js = demo_graded(3, seed=2)
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "parallel"))
+    parallel = scoring.score_judgments(js, ["bleu_4", "spice"], workers=2, use_cache=False)
+    assert shared_seen == [{"spice": 1}]  # one piece: fewer captions than MIN_CHUNK
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "serial"))
+    serial = scoring.score_judgments(js, ["bleu_4", "spice"], use_cache=False)
+    for k in ("bleu_4", "spice"):
+        assert np.array_equal(parallel.values[k], serial.values[k]), k

@@ -125,3 +125,30 @@ def test_reference_graph_shared_by_candidates_of_one_reference_set():
     alone = [Spice().score([c], [refs]).segments[0] for c in cands]
     assert [s.value for s in together.segments] == [s.value for s in alone]
     assert [s.details.reference for s in together.segments] == [a.details.reference for a in alone]
+
+
+def test_shared_work_parses_each_uncached_caption_once(tmp_path, monkeypatch):
+    """Scored in parts by workers, SPICE first parses the set's uncached captions in pieces
+    into the parse cache (each distinct caption once), which the parts then read."""
+    import capeval_core.metrics.spice as spice_module
+    from capeval_core.metrics import make_batch
+    from capeval_core.scene_graph import CaptionParser
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(spice_module, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(spice_module, "MIN_CHUNK", 1)
+    batch = make_batch(
+        ["a dog on a bed", "a cat on a mat"],
+        [("a dog lying on a bed", "a cat on a mat"), ("a cat on a mat", "a red mat")],
+        "whitespace",
+    )
+    work = Spice(tokenizer="whitespace").shared_work([batch.part(0, 1), batch.part(1, 2)], 3)
+    texts = [t for call in work for t in call.args[0]]
+    assert sorted(texts) == sorted(
+        {"a dog on a bed", "a cat on a mat", "a dog lying on a bed", "a red mat"}
+    )
+    assert len(work) == 2  # four captions in (about) three pieces of at least two
+    for call in work:
+        call()
+    assert CaptionParser().uncached(texts) == []
+    assert Spice(tokenizer="whitespace").shared_work([batch], 3) == []  # nothing left to do
