@@ -36,7 +36,7 @@ import numpy as np
 from capeval_core.errors import CapevalError
 from capeval_core.judgments.base import JudgmentSet
 from capeval_core.metrics import Batch, make_batch, metric_class
-from capeval_core.metrics.base import collector_paused
+from capeval_core.metrics.base import Metric, collector_paused
 from capeval_core.resources import atomic_write
 
 Progress = Callable[[int, int, str], None]
@@ -161,13 +161,15 @@ def score_judgments(
     extra = json.dumps(sampling, sort_keys=True)
 
     results: dict[str, dict[str, np.ndarray]] = {}
+    metrics: dict[str, Metric] = {}  # configured once: signatures, task planning, shared work
     signatures: dict[str, str] = {}
     cached: dict[str, bool] = {}
     skipped: dict[str, str] = {}
     todo: list[tuple[str, Path]] = []
     for mkey in groups:
         try:
-            signatures[mkey] = metric_signature(mkey, tokenizer, options.get(mkey, {}))
+            metrics[mkey] = metric_class(mkey)(tokenizer=tokenizer, **dict(options.get(mkey, {})))
+            signatures[mkey] = str(metrics[mkey].signature())
         except CapevalError as exc:
             if on_error != "skip":
                 raise
@@ -199,11 +201,20 @@ def score_judgments(
                 progress(done, total, mkey)
 
             n_items = len(batches[0])
-            tasks = _tasks(todo, options, tokenizer, n_items, workers)
+            tasks = _tasks(todo, metrics, n_items, workers)
             if pool is not None and len(tasks) > 1 and n_items >= MIN_PART:
                 progress(done, total, f"scoring in {workers} worker processes")
                 _score_in_workers(
-                    pool, tasks, todo, options, tokenizer, batches, finish, skipped, on_error
+                    pool,
+                    tasks,
+                    todo,
+                    metrics,
+                    options,
+                    tokenizer,
+                    batches,
+                    finish,
+                    skipped,
+                    on_error,
                 )
             else:
                 for mkey, path in todo:
@@ -246,8 +257,7 @@ MIN_PART = 1000
 
 def _tasks(
     todo: Sequence[tuple[str, Path]],
-    options: Mapping[str, Mapping[str, Any]],
-    tokenizer: str,
+    metrics: Mapping[str, Metric],
     n_items: int,
     workers: int,
 ) -> list[tuple[str, int, int]]:
@@ -256,9 +266,8 @@ def _tasks(
     SPICE) does not leave the other workers idle; the others stay whole."""
     tasks: list[tuple[str, int, int]] = []
     for mkey, _ in todo:
-        metric = metric_class(mkey)(tokenizer=tokenizer, **dict(options.get(mkey, {})))
         parts = 1
-        if workers > 1 and metric.segments_independent():
+        if workers > 1 and metrics[mkey].segments_independent():
             parts = max(1, min(2 * workers, n_items // MIN_PART))
         bounds = np.linspace(0, n_items, parts + 1).round().astype(int).tolist()
         tasks.extend((mkey, a, b) for a, b in itertools.pairwise(bounds))
@@ -305,6 +314,7 @@ def _score_in_workers(
     pool: ProcessPoolExecutor,
     tasks: Sequence[tuple[str, int, int]],
     todo: Sequence[tuple[str, Path]],
+    metrics: Mapping[str, Metric],
     options: Mapping[str, Mapping[str, Any]],
     tokenizer: str,
     batches: Sequence[Batch],
@@ -350,17 +360,14 @@ def _score_in_workers(
     try:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(list(batches), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        shared = _shared_work(expected, options, tokenizer, batches)
+        shared = _shared_work(expected, metrics, batches)
         _collect_workers(pool, tasks, options, tokenizer, name, collect, here, shared)
     finally:
         Path(name).unlink(missing_ok=True)
 
 
 def _shared_work(
-    parts: Mapping[str, int],
-    options: Mapping[str, Mapping[str, Any]],
-    tokenizer: str,
-    batches: Sequence[Batch],
+    parts: Mapping[str, int], metrics: Mapping[str, Metric], batches: Sequence[Batch]
 ) -> dict[str, list[Callable[[], Any]]]:
     """:meth:`~capeval_core.metrics.base.Metric.shared_work` of each metric scored in parts
     (``parts`` counts them), in four times as many pieces."""
@@ -369,8 +376,7 @@ def _shared_work(
         if n < 2:
             continue
         try:
-            metric = metric_class(mkey)(tokenizer=tokenizer, **dict(options.get(mkey, {})))
-            work = metric.shared_work(batches, 4 * n)
+            work = metrics[mkey].shared_work(batches, 4 * n)
         except CapevalError:  # e.g. a missing resource: the parts report it
             work = []
         if work:

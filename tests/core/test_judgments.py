@@ -391,7 +391,8 @@ def test_worker_processes_give_the_serial_values(monkeypatch, tmp_path):
     monkeypatch.setattr(scoring, "MIN_PART", 4)
     js = demo_graded(6, seed=0)
     keys = ["bleu_4", "rouge_l", "cider_d", "meteor"]
-    tasks = scoring._tasks([(k, None) for k in keys], {}, "ptb", len(js), 2)
+    metrics = {k: scoring.metric_class(k)(tokenizer="ptb") for k in keys}
+    tasks = scoring._tasks([(k, None) for k in keys], metrics, len(js), 2)
     assert [t for t in tasks if t[0] == "cider_d"] == [("cider_d", 0, len(js))]
     assert sum(1 for t in tasks if t[0] == "meteor") == 4
     serial = scoring.score_judgments(js, keys, use_cache=False)
