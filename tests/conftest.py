@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,13 @@ requires_java = pytest.mark.skipif(
     shutil.which("java") is None and not os.environ.get("CI"),
     reason="Java is not installed: the pycocoevalcap oracle needs it",
 )
+
+
+def fresh_python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (nothing imported yet) and return what it printed;
+    for tests of what an import loads. A failing snippet fails the test."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout
 
 
 def load_golden(name: str) -> dict:

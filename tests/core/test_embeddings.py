@@ -21,6 +21,7 @@ from capeval_core.embeddings import (
     load_embeddings,
 )
 from capeval_core.errors import InputError, MissingResourceError, ResourceError
+from tests.conftest import fresh_python
 
 WORDS = ["cat", "dog", "horse", "café"]
 VECTORS = np.array(
@@ -164,16 +165,14 @@ def test_default_identity_without_gensim():
     """Signatures of WMD/MEAN on the default vectors need their identity, not KeyedVectors:
     computing one in a fresh process leaves gensim unimported, and it equals the loaded
     vectors' identity."""
-    import subprocess
-
     code = (
         "import sys\n"
         "from capeval_core.metrics.wmd import WMD\n"
         "print(WMD().signature())\n"
         "print('gensim' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    signature, gensim_loaded = out.stdout.split()
+    stdout = fresh_python(code)
+    signature, gensim_loaded = stdout.split()
     assert gensim_loaded == "False"
     assert f"emb:{default_embeddings().identity}|" in signature
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pkgutil
-import subprocess
-import sys
 
 import capeval_core
+from tests.conftest import fresh_python
 
 
 def test_core_never_imports_streamlit():
@@ -19,8 +18,8 @@ def test_core_never_imports_streamlit():
         "bad = sorted(m for m in sys.modules if m == 'streamlit' or m.startswith('streamlit.'))\n"
         "print(','.join(bad))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+    stdout = fresh_python(code)
+    assert stdout.strip() == ""
 
 
 def test_ruff_bans_streamlit_in_core():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from capeval_core.scene_graph import CaptionParser, enhance, extract_tuples, to_ud_graph
+from tests.conftest import fresh_python
 
 # caption -> tuples that must be extracted (rule or enhancement in the comment)
 CASES: list[tuple[str, set[tuple[str, ...]]]] = [
@@ -156,8 +157,6 @@ def test_spacy_import_leaves_torch_importable():
     """spaCy is imported with PyTorch hidden (thinc would import it); torch still imports
     afterwards where it is installed."""
     import importlib.util
-    import subprocess
-    import sys
 
     if importlib.util.find_spec("torch") is None:
         pytest.skip("PyTorch is not installed")
@@ -169,8 +168,8 @@ def test_spacy_import_leaves_torch_importable():
         "import torch\n"
         "print(torch.tensor([1, 2]).sum().item())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "3"
+    stdout = fresh_python(code)
+    assert stdout.strip() == "3"
 
 
 def test_parser_multiplies_with_numpy_blas_to_the_same_tuples(parsed):

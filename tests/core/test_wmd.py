@@ -20,6 +20,7 @@ from capeval_core.metrics.wmd import (
     word_movers_distance,
 )
 from capeval_core.stopwords import wmd_stopwords
+from tests.conftest import fresh_python
 
 
 def _toy(words, vectors, name="toy") -> Embeddings:
@@ -284,8 +285,6 @@ def test_pot_imported_without_its_optional_backends():
     """WMD imports POT with its PyTorch/JAX/CuPy/TensorFlow backends switched off (they cost
     seconds and hundreds of MB per process), and leaves the switches as it found them."""
     import importlib.util
-    import subprocess
-    import sys
 
     if importlib.util.find_spec("torch") is None:
         pytest.skip("PyTorch is not installed: nothing to keep out")
@@ -297,5 +296,5 @@ def test_pot_imported_without_its_optional_backends():
         "assert not [k for k in os.environ if k.startswith('POT_BACKEND_')]\n"
         "print('ok')\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "ok"
+    stdout = fresh_python(code)
+    assert stdout.strip() == "ok"
