@@ -1,7 +1,7 @@
 """capeval's Streamlit app: the router. It computes nothing.
 
 Page config, the shared sidebar (tokenizer choice, stored in ``st.session_state``) and one
-navigation (``st.navigation`` over ``pages/``). Run with ``streamlit run app.py``.
+navigation (``st.navigation`` over ``app_pages/``). Run with ``streamlit run app.py``.
 """
 
 from __future__ import annotations
@@ -12,20 +12,20 @@ from capeval_ui import TOKENIZER_KEY, TOKENIZERS
 
 st.set_page_config(page_title="capeval", page_icon=":material/insights:", layout="wide")
 
-# The URL paths must differ from the file names. Streamlit still treats a `pages/` folder next
-# to the main script as a legacy multipage app until `st.navigation` has run once in the
-# process (and AppTest resets that before every run); a legacy page whose name matched ours
-# ("home", "compare") would then be run directly, without this router and its sidebar.
+# The pages live in app_pages/, not pages/: a folder named `pages` beside the main script makes
+# Streamlit take its legacy multipage path on a process's first run (a false "Page not found").
 PAGES = [
-    st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="start", default=True),
     st.Page(
-        "pages/compare.py",
+        "app_pages/home.py", title="Home", icon=":material/home:", url_path="start", default=True
+    ),
+    st.Page(
+        "app_pages/compare.py",
         title="Compare captions",
         icon=":material/compare_arrows:",
         url_path="compare-captions",
     ),
     st.Page(
-        "pages/perturb.py",
+        "app_pages/perturb.py",
         title="Perturbation lab",
         icon=":material/science:",
         url_path="perturbation-lab",
@@ -33,28 +33,28 @@ PAGES = [
 ]
 META_PAGES = [
     st.Page(
-        "pages/judgments.py", title="Judgments", icon=":material/fact_check:", url_path="human"
+        "app_pages/judgments.py", title="Judgments", icon=":material/fact_check:", url_path="human"
     ),
     st.Page(
-        "pages/correlations.py",
+        "app_pages/correlations.py",
         title="Correlations",
         icon=":material/scatter_plot:",
         url_path="correlation",
     ),
     st.Page(
-        "pages/significance.py",
+        "app_pages/significance.py",
         title="Significance",
         icon=":material/functions:",
         url_path="williams",
     ),
     st.Page(
-        "pages/pairwise.py",
+        "app_pages/pairwise.py",
         title="Pairwise accuracy",
         icon=":material/balance:",
         url_path="pairwise-accuracy",
     ),
     st.Page(
-        "pages/robustness.py",
+        "app_pages/robustness.py",
         title="Robustness",
         icon=":material/shield:",
         url_path="distractors",

@@ -1,7 +1,7 @@
 """Streamlit helpers shared by the pages: ``cached`` (every st.cache_*) and ``views`` (drawing).
 
 The app's shared settings live in ``st.session_state`` under the keys below, so a page run on
-its own (``AppTest.from_file("pages/compare.py")``) falls back to the same defaults as the
+its own (``AppTest.from_file("app_pages/compare.py")``) falls back to the same defaults as the
 router's sidebar.
 """
 

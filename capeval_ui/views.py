@@ -135,7 +135,7 @@ def _show_tokens(styler: Styler) -> None:
 def page_link(page: str, label: str, icon: str) -> None:
     """``st.page_link`` that degrades to a hint when the page runs without the router.
 
-    A page file run on its own (``streamlit run pages/home.py`` or AppTest) has no
+    A page file run on its own (``streamlit run app_pages/home.py`` or AppTest) has no
     navigation, so Streamlit cannot resolve links to the other pages.
     """
     try:

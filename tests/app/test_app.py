@@ -32,7 +32,7 @@ from capeval_ui.views import key_label
 ROOT = Path(__file__).resolve().parents[2]
 
 TIMEOUT = 60
-PAGES = ("pages/home.py", "pages/compare.py")
+PAGES = ("app_pages/home.py", "app_pages/compare.py")
 DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
 # Markup of every kind a renderer could interpret: HTML, markdown links/emphasis, LaTeX.
 HOSTILE = "<b>x</b><script>alert(1)</script> a [link](http://x) *bold* $x$ _u_"
@@ -63,7 +63,7 @@ def _app(**state: Any) -> AppTest:
 
 def _compare(**state: Any) -> AppTest:
     at = _app(**state).run()
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     assert not at.exception, at.exception
     return at
 
@@ -518,11 +518,11 @@ def test_wmd_figures_escape_every_word() -> None:
 
 # -- meta-evaluation pages ------------------------------------------------------------------------
 META_PAGES = (
-    "pages/judgments.py",
-    "pages/correlations.py",
-    "pages/significance.py",
-    "pages/pairwise.py",
-    "pages/robustness.py",
+    "app_pages/judgments.py",
+    "app_pages/correlations.py",
+    "app_pages/significance.py",
+    "app_pages/pairwise.py",
+    "app_pages/robustness.py",
 )
 GRADED_CSV = (
     "id,image_id,candidate,references,quality\n"
@@ -560,12 +560,12 @@ def test_meta_page_runs_on_its_own(page: str) -> None:
 
 
 def test_pages_without_a_loaded_set_say_they_use_the_demo() -> None:
-    at = _meta("pages/correlations.py")
+    at = _meta("app_pages/correlations.py")
     assert any("synthetic demo set" in i.value for i in at.info)
 
 
 def test_judgments_demo_loads_and_scores_with_the_fast_metrics() -> None:
-    at = _meta("pages/judgments.py")
+    at = _meta("app_pages/judgments.py")
     at.button(key="load_demo").click().run()
     assert not at.exception, at.exception
     assert at.session_state[cached.JSET_KEY].synthetic
@@ -576,7 +576,7 @@ def test_judgments_demo_loads_and_scores_with_the_fast_metrics() -> None:
 
 def test_upload_through_the_file_uploader_maps_columns_and_loads() -> None:
     renamed = GRADED_CSV.replace("candidate,references,quality", "caption,refs,quality")
-    at = _meta("pages/judgments.py")
+    at = _meta("app_pages/judgments.py")
     at.radio(key="judgment_source").set_value("Upload a file").run()
     at.selectbox(key="judgment_format").select("graded").run()
     at.file_uploader(key="judgment_files").set_value(("mine.csv", renamed.encode(), "text/csv"))
@@ -592,7 +592,7 @@ def test_upload_through_the_file_uploader_maps_columns_and_loads() -> None:
     assert len(jset) == 6 and jset.score_names == ("quality",)
     assert jset.items[0].candidate == "a dog runs on the grass"
     # the Correlations page now uses it (no demo banner) and shows the library's numbers
-    at.switch_page("pages/correlations.py").run()
+    at.switch_page("app_pages/correlations.py").run()
     assert not at.exception, at.exception
     assert not any("synthetic demo set" in i.value for i in at.info)
     table = _frame_with(at, "95% CI low")
@@ -605,7 +605,7 @@ def test_upload_through_the_file_uploader_maps_columns_and_loads() -> None:
 
 
 def test_malformed_upload_shows_an_error_and_keeps_the_loaded_set() -> None:
-    at = _meta("pages/judgments.py")
+    at = _meta("app_pages/judgments.py")
     at.button(key="load_demo").click().run()
     before = at.session_state[cached.JSET_KEY]
     at.radio(key="judgment_source").set_value("Upload a file").run()
@@ -622,7 +622,7 @@ def test_malformed_upload_shows_an_error_and_keeps_the_loaded_set() -> None:
 
 
 def test_correlation_widgets_by_key() -> None:
-    at = _meta("pages/correlations.py")
+    at = _meta("app_pages/correlations.py")
     at.multiselect(key="meta_metrics").set_value(["bleu_4", "rouge_l"]).run()
     at.selectbox(key="human_column").select("corruption_level").run()
     at.radio(key="correlation_level").set_value("system").run()
@@ -640,7 +640,7 @@ def test_significance_matrix_and_pair_detail() -> None:
     from capeval_core.judgments.scoring import score_judgments
     from capeval_core.stats import williams_matrix
 
-    at = _meta("pages/significance.py")
+    at = _meta("app_pages/significance.py")
     at.selectbox(key="williams_correlation").select("pearson").run()
     at.radio(key="williams_alternative").set_value("two-sided").run()
     assert not at.exception, at.exception
@@ -658,7 +658,7 @@ def test_significance_matrix_and_pair_detail() -> None:
 
 
 def test_pairwise_knobs_by_key() -> None:
-    at = _meta("pages/pairwise.py")
+    at = _meta("app_pages/pairwise.py")
     # the demo pairs have 3 references: sample 2 of them, so the draws differ
     at.number_input(key="n_references").set_value(2).run()
     at.number_input(key="draws").set_value(2).run()
@@ -671,7 +671,7 @@ def test_pairwise_knobs_by_key() -> None:
 
 
 def test_robustness_generated_and_uploaded() -> None:
-    at = _meta("pages/robustness.py")
+    at = _meta("app_pages/robustness.py")
     table = _frame_with(at, "mean")
     assert {"other-image", "shuffled", "replaced-words", "dropped-words"} <= set(table.columns)
     upload = (
@@ -693,13 +693,13 @@ def test_meta_pages_show_uploaded_markup_literally() -> None:
     hostile = GRADED_CSV.replace("a cat sleeps", HOSTILE.replace(",", " ")).replace(
         "quality", "<b>q</b>"
     )
-    at = _meta("pages/judgments.py")
+    at = _meta("app_pages/judgments.py")
     at.radio(key="judgment_source").set_value("Upload a file").run()
     at.file_uploader(key="judgment_files").set_value(("x.csv", hostile.encode(), "text/csv"))
     at.run()
     at.button(key="load_judgments").click().run()
     assert not at.error, [e.value for e in at.error]
-    for page in ("pages/judgments.py", "pages/correlations.py"):
+    for page in ("app_pages/judgments.py", "app_pages/correlations.py"):
         at.switch_page(page).run()
         assert not at.exception, at.exception
         for element in _elements(at._tree):

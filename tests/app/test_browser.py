@@ -190,7 +190,7 @@ def _assert_no_error(page, log: Path) -> None:  # type: ignore[no-untyped-def]
 
 
 def _assert_router_navigation(page) -> None:  # type: ignore[no-untyped-def]
-    """The sidebar lists the router's pages, not the pages/ folder's legacy ones."""
+    """The sidebar lists the router's pages, in the router's order."""
     links = page.locator('[data-testid="stSidebarNavLink"]')
     texts = [links.nth(i).inner_text() for i in range(links.count())]
     names = ["Home", "Compare captions", "Perturbation lab", *(title for _, title in META_PAGES)]
@@ -239,22 +239,10 @@ def test_compare_page(server: tuple[str, Path], browser_page) -> None:  # type: 
             assert charts.count() >= {"METEOR": 1, "WMD": 3, "SPICE": 3}[tab], tab
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Streamlit 1.67 runs the first script run of a process as a legacy multipage app "
-        "because a pages/ folder sits next to app.py; a first visit to /compare-captions then "
-        "shows a 'Page not found' dialog over the right page. Renaming pages/ (e.g. to "
-        "app_pages/) removes it; drop this marker then."
-    ),
-)
 def test_fresh_server_opened_on_compare(chromium: str, browser_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A new server whose first visitor opens /compare-captions still runs the router.
-
-    Until ``st.navigation`` has run once, Streamlit treats ``pages/`` as a legacy multipage
-    app; the router's URL paths differ from the file names so that first run goes through
-    ``app.py`` (sidebar and all) instead of the page file alone.
-    """
+    """A new server whose first visitor opens /compare-captions runs the router: no false
+    "Page not found" (a folder named ``pages`` beside ``app.py`` made Streamlit's first run
+    of a process a legacy multipage run; the pages live in ``app_pages/``)."""
     log = tmp_path / "server.log"
     with _serve(log) as url:
         page = browser_page

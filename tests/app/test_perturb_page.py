@@ -17,7 +17,7 @@ from capeval_ui import cached
 from tests.app.test_app import HOSTILE, HOSTILE_MARKERS, MARKDOWN_TYPES, _elements
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = "pages/perturb.py"
+PAGE = "app_pages/perturb.py"
 TIMEOUT = 180
 KEYS = ["bleu_1", "bleu_4", "rouge_l"]
 DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]

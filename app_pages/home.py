@@ -12,7 +12,7 @@ st.markdown(
     "offline, and **show why**: every score comes with its evidence (clipped n-gram counts, "
     "the longest common subsequence, tf-idf weights) and a signature that reproduces it."
 )
-views.page_link("pages/compare.py", label="Compare captions", icon=":material/compare_arrows:")
+views.page_link("app_pages/compare.py", label="Compare captions", icon=":material/compare_arrows:")
 
 st.subheader("Resources")
 views.render_inventory(cached.inventory())
