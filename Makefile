@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test test-fast bench lint format clean
+.PHONY: run test test-fast test-torch bench lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,13 @@ test: $(VENV)/.stamp-test
 # Everything but the slow oracle cross-checks and browser screenshots.
 test-fast: $(VENV)/.stamp-test
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not slow and not browser"
+
+# Opt-in: installs torch (the train extra) and runs the live numpy-vs-torch I2CE checks and the
+# training smoke test. Not part of `make test`: without a local CPU wheel, pip pulls a multi-GB
+# CUDA build of torch.
+test-torch: $(VENV)/.stamp-test
+	$(BIN)/pip install --quiet -e ".[train]"
+	$(BIN)/python -m pytest -m torch tests/core/test_i2ce.py
 
 bench: $(VENV)/.stamp-test
 	$(BIN)/python -m bench

@@ -32,6 +32,7 @@ import random
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -126,6 +127,29 @@ class Encoder(_Module):
             for name, p in enc.gru.named_parameters():
                 p.copy_(torch.from_numpy(np.asarray(arrays[name], dtype=np.float32)))
         return enc.eval()
+
+
+def reference_vectors(
+    arrays: dict[str, np.ndarray], token_lists: Sequence[Sequence[str]], pooling: str = "final"
+) -> np.ndarray:
+    """Sentence vectors computed by torch for exported weights: the reference the numpy
+    encoder is checked against (``tools/i2ce_torch_reference.py`` saves them for the tests)."""
+    from capeval_core.i2ce.model import I2CEEncoder
+
+    encoder = Encoder.from_arrays(arrays)
+    numpy_side = I2CEEncoder(
+        [str(w) for w in arrays["vocab"]], arrays["embeddings"], arrays, digest="reference"
+    )
+    seqs = [numpy_side.ids(t) for t in token_lists]
+    ids = torch.zeros((len(seqs), max(map(len, seqs))), dtype=torch.long)
+    for i, seq in enumerate(seqs):
+        ids[i, : len(seq)] = torch.tensor(seq)
+    lengths = torch.tensor([len(seq) for seq in seqs])
+    with torch.no_grad():
+        states, vectors = encoder(ids, lengths)
+    if pooling == "mean":  # padded steps of torch's output are zeros
+        vectors = states.sum(dim=1) / lengths[:, None]
+    return vectors.double().numpy()
 
 
 class Decoder(_Module):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,9 +27,13 @@ from capeval_core.resources import coco_captions
 from capeval_core.tokenize import get_tokenizer
 
 TORCH_REASON = (
-    'torch is not installed: the numpy-vs-torch check needs `pip install "capeval[train]"` '
-    "(CI installs it)"
+    'torch is not installed: the live numpy-vs-torch check needs `pip install "capeval[train]"` '
+    "(`make test-torch`); `make test` compares with the saved torch vectors instead"
 )
+
+#: Vectors computed by torch 2.13.0 (PyPI build, run on CPU) with
+#: `python tools/i2ce_torch_reference.py tests/golden/i2ce-torch-reference.npz`.
+TORCH_REFERENCE = Path(__file__).resolve().parents[1] / "golden" / "i2ce-torch-reference.npz"
 
 
 def _val_tokens(n: int) -> list[tuple[str, ...]]:
@@ -40,39 +46,69 @@ def _shipped_arrays() -> dict[str, np.ndarray]:
         return {k: npz[k] for k in npz.files}
 
 
-# -- numpy encoder == torch encoder ---------------------------------------------------------
-def _torch_vectors(arrays: dict[str, np.ndarray], token_lists, pooling="final") -> np.ndarray:
-    torch = pytest.importorskip("torch", reason=TORCH_REASON)
-    from capeval_core.i2ce.train import Encoder
+def _saved() -> dict[str, np.ndarray]:
+    with np.load(TORCH_REFERENCE, allow_pickle=False) as npz:
+        return {k: npz[k] for k in npz.files}
 
-    encoder = Encoder.from_arrays(arrays)
-    enc = I2CEEncoder(
-        [str(w) for w in arrays["vocab"]], arrays["embeddings"], arrays, digest="test"
-    )
-    seqs = [enc.ids(t) for t in token_lists]
-    ids = torch.zeros((len(seqs), max(map(len, seqs))), dtype=torch.long)
-    for i, s in enumerate(seqs):
-        ids[i, : len(s)] = torch.tensor(s)
-    lengths = torch.tensor([len(s) for s in seqs])
-    with torch.no_grad():
-        states, vectors = encoder(ids, lengths)
-    if pooling == "mean":  # padded steps of torch's output are zeros
-        vectors = states.sum(dim=1) / lengths[:, None]
-    return vectors.double().numpy()
+
+def _random_arrays(saved: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The freshly initialised encoder the reference file saved, on the shipped embeddings."""
+    shipped = _shipped_arrays()
+    arrays = {k[len("random_") :]: v for k, v in saved.items() if k.startswith("random_weight")}
+    arrays.update({k[len("random_") :]: v for k, v in saved.items() if k.startswith("random_bias")})
+    arrays["embeddings"] = shipped["embeddings"]
+    arrays["vocab"] = shipped["vocab"]
+    return arrays
+
+
+def _torch_vectors(arrays: dict[str, np.ndarray], token_lists, pooling="final") -> np.ndarray:
+    pytest.importorskip("torch", reason=TORCH_REASON)
+    from capeval_core.i2ce.train import reference_vectors
+
+    return reference_vectors(arrays, token_lists, pooling)
+
+
+# -- numpy encoder == torch encoder (saved torch vectors) ------------------------------------
+def test_saved_torch_vectors_are_of_the_shipped_weights():
+    """A retraining must regenerate the reference file (its command is in its docstring)."""
+    digest = hashlib.sha256(default_weights_path().read_bytes()).hexdigest()
+    assert str(_saved()["weights_sha256"]) == digest
 
 
 @pytest.mark.parametrize("pooling", ["final", "mean"])
-def test_numpy_encoder_equals_torch_encoder_on_100_captions(pooling):
+def test_numpy_encoder_equals_saved_torch_vectors_on_100_captions(pooling):
     token_lists = _val_tokens(100)
     assert all(token_lists) and len(token_lists) == 100
-    expected = _torch_vectors(_shipped_arrays(), token_lists, pooling)
+    expected = _saved()[f"shipped_{pooling}"]
     got = default_encoder().encode(token_lists, pooling)
     assert got.shape == expected.shape == (100, default_encoder().dimension)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
 
 
-def test_numpy_encoder_equals_torch_on_random_weights():
+def test_numpy_encoder_equals_saved_torch_vectors_on_random_weights():
     """A freshly initialised torch encoder (larger weights than trained ones) agrees too."""
+    saved = _saved()
+    arrays = _random_arrays(saved)
+    enc = I2CEEncoder(
+        [str(w) for w in arrays["vocab"]], arrays["embeddings"], arrays, digest="random"
+    )
+    np.testing.assert_allclose(
+        enc.encode(_val_tokens(100)), saved["random_final"], rtol=0, atol=1e-5
+    )
+
+
+# -- the same, live against torch (`make test-torch`) ----------------------------------------
+@pytest.mark.torch
+@pytest.mark.parametrize("pooling", ["final", "mean"])
+def test_numpy_encoder_equals_torch_encoder_on_100_captions(pooling):
+    token_lists = _val_tokens(100)
+    expected = _torch_vectors(_shipped_arrays(), token_lists, pooling)
+    got = default_encoder().encode(token_lists, pooling)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+
+
+@pytest.mark.torch
+def test_numpy_encoder_equals_torch_on_random_weights():
     torch = pytest.importorskip("torch", reason=TORCH_REASON)
     from capeval_core.i2ce.train import Encoder
 
@@ -86,6 +122,23 @@ def test_numpy_encoder_equals_torch_on_random_weights():
     )
     np.testing.assert_allclose(
         enc.encode(token_lists), _torch_vectors(arrays, token_lists), rtol=0, atol=1e-5
+    )
+
+
+@pytest.mark.torch
+def test_saved_torch_vectors_equal_live_torch():
+    """The reference file is what torch computes here (to float32 precision)."""
+    saved = _saved()
+    tokens = _val_tokens(100)
+    for pooling in ("final", "mean"):
+        np.testing.assert_allclose(
+            _torch_vectors(_shipped_arrays(), tokens, pooling),
+            saved[f"shipped_{pooling}"],
+            rtol=0,
+            atol=1e-6,
+        )
+    np.testing.assert_allclose(
+        _torch_vectors(_random_arrays(saved), tokens), saved["random_final"], rtol=0, atol=1e-6
     )
 
 
@@ -298,6 +351,7 @@ def test_sanity_auc_small_sample():
 
 
 @pytest.mark.slow
+@pytest.mark.torch
 def test_train_writes_weights_the_numpy_encoder_reads(tmp_path):
     """A tiny run of the training code end to end (tokenising COCO train dominates: ~30 s)."""
     torch = pytest.importorskip("torch", reason=TORCH_REASON)
