@@ -29,7 +29,7 @@ def main(n_images: int = 5000) -> None:
     start = time.perf_counter()
     meteor_synsets()  # shared with METEOR; loaded once per process
     load_t = time.perf_counter() - start
-    from capeval_core.scene_graph import CaptionParser
+    from capeval_core.spice.parse import CaptionParser
 
     workers = CaptionParser(cache=False).n_process
     print(

@@ -3,7 +3,7 @@
 coco-caption hands SPICE the PTB-tokenized captions (§6.1 step 1), so by default the joined
 batch tokens are parsed; ``parse_input="raw"`` parses the original captions instead. All
 captions of a batch are parsed once in :meth:`Spice.prepare` (batched, through the parse
-cache of :mod:`capeval_core.scene_graph`); :meth:`Spice.segment` looks their tuples up by
+cache of :mod:`capeval_core.spice.parse`); :meth:`Spice.segment` looks their tuples up by
 text, builds the candidate graph and the merged reference graph, and matches tuples without a
 one-to-one constraint (§6.2).
 """
@@ -21,67 +21,17 @@ import numpy as np
 from capeval_core.errors import InputError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
 from capeval_core.results import SegmentScore
-from capeval_core.scene_graph import (
+from capeval_core.spice.graph import SceneGraph, concept_lookup
+from capeval_core.spice.matching import CATEGORIES, categories_of, match_tuples
+from capeval_core.spice.parse import (
     MIN_CHUNK,
     PARALLEL_MIN,
     CaptionParser,
-    Concept,
-    SceneGraph,
-    Tuple,
-    concept_lookup,
     model_identity,
     parse_into_cache,
-    word_set,
 )
+from capeval_core.spice.rules import Tuple
 from capeval_core.tokenize import Tokens
-
-# §6.2: SPICE's TupleFilter word lists (spice-1.0.jar, edu/anu/spice/TupleFilter).
-CARDINALITY_WORDS = word_set("one two three four five six seven eight nine ten")
-COLOR_WORDS = word_set(
-    "black brown blue red yellow pink gray grey green dark light white cream orange purple "
-    "maroon beige violet"
-)
-SIZE_WORDS = word_set(
-    """baby illimitable scrawny beefy immeasurable short big immense sizable bony infinitesimal
-    skeletal boundless lanky skimpy brawny large skinny broad lean slender bulky life-size slim
-    chunky limitless small colossal little squat compact mammoth stocky corpulent massive stout
-    cosmic meager strapping cubby measly sturdy curvy microscopic tall elfin mini teensy
-    emaciated miniature teeny endless minuscule teeny-tiny enormous minute teeny-weeny epic
-    narrow thick expansive obese thickset extensive outsized thin fat oversize tiny fleshy
-    overweight titanic full-size paltry towering gargantuan petite trifling gaunt pint-size trim
-    giant plump tubby gigantic pocket-size undersized grand portly underweight great pudgy
-    unlimited heavy puny vast hefty rotund wee huge scanty whopping hulking scraggy wide"""
-)
-
-#: Categories SPICE reports with ``-subset`` ("Cardinality" is what papers call "Count").
-CATEGORIES: tuple[str, ...] = (
-    "All",
-    "Object",
-    "Attribute",
-    "Relation",
-    "Color",
-    "Cardinality",
-    "Size",
-)
-
-
-def _categories(t: tuple[Concept, ...]) -> tuple[str, ...]:
-    """The categories a tuple counts in ("All" and its arity's, plus Color/Cardinality/Size
-    for attributes whose word is in that list)."""
-    if len(t) == 1:
-        return ("All", "Object")
-    if len(t) == 3:
-        return ("All", "Relation")
-    word = str(t[1])
-    out = ("All", "Attribute")
-    for name, words in (
-        ("Color", COLOR_WORDS),
-        ("Cardinality", CARDINALITY_WORDS),
-        ("Size", SIZE_WORDS),
-    ):
-        if word in words:
-            out += (name,)
-    return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -186,49 +136,6 @@ def _prf(tp: int, n_cand: int, n_ref: int, nan: bool) -> SpiceCategory:
     return SpiceCategory(tp, fp, fn, p, r, f)
 
 
-def match_tuples(
-    cand: Sequence[tuple[Concept, ...]], ref: Sequence[tuple[Concept, ...]], synsets: bool = True
-) -> tuple[list[int | None], list[str], list[bool]]:
-    """§6.2: for each candidate tuple, the first matching reference tuple (no one-to-one
-    constraint) and its status ("exact", "synonym", "missed"); and which references matched.
-
-    >>> d, c = Concept(("dog",), frozenset({1})), Concept(("puppy",), frozenset({1}))
-    >>> match_tuples([(d,), (c,)], [(d,), (Concept(("cat",), frozenset()),)])
-    ([0, 0], ['exact', 'synonym'], [True, False])
-    """
-
-    def keys(t: tuple[Concept, ...]) -> tuple[tuple[frozenset[str], frozenset[int]], ...]:
-        return tuple((c.string_set, c.synsets) for c in t)
-
-    ref_keys = [keys(u) for u in ref]
-    by_arity: dict[int, list[int]] = {}
-    for k, u in enumerate(ref_keys):
-        by_arity.setdefault(len(u), []).append(k)
-    first: list[int | None] = []
-    status: list[str] = []
-    ref_hit = [False] * len(ref)
-    for t in cand:
-        tk = keys(t)
-        hit, exact = None, False
-        for k in by_arity.get(len(tk), ()):
-            rk = ref_keys[k]
-            if synsets:
-                ok = all(
-                    not a[0].isdisjoint(b[0]) or not a[1].isdisjoint(b[1])
-                    for a, b in zip(tk, rk, strict=True)
-                )
-            else:
-                ok = all(a[0] == b[0] for a, b in zip(tk, rk, strict=True))
-            if ok:
-                ref_hit[k] = True
-                if hit is None:
-                    hit = k
-                exact = exact or all(not a[0].isdisjoint(b[0]) for a, b in zip(tk, rk, strict=True))
-        first.append(hit)
-        status.append("missed" if hit is None else "exact" if exact else "synonym")
-    return first, status, ref_hit
-
-
 def _view(graph: SceneGraph) -> GraphView:
     nodes = tuple((n.obj.strings, tuple(a.strings for a in n.attributes)) for n in graph.nodes)
     edges = tuple((s, rel.strings, t) for s, rel, t in graph.edges)
@@ -330,11 +237,11 @@ class Spice(Metric):
         n_cand = dict.fromkeys(CATEGORIES, 0)
         n_ref = dict.fromkeys(CATEGORIES, 0)
         for t, hit in zip(cand, first, strict=True):
-            for cat in _categories(t):
+            for cat in categories_of(t):
                 n_cand[cat] += 1
                 tp[cat] += hit is not None
         for t in ref:
-            for cat in _categories(t):
+            for cat in categories_of(t):
                 n_ref[cat] += 1
         categories = {
             cat: _prf(tp[cat], n_cand[cat], n_ref[cat], nan=cat != "All" and n_ref[cat] == 0)

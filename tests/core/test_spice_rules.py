@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from capeval_core.scene_graph import CaptionParser, enhance, extract_tuples, to_ud_graph
+from capeval_core.spice.enhancement import enhance
+from capeval_core.spice.parse import CaptionParser
+from capeval_core.spice.rules import extract_tuples
+from capeval_core.spice.spacy_sm import to_ud_graph
 from tests.conftest import fresh_python
 
 # caption -> tuples that must be extracted (rule or enhancement in the comment)
@@ -113,7 +116,7 @@ def test_relation_strings_keep_particle_space():
 
 
 def test_lemma_fixes():
-    from capeval_core.scene_graph import Lemmatizer
+    from capeval_core.spice.spacy_sm import Lemmatizer
 
     lem = Lemmatizer(
         {
@@ -132,10 +135,10 @@ def test_lemma_fixes():
 def test_parallel_parse_equals_in_process(parsed, monkeypatch):
     """Large batches are split between this process and spawned workers (chunks claimed by
     cancelling their queued future): every caption is parsed once, to the same tuples."""
-    import capeval_core.scene_graph as sg
+    import capeval_core.spice.parse as sp
 
-    monkeypatch.setattr(sg, "PARALLEL_MIN", 8)
-    monkeypatch.setattr(sg, "MIN_CHUNK", 3)
+    monkeypatch.setattr(sp, "PARALLEL_MIN", 8)
+    monkeypatch.setattr(sp, "MIN_CHUNK", 3)
     parser = CaptionParser(cache=False, n_process=2)
     here: list[str] = []
     tuples_of = parser.tuples_of
@@ -162,7 +165,7 @@ def test_spacy_import_leaves_torch_importable():
         pytest.skip("PyTorch is not installed")
     code = (
         "import sys\n"
-        "from capeval_core.scene_graph import load_spacy_model\n"
+        "from capeval_core.spice.spacy_sm import load_spacy_model\n"
         "load_spacy_model()\n"
         "assert 'torch' not in sys.modules\n"
         "import torch\n"
@@ -173,17 +176,18 @@ def test_spacy_import_leaves_torch_importable():
 
 
 def test_parser_multiplies_with_numpy_blas_to_the_same_tuples(parsed):
-    """Every layer of the loaded model uses numpy's BLAS (scene_graph.MATMUL), and the tuples
+    """Every layer of the loaded model uses numpy's BLAS (spacy_sm.MATMUL), and the tuples
     equal those of thinc's default blis ops on the rule sentences."""
     from thinc.api import NumpyOps
 
-    import capeval_core.scene_graph as sg
+    from capeval_core.spice.parse import model_identity
+    from capeval_core.spice.spacy_sm import MATMUL
 
     parser = CaptionParser(cache=False, n_process=1)
     parser._load()
     nodes = [node for _, comp in parser._nlp.pipeline for node in comp.model.walk()]
     assert nodes and all(not node.ops.use_blis for node in nodes)
-    assert sg.MATMUL in sg.model_identity()
+    assert MATMUL in model_identity()
     numpy_ops, blis = nodes[0].ops, NumpyOps(use_blis=True)
     captions = [c for c, _ in CASES]
     try:  # the loaded pipeline is shared by this thread's parsers: put its ops back after

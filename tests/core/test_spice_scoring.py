@@ -7,7 +7,7 @@ import math
 import pytest
 
 from capeval_core.metrics.spice import Spice, SpicePrepared, match_tuples
-from capeval_core.scene_graph import Concept, SceneGraph
+from capeval_core.spice.graph import Concept, SceneGraph
 
 
 def syn(table):
@@ -132,7 +132,7 @@ def test_shared_work_parses_each_uncached_caption_once(tmp_path, monkeypatch):
     into the parse cache (each distinct caption once), which the parts then read."""
     import capeval_core.metrics.spice as spice_module
     from capeval_core.metrics import make_batch
-    from capeval_core.scene_graph import CaptionParser
+    from capeval_core.spice.parse import CaptionParser
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(spice_module, "PARALLEL_MIN", 1)

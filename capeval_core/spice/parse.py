@@ -1,0 +1,237 @@
+"""Parsing captions into SPICE tuples, through an on-disk cache and parse worker processes.
+
+Extracted tuples are cached per caption text (:func:`parse_cache_path`), keyed by the parser's
+identity (:func:`model_identity`), so a warm run never loads a parser.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from capeval_core.errors import MissingResourceError
+from capeval_core.resources import available_cpus, cache_dir, package_version
+from capeval_core.spice.rules import RULES_VERSION, Tuple
+from capeval_core.spice.spacy_sm import (
+    MATMUL,
+    Lemmatizer,
+    load_pipeline,
+    model_package,
+    sentence_tuples,
+)
+
+
+def parse_cache_path() -> Path:
+    """The SQLite file holding extracted tuples per caption, in the user cache directory."""
+    return cache_dir() / "spice-parses.sqlite"
+
+
+#: Below this many uncached captions one process parses them all: a worker process (a fresh
+#: interpreter loading spaCy, ~2 s) costs about what parsing that many captions costs.
+PARALLEL_MIN = 2000
+#: Fewest captions per chunk handed to a worker (smaller chunks balance better, cost more).
+MIN_CHUNK = 250
+
+#: Per thread: the loaded pipeline and lemmatizer (see CaptionParser._load)
+_PIPELINES = threading.local()
+
+
+class CaptionParser:
+    """Parses captions with spaCy (batched) into SPICE tuples, through the on-disk cache.
+
+    spaCy is loaded only when a caption is missing from the cache. ``n_process`` processes
+    parse large batches (this one plus ``n_process - 1`` spawned workers; default: one per
+    available CPU, at most 4, or 1 inside a worker process); batches under
+    :data:`PARALLEL_MIN` captions stay in-process.
+    """
+
+    def __init__(
+        self, *, cache: bool = True, n_process: int | None = None, batch_size: int = 256
+    ) -> None:
+        self.use_cache = cache
+        if n_process is None:  # a worker process leaves the spreading to its parent
+            in_worker = multiprocessing.parent_process() is not None
+            n_process = 1 if in_worker else min(4, available_cpus())
+        self.n_process = max(1, n_process)
+        self.batch_size = batch_size
+        self._nlp = None
+        self._lemmatizer: Lemmatizer | None = None
+        self.model_id = model_identity()
+
+    # spaCy is imported lazily: a warm cache never needs it
+    def _load(self) -> None:
+        if self._nlp is not None:
+            return
+        # one loaded model per thread (spaCy pipelines are not shared between threads): a
+        # scoring worker's parsers, one per SPICE part, load the model once
+        loaded = getattr(_PIPELINES, "loaded", None)
+        if loaded is None:
+            loaded = _PIPELINES.loaded = load_pipeline()
+        self._nlp, self._lemmatizer = loaded
+
+    def parse(self, texts: Iterable[str]) -> dict[str, tuple[Tuple, ...]]:
+        """Tuples of each distinct text (sentences of one caption concatenated, §6.1 step 4)."""
+        wanted = list(dict.fromkeys(texts))
+        found: dict[str, tuple[Tuple, ...]] = {}
+        if self.use_cache:
+            found.update(self._read_cache(wanted))
+        missing = [t for t in wanted if t not in found]
+        if missing:
+            fresh = self._parse_missing(missing)
+            found.update(fresh)
+            if self.use_cache:
+                self._write_cache(fresh)
+        return found
+
+    def uncached(self, texts: Sequence[str]) -> list[str]:
+        """The distinct ``texts`` that the parse cache lacks (all of them without a cache)."""
+        wanted = list(dict.fromkeys(texts))
+        found = self._read_cache(wanted) if self.use_cache else {}
+        return [t for t in wanted if t not in found]
+
+    def tuples_of(self, texts: Sequence[str]) -> list[tuple[Tuple, ...]]:
+        """Parse ``texts`` in this process, without the cache."""
+        from threadpoolctl import threadpool_limits
+
+        self._load()
+        # one BLAS thread: parse workers and this process already keep the cores busy, and
+        # the model's matrices are too small for threads to pay
+        with threadpool_limits(1, user_api="blas"):
+            docs = self._nlp.pipe(texts, batch_size=self.batch_size)
+            return [self._doc_tuples(doc) for doc in docs]
+
+    def _parse_missing(self, missing: list[str]) -> dict[str, tuple[Tuple, ...]]:
+        """Parse in this process and, for large batches, in spawned workers too.
+
+        The chunks are queued for the workers in order while this process takes them from
+        the back, claiming each by cancelling its queued future; so the work splits itself
+        however fast the workers start, and each chunk is parsed exactly once.
+        """
+        workers = self.n_process - 1 if len(missing) >= PARALLEL_MIN else 0
+        if workers <= 0:
+            return dict(zip(missing, self.tuples_of(missing), strict=True))
+        size = max(MIN_CHUNK, len(missing) // (8 * self.n_process))
+        chunks = [missing[k : k + size] for k in range(0, len(missing), size)]
+        out: dict[str, tuple[Tuple, ...]] = {}
+        try:
+            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+            futures = [pool.submit(_parse_in_worker, chunk) for chunk in chunks]
+        except (OSError, RuntimeError):  # no process support here: parse everything in-process
+            return dict(zip(missing, self.tuples_of(missing), strict=True))
+        with pool:
+            for chunk, future in zip(reversed(chunks), reversed(futures), strict=True):
+                if future.cancel():
+                    out.update(zip(chunk, self.tuples_of(chunk), strict=True))
+            for chunk, future in zip(chunks, futures, strict=True):
+                if future.cancelled():
+                    continue
+                try:
+                    out.update(zip(chunk, future.result(), strict=True))
+                except (BrokenProcessPool, OSError):  # a worker died: parse its chunk here
+                    out.update(zip(chunk, self.tuples_of(chunk), strict=True))
+        return out
+
+    def _doc_tuples(self, doc) -> tuple[Tuple, ...]:
+        lemmatize = self._lemmatizer
+        result: list[Tuple] = []
+        for sent in doc.sents:
+            toks = [t for t in sent if not t.is_space]
+            if not toks:
+                continue
+            pos = {t.i: k for k, t in enumerate(toks)}
+            words = [t.text for t in toks]
+            tags = [t.tag_ for t in toks]
+            lemmas = [lemmatize(w, tag) for w, tag in zip(words, tags, strict=True)]
+            heads = [pos.get(t.head.i, k) for k, t in enumerate(toks)]
+            deps = [t.dep_ if heads[k] != k else "ROOT" for k, t in enumerate(toks)]
+            result.extend(sentence_tuples(words, lemmas, tags, deps, heads))
+        return tuple(result)
+
+    def _connect(self) -> sqlite3.Connection | None:
+        try:
+            con = sqlite3.connect(parse_cache_path(), timeout=30)
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS parses (model TEXT, text TEXT, tuples TEXT, "
+                "PRIMARY KEY (model, text))"
+            )
+            return con
+        except (sqlite3.Error, OSError):
+            return None  # an unwritable cache only costs speed
+
+    def _read_cache(self, texts: list[str]) -> dict[str, tuple[Tuple, ...]]:
+        con = self._connect()
+        if con is None:
+            return {}
+        out: dict[str, tuple[Tuple, ...]] = {}
+        try:
+            for k in range(0, len(texts), 900):
+                chunk = texts[k : k + 900]
+                marks = ",".join("?" * len(chunk))
+                rows = con.execute(
+                    f"SELECT text, tuples FROM parses WHERE model = ? AND text IN ({marks})",
+                    [self.model_id, *chunk],
+                )
+                for text, blob in rows:
+                    out[text] = tuple(tuple(t) for t in json.loads(blob))
+        except sqlite3.Error:
+            return out
+        finally:
+            con.close()
+        return out
+
+    def _write_cache(self, fresh: dict[str, tuple[Tuple, ...]]) -> None:
+        con = self._connect()
+        if con is None:
+            return
+        try:
+            with con:
+                con.executemany(
+                    "INSERT OR REPLACE INTO parses VALUES (?, ?, ?)",
+                    [(self.model_id, t, json.dumps(v)) for t, v in fresh.items()],
+                )
+        except sqlite3.Error:
+            pass
+        finally:
+            con.close()
+
+
+def model_identity() -> str:
+    """Parser identity for signatures and cache keys: spaCy and model versions, rule version.
+
+    Raises :class:`MissingResourceError` when spaCy or the model is not installed.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("spacy") is None:
+        raise MissingResourceError(
+            "SPICE needs spaCy; install it with `pip install spacy` and "
+            "`python -m spacy download en_core_web_sm`"
+        )
+    name = model_package()
+    return (
+        f"spacy-{package_version('spacy')}/{name.replace('_', '-')}-"
+        f"{package_version(name.replace('_', '-'))}/rules-{RULES_VERSION}/{MATMUL}"
+    )
+
+
+def parse_into_cache(texts: list[str]) -> None:
+    """Parse ``texts`` in this process into the parse cache (a scoring worker's share of
+    :meth:`~capeval_core.metrics.spice.Spice.shared_work`)."""
+    CaptionParser(n_process=1).parse(texts)
+
+
+_WORKER_PARSER: CaptionParser | None = None
+
+
+def _parse_in_worker(texts: list[str]) -> list[tuple[Tuple, ...]]:
+    """Runs in a parse worker: one parser per worker process, kept for its next chunks."""
+    global _WORKER_PARSER
+    if _WORKER_PARSER is None:
+        _WORKER_PARSER = CaptionParser(cache=False, n_process=1)
+    return _WORKER_PARSER.tuples_of(texts)
