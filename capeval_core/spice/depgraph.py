@@ -35,11 +35,33 @@ class DepGraph:
     """A mutable dependency multigraph over the tokens of one sentence (UD, collapsed).
 
     ``edges`` holds ``[governor, relation, dependent]`` triples; ``roots`` the root tokens.
+    Nodes are token positions; CoreNLP's copy nodes ("walk to and from": ``walk'``) are extra
+    nodes after the sentence's tokens, ``copy_of`` mapping each to the token it copies.
     """
 
     tokens: list[Token]
     edges: list[list[Any]] = field(default_factory=list)
     roots: list[int] = field(default_factory=list)
+    copy_of: dict[int, int] = field(default_factory=dict)
+
+    def add_copy(self, node: int) -> int:
+        """A new copy of token ``node`` (same word, lemma and tag); returns its node."""
+        original = self.copy_of.get(node, node)
+        self.tokens.append(self.tokens[original])
+        self.copy_of[len(self.tokens) - 1] = original
+        return len(self.tokens) - 1
+
+    def label(self, node: int) -> str:
+        """CoreNLP's name of a node: its 1-based index, with one prime per copy (``"6'"``)."""
+        original = self.copy_of.get(node)
+        if original is None:
+            return str(node + 1)
+        primes = sum(1 for c, o in self.copy_of.items() if o == original and c <= node)
+        return str(original + 1) + "'" * primes
+
+    def labelled_edges(self) -> set[tuple[str, str, str]]:
+        """The edges as ``(governor, relation, dependent)`` labels, for comparisons."""
+        return {(self.label(g), r, self.label(d)) for g, r, d in self.edges}
 
     def add(self, gov: int, rel: str, dep: int) -> None:
         if gov != dep and [gov, rel, dep] not in self.edges:
