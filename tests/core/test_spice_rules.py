@@ -185,7 +185,7 @@ def test_parser_multiplies_with_numpy_blas_to_the_same_tuples(parsed):
 
     parser = CaptionParser(cache=False, n_process=1)
     parser._load()
-    nodes = [node for _, comp in parser._nlp.pipeline for node in comp.model.walk()]
+    nodes = [node for _, comp in parser.pipeline.pipeline for node in comp.model.walk()]
     assert nodes and all(not node.ops.use_blis for node in nodes)
     assert MATMUL in model_identity()
     numpy_ops, blis = nodes[0].ops, NumpyOps(use_blis=True)
@@ -208,15 +208,15 @@ def test_parsers_of_one_thread_share_the_loaded_model():
     first, second = CaptionParser(cache=False), CaptionParser(cache=False)
     first._load()
     second._load()
-    assert first._nlp is second._nlp
+    assert first.pipeline is second.pipeline
     other: list = []
     thread = threading.Thread(target=lambda: other.append(_loaded_in_new_parser()))
     thread.start()
     thread.join()
-    assert other and other[0] is not first._nlp
+    assert other and other[0] is not first.pipeline
 
 
 def _loaded_in_new_parser():
     parser = CaptionParser(cache=False)
     parser._load()
-    return parser._nlp
+    return parser.pipeline

@@ -1,0 +1,144 @@
+"""The ``stanford-emulation`` parser: SPICE-1.0's CoreNLP 3.6.0 pipeline, without Java.
+
+SPICE-1.0 parses each caption with CoreNLP 3.6.0 (``tokenize, ssplit, parse, lemma``: the PCFG
+parser's tags and tree, the tree converted to Universal Dependencies) and reads the collapsed,
+CC-processed graph. Here, stage by stage:
+
+1. :func:`corenlp_words`: CoreNLP's re-tokenization of the (already PTB-tokenized) caption;
+2. a spaCy tagger and dependency parser trained on SPICE-1.0's own parses of COCO train2014
+   captions (``capeval_core/data/spice_parser``; recipe, command and accuracy in the SPICE
+   card) give the PTB tags and the *basic* UD tree;
+3. :mod:`.morphology`: CoreNLP's lemmas of (word, tag);
+4. :mod:`.ccprocess`: CoreNLP's basic -> collapsed, CC-processed conversion;
+5. then the same enhancements and tuple rules as every parser (:mod:`.enhancement`,
+   :mod:`.rules`).
+
+Stages 1 and 3-5 are deterministic and checked against the jar stage by stage; only stage 2
+is learned, so it is where the emulation can differ from the jar.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Sequence
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from capeval_core.errors import MissingResourceError
+from capeval_core.spice.depgraph import DepGraph, Token
+from capeval_core.spice.enhancement import enhance
+from capeval_core.spice.rules import RULES_VERSION, Tuple, extract_tuples
+from capeval_core.spice.spacy_runtime import MATMUL, import_spacy, use_numpy_blas
+
+
+def model_dir() -> Path:
+    """The trained pipeline shipped with the package."""
+    return Path(str(files("capeval_core") / "data" / "spice_parser"))
+
+
+@functools.cache
+def identity() -> str:
+    """Parser identity: the trained pipeline's digest, spaCy's version, the rules, BLAS."""
+    from capeval_core.resources import package_version
+
+    root = model_dir()
+    if not (root / "meta.json").is_file():
+        raise MissingResourceError(
+            f"SPICE's stanford-emulation parser is missing from the installed package "
+            f"({root}); reinstall capeval, or choose parser='spacy-sm'"
+        )
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return (
+        f"stanford-emulation-{digest.hexdigest()[:12]}/spacy-{package_version('spacy')}/"
+        f"rules-{RULES_VERSION}/{MATMUL}"
+    )
+
+
+def load_pipeline() -> tuple[Any]:
+    """The trained tagger + parser, multiplying through numpy's BLAS."""
+    identity()  # a clear error when the model is missing
+    nlp = import_spacy().load(model_dir())
+    use_numpy_blas(nlp)
+    return (nlp,)
+
+
+def corenlp_words(text: str) -> list[str]:
+    """The tokens CoreNLP 3.6.0's tokenizer makes of an already PTB-tokenized caption.
+
+    Space-separated words stay words, except (measured on 400,000 COCO train2014 captions,
+    the only two differences): an ampersand inside a word is split off ("at&t" -> "at", "&",
+    "t"), and a caption ending in an abbreviation with its period ("etc.") gets a sentence-final
+    "." of its own.
+
+    >>> corenlp_words("an at&t phone and fruit etc.")
+    ['an', 'at', '&', 't', 'phone', 'and', 'fruit', 'etc.', '.']
+    """
+    words: list[str] = []
+    for word in text.split():
+        if "&" in word and word != "&":
+            parts = word.split("&")
+            for k, part in enumerate(parts):
+                if k:
+                    words.append("&")
+                if part:
+                    words.append(part)
+        else:
+            words.append(word)
+    if words and len(words[-1]) > 1 and words[-1].endswith("."):
+        words.append(".")
+    return words
+
+
+def basic_graph(words: Sequence[str], tags: Sequence[str], heads: Sequence[int], deps) -> DepGraph:
+    """The basic UD tree of one parsed sentence, lemmas from CoreNLP's morphology."""
+    from capeval_core.spice.morphology import lemma
+
+    g = DepGraph([Token(w, lemma(w, t), t) for w, t in zip(words, tags, strict=True)])
+    for i, (h, rel) in enumerate(zip(heads, deps, strict=True)):
+        if h == i:
+            g.roots.append(i)
+        else:
+            g.edges.append([h, rel, i])
+    return g
+
+
+def sentence_tuples(g: DepGraph) -> list[Tuple]:
+    """Stages 4-5 on a basic tree: CC-processing, SceneGraphParser's enhancements, rules."""
+    from capeval_core.spice.ccprocess import cc_processed
+
+    cc = cc_processed(g)
+    enhance(cc)
+    return extract_tuples(cc)
+
+
+def parse_texts(loaded: tuple[Any], texts: Sequence[str], batch_size: int) -> list:
+    """The tuples of each text (one sentence each: no caption has CoreNLP sentence breaks;
+    an empty caption has no sentence, hence no tuples)."""
+    from spacy.tokens import Doc
+
+    (nlp,) = loaded
+    words_of = [corenlp_words(text) for text in texts]
+    docs = []
+    for words in words_of:
+        if words:
+            doc = Doc(nlp.vocab, words=words)
+            for k, token in enumerate(doc):
+                token.is_sent_start = k == 0
+            docs.append(doc)
+    parsed = iter(nlp.pipe(docs, batch_size=batch_size))
+    out: list[tuple[Tuple, ...]] = []
+    for words in words_of:
+        if not words:
+            out.append(())
+            continue
+        doc = next(parsed)
+        tags = [t.tag_ for t in doc]
+        heads = [t.head.i for t in doc]
+        deps = [t.dep_ for t in doc]
+        out.append(tuple(sentence_tuples(basic_graph(words, tags, heads, deps))))
+    return out

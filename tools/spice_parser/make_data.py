@@ -1,0 +1,77 @@
+"""Training data for the ``stanford-emulation`` parser: the SPICE oracle's parses as spaCy DocBins.
+
+    python tools/spice_parser/make_data.py OUT_DIR ORACLE.jsonl [ORACLE.jsonl ...]
+
+Each oracle record (``tools/spice_oracle``: SPICE-1.0's CoreNLP 3.6.0 pipeline on a COCO
+train2014 caption) becomes one Doc: CoreNLP's tokens, its PTB tags, and its *basic* UD tree
+(heads and labels; the root's label is ``ROOT``). Records whose annotation id is divisible by
+``HOLD_OUT`` go to ``dev.spacy`` (model selection), the rest to ``train.spacy``. Only
+train2014 captions are used: val2014 is where SPICE parity is measured.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HOLD_OUT = 50  # 2 % of the captions, chosen by annotation id (independent of file order)
+
+
+def doc_of(vocab, record: dict):
+    from spacy.tokens import Doc
+
+    words, tags, heads, deps, starts = [], [], [], [], []
+    for s in record["sentences"]:
+        offset = len(words)
+        n = len(s["tokens"])
+        head = [None] * n
+        label = [None] * n
+        for g, rel, d in s["basic"]["edges"]:
+            head[d - 1], label[d - 1] = offset + g - 1, rel
+        for r in s["basic"]["roots"]:
+            head[r - 1], label[r - 1] = offset + r - 1, "ROOT"
+        if any(h is None for h in head):
+            return None  # not a tree (never seen, but a Doc needs one head per token)
+        starts.extend([True] + [False] * (n - 1))
+        words += [t[0] for t in s["tokens"]]
+        tags += [t[1] for t in s["tokens"]]
+        heads += head
+        deps += label
+    return Doc(vocab, words=words, tags=tags, heads=heads, deps=deps, sent_starts=starts)
+
+
+def main() -> None:
+    import spacy
+    from spacy.tokens import DocBin
+
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    nlp = spacy.blank("en")
+    bins = {"train": DocBin(), "dev": DocBin()}
+    seen: set[str] = set()
+    counts = {"train": 0, "dev": 0, "skipped": 0}
+    for path in sys.argv[2:]:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:  # a file still being written
+                    continue
+                if record["caption"] in seen:
+                    continue
+                seen.add(record["caption"])
+                doc = doc_of(nlp.vocab, record)
+                if doc is None:
+                    counts["skipped"] += 1
+                    continue
+                part = "dev" if int(record["id"]) % HOLD_OUT == 0 else "train"
+                bins[part].add(doc)
+                counts[part] += 1
+    for part, docbin in bins.items():
+        docbin.to_disk(out / f"{part}.spacy")
+    print(json.dumps(counts))
+
+
+if __name__ == "__main__":
+    main()
