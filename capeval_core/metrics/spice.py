@@ -22,7 +22,12 @@ from capeval_core.errors import InputError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
 from capeval_core.results import SegmentScore
 from capeval_core.spice.graph import SceneGraph, concept_lookup
-from capeval_core.spice.matching import CATEGORIES, categories_of, match_tuples
+from capeval_core.spice.matching import (
+    CATEGORIES,
+    WORD_LIST_CATEGORIES,
+    categories_of,
+    match_tuples,
+)
 from capeval_core.spice.parse import (
     DEFAULT_PARSER,
     MIN_CHUNK,
@@ -243,13 +248,23 @@ class Spice(Metric):
         tp = dict.fromkeys(CATEGORIES, 0)
         n_cand = dict.fromkeys(CATEGORIES, 0)
         n_ref = dict.fromkeys(CATEGORIES, 0)
-        for t, hit in zip(cand, first, strict=True):
-            for cat in categories_of(t):
+        cand_cats = [categories_of(t) for t in cand]
+        ref_cats = [categories_of(u) for u in ref]
+        for cats, hit in zip(cand_cats, first, strict=True):
+            for cat in cats:
                 n_cand[cat] += 1
                 tp[cat] += hit is not None
-        for t in ref:
-            for cat in categories_of(t):
+        for cats in ref_cats:
+            for cat in cats:
                 n_ref[cat] += 1
+        # SPICE scores a category on both tuple sets filtered to it: a Color/Cardinality/Size
+        # tuple counts only when it matches a reference tuple of that category (arity
+        # categories need no second pass: tuples only match tuples of their arity)
+        for cat in WORD_LIST_CATEGORIES:
+            if n_cand[cat]:
+                cand_c = [t for t, cats in zip(cand, cand_cats, strict=True) if cat in cats]
+                ref_c = [u for u, cats in zip(ref, ref_cats, strict=True) if cat in cats]
+                tp[cat] = sum(h is not None for h in match_tuples(cand_c, ref_c, use)[0])
         categories = {
             cat: _prf(tp[cat], n_cand[cat], n_ref[cat], nan=cat != "All" and n_ref[cat] == 0)
             for cat in CATEGORIES

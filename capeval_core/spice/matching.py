@@ -38,6 +38,10 @@ CATEGORIES: tuple[str, ...] = (
 )
 
 
+#: Categories of attribute tuples whose word is in one of TupleFilter's lists.
+WORD_LIST_CATEGORIES: tuple[str, ...] = ("Color", "Cardinality", "Size")
+
+
 def categories_of(t: tuple[Concept, ...]) -> tuple[str, ...]:
     """The categories a tuple counts in ("All" and its arity's, plus Color/Cardinality/Size
     for attributes whose word is in that list)."""

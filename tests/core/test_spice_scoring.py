@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -152,3 +155,46 @@ def test_shared_work_parses_each_uncached_caption_once(tmp_path, monkeypatch):
         call()
     assert CaptionParser().uncached(texts) == []
     assert Spice(tokenizer="whitespace").shared_work([batch], 3) == []  # nothing left to do
+
+
+# -- against the jar: its tuples in, its per-image scores out ---------------------------------
+#: spice-1.0.jar with CoreNLP 3.6.0, `-detailed -subset` as coco-caption runs it, on 500 COCO
+#: train2014 images (candidate: first caption by annotation id, references: the others),
+#: with each caption's proposed tuples from tools/spice_oracle/SpiceOracle.java; written by
+#: tools/spice_oracle/make_scoring_golden.py.
+SCORING_GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "spice-oracle-scores.json.gz"
+
+
+def test_jar_tuples_give_the_jar_per_image_scores():
+    from collections import defaultdict
+
+    from capeval_core.resources import coco_captions
+    from capeval_core.spice.matching import CATEGORIES
+
+    with gzip.open(SCORING_GOLDEN, "rt", encoding="utf-8") as fh:
+        golden = json.load(fh)
+    by_image = defaultdict(list)
+    for c in coco_captions("train"):
+        by_image[c.image_id].append(c.annotation_id)
+    jar_tuples = {
+        int(i): tuple(tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in ts)
+        for i, ts in golden["tuples"].items()
+    }  # the jar stores relations as (subject, object, relation)
+    metric = Spice()
+    mismatched = []
+    for item in golden["images"]:
+        ids = sorted(by_image[item["image_id"]])
+        texts = {(f"c{i}",): f"c{i}" for i in ids}
+        prepared = SpicePrepared({f"c{i}": jar_tuples[i] for i in ids}, texts)
+        _, details = metric.segment((f"c{ids[0]}",), tuple((f"c{i}",) for i in ids[1:]), prepared)
+        for cat in CATEGORIES:
+            jar, ours = item["scores"][cat], details.categories[cat]
+            same = (jar["tp"], jar["fp"], jar["fn"]) == (ours.tp, ours.fp, ours.fn) and (
+                math.isnan(ours.f)
+                if jar["f"] is None
+                else ours.f == pytest.approx(jar["f"], abs=1e-12)
+            )
+            if not same:
+                mismatched.append((item["image_id"], cat, jar, ours))
+    assert len(golden["images"]) == 500
+    assert mismatched == []
