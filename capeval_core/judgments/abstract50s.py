@@ -26,8 +26,8 @@ from capeval_core.judgments.base import (
     text_cell,
 )
 from capeval_core.judgments.coco import image_key
+from capeval_core.judgments.matfile import load_mat
 from capeval_core.judgments.pairwise import preference_from_votes
-from capeval_core.judgments.pascal50s import load_mat
 
 REFS_FILE = "abstract48S.json"
 CANDS_B = "abstract_candsB.json"

@@ -13,10 +13,8 @@ draws) and the metric-tie rule are knobs of :func:`capeval_core.stats.pairwise_a
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -25,7 +23,14 @@ from capeval_core.judgments.base import (
     JudgmentSet,
     PairItem,
     format_error,
-    read_bytes,
+)
+from capeval_core.judgments.matfile import (
+    elements,
+    field_of,
+    image_name,
+    load_mat,
+    text_of,
+    variable,
 )
 from capeval_core.judgments.pairwise import preference_from_votes
 
@@ -37,68 +42,6 @@ PRESETS = {
     "published": "label = vote majority, human ties broken at random (seeded); 5 references "
     "sampled per pair, 5 draws; a metric tie counts as half",
 }
-
-
-def load_mat(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
-    """``scipy.io.loadmat`` with structs as objects; unreadable files give a clear error."""
-    from scipy.io import loadmat
-
-    data = read_bytes(path, max_bytes)
-    try:
-        return loadmat(io.BytesIO(data), squeeze_me=True, struct_as_record=False)
-    except Exception as exc:  # scipy raises ValueError, TypeError, OSError... on bad files
-        raise format_error(
-            path,
-            f"cannot read this MATLAB file (truncated or not a .mat "
-            f"file?): {type(exc).__name__}: {exc}",
-        ) from None
-
-
-def variable(mat: dict[str, Any], names: tuple[str, ...], path: Path) -> Any:
-    for name in names:
-        if name in mat:
-            return mat[name]
-    found = sorted(k for k in mat if not k.startswith("__"))
-    raise format_error(
-        path, f"missing variable {names[0]!r} (variables found: {found})", column=names[0]
-    )
-
-
-def elements(value: Any) -> list[Any]:
-    """A squeezed struct array / vector as a list (a single element becomes a list of one)."""
-    arr = np.atleast_1d(
-        np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
-    )
-    return list(arr.ravel())
-
-
-def field_of(obj: Any, names: tuple[str, ...], path: Path, var: str, index: int) -> Any:
-    for name in names:
-        if hasattr(obj, name):
-            return getattr(obj, name)
-    fields = list(getattr(obj, "_fieldnames", []) or [])
-    raise format_error(
-        path,
-        f"element {index + 1} of {var!r} has no field {names[0]!r} (fields: {fields})",
-        record=index + 1,
-        column=f"{var}.{names[0]}",
-    )
-
-
-def text_of(value: Any, path: Path, where: str, index: int) -> str:
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, np.ndarray) and value.size == 1 and isinstance(value.item(), str):
-        return value.item().strip()
-    if isinstance(value, np.ndarray) and value.size == 0:
-        return ""
-    raise format_error(
-        path, f"expected text, got {type(value).__name__}", record=index + 1, column=where
-    )
-
-
-def image_name(value: str) -> str:
-    return value.strip().replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def load_references(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, tuple[str, ...]]:
