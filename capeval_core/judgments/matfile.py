@@ -51,6 +51,11 @@ def elements(value: Any) -> list[Any]:
     return list(arr.ravel())
 
 
+def is_struct(obj: Any) -> bool:
+    """A struct element, as an object or as a record."""
+    return hasattr(obj, "_fieldnames") or (isinstance(obj, np.void) and bool(obj.dtype.names))
+
+
 def field_of(obj: Any, names: tuple[str, ...], path: Path, var: str, index: int) -> Any:
     """A field of one struct element, loaded as an object (``struct_as_record=False``) or as
     a record (numpy void); the first of ``names`` that exists."""
