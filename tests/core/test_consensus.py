@@ -4,7 +4,6 @@ it (1xN or Nx1; A/B/C as cells holding a char array, or as plain char arrays).""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -23,27 +22,13 @@ from capeval_core.judgments.protocols import (
     missing_labels_warning,
     protocol_for,
 )
-
-
-def write_triplets(path, rows, *, shape="row", strings="cell"):
-    """``rows``: (A, B, C, rating). ``strings="cell"`` stores each sentence as a 1x1 cell
-    holding a char array (the distributed files), ``"char"`` as a bare char array."""
-    n = len(rows)
-    dims = (1, n) if shape == "row" else (n, 1)
-    t = np.zeros(dims, dtype=[("A", "O"), ("B", "O"), ("C", "O"), ("rating", "O")])
-    flat = t.reshape(-1)
-    for i, (a, b, c, rating) in enumerate(rows):
-        texts = []
-        for s in (a, b, c):
-            if strings == "cell":
-                cell = np.empty((1, 1), dtype=object)
-                cell[0, 0] = s
-                texts.append(cell)
-            else:
-                texts.append(s)
-        flat[i] = (*texts, np.array([[float(rating)]]))
-    savemat(path, {"triplets": t})
-    return path
+from tests.core.consensus_files import (
+    PASCAL_ROWS,
+    write_abstract,
+    write_pascal_pairs,
+    write_pascal_refs,
+    write_triplets,
+)
 
 
 def test_scipy_struct_array_layouts_read_the_same(tmp_path):
@@ -77,40 +62,9 @@ def test_one_triplet_file_is_a_list_of_one(tmp_path):
 
 
 # -- ABSTRACT-50S ---------------------------------------------------------------------------
-def _abstract(folder, n_pairs=400, per_pair=3, *, lists=True, refs=True, rows=None):
-    """Pair i (scene i // 2): B = "b i", C = "c i"; triplet ratings give B the majority for
-    even i and C for odd i (two of three triplets)."""
-    if lists:
-        (folder / "abstract_candsB.json").write_text(
-            json.dumps([{"image_id": i // 2, "caption": f"b {i}"} for i in range(n_pairs)])
-        )
-        (folder / "abstract_candsC.json").write_text(
-            json.dumps([{"image_id": i // 2, "caption": f"c {i}"} for i in range(n_pairs)])
-        )
-    if refs:
-        (folder / "abstract48S.json").write_text(
-            json.dumps(
-                [
-                    {"image_id": s, "caption": f"scene {s} ref {k}"}
-                    for s in range((n_pairs + 1) // 2)
-                    for k in range(48)
-                ]
-            )
-        )
-    if rows is None:
-        rows = []
-        for i in range(n_pairs):
-            winner = 1 if i % 2 == 0 else -1
-            for k in range(per_pair):
-                rating = winner if k < per_pair - 1 else -winner
-                rows.append((f"scene {i // 2} ref {k}", f"b {i}", f"c {i}", rating))
-    write_triplets(folder / "consensus_abstract.mat", rows)
-    return folder
-
-
 @pytest.mark.parametrize(("shape", "strings"), [("row", "cell"), ("column", "char")])
 def test_abstract50s_loads_400_labelled_pairs_200_hc_200_hi(tmp_path, shape, strings):
-    _abstract(tmp_path)
+    write_abstract(tmp_path)
     rows = [
         (
             f"scene {i // 2} ref {k}",
@@ -145,7 +99,7 @@ def test_abstract50s_loads_400_labelled_pairs_200_hc_200_hi(tmp_path, shape, str
 
 
 def test_abstract50s_from_the_consensus_file_alone(tmp_path):
-    _abstract(tmp_path, n_pairs=4, lists=False, refs=False)
+    write_abstract(tmp_path, n_pairs=4, lists=False, refs=False)
     js = load_judgments(tmp_path / "consensus_abstract.mat", "abstract50s")
     assert [(it.candidate_a, it.candidate_b) for it in js.items] == [
         ("b 0", "c 0"),
@@ -171,7 +125,7 @@ def test_abstract50s_mismatched_triplets_and_pairs_without_triplets(tmp_path):
         ("r3", "b 2", "c 2", -1),
         ("y", "b 9", "c 9", 1),  # matches nothing
     ]
-    _abstract(tmp_path, n_pairs=4, rows=rows)
+    write_abstract(tmp_path, n_pairs=4, rows=rows)
     js = load_judgments(tmp_path, "abstract50s")
     assert len(js) == 4  # references come from abstract48S.json: every pair stays
     assert js.preferences()[[0, 2]].tolist() == [1, -1]
@@ -194,7 +148,7 @@ def test_abstract50s_ties_and_swapped_candidates(tmp_path):
         ("r3", "c 1", "b 1", 1),
         ("r4", "b 1", "c 1", 1),  # same pair, usual order: candidate a
     ]
-    _abstract(tmp_path, n_pairs=2, rows=rows)
+    write_abstract(tmp_path, n_pairs=2, rows=rows)
     js = load_judgments(tmp_path, "abstract50s")
     assert [(it.votes_a, it.votes_b, it.preferred) for it in js.items] == [
         (1, 1, "tie"),
@@ -207,7 +161,7 @@ def test_abstract50s_ties_and_swapped_candidates(tmp_path):
 
 
 def test_abstract50s_without_the_consensus_file_warns_everywhere(tmp_path):
-    _abstract(tmp_path, n_pairs=2)
+    write_abstract(tmp_path, n_pairs=2)
     (tmp_path / "consensus_abstract.mat").unlink()
     js = load_judgments(tmp_path, "abstract50s")
     assert np.isnan(js.preferences()).all()
@@ -227,7 +181,7 @@ def test_abstract50s_without_the_consensus_file_warns_everywhere(tmp_path):
 )
 def test_bad_ratings_are_errors_naming_file_record_and_field(tmp_path, rating, message):
     rows = [("r0", "b 0", "c 0", 1), ("r1", "b 0", "c 0", rating)]
-    _abstract(tmp_path, n_pairs=1, rows=rows)
+    write_abstract(tmp_path, n_pairs=1, rows=rows)
     with pytest.raises(JudgmentFormatError, match=message) as info:
         load_judgments(tmp_path, "abstract50s")
     assert str(info.value).startswith(
@@ -236,7 +190,7 @@ def test_bad_ratings_are_errors_naming_file_record_and_field(tmp_path, rating, m
 
 
 def test_truncated_consensus_file(tmp_path):
-    _abstract(tmp_path, n_pairs=2)
+    write_abstract(tmp_path, n_pairs=2)
     path = tmp_path / "consensus_abstract.mat"
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
@@ -245,7 +199,7 @@ def test_truncated_consensus_file(tmp_path):
 
 
 def test_missing_field_and_foreign_file(tmp_path):
-    _abstract(tmp_path, n_pairs=1)
+    write_abstract(tmp_path, n_pairs=1)
     t = np.zeros((1, 1), dtype=[("A", "O"), ("B", "O"), ("C", "O")])
     t[0, 0] = ("r", "b 0", "c 0")
     savemat(tmp_path / "consensus_abstract.mat", {"triplets": t})
@@ -275,7 +229,7 @@ def test_repeated_candidates_are_given_to_their_pairs_in_order():
 
 
 def test_kilickaya2017_scores_all_48_references_and_drops_ties(tmp_path):
-    _abstract(tmp_path, n_pairs=4)
+    write_abstract(tmp_path, n_pairs=4)
     js = load_judgments(tmp_path, "abstract50s", "kilickaya2017")
     protocol = protocol_for(js)
     assert protocol is ABSTRACT50S["kilickaya2017"]
@@ -296,48 +250,14 @@ def test_kilickaya2017_scores_all_48_references_and_drops_ties(tmp_path):
 
 
 def test_unknown_preset(tmp_path):
-    _abstract(tmp_path, n_pairs=1)
+    write_abstract(tmp_path, n_pairs=1)
     with pytest.raises(JudgmentFormatError, match=r"unknown preset 'published' for abstract50s"):
         load_judgments(tmp_path, "abstract50s", "published")
 
 
 # -- PASCAL-50S -----------------------------------------------------------------------------
-def _pascal_pairs(folder, rows):
-    """``rows``: (image, sent1, sent2, category code, votes)."""
-    inputs = np.zeros((1, len(rows)), dtype=[("name", "O"), ("sent1", "O"), ("sent2", "O")])
-    result = np.zeros((1, len(rows)), dtype=[("result", "O")])
-    for i, (name, s1, s2, _, votes) in enumerate(rows):
-        inputs[0, i] = (name, s1, s2)
-        result[0, i] = (np.array([list(votes)], dtype=float),)
-    savemat(
-        folder / "pair_pascal.mat",
-        {
-            "new_input": inputs,
-            "result": result,
-            "category": np.array([[r[3] for r in rows]]),
-        },
-    )
-
-
-PASCAL_ROWS = [
-    ("p1.jpg", "a man", "a woman", 1, (1, 1, -1)),
-    ("p1.jpg", "a dog", "a cat", 4, (-1, -1, 1)),
-    ("p2.jpg", "a tree", "a road", 3, (1, -1)),
-]
-
-
-def _pascal_refs(folder):
-    refs = np.zeros((1, 2), dtype=[("image", "O"), ("sentences", "O")])
-    for i, name in enumerate(("p1.jpg", "p2.jpg")):
-        refs[0, i] = (
-            name,
-            np.array([[f"file ref {k} of {name}"] for k in range(50)], dtype=object),
-        )
-    savemat(folder / "pascal50S.mat", {"refs": refs})
-
-
 def test_pascal50s_consensus_labels_and_triplet_references(tmp_path):
-    _pascal_pairs(tmp_path, PASCAL_ROWS)
+    write_pascal_pairs(tmp_path, PASCAL_ROWS)
     write_triplets(
         tmp_path / "consensus_pascal.mat",
         [
@@ -365,7 +285,7 @@ def test_pascal50s_consensus_labels_and_triplet_references(tmp_path):
     assert js.dropped == {"no triplet and no reference file: no references": 1}
     assert any("1 pairs have no triplet" in n and "(pairs 3)" in n for n in js.notes)
     # with pascal50S.mat passed, pair 3 stays, unlabelled, with the file's references
-    _pascal_refs(tmp_path)
+    write_pascal_refs(tmp_path)
     with_refs = load_judgments(tmp_path, "pascal50s", refs_file=tmp_path / "pascal50S.mat")
     assert len(with_refs) == 3 and with_refs.items[2].preferred is None
     assert with_refs.items[0].references[0] == "file ref 0 of p1.jpg"
@@ -373,8 +293,8 @@ def test_pascal50s_consensus_labels_and_triplet_references(tmp_path):
 
 
 def test_pascal50s_table7_keeps_the_votes_and_the_file_references(tmp_path):
-    _pascal_pairs(tmp_path, PASCAL_ROWS)
-    _pascal_refs(tmp_path)
+    write_pascal_pairs(tmp_path, PASCAL_ROWS)
+    write_pascal_refs(tmp_path)
     js = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
     assert [(it.votes_a, it.votes_b) for it in js.items] == [(2, 1), (1, 2), (1, 1)]
     assert js.source == ("pair_pascal.mat", "pascal50S.mat")
@@ -382,8 +302,8 @@ def test_pascal50s_table7_keeps_the_votes_and_the_file_references(tmp_path):
 
 
 def test_pascal50s_consensus_presets_need_the_consensus_file(tmp_path):
-    _pascal_pairs(tmp_path, PASCAL_ROWS)
-    _pascal_refs(tmp_path)
+    write_pascal_pairs(tmp_path, PASCAL_ROWS)
+    write_pascal_refs(tmp_path)
     with pytest.raises(JudgmentFormatError) as info:
         load_judgments(tmp_path, "pascal50s", "spice-paper")
     assert str(info.value).startswith("consensus_pascal.mat: not found beside pair_pascal.mat")
