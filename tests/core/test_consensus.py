@@ -350,3 +350,33 @@ def test_pycocoevalcap_smoothing_ranks_captions_without_a_matching_4gram():
     ]
     expected = (p[0] * p[1] * p[2] * p[3]) ** 0.25 * details[0].brevity_penalty
     assert values[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_bleu4_zero_ties_tool_reproduces_the_accuracy_and_counts_the_pairs(tmp_path, monkeypatch):
+    """tools/bleu4_zero_ties.py: its draws are those of score_judgments (the same BLEU-4
+    accuracy), and pairs of captions without a matching 4-gram become half-credit ties when
+    such captions score 0."""
+    import importlib.util
+    from pathlib import Path
+
+    from capeval_core.judgments.scoring import score_judgments
+    from capeval_core.stats import pairwise_accuracy
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    spec = importlib.util.spec_from_file_location(
+        "bleu4_zero_ties", Path(__file__).resolve().parents[2] / "tools" / "bleu4_zero_ties.py"
+    )
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    write_pascal_pairs(tmp_path, PASCAL_ROWS)  # two-word candidates: never a 4-gram
+    write_pascal_refs(tmp_path)
+    js = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
+    rows = tool.report(js, tokenizer="whitespace")
+    scores = score_judgments(js, ["bleu_4"], tokenizer="whitespace", workers=0)
+    expected = pairwise_accuracy(
+        scores.values_a["bleu_4"], scores.values_b["bleu_4"], js.preferences(), js.categories()
+    ).as_dict()
+    assert {c: r["accuracy"] for c, r in rows.items()} == expected
+    assert rows["overall"]["pairs"] == 3 and rows["overall"]["both_zero"] == 1.0
+    assert {r["accuracy_unsmoothed"] for r in rows.values()} == {0.5}
+    assert tool.main(["--judgments", str(tmp_path), "--format", "pascal50s"]) == 2  # no consensus
