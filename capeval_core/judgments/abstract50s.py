@@ -33,6 +33,7 @@ from capeval_core.judgments.base import (
 from capeval_core.judgments.coco import image_key
 from capeval_core.judgments.consensus import (
     ConsensusMatch,
+    match_key,
     match_triplets,
     pairs_from_triplets,
     read_triplets,
@@ -190,7 +191,9 @@ def load_abstract50s(
                     column="image_id",
                 )
             references = tuple(by_image[image])
-            if votes is not None and set(votes.references) != set(references):
+            if votes is not None and {match_key(r) for r in votes.references} != {
+                match_key(r) for r in references
+            }:
                 differ += 1
         elif votes is not None and votes.references:
             references = votes.references
