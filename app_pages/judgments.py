@@ -13,6 +13,7 @@ import streamlit as st
 from capeval_core import CapevalError
 from capeval_core.judgments import LOADERS
 from capeval_core.judgments.mapping import GRADED_ROLES, PAIRWISE_ROLES
+from capeval_core.judgments.protocols import BY_FORMAT, missing_labels_warning
 from capeval_ui import cached, current_tokenizer, meta_views
 
 UNMAPPED = "(none)"
@@ -97,6 +98,10 @@ else:
     )
     if loader.presets:
         st.text(loader.presets.get(preset, ""))
+        note = getattr(BY_FORMAT.get(fmt, {}).get(preset), "note", "")
+        if note:
+            with st.expander("Note on this preset"):
+                st.text(note)
     files = _uploaded()
     mapping: tuple[tuple[str, str], ...] = ()
     score_columns: tuple[str, ...] | None = None
@@ -153,6 +158,9 @@ if jset is None:
 st.subheader("Loaded set")
 st.text(str(jset))
 meta_views.render_validation(jset)
+missing = missing_labels_warning(jset)
+if missing:
+    st.warning(missing)
 with st.expander("Preview (first 200 rows)", expanded=True):
     meta_views.render_preview(jset)
 

@@ -6,27 +6,62 @@ from __future__ import annotations
 import streamlit as st
 
 from capeval_core import CapevalError
+from capeval_core.judgments.protocols import (
+    GENERIC,
+    accuracy_signature,
+    label_counts,
+    missing_labels_warning,
+    protocol_for,
+)
 from capeval_ui import cached, current_tokenizer, meta_views
+
+METRIC_TIES, HUMAN_TIES = ["half", "correct", "wrong"], ["random", "drop"]
 
 st.title("Pairwise accuracy")
 jset = meta_views.set_or_stop("pairwise")
+missing = missing_labels_warning(jset)
+if missing:
+    st.warning(missing)
+if label_counts(jset)[1] == 0:
+    st.stop()  # no chart of nothing
 
 keys = meta_views.metric_picker()
-st.caption(
-    "Published protocol (Vedantam et al. 2015): 5 references sampled per pair, averaged "
-    "over 5 draws; a metric tie counts as half; human ties broken at random (seeded)."
-)
+protocol = protocol_for(jset)
+if protocol is GENERIC:
+    st.caption(
+        "Published protocol (Vedantam et al. 2015): 5 references sampled per pair, averaged "
+        "over 5 draws; a metric tie counts as half; human ties broken at random (seeded)."
+    )
+else:
+    st.text(f"Preset {jset.preset}: {protocol.description}.")  # the knobs start from it
+    if protocol.note:
+        with st.expander("Note on this preset"):
+            st.text(protocol.note)
+most = max(len(it.references) for it in jset.items)
+preset_refs, preset_draws = protocol.sampling
 c1, c2, c3, c4, c5 = st.columns(5)
 n_references = c1.number_input(
-    "References per pair", 1, 50, cached.PASCAL_REFERENCES, key="n_references"
+    "References per pair",
+    1,
+    max(50, most),
+    preset_refs if preset_refs <= max(50, most) else most,
+    key="n_references",
 )
-draws = c2.number_input("Draws", 1, 20, cached.PASCAL_DRAWS, key="draws")
+draws = c2.number_input("Draws", 1, 20, preset_draws, key="draws")
 seed = c3.number_input("Seed", 0, 2**31 - 1, 0, key="seed")
 metric_tie = c4.selectbox(
-    "Metric tie", ["half", "correct", "wrong"], key="metric_tie", help="Credit for equal scores."
+    "Metric tie",
+    METRIC_TIES,
+    index=METRIC_TIES.index(protocol.metric_tie),
+    key="metric_tie",
+    help="Credit for equal scores.",
 )
 human_tie = c5.selectbox(
-    "Human tie", ["random", "drop"], key="human_tie", help="Pairs with equal votes."
+    "Human tie",
+    HUMAN_TIES,
+    index=HUMAN_TIES.index(protocol.human_tie),
+    key="human_tie",
+    help="Pairs with equal votes.",
 )
 if not keys:
     st.warning("Choose at least one metric.")
@@ -53,4 +88,16 @@ except CapevalError as exc:
     st.error(str(exc))
     st.stop()
 
-meta_views.render_pairwise(results, scores.signatures)
+signatures = {
+    k: accuracy_signature(
+        scores.signatures[k],
+        jset,
+        n_references=int(n_references),
+        draws=int(draws),
+        seed=int(seed),
+        metric_tie=metric_tie,
+        human_tie=human_tie,
+    )
+    for k in scores.keys
+}
+meta_views.render_pairwise(results, signatures)

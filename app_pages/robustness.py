@@ -66,6 +66,9 @@ try:
             "dropped-words (30% of the words dropped)."
         )
     st.text(str(jset))
+    if not len(jset):
+        st.warning("The distractor set has no pairs: there is nothing to draw.")
+        st.stop()
     keys = meta_views.metric_picker()
     metric_tie = st.radio(
         "Metric tie", ["half", "correct", "wrong"], key="forced_tie", horizontal=True

@@ -242,6 +242,17 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         metric_class(key)  # unknown keys fail before any file is read
     jset = load_judgments(args.judgments, args.format, args.preset)
     print(f"{args.format}: {jset.describe()}", file=sys.stderr)
+    for note in jset.notes:
+        print(f"note: {note}", file=sys.stderr)
+    protocol = None
+    if jset.kind == "pairwise":
+        from capeval_core.judgments.protocols import missing_labels_warning, protocol_for
+
+        protocol = protocol_for(jset)
+        missing = missing_labels_warning(jset)
+        if missing:
+            print(f"warning: {missing}", file=sys.stderr)
+    n_references, draws = protocol.sampling if protocol is not None else (5, 5)
     with tqdm(total=None, desc="scoring", unit="metric", file=sys.stderr) as bar:
 
         def progress(done: int, total: int, label: str) -> None:
@@ -252,22 +263,69 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
 
         workers = available_cpus() if args.workers is None else args.workers
         scores = score_judgments(
-            jset, keys, tokenizer=args.tokenizer, workers=workers, on_progress=progress
+            jset,
+            keys,
+            tokenizer=args.tokenizer,
+            n_references=n_references,
+            draws=draws,
+            seed=args.seed,
+            workers=workers,
+            on_progress=progress,
         )
-    if jset.kind == "pairwise":
+    if protocol is not None:
+        from capeval_core.judgments.protocols import (
+            ALL_REFERENCES,
+            accuracy_signature,
+            label_counts,
+        )
+
         prefs = jset.preferences()
-        accuracy = {
+        results = {
             k: pairwise_accuracy(
-                scores.values_a[k], scores.values_b[k], prefs, jset.categories(), seed=args.seed
-            ).as_dict()
+                scores.values_a[k],
+                scores.values_b[k],
+                prefs,
+                jset.categories(),
+                metric_tie=protocol.metric_tie,  # type: ignore[arg-type]
+                human_tie=protocol.human_tie,  # type: ignore[arg-type]
+                seed=args.seed,
+            )
             for k in scores.keys
         }
-        out: dict[str, Any] = {"n_pairs": len(jset), "accuracy": accuracy}
+        accuracy = {k: r.as_dict() for k, r in results.items()}
+        knobs = {
+            "n_references": n_references,
+            "draws": draws,
+            "seed": args.seed,
+            "metric_tie": protocol.metric_tie,
+            "human_tie": protocol.human_tie,
+        }
+        out: dict[str, Any] = {
+            "n_pairs": len(jset),
+            "n_labelled": label_counts(jset)[1],
+            "accuracy": accuracy,
+            "signatures": {
+                k: accuracy_signature(scores.signatures[k], jset, **knobs) for k in scores.keys
+            },
+            "preset": jset.preset,
+        }
         cats = list(next(iter(accuracy.values()))) if accuracy else []
         width = max([len(k) for k in accuracy] + [6])
         print(f"{'metric':<{width}}  " + "  ".join(f"{c:>8}" for c in cats))
         for k, row in accuracy.items():
             print(f"{k:<{width}}  " + "  ".join(f"{row[c]:>8.4f}" for c in cats))
+        if results:
+            first = next(iter(results.values()))
+            ties = (
+                "dropped" if first.human_tie == "drop" else f"broken at random (seed {first.seed})"
+            )
+            refs = "all" if n_references >= ALL_REFERENCES else str(n_references)
+            print(
+                f"preset {jset.preset or '(none)'}: {first.n:,} labelled pairs scored, "
+                f"{first.n_human_ties:,} human ties {ties}; a metric tie counts as "
+                f"{first.metric_tie}; {first.draws} draw(s) of {refs} references",
+                file=sys.stderr,
+            )
     else:
         human = jset.human(args.human)
         correlations: dict[str, dict[str, float]] = {}
@@ -470,6 +528,31 @@ def _cmd_train_i2ce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _presets_epilog() -> str:
+    """Every format's presets, one line each (first = default), and their notes."""
+    import textwrap
+
+    from capeval_core.judgments import LOADERS
+    from capeval_core.judgments.protocols import BY_FORMAT
+
+    lines = ["presets (the first of each format is its default):"]
+    notes = []
+    for fmt, loader in LOADERS.items():
+        if not loader.presets:
+            continue
+        lines.append(f"  {fmt}:")
+        for name, text in loader.presets.items():
+            lines += textwrap.wrap(
+                f"{name}: {text}", 96, initial_indent="    ", subsequent_indent="      "
+            )
+            note = getattr(BY_FORMAT.get(fmt, {}).get(name), "note", "")
+            if note and note not in notes:
+                notes.append(note)
+    for note in notes:
+        lines += ["", *textwrap.wrap(f"note: {note}", 96, subsequent_indent="  ")]
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="capeval", description="Image-captioning metrics that match the references."
@@ -506,7 +589,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.set_defaults(func=_cmd_score)
 
     correlate = sub.add_parser(
-        "correlate", help="correlate metrics with human judgments (or pairwise accuracy)"
+        "correlate",
+        help="correlate metrics with human judgments (or pairwise accuracy)",
+        epilog=_presets_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     correlate.add_argument(
         "--judgments", required=True, metavar="PATH", help="judgment file, or the dataset folder"
@@ -524,7 +610,9 @@ def build_parser() -> argparse.ArgumentParser:
             "abstract50s",
         ],
     )
-    correlate.add_argument("--preset", help="protocol preset (default: the format's published one)")
+    correlate.add_argument(
+        "--preset", help="protocol preset (default: the format's first, listed below)"
+    )
     correlate.add_argument(
         "--metrics",
         nargs="+",
@@ -545,7 +633,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="worker processes for scoring (default: one per available CPU; 0 or 1: none)",
     )
-    correlate.add_argument("--seed", type=int, default=0, help="seed for human-tie breaking")
+    correlate.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed for sampling references and breaking human ties (pairwise sets)",
+    )
     correlate.set_defaults(func=_cmd_correlate)
 
     pert = sub.add_parser(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from capeval_core.errors import UnknownKeyError
-from capeval_core.judgments import composite, flickr8k, pascal50s
+from capeval_core.judgments import composite, flickr8k, pascal50s, protocols
 from capeval_core.judgments.abstract50s import load_abstract50s
 from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
@@ -79,14 +79,16 @@ LOADERS: dict[str, Loader] = {
             "pascal50s",
             "pairwise",
             load_pascal50s,
-            "pair_pascal.mat beside pascal50S.mat",
+            "pair_pascal.mat beside pascal50S.mat and/or consensus_pascal.mat",
             pascal50s.PRESETS,
         ),
         Loader(
             "abstract50s",
             "pairwise",
             load_abstract50s,
-            "abstract48S.json, abstract_candsB/C.json (+ consensus_abstract.mat)",
+            "abstract48S.json, abstract_candsB/C.json and consensus_abstract.mat "
+            "(or the .mat alone)",
+            protocols.descriptions(protocols.ABSTRACT50S),
         ),
     )
 }

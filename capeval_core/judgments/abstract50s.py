@@ -1,38 +1,54 @@
-"""ABSTRACT-50S: JSON caption lists; pair *i* = (``abstract_candsB.json``[i], ``...C.json``[i]).
+"""ABSTRACT-50S (Vedantam et al. 2015): 400 pairs of descriptions of clip-art scenes.
 
-judgment-formats.md: ``abstract48S.json`` holds 24,000 ``{image_id, caption}`` (500 images x
-48 references); human labels come from ``consensus_abstract.mat`` when the user has it.
+judgment-formats.md: ``abstract48S.json`` holds 24,000 ``{image_id, caption}`` (500 scenes x
+48 references), ``abstract_candsB.json`` / ``abstract_candsC.json`` the pairs (pair *i* =
+(B[i], C[i])), and ``consensus_abstract.mat`` the human labels: the struct array
+``triplets`` (``A``, ``B``, ``C``, ``rating``), 48 per pair, matched to the pairs by their
+candidates (:mod:`capeval_core.judgments.consensus`). Without the pair lists the pairs are
+those the triplets name, in the file's order; without ``abstract48S.json`` a pair's
+references are its triplets' ``A`` sentences. Without the consensus file the set has no
+labels and every page and command using it says so.
 
-The layout of that .mat file is not documented; this loader reads the first numeric
-variable with one entry per pair (positive = B preferred, negative = C, 0 = tie) or with two
-columns (votes for B, votes for C). Without it the set is unlabelled (``preferred`` None).
+The seed paper (Kilickaya et al. 2017): the first 200 pairs are HC (two human descriptions
+of the scene), the remaining 200 HI (one of them describes another scene).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import defaultdict
 from pathlib import Path
-
-import numpy as np
 
 from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
     JudgmentSet,
     PairItem,
     Row,
+    count_into,
     format_error,
     read_json_records,
     text_cell,
 )
 from capeval_core.judgments.coco import image_key
+from capeval_core.judgments.consensus import (
+    ConsensusMatch,
+    match_key,
+    match_triplets,
+    pairs_from_triplets,
+    read_triplets,
+)
 from capeval_core.judgments.pairwise import preference_from_votes
-from capeval_core.judgments.pascal50s import load_mat
+from capeval_core.judgments.protocols import ABSTRACT50S
 
 REFS_FILE = "abstract48S.json"
 CANDS_B = "abstract_candsB.json"
 CANDS_C = "abstract_candsC.json"
 CONSENSUS_FILE = "consensus_abstract.mat"
+#: the seed paper's split: of the 400 pairs, the first 200 are HC, the others HI
+N_PAIRS, N_HC = 400, 200
+NO_LABELS = f"no human labels: {CONSENSUS_FILE} not found"
+NO_REFERENCES = "no triplet and no reference file: no references"
 
 
 def _captions(path: Path, max_bytes: int) -> list[tuple[Row, str, str]]:
@@ -53,38 +69,8 @@ def _captions(path: Path, max_bytes: int) -> list[tuple[Row, str, str]]:
     return out
 
 
-def _labels(path: Path, n: int, max_bytes: int) -> list[tuple[int | None, int | None, str]]:
-    mat = load_mat(path, max_bytes)
-    for name, value in mat.items():
-        if name.startswith("__") or not isinstance(value, np.ndarray):
-            continue
-        if value.dtype.kind not in "iuf":
-            continue
-        arr = np.asarray(value, dtype=float)
-        if arr.ndim == 1 and arr.size == n:
-            return [(None, None, "b" if v < 0 else "a" if v > 0 else "tie") for v in arr]
-        if arr.ndim == 2 and arr.shape == (n, 2):
-            return [(int(a), int(b), preference_from_votes(int(a), int(b))) for a, b in arr]
-    raise format_error(path, f"no numeric variable with one entry per pair ({n}) found")
-
-
-def load_abstract50s(
-    path: str | os.PathLike[str],
-    *,
-    preset: str | None = None,
-    consensus_file: str | os.PathLike[str] | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-) -> JudgmentSet:
-    """The folder holding the three JSON files (or the path of ``abstract48S.json``).
-
-    Candidate a = B[i], candidate b = C[i]; references = the 48 of B[i]'s image.
-    """
-    p = Path(path)
-    folder = p if p.is_dir() else p.parent
-    refs_rows = _captions(folder / REFS_FILE, max_bytes)
-    by_image: dict[str, list[str]] = defaultdict(list)
-    for _, image, caption in refs_rows:
-        by_image[image].append(caption)
+def _json_pairs(folder: Path, max_bytes: int) -> list[tuple[str, str, str]]:
+    """``(image_id, B, C)`` per pair from the two candidate lists (matched by position)."""
     cands_b = _captions(folder / CANDS_B, max_bytes)
     cands_c = _captions(folder / CANDS_C, max_bytes)
     if len(cands_b) != len(cands_c):
@@ -93,10 +79,8 @@ def load_abstract50s(
             f"{CANDS_B} has {len(cands_b)} records but "
             f"{CANDS_C} has {len(cands_c)}: pairs are matched by position",
         )
-    consensus = Path(consensus_file) if consensus_file else folder / CONSENSUS_FILE
-    labels = _labels(consensus, len(cands_b), max_bytes) if consensus.is_file() else None
-    items = []
-    for i, ((row_b, img_b, cap_b), (row_c, img_c, cap_c)) in enumerate(
+    pairs = []
+    for i, ((_, img_b, cap_b), (row_c, img_c, cap_c)) in enumerate(
         zip(cands_b, cands_c, strict=True)
     ):
         if img_b != img_c:
@@ -107,38 +91,153 @@ def load_abstract50s(
                 line=row_c.line,
                 column="image_id",
             )
-        if img_b not in by_image:
+        pairs.append((img_b, cap_b, cap_c))
+    return pairs
+
+
+def _locate(path: Path, consensus_file: str | os.PathLike[str] | None) -> tuple[Path, Path]:
+    """The dataset folder and where the consensus file is (or would be)."""
+    folder = path if path.is_dir() else path.parent
+    if consensus_file is not None:
+        consensus = Path(consensus_file)
+        if not consensus.is_file():
+            raise format_error(consensus, "consensus file not found (`consensus_file`)")
+    elif path.is_file() and path.suffix.lower() == ".mat":
+        consensus = path
+    else:
+        consensus = folder / CONSENSUS_FILE
+    return folder, consensus
+
+
+def load_abstract50s(
+    path: str | os.PathLike[str],
+    *,
+    preset: str | None = None,
+    consensus_file: str | os.PathLike[str] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> JudgmentSet:
+    """The dataset folder (or one of its files): a pairwise JudgmentSet.
+
+    Candidate a = B[i], candidate b = C[i]; references = the 48 of the scene in
+    ``abstract48S.json``, else the pair's triplet ``A`` sentences. Labels: the majority of
+    the pair's triplets (``votes_a``/``votes_b`` count them).
+    """
+    preset = preset or next(iter(ABSTRACT50S))
+    if preset not in ABSTRACT50S:
+        raise format_error(
+            path, f"unknown preset {preset!r} for abstract50s; choose one of {list(ABSTRACT50S)}"
+        )
+    folder, consensus = _locate(Path(path), consensus_file)
+    has_lists = (folder / CANDS_B).is_file() or (folder / CANDS_C).is_file()
+    triplets = read_triplets(consensus, max_bytes) if consensus.is_file() else None
+    if has_lists:
+        pairs = _json_pairs(folder, max_bytes)
+    elif triplets is not None:
+        pairs = [(str(i + 1), b, c) for i, (b, c) in enumerate(pairs_from_triplets(triplets))]
+    else:
+        raise format_error(
+            folder / CANDS_B,
+            f"found neither {CANDS_B}/{CANDS_C} (the pairs) nor {CONSENSUS_FILE} (the "
+            f"triplets) in the folder {folder.name!r}",
+        )
+    names = [str(i + 1) for i in range(len(pairs))]
+    match = None
+    notes: list[str] = []
+    if triplets is not None:
+        match = match_triplets([(b, c) for _, b, c in pairs], triplets, consensus.name)
+        if len(match.without_triplets) == len(pairs):
             raise format_error(
-                folder / CANDS_B,
-                f"image_id {img_b!r} has no references in {REFS_FILE}",
-                record=i,
-                line=row_b.line,
-                column="image_id",
+                consensus,
+                f"none of its {len(triplets):,} triplets matches a pair of {CANDS_B}/{CANDS_C} "
+                "by its candidates B, C: is this the consensus file of this dataset?",
+                column="triplets",
             )
-        votes_a, votes_b, preferred = labels[i] if labels else (None, None, None)
+        notes += match.notes(names)
+        if has_lists and _out_of_order(match):
+            notes.append(
+                f"the triplets of {consensus.name} are not in the pair order of {CANDS_B}; "
+                "pair numbers and categories follow the JSON files"
+            )
+    else:
+        notes.append(NO_LABELS)
+    refs_path = folder / REFS_FILE
+    by_image: dict[str, list[str]] | None = None
+    if has_lists and refs_path.is_file():
+        by_image = defaultdict(list)
+        for _, image, caption in _captions(refs_path, max_bytes):
+            by_image[image].append(caption)
+    elif triplets is not None:
+        why = "not given"
+        if refs_path.is_file():
+            why = "is keyed by scene, which triplets do not name"
+        notes.append(f"references: the triplets' A sentences ({REFS_FILE} {why})")
+    categorised = len(pairs) == N_PAIRS
+    if not categorised:
+        notes.append(
+            f"no categories: HC/HI (first {N_HC} / other {N_PAIRS - N_HC} pairs) describe the "
+            f"{N_PAIRS} pairs of the distribution, this set has {len(pairs):,}"
+        )
+    items: list[PairItem] = []
+    dropped: dict[str, int] = {}
+    differ = 0
+    for i, (image, cand_b, cand_c) in enumerate(pairs):
+        votes = match.pairs[i] if match is not None else None
+        if by_image is not None:
+            if image not in by_image:
+                raise format_error(
+                    folder / CANDS_B,
+                    f"image_id {image!r} has no references in {REFS_FILE}",
+                    record=i,
+                    column="image_id",
+                )
+            references = tuple(by_image[image])
+            if votes is not None and {match_key(r) for r in votes.references} != {
+                match_key(r) for r in references
+            }:
+                differ += 1
+        elif votes is not None and votes.references:
+            references = votes.references
+        else:
+            count_into(dropped, NO_REFERENCES)
+            continue
+        category = None
+        if categorised:
+            category = "HC" if i < N_HC else "HI"
         items.append(
             PairItem(
-                str(i),
-                img_b,
-                cap_b,
-                cap_c,
-                tuple(by_image[img_b]),
-                preferred,
-                votes_a,
-                votes_b,
-                None,
+                names[i],
+                image,
+                cand_b,
+                cand_c,
+                references,
+                None if votes is None else preference_from_votes(votes.votes_a, votes.votes_b),  # type: ignore[arg-type]
+                None if votes is None else votes.votes_a,
+                None if votes is None else votes.votes_b,
+                category,
             )
-        )  # type: ignore[arg-type]
-    sources = [REFS_FILE, CANDS_B, CANDS_C] + ([consensus.name] if labels else [])
-    notes = () if labels else (f"no human labels: {CONSENSUS_FILE} not found",)
+        )
+    if differ:
+        notes.append(
+            f"{differ:,} pairs' triplet A sentences differ from their scene's references in "
+            f"{REFS_FILE}; the references come from {REFS_FILE}"
+        )
+    sources = [REFS_FILE] if by_image is not None else []
+    sources += [CANDS_B, CANDS_C] if has_lists else []
+    sources += [consensus.name] if triplets is not None else []
     return JudgmentSet(
         "pairwise",
         tuple(items),
         (),
         tuple(sources),
-        n_read=len(items),
+        n_read=len(pairs),
         n_kept=len(items),
+        dropped=dropped,
         format="abstract50s",
-        preset=preset or "published",
-        notes=notes,
+        preset=preset,
+        notes=tuple(notes),
     )
+
+
+def _out_of_order(match: ConsensusMatch) -> bool:
+    firsts = [p.first for p in match.pairs if p is not None]
+    return any(b < a for a, b in itertools.pairwise(firsts))

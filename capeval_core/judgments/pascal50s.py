@@ -7,16 +7,21 @@ preferred). ``pascal50S.mat`` holds the references: a ``refs``-style struct (``i
 sentences) or, in older releases, ``train_sent_final`` (``name``, ``sentences``); the first
 50 sentences are the references.
 
-The preset's label is the vote majority; human ties, reference sampling (5 per pair, 5
-draws) and the metric-tie rule are knobs of :func:`capeval_core.stats.pairwise_accuracy`.
+The triplet consensus of the CIDEr authors' consensus package, ``consensus_pascal.mat``
+(48 triplets per pair, :mod:`capeval_core.judgments.consensus`), is the second label source,
+and the one CLIPScore's main table uses. The preset chooses
+(:data:`capeval_core.judgments.protocols.PASCAL50S`): ``clipscore-table4`` and
+``spice-paper`` take the triplet majority and the triplets' ``A`` sentences as references
+(``pascal50S.mat`` is then only read when passed as ``refs_file``), ``clipscore-table7``
+the majority of the 10-11 votes of ``pair_pascal.mat`` and the first 50 references of
+``pascal50S.mat``. Human ties, reference sampling and the metric-tie rule are knobs of
+:func:`capeval_core.stats.pairwise_accuracy`, started from the preset.
 """
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -24,81 +29,30 @@ from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
     JudgmentSet,
     PairItem,
+    count_into,
     format_error,
-    read_bytes,
+)
+from capeval_core.judgments.consensus import ConsensusMatch, match_triplets, read_triplets
+from capeval_core.judgments.matfile import (
+    elements,
+    field_of,
+    image_name,
+    is_struct,
+    load_mat,
+    text_of,
+    variable,
 )
 from capeval_core.judgments.pairwise import preference_from_votes
+from capeval_core.judgments.protocols import PASCAL50S, descriptions
 
 PAIRS_FILE = "pair_pascal.mat"
 REFS_FILE = "pascal50S.mat"
 CATEGORIES = {1: "HC", 2: "HI", 3: "HM", 4: "MM"}
 N_REFERENCES = 50
-PRESETS = {
-    "published": "label = vote majority, human ties broken at random (seeded); 5 references "
-    "sampled per pair, 5 draws; a metric tie counts as half",
-}
-
-
-def load_mat(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
-    """``scipy.io.loadmat`` with structs as objects; unreadable files give a clear error."""
-    from scipy.io import loadmat
-
-    data = read_bytes(path, max_bytes)
-    try:
-        return loadmat(io.BytesIO(data), squeeze_me=True, struct_as_record=False)
-    except Exception as exc:  # scipy raises ValueError, TypeError, OSError... on bad files
-        raise format_error(
-            path,
-            f"cannot read this MATLAB file (truncated or not a .mat "
-            f"file?): {type(exc).__name__}: {exc}",
-        ) from None
-
-
-def variable(mat: dict[str, Any], names: tuple[str, ...], path: Path) -> Any:
-    for name in names:
-        if name in mat:
-            return mat[name]
-    found = sorted(k for k in mat if not k.startswith("__"))
-    raise format_error(
-        path, f"missing variable {names[0]!r} (variables found: {found})", column=names[0]
-    )
-
-
-def elements(value: Any) -> list[Any]:
-    """A squeezed struct array / vector as a list (a single element becomes a list of one)."""
-    arr = np.atleast_1d(
-        np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
-    )
-    return list(arr.ravel())
-
-
-def field_of(obj: Any, names: tuple[str, ...], path: Path, var: str, index: int) -> Any:
-    for name in names:
-        if hasattr(obj, name):
-            return getattr(obj, name)
-    fields = list(getattr(obj, "_fieldnames", []) or [])
-    raise format_error(
-        path,
-        f"element {index + 1} of {var!r} has no field {names[0]!r} (fields: {fields})",
-        record=index + 1,
-        column=f"{var}.{names[0]}",
-    )
-
-
-def text_of(value: Any, path: Path, where: str, index: int) -> str:
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, np.ndarray) and value.size == 1 and isinstance(value.item(), str):
-        return value.item().strip()
-    if isinstance(value, np.ndarray) and value.size == 0:
-        return ""
-    raise format_error(
-        path, f"expected text, got {type(value).__name__}", record=index + 1, column=where
-    )
-
-
-def image_name(value: str) -> str:
-    return value.strip().replace("\\", "/").rsplit("/", 1)[-1]
+CONSENSUS_FILE = "consensus_pascal.mat"
+#: preset name -> one line (first = default); the knobs are in protocols.PASCAL50S
+PRESETS = descriptions(PASCAL50S)
+NO_REFERENCES = "no triplet and no reference file: no references"
 
 
 def load_references(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, tuple[str, ...]]:
@@ -120,10 +74,14 @@ def load_references(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str,
     return out
 
 
-def _locate(path: Path, refs_file: str | os.PathLike[str] | None) -> tuple[Path, Path]:
+def _pairs_file(path: Path) -> Path:
     pairs = path / PAIRS_FILE if path.is_dir() else path
     if path.is_dir() and not pairs.is_file():
         raise format_error(pairs, f"{PAIRS_FILE} not found in the folder {path.name!r}")
+    return pairs
+
+
+def _refs_file(pairs: Path, refs_file: str | os.PathLike[str] | None) -> Path:
     refs = Path(refs_file) if refs_file is not None else pairs.parent / REFS_FILE
     if not refs.is_file():
         raise format_error(
@@ -131,7 +89,36 @@ def _locate(path: Path, refs_file: str | os.PathLike[str] | None) -> tuple[Path,
             f"{REFS_FILE} must lie beside {pairs.name} (or pass "
             "`refs_file`): it holds the 50 references per image",
         )
-    return pairs, refs
+    return refs
+
+
+def _consensus_file(
+    pairs: Path, consensus_file: str | os.PathLike[str] | None, preset: str
+) -> Path:
+    path = Path(consensus_file) if consensus_file is not None else pairs.parent / CONSENSUS_FILE
+    if not path.is_file():
+        raise format_error(
+            path,
+            f"not found beside {pairs.name} (or pass `consensus_file`): "
+            f"preset {preset} takes its labels from its triplets; preset clipscore-table7 "
+            f"uses the votes of {PAIRS_FILE} instead",
+        )
+    return path
+
+
+def _votes(value: object, path: Path, i: int) -> tuple[int, int]:
+    """Votes for sent1 and sent2 of pair ``i`` (``result(i).result``: +1 = sent1)."""
+    if is_struct(value):
+        value = field_of(value, ("result",), path, "result", i)
+    votes = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
+    if votes.size == 0 or not np.isin(votes, (-1.0, 1.0)).all():
+        raise format_error(
+            path,
+            "votes must be +1 (sent1 preferred) or -1 (sent2)",
+            record=i + 1,
+            column="result.result",
+        )
+    return int((votes > 0).sum()), int((votes < 0).sum())
 
 
 def load_pascal50s(
@@ -139,42 +126,50 @@ def load_pascal50s(
     *,
     preset: str | None = None,
     refs_file: str | os.PathLike[str] | None = None,
+    consensus_file: str | os.PathLike[str] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> JudgmentSet:
-    """``pair_pascal.mat`` + ``pascal50S.mat`` (or their folder): a pairwise JudgmentSet."""
-    preset = preset or "published"
-    if preset not in PRESETS:
+    """``pair_pascal.mat`` (or its folder) with the preset's labels and references: a
+    pairwise JudgmentSet (``votes_a``/``votes_b`` count votes or triplets)."""
+    preset = preset or next(iter(PASCAL50S))
+    if preset not in PASCAL50S:
         raise format_error(
-            path, f"unknown preset {preset!r} for pascal50s; choose one of {list(PRESETS)}"
+            path, f"unknown preset {preset!r} for pascal50s; choose one of {list(PASCAL50S)}"
         )
-    pairs_path, refs_path = _locate(Path(path), refs_file)
-    references = load_references(refs_path, max_bytes)
+    protocol = PASCAL50S[preset]
+    pairs_path = _pairs_file(Path(path))
+    consensus = (
+        _consensus_file(pairs_path, consensus_file, preset)
+        if protocol.labels == "triplets"
+        else None
+    )
+    refs_path = None
+    if protocol.references == "file" or refs_file is not None:
+        refs_path = _refs_file(pairs_path, refs_file)
+    references = load_references(refs_path, max_bytes) if refs_path is not None else None
     mat = load_mat(pairs_path, max_bytes)
     inputs = elements(variable(mat, ("new_input",), pairs_path))
     categories = elements(variable(mat, ("category",), pairs_path))
-    results = elements(variable(mat, ("result",), pairs_path))
+    checks = [("category", categories)]
+    results = None
+    if protocol.labels == "votes":
+        results = elements(variable(mat, ("result",), pairs_path))
+        checks.append(("result", results))
     n = len(inputs)
-    for var, values in (("category", categories), ("result", results)):
+    for var, values in checks:
         if len(values) != n:
             raise format_error(
                 pairs_path,
                 f"{var!r} has {len(values)} entries but new_input has {n} pairs",
                 column=var,
             )
-    items = []
+    rows = []
     for i in range(n):
         s = inputs[i]
-        name = image_name(
-            text_of(
-                field_of(s, ("name",), pairs_path, "new_input", i), pairs_path, "new_input.name", i
-            )
-        )
-        sent1 = text_of(
-            field_of(s, ("sent1",), pairs_path, "new_input", i), pairs_path, "new_input.sent1", i
-        )
-        sent2 = text_of(
-            field_of(s, ("sent2",), pairs_path, "new_input", i), pairs_path, "new_input.sent2", i
-        )
+        fields = [
+            text_of(field_of(s, (f,), pairs_path, "new_input", i), pairs_path, f"new_input.{f}", i)
+            for f in ("name", "sent1", "sent2")
+        ]
         try:
             category = CATEGORIES[int(categories[i])]
         except (KeyError, TypeError, ValueError):
@@ -184,48 +179,76 @@ def load_pascal50s(
                 record=i + 1,
                 column="category",
             ) from None
-        votes = results[i]
-        votes = (
-            field_of(votes, ("result",), pairs_path, "result", i)
-            if hasattr(votes, "_fieldnames")
-            else votes
-        )
-        votes = np.atleast_1d(np.asarray(votes, dtype=float)).ravel()
-        if votes.size == 0 or not np.isin(votes, (-1.0, 1.0)).all():
+        name = image_name(fields[0])
+        if references is not None and name not in references:
             raise format_error(
                 pairs_path,
-                "votes must be +1 (sent1 preferred) or -1 (sent2)",
-                record=i + 1,
-                column="result.result",
-            )
-        if name not in references:
-            raise format_error(
-                pairs_path,
-                f"image {name!r} has no references in {refs_path.name}",
+                f"image {name!r} has no references in {refs_path.name}",  # type: ignore[union-attr]
                 record=i + 1,
                 column="new_input.name",
             )
-        votes_a, votes_b = int((votes > 0).sum()), int((votes < 0).sum())
+        rows.append((name, fields[1], fields[2], category))
+    notes: list[str] = []
+    match: ConsensusMatch | None = None
+    if consensus is not None:
+        triplets = read_triplets(consensus, max_bytes)
+        match = match_triplets([(a, b) for _, a, b, _ in rows], triplets, consensus.name)
+        if len(match.without_triplets) == n:
+            raise format_error(
+                consensus,
+                f"none of its {len(triplets):,} triplets matches a pair of {pairs_path.name} "
+                "by its candidates B, C: is this the consensus file of this dataset?",
+                column="triplets",
+            )
+        notes += match.notes([str(i + 1) for i in range(n)])
+        if references is None:
+            notes.append(f"references: the triplets' A sentences ({REFS_FILE} not used)")
+    else:
+        notes.append(f"labels: majority of the votes of {pairs_path.name} (result.result)")
+    items = []
+    dropped: dict[str, int] = {}
+    for i, (name, sent1, sent2, category) in enumerate(rows):
+        if match is not None:
+            consensus_votes = match.pairs[i]
+            votes = (
+                None
+                if consensus_votes is None
+                else (consensus_votes.votes_a, consensus_votes.votes_b)
+            )
+            refs = references[name] if references is not None else None
+            if refs is None:
+                if consensus_votes is None or not consensus_votes.references:
+                    count_into(dropped, NO_REFERENCES)
+                    continue
+                refs = consensus_votes.references
+        else:
+            votes = _votes(results[i], pairs_path, i)  # type: ignore[index]
+            refs = references[name]  # type: ignore[index]
         items.append(
             PairItem(
                 str(i + 1),
                 name,
                 sent1,
                 sent2,
-                references[name],
-                preference_from_votes(votes_a, votes_b),  # type: ignore[arg-type]
-                votes_a,
-                votes_b,
+                refs,
+                None if votes is None else preference_from_votes(*votes),  # type: ignore[arg-type]
+                None if votes is None else votes[0],
+                None if votes is None else votes[1],
                 category,
             )
         )
+    sources = [pairs_path.name]
+    sources += [refs_path.name] if refs_path is not None else []
+    sources += [consensus.name] if consensus is not None else []
     return JudgmentSet(
         "pairwise",
         tuple(items),
         (),
-        (pairs_path.name, refs_path.name),
+        tuple(sources),
         n_read=n,
-        n_kept=n,
+        n_kept=len(items),
+        dropped=dropped,
         format="pascal50s",
         preset=preset,
+        notes=tuple(notes),
     )

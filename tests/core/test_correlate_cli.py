@@ -9,6 +9,13 @@ import json
 import pytest
 
 from capeval_core.cli import main
+from tests.core.consensus_files import (
+    PASCAL_ROWS,
+    write_abstract,
+    write_pascal_pairs,
+    write_pascal_refs,
+    write_triplets,
+)
 
 ROWS = [
     ("a dog runs on the grass", "a dog running on grass|||a brown dog on the lawn", 5),
@@ -124,7 +131,11 @@ def test_pairwise_json_contract(tmp_path):
     )
     assert code == 0, err
     data = json.loads(out[out.index("{") :])
-    assert data == {"n_pairs": 2, "accuracy": {"rouge_l": {"HI": 1.0, "HC": 1.0, "overall": 1.0}}}
+    assert set(data) == {"n_pairs", "n_labelled", "accuracy", "signatures", "preset"}
+    assert (data["n_pairs"], data["n_labelled"], data["preset"]) == (2, 2, None)
+    assert data["accuracy"] == {"rouge_l": {"HI": 1.0, "HC": 1.0, "overall": 1.0}}
+    assert data["signatures"]["rouge_l"].startswith("rouge_l|")
+    assert "|pairwise:pairwise|preset:none|labels:file|" in data["signatures"]["rouge_l"]
 
 
 def test_flickr8k_folder(tmp_path):
@@ -183,3 +194,147 @@ def test_unknown_metric_exits_2(tmp_path):
         "nope",
     )
     assert code == 2 and "unknown metric" in err
+
+
+def _correlate_json(tmp_path, path, fmt, *extra):
+    out_json = tmp_path / f"{fmt}.json"
+    code, out, err = _run(
+        "correlate",
+        "--judgments",
+        str(path),
+        "--format",
+        fmt,
+        "--metrics",
+        "bleu_4",
+        "cider_d",
+        "--tokenizer",
+        "whitespace",
+        "--workers",
+        "0",
+        "--json",
+        str(out_json),
+        *extra,
+    )
+    assert code == 0, err
+    return json.loads(out_json.read_text()), out, err
+
+
+def _abstract_pairs(folder):
+    """Four ABSTRACT-50S pairs whose consensus prefers the candidate closer to the
+    references, and one pair (4) that no triplet names."""
+    scenes = {
+        0: "a boy kicks a red ball in the park",
+        1: "a girl sits under a tall tree",
+    }
+    pairs = [
+        (0, "a boy kicks a red ball", "an owl sleeps on a log", 1),
+        (0, "a dog runs away", "a boy kicks a ball in the park", -1),
+        (1, "a girl sits under a tree", "a pizza on a table", 1),
+        (1, "a cat on a roof", "a girl under a tall tree", 0),
+    ]
+    (folder / "abstract_candsB.json").write_text(
+        json.dumps([{"image_id": s, "caption": b} for s, b, _, _ in pairs])
+    )
+    (folder / "abstract_candsC.json").write_text(
+        json.dumps([{"image_id": s, "caption": c} for s, _, c, _ in pairs])
+    )
+    (folder / "abstract48S.json").write_text(
+        json.dumps(
+            [
+                {"image_id": s, "caption": f"{text} {k}"}
+                for s, text in scenes.items()
+                for k in range(6)
+            ]
+        )
+    )
+    rows = [
+        (f"{scenes[s]} {k}", b, c, winner if k else -winner)
+        for s, b, c, winner in pairs[:3]
+        for k in range(3)
+    ]
+    write_triplets(folder / "consensus_abstract.mat", rows)
+    return folder
+
+
+def test_abstract50s_json_contract_and_notes(tmp_path):
+    folder = _abstract_pairs(tmp_path)
+    data, _, err = _correlate_json(tmp_path, folder, "abstract50s")
+    assert set(data) == {"n_pairs", "n_labelled", "accuracy", "signatures", "preset"}
+    assert (data["n_pairs"], data["n_labelled"], data["preset"]) == (4, 3, "clipscore-table4")
+    assert set(data["accuracy"]) == {"bleu_4", "cider_d"}
+    # 4 pairs are not the 400 of the distribution: no HC/HI, one "none" group and overall
+    for row in data["accuracy"].values():
+        assert set(row) == {"none", "overall"}
+        assert row["overall"] == 1.0  # each metric prefers what the triplets prefer
+    sig = data["signatures"]["bleu_4"]
+    assert sig.startswith("bleu|") and "|labels:triplet-majority|refs:triplets:5x5|" in sig
+    assert "preset:clipscore-table4" in sig and sig.endswith("metric-tie:half|human-tie:random")
+    assert "note: 1 pairs have no triplet in consensus_abstract.mat" in err
+    assert "warning: 1 of 4 pairs (25.0%) have no human label" in err
+    assert "3 labelled pairs scored" in err
+
+
+def test_abstract50s_without_labels_warns_and_writes_nulls(tmp_path):
+    folder = _abstract_pairs(tmp_path)
+    (folder / "consensus_abstract.mat").unlink()
+    data, _, err = _correlate_json(tmp_path, folder, "abstract50s", "--preset", "kilickaya2017")
+    assert data["n_labelled"] == 0 and data["preset"] == "kilickaya2017"
+    assert all(v is None for row in data["accuracy"].values() for v in row.values())
+    assert "warning: None of the 4 pairs has a human label (no human labels: " in err
+    assert "refs:triplets:allx1" in data["signatures"]["cider_d"]
+
+
+def test_pascal50s_presets_choose_the_labels(tmp_path):
+    write_pascal_pairs(tmp_path, PASCAL_ROWS)
+    write_pascal_refs(tmp_path)
+    table7, _, err = _correlate_json(
+        tmp_path, tmp_path, "pascal50s", "--preset", "clipscore-table7"
+    )
+    assert table7["preset"] == "clipscore-table7" and table7["n_labelled"] == 3
+    assert set(table7["accuracy"]["bleu_4"]) == {"HC", "MM", "HM", "overall"}
+    assert "labels:vote-majority|refs:file:5x5" in table7["signatures"]["bleu_4"]
+    assert "note: labels: majority of the votes of pair_pascal.mat" in err
+    # the default preset takes the consensus file, and says so when it is missing
+    code, _, err = _run("correlate", "--judgments", str(tmp_path), "--format", "pascal50s")
+    assert code == 2
+    assert err.startswith("capeval: error: consensus_pascal.mat: not found beside pair_pascal.mat")
+    write_triplets(
+        tmp_path / "consensus_pascal.mat",
+        [("a man and a woman", "a man", "a woman", -1), ("a dog and a cat", "a dog", "a cat", 1)],
+    )
+    table4, _, _ = _correlate_json(tmp_path, tmp_path, "pascal50s")
+    assert table4["preset"] == "clipscore-table4" and table4["n_pairs"] == 2
+    # one triplet (so one reference) per pair: the signature says every reference, one draw
+    assert "labels:triplet-majority|refs:triplets:allx1" in table4["signatures"]["bleu_4"]
+
+
+def test_correlate_help_lists_every_preset_with_its_line():
+    from capeval_core.judgments.protocols import BLEU4_NOTE, PASCAL50S
+
+    code, out, _ = _run_help("correlate")
+    assert code == 0
+    flat = " ".join(out.split())
+    for name, protocol in PASCAL50S.items():
+        assert f"{name}: {protocol.description}" in flat
+    assert "kilickaya2017: Kilickaya et al. 2017" in flat
+    assert " ".join(BLEU4_NOTE.split()) in flat
+
+
+def _run_help(command):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    return info.value.code, out.getvalue(), ""
+
+
+def test_the_preset_decides_what_a_human_tie_becomes(tmp_path):
+    rows = [
+        ("a red ball 0", "a red ball", "a blue car", 1),
+        ("a red ball 1", "a red ball", "a blue car", -1),  # 1 vs 1: a human tie
+        ("a tall tree 0", "a tall tree", "a small cat", 1),
+    ]
+    write_abstract(tmp_path, n_pairs=2, rows=rows, lists=False, refs=False)
+    _, _, err = _correlate_json(tmp_path, tmp_path, "abstract50s")
+    assert "2 labelled pairs scored, 1 human ties broken at random (seed 0)" in err
+    _, _, err = _correlate_json(tmp_path, tmp_path, "abstract50s", "--preset", "kilickaya2017")
+    assert "1 labelled pairs scored, 1 human ties dropped" in err

@@ -393,7 +393,7 @@ def test_truncated_mat(tmp_path):
     data = (tmp_path / "pair_pascal.mat").read_bytes()
     (tmp_path / "pair_pascal.mat").write_bytes(data[: len(data) // 2])
     _expect(
-        lambda: load_judgments(tmp_path, "pascal50s"),
+        lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
         r"^pair_pascal\.mat: cannot read this MATLAB file",
     )
 
@@ -402,7 +402,7 @@ def test_mat_missing_variable(tmp_path):
     _pascal_inputs(tmp_path)
     savemat(tmp_path / "pair_pascal.mat", {"other": np.zeros(3)})
     _expect(
-        lambda: load_judgments(tmp_path, "pascal50s"),
+        lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
         r"pair_pascal\.mat, column 'new_input': missing variable",
     )
 
@@ -410,12 +410,12 @@ def test_mat_missing_variable(tmp_path):
 def test_mat_bad_votes_and_category(tmp_path):
     _pascal_inputs(tmp_path, votes=(1, 2))
     _expect(
-        lambda: load_judgments(tmp_path, "pascal50s"),
+        lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
         r"pair_pascal\.mat, record 1, column 'result\.result'",
     )
     _pascal_inputs(tmp_path, category=7)
     _expect(
-        lambda: load_judgments(tmp_path, "pascal50s"),
+        lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
         r"record 1, column 'category': category must be 1-4",
     )
 

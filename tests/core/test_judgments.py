@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.io import savemat
 
+from capeval_core.errors import JudgmentFormatError
 from capeval_core.judgments import LOADERS, load_judgments
 from capeval_core.judgments.flickr8k import NO_REFERENCES_LEFT, OWN_REFERENCE
 
@@ -183,7 +184,7 @@ def _pascal(folder, n_refs=50, legacy=False):
 @pytest.mark.parametrize("legacy", [False, True])
 def test_pascal50s(tmp_path, legacy):
     _pascal(tmp_path, legacy=legacy)
-    js = load_judgments(tmp_path, "pascal50s")
+    js = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
     assert js.kind == "pairwise" and (js.n_read, len(js)) == (3, 3)
     assert [it.category for it in js.items] == ["HC", "HI", "MM"]
     assert [(it.votes_a, it.votes_b, it.preferred) for it in js.items] == [
@@ -209,10 +210,12 @@ def test_abstract50s(tmp_path):
     js = load_judgments(tmp_path, "abstract50s")
     assert len(js) == 2 and len(js.items[0].references) == 48
     assert js.items[1].candidate_a == "b two" and js.items[1].preferred is None
-    assert np.isnan(js.preferences()).all() and js.notes
+    assert np.isnan(js.preferences()).all()
+    assert "no human labels: consensus_abstract.mat not found" in js.notes
+    # a consensus file without the `triplets` struct array is refused, not guessed at
     savemat(tmp_path / "consensus_abstract.mat", {"labels": np.array([[1.0, -1.0]])})
-    labelled = load_judgments(tmp_path, "abstract50s")
-    assert [it.preferred for it in labelled.items] == ["a", "b"]
+    with pytest.raises(JudgmentFormatError, match=r"column 'triplets': missing variable"):
+        load_judgments(tmp_path, "abstract50s")
 
 
 GRADED = [
@@ -372,7 +375,7 @@ def test_pairwise_scoring_samples_references(tmp_path, monkeypatch):
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
     _pascal(tmp_path)
-    js = load_judgments(tmp_path, "pascal50s")
+    js = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
     s = score_judgments(
         js, ["bleu_4"], tokenizer="whitespace", n_references=5, draws=3, seed=1, workers=0
     )

@@ -1,0 +1,139 @@
+"""AppTests of the 50S datasets as distributed: ABSTRACT-50S and PASCAL-50S uploaded through
+the Judgments page (their triplet consensus files in the real layout), their presets' lines,
+and the warning wherever a set without labels is used (the Pairwise page draws no chart)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from capeval_core.judgments.protocols import ABSTRACT50S, PASCAL50S
+from capeval_ui import cached
+from tests.core.consensus_files import (
+    PASCAL_ROWS,
+    write_abstract,
+    write_pascal_pairs,
+    write_pascal_refs,
+    write_triplets,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 60
+
+
+def _judgments(**state: Any) -> AppTest:
+    # one fast metric keeps these runs short (the picker restores its choice from this key)
+    state.setdefault("_meta_metrics_kept", ["bleu_4"])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("app_pages/judgments.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _upload(at: AppTest, fmt: str, folder: Path, preset: str | None = None) -> AppTest:
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select(fmt).run()
+    if preset is not None:
+        at.selectbox(key="judgment_preset").select(preset).run()
+    files = [(p.name, p.read_bytes(), "application/octet-stream") for p in sorted(folder.iterdir())]
+    at.file_uploader(key="judgment_files").set_value(files)
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _texts(at: AppTest) -> str:
+    return "\n".join(t.value for t in at.text)
+
+
+def test_abstract50s_upload_loads_labelled_pairs_and_scores_them(tmp_path: Path) -> None:
+    write_abstract(tmp_path, n_pairs=4)
+    at = _upload(_judgments(), "abstract50s", tmp_path)
+    assert not at.error, [e.value for e in at.error]
+    jset = at.session_state[cached.JSET_KEY]
+    assert (jset.format, jset.preset, len(jset)) == ("abstract50s", "clipscore-table4", 4)
+    assert np.isfinite(jset.preferences()).all()
+    # the preset's line, the validation report and the triplet notes are on the page
+    texts = _texts(at)
+    assert ABSTRACT50S["clipscore-table4"].description in texts
+    assert "Pairs: 4; labelled: 4" in texts
+    assert "labels: majority of the triplets of consensus_abstract.mat" in texts
+    assert not at.warning, [w.value for w in at.warning]
+    at.switch_page("app_pages/pairwise.py").run()
+    assert not at.exception, at.exception
+    assert not at.warning, [w.value for w in at.warning]
+    table = next(df.value for df in at.dataframe if "overall" in df.value.columns)
+    assert list(table["metric"]) == ["BLEU-4"]
+    # the knobs start from the preset
+    assert at.number_input(key="n_references").value == 5
+    assert at.selectbox(key="human_tie").value == "random"
+
+
+def test_pascal50s_upload_with_the_consensus_file(tmp_path: Path) -> None:
+    write_pascal_pairs(tmp_path, PASCAL_ROWS)
+    write_pascal_refs(tmp_path)
+    write_triplets(
+        tmp_path / "consensus_pascal.mat",
+        [
+            ("a man and a woman", "a man", "a woman", -1),
+            ("a dog and a cat", "a cat", "a dog", 1),
+            ("a tree by a road", "a tree", "a road", 1),
+        ],
+    )
+    at = _upload(_judgments(), "pascal50s", tmp_path, "spice-paper")
+    assert not at.error, [e.value for e in at.error]
+    jset = at.session_state[cached.JSET_KEY]
+    assert jset.preset == "spice-paper" and jset.preferences().tolist() == [-1, -1, 1]
+    assert PASCAL50S["spice-paper"].description in _texts(at)
+    at.switch_page("app_pages/pairwise.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="metric_tie").value == "correct"  # the SPICE paper's rule
+    table = next(df.value for df in at.dataframe if "overall" in df.value.columns)
+    assert {"HC", "HM", "MM"} <= set(table.columns)
+
+
+def test_the_table7_preset_shows_its_bleu4_note(tmp_path: Path) -> None:
+    at = _judgments()
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("pascal50s").run()
+    at.selectbox(key="judgment_preset").select("clipscore-table7").run()
+    assert not at.exception, at.exception
+    assert PASCAL50S["clipscore-table7"].description in _texts(at)
+    assert PASCAL50S["clipscore-table7"].note in _texts(at)
+
+
+def test_a_set_without_labels_warns_and_the_pairwise_page_draws_nothing(tmp_path: Path) -> None:
+    write_abstract(tmp_path, n_pairs=4)
+    (tmp_path / "consensus_abstract.mat").unlink()
+    at = _upload(_judgments(), "abstract50s", tmp_path)
+    assert not at.error, [e.value for e in at.error]
+    warnings = [w.value for w in at.warning]
+    assert any("None of the 4 pairs has a human label" in w for w in warnings), warnings
+    assert any("consensus_abstract.mat not found" in w for w in warnings), warnings
+    at.switch_page("app_pages/pairwise.py").run()
+    assert not at.exception, at.exception
+    warnings = [w.value for w in at.warning]
+    assert any("None of the 4 pairs has a human label" in w for w in warnings), warnings
+    assert not [df for df in at.dataframe if "overall" in df.value.columns]
+    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert not figures  # no empty chart
+
+
+def test_a_partly_labelled_set_warns_on_the_pairwise_page(tmp_path: Path) -> None:
+    rows = [("scene 0 ref 0", "b 0", "c 0", 1), ("scene 1 ref 0", "b 2", "c 2", -1)]
+    write_abstract(tmp_path, n_pairs=4, rows=rows)
+    at = _upload(_judgments(), "abstract50s", tmp_path)
+    at.switch_page("app_pages/pairwise.py").run()
+    assert not at.exception, at.exception
+    warnings = [w.value for w in at.warning]
+    assert any("2 of 4 pairs (50.0%) have no human label" in w for w in warnings), warnings
+    assert [df for df in at.dataframe if "overall" in df.value.columns]  # drawn from 2 pairs
+    assert at.get("plotly_chart")  # the chart the unlabelled set does not get
