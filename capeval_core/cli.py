@@ -611,7 +611,11 @@ def build_parser() -> argparse.ArgumentParser:
         ],
     )
     correlate.add_argument(
-        "--preset", help="protocol preset (default: the format's first, listed below)"
+        "--preset",
+        help=(
+            "protocol preset (default: the format's first, listed below; pascal50s: "
+            "clipscore-table4 where consensus_pascal.mat is found, else clipscore-table7)"
+        ),
     )
     correlate.add_argument(
         "--metrics",

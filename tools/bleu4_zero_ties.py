@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--judgments", required=True, help="the dataset folder or file")
     parser.add_argument("--format", required=True, choices=["pascal50s", "abstract50s"])
-    parser.add_argument("--preset", help="protocol preset (default: the format's first)")
+    parser.add_argument("--preset", help="protocol preset (default: as `capeval correlate`)")
     parser.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -50,7 +50,8 @@ REFS_FILE = "pascal50S.mat"
 CATEGORIES = {1: "HC", 2: "HI", 3: "HM", 4: "MM"}
 N_REFERENCES = 50
 CONSENSUS_FILE = "consensus_pascal.mat"
-#: preset name -> one line (first = default); the knobs are in protocols.PASCAL50S
+#: preset name -> one line; the knobs are in protocols.PASCAL50S (default: clipscore-table4
+#: where the consensus file is found, else clipscore-table7)
 PRESETS = descriptions(PASCAL50S)
 NO_REFERENCES = "no triplet and no reference file: no references"
 
@@ -131,7 +132,12 @@ def load_pascal50s(
 ) -> JudgmentSet:
     """``pair_pascal.mat`` (or its folder) with the preset's labels and references: a
     pairwise JudgmentSet (``votes_a``/``votes_b`` count votes or triplets)."""
-    preset = preset or next(iter(PASCAL50S))
+    if preset is None:  # the consensus labels where the file is there, else the votes
+        found = (
+            consensus_file is not None
+            or (_pairs_file(Path(path)).parent / CONSENSUS_FILE).is_file()
+        )
+        preset = "clipscore-table4" if found else "clipscore-table7"
     if preset not in PASCAL50S:
         raise format_error(
             path, f"unknown preset {preset!r} for pascal50s; choose one of {list(PASCAL50S)}"

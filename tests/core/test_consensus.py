@@ -379,4 +379,5 @@ def test_bleu4_zero_ties_tool_reproduces_the_accuracy_and_counts_the_pairs(tmp_p
     assert {c: r["accuracy"] for c, r in rows.items()} == expected
     assert rows["overall"]["pairs"] == 3 and rows["overall"]["both_zero"] == 1.0
     assert {r["accuracy_unsmoothed"] for r in rows.values()} == {0.5}
-    assert tool.main(["--judgments", str(tmp_path), "--format", "pascal50s"]) == 2  # no consensus
+    no_consensus = ["--judgments", str(tmp_path), "--format", "pascal50s"]
+    assert tool.main([*no_consensus, "--preset", "clipscore-table4"]) == 2

@@ -294,8 +294,18 @@ def test_pascal50s_presets_choose_the_labels(tmp_path):
     assert set(table7["accuracy"]["bleu_4"]) == {"HC", "MM", "HM", "overall"}
     assert "labels:vote-majority|refs:file:5x5" in table7["signatures"]["bleu_4"]
     assert "note: labels: majority of the votes of pair_pascal.mat" in err
-    # the default preset takes the consensus file, and says so when it is missing
-    code, _, err = _run("correlate", "--judgments", str(tmp_path), "--format", "pascal50s")
+    # without a consensus file the default is the votes; clipscore-table4 asks for the file
+    default, _, _ = _correlate_json(tmp_path, tmp_path, "pascal50s")
+    assert default["preset"] == "clipscore-table7" and default["n_labelled"] == 3
+    code, _, err = _run(
+        "correlate",
+        "--judgments",
+        str(tmp_path),
+        "--format",
+        "pascal50s",
+        "--preset",
+        "clipscore-table4",
+    )
     assert code == 2
     assert err.startswith("capeval: error: consensus_pascal.mat: not found beside pair_pascal.mat")
     write_triplets(
