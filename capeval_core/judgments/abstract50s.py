@@ -61,6 +61,11 @@ def _labels(path: Path, n: int, max_bytes: int) -> list[tuple[int | None, int | 
         if value.dtype.kind not in "iuf":
             continue
         arr = np.asarray(value, dtype=float)
+        if arr.ndim in (1, 2) and arr.shape[0] == n and not np.isfinite(arr).all():
+            bad = int(np.argwhere(~np.isfinite(arr))[0][0])
+            raise format_error(
+                path, f"label of pair {bad} is not a finite number", record=bad, column=name
+            )
         if arr.ndim == 1 and arr.size == n:
             return [(None, None, "b" if v < 0 else "a" if v > 0 else "tie") for v in arr]
         if arr.ndim == 2 and arr.shape == (n, 2):

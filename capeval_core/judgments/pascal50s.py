@@ -120,6 +120,17 @@ def load_references(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str,
     return out
 
 
+def _numbers(value: Any) -> np.ndarray | None:
+    """Votes as a float vector; None when they are not numbers (e.g. stored as text)."""
+    arr = np.atleast_1d(np.asarray(value, dtype=object)).ravel()
+    if any(isinstance(v, str | bytes) for v in arr):
+        return None
+    try:
+        return arr.astype(float)
+    except (TypeError, ValueError):
+        return None
+
+
 def _locate(path: Path, refs_file: str | os.PathLike[str] | None) -> tuple[Path, Path]:
     pairs = path / PAIRS_FILE if path.is_dir() else path
     if path.is_dir() and not pairs.is_file():
@@ -190,8 +201,8 @@ def load_pascal50s(
             if hasattr(votes, "_fieldnames")
             else votes
         )
-        votes = np.atleast_1d(np.asarray(votes, dtype=float)).ravel()
-        if votes.size == 0 or not np.isin(votes, (-1.0, 1.0)).all():
+        votes = _numbers(votes)
+        if votes is None or votes.size == 0 or not np.isin(votes, (-1.0, 1.0)).all():
             raise format_error(
                 pairs_path,
                 "votes must be +1 (sent1 preferred) or -1 (sent2)",
