@@ -10,12 +10,18 @@ import functools
 from dataclasses import dataclass
 
 from capeval_core.metrics.base import Metric, MetricConfig
+from capeval_core.options import check_number
 from capeval_core.tokenize import Tokens
 
 
 @dataclass(frozen=True, kw_only=True)
 class RougeConfig(MetricConfig):
+    """``beta``: weight of recall against precision in the F-measure (coco-caption: 1.2)."""
+
     beta: float = 1.2
+
+    def __post_init__(self) -> None:
+        check_number("beta", self.beta, above=0)
 
 
 def lcs_length(a: Tokens, b: Tokens) -> int:

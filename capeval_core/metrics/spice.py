@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from capeval_core.errors import InputError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.options import check_bool, check_choice
 from capeval_core.results import SegmentScore
 from capeval_core.spice.graph import SceneGraph, concept_lookup
 from capeval_core.spice.matching import CATEGORIES, categories_of, match_tuples
@@ -43,8 +43,8 @@ class SpiceConfig(MetricConfig):
     parse_input: str = "tokens"
 
     def __post_init__(self) -> None:
-        if self.parse_input not in ("tokens", "raw"):
-            raise InputError(f"`parse_input` must be 'tokens' or 'raw' (got {self.parse_input!r})")
+        check_bool("synsets", self.synsets)
+        check_choice("parse_input", self.parse_input, ("tokens", "raw"))
 
 
 @dataclass(frozen=True)
