@@ -63,10 +63,8 @@ def _image_id(value: Any, fail: files.Fail, record: int, field: str = "image_id"
     look like it; lists and objects are no ids at all."""
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
         return value
-    shown = json.dumps(value)
-    shown = shown if len(shown) <= 40 else shown[:37] + "..."
     raise fail(
-        f"expected an integer or a string (got {type(value).__name__} {shown})",
+        f"expected an integer or a string (got {files.json_kind(value)})",
         record=record,
         column=field,
     )
@@ -86,7 +84,7 @@ def _caption_rows(
     out = []
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
-            raise fail(f"expected an object, got {type(row).__name__}", record=i)
+            raise fail(f"expected an object, got {files.json_kind(row)}", record=i)
         for field in ("image_id", "caption"):
             if field not in row:
                 raise fail(f"missing field '{field}'", record=i)
@@ -94,7 +92,7 @@ def _caption_rows(
         caption = row["caption"]
         if not isinstance(caption, str):
             raise fail(
-                f"expected a string, got {type(caption).__name__}", record=i, column="caption"
+                f"expected text, got {files.json_kind(caption)}", record=i, column="caption"
             )
         problem = limits.caption_problem(caption)
         if problem:

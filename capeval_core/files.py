@@ -280,12 +280,29 @@ def _path_to(root: Any, target: Any) -> str:
     while stack:
         item, path = stack.pop()
         if item is target:
-            return path or "the top level"
+            path = path or "the top level"
+            return path if len(path) <= 60 else path[:57] + "..."
         if isinstance(item, dict):
             stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
         elif isinstance(item, list):
             stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
     return "the top level"
+
+
+def json_kind(value: Any) -> str:
+    """A JSON value as a message shows it: its kind, and the value itself if short.
+
+    >>> json_kind(None), json_kind(True), json_kind([1]), json_kind(1.5)
+    ('null', 'true', 'a list [1]', 'a number 1.5')
+    """
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    kind = {dict: "an object", list: "a list", str: "text"}.get(type(value), "a number")
+    try:
+        shown = json.dumps(value)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    return f"{kind} {shown if len(shown) <= 40 else shown[:37] + '...'}"
 
 
 def lone_surrogate(text: str) -> int | None:
@@ -348,8 +365,8 @@ class Limits:
         limit = self.max_caption_tokens
         if len(text) > CHARS_PER_TOKEN * limit:
             return (
-                f"caption has {len(text):,} characters, above the {CHARS_PER_TOKEN * limit:,}-"
-                f"character limit ({CHARS_PER_TOKEN} per token of the {limit:,}-token limit)"
+                f"caption has {len(text):,} characters, above the limit of "
+                f"{CHARS_PER_TOKEN * limit:,} ({CHARS_PER_TOKEN} per allowed token)"
             )
         n = len(text.split())
         if n > limit:
