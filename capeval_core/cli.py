@@ -91,9 +91,7 @@ def _caption_rows(
         image_id = _image_id(row["image_id"], fail, i)
         caption = row["caption"]
         if not isinstance(caption, str):
-            raise fail(
-                f"expected text, got {files.json_kind(caption)}", record=i, column="caption"
-            )
+            raise fail(f"expected text, got {files.json_kind(caption)}", record=i, column="caption")
         problem = limits.caption_problem(caption)
         if problem:
             raise fail(_over(problem, "max_caption_tokens"), record=i, column="caption")
@@ -733,7 +731,9 @@ def _add_limit_options(parser: argparse.ArgumentParser) -> None:
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """capeval's own warnings as one line each (a repaired cache, a degenerate corpus)."""
     if issubclass(category, CapevalWarning):
-        print(f"capeval: warning: {message}", file=sys.stderr)
+        from tqdm import tqdm
+
+        tqdm.write(f"capeval: warning: {message}", file=sys.stderr)  # on its own line, bars or not
     else:
         _default_show_warning(message, category, filename, lineno, file, line)
 
