@@ -247,22 +247,41 @@ def check_json_value(
     capeval_core.errors.InputError: x.json: text at a[0][0] holds a lone surrogate \
 (\\ud800) at character 0: not a character, and not writable as UTF-8
     """
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > max_depth:
-                raise fail(f"{_depth_message(max_depth)} at {_path_to(value, item)}", **where)
+    deep = _too_deep(value, max_depth)
+    if deep is not None:
+        raise fail(f"{_depth_message(max_depth)} at {_path_to(value, deep)}", **where)
+    if not surrogates:
+        return
+    stack = [value]
+    while stack:  # depth first, in file order: the first problem is the one reported
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise fail(_surrogate_message(item, _path_to(value, item), "text"), **where)
+        elif isinstance(item, dict):
+            for key in item:
+                if _SURROGATE.search(key):
+                    raise fail(_surrogate_message(key, _path_to(value, item), "key"), **where)
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+
+
+def _too_deep(value: Any, max_depth: int) -> Any:
+    """A container nested deeper than ``max_depth``, or None. Level by level, so the walk
+    costs a fraction of what parsing did (0.1 s for COCO's 32 MB val2014 captions)."""
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 1
+    while level:
+        if depth > max_depth:
+            return level[0]
+        below = []
+        for item in level:
             children = item.values() if isinstance(item, dict) else item
-            if surrogates and isinstance(item, dict):
-                for key in item:
-                    if _SURROGATE.search(key):
-                        raise fail(_surrogate_message(key, _path_to(value, item), "key"), **where)
-            for child in children:
-                if isinstance(child, dict | list) or (surrogates and isinstance(child, str)):
-                    stack.append((child, depth + 1))
-        elif isinstance(item, str) and _SURROGATE.search(item):
-            raise fail(_surrogate_message(item, _path_to(value, item), "text"), **where)
+            below.extend([c for c in children if type(c) is dict or type(c) is list])
+        level = below
+        depth += 1
+    return None
 
 
 def _surrogate_message(text: str, path: str, what: str) -> str:
@@ -283,9 +302,11 @@ def _path_to(root: Any, target: Any) -> str:
             path = path or "the top level"
             return path if len(path) <= 60 else path[:57] + "..."
         if isinstance(item, dict):
-            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
+            stack.extend(
+                reversed([(v, f"{path}.{k}" if path else str(k)) for k, v in item.items()])
+            )
         elif isinstance(item, list):
-            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
+            stack.extend(reversed([(v, f"{path}[{i}]") for i, v in enumerate(item)]))
     return "the top level"
 
 

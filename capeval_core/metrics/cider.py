@@ -35,7 +35,8 @@ class CiderConfig(MetricConfig):
 
     def __post_init__(self) -> None:
         check_choice("idf", self.idf, IDF_SOURCES)
-        check_number("sigma", self.sigma, above=0)
+        # the length penalty divides by 2 sigma^2, which must stay a positive finite float
+        check_number("sigma", self.sigma, at_least=1e-150, at_most=1e150)
 
 
 @dataclass(frozen=True)

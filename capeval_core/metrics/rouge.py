@@ -21,7 +21,8 @@ class RougeConfig(MetricConfig):
     beta: float = 1.2
 
     def __post_init__(self) -> None:
-        check_number("beta", self.beta, above=0)
+        # the F-measure squares beta, which must stay a finite float
+        check_number("beta", self.beta, above=0, at_most=1e150)
 
 
 def lcs_length(a: Tokens, b: Tokens) -> int:
