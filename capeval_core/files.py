@@ -475,14 +475,15 @@ def csv_text(
     """The one CSV writer: ``#`` comment lines, then the header and rows, every cell escaped
     with :func:`safe_cell`.
 
-    >>> print(csv_text(["id", "caption"], [["=HYPERLINK(1)", "a dog"]]), end="")
-    id,caption
-    '=HYPERLINK(1),a dog
+    >>> csv_text(["id", "caption"], [["=HYPERLINK(1)", "a dog"], [7, "a cat"]]).splitlines()
+    ['id,caption', "'=HYPERLINK(1),a dog", '7,a cat']
     """
     buf = io.StringIO()
     for line in comments:
-        buf.write(f"# {line.replace(chr(13), ' ').replace(chr(10), ' ')}\n")
-    writer = csv.writer(buf, lineterminator="\n")
+        buf.write(f"# {line.replace(chr(13), ' ').replace(chr(10), ' ')}\r\n")
+    # CRLF rows (RFC 4180): the csv module quotes only cells holding a character of the line
+    # terminator, so with "\n" alone a cell holding "\r" would split its row in a reader
+    writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow([safe_cell(str(c)) for c in header])
     for row in rows:
         writer.writerow([safe_cell(v) for v in row])
