@@ -411,7 +411,8 @@ def check_output(path: str | os.PathLike[str], *, option: str = "output") -> Pat
     if p.is_dir():
         raise InputError(f"{option} {p}: this is a folder; give a file name")
     if not p.parent.is_dir():
-        raise InputError(f"{option} {p}: the folder {p.parent} does not exist")
+        what = "is not a folder" if p.parent.exists() else "does not exist"
+        raise InputError(f"{option} {p}: the folder {p.parent} {what}")
     return p
 
 
