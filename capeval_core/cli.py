@@ -59,8 +59,8 @@ def _load_json(path: Path, role: str, limits: Limits) -> Any:
 
 
 def _image_id(value: Any, fail: files.Fail, record: int, field: str = "image_id") -> Any:
-    """A COCO image id: a whole number or text. ``true`` would match id 1 and ``1.0`` only
-    look like it; lists and objects are no ids at all."""
+    """A COCO image id: a whole number or text. ``true`` would match id 1 (``True == 1``),
+    a fraction names no image, and lists and objects are no ids at all."""
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     raise fail(
@@ -728,24 +728,26 @@ def _add_limit_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """capeval's own warnings as one line each (a repaired cache, a degenerate corpus)."""
-    if issubclass(category, CapevalWarning):
-        from tqdm import tqdm
+def _one_line_warnings(previous: Any) -> Any:
+    """A ``warnings.showwarning`` that prints capeval's own warnings (a repaired cache, a
+    degenerate corpus) as one line each and hands any other to ``previous``."""
 
-        tqdm.write(f"capeval: warning: {message}", file=sys.stderr)  # on its own line, bars or not
-    else:
-        _default_show_warning(message, category, filename, lineno, file, line)
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, CapevalWarning):
+            from tqdm import tqdm
 
+            tqdm.write(f"capeval: warning: {message}", file=sys.stderr)  # clear of any bar
+        else:
+            previous(message, category, filename, lineno, file, line)
 
-_default_show_warning = warnings.showwarning
+    return show
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for bad input, as argparse does)."""
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
+        warnings.showwarning = _one_line_warnings(warnings.showwarning)
         try:
             return args.func(args)
         except CapevalError as exc:
