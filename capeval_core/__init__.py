@@ -10,10 +10,12 @@ from capeval_core.api import score, score_many
 from capeval_core.errors import (
     CapevalError,
     CapevalWarning,
+    DamagedCacheWarning,
     DegenerateCorpusWarning,
     InputError,
     JudgmentFormatError,
     MissingResourceError,
+    OptionError,
     ResourceError,
     UnknownKeyError,
 )
@@ -24,11 +26,13 @@ from capeval_core.tokenize import get_tokenizer
 __all__ = [
     "CapevalError",
     "CapevalWarning",
+    "DamagedCacheWarning",
     "DegenerateCorpusWarning",
     "InputError",
     "JudgmentFormatError",
     "MetricResult",
     "MissingResourceError",
+    "OptionError",
     "ResourceError",
     "SegmentScore",
     "Signature",

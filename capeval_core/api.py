@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from capeval_core.errors import CapevalError
-from capeval_core.metrics import get_metric, make_batch, metric_class
+from capeval_core.errors import CapevalError, OptionError
+from capeval_core.metrics import METRICS, get_metric, make_batch, metric_class
 from capeval_core.results import MetricResult
 from capeval_core.tokenize import Tokenizer
 
@@ -46,7 +46,22 @@ def score_many(
     that fails with a :class:`CapevalError` (e.g. a missing resource) is recorded there under
     each requested key and left out of the result, so the other metrics still score.
     """
-    options = options or {}
+    if isinstance(keys, str):
+        raise OptionError(f"`keys` must be a list of metric keys, not one string ({keys!r})")
+    options = {} if options is None else options
+    if not isinstance(options, Mapping) or not all(
+        isinstance(v, Mapping) for v in options.values()
+    ):
+        raise OptionError(
+            "`options` must map a metric key to a dict of its options, "
+            "e.g. {'cider_d': {'idf': 'coco-val2014'}}"
+        )
+    for key in options:
+        if key not in METRICS:
+            raise OptionError(
+                f"`options` key {key!r} is not a metric key; options are given per metric: "
+                + ", ".join(METRICS)
+            )
     batch = make_batch(candidates, references, tokenizer)
     by_metric: dict[str, MetricResult | CapevalError] = {}
     out: dict[str, MetricResult] = {}

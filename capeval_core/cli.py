@@ -10,17 +10,19 @@ Images are scored in the order pycocoevalcap's ``COCOEvalCap`` uses (the annotat
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from capeval_core import files
 from capeval_core._version import __version__
-from capeval_core.errors import CapevalError, InputError
+from capeval_core.errors import CapevalError, CapevalWarning, InputError
+from capeval_core.files import Limits
 from capeval_core.metrics import available_keys, make_batch, metric_class
 from capeval_core.results import MetricResult
 
@@ -39,54 +41,96 @@ class CocoBatch:
     references: tuple[tuple[str, ...], ...]
 
 
-def _load_json(path: Path, role: str) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{role} file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {role} file {path}: {exc}") from None
-    if not text.strip():
-        raise InputError(f"{role} file {path} is empty")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{role} file {path} is not valid JSON: {exc.msg} (line {exc.lineno}, "
-            f"column {exc.colno})"
-        ) from None
+#: what the command line calls each option of :class:`~capeval_core.files.Limits`
+LIMIT_FLAGS = {
+    "max_bytes": "--max-bytes",
+    "max_caption_tokens": "--max-caption-tokens",
+    "max_references": "--max-references",
+}
 
 
-def _caption_rows(rows: Any, path: Path, role: str) -> list[tuple[Any, str]]:
-    """``(image_id, caption)`` pairs from a list of COCO caption records, validated."""
+def _load_json(path: Path, role: str, limits: Limits) -> Any:
+    return files.read_json(
+        path,
+        max_bytes=limits.max_bytes,
+        fail=files.failer(f"{role} file {path}"),
+        raise_with=LIMIT_FLAGS["max_bytes"],
+    )
+
+
+def _image_id(value: Any, fail: files.Fail, record: int, field: str = "image_id") -> Any:
+    """A COCO image id: a whole number or text. ``true`` would match id 1 (``True == 1``),
+    a fraction names no image, and lists and objects are no ids at all."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise fail(
+        f"expected an integer or a string (got {files.json_kind(value)})",
+        record=record,
+        column=field,
+    )
+
+
+def _caption_rows(
+    rows: Any, path: Path, role: str, limits: Limits, key: str | None = None
+) -> list[tuple[Any, str]]:
+    """``(image_id, caption)`` pairs from a list of COCO caption records, validated.
+
+    ``key`` names the list inside the file (``annotations``) for the messages.
+    """
+    label = f"{role} file {path}" + (f", list {key!r}" if key else "")
+    fail = files.failer(label)
     if not isinstance(rows, list):
-        raise InputError(f"{role} file {path}: expected a list of {{image_id, caption}} records")
+        raise fail("expected a list of {image_id, caption} records")
     out = []
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
-            raise InputError(f"{role} file {path}, record {i}: expected an object")
+            raise fail(f"expected an object, got {files.json_kind(row)}", record=i)
         for field in ("image_id", "caption"):
             if field not in row:
-                raise InputError(f"{role} file {path}, record {i}: missing field '{field}'")
-        if not isinstance(row["caption"], str):
-            raise InputError(f"{role} file {path}, record {i}, field 'caption': expected a string")
-        out.append((row["image_id"], row["caption"]))
+                raise fail(f"missing field '{field}'", record=i)
+        image_id = _image_id(row["image_id"], fail, i)
+        caption = row["caption"]
+        if not isinstance(caption, str):
+            raise fail(f"expected text, got {files.json_kind(caption)}", record=i, column="caption")
+        problem = limits.caption_problem(caption)
+        if problem:
+            raise fail(_over(problem, "max_caption_tokens"), record=i, column="caption")
+        out.append((image_id, caption))
     return out
 
 
-def load_coco(results_path: Path, annotations_path: Path) -> CocoBatch:
-    """Read a COCO results file and a COCO captions file into one ordered batch."""
-    results = _caption_rows(_load_json(results_path, "results"), results_path, "results")
+def _over(problem: str, limit: str) -> str:
+    return f"{problem} (raise it with {LIMIT_FLAGS[limit]} if the data are genuine)"
+
+
+def load_coco(
+    results_path: Path, annotations_path: Path, limits: Limits | None = None
+) -> CocoBatch:
+    """Read a COCO results file and a COCO captions file into one ordered batch, held to
+    ``limits`` (default: :class:`~capeval_core.files.Limits`)."""
+    limits = limits or Limits()
+    results = _caption_rows(
+        _load_json(results_path, "results", limits), results_path, "results", limits
+    )
     if not results:
         raise InputError(f"results file {results_path} holds no captions")
-    ann = _load_json(annotations_path, "annotations")
+    ann = _load_json(annotations_path, "annotations", limits)
     if not isinstance(ann, dict) or "annotations" not in ann:
         raise InputError(
             f"annotations file {annotations_path}: expected an object with an 'annotations' list"
         )
     refs: dict[Any, list[str]] = {}
-    for image_id, caption in _caption_rows(ann["annotations"], annotations_path, "annotations"):
+    for image_id, caption in _caption_rows(
+        ann["annotations"], annotations_path, "annotations", limits, "annotations"
+    ):
         refs.setdefault(image_id, []).append(caption)
+    for image_id, captions in refs.items():
+        problem = limits.references_problem(len(captions))
+        if problem:
+            raise InputError(
+                f"annotations file {annotations_path}: image_id {image_id!r} has "
+                + _over(problem, "max_references")
+            )
     cands: dict[Any, str] = {}
     for i, (image_id, caption) in enumerate(results):
         if image_id in cands:
@@ -102,18 +146,23 @@ def load_coco(results_path: Path, annotations_path: Path) -> CocoBatch:
             f"{len(missing)} image_id(s) of {results_path} have no reference in "
             f"{annotations_path}: {shown}"
         )
-    order = _evaluation_order(ann, cands)
+    order = _evaluation_order(ann, cands, annotations_path)
     return CocoBatch(
         tuple(order), tuple(cands[i] for i in order), tuple(tuple(refs[i]) for i in order)
     )
 
 
-def _evaluation_order(ann: dict, cands: dict[Any, str]) -> list[Any]:
+def _evaluation_order(ann: dict, cands: dict[Any, str], path: Path) -> list[Any]:
     # pycocotools' loadRes keeps the annotation file's images list order; without one, the
     # results' own order.
     images = ann.get("images")
     if isinstance(images, list):
-        listed = [img.get("id") for img in images if isinstance(img, dict)]
+        fail = files.failer(f"annotations file {path}, list 'images'")
+        listed = [
+            _image_id(img["id"], fail, i, "id")
+            for i, img in enumerate(images)
+            if isinstance(img, dict) and "id" in img
+        ]
         order = [i for i in dict.fromkeys(listed) if i in cands]
         if len(order) == len(cands):
             return order
@@ -153,30 +202,29 @@ def score_coco(
     return {k: by_metric[metric_class(k).key].select(k) for k in keys}
 
 
-def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult]) -> None:
-    """One row per image: CSV (image_id, then a column per key) or a JSON list."""
-    rows = []
-    for i, image_id in enumerate(batch.image_ids):
-        row: dict[str, Any] = {"image_id": image_id}
-        for key, result in results.items():
-            row[key] = result.segments[i].scores[key]
-        rows.append(row)
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        path.write_text(json.dumps(rows, indent=1, allow_nan=False, default=_nan_to_none))
-    elif suffix == ".csv":
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=["image_id", *results])
-            writer.writeheader()
-            writer.writerows(rows)
-    else:
+def check_per_item(path: Path) -> Path:
+    """The --per-item destination, refused before any work: a suffix other than .csv/.json,
+    a folder, or a folder that does not exist."""
+    if path.suffix.lower() not in (".csv", ".json"):
         raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
+    return files.check_output(path, option="--per-item")
 
 
-def _nan_to_none(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    raise TypeError(f"not JSON serialisable: {value!r}")
+def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult]) -> None:
+    """One row per image: CSV (image_id, then a column per key) or a JSON list; the file is
+    complete or absent, never partial."""
+    check_per_item(path)
+    rows = [
+        [image_id, *(result.segments[i].scores[key] for key, result in results.items())]
+        for i, image_id in enumerate(batch.image_ids)
+    ]
+    header = ["image_id", *results]
+    if path.suffix.lower() == ".json":
+        files.write_json(
+            path, [_jsonable(dict(zip(header, r, strict=True))) for r in rows], option="--per-item"
+        )
+    else:
+        files.write_csv(path, header, rows, option="--per-item")
 
 
 def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
@@ -185,16 +233,32 @@ def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
     for key, result in results.items():
         print(f"{key:<{width}}  {result.value:.6f}  {result.signature}")
     notes = {r.signature.metric: r.warnings for r in results.values()}
-    for metric, warnings in notes.items():
-        for note in warnings:
+    for metric, metric_notes in notes.items():
+        for note in metric_notes:
             print(f"warning ({metric}): {note}", file=sys.stderr)
 
 
-def _cmd_score(args: argparse.Namespace) -> int:
-    keys = list(dict.fromkeys(args.metrics or DEFAULT_KEYS))
+def metric_keys(values: Sequence[str] | None, default: Sequence[str]) -> list[str]:
+    """The --metrics keys, as separate words or comma lists (``bleu_4,cider_d``), checked
+    against the registry before any file is read."""
+    keys = [k.strip() for v in values or default for k in v.split(",") if k.strip()]
+    if values and not keys:
+        raise InputError("--metrics: no metric key given; see `capeval metrics`")
     for key in keys:
-        metric_class(key)  # unknown keys fail before any file is read
-    batch = load_coco(Path(args.results), Path(args.annotations))
+        metric_class(key)
+    return list(dict.fromkeys(keys))
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    """The :class:`~capeval_core.files.Limits` a command runs under (--max-bytes, ...)."""
+    return Limits(**{name: getattr(args, name) for name in LIMIT_FLAGS})
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    keys = metric_keys(args.metrics, DEFAULT_KEYS)
+    if args.per_item:
+        check_per_item(Path(args.per_item))
+    batch = load_coco(Path(args.results), Path(args.annotations), limits_of(args))
     embeddings = None
     if args.embeddings and any(metric_class(k).key in ("wmd", "mean") for k in keys):
         from capeval_core.embeddings import load_embeddings
@@ -227,6 +291,15 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def check_human(jset: Any, human: str | None) -> None:
+    """--human names a score column of a graded set (checked before the scoring starts)."""
+    if human is None:
+        return
+    if jset.kind != "graded":
+        raise InputError(f"--human applies to graded judgments; this {jset.format} set is pairwise")
+    jset.human(human)
+
+
 def _cmd_correlate(args: argparse.Namespace) -> int:
     import warnings
 
@@ -237,10 +310,12 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     from capeval_core.resources import available_cpus
     from capeval_core.stats import correlate, pairwise_accuracy, williams_matrix
 
-    keys = list(dict.fromkeys(args.metrics or CORRELATE_KEYS))
-    for key in keys:
-        metric_class(key)  # unknown keys fail before any file is read
-    jset = load_judgments(args.judgments, args.format, args.preset)
+    keys = metric_keys(args.metrics, CORRELATE_KEYS)
+    if args.json and args.json != "-":
+        files.check_output(args.json, option="--json")
+    limits = {name: getattr(args, name) for name in LIMIT_FLAGS}
+    jset = load_judgments(args.judgments, args.format, args.preset, **limits)
+    check_human(jset, args.human)
     print(f"{args.format}: {jset.describe()}", file=sys.stderr)
     for note in jset.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -371,7 +446,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         if args.json == "-":
             print(text)
         else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
+            files.write_text(args.json, text + "\n", option="--json")
     return 0
 
 
@@ -408,9 +483,7 @@ def _perturb_dataset(args: argparse.Namespace):
 def _cmd_perturb(args: argparse.Namespace) -> int:
     from capeval_core import perturb as lab
 
-    keys = list(dict.fromkeys(args.metrics or PERTURB_KEYS))
-    for key in keys:
-        metric_class(key)  # unknown keys fail before anything is read
+    keys = metric_keys(args.metrics, PERTURB_KEYS)
     lab.perturbation_spec(args.perturbation)
     idf = args.cider_idf or ("corpus" if args.dataset else "coco-val2014")
     options = {"cider_d": {"idf": idf}}
@@ -569,7 +642,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics",
         nargs="+",
         metavar="KEY",
-        help=f"metric keys (default: {' '.join(DEFAULT_KEYS)}); see `capeval metrics`",
+        help=f"metric keys, separate or comma-separated (default: {' '.join(DEFAULT_KEYS)}); "
+        "see `capeval metrics`",
     )
     score.add_argument("--per-item", metavar="OUT", help="write per-image scores (.csv or .json)")
     score.add_argument("--json", action="store_true", help="print a JSON object on stdout")
@@ -586,6 +660,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="word vectors for wmd and mean (word2vec .bin/.txt, GloVe .txt or fastText .vec, "
         "optionally .gz; default: GloVe 6B 50-d)",
     )
+    _add_limit_options(score)
     score.set_defaults(func=_cmd_score)
 
     correlate = sub.add_parser(
@@ -621,7 +696,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics",
         nargs="+",
         metavar="KEY",
-        help=f"metric keys (default: {' '.join(CORRELATE_KEYS)}); see `capeval metrics`",
+        help=f"metric keys, separate or comma-separated (default: {' '.join(CORRELATE_KEYS)}); "
+        "see `capeval metrics`",
     )
     correlate.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
     correlate.add_argument("--human", help="human-score column (default: the first)")
@@ -643,6 +719,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="seed for sampling references and breaking human ties (pairwise sets)",
     )
+    _add_limit_options(correlate)
     correlate.set_defaults(func=_cmd_correlate)
 
     pert = sub.add_parser(
@@ -658,7 +735,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics",
         nargs="+",
         metavar="KEY",
-        help=f"metric keys (default: {' '.join(PERTURB_KEYS)}); see `capeval metrics`",
+        help=f"metric keys, separate or comma-separated (default: {' '.join(PERTURB_KEYS)}); "
+        "see `capeval metrics`",
     )
     pert.add_argument("--json", action="store_true", help="print a JSON object on stdout")
     pert.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
@@ -709,14 +787,69 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def _add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """The documented input limits (capeval_core.files.Limits), each raisable here."""
+    defaults = Limits()
+    group = parser.add_argument_group("input limits (raise them for genuine large data)")
+    group.add_argument(
+        "--max-bytes",
+        type=_positive_int,
+        default=defaults.max_bytes,
+        metavar="N",
+        help=f"refuse input files above N bytes (default {defaults.max_bytes:,})",
+    )
+    group.add_argument(
+        "--max-caption-tokens",
+        type=_positive_int,
+        default=defaults.max_caption_tokens,
+        metavar="N",
+        help=f"refuse captions of more than N tokens (default {defaults.max_caption_tokens:,}; "
+        f"also {files.CHARS_PER_TOKEN} characters per token)",
+    )
+    group.add_argument(
+        "--max-references",
+        type=_positive_int,
+        default=defaults.max_references,
+        metavar="N",
+        help=f"refuse images with more than N references (default {defaults.max_references:,})",
+    )
+
+
+def _one_line_warnings(previous: Any) -> Any:
+    """A ``warnings.showwarning`` that prints capeval's own warnings (a repaired cache, a
+    degenerate corpus) as one line each and hands any other to ``previous``."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, CapevalWarning):
+            from tqdm import tqdm
+
+            tqdm.write(f"capeval: warning: {message}", file=sys.stderr)  # clear of any bar
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for bad input, as argparse does)."""
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except CapevalError as exc:
-        print(f"capeval: error: {exc}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warnings(warnings.showwarning)
+        try:
+            return args.func(args)
+        except CapevalError as exc:
+            print(f"capeval: error: {exc}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":

@@ -11,6 +11,11 @@ class InputError(CapevalError, ValueError):
     """The caller passed data of the wrong shape or content."""
 
 
+class OptionError(InputError):
+    """An option (of a metric, tokenizer, loader or command) has a value it does not allow;
+    the message names the option and the allowed values."""
+
+
 class JudgmentFormatError(InputError):
     """A human-judgment file is malformed; the message names the file, line/row and column."""
 
@@ -36,3 +41,7 @@ class CapevalWarning(UserWarning):
 
 class DegenerateCorpusWarning(CapevalWarning):
     """The input is valid but makes a metric uninformative (e.g. CIDEr-D on one image)."""
+
+
+class DamagedCacheWarning(CapevalWarning):
+    """A cache entry failed its checks when read; it was discarded and is being rebuilt."""

@@ -8,15 +8,15 @@ captions tokenized in one batch, an image counting once per n-gram, N = 40,504 i
 
 from __future__ import annotations
 
-import pickle
 import sys
+import warnings
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
 from capeval_core import resources
-from capeval_core.errors import ResourceError
+from capeval_core.errors import DamagedCacheWarning, ResourceError
 from capeval_core.metrics.cider import ORDER, DocumentFrequency
 from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
 from capeval_core.tokenize import Tokenizer
@@ -24,10 +24,14 @@ from capeval_core.tokenize import Tokenizer
 COCO_VAL_IDF_VERSION = "coco-val2014-df-v1"
 
 
+#: Suffix of the cached tables (checked pickles; see resources.dump_checked).
+_SUFFIX = ".checked-pickle"
+
+
 def _cache_path(tokenizer: Tokenizer):
     jar = resources.pycocoevalcap_file("spice/spice-1.0.jar")
     stamp = resources.source_stamp(jar)
-    name = f"{COCO_VAL_IDF_VERSION}-{tokenizer.name}-{stamp}.pickle"
+    name = f"{COCO_VAL_IDF_VERSION}-{tokenizer.name}-{stamp}{_SUFFIX}"
     return resources.cache_dir() / name
 
 
@@ -55,15 +59,23 @@ def build_coco_val_document_frequency(tokenizer: Tokenizer) -> DocumentFrequency
 
 
 def _read(path: Path) -> DocumentFrequency | None:
-    if not path.exists():
-        return None
+    """The cached table; None when there is none, or when it fails its checks (then it is
+    deleted with one DamagedCacheWarning and built again)."""
     try:
-        with path.open("rb") as fh:
-            df, n = pickle.load(fh)
-        return DocumentFrequency(df, float(np.log(float(n))), n, "coco-val2014")
-    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
-        print(f"capeval: rebuilding the unreadable IDF cache {path} ({exc})", file=sys.stderr)
+        df, n = resources.load_checked(path)
+        if not (isinstance(df, dict) and isinstance(n, int) and n > 0):
+            raise ResourceError(f"{path.name} does not hold a document-frequency table")
+    except FileNotFoundError:
         return None
+    except (OSError, ResourceError, TypeError, ValueError) as exc:
+        path.unlink(missing_ok=True)
+        warnings.warn(
+            f"damaged IDF cache {path.name} discarded ({exc}); building it again",
+            DamagedCacheWarning,
+            stacklevel=4,
+        )
+        return None
+    return DocumentFrequency(df, float(np.log(float(n))), n, "coco-val2014")
 
 
 def _load_or_build(tokenizer: Tokenizer) -> DocumentFrequency:
@@ -85,14 +97,15 @@ def _build(tokenizer: Tokenizer, path: Path) -> DocumentFrequency:
     )
     table = build_coco_val_document_frequency(tokenizer)
     try:
-        with resources.atomic_write(path) as fh:
-            pickle.dump((table.df, table.documents), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        resources.dump_checked((table.df, table.documents), path)
     except OSError as exc:
         raise ResourceError(f"cannot write the IDF cache {path}: {exc}") from exc
     # tables of this tokenizer built from other versions of the captions
-    for stale in path.parent.glob(f"{COCO_VAL_IDF_VERSION}-{tokenizer.name}-*.pickle"):
-        if stale != path:
-            stale.unlink(missing_ok=True)
+    # (".pickle": the unchecked tables of earlier capeval versions)
+    for suffix in (_SUFFIX, ".pickle"):
+        for stale in path.parent.glob(f"{COCO_VAL_IDF_VERSION}-{tokenizer.name}-*{suffix}"):
+            if stale != path:
+                stale.unlink(missing_ok=True)
     return table
 
 

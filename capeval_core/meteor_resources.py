@@ -19,9 +19,9 @@ import hashlib
 import io
 import json
 import mmap
-import pickle
 import sys
 import time
+import warnings
 import zipfile
 from array import array
 from collections.abc import Mapping, Sequence
@@ -30,11 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from capeval_core.errors import MissingResourceError, ResourceError
+from capeval_core.errors import DamagedCacheWarning, MissingResourceError, ResourceError
 from capeval_core.resources import (
     atomic_write,
     build_lock,
     cache_dir,
+    dump_checked,
+    load_checked,
     package_version,
     pycocoevalcap_file,
     source_stamp,
@@ -44,8 +46,10 @@ JAR = "meteor/meteor-1.5.jar"
 PARAPHRASE_TABLE = "meteor/data/paraphrase-en.gz"
 
 #: Bumped whenever the index layout changes, so stale files are rebuilt rather than misread.
-INDEX_FORMAT = 3
+#: Format 4 adds the SHA-256 of everything after it, checked once per file version.
+INDEX_FORMAT = 4
 _MAGIC = b"CAPEVAL-METEOR-PARAPHRASE\n"
+_DIGEST_SIZE = 32
 
 
 def meteor_jar() -> Path:
@@ -208,21 +212,29 @@ def meteor_synsets() -> MeteorSynsets:
     >>> len(meteor_synsets().synsets) > 100_000
     True
     """
-    path = cache_dir() / f"meteor-synsets-v{SYNSETS_FORMAT}-{source_stamp(meteor_jar())}.pickle"
+    path = cache_dir() / (
+        f"meteor-synsets-v{SYNSETS_FORMAT}-{source_stamp(meteor_jar())}.checked-pickle"
+    )
     try:
-        with path.open("rb") as fh:
-            synsets, exceptions = pickle.load(fh)
+        synsets, exceptions = load_checked(path)
         if isinstance(synsets, dict) and isinstance(exceptions, dict):
             return MeteorSynsets(synsets, exceptions)
-    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
-        pass  # missing or unreadable: parse the jar's files again
+        raise ResourceError(f"{path.name} does not hold synonym tables")
+    except FileNotFoundError:
+        pass  # parsed once, below
+    except (OSError, ResourceError, TypeError, ValueError) as exc:
+        warnings.warn(
+            f"damaged METEOR synonym cache {path.name} discarded ({exc}); parsing the jar again",
+            DamagedCacheWarning,
+            stacklevel=2,
+        )
     table = _parse_synsets()
     try:
-        with atomic_write(path) as fh:
-            pickle.dump((table.synsets, table.exceptions), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        for stale in path.parent.glob("meteor-synsets-v*.pickle"):
-            if stale != path:  # tables of another jar or format
-                stale.unlink(missing_ok=True)
+        dump_checked((table.synsets, table.exceptions), path)
+        for pattern in ("meteor-synsets-v*.checked-pickle", "meteor-synsets-v*.pickle"):
+            for stale in path.parent.glob(pattern):
+                if stale != path:  # tables of another jar or format
+                    stale.unlink(missing_ok=True)
     except OSError:
         pass  # an unwritable cache only costs speed
     return table
@@ -291,7 +303,11 @@ def paraphrase_table() -> Path:
 
 def paraphrase_index_path() -> Path:
     """Where the paraphrase index lives in the cache."""
-    return cache_dir() / f"meteor-paraphrase-en.v{INDEX_FORMAT}.idx"
+    return cache_dir() / f"meteor-paraphrase-en-v{INDEX_FORMAT}.idx"
+
+
+#: Names of paraphrase index files of any format (the ones to clean up after a rebuild).
+_INDEX_GLOBS = ("meteor-paraphrase-en-v*.idx", "meteor-paraphrase-en.v*.idx")
 
 
 # Sections of the index file, in file order: name, dtype. Offsets and lengths go in a JSON
@@ -326,7 +342,7 @@ def _read_triples(source: Path):
 
 
 def _data_start(header_size: int) -> int:
-    start = len(_MAGIC) + 8 + header_size
+    start = len(_MAGIC) + _DIGEST_SIZE + 8 + header_size
     return start + (-start % 8)
 
 
@@ -412,15 +428,24 @@ def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> 
     head = json.dumps(header).encode()
     # the data starts after magic, header length and header, aligned to 8 bytes
     base = _data_start(len(head))
+    digest = hashlib.sha256()
+
+    def write(data: bytes) -> None:
+        digest.update(data)
+        out.write(data)
+
     with atomic_write(dest) as out:
         out.write(_MAGIC)
-        out.write(len(head).to_bytes(8, "little"))
-        out.write(head)
-        out.write(b"\0" * (base - out.tell()))
+        out.write(b"\0" * _DIGEST_SIZE)  # filled in below, once everything after it is known
+        write(len(head).to_bytes(8, "little"))
+        write(head)
+        write(b"\0" * (base - out.tell()))
         for name, dtype in _SECTIONS:
             arr = sections[name].astype(dtype, copy=False)
-            out.write(arr.tobytes())
-            out.write(b"\0" * (-arr.nbytes % 8))
+            write(arr.tobytes())
+            write(b"\0" * (-arr.nbytes % 8))
+        out.seek(len(_MAGIC))
+        out.write(digest.digest())
     say(
         f"paraphrase index ready: {dest} ({dest.stat().st_size / 1e6:.0f} MB, "
         f"{time.perf_counter() - started:.0f} s)"
@@ -444,9 +469,12 @@ class ParaphraseIndex:
         mm = self._mm
         if mm[: len(_MAGIC)] != _MAGIC:
             raise ResourceError(f"{path} is not a capeval paraphrase index; delete it to rebuild")
-        size = int.from_bytes(mm[len(_MAGIC) : len(_MAGIC) + 8], "little")
-        start = len(_MAGIC) + 8
+        start = len(_MAGIC) + _DIGEST_SIZE
+        size = int.from_bytes(mm[start : start + 8], "little")
+        start += 8
         self.header = json.loads(mm[start : start + size])
+        if not isinstance(self.header, dict):
+            raise ResourceError(f"{path} has no valid header; delete it to rebuild")
         base = _data_start(size)
         arrays = {}
         for name, (off, count, dtype) in self.header["sections"].items():
@@ -465,6 +493,13 @@ class ParaphraseIndex:
 
     def __len__(self) -> int:
         return int(self.header["n_entries"])
+
+    def intact(self) -> bool:
+        """Whether the file's content matches the SHA-256 written when it was built (any
+        changed byte after the digest, header included, fails)."""
+        start = len(_MAGIC) + _DIGEST_SIZE
+        stored = self._mm[len(_MAGIC) : start]
+        return hashlib.sha256(memoryview(self._mm)[start:]).digest() == stored
 
     def _key_text(self, key: int) -> bytes:
         a, b = int(self._key_text_off[key]), int(self._key_text_off[key + 1])
@@ -601,8 +636,9 @@ _INDEX: ParaphraseIndex | None = None
 def paraphrase_index() -> ParaphraseIndex:
     """The paraphrase index, built on first use (progress on stderr) and then memory-mapped.
 
-    Rebuilt when the table's :func:`~capeval_core.resources.source_stamp` changes or the
-    index format of this capeval version differs.
+    Rebuilt when the table's :func:`~capeval_core.resources.source_stamp` changes, the index
+    format of this capeval version differs, or the file fails its checksum (then with one
+    :class:`~capeval_core.errors.DamagedCacheWarning`).
     """
     global _INDEX
     source = paraphrase_table()
@@ -610,28 +646,70 @@ def paraphrase_index() -> ParaphraseIndex:
     if _INDEX is not None and _INDEX.header.get("source_stamp") == stamp:
         return _INDEX
     path = paraphrase_index_path()
-    index = _current_index(path, stamp)
+    index, problem = _current_index(path, stamp)
     if index is None:
+        if problem:
+            warnings.warn(
+                f"the METEOR paraphrase index {path} is damaged ({problem}); rebuilding it",
+                DamagedCacheWarning,
+                stacklevel=2,
+            )
         with build_lock(path):
-            index = _current_index(path, stamp)  # another process may have built it meanwhile
+            index, _ = _current_index(path, stamp)  # another process may have built it meanwhile
             if index is None:
                 build_paraphrase_index(source, path)
                 index = ParaphraseIndex(path)
-                for stale in path.parent.glob("meteor-paraphrase-en.v*.idx"):
-                    if stale != path:  # indexes of older capeval formats
-                        stale.unlink(missing_ok=True)
+                _remember_intact(index)
+                for pattern in _INDEX_GLOBS:
+                    for stale in path.parent.glob(pattern):
+                        if stale != path:  # indexes of other capeval formats
+                            stale.unlink(missing_ok=True)
+                            _checked_path(stale).unlink(missing_ok=True)
     _INDEX = index
     return index
 
 
-def _current_index(path: Path, stamp: str) -> ParaphraseIndex | None:
-    """The index at ``path`` if it is readable and built from this table by this format."""
+def _current_index(path: Path, stamp: str) -> tuple[ParaphraseIndex | None, str | None]:
+    """The index at ``path`` if it is intact and built from this table by this format, else
+    None and what is wrong with the file (None where it is merely absent or outdated)."""
     if not path.is_file():
-        return None
+        return None, None
     try:
         index = ParaphraseIndex(path)
-    except (ResourceError, ValueError, KeyError, OSError):
-        return None  # truncated or foreign file: rebuild it
+    except ResourceError as exc:
+        return None, str(exc)
+    except Exception as exc:  # truncated or foreign file: ValueError, KeyError, OSError, ...
+        return None, f"unreadable: {type(exc).__name__}: {exc}"
     if index.header.get("source_stamp") != stamp or index.header.get("format") != INDEX_FORMAT:
-        return None
-    return index
+        return None, None
+    if not _known_intact(index):
+        if not index.intact():
+            return None, "its content does not match its checksum"
+        _remember_intact(index)
+    return index, None
+
+
+def _checked_path(path: Path) -> Path:
+    return path.with_name(path.name + ".checked")
+
+
+def _file_version(path: Path) -> str:
+    st = path.stat()
+    return f"{st.st_size}-{st.st_mtime_ns}-{st.st_ino}"
+
+
+def _known_intact(index: ParaphraseIndex) -> bool:
+    """Whether this version of the file (size, mtime, inode) passed its checksum before: the
+    check reads the whole 130 MB file, which a fresh process otherwise never does."""
+    try:
+        return _checked_path(index.path).read_text() == _file_version(index.path)
+    except OSError:
+        return False
+
+
+def _remember_intact(index: ParaphraseIndex) -> None:
+    try:
+        with atomic_write(_checked_path(index.path), "w") as fh:
+            fh.write(_file_version(index.path))
+    except OSError:
+        pass  # an unwritable cache only costs the check again

@@ -103,6 +103,42 @@ def atomic_write(dest: Path, mode: str = "wb") -> Iterator[IO[Any]]:
         Path(tmp).unlink(missing_ok=True)
 
 
+#: Start of a checked cache file: this line, the SHA-256 of the payload, the pickled payload.
+_CHECKED_MAGIC = b"CAPEVAL-CHECKED-PICKLE-1\n"
+
+
+def dump_checked(value: Any, dest: Path) -> None:
+    """Pickle ``value`` into the cache file ``dest`` with a checksum (written atomically)."""
+    import hashlib
+    import pickle
+
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    with atomic_write(dest) as fh:
+        fh.write(_CHECKED_MAGIC)
+        fh.write(hashlib.sha256(payload).digest())
+        fh.write(payload)
+
+
+def load_checked(path: Path) -> Any:
+    """What :func:`dump_checked` wrote. Raises FileNotFoundError when there is no such file
+    and ResourceError when it fails its checksum or cannot be unpickled: a pickle has no
+    check of its own, and a changed byte could otherwise change a number unseen."""
+    import hashlib
+    import pickle
+
+    data = path.read_bytes()
+    start = len(_CHECKED_MAGIC)
+    if not data.startswith(_CHECKED_MAGIC) or len(data) < start + 32:
+        raise ResourceError(f"{path.name} is not a checked capeval cache file")
+    digest, payload = data[start : start + 32], memoryview(data)[start + 32 :]
+    if hashlib.sha256(payload).digest() != digest:
+        raise ResourceError(f"{path.name}: its content does not match its checksum")
+    try:
+        return pickle.loads(payload)
+    except Exception as exc:  # a checksummed payload from another version of a class
+        raise ResourceError(f"{path.name} cannot be read back: {type(exc).__name__}") from None
+
+
 def source_stamp(path: Path) -> str:
     """Identity of a source file's content (size and SHA-256 prefix) that keys built caches.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from capeval_core.errors import UnknownKeyError
+from capeval_core.errors import OptionError, UnknownKeyError
 
 Tokens = tuple[str, ...]
 
@@ -74,7 +74,8 @@ def get_tokenizer(tokenizer: str | Tokenizer = "ptb") -> Tokenizer:
                 f"unknown tokenizer {tokenizer!r}; choose one of {sorted(TOKENIZERS)}"
             ) from None
     if not isinstance(tokenizer, Tokenizer):
-        raise TypeError(
-            f"`tokenizer` must be a key or a Tokenizer (got {type(tokenizer).__name__})"
+        raise OptionError(
+            f"`tokenizer` must be one of {sorted(TOKENIZERS)} or a Tokenizer object "
+            f"(got {type(tokenizer).__name__})"
         )
     return tokenizer

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from capeval_core.errors import UnknownKeyError
+from capeval_core.errors import JudgmentFormatError, OptionError, UnknownKeyError
+from capeval_core.files import Limits, locate
 from capeval_core.judgments import composite, flickr8k, pascal50s, protocols
 from capeval_core.judgments.abstract50s import load_abstract50s
 from capeval_core.judgments.base import (
@@ -98,12 +99,18 @@ def load_judgments(
     path: str | os.PathLike[str],
     format: str,
     preset: str | None = None,
+    *,
+    max_caption_tokens: int = Limits.max_caption_tokens,
+    max_references: int = Limits.max_references,
     **options: Any,
 ) -> JudgmentSet:
     """Load a judgment file (or the folder of a multi-file dataset) by format name.
 
     ``options`` go to the loader (``max_bytes``, ``score_columns``, ``references_from``,
-    ``token_file``, ``columns``, ...). ``preset=None`` uses the format's default preset.
+    ``token_file``, ``columns``, ...). ``preset=None`` uses the format's default preset; a
+    preset the format does not have is an error. Every caption and reference list is held
+    to the documented :class:`~capeval_core.files.Limits` (``max_bytes``,
+    ``max_caption_tokens``, ``max_references``).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "j.tsv"
@@ -116,7 +123,48 @@ def load_judgments(
         raise UnknownKeyError(
             f"unknown judgment format {format!r}; choose one of {', '.join(LOADERS)}"
         )
-    return loader.load(path, preset=preset, **options)
+    if preset is not None and preset not in loader.presets:
+        allowed = ", ".join(loader.presets) or "none (leave the preset out)"
+        raise OptionError(f"unknown preset {preset!r} for the {format} format; presets: {allowed}")
+    limits = Limits(
+        max_bytes=options.get("max_bytes", Limits.max_bytes),
+        max_caption_tokens=max_caption_tokens,
+        max_references=max_references,
+    )
+    jset = loader.load(path, preset=preset, **options)
+    check_limits(jset, limits)
+    return jset
+
+
+def check_limits(jset: JudgmentSet, limits: Limits) -> None:
+    """Raise on the first item whose caption or reference list is over ``limits``."""
+    source = jset.source[0] if jset.source else "judgments"
+    seen: set[int] = set()  # reference tuples are often shared by the items of one image
+    for item in jset.items:
+        texts = (
+            [("candidate", item.candidate)]
+            if isinstance(item, GradedItem)
+            else [("candidate_a", item.candidate_a), ("candidate_b", item.candidate_b)]
+        )
+        if id(item.references) not in seen:
+            seen.add(id(item.references))
+            problem = limits.references_problem(len(item.references))
+            if problem:
+                raise _limit_error(source, item.id, "references", problem, "max_references")
+            texts += [("references", r) for r in item.references]
+        for column, text in texts:
+            problem = limits.caption_problem(text)
+            if problem:
+                raise _limit_error(source, item.id, column, problem, "max_caption_tokens")
+
+
+def _limit_error(source: str, item: str, column: str, problem: str, option: str):
+    return locate(
+        f"{source}, item {item!r}",
+        f"{problem} (raise it with the `{option}` option if the data are genuine)",
+        column=column,
+        error=JudgmentFormatError,
+    )
 
 
 __all__ = [
@@ -126,6 +174,7 @@ __all__ = [
     "JudgmentSet",
     "Loader",
     "PairItem",
+    "check_limits",
     "load_abstract50s",
     "load_coco_references",
     "load_composite",

@@ -8,6 +8,7 @@ and the level, so reopening a set shows its intervals at once.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from capeval_core.errors import DamagedCacheWarning
 from capeval_core.judgments.scoring import scores_cache_dir
 from capeval_core.resources import atomic_write
 from capeval_core.stats.correlation import (
@@ -104,16 +106,33 @@ def _cached_ci(
     if path is None or not path.is_file():
         return None
     try:
-        low, high = json.loads(path.read_text())
-        return ConfidenceInterval(
-            float("nan") if low is None else low,
-            float("nan") if high is None else high,
-            level,
-            n_resamples,
-            seed,
+        bounds = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, RecursionError) as exc:
+        return _discard_ci(path, f"unreadable: {type(exc).__name__}")
+    if not (
+        isinstance(bounds, list)
+        and len(bounds) == 2
+        and all(
+            b is None or (isinstance(b, int | float) and not isinstance(b, bool)) for b in bounds
         )
-    except (OSError, ValueError, TypeError):
-        return None  # unreadable entries are recomputed
+    ):
+        return _discard_ci(path, "expected [low, high]")
+    low, high = (float("nan") if b is None else float(b) for b in bounds)
+    return ConfidenceInterval(low, high, level, n_resamples, seed)
+
+
+def _discard_ci(path: Path, reason: str) -> None:
+    """Delete a damaged interval entry (it is bootstrapped again), saying so once."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+    warnings.warn(
+        f"damaged confidence-interval cache entry {path.name} discarded ({reason}); "
+        "it is computed again",
+        DamagedCacheWarning,
+        stacklevel=4,
+    )
 
 
 def _store_ci(path: Path | None, ci: ConfidenceInterval) -> None:

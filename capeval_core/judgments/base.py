@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,13 +21,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from capeval_core.errors import JudgmentFormatError
+from capeval_core import files
+from capeval_core.errors import JudgmentFormatError, UnknownKeyError
+from capeval_core.files import DEFAULT_MAX_BYTES, SURROGATE_ESCAPE, Fail, locate
 
 if TYPE_CHECKING:
     import pandas as pd
-
-#: Files above this many bytes are refused (judgment-formats.md: "default 200 MB").
-DEFAULT_MAX_BYTES = 200 * 1000 * 1000
 
 #: Separator of references packed into one CSV/TSV cell (judgment-formats.md, generic formats).
 REF_SEPARATOR = "|||"
@@ -183,7 +183,7 @@ class JudgmentSet:
         try:
             return self.score_names.index(name)
         except ValueError:
-            raise KeyError(
+            raise UnknownKeyError(
                 f"no human-score column {name!r}; this set has {list(self.score_names)}"
             ) from None
 
@@ -214,56 +214,25 @@ def format_error(
     >>> str(format_error("x.csv", "not a number: 'abc'", line=3, column="score"))
     "x.csv, line 3, column 'score': not a number: 'abc'"
     """
-    where = [Path(path).name]
-    if record is not None:
-        where.append(f"record {record}")
-    if line is not None:
-        where.append(f"line {line}")
-    if column is not None:
-        where.append(f"column {column!r}" if isinstance(column, str) else f"column {column}")
-    exc = JudgmentFormatError(f"{', '.join(where)}: {message}")
+    exc = locate(
+        Path(path).name, message, record=record, line=line, column=column, error=JudgmentFormatError
+    )
     exc.path, exc.line, exc.column = str(path), line, column  # type: ignore[attr-defined]
-    return exc
+    return exc  # type: ignore[return-value]
+
+
+def _fail(path: str | os.PathLike[str]) -> Fail:
+    return lambda message, **where: format_error(path, message, **where)
 
 
 def read_bytes(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The file's bytes, refusing missing, oversize and empty files."""
-    p = Path(path)
-    if not p.is_file():
-        raise format_error(p, "file does not exist" if not p.exists() else "not a regular file")
-    size = p.stat().st_size
-    if size > max_bytes:
-        raise format_error(
-            p,
-            f"file is {size:,} bytes, above the {max_bytes:,}-byte cap "
-            "(raise it with the `max_bytes` option if the file is genuine)",
-        )
-    data = p.read_bytes()
-    if not data.strip():
-        raise format_error(p, "file is empty")
-    return data
+    """The file's bytes, refusing missing, oversize and empty files and folders."""
+    return files.read_bytes(path, max_bytes=max_bytes, fail=_fail(path))
 
 
 def read_text(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> str:
-    """UTF-8 text (a BOM is dropped); binary and other encodings give a clear error."""
-    data = read_bytes(path, max_bytes)
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise format_error(
-            path, f"this looks like a binary file (NUL byte at offset {nul}), not UTF-8 text"
-        )
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        offset = exc.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
-        line = data[:offset].count(b"\n") + 1
-        raise format_error(
-            path,
-            f"not UTF-8: byte 0x{data[offset]:02x} at offset {offset} cannot be decoded "
-            "(save the file as UTF-8)",
-            line=line,
-        ) from None
-    return text
+    """UTF-8 text (a BOM is dropped); binary, UTF-16 and other encodings give a clear error."""
+    return files.read_text(path, max_bytes=max_bytes, fail=_fail(path))
 
 
 @dataclass(frozen=True)
@@ -345,32 +314,27 @@ def read_json_records(
 ) -> list[Row]:
     """Objects of a JSON array file, each with the line it starts on."""
     text = read_text(path, max_bytes)
+    fail = _fail(path)
+    surrogates = bool(SURROGATE_ESCAPE.search(text))
     decoder = json.JSONDecoder()
     pos = _skip_ws(text, 0)
     if pos >= len(text) or text[pos] != "[":
-        try:
-            json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise format_error(
-                path, f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
-            ) from None
+        files.parse_json(text, fail)  # reports invalid JSON with its line and column
         raise format_error(path, "expected a JSON array of objects (one per row)", line=1)
     rows: list[Row] = []
     pos = _skip_ws(text, pos + 1)
+    line, counted = 1, 0  # lines are counted on from the previous record, not from the top
     while True:
         if pos < len(text) and text[pos] == "]" and not rows:
             break
-        try:
-            obj, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise format_error(
-                path, f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
-            ) from None
-        line = text.count("\n", 0, pos) + 1
+        line += text.count("\n", counted, pos)
+        counted = pos
+        obj, end = _decode(lambda p=pos: decoder.raw_decode(text, p), path, len(rows), line)
         if not isinstance(obj, dict):
             raise format_error(
                 path, f"expected an object, got {type(obj).__name__}", record=len(rows), line=line
             )
+        files.check_json_value(obj, fail, surrogates=surrogates, record=len(rows), line=line)
         rows.append(Row(line, obj, record=len(rows)))
         pos = _skip_ws(text, end)
         if pos < len(text) and text[pos] == ",":
@@ -389,6 +353,28 @@ def read_json_records(
     return rows
 
 
+def _decode(
+    decode: Any, path: Any, record: int, line: int, line_offset: int = 0
+) -> tuple[Any, int]:
+    """``decode()`` (a JSON decoder call); every failure is a format error naming where.
+    ``line_offset`` turns the decoder's line numbers into the file's."""
+    try:
+        return decode()
+    except json.JSONDecodeError as exc:
+        raise format_error(
+            path, f"invalid JSON: {exc.msg}", line=exc.lineno + line_offset, column=exc.colno
+        ) from None
+    except RecursionError:
+        raise format_error(
+            path,
+            f"JSON nested too deeply (more than {files.MAX_JSON_DEPTH} levels)",
+            record=record,
+            line=line,
+        ) from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise format_error(path, f"invalid JSON: {exc}", record=record, line=line) from None
+
+
 def _skip_ws(text: str, pos: int) -> int:
     while pos < len(text) and text[pos] in " \t\r\n":
         pos += 1
@@ -400,16 +386,16 @@ def read_jsonl_records(
 ) -> list[Row]:
     """Objects of a JSON-lines file (blank lines skipped), each with its line number."""
     text = read_text(path, max_bytes)
+    fail = _fail(path)
+    surrogates = bool(SURROGATE_ESCAPE.search(text))
     rows: list[Row] = []
     for n, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise format_error(path, f"invalid JSON: {exc.msg}", line=n, column=exc.colno) from None
+        obj, _ = _decode(lambda r=raw: (json.loads(r), 0), path, len(rows), n, n - 1)
         if not isinstance(obj, dict):
             raise format_error(path, f"expected an object, got {type(obj).__name__}", line=n)
+        files.check_json_value(obj, fail, surrogates=surrogates, record=len(rows), line=n)
         rows.append(Row(n, obj, record=len(rows)))
     if not rows:
         raise format_error(path, "no data rows")
@@ -426,6 +412,8 @@ def read_records(
 
     For JSON/JSONL the columns are the union of the record keys in first-seen order.
     """
+    if Path(path).is_dir():
+        raise format_error(path, "this is a folder, not a file: give the judgment file itself")
     fmt = (file_format or _format_from_suffix(path)).lower()
     if fmt in ("csv", "tsv"):
         columns, rows = read_delimited(path, "," if fmt == "csv" else "\t", max_bytes=max_bytes)
@@ -458,6 +446,34 @@ def _format_from_suffix(path: str | os.PathLike[str]) -> str:
     return fmt
 
 
+#: What a number cell may hold: ASCII digits only (Python's ``float`` also takes ``1_0``,
+#: full-width ``４`` and Arabic-Indic ``٣``, which no spreadsheet writes as a number), or the
+#: words inf/nan, which are then refused as not finite.
+_NUMBER = re.compile(
+    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf|infinity|nan)", re.ASCII | re.IGNORECASE
+)
+
+
+def _number(value: Any) -> float | None:
+    """The value of a number cell (possibly inf or NaN), or None when it is not a number.
+
+    >>> _number(" 2.5 "), _number("1e3"), _number("1_0"), _number("４"), _number(True)
+    (2.5, 1000.0, None, None, None)
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf
+    if isinstance(value, float):
+        return value
+    if isinstance(value, str) and _NUMBER.fullmatch(text := value.strip()):
+        return float(text)
+    return None
+
+
 def parse_number(
     value: Any, path: str | os.PathLike[str], row: Row, column: str, *, integer: bool = False
 ) -> float:
@@ -466,17 +482,11 @@ def parse_number(
     def fail(message: str) -> JudgmentFormatError:
         return format_error(path, message, line=row.line, column=column, record=row.record)
 
-    if isinstance(value, bool):
-        value = str(value)
-    if isinstance(value, int | float):
-        number = float(value)
-    else:
-        text = str(value).strip()
-        try:
-            number = float(text)
-        except ValueError:
-            hint = " (a spreadsheet formula?)" if text[:1] in ("=", "+", "-", "@") else ""
-            raise fail(f"not a number: {_show(value)}{hint}") from None
+    number = _number(value)
+    if number is None:
+        text = str(value).strip() if isinstance(value, str) else ""
+        hint = " (a spreadsheet formula?)" if text[:1] in ("=", "+", "-", "@") else ""
+        raise fail(f"not a number: {_show(value)}{hint}")
     if not math.isfinite(number):
         raise fail(f"not a finite number: {_show(value)}")
     if integer and number != int(number):
@@ -485,14 +495,9 @@ def parse_number(
 
 
 def is_number(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int | float):
-        return math.isfinite(float(value))
-    try:
-        return math.isfinite(float(str(value).strip()))
-    except ValueError:
-        return False
+    """Whether a cell holds a finite number (by the rules of :func:`parse_number`)."""
+    number = _number(value)
+    return number is not None and math.isfinite(number)
 
 
 def _show(value: Any, limit: int = 40) -> str:
@@ -511,6 +516,22 @@ def text_cell(value: Any, path: str | os.PathLike[str], row: Row, column: str) -
     raise format_error(
         path,
         f"expected text, got {type(value).__name__}",
+        line=row.line,
+        column=column,
+        record=row.record,
+    )
+
+
+def id_cell(value: Any, path: str | os.PathLike[str], row: Row, column: str) -> Any:
+    """An id cell as read: text or a whole number. ``true``, lists, objects and fractions
+    are errors (``true`` would otherwise match id 1, and a list is no id at all)."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return value
+    raise format_error(
+        path,
+        f"an id must be text or a whole number (got {_show(value)})",
         line=row.line,
         column=column,
         record=row.record,

@@ -6,11 +6,11 @@ references of an image are its captions in annotation-id order.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
 
-from capeval_core.judgments.base import DEFAULT_MAX_BYTES, format_error, read_text
+from capeval_core.files import parse_json
+from capeval_core.judgments.base import DEFAULT_MAX_BYTES, Row, format_error, id_cell, read_text
 
 
 def image_key(value: object) -> str:
@@ -28,13 +28,9 @@ def load_coco_references(
     path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> dict[str, tuple[str, ...]]:
     """``image_id`` (as text) -> its captions, from a COCO captions annotation file."""
-    text = read_text(path, max_bytes)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise format_error(
-            path, f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
-        ) from None
+    data = parse_json(
+        read_text(path, max_bytes), lambda message, **where: format_error(path, message, **where)
+    )
     if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
         raise format_error(
             path,
@@ -50,8 +46,9 @@ def load_coco_references(
                 raise format_error(path, f"annotation has no {key!r}", record=i, column=key)
         if not isinstance(ann["caption"], str):
             raise format_error(path, "caption must be a string", record=i, column="caption")
+        image = id_cell(ann["image_id"], path, Row(None, ann, record=i), "image_id")  # type: ignore[arg-type]
         order = ann.get("id", i)
-        by_image[image_key(ann["image_id"])].append(
+        by_image[image_key(image)].append(
             (order if isinstance(order, int) else i, i, ann["caption"])
         )
     if not by_image:

@@ -23,6 +23,7 @@ from capeval_core.judgments.base import (
     Row,
     count_into,
     format_error,
+    id_cell,
     is_number,
     parse_number,
     read_records,
@@ -205,7 +206,7 @@ scores=(3.0,), system=None)
         ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
         ids.append((ident, row))
         image = (
-            image_key(row.values["image_id"])
+            image_key(id_cell(row.values["image_id"], path, row, "image_id"))
             if row.values.get("image_id") not in (None, "")
             else ident
         )

@@ -15,6 +15,7 @@ from capeval_core.judgments.base import (
     JudgmentSet,
     PairItem,
     format_error,
+    id_cell,
     parse_number,
     read_records,
     text_cell,
@@ -72,7 +73,7 @@ def load_pairwise(
         ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
         ids.append((ident, row))
         image = (
-            image_key(row.values["image_id"])
+            image_key(id_cell(row.values["image_id"], path, row, "image_id"))
             if row.values.get("image_id") not in (None, "")
             else ident
         )

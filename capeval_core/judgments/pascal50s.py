@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -107,12 +108,23 @@ def _consensus_file(
     return path
 
 
+def _numbers(value: Any) -> np.ndarray | None:
+    """Votes as a float vector; None when they are not numbers (e.g. stored as text)."""
+    arr = np.atleast_1d(np.asarray(value, dtype=object)).ravel()
+    if any(isinstance(v, str | bytes) for v in arr):
+        return None
+    try:
+        return arr.astype(float)
+    except (TypeError, ValueError):
+        return None
+
+
 def _votes(value: object, path: Path, i: int) -> tuple[int, int]:
     """Votes for sent1 and sent2 of pair ``i`` (``result(i).result``: +1 = sent1)."""
     if is_struct(value):
         value = field_of(value, ("result",), path, "result", i)
-    votes = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
-    if votes.size == 0 or not np.isin(votes, (-1.0, 1.0)).all():
+    votes = _numbers(value)
+    if votes is None or votes.size == 0 or not np.isin(votes, (-1.0, 1.0)).all():
         raise format_error(
             path,
             "votes must be +1 (sent1 preferred) or -1 (sent2)",

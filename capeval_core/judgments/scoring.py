@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import pickle
 import tempfile
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from capeval_core.errors import CapevalError
+from capeval_core.errors import CapevalError, DamagedCacheWarning
 from capeval_core.judgments.base import JudgmentSet
 from capeval_core.metrics import Batch, make_batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
@@ -88,12 +89,52 @@ def _cache_path(digest: str, signature: str, extra: str = "") -> Path:
     return scores_cache_dir() / f"{digest[:24]}-{h}.npz"
 
 
-def _load(path: Path) -> dict[str, np.ndarray] | None:
+def _load(path: Path, keys: Sequence[str], shape: tuple[int, int]) -> dict[str, np.ndarray] | None:
+    """A cache entry: every key of ``keys`` present, each a float array of ``shape``. An
+    entry that fails these checks (a truncated or damaged archive, renamed keys, arrays of
+    another length) is deleted with one :class:`DamagedCacheWarning` and recomputed."""
     try:
-        with np.load(path) as data:
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError):
-        return None  # missing or unreadable cache entries are recomputed
+        with np.load(path, allow_pickle=False) as data:
+            values = {k: data[k] for k in data.files}
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # BadZipFile, bad CRC, OSError, ValueError, EOFError, ...
+        return _discard(path, f"unreadable: {type(exc).__name__}: {exc}")
+    missing = [k for k in keys if k not in values]
+    if missing:
+        return _discard(path, f"it lacks {missing} (holds {sorted(values)})")
+    for k in keys:
+        arr = values[k]
+        if arr.dtype.kind != "f" or arr.shape != shape:
+            return _discard(
+                path, f"{k!r} is {arr.dtype} of shape {arr.shape}, expected float of {shape}"
+            )
+    return values
+
+
+def _discard(path: Path, reason: str) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+    warnings.warn(
+        f"damaged judgment-score cache entry {path.name} discarded ({reason}); "
+        "the scores are computed again",
+        DamagedCacheWarning,
+        stacklevel=4,
+    )
+    return None
+
+
+def _shape(jset: JudgmentSet, n_references: int, draws: int) -> tuple[int, int]:
+    """Shape of each cached array: (1, items) for graded sets, (draws, 2 x pairs) for
+    pairwise ones (one draw when no pair has more references than are sampled)."""
+    if jset.kind == "graded":
+        return 1, len(jset)
+    return _draws(jset, n_references, draws), 2 * len(jset)
+
+
+def _draws(jset: JudgmentSet, n_references: int, draws: int) -> int:
+    """Draws of sampled references: one where every draw would be identical."""
+    return 1 if max(len(it.references) for it in jset.items) <= n_references else draws
 
 
 def _save(path: Path, values: Mapping[str, np.ndarray]) -> None:
@@ -176,7 +217,8 @@ def score_judgments(
             skipped[mkey] = str(exc)
             continue
         path = _cache_path(jset.content_digest, signatures[mkey], extra)
-        hit = _load(path) if use_cache else None
+        shape = _shape(jset, n_references, draws)
+        hit = _load(path, metric_class(mkey).report_keys(), shape) if use_cache else None
         if hit is not None:
             results[mkey], cached[mkey] = hit, True
         else:
@@ -494,8 +536,7 @@ def _batches(
         from capeval_core.stats.pairwise import sample_references
 
         items = jset.items
-        if max(len(it.references) for it in items) <= n_references:
-            draws = 1  # nothing to sample: every draw would be identical
+        draws = _draws(jset, n_references, draws)
         sampled = sample_references([it.references for it in items], n_references, draws, seed)
         pairs = [(it.candidate_a, None) for it in items] + [  # type: ignore[union-attr]
             (it.candidate_b, None) for it in items

@@ -32,7 +32,8 @@ def metric_class(key: str) -> type[Metric]:
     cls = METRICS.get(key) or REPORTED_KEYS.get(key)
     if cls is None:
         raise UnknownKeyError(
-            f"unknown metric {key!r}; available: {', '.join([*METRICS, *REPORTED_KEYS])}"
+            f"unknown metric {key!r}; available: "
+            + ", ".join(dict.fromkeys([*REPORTED_KEYS, *METRICS]))
         )
     return cls
 

@@ -12,7 +12,7 @@ import dataclasses
 import gc
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any, ClassVar
@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from capeval_core._version import __version__
-from capeval_core.errors import DegenerateCorpusWarning, InputError
+from capeval_core.errors import DegenerateCorpusWarning, InputError, OptionError
 from capeval_core.results import MetricResult, SegmentScore, Signature
 from capeval_core.tokenize import Tokenizer, Tokens, get_tokenizer
 
@@ -87,6 +87,11 @@ def validate_inputs(
         raise InputError("`candidates` must be a list of strings, not a single string")
     if isinstance(references, str):
         raise InputError("`references` must be a list (one entry per candidate), not a string")
+    for name, value in (("candidates", candidates), ("references", references)):
+        if isinstance(value, Mapping | set | frozenset) or not isinstance(value, Iterable):
+            raise InputError(
+                f"`{name}` must be a list (one entry per candidate), not a {type(value).__name__}"
+            )
     cands = tuple(candidates)
     refs_in = list(references)
     if len(cands) != len(refs_in):
@@ -101,6 +106,12 @@ def validate_inputs(
             raise InputError(f"`candidates[{i}]` must be a string (got {type(c).__name__})")
     refs: list[tuple[str, ...]] = []
     for i, item in enumerate(refs_in):
+        if isinstance(item, Mapping | set | frozenset) or not (
+            item is None or isinstance(item, str | Iterable)
+        ):
+            raise InputError(
+                f"`references[{i}]` must be a list of strings (got {type(item).__name__})"
+            )
         group = (item,) if isinstance(item, str) else tuple(item) if item is not None else ()
         if not group:
             raise InputError(
@@ -159,15 +170,20 @@ class Metric(ABC):
         **options: Any,
     ) -> None:
         if config is not None and options:
-            raise InputError("pass either `config` or keyword options, not both")
+            raise OptionError("pass either `config` or keyword options, not both")
         if config is None:
             valid = [f.name for f in dataclasses.fields(self.Config)]
             unknown = sorted(set(options) - set(valid))
             if unknown:
-                raise InputError(
+                raise OptionError(
                     f"unknown option(s) {unknown} for metric {self.key!r}; valid options: {valid}"
                 )
             config = self.Config(**options)
+        elif not isinstance(config, self.Config):
+            raise OptionError(
+                f"`config` of metric {self.key!r} must be a {self.Config.__name__} "
+                f"(got {type(config).__name__})"
+            )
         self.config = config
         self.tokenizer = get_tokenizer(tokenizer)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from capeval_core.metrics.base import Metric, MetricConfig
 from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
+from capeval_core.options import check_choice
 from capeval_core.results import SegmentScore
 from capeval_core.tokenize import Tokens
 
@@ -30,11 +31,7 @@ class BleuConfig(MetricConfig):
     effective_length: str = "closest"
 
     def __post_init__(self) -> None:
-        if self.effective_length not in ("closest", "shortest", "average"):
-            raise ValueError(
-                "`effective_length` must be 'closest', 'shortest' or 'average' "
-                f"(got {self.effective_length!r})"
-            )
+        check_choice("effective_length", self.effective_length, ("closest", "shortest", "average"))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import numpy as np
 
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
 from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
+from capeval_core.options import check_choice, check_number
 from capeval_core.tokenize import Tokens
 
 ORDER = 4
@@ -33,10 +34,9 @@ class CiderConfig(MetricConfig):
     idf: str = "corpus"
 
     def __post_init__(self) -> None:
-        if self.idf not in IDF_SOURCES:
-            raise ValueError(f"`idf` must be one of {IDF_SOURCES} (got {self.idf!r})")
-        if not self.sigma > 0:
-            raise ValueError(f"`sigma` must be positive (got {self.sigma})")
+        check_choice("idf", self.idf, IDF_SOURCES)
+        # the length penalty divides by 2 sigma^2, which must stay a positive finite float
+        check_number("sigma", self.sigma, at_least=1e-150, at_most=1e150)
 
 
 @dataclass(frozen=True)

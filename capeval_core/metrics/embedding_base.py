@@ -3,9 +3,11 @@ vectors' identity in the signature."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from capeval_core.embeddings import Embeddings, default_identity, embeddings_or_default
+from capeval_core.errors import OptionError
 from capeval_core.metrics.base import Metric
 
 
@@ -15,6 +17,15 @@ class EmbeddingMetric(Metric):
 
     def __init__(self, *, embeddings: Embeddings | Any | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        if not (
+            embeddings is None
+            or isinstance(embeddings, Embeddings | str | os.PathLike)
+            or (hasattr(embeddings, "key_to_index") and hasattr(embeddings, "vectors"))
+        ):
+            raise OptionError(
+                "`embeddings` must be an Embeddings (see load_embeddings), a gensim "
+                f"KeyedVectors, a path or None (got {type(embeddings).__name__})"
+            )
         self._embeddings = embeddings
         self._resolved: Embeddings | None = None
 

@@ -12,6 +12,7 @@ training command and a sanity check.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,10 @@ from typing import Any
 import numpy as np
 
 from capeval_core.embeddings import cosine
+from capeval_core.errors import OptionError
 from capeval_core.i2ce.model import POOLINGS, I2CEEncoder, default_encoder, load_encoder
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.options import check_choice
 from capeval_core.tokenize import Tokens
 
 
@@ -34,8 +37,7 @@ class I2CEConfig(MetricConfig):
     pooling: str = "mean"
 
     def __post_init__(self) -> None:
-        if self.pooling not in POOLINGS:
-            raise ValueError(f"`pooling` must be one of {POOLINGS} (got {self.pooling!r})")
+        check_choice("pooling", self.pooling, POOLINGS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,6 +84,11 @@ class I2CE(Metric):
 
     def __init__(self, *, encoder: I2CEEncoder | str | Path | None = None, **kwargs: Any):
         super().__init__(**kwargs)
+        if not (encoder is None or isinstance(encoder, I2CEEncoder | str | os.PathLike)):
+            raise OptionError(
+                "`encoder` must be an I2CEEncoder, the path of an i2ce.npz or None "
+                f"(got {type(encoder).__name__})"
+            )
         self._encoder = encoder
         self._resolved: I2CEEncoder | None = None
 

@@ -18,6 +18,7 @@ import numpy as np
 from capeval_core.embeddings import Embeddings, cosine
 from capeval_core.metrics.base import Batch, MetricConfig
 from capeval_core.metrics.embedding_base import EmbeddingMetric
+from capeval_core.options import check_bool
 from capeval_core.stopwords import wmd_stopwords
 from capeval_core.tokenize import Tokens
 
@@ -32,8 +33,7 @@ class MeanConfig(MetricConfig):
     normalize: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.normalize, bool):
-            raise ValueError(f"`normalize` must be True or False (got {self.normalize!r})")
+        check_bool("normalize", self.normalize)
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from capeval_core.errors import OptionError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.options import check_choice, check_number
 from capeval_core.results import SegmentScore
 from capeval_core.tokenize import Tokens
 
@@ -57,24 +60,27 @@ class MeteorConfig(MetricConfig):
     weights: tuple[float, float, float, float] | None = None
 
     def __post_init__(self) -> None:
-        if self.task not in TASKS:
-            raise ValueError(f"`task` must be one of {sorted(TASKS)} (got {self.task!r})")
+        check_choice("task", self.task, sorted(TASKS))
         alpha, beta, gamma, delta, weights = TASKS[self.task]
         defaults = {"alpha": alpha, "beta": beta, "gamma": gamma, "delta": delta}
         for name, default in defaults.items():
             value = getattr(self, name)
-            value = default if value is None else float(value)
-            if not 0.0 <= value <= (math.inf if name == "beta" else 1.0):
-                bound = "non-negative" if name == "beta" else "in [0, 1]"
-                raise ValueError(f"`{name}` must be {bound} (got {value!r})")
-            object.__setattr__(self, name, value)
-        w = weights if self.weights is None else tuple(float(x) for x in self.weights)
-        if len(w) != len(MODULES) or any(not 0.0 <= x <= 1.0 for x in w):
-            raise ValueError(
+            if value is not None:
+                check_number(name, value, at_least=0.0, at_most=None if name == "beta" else 1.0)
+            object.__setattr__(self, name, default if value is None else float(value))
+        w = weights if self.weights is None else self.weights
+        if (
+            isinstance(w, str | bytes)
+            or not isinstance(w, Sequence)
+            or len(w) != len(MODULES)
+            or any(isinstance(x, bool) or not isinstance(x, numbers.Real) for x in w)
+            or any(not 0.0 <= float(x) <= 1.0 for x in w)
+        ):
+            raise OptionError(
                 f"`weights` must be {len(MODULES)} numbers in [0, 1], one per module "
                 f"{MODULES} (got {self.weights!r})"
             )
-        object.__setattr__(self, "weights", w)
+        object.__setattr__(self, "weights", tuple(float(x) for x in w))
 
     @property
     def parameters(self) -> tuple[float, float, float, float, tuple[float, ...]]:

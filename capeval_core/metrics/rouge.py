@@ -10,12 +10,19 @@ import functools
 from dataclasses import dataclass
 
 from capeval_core.metrics.base import Metric, MetricConfig
+from capeval_core.options import check_number
 from capeval_core.tokenize import Tokens
 
 
 @dataclass(frozen=True, kw_only=True)
 class RougeConfig(MetricConfig):
+    """``beta``: weight of recall against precision in the F-measure (coco-caption: 1.2)."""
+
     beta: float = 1.2
+
+    def __post_init__(self) -> None:
+        # the F-measure squares beta, which must stay a finite float
+        check_number("beta", self.beta, above=0, at_most=1e150)
 
 
 def lcs_length(a: Tokens, b: Tokens) -> int:

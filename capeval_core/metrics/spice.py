@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from capeval_core.errors import InputError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.options import check_bool, check_choice
 from capeval_core.results import SegmentScore
 from capeval_core.spice.graph import SceneGraph, concept_lookup
 from capeval_core.spice.matching import (
@@ -53,10 +53,9 @@ class SpiceConfig(MetricConfig):
     parser: str = DEFAULT_PARSER
 
     def __post_init__(self) -> None:
-        if self.parse_input not in ("tokens", "raw"):
-            raise InputError(f"`parse_input` must be 'tokens' or 'raw' (got {self.parse_input!r})")
-        if self.parser not in PARSERS:
-            raise InputError(f"`parser` must be one of {sorted(PARSERS)} (got {self.parser!r})")
+        check_bool("synsets", self.synsets)
+        check_choice("parse_input", self.parse_input, ("tokens", "raw"))
+        check_choice("parser", self.parser, tuple(PARSERS))
 
 
 @dataclass(frozen=True)

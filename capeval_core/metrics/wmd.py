@@ -27,6 +27,7 @@ import numpy as np
 from capeval_core.embeddings import Embeddings
 from capeval_core.metrics.base import Batch, MetricConfig
 from capeval_core.metrics.embedding_base import EmbeddingMetric
+from capeval_core.options import check_bool, check_number
 from capeval_core.stopwords import wmd_stopwords
 from capeval_core.tokenize import Tokens
 
@@ -49,12 +50,8 @@ class WMDConfig(MetricConfig):
     sigma: float = 1.0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.normalize, bool):
-            raise ValueError(f"`normalize` must be True or False (got {self.normalize!r})")
-        if isinstance(self.sigma, bool) or not isinstance(self.sigma, (int, float)):
-            raise ValueError(f"`sigma` must be a positive number (got {self.sigma!r})")
-        if not (math.isfinite(self.sigma) and self.sigma > 0):
-            raise ValueError(f"`sigma` must be a positive finite number (got {self.sigma!r})")
+        check_bool("normalize", self.normalize)
+        check_number("sigma", self.sigma, above=0)
 
 
 @dataclass(frozen=True)

@@ -9,18 +9,20 @@ keyed by the parser's identity (:func:`model_identity`), so a warm run never loa
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import multiprocessing
 import sqlite3
 import threading
+import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from capeval_core.errors import InputError
+from capeval_core.errors import DamagedCacheWarning, InputError
 from capeval_core.resources import available_cpus, cache_dir
 from capeval_core.spice.rules import Tuple
 
@@ -165,21 +167,41 @@ class CaptionParser:
         return out
 
     def _connect(self) -> sqlite3.Connection | None:
-        try:
-            con = sqlite3.connect(parse_cache_path(), timeout=30)
-            con.execute(
-                "CREATE TABLE IF NOT EXISTS parses (model TEXT, text TEXT, tuples TEXT, "
-                "PRIMARY KEY (model, text))"
-            )
-            return con
-        except (sqlite3.Error, OSError):
-            return None  # an unwritable cache only costs speed
+        """The parse cache, created on demand. A file that is not a SQLite database, is
+        corrupt, or holds another table layout is deleted (one DamagedCacheWarning) and
+        created again: it would otherwise stay unusable, silently, for every later run."""
+        for attempt in (1, 2):
+            con = None
+            try:
+                con = sqlite3.connect(parse_cache_path(), timeout=30)
+                con.execute(
+                    "CREATE TABLE IF NOT EXISTS parses (model TEXT, text TEXT, tuples TEXT, "
+                    "PRIMARY KEY (model, text))"
+                )
+                columns = [row[1] for row in con.execute("PRAGMA table_info(parses)")]
+                if columns == ["model", "text", "tuples"]:
+                    return con
+                problem = f"its table has the columns {columns}"
+            except sqlite3.Error as exc:
+                if not _damaged(exc):
+                    if con is not None:
+                        con.close()
+                    return None  # locked, read-only, ...: an unusable cache only costs speed
+                problem = str(exc)
+            except OSError:
+                return None
+            if con is not None:
+                con.close()
+            if attempt == 1:
+                _discard_parse_cache(problem)
+        return None
 
     def _read_cache(self, texts: list[str]) -> dict[str, tuple[Tuple, ...]]:
         con = self._connect()
         if con is None:
             return {}
         out: dict[str, tuple[Tuple, ...]] = {}
+        bad: list[str] = []
         try:
             for k in range(0, len(texts), 900):
                 chunk = texts[k : k + 900]
@@ -189,11 +211,31 @@ class CaptionParser:
                     [self.model_id, *chunk],
                 )
                 for text, blob in rows:
-                    out[text] = tuple(tuple(t) for t in json.loads(blob))
-        except sqlite3.Error:
+                    tuples = _cached_tuples(blob)
+                    if tuples is None:
+                        bad.append(text)
+                    else:
+                        out[text] = tuples
+            if bad:  # parsed again by the caller and written back
+                with con:
+                    con.executemany(
+                        "DELETE FROM parses WHERE model = ? AND text = ?",
+                        [(self.model_id, t) for t in bad],
+                    )
+        except sqlite3.Error as exc:
+            if _damaged(exc):
+                con.close()
+                _discard_parse_cache(str(exc))
             return out
         finally:
             con.close()
+        if bad:
+            warnings.warn(
+                f"{len(bad):,} damaged row(s) of the SPICE parse cache "
+                f"{parse_cache_path().name} discarded; those captions are parsed again",
+                DamagedCacheWarning,
+                stacklevel=3,
+            )
         return out
 
     def _write_cache(self, fresh: dict[str, tuple[Tuple, ...]]) -> None:
@@ -206,10 +248,45 @@ class CaptionParser:
                     "INSERT OR REPLACE INTO parses VALUES (?, ?, ?)",
                     [(self.model_id, t, json.dumps(v)) for t, v in fresh.items()],
                 )
-        except sqlite3.Error:
-            pass
+        except sqlite3.Error as exc:
+            if _damaged(exc):
+                con.close()
+                _discard_parse_cache(str(exc))
         finally:
             con.close()
+
+
+def _cached_tuples(blob: object) -> tuple[Tuple, ...] | None:
+    """A cache row's tuples: a JSON list of 1-3 strings each; None for anything else."""
+    try:
+        data = json.loads(blob)  # type: ignore[arg-type]
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, list) or not all(
+        isinstance(t, list) and 1 <= len(t) <= 3 and all(isinstance(x, str) for x in t)
+        for t in data
+    ):
+        return None
+    return tuple(tuple(t) for t in data)
+
+
+def _damaged(exc: sqlite3.Error) -> bool:
+    """Whether SQLite says the file is not a database or is corrupt (not merely busy)."""
+    return getattr(exc, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+def _discard_parse_cache(problem: str) -> None:
+    """Delete a damaged parse-cache file (its captions are parsed again), saying so once."""
+    path = parse_cache_path()
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    warnings.warn(
+        f"the SPICE parse cache {path.name} was damaged ({problem}); deleted, and built "
+        "again as captions are parsed",
+        DamagedCacheWarning,
+        stacklevel=4,
+    )
 
 
 def model_identity(parser: str = DEFAULT_PARSER) -> str:

@@ -94,7 +94,7 @@ def test_per_item_json(tmp_path):
     ("mutate", "message"),
     [
         (lambda r, a: r.write_text(""), "is empty"),
-        (lambda r, a: r.write_text("[{"), "not valid JSON"),
+        (lambda r, a: r.write_text("[{"), "invalid JSON"),
         (lambda r, a: r.write_text("[]"), "no captions"),
         (lambda r, a: r.write_text('[{"image_id": 999, "caption": "x"}]'), "no reference"),
         (lambda r, a: r.write_text('[{"image_id": 100}]'), "missing field 'caption'"),

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.io import loadmat, savemat
 
-from capeval_core.errors import JudgmentFormatError
+from capeval_core.errors import JudgmentFormatError, OptionError
 from capeval_core.judgments import load_judgments
 from capeval_core.judgments.consensus import match_triplets, read_triplets
 from capeval_core.judgments.matfile import elements, field_of, number_of, text_of
@@ -251,7 +251,7 @@ def test_kilickaya2017_scores_all_48_references_and_drops_ties(tmp_path):
 
 def test_unknown_preset(tmp_path):
     write_abstract(tmp_path, n_pairs=1)
-    with pytest.raises(JudgmentFormatError, match=r"unknown preset 'published' for abstract50s"):
+    with pytest.raises(OptionError, match=r"unknown preset 'published' for the abstract50s format"):
         load_judgments(tmp_path, "abstract50s", "published")
 
 

@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from capeval_core.errors import DamagedCacheWarning
 from capeval_core.metrics import get_metric
 from capeval_core.metrics.meteor import (
     MODULES,
@@ -473,11 +474,14 @@ def test_synonym_tables_are_cached_and_survive_a_corrupt_cache(tmp_path, monkeyp
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
     built = mr.meteor_synsets.__wrapped__()
-    (path,) = tmp_path.glob("meteor-synsets-v*.pickle")
+    (path,) = tmp_path.glob("meteor-synsets-v*.checked-pickle")
     cached = mr.meteor_synsets.__wrapped__()
     assert cached.synsets == built.synsets and cached.exceptions == built.exceptions
     assert cached.synsets_of("kid") & cached.synsets_of("child")
-    path.write_bytes(b"not a pickle")
-    again = mr.meteor_synsets.__wrapped__()
-    assert again.synsets == built.synsets
-    assert path.read_bytes() != b"not a pickle"  # rewritten
+    good = path.read_bytes()
+    for damaged in (b"not a pickle", good[: len(good) // 2], good[:-1] + bytes([good[-1] ^ 1])):
+        path.write_bytes(damaged)
+        with pytest.warns(DamagedCacheWarning, match="synonym cache"):
+            again = mr.meteor_synsets.__wrapped__()
+        assert again.synsets == built.synsets and again.exceptions == built.exceptions
+        assert path.read_bytes() == good  # rewritten

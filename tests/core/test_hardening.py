@@ -1,0 +1,233 @@
+"""The hardening issue's cases one by one: safe exports, outputs written whole, options and
+limits with clear errors, and the small command-line fixes."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from capeval_core import InputError, OptionError, UnknownKeyError, get_metric, score
+from capeval_core.cli import main
+from capeval_core.files import Limits, atomic_output, csv_text
+from capeval_core.judgments import load_judgments
+from capeval_core.stats import export_csv
+
+GOOD = Path(__file__).resolve().parents[1] / "malformed" / "good"
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _coco(tmp: Path, ids: list, captions: list[str] | None = None) -> tuple[Path, Path]:
+    captions = captions or [f"a dog number {k}" for k in range(len(ids))]
+    res, ann = tmp / "results.json", tmp / "captions.json"
+    res.write_text(
+        json.dumps([{"image_id": i, "caption": c} for i, c in zip(ids, captions, strict=True)])
+    )
+    anns = [{"image_id": i, "id": k, "caption": f"a dog {k}"} for k, i in enumerate(ids)]
+    ann.write_text(json.dumps({"annotations": anns}))
+    return res, ann
+
+
+# -- 1. CSV formula injection -------------------------------------------------------------------
+
+FORMULAS = ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"]
+
+
+def test_per_item_csv_escapes_formula_image_ids(tmp_path):
+    res, ann = _coco(tmp_path, [*FORMULAS, "plain", 7])
+    out = tmp_path / "items.csv"
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann),
+                        "--metrics", "rouge_l", "--per-item", str(out))  # fmt: skip
+    assert code == 0, err
+    rows = list(csv.reader(out.open(newline="", encoding="utf-8")))
+    ids = [r[0] for r in rows[1:]]
+    assert ids == [f"'{f}" for f in FORMULAS] + ["plain", "7"]
+    assert all(not cell.startswith(("=", "+", "-", "@", "\t", "\r")) for r in rows for cell in r)
+
+
+def test_one_writer_for_every_csv(tmp_path):
+    """export_csv (the app's downloads) and the CLI's per-item file escape alike."""
+    frame = pd.DataFrame({"image_id": FORMULAS, "value": [-0.5] * len(FORMULAS)})
+    path = export_csv(tmp_path / "x.csv", frame, {"bleu_4": "bleu_4|tok:ptb"})
+    body = [line for line in path.read_text().splitlines() if not line.startswith("#")]
+    assert body == csv_text(["image_id", "value"], frame.itertuples(index=False)).splitlines()
+    assert "-0.5" in body[1]  # numbers stay numbers
+
+
+# -- outputs are complete or absent ---------------------------------------------------------------
+
+
+def test_atomic_output_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "out.csv"
+    target.write_text("the previous run\n")
+    with pytest.raises(RuntimeError), atomic_output(target) as fh:
+        fh.write("half a ")
+        raise RuntimeError("interrupted")
+    assert target.read_text() == "the previous run\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+    with atomic_output(target) as fh:
+        fh.write("complete\n")
+    assert target.read_text() == "complete\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_unwritable_text_leaves_no_header_only_file(tmp_path):
+    """A caption with a lone surrogate (JSON "\\ud800") used to leave a header-only CSV."""
+    res, ann = _coco(tmp_path, [1, 2], ["a dog", "a \ud800 cat"])
+    out = tmp_path / "items.csv"
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann),
+                        "--per-item", str(out))  # fmt: skip
+    assert code == 2 and "[1].caption" in err and "lone surrogate" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("where", ["missing folder", "a folder"])
+@pytest.mark.parametrize("option", ["--per-item", "--json"])
+def test_outputs_into_a_missing_folder_or_onto_a_folder(tmp_path, where, option):
+    target = tmp_path / "nosuch" / "out.json" if where == "missing folder" else tmp_path
+    if option == "--per-item":
+        res, ann = _coco(tmp_path, [1])
+        argv = ["score", "--results", str(res), "--annotations", str(ann), option, str(target)]
+        if where == "a folder":
+            target.joinpath("sub.csv").mkdir()
+            argv[-1] = str(target / "sub.csv")
+    else:
+        judgments = tmp_path / "g.csv"
+        judgments.write_text("candidate,references,score\na dog,a dog runs,1\n")
+        argv = ["correlate", "--judgments", str(judgments), "--format", "graded", option]
+        argv.append(str(target))
+    code, out, err = _run(*argv)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert option in err and ("does not exist" in err or "is a folder" in err), err
+
+
+# -- 3./4. command-line input errors ------------------------------------------------------------
+
+
+def test_correlate_unknown_human_column(tmp_path):
+    judgments = tmp_path / "g.csv"
+    judgments.write_text("candidate,references,fluency\na dog,a dog runs,1\nb,c,2\n")
+    code, _, err = _run("correlate", "--judgments", str(judgments), "--format", "graded",
+                        "--human", "nosuch")  # fmt: skip
+    assert code == 2 and "no human-score column 'nosuch'" in err and "fluency" in err
+
+
+def test_unknown_preset_for_a_format_without_presets(tmp_path):
+    judgments = tmp_path / "g.csv"
+    judgments.write_text("candidate,references,score\na dog,a dog runs,1\n")
+    code, _, err = _run("correlate", "--judgments", str(judgments), "--format", "graded",
+                        "--preset", "nosuch")  # fmt: skip
+    assert code == 2 and "unknown preset 'nosuch'" in err
+    with pytest.raises(OptionError, match="presets: published, mean-of-experts"):
+        load_judgments(judgments, "flickr8k-expert", "nosuch")
+
+
+def test_score_accepts_a_utf8_bom(tmp_path):
+    res, ann = _coco(tmp_path, [1, 2])
+    res.write_bytes(b"\xef\xbb\xbf" + res.read_bytes())
+    ann.write_bytes(b"\xef\xbb\xbf" + ann.read_bytes())
+    code, out, err = _run("score", "--results", str(res), "--annotations", str(ann), "--json")
+    assert code == 0, err
+    assert set(json.loads(out)["corpus"]) == {"bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l",
+                                              "cider_d"}  # fmt: skip
+
+
+# -- 8. small ones ------------------------------------------------------------------------------
+
+
+def test_metrics_as_comma_lists_or_words(tmp_path):
+    res, ann = _coco(tmp_path, [1, 2])
+    outputs = []
+    for metrics in (["bleu_4,rouge_l"], ["bleu_4", "rouge_l"], ["bleu_4,", "rouge_l,bleu_4"]):
+        code, out, err = _run("score", "--results", str(res), "--annotations", str(ann),
+                              "--json", "--metrics", *metrics)  # fmt: skip
+        assert code == 0, err
+        outputs.append(json.loads(out)["corpus"])
+    assert outputs[0] == outputs[1] == outputs[2] and list(outputs[0]) == ["bleu_4", "rouge_l"]
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann),
+                        "--metrics", "bleu_4,nosuch")  # fmt: skip
+    assert code == 2 and "unknown metric 'nosuch'" in err
+
+
+def test_unknown_metric_lists_each_key_once():
+    with pytest.raises(UnknownKeyError) as info:
+        get_metric("bleu_9")
+    listed = str(info.value).split("available: ")[1].split(", ")
+    assert len(listed) == len(set(listed)) and "rouge_l" in listed and "bleu" in listed
+
+
+# -- 5. library options -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "options", "names"),
+    [
+        ("cider_d", {"idf": "bogus"}, ["`idf`", "'corpus'", "'coco-val2014'"]),
+        ("cider_d", {"sigma": 0}, ["`sigma`", ">= 1e-150"]),
+        ("cider_d", {"sigma": "x"}, ["`sigma`", "finite number"]),
+        ("rouge_l", {"beta": math.nan}, ["`beta`", "> 0"]),
+        ("rouge_l", {"beta": -1.0}, ["`beta`", "> 0"]),
+        ("rouge_l", {"beta": 0}, ["`beta`", "> 0"]),
+        ("bleu_4", {"tokenizer": 123}, ["`tokenizer`", "'ptb'", "'whitespace'"]),
+        ("meteor", {"weights": (1, 1)}, ["`weights`", "4 numbers in [0, 1]"]),
+        ("spice", {"synsets": "yes"}, ["`synsets`", "True or False"]),
+        ("wmd", {"embeddings": 3}, ["`embeddings`", "KeyedVectors"]),
+        ("bleu_4", {"order": 5}, ["unknown option", "effective_length"]),
+    ],
+)
+def test_option_errors_name_the_option_and_the_allowed_values(key, options, names):
+    with pytest.raises(OptionError) as info:
+        score(key, ["a dog"], [["a dog runs"]], **options)
+    for name in names:
+        assert name in str(info.value), str(info.value)
+    assert isinstance(info.value, InputError)  # and so a ValueError, as before
+
+
+def test_references_as_a_dict_are_refused():
+    with pytest.raises(InputError, match=r"`references` must be a list .* not a dict"):
+        score("bleu_4", ["a dog"], {"a dog": ["a dog runs"]})
+
+
+# -- 6. limits ----------------------------------------------------------------------------------
+
+
+def test_caption_limit_is_documented_and_can_be_raised(tmp_path):
+    long = "a dog " * 600  # 1,200 tokens
+    res, ann = _coco(tmp_path, [1], [long])
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
+    assert code == 2 and "1,200 tokens, above the 1,000-token limit" in err
+    assert "--max-caption-tokens" in err
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann),
+                        "--max-caption-tokens", "2000", "--metrics", "rouge_l")  # fmt: skip
+    assert code == 0, err
+
+
+def test_file_size_cap_can_be_raised(tmp_path):
+    res, ann = _coco(tmp_path, [1, 2])
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann),
+                        "--max-bytes", "20")  # fmt: skip
+    assert code == 2 and "above the 20-byte cap" in err and "--max-bytes" in err
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann),
+                        "--max-bytes", "100000", "--metrics", "rouge_l")  # fmt: skip
+    assert code == 0, err
+
+
+def test_reference_limit_in_the_loaders(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps([{"candidate": "a", "references": ["b"] * 30, "score": 1}]))
+    with pytest.raises(InputError, match=r"g\.json, item '1', column 'references': 30 refer"):
+        load_judgments(path, "graded", max_references=20)
+    assert len(load_judgments(path, "graded", max_references=30)) == 1
+    assert Limits().max_references == 1000 and Limits().max_caption_tokens == 1000

@@ -1,0 +1,104 @@
+"""Every file of the malformed-input corpus (``tests/malformed/``, written by
+``tools/make_malformed_corpus.py``) ends in exit status 2 and exactly one line on stderr
+that names the file and, where one applies, the record, line and column; no traceback, no
+output on stdout, and no output file (whole or partial) left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from capeval_core.cli import main
+
+CORPUS = Path(__file__).resolve().parents[1] / "malformed"
+EXPECTED: dict[str, dict] = json.loads((CORPUS / "expected.json").read_text())
+GOOD_RESULTS = CORPUS / "good" / "results.json"
+GOOD_CAPTIONS = CORPUS / "good" / "captions.json"
+#: folders whose cases the corpus test runs (caches/ and good/ are not refused inputs)
+KINDS = (
+    "results",
+    "annotations",
+    "graded",
+    "pairwise",
+    "flickr8k-expert",
+    "flickr8k-cf",
+    "composite",
+    "pascal50s",
+    "abstract50s",
+)
+#: files that are part of a kind's folder but are no case (the valid file beside the cases)
+SUPPORT = {"Flickr8k.token.txt", "pascal50S.mat"}
+
+
+def _argv(rel: str, out: Path) -> list[str]:
+    kind = rel.split("/", 1)[0]
+    path = str(CORPUS / rel)
+    if kind == "results":
+        return ["score", "--results", path, "--annotations", str(GOOD_CAPTIONS),
+                "--per-item", str(out / "items.csv")]  # fmt: skip
+    if kind == "annotations":
+        return ["score", "--results", str(GOOD_RESULTS), "--annotations", path,
+                "--per-item", str(out / "items.json")]  # fmt: skip
+    return ["correlate", "--judgments", path, "--format", kind, "--workers", "0",
+            "--json", str(out / "out.json")]  # fmt: skip
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_corpus_is_large_and_every_case_has_an_expectation():
+    on_disk = set()
+    for kind in KINDS:
+        for entry in (CORPUS / kind).iterdir():
+            if entry.name not in SUPPORT:
+                on_disk.add(f"{kind}/{entry.name}")
+    assert on_disk == set(EXPECTED)
+    assert len(EXPECTED) >= 60
+    assert {rel.split("/", 1)[0] for rel in EXPECTED} == set(KINDS)
+
+
+@pytest.mark.parametrize("rel", sorted(EXPECTED))
+def test_malformed_input_gives_one_clear_line(rel, tmp_path):
+    expected = EXPECTED[rel]
+    code, out, err = _run(_argv(rel, tmp_path))
+    lines = err.splitlines()
+    assert code == 2, err
+    assert out == ""
+    assert len(lines) == 1, err
+    line = lines[0]
+    assert line.startswith("capeval: error: "), line
+    assert "Traceback" not in err
+    assert (expected.get("names") or Path(rel).name) in line, line
+    assert re.search(expected["message"], line), line
+    if expected["where"]:
+        assert re.search(expected["where"], line), line
+    assert list(tmp_path.iterdir()) == []  # no output, not even a temporary one
+
+
+@pytest.mark.parametrize(
+    "rel", ["results/deep-nesting.json", "graded/lone-surrogate.json", "abstract50s/nan-labels"]
+)
+def test_in_a_fresh_process_too(rel, tmp_path):
+    """The installed entry point: a real interpreter, its own stderr."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "capeval_core.cli", *_argv(rel, tmp_path)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert list(tmp_path.iterdir()) == []

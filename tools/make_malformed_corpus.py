@@ -1,0 +1,811 @@
+"""Write the corpus of malformed inputs in ``tests/malformed/`` (an offline step; the files
+are committed, so the tests never run this).
+
+    python tools/make_malformed_corpus.py tests/malformed
+
+Each case is one file (or, where a format is a folder of files, one folder) that the command
+line must refuse with exit status 2 and one line on stderr; ``expected.json`` maps each case
+to a regular expression for that line's message and one for where it points (record, line,
+column) and, where the message names another file than the case itself, that file's name.
+``tests/core/test_malformed_corpus.py`` runs every case. ``caches/`` holds damaged cache
+files for ``tests/core/test_cache_repair.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import shutil
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.io import savemat
+
+CASES: dict[str, dict[str, Any]] = {}
+
+
+def case(rel: str, content: bytes | str | None, message: str, where: str | None = None, **extra):
+    """Record a case; ``content`` None means the caller wrote it (a folder, a .mat file)."""
+    CASES[rel] = {"message": message, "where": where, **extra}
+    if content is not None:
+        path = OUT / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True)
+
+
+#: 100,000 levels, as the probe sent (RecursionError); DEEPER_THAN_PYTHON suffices elsewhere
+DEEP = "[" * 100_000 + "]" * 100_000
+DEEPER_THAN_PYTHON = "[" * 5_000 + "]" * 5_000
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
+
+
+def good_files() -> None:
+    """The valid counterparts: a results file is run against good/captions.json, an
+    annotations file against good/results.json."""
+    (OUT / "good").mkdir(parents=True, exist_ok=True)
+    results = [{"image_id": i, "caption": c} for i, c in ((1, "a dog runs"), (2, "a red bus"))]
+    anns = [
+        {"image_id": i, "id": 10 * i + k, "caption": c}
+        for i, caps in ((1, ("a dog running", "a dog on grass")), (2, ("a bus", "a red bus")))
+        for k, c in enumerate(caps)
+    ]
+    (OUT / "good" / "results.json").write_text(dumps(results) + "\n")
+    (OUT / "good" / "captions.json").write_text(
+        dumps({"images": [{"id": 1}, {"id": 2}], "annotations": anns}) + "\n"
+    )
+
+
+def results_cases() -> None:
+    ok = [{"image_id": 1, "caption": "a dog runs on the grass"}]
+    r = "results/"
+    case(r + "empty.json", "", "file is empty")
+    case(r + "whitespace-only.json", " \n\t\n", "file is empty")
+    case(
+        r + "truncated.json",
+        '[{"image_id": 1, "caption": "a dog"',
+        "invalid JSON",
+        r"line 1, column \d+",
+    )
+    case(
+        r + "trailing-comma.json",
+        '[{"image_id": 1, "caption": "a dog"},]',
+        "invalid JSON",
+        r"line 1, column \d+",
+    )
+    case(r + "not-a-list.json", dumps(ok[0]), "expected a list of")
+    case(r + "empty-list.json", "[]", "holds no captions")
+    case(
+        r + "record-not-object.json",
+        dumps([*ok, 5]),
+        "expected an object, got a number 5",
+        "record 1",
+    )
+    case(
+        r + "missing-caption.json", dumps([{"image_id": 1}]), "missing field 'caption'", "record 0"
+    )
+    case(
+        r + "missing-image-id.json",
+        dumps([{"caption": "a"}]),
+        "missing field 'image_id'",
+        "record 0",
+    )
+    case(
+        r + "caption-number.json",
+        dumps([{"image_id": 1, "caption": 5}]),
+        "expected text, got a number 5",
+        "record 0, column 'caption'",
+    )
+    case(
+        r + "caption-null.json",
+        dumps([{"image_id": 1, "caption": None}]),
+        "expected text, got null",
+        "record 0, column 'caption'",
+    )
+    case(
+        r + "caption-list.json",
+        dumps([{"image_id": 1, "caption": ["a", "dog"]}]),
+        "expected text, got a list",
+        "record 0, column 'caption'",
+    )
+    for name, value in (
+        ("true", True),
+        ("list", [1]),
+        ("object", {"a": 1}),
+        ("fraction", 1.5),
+        ("null", None),
+    ):
+        case(
+            r + f"image-id-{name}.json",
+            dumps([*ok, {"image_id": value, "caption": "a cat"}]),
+            "expected an integer or a string",
+            "record 1, column 'image_id'",
+        )
+    case(
+        r + "image-id-nan.json",
+        '[{"image_id": NaN, "caption": "a dog"}]',
+        "expected an integer or a string",
+        "record 0, column 'image_id'",
+    )
+    case(r + "duplicate-image-id.json", dumps(ok * 2), "more than one caption", "record 1")
+    case(
+        r + "unknown-image.json",
+        dumps([{"image_id": 999, "caption": "a"}]),
+        "have no reference in",
+        "999",
+    )
+    case(r + "deep-nesting.json", DEEP, "nested too deeply")
+    case(
+        r + "deep-field.json",
+        '[{"image_id": 1, "caption": "a", "x": ' + "[" * 100 + "]" * 100 + "}]",
+        "nested too deeply",
+        r"\[0\]\.x",
+    )
+    case(
+        r + "lone-surrogate-caption.json",
+        '[{"image_id": 1, "caption": "a \\ud800 dog"}]',
+        "lone surrogate",
+        r"\[0\]\.caption",
+    )
+    case(
+        r + "lone-surrogate-id.json",
+        '[{"image_id": "\\udc00", "caption": "a dog"}]',
+        "lone surrogate",
+        r"\[0\]\.image_id",
+    )
+    case(
+        r + "lone-surrogate-key.json",
+        '[{"image_id": 1, "caption": "a", "\\udbff": 1}]',
+        "lone surrogate",
+        r"\[0\]",
+    )
+    case(
+        r + "huge-integer.json",
+        '[{"image_id": ' + "9" * 5000 + ', "caption": "a"}]',
+        "invalid JSON",
+    )
+    case(r + "utf16-bom.json", dumps(ok).encode("utf-16"), "UTF-16")
+    case(
+        r + "utf16-no-bom.json",
+        dumps(ok).encode("utf-16-le"),
+        "UTF-16 .* without a byte-order mark",
+    )
+    case(r + "utf32-bom.json", dumps(ok).encode("utf-32"), "UTF-32")
+    case(
+        r + "latin1.json",
+        '[{"image_id": 1, "caption": "caf\xe9"}]'.encode("latin-1"),
+        "not UTF-8: byte 0xe9 at offset 32",
+        "line 1",
+    )
+    case(r + "binary.json", PNG, r"binary file \(NUL byte at offset 8\)")
+    case(
+        r + "caption-too-many-tokens.json",
+        dumps([{"image_id": 1, "caption": "a dog " * 600}]),
+        "1,200 tokens, above the 1,000-token limit.*--max-caption-tokens",
+        "record 0, column 'caption'",
+    )
+    case(
+        r + "caption-too-many-characters.json",
+        dumps([{"image_id": 1, "caption": "x" * 40_000}]),
+        "40,000 characters, above the limit of 32,000",
+        "record 0, column 'caption'",
+    )
+    folder = OUT / r / "a-folder.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ".gitkeep").write_text("")
+    case(r + "a-folder.json", None, "this is a folder, not a file")
+
+
+def annotations_cases() -> None:
+    a = "annotations/"
+    anns = [{"image_id": 1, "id": k, "caption": f"a dog runs {k}"} for k in range(3)]
+    anns.append({"image_id": 2, "id": 3, "caption": "a red bus"})
+    good = {"images": [{"id": 1}, {"id": 2}], "annotations": anns}
+
+    def with_ann(i: int, **fields: Any) -> str:
+        rows = [dict(x) for x in anns]
+        rows[i].update(fields)
+        return dumps({"images": [{"id": 1}, {"id": 2}], "annotations": rows})
+
+    case(a + "empty.json", "", "file is empty")
+    case(a + "invalid-json.json", '{"annotations": [', "invalid JSON", r"line 1, column \d+")
+    case(a + "a-list.json", dumps(anns), "expected an object with an 'annotations' list")
+    case(
+        a + "no-annotations.json",
+        dumps({"images": []}),
+        "expected an object with an 'annotations' list",
+    )
+    case(
+        a + "annotations-an-object.json",
+        dumps({"annotations": {"1": "a"}}),
+        "expected a list of",
+        "list 'annotations'",
+    )
+    case(
+        a + "annotation-not-object.json",
+        dumps({"annotations": [*anns, "a dog"]}),
+        "expected an object, got text",
+        "list 'annotations', record 4",
+    )
+    rows = [dict(x) for x in anns]
+    del rows[2]["caption"]
+    case(
+        a + "missing-caption.json",
+        dumps({"annotations": rows}),
+        "missing field 'caption'",
+        "list 'annotations', record 2",
+    )
+    case(
+        a + "caption-number.json",
+        with_ann(1, caption=3),
+        "expected text, got a number 3",
+        "record 1, column 'caption'",
+    )
+    case(
+        a + "image-id-true.json",
+        with_ann(0, image_id=True),
+        "expected an integer or a string",
+        "record 0, column 'image_id'",
+    )
+    case(
+        a + "image-id-list.json",
+        with_ann(2, image_id=[1]),
+        "expected an integer or a string",
+        "record 2, column 'image_id'",
+    )
+    bad_images = dict(good, images=[{"id": {"a": 1}}])
+    case(
+        a + "images-id-object.json",
+        dumps(bad_images),
+        "expected an integer or a string",
+        "list 'images', record 0, column 'id'",
+    )
+    bad_images = dict(good, images=[{"id": 1}, {"id": [2]}])  # pycocotools: unhashable
+    case(
+        a + "images-id-list.json",
+        dumps(bad_images),
+        "expected an integer or a string",
+        "list 'images', record 1, column 'id'",
+    )
+    case(a + "deep-nesting.json", '{"annotations": ' + DEEP + "}", "nested too deeply")
+    case(
+        a + "lone-surrogate.json",
+        with_ann(1, caption="a \udfff cat"),
+        "lone surrogate",
+        r"annotations\[1\]\.caption",
+    )
+    case(a + "utf16-bom.json", dumps(good).encode("utf-16"), "UTF-16")
+    many = [{"image_id": 1, "id": k, "caption": "a dog"} for k in range(1001)] + anns[3:]
+    case(
+        a + "too-many-references.json",
+        dumps({"annotations": many}),
+        "image_id 1 has 1,001 references, above the limit of 1,000.*--max-references",
+    )
+    case(
+        a + "reference-too-long.json",
+        with_ann(2, caption="a dog " * 501),
+        "1,002 tokens, above the 1,000-token limit",
+        "record 2, column 'caption'",
+    )
+    case(a + "binary.json", PNG, "binary file")
+
+
+HEADER = "id,candidate,references,score\n"
+ROWS = "1,a dog,a dog runs,2\n2,a cat,a cat sits,3\n"
+
+
+def graded_cases() -> None:
+    g = "graded/"
+    case(g + "empty.csv", "", "file is empty")
+    case(g + "header-only.csv", HEADER, "no data rows")
+    case(
+        g + "missing-candidate.csv",
+        "id,references,score\n1,a,2\n",
+        "missing required column 'candidate'",
+        "line 1, column 'candidate'",
+    )
+    case(
+        g + "missing-references.csv",
+        "candidate,score\na,2\n",
+        "missing required column 'references'",
+        "line 1, column 'references'",
+    )
+    case(
+        g + "text-score.csv",
+        HEADER + ROWS + "3,e,f,good\n",
+        r"not a number: 'good'",
+        "line 4, column 'score'",
+    )
+    case(
+        g + "underscore-number.csv",
+        HEADER + ROWS + "3,e,f,1_0\n",
+        r"not a number: '1_0'",
+        "line 4, column 'score'",
+    )
+    case(
+        g + "fullwidth-digit.csv",
+        HEADER + ROWS + "3,e,f,\uff14\n",
+        "not a number",
+        "line 4, column 'score'",
+    )
+    case(
+        g + "arabic-indic-digit.csv",
+        HEADER + ROWS + "3,e,f,\u0663\n",
+        "not a number",
+        "line 4, column 'score'",
+    )
+    case(
+        g + "formula-score.csv", HEADER + ROWS + "3,e,f,=1+2\n", "formula", "line 4, column 'score'"
+    )
+    case(
+        g + "infinite-score.csv",
+        HEADER + "1,a,b,2\n2,c,d,inf\n3,e,f,1\n",
+        "not a finite number",
+        "line 3, column 'score'",
+    )
+    case(
+        g + "duplicate-id.csv",
+        HEADER + "1,a,b,2\n1,c,d,3\n",
+        r"duplicate id '1' \(first seen on line 2\)",
+        "line 3, column 'id'",
+    )
+    case(
+        g + "ragged-row.csv",
+        HEADER + "1,a,b,2\n2,c,d\n",
+        "expected 4 fields separated by commas, got 3",
+        "line 3",
+    )
+    case(g + "unclosed-quote.csv", HEADER + '1,"a,b,2\n', "malformed|expected", r"line \d")
+    case(
+        g + "wrong-delimiter.csv",
+        "id;candidate;references;score\n1;a;b;2\n",
+        "delimiter",
+        "line 1, column 'candidate'",
+    )
+    case(
+        g + "empty-header-field.csv",
+        "candidate,,score\na,b,1\n",
+        "header field 2 is empty",
+        "line 1, column 2",
+    )
+    case(
+        g + "no-score-column.csv",
+        "candidate,references,note\na,b,hello\n",
+        "no numeric human-score column",
+        "line 1",
+    )
+    case(
+        g + "no-references-in-row.csv",
+        HEADER + "1,a,b,2\n2,c,,3\n",
+        "no references",
+        "line 3, column 'references'",
+    )
+    case(g + "utf16-bom.csv", (HEADER + ROWS).encode("utf-16"), "UTF-16")
+    case(
+        g + "utf16-no-bom.tsv",
+        (HEADER + ROWS).replace(",", "\t").encode("utf-16-le"),
+        "UTF-16 .* without a byte-order mark",
+    )
+    case(g + "latin1.csv", HEADER.encode() + b"1,caf\xe9,x,2\n", "offset 35", "line 2")
+    case(g + "binary.csv", PNG, r"binary file \(NUL byte at offset 8\)")
+    case(g + "unknown-suffix.xlsx", "candidate\n", "cannot tell the format")
+    folder = OUT / g / "a-folder.csv"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ".gitkeep").write_text("")
+    case(g + "a-folder.csv", None, "this is a folder, not a file")
+    case(
+        g + "caption-too-long.csv",
+        HEADER + f"1,{'a dog ' * 600},a dog,2\n",
+        "1,200 tokens, above the 1,000-token limit.*max_caption_tokens",
+        "item '1', column 'candidate'",
+    )
+    rec = {"candidate": "a dog", "references": ["a dog runs"], "score": 1}
+    case(
+        g + "too-many-references.json",
+        dumps([dict(rec, references=["a"] * 1001)]),
+        "1,001 references, above the limit of 1,000",
+        "column 'references'",
+    )
+    case(
+        g + "bad-json.json", dumps([rec])[:-1] + ',\n{"cand', "invalid JSON", r"line 2, column \d+"
+    )
+    case(g + "not-an-array.json", dumps(rec), "expected a JSON array", "line 1")
+    case(
+        g + "record-not-object.json",
+        dumps([rec])[:-1] + ",\n 5]",
+        "expected an object",
+        "record 1, line 2",
+    )
+    case(
+        g + "reference-not-text.json",
+        dumps([dict(rec, references=["b", 3])]),
+        "reference 1 is a int",
+        "record 0, line 1, column 'references'",
+    )
+    case(
+        g + "image-id-list.json",
+        dumps([dict(rec, image_id=[1])]),
+        "an id must be text or a whole number",
+        "record 0, line 1, column 'image_id'",
+    )
+    case(
+        g + "image-id-true.jsonl",
+        dumps(dict(rec, image_id=True)) + "\n",
+        "an id must be text or a whole number",
+        "line 1, column 'image_id'",
+    )
+    case(
+        g + "score-true.json",
+        dumps([dict(rec, score=True), rec]),
+        "not a number: True",
+        "record 0, line 1, column 'score'",
+    )
+    case(g + "deep-nesting.json", DEEP, "nested too deeply")
+    case(g + "deep-record.json", "[" + DEEPER_THAN_PYTHON + "]", "nested too deeply", "record 0")
+    case(
+        g + "deep-field.jsonl",
+        dumps(rec)[:-1] + ', "x": ' + "[" * 200 + "]" * 200 + "}\n",
+        "nested too deeply",
+        "line 1",
+    )
+    case(g + "deep-nesting.jsonl", DEEPER_THAN_PYTHON + "\n", "nested too deeply", "line 1")
+    case(
+        g + "lone-surrogate.json",
+        '[{"candidate": "a \\ud83d dog", "references": ["b"], "score": 1}]',
+        "lone surrogate",
+        "record 0, line 1",
+    )
+    case(
+        g + "lone-surrogate.jsonl",
+        '{"candidate": "a", "references": ["\\ude00"], "score": 1}\n',
+        "lone surrogate",
+        "line 1",
+    )
+    case(
+        g + "jsonl-bad-line.jsonl",
+        dumps(rec) + '\n{"candidate": "c",,}\n',
+        "invalid JSON",
+        r"line 2, column \d+",
+    )
+    case(
+        g + "huge-integer.json",
+        '[{"candidate": "a", "references": ["b"], "score": ' + "1" * 5000 + "}]",
+        "invalid JSON",
+        "record 0",
+    )
+
+
+def pairwise_cases() -> None:
+    p = "pairwise/"
+    head = "candidate_a,candidate_b,references,"
+    case(
+        p + "preferred-invalid.csv",
+        head + "preferred\nx,y,z,a\nx,y,z,maybe\n",
+        r"preferred must be one of a, b, tie \(got 'maybe'\)",
+        "line 3, column 'preferred'",
+    )
+    case(
+        p + "negative-votes.csv",
+        head + "votes_a,votes_b\nx,y,z,3,-1\n",
+        "votes cannot be negative",
+        "line 2, column 'votes_b'",
+    )
+    case(
+        p + "fractional-votes.csv",
+        head + "votes_a,votes_b\nx,y,z,2.5,1\n",
+        "whole number",
+        "line 2, column 'votes_a'",
+    )
+    case(
+        p + "votes-as-words.json",
+        dumps(
+            [
+                {
+                    "candidate_a": "x",
+                    "candidate_b": "y",
+                    "references": ["z"],
+                    "votes_a": "three",
+                    "votes_b": 1,
+                }
+            ]
+        ),
+        "not a number: 'three'",
+        "record 0, line 1, column 'votes_a'",
+    )
+    case(
+        p + "votes-b-missing.csv",
+        head + "votes_a\nx,y,z,3\n",
+        "missing required column 'votes_b'",
+        "line 1, column 'votes_b'",
+    )
+    case(
+        p + "no-preference.tsv",
+        "candidate_a\tcandidate_b\tref_1\nx\ty\tz\n",
+        "missing required column 'preferred'",
+        "line 1, column 'preferred'",
+    )
+    case(
+        p + "preferred-disagrees.csv",
+        head + "preferred,votes_a,votes_b\nx,y,z,b,3,1\n",
+        "votes",
+        "line 2, column 'preferred'",
+    )
+    case(p + "deep-nesting.json", DEEPER_THAN_PYTHON, "nested too deeply")
+    case(
+        p + "lone-surrogate.jsonl",
+        '{"candidate_a": "\\udc80", "candidate_b": "y", "references": ["z"], "preferred": "a"}\n',
+        "lone surrogate",
+        "line 1",
+    )
+    case(p + "utf16-bom.csv", (head + "preferred\nx,y,z,a\n").encode("utf-16"), "UTF-16")
+
+
+TOKEN = "".join(f"{i}.jpg#{k}\tcaption {k} of {i}\n" for i in ("a", "b") for k in range(5))
+
+
+def flickr_cases() -> None:
+    for fmt in ("flickr8k-expert", "flickr8k-cf", "composite"):
+        (OUT / fmt).mkdir(parents=True, exist_ok=True)
+        (OUT / fmt / "Flickr8k.token.txt").write_text(TOKEN)
+    e = "flickr8k-expert/"
+    case(e + "score-out-of-range.txt", "a.jpg\tb.jpg#1\t1\t5\t1\n", "1-4", "line 1, column 'e2'")
+    case(
+        e + "unknown-caption.txt",
+        "a.jpg\tb.jpg#1\t1\t2\t1\na.jpg\tz.jpg#9\t1\t2\t1\n",
+        r"not in Flickr8k\.token\.txt",
+        "line 2, column 'caption_id'",
+    )
+    case(
+        e + "ragged-row.txt",
+        "a.jpg\tb.jpg#1\t1\t2\n",
+        "expected 5 fields separated by tabs, got 4",
+        "line 1",
+    )
+    case(
+        e + "duplicate-row.txt",
+        "a.jpg\tb.jpg#1\t1\t2\t1\na.jpg\tb.jpg#1\t2\t2\t2\n",
+        "duplicate",
+        "line 2, column 'caption_id'",
+    )
+    case(
+        e + "text-score.txt", "a.jpg\tb.jpg#1\t1\tgood\t1\n", "not a number", "line 1, column 'e2'"
+    )
+    case(e + "utf16-bom.txt", "a.jpg\tb.jpg#1\t1\t2\t1\n".encode("utf-16"), "UTF-16")
+    c = "flickr8k-cf/"
+    case(
+        c + "fraction-out-of-range.txt",
+        "a.jpg\tb.jpg#1\t1.5\t3\t0\n",
+        r"yes_fraction must lie in \[0, 1\]",
+        "line 1, column 'yes_fraction'",
+    )
+    case(
+        c + "text-count.txt",
+        "a.jpg\tb.jpg#1\t0.5\tthree\t0\n",
+        "not a number",
+        "line 1, column 'n_yes'",
+    )
+    m = "composite/"
+    case(
+        m + "missing-score-column.csv",
+        "image,caption\na.jpg,a dog\n",
+        "cannot find the correctness column",
+        "line 1, column 'correctness'",
+    )
+    case(
+        m + "score-out-of-range.csv",
+        "image,caption,correctness\na.jpg,a dog,9\n",
+        "scores are 1-5",
+        "line 2, column 'correctness'",
+    )
+    case(
+        m + "text-score.csv",
+        "image,caption,correctness\na.jpg,a dog,good\n",
+        "not a number",
+        "line 2, column 'correctness'",
+    )
+
+
+def _pairs_mat(
+    path: Path, votes: Any = (1, -1), category: Any = 1, drop: str | None = None
+) -> None:
+    inputs = np.zeros((1, 1), dtype=[("name", "O"), ("sent1", "O"), ("sent2", "O")])
+    inputs[0, 0] = ("p.jpg", "a dog", "a cat")
+    result = np.zeros((1, 1), dtype=[("result", "O")])
+    result[0, 0] = (np.array([list(votes)], dtype=object if isinstance(votes[0], str) else float),)
+    data = {"new_input": inputs, "result": result, "category": np.array([[category]])}
+    if drop:
+        del data[drop]
+    buf = io.BytesIO()
+    savemat(buf, data)
+    path.write_bytes(buf.getvalue())
+
+
+def pascal_cases() -> None:
+    d = OUT / "pascal50s"
+    d.mkdir(parents=True, exist_ok=True)
+    refs = np.zeros((1, 1), dtype=[("image", "O"), ("sentences", "O")])
+    refs[0, 0] = ("p.jpg", np.array([["a dog runs"], ["a dog"]], dtype=object))
+    savemat(d / "pascal50S.mat", {"refs": refs})
+    s = "pascal50s/"
+    _pairs_mat(d / "votes-out-of-range.mat", votes=(1, 2))
+    case(
+        s + "votes-out-of-range.mat", None, r"votes must be \+1", "record 1, column 'result.result'"
+    )
+    _pairs_mat(d / "votes-as-text.mat", votes=("+1", "-1"))
+    case(s + "votes-as-text.mat", None, r"votes must be \+1", "record 1, column 'result.result'")
+    _pairs_mat(d / "bad-category.mat", category=7)
+    case(s + "bad-category.mat", None, "category must be 1-4", "record 1, column 'category'")
+    _pairs_mat(d / "missing-variable.mat", drop="new_input")
+    case(s + "missing-variable.mat", None, "missing variable", "column 'new_input'")
+    _pairs_mat(d / "truncated.mat")
+    data = (d / "truncated.mat").read_bytes()
+    (d / "truncated.mat").write_bytes(data[: len(data) // 2])
+    case(s + "truncated.mat", None, "cannot read this MATLAB file")
+    case(s + "not-a-mat.mat", "this is text, not MATLAB\n", "cannot read this MATLAB file")
+
+
+def abstract_cases() -> None:
+    base = OUT / "abstract50s"
+
+    def triplets(rows: list[tuple[str, str, str, Any]]) -> np.ndarray:
+        """The distributed layout: a struct array of A, B, C (1x1 cells) and rating."""
+        t = np.zeros((1, len(rows)), dtype=[("A", "O"), ("B", "O"), ("C", "O"), ("rating", "O")])
+        for i, (ra, rb, rc, rating) in enumerate(rows):
+            cells = []
+            for text in (ra, rb, rc):
+                cell = np.empty((1, 1), dtype=object)
+                cell[0, 0] = text
+                cells.append(cell)
+            t[0, i] = (*cells, np.array([[rating]]) if np.isscalar(rating) else rating)
+        return t
+
+    def folder(name: str, refs: Any, b: Any, c: Any, labels: np.ndarray | None = None) -> Path:
+        f = base / name
+        f.mkdir(parents=True, exist_ok=True)
+        for file, value in (
+            ("abstract48S.json", refs),
+            ("abstract_candsB.json", b),
+            ("abstract_candsC.json", c),
+        ):
+            (f / file).write_text(value if isinstance(value, str) else dumps(value))
+        if labels is not None:
+            savemat(f / "consensus_abstract.mat", {"triplets": labels})
+        return f
+
+    refs = [{"image_id": i, "caption": f"a scene {i}"} for i in (1, 2)]
+    b = [{"image_id": i, "caption": f"b {i}"} for i in (1, 2)]
+    c = [{"image_id": i, "caption": f"c {i}"} for i in (1, 2)]
+    a = "abstract50s/"
+    nan = np.array([[np.nan]])
+    folder(
+        "nan-labels",
+        refs,
+        b,
+        c,
+        triplets([("a scene 1", "b 1", "c 1", 1.0), ("a scene 2", "b 2", "c 2", nan)]),
+    )
+    case(
+        a + "nan-labels",
+        None,
+        "rating is NaN",
+        "record 2, column 'triplets.rating'",
+        names="consensus_abstract.mat",
+    )
+    folder("nan-votes", refs, b, c, triplets([("a scene 1", "b 1", "c 1", 3.0)]))
+    case(
+        a + "nan-votes",
+        None,
+        r"rating must be \+1 .*, got 3",
+        "record 1, column 'triplets.rating'",
+        names="consensus_abstract.mat",
+    )
+    folder("mismatched-pairs", refs, b, list(reversed(c)))
+    case(
+        a + "mismatched-pairs",
+        None,
+        "differs from",
+        "record 0, line 1, column 'image_id'",
+        names="abstract_candsC.json",
+    )
+    folder("deep-nesting", DEEPER_THAN_PYTHON, b, c)
+    case(a + "deep-nesting", None, "nested too deeply", names="abstract48S.json")
+    folder("missing-caption", refs, [{"image_id": 1}], c)
+    case(
+        a + "missing-caption",
+        None,
+        "record has no 'caption'",
+        "record 0",
+        names="abstract_candsB.json",
+    )
+    folder(
+        "lone-surrogate",
+        refs,
+        b,
+        '[{"image_id": 1, "caption": "\\ud800"}, {"image_id": 2, "caption": "c"}]',
+    )
+    case(a + "lone-surrogate", None, "lone surrogate", "record 0", names="abstract_candsC.json")
+
+
+def cache_files() -> None:
+    """Damaged cache entries (for test_cache_repair): variants of one valid score entry."""
+    d = OUT / "caches"
+    d.mkdir(parents=True, exist_ok=True)
+    good = {"rouge_l": np.array([[0.5, 0.25, 1.0, 0.0, 0.75]])}
+    buf = io.BytesIO()
+    np.savez(buf, **good)
+    data = buf.getvalue()
+    (d / "scores-truncated.npz").write_bytes(data[: len(data) // 2])
+    flipped = bytearray(data)
+    flipped[data.index(b"\x93NUMPY") + 140] ^= 0xFF  # a byte of the array data: bad CRC-32
+    (d / "scores-bad-crc.npz").write_bytes(bytes(flipped))
+    (d / "scores-not-a-zip.npz").write_bytes(b"not an archive at all\n")
+    buf = io.BytesIO()
+    np.savez(buf, rouge=good["rouge_l"])
+    (d / "scores-renamed-key.npz").write_bytes(buf.getvalue())
+    buf = io.BytesIO()
+    np.savez(buf, rouge_l=good["rouge_l"][:, :3])
+    (d / "scores-wrong-length.npz").write_bytes(buf.getvalue())
+    buf = io.BytesIO()
+    np.savez(buf, rouge_l=np.array([["a", "b", "c", "d", "e"]]))
+    (d / "scores-text-values.npz").write_bytes(buf.getvalue())
+    with zipfile.ZipFile(d / "scores-empty-archive.npz", "w"):
+        pass
+    (d / "spice-rows.json").write_text(
+        json.dumps(
+            [
+                '[["dog"',  # truncated JSON
+                '{"dog": 1}',  # not a list
+                '[["dog", 1]]',  # not strings
+                "[[]]",  # an empty tuple
+                '[["a", "b", "c", "d"]]',  # four elements
+                "\u0000\u0001garbage",
+            ],
+            indent=1,
+        )
+        + "\n"
+    )
+    (d / "spice-not-a-database.sqlite").write_bytes(b"SQLite format 2\x00" + bytes(range(256)) * 8)
+
+
+def main() -> None:
+    global OUT
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out", type=Path)
+    OUT = parser.parse_args().out
+    for sub in (
+        "results",
+        "annotations",
+        "graded",
+        "pairwise",
+        "flickr8k-expert",
+        "flickr8k-cf",
+        "composite",
+        "pascal50s",
+        "abstract50s",
+        "caches",
+        "good",
+    ):
+        shutil.rmtree(OUT / sub, ignore_errors=True)
+    good_files()
+    results_cases()
+    annotations_cases()
+    graded_cases()
+    pairwise_cases()
+    flickr_cases()
+    pascal_cases()
+    abstract_cases()
+    cache_files()
+    (OUT / "expected.json").write_text(json.dumps(CASES, indent=1, ensure_ascii=True) + "\n")
+    print(f"{len(CASES)} cases written to {OUT}")
+
+
+OUT = Path("tests/malformed")
+
+if __name__ == "__main__":
+    main()
