@@ -6,8 +6,9 @@ hands out nodes and edges. That order comes from Java hash maps keyed by the nod
 ``29 * sentence + index`` (copies share their token's hash): a map iterates its buckets
 (``hash & (capacity - 1)``, the capacity doubling from 16 whenever the map grows past 3/4 full and
 never shrinking), and within one bucket its keys in insertion order. So on short sentences nodes
-come in token order, copies after their token, while on longer ones a child at index 17 comes
-before a child at index 5 (both below a node whose child map holds 16 buckets).
+come in token order (a copy in its token's bucket, in the order they were added), while on longer
+ones a child at index 17 comes before a child at index 5 (below a node whose child map holds 16
+buckets).
 
 :class:`SemGraph` keeps a :class:`~capeval_core.spice.depgraph.DepGraph`'s nodes in those maps,
 with CoreNLP's other orders: ``getParent`` (the first parent, by position, that leads to a root),
