@@ -14,6 +14,8 @@ For one caption, in the order SPICE 1.0 runs it:
 5. :mod:`~capeval_core.spice.matching`: candidate tuples matched against the reference graph,
    and the categories (§6.2).
 
-:mod:`~capeval_core.spice.depgraph` holds the graph the stages pass along. The metric itself is
+:mod:`~capeval_core.spice.depgraph` holds the graph the stages pass along;
+:mod:`~capeval_core.spice.semgraph` the orders in which CoreNLP's graph hands out its nodes and
+edges, which fix the order of the enhancements' and rules' matches. The metric itself is
 :class:`capeval_core.metrics.spice.Spice`.
 """

@@ -1,35 +1,55 @@
-"""SceneGraphParser's enhancements of the CC-processed graph (metric-spec §6.1 step 3):
-quantificational modifiers ("a bunch of bananas") and pronoun resolution."""
+"""SceneGraphParser's enhancements of the CC-processed graph (metric-spec §6.1 step 3), as SPICE
+1.0 runs them: quantificational modifiers ("a bunch of bananas"), then pronoun resolution.
+
+SceneGraphParser's compound and particle collapsing only annotate nodes that SPICE never reads,
+so they change nothing here. Matches are found, and the graph changed, in CoreNLP's own orders
+(:mod:`capeval_core.spice.semgraph`).
+"""
 
 from __future__ import annotations
 
 import re
 
 from capeval_core.spice.depgraph import DepGraph, word_set
+from capeval_core.spice.semgraph import SemGraph
 
-# §6.1 step 3: the quantity words of SceneGraphParser's three quantificational patterns.
-QUANT_A = word_set(
-    "lot assortment number couple bunch handful litany sheaf slew dozen series variety "
-    "multitude wad clutch wave mountain array spate string ton range plethora heap sort form "
-    "kind type version bit pair triple total"
+# §6.1 step 3: the quantity words of SceneGraphParser's three quantificational patterns (Java's
+# (?i:...) folds ASCII letters only)
+_QUANT_A = re.compile(
+    r"lot|assortment|number|couple|bunch|handful|litany|sheaf|slew|dozen|series|variety"
+    r"|multitude|wad|clutch|wave|mountain|array|spate|string|ton|range|plethora|heap|sort|form"
+    r"|kind|type|version|bit|pair|triple|total",
+    re.IGNORECASE | re.ASCII,
 )
 _QUANT_B = re.compile(
-    r"(?i:lots|many|several|plenty|tons|dozens|multitudes|mountains|loads|pairs|tens|hundreds"
-    r"|thousands|millions|billions|trillions|[0-9]+s)"
+    r"lots|many|several|plenty|tons|dozens|multitudes|mountains|loads|pairs|tens|hundreds"
+    r"|thousands|millions|billions|trillions|[0-9]+s",
+    re.IGNORECASE | re.ASCII,
 )
 _QUANT_C = re.compile(
-    r"(?i:some|all|both|neither|everyone|nobody|one|two|three|four|five|six|seven|eight|nine"
-    r"|ten|hundred|thousand|million|billion|trillion|[0-9]+)"
+    r"some|all|both|neither|everyone|nobody|one|two|three|four|five|six|seven|eight|nine"
+    r"|ten|hundred|thousand|million|billion|trillion|[0-9]+",
+    re.IGNORECASE | re.ASCII,
 )
+_A_AN = re.compile(r"an?", re.IGNORECASE | re.ASCII)
+_OF = re.compile(r"of", re.IGNORECASE | re.ASCII)
 
-#: CoreNLP's singular pronouns: antecedents of these must be singular nouns (§6.1 step 3).
+#: CoreNLP's singular pronouns (its coreference dictionaries): a pronoun among these takes a
+#: singular antecedent (§6.1 step 3); matched case-sensitively, as CoreNLP does.
 SINGULAR_PRONOUNS = word_set(
-    "i me myself mine my yourself he him himself his she her herself hers it its itself"
+    "i me myself mine my yourself he him himself his she her herself hers it itself its one "
+    "oneself one's"
 )
 
+QMOD = "det:qmod"
 
-def enhance(g: DepGraph) -> None:
-    """Quantificational modifiers, then pronoun resolution (compounds/particles only annotate).
+
+def enhance(g: DepGraph, sentence: int = 0) -> None:
+    """Quantificational modifiers, then pronoun resolution, in place.
+
+    ``g`` is one sentence's CC-processed graph (``sentence``: its position in the caption,
+    which CoreNLP's node hashes include). Afterwards ``g.edges`` lists the edges in the order
+    CoreNLP added them, which the tuple rules read as the graph's insertion order.
 
     >>> from capeval_core.spice.spacy_sm import to_ud_graph
     >>> g = to_ud_graph(["a", "bunch", "of", "bananas"], ["a", "bunch", "of", "banana"],
@@ -38,118 +58,200 @@ def enhance(g: DepGraph) -> None:
     >>> [e for e in g.as_triples() if e[1] in ("det:qmod", "mwe")]
     [('bananas', 'det:qmod', 'a'), ('a', 'mwe', 'bunch'), ('a', 'mwe', 'of')]
     """
-    _quantificational_modifiers(g)
-    _resolve_pronouns(g)
+    sg = SemGraph.build(g, sentence=sentence, typed_order=True)
+    quantificational_modifiers(sg)
+    resolve_pronouns(sg)
+    sg.write_back()
 
 
-def _quant_matches(g: DepGraph, kind: int) -> list[tuple[int, int, list[int]]]:
-    """(quantity word, noun, words to re-attach) for every node matching pattern ``kind``."""
-    found = []
-    toks = g.tokens
-    for q in range(len(toks)):
-        word = toks[q].word.lower()
-        if kind == 0 and word not in QUANT_A:
+# --- quantificational modifiers --------------------------------------------------------------
+
+
+def _word(sg: SemGraph, v: int) -> str:
+    return sg.graph.tokens[v].word
+
+
+def _tag(sg: SemGraph, v: int) -> str:
+    return sg.graph.tokens[v].tag
+
+
+def _of_child(sg: SemGraph, gov: int):
+    """``gov >case {word:/(?i:of)/}``: the matching case dependents, in edge order."""
+    return (c for r, c in sg.out_edges(gov) if r == "case" and _OF.fullmatch(_word(sg, c)))
+
+
+def _match_a(c: SemGraph, w2: int) -> tuple[int, int, int, int] | None:
+    """``{word:quantity}=w2 >det {word:/(?i:an?)/}=w1 >/nmod.*/ ({tag:/(NN.*|PRP.*)/}=gov
+    >case {word:/(?i:of)/}=w3) . {}=w3``: the first match at ``w2``, as (w1, w2, w3, gov)."""
+    if not _QUANT_A.fullmatch(_word(c, w2)):
+        return None
+    out = c.out_edges(w2)
+    for r, w1 in out:
+        if r != "det" or not _A_AN.fullmatch(_word(c, w1)):
             continue
-        if kind == 1 and not _QUANT_B.fullmatch(word):
-            continue
-        if kind == 2 and not _QUANT_C.fullmatch(word):
-            continue
-        out = g.out(q)
-        det = next((d for r, d in out if r == "det" and toks[d].word.lower() in ("a", "an")), None)
-        if kind == 0 and det is None:
-            continue
-        for rel, noun in out:
-            if not rel.startswith("nmod"):
+        for r2, gov in out:
+            if not r2.startswith("nmod") or not _tag(c, gov).startswith(("NN", "PRP")):
                 continue
-            tag = toks[noun].tag
-            case = [c for c in g.children(noun, "case") if toks[c].word.lower() == "of"]
-            if not case:
+            for w3 in _of_child(c, gov):
+                if c.index[w3] == c.index[w2] + 1:
+                    return w1, w2, w3, gov
+    return None
+
+
+def _match_b(c: SemGraph, w1: int) -> tuple[int, int, int] | None:
+    """``{word:quantity}=w1 >/nmod.*/ ({tag:/(NN.*|PRP.*)/}=gov >case {word:/(?i:of)/}=w2)
+    . {}=w2``: the first match, as (w1, w2, gov)."""
+    if not _QUANT_B.fullmatch(_word(c, w1)):
+        return None
+    for r, gov in c.out_edges(w1):
+        if r.startswith("nmod") and _tag(c, gov).startswith(("NN", "PRP")):
+            for w2 in _of_child(c, gov):
+                if c.index[w2] == c.index[w1] + 1:
+                    return w1, w2, gov
+    return None
+
+
+def _match_c(c: SemGraph, w1: int) -> tuple[int, int, int] | None:
+    """``{word:quantity}=w1 [>/nmod.*/ ({tag:/(NN.*)/}=gov >case ({word:/(?i:of)/}=w2
+    $+ {}=det) >det {}=det) | >/nmod.*/ ({tag:/(PRP.*)/}=gov >case {word:/(?i:of)/}=w2)]
+    . {}=w2``: the first match (the alternatives in order), as (w1, w2, gov)."""
+    if not _QUANT_C.fullmatch(_word(c, w1)):
+        return None
+    out = c.out_edges(w1)
+    for r, gov in out:  # a noun whose "of" is directly followed by one of its determiners
+        if r.startswith("nmod") and _tag(c, gov).startswith("NN"):
+            dets = {c.index[d] for r2, d in c.out_edges(gov) if r2 == "det"}
+            for w2 in _of_child(c, gov):
+                if c.index[w2] + 1 in dets and c.index[w2] == c.index[w1] + 1:
+                    return w1, w2, gov
+    for r, gov in out:  # "all of them"
+        if r.startswith("nmod") and _tag(c, gov).startswith("PRP"):
+            for w2 in _of_child(c, gov):
+                if c.index[w2] == c.index[w1] + 1:
+                    return w1, w2, gov
+    return None
+
+
+def quantificational_modifiers(sg: SemGraph) -> None:
+    """§6.1 step 3 (``processQuanftificationModifiers``): for each pattern in turn, matched on
+    a copy of the graph (one match per quantity word), the noun after "of" takes the quantity
+    word's place below its parent (or as root), and the quantity words hang below the noun as
+    one multiword ``det:qmod``."""
+    for match in (_match_a, _match_b, _match_c):
+        if not any(match(sg, v) for v in sg.vertices):
+            continue  # the copy has the same edges: no match there either
+        copy = sg.soft_copy()
+        for head in copy.find_order():
+            m = match(copy, head)
+            if m is None:
                 continue
-            of = case[0]
-            if kind == 0:
-                # "a bunch of X": w2 . w3 (the quantity word directly precedes "of")
-                ok = (tag.startswith("NN") or tag.startswith("PRP")) and of == q + 1
-                words = [det, q, of]
-            elif kind == 1:
-                ok = (tag.startswith("NN") or tag.startswith("PRP")) and of == q + 1
-                words = [q, of]
-            else:
-                ok = of == q + 1
-                if ok and tag.startswith("NN"):
-                    # "two of the dogs": the noun's det is the sibling right after "of"
-                    sibs = [d for _, d in g.out(noun)]
-                    pos = sibs.index(of)
-                    nxt = sibs[pos + 1] if pos + 1 < len(sibs) else None
-                    ok = nxt is not None and nxt in g.children(noun, "det")
-                elif ok:
-                    ok = tag.startswith("PRP")
-                words = [q, of]
-            if ok:
-                words += [d for d in g.children(q, "amod") if d < q]  # "a whole bunch of"
-                found.append((q, noun, sorted(words)))
-                break  # one match per quantity word, as findNextMatchingNode
-    return found
+            *words, gov = m
+            first = match is _match_a
+            quantity = words[first]  # (w1, w2, w3): "a bunch of"; (w1, w2): "lots of"
+            if not _promote(sg, quantity, gov):
+                return  # CoreNLP gives up on all remaining matches and patterns
+            # "a whole bunch of": amod dependents before the quantity word join it; with
+            # "lots of" and "two of", every dependent before it does
+            extra = sg.children_with_rel(quantity, "amod") if first else sg.children(quantity)
+            words += [d for d in extra if sg.index[d] < sg.index[quantity]]
+            words.sort(key=sg.order_key.__getitem__)
+            _multiword(sg, gov, words)
 
 
-def _quantificational_modifiers(g: DepGraph) -> None:
-    """§6.1 step 3: the noun after "of" takes the quantity word's place; the quantity words
-    hang below it as one multiword ``det:qmod``."""
-    for kind in range(3):
-        for q, noun, words in _quant_matches(g, kind):  # matched on the graph before changes
-            if q in g.roots:
-                g.roots[g.roots.index(q)] = noun
-            else:
-                parent = g.parent(q)
-                if parent is None:
-                    return
-                edge = next(e for e in g.edges if e[0] == parent and e[2] == q)
-                g.edges.remove(edge)
-                g.add(parent, edge[1], noun)
-            g.edges = [e for e in g.edges if not (e[0] == q and e[2] == noun)]
-            head = None
-            for w in words:
-                g.edges = [e for e in g.edges if e[2] != w]
-                if head is None:
-                    head = w
-                    g.add(noun, "det:qmod", w)
-                else:
-                    g.add(head, "mwe", w)
+def _promote(sg: SemGraph, quantity: int, gov: int) -> bool:
+    """The noun takes the quantity word's incoming edge (or root); False where CoreNLP stops."""
+    if quantity in sg.roots:
+        del sg.roots[quantity]
+        sg.add_root(gov)
+    else:
+        parent = sg.parent(quantity)
+        if parent is None:
+            return False
+        rel = sg.out[parent][quantity][0][0]
+        sg.remove_edge(parent, rel, quantity)
+        sg.add_edge(parent, rel, gov)
+    edges = sg.out.get(quantity, {}).get(gov)
+    if edges:
+        sg.remove_edge(quantity, edges[0][0], gov)
+    return True
 
 
-def _resolve_pronouns(g: DepGraph) -> None:
-    """§6.1 step 3: a pronoun's edges move to the first noun a left-to-right breadth-first
-    search from the root finds, if that noun comes earlier in the sentence."""
-    pairs = []
-    for p, tok in enumerate(g.tokens):
-        if p == 0 or not tok.tag.startswith("PRP") or g.parent(p) is None:
+def _multiword(sg: SemGraph, gov: int, words: list[int]) -> None:
+    """``createMultiWordExpression``: each word loses its incoming edges; the first hangs
+    below ``gov`` as ``det:qmod``, the others below the first as ``mwe``."""
+    if not sg.roots or not words:
+        return
+    head = None
+    for w in words:
+        for parent, rel in sg.in_edges(w):
+            sg.remove_edge(parent, rel, w)
+        if head is None:
+            sg.add_edge(gov, QMOD, w)
+            head = w
+        else:
+            sg.add_edge(head, "mwe", w)
+
+
+# --- pronouns --------------------------------------------------------------------------------
+
+
+def resolve_pronouns(sg: SemGraph) -> None:
+    """§6.1 step 3 (SimplePronounResolution, then ``resolvePronouns``): every pronoun after
+    the first word that has a parent is resolved to the first noun (singular for a singular
+    pronoun) of a breadth-first search from the first root, if that noun comes earlier; the
+    pronoun's edges then move to it (its root status instead, for a root pronoun)."""
+    root = sg.first_root()
+    if root is None:
+        return
+    pairs: dict[int, int] = {}
+    for tok in sorted(sg.vertices, key=sg.order_key.__getitem__):
+        if sg.index[tok] <= 1 or not _tag(sg, tok).startswith("PRP"):
             continue
-        singular = tok.word in SINGULAR_PRONOUNS
-        ante = _bfs_noun(g, g.roots[0], singular) if g.roots else None
-        if ante is not None and ante < p:
-            pairs.append((p, ante))
-    for p, ante in pairs:
-        if p in g.roots:
-            g.roots[g.roots.index(p)] = ante
-        for e in list(g.edges):
-            if e[2] == p and e[0] != ante:
-                g.edges.remove(e)
-                g.add(e[0], e[1], ante)
-        for e in list(g.edges):
-            if e[0] == p and e[2] != ante:
-                g.edges.remove(e)
-                g.add(ante, e[1], e[2])
+        node = sg.node_by_index(sg.index[tok])
+        if node is None or sg.parent(node) is None:
+            continue
+        ante = _first_noun(sg, root, _word(sg, tok) in SINGULAR_PRONOUNS)
+        if ante is not None and sg.index[ante] < sg.index[node]:
+            pairs[sg.index[tok]] = sg.index[ante]
+    for pron_index in _integer_map_order(list(pairs)):
+        mention = sg.node_by_index(pairs[pron_index])
+        pronoun = sg.node_by_index(pron_index)
+        if mention is None or pronoun is None:
+            continue
+        if pronoun in sg.roots:
+            del sg.roots[pronoun]
+            sg.add_to_roots(mention)
+        else:
+            for gov, rel, _ in sg.sorted_edges(pronoun, outgoing=False):
+                sg.remove_edge(gov, rel, pronoun)
+                sg.add_edge(gov, rel, mention)
+        for _, rel, dep in sg.sorted_edges(pronoun, outgoing=True):
+            sg.remove_edge(pronoun, rel, dep)
+            sg.add_edge(mention, rel, dep)
 
 
-def _bfs_noun(g: DepGraph, start: int, singular: bool) -> int | None:
-    allowed = ("NN", "NNP") if singular else ("NN", "NNP", "NNS", "NNPS")
+def _first_noun(sg: SemGraph, start: int, singular: bool) -> int | None:
+    """Breadth-first, children by position: the first NN/NNP (or NNS/NNPS too)."""
+    nouns = ("NN", "NNP") if singular else ("NN", "NNP", "NNS", "NNPS")
     seen: set[int] = set()
     queue = [start]
-    while queue:
-        node = queue.pop(0)
+    k = 0
+    while k < len(queue):
+        node = queue[k]
+        k += 1
         if node in seen:
             continue
         seen.add(node)
-        if g.tokens[node].tag in allowed:
+        if _tag(sg, node) in nouns:
             return node
-        queue.extend(d for _, d in g.out(node))
+        queue.extend(sg.child_list(node))
     return None
+
+
+def _integer_map_order(keys: list[int]) -> list[int]:
+    """Iteration order of a Java ``HashMap<Integer, _>(1)`` after putting ``keys`` in order."""
+    capacity = 1
+    for size in range(1, len(keys) + 1):  # a table of 1 doubles at once, then at 3/4 full
+        while size > int(capacity * 0.75):
+            capacity *= 2
+    return sorted(keys, key=lambda k: (k ^ (k >> 16)) & (capacity - 1))

@@ -1,26 +1,50 @@
 """SPICE 1.0's tuple rules (metric-spec §6.1 step 4): objects, attributes and relations read
-off the enhanced dependency graph, in SpiceParser's order."""
+off the enhanced dependency graph, in SpiceParser's order.
+
+Each rule is one of SpiceParser's semgrex patterns, matched node by node in the order semgrex
+visits them and, at each node, edge by edge in CoreNLP's edge order
+(:mod:`capeval_core.spice.semgraph`), so the tuples come out as SpiceParser lists them,
+duplicates included.
+"""
 
 from __future__ import annotations
 
 from capeval_core.spice.depgraph import DepGraph, is_noun, is_plural
+from capeval_core.spice.semgraph import SemGraph
 
 #: Bumped whenever the conversion or the rules change, so cached tuples are not reused.
-RULES_VERSION = 1
+RULES_VERSION = 2
 
 
 Tuple = tuple[str, ...]
 
+# Java's String.trim(): every character up to U+0020
+_TRIM = "".join(map(chr, range(33)))
 
-def _is_obj_rel(rel: str) -> bool:
+
+def _obj_rel(rel: str) -> bool:
+    """``/(iobj|dobj|nmod:.*)/``."""
     return rel in ("iobj", "dobj") or rel.startswith("nmod:")
 
 
-def extract_tuples(g: DepGraph) -> list[Tuple]:
-    """The SPICE tuples of one enhanced sentence graph, in rule order.
+def _dot_obj(rel: str) -> bool:
+    """``/.obj/``: dobj, iobj (any one character, then "obj")."""
+    return len(rel) == 4 and rel.endswith("obj")
+
+
+def _nmod_not_agent(rel: str) -> bool:
+    """``/(nmod:((?!agent).)*$)/``: an nmod with no "agent" after the colon."""
+    return rel.startswith("nmod:") and "agent" not in rel[5:]
+
+
+def extract_tuples(g: DepGraph, sentence: int = 0) -> list[Tuple]:
+    """The SPICE tuples of one enhanced sentence graph, in SpiceParser's order.
 
     Objects are ``(noun,)``, attributes ``(noun, attribute)`` and relations ``(subject,
     relation, object)`` (SPICE stores relations as subject, object, relation internally).
+    ``g.edges`` is read as the order CoreNLP added the edges (see
+    :func:`~capeval_core.spice.enhancement.enhance`); ``sentence`` is the sentence's position
+    in its caption.
 
     >>> from capeval_core.spice.spacy_sm import to_ud_graph
     >>> g = to_ud_graph(["two", "dogs"], ["two", "dog"], ["CD", "NNS"],
@@ -28,161 +52,171 @@ def extract_tuples(g: DepGraph) -> list[Tuple]:
     >>> extract_tuples(g)
     [('dog', 'two'), ('dog',)]
     """
+    sg = SemGraph.build(g, sentence=sentence)
     toks = g.tokens
-    n = len(toks)
-    lem = [t.lemma.strip().lower() for t in toks]
+    lem = [t.lemma.strip(_TRIM).lower() for t in toks]
     tags = [t.tag for t in toks]
-    out = [g.out(i) for i in range(n)]
+    noun = [is_noun(t) for t in tags]
+    plural = [is_plural(t) for t in tags]
+    nodes = sg.find_order()
+    out = {v: sg.out_edges(v) for v in nodes}
+    rels = {v: {r for r, _ in out[v]} for v in nodes}
+    roots = sg.roots
     tuples: list[Tuple] = []
 
-    def predicate(pred: int, rel: str | None = None) -> str:
+    def predicate(pred: int) -> str:
+        """``getPredicate``: the lemma, with the verb's first particle."""
         part = next((d for r, d in out[pred] if r == "compound:prt"), None)
-        text = lem[pred]
-        if part is not None:  # SPICE keeps the leading space when the verb is "be"
-            text = ("" if lem[pred] == "be" else lem[pred]) + " " + toks[part].word
-        if rel and rel.startswith("nmod:") and rel not in ("nmod:poss", "nmod:agent"):
-            text += rel.replace("nmod:", " ").replace("_", " ")
+        if part is None:
+            return toks[pred].lemma
+        verb = "" if toks[pred].lemma == "be" else toks[pred].lemma
+        return f"{verb} {toks[part].word}"
+
+    def with_prep(text: str, rel: str) -> str:
+        if rel.startswith("nmod:") and rel not in ("nmod:poss", "nmod:agent"):
+            return text + rel.replace("nmod:", " ").replace("_", " ")
         return text
 
-    def has(i: int, rel: str) -> bool:
-        return any(r == rel for r, _ in out[i])
-
-    # Rule 1: subject-predicate-object.
-    for p in range(n):
-        if has(p, "cop"):
+    # {}=pred >nsubj {tag:/NNP?S?/}=subj >/(iobj|dobj|nmod:.*)/=objreln {tag:/NNP?S?/}=obj
+    # !> cop {}
+    for p in nodes:
+        if "nsubj" not in rels[p] or "cop" in rels[p]:
             continue
         for r, s in out[p]:
-            if r != "nsubj" or not is_noun(tags[s]):
-                continue
-            for r2, o in out[p]:
-                if _is_obj_rel(r2) and is_noun(tags[o]):
-                    tuples.append((lem[s], predicate(p, r2), lem[o]))
-    # Rule 2: acl ("man riding horse").
-    for s in range(n):
+            if r == "nsubj" and noun[s]:
+                for r2, o in out[p]:
+                    if _obj_rel(r2) and noun[o]:
+                        tuples.append((lem[s], with_prep(predicate(p), r2), lem[o]))
+    # {}=subj >acl ({tag:/V.*/}=pred >/(iobj|dobj|nmod:.*)/=objreln {tag:/NNP?S?/}=obj)
+    for s in nodes:
+        if "acl" not in rels[s]:
+            continue
         for r, p in out[s]:
-            if r != "acl" or not tags[p].startswith("V"):
-                continue
-            for r2, o in out[p]:
-                if _is_obj_rel(r2) and is_noun(tags[o]):
-                    tuples.append((lem[s], predicate(p, r2), lem[o]))
-    # Rule 3: subject-predicate pairs without a noun object, then copular clauses.
+            if r == "acl" and tags[p].startswith("V"):
+                for r2, o in out[p]:
+                    if _obj_rel(r2) and noun[o]:
+                        tuples.append((lem[s], with_prep(predicate(p), r2), lem[o]))
+    # {}=pred >nsubj {tag:/NNP?S?/}=subj !>/(iobj|dobj|nmod:.*)/ {tag:/NNP?S?/} !>cop {}
+    # then {}=pred >nsubj {tag:/NNP?S?/}=subj >cop {}
     for copular in (False, True):
-        for p in range(n):
-            if has(p, "cop") != copular:
+        for p in nodes:
+            if "nsubj" not in rels[p] or ("cop" in rels[p]) != copular:
                 continue
-            if not copular and any(_is_obj_rel(r) and is_noun(tags[o]) for r, o in out[p]):
+            if not copular and any(_obj_rel(r) and noun[o] for r, o in out[p]):
                 continue
+            cops = sum(r == "cop" for r, _ in out[p]) if copular else 1
+            case = sg.child_with_rel(p, "case")
             for r, s in out[p]:
-                if r != "nsubj" or not is_noun(tags[s]):
+                if r != "nsubj" or not noun[s]:
                     continue
-                case = next((d for r2, d in out[p] if r2 == "case"), None)
-                if case is not None:
-                    prep = toks[case].word
-                    for r3, m in out[case]:
-                        if r3 == "mwe":
-                            prep += " " + toks[m].word
-                    tuples.append((lem[s], prep, lem[p]))
-                elif lem[p] != "be":
-                    tuples.append((lem[s], lem[p]))
-    # Rule 4: adjectival modifiers.
-    for o in range(n):
+                for _ in range(cops):
+                    if case is not None:
+                        prep = " ".join(
+                            [toks[case].word]
+                            + [toks[m].word for m in sg.children_with_rel(case, "mwe")]
+                        )
+                        tuples.append((lem[s], prep, lem[p]))
+                    elif toks[p].lemma != "be":
+                        tuples.append((lem[s], lem[p]))
+    # {}=obj >/(amod)/ {}=adj
+    for o in nodes:
         tuples.extend((lem[o], lem[a]) for r, a in out[o] if r == "amod")
-    # Rule 5: adjectival predicates.
-    for a in range(n):
+    # {tag:/J.*/}=adj >nsubj {}=obj
+    for a in nodes:
         if tags[a].startswith("J"):
             tuples.extend((lem[o], lem[a]) for r, o in out[a] if r == "nsubj")
-    # Rule 6: prepositional modifiers of nouns.
-    for gov in range(n):
-        if not is_noun(tags[gov]):
-            continue
-        for r, m in out[gov]:
-            if r.startswith("nmod:"):
-                prep = r.replace("nmod:", "").replace("_", " ")
-                if prep not in ("poss", "agent"):
-                    tuples.append((lem[gov], prep, lem[m]))
-    # Rule 7: possessives.
-    for gov in range(n):
-        if is_noun(tags[gov]):
+    # {tag:/NNP?S?/}=gov >/nmod:.*/=reln {}=mod
+    for gov in nodes:
+        if noun[gov]:
             for r, m in out[gov]:
-                if r == "nmod:poss" and is_noun(tags[m]):
+                if r.startswith("nmod:"):
+                    prep = r.replace("nmod:", "").replace("_", " ")
+                    if prep not in ("poss", "agent"):
+                        tuples.append((lem[gov], prep, lem[m]))
+    # {tag:/NNP?S?/}=gov >/nmod:poss/=reln {tag:/NNP?S?/}=mod
+    for gov in nodes:
+        if noun[gov]:
+            for r, m in out[gov]:
+                if r == "nmod:poss" and noun[m]:
                     tuples.append((lem[m], "have", lem[gov]))
-    # Rule 8: passive agents.
-    for p in range(n):
-        if not tags[p].startswith("V"):
-            continue
-        for r, s in out[p]:
-            if r == "nmod:agent" and is_noun(tags[s]):
-                for r2, o in out[p]:
-                    if r2 == "nsubjpass" and is_noun(tags[o]):
-                        tuples.append((lem[s], predicate(p), lem[o]))
-    # Rule 9: numbers of plural nouns, in SPICE's three positions.
-    _numbers(g, out, lem, tags, tuples)
-    # Rule 10: noun compounds.
-    compound_parts: set[int] = set()
-    for tail in range(n):
-        if is_noun(tags[tail]):
-            for r, head in out[tail]:
-                if r == "compound" and is_noun(tags[head]):
-                    compound_parts.update((tail, head))
-                    tuples.append((lem[tail], lem[head]))
-    # Rule 11 (noun conjunction propagation) never fires in SPICE 1.0: not implemented.
-    # Rule 12: every noun not part of a compound.
-    tuples.extend((lem[i],) for i in range(n) if is_noun(tags[i]) and i not in compound_parts)
-    return tuples
+    # {tag:/V.*/}=pred >/nmod:agent/=reln {tag:/NNP?S?/}=subj >nsubjpass {tag:/NNP?S?/}=obj
+    for p in nodes:
+        if tags[p].startswith("V") and "nmod:agent" in rels[p]:
+            for r, s in out[p]:
+                if r == "nmod:agent" and noun[s]:
+                    for r2, o in out[p]:
+                        if r2 == "nsubjpass" and noun[o]:
+                            tuples.append((lem[s], predicate(p), lem[o]))
 
-
-def _numbers(g: DepGraph, out, lem, tags, tuples: list[Tuple]) -> None:
-    """Rule 9: ``nummod`` before a plural noun, else its ``det:qmod`` head word."""
-    n = len(tags)
-
+    # numbers: checkForNumericAttribute on the nodes of three patterns, one match per node
     def number(word: int) -> None:
-        nummod = next((d for r, d in out[word] if r == "nummod"), None)
+        nummod = sg.child_with_rel(word, "nummod")
         if nummod is not None:
-            if nummod < word:  # "number 5" gives nothing
+            if sg.index[nummod] < sg.index[word]:  # "number 5" gives nothing
                 tuples.append((lem[word], lem[nummod]))
             return
-        qmod = next((d for r, d in out[word] if r == "det:qmod"), None)
+        qmod = sg.child_with_rel(word, "det:qmod")
         if qmod is not None:
             tuples.append((lem[word], lem[qmod]))
 
-    def dot_obj(r: str) -> bool:  # semgrex /.obj/: dobj, iobj, pobj
-        return len(r) == 4 and r.endswith("obj")
+    def plural_pp(o: int) -> bool:
+        return plural[o] and "case" in rels[o]
 
-    def nmod_not_agent(r: str) -> bool:
-        return r.startswith("nmod:") and "agent" not in r[5:]
-
-    def plural_objects(p: int) -> list[int]:
-        return [
-            o
-            for r, o in out[p]
-            if is_plural(tags[o])
-            and (dot_obj(r) or (nmod_not_agent(r) and any(r2 == "case" for r2, _ in out[o])))
-        ]
-
-    # (a) plural subject with a plural object (one match per predicate)
-    for p in range(n):
-        subj = next((s for r, s in out[p] if r == "nsubj" and is_plural(tags[s])), None)
-        objs = plural_objects(p) if subj is not None else []
-        if objs:
-            number(subj)
-            number(objs[0])
-    incoming = [g.incoming(i) for i in range(n)]
-    # (b) plural subject without one, or a plural root
-    for s in range(n):
-        if not is_plural(tags[s]):
+    # {}=pred >nsubj {tag:/NNP?S/}=subj [ >/(.obj)/ ({tag:/NNP?S/}=obj) |
+    #   >/(nmod:((?!agent).)*$)/ ({tag:/NNP?S/}=obj >case {}) ]
+    for p in nodes:
+        if "nsubj" not in rels[p]:
             continue
-        if s in g.roots or any(r == "nsubj" and not plural_objects(gv) for gv, r in incoming[s]):
+        match = None
+        for r, s in out[p]:
+            if r == "nsubj" and plural[s]:
+                obj = next((o for r2, o in out[p] if _dot_obj(r2) and plural[o]), None)
+                if obj is None:
+                    obj = next(
+                        (o for r2, o in out[p] if _nmod_not_agent(r2) and plural_pp(o)), None
+                    )
+                if obj is not None:
+                    match = s, obj
+                    break
+        if match is not None:
+            number(match[0])
+            number(match[1])
+
+    def plural_object(p: int) -> bool:
+        return any(
+            (_dot_obj(r) and plural[o]) or (_nmod_not_agent(r) and plural_pp(o)) for r, o in out[p]
+        )
+
+    # {tag:/NNP?S/}=subj [ == {$} | <nsubj ({} !>/.obj/ {tag:/NNP?S/}
+    #   !>/(nmod:((?!agent).)*$)/ ({tag:/NNP?S/} > case {}) )]
+    for s in nodes:
+        if plural[s] and (
+            s in roots or any(r == "nsubj" and not plural_object(gv) for gv, r in sg.in_edges(s))
+        ):
             number(s)
-    # (c) any other plural noun
-    for w in range(n):
-        if not is_plural(tags[w]) or w in g.roots:
+    # {tag:/NNP?S/}=word !== {$} !<nsubj {} !</.obj|nmod.*/ ({} >nsubj {tag:/NNP?S/})
+    for w in nodes:
+        if not plural[w] or w in roots:
             continue
-        if any(r == "nsubj" for _, r in incoming[w]):
+        inc = sg.in_edges(w)
+        if any(r == "nsubj" for _, r in inc):
             continue
         if any(
-            (dot_obj(r) or r.startswith("nmod"))
-            and any(r2 == "nsubj" and is_plural(tags[s]) for r2, s in out[gv])
-            for gv, r in incoming[w]
+            (_dot_obj(r) or r.startswith("nmod"))
+            and any(r2 == "nsubj" and plural[s] for r2, s in out[gv])
+            for gv, r in inc
         ):
             continue
         number(w)
+    # {tag:/NNP?S?/}=tail >/(compound)/ {tag:/NNP?S?/}=head
+    compound_parts: set[int] = set()
+    for tail in nodes:
+        if noun[tail]:
+            for r, head in out[tail]:
+                if r == "compound" and noun[head]:
+                    compound_parts.update((tail, head))
+                    tuples.append((lem[tail], lem[head]))
+    # SpiceParser's noun-conjunction rule compares strings with nodes and never fires.
+    # {tag:/NNP?S?/}=word, unless part of a compound
+    tuples.extend((lem[w],) for w in nodes if noun[w] and w not in compound_parts)
+    return tuples
