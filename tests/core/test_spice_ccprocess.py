@@ -204,27 +204,45 @@ def test_rule_cases_are_the_jars_graphs(name):
     )
 
 
-def test_markers_in_hash_order_past_sixteen_words():
-    """CoreNLP visits a word's dependents in its hash map's order, so with 16 buckets token 16
-    comes before token 15: of "from behind" the jar names the relation after "from".
-
-    spice-1.0.jar / CoreNLP 3.6.0 on COCO train2014 annotation 272790 (an oracle run beyond
-    the golden file); positional order would give ``nmod:behind``."""
-    words = (
+# Cases from spice-1.0.jar / CoreNLP 3.6.0 runs on COCO train2014 captions beyond the golden
+# file (annotation id given), same fields as RULES.
+MORE_RULES = {
+    # CoreNLP visits a word's dependents in its hash map's order: with 16 buckets token 16
+    # comes before token 15, so of "from behind" the relation is named after "from"
+    # (positional order would give nmod:behind)
+    "markers in hash order past sixteen words": (
+        272790,
         "a woman sitting in a chair laughing while another person holds a cellphone up from "
-        "behind an overturned table"
-    )
-    tags = "DT NN VBG IN DT NN VBG IN DT NN VBZ DT NN RB IN IN DT JJ NN"
-    basic = (
+        "behind an overturned table",
+        "DT NN VBG IN DT NN VBG IN DT NN VBZ DT NN RB IN IN DT JJ NN",
         "2 det 1, 2 dep 3, 6 case 4, 6 det 5, 3 nmod 6, 6 acl 7, 11 mark 8, 10 det 9, "
         "11 nsubj 10, 7 advcl 11, 13 det 12, 14 nmod:npmod 13, 19 advmod 14, 19 case 15, "
-        "19 case 16, 19 det 17, 19 amod 18, 11 nmod 19"
-    )
-    g = _graph(words, tags, basic, 2)
-    removed, added = _labels("11 nmod 19, 3 nmod 6"), _labels("11 nmod:from 19, 3 nmod:in 6")
-    assert cc_process(g).labelled_edges() == (_labels(basic) - removed) | added
-    emulated = ccprocess._emulated(g.tokens, g.edges, g.roots, True)
-    assert emulated.labelled_edges() == (_labels(basic) - removed) | added
+        "19 case 16, 19 det 17, 19 amod 18, 11 nmod 19",
+        2,
+        "11 nmod:from 19, 3 nmod:in 6",
+        "11 nmod 19, 3 nmod 6",
+    ),
+    # two coordinators on one word: the first names every conjunct, the second renames the
+    # conjuncts that follow it
+    "two coordinators": (
+        273712,
+        "a small but tidy and clean kitchen sink",
+        "DT JJ CC JJ CC JJ NN NNS",
+        "2 dep 1, 2 cc 3, 2 conj 4, 2 cc 5, 8 amod 6, 8 compound 7, 2 conj 8",
+        2,
+        "2 conj:but 4, 2 conj:and 8",
+        "2 conj 4, 2 conj 8",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE_RULES))
+def test_more_rules(name):
+    _, words, tags, basic, root, added, removed = MORE_RULES[name]
+    g = _graph(words, tags, basic, root)
+    want = (_labels(basic) - _labels(removed)) | _labels(added)
+    assert cc_process(g).labelled_edges() == want
+    assert ccprocess._emulated(g.tokens, g.edges, g.roots, True).labelled_edges() == want
 
 
 def test_input_graph_is_left_alone():
