@@ -30,7 +30,7 @@ from collections.abc import Iterator
 
 from capeval_core.spice.depgraph import DepGraph, Token, word_set
 
-_SHIFT = 6  # a node's key: token index (1-based) << _SHIFT | copy count
+_SHIFT = 10  # a node's key: token index (1-based) << _SHIFT | copy count (< 1024)
 
 
 class _Word:
