@@ -101,10 +101,15 @@ def _save(path: Path, values: Mapping[str, np.ndarray]) -> None:
         np.savez(fh, **values)
 
 
+#: prefix of the arrays of Metric.sufficient_statistics among a metric's values
+STATISTICS_PREFIX = "statistics:"
+
+
 def _score_metric(
     metric_key: str, options: Mapping[str, Any], tokenizer: str, batches: Sequence[Batch]
 ) -> dict[str, np.ndarray]:
-    """Every reported key of one metric over one or more batches: (batches, items)."""
+    """Every reported key of one metric over one or more batches: (batches, items); and,
+    under ``STATISTICS_PREFIX``, the metric's sufficient statistics (batches, items, ...)."""
     metric = metric_class(metric_key)(tokenizer=tokenizer, **dict(options))
     out: dict[str, list[list[float]]] = {}
     # Only the values are kept: each result (with its evidence, hundreds of thousands of
@@ -115,6 +120,9 @@ def _score_metric(
             result = metric.score_batch(batch)
             for k in result.corpus:
                 out.setdefault(k, []).append(result.segment_values(k))
+            # what resampling needs beyond the values (BLEU's and METEOR's statistics)
+            for name, rows in metric.sufficient_statistics(result).items():
+                out.setdefault(STATISTICS_PREFIX + name, []).append(rows)
             del result
         if _IN_WORKER:
             # What a worker holds now is resources and caches, alive until it exits: frozen,
