@@ -432,6 +432,71 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from capeval_core.resources import available_cpus
+    from capeval_core.systems import (
+        compare_systems,
+        load_systems,
+        score_systems,
+        write_systems_per_item,
+    )
+
+    keys = list(dict.fromkeys(args.metrics or DEFAULT_KEYS))
+    for key in keys:
+        metric_class(key)  # unknown keys fail before any file is read
+    if len(args.results) < 2:
+        raise InputError("--results needs two or more results files to compare")
+    for option, value in (("--trials", args.trials), ("--resamples", args.resamples)):
+        if value < 1:
+            raise InputError(f"{option} must be at least 1 (got {value})")
+    names = [n.strip() for n in args.names.split(",")] if args.names else None
+    data = load_systems(args.results, args.annotations, names)
+    with tqdm(
+        total=None,
+        desc="capeval compare",
+        unit="metric",
+        file=sys.stderr,
+        disable=len(data) < PROGRESS_FROM,
+    ) as bar:
+
+        def progress(done: int, total: int, label: str) -> None:
+            bar.total = total
+            bar.n = done
+            bar.set_postfix_str(label)
+            bar.refresh()
+
+        workers = available_cpus() if args.workers is None else args.workers
+        scores = score_systems(
+            data,
+            keys,
+            tokenizer=args.tokenizer,
+            options={"cider_d": {"idf": args.cider_idf}},
+            workers=workers,
+            on_progress=progress,
+        )
+        bar.set_postfix_str("resampling")
+        comparison = compare_systems(
+            scores,
+            paired=args.paired,
+            n_resamples=args.resamples,
+            n_trials=args.trials,
+            seed=args.seed,
+        )
+    if args.per_item:
+        write_systems_per_item(Path(args.per_item), comparison)
+    if args.json:
+        text = json.dumps(comparison.as_dict(), indent=1, allow_nan=False)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n", encoding="utf-8")
+    if args.json != "-":
+        print(comparison.format_table())
+    return 0
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
     for key in available_keys():
         cls = metric_class(key)
@@ -581,6 +646,64 @@ def build_parser() -> argparse.ArgumentParser:
     pert.add_argument("--preset", help="protocol preset of a --dataset file")
     pert.add_argument("--human", help="human-score column (default: the first)")
     pert.set_defaults(func=_cmd_perturb)
+
+    comp = sub.add_parser(
+        "compare",
+        help="score several systems' results on the same images, with bootstrap intervals "
+        "and paired significance tests against the first",
+    )
+    comp.add_argument(
+        "--annotations",
+        help="COCO captions file with the references (default: COCO val2014 from the "
+        "installed pycocoevalcap)",
+    )
+    comp.add_argument(
+        "--results",
+        nargs="+",
+        required=True,
+        metavar="RESULTS",
+        help="two or more COCO results files; the first is the baseline",
+    )
+    comp.add_argument("--names", help="comma-separated system names (default: the file stems)")
+    comp.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="KEY",
+        help=f"metric keys (default: {' '.join(DEFAULT_KEYS)}); see `capeval metrics`",
+    )
+    comp.add_argument(
+        "--paired",
+        default="both",
+        choices=["bs", "ar", "both"],
+        help="paired bootstrap resampling, approximate randomization, or both (default); "
+        "with both, the JSON's p_value is the larger of the two",
+    )
+    comp.add_argument("--trials", type=int, default=10_000, help="approximate randomization trials")
+    comp.add_argument(
+        "--resamples",
+        type=int,
+        default=1000,
+        help="bootstrap resamples (intervals and the paired bootstrap test)",
+    )
+    comp.add_argument("--seed", type=int, default=12345, help="seed of both tests (sacrebleu's)")
+    comp.add_argument(
+        "--per-item", metavar="OUT", help="write per-image captions and scores (.csv or .json)"
+    )
+    comp.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
+    comp.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
+    comp.add_argument(
+        "--cider-idf",
+        default="corpus",
+        choices=["corpus", "coco-val2014"],
+        help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
+    )
+    comp.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes for scoring (default: one per available CPU; 0 or 1: none)",
+    )
+    comp.set_defaults(func=_cmd_compare)
 
     metrics = sub.add_parser("metrics", help="list the metric keys")
     metrics.set_defaults(func=_cmd_metrics)
