@@ -268,8 +268,9 @@ class SystemsScores:
         return pd.DataFrame(data)
 
     def differences(self, a: str, b: str, key: str) -> pd.DataFrame:
-        """The images where systems ``a`` and ``b`` differ most on ``key`` first: image id,
-        both captions, both values, ``b - a`` and the references."""
+        """The images where systems ``a`` and ``b`` differ most on ``key`` first: columns
+        ``image_id``, ``caption_a``, ``caption_b``, ``value_a``, ``value_b``, ``difference``
+        (``b - a``) and ``references`` (a list per image); ties keep the images' order."""
         import pandas as pd
 
         for name in (a, b):
@@ -282,10 +283,10 @@ class SystemsScores:
         frame = pd.DataFrame(
             {
                 "image_id": list(self.input.image_ids),
-                a: list(self.input.candidates[ia]),
-                b: list(self.input.candidates[ib]),
-                f"{key} ({a})": va,
-                f"{key} ({b})": vb,
+                "caption_a": list(self.input.candidates[ia]),
+                "caption_b": list(self.input.candidates[ib]),
+                "value_a": va,
+                "value_b": vb,
                 "difference": vb - va,
                 "references": [list(r) for r in self.input.references],
             }
@@ -677,35 +678,63 @@ class SystemsComparison:
         return pd.DataFrame(rows)
 
 
-def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:
-    """Per-image captions and values of every system: CSV (``#`` lines with the
-    signatures, cells that a spreadsheet would evaluate escaped) or JSON (an object with the
-    signatures and one record per image)."""
+def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
+    """Per-image captions and values of every system as ``"csv"`` (``#`` lines with the
+    signatures, cells a spreadsheet would evaluate escaped) or ``"json"`` (an object with
+    the signatures and one record per image)."""
     from capeval_core.stats.export import to_csv_text
 
     frame = comparison.scores.item_frame()
     signatures = {k: comparison.signature(k) for k in comparison.keys}
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        text = to_csv_text(frame, signatures)
-    elif suffix == ".json":
+    if fmt == "csv":
+        return to_csv_text(frame, signatures)
+    if fmt == "json":
         from capeval_core._version import __version__
 
-        records = [_finite(r) for r in frame.to_dict("records")]
         payload = {
             "capeval": __version__,
             "systems": list(comparison.systems),
             "references": comparison.scores.input.reference_source,
             "signatures": signatures,
-            "items": records,
+            "items": [_finite(r) for r in frame.to_dict("records")],
         }
-        text = json.dumps(payload, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
-    else:
+        return json.dumps(payload, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+    raise InputError(f"per-image output is csv or json (got {fmt!r})")
+
+
+def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:
+    """:func:`per_item_text` into ``path`` (``.csv`` or ``.json``)."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".json"):
         raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
+    text = per_item_text(comparison, suffix[1:])
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc}") from None
+
+
+def demo_systems(n_images: int = 200) -> SystemsInput:
+    """A synthetic comparison for trying the page: three "systems" on the first COCO val2014
+    images (ascending id) that caption each image with its first caption (by annotation id),
+    its second, and the first with its words reversed; the references are the image's other
+    captions."""
+    from capeval_core.resources import coco_caption_sets
+
+    sets = coco_caption_sets("val", n_images)
+    sets = [s for s in sets if len(s.references) >= 2]
+    return SystemsInput(
+        ("first caption", "second caption", "first caption reversed"),
+        tuple(s.image_id for s in sets),
+        (
+            tuple(s.candidate for s in sets),
+            tuple(s.references[0] for s in sets),
+            tuple(" ".join(reversed(s.candidate.split())) for s in sets),
+        ),
+        tuple(tuple(s.references[1:]) for s in sets),
+        ("demo", "demo", "demo"),
+        f"demo: the other captions of the first {len(sets)} COCO val2014 images",
+    )
 
 
 def _finite(value: Any) -> Any:
@@ -718,6 +747,39 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _bootstrap(
+    scores: SystemsScores,
+    metrics: Sequence[str],
+    n_resamples: int,
+    seed: int | None,
+    use_cache: bool,
+) -> dict[tuple[str, str], np.ndarray]:
+    """Every (system, metric)'s resampled corpus values, from the cache where they are; the
+    others in one bootstrap (each chunk of weights drawn once, CIDEr-D's reference work
+    shared)."""
+    from capeval_core.judgments.scoring import _load, _save
+    from capeval_core.stats import resampling as rs
+
+    signature = {metric_class(k).key: v for k, v in scores.signatures.items()}
+    extra = f"bootstrap|resamples:{n_resamples}|seed:{seed}|n:{len(scores.input)}"
+    paths, boot = {}, {}
+    for i, s in enumerate(scores.systems):
+        digest = scores.input.digest(i)
+        for m in metrics:
+            paths[s, m] = _cache_file(digest, f"{signature[m]}|{extra}")
+            got = _load(paths[s, m]) if use_cache and seed is not None else None
+            if got is not None and got.get("values", np.empty(0)).shape[0] == n_resamples:
+                boot[s, m] = got["values"]
+    todo = {k: scores.statistics[k[0]][k[1]] for k in paths if k not in boot}
+    if todo:
+        fresh = rs.bootstrap(todo, n_resamples, seed)
+        for k, values in fresh.items():
+            if use_cache and seed is not None:
+                _save(paths[k], {"values": values})
+            boot[k] = values
+    return boot
+
+
 def compare_systems(
     scores: SystemsScores,
     *,
@@ -726,12 +788,16 @@ def compare_systems(
     n_trials: int | None = None,
     seed: int | None = None,
     level: float = 0.95,
+    use_cache: bool = True,
 ) -> SystemsComparison:
     """Bootstrap intervals for every system and paired tests of each against the first.
 
     ``paired``: ``"bs"`` (paired bootstrap), ``"ar"`` (approximate randomization) or
     ``"both"``; defaults as sacrebleu: 1,000 resamples, 10,000 trials, seed 12345. The
-    bootstrap always runs: it gives the intervals.
+    bootstrap always runs: it gives the intervals. A system's resampled values depend on
+    its captions, the references, the metric, the number of images, resamples and the seed
+    only (every system is resampled with the same weights), so with ``use_cache`` they are
+    kept in the score cache beside its scores.
     """
     from capeval_core.stats import resampling as rs
 
@@ -745,10 +811,11 @@ def compare_systems(
     mean: dict[str, dict[str, float]] = {s: {} for s in systems}
     tests: dict[str, dict[str, PairedResult]] = {k: {} for k in scores.keys}
     metrics = list(dict.fromkeys(metric_class(k).key for k in scores.keys))
-    # one bootstrap for every (system, metric): each chunk of weights drawn once
-    boot = rs.bootstrap(
-        {(s, m): scores.statistics[s][m] for s in systems for m in metrics}, n_resamples, seed
-    )
+    if not metrics:  # every metric skipped: nothing to resample
+        return SystemsComparison(
+            scores, ci, mean, tests, ResamplingSignature(paired, n_resamples, n_trials, seed, level)
+        )
+    boot = _bootstrap(scores, metrics, n_resamples, seed, use_cache)
     columns: dict[str, tuple[str, int]] = {}
     for k in scores.keys:
         m = metric_class(k).key
@@ -761,19 +828,21 @@ def compare_systems(
             finite = values[np.isfinite(values)]
             mean[s][k] = float(finite.mean()) if finite.size else math.nan
     base = systems[0]
+    # every (system, metric) against the baseline in one pass over the swaps
+    results = rs.paired_tests_many(
+        {
+            (s, m): (scores.statistics[base][m], scores.statistics[s][m], boot[base, m], boot[s, m])
+            for s in systems[1:]
+            for m in metrics
+        },
+        tests=paired,
+        n_trials=n_trials,
+        seed=seed,
+        level=level,
+    )
     for s in systems[1:]:
-        results = rs.paired_tests_many(
-            {
-                m: (scores.statistics[base][m], scores.statistics[s][m], boot[base, m], boot[s, m])
-                for m in metrics
-            },
-            tests=paired,
-            n_trials=n_trials,
-            seed=seed,
-            level=level,
-        )
         for k, (m, j) in columns.items():
-            tests[k][s] = results[m][scores.statistics[base][m].keys[j]]
+            tests[k][s] = results[s, m][scores.statistics[base][m].keys[j]]
     return SystemsComparison(
         scores, ci, mean, tests, ResamplingSignature(paired, n_resamples, n_trials, seed, level)
     )
@@ -788,7 +857,9 @@ __all__ = [
     "SystemsScores",
     "coco_val_references",
     "compare_systems",
+    "demo_systems",
     "load_systems",
+    "per_item_text",
     "score_systems",
     "write_systems_per_item",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -300,13 +301,12 @@ class BleuStatistics(SummedStatistics):
     """
 
     def point(self) -> dict[str, float]:
-        ints = self.matrix[:, : 2 * MAX_ORDER + 1].astype(np.int64).tolist()
-        ref = self.matrix[:, -1].tolist()
-        rows = [
-            _Pooled(tuple(row[:MAX_ORDER]), tuple(row[MAX_ORDER:-1]), row[-1], r)
-            for row, r in zip(ints, ref, strict=True)
-        ]
-        return _pooled(rows, self.keys)[0]
+        # the sums _pooled takes: integers (exact in any order), and the reference lengths
+        # one by one in item order (they are floats with effective_length="average")
+        ints = self.matrix[:, : 2 * MAX_ORDER + 1].astype(np.int64).sum(axis=0).tolist()
+        ref_len = functools.reduce(operator.add, self.matrix[:, -1].tolist(), 0)
+        total = _Pooled(tuple(ints[:MAX_ORDER]), tuple(ints[MAX_ORDER:-1]), ints[-1], ref_len)
+        return _pooled([total], self.keys)[0]
 
     def finish(self, sums: np.ndarray, total: np.ndarray) -> np.ndarray:
         correct, guess = sums[:, :MAX_ORDER], sums[:, MAX_ORDER : 2 * MAX_ORDER]

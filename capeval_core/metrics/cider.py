@@ -322,7 +322,7 @@ class CiderD(Metric):
         return CiderStatistics(
             self.report_keys(),
             np.ascontiguousarray(values[self.key], dtype=float),
-            batch_ngrams(batch),
+            batch,
             self.config.sigma,
         )
 
@@ -502,13 +502,17 @@ class _BatchScores(_Evidence):
 
 @dataclass(frozen=True, eq=False)
 class _ReferenceSide:
-    """What resamples of every system scored against the same references share."""
+    """What resamples of every system scored against the same references share.
 
-    shared: np.ndarray  # reference n-gram id -> column among the shared n-grams, or -1
-    owner: np.ndarray  # reference n-gram id -> the one item whose references have it, or -1
+    The squared IDF of a resample has one row per shared reference n-gram (in the references
+    of two or more items) and then one per item (the n-grams of that item's references
+    only: their df is the item's weight).
+    """
+
+    shared: np.ndarray  # reference n-gram id -> its row among the shared n-grams, or -1
+    column: np.ndarray  # reference n-gram id -> its row of the squared IDF
     incidence: Any  # CSR (shared n-grams x items)
-    squares: Any  # CSR (reference rows * ORDER x shared n-grams): tf ** 2
-    own_squares: np.ndarray  # per reference row * ORDER: tf ** 2 summed over its own n-grams
+    squares: Any  # CSR (reference rows * ORDER x IDF rows): tf ** 2
     rows: np.ndarray  # the item of every reference row
 
 
@@ -523,39 +527,32 @@ def _reference_side(grams: BatchNgrams) -> _ReferenceSide:
     shared_ids = np.flatnonzero(df >= 2)
     shared = np.full(refs.n_grams, -1, dtype=np.int64)
     shared[shared_ids] = np.arange(shared_ids.size)
-    owner = np.full(refs.n_grams, -1, dtype=np.int64)
+    column = shared.copy()
     single = df[gram] == 1
-    owner[gram[single]] = item[single]
+    column[gram[single]] = shared_ids.size + item[single]
     many = ~single
     incidence = sparse.csr_matrix(
         (np.ones(int(many.sum()), dtype=np.float32), (shared[gram[many]], item[many])),
         shape=(shared_ids.size, grams.n_items),
     )
     row = refs.entry_sentence * ORDER + (refs.orders.astype(np.int64) - 1)
-    sq = refs.counts.astype(np.float32) ** 2
-    col = shared[refs.grams]
-    inside = col >= 0
     squares = sparse.csr_matrix(
-        (sq[inside], (row[inside], col[inside])),
-        shape=(refs.n_sentences * ORDER, shared_ids.size),
+        (refs.counts.astype(np.float32) ** 2, (row, column[refs.grams])),
+        shape=(refs.n_sentences * ORDER, shared_ids.size + grams.n_items),
     )
-    own = np.bincount(row[~inside], weights=sq[~inside], minlength=refs.n_sentences * ORDER)
-    return _ReferenceSide(
-        shared, owner, incidence, squares, own.astype(np.float32), grams.reference_item
-    )
+    return _ReferenceSide(shared, column, incidence, squares, grams.reference_item)
 
 
 def _idf_squares(counts: np.ndarray, documents: np.ndarray) -> np.ndarray:
     """``(log N - log max(1, df)) ** 2`` (float32) for df ``counts`` (one column per resample,
-    whose N is in ``documents``); a table look-up when the counts are whole numbers."""
-    whole = documents == np.round(documents)
-    if whole.all() and counts.size and np.all(documents == documents[0]):
+    whose N is in ``documents``); a table look-up when every N is the same whole number (a
+    bootstrap's), df being whole numbers from 0 to N."""
+    if counts.size and np.all(documents == documents[0]) and documents[0] == int(documents[0]):
         top = int(documents[0])
         with np.errstate(divide="ignore"):
-            k = np.arange(top + 1, dtype=np.float64)
-            table = ((np.log(documents[0]) - np.log(np.maximum(k, 1.0))) ** 2).astype(np.float32)
-        index = np.rint(counts).astype(np.int32)
-        return table[np.minimum(index, top)]
+            k = np.maximum(np.arange(top + 1, dtype=np.float64), 1.0)
+            table = ((np.log(documents[0]) - np.log(k)) ** 2).astype(np.float32)
+        return table[counts.astype(np.int32)]
     with np.errstate(divide="ignore"):
         idf = np.log(documents)[None, :] - np.log(np.maximum(counts, 1.0, dtype=np.float64))
     return (idf * idf).astype(np.float32)
@@ -576,72 +573,71 @@ class CiderStatistics(ItemStatistics):
 
     keys: tuple[str, ...]
     values: np.ndarray
-    grams: BatchNgrams
-    sigma: float
+    batch: Batch = field(repr=False)
+    sigma: float = 6.0
 
     def __len__(self) -> int:
         return self.values.size
 
+    @functools.cached_property
+    def grams(self) -> BatchNgrams:
+        """The batch's n-gram tables, built when a resample first needs them."""
+        return batch_ngrams(self.batch)
+
     def point(self) -> dict[str, float]:
         return {self.keys[0]: float(np.mean(self.values))}
+
+    def additive(self) -> MeanStatistics:
+        """Swapping candidates keeps the references, so the IDF and each item's score: the
+        randomization test swaps item values, as for a mean."""
+        return MeanStatistics.from_values(self.keys, {self.keys[0]: self.values})
 
     def swap(self, other: ItemStatistics, take: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if not isinstance(other, CiderStatistics) or len(other) != len(self):
             raise ValueError("CIDEr-D items can only be swapped with CIDEr-D items")
-        mine = MeanStatistics.from_values(self.keys, {self.keys[0]: self.values})
-        theirs = MeanStatistics.from_values(self.keys, {self.keys[0]: other.values})
-        return mine.swap(theirs, take)
+        return self.additive().swap(other.additive(), take)
 
     @functools.cached_property
-    def _system(self) -> tuple[Any, Any, np.ndarray, Any, np.ndarray, np.ndarray]:
-        """This system's sparse coefficients: candidate squares over shared n-grams, over
-        n-grams of one item's references (by that item) and summed over n-grams in no
-        reference; cosine numerators over shared n-grams and over the item's own; and each
-        reference row's length penalty."""
+    def _system(self) -> _SystemSide:
         from scipy import sparse
 
         g = self.grams
         side = _reference_side(g)
         cand = g.candidates
+        n_shared = side.incidence.shape[0]
         n_rows = g.n_items * ORDER
         row = cand.entry_sentence * ORDER + (cand.orders.astype(np.int64) - 1)
         sq = cand.counts.astype(np.float32) ** 2
         in_refs = cand.grams < side.shared.size
+        # a column per shared n-gram, then one per item (n-grams of that item's references)
         col = np.full(cand.grams.size, -1, dtype=np.int64)
-        own = np.full(cand.grams.size, -1, dtype=np.int64)
-        col[in_refs] = side.shared[cand.grams[in_refs]]
-        own[in_refs] = side.owner[cand.grams[in_refs]]
-        at = col >= 0
-        c_shared = sparse.csr_matrix(
-            (sq[at], (row[at], col[at])), shape=(n_rows, side.incidence.shape[0])
+        col[in_refs] = side.column[cand.grams[in_refs]]
+        squares = sparse.csr_matrix(
+            (sq[col >= 0], (row[col >= 0], col[col >= 0])), shape=(n_rows, n_shared + g.n_items)
         )
-        at = own >= 0
-        c_own = sparse.csr_matrix((sq[at], (row[at], own[at])), shape=(n_rows, g.n_items))
+        # an n-gram in no reference has df 0 in every resample: idf = log N
         nowhere = np.bincount(row[~in_refs], weights=sq[~in_refs], minlength=n_rows)
         q_row, q_cand, q_ref = _matches(g)
-        gram = cand.grams[q_cand]
         tf_c = cand.counts[q_cand].astype(np.float32)
         tf_r = g.references.counts[q_ref].astype(np.float32)
-        coef = np.minimum(tf_c, tf_r) * tf_r
         num_row = q_row * ORDER + (cand.orders[q_cand].astype(np.int64) - 1)
-        n_num = g.references.n_sentences * ORDER
-        col = side.shared[gram]
-        at = col >= 0
-        n_shared = sparse.csr_matrix(
-            (coef[at], (num_row[at], col[at])), shape=(n_num, side.incidence.shape[0])
+        # only (reference, order) pairs with a match can have a non-zero cosine
+        rows, num_row = np.unique(num_row, return_inverse=True)
+        numerators = sparse.csr_matrix(
+            (np.minimum(tf_c, tf_r) * tf_r, (num_row, side.column[cand.grams[q_cand]])),
+            shape=(rows.size, n_shared + g.n_items),
         )
-        # a matched n-gram in one item's references only is in this item's (the owner)
-        n_own = np.bincount(num_row[~at], weights=coef[~at], minlength=n_num)
-        delta = (_bigrams(cand)[g.reference_item] - _bigrams(g.references)).astype(float)
+        reference = rows // ORDER
+        item = g.reference_item[reference]
+        delta = (_bigrams(cand)[item] - _bigrams(g.references)[reference]).astype(float)
         penalty = np.exp(-(delta**2) / (2 * self.sigma**2)).astype(np.float32)
-        return (
-            c_shared,
-            c_own,
-            nowhere.astype(np.float32),
-            n_shared,
-            n_own.astype(np.float32),
-            penalty,
+        per_item = sparse.csr_matrix(
+            (penalty, (item, np.arange(rows.size))), shape=(g.n_items, rows.size)
         )
+        return _SystemSide(
+            squares, nowhere.astype(np.float32), numerators, rows, item * ORDER + rows % ORDER,
+            per_item,
+        )  # fmt: skip
 
     def resample(self, weights: np.ndarray, memo: dict[Any, Any] | None = None) -> np.ndarray:
         weights = np.asarray(weights, dtype=float)
@@ -661,25 +657,37 @@ class CiderStatistics(ItemStatistics):
         key = ("cider_d", id(side), start, weights.shape)
         if key not in memo:
             w32 = weights.T.astype(np.float32)  # (items, R)
-            shared = _idf_squares(side.incidence @ w32, documents)
-            own = _idf_squares(w32, documents)  # an item's own n-grams: df is its weight
-            own_rows = np.repeat(own[side.rows], ORDER, axis=0)  # per reference row * ORDER
-            nr = side.squares @ shared + side.own_squares[:, None] * own_rows
-            memo[key] = (shared, own, own_rows, np.sqrt(nr))
-        shared, own, own_rows, norms_r = memo[key]
-        c_shared, c_own, nowhere, n_shared, n_own, penalty = self._system
-        n, rows = g.n_items, side.rows
+            idf2 = np.vstack(
+                [
+                    _idf_squares(side.incidence @ w32, documents),
+                    _idf_squares(w32, documents),  # an item's own n-grams: df = its weight
+                ]
+            )
+            memo[key] = (idf2, np.sqrt(side.squares @ idf2))
+        idf2, norms_r = memo[key]
+        system = self._system
         log_n2 = (np.log(documents) ** 2).astype(np.float32)
-        norms_c = c_shared @ shared + c_own @ own + nowhere[:, None] * log_n2[None, :]
-        norms_c = np.sqrt(norms_c).reshape(n, ORDER, -1)[rows]
-        num = n_shared @ shared + n_own[:, None] * own_rows
-        num = num.reshape(rows.size, ORDER, -1)
-        denom = norms_c * norms_r.reshape(rows.size, ORDER, -1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            sim = np.where(denom != 0, num / denom, 0.0) * penalty[:, None, None]
-        per_item = np.add.reduceat(sim.sum(axis=1, dtype=np.float64), g.ref_offsets[:-1], axis=0)
+        norms_c = np.sqrt(system.squares @ idf2 + system.nowhere[:, None] * log_n2[None, :])
+        num = system.numerators @ idf2
+        denom = norms_c[system.candidate_rows] * norms_r[system.rows]
+        # a match with a non-zero idf makes both norms non-zero
+        sim = np.divide(num, denom, out=np.zeros_like(num), where=num > 0)
+        per_item = (system.per_item @ sim).astype(np.float64)  # penalty-weighted sums
         score = per_item * (10.0 / ORDER) / np.diff(g.ref_offsets)[:, None]
         return np.einsum("ri,ir->r", weights, score) / documents
+
+
+@dataclass(frozen=True, eq=False)
+class _SystemSide:
+    """One system's sparse coefficients over the columns of the squared IDF (shared
+    reference n-grams, then one per item for n-grams of one item's references)."""
+
+    squares: Any  # CSR (items * ORDER x columns): candidate tf ** 2
+    nowhere: np.ndarray  # per item * ORDER: tf ** 2 summed over n-grams in no reference
+    numerators: Any  # CSR (matched rows x columns): min(tf_c, tf_r) * tf_r
+    rows: np.ndarray  # each matched row's reference row * ORDER + order - 1
+    candidate_rows: np.ndarray  # and its candidate's item * ORDER + order - 1
+    per_item: Any  # CSR (items x matched rows): the length penalty, summing rows per item
 
 
 #: resamples per CIDEr-D chunk: (reference rows x 4 x chunk) float32 arrays stay small

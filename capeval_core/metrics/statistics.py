@@ -50,6 +50,11 @@ class ItemStatistics(ABC):
         references only (CIDEr-D's reference norms) is done once.
         """
 
+    def additive(self) -> SummedStatistics | None:
+        """The statistics that approximate randomization swaps, when they are summed per item
+        (so swaps of several metrics can share one matrix product); None otherwise."""
+        return None
+
     @abstractmethod
     def swap(self, other: ItemStatistics, take: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Corpus values of the two pseudo-systems of approximate randomization.
@@ -82,6 +87,9 @@ class SummedStatistics(ItemStatistics):
 
     def __len__(self) -> int:
         return self.matrix.shape[0]
+
+    def additive(self) -> SummedStatistics:
+        return self
 
     @abstractmethod
     def finish(self, sums: np.ndarray, total: np.ndarray) -> np.ndarray:

@@ -22,6 +22,11 @@ from capeval_core.systems import (
 FAST_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
 
 
+@pytest.fixture(autouse=True)
+def _own_score_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
+
+
 def _sets(n: int):
     return coco_caption_sets("val", n)
 
@@ -221,14 +226,16 @@ def test_differences_sort_by_the_gap_between_two_systems():
     assert gaps == sorted(gaps, reverse=True)
     first = table.iloc[0]
     i = data.image_ids.index(first["image_id"])
-    assert first["a"] == data.candidates[0][i] and first["b"] == data.candidates[1][i]
+    assert first["caption_a"] == data.candidates[0][i]
+    assert first["caption_b"] == data.candidates[1][i]
+    assert first["value_b"] - first["value_a"] == first["difference"]
+    assert first["value_a"] == scores.items["a"]["rouge_l"][i]
     assert first["references"] == list(data.references[i])
     with pytest.raises(InputError, match="unknown system"):
         scores.differences("a", "zzz", "rouge_l")
 
 
-def test_scores_are_cached_per_system(tmp_path, monkeypatch):
-    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path))
+def test_scores_are_cached_per_system(monkeypatch):
     sets = _sets(30)
     data = _data(sets, {"a": lambda s: s.candidate, "b": lambda s: s.references[0]})
     first = score_systems(data, ["bleu_4", "cider_d"])
@@ -251,6 +258,21 @@ def test_scores_are_cached_per_system(tmp_path, monkeypatch):
     third = score_systems(grown, ["bleu_4"])
     assert scored == [1]  # only the new system is scored
     assert third.corpus["a"]["bleu_4"] == first.corpus["a"]["bleu_4"]
+    # resampled values are kept per system too: the same intervals, without resampling
+    from capeval_core.stats import resampling
+
+    before = compare_systems(first, n_resamples=50, n_trials=50)
+    calls = []
+    real_bootstrap = resampling.bootstrap
+    monkeypatch.setattr(
+        resampling,
+        "bootstrap",
+        lambda todo, *a: calls.append(sorted(todo)) or real_bootstrap(todo, *a),
+    )
+    after = compare_systems(first, n_resamples=50, n_trials=50)
+    assert calls == [] and after.ci == before.ci
+    assert compare_systems(first, n_resamples=50, n_trials=50, seed=3).ci != before.ci
+    assert len(calls) == 1
 
 
 def test_comparison_json_has_exactly_the_documented_keys():
