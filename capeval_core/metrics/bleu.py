@@ -230,19 +230,31 @@ class Bleu(Metric):
         else:
             sums = np.add.reduceat(lengths, offsets[:-1]).tolist()
             ref_lens = [float(t) / int(c) for t, c in zip(sums, np.diff(offsets), strict=True)]
+        # _bleu_scores for every item: the element-wise products and quotients are the same
+        # IEEE operations side by side; the roots and exp are Python's (libm's), as coco's
+        guess = np.maximum(cand_lens[:, None] - np.arange(MAX_ORDER)[None, :], 0)
+        factors = (np.array(correct, dtype=float) + TINY) / (guess + SMALL)
+        running = np.cumprod(factors, axis=1)  # 1.0 * f1, then * f2, ...: sequential
+        roots = [[r ** (1.0 / (k + 1)) for r in running[:, k].tolist()] for k in range(MAX_ORDER)]
+        ratios = ((cand_lens + TINY) / (np.array(ref_lens, dtype=float) + SMALL)).tolist()
+        guesses = guess.tolist()
         out = []
         for i, cand_len in enumerate(cand_lens.tolist()):
-            guess = [max(0, cand_len - k + 1) for k in range(1, MAX_ORDER + 1)]
-            out.append(
-                self._item(
-                    grams.candidate_words[i],
-                    grams.reference_words[i],
-                    correct[i],
-                    guess,
-                    cand_len,
-                    ref_lens[i],
-                )
+            scores = [roots[k][i] for k in range(MAX_ORDER)]
+            penalty = 1.0
+            if ratios[i] < 1:
+                penalty = math.exp(1 - 1 / ratios[i])
+                scores = [x * penalty for x in scores]
+            details = BleuDetails(
+                grams.candidate_words[i],
+                grams.reference_words[i],
+                tuple(correct[i]),
+                tuple(guesses[i]),
+                cand_len,
+                ref_lens[i],
+                penalty,
             )
+            out.append((dict(zip(self.reports, scores, strict=True)), details))
         return out
 
     def aggregate(self, segments: list[SegmentScore], prepared: Any):

@@ -367,7 +367,16 @@ def _squares(counts: np.ndarray, df_index: np.ndarray, idf_of: np.ndarray) -> np
         return np.zeros(0)
     width = idf_of.size
     codes = counts.astype(np.int64) * width + df_index
-    unique, inverse = np.unique(codes, return_inverse=True)
+    top = int(codes.max()) + 1
+    if top <= 16 * codes.size:  # a table over every code: no sort
+        present = np.zeros(top, dtype=bool)
+        present[codes] = True
+        unique = np.flatnonzero(present)
+        where = np.zeros(top, dtype=np.int64)
+        where[unique] = np.arange(unique.size)
+        inverse = where[codes]
+    else:
+        unique, inverse = np.unique(codes, return_inverse=True)
     weights = (unique // width).astype(float) * idf_of[unique % width]
     return np.array([pow(w, 2) for w in weights.tolist()])[inverse]
 

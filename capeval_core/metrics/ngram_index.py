@@ -272,7 +272,7 @@ class BatchNgrams:
         and its entry index, to find a candidate n-gram in a given reference."""
         refs = self.references
         keys = refs.entry_sentence * np.int64(_STRIDE) + refs.grams
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)  # keys are distinct: an n-gram is one entry of its row
         return keys[order], order
 
 
