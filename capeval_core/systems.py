@@ -295,10 +295,15 @@ class SystemsScores:
         return frame.iloc[order].reset_index(drop=True)
 
 
+#: names the layout of cached system scores (values and sufficient statistics); a new layout
+#: gets a new name, so old entries are never read as new ones
+_CACHE_FORMAT = "systems-v1"
+
+
 def _cache_file(digest: str, signature: str) -> Path:
     from capeval_core.judgments.scoring import _cache_path
 
-    return _cache_path(digest, signature, "systems")
+    return _cache_path(digest, signature, _CACHE_FORMAT)
 
 
 def _batches(data: SystemsInput, tokenizer: str) -> list[Batch]:
