@@ -29,7 +29,7 @@ from capeval_core.errors import CapevalError, InputError
 from capeval_core.metrics import Batch, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
-from capeval_core.tokenize import get_tokenizer
+from capeval_core.tokenize import Tokens, get_tokenizer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,6 +49,11 @@ class SystemsInput:
 
     ``candidates[s][i]`` is system ``s``'s caption of image ``image_ids[i]``;
     ``references[i]`` that image's references. ``sources`` names each system's file.
+    ``orders[s]``, where given and not None, lists the images (as indices into
+    ``image_ids``) in the order ``capeval score`` scores system ``s``'s file alone: its own
+    record order when the annotations list no images. The PTB tokenizer looks across
+    caption boundaries and means are summed in order, so such a system is tokenized and
+    summed in its own order, and its values stay those of ``capeval score``.
     """
 
     names: tuple[str, ...]
@@ -57,14 +62,22 @@ class SystemsInput:
     references: tuple[tuple[str, ...], ...]
     sources: tuple[str, ...]
     reference_source: str
+    orders: tuple[tuple[int, ...] | None, ...] = ()
 
     def __len__(self) -> int:
         return len(self.image_ids)
 
+    def order(self, system: int) -> tuple[int, ...] | None:
+        """System ``system``'s own order of the images, or None (the shared order)."""
+        return self.orders[system] if system < len(self.orders) else None
+
     def digest(self, system: int) -> str:
         """Content digest of one system's captions with the references (the cache key)."""
-        payload = json.dumps([self.candidates[system], self.references], ensure_ascii=False)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        payload = [self.candidates[system], self.references]
+        if self.order(system) is not None:
+            payload.append(self.order(system))
+        text = json.dumps(payload, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _shown(ids: Sequence[Any]) -> str:
@@ -217,7 +230,13 @@ def load_systems(
             f"{len(missing)} image_id(s) of {first_file} have no reference in {refs.source}: "
             f"{_shown(missing)}"
         )
-    order = _evaluation_order({"images": list(refs.images)} if refs.images else {}, first)
+    listed = {"images": list(refs.images)} if refs.images else {}
+    order = _evaluation_order(listed, first)
+    position = {k: i for i, k in enumerate(order)}
+    orders = []
+    for _, captions in loaded:
+        own = [position[k] for k in _evaluation_order(listed, captions)]
+        orders.append(None if own == list(range(len(own))) else tuple(own))
     return SystemsInput(
         tuple(names),
         tuple(order),
@@ -225,6 +244,7 @@ def load_systems(
         tuple(refs.captions[k] for k in order),
         tuple(files),
         refs.source,
+        tuple(orders),
     )
 
 
@@ -307,21 +327,31 @@ def _cache_file(digest: str, signature: str) -> Path:
 
 
 def _batches(data: SystemsInput, tokenizer: str) -> list[Batch]:
-    """One batch per system; the references tokenized once, in one call (as ``capeval
-    score`` tokenizes them), and shared by every batch."""
+    """One batch per system, in the shared image order. The references are tokenized once,
+    in one call (as ``capeval score`` tokenizes them), and shared by the batches; a system
+    with its own order (see :class:`SystemsInput`) is tokenized in that order."""
     tok = get_tokenizer(tokenizer)
     _, refs = validate_inputs(data.candidates[0], data.references)
-    flat = [r for group in refs for r in group]
-    flat_tokens = tok.tokenize_batch(flat)
-    ref_tokens, pos = [], 0
-    for group in refs:
-        ref_tokens.append(tuple(flat_tokens[pos : pos + len(group)]))
-        pos += len(group)
-    shared = tuple(ref_tokens)
+    n = len(refs)
+    shared: dict[tuple[int, ...] | None, tuple[tuple[Tokens, ...], ...]] = {}
     batches = []
-    for cands in data.candidates:
-        cands, _ = validate_inputs(cands, refs)
-        batches.append(Batch(cands, refs, tuple(tok.tokenize_batch(list(cands))), shared, tok.name))
+    for s, texts in enumerate(data.candidates):
+        order = data.order(s)
+        sequence = range(n) if order is None else order
+        if order not in shared:
+            flat = tok.tokenize_batch([r for i in sequence for r in refs[i]])
+            ref_tokens: list[tuple[Tokens, ...]] = [()] * n
+            pos = 0
+            for i in sequence:
+                ref_tokens[i] = tuple(flat[pos : pos + len(refs[i])])
+                pos += len(refs[i])
+            shared[order] = tuple(ref_tokens)
+        cands, _ = validate_inputs(texts, refs)
+        tokens = tok.tokenize_batch([cands[i] for i in sequence])
+        cand_tokens: list[Tokens] = [()] * n
+        for j, i in enumerate(sequence):
+            cand_tokens[i] = tokens[j]
+        batches.append(Batch(cands, refs, tuple(cand_tokens), shared[order], tok.name))
     return batches
 
 
@@ -477,6 +507,14 @@ def _assemble(
             }
             statistics[name][mkey] = metric.item_statistics(item_values, stats, batches[s])
             point = statistics[name][mkey].point()
+            order = data.order(s)
+            if order is not None:  # summed in the system's own order, as capeval score does
+                own = list(order)
+                point = metric.item_statistics(
+                    {k: v[own] for k, v in item_values.items()},
+                    {k: v[own] for k, v in stats.items()},
+                    batches[s],
+                ).point()
             for key in out_keys:
                 if metric_class(key).key == mkey:
                     report = key if key in point else metric.primary_key()

@@ -194,3 +194,34 @@ def test_coco_val2014_references_by_default(tmp_path):
         "--json",
     )  # fmt: skip
     assert json.loads(alone)["corpus"] == result["corpus"]["one"]
+
+
+def test_files_in_other_orders_score_as_capeval_score_does(tmp_path):
+    # No images list: `capeval score` takes each file's own record order, and the PTB
+    # tokenizer looks into the next caption ("... a P." before "A black cat" splits the
+    # period off). A file in another order is tokenized and summed in its own order.
+    sets = coco_caption_sets("val", 20)
+    ann = {
+        "annotations": [{"image_id": s.image_id, "caption": r} for s in sets for r in s.references]
+    }
+    (tmp_path / "captions.json").write_text(json.dumps(ann))
+    caps = [s.candidate for s in sets]
+    caps[3], caps[4] = "a red sign with a big letter P.", "A black cat sits on a car"
+    rows = [{"image_id": s.image_id, "caption": c} for s, c in zip(sets, caps, strict=True)]
+    (tmp_path / "a.json").write_text(json.dumps(rows))
+    (tmp_path / "b.json").write_text(json.dumps(rows[::-1]))  # the same captions, reversed
+    keys = ["bleu_1", "bleu_4", "rouge_l", "cider_d"]
+    code, out, _ = _run(
+        "compare", "--annotations", tmp_path / "captions.json", "--results", tmp_path / "a.json",
+        tmp_path / "b.json", "--metrics", *keys, "--json", "-", "--trials", 50, "--resamples", 50,
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    for name in ("a", "b"):
+        code, alone, _ = _run(
+            "score", "--results", tmp_path / f"{name}.json", "--annotations",
+            tmp_path / "captions.json", "--metrics", *keys, "--json",
+        )  # fmt: skip
+        assert json.loads(alone)["corpus"] == data["corpus"][name]
+    # the order changed the tokens, so the two "systems" differ although their captions agree
+    assert data["corpus"]["a"] != data["corpus"]["b"]
