@@ -25,6 +25,12 @@ PAGES = [
         url_path="compare-captions",
     ),
     st.Page(
+        "app_pages/systems.py",
+        title="Systems",
+        icon=":material/leaderboard:",
+        url_path="systems",
+    ),
+    st.Page(
         "app_pages/perturb.py",
         title="Perturbation lab",
         icon=":material/science:",

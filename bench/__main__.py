@@ -7,7 +7,16 @@ import importlib
 
 #: bench modules, each with ``main(n_images)``; imported only when run (worker processes
 #: spawned by a bench re-import this module, and should not load the others' libraries)
-BENCHMARKS = ("foundation", "meteor", "judgments", "wmd", "spice", "spice_parity", "perturb")
+BENCHMARKS = (
+    "foundation",
+    "systems",
+    "meteor",
+    "judgments",
+    "wmd",
+    "spice",
+    "spice_parity",
+    "perturb",
+)
 
 
 def main() -> None:

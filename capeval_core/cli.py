@@ -15,12 +15,12 @@ import math
 import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from capeval_core import files
 from capeval_core._version import __version__
+from capeval_core.coco_files import LIMIT_FLAGS, CocoBatch, load_coco
 from capeval_core.errors import CapevalError, CapevalWarning, InputError
 from capeval_core.files import Limits
 from capeval_core.metrics import available_keys, make_batch, metric_class
@@ -30,143 +30,6 @@ from capeval_core.results import MetricResult
 DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
 #: show a progress bar from this many images on
 PROGRESS_FROM = 1000
-
-
-@dataclass(frozen=True)
-class CocoBatch:
-    """Candidates and references of the images in a results file, in evaluation order."""
-
-    image_ids: tuple[Any, ...]
-    candidates: tuple[str, ...]
-    references: tuple[tuple[str, ...], ...]
-
-
-#: what the command line calls each option of :class:`~capeval_core.files.Limits`
-LIMIT_FLAGS = {
-    "max_bytes": "--max-bytes",
-    "max_caption_tokens": "--max-caption-tokens",
-    "max_references": "--max-references",
-}
-
-
-def _load_json(path: Path, role: str, limits: Limits) -> Any:
-    return files.read_json(
-        path,
-        max_bytes=limits.max_bytes,
-        fail=files.failer(f"{role} file {path}"),
-        raise_with=LIMIT_FLAGS["max_bytes"],
-    )
-
-
-def _image_id(value: Any, fail: files.Fail, record: int, field: str = "image_id") -> Any:
-    """A COCO image id: a whole number or text. ``true`` would match id 1 (``True == 1``),
-    a fraction names no image, and lists and objects are no ids at all."""
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return value
-    raise fail(
-        f"expected an integer or a string (got {files.json_kind(value)})",
-        record=record,
-        column=field,
-    )
-
-
-def _caption_rows(
-    rows: Any, path: Path, role: str, limits: Limits, key: str | None = None
-) -> list[tuple[Any, str]]:
-    """``(image_id, caption)`` pairs from a list of COCO caption records, validated.
-
-    ``key`` names the list inside the file (``annotations``) for the messages.
-    """
-    label = f"{role} file {path}" + (f", list {key!r}" if key else "")
-    fail = files.failer(label)
-    if not isinstance(rows, list):
-        raise fail("expected a list of {image_id, caption} records")
-    out = []
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            raise fail(f"expected an object, got {files.json_kind(row)}", record=i)
-        for field in ("image_id", "caption"):
-            if field not in row:
-                raise fail(f"missing field '{field}'", record=i)
-        image_id = _image_id(row["image_id"], fail, i)
-        caption = row["caption"]
-        if not isinstance(caption, str):
-            raise fail(f"expected text, got {files.json_kind(caption)}", record=i, column="caption")
-        problem = limits.caption_problem(caption)
-        if problem:
-            raise fail(_over(problem, "max_caption_tokens"), record=i, column="caption")
-        out.append((image_id, caption))
-    return out
-
-
-def _over(problem: str, limit: str) -> str:
-    return f"{problem} (raise it with {LIMIT_FLAGS[limit]} if the data are genuine)"
-
-
-def load_coco(
-    results_path: Path, annotations_path: Path, limits: Limits | None = None
-) -> CocoBatch:
-    """Read a COCO results file and a COCO captions file into one ordered batch, held to
-    ``limits`` (default: :class:`~capeval_core.files.Limits`)."""
-    limits = limits or Limits()
-    results = _caption_rows(
-        _load_json(results_path, "results", limits), results_path, "results", limits
-    )
-    if not results:
-        raise InputError(f"results file {results_path} holds no captions")
-    ann = _load_json(annotations_path, "annotations", limits)
-    if not isinstance(ann, dict) or "annotations" not in ann:
-        raise InputError(
-            f"annotations file {annotations_path}: expected an object with an 'annotations' list"
-        )
-    refs: dict[Any, list[str]] = {}
-    for image_id, caption in _caption_rows(
-        ann["annotations"], annotations_path, "annotations", limits, "annotations"
-    ):
-        refs.setdefault(image_id, []).append(caption)
-    for image_id, captions in refs.items():
-        problem = limits.references_problem(len(captions))
-        if problem:
-            raise InputError(
-                f"annotations file {annotations_path}: image_id {image_id!r} has "
-                + _over(problem, "max_references")
-            )
-    cands: dict[Any, str] = {}
-    for i, (image_id, caption) in enumerate(results):
-        if image_id in cands:
-            raise InputError(
-                f"results file {results_path}, record {i}: image_id {image_id!r} has more than "
-                "one caption (one candidate per image is expected)"
-            )
-        cands[image_id] = caption
-    missing = [i for i in cands if i not in refs]
-    if missing:
-        shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
-        raise InputError(
-            f"{len(missing)} image_id(s) of {results_path} have no reference in "
-            f"{annotations_path}: {shown}"
-        )
-    order = _evaluation_order(ann, cands, annotations_path)
-    return CocoBatch(
-        tuple(order), tuple(cands[i] for i in order), tuple(tuple(refs[i]) for i in order)
-    )
-
-
-def _evaluation_order(ann: dict, cands: dict[Any, str], path: Path) -> list[Any]:
-    # pycocotools' loadRes keeps the annotation file's images list order; without one, the
-    # results' own order.
-    images = ann.get("images")
-    if isinstance(images, list):
-        fail = files.failer(f"annotations file {path}, list 'images'")
-        listed = [
-            _image_id(img["id"], fail, i, "id")
-            for i, img in enumerate(images)
-            if isinstance(img, dict) and "id" in img
-        ]
-        order = [i for i in dict.fromkeys(listed) if i in cands]
-        if len(order) == len(cands):
-            return order
-    return list(cands)
 
 
 def score_coco(
@@ -563,6 +426,71 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from capeval_core.resources import available_cpus
+    from capeval_core.systems import (
+        compare_systems,
+        load_systems,
+        score_systems,
+        write_systems_per_item,
+    )
+
+    keys = list(dict.fromkeys(args.metrics or DEFAULT_KEYS))
+    for key in keys:
+        metric_class(key)  # unknown keys fail before any file is read
+    if len(args.results) < 2:
+        raise InputError("--results needs two or more results files to compare")
+    for option, value in (("--trials", args.trials), ("--resamples", args.resamples)):
+        if value < 1:
+            raise InputError(f"{option} must be at least 1 (got {value})")
+    names = [n.strip() for n in args.names.split(",")] if args.names else None
+    data = load_systems(args.results, args.annotations, names)
+    with tqdm(
+        total=None,
+        desc="capeval compare",
+        unit="metric",
+        file=sys.stderr,
+        disable=len(data) < PROGRESS_FROM,
+    ) as bar:
+
+        def progress(done: int, total: int, label: str) -> None:
+            bar.total = total
+            bar.n = done
+            bar.set_postfix_str(label)
+            bar.refresh()
+
+        workers = available_cpus() if args.workers is None else args.workers
+        scores = score_systems(
+            data,
+            keys,
+            tokenizer=args.tokenizer,
+            options={"cider_d": {"idf": args.cider_idf}},
+            workers=workers,
+            on_progress=progress,
+        )
+        bar.set_postfix_str("resampling")
+        comparison = compare_systems(
+            scores,
+            paired=args.paired,
+            n_resamples=args.resamples,
+            n_trials=args.trials,
+            seed=args.seed,
+        )
+    if args.per_item:
+        write_systems_per_item(Path(args.per_item), comparison)
+    if args.json:
+        text = json.dumps(comparison.as_dict(), indent=1, allow_nan=False)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n", encoding="utf-8")
+    if args.json != "-":
+        print(comparison.format_table())
+    return 0
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
     for key in available_keys():
         cls = metric_class(key)
@@ -756,6 +684,64 @@ def build_parser() -> argparse.ArgumentParser:
     pert.add_argument("--preset", help="protocol preset of a --dataset file")
     pert.add_argument("--human", help="human-score column (default: the first)")
     pert.set_defaults(func=_cmd_perturb)
+
+    comp = sub.add_parser(
+        "compare",
+        help="score several systems' results on the same images, with bootstrap intervals "
+        "and paired significance tests against the first",
+    )
+    comp.add_argument(
+        "--annotations",
+        help="COCO captions file with the references (default: COCO val2014 from the "
+        "installed pycocoevalcap)",
+    )
+    comp.add_argument(
+        "--results",
+        nargs="+",
+        required=True,
+        metavar="RESULTS",
+        help="two or more COCO results files; the first is the baseline",
+    )
+    comp.add_argument("--names", help="comma-separated system names (default: the file stems)")
+    comp.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="KEY",
+        help=f"metric keys (default: {' '.join(DEFAULT_KEYS)}); see `capeval metrics`",
+    )
+    comp.add_argument(
+        "--paired",
+        default="both",
+        choices=["bs", "ar", "both"],
+        help="paired bootstrap resampling, approximate randomization, or both (default); "
+        "with both, the JSON's p_value is the larger of the two",
+    )
+    comp.add_argument("--trials", type=int, default=10_000, help="approximate randomization trials")
+    comp.add_argument(
+        "--resamples",
+        type=int,
+        default=1000,
+        help="bootstrap resamples (intervals and the paired bootstrap test)",
+    )
+    comp.add_argument("--seed", type=int, default=12345, help="seed of both tests (sacrebleu's)")
+    comp.add_argument(
+        "--per-item", metavar="OUT", help="write per-image captions and scores (.csv or .json)"
+    )
+    comp.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
+    comp.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
+    comp.add_argument(
+        "--cider-idf",
+        default="corpus",
+        choices=["corpus", "coco-val2014"],
+        help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
+    )
+    comp.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes for scoring (default: one per available CPU; 0 or 1: none)",
+    )
+    comp.set_defaults(func=_cmd_compare)
 
     metrics = sub.add_parser("metrics", help="list the metric keys")
     metrics.set_defaults(func=_cmd_metrics)

@@ -293,6 +293,14 @@ def _surrogate_message(text: str, path: str, what: str) -> str:
     )
 
 
+def _key_path(path: str, key: str) -> str:
+    """``path.key``, or ``path["key"]`` (JSON-escaped) for a key that is not a plain name: a
+    key may hold spaces, newlines or a lone surrogate, and the message must stay one line."""
+    if key.isidentifier() and key.isascii():
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key)}]"
+
+
 def _path_to(root: Any, target: Any) -> str:
     """Where ``target`` (found by identity) sits in ``root``: ``annotations[3].caption``."""
     stack: list[tuple[Any, str]] = [(root, "")]
@@ -302,9 +310,7 @@ def _path_to(root: Any, target: Any) -> str:
             path = path or "the top level"
             return path if len(path) <= 60 else path[:57] + "..."
         if isinstance(item, dict):
-            stack.extend(
-                reversed([(v, f"{path}.{k}" if path else str(k)) for k, v in item.items()])
-            )
+            stack.extend(reversed([(v, _key_path(path, k)) for k, v in item.items()]))
         elif isinstance(item, list):
             stack.extend(reversed([(v, f"{path}[{i}]") for i, v in enumerate(item)]))
     return "the top level"

@@ -190,6 +190,22 @@ class CocoCaption:
     caption: str
 
 
+def coco_caption_file(split: str = "val") -> dict[str, Any]:
+    """The COCO 2014 captions annotation file of ``split`` as parsed JSON (``images``,
+    ``annotations``, ...), read from the SPICE jar that pycocoevalcap installs: the same
+    object ``json.load`` gives of ``captions_{split}2014.json``. Not cached (about 200 MB of
+    Python objects for val); callers keep what they need."""
+    if split not in COCO_SPLITS:
+        raise ValueError(f"`split` must be one of {COCO_SPLITS} (got {split!r})")
+    jar = pycocoevalcap_file("spice/spice-1.0.jar")
+    member = _COCO_MEMBER.format(split=split)
+    try:
+        with zipfile.ZipFile(jar) as zf, zf.open(member) as fh:
+            return json.load(fh)
+    except (KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+        raise ResourceError(f"cannot read `{member}` from {jar}: {exc}") from exc
+
+
 @functools.lru_cache(maxsize=2)
 def coco_captions(split: str = "val") -> tuple[CocoCaption, ...]:
     """All COCO 2014 captions of ``split`` ("train" or "val"), read from the SPICE jar.
@@ -197,15 +213,7 @@ def coco_captions(split: str = "val") -> tuple[CocoCaption, ...]:
     The jar that pycocoevalcap installs carries ``captions_{train,val}2014.json``; they are
     read with :mod:`zipfile`, never copied into the project.
     """
-    if split not in COCO_SPLITS:
-        raise ValueError(f"`split` must be one of {COCO_SPLITS} (got {split!r})")
-    jar = pycocoevalcap_file("spice/spice-1.0.jar")
-    member = _COCO_MEMBER.format(split=split)
-    try:
-        with zipfile.ZipFile(jar) as zf, zf.open(member) as fh:
-            data = json.load(fh)
-    except (KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
-        raise ResourceError(f"cannot read `{member}` from {jar}: {exc}") from exc
+    data = coco_caption_file(split)
     return tuple(
         CocoCaption(int(a["image_id"]), int(a["id"]), str(a["caption"]))
         for a in data["annotations"]

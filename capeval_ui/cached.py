@@ -590,3 +590,94 @@ def lab_batch(
         source=source,
         on_error="skip",
     )
+
+
+# -- Systems page ------------------------------------------------------------------------------
+
+#: what the Systems page compares when nothing is uploaded (clearly a demo)
+SYSTEMS_DEMO_IMAGES = 200
+SYSTEMS_DEFAULT_KEYS = ("bleu_4", "rouge_l", "cider_d")
+
+
+@st.cache_resource(show_spinner="Reading COCO val2014 references…", max_entries=1)
+def coco_val_references() -> object:
+    """COCO val2014's references from the installed pycocoevalcap (read once, ~2 s)."""
+    from capeval_core.systems import coco_val_references as read
+
+    return read()
+
+
+@st.cache_data(show_spinner="Reading and checking the results files…", max_entries=8)
+def systems_input(
+    results: tuple[tuple[str, bytes], ...], annotations: tuple[str, bytes] | None
+) -> object:
+    """Uploaded results files aligned on their images (``SystemsInput``); the references
+    from an uploaded annotations file, or COCO val2014. Raises InputError naming the file
+    and the image ids when the files do not caption the same images once each."""
+    from capeval_core.systems import load_systems
+
+    refs = annotations if annotations is not None else coco_val_references()
+    return load_systems(list(results), refs)  # type: ignore[arg-type]
+
+
+@st.cache_data(show_spinner="Building the demo systems from COCO val2014…", max_entries=2)
+def demo_systems_input(n_images: int = SYSTEMS_DEMO_IMAGES) -> object:
+    """The demo: three synthetic systems on the first COCO val2014 images."""
+    from capeval_core.systems import demo_systems
+
+    return demo_systems(n_images)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def systems_comparison(
+    digest: tuple[str, ...],
+    keys: tuple[str, ...],
+    tokenizer: str,
+    paired: str,
+    n_resamples: int,
+    n_trials: int,
+    seed: int,
+    *,
+    _data: object,
+) -> object:
+    """Every system of ``_data`` (a ``SystemsInput``; ``digest``, its systems' content
+    digests, is the cache key) scored with ``keys`` (disk-cached per system too), with
+    bootstrap intervals and paired tests against the first. A progress bar is shown while
+    it runs and removed after, so a cache hit replays nothing visible."""
+    import warnings
+
+    from capeval_core.errors import DegenerateCorpusWarning
+    from capeval_core.resources import available_cpus
+    from capeval_core.systems import compare_systems, score_systems
+
+    bar = st.progress(0.0, text="Scoring the systems…")
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {label} ({done}/{total})")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateCorpusWarning)
+        scores = score_systems(
+            _data,  # type: ignore[arg-type]
+            keys,
+            tokenizer=tokenizer,
+            workers=available_cpus(),  # used on large sets only
+            on_progress=progress,
+            on_error="skip",
+        )
+    bar.progress(1.0, text="Bootstrap resamples and paired tests…")
+    comparison = compare_systems(
+        scores, paired=paired, n_resamples=n_resamples, n_trials=n_trials, seed=seed
+    )
+    bar.empty()
+    return comparison
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def systems_per_item(
+    digest: tuple[str, ...], resampling: str, fmt: str, *, _comparison: object
+) -> str:
+    """The per-image CSV or JSON of a comparison (``digest`` and ``resampling`` name it)."""
+    from capeval_core.systems import per_item_text
+
+    return per_item_text(_comparison, fmt)  # type: ignore[arg-type]

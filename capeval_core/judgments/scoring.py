@@ -89,10 +89,13 @@ def _cache_path(digest: str, signature: str, extra: str = "") -> Path:
     return scores_cache_dir() / f"{digest[:24]}-{h}.npz"
 
 
-def _load(path: Path, keys: Sequence[str], shape: tuple[int, int]) -> dict[str, np.ndarray] | None:
-    """A cache entry: every key of ``keys`` present, each a float array of ``shape``. An
-    entry that fails these checks (a truncated or damaged archive, renamed keys, arrays of
-    another length) is deleted with one :class:`DamagedCacheWarning` and recomputed."""
+def _load(
+    path: Path, keys: Sequence[str], shape: tuple[int, ...] | None
+) -> dict[str, np.ndarray] | None:
+    """A cache entry: every key of ``keys`` present, each a float array (of ``shape``, unless
+    it is None). An entry that fails these checks (a truncated or damaged archive, renamed
+    keys, arrays of another length) is deleted with one :class:`DamagedCacheWarning` and
+    recomputed."""
     try:
         with np.load(path, allow_pickle=False) as data:
             values = {k: data[k] for k in data.files}
@@ -105,7 +108,7 @@ def _load(path: Path, keys: Sequence[str], shape: tuple[int, int]) -> dict[str, 
         return _discard(path, f"it lacks {missing} (holds {sorted(values)})")
     for k in keys:
         arr = values[k]
-        if arr.dtype.kind != "f" or arr.shape != shape:
+        if arr.dtype.kind != "f" or (shape is not None and arr.shape != shape):
             return _discard(
                 path, f"{k!r} is {arr.dtype} of shape {arr.shape}, expected float of {shape}"
             )
@@ -142,10 +145,15 @@ def _save(path: Path, values: Mapping[str, np.ndarray]) -> None:
         np.savez(fh, **values)
 
 
+#: prefix of the arrays of Metric.sufficient_statistics among a metric's values
+STATISTICS_PREFIX = "statistics:"
+
+
 def _score_metric(
     metric_key: str, options: Mapping[str, Any], tokenizer: str, batches: Sequence[Batch]
 ) -> dict[str, np.ndarray]:
-    """Every reported key of one metric over one or more batches: (batches, items)."""
+    """Every reported key of one metric over one or more batches: (batches, items); and,
+    under ``STATISTICS_PREFIX``, the metric's sufficient statistics (batches, items, ...)."""
     metric = metric_class(metric_key)(tokenizer=tokenizer, **dict(options))
     out: dict[str, list[list[float]]] = {}
     # Only the values are kept: each result (with its evidence, hundreds of thousands of
@@ -156,6 +164,9 @@ def _score_metric(
             result = metric.score_batch(batch)
             for k in result.corpus:
                 out.setdefault(k, []).append(result.segment_values(k))
+            # what resampling needs beyond the values (BLEU's and METEOR's statistics)
+            for name, rows in metric.sufficient_statistics(result).items():
+                out.setdefault(STATISTICS_PREFIX + name, []).append(rows)
             del result
         if _IN_WORKER:
             # What a worker holds now is resources and caches, alive until it exits: frozen,

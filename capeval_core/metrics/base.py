@@ -21,6 +21,7 @@ import numpy as np
 
 from capeval_core._version import __version__
 from capeval_core.errors import DegenerateCorpusWarning, InputError, OptionError
+from capeval_core.metrics.statistics import ItemStatistics, MeanStatistics
 from capeval_core.results import MetricResult, SegmentScore, Signature
 from capeval_core.tokenize import Tokenizer, Tokens, get_tokenizer
 
@@ -59,6 +60,19 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.candidates)
+
+    def memo(self, name: str, build: Callable[[], Any]) -> Any:
+        """A value derived from this batch, built once (the n-gram tables BLEU and CIDEr-D
+        share). Memos are not pickled: a batch sent to a worker process arrives bare."""
+        memos = self.__dict__.setdefault("_memos", {})
+        if name not in memos:
+            memos[name] = build()
+        return memos[name]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_memos", None)
+        return state
 
     def part(self, start: int, stop: int) -> Batch:
         """Items ``start:stop`` with their tokens as tokenized here (no re-tokenizing, so
@@ -255,10 +269,7 @@ class Metric(ABC):
             for note in notes if warn else ():
                 warnings.warn(note, DegenerateCorpusWarning, stacklevel=3)
             segments = []
-            for i in range(len(batch)):
-                value, details = self.segment(
-                    batch.candidate_tokens[i], batch.reference_tokens[i], prepared
-                )
+            for i, (value, details) in enumerate(self.score_items(batch, prepared)):
                 scores = value if isinstance(value, Mapping) else {self.primary_key(): float(value)}
                 segments.append(SegmentScore(i, self.primary_key(), scores, details))
             corpus, corpus_details = self.aggregate(segments, prepared)
@@ -275,6 +286,17 @@ class Metric(ABC):
         """Messages about degenerate but valid input, raised as DegenerateCorpusWarning."""
         return []
 
+    def score_items(
+        self, batch: Batch, prepared: Any
+    ) -> Sequence[tuple[float | Mapping[str, float], Any]]:
+        """Every item's value (or values by key) and details, in order: :meth:`segment` item
+        by item. Metrics that score a whole batch faster at once (BLEU, CIDEr-D) override
+        this, giving the same values as :meth:`segment` bit for bit."""
+        return [
+            self.segment(c, r, prepared)
+            for c, r in zip(batch.candidate_tokens, batch.reference_tokens, strict=True)
+        ]
+
     @abstractmethod
     def segment(
         self, candidate: Tokens, references: tuple[Tokens, ...], prepared: Any
@@ -289,3 +311,32 @@ class Metric(ABC):
             k: float(np.mean(np.array([s.scores[k] for s in segments]))) for k in self.report_keys()
         }
         return corpus, None
+
+    # -- resampling (significance tests between systems) -------------------------------------
+    def sufficient_statistics(self, result: MetricResult) -> dict[str, np.ndarray]:
+        """Per-item arrays (one row per item), beyond the item values, that
+        :meth:`item_statistics` needs to recompute the corpus value on resampled items.
+        Default: none, the corpus value being the mean of the item values. Plain arrays, so
+        scoring workers can send them back and the score cache can keep them."""
+        return {}
+
+    def item_statistics(
+        self,
+        values: Mapping[str, np.ndarray],
+        statistics: Mapping[str, np.ndarray],
+        batch: Batch,
+    ) -> ItemStatistics:
+        """How this metric's corpus value is recomputed on resampled or swapped items.
+
+        ``values`` maps every reported key to the item values, ``statistics`` holds
+        :meth:`sufficient_statistics` and ``batch`` is the scored batch. Default: the mean
+        of the item values, as the default :meth:`aggregate` takes it; a metric that
+        aggregates otherwise overrides both (the registry's contract test checks that
+        ``item_statistics(...).point()`` equals the corpus value bit for bit).
+        """
+        return MeanStatistics.from_values(self.report_keys(), values)
+
+    def resampling(self, result: MetricResult, batch: Batch) -> ItemStatistics:
+        """:meth:`item_statistics` of a result of this metric on ``batch``."""
+        values = {k: np.asarray(result.segment_values(k), dtype=float) for k in result.corpus}
+        return self.item_statistics(values, self.sufficient_statistics(result), batch)

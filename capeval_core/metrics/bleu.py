@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from capeval_core.metrics.base import Metric, MetricConfig
+import numpy as np
+
+from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.metrics.ngram_index import batch_ngrams
 from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
+from capeval_core.metrics.statistics import SummedStatistics
 from capeval_core.options import check_choice
-from capeval_core.results import SegmentScore
+from capeval_core.results import MetricResult, SegmentScore
 from capeval_core.tokenize import Tokens
 
 # coco-caption's smoothing constants: they keep per-image scores finite and non-zero.
@@ -51,19 +57,29 @@ class NgramCount:
 class BleuDetails:
     """Evidence for one item: clipped counts per order, lengths and brevity penalty.
 
-    ``counts`` holds the candidate's n-gram counts and ``max_ref_counts`` the most any one
-    reference has of each of them; :attr:`ngrams` presents them as :class:`NgramCount` rows.
+    ``candidate`` and ``references`` are the words BLEU counts. :attr:`counts` holds the
+    candidate's n-gram counts and :attr:`max_ref_counts` the most any one reference has of
+    each of them (both built when first asked for); :attr:`ngrams` presents them as
+    :class:`NgramCount` rows.
     """
 
     candidate: Tokens
     references: tuple[Tokens, ...]
-    counts: Mapping[Ngram, int]
-    max_ref_counts: Mapping[Ngram, int]
     correct: tuple[int, ...]
     guess: tuple[int, ...]
     candidate_length: int
     reference_length: float
     brevity_penalty: float
+
+    @functools.cached_property
+    def counts(self) -> Counter[Ngram]:
+        """The candidate's n-gram counts, orders 1..4, in counting order."""
+        return ngram_counts(self.candidate, MAX_ORDER)
+
+    @functools.cached_property
+    def max_ref_counts(self) -> dict[Ngram, int]:
+        """For each candidate n-gram, the most times any one reference has it."""
+        return _max_ref_counts(self.counts, self.references)
 
     @functools.cached_property
     def ngrams(self) -> tuple[NgramCount, ...]:
@@ -102,6 +118,17 @@ class BleuCorpusDetails:
     candidate_length: int
     reference_length: float
     brevity_penalty: float
+
+
+def _max_ref_counts(
+    counts: Mapping[Ngram, int], references: tuple[Tokens, ...]
+) -> dict[Ngram, int]:
+    max_ref: dict[Ngram, int] = {}
+    for ref in references:
+        for gram, count in ngram_counts(ref, MAX_ORDER).items():
+            if count > max_ref.get(gram, 0):
+                max_ref[gram] = count
+    return {gram: max_ref.get(gram, 0) for gram in counts}
 
 
 def _effective_length(lengths: list[int], cand_len: int, mode: str) -> float:
@@ -147,55 +174,156 @@ class Bleu(Metric):
     def label(cls, key: str) -> str:
         return f"BLEU-{key.rsplit('_', 1)[-1]}"
 
-    def segment(self, candidate: Tokens, references: tuple[Tokens, ...], prepared: None):
+    def segment(self, candidate: Tokens, references: tuple[Tokens, ...], prepared: Any):
         n = MAX_ORDER
         candidate = coco_words(candidate)
         references = tuple(coco_words(r) for r in references)
-        max_ref: dict[Ngram, int] = {}
-        for ref in references:
-            for gram, count in ngram_counts(ref, n).items():
-                if count > max_ref.get(gram, 0):
-                    max_ref[gram] = count
         counts: Counter[Ngram] = ngram_counts(candidate, n)
+        clip_ref = _max_ref_counts(counts, references)
         correct = [0] * n
-        clip_ref = {}
         for gram, count in counts.items():
-            ref_count = clip_ref[gram] = max_ref.get(gram, 0)
-            correct[len(gram) - 1] += min(ref_count, count)
+            correct[len(gram) - 1] += min(clip_ref[gram], count)
         cand_len = len(candidate)
         guess = [max(0, cand_len - k + 1) for k in range(1, n + 1)]
         ref_len = _effective_length(
             [len(r) for r in references], cand_len, self.config.effective_length
         )
+        return self._item(candidate, references, correct, guess, cand_len, ref_len)
+
+    def _item(
+        self,
+        candidate: Tokens,
+        references: tuple[Tokens, ...],
+        correct: Sequence[int],
+        guess: Sequence[int],
+        cand_len: int,
+        ref_len: float,
+    ) -> tuple[dict[str, float], BleuDetails]:
         ratio = (cand_len + TINY) / (ref_len + SMALL)
         scores, penalty = _bleu_scores(correct, guess, ratio)
         details = BleuDetails(
-            candidate,
-            references,
-            counts,
-            clip_ref,
-            tuple(correct),
-            tuple(guess),
-            cand_len,
-            ref_len,
-            penalty,
+            candidate, references, tuple(correct), tuple(guess), cand_len, ref_len, penalty
         )
         return dict(zip(self.reports, scores, strict=True)), details
 
-    def aggregate(self, segments: list[SegmentScore], prepared: None):
-        n = MAX_ORDER
-        correct = [0] * n
-        guess = [0] * n
-        cand_len = 0
-        ref_len: float = 0
-        for seg in segments:
-            d: BleuDetails = seg.details
-            cand_len += d.candidate_length
-            ref_len += d.reference_length
-            for k in range(n):
-                correct[k] += d.correct[k]
-                guess[k] += d.guess[k]
-        ratio = (cand_len + TINY) / (ref_len + SMALL)
-        scores, penalty = _bleu_scores(correct, guess, ratio)
-        details = BleuCorpusDetails(tuple(correct), tuple(guess), cand_len, ref_len, penalty)
-        return dict(zip(self.reports, scores, strict=True)), details
+    def score_items(
+        self, batch: Batch, prepared: Any
+    ) -> list[tuple[dict[str, float], BleuDetails]]:
+        """The whole batch at once: clipped counts from the batch's integer n-gram tables,
+        then the same float operations as :meth:`segment`, item by item."""
+        grams = batch_ngrams(batch)
+        correct = grams.clipped_counts().tolist()
+        cand_lens = grams.candidates.lengths
+        lengths = grams.references.lengths
+        offsets = grams.ref_offsets
+        mode = self.config.effective_length
+        if mode == "closest":
+            # min over (distance, length) pairs: ties go to the shorter reference
+            item_len = np.repeat(cand_lens, np.diff(offsets))
+            key = np.abs(lengths - item_len) * _LENGTH_KEY + lengths
+            ref_lens = (np.minimum.reduceat(key, offsets[:-1]) % _LENGTH_KEY).tolist()
+        elif mode == "shortest":
+            ref_lens = np.minimum.reduceat(lengths, offsets[:-1]).tolist()
+        else:
+            sums = np.add.reduceat(lengths, offsets[:-1]).tolist()
+            ref_lens = [float(t) / int(c) for t, c in zip(sums, np.diff(offsets), strict=True)]
+        # _bleu_scores for every item: the element-wise products and quotients are the same
+        # IEEE operations side by side; the roots and exp are Python's (libm's), as coco's
+        guess = np.maximum(cand_lens[:, None] - np.arange(MAX_ORDER)[None, :], 0)
+        factors = (np.array(correct, dtype=float) + TINY) / (guess + SMALL)
+        running = np.cumprod(factors, axis=1)  # 1.0 * f1, then * f2, ...: sequential
+        roots = [[r ** (1.0 / (k + 1)) for r in running[:, k].tolist()] for k in range(MAX_ORDER)]
+        ratios = ((cand_lens + TINY) / (np.array(ref_lens, dtype=float) + SMALL)).tolist()
+        guesses = guess.tolist()
+        out = []
+        for i, cand_len in enumerate(cand_lens.tolist()):
+            scores = [roots[k][i] for k in range(MAX_ORDER)]
+            penalty = 1.0
+            if ratios[i] < 1:
+                penalty = math.exp(1 - 1 / ratios[i])
+                scores = [x * penalty for x in scores]
+            details = BleuDetails(
+                grams.candidate_words[i],
+                grams.reference_words[i],
+                tuple(correct[i]),
+                tuple(guesses[i]),
+                cand_len,
+                ref_lens[i],
+                penalty,
+            )
+            out.append((dict(zip(self.reports, scores, strict=True)), details))
+        return out
+
+    def aggregate(self, segments: list[SegmentScore], prepared: Any):
+        return _pooled([s.details for s in segments], self.reports)
+
+    def sufficient_statistics(self, result: MetricResult) -> dict[str, np.ndarray]:
+        """Per item: clipped matches and n-grams per order, candidate and reference length."""
+        rows = [
+            (*d.correct, *d.guess, d.candidate_length, d.reference_length)
+            for d in (s.details for s in result.segments)
+        ]
+        return {"bleu": np.array(rows, dtype=float).reshape(len(rows), 2 * MAX_ORDER + 2)}
+
+    def item_statistics(self, values, statistics, batch) -> BleuStatistics:
+        return BleuStatistics(self.reports, np.asarray(statistics["bleu"], dtype=float))
+
+
+#: reference lengths below this (about a million words) sort with their distance in one int
+_LENGTH_KEY = 2**20
+
+
+def _pooled(details: Sequence[Any], reports: tuple[str, ...]):
+    """Corpus BLEU from pooled statistics, in coco-caption's order of operations."""
+    n = MAX_ORDER
+    correct = [0] * n
+    guess = [0] * n
+    cand_len = 0
+    ref_len: float = 0
+    for d in details:
+        cand_len += d.candidate_length
+        ref_len += d.reference_length
+        for k in range(n):
+            correct[k] += d.correct[k]
+            guess[k] += d.guess[k]
+    ratio = (cand_len + TINY) / (ref_len + SMALL)
+    scores, penalty = _bleu_scores(correct, guess, ratio)
+    corpus = BleuCorpusDetails(tuple(correct), tuple(guess), cand_len, ref_len, penalty)
+    return dict(zip(reports, scores, strict=True)), corpus
+
+
+@dataclass(frozen=True)
+class _Pooled:
+    """One item's statistics read back from a row of :class:`BleuStatistics`."""
+
+    correct: tuple[int, ...]
+    guess: tuple[int, ...]
+    candidate_length: int
+    reference_length: float
+
+
+@dataclass(frozen=True, eq=False)
+class BleuStatistics(SummedStatistics):
+    """Per item: clipped matches (4), candidate n-grams (4), candidate and reference length.
+
+    A resample's BLEU pools its items' statistics, as the corpus BLEU does.
+    """
+
+    def point(self) -> dict[str, float]:
+        # the sums _pooled takes: integers (exact in any order), and the reference lengths
+        # one by one in item order (they are floats with effective_length="average")
+        ints = self.matrix[:, : 2 * MAX_ORDER + 1].astype(np.int64).sum(axis=0).tolist()
+        ref_len = functools.reduce(operator.add, self.matrix[:, -1].tolist(), 0)
+        total = _Pooled(tuple(ints[:MAX_ORDER]), tuple(ints[MAX_ORDER:-1]), ints[-1], ref_len)
+        return _pooled([total], self.keys)[0]
+
+    def finish(self, sums: np.ndarray, total: np.ndarray) -> np.ndarray:
+        correct, guess = sums[:, :MAX_ORDER], sums[:, MAX_ORDER : 2 * MAX_ORDER]
+        ratio = (sums[:, -2] + TINY) / (sums[:, -1] + SMALL)
+        running = np.ones(sums.shape[0])
+        out = np.empty((sums.shape[0], MAX_ORDER))
+        for k in range(MAX_ORDER):
+            running = running * ((correct[:, k] + TINY) / (guess[:, k] + SMALL))
+            out[:, k] = running ** (1.0 / (k + 1))
+        penalty = np.where(ratio < 1, np.exp(1 - 1 / ratio), 1.0)
+        return out * penalty[:, None]

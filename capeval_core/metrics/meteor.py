@@ -19,10 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from capeval_core.errors import OptionError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.metrics.statistics import SummedStatistics
 from capeval_core.options import check_choice, check_number
-from capeval_core.results import SegmentScore
+from capeval_core.results import MetricResult, SegmentScore
 from capeval_core.tokenize import Tokens
 
 #: The matchers in the jar's order (module index 0..3, §5.1).
@@ -852,3 +855,62 @@ class Meteor(Metric):
             s.score,
         )
         return {self.key: s.score}, details
+
+    def sufficient_statistics(self, result: MetricResult) -> dict[str, np.ndarray]:
+        """Per item the jar's 23 statistics, chunks zeroed where the item is perfect (the
+        jar's EVAL adds chunks of imperfect items only, §5.8)."""
+        rows = []
+        for seg in result.segments:
+            stats = seg.details.stats
+            row = list(stats.as_tuple())
+            if stats.perfect:
+                row[20] = 0
+            rows.append(row)
+        return {"meteor": np.array(rows, dtype=float).reshape(len(rows), 23)}
+
+    def item_statistics(self, values, statistics, batch) -> MeteorStatistics:
+        return MeteorStatistics(
+            self.report_keys(),
+            np.asarray(statistics["meteor"], dtype=float),
+            self.config.parameters,  # type: ignore[attr-defined]
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class MeteorStatistics(SummedStatistics):
+    """Per item the jar's 23 statistics (chunks only of imperfect items): a resample's METEOR
+    scores its summed statistics, as the corpus METEOR does."""
+
+    parameters: tuple[float, float, float, float, tuple[float, ...]] = (0, 0, 0, 0, ())
+
+    def _total(self, sums: Sequence[int]) -> MeteorStats:
+        v = [int(x) for x in sums]
+        stages = [v[4 + 4 * m : 8 + 4 * m] for m in range(len(MODULES))]
+        c_h, c_r, f_h, f_r = (tuple(s[k] for s in stages) for k in range(4))
+        return MeteorStats(v[0], v[1], v[2], v[3], c_h, c_r, f_h, f_r, v[20], v[21], v[22])  # type: ignore[arg-type]
+
+    def point(self) -> dict[str, float]:
+        # integer sums in any order are the jar's; scored by the same function
+        sums = self.matrix.astype(np.int64).sum(axis=0).tolist()
+        return {self.keys[0]: score_statistics(self._total(sums), self.parameters).score}
+
+    def finish(self, sums: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """:func:`score_statistics` for many summed rows at once (numpy's IEEE division
+        gives the jar's x/0 semantics)."""
+        alpha, beta, gamma, delta, weights = self.parameters
+        hyp_len, ref_len, hyp_fw, ref_fw = sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3]
+        lw_h = delta * (hyp_len - hyp_fw) + (1.0 - delta) * hyp_fw
+        lw_r = delta * (ref_len - ref_fw) + (1.0 - delta) * ref_fw
+        mw_h = np.zeros(sums.shape[0])
+        mw_r = np.zeros(sums.shape[0])
+        for m, w in enumerate(weights):
+            c_h, c_r, f_h, f_r = (sums[:, 4 + 4 * m + j] for j in range(4))
+            mw_h += w * (delta * c_h + (1.0 - delta) * f_h)
+            mw_r += w * (delta * c_r + (1.0 - delta) * f_r)
+        precision, recall = mw_h / lw_h, mw_r / lw_r
+        fmean = 1.0 / ((1.0 - alpha) / precision + alpha / recall)
+        chunks, matched_h, matched_r = sums[:, 20], sums[:, 21], sums[:, 22]
+        perfect = (matched_h == hyp_len) & (matched_r == ref_len) & (chunks == 1)
+        frag = np.where(perfect, 0.0, chunks / ((matched_h + matched_r) / 2.0))
+        score = fmean * (1.0 - gamma * frag**beta)
+        return np.maximum(np.nan_to_num(score, nan=0.0), 0.0)[:, None]

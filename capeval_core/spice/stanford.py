@@ -109,9 +109,9 @@ def basic_graph(words: Sequence[str], tags: Sequence[str], heads: Sequence[int],
 
 def sentence_tuples(g: DepGraph) -> list[Tuple]:
     """Stages 4-5 on a basic tree: CC-processing, SceneGraphParser's enhancements, rules."""
-    from capeval_core.spice.ccprocess import cc_processed
+    from capeval_core.spice.ccprocess import cc_process
 
-    cc = cc_processed(g)
+    cc = cc_process(g)
     enhance(cc)
     return extract_tuples(cc)
 

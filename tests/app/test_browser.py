@@ -193,7 +193,13 @@ def _assert_router_navigation(page) -> None:  # type: ignore[no-untyped-def]
     """The sidebar lists the router's pages, in the router's order."""
     links = page.locator('[data-testid="stSidebarNavLink"]')
     texts = [links.nth(i).inner_text() for i in range(links.count())]
-    names = ["Home", "Compare captions", "Perturbation lab", *(title for _, title in META_PAGES)]
+    names = [
+        "Home",
+        "Compare captions",
+        "Systems",
+        "Perturbation lab",
+        *(title for _, title in META_PAGES),
+    ]
     assert len(texts) == len(names), texts
     assert all(name in text for name, text in zip(names, texts, strict=True)), texts
 
@@ -299,3 +305,25 @@ def test_perturbation_lab_page(server: tuple[str, Path], browser_page) -> None: 
     _settle(page)
     _screenshot(page, "perturbation-lab-table2")
     _assert_no_error(page, log)
+
+
+def test_systems_page(server: tuple[str, Path], browser_page) -> None:  # type: ignore[no-untyped-def]
+    """The Systems page compares its demo systems: the table, the chart with error bars and
+    the per-image table linked to Compare captions."""
+    url, log = server
+    page = browser_page
+    page.goto(url)  # the root first, so the router has run
+    page.get_by_role("heading", name="capeval").wait_for()
+    page.goto(f"{url}/systems")
+    page.get_by_role("heading", name="Systems", exact=True).wait_for()
+    page.get_by_role("heading", name="Where two systems differ").wait_for()
+    page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
+    _settle(page)
+    _screenshot(page, "systems")
+    _assert_no_error(page, log)
+    text = page.inner_text('[data-testid="stMain"]')
+    for word in ("3 systems on", "BLEU-4", "CIDEr-D", "Per-image scores (CSV)"):
+        assert word in text, f"{word!r} missing from the Systems page:\n{text}"
+    assert page.locator('[data-testid="stDataFrame"]').count() >= 2
+    # error bars are drawn: plotly renders them as paths in the chart
+    assert page.locator('[data-testid="stPlotlyChart"] .errorbar').count() >= 1

@@ -54,12 +54,12 @@ def test_scoring_pauses_the_collector_and_restores_it():
     after an error; a caller who had it off keeps it off."""
     import gc
 
-    from capeval_core.metrics import Bleu
+    from capeval_core.metrics import RougeL
     from capeval_core.metrics.base import collector_paused
 
     seen = []
 
-    class Probe(Bleu):
+    class Probe(RougeL):
         def segment(self, candidate, references, prepared):
             seen.append(gc.isenabled())
             return super().segment(candidate, references, prepared)

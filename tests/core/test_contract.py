@@ -6,6 +6,7 @@ import dataclasses
 import math
 import re
 
+import numpy as np
 import pytest
 
 from capeval_core import InputError, MetricResult, score
@@ -125,3 +126,23 @@ def test_score_shortcut_goes_through_the_registry(key):
     direct = REPORTED_KEYS[key]().score(CANDS, REFS)
     assert via_shortcut.key == key
     assert via_shortcut.value == direct.corpus[key]
+
+
+@pytest.mark.parametrize("key", ALL_KEYS)
+def test_item_statistics_recompute_the_corpus_value(key):
+    """What significance tests between systems resample: ``item_statistics(...).point()``
+    is the metric's own aggregate bit for bit, every item weighted once gives it back, and
+    swapping items with an identical system changes nothing."""
+    from capeval_core.metrics import make_batch
+
+    metric = get_metric(key)
+    batch = make_batch(CANDS, REFS)
+    result = metric.score_batch(batch)
+    stats = metric.resampling(result, batch)
+    assert stats.keys == metric.report_keys() and len(stats) == len(CANDS)
+    assert stats.point() == dict(result.corpus)
+    once = stats.resample(np.ones((1, len(CANDS))))[0]
+    assert once == pytest.approx([result.corpus[k] for k in stats.keys], rel=1e-6, abs=1e-12)
+    first, second = stats.swap(stats, np.array([[True, False, True], [False, False, True]]))
+    assert first.tolist() == second.tolist()
+    assert first[0] == pytest.approx(once, rel=1e-6, abs=1e-12)

@@ -1,0 +1,153 @@
+"""Systems: several captioning systems scored on the same images, whether their differences
+are significant, and the images where two of them differ most.
+
+Inputs (uploaded COCO results files and references, or the demo) -> ``capeval_ui.cached`` ->
+drawing through ``capeval_ui.systems_views``. A bad upload shows the loader's message (file
+and image ids) and keeps the widgets as they were.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from capeval_core import CapevalError
+from capeval_core.metrics import available_keys
+from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
+from capeval_ui import cached, current_tokenizer, systems_views
+
+DEMO = "Demo: three systems on COCO val2014"
+UPLOAD = "Upload results files"
+COCO_VAL = "COCO val2014 (installed)"
+OWN = "Upload an annotations file"
+TESTS = {
+    "both": "both (p = the larger)",
+    "bs": "paired bootstrap",
+    "ar": "approximate randomization",
+}
+
+st.title("Systems")
+st.caption(
+    "Score two or more captioning systems on the same images with every metric, see each "
+    "value with its bootstrap interval, test every system against the first (the baseline) "
+    "with paired bootstrap resampling and approximate randomization, and find the images "
+    "where two systems differ most."
+)
+
+source = st.radio("Systems", [DEMO, UPLOAD], key="systems_source", horizontal=True)
+if source == UPLOAD:
+    files = st.file_uploader(
+        'Results files, COCO format `[{"image_id": …, "caption": …}]`; the first is the baseline',
+        type=["json"],
+        accept_multiple_files=True,
+        key="systems_results",
+    )
+    refs_choice = st.radio("References", [COCO_VAL, OWN], key="systems_references", horizontal=True)
+    annotations = None
+    if refs_choice == OWN:
+        annotations = st.file_uploader(
+            'Annotations file, COCO captions format `{"annotations": [{"image_id", '
+            '"caption"}], …}`',
+            type=["json"],
+            key="systems_annotations",
+        )
+left, right = st.columns([3, 2])
+keys = left.multiselect(
+    "Metrics",
+    available_keys(),
+    default=list(cached.SYSTEMS_DEFAULT_KEYS),
+    key="systems_metrics",
+    help="METEOR and SPICE take longer on large sets; scores are cached per system.",
+)
+paired = right.radio(
+    "Paired test", list(TESTS), format_func=TESTS.get, key="systems_paired", horizontal=True
+)
+with st.expander("Resampling"):
+    a, b, c = st.columns(3)
+    n_resamples = a.number_input(
+        "Bootstrap resamples", 100, 100_000, DEFAULT_RESAMPLES, 100, key="systems_resamples"
+    )
+    n_trials = b.number_input(
+        "Randomization trials", 100, 1_000_000, DEFAULT_TRIALS, 1000, key="systems_trials"
+    )
+    seed = c.number_input("Seed", 0, 2**32 - 1, DEFAULT_SEED, key="systems_seed")
+
+try:
+    if source == UPLOAD:
+        uploads = tuple((f.name, f.getvalue()) for f in files or [])
+        if len(uploads) < 2:
+            st.info("Upload two or more results files (the first is the baseline).")
+            st.stop()
+        if refs_choice == OWN and annotations is None:
+            st.info("Upload the annotations file with the references, or use COCO val2014.")
+            st.stop()
+        own = (annotations.name, annotations.getvalue()) if annotations is not None else None
+        data = cached.systems_input(uploads, own)
+    else:
+        data = cached.demo_systems_input()
+        st.caption(f"Demo: {', '.join(data.names)}; references: {data.reference_source}.")
+    if not keys:
+        st.info("Choose at least one metric.")
+        st.stop()
+    comparison = cached.systems_comparison(
+        tuple(data.digest(i) for i in range(len(data.names))) + data.names,
+        tuple(keys),
+        current_tokenizer(),
+        paired,
+        int(n_resamples),
+        int(n_trials),
+        int(seed),
+        _data=data,
+    )
+except CapevalError as exc:
+    st.error(str(exc))
+    st.stop()
+
+for key, why in comparison.scores.skipped.items():
+    st.warning(f"{key} could not be scored: {why}")
+if not comparison.keys:
+    st.stop()
+
+st.subheader(f"{len(comparison.systems)} systems on {len(data):,} images")
+systems_views.render_summary(comparison)
+systems_views.render_chart(comparison)
+with st.expander("Every value with its interval, difference to the baseline and p-values"):
+    systems_views.render_table(comparison)
+    st.caption(f"Resampling: {comparison.resampling}.")
+
+st.subheader("Where two systems differ")
+for widget, options in (
+    ("systems_a", comparison.systems),
+    ("systems_b", comparison.systems),
+    ("systems_key", comparison.keys),
+):
+    if st.session_state.get(widget) not in (None, *options):  # from another comparison
+        del st.session_state[widget]
+pick_a, pick_b, pick_key = st.columns(3)
+system_a = pick_a.selectbox("System A", comparison.systems, index=0, key="systems_a")
+system_b = pick_b.selectbox(
+    "System B", comparison.systems, index=min(1, len(comparison.systems) - 1), key="systems_b"
+)
+metric_key = pick_key.selectbox(
+    "Metric", comparison.keys, format_func=systems_views.label, key="systems_key"
+)
+if system_a == system_b:
+    st.info("Choose two different systems.")
+else:
+    systems_views.render_differences(comparison, system_a, system_b, metric_key)
+
+digest = tuple(data.digest(i) for i in range(len(data.names))) + data.names
+csv_col, json_col = st.columns(2)
+csv_col.download_button(
+    "Per-image scores (CSV)",
+    cached.systems_per_item(digest, str(comparison.resampling), "csv", _comparison=comparison),
+    file_name="capeval-systems.csv",
+    mime="text/csv",
+    key="systems_csv",
+)
+json_col.download_button(
+    "Per-image scores (JSON)",
+    cached.systems_per_item(digest, str(comparison.resampling), "json", _comparison=comparison),
+    file_name="capeval-systems.json",
+    mime="application/json",
+    key="systems_json",
+)

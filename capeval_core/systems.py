@@ -1,0 +1,876 @@
+"""Several captioning systems scored on the same images, and whether their differences hold.
+
+A researcher has one COCO-format results file per system. :func:`load_systems` reads them
+(and the references: an annotations file, or COCO val2014 from the installed pycocoevalcap),
+checks that every system captions the same images once each, and puts the images in the
+order ``capeval score`` uses. :func:`score_systems` scores every system with every metric in
+one pass (references tokenized once; per-image values and each metric's resampling
+statistics kept; results cached on disk per system and metric). :func:`compare_systems`
+adds bootstrap intervals and paired tests against the first system (the baseline), with
+sacrebleu's conventions (see :mod:`capeval_core.stats.resampling`).
+
+Each system's corpus values equal ``capeval score`` on its file alone, bit for bit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from capeval_core.coco_files import Source, caption_rows, evaluation_order, read_json_source
+from capeval_core.errors import CapevalError, InputError
+from capeval_core.metrics import Batch, metric_class
+from capeval_core.metrics.base import Metric, validate_inputs
+from capeval_core.metrics.statistics import ItemStatistics
+from capeval_core.tokenize import Tokens, get_tokenizer
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from capeval_core.stats.resampling import PairedResult
+
+Progress = Callable[[int, int, str], None]
+
+COCO_VAL_SOURCE = "COCO val2014 captions (from the installed pycocoevalcap)"
+
+
+@dataclass(frozen=True)
+class SystemsInput:
+    """Systems' captions of the same images, aligned, and the images' references.
+
+    ``candidates[s][i]`` is system ``s``'s caption of image ``image_ids[i]``;
+    ``references[i]`` that image's references. ``sources`` names each system's file.
+    ``orders[s]``, where given and not None, lists the images (as indices into
+    ``image_ids``) in the order ``capeval score`` scores system ``s``'s file alone: its own
+    record order when the annotations list no images. The PTB tokenizer looks across
+    caption boundaries and means are summed in order, so such a system is tokenized and
+    summed in its own order, and its values stay those of ``capeval score``.
+    """
+
+    names: tuple[str, ...]
+    image_ids: tuple[Any, ...]
+    candidates: tuple[tuple[str, ...], ...]
+    references: tuple[tuple[str, ...], ...]
+    sources: tuple[str, ...]
+    reference_source: str
+    orders: tuple[tuple[int, ...] | None, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.image_ids)
+
+    def order(self, system: int) -> tuple[int, ...] | None:
+        """System ``system``'s own order of the images, or None (the shared order)."""
+        return self.orders[system] if system < len(self.orders) else None
+
+    def digest(self, system: int) -> str:
+        """Content digest of one system's captions with the references (the cache key)."""
+        payload = [self.candidates[system], self.references]
+        if self.order(system) is not None:
+            payload.append(self.order(system))
+        text = json.dumps(payload, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _shown(ids: Sequence[Any]) -> str:
+    return ", ".join(map(repr, ids[:5])) + (f" ... ({len(ids)} in all)" if len(ids) > 5 else "")
+
+
+def _results(source: Source) -> tuple[str, dict[Any, str]]:
+    """One results file: its name and ``image_id -> caption``, each image once."""
+    name, data = read_json_source(source, "results")
+    rows = caption_rows(data, name, "results")
+    if not rows:
+        raise InputError(f"results file {name} holds no captions")
+    captions: dict[Any, str] = {}
+    seen: dict[Any, list[int]] = {}
+    for i, (image_id, caption) in enumerate(rows):
+        seen.setdefault(image_id, []).append(i)
+        captions.setdefault(image_id, caption)
+    repeated = [k for k, v in seen.items() if len(v) > 1]
+    if repeated:
+        where = ", ".join(
+            f"{k!r} (records {', '.join(map(str, seen[k][:3]))})" for k in repeated[:5]
+        )
+        more = f" ... ({len(repeated)} in all)" if len(repeated) > 5 else ""
+        raise InputError(
+            f"results file {name}: {len(repeated)} image_id(s) have more than one caption "
+            f"(one caption per image is expected): {where}{more}"
+        )
+    return name, captions
+
+
+@dataclass(frozen=True)
+class References:
+    """The references of a set of images and the images' listed order (or None)."""
+
+    source: str
+    captions: Mapping[Any, tuple[str, ...]]
+    images: tuple[dict[str, Any], ...] | None
+
+    @classmethod
+    def from_annotations(cls, data: Any, source: str) -> References:
+        """From a parsed COCO captions file (``{"annotations": [...], "images": [...]}``)."""
+        if not isinstance(data, dict) or "annotations" not in data:
+            raise InputError(
+                f"annotations file {source}: expected an object with an 'annotations' list"
+            )
+        refs: dict[Any, list[str]] = {}
+        for image_id, caption in caption_rows(data["annotations"], source, "annotations"):
+            refs.setdefault(image_id, []).append(caption)
+        images = data.get("images")
+        listed = (
+            tuple(i for i in images if isinstance(i, dict)) if isinstance(images, list) else None
+        )
+        return cls(source, {k: tuple(v) for k, v in refs.items()}, listed)
+
+
+def coco_val_references() -> References:
+    """COCO val2014's references, read from the installed pycocoevalcap (about 2 s)."""
+    from capeval_core.resources import coco_caption_file
+
+    data = coco_caption_file("val")
+    images = tuple({"id": img.get("id")} for img in data.get("images", []) if isinstance(img, dict))
+    refs = References.from_annotations({"annotations": data["annotations"]}, COCO_VAL_SOURCE)
+    return References(refs.source, refs.captions, images)
+
+
+def load_systems(
+    results: Sequence[Source],
+    annotations: Source | References | None = None,
+    names: Sequence[str] | None = None,
+) -> SystemsInput:
+    """Read and align results files (COCO format: ``[{"image_id", "caption"}]``).
+
+    ``annotations`` is a COCO captions file, or None for COCO val2014 from the installed
+    pycocoevalcap. ``names`` default to the files' stems. Raises :class:`InputError` naming
+    the file and the image ids when a file captions an image twice, when the systems do not
+    caption the same images, or when an image has no reference.
+    """
+    if not results:
+        raise InputError("no results file given: nothing to compare")
+    loaded = [_results(source) for source in results]
+    files = [name for name, _ in loaded]
+    if names is None:
+        names = [Path(f).stem for f in files]
+    names = [str(n) for n in names]
+    if len(names) != len(loaded):
+        raise InputError(
+            f"{len(names)} system name(s) for {len(loaded)} results file(s): give one per file"
+        )
+    for i, name in enumerate(names):
+        if not name:
+            raise InputError(f"results file {files[i]}: the system name is empty")
+        if names.index(name) != i:
+            raise InputError(
+                f"results files {files[names.index(name)]} and {files[i]} both give the system "
+                f"name {name!r}: system names must be unique (give names explicitly)"
+            )
+    first_file, first = loaded[0]
+    for file, captions in loaded[1:]:
+        missing = [k for k in first if k not in captions]
+        extra = [k for k in captions if k not in first]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"lacks {len(missing)} image_id(s) of {first_file}: {_shown(missing)}")
+            if extra:
+                parts.append(f"has {len(extra)} image_id(s) {first_file} lacks: {_shown(extra)}")
+            raise InputError(
+                f"results file {file} {'; and '.join(parts)} (every system must caption the "
+                "same images)"
+            )
+    if isinstance(annotations, References):
+        refs = annotations
+    elif annotations is None:
+        refs = coco_val_references()
+    else:
+        source, parsed = read_json_source(annotations, "annotations")
+        refs = References.from_annotations(parsed, source)
+    missing = [k for k in first if k not in refs.captions]
+    if missing:
+        raise InputError(
+            f"{len(missing)} image_id(s) of {first_file} have no reference in {refs.source}: "
+            f"{_shown(missing)}"
+        )
+    listed = {"images": list(refs.images)} if refs.images else {}
+    order = evaluation_order(listed, first, refs.source)
+    position = {k: i for i, k in enumerate(order)}
+    orders = []
+    for _, captions in loaded:
+        own = [position[k] for k in evaluation_order(listed, captions, refs.source)]
+        orders.append(None if own == list(range(len(own))) else tuple(own))
+    return SystemsInput(
+        tuple(names),
+        tuple(order),
+        tuple(tuple(captions[k] for k in order) for _, captions in loaded),
+        tuple(refs.captions[k] for k in order),
+        tuple(files),
+        refs.source,
+        tuple(orders),
+    )
+
+
+# -- scoring ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemsScores:
+    """Every system scored with every metric on the same images.
+
+    ``corpus[system][key]`` and ``items[system][key]`` (one value per image) for each
+    reported key; ``statistics[system][metric]`` what resampling needs (by metric key, e.g.
+    ``"bleu"``); ``signatures[key]`` the metric signature; ``skipped[key]`` why a metric
+    could not be scored.
+    """
+
+    input: SystemsInput
+    keys: tuple[str, ...]
+    corpus: Mapping[str, Mapping[str, float]]
+    items: Mapping[str, Mapping[str, np.ndarray]]
+    statistics: Mapping[str, Mapping[str, ItemStatistics]] = field(repr=False)
+    signatures: Mapping[str, str]
+    from_cache: Mapping[str, bool] = field(default_factory=dict)
+    skipped: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        return self.input.names
+
+    def item_frame(self) -> pd.DataFrame:
+        """One row per image: its id, each system's caption and each system's value of
+        every key (columns ``"<system>: caption"``, ``"<system>: <key>"``)."""
+        import pandas as pd
+
+        data: dict[str, Any] = {"image_id": list(self.input.image_ids)}
+        for s, name in enumerate(self.systems):
+            data[f"{name}: caption"] = list(self.input.candidates[s])
+        for key in self.keys:
+            for name in self.systems:
+                data[f"{name}: {key}"] = self.items[name][key]
+        return pd.DataFrame(data)
+
+    def differences(self, a: str, b: str, key: str) -> pd.DataFrame:
+        """The images where systems ``a`` and ``b`` differ most on ``key`` first: columns
+        ``image_id``, ``caption_a``, ``caption_b``, ``value_a``, ``value_b``, ``difference``
+        (``b - a``) and ``references`` (a list per image); ties keep the images' order."""
+        import pandas as pd
+
+        for name in (a, b):
+            if name not in self.systems:
+                raise InputError(f"unknown system {name!r}; systems: {', '.join(self.systems)}")
+        if key not in self.keys:
+            raise InputError(f"unknown metric key {key!r}; scored: {', '.join(self.keys)}")
+        ia, ib = self.systems.index(a), self.systems.index(b)
+        va, vb = self.items[a][key], self.items[b][key]
+        frame = pd.DataFrame(
+            {
+                "image_id": list(self.input.image_ids),
+                "caption_a": list(self.input.candidates[ia]),
+                "caption_b": list(self.input.candidates[ib]),
+                "value_a": va,
+                "value_b": vb,
+                "difference": vb - va,
+                "references": [list(r) for r in self.input.references],
+            }
+        )
+        order = np.argsort(-np.abs(vb - va), kind="stable")
+        return frame.iloc[order].reset_index(drop=True)
+
+
+#: names the layout of cached system scores (values and sufficient statistics); a new layout
+#: gets a new name, so old entries are never read as new ones
+_CACHE_FORMAT = "systems-v1"
+
+
+def _cache_file(digest: str, signature: str) -> Path:
+    from capeval_core.judgments.scoring import _cache_path
+
+    return _cache_path(digest, signature, _CACHE_FORMAT)
+
+
+def _batches(data: SystemsInput, tokenizer: str) -> list[Batch]:
+    """One batch per system, in the shared image order. The references are tokenized once,
+    in one call (as ``capeval score`` tokenizes them), and shared by the batches; a system
+    with its own order (see :class:`SystemsInput`) is tokenized in that order."""
+    tok = get_tokenizer(tokenizer)
+    _, refs = validate_inputs(data.candidates[0], data.references)
+    n = len(refs)
+    shared: dict[tuple[int, ...] | None, tuple[tuple[Tokens, ...], ...]] = {}
+    batches = []
+    for s, texts in enumerate(data.candidates):
+        order = data.order(s)
+        sequence = range(n) if order is None else order
+        if order not in shared:
+            flat = tok.tokenize_batch([r for i in sequence for r in refs[i]])
+            ref_tokens: list[tuple[Tokens, ...]] = [()] * n
+            pos = 0
+            for i in sequence:
+                ref_tokens[i] = tuple(flat[pos : pos + len(refs[i])])
+                pos += len(refs[i])
+            shared[order] = tuple(ref_tokens)
+        cands, _ = validate_inputs(texts, refs)
+        tokens = tok.tokenize_batch([cands[i] for i in sequence])
+        cand_tokens: list[Tokens] = [()] * n
+        for j, i in enumerate(sequence):
+            cand_tokens[i] = tokens[j]
+        batches.append(Batch(cands, refs, tuple(cand_tokens), shared[order], tok.name))
+    return batches
+
+
+def score_systems(
+    data: SystemsInput,
+    keys: Sequence[str],
+    *,
+    tokenizer: str = "ptb",
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    workers: int = 0,
+    on_progress: Progress | None = None,
+    use_cache: bool = True,
+    on_error: str = "raise",
+) -> SystemsScores:
+    """Score every system of ``data`` with the metrics behind ``keys``.
+
+    ``options`` maps a metric key to its options (``{"cider_d": {"idf": "coco-val2014"}}``).
+    ``workers > 1`` scores large sets in that many worker processes (METEOR and SPICE in
+    parts). Scores are cached on disk per system and metric (``use_cache``).
+    ``on_error="skip"`` records a metric that fails (e.g. a missing resource) in
+    ``skipped`` instead of raising.
+    """
+    from capeval_core.judgments import scoring
+
+    options = options or {}
+    keys = list(dict.fromkeys(keys))
+    if not keys:
+        raise InputError("no metric keys given")
+    groups: dict[str, list[str]] = {}
+    for key in keys:
+        groups.setdefault(metric_class(key).key, []).append(key)
+    progress = on_progress or (lambda done, total, label: None)
+    n_systems = len(data.names)
+    metrics: dict[str, Metric] = {}
+    signatures: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    for mkey in groups:
+        try:
+            metrics[mkey] = metric_class(mkey)(tokenizer=tokenizer, **dict(options.get(mkey, {})))
+            signatures[mkey] = str(metrics[mkey].signature())
+        except CapevalError as exc:
+            if on_error != "skip":
+                raise
+            skipped[mkey] = str(exc)
+    digests = [data.digest(s) for s in range(n_systems)]
+    values: dict[str, list[dict[str, np.ndarray] | None]] = {}
+    cached: dict[str, bool] = {}
+    for mkey in metrics:
+        values[mkey] = [
+            _load_cached(_cache_file(digests[s], signatures[mkey]), metrics[mkey], len(data))
+            if use_cache
+            else None
+            for s in range(n_systems)
+        ]
+        cached[mkey] = all(v is not None for v in values[mkey])
+    total = len(groups)
+    done = sum(cached.values()) + len(skipped)
+    progress(done, total, "from cache" if done else "starting")
+    todo = {m for m in metrics if not cached[m]}
+    pool = None
+    if todo and workers > 1 and len(data) >= scoring.MIN_PART:
+        pool = scoring._start_pool(workers)  # started before tokenizing: they start meanwhile
+    with pool or contextlib.nullcontext():
+        progress(done, total, "tokenizing")
+        batches = _batches(data, tokenizer)
+        # metrics missing the same systems are scored together
+        by_missing: dict[tuple[int, ...], list[str]] = {}
+        for mkey in sorted(todo, key=list(metrics).index):
+            missing = tuple(s for s in range(n_systems) if values[mkey][s] is None)
+            by_missing.setdefault(missing, []).append(mkey)
+        for missing, mkeys in by_missing.items():
+            part = [batches[s] for s in missing]
+
+            def finish(mkey: str, path: Path, got: dict[str, np.ndarray], missing=missing) -> None:
+                nonlocal done
+                for j, s in enumerate(missing):
+                    one = {k: v[j] for k, v in got.items()}
+                    if use_cache:
+                        scoring._save(_cache_file(digests[s], signatures[mkey]), one)
+                    values[mkey][s] = one
+                done += 1
+                progress(done, total, mkey)
+
+            todo_paths = [(m, Path(m)) for m in mkeys]
+            n_items = len(data)
+            tasks = scoring._tasks(todo_paths, metrics, n_items, workers)
+            if pool is not None and len(tasks) > 1:
+                progress(done, total, f"scoring in {workers} worker processes")
+                scoring._score_in_workers(
+                    pool,
+                    tasks,
+                    todo_paths,
+                    metrics,
+                    options,
+                    tokenizer,
+                    part,
+                    finish,
+                    skipped,
+                    on_error,
+                )
+            else:
+                for mkey, path in todo_paths:
+                    progress(done, total, mkey)
+                    try:
+                        got = scoring._score_metric(mkey, options.get(mkey, {}), tokenizer, part)
+                    except CapevalError as exc:
+                        if on_error != "skip":
+                            raise
+                        skipped[mkey] = str(exc)
+                        continue
+                    finish(mkey, path, got)
+    return _assemble(data, keys, metrics, signatures, values, cached, skipped, batches)
+
+
+def _load_cached(path: Path, metric: Metric, n_images: int) -> dict[str, np.ndarray] | None:
+    """A system's cached per-image values of ``metric`` (validated; damaged ones discarded)."""
+    from capeval_core.judgments.scoring import _load
+
+    return _load(path, metric.report_keys(), (n_images,))
+
+
+def _assemble(
+    data: SystemsInput,
+    keys: Sequence[str],
+    metrics: Mapping[str, Metric],
+    signatures: Mapping[str, str],
+    values: Mapping[str, list[dict[str, np.ndarray] | None]],
+    cached: Mapping[str, bool],
+    skipped: Mapping[str, str],
+    batches: Sequence[Batch],
+) -> SystemsScores:
+    from capeval_core.judgments.scoring import STATISTICS_PREFIX
+
+    corpus: dict[str, dict[str, float]] = {name: {} for name in data.names}
+    items: dict[str, dict[str, np.ndarray]] = {name: {} for name in data.names}
+    statistics: dict[str, dict[str, ItemStatistics]] = {name: {} for name in data.names}
+    out_keys = [
+        k for k in keys if metric_class(k).key in metrics and metric_class(k).key not in skipped
+    ]
+    for mkey, metric in metrics.items():
+        if mkey in skipped:
+            continue
+        for s, name in enumerate(data.names):
+            got = values[mkey][s]
+            assert got is not None
+            item_values = {k: got[k] for k in metric.report_keys()}
+            stats = {
+                k[len(STATISTICS_PREFIX) :]: v
+                for k, v in got.items()
+                if k.startswith(STATISTICS_PREFIX)
+            }
+            statistics[name][mkey] = metric.item_statistics(item_values, stats, batches[s])
+            point = statistics[name][mkey].point()
+            order = data.order(s)
+            if order is not None:  # summed in the system's own order, as capeval score does
+                own = list(order)
+                point = metric.item_statistics(
+                    {k: v[own] for k, v in item_values.items()},
+                    {k: v[own] for k, v in stats.items()},
+                    batches[s],
+                ).point()
+            for key in out_keys:
+                if metric_class(key).key == mkey:
+                    report = key if key in point else metric.primary_key()
+                    corpus[name][key] = point[report]
+                    items[name][key] = item_values[report]
+    return SystemsScores(
+        data,
+        tuple(out_keys),
+        corpus,
+        items,
+        statistics,
+        {k: signatures[metric_class(k).key] for k in out_keys},
+        {k: cached[metric_class(k).key] for k in out_keys},
+        {k: skipped[metric_class(k).key] for k in keys if metric_class(k).key in skipped},
+    )
+
+
+# -- comparison ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResamplingSignature:
+    """How intervals and p-values were drawn: test(s), resamples, trials, seed, level.
+
+    >>> str(ResamplingSignature("both", 1000, 10000, 12345, 0.95))
+    'paired:bs+ar|resamples:1000|trials:10000|seed:12345|level:0.95'
+    """
+
+    paired: str
+    n_resamples: int
+    n_trials: int
+    seed: int | None
+    level: float
+
+    def __str__(self) -> str:
+        tests = {"bs": "bs", "ar": "ar", "both": "bs+ar"}[self.paired]
+        parts = [f"paired:{tests}", f"resamples:{self.n_resamples}"]
+        if self.paired != "bs":
+            parts.append(f"trials:{self.n_trials}")
+        parts += [f"seed:{self.seed}", f"level:{self.level:g}"]
+        return "|".join(parts)
+
+
+@dataclass(frozen=True)
+class SystemsComparison:
+    """Corpus values with bootstrap intervals, and every system against the baseline.
+
+    ``paired[key][system]`` holds a :class:`~capeval_core.stats.resampling.PairedResult`
+    for every system but the baseline (the first). ``mean`` and ``ci`` come from the same
+    bootstrap resamples. :meth:`as_dict` is the JSON ``capeval compare`` writes.
+    """
+
+    scores: SystemsScores
+    ci: Mapping[str, Mapping[str, tuple[float, float]]]
+    mean: Mapping[str, Mapping[str, float]]
+    paired: Mapping[str, Mapping[str, PairedResult]]
+    resampling: ResamplingSignature
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        return self.scores.systems
+
+    @property
+    def baseline(self) -> str:
+        return self.systems[0]
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return self.scores.keys
+
+    @property
+    def corpus(self) -> Mapping[str, Mapping[str, float]]:
+        return self.scores.corpus
+
+    def signature(self, key: str) -> str:
+        """The metric's signature followed by the resampling's."""
+        return f"{self.scores.signatures[key]}|{self.resampling}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images"}`` (NaN as None)."""
+        out = {
+            "systems": list(self.systems),
+            "corpus": {s: {k: self.corpus[s][k] for k in self.keys} for s in self.systems},
+            "ci": {s: {k: list(self.ci[s][k]) for k in self.keys} for s in self.systems},
+            "paired": {
+                k: {
+                    s: {
+                        "delta": r.delta,
+                        "ci": list(r.confidence_interval),
+                        "p_value": r.p_value,
+                    }
+                    for s, r in self.paired[k].items()
+                }
+                for k in self.keys
+            },
+            "signatures": {k: self.signature(k) for k in self.keys},
+            "n_images": len(self.scores.input),
+        }
+        return _finite(out)
+
+    def format_table(self) -> str:
+        """The comparison as text, laid out like sacrebleu's paired-test table: each system's
+        value ± the half-width of its interval, then its difference to the baseline and the
+        p-value (``*`` where p < 0.05)."""
+        from capeval_core._version import __version__
+
+        r = self.resampling
+        labels = [metric_class(k).label(k) for k in self.keys]
+        pct = f"{r.level * 100:g}%"
+        header = ["System", *(f"{label} (± {pct} CI)" for label in labels)]
+        rows: list[list[str]] = []
+        for s in self.systems:
+            cells = [f"Baseline: {s}" if s == self.baseline else s]
+            for k in self.keys:
+                low, high = self.ci[s][k]
+                half = (high - low) / 2
+                cells.append(f"{self.corpus[s][k]:.4f} ± {half:.4f}")
+            rows.append(cells)
+            if s == self.baseline:
+                continue
+            delta = [""]
+            detail = [""]
+            for k in self.keys:
+                p = self.paired[k][s]
+                mark = "*" if p.p_value < 0.05 else ""
+                delta.append(f"Δ {p.delta:+.4f} (p = {p.p_value:.4f}){mark}")
+                if r.paired == "both":
+                    detail.append(f"bs {p.p_bootstrap:.4f}, ar {p.p_randomization:.4f}")
+            rows.append(delta)
+            if r.paired == "both":
+                rows.append(detail)
+            rows.append([])  # a rule between systems
+        widths = [max(len(row[j]) for row in [header, *rows] if row) for j in range(len(header))]
+
+        def line(cells: list[str]) -> str:
+            return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+        rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+        out = [
+            f"capeval {__version__}: {len(self.systems)} systems, {len(self.scores.input):,} "
+            f"images, references from {self.scores.input.reference_source}",
+            rule,
+            line(header),
+            rule.replace("-", "="),
+        ]
+        for row in rows:
+            out.append(rule if not row else line(row))
+        if out[-1] != rule:
+            out.append(rule)
+        tests = {
+            "bs": f"paired bootstrap resampling ({r.n_resamples:,} resamples)",
+            "ar": f"approximate randomization ({r.n_trials:,} trials)",
+            "both": f"paired bootstrap resampling ({r.n_resamples:,} resamples) and "
+            f"approximate randomization ({r.n_trials:,} trials)",
+        }[r.paired]
+        out += [
+            "",
+            f"Each system against the baseline ({self.baseline}) with {tests}, seed {r.seed}.",
+            f"Value ± half the width of its {pct} bootstrap interval over images; Δ = system "
+            "minus baseline.",
+            "Null hypothesis: the system and the baseline captions come from the same process; "
+            "p is about the chance",
+            "of an absolute difference at least as large under it. * marks p < 0.05"
+            + (
+                " (p is the larger of the two tests' p-values; bs/ar: each test's)."
+                if r.paired == "both"
+                else "."
+            ),
+        ]
+        return "\n".join(out)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (system, key): value, interval, delta to the baseline, p-values."""
+        import pandas as pd
+
+        rows = []
+        for s in self.systems:
+            for k in self.keys:
+                low, high = self.ci[s][k]
+                row: dict[str, Any] = {
+                    "system": s,
+                    "key": k,
+                    "value": self.corpus[s][k],
+                    "ci_low": low,
+                    "ci_high": high,
+                    "bootstrap_mean": self.mean[s][k],
+                }
+                r = self.paired[k].get(s)
+                row.update(
+                    {
+                        "delta": r.delta if r else math.nan,
+                        "delta_ci_low": r.confidence_interval[0] if r else math.nan,
+                        "delta_ci_high": r.confidence_interval[1] if r else math.nan,
+                        "p_bootstrap": r.p_bootstrap
+                        if r and r.p_bootstrap is not None
+                        else math.nan,
+                        "p_randomization": (
+                            r.p_randomization if r and r.p_randomization is not None else math.nan
+                        ),
+                        "p_value": r.p_value if r else math.nan,
+                    }
+                )
+                rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
+    """Per-image captions and values of every system as ``"csv"`` (``#`` lines with the
+    signatures, cells a spreadsheet would evaluate escaped) or ``"json"`` (an object with
+    the signatures and one record per image)."""
+    from capeval_core.stats.export import to_csv_text
+
+    frame = comparison.scores.item_frame()
+    signatures = {k: comparison.signature(k) for k in comparison.keys}
+    if fmt == "csv":
+        return to_csv_text(frame, signatures)
+    if fmt == "json":
+        from capeval_core._version import __version__
+
+        payload = {
+            "capeval": __version__,
+            "systems": list(comparison.systems),
+            "references": comparison.scores.input.reference_source,
+            "signatures": signatures,
+            "items": [_finite(r) for r in frame.to_dict("records")],
+        }
+        return json.dumps(payload, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+    raise InputError(f"per-image output is csv or json (got {fmt!r})")
+
+
+def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:
+    """:func:`per_item_text` into ``path`` (``.csv`` or ``.json``)."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".json"):
+        raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
+    text = per_item_text(comparison, suffix[1:])
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc}") from None
+
+
+def demo_systems(n_images: int = 200) -> SystemsInput:
+    """A synthetic comparison for trying the page: three "systems" on the first COCO val2014
+    images (ascending id) that caption each image with its first caption (by annotation id),
+    its second, and the first with its words reversed; the references are the image's other
+    captions."""
+    from capeval_core.resources import coco_caption_sets
+
+    sets = coco_caption_sets("val", n_images)
+    sets = [s for s in sets if len(s.references) >= 2]
+    return SystemsInput(
+        ("first caption", "second caption", "first caption reversed"),
+        tuple(s.image_id for s in sets),
+        (
+            tuple(s.candidate for s in sets),
+            tuple(s.references[0] for s in sets),
+            tuple(" ".join(reversed(s.candidate.split())) for s in sets),
+        ),
+        tuple(tuple(s.references[1:]) for s in sets),
+        ("demo", "demo", "demo"),
+        f"demo: the other captions of the first {len(sets)} COCO val2014 images",
+    )
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _bootstrap(
+    scores: SystemsScores,
+    metrics: Sequence[str],
+    n_resamples: int,
+    seed: int | None,
+    use_cache: bool,
+) -> dict[tuple[str, str], np.ndarray]:
+    """Every (system, metric)'s resampled corpus values, from the cache where they are; the
+    others in one bootstrap (each chunk of weights drawn once, CIDEr-D's reference work
+    shared)."""
+    from capeval_core.judgments.scoring import _load, _save
+    from capeval_core.stats import resampling as rs
+
+    signature = {metric_class(k).key: v for k, v in scores.signatures.items()}
+    extra = f"bootstrap|resamples:{n_resamples}|seed:{seed}|n:{len(scores.input)}"
+    paths, boot = {}, {}
+    for i, s in enumerate(scores.systems):
+        digest = scores.input.digest(i)
+        for m in metrics:
+            paths[s, m] = _cache_file(digest, f"{signature[m]}|{extra}")
+            got = _load(paths[s, m], ["values"], None) if use_cache and seed is not None else None
+            if got is not None and got.get("values", np.empty(0)).shape[0] == n_resamples:
+                boot[s, m] = got["values"]
+    todo = {k: scores.statistics[k[0]][k[1]] for k in paths if k not in boot}
+    if todo:
+        fresh = rs.bootstrap(todo, n_resamples, seed)
+        for k, values in fresh.items():
+            if use_cache and seed is not None:
+                _save(paths[k], {"values": values})
+            boot[k] = values
+    return boot
+
+
+def compare_systems(
+    scores: SystemsScores,
+    *,
+    paired: str = "both",
+    n_resamples: int | None = None,
+    n_trials: int | None = None,
+    seed: int | None = None,
+    level: float = 0.95,
+    use_cache: bool = True,
+) -> SystemsComparison:
+    """Bootstrap intervals for every system and paired tests of each against the first.
+
+    ``paired``: ``"bs"`` (paired bootstrap), ``"ar"`` (approximate randomization) or
+    ``"both"``; defaults as sacrebleu: 1,000 resamples, 10,000 trials, seed 12345. The
+    bootstrap always runs: it gives the intervals. A system's resampled values depend on
+    its captions, the references, the metric, the number of images, resamples and the seed
+    only (every system is resampled with the same weights), so with ``use_cache`` they are
+    kept in the score cache beside its scores.
+    """
+    from capeval_core.stats import resampling as rs
+
+    n_resamples = rs.DEFAULT_RESAMPLES if n_resamples is None else n_resamples
+    n_trials = rs.DEFAULT_TRIALS if n_trials is None else n_trials
+    seed = rs.DEFAULT_SEED if seed is None else seed
+    if paired not in rs.PAIRED_TESTS:
+        raise InputError(f"`paired` must be one of {rs.PAIRED_TESTS} (got {paired!r})")
+    systems = scores.systems
+    ci: dict[str, dict[str, tuple[float, float]]] = {s: {} for s in systems}
+    mean: dict[str, dict[str, float]] = {s: {} for s in systems}
+    tests: dict[str, dict[str, PairedResult]] = {k: {} for k in scores.keys}
+    metrics = list(dict.fromkeys(metric_class(k).key for k in scores.keys))
+    if not metrics:  # every metric skipped: nothing to resample
+        return SystemsComparison(
+            scores, ci, mean, tests, ResamplingSignature(paired, n_resamples, n_trials, seed, level)
+        )
+    boot = _bootstrap(scores, metrics, n_resamples, seed, use_cache)
+    columns: dict[str, tuple[str, int]] = {}
+    for k in scores.keys:
+        m = metric_class(k).key
+        report = scores.statistics[systems[0]][m].keys
+        columns[k] = (m, report.index(k if k in report else metric_class(k).primary_key()))
+    for s in systems:
+        for k, (m, j) in columns.items():
+            values = boot[s, m][:, j]
+            ci[s][k] = rs.confidence_interval(values, level)
+            finite = values[np.isfinite(values)]
+            mean[s][k] = float(finite.mean()) if finite.size else math.nan
+    base = systems[0]
+    # every (system, metric) against the baseline in one pass over the swaps
+    results = rs.paired_tests_many(
+        {
+            (s, m): (scores.statistics[base][m], scores.statistics[s][m], boot[base, m], boot[s, m])
+            for s in systems[1:]
+            for m in metrics
+        },
+        tests=paired,
+        n_trials=n_trials,
+        seed=seed,
+        level=level,
+    )
+    for s in systems[1:]:
+        for k, (m, j) in columns.items():
+            tests[k][s] = results[s, m][scores.statistics[base][m].keys[j]]
+    return SystemsComparison(
+        scores, ci, mean, tests, ResamplingSignature(paired, n_resamples, n_trials, seed, level)
+    )
+
+
+__all__ = [
+    "COCO_VAL_SOURCE",
+    "References",
+    "ResamplingSignature",
+    "SystemsComparison",
+    "SystemsInput",
+    "SystemsScores",
+    "coco_val_references",
+    "compare_systems",
+    "demo_systems",
+    "load_systems",
+    "per_item_text",
+    "score_systems",
+    "write_systems_per_item",
+]

@@ -1,0 +1,186 @@
+"""Drawing a comparison of captioning systems: the table with intervals and tests, a chart of
+every metric per system with error bars, and the images where two systems differ most, each
+linked to Compare captions.
+
+User text (captions, references, file and system names) is shown in dataframes only, never in
+markdown or HTML; where a system name labels a plotly chart it is escaped first.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from capeval_core.metrics import metric_class
+from capeval_core.systems import SystemsComparison
+
+_NUMBER = st.column_config.NumberColumn(format="%.4f")
+_PVALUE = st.column_config.NumberColumn(format="%.4g")
+_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+#: the Compare captions page (relative to this page's URL) and its query parameters: the
+#: first candidate, the second, and every reference (repeated)
+COMPARE_PAGE = "./compare-captions"
+
+
+def label(key: str) -> str:
+    return metric_class(key).label(key)
+
+
+def compare_link(candidate: str, candidate_b: str, references: list[str]) -> str:
+    """The Compare captions URL showing both captions of an image with its references.
+
+    >>> compare_link("a dog", "a cat", ["a dog runs", "a pet"])
+    './compare-captions?candidate=a%20dog&candidate_b=a%20cat&ref=a%20dog%20runs&ref=a%20pet'
+    """
+    params = [("candidate", candidate), ("candidate_b", candidate_b)]
+    params += [("ref", r) for r in references]
+    return f"{COMPARE_PAGE}?{urlencode(params, quote_via=quote)}"
+
+
+def render_summary(comparison: SystemsComparison) -> None:
+    """Per system and metric: the value, ± half the width of its interval, and for every
+    system but the baseline the difference to it and the p-value."""
+    rows = []
+    for s in comparison.systems:
+        row: dict[str, Any] = {"system": s}
+        for k in comparison.keys:
+            low, high = comparison.ci[s][k]
+            paired = comparison.paired[k].get(s)
+            row[label(k)] = comparison.corpus[s][k]
+            row[f"{label(k)} ±"] = (high - low) / 2
+            row[f"{label(k)} Δ"] = paired.delta if paired else None
+            row[f"{label(k)} p"] = paired.p_value if paired else None
+        rows.append(row)
+    config: dict[str, Any] = {}
+    for k in comparison.keys:
+        config[label(k)] = _NUMBER
+        config[f"{label(k)} ±"] = st.column_config.NumberColumn(
+            format="%.4f", help="half the width of the bootstrap interval"
+        )
+        config[f"{label(k)} Δ"] = st.column_config.NumberColumn(
+            format="%+.4f", help="minus the baseline (the first system)"
+        )
+        config[f"{label(k)} p"] = st.column_config.NumberColumn(
+            format="%.4f", help="p-value of the paired test(s) against the baseline"
+        )
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=config)
+
+
+def comparison_frame(comparison: SystemsComparison) -> pd.DataFrame:
+    """One row per (system, metric): value, interval, difference to the baseline, p-values."""
+    frame = comparison.to_frame()
+    frame.insert(1, "metric", [label(k) for k in frame["key"]])
+    frame["significant"] = frame["p_value"] < 0.05
+    frame["signature"] = [comparison.signature(k) for k in frame["key"]]
+    return frame
+
+
+def render_table(comparison: SystemsComparison) -> None:
+    """The full table: every system and metric with its interval, Δ, p-values, signature."""
+    frame = comparison_frame(comparison)
+    pct = f"{comparison.resampling.level * 100:g}%"
+    config = {
+        "value": _NUMBER,
+        "ci_low": st.column_config.NumberColumn(f"{pct} CI low", format="%.4f"),
+        "ci_high": st.column_config.NumberColumn(f"{pct} CI high", format="%.4f"),
+        "bootstrap_mean": st.column_config.NumberColumn("bootstrap mean", format="%.4f"),
+        "delta": st.column_config.NumberColumn("Δ to baseline", format="%+.4f"),
+        "delta_ci_low": st.column_config.NumberColumn("Δ CI low", format="%+.4f"),
+        "delta_ci_high": st.column_config.NumberColumn("Δ CI high", format="%+.4f"),
+        "p_bootstrap": st.column_config.NumberColumn("p (bootstrap)", format="%.4g"),
+        "p_randomization": st.column_config.NumberColumn("p (randomization)", format="%.4g"),
+        "p_value": st.column_config.NumberColumn(
+            "p", format="%.4g", help="the larger of the tests' p-values"
+        ),
+        "significant": st.column_config.CheckboxColumn("p < 0.05"),
+        "key": None,
+    }
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key="systems_table")
+
+
+def _error_bars(comparison: SystemsComparison, system: str, key: str) -> tuple[float, float]:
+    low, high = comparison.ci[system][key]
+    value = comparison.corpus[system][key]
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return 0.0, 0.0
+    return max(high - value, 0.0), max(value - low, 0.0)
+
+
+def systems_chart(comparison: SystemsComparison) -> go.Figure:
+    """One panel per metric (its own scale: CIDEr-D runs to 10), a bar per system with the
+    bootstrap interval as error bars."""
+    keys = list(comparison.keys)
+    fig = make_subplots(rows=1, cols=max(len(keys), 1), subplot_titles=[label(k) for k in keys])
+    for i, s in enumerate(comparison.systems):
+        for j, k in enumerate(keys):
+            plus, minus = _error_bars(comparison, s, k)
+            fig.add_trace(
+                go.Bar(
+                    x=[html.escape(s)],
+                    y=[comparison.corpus[s][k]],
+                    error_y={"type": "data", "array": [plus], "arrayminus": [minus]},
+                    marker_color=_COLOURS[i % len(_COLOURS)],
+                    name=html.escape(s),
+                    legendgroup=html.escape(s),
+                    showlegend=j == 0,
+                    hovertemplate=f"{html.escape(s)}<br>{label(k)} %{{y:.4f}}<extra></extra>",
+                ),
+                row=1,
+                col=j + 1,
+            )
+    fig.update_xaxes(showticklabels=False)
+    fig.update_layout(
+        height=360,
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend={"orientation": "h", "y": -0.08, "x": 0},
+        bargap=0.25,
+    )
+    return fig
+
+
+def render_chart(comparison: SystemsComparison) -> None:
+    st.plotly_chart(systems_chart(comparison), width="stretch", key="systems_chart")
+
+
+def differences_frame(comparison: SystemsComparison, a: str, b: str, key: str) -> pd.DataFrame:
+    """The images sorted by where ``a`` and ``b`` differ most on ``key``, each with its link
+    to Compare captions (``a``'s caption as the candidate, ``b``'s beside it)."""
+    table = comparison.scores.differences(a, b, key)
+    table["open"] = [
+        compare_link(x, y, refs)
+        for x, y, refs in zip(
+            table["caption_a"], table["caption_b"], table["references"], strict=True
+        )
+    ]
+    table["references"] = [" | ".join(r) for r in table["references"]]
+    return table
+
+
+def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) -> None:
+    table = differences_frame(comparison, a, b, key)
+    name = label(key)
+    config: dict[str, Any] = {
+        "image_id": st.column_config.TextColumn("image id"),
+        "caption_a": st.column_config.TextColumn(f"caption: {a}"),
+        "caption_b": st.column_config.TextColumn(f"caption: {b}"),
+        "value_a": st.column_config.NumberColumn(f"{name}: {a}", format="%.4f"),
+        "value_b": st.column_config.NumberColumn(f"{name}: {b}", format="%.4f"),
+        "difference": st.column_config.NumberColumn(f"{name}: {b} − {a}", format="%+.4f"),
+        "open": st.column_config.LinkColumn(
+            "Compare captions", display_text="open", help="both captions with the references"
+        ),
+    }
+    st.dataframe(table, hide_index=True, width="stretch", column_config=config, key="systems_items")
+    gaps = np.abs(table["difference"].to_numpy())
+    st.caption(
+        f"{int(np.count_nonzero(gaps > 0)):,} of {len(table):,} images differ on {name}; "
+        "the largest differences first."
+    )

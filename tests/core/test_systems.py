@@ -1,0 +1,292 @@
+"""Several systems on the same images: loading, scoring in one pass, intervals and tests."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from capeval_core import InputError, score, score_many
+from capeval_core.metrics import REPORTED_KEYS, get_metric, make_batch
+from capeval_core.metrics.statistics import weights_from_indices
+from capeval_core.resources import coco_caption_sets
+from capeval_core.stats.resampling import bootstrap, bootstrap_indices
+from capeval_core.systems import (
+    References,
+    compare_systems,
+    load_systems,
+    score_systems,
+)
+
+FAST_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
+
+
+@pytest.fixture(autouse=True)
+def _own_score_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
+
+
+def _sets(n: int):
+    return coco_caption_sets("val", n)
+
+
+def _reverse(caption: str) -> str:
+    return " ".join(reversed(caption.split()))
+
+
+def _write(tmp_path, name, rows):
+    path = tmp_path / name
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def _files(tmp_path, sets, systems):
+    """An annotations file (references = every caption but the first two) and one results
+    file per ``systems`` entry, a function of the image's caption set."""
+    ann = {
+        "images": [{"id": s.image_id} for s in sets],
+        "annotations": [
+            {"image_id": s.image_id, "id": j, "caption": r}
+            for s in sets
+            for j, r in enumerate(s.references[1:])
+        ],
+    }
+    ann_path = _write(tmp_path, "captions.json", ann)
+    paths = [
+        _write(tmp_path, f"{name}.json", [{"image_id": s.image_id, "caption": fn(s)} for s in sets])
+        for name, fn in systems.items()
+    ]
+    return ann_path, paths
+
+
+def _data(sets, systems):
+    refs = References("test", {s.image_id: tuple(s.references[1:]) for s in sets}, None)
+    rows = {name: [(s.image_id, fn(s)) for s in sets] for name, fn in systems.items()}
+    uploads = [
+        (f"{name}.json", json.dumps([{"image_id": i, "caption": c} for i, c in r]).encode())
+        for name, r in rows.items()
+    ]
+    return load_systems(uploads, refs)
+
+
+def test_corpus_values_equal_scoring_each_system_alone():
+    sets = _sets(120)
+    systems = {"first": lambda s: s.candidate, "second": lambda s: s.references[0]}
+    data = _data(sets, systems)
+    keys = [*FAST_KEYS, "meteor"]
+    scores = score_systems(data, keys, use_cache=False)
+    refs = [list(s.references[1:]) for s in sets]
+    for name, fn in systems.items():
+        alone = score_many(keys, [fn(s) for s in sets], refs)
+        for key in keys:
+            assert scores.corpus[name][key] == alone[key].value, (name, key)  # bit for bit
+            assert scores.items[name][key].tolist() == alone[key].segment_values()
+
+
+def test_identical_copy_gives_zero_delta_and_p_one():
+    sets = _sets(150)
+    data = _data(sets, {"a": lambda s: s.candidate, "copy": lambda s: s.candidate})
+    scores = score_systems(data, [*FAST_KEYS, "meteor"], use_cache=False)
+    result = compare_systems(scores, n_resamples=300, n_trials=500)
+    for key in scores.keys:
+        paired = result.paired[key]["copy"]
+        assert paired.delta == 0.0
+        assert paired.confidence_interval == (0.0, 0.0)
+        assert paired.p_bootstrap == 1.0 and paired.p_randomization == 1.0
+        assert result.ci["a"][key] == result.ci["copy"][key]
+
+
+#: metrics that ignore word order: reversing a caption's words leaves them unchanged
+ORDER_FREE = {"bleu_1", "wmd", "mean"}
+
+
+@pytest.mark.slow
+def test_reversed_captions_are_found_worse_by_every_metric():
+    sets = _sets(1000)
+    data = _data(
+        sets, {"original": lambda s: s.candidate, "reversed": lambda s: _reverse(s.candidate)}
+    )
+    scores = score_systems(data, list(REPORTED_KEYS), use_cache=False)
+    assert scores.skipped == {}
+    result = compare_systems(scores, n_resamples=1000, n_trials=2000)
+    for key in scores.keys:
+        paired = result.paired[key]["reversed"]
+        if key in ORDER_FREE:  # the same bag of words: exactly the same score
+            assert paired.delta == 0.0 and paired.p_value == 1.0, key
+        else:
+            assert paired.delta < 0, key
+            assert paired.p_bootstrap < 0.01 and paired.p_randomization < 0.01, key
+            assert paired.confidence_interval[1] < 0, key
+
+
+def test_bootstrap_recomputes_corpus_statistics_not_a_mean():
+    sets = _sets(60)
+    cands = [s.candidate for s in sets]
+    refs = [list(s.references) for s in sets]
+    batch = make_batch(cands, refs)
+    indices = next(bootstrap_indices(len(sets), 4, seed=7))
+    for key, tol in (("bleu", 1e-12), ("meteor", 1e-12), ("cider_d", 1e-6)):
+        metric = get_metric(key)
+        result = metric.score_batch(batch)
+        stats = metric.resampling(result, batch)
+        boot = bootstrap({"s": stats}, n_resamples=4, seed=7)["s"]
+        primary = stats.keys.index(metric.primary_key())
+        for row, idx in enumerate(indices):
+            # the resample scored from scratch: duplicates included, as coco-caption would
+            plain = score(
+                metric.primary_key(), [cands[i] for i in idx], [refs[i] for i in idx]
+            ).value
+            assert boot[row, primary] == pytest.approx(plain, rel=tol, abs=tol), key
+            mean = np.mean(np.array(result.segment_values(metric.primary_key()))[idx])
+            assert abs(plain - mean) > 1e-4, key  # a mean of item values would be wrong
+
+
+def test_cider_resample_by_hand():
+    # three images; the resample draws image 0 twice and image 2 once: its IDF counts
+    # image 0's references twice, over N = 3 documents
+    cands = ["a dog runs on grass", "a red bus", "two cats sleep"]
+    refs = [["a dog running on the grass"], ["a bus on a street"], ["cats sleeping on a bed"]]
+    batch = make_batch(cands, refs, "whitespace")
+    metric = get_metric("cider_d", tokenizer="whitespace")
+    stats = metric.resampling(metric.score_batch(batch), batch)
+    by_hand = score(
+        "cider_d",
+        [cands[0], cands[0], cands[2]],
+        [refs[0], refs[0], refs[2]],
+        tokenizer="whitespace",
+    ).value
+    got = stats.resample(weights_from_indices(np.array([[0, 0, 2]]), 3))[0, 0]
+    assert got == pytest.approx(by_hand, rel=1e-6)
+    assert got != pytest.approx(stats.resample(np.array([[1.0, 0.0, 1.0]]))[0, 0], rel=1e-3)
+
+
+def test_seeds_reproduce_p_values_across_processes(tmp_path):
+    from tests.conftest import fresh_python
+
+    sets = _sets(80)
+    ann, paths = _files(
+        tmp_path, sets, {"a": lambda s: s.candidate, "b": lambda s: s.references[0]}
+    )
+    code = (
+        "import json, os\n"
+        f"os.environ['CAPEVAL_SCORES_CACHE_DIR'] = {str(tmp_path / 'cache')!r}\n"
+        "from capeval_core.systems import load_systems, score_systems, compare_systems\n"
+        f"data = load_systems({[str(p) for p in paths]!r}, {str(ann)!r})\n"
+        "scores = score_systems(data, ['bleu_4', 'cider_d'])\n"
+        "import sys\n"
+        "for seed in (1, 2):\n"
+        "    r = compare_systems(scores, n_resamples=200, n_trials=300, seed=seed)\n"
+        "    print(json.dumps([r.paired[k]['b'].p_bootstrap for k in r.keys]"
+        " + [r.paired[k]['b'].p_randomization for k in r.keys] + [r.ci['b']['cider_d']]))\n"
+    )
+    first, second = fresh_python(code).splitlines(), fresh_python(code).splitlines()
+    assert first == second  # the same seed, the same p-values and intervals
+    assert first[0] != first[1]  # and another seed draws other resamples
+
+
+def test_mismatched_and_duplicate_ids_name_the_file_and_ids(tmp_path):
+    sets = _sets(10)
+    ann, (a, _) = _files(tmp_path, sets, {"a": lambda s: s.candidate, "b": lambda s: s.candidate})
+    rows = json.loads(a.read_text())
+    short = _write(tmp_path, "short.json", rows[:-2])
+    with pytest.raises(InputError, match=r"short\.json lacks 2 image_id\(s\) of .*a\.json: "):
+        load_systems([a, short], ann)
+    extra = _write(tmp_path, "extra.json", [*rows, {"image_id": 4242, "caption": "x"}])
+    with pytest.raises(InputError, match=r"extra\.json has 1 image_id\(s\) .*a\.json lacks: 4242"):
+        load_systems([a, extra], ann)
+    twice = _write(tmp_path, "twice.json", [*rows, rows[3]])
+    with pytest.raises(InputError, match=rf"twice\.json: 1 image_id\(s\) .*{rows[3]['image_id']}"):
+        load_systems([a, twice], ann)
+    with pytest.raises(InputError, match=r"4242.*|no reference"):
+        load_systems([extra, extra], ann, names=["x", "y"])
+    with pytest.raises(InputError, match="system names must be unique"):
+        load_systems([a, a], ann)
+
+
+def test_systems_are_aligned_in_the_annotations_image_order(tmp_path):
+    sets = _sets(12)
+    ann, (a, b) = _files(
+        tmp_path, sets, {"a": lambda s: s.candidate, "b": lambda s: s.references[0]}
+    )
+    rows = json.loads(b.read_text())
+    shuffled = _write(tmp_path, "b.json", rows[::-1])  # another order in the file
+    data = load_systems([a, shuffled], ann, names=["x", "y"])
+    assert list(data.image_ids) == [s.image_id for s in sets]
+    assert data.candidates[1] == tuple(s.references[0] for s in sets)
+    assert data.names == ("x", "y")
+
+
+def test_differences_sort_by_the_gap_between_two_systems():
+    sets = _sets(40)
+    data = _data(sets, {"a": lambda s: s.candidate, "b": lambda s: _reverse(s.candidate)})
+    scores = score_systems(data, ["bleu_4", "rouge_l"], use_cache=False)
+    table = scores.differences("a", "b", "rouge_l")
+    gaps = table["difference"].abs().tolist()
+    assert gaps == sorted(gaps, reverse=True)
+    first = table.iloc[0]
+    i = data.image_ids.index(first["image_id"])
+    assert first["caption_a"] == data.candidates[0][i]
+    assert first["caption_b"] == data.candidates[1][i]
+    assert first["value_b"] - first["value_a"] == first["difference"]
+    assert first["value_a"] == scores.items["a"]["rouge_l"][i]
+    assert first["references"] == list(data.references[i])
+    with pytest.raises(InputError, match="unknown system"):
+        scores.differences("a", "zzz", "rouge_l")
+
+
+def test_scores_are_cached_per_system(monkeypatch):
+    sets = _sets(30)
+    data = _data(sets, {"a": lambda s: s.candidate, "b": lambda s: s.references[0]})
+    first = score_systems(data, ["bleu_4", "cider_d"])
+    again = score_systems(data, ["bleu_4", "cider_d"])
+    assert not any(first.from_cache.values()) and all(again.from_cache.values())
+    assert first.corpus == again.corpus
+    grown = _data(
+        sets,
+        {
+            "a": lambda s: s.candidate,
+            "b": lambda s: s.references[0],
+            "c": lambda s: s.references[1],
+        },
+    )
+    from capeval_core.judgments import scoring
+
+    scored = []
+    real = scoring._score_metric
+    monkeypatch.setattr(scoring, "_score_metric", lambda *a: scored.append(len(a[3])) or real(*a))
+    third = score_systems(grown, ["bleu_4"])
+    assert scored == [1]  # only the new system is scored
+    assert third.corpus["a"]["bleu_4"] == first.corpus["a"]["bleu_4"]
+    # resampled values are kept per system too: the same intervals, without resampling
+    from capeval_core.stats import resampling
+
+    before = compare_systems(first, n_resamples=50, n_trials=50)
+    calls = []
+    real_bootstrap = resampling.bootstrap
+    monkeypatch.setattr(
+        resampling,
+        "bootstrap",
+        lambda todo, *a: calls.append(sorted(todo)) or real_bootstrap(todo, *a),
+    )
+    after = compare_systems(first, n_resamples=50, n_trials=50)
+    assert calls == [] and after.ci == before.ci
+    assert compare_systems(first, n_resamples=50, n_trials=50, seed=3).ci != before.ci
+    assert len(calls) == 1
+
+
+def test_comparison_json_has_exactly_the_documented_keys():
+    sets = _sets(40)
+    data = _data(sets, {"a": lambda s: s.candidate, "b": lambda s: s.references[0]})
+    result = compare_systems(
+        score_systems(data, ["bleu_4", "cider_d"], use_cache=False), n_resamples=100, n_trials=100
+    )
+    out = result.as_dict()
+    assert set(out) == {"systems", "corpus", "ci", "paired", "signatures", "n_images"}
+    assert out["systems"] == ["a", "b"] and out["n_images"] == 40
+    assert set(out["paired"]["bleu_4"]) == {"b"}  # every system but the baseline
+    assert set(out["paired"]["bleu_4"]["b"]) == {"delta", "ci", "p_value"}
+    assert out["signatures"]["cider_d"].startswith("cider_d|")
+    assert "paired:bs+ar|resamples:100|trials:100|seed:12345" in out["signatures"]["cider_d"]
+    low, high = out["ci"]["a"]["cider_d"]
+    assert low <= out["corpus"]["a"]["cider_d"] <= high
