@@ -18,13 +18,17 @@ tag)``; SPICE lower-cases it afterwards. CoreNLP's analyser is a lexer over ``wo
 This module implements the general rules. CoreNLP also carries long lists of irregular
 forms; instead of those lists, ``capeval_core/data/spice_morphology.tsv`` holds only the
 entries where these rules and CoreNLP 3.6.0 disagree, generated from CoreNLP itself over the
-400,000 GloVe 6B words and the COCO train2014 caption words crossed with the Penn Treebank
-tags (plus the verb stems whose final consonant CoreNLP undoubles, ``stopped`` -> ``stop``)::
+400,000 GloVe 6B words and the COCO train2014 caption words (and regular-looking inflections
+of them) crossed with the Penn Treebank tags, plus the verb stems whose final consonant
+CoreNLP undoubles (``stopped`` -> ``stop``)::
 
     python -m tools.spice_oracle.make_lemma_exceptions capeval_core/data/spice_morphology.tsv
 
-Words with tabs, carriage returns or other line separators inside follow CoreNLP only for
-the first such character; an empty tag is refused (SPICE's pipeline always tags).
+What the tables cannot know: an irregular form of a word outside that vocabulary
+(``coosies`` -> ``coosie``), and a listed hyphenated word that the general rules happen to
+get right, as the start of a longer unseen word (``hoop-lamses`` -> ``hoop-la``). Words
+with tabs, carriage returns or other line separators inside follow CoreNLP only for the
+first such character; an empty tag is refused (SPICE's pipeline always tags).
 """
 
 from __future__ import annotations
@@ -277,6 +281,15 @@ class Morphology:
     def __init__(self, tables: Tables) -> None:
         self.tables = tables
         self._cache: dict[tuple[str, str], str] = {}
+        # listed words with a hyphen also match the start of a longer word (CoreNLP's lists
+        # are rules: "hoop-la" wins over the split in "hoop-lamses"), by their first part
+        self._analyses = {}
+        for name, state, listed in (("noun", _NOUN, tables.noun), ("verb", _VERB, tables.verb)):
+            spanning: dict[str, list[str]] = {}
+            for w in listed:
+                if "-" in w:
+                    spanning.setdefault(w[: w.index("-")], []).append(w)
+            self._analyses[name] = (state, listed, spanning)
 
     def lemma(self, word: str, tag: str) -> str:
         key = (word, tag)
@@ -320,14 +333,16 @@ class Morphology:
         if len(tag) > 2 and tag[:2].lower() == "nn":
             if tag[2] == "P":
                 return text
-            return self._analyse(text, key, tag, _NOUN, self.tables.noun)
+            return self._analyse(text, key, tag, "noun")
         if tag[0] in "Vv":
-            return self._analyse(text, key, tag, _VERB, self.tables.verb)
+            return self._analyse(text, key, tag, "verb")
         return text.lower()
 
-    def _analyse(self, text: str, key: str, tag: str, state: _State, listed: dict) -> str:
+    def _analyse(self, text: str, key: str, tag: str, analysis: str) -> str:
+        """The noun or verb analysis of ``text`` (``key``: its ASCII-lower-cased form)."""
         if not text:  # after a final hyphen CoreNLP's lexer returns the tag it reads next
             return "_" + tag
+        state, listed, spanning = self._analyses[analysis]
         own = listed.get(key)
         if own is None:
             own = listed.get(key.translate(_FOLD))
@@ -340,16 +355,21 @@ class Morphology:
                 return text.lower()
             action = state.plain_actions[int(m.lastgroup[1:])]
             return self._act(action, text, key)
-        best, chosen = run + 1, None  # a rule spanning the hyphen beats the split if longer
+        best, chosen, literal = run + 1, None, None  # what spans the hyphen beats the split
+        for word in spanning.get(key[:run], ()):  # if longer (equal: the earlier rule)
+            if len(word) > best and key.startswith(word):
+                best, literal = len(word), word
         for pattern, action in state.hyphen:
             for end in range(len(key), best, -1):
                 if pattern.fullmatch(key, 0, end):
-                    best, chosen = end, action
+                    best, chosen, literal = end, action, None
                     break
+        if literal is not None:
+            return listed[literal]
         if chosen is not None:
             return self._act(chosen, text[:best], key[:best])
         head = run + 1
-        return text[:head].lower() + self._analyse(text[head:], key[head:], tag, state, listed)
+        return text[:head].lower() + self._analyse(text[head:], key[head:], tag, analysis)
 
     def _act(self, action: Action, text: str, key: str) -> str:
         kind = action[0]

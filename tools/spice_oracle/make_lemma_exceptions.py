@@ -14,11 +14,14 @@ splits contractions into. Against it the oracle is asked:
    (``stopping`` -> ``stop``) only for stems on its own list, which this recovers (a stem is
    kept when CoreNLP undoubles either probe; where an irregular form overrides the other, as
    ``putted`` -> ``putt``, step 2 lists that form);
-2. each word with tag ``NNS`` and with tag ``V``: CoreNLP's noun and verb analyses alone
-   (no tag-specific rule starts with ``_NNS`` or is exactly ``_V``); where
-   :mod:`capeval_core.spice.morphology`'s general rules give another lemma, the word is
-   listed (words without a hyphen first, then by number of hyphens, as the analysis of a
-   hyphenated word reuses the listed lemma of what follows a hyphen);
+2. each word, and regular-looking inflections of the plain ones (``+s``, ``+ed``,
+   ``+ing``, ``y`` -> ``ies``, ``us`` -> ``i``, ...: most are no words, but where CoreNLP
+   lists an irregular form the vocabulary lacks, its answer shows it), with tag ``NNS`` and
+   with tag ``V``: CoreNLP's noun and verb analyses alone (no tag-specific rule starts with
+   ``_NNS`` or is exactly ``_V``); where :mod:`capeval_core.spice.morphology`'s general
+   rules give another lemma, the word is listed (words without a hyphen first, then by
+   number of hyphens, as the analysis of a hyphenated word reuses the listed lemma of what
+   follows a hyphen);
 3. each word with each Penn Treebank tag (and the few OntoNotes additions), and the 30,000
    most frequent GloVe words capitalised with each tag: the (word, tag) pairs whose lemma is
    not the one their tag's analysis gives are listed, as a lemma or (``keep``) as the word
@@ -86,8 +89,7 @@ def state_lemma(m: M.Morphology, word: str, state: str) -> str:
     """The noun or verb analysis alone, as the oracle's ``NNS`` / ``V`` answers give it."""
     q = quote(word)
     key = q.translate(M._ASCII_LOWER)
-    st, listed = (M._NOUN, m.tables.noun) if state == NOUN else (M._VERB, m.tables.verb)
-    out = m._analyse(q, key, state, st, listed)
+    out = m._analyse(q, key, state, "noun" if state == NOUN else "verb")
     return out.translate(M._UNQUOTE_TABLE) if q != word else out
 
 
@@ -117,18 +119,47 @@ def undoubling_stems(words: Sequence[str]) -> tuple[frozenset[str], int]:
 
 
 def list_state(m: M.Morphology, words: Sequence[str], oracle: dict[str, str], state: str) -> int:
-    """Step 1 for one analysis: list the words where the rules miss, fewest hyphens first."""
+    """Step 2 for one analysis: list the words where the rules miss, fewest hyphens first,
+    each level again until nothing changes (a listed hyphenated word also reads the start
+    of longer ones)."""
     table = m.tables.noun if state == NOUN else m.tables.verb
     by_hyphens: dict[int, list[str]] = {}
     for w in words:
         if not w.endswith("-"):  # their lemma ends with the tag: the rules handle them
             by_hyphens.setdefault(w.count("-"), []).append(w)
     for n in sorted(by_hyphens):
-        fresh = M.Morphology(m.tables)  # same tables, no stale memo
-        for w in by_hyphens[n]:
-            if state_lemma(fresh, w, state) != oracle[w]:
-                table[quote(w).translate(M._ASCII_LOWER)] = quote(oracle[w])
+        changed = True
+        while changed:
+            fresh = M.Morphology(m.tables)  # the tables as listed so far, no stale memo
+            changed = False
+            for w in by_hyphens[n]:
+                if state_lemma(fresh, w, state) != oracle[w]:
+                    table[quote(w).translate(M._ASCII_LOWER)] = quote(oracle[w])
+                    changed = True
     return len(table)
+
+
+def inflections(words: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Regular-looking noun and verb forms of the vocabulary's plain words, so that the
+    irregular ones CoreNLP lists are found where the vocabulary lacks them."""
+    plain = [w for w in words if len(w) > 1 and w.isascii() and w.isalpha()]
+    nouns, verbs = {}, {}
+    for w in plain:
+        for f in (w + "s", w + "es"):
+            nouns[f] = verbs[f] = None
+        for f in (w + "ed", w + "d", w + "ing", w + w[-1] + "ed", w + w[-1] + "ing"):
+            verbs[f] = None
+        if w.endswith("e"):
+            verbs[w[:-1] + "ing"] = None
+        if w.endswith("y"):
+            nouns[w[:-1] + "ies"] = verbs[w[:-1] + "ies"] = verbs[w[:-1] + "ied"] = None
+        if w.endswith("c"):
+            verbs[w + "ked"] = verbs[w + "king"] = None
+        for sg, pl in (("us", "i"), ("um", "a"), ("on", "a"), ("is", "es"), ("a", "ae")):
+            if w.endswith(sg):
+                nouns[w[: -len(sg)] + pl] = None
+    known = set(words)
+    return [f for f in nouns if f not in known], [f for f in verbs if f not in known]
 
 
 def expected(m: M.Morphology, word: str, tag: str, noun: dict, verb: dict) -> str:
@@ -150,17 +181,20 @@ def main() -> None:
         words = words[: int(sys.argv[2])]
     print(f"vocabulary: {len(words):,} words", flush=True)
 
-    noun = dict(zip(words, ask([(w, NOUN) for w in words]), strict=True))
-    verb = dict(zip(words, ask([(w, VERB) for w in words]), strict=True))
+    noun_forms, verb_forms = inflections(words)
+    noun_words, verb_words = [*words, *noun_forms], [*words, *verb_forms]
+    print(f"with inflections: {len(noun_words):,} nouns, {len(verb_words):,} verbs", flush=True)
+    noun = dict(zip(noun_words, ask([(w, NOUN) for w in noun_words]), strict=True))
+    verb = dict(zip(verb_words, ask([(w, VERB) for w in verb_words]), strict=True))
     undouble, n_probes = undoubling_stems(words)
     print(f"undoubling stems: {len(undouble):,} from {n_probes:,} probes", flush=True)
 
     m = M.Morphology(M.Tables(undouble=undouble))
-    print(f"nouns listed: {list_state(m, words, noun, NOUN):,}", flush=True)
-    print(f"verbs listed: {list_state(m, words, verb, VERB):,}", flush=True)
+    print(f"nouns listed: {list_state(m, noun_words, noun, NOUN):,}", flush=True)
+    print(f"verbs listed: {list_state(m, verb_words, verb, VERB):,}", flush=True)
 
     capitalised = [w[:1].upper() + w[1:] for w in words[:CAPITALISED]]
-    asked = 2 * len(words)
+    asked = len(noun_words) + len(verb_words) + n_probes
     conflicts, wrong = [], []
     for tag in TAGS:
         lower = ask([(w, tag) for w in words])
@@ -187,8 +221,8 @@ def main() -> None:
         wrong += [(w, tag, g) for w, g in caps.items() if check.lemma(w, tag) != g]
         print(f"  {tag}: {len(m.tables.pair):,} pairs listed", flush=True)
     check = M.Morphology(m.tables)
-    wrong += [(w, NOUN, noun[w]) for w in words if check.lemma(w, NOUN) != noun[w]]
-    wrong += [(w, VERB, verb[w]) for w in words if check.lemma(w, VERB) != verb[w]]
+    wrong += [(w, NOUN, noun[w]) for w in noun_words if check.lemma(w, NOUN) != noun[w]]
+    wrong += [(w, VERB, verb[w]) for w in verb_words if check.lemma(w, VERB) != verb[w]]
 
     text = M.write_tables(m.tables)
     out.write_text(text, encoding="utf-8", newline="\n")
