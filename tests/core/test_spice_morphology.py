@@ -120,6 +120,14 @@ def test_general_rules_without_tables():
     assert Morphology(Tables(undouble=frozenset({"stop"}))).lemma("stopped", "VBD") == "stop"
 
 
+def test_listed_hyphenated_word_starts_a_longer_one():
+    """CoreNLP 3.6.0 gives "hoop-la" for hoop-lamses/NNS: its listed "hoop-la" is a rule that
+    beats splitting at the hyphen, and the rest of the word is lost."""
+    m = Morphology(Tables(noun={"hoop-la": "hoop-la"}))
+    assert m.lemma("hoop-lamses", "NNS") == "hoop-la"
+    assert Morphology(Tables()).lemma("hoop-lamses", "NNS") == "hoop-lams"
+
+
 def test_tables_round_trip():
     t = Tables(
         noun={"children": "child"},
