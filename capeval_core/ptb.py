@@ -659,6 +659,12 @@ def raw_tokens(texts: Sequence[str]) -> list[tuple[str, ...]]:
     return result
 
 
+def scan_tokens(text: str) -> list[str]:
+    """The lexer's tokens of one text, case kept (the text is one document: its end is the
+    end of the input)."""
+    return _scan(text, 0, len(text))
+
+
 def tokenize_lines(texts: Sequence[str]) -> list[tuple[str, ...]]:
     """What one call of pycocoevalcap's PTBTokenizer makes of `texts`, one tuple per caption.
 

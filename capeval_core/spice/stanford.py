@@ -68,30 +68,22 @@ def load_pipeline() -> tuple[Any]:
 
 
 def corenlp_words(text: str) -> list[str]:
-    """The tokens CoreNLP 3.6.0's tokenizer makes of an already PTB-tokenized caption.
+    """The tokens CoreNLP 3.6.0's tokenizer makes of a caption (one document).
 
-    Space-separated words stay words, except (measured on 400,000 COCO train2014 captions,
-    the only two differences): an ampersand inside a word is split off ("at&t" -> "at", "&",
-    "t"), and a caption ending in an abbreviation with its period ("etc.") gets a sentence-final
-    "." of its own.
+    It is the PTB lexer capeval's ``ptb`` tokenizer emulates, run on this one caption: words
+    stay words, except that an already-tokenized lower-case caption can still change where
+    CoreNLP's case-sensitive rules no longer apply ("at&t" -> "at", "&", "t"; "pa." -> "pa",
+    ".") and where a sentence-final abbreviation gets its period twice ("etc." -> "etc.",
+    "."), as CoreNLP does at the end of a document (checked against the jar).
 
     >>> corenlp_words("an at&t phone and fruit etc.")
     ['an', 'at', '&', 't', 'phone', 'and', 'fruit', 'etc.', '.']
     """
-    words: list[str] = []
-    for word in text.split():
-        if "&" in word and word != "&":
-            parts = word.split("&")
-            for k, part in enumerate(parts):
-                if k:
-                    words.append("&")
-                if part:
-                    words.append(part)
-        else:
-            words.append(word)
-    if words and len(words[-1]) > 1 and words[-1].endswith("."):
-        words.append(".")
-    return words
+    from capeval_core.ptb import raw_tokens, scan_tokens
+
+    if text == text.lower():
+        return list(raw_tokens([text])[0])
+    return scan_tokens(text.replace("\n", " "))  # raw text keeps its case, as for CoreNLP
 
 
 def basic_graph(words: Sequence[str], tags: Sequence[str], heads: Sequence[int], deps) -> DepGraph:
@@ -107,13 +99,14 @@ def basic_graph(words: Sequence[str], tags: Sequence[str], heads: Sequence[int],
     return g
 
 
-def sentence_tuples(g: DepGraph) -> list[Tuple]:
-    """Stages 4-5 on a basic tree: CC-processing, SceneGraphParser's enhancements, rules."""
+def sentence_tuples(g: DepGraph, sentence: int = 0) -> list[Tuple]:
+    """Stages 4-5 on a basic tree: CC-processing, SceneGraphParser's enhancements, rules
+    (``sentence``: the sentence's position in the caption, which CoreNLP's node order uses)."""
     from capeval_core.spice.ccprocess import cc_process
 
     cc = cc_process(g)
-    enhance(cc)
-    return extract_tuples(cc)
+    enhance(cc, sentence)
+    return extract_tuples(cc, sentence)
 
 
 def parse_texts(loaded: tuple[Any], texts: Sequence[str], batch_size: int) -> list:

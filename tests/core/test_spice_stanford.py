@@ -1,0 +1,41 @@
+"""The stanford-emulation parser's deterministic stages, composed, against the SPICE jar.
+
+Given the jar's own tags and basic tree (the only learned stage's output), CoreNLP's
+re-tokenization, lemmas, CC-processing, SceneGraphParser's enhancements and SpiceParser's rules
+must give exactly the jar's proposed tuples, in order (golden: tests/core/spice_golden.py).
+"""
+
+from __future__ import annotations
+
+from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples
+from tests.core.spice_golden import oracle_captions
+
+
+def _basic_of(sentence):
+    """The golden's basic tree as the parser's output: heads (root: itself) and labels."""
+    n = len(sentence.words)
+    heads, deps = list(range(n)), ["ROOT"] * n
+    for gov, rel, dep in sentence.graphs["basic"]["edges"]:
+        heads[dep - 1], deps[dep - 1] = gov - 1, rel
+    return heads, deps
+
+
+def test_jar_trees_give_the_jar_tuples_through_every_emulated_stage():
+    differ = []
+    for caption in oracle_captions():
+        tuples = []
+        for k, sentence in enumerate(caption.sentences):
+            heads, deps = _basic_of(sentence)
+            g = basic_graph(sentence.words, sentence.tags, heads, deps)
+            assert [t.lemma for t in g.tokens] == list(sentence.lemmas)
+            tuples += sentence_tuples(g, k)
+        jar = [t if len(t) < 3 else (t[0], t[2], t[1]) for t in caption.tuples]
+        if tuples != jar:
+            differ.append((caption.annotation_id, tuples, jar))
+    assert len(oracle_captions()) == 3000
+    assert differ == []
+
+
+def test_corenlp_tokens_of_every_golden_caption():
+    for caption in oracle_captions():
+        assert corenlp_words(caption.text) == [w for s in caption.sentences for w in s.words]
