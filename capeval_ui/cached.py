@@ -7,7 +7,9 @@ whole input and nothing is read from session state behind the caller's back.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
@@ -20,9 +22,17 @@ from capeval_core.metrics import metric_class
 from capeval_core.resources import CaptionSet, ResourceInfo
 from capeval_core.results import MetricResult
 
-#: UI label -> CIDEr-D ``idf`` option; the first is the default (coco-caption's behaviour)
-IDF_SOURCES: dict[str, str] = {"scored set": "corpus", "COCO val2014": "coco-val2014"}
-DEFAULT_IDF = "scored set"
+#: UI label -> CIDEr-D ``idf`` option. One caption is scored with COCO val2014's document
+#: frequencies by default (the scored set of one image makes every CIDEr-D weight 0); the
+#: scored set is coco-caption's behaviour, the default of batch scoring and the CLI.
+IDF_SOURCES: dict[str, str] = {"COCO val2014": "coco-val2014", "scored set": "corpus"}
+DEFAULT_IDF = "COCO val2014"
+IDF_HELP = (
+    "COCO val2014 (the default here) takes document frequencies from the references of the "
+    "40,504 val2014 images, so a single caption gets informative weights. The scored set is "
+    "what coco-caption does (and capeval's batch scoring and CLI by default): with one image "
+    "every weight is 0."
+)
 
 #: how many COCO val images the random example draws from (ascending image id)
 COCO_POOL = 500
@@ -121,18 +131,56 @@ def _first_use() -> list[str]:
 def scoring_message(cider_idf: str) -> str:
     """Spinner text naming what the first scoring run prepares (resources load once).
 
-    The COCO val2014 IDF table, METEOR's paraphrase index and the default word vectors are
-    each built or loaded on first use, which takes a while.
+    METEOR's paraphrase index and the default word vectors are each built or loaded on first
+    use, which takes a while; the COCO val2014 IDF table has its own progress bar
+    (:func:`prepare_coco_idf`), and is named here only for callers that skip it.
     """
     pending = _first_use()
     if cider_idf == "coco-val2014":
         pending.append(
-            "the first use of the COCO val2014 IDF builds its table once (a minute or two) "
+            "the first use of the COCO val2014 IDF builds its table once (a few seconds) "
             "and caches it"
         )
     if not pending:
         return "Scoring…"
     return "Scoring… " + "; ".join(pending) + "."
+
+
+def prepare_coco_idf(tokenizer: str) -> None:
+    """Have the COCO val2014 document frequencies of ``tokenizer`` in memory before scoring:
+    read back from the user cache (about a second, with a spinner), or built there once with
+    a progress bar. The table stays in the process (``capeval_core.idf``) for every session.
+
+    A build that cannot run (no pycocoevalcap) is left to the scoring call, which reports it
+    as CIDEr-D's error.
+    """
+    from capeval_core import idf
+    from capeval_core.tokenize import get_tokenizer
+
+    tok = get_tokenizer(tokenizer)
+    where = idf.coco_val_state(tok)
+    if where == "memory":
+        return
+    if where == "cache":
+        with st.spinner("Reading the COCO val2014 document frequencies from the cache…"):
+            _quietly(idf.coco_val_document_frequency, tok)
+        return
+    bar = st.progress(0.0, text="Building the COCO val2014 document frequencies (once)…")
+
+    def progress(done: int, total: int, what: str) -> None:
+        bar.progress(
+            min(done / max(total, 1), 1.0),
+            text=f"Building the COCO val2014 document frequencies once: {what}",
+        )
+
+    _quietly(idf.coco_val_document_frequency, tok, progress)
+    bar.empty()
+
+
+def _quietly(fn: Any, *args: Any) -> None:
+    # a failure is reported by the scoring call, as CIDEr-D's error
+    with contextlib.suppress(CapevalError):
+        fn(*args)
 
 
 @dataclass(frozen=True)
@@ -208,6 +256,33 @@ def demo_judgments(generator: str, n_images: int, seed: int = 0) -> object:
         "distractors": demo.demo_distractors,
     }[generator]
     return make(n_images, seed=seed)
+
+
+@st.cache_resource(show_spinner=False)
+def _loaded_sets() -> dict[str, object]:
+    """The judgment sets this server process has loaded, by digest prefix (newest last)."""
+    return {}
+
+
+#: how many loaded sets a reload can find again (uploads are kept in memory this long anyway:
+#: ``load_upload`` caches its last 8 results)
+KEEP_SETS = 8
+
+
+def remember_set(jset: object) -> str:
+    """Keep ``jset`` findable by its digest prefix (the URL's ``set``); returns the prefix."""
+    sets = _loaded_sets()
+    short = jset.content_digest[:16]  # type: ignore[attr-defined]
+    sets.pop(short, None)
+    sets[short] = jset
+    while len(sets) > KEEP_SETS:
+        sets.pop(next(iter(sets)))
+    return short
+
+
+def find_set(short: str) -> object | None:
+    """A set :func:`remember_set` kept, or None (unknown prefix, or dropped since)."""
+    return _loaded_sets().get(short)
 
 
 def set_for(kind: str) -> tuple[object, str]:

@@ -25,8 +25,10 @@ from capeval_core.errors import JudgmentFormatError
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Files above this many bytes are refused (judgment-formats.md: "default 200 MB").
-DEFAULT_MAX_BYTES = 200 * 1000 * 1000
+#: Files above this many bytes are refused (judgment-formats.md: "default 200 MB"). Counted in
+#: MiB, as Streamlit counts its upload limit (``server.maxUploadSize`` in .streamlit/config.toml
+#: is the same 200): the app's uploader and the loaders refuse the same files.
+DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 
 #: Separator of references packed into one CSV/TSV cell (judgment-formats.md, generic formats).
 REF_SEPARATOR = "|||"

@@ -98,7 +98,8 @@ def _bleu_why(a: BleuDetails, b: BleuDetails, key: str) -> str:
     def counts(d: BleuDetails) -> str:
         return " ".join(f"{c}/{g}" for c, g in zip(d.correct[:n], d.guess[:n], strict=True))
 
+    orders = "unigram matches" if n == 1 else f"n-gram matches, orders 1–{n}"
     return (
-        f"clipped n-gram matches, orders 1–{n}: A {counts(a)}, B {counts(b)}; "
+        f"clipped {orders}: A {counts(a)}, B {counts(b)}; "
         f"brevity penalty A {a.brevity_penalty:.2f}, B {b.brevity_penalty:.2f}"
     )

@@ -1,0 +1,226 @@
+"""AppTest checks of issue 14 ("the app as a workbench people keep open"): inputs survive
+navigation and travel in the URL, two candidates side by side, long input, the app's
+settings. Numbers are compared with the library's on the same input."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from capeval_core import DegenerateCorpusWarning, score_many
+from capeval_core.judgments import DEFAULT_MAX_BYTES
+from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
+from capeval_ui import cached, state, views
+from capeval_ui.views import key_label
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 120
+DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
+COMPARE = "app_pages/compare.py"
+
+
+def _app(**params: Any) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at
+
+
+def _compare(**params: Any) -> AppTest:
+    at = _app(**params).run()
+    at.switch_page(COMPARE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _scores(candidate: str, references: tuple[str, ...]) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateCorpusWarning)
+        return score_many(
+            list(REPORTED_KEYS),
+            [candidate],
+            [list(references)],
+            options={"cider_d": {"idf": "coco-val2014"}},
+        )
+
+
+# -- the app's settings (.streamlit/config.toml, the router) -----------------------------------
+def test_streamlit_config_binds_locally_and_caps_uploads_like_the_loaders() -> None:
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["address"] == "127.0.0.1"
+    assert config["browser"]["gatherUsageStats"] is False
+    assert config["client"]["toolbarMode"] == "minimal"  # no "Deploy" button
+    # Streamlit counts maxUploadSize in MiB; the loaders' cap is in bytes: the same limit
+    assert config["server"]["maxUploadSize"] * 1024 * 1024 == DEFAULT_MAX_BYTES
+
+
+def test_page_urls_are_the_titles_and_the_icon_is_drawn_locally() -> None:
+    tree = ast.parse((ROOT / "app.py").read_text())
+    pages = {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id in ("CAPTION_PAGES", "META_PAGES")
+    }
+    titles = [title for group in pages.values() for _, title, _ in group]
+    assert [state.url_path(t) for t in titles[1:]] == [
+        "compare-captions",
+        "perturbation-lab",
+        "judgments",
+        "correlations",
+        "significance",
+        "pairwise-accuracy",
+        "robustness",
+    ]
+    config = next(
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "set_page_config"
+    )
+    icon = next(k.value.value for k in config.keywords if k.arg == "page_icon")
+    # a ":material/...:" favicon is fetched from a font server; an emoji is drawn in place
+    assert not icon.startswith(":"), icon
+
+
+# -- inputs survive navigation, and travel in the URL ------------------------------------------
+def test_compare_inputs_survive_a_visit_to_another_page() -> None:
+    at = _compare()
+    at.text_area(key="candidate").input("a dog runs on the beach")
+    at.text_area(key="candidate_b").input("a cat sleeps")
+    at.radio(key="cider_idf").set_value("scored set").run()
+    for page in ("app_pages/perturb.py", "app_pages/judgments.py"):
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+    at.switch_page(COMPARE).run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="candidate").value == "a dog runs on the beach"
+    assert at.text_area(key="candidate_b").value == "a cat sleeps"
+    assert at.radio(key="cider_idf").value == "scored set"
+    assert at.text_area(key="references").value == "\n".join(DEFAULT.references)
+
+
+def test_lab_inputs_survive_a_visit_to_compare() -> None:
+    at = _app().run()
+    at.switch_page("app_pages/perturb.py").run()
+    at.text_area(key="lab_candidate").input("a boy plays with a ball").run()
+    at.multiselect(key="lab_perturbations").set_value(["shuffle"]).run()
+    at.switch_page(COMPARE).run()
+    at.switch_page("app_pages/perturb.py").run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="lab_candidate").value == "a boy plays with a ball"
+    assert at.multiselect(key="lab_perturbations").value == ["shuffle"]
+
+
+def test_a_compare_link_opens_exactly_its_example() -> None:
+    refs = ["a dog runs on the grass", "a brown dog running"]
+    at = _compare(candidate="a dog running on grass", ref=refs)
+    assert at.text_area(key="candidate").value == "a dog running on grass"
+    assert at.text_area(key="references").value == "\n".join(refs)
+    assert at.text_area(key="candidate_b").value == ""
+    shown = {m.label: m.value for m in at.metric}
+    expected = _scores("a dog running on grass", tuple(refs))
+    assert shown["CIDEr-D"] == f"{expected['cider_d'].value:.4f}"
+
+
+def _param(at: AppTest, key: str) -> list[str]:
+    value = at.query_params[key]
+    return value if isinstance(value, list) else [value]
+
+
+def test_the_url_follows_the_inputs() -> None:
+    at = _compare()
+    assert _param(at, "candidate") == [DEFAULT.candidate]
+    assert _param(at, "ref") == list(DEFAULT.references)
+    at.text_area(key="candidate").input("two surfers")
+    at.text_area(key="candidate_b").input("a wave").run()
+    assert _param(at, "candidate") == ["two surfers"]
+    assert _param(at, "candidate_b") == ["a wave"]
+    # typing goes on: the URL written by the page never overwrites the text areas
+    at.text_area(key="candidate").input("three surfers").run()
+    assert at.text_area(key="candidate").value == "three surfers"
+    assert _param(at, "candidate") == ["three surfers"]
+
+
+# -- two candidates side by side -----------------------------------------------------------------
+def test_two_candidates_side_by_side_metric_by_metric() -> None:
+    a, b = DEFAULT.candidate, "a dog sleeps on a couch"
+    at = _compare()
+    at.text_area(key="candidate_b").input(b).run()
+    assert not at.exception, at.exception
+    frame = next(df.value for df in at.dataframe if "higher" in df.value.columns)
+    expected_a, expected_b = _scores(a, DEFAULT.references), _scores(b, DEFAULT.references)
+    rows = frame.set_index("metric")
+    assert list(rows.index) == [key_label(k) for k in REPORTED_KEYS]
+    for key in REPORTED_KEYS:
+        row = rows.loc[key_label(key)]
+        va, vb = expected_a[key].value, expected_b[key].value
+        assert (row["A"], row["B"]) == (va, vb), key
+        assert row["higher"] == views.winner(va, vb, metric_class(key).higher_is_better)
+        assert row["why"], f"no evidence for {key}"
+    # the caption on topic wins on every n-gram metric, and the evidence says why
+    for key in ("bleu_1", "rouge_l", "cider_d", "meteor"):
+        assert rows.loc[key_label(key), "higher"] == "A", key
+    bleu_a = expected_a["bleu_4"].segments[0].details
+    bleu_b = expected_b["bleu_4"].segments[0].details
+    assert rows.loc["BLEU-1", "why"].startswith(
+        f"clipped unigram matches: A {bleu_a.correct[0]}/{bleu_a.guess[0]}, "
+        f"B {bleu_b.correct[0]}/{bleu_b.guess[0]}"
+    )
+    # each metric's tab draws both candidates' evidence
+    tab = next(t for t in at.tabs if t.label == METRICS["meteor"].name)
+    assert [m.value for m in tab.markdown if m.value.startswith("**Candidate")] == [
+        "**Candidate A**",
+        "**Candidate B**",
+    ]
+    assert at.selectbox(key="meteor-b-reference").value == (
+        expected_b["meteor"].segments[0].details.best
+    )
+
+
+def test_winner_follows_the_metric_direction() -> None:
+    assert views.winner(0.2, 0.1) == "A"
+    assert views.winner(0.2, 0.1, higher_is_better=False) == "B"
+    assert views.winner(0.3, 0.3 + 1e-12) == "tie"
+
+
+# -- long input ------------------------------------------------------------------------------------
+def test_too_long_a_caption_gets_one_clear_limit_and_keeps_the_rest() -> None:
+    at = _compare()
+    long = " ".join(["dog"] * (views.MAX_WORDS + 1))
+    at.text_area(key="candidate").input(long).run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert errors == [
+        f"Captions are scored up to {views.MAX_WORDS:,} words; the candidate has "
+        f"{views.MAX_WORDS + 1:,}. Shorten it, or score long texts with the library or the CLI."
+    ]
+    assert at.text_area(key="references").value == "\n".join(DEFAULT.references)
+    assert not at.metric
+
+
+def test_a_long_caption_gets_its_scores_without_the_slow_evidence() -> None:
+    at = _compare()
+    long = " ".join([DEFAULT.candidate] * 20)  # 160 words
+    at.text_area(key="candidate").input(long).run()
+    assert not at.exception, at.exception
+    shown = {m.label: m.value for m in at.metric}
+    expected = _scores(long, DEFAULT.references)
+    assert shown["BLEU-4"] == f"{expected['bleu_4'].value:.4f}"
+    assert not at.tabs
+    assert any(f"up to {views.EVIDENCE_MAX_WORDS} words" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_second_candidate_scores_one(text: str) -> None:
+    at = _compare()
+    at.text_area(key="candidate_b").input(text).run()
+    assert not at.exception, at.exception
+    assert not [df for df in at.dataframe if "higher" in df.value.columns]
+    assert "candidate_b" not in at.query_params
