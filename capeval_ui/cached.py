@@ -640,7 +640,8 @@ def lab_batch(
         cands, refs = jset.candidates[:rows], jset.references[:rows]  # type: ignore[attr-defined]
         human_name = jset.score_names[0]  # type: ignore[attr-defined]
         human = jset.human(human_name)[:rows]  # type: ignore[attr-defined]
-        source = f"loaded judgment set {loaded_digest[:12]} ({rows} candidates)"
+        names = ", ".join(jset.source) or "uploaded file"  # type: ignore[attr-defined]
+        source = f"the set loaded on the Judgments page ({names}; first {rows:,} candidates)"
     elif dataset == "coco-val":
         sets = resources.coco_caption_sets("val", n_images)
         cands, refs = [s.candidate for s in sets], [s.references for s in sets]

@@ -5,6 +5,7 @@ settings. Numbers are compared with the library's on the same input."""
 from __future__ import annotations
 
 import ast
+import json
 import tomllib
 import warnings
 from pathlib import Path
@@ -224,3 +225,62 @@ def test_an_empty_second_candidate_scores_one(text: str) -> None:
     assert not at.exception, at.exception
     assert not [df for df in at.dataframe if "higher" in df.value.columns]
     assert "candidate_b" not in at.query_params
+
+
+# -- the perturbation lab ------------------------------------------------------------------------
+def _lab(**session: Any) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app_pages/perturb.py"), default_timeout=TIMEOUT)
+    at.session_state["lab_metrics"] = ["bleu_1", "bleu_4", "rouge_l"]
+    for key, value in session.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_lab_colours_every_perturbation_apart_and_shows_no_meaningless_relative_change() -> None:
+    from capeval_core.perturb import PERTURBATIONS
+
+    refs = "\n".join(DEFAULT.references)
+    at = _lab(lab_perturbations=list(PERTURBATIONS), lab_candidate="a surfer", lab_references=refs)
+    specs = [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+    deltas = next(s for s in specs if s["layout"]["yaxis"]["title"]["text"] == "after − before")
+    colours = [trace["marker"]["color"] for trace in deltas["data"]]
+    assert len(colours) == len(PERTURBATIONS) == len(set(colours))
+    frame = next(df.value for df in at.dataframe if "relative" in df.value.columns)
+    # BLEU-4 of a two-word caption reads 0.0000 (about 1e-9): no relative change is claimed
+    tiny = frame[frame["before"].abs() < 5e-5]
+    assert not tiny.empty and tiny["relative"].isna().all()
+
+
+def test_lab_shuffle_lists_moved_words_with_their_places() -> None:
+    from capeval_core.perturb import perturb
+
+    at = _lab(lab_perturbations=["shuffle"])
+    expected = perturb(DEFAULT.candidate, "shuffle", seed=0)
+    changes = next(df.value for df in at.dataframe if "where" in df.value.columns)
+    assert list(changes["where"]) == [
+        f"moved from word {c.position + 1} to word {c.new_position + 1}" for c in expected.changed
+    ]
+    assert all(c.position != c.new_position for c in expected.changed)
+
+
+def test_lab_batch_names_the_loaded_set_and_shows_example_captions() -> None:
+    from capeval_core.judgments.demo import demo_graded
+
+    jset = demo_graded(8, seed=3)
+    at = _lab(
+        lab_mode="Batch",
+        lab_batch_metrics=["bleu_4"],
+        lab_dataset=list(cached.LAB_DATASETS)[2],
+        lab_batch_on=True,
+        lab_images=20,
+        **{cached.JSET_KEY: jset},
+    )
+    text = "\n".join(t.value for t in at.text)
+    assert f"the set loaded on the Judgments page ({', '.join(jset.source)}" in text
+    assert jset.content_digest[:12] not in text
+    examples = next(df.value for df in at.dataframe if "perturbed" in df.value.columns)
+    assert 0 < len(examples) <= 8
+    assert set(examples["original"]) <= set(jset.candidates)
+    assert (examples["original"] != examples["perturbed"]).all()
