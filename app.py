@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from capeval_ui import TOKENIZER_KEY, TOKENIZERS, state
+from capeval_ui import TOKENIZER_KEY, TOKENIZERS, cached, state
 
 # An emoji favicon is drawn by the browser itself; a ":material/...:" page icon would be
 # fetched from a font server on every page load (the app stays offline).
@@ -40,6 +40,8 @@ def _page(path: str, title: str, icon: str) -> st.Page:
 # Widgets of other pages lose their values when a page without them runs; the router runs on
 # every page, so it keeps them here (inputs survive navigation within a session).
 state.keep_inputs()
+# after a reload, the judgment set the URL names (?set=...) is loaded again if the server has it
+state.restore_judgment_set(cached.JSET_KEY, cached.find_set)
 page = st.navigation(
     {
         "Captions": [_page(*p) for p in CAPTION_PAGES],

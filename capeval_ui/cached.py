@@ -309,6 +309,36 @@ def _write_uploads(files: tuple[tuple[str, bytes], ...], folder: str) -> object:
     return paths[0] if len(paths) == 1 else Path(folder)
 
 
+def _as_uploaded(exc: CapevalError, folder: str) -> CapevalError:
+    """``exc`` with the temporary folder the uploads were written to named as what the user
+    uploaded ("ExpertAnnotations.txt not found among the uploaded files", not "... in the
+    folder 'tmpqs6a2tlb'")."""
+    import os
+    from pathlib import Path
+
+    tmp = Path(folder)
+    message = str(exc)
+    for quoted in (f"'{tmp}'", f"'{tmp.name}'", f'"{tmp}"', f'"{tmp.name}"'):
+        message = message.replace(f"in the folder {quoted}", "among the uploaded files")
+        message = message.replace(f"in folder {quoted}", "among the uploaded files")
+        message = message.replace(quoted, "the uploaded files")
+    message = message.replace(f"{tmp}{os.sep}", "").replace(str(tmp), "the uploaded files")
+    message = message.replace(tmp.name, "the uploaded files")
+    exc.args = (message, *exc.args[1:])
+    return exc
+
+
+def _uploaded_source(jset: object, files: tuple[tuple[str, bytes], ...], folder: str) -> object:
+    """The set with its ``source`` naming the uploaded files, never the temporary folder."""
+    import dataclasses
+    from pathlib import Path
+
+    names = [Path(name).name for name, _ in files]
+    tmp = Path(folder).name
+    source = tuple(s for s in jset.source if tmp not in s and s != "mapped")  # type: ignore[attr-defined]
+    return dataclasses.replace(jset, source=source or tuple(names))  # type: ignore[type-var]
+
+
 @st.cache_data(show_spinner="Reading the file…", max_entries=16)
 def upload_columns(name: str, data: bytes) -> tuple[list[str], list[str]]:
     """``(columns, numeric columns)`` of an uploaded generic file, for the column mapping."""
@@ -317,7 +347,10 @@ def upload_columns(name: str, data: bytes) -> tuple[list[str], list[str]]:
     from capeval_core.judgments.mapping import peek_columns
 
     with tempfile.TemporaryDirectory() as tmp:
-        return peek_columns(_write_uploads(((name, data),), tmp))
+        try:
+            return peek_columns(_write_uploads(((name, data),), tmp))
+        except CapevalError as exc:
+            raise _as_uploaded(exc, tmp) from None
 
 
 @st.cache_data(show_spinner="Reading and validating the judgments…", max_entries=8)
@@ -343,12 +376,16 @@ def load_upload(
     if score_columns:
         options["score_columns"] = list(score_columns)
     with tempfile.TemporaryDirectory() as tmp:
-        path = _write_uploads(files, tmp)
-        if mapping and len(files) == 1:
-            mapped = Path(tmp) / "mapped"
-            mapped.mkdir()
-            path = remap_columns(path, dict(mapping), mapped / Path(path).name)
-        return load_judgments(path, fmt, preset, **options)
+        try:
+            path = _write_uploads(files, tmp)
+            if mapping and len(files) == 1:
+                mapped = Path(tmp) / "mapped"
+                mapped.mkdir()
+                path = remap_columns(path, dict(mapping), mapped / Path(path).name)
+            jset = load_judgments(path, fmt, preset, **options)
+        except CapevalError as exc:
+            raise _as_uploaded(exc, tmp) from None
+        return _uploaded_source(jset, files, tmp)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -88,6 +88,10 @@ def set_or_stop(kind: str) -> Any:
     except CapevalError as exc:
         st.error(str(exc))
         st.stop()
+    if origin == "loaded":
+        from capeval_ui import state
+
+        state.share_judgment_set(cached.remember_set(jset))
     render_set_banner(jset, origin)
     return jset
 
@@ -119,6 +123,133 @@ def download_csv(
 
 
 # -- Judgments -------------------------------------------------------------------------------------
+#: per format: the files it needs and what is in them (judgment-formats.md), as shown on the page
+FORMAT_HELP: dict[str, str] = {
+    "graded": (
+        "One file (CSV, TSV, JSON array or JSONL), one row per judged caption. Columns: "
+        "`candidate` (the caption), `references` (a JSON list, or one string with the "
+        "references separated by `|||` in CSV/TSV; or columns `ref_1` … `ref_k`), and one or "
+        "more numeric human-score columns. Optional: `id`, `image_id`, `system` (for "
+        "system-level correlations). Other names can be mapped below."
+    ),
+    "pairwise": (
+        "One file (CSV, TSV, JSON array or JSONL), one row per pair of captions. Columns: "
+        "`candidate_a`, `candidate_b`, `references` (as for graded files), and either "
+        "`preferred` (`a`, `b` or `tie`) or vote counts `votes_a` and `votes_b`. Optional: "
+        "`category` (e.g. HC/HI/HM/MM), `id`."
+    ),
+    "flickr8k-expert": (
+        "Two files as distributed: `ExpertAnnotations.txt` (tab-separated: image, caption id, "
+        "three experts' scores 1–4) and `Flickr8k.token.txt` (the captions). Upload both."
+    ),
+    "flickr8k-cf": (
+        "Two files as distributed: `CrowdFlowerAnnotations.txt` (tab-separated: image, "
+        "caption id, share of yes votes, yes and no counts) and `Flickr8k.token.txt`. Upload "
+        "both."
+    ),
+    "composite": (
+        "The Composite CSV files (Aditya et al. 2015), one per source, with correctness and "
+        "thoroughness scores 1–5, plus the source datasets' caption files (Flickr token files "
+        "or COCO captions JSON) for the references. Upload them together."
+    ),
+    "pascal50s": (
+        "Two MATLAB files as distributed: `pair_pascal.mat` (the 4,000 pairs, their "
+        "categories and votes) and `pascal50S.mat` (50 references per image). Upload both."
+    ),
+    "abstract50s": (
+        "Three JSON files as distributed: `abstract48S.json` (48 references per image), "
+        "`abstract_candsB.json` and `abstract_candsC.json` (the pairs); add "
+        "`consensus_abstract.mat` for the human labels."
+    ),
+}
+#: generic formats with a template download: format -> (columns, two example rows)
+_TEMPLATE_ROWS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
+    "graded": (
+        ("id", "image_id", "candidate", "references", "quality", "system"),
+        (
+            (
+                "1",
+                "img1",
+                "a dog runs on the grass",
+                "a dog running on grass|||a brown dog",
+                "4",
+                "A",
+            ),
+            ("2", "img1", "a cat sleeps", "a dog running on grass|||a brown dog", "1", "B"),
+        ),
+    ),
+    "pairwise": (
+        ("id", "candidate_a", "candidate_b", "references", "preferred", "category"),
+        (
+            (
+                "1",
+                "a man rides a wave",
+                "a man rides a horse",
+                "a surfer on a wave|||a man surfing",
+                "a",
+                "HC",
+            ),
+            (
+                "2",
+                "a dog on the grass",
+                "a dog in the snow",
+                "a dog lying on grass|||a brown dog",
+                "a",
+                "HI",
+            ),
+        ),
+    ),
+}
+TEMPLATE_TYPES = ("csv", "tsv", "json")
+
+
+def template(fmt: str, kind: str) -> str:
+    """A small example file of a generic format (``graded`` or ``pairwise``) as ``kind``
+    (csv, tsv or json) that the loader reads as is.
+
+    >>> print(template("graded", "tsv").splitlines()[0])
+    id	image_id	candidate	references	quality	system
+    """
+    import csv
+    import io
+    import json
+
+    columns, rows = _TEMPLATE_ROWS[fmt]
+    if kind == "json":
+        records = []
+        for row in rows:
+            record: dict[str, object] = dict(zip(columns, row, strict=True))
+            record["references"] = str(record["references"]).split("|||")
+            if fmt == "graded":
+                record["quality"] = float(str(record["quality"]))
+            records.append(record)
+        return json.dumps(records, indent=2) + "\n"
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter="\t" if kind == "tsv" else ",", lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def render_format_help(fmt: str) -> None:
+    """What the chosen format needs (files, columns), and a template for the generic ones."""
+    st.markdown(FORMAT_HELP.get(fmt, ""))  # our own text, not user text
+    if fmt not in _TEMPLATE_ROWS:
+        return
+    cols = st.columns(len(TEMPLATE_TYPES) + 2)
+    for column, kind in zip(cols, TEMPLATE_TYPES, strict=False):
+        column.download_button(
+            f"{kind.upper()} template",
+            template(fmt, kind),
+            file_name=f"{fmt}-template.{kind}",
+            mime={"csv": "text/csv", "tsv": "text/tab-separated-values"}.get(
+                kind, "application/json"
+            ),
+            key=f"template-{fmt}-{kind}",
+            icon=":material/download:",
+        )
+
+
 def render_validation(jset: object) -> None:
     """The validation report: read, dropped (by reason), kept, rows; notes; protocol."""
     cols = st.columns(4)

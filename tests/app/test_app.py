@@ -595,7 +595,9 @@ def test_upload_through_the_file_uploader_maps_columns_and_loads() -> None:
     at = _meta("app_pages/judgments.py")
     at.radio(key="judgment_source").set_value("Upload a file").run()
     at.selectbox(key="judgment_format").select("graded").run()
-    at.file_uploader(key="judgment_files").set_value(("mine.csv", renamed.encode(), "text/csv"))
+    at.file_uploader(key="judgment_files-graded").set_value(
+        ("mine.csv", renamed.encode(), "text/csv")
+    )
     at.run()
     assert not at.exception, at.exception
     at.selectbox(key="map_candidate").select("caption").run()
@@ -627,7 +629,7 @@ def test_malformed_upload_shows_an_error_and_keeps_the_loaded_set() -> None:
     at.radio(key="judgment_source").set_value("Upload a file").run()
     at.selectbox(key="judgment_format").select("graded").run()
     bad = "id,candidate,references,quality\n1,a dog,a dog runs,4\n2,a cat,a cat,=1+2\n"
-    at.file_uploader(key="judgment_files").set_value(("bad.csv", bad.encode(), "text/csv"))
+    at.file_uploader(key="judgment_files-graded").set_value(("bad.csv", bad.encode(), "text/csv"))
     at.run()
     at.button(key="load_judgments").click().run()
     assert not at.exception, at.exception
@@ -711,7 +713,7 @@ def test_meta_pages_show_uploaded_markup_literally() -> None:
     )
     at = _meta("app_pages/judgments.py")
     at.radio(key="judgment_source").set_value("Upload a file").run()
-    at.file_uploader(key="judgment_files").set_value(("x.csv", hostile.encode(), "text/csv"))
+    at.file_uploader(key="judgment_files-graded").set_value(("x.csv", hostile.encode(), "text/csv"))
     at.run()
     at.button(key="load_judgments").click().run()
     assert not at.error, [e.value for e in at.error]

@@ -284,3 +284,100 @@ def test_lab_batch_names_the_loaded_set_and_shows_example_captions() -> None:
     assert 0 < len(examples) <= 8
     assert set(examples["original"]) <= set(jset.candidates)
     assert (examples["original"] != examples["perturbed"]).all()
+
+
+# -- Judgments: uploads, formats, reload ----------------------------------------------------------
+def _judgments() -> AppTest:
+    at = _app().run()
+    at.switch_page("app_pages/judgments.py").run()
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    assert not at.exception, at.exception
+    return at
+
+
+GRADED = (
+    "candidate,references,quality\n"
+    "a dog runs on the grass,a dog running on grass|||a brown dog runs,4\n"
+    "a cat sleeps,a dog running on grass|||a brown dog runs,1\n"
+    "a man rides a wave,a surfer rides a wave|||a man surfing,5\n"
+)
+
+
+def test_changing_the_format_clears_the_uploaded_files() -> None:
+    """Issue 14: PASCAL-50S files, then the graded format and a CSV -> "tmp...: cannot tell
+    the format from the suffix ''"."""
+    at = _judgments()
+    at.selectbox(key="judgment_format").select("pascal50s").run()
+    at.file_uploader(key="judgment_files-pascal50s").set_value(
+        [("pair_pascal.mat", b"x", "application/octet-stream")]
+    )
+    at.run()
+    at.selectbox(key="judgment_format").select("graded").run()
+    assert not at.file_uploader(key="judgment_files-graded").value
+    at.file_uploader(key="judgment_files-graded").set_value(
+        [("mine.csv", GRADED.encode(), "text/csv")]
+    )
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    jset = at.session_state[cached.JSET_KEY]
+    assert len(jset) == 3 and jset.source == ("mine.csv",)
+
+
+def test_errors_name_the_uploaded_files_not_a_temporary_folder() -> None:
+    at = _judgments()
+    at.selectbox(key="judgment_format").select("flickr8k-expert").run()
+    at.file_uploader(key="judgment_files-flickr8k-expert").set_value(
+        [
+            ("Flickr8k.token.txt", b"a.jpg#0\ta dog\n", "text/plain"),
+            ("notes.txt", b"x", "text/plain"),
+        ]
+    )
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    (error,) = [e.value for e in at.error]
+    assert "ExpertAnnotations.txt" in error and "uploaded files" in error
+    assert "tmp" not in error.replace("the uploaded files", ""), error
+
+
+@pytest.mark.parametrize(
+    ("fmt", "kind"), [(f, k) for f in ("graded", "pairwise") for k in ("csv", "tsv", "json")]
+)
+def test_each_generic_format_offers_a_template_that_loads(
+    fmt: str, kind: str, tmp_path: Path
+) -> None:
+    from capeval_core.judgments import load_judgments
+    from capeval_ui import meta_views
+
+    at = _judgments()
+    at.selectbox(key="judgment_format").select(fmt).run()
+    assert not at.exception, at.exception
+    labels = [b.label for b in at.get("download_button")]
+    assert f"{kind.upper()} template" in labels
+    assert any("Columns" in m.value for m in at.markdown)
+    path = tmp_path / f"{fmt}-template.{kind}"
+    path.write_text(meta_views.template(fmt, kind))
+    jset = load_judgments(path, fmt)
+    assert len(jset) == 2 and jset.kind == fmt
+
+
+def test_a_reload_keeps_the_loaded_set() -> None:
+    at = _app().run()
+    at.switch_page("app_pages/judgments.py").run()
+    at.button(key="load_demo").click().run()
+    jset = at.session_state[cached.JSET_KEY]
+    short = at.query_params["set"]
+    short = short[0] if isinstance(short, list) else short
+    assert jset.content_digest.startswith(short)
+    # a reload is a new session that keeps only the URL
+    again = _app(set=short).run()
+    again.switch_page("app_pages/judgments.py").run()
+    assert not again.exception, again.exception
+    assert again.session_state[cached.JSET_KEY] is jset
+    assert any(s.value == "Loaded set" for s in again.subheader)
+    # a name the server does not know leaves the page as a fresh one
+    fresh = _app(set="0" * 16).run()
+    fresh.switch_page("app_pages/judgments.py").run()
+    assert cached.JSET_KEY not in fresh.session_state
