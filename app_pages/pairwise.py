@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from capeval_core import CapevalError
-from capeval_ui import cached, current_tokenizer, meta_views
+from capeval_ui import cached, current_tokenizer, meta_views, state
 
 st.title("Pairwise accuracy")
 jset = meta_views.set_or_stop("pairwise")
@@ -16,12 +16,13 @@ st.caption(
     "Published protocol (Vedantam et al. 2015): 5 references sampled per pair, averaged "
     "over 5 draws; a metric tie counts as half; human ties broken at random (seeded)."
 )
+state.default("n_references", cached.PASCAL_REFERENCES)
+state.default("draws", cached.PASCAL_DRAWS)
+state.default("seed", 0)
 c1, c2, c3, c4, c5 = st.columns(5)
-n_references = c1.number_input(
-    "References per pair", 1, 50, cached.PASCAL_REFERENCES, key="n_references"
-)
-draws = c2.number_input("Draws", 1, 20, cached.PASCAL_DRAWS, key="draws")
-seed = c3.number_input("Seed", 0, 2**31 - 1, 0, key="seed")
+n_references = c1.number_input("References per pair", 1, 50, key="n_references")
+draws = c2.number_input("Draws", 1, 20, key="draws")
+seed = c3.number_input("Seed", 0, 2**31 - 1, key="seed")
 metric_tie = c4.selectbox(
     "Metric tie", ["half", "correct", "wrong"], key="metric_tie", help="Credit for equal scores."
 )
@@ -53,4 +54,4 @@ except CapevalError as exc:
     st.error(str(exc))
     st.stop()
 
-meta_views.render_pairwise(results, scores.signatures)
+meta_views.render_pairwise(results, scores.signatures, int(draws))

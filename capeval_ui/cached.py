@@ -441,9 +441,10 @@ class CorrelationReport:
     level: str
     n_resamples: int
     seed: int
+    ci_kendall: bool = True
 
 
-@st.cache_data(show_spinner="Computing correlations and bootstrap intervals…", max_entries=32)
+@st.cache_data(show_spinner="Computing correlations…", max_entries=32)
 def correlation_report(
     digest: str,
     keys: tuple[str, ...],
@@ -459,7 +460,8 @@ def correlation_report(
     _scores: object,
 ) -> CorrelationReport:
     """Correlations with bootstrap intervals (cached on disk), the Spearman heatmap and the
-    combined metric over every subset of the metrics."""
+    combined metric over every subset of the metrics. The bootstrap draws a progress bar
+    while it runs (created and removed here, so a cache hit shows nothing)."""
     import math
 
     from capeval_core.judgments.analysis import correlation_table, spearman_between
@@ -469,6 +471,14 @@ def correlation_report(
     values = {k: _scores.values[k] for k in _scores.keys}
     systems = _jset.systems() if level == "system" else None
     ci_methods = ("pearson", "spearman", "kendall_b", "kendall_c")
+    bar = st.empty()
+
+    def progress(done: float) -> None:
+        bar.progress(
+            min(max(done, 0.0), 1.0),
+            text=f"Bootstrap intervals: {n_resamples:,} resamples ({done:.0%})",
+        )
+
     table = correlation_table(
         human,
         values,
@@ -476,12 +486,21 @@ def correlation_report(
         systems=systems,
         n_resamples=n_resamples,
         seed=seed,
+        on_progress=progress,
     )
+    bar.empty()
     spear = table[table["method"] == "spearman"].set_index("metric")["statistic"]
     order = sorted(values, key=lambda k: -abs(spear[k]) if math.isfinite(spear[k]) else math.inf)
     combined = rank_subsets(human, values, combined_on) if values else ()
     return CorrelationReport(
-        table, spearman_between(values, order), combined, human_name, level, n_resamples, seed
+        table,
+        spearman_between(values, order),
+        combined,
+        human_name,
+        level,
+        n_resamples,
+        seed,
+        ci_kendall,
     )
 
 

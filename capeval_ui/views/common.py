@@ -186,7 +186,7 @@ def table(
     percents: Iterable[str] = (),
     integers: Iterable[str] = (),
     digits: int = 4,
-    empty: Mapping[str, str] | None = None,
+    empty: Mapping[str, str | Sequence[str]] | None = None,
     widths: Mapping[str, int | str] | None = None,
     help: Mapping[str, str] | None = None,
     height: int | None = None,
@@ -196,8 +196,8 @@ def table(
     """A dataframe that reads well: every number formatted as its kind (scores with
     ``digits`` decimals, p-values by :func:`format_pvalue`, shares in per cent), no cell
     showing "None"/"nan" (numbers show :data:`EMPTY`, or ``empty[column]`` when the reason is
-    known, text shows nothing), and each column wide enough for its values. The cells keep
-    their values (sorting and tests see numbers).
+    known: one text, or one per row; text shows nothing), and each column wide enough for its
+    values. The cells keep their values (sorting and tests see numbers).
     """
     formats: dict[str, Any] = {}
     for column in numbers:
@@ -216,10 +216,15 @@ def table(
     formats = {c: f for c, f in formats.items() if c in frame.columns}
     styler = frame.style.format(formats)
     for column, text in (empty or {}).items():
-        if column in frame.columns:
-            styler = styler.format(
-                _or_text(formats.get(column, format_number), text), subset=[column]
-            )
+        if column not in frame.columns:
+            continue
+        fmt = formats.get(column, format_number)
+        if isinstance(text, str):
+            styler = styler.format(_or_text(fmt, text), subset=[column])
+            continue
+        for reason in dict.fromkeys(text):  # one reason per row
+            rows = [frame.index[i] for i, r in enumerate(text) if r == reason]
+            styler = styler.format(_or_text(fmt, reason), subset=pd.IndexSlice[rows, [column]])
     config: dict[str, Any] = {}
     for column in frame.columns:
         shown = [frame[column].name, *(formats.get(column, str)(v) for v in frame[column])]

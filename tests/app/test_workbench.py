@@ -381,3 +381,131 @@ def test_a_reload_keeps_the_loaded_set() -> None:
     fresh = _app(set="0" * 16).run()
     fresh.switch_page("app_pages/judgments.py").run()
     assert cached.JSET_KEY not in fresh.session_state
+
+
+# -- readable tables (what each cell shows) -------------------------------------------------------
+def shown(df: Any) -> Any:
+    """A dataframe element's cells as the browser shows them (the Styler's display values)."""
+    import pyarrow as pa
+
+    styler = df.proto.arrow_data.styler
+    if not styler.display_values:
+        return df.value.astype(str)
+    return pa.ipc.open_stream(styler.display_values).read_pandas()
+
+
+def _meta(page: str, **session: Any) -> AppTest:
+    at = _app().run()
+    for key, value in session.items():
+        at.session_state[key] = value
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _every_cell(at: AppTest) -> set[str]:
+    return {str(v) for df in at.dataframe for v in shown(df).to_numpy().ravel()}
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "app_pages/correlations.py",
+        "app_pages/significance.py",
+        "app_pages/pairwise.py",
+        "app_pages/robustness.py",
+    ],
+)
+def test_no_cell_reads_none_or_nan(page: str) -> None:
+    cells = _every_cell(_meta(page))
+    assert cells and not {"None", "nan", "NaN", "<NA>"} & cells
+
+
+def test_p_values_are_never_zero_and_small_n_gets_none() -> None:
+    from capeval_ui.views import format_pvalue
+
+    assert format_pvalue(0.0) == "< 1e-300" and format_pvalue(1.4e-24) == "1.40e-24"
+    at = _meta("app_pages/correlations.py")
+    frame = next(df for df in at.dataframe if "95% CI low" in df.value.columns)
+    cells = shown(frame)
+    assert "0" not in set(cells["pvalue"]) and "0.0000" not in set(cells["pvalue"])
+    # system level: 5 systems, too few for a p-value (issue 14: p = 1.4e-24 for n = 5)
+    at.radio(key="correlation_level").set_value("system").run()
+    assert not at.exception, at.exception
+    frame = next(df for df in at.dataframe if "95% CI low" in df.value.columns)
+    assert set(frame.value["n"]) == {5}
+    assert set(shown(frame)["pvalue"]) == {"— (n < 10)"}
+    assert any("too few for a meaningful p-value" in w.value for w in at.warning)
+
+
+def test_kendall_intervals_say_the_bootstrap_is_off() -> None:
+    at = _meta("app_pages/correlations.py", ci_kendall=False)
+    frame = next(df for df in at.dataframe if "95% CI low" in df.value.columns)
+    cells, values = shown(frame), frame.value
+    kendall = values["method"].str.startswith("Kendall")
+    assert values.loc[kendall, "95% CI low"].isna().all()
+    assert set(cells.loc[kendall.to_numpy(), "95% CI low"]) == {
+        "off (bootstrap for Kendall is off)"
+    }
+    assert values.loc[~kendall, "95% CI low"].notna().all()
+
+
+def test_williams_cells_show_small_p_values_whole() -> None:
+    from capeval_ui.meta_views import heatmap_text
+
+    assert heatmap_text(0.0003, "p") == "3.0e-04"  # issue 14: the heatmap showed 0.000
+    at = _meta("app_pages/significance.py")
+    frame = next(df for df in at.dataframe if df.value.shape == (4, 5))
+    cells = shown(frame).set_index("metric")
+    for value, text in zip(
+        frame.value.set_index("metric").to_numpy().ravel(), cells.to_numpy().ravel(), strict=True
+    ):
+        if value == value:  # not NaN
+            assert text == views.format_pvalue(value)
+    heat = next(
+        json.loads(e.proto.spec) for e in at.get("plotly_chart") if "Williams" in e.proto.spec
+    )
+    assert all(
+        t == "" or "e-" in t or float(t.lstrip("<")) >= 0.001
+        for row in heat["data"][0]["text"]
+        for t in row
+    )
+
+
+def test_meta_charts_hover_in_plain_decimals() -> None:
+    at = _meta("app_pages/correlations.py")
+    for element in at.get("plotly_chart"):
+        layout = json.loads(element.proto.spec)["layout"]
+        assert layout["yaxis"].get("hoverformat") == ".4f", layout.get("title")
+        assert layout["yaxis"].get("exponentformat") == "e"
+
+
+def test_correlations_show_a_scatter_with_captions_and_violins() -> None:
+    at = _meta("app_pages/correlations.py")
+    specs = [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+    scatter = next(s["data"][0] for s in specs if s["data"][0]["type"] == "scattergl")
+    jset = cached.demo_judgments("graded", 200)
+    assert len(scatter["hovertext"]) == len(jset)
+    assert scatter["hovertext"][0] == jset.candidates[0]
+    assert any(s["data"][0]["type"] == "violin" for s in specs)
+    assert any(s["data"][0]["type"] == "box" for s in specs)
+
+
+def test_robustness_uses_the_pairwise_set_loaded_on_judgments() -> None:
+    pairs = cached.demo_judgments("pairwise", 400)
+    at = _meta("app_pages/robustness.py", **{cached.JSET_KEY: pairs})
+    assert at.radio(key="distractor_source").value.startswith("The pairwise set loaded")
+    frame = next(df.value for df in at.dataframe if "mean" in df.value.columns)
+    assert set(pairs.categories()) <= set(frame.columns)
+    assert str(pairs) in [t.value for t in at.text]
+    # another source chosen: the page says a loaded set is there
+    at.radio(key="distractor_source").set_value(
+        "Generated from COCO val2014 captions (synthetic)"
+    ).run()
+    assert any("A pairwise set is loaded" in i.value for i in at.info)
+
+
+def test_pairwise_draws_that_collapse_are_explained() -> None:
+    at = _meta("app_pages/pairwise.py")  # the demo pairs have 3 references; 5 are sampled
+    text = "\n".join(t.value for t in at.text)
+    assert "5 draws were asked" in text and "the 5 draws are one" in text
