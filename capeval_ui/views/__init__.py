@@ -18,6 +18,7 @@ from __future__ import annotations
 from capeval_ui.views import bleu, cider, i2ce, mean, meteor, rouge, spice, wmd
 from capeval_ui.views.common import (
     EMPTY,
+    INTROS,
     MATCH_STYLE,
     cell_width,
     explain,
@@ -58,6 +59,7 @@ PANELS = (bleu, rouge, cider, meteor, wmd, mean, spice, i2ce)
 __all__ = [
     "EMPTY",
     "EVIDENCE_MAX_WORDS",
+    "INTROS",
     "MATCH_STYLE",
     "MAX_WORDS",
     "MODULE_COLOURS",

@@ -9,13 +9,38 @@ from capeval_core.metrics import metric_class
 from capeval_core.metrics.bleu import BleuDetails
 from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
+    INTROS,
     NUMBER,
+    TERMS,
     bar_chart,
     explain,
     order_radio,
     render_details,
     show_tokens,
     token_strip,
+)
+
+INTROS["bleu"] = (
+    "BLEU counts how many of the candidate's word sequences (of 1 to 4 words) also appear in a "
+    "reference, and lowers the score of a candidate shorter than the references."
+)
+TERMS["bleu"] = (
+    ("n-gram", "a sequence of n consecutive words (a 2-gram: two words)"),
+    (
+        "clipped count",
+        (
+            "an n-gram counts at most as often as one reference has it, so repeating a word earns"
+            " nothing"
+        ),
+    ),
+    ("precision pₙ", "clipped matches / the candidate's n-grams, for order n"),
+    (
+        "brevity penalty (BP)",
+        (
+            "exp(1 − r/c) when the candidate (c words) is shorter than the reference length r, "
+            "else 1"
+        ),
+    ),
 )
 
 #: BLEU's ``effective_length`` option, in words

@@ -10,7 +10,38 @@ import streamlit as st
 from capeval_core.metrics.cider import CiderCorpusDetails, CiderDetails
 from capeval_core.metrics.ngrams import ngram_counts
 from capeval_core.results import MetricResult, SegmentScore
-from capeval_ui.views.common import NUMBER, bar_chart, explain, order_radio, render_details
+from capeval_ui.views.common import (
+    INTROS,
+    NUMBER,
+    TERMS,
+    bar_chart,
+    explain,
+    order_radio,
+    render_details,
+)
+
+INTROS["cider_d"] = (
+    "CIDEr-D compares the candidate's word sequences with each reference's, giving more weight to"
+    " the ones that are rare across images (so 'a man' counts little and 'surfboard' a lot)."
+)
+TERMS["cider_d"] = (
+    (
+        "tf-idf",
+        (
+            "term frequency × inverse document frequency: how often an n-gram is in this caption,"
+            " times how rare it is across images"
+        ),
+    ),
+    (
+        "IDF source",
+        (
+            "where the rarity is counted: COCO val2014 (`idf-source` in the signature, 40,504 "
+            "images) or the scored set (coco-caption's default; one image gives every weight 0)"
+        ),
+    ),
+    ("length penalty", "exp(−Δ²/(2σ²)) for a length difference of Δ words, σ = 6"),
+    ("×10", "CIDEr-D is scaled by 10, so scores above 1 are normal"),
+)
 
 
 @render_details.register
@@ -20,7 +51,7 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
         where = "the scored set" if corpus.idf_source == "corpus" else "COCO val2014"
         noun = "image" if corpus.documents == 1 else "images"
         st.markdown(
-            f"**IDF source:** {where} ({corpus.documents:,} {noun}, "
+            f"**IDF source** (where rarity is counted): {where} ({corpus.documents:,} {noun}, "
             f"log N = {corpus.log_documents:.4f}); σ = {details.sigma:g}."
         )
         if corpus.idf_source == "corpus" and corpus.documents == 1:

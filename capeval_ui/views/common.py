@@ -100,6 +100,7 @@ def show_tokens(styler: Styler) -> None:
         for column in frame.columns
     }
     st.dataframe(styler, width="content", column_config=config)
+    bracket_note(*(frame.loc[row].tolist() for row in frame.index))
 
 
 def cell_width(values: Iterable[object], *, minimum: int = 36, maximum: int = 420) -> int:
@@ -261,3 +262,33 @@ def explain(details: Any, other: Any, key: str) -> str:
     of candidate A, ``other`` of candidate B, same references). Each panel module registers
     its metric's; a metric without one gets no line."""
     return ""
+
+
+# -- plain words for teachers, exact terms for researchers ----------------------------------------
+#: metric key -> one plain sentence of what its panel shows (each panel module adds its own)
+INTROS: dict[str, str] = {}
+#: metric key -> (term, meaning) pairs for the panel's "Terms" expander
+TERMS: dict[str, tuple[tuple[str, str], ...]] = {}
+#: how the PTB tokenizer writes brackets (coco-caption's tokens)
+PTB_BRACKETS = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}"}
+
+
+def render_intro(key: str) -> None:
+    """The panel's plain sentence, and its exact terms in an expander."""
+    if key in INTROS:
+        st.caption(INTROS[key])
+    terms = TERMS.get(key)
+    if terms:
+        with st.expander("Terms used in this panel"):
+            st.markdown("\n".join(f"- **{term}**: {meaning}" for term, meaning in terms))
+
+
+def bracket_note(*token_lists: Sequence[str]) -> None:
+    """Say what ``-lrb-`` and its kin are when any of them is shown."""
+    seen = sorted({t for tokens in token_lists for t in tokens if t in PTB_BRACKETS})
+    if seen:
+        st.caption(
+            "Brackets appear as the PTB tokenizer writes them: "
+            + ", ".join(f"{t} = {PTB_BRACKETS[t]}" for t in seen)
+            + " (as in coco-caption, so the counts match pycocoevalcap)."
+        )

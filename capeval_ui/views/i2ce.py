@@ -9,7 +9,16 @@ import streamlit as st
 
 from capeval_core.metrics.i2ce import I2CEDetails
 from capeval_core.results import MetricResult, SegmentScore
-from capeval_ui.views.common import bar_chart, explain, render_details
+from capeval_ui.views.common import INTROS, TERMS, bar_chart, explain, render_details
+
+INTROS["i2ce"] = (
+    "I²CE reads each caption with a small neural network trained on captions, turns it into one "
+    "sentence vector, and compares the vectors."
+)
+TERMS["i2ce"] = (
+    ("encoder", "the GRU half of an autoencoder trained here to rebuild captions"),
+    ("<unk>", "the token a word missing from the network's vocabulary is read as"),
+)
 
 
 # -- I²CE ---------------------------------------------------------------------------------------

@@ -9,7 +9,16 @@ import streamlit as st
 
 from capeval_core.metrics.mean import MeanDetails
 from capeval_core.results import MetricResult, SegmentScore
-from capeval_ui.views.common import bar_chart, explain, render_details
+from capeval_ui.views.common import INTROS, TERMS, bar_chart, explain, render_details
+
+INTROS["mean"] = (
+    "MEAN averages each caption's word vectors and compares the averages: it hears what a caption"
+    " is about, not its word order."
+)
+TERMS["mean"] = (
+    ("mean vector", "the average of the content words' GloVe vectors"),
+    ("cosine", "1 when two vectors point the same way, 0 when unrelated"),
+)
 
 
 # -- MEAN ---------------------------------------------------------------------------------------

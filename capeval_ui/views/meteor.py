@@ -12,7 +12,48 @@ import streamlit as st
 
 from capeval_core.metrics.meteor import MODULES, MeteorAlignment, MeteorDetails
 from capeval_core.results import MetricResult, SegmentScore
-from capeval_ui.views.common import BLUE, GREEN, NUMBER, ORANGE, explain, plot_text, render_details
+from capeval_ui.views.common import (
+    BLUE,
+    GREEN,
+    INTROS,
+    NUMBER,
+    ORANGE,
+    TERMS,
+    bracket_note,
+    explain,
+    plot_text,
+    render_details,
+)
+
+INTROS["meteor"] = (
+    "METEOR lines up the candidate's words with a reference's (the same word, the same stem, a "
+    "synonym or a paraphrase) and rewards matches that stay together in order."
+)
+TERMS["meteor"] = (
+    (
+        "module",
+        "how two words matched: exact, stem, synonym (WordNet) or paraphrase (METEOR's table)",
+    ),
+    (
+        "chunk",
+        (
+            "a run of matches adjacent and in the same order on both sides; fewer chunks, smaller"
+            " penalty"
+        ),
+    ),
+    ("Fmean", "a recall-weighted harmonic mean of precision and recall (α = 0.85)"),
+    (
+        "fragmentation, penalty",
+        "chunks / matched words, and γ·Frag^β: how scattered the matches are",
+    ),
+    (
+        "the jar's statistics",
+        (
+            "the 23 numbers the METEOR 1.5 Java program prints for a pair; capeval's equal them "
+            "line for line"
+        ),
+    ),
+)
 
 # -- METEOR ---------------------------------------------------------------------------------------
 #: line colour per METEOR module (exact, stem, synonym, paraphrase)
@@ -233,6 +274,7 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
     st.plotly_chart(
         meteor_alignment_figure(details, chosen), key=f"{key}-alignment", width="stretch"
     )
+    bracket_note(details.hyp_tokens, alignment.ref_tokens)
     st.caption(
         f"{len(alignment.alignment)} aligned span(s) in {len(alignment.chunks)} chunk(s) "
         "(dotted boxes: runs of matches that are adjacent and in the same order on both "
@@ -254,8 +296,12 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         }
         frame = pd.DataFrame.from_dict(counts, orient="index", columns=list(MODULES))
         st.dataframe(frame, width="stretch")
-        st.caption("The jar's 23 statistics for this pair:")
-        st.code(s.line(), language=None, wrap_lines=True)
+        with st.expander("For researchers: the jar's 23 statistics for this pair"):
+            st.caption(
+                "The numbers the METEOR 1.5 Java program prints for this pair (its "
+                "`-stats` line); capeval's are the same, line for line."
+            )
+            st.code(s.line(), language=None, wrap_lines=True)
 
     st.markdown("**Per reference**")
     table = pd.DataFrame(

@@ -11,7 +11,14 @@ from streamlit.errors import StreamlitPageNotFoundError
 from capeval_core.metrics import METRICS, metric_class
 from capeval_core.resources import ResourceInfo
 from capeval_core.results import MetricResult
-from capeval_ui.views.common import NUMBER, direction, key_label, render_details, value_range
+from capeval_ui.views.common import (
+    NUMBER,
+    direction,
+    key_label,
+    render_details,
+    render_intro,
+    value_range,
+)
 
 #: metrics per row of the summary; more would truncate the values on a laptop screen
 SUMMARY_PER_ROW = 5
@@ -183,4 +190,5 @@ def render_metric(result: MetricResult, *, item: int = 0, key: str | None = None
         st.info("Nothing was scored.")
         return
     segment = result.segments[item]
+    render_intro(metric_class(result.key).key)
     render_details(segment.details, segment, result, key or result.key)

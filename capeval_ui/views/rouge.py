@@ -8,12 +8,29 @@ import streamlit as st
 from capeval_core.metrics.rouge import RougeDetails
 from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
+    INTROS,
     NUMBER,
+    TERMS,
     bar_chart,
     explain,
     render_details,
     show_tokens,
     token_strip,
+)
+
+INTROS["rouge_l"] = (
+    "ROUGE-L finds the longest run of the candidate's words that also appear in a reference in "
+    "the same order (not necessarily side by side)."
+)
+TERMS["rouge_l"] = (
+    ("LCS", "longest common subsequence: words in the same order, gaps allowed"),
+    (
+        "P, R, F",
+        (
+            "LCS / candidate length, LCS / reference length, and their weighted harmonic mean (β "
+            "= 1.2)"
+        ),
+    ),
 )
 
 

@@ -16,12 +16,39 @@ from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
     BLUE,
     GREEN,
+    INTROS,
     MATCH_STYLE,
     ORANGE,
+    TERMS,
     bar_chart,
     explain,
     plot_text,
     render_details,
+)
+
+INTROS["spice"] = (
+    "SPICE turns each caption into a scene graph (objects, their attributes, and relations "
+    "between them) and scores how many of these facts the candidate and the references share."
+)
+TERMS["spice"] = (
+    (
+        "tuple",
+        (
+            "one fact: an object (dog), an object and attribute (dog, brown) or a relation (dog, "
+            "on, grass)"
+        ),
+    ),
+    (
+        "synonym match",
+        "every word of the tuple shares a WordNet synonym set with the reference tuple's",
+    ),
+    (
+        "P, R, F",
+        (
+            "candidate tuples matched / all candidate tuples, reference tuples found / all "
+            "reference tuples, and their harmonic mean"
+        ),
+    ),
 )
 
 # -- SPICE --------------------------------------------------------------------------------------

@@ -13,7 +13,34 @@ from plotly.colors import sample_colorscale
 from capeval_core.metrics.wmd import Side as WMDSide
 from capeval_core.metrics.wmd import WMDDetails, WMDPair
 from capeval_core.results import MetricResult, SegmentScore
-from capeval_ui.views.common import BLUE, NUMBER, ORANGE, explain, plot_text, render_details
+from capeval_ui.views.common import (
+    BLUE,
+    INTROS,
+    NUMBER,
+    ORANGE,
+    TERMS,
+    explain,
+    plot_text,
+    render_details,
+)
+
+INTROS["wmd"] = (
+    "WMD (Word Mover's Distance) measures how far the candidate's words must travel, in a space "
+    "of word meanings, to become the reference's words; close meanings travel little."
+)
+TERMS["wmd"] = (
+    ("nBOW", "normalised bag of words: each kept word's share of the caption (they sum to 1)"),
+    ("cost", "the distance between two word vectors"),
+    (
+        "flow",
+        "how much of a candidate word's share moves to a reference word (the transport plan)",
+    ),
+    ("similarity", "exp(−WMD/σ): 1 for the same words, smaller the farther they travel"),
+    (
+        "stop words, OOV",
+        ("very common words removed first, and words missing from the vectors (out of vocabulary)"),
+    ),
+)
 
 # -- WMD --------------------------------------------------------------------------------------
 #: word distance colours: pale for (almost) the same word, red for far apart
@@ -114,7 +141,7 @@ def _matrix_figure(pair: WMDPair, matrix: np.ndarray, title: str, fmt: str) -> g
 def _side_rows(name: str, side: WMDSide) -> dict[str, Any]:
     return {
         "side": name,
-        "words kept (nBOW weight)": ", ".join(
+        "words kept (share of the caption)": ", ".join(
             f"{w} {m:.3f}" for w, m in zip(side.words, side.weights, strict=True)
         ),
         "stop words removed": " ".join(side.stopwords),
@@ -153,7 +180,7 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
     if pair.plan.size and float(pair.plan.sum()) > 0:
         st.markdown(
             "**Where the word mass moves** (width = mass moved, colour = word distance; the "
-            "numbers are each word's nBOW weight)"
+            "numbers are each word's share of its caption, its nBOW weight)"
         )
         st.plotly_chart(wmd_sankey_figure(pair), key=f"{key}-sankey", width="stretch")
         left, right = st.columns(2)

@@ -509,3 +509,22 @@ def test_pairwise_draws_that_collapse_are_explained() -> None:
     at = _meta("app_pages/pairwise.py")  # the demo pairs have 3 references; 5 are sampled
     text = "\n".join(t.value for t in at.text)
     assert "5 draws were asked" in text and "the 5 draws are one" in text
+
+
+# -- plain words -----------------------------------------------------------------------------------
+def test_each_panel_says_in_one_sentence_what_it_shows_and_keeps_the_terms() -> None:
+    at = _compare()
+    for cls in METRICS.values():
+        tab = next(t for t in at.tabs if t.label == cls.name)
+        assert views.INTROS[cls.key] in [c.value for c in tab.caption], cls.key
+        assert any(e.label == "Terms used in this panel" for e in tab.expander), cls.key
+    meteor = next(t for t in at.tabs if t.label == METRICS["meteor"].name)
+    assert any("the jar's 23 statistics" in e.label for e in meteor.expander)
+
+
+def test_ptb_brackets_are_explained_where_they_show() -> None:
+    at = _compare()
+    at.text_area(key="candidate").input("a man (a surfer) rides a wave").run()
+    assert not at.exception, at.exception
+    notes = [c.value for c in at.caption if c.value.startswith("Brackets appear")]
+    assert notes and "-lrb- = (" in notes[0] and "-rrb- = )" in notes[0]
