@@ -35,8 +35,6 @@ METHOD_LABELS = {
     "kendall_c": "Kendall τc",
 }
 _COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
-#: what a p-value cell says where the correlation has too few pairs for one
-SMALL_N = f"— (n < {MIN_N_FOR_PVALUE})"
 
 
 def _safe(text: object) -> str:
@@ -345,17 +343,21 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
     level = 95
     low, high = f"{level}% CI low", f"{level}% CI high"
     frame = frame.rename(columns={"ci_low": low, "ci_high": high})
-    off = [
-        "off (bootstrap for Kendall is off)" if k and not report.ci_kendall else "—"
-        for k in kendall
-    ]
+    notes = []
+    for k in kendall:
+        why = []
+        if k and not report.ci_kendall:
+            why.append("no interval: bootstrap for Kendall is off")
+        if small:
+            why.append(f"no p-value: n < {MIN_N_FOR_PVALUE}")
+        notes.append("; ".join(why))
+    frame["note"] = notes
     table(
         frame,
         numbers=("statistic", low, high, "level"),
         pvalues=("pvalue",),
         integers=("n",),
-        empty={low: off, high: off, "pvalue": SMALL_N if small else "—"},
-        help={"pvalue": f"shown from n = {MIN_N_FOR_PVALUE} pairs"},
+        help={"pvalue": f"shown from n = {MIN_N_FOR_PVALUE} pairs", "note": "why a cell is —"},
         key="correlation-table",
     )
     intervals = "" if report.ci_kendall else " (Pearson and Spearman only: Kendall's is off)"
@@ -559,12 +561,14 @@ def render_combined(report: object, top: int = 15) -> None:
     if frame.empty:
         st.text("No metrics selected.")
         return
-    single = ["— (a single metric)" if m == 1 else "—" for m in frame["metrics"]]
     table(
         frame,
         numbers=("correlation",),
         pvalues=("Williams p vs best single",),
-        empty={"Williams p vs best single": single},
+        help={
+            "Williams p vs best single": "one-sided: — where the subset does not correlate "
+            "more strongly than the best single metric (or is that metric)"
+        },
         height=min(38 + 35 * len(frame), 420),
         key="combined-table",
     )
@@ -603,7 +607,7 @@ def render_williams_matrix(matrix: object) -> None:
     st.caption(
         "Row metric vs column metric; metrics ordered by |correlation| with humans. "
         + (
-            "One-sided: H1 = the row metric correlates more strongly; blank where it does not."
+            "One-sided: H1 = the row metric correlates more strongly; — where it does not."
             if matrix.alternative == "greater"
             else "Two-sided: H1 = the two correlations differ."
         )
@@ -612,12 +616,10 @@ def render_williams_matrix(matrix: object) -> None:
     shown = frame.copy()
     shown.index = [key_label(k) for k in shown.index]
     shown.columns = [key_label(k) for k in shown.columns]
-    blank = "" if matrix.alternative == "greater" else "—"
     # every column wide enough for "1.23e-45", however many metrics there are
     table(
         shown.reset_index(names="metric"),
         pvalues=list(shown.columns),
-        empty=dict.fromkeys(shown.columns, blank),
         widths={c: 84 for c in shown.columns},
         key="williams-table",
     )

@@ -108,9 +108,8 @@ def render_deltas(scores: Sequence[PerturbationScores], *, key: str) -> None:
         frame,
         numbers=("before", "after"),
         signed=("delta", "relative"),
-        empty={"relative": "— (score ≈ 0)"},
         widths={"signature": "medium"},
-        help={"relative": "(after − before) / before; undefined where before reads as 0"},
+        help={"relative": "(after − before) / before; — where before reads as 0"},
         key=f"{key}-table",
     )
     keys = list(dict.fromkeys(frame["key"]))

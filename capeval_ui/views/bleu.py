@@ -13,6 +13,7 @@ from capeval_ui.views.common import (
     NUMBER,
     TERMS,
     bar_chart,
+    dataframe,
     explain,
     order_radio,
     render_details,
@@ -69,7 +70,7 @@ def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key
                 "BLEU-n": [segment.scores[k] for k in keys],
             }
         )
-        st.dataframe(
+        dataframe(
             frame,
             hide_index=True,
             width="stretch",
@@ -113,7 +114,7 @@ def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key
             "clipped count": [g.clipped for g in grams],
         }
     )
-    st.dataframe(table, hide_index=True, width="stretch")
+    dataframe(table, hide_index=True, width="stretch")
 
 
 @explain.register

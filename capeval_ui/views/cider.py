@@ -15,6 +15,7 @@ from capeval_ui.views.common import (
     NUMBER,
     TERMS,
     bar_chart,
+    dataframe,
     explain,
     order_radio,
     render_details,
@@ -67,7 +68,7 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
     with left:
         st.markdown("**Per-order similarity** (cosine × length penalty, mean over references, ×10)")
         frame = pd.DataFrame({"order": labels, "similarity": list(details.per_order)})
-        st.dataframe(frame, hide_index=True, width="stretch", column_config={"similarity": NUMBER})
+        dataframe(frame, hide_index=True, width="stretch", column_config={"similarity": NUMBER})
         st.markdown(
             f"CIDEr-D = mean of the {len(orders)} orders = **{segment.value:.4f}** "
             f"({n_refs} reference{'s' if n_refs != 1 else ''})."
@@ -99,7 +100,7 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
         config[f"sim {n}"] = st.column_config.NumberColumn(
             format="%.4f", help=f"{n}-gram cosine × length penalty"
         )
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=config)
+    dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=config)
     st.caption(
         f"Length penalty = exp(−(Δ bigrams)² / (2σ²)); the candidate has {details.vector.length} "
         "bigram(s). Each similarity is already multiplied by its length penalty."
@@ -126,7 +127,7 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
         ],
         columns=["n-gram", "count", "idf", "weight (count × idf)", "references with it"],
     ).sort_values("weight (count × idf)", ascending=False, kind="stable")
-    st.dataframe(
+    dataframe(
         table,
         hide_index=True,
         width="stretch",

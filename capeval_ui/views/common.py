@@ -92,6 +92,13 @@ def token_strip(rows: Mapping[str, Sequence[str]], marks: Mapping[str, Iterable[
     return frame.style.apply(lambda _: styles, axis=None)
 
 
+def dataframe(data: Any, **kwargs: Any) -> Any:
+    """``st.dataframe`` whose empty cells read :data:`EMPTY`: the browser shows a missing
+    value as "None" otherwise (whatever a Styler says for it)."""
+    kwargs.setdefault("placeholder", EMPTY)
+    return st.dataframe(data, **kwargs)
+
+
 def show_tokens(styler: Styler) -> None:
     """A token strip, each column as wide as its longest token (no word is cut)."""
     frame = styler.data
@@ -99,7 +106,7 @@ def show_tokens(styler: Styler) -> None:
         column: st.column_config.TextColumn(width=cell_width(frame[column]))
         for column in frame.columns
     }
-    st.dataframe(styler, width="content", column_config=config)
+    dataframe(styler, width="content", column_config=config)
     bracket_note(*(frame.loc[row].tolist() for row in frame.index))
 
 
@@ -173,11 +180,6 @@ def _text_cell(value: object) -> str:
     return str(value)
 
 
-def _or_text(fmt: Any, text: str) -> Any:
-    """``fmt`` for values, ``text`` for an empty cell (the reason it is empty)."""
-    return lambda v: text if v is None or v != v else fmt(v)
-
-
 def table(
     frame: pd.DataFrame,
     *,
@@ -187,7 +189,6 @@ def table(
     percents: Iterable[str] = (),
     integers: Iterable[str] = (),
     digits: int = 4,
-    empty: Mapping[str, str | Sequence[str]] | None = None,
     widths: Mapping[str, int | str] | None = None,
     help: Mapping[str, str] | None = None,
     height: int | None = None,
@@ -196,8 +197,8 @@ def table(
 ) -> None:
     """A dataframe that reads well: every number formatted as its kind (scores with
     ``digits`` decimals, p-values by :func:`format_pvalue`, shares in per cent), no cell
-    showing "None"/"nan" (numbers show :data:`EMPTY`, or ``empty[column]`` when the reason is
-    known: one text, or one per row; text shows nothing), and each column wide enough for its
+    showing "None"/"nan" (a missing number shows :data:`EMPTY`: say why in a column or a
+    caption of the caller's; missing text shows nothing), and each column wide enough for its
     values. The cells keep their values (sorting and tests see numbers).
     """
     formats: dict[str, Any] = {}
@@ -216,23 +217,13 @@ def table(
             formats[column] = _text_cell
     formats = {c: f for c, f in formats.items() if c in frame.columns}
     styler = frame.style.format(formats)
-    for column, text in (empty or {}).items():
-        if column not in frame.columns:
-            continue
-        fmt = formats.get(column, format_number)
-        if isinstance(text, str):
-            styler = styler.format(_or_text(fmt, text), subset=[column])
-            continue
-        for reason in dict.fromkeys(text):  # one reason per row
-            rows = [frame.index[i] for i, r in enumerate(text) if r == reason]
-            styler = styler.format(_or_text(fmt, reason), subset=pd.IndexSlice[rows, [column]])
     config: dict[str, Any] = {}
     for column in frame.columns:
         shown = [frame[column].name, *(formats.get(column, str)(v) for v in frame[column])]
         width = (widths or {}).get(column) or cell_width(shown, maximum=360)
         config[column] = st.column_config.Column(width=width, help=(help or {}).get(column))
     kwargs: dict[str, Any] = {"height": height} if height else {}
-    st.dataframe(
+    dataframe(
         styler,
         hide_index=hide_index,
         width="stretch",
@@ -248,7 +239,7 @@ def render_details(details: Any, segment: SegmentScore, result: MetricResult, ke
     """Fallback for details no view knows yet: the segment's scores as a table."""
     st.caption(f"No drawing for `{type(details).__name__}` yet; the item's scores:")
     frame = pd.DataFrame({"key": list(segment.scores), "value": list(segment.scores.values())})
-    st.dataframe(frame, hide_index=True, column_config={"value": NUMBER})
+    dataframe(frame, hide_index=True, column_config={"value": NUMBER})
 
 
 def plot_text(text: str) -> str:

@@ -13,7 +13,7 @@ import streamlit as st
 
 from capeval_core.metrics import metric_class
 from capeval_core.results import MetricResult
-from capeval_ui.views.common import explain, key_label, table
+from capeval_ui.views.common import explain, format_number, format_signed, key_label
 
 #: scores closer than this are a tie (the metrics print 4 decimals)
 TIE = 1e-9
@@ -69,10 +69,8 @@ def render_comparison(
         + (f", {n_tie} tie" + ("s" if n_tie != 1 else "") if n_tie else "")
         + ".** Each row says what the metric counted for each candidate."
     )
-    table(
-        frame,
-        numbers=("A", "B"),
-        signed=("A − B",),
-        widths={"metric": 90, "A": 80, "B": 80, "A − B": 80, "higher": 70, "why": "large"},
-        key="compare-ab",
-    )
+    # a static table: every row and the whole "why" in view (no user text in it)
+    styler = frame.style.format(
+        {"A": format_number, "B": format_number, "A − B": format_signed}
+    ).hide(axis="index")
+    st.table(styler)

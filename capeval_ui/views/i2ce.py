@@ -9,7 +9,7 @@ import streamlit as st
 
 from capeval_core.metrics.i2ce import I2CEDetails
 from capeval_core.results import MetricResult, SegmentScore
-from capeval_ui.views.common import INTROS, TERMS, bar_chart, explain, render_details
+from capeval_ui.views.common import INTROS, TERMS, bar_chart, dataframe, explain, render_details
 
 INTROS["i2ce"] = (
     "I²CE reads each caption with a small neural network trained on captions, turns it into one "
@@ -53,7 +53,7 @@ def _i2ce(details: I2CEDetails, segment: SegmentScore, result: MetricResult, key
                 "out of vocabulary": " ".join(ref.unknown),
             }
         )
-    st.dataframe(
+    dataframe(
         pd.DataFrame(rows),
         hide_index=True,
         width="stretch",

@@ -9,7 +9,7 @@ import streamlit as st
 
 from capeval_core.metrics.mean import MeanDetails
 from capeval_core.results import MetricResult, SegmentScore
-from capeval_ui.views.common import INTROS, TERMS, bar_chart, explain, render_details
+from capeval_ui.views.common import INTROS, TERMS, bar_chart, dataframe, explain, render_details
 
 INTROS["mean"] = (
     "MEAN averages each caption's word vectors and compares the averages: it hears what a caption"
@@ -62,7 +62,7 @@ def _mean(details: MeanDetails, segment: SegmentScore, result: MetricResult, key
                 "stop words / OOV removed": " ".join((*ref.stopwords, *ref.oov)),
             }
         )
-    st.dataframe(
+    dataframe(
         pd.DataFrame(rows),
         hide_index=True,
         width="stretch",

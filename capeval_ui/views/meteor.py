@@ -20,6 +20,7 @@ from capeval_ui.views.common import (
     ORANGE,
     TERMS,
     bracket_note,
+    dataframe,
     explain,
     plot_text,
     render_details,
@@ -295,7 +296,7 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
             "reference, function": list(s.function_ref),
         }
         frame = pd.DataFrame.from_dict(counts, orient="index", columns=list(MODULES))
-        st.dataframe(frame, width="stretch")
+        dataframe(frame, width="stretch")
         with st.expander("For researchers: the jar's 23 statistics for this pair"):
             st.caption(
                 "The numbers the METEOR 1.5 Java program prints for this pair (its "
@@ -319,7 +320,7 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         }
     )
     number_cols = ("P", "R", "Fmean", "Frag", "Pen", "score")
-    st.dataframe(
+    dataframe(
         table,
         hide_index=True,
         width="stretch",
@@ -342,7 +343,7 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
             for matches in alignment.candidates
             for m in matches
         ]
-        st.dataframe(
+        dataframe(
             pd.DataFrame(
                 rows,
                 columns=[

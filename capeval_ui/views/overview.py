@@ -13,6 +13,7 @@ from capeval_core.resources import ResourceInfo
 from capeval_core.results import MetricResult
 from capeval_ui.views.common import (
     NUMBER,
+    dataframe,
     direction,
     key_label,
     render_details,
@@ -90,7 +91,7 @@ def render_inventory(items: Sequence[ResourceInfo]) -> None:
             for i in items
         ]
     )
-    st.dataframe(
+    dataframe(
         frame,
         hide_index=True,
         width="stretch",
@@ -115,7 +116,7 @@ def render_registry() -> None:
             for key, cls in METRICS.items()
         ]
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    dataframe(frame, hide_index=True, width="stretch")
     for key, cls in METRICS.items():
         with st.expander(f"{cls.name} — metric card"):
             render_card(key)
@@ -162,7 +163,7 @@ def render_score_table(results: Mapping[str, MetricResult]) -> None:
             for key, result in results.items()
         ]
     )
-    st.dataframe(
+    dataframe(
         frame,
         hide_index=True,
         width="stretch",

@@ -12,6 +12,7 @@ from capeval_ui.views.common import (
     NUMBER,
     TERMS,
     bar_chart,
+    dataframe,
     explain,
     render_details,
     show_tokens,
@@ -59,7 +60,7 @@ def _rouge(details: RougeDetails, segment: SegmentScore, result: MetricResult, k
                 "F": [r.f_measure for r in details.references],
             }
         )
-        st.dataframe(
+        dataframe(
             frame,
             hide_index=True,
             width="stretch",

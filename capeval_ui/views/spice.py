@@ -21,6 +21,7 @@ from capeval_ui.views.common import (
     ORANGE,
     TERMS,
     bar_chart,
+    dataframe,
     explain,
     plot_text,
     render_details,
@@ -297,14 +298,14 @@ def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, k
     left, right = st.columns(2)
     with left:
         st.caption("Candidate tuples")
-        st.dataframe(
+        dataframe(
             _styled_by_status(_spice_tuple_frame(details.candidate, details.reference)),
             hide_index=True,
             width="stretch",
         )
     with right:
         st.caption("Reference tuples (all references merged)")
-        st.dataframe(
+        dataframe(
             _styled_by_status(_spice_tuple_frame(details.reference)),
             hide_index=True,
             width="stretch",
@@ -327,7 +328,7 @@ def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, k
     )
     left, right = st.columns([3, 2])
     with left:
-        st.dataframe(
+        dataframe(
             frame,
             hide_index=True,
             width="stretch",

@@ -19,6 +19,7 @@ from capeval_ui.views.common import (
     NUMBER,
     ORANGE,
     TERMS,
+    dataframe,
     explain,
     plot_text,
     render_details,
@@ -208,7 +209,7 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
             _side_rows(f"reference #{chosen + 1}", pair.reference),
         ]
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    dataframe(frame, hide_index=True, width="stretch")
     st.caption(
         "Stop words (coco-caption's list) are removed first, then words missing from the "
         "vectors; what remains becomes a normalised bag of words (nBOW)."
@@ -226,7 +227,7 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
             "note": [p.note for p in details.pairs],
         }
     )
-    st.dataframe(
+    dataframe(
         table,
         hide_index=True,
         width="stretch",

@@ -155,7 +155,7 @@ def test_two_candidates_side_by_side_metric_by_metric() -> None:
     at = _compare()
     at.text_area(key="candidate_b").input(b).run()
     assert not at.exception, at.exception
-    frame = next(df.value for df in at.dataframe if "higher" in df.value.columns)
+    frame = next(tb.value for tb in at.table if "higher" in tb.value.columns)
     expected_a, expected_b = _scores(a, DEFAULT.references), _scores(b, DEFAULT.references)
     rows = frame.set_index("metric")
     assert list(rows.index) == [key_label(k) for k in REPORTED_KEYS]
@@ -223,7 +223,7 @@ def test_an_empty_second_candidate_scores_one(text: str) -> None:
     at = _compare()
     at.text_area(key="candidate_b").input(text).run()
     assert not at.exception, at.exception
-    assert not [df for df in at.dataframe if "higher" in df.value.columns]
+    assert not [tb for tb in at.table if "higher" in tb.value.columns]
     assert "candidate_b" not in at.query_params
 
 
@@ -417,8 +417,18 @@ def _every_cell(at: AppTest) -> set[str]:
     ],
 )
 def test_no_cell_reads_none_or_nan(page: str) -> None:
-    cells = _every_cell(_meta(page))
+    at = _meta(page)
+    cells = _every_cell(at)
     assert cells and not {"None", "nan", "NaN", "<NA>"} & cells
+    # the browser draws a missing value as "None" unless the table names a placeholder
+    assert all(df.proto.placeholder == views.EMPTY for df in at.dataframe)
+
+
+def test_compare_tables_name_a_placeholder_for_missing_values() -> None:
+    at = _compare()
+    assert at.dataframe and all(df.proto.placeholder == views.EMPTY for df in at.dataframe)
+    mean = next(df for df in at.dataframe if "nearest words to the mean" in df.value.columns)
+    assert mean.value["cosine"].isna().iloc[0]  # the candidate's own row has no cosine
 
 
 def test_p_values_are_never_zero_and_small_n_gets_none() -> None:
@@ -434,20 +444,20 @@ def test_p_values_are_never_zero_and_small_n_gets_none() -> None:
     assert not at.exception, at.exception
     frame = next(df for df in at.dataframe if "95% CI low" in df.value.columns)
     assert set(frame.value["n"]) == {5}
-    assert set(shown(frame)["pvalue"]) == {"— (n < 10)"}
+    assert frame.value["pvalue"].isna().all()
+    assert set(frame.value["note"]) == {"no p-value: n < 10"}
     assert any("too few for a meaningful p-value" in w.value for w in at.warning)
 
 
 def test_kendall_intervals_say_the_bootstrap_is_off() -> None:
     at = _meta("app_pages/correlations.py", ci_kendall=False)
     frame = next(df for df in at.dataframe if "95% CI low" in df.value.columns)
-    cells, values = shown(frame), frame.value
+    values = frame.value
     kendall = values["method"].str.startswith("Kendall")
     assert values.loc[kendall, "95% CI low"].isna().all()
-    assert set(cells.loc[kendall.to_numpy(), "95% CI low"]) == {
-        "off (bootstrap for Kendall is off)"
-    }
+    assert set(values.loc[kendall, "note"]) == {"no interval: bootstrap for Kendall is off"}
     assert values.loc[~kendall, "95% CI low"].notna().all()
+    assert set(values.loc[~kendall, "note"]) == {""}
 
 
 def test_williams_cells_show_small_p_values_whole() -> None:
