@@ -7,7 +7,7 @@ import importlib
 
 #: bench modules, each with ``main(n_images)``; imported only when run (worker processes
 #: spawned by a bench re-import this module, and should not load the others' libraries)
-BENCHMARKS = ("foundation", "meteor", "judgments", "wmd", "spice", "perturb")
+BENCHMARKS = ("foundation", "meteor", "judgments", "wmd", "spice", "perturb", "compare")
 
 
 def main() -> None:
