@@ -237,8 +237,11 @@ def test_compare_link_opens_its_example_and_two_candidates(server, visitor) -> N
     )
     page.get_by_text("A scores higher on").wait_for()
     _settle(page)
-    refs = page.get_by_label("References (one per line)", exact=True).input_value()
-    assert refs == "a surfer rides a large wave\na man surfing on a big wave"
+    area = page.get_by_label("References (one per line)", exact=True)
+    wanted = "a surfer rides a large wave\na man surfing on a big wave"
+    if area.input_value() != wanted:  # a text area may still be taking its value
+        page.wait_for_timeout(3000)
+    assert area.input_value() == wanted, (page.url, page.inner_text('[data-testid="stMain"]'))
     _screenshot(page, "compare-two-candidates")
     _assert_no_error(page, log)
     for tab in ("METEOR", "SPICE"):
