@@ -207,8 +207,8 @@ def template(fmt: str, kind: str) -> str:
     """A small example file of a generic format (``graded`` or ``pairwise``) as ``kind``
     (csv, tsv or json) that the loader reads as is.
 
-    >>> print(template("graded", "tsv").splitlines()[0])
-    id	image_id	candidate	references	quality	system
+    >>> template("graded", "tsv").splitlines()[0].split(chr(9))  # tab-separated
+    ['id', 'image_id', 'candidate', 'references', 'quality', 'system']
     """
     import csv
     import io

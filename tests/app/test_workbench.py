@@ -538,3 +538,25 @@ def test_ptb_brackets_are_explained_where_they_show() -> None:
     assert not at.exception, at.exception
     notes = [c.value for c in at.caption if c.value.startswith("Brackets appear")]
     assert notes and "-lrb- = (" in notes[0] and "-rrb- = )" in notes[0]
+
+
+def test_lab_synonyms_keep_the_part_of_speech() -> None:
+    """Issue 14: grass -> "snitch" (the verb "to grass on someone") in "a dog on the grass"."""
+    from capeval_core.perturb import perturb
+
+    caption = "a dog plays on the grass"
+    refs = "\n".join(DEFAULT.references)
+    for seed in range(3):
+        at = _lab(
+            lab_perturbations=["synonym"],
+            lab_candidate=caption,
+            lab_references=refs,
+            lab_seed=seed,
+            lab_n=3,
+        )
+        expected = perturb(caption, "synonym", seed=seed, n=3)
+        assert f"Perturbed: {expected.perturbed}" in [t.value for t in at.text]
+        changes = next(df.value for df in at.dataframe if "where" in df.value.columns)
+        new = dict(zip(changes["word"], changes["now"], strict=True))
+        assert new.get("grass") not in ("snitch", "pot", "dope", "shop")
+        assert new.get("plays") not in ("toys", "dallies")
