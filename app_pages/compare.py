@@ -56,10 +56,10 @@ try:
     state.default("example", cached.DEFAULT_EXAMPLE)
     state.default("candidate_b", "")
     state.default("cider_idf", cached.DEFAULT_IDF)
+    if "candidate" not in st.session_state:
+        _apply_example()
     if state.compare_from_url():
         st.session_state["example_source"] = "the link this page was opened with"
-    elif "candidate" not in st.session_state:
-        _apply_example()
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
     pick.selectbox("Example", cached.example_names(), key="example", on_change=_apply_example)

@@ -135,8 +135,12 @@ def compare_from_url() -> bool:
     wanted = _compare_params()
     if not wanted or wanted == st.session_state.get(_COMPARE_URL):
         return False
-    for key in ("candidate", "candidate_b", "references"):
-        st.session_state[key] = wanted.get(key, "")
+    # what the link names, exactly: a missing second candidate is none; missing references
+    # or candidate leave the ones on the page
+    st.session_state["candidate_b"] = wanted.get("candidate_b", "")
+    for key in ("candidate", "references"):
+        if key in wanted:
+            st.session_state[key] = wanted[key]
     st.session_state[_COMPARE_URL] = wanted
     return True
 

@@ -69,7 +69,13 @@ def bar_chart(
         height=280,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         xaxis={"type": "category"},
-        yaxis={"title": y_title, "rangemode": "tozero"},
+        # plain decimals in hover labels and ticks, never SI prefixes ("72.59795μ")
+        yaxis={
+            "title": y_title,
+            "rangemode": "tozero",
+            "hoverformat": ".4f",
+            "exponentformat": "e",
+        },
         legend={"orientation": "h", "y": 1.15, "x": 0},
         showlegend=len(series) > 1,
     )

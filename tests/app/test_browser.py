@@ -181,6 +181,8 @@ def test_a_fresh_server_opened_by_deep_link(
             _screenshot(page, shot)
             _assert_no_error(page, log)
             _assert_router_navigation(page)
+            # .streamlit/config.toml: a viewer's toolbar, no "Deploy"
+            assert page.get_by_role("button", name="Deploy").count() == 0
             if path == "compare-captions":
                 text = page.inner_text('[data-testid="stMain"]')
                 for name in METRIC_NAMES:
@@ -278,5 +280,18 @@ def test_perturbation_lab_table2(server, visitor) -> None:  # type: ignore[no-un
     page.get_by_text("original (itself)").first.wait_for(state="attached")
     _settle(page)
     _screenshot(page, "perturbation-lab-table2")
+    _assert_no_error(page, log)
+    _assert_local(requests, url)
+
+
+def test_a_reload_keeps_the_loaded_judgment_set(server, visitor) -> None:  # type: ignore[no-untyped-def]
+    url, log = server
+    page, requests = visitor
+    page.goto(f"{url}/judgments")
+    _wait_for_page(page, "judgments", "Judgments")
+    assert "set=" in page.url, page.url
+    page.reload()
+    page.get_by_text("Loaded set", exact=True).wait_for()
+    _settle(page)
     _assert_no_error(page, log)
     _assert_local(requests, url)

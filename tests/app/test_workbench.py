@@ -560,3 +560,35 @@ def test_lab_synonyms_keep_the_part_of_speech() -> None:
         new = dict(zip(changes["word"], changes["now"], strict=True))
         assert new.get("grass") not in ("snitch", "pot", "dope", "shop")
         assert new.get("plays") not in ("toys", "dallies")
+
+
+def test_a_link_with_a_candidate_only_keeps_the_references() -> None:
+    at = _compare(candidate="two dogs on a beach")
+    assert at.text_area(key="candidate").value == "two dogs on a beach"
+    assert at.text_area(key="references").value == "\n".join(DEFAULT.references)
+    assert at.metric
+
+
+def test_token_cells_are_as_wide_as_their_words() -> None:
+    """Issue 14: token cells cut words ("puppie", "undergroun")."""
+    at = _compare()
+    at.text_area(key="candidate").input("two puppies play underground").run()
+    assert not at.exception, at.exception
+    strip = next(
+        df
+        for df in at.dataframe
+        if list(df.value.index) == ["candidate"] and "underground" in df.value.to_numpy()
+    )
+    widths = json.loads(strip.proto.columns)
+    for column in strip.value.columns:
+        word = str(strip.value[column].iloc[0])
+        assert widths[column]["width"] >= views.cell_width([word]), (column, word)
+
+
+def test_compare_bar_charts_hover_in_plain_decimals() -> None:
+    at = _compare()
+    bars = [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+    bars = [s for s in bars if s["data"] and s["data"][0].get("type") == "bar"]
+    assert bars
+    for spec in bars:
+        assert spec["layout"]["yaxis"]["hoverformat"] == ".4f"
