@@ -21,9 +21,9 @@ $(VENV)/.stamp-test: $(VENV)/.stamp-app requirements-test.txt
 	$(BIN)/pip install --quiet -r requirements-test.txt -e ".[test]"
 	touch $@
 
+# .streamlit/config.toml holds the rest (127.0.0.1 only, upload cap, no usage statistics).
 run: $(VENV)/.stamp-app
-	$(BIN)/streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) \
-		--server.headless true --browser.gatherUsageStats false
+	$(BIN)/streamlit run app.py --server.port $(PORT)
 
 # Two workers (CI has two cores); a file's tests stay on one worker so its fixtures (the
 # oracle run, the app server) are built once.

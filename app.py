@@ -1,72 +1,54 @@
 """capeval's Streamlit app: the router. It computes nothing.
 
-Page config, the shared sidebar (tokenizer choice, stored in ``st.session_state``) and one
-navigation (``st.navigation`` over ``app_pages/``). Run with ``streamlit run app.py``.
+Page config, the shared sidebar (tokenizer choice, stored in ``st.session_state``), the
+session state kept across pages (``capeval_ui.state``) and one navigation
+(``st.navigation`` over ``app_pages/``). Run with ``streamlit run app.py``.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from capeval_ui import TOKENIZER_KEY, TOKENIZERS
+from capeval_ui import TOKENIZER_KEY, TOKENIZERS, cached, state
 
-st.set_page_config(page_title="capeval", page_icon=":material/insights:", layout="wide")
+# An emoji favicon is drawn by the browser itself; a ":material/...:" page icon would be
+# fetched from a font server on every page load (the app stays offline).
+st.set_page_config(page_title="capeval", page_icon="📏", layout="wide")
 
-# The pages live in app_pages/, not pages/: a folder named `pages` beside the main script makes
-# Streamlit take its legacy multipage path on a process's first run (a false "Page not found").
-PAGES = [
-    st.Page(
-        "app_pages/home.py", title="Home", icon=":material/home:", url_path="start", default=True
-    ),
-    st.Page(
-        "app_pages/compare.py",
-        title="Compare captions",
-        icon=":material/compare_arrows:",
-        url_path="compare-captions",
-    ),
-    st.Page(
-        "app_pages/systems.py",
-        title="Systems",
-        icon=":material/leaderboard:",
-        url_path="systems",
-    ),
-    st.Page(
-        "app_pages/perturb.py",
-        title="Perturbation lab",
-        icon=":material/science:",
-        url_path="perturbation-lab",
-    ),
-]
-META_PAGES = [
-    st.Page(
-        "app_pages/judgments.py", title="Judgments", icon=":material/fact_check:", url_path="human"
-    ),
-    st.Page(
-        "app_pages/correlations.py",
-        title="Correlations",
-        icon=":material/scatter_plot:",
-        url_path="correlation",
-    ),
-    st.Page(
-        "app_pages/significance.py",
-        title="Significance",
-        icon=":material/functions:",
-        url_path="williams",
-    ),
-    st.Page(
-        "app_pages/pairwise.py",
-        title="Pairwise accuracy",
-        icon=":material/balance:",
-        url_path="pairwise-accuracy",
-    ),
-    st.Page(
-        "app_pages/robustness.py",
-        title="Robustness",
-        icon=":material/shield:",
-        url_path="distractors",
-    ),
-]
-page = st.navigation({"Captions": PAGES, "Meta-evaluation": META_PAGES})
+#: (file, title, icon): the URL path of every page is its title, slugged (/compare-captions,
+#: /judgments), so a deep link reads as the page it opens; Home is the root.
+CAPTION_PAGES = (
+    ("app_pages/home.py", "Home", ":material/home:"),
+    ("app_pages/compare.py", "Compare captions", ":material/compare_arrows:"),
+    ("app_pages/systems.py", "Systems", ":material/leaderboard:"),
+    ("app_pages/perturb.py", "Perturbation lab", ":material/science:"),
+)
+META_PAGES = (
+    ("app_pages/judgments.py", "Judgments", ":material/fact_check:"),
+    ("app_pages/correlations.py", "Correlations", ":material/scatter_plot:"),
+    ("app_pages/significance.py", "Significance", ":material/functions:"),
+    ("app_pages/pairwise.py", "Pairwise accuracy", ":material/balance:"),
+    ("app_pages/robustness.py", "Robustness", ":material/shield:"),
+)
+
+
+def _page(path: str, title: str, icon: str) -> st.Page:
+    if path == CAPTION_PAGES[0][0]:
+        return st.Page(path, title=title, icon=icon, default=True)
+    return st.Page(path, title=title, icon=icon, url_path=state.url_path(title))
+
+
+# Widgets of other pages lose their values when a page without them runs; the router runs on
+# every page, so it keeps them here (inputs survive navigation within a session).
+state.keep_inputs()
+# after a reload, the judgment set the URL names (?set=...) is loaded again if the server has it
+state.restore_judgment_set(cached.JSET_KEY, cached.find_set)
+page = st.navigation(
+    {
+        "Captions": [_page(*p) for p in CAPTION_PAGES],
+        "Meta-evaluation": [_page(*p) for p in META_PAGES],
+    }
+)
 
 with st.sidebar:
     st.radio(

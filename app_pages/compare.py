@@ -1,18 +1,23 @@
-"""Compare captions: score one candidate against its references with every metric.
+"""Compare captions: score one candidate (or two, side by side) against the same references
+with every metric.
 
-Inputs -> one call through ``capeval_ui.cached`` -> drawing through ``capeval_ui.views``.
-The panels loop over the metric registry, so a new metric needs no change here.
+Inputs -> one call through ``capeval_ui.cached`` per candidate -> drawing through
+``capeval_ui.views``. The panels loop over the metric registry, so a new metric needs no
+change here. The inputs survive a visit to another page (``capeval_ui.state``) and are kept in
+the URL (``?candidate=...&candidate_b=...&ref=...&ref=...``), so the address is a link to the
+example.
 """
 
 from __future__ import annotations
 
 import random
+import time
 
 import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.metrics import METRICS, REPORTED_KEYS
-from capeval_ui import cached, current_tokenizer, views
+from capeval_ui import cached, current_tokenizer, state, views
 
 
 def _apply_example() -> None:
@@ -31,15 +36,30 @@ def _apply_example() -> None:
         return
     st.session_state.pop("example_error", None)
     st.session_state["candidate"] = example.candidate
+    st.session_state["candidate_b"] = ""
     st.session_state["references"] = "\n".join(example.references)
     st.session_state["example_source"] = example.source
 
 
+def _evidence(results: dict, key: str, suffix: str = "") -> None:
+    cls = METRICS[key]
+    views.render_metric(results[cls.primary_key()], key=f"{cls.key}{suffix}")
+
+
 st.title("Compare captions")
+st.caption(
+    "Score a caption against reference captions with every metric, and see what each metric "
+    "counted to get its number. Add a second candidate to see which one each metric prefers."
+)
 
 try:
+    state.default("example", cached.DEFAULT_EXAMPLE)
+    state.default("candidate_b", "")
+    state.default("cider_idf", cached.DEFAULT_IDF)
     if "candidate" not in st.session_state:
         _apply_example()
+    if state.compare_from_url():
+        st.session_state["example_source"] = "the link this page was opened with"
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
     pick.selectbox("Example", cached.example_names(), key="example", on_change=_apply_example)
@@ -50,42 +70,82 @@ try:
     st.caption(f"Last example loaded: {st.session_state.get('example_source', 'none')}")
 
     left, right = st.columns(2)
-    candidate = left.text_area("Candidate caption", key="candidate", height=160)
+    candidate = left.text_area("Candidate caption (A)", key="candidate", height=100)
+    candidate_b = left.text_area(
+        "Second candidate (B, optional)",
+        key="candidate_b",
+        height=100,
+        placeholder="Another caption of the same image, to compare with A metric by metric",
+    )
     references = views.split_lines(
-        right.text_area("References (one per line)", key="references", height=160)
+        right.text_area("References (one per line)", key="references", height=268)
     )
     idf_label = st.radio(
         "CIDEr-D IDF source",
         list(cached.IDF_SOURCES),
         key="cider_idf",
         horizontal=True,
-        help=(
-            "The scored set is what coco-caption does; with one image every weight is 0. "
-            "COCO val2014 takes document frequencies from the 40,504 val images' references: "
-            "the table is built once per tokenizer (it can take a minute or two) and then cached."
-        ),
+        help=cached.IDF_HELP,
     )
+    state.sync_compare_url(candidate, candidate_b, references)
 
-    problems = views.input_problems(candidate, references)
+    problems = views.input_problems(candidate, references, {"candidate B": candidate_b})
     for problem in problems:
         st.error(problem)
     if problems:
         st.stop()
 
-    idf = cached.IDF_SOURCES[idf_label or cached.DEFAULT_IDF]
+    two = bool(candidate_b.strip())
+    idf = cached.IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
+    tokenizer = current_tokenizer()
+    if idf == "coco-val2014":
+        cached.prepare_coco_idf(tokenizer)
+    keys = tuple(REPORTED_KEYS)
+    started = time.perf_counter()
     with st.spinner(cached.scoring_message(idf)):
-        scored = cached.score_captions(
-            tuple(REPORTED_KEYS), candidate, references, current_tokenizer(), idf
+        scored = cached.score_captions(keys, candidate, references, tokenizer, idf)
+        scored_b = (
+            cached.score_captions(keys, candidate_b, references, tokenizer, idf) if two else None
         )
+    server_ms = 1000 * (time.perf_counter() - started)
 except CapevalError as exc:
     st.error(str(exc))
     st.stop()
 
+# what these results are of, so a result still on screen while new input is scored never
+# reads as the new input's
+n_refs = len(references)
+st.caption(
+    f"Scored on the server in {server_ms:,.0f} ms: {'2 candidates' if two else '1 candidate'} "
+    f"× {n_refs} reference{'s' if n_refs != 1 else ''}, every metric."
+)
+st.text(f"A: {candidate.strip()}" + (f"\nB: {candidate_b.strip()}" if two else ""))
+
 views.render_scoring_errors(scored.errors)
 results = scored.results
-views.render_summary(results)
-with st.expander("Score table with signatures"):
-    views.render_score_table(results)
+if scored_b is None:
+    views.render_summary(results)
+    with st.expander("Score table with signatures"):
+        views.render_score_table(results)
+else:
+    views.render_scoring_errors(
+        {k: v for k, v in scored_b.errors.items() if k not in scored.errors}
+    )
+    views.render_comparison(results, scored_b.results)
+    with st.expander("Score tables with signatures"):
+        st.text("Candidate A")
+        views.render_score_table(results)
+        st.text("Candidate B")
+        views.render_score_table(scored_b.results)
+
+longest = views.longest_caption([candidate, candidate_b, *references])
+if longest > views.EVIDENCE_MAX_WORDS:
+    st.info(
+        f"The evidence panels are drawn for captions of up to {views.EVIDENCE_MAX_WORDS} words; "
+        f"the longest here has {longest:,}. The scores above are complete.",
+        icon=":material/info:",
+    )
+    st.stop()
 
 tabs = st.tabs([cls.name for cls in METRICS.values()])
 for tab, cls in zip(tabs, METRICS.values(), strict=True):
@@ -93,4 +153,13 @@ for tab, cls in zip(tabs, METRICS.values(), strict=True):
         if cls.key in scored.errors:
             st.info(f"{cls.name} could not be scored; see the warning above.")
             continue
-        views.render_metric(results[cls.primary_key()], key=cls.key)
+        if scored_b is None:
+            _evidence(results, cls.key)
+            continue
+        side_a, side_b = st.columns(2, border=True)
+        with side_a:
+            st.markdown("**Candidate A**")
+            _evidence(results, cls.key)
+        with side_b:
+            st.markdown("**Candidate B**")
+            _evidence(scored_b.results, cls.key, "-b")

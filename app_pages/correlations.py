@@ -1,6 +1,7 @@
 """Correlations with human judgments: Pearson, Spearman, Kendall τb and τc per metric with
-bootstrap intervals; the metric x metric Spearman heatmap (seed Fig. 4a); score
-distributions per human grade (seed Fig. 3); the combined metric over every subset, ranked.
+bootstrap intervals; the metric x metric Spearman heatmap (seed Fig. 4a); each metric against
+the human scores (a scatter with the captions on hover, and the score distributions per human
+grade as box and violin plots, seed Fig. 3); the combined metric over every subset, ranked.
 """
 
 from __future__ import annotations
@@ -9,36 +10,43 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.stats import METHODS
-from capeval_ui import cached, current_tokenizer, meta_views
+from capeval_ui import cached, current_tokenizer, meta_views, state
 from capeval_ui.views import key_label
 
 st.title("Correlations")
+st.caption(
+    "How closely does each metric follow the people who judged the captions? A correlation "
+    "of 1 means the metric ranks the captions exactly as people do, 0 that it does not "
+    "follow them at all."
+)
 jset = meta_views.set_or_stop("graded")
 
 keys = meta_views.metric_picker()
 left, middle, right = st.columns(3)
+state.valid_choice("human_column", list(jset.score_names))
 human_name = left.selectbox("Human score", list(jset.score_names), key="human_column")
 has_systems = any(s is not None for s in jset.systems())
+levels = ["item", "system"] if has_systems else ["item"]
+state.valid_choice("correlation_level", levels)
 level = middle.radio(
     "Level",
-    ["item", "system"] if has_systems else ["item"],
+    levels,
     key="correlation_level",
     horizontal=True,
     help="System level correlates the per-system means (the set's `system` column).",
 )
-n_resamples = right.select_slider(
-    "Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="resamples"
-)
+state.default("resamples", 1000)
+n_resamples = right.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], key="resamples")
+state.default("ci_kendall", len(jset) <= 5000)
 ci_kendall = st.toggle(
     "Bootstrap intervals for Kendall too",
-    value=len(jset) <= 5000,
     key="ci_kendall",
     help="Pearson and Spearman intervals are fast; Kendall's take longer on large sets.",
 )
+state.valid_choice("combined_correlation", list(METHODS), f"kendall_{jset.kendall_variant}")
 combined_on = st.selectbox(
     "Correlation for the combined metric",
     list(METHODS),
-    index=list(METHODS).index(f"kendall_{jset.kendall_variant}"),
     key="combined_correlation",
     format_func=meta_views.METHOD_LABELS.get,
 )
@@ -73,10 +81,18 @@ meta_views.render_correlation_table(report, jset.kendall_variant, scores.signatu
 st.subheader("Metric × metric Spearman ρ")
 meta_views.render_spearman_heatmap(report)
 
-st.subheader("Scores per human grade")
+st.subheader("Each metric against the human scores")
+st.caption(
+    "One point per caption (hover for the caption); below, the metric's scores for each "
+    "human grade: box plots give the median, quartiles and mean, violin plots the whole "
+    "distribution (seed Fig. 3)."
+)
+state.valid_choice("distribution_metric", list(scores.keys))
 shown = st.selectbox("Metric", list(scores.keys), key="distribution_metric", format_func=key_label)
 if shown:
-    meta_views.render_distribution(jset.human(human_name), scores.values[shown], shown, human_name)
+    human = jset.human(human_name)
+    meta_views.render_scatter(human, scores.values[shown], jset.candidates, shown, human_name)
+    meta_views.render_distribution(human, scores.values[shown], shown, human_name)
 
 st.subheader("Combined metric")
 st.caption(

@@ -2,8 +2,10 @@
 validate, choose a protocol preset, and score them with the chosen metrics.
 
 The loaded set lives in ``st.session_state`` (``cached.JSET_KEY``); the other
-meta-evaluation pages use it. A failed upload shows the loader's message (file, line,
-column) and keeps the previously loaded set.
+meta-evaluation pages use it, and the URL names it (``?set=``), so a reload finds it again
+while the server keeps it. A failed upload shows the loader's message (file, line, column,
+named as uploaded) and keeps the previously loaded set. Changing the format starts a new
+upload: the uploader is one per format.
 """
 
 from __future__ import annotations
@@ -14,14 +16,19 @@ from capeval_core import CapevalError
 from capeval_core.judgments import LOADERS
 from capeval_core.judgments.mapping import GRADED_ROLES, PAIRWISE_ROLES
 from capeval_core.judgments.protocols import BY_FORMAT, missing_labels_warning
-from capeval_ui import cached, current_tokenizer, meta_views
+from capeval_ui import cached, current_tokenizer, meta_views, state
 
 UNMAPPED = "(none)"
 NO_PRESET = "(no preset)"
 
 
-def _uploaded() -> tuple[tuple[str, bytes], ...]:
-    files = st.session_state.get("judgment_files") or []
+def _uploader_key(fmt: str) -> str:
+    """One uploader per format: switching the format drops the files of the previous one."""
+    return f"judgment_files-{fmt}"
+
+
+def _uploaded(fmt: str) -> tuple[tuple[str, bytes], ...]:
+    files = st.session_state.get(_uploader_key(fmt)) or []
     return tuple((f.name, f.getvalue()) for f in files)
 
 
@@ -51,6 +58,7 @@ def load_files(
         return False
     st.session_state.pop("judgment_error", None)
     st.session_state[cached.JSET_KEY] = jset
+    cached.remember_set(jset)
     return True
 
 
@@ -58,7 +66,9 @@ def _load_demo() -> None:
     label = st.session_state.get("demo_set", next(iter(cached.DEMO_SETS)))
     generator, n_images = cached.DEMO_SETS[label]
     try:
-        st.session_state[cached.JSET_KEY] = cached.demo_judgments(generator, n_images)
+        jset = cached.demo_judgments(generator, n_images)
+        st.session_state[cached.JSET_KEY] = jset
+        cached.remember_set(jset)
         st.session_state.pop("judgment_error", None)
     except CapevalError as exc:
         st.session_state["judgment_error"] = str(exc)
@@ -84,9 +94,10 @@ else:
         format_func=lambda name: f"{name}: {LOADERS[name].description}",
     )
     loader = LOADERS[fmt]
+    meta_views.render_format_help(fmt)
     st.file_uploader(
         "Judgment file(s): one file, or every file of a multi-file dataset",
-        key="judgment_files",
+        key=_uploader_key(fmt),
         accept_multiple_files=True,
     )
     presets = list(loader.presets) or [NO_PRESET]
@@ -102,7 +113,7 @@ else:
         if note:
             with st.expander("Note on this preset"):
                 st.text(note)
-    files = _uploaded()
+    files = _uploaded(fmt)
     mapping: tuple[tuple[str, str], ...] = ()
     score_columns: tuple[str, ...] | None = None
     if files and fmt in ("graded", "pairwise") and len(files) == 1:
@@ -154,6 +165,7 @@ jset = st.session_state.get(cached.JSET_KEY)
 if jset is None:
     st.info("No set loaded yet: load a demo set or upload a file.")
     st.stop()
+state.share_judgment_set(cached.remember_set(jset))
 
 st.subheader("Loaded set")
 st.text(str(jset))

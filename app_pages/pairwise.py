@@ -13,7 +13,7 @@ from capeval_core.judgments.protocols import (
     missing_labels_warning,
     protocol_for,
 )
-from capeval_ui import cached, current_tokenizer, meta_views
+from capeval_ui import cached, current_tokenizer, meta_views, state
 
 METRIC_TIES, HUMAN_TIES = ["half", "correct", "wrong"], ["random", "drop"]
 
@@ -39,16 +39,13 @@ else:
             st.text(protocol.note)
 most = max(len(it.references) for it in jset.items)
 preset_refs, preset_draws = protocol.sampling
+state.default("n_references", preset_refs if preset_refs <= max(50, most) else most)
+state.default("draws", preset_draws)
+state.default("seed", 0)
 c1, c2, c3, c4, c5 = st.columns(5)
-n_references = c1.number_input(
-    "References per pair",
-    1,
-    max(50, most),
-    preset_refs if preset_refs <= max(50, most) else most,
-    key="n_references",
-)
-draws = c2.number_input("Draws", 1, 20, preset_draws, key="draws")
-seed = c3.number_input("Seed", 0, 2**31 - 1, 0, key="seed")
+n_references = c1.number_input("References per pair", 1, max(50, most), key="n_references")
+draws = c2.number_input("Draws", 1, 20, key="draws")
+seed = c3.number_input("Seed", 0, 2**31 - 1, key="seed")
 metric_tie = c4.selectbox(
     "Metric tie",
     METRIC_TIES,
@@ -100,4 +97,4 @@ signatures = {
     )
     for k in scores.keys
 }
-meta_views.render_pairwise(results, signatures)
+meta_views.render_pairwise(results, signatures, int(draws))

@@ -11,7 +11,7 @@ import streamlit as st
 from capeval_core import CapevalError
 from capeval_core.metrics import REPORTED_KEYS
 from capeval_core.perturb import PERTURBATIONS
-from capeval_ui import cached, current_tokenizer, perturb_views, views
+from capeval_ui import cached, current_tokenizer, perturb_views, state, views
 
 MODES = ("One caption", "Batch")
 DEFAULT_PERTURBATIONS = ["synonym", "redundant", "shuffle"]
@@ -33,6 +33,12 @@ def _apply_example() -> None:
 
 
 def _one_caption() -> None:
+    state.default("lab_example", cached.DEFAULT_EXAMPLE)
+    state.default("lab_perturbations", DEFAULT_PERTURBATIONS)
+    state.default("lab_seed", 0)
+    state.default("lab_n", 1)
+    state.default("lab_cider_idf", cached.DEFAULT_IDF)
+    state.default("lab_metrics", list(REPORTED_KEYS))
     if "lab_candidate" not in st.session_state:
         _apply_example()
     st.selectbox("Example", cached.example_names(), key="lab_example", on_change=_apply_example)
@@ -46,24 +52,21 @@ def _one_caption() -> None:
     names = st.multiselect(
         "Perturbations",
         list(PERTURBATIONS),
-        default=DEFAULT_PERTURBATIONS,
         key="lab_perturbations",
         format_func=perturb_views.label,
+        help="Each one is applied to the original caption on its own.",
     )
     c1, c2, c3 = st.columns(3)
-    seed = int(c1.number_input("Seed", min_value=0, value=0, step=1, key="lab_seed"))
-    n = int(c2.number_input("Words to change", min_value=1, value=1, step=1, key="lab_n"))
+    seed = int(c1.number_input("Seed", min_value=0, step=1, key="lab_seed"))
+    n = int(c2.number_input("Words to change", min_value=1, step=1, key="lab_n"))
     idf_label = c3.radio(
         "CIDEr-D IDF source",
         list(cached.IDF_SOURCES),
-        index=1,
         key="lab_cider_idf",
         horizontal=True,
-        help="One caption's own references give every CIDEr-D weight 0; COCO val2014 does not.",
+        help=cached.IDF_HELP,
     )
-    keys = st.multiselect(
-        "Metrics", list(REPORTED_KEYS), default=list(REPORTED_KEYS), key="lab_metrics"
-    )
+    keys = st.multiselect("Metrics", list(REPORTED_KEYS), key="lab_metrics")
     table2 = st.toggle(
         "Table 2 preset: the caption against itself (upper bound), then synonyms, redundancy "
         "and word order, each scored against the original caption",
@@ -77,8 +80,10 @@ def _one_caption() -> None:
         st.error(problem)
     if problems:
         st.stop()
-    idf = cached.IDF_SOURCES[idf_label or cached.DEFAULT_IDF]
+    idf = cached.IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
     tokenizer = current_tokenizer()
+    if idf == "coco-val2014" and "cider_d" in keys:
+        cached.prepare_coco_idf(tokenizer)
 
     if table2:
         st.subheader("Table 2 preset")
@@ -111,6 +116,9 @@ def _start_batch() -> None:
 
 
 def _batch() -> None:
+    state.default("lab_images", 500)
+    state.default("lab_batch_seed", 0)
+    state.default("lab_batch_metrics", BATCH_KEYS)
     dataset_label = st.selectbox("Dataset", list(cached.LAB_DATASETS), key="lab_dataset")
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox(
@@ -120,14 +128,10 @@ def _batch() -> None:
         format_func=perturb_views.label,
     )
     n_images = int(
-        c2.number_input(
-            "Images", min_value=10, max_value=40_000, value=500, step=100, key="lab_images"
-        )
+        c2.number_input("Images", min_value=10, max_value=40_000, step=100, key="lab_images")
     )
-    seed = int(c3.number_input("Seed", min_value=0, value=0, step=1, key="lab_batch_seed"))
-    keys = st.multiselect(
-        "Metrics", list(REPORTED_KEYS), default=BATCH_KEYS, key="lab_batch_metrics"
-    )
+    seed = int(c3.number_input("Seed", min_value=0, step=1, key="lab_batch_seed"))
+    keys = st.multiselect("Metrics", list(REPORTED_KEYS), key="lab_batch_metrics")
     if not keys:
         st.error("Pick at least one metric.")
         st.stop()
@@ -157,6 +161,7 @@ def _batch() -> None:
 st.title("Perturbation lab")
 st.caption(
     "How does each metric react to a synonym, a redundant word or a changed word order? "
+    "Change a caption in a known way and compare every metric's score before and after. "
     "Perturbations are seeded: the same seed gives the same caption."
 )
 try:

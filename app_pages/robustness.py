@@ -1,16 +1,18 @@
 """Robustness: binary forced choice between a correct caption and distracted ones (seed
-Table 5: replace-scene, replace-person, share-scene, share-person), from an uploaded
-pairwise file or generated from COCO val2014 captions."""
+Table 5: replace-scene, replace-person, share-scene, share-person), from the pairwise set
+loaded on the Judgments page, an uploaded pairwise file, or generated from COCO val2014
+captions."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from capeval_core import CapevalError
-from capeval_ui import cached, current_tokenizer, meta_views
+from capeval_ui import cached, current_tokenizer, meta_views, state
 
 GENERATED = "Generated from COCO val2014 captions (synthetic)"
 UPLOADED = "Upload a pairwise file"
+LOADED = "The pairwise set loaded on the Judgments page"
 
 
 def load_distractors(name: str, data: bytes) -> bool:
@@ -33,7 +35,22 @@ st.caption(
     "paper's replace-scene, replace-person, share-scene and share-person. A metric passes a "
     "pair when it scores the correct caption higher."
 )
-source = st.radio("Distractor set", [GENERATED, UPLOADED], key="distractor_source")
+loaded = st.session_state.get(cached.JSET_KEY)
+loaded = loaded if loaded is not None and loaded.kind == "pairwise" else None
+state.default("distractor_source", LOADED if loaded is not None else GENERATED)
+source = st.radio("Distractor set", [LOADED, GENERATED, UPLOADED], key="distractor_source")
+if loaded is not None and source != LOADED:
+    st.info(
+        "A pairwise set is loaded on the Judgments page; choose the first option to test it here.",
+        icon=":material/info:",
+    )
+    st.text(str(loaded))
+if source == LOADED and loaded is None:
+    st.info(
+        "No pairwise set is loaded on the Judgments page (load one there, e.g. PASCAL-50S): "
+        "showing the generated set.",
+        icon=":material/info:",
+    )
 if source == UPLOADED:
     upload = st.file_uploader(
         "Pairwise file (CSV, TSV, JSON or JSONL)",
@@ -56,6 +73,8 @@ if source == UPLOADED:
 
 try:
     jset = st.session_state.get(cached.DISTRACTOR_SET_KEY) if source == UPLOADED else None
+    if source == LOADED:
+        jset = loaded
     if jset is None:
         jset = cached.demo_judgments(*cached.DISTRACTOR_DEMO)
         if source == UPLOADED:

@@ -7,19 +7,25 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.stats import METHODS
-from capeval_ui import cached, current_tokenizer, meta_views
+from capeval_ui import cached, current_tokenizer, meta_views, state
 from capeval_ui.views import key_label
 
 st.title("Significance")
+st.caption(
+    "Is one metric's correlation with people really higher than another's, or could the "
+    "difference be chance? The Williams test answers for two correlations measured on the "
+    "same captions (a small p-value: the difference is unlikely to be chance)."
+)
 jset = meta_views.set_or_stop("graded")
 
 keys = meta_views.metric_picker()
 left, middle, right = st.columns(3)
+state.valid_choice("human_column", list(jset.score_names))
 human_name = left.selectbox("Human score", list(jset.score_names), key="human_column")
+state.valid_choice("williams_correlation", list(METHODS), f"kendall_{jset.kendall_variant}")
 correlation = middle.selectbox(
     "Correlation",
     list(METHODS),
-    index=list(METHODS).index(f"kendall_{jset.kendall_variant}"),
     key="williams_correlation",
     format_func=meta_views.METHOD_LABELS.get,
 )
@@ -53,10 +59,10 @@ meta_views.render_williams_matrix(matrix)
 st.subheader("One pair, with the arithmetic")
 pick_a, pick_b = st.columns(2)
 ordered = list(matrix.metrics)
-a = pick_a.selectbox("Metric A", ordered, index=0, key="pair_a", format_func=key_label)
-b = pick_b.selectbox(
-    "Metric B", ordered, index=min(1, len(ordered) - 1), key="pair_b", format_func=key_label
-)
+state.valid_choice("pair_a", ordered, ordered[0])
+state.valid_choice("pair_b", ordered, ordered[min(1, len(ordered) - 1)])
+a = pick_a.selectbox("Metric A", ordered, key="pair_a", format_func=key_label)
+b = pick_b.selectbox("Metric B", ordered, key="pair_b", format_func=key_label)
 if a == b:
     st.warning("Choose two different metrics.")
     st.stop()

@@ -16,6 +16,7 @@ BENCHMARKS = (
     "spice",
     "spice_parity",
     "perturb",
+    "compare",
 )
 
 

@@ -402,7 +402,13 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             "original": p.original,
             "perturbed": p.perturbed,
             "changed": [
-                {"kind": c.kind, "position": c.position, "old": c.old, "new": c.new}
+                {
+                    "kind": c.kind,
+                    "position": c.position,
+                    "new_position": c.new_position,
+                    "old": c.old,
+                    "new": c.new,
+                }
                 for c in p.changed
             ],
             "note": p.note,

@@ -38,8 +38,10 @@ from typing import IO, Any
 from capeval_core.errors import InputError
 
 #: Files above this many bytes are refused unless the cap is raised (judgment-formats.md:
-#: "default 200 MB").
-DEFAULT_MAX_BYTES = 200 * 1000 * 1000
+#: "default 200 MB"). Counted in MiB, as Streamlit counts its upload limit
+#: (``server.maxUploadSize`` in .streamlit/config.toml is the same 200): the app's uploader and
+#: the loaders refuse the same files.
+DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 #: Deepest JSON nesting read; COCO and judgment files need 3 or 4 levels.
 MAX_JSON_DEPTH = 64
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,11 @@ from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
 from capeval_core.tokenize import Tokenizer
 
 COCO_VAL_IDF_VERSION = "coco-val2014-df-v1"
+
+#: ``on_progress(done, total, what)``: how far the one-time build is (the app draws a bar)
+Progress = Callable[[int, int, str], None]
+#: images counted between two progress reports
+_REPORT_EVERY = 2000
 
 
 #: Suffix of the cached tables (checked pickles; see resources.dump_checked).
@@ -35,24 +41,35 @@ def _cache_path(tokenizer: Tokenizer):
     return resources.cache_dir() / name
 
 
-def build_coco_val_document_frequency(tokenizer: Tokenizer) -> DocumentFrequency:
-    """Count, for every 1–4-gram, the val2014 images whose references contain it."""
+def build_coco_val_document_frequency(
+    tokenizer: Tokenizer, on_progress: Progress | None = None
+) -> DocumentFrequency:
+    """Count, for every 1–4-gram, the val2014 images whose references contain it.
+
+    ``on_progress`` hears of each step: reading and tokenizing the captions (one batch, as
+    coco-caption tokenizes them), then the images counted so far.
+    """
+    say = on_progress or (lambda done, total, what: None)
+    say(0, 1, "reading the COCO val2014 captions")
     captions = resources.coco_captions("val")
     by_image: dict[int, list[str]] = defaultdict(list)
     for cap in captions:
         by_image[cap.image_id].append(cap.caption)
     order = list(by_image)
+    n = len(order)
     flat = [c for image_id in order for c in by_image[image_id]]
+    say(0, n, f"tokenizing {len(flat):,} captions")
     tokens = tokenizer.tokenize_batch(flat)
     df: Counter[Ngram] = Counter()
     pos = 0
-    for image_id in order:
+    for done, image_id in enumerate(order, start=1):
         seen: set[Ngram] = set()
         for toks in tokens[pos : pos + len(by_image[image_id])]:
             seen.update(ngram_counts(coco_words(toks), ORDER))
         pos += len(by_image[image_id])
         df.update(seen)
-    n = len(order)
+        if done % _REPORT_EVERY == 0 or done == n:
+            say(done, n, f"counting n-grams: {done:,} of {n:,} images")
     return DocumentFrequency(
         {g: float(c) for g, c in df.items()}, float(np.log(float(n))), n, "coco-val2014"
     )
@@ -78,24 +95,24 @@ def _read(path: Path) -> DocumentFrequency | None:
     return DocumentFrequency(df, float(np.log(float(n))), n, "coco-val2014")
 
 
-def _load_or_build(tokenizer: Tokenizer) -> DocumentFrequency:
+def _load_or_build(tokenizer: Tokenizer, on_progress: Progress | None) -> DocumentFrequency:
     path = _cache_path(tokenizer)
     table = _read(path)
     if table is None:
         with resources.build_lock(path):
             table = _read(path)  # another process may have built it meanwhile
             if table is None:
-                table = _build(tokenizer, path)
+                table = _build(tokenizer, path, on_progress)
     return table
 
 
-def _build(tokenizer: Tokenizer, path: Path) -> DocumentFrequency:
+def _build(tokenizer: Tokenizer, path: Path, on_progress: Progress | None) -> DocumentFrequency:
     print(
-        "capeval: building the COCO val2014 document frequencies once (about a minute); "
+        "capeval: building the COCO val2014 document frequencies once (a few seconds); "
         f"cached in {path}",
         file=sys.stderr,
     )
-    table = build_coco_val_document_frequency(tokenizer)
+    table = build_coco_val_document_frequency(tokenizer, on_progress)
     try:
         resources.dump_checked((table.df, table.documents), path)
     except OSError as exc:
@@ -112,8 +129,23 @@ def _build(tokenizer: Tokenizer, path: Path) -> DocumentFrequency:
 _tables: dict[str, DocumentFrequency] = {}
 
 
-def coco_val_document_frequency(tokenizer: Tokenizer) -> DocumentFrequency:
-    """The val2014 table for this tokenizer, from memory, the cache, or built now."""
+def coco_val_document_frequency(
+    tokenizer: Tokenizer, on_progress: Progress | None = None
+) -> DocumentFrequency:
+    """The val2014 table for this tokenizer, from memory, the cache, or built now (telling
+    ``on_progress`` how far the build is)."""
     if tokenizer.name not in _tables:
-        _tables[tokenizer.name] = _load_or_build(tokenizer)
+        _tables[tokenizer.name] = _load_or_build(tokenizer, on_progress)
     return _tables[tokenizer.name]
+
+
+def coco_val_state(tokenizer: Tokenizer) -> str:
+    """Where the next :func:`coco_val_document_frequency` call finds the table: ``"memory"``,
+    ``"cache"`` (read back in about a second) or ``"build"`` (built now, once per machine).
+    Never raises: a missing pycocoevalcap reads as ``"build"`` (the build then says why)."""
+    if tokenizer.name in _tables:
+        return "memory"
+    try:
+        return "cache" if _cache_path(tokenizer).is_file() else "build"
+    except (ResourceError, OSError):
+        return "build"

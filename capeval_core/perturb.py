@@ -17,8 +17,8 @@ METEOR's WordNet synonym file (:mod:`capeval_core.meteor_resources`).
 >>> p = perturb("A man rides a wave.", "swap", seed=1)
 >>> p.perturbed
 'A rides man a wave.'
->>> [(c.position, c.old, c.new) for c in p.changed]
-[(1, 'man', 'rides'), (2, 'rides', 'man')]
+>>> [(c.old, c.position, c.new_position) for c in p.changed]
+[('man', 1, 2), ('rides', 2, 1)]
 """
 
 from __future__ import annotations
@@ -81,11 +81,11 @@ def _match_case(like: str, word: str) -> str:
 class Change:
     """One word-level edit.
 
-    ``kind`` is "replace" (a word swapped for another), "move" (a slot that now holds another
-    word of the caption), "insert" or "delete". ``position`` indexes the original caption's
-    words (for an insertion: the original word it went before, or ``len(words)`` at the end);
-    ``new_position`` indexes the perturbed caption's words (None for a deletion). ``old`` is
-    "" for an insertion and ``new`` is "" for a deletion.
+    ``kind`` is "replace" (a word swapped for another), "move" (a word now in another place;
+    ``old`` and ``new`` are that word), "insert" or "delete". ``position`` indexes the original
+    caption's words (for an insertion: the original word it went before, or ``len(words)`` at
+    the end); ``new_position`` indexes the perturbed caption's words (None for a deletion).
+    ``old`` is "" for an insertion and ``new`` is "" for a deletion.
     """
 
     position: int
@@ -267,7 +267,7 @@ def _lexicon_swap(
     where = {form: (e, f) for e, forms in enumerate(entries) for f, form in enumerate(forms)}
     eligible = [i for i, w in enumerate(words) if w.lower() in where]
     if not eligible:
-        return _nothing(f"no {what} from data/perturb_{list_name}.txt")
+        return _nothing(f"no {what} from capeval's list of {list_name} words")
     new = {}
     for i in _pick(rng, eligible, n):
         entry, form = where[words[i].lower()]
@@ -346,19 +346,33 @@ def _form_like(word: str, base: str, member: str, own: frozenset[int]) -> str | 
 
 
 @functools.lru_cache(maxsize=50_000)
-def synonyms(word: str) -> tuple[str, ...]:
+def synonyms(word: str, pos: str | None = None, *, common: bool = False) -> tuple[str, ...]:
     """Single-word WordNet synonyms of ``word`` (sharing a synset in METEOR's synonym file),
-    in the same inflection as ``word``; the ones sharing the most synsets first, then
-    alphabetical. Other forms of the same lemma ("dog" for "dogs") are left out.
+    in the same inflection as ``word``. Other forms of the same lemma ("dog" for "dogs") are
+    left out.
+
+    ``pos`` ("noun", "verb", "adj", "adv") keeps the synsets of that part of speech only;
+    ``common`` keeps the synonyms of the word's common senses (:mod:`capeval_core.senses`).
+    The ones sharing the most synsets come first, then (with ``common``) the most similar, or
+    else alphabetical.
 
     >>> synonyms("child")[:1], "sofas" in synonyms("couches"), "posing" in synonyms("sitting")
     (('kid',), True, True)
+    >>> "snitch" in synonyms("grass"), "snitch" in synonyms("grass", "noun")
+    (True, False)
+    >>> synonyms("grass", "noun", common=True)[:1], "toy" in synonyms("play", "verb", common=True)
+    (('pasture',), False)
     """
     from capeval_core.meteor_resources import meteor_synsets, synset_members
 
     s, members = meteor_synsets(), synset_members()
     word = word.lower()
     own = s.synsets_of(word)
+    if pos is not None:
+        from capeval_core.senses import synset_pos
+
+        parts = synset_pos()
+        own = frozenset(i for i in own if parts.get(i) == pos)
     if not own:
         return ()
     lemmas = _lemmas(word)
@@ -373,22 +387,31 @@ def synonyms(word: str) -> tuple[str, ...]:
             form = _form_like(word, base, m, own)
             if form is not None and form not in lemmas:
                 shared[form] = max(shared.get(form, 0), len(s.synsets_of(form) & own))
-    return tuple(sorted(shared, key=lambda m: (-shared[m], m)))
+    if not common:
+        return tuple(sorted(shared, key=lambda m: (-shared[m], m)))
+    from capeval_core.senses import COMMON_SENSE_SIMILARITY, similarity
+
+    close = {m: similarity(word, m) for m in shared}
+    kept = [m for m, c in close.items() if c is not None and c >= COMMON_SENSE_SIMILARITY]
+    # most senses shared first (child: kid shares two, baby one), then the most similar
+    return tuple(sorted(kept, key=lambda m: (-shared[m], -close[m], m)))  # type: ignore[operator]
 
 
 @_register(
     "synonym",
     "Synonym substitution",
-    "replace content words by a WordNet synonym (a word sharing a synset in METEOR's file)",
+    "replace content words by a WordNet synonym of the same part of speech, from one of the "
+    "word's common senses (METEOR's synonym file; spaCy's tagger; GloVe similarity)",
     n=1,
     positions=None,
 )
 def _synonym(words, gaps, rng, *, n, positions):
     from capeval_core.meteor_resources import meteor_synsets
+    from capeval_core.senses import word_parts
 
     s = meteor_synsets()
     numbers = {f[1] for f in word_list("count")}
-    # cheap pre-filter (in a synset at all); synonyms() is only worked out for picked words
+    # cheap pre-filter (a content word in a synset at all), then the tagger's part of speech
     maybe = [
         i
         for i, w in enumerate(words)
@@ -402,25 +425,27 @@ def _synonym(words, gaps, rng, *, n, positions):
             )
         maybe = [i for i in maybe if i in set(positions)]
         n = None
+    if not maybe:
+        return _nothing("no word with a WordNet synonym")
+    starts, at = [], 0
+    for gap, word in zip(gaps, words, strict=False):
+        starts.append(at + len(gap))
+        at += len(gap) + len(word)
+    parts = word_parts(join_words(words, gaps), starts)
+    maybe = [i for i in maybe if parts[i] is not None]
     order = list(maybe) if n is None else rng.sample(maybe, len(maybe))
     new: dict[int, str] = {}
     for i in order:
         if n is not None and len(new) >= n:
             break
-        options = synonyms(words[i])
+        options = synonyms(words[i], parts[i], common=True)
         if options:
-            best = [m for m in options if _shared(words[i], m) == _shared(words[i], options[0])]
-            new[i] = rng.choice(best)
+            new[i] = options[0]  # the closest synonym of the word's common senses
     if not new:
-        return _nothing("no word with a WordNet synonym")
-    return _replacements(words, gaps, new, "content words found in WordNet", len(maybe))
-
-
-def _shared(word: str, other: str) -> int:
-    from capeval_core.meteor_resources import meteor_synsets
-
-    s = meteor_synsets()
-    return len(s.synsets_of(word.lower()) & s.synsets_of(other))
+        return _nothing("no word with a WordNet synonym of its part of speech and common senses")
+    return _replacements(
+        words, gaps, new, "content words with a synonym of their part of speech", len(maybe)
+    )
 
 
 _DETERMINERS = frozenset(
@@ -498,12 +523,24 @@ def _redundant(words, gaps, rng, *, n, mode, length):
     raise InputError(f"option `mode` must be 'modifier' or 'repeat' (got {mode!r})")
 
 
-def _moved(words: list[str], gaps: list[str], new: list[str], note: str):
-    changes = [
-        Change(i, old, w, "move", i)
-        for i, (old, w) in enumerate(zip(words, new, strict=True))
-        if old != w
-    ]
+def _moved(words: list[str], gaps: list[str], order: list[int], note: str):
+    """The caption with word ``order[j]`` in slot ``j``; one "move" per word that changed
+    place (from its ``position`` to its ``new_position``). Of equal words, those that can stay
+    in a slot holding the same word stay, so "a" moved from 0 to 0 is never listed."""
+    new = [words[i] for i in order]
+    origin: dict[str, list[int]] = {}
+    for slot, i in enumerate(order):
+        origin.setdefault(words[i], []).append(slot)
+    changes = []
+    for word, slots in origin.items():
+        before = [i for i, w in enumerate(words) if w == word]
+        stay = set(before) & set(slots)
+        moved_from = [i for i in before if i not in stay]
+        moved_to = [s for s in slots if s not in stay]
+        changes += [
+            Change(i, word, word, "move", j) for i, j in zip(moved_from, moved_to, strict=True)
+        ]
+    changes.sort(key=lambda c: c.position)
     return new, gaps, changes, note
 
 
@@ -511,10 +548,10 @@ def _moved(words: list[str], gaps: list[str], new: list[str], note: str):
 def _shuffle(words, gaps, rng):
     if len(set(words)) < 2:
         return _nothing("fewer than two different words")
-    new = list(words)
-    while new == words:  # a different order exists, so this ends
-        rng.shuffle(new)
-    return _moved(words, gaps, new, f"shuffled {len(words)} words")
+    order = list(range(len(words)))
+    while [words[i] for i in order] == words:  # a different order exists, so this ends
+        rng.shuffle(order)
+    return _moved(words, gaps, order, f"shuffled {len(words)} words")
 
 
 @_register("swap", "Adjacent swap", "swap two neighbouring (different) words", n=1)
@@ -522,15 +559,15 @@ def _swap(words, gaps, rng, *, n):
     eligible = [i for i in range(len(words) - 1) if words[i] != words[i + 1]]
     if not eligible:
         return _nothing("no two different neighbouring words")
-    new = list(words)
+    order = list(range(len(words)))
     done = 0
     for i in rng.sample(eligible, len(eligible)):
         if done >= n:
             break
-        if new[i] == words[i] and new[i + 1] == words[i + 1]:  # each word moves once
-            new[i], new[i + 1] = new[i + 1], new[i]
+        if order[i] == i and order[i + 1] == i + 1:  # each word moves once
+            order[i], order[i + 1] = i + 1, i
             done += 1
-    return _moved(words, gaps, new, f"swapped {done} pair(s) of neighbouring words")
+    return _moved(words, gaps, order, f"swapped {done} pair(s) of neighbouring words")
 
 
 @_register(
@@ -561,7 +598,7 @@ def _drop_stopwords(words, gaps, rng):
 @_register(
     "replace_person",
     "Replace person",
-    "replace a person word (man, girl, ...) by another from data/perturb_person.txt",
+    "replace a person word (man, girl, ...) by another from capeval's list of person words",
     n=1,
 )
 def _replace_person(words, gaps, rng, *, n):
@@ -571,7 +608,7 @@ def _replace_person(words, gaps, rng, *, n):
 @_register(
     "replace_scene",
     "Replace scene",
-    "replace a scene word (beach, kitchen, ...) by another from data/perturb_scene.txt",
+    "replace a scene word (beach, kitchen, ...) by another from capeval's list of scene words",
     n=1,
 )
 def _replace_scene(words, gaps, rng, *, n):
@@ -581,7 +618,7 @@ def _replace_scene(words, gaps, rng, *, n):
 @_register(
     "object_swap",
     "Object swap",
-    "replace an object word (dog, pizza, ...) by another from data/perturb_object.txt",
+    "replace an object word (dog, pizza, ...) by another from capeval's list of object words",
     n=1,
 )
 def _object_swap(words, gaps, rng, *, n):
@@ -629,7 +666,7 @@ def _count(words, gaps, rng, *, n):
 @_register(
     "colour",
     "Colour change",
-    "replace a colour word by another from data/perturb_colour.txt",
+    "replace a colour word by another from capeval's list of colour words",
     n=1,
 )
 def _colour(words, gaps, rng, *, n):
@@ -637,6 +674,10 @@ def _colour(words, gaps, rng, *, n):
 
 
 # -- scoring one caption ---------------------------------------------------------------------------
+#: below this a score reads as 0 (four decimals), and a change relative to it means nothing
+RELATIVE_MIN = 5e-5
+
+
 @dataclass(frozen=True)
 class PerturbationScores:
     """Every metric's score of a caption before and after one perturbation.
@@ -667,7 +708,7 @@ class PerturbationScores:
                     "before": b,
                     "after": a,
                     "delta": a - b,
-                    "relative": (a - b) / b if b else math.nan,
+                    "relative": (a - b) / b if abs(b) >= RELATIVE_MIN else math.nan,
                     "signature": self.signatures[key],
                 }
             )
@@ -942,6 +983,10 @@ def perturb_batch(
         )
     spec = perturbation_spec(name)
     extra = dict(perturb_options or {})
+    if spec.name == "synonym":  # tag every caption in one batch, not one call each
+        from capeval_core.senses import tag_captions
+
+        tag_captions(list(candidates))
     pert = tuple(
         perturb(c, spec.name, seed=item_seed(seed, i), **extra) for i, c in enumerate(candidates)
     )

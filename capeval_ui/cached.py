@@ -7,7 +7,9 @@ whole input and nothing is read from session state behind the caller's back.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
@@ -20,9 +22,17 @@ from capeval_core.metrics import metric_class
 from capeval_core.resources import CaptionSet, ResourceInfo
 from capeval_core.results import MetricResult
 
-#: UI label -> CIDEr-D ``idf`` option; the first is the default (coco-caption's behaviour)
-IDF_SOURCES: dict[str, str] = {"scored set": "corpus", "COCO val2014": "coco-val2014"}
-DEFAULT_IDF = "scored set"
+#: UI label -> CIDEr-D ``idf`` option. One caption is scored with COCO val2014's document
+#: frequencies by default (the scored set of one image makes every CIDEr-D weight 0); the
+#: scored set is coco-caption's behaviour, the default of batch scoring and the CLI.
+IDF_SOURCES: dict[str, str] = {"COCO val2014": "coco-val2014", "scored set": "corpus"}
+DEFAULT_IDF = "COCO val2014"
+IDF_HELP = (
+    "COCO val2014 (the default here) takes document frequencies from the references of the "
+    "40,504 val2014 images, so a single caption gets informative weights. The scored set is "
+    "what coco-caption does (and capeval's batch scoring and CLI by default): with one image "
+    "every weight is 0."
+)
 
 #: how many COCO val images the random example draws from (ascending image id)
 COCO_POOL = 500
@@ -121,18 +131,56 @@ def _first_use() -> list[str]:
 def scoring_message(cider_idf: str) -> str:
     """Spinner text naming what the first scoring run prepares (resources load once).
 
-    The COCO val2014 IDF table, METEOR's paraphrase index and the default word vectors are
-    each built or loaded on first use, which takes a while.
+    METEOR's paraphrase index and the default word vectors are each built or loaded on first
+    use, which takes a while; the COCO val2014 IDF table has its own progress bar
+    (:func:`prepare_coco_idf`), and is named here only for callers that skip it.
     """
     pending = _first_use()
     if cider_idf == "coco-val2014":
         pending.append(
-            "the first use of the COCO val2014 IDF builds its table once (a minute or two) "
+            "the first use of the COCO val2014 IDF builds its table once (a few seconds) "
             "and caches it"
         )
     if not pending:
         return "Scoring…"
     return "Scoring… " + "; ".join(pending) + "."
+
+
+def prepare_coco_idf(tokenizer: str) -> None:
+    """Have the COCO val2014 document frequencies of ``tokenizer`` in memory before scoring:
+    read back from the user cache (about a second, with a spinner), or built there once with
+    a progress bar. The table stays in the process (``capeval_core.idf``) for every session.
+
+    A build that cannot run (no pycocoevalcap) is left to the scoring call, which reports it
+    as CIDEr-D's error.
+    """
+    from capeval_core import idf
+    from capeval_core.tokenize import get_tokenizer
+
+    tok = get_tokenizer(tokenizer)
+    where = idf.coco_val_state(tok)
+    if where == "memory":
+        return
+    if where == "cache":
+        with st.spinner("Reading the COCO val2014 document frequencies from the cache…"):
+            _quietly(idf.coco_val_document_frequency, tok)
+        return
+    bar = st.progress(0.0, text="Building the COCO val2014 document frequencies (once)…")
+
+    def progress(done: int, total: int, what: str) -> None:
+        bar.progress(
+            min(done / max(total, 1), 1.0),
+            text=f"Building the COCO val2014 document frequencies once: {what}",
+        )
+
+    _quietly(idf.coco_val_document_frequency, tok, progress)
+    bar.empty()
+
+
+def _quietly(fn: Any, *args: Any) -> None:
+    # a failure is reported by the scoring call, as CIDEr-D's error
+    with contextlib.suppress(CapevalError):
+        fn(*args)
 
 
 @dataclass(frozen=True)
@@ -210,6 +258,33 @@ def demo_judgments(generator: str, n_images: int, seed: int = 0) -> object:
     return make(n_images, seed=seed)
 
 
+@st.cache_resource(show_spinner=False)
+def _loaded_sets() -> dict[str, object]:
+    """The judgment sets this server process has loaded, by digest prefix (newest last)."""
+    return {}
+
+
+#: how many loaded sets a reload can find again (uploads are kept in memory this long anyway:
+#: ``load_upload`` caches its last 8 results)
+KEEP_SETS = 8
+
+
+def remember_set(jset: object) -> str:
+    """Keep ``jset`` findable by its digest prefix (the URL's ``set``); returns the prefix."""
+    sets = _loaded_sets()
+    short = jset.content_digest[:16]  # type: ignore[attr-defined]
+    sets.pop(short, None)
+    sets[short] = jset
+    while len(sets) > KEEP_SETS:
+        sets.pop(next(iter(sets)))
+    return short
+
+
+def find_set(short: str) -> object | None:
+    """A set :func:`remember_set` kept, or None (unknown prefix, or dropped since)."""
+    return _loaded_sets().get(short)
+
+
 def set_for(kind: str) -> tuple[object, str]:
     """The set a page works on, and where it came from: the loaded set when it is of
     ``kind`` ("graded" or "pairwise"), else the matching demo set (the page says so)."""
@@ -234,6 +309,36 @@ def _write_uploads(files: tuple[tuple[str, bytes], ...], folder: str) -> object:
     return paths[0] if len(paths) == 1 else Path(folder)
 
 
+def _as_uploaded(exc: CapevalError, folder: str) -> CapevalError:
+    """``exc`` with the temporary folder the uploads were written to named as what the user
+    uploaded ("ExpertAnnotations.txt not found among the uploaded files", not "... in the
+    folder 'tmpqs6a2tlb'")."""
+    import os
+    from pathlib import Path
+
+    tmp = Path(folder)
+    message = str(exc)
+    for quoted in (f"'{tmp}'", f"'{tmp.name}'", f'"{tmp}"', f'"{tmp.name}"'):
+        message = message.replace(f"in the folder {quoted}", "among the uploaded files")
+        message = message.replace(f"in folder {quoted}", "among the uploaded files")
+        message = message.replace(quoted, "the uploaded files")
+    message = message.replace(f"{tmp}{os.sep}", "").replace(str(tmp), "the uploaded files")
+    message = message.replace(tmp.name, "the uploaded files")
+    exc.args = (message, *exc.args[1:])
+    return exc
+
+
+def _uploaded_source(jset: object, files: tuple[tuple[str, bytes], ...], folder: str) -> object:
+    """The set with its ``source`` naming the uploaded files, never the temporary folder."""
+    import dataclasses
+    from pathlib import Path
+
+    names = [Path(name).name for name, _ in files]
+    tmp = Path(folder).name
+    source = tuple(s for s in jset.source if tmp not in s and s != "mapped")  # type: ignore[attr-defined]
+    return dataclasses.replace(jset, source=source or tuple(names))  # type: ignore[type-var]
+
+
 @st.cache_data(show_spinner="Reading the file…", max_entries=16)
 def upload_columns(name: str, data: bytes) -> tuple[list[str], list[str]]:
     """``(columns, numeric columns)`` of an uploaded generic file, for the column mapping."""
@@ -242,7 +347,10 @@ def upload_columns(name: str, data: bytes) -> tuple[list[str], list[str]]:
     from capeval_core.judgments.mapping import peek_columns
 
     with tempfile.TemporaryDirectory() as tmp:
-        return peek_columns(_write_uploads(((name, data),), tmp))
+        try:
+            return peek_columns(_write_uploads(((name, data),), tmp))
+        except CapevalError as exc:
+            raise _as_uploaded(exc, tmp) from None
 
 
 @st.cache_data(show_spinner="Reading and validating the judgments…", max_entries=8)
@@ -268,12 +376,16 @@ def load_upload(
     if score_columns:
         options["score_columns"] = list(score_columns)
     with tempfile.TemporaryDirectory() as tmp:
-        path = _write_uploads(files, tmp)
-        if mapping and len(files) == 1:
-            mapped = Path(tmp) / "mapped"
-            mapped.mkdir()
-            path = remap_columns(path, dict(mapping), mapped / Path(path).name)
-        return load_judgments(path, fmt, preset, **options)
+        try:
+            path = _write_uploads(files, tmp)
+            if mapping and len(files) == 1:
+                mapped = Path(tmp) / "mapped"
+                mapped.mkdir()
+                path = remap_columns(path, dict(mapping), mapped / Path(path).name)
+            jset = load_judgments(path, fmt, preset, **options)
+        except CapevalError as exc:
+            raise _as_uploaded(exc, tmp) from None
+        return _uploaded_source(jset, files, tmp)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -329,9 +441,10 @@ class CorrelationReport:
     level: str
     n_resamples: int
     seed: int
+    ci_kendall: bool = True
 
 
-@st.cache_data(show_spinner="Computing correlations and bootstrap intervals…", max_entries=32)
+@st.cache_data(show_spinner="Computing correlations…", max_entries=32)
 def correlation_report(
     digest: str,
     keys: tuple[str, ...],
@@ -347,7 +460,8 @@ def correlation_report(
     _scores: object,
 ) -> CorrelationReport:
     """Correlations with bootstrap intervals (cached on disk), the Spearman heatmap and the
-    combined metric over every subset of the metrics."""
+    combined metric over every subset of the metrics. The bootstrap draws a progress bar
+    while it runs (created and removed here, so a cache hit shows nothing)."""
     import math
 
     from capeval_core.judgments.analysis import correlation_table, spearman_between
@@ -357,6 +471,14 @@ def correlation_report(
     values = {k: _scores.values[k] for k in _scores.keys}
     systems = _jset.systems() if level == "system" else None
     ci_methods = ("pearson", "spearman", "kendall_b", "kendall_c")
+    bar = st.empty()
+
+    def progress(done: float) -> None:
+        bar.progress(
+            min(max(done, 0.0), 1.0),
+            text=f"Bootstrap intervals: {n_resamples:,} resamples ({done:.0%})",
+        )
+
     table = correlation_table(
         human,
         values,
@@ -364,12 +486,21 @@ def correlation_report(
         systems=systems,
         n_resamples=n_resamples,
         seed=seed,
+        on_progress=progress,
     )
+    bar.empty()
     spear = table[table["method"] == "spearman"].set_index("metric")["statistic"]
     order = sorted(values, key=lambda k: -abs(spear[k]) if math.isfinite(spear[k]) else math.inf)
     combined = rank_subsets(human, values, combined_on) if values else ()
     return CorrelationReport(
-        table, spearman_between(values, order), combined, human_name, level, n_resamples, seed
+        table,
+        spearman_between(values, order),
+        combined,
+        human_name,
+        level,
+        n_resamples,
+        seed,
+        ci_kendall,
     )
 
 
@@ -565,7 +696,8 @@ def lab_batch(
         cands, refs = jset.candidates[:rows], jset.references[:rows]  # type: ignore[attr-defined]
         human_name = jset.score_names[0]  # type: ignore[attr-defined]
         human = jset.human(human_name)[:rows]  # type: ignore[attr-defined]
-        source = f"loaded judgment set {loaded_digest[:12]} ({rows} candidates)"
+        names = ", ".join(jset.source) or "uploaded file"  # type: ignore[attr-defined]
+        source = f"the set loaded on the Judgments page ({names}; first {rows:,} candidates)"
     elif dataset == "coco-val":
         sets = resources.coco_caption_sets("val", n_images)
         cands, refs = [s.candidate for s in sets], [s.references for s in sets]

@@ -20,9 +20,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from capeval_core.metrics import available_keys
-from capeval_core.stats import to_csv_text
+from capeval_core.stats import MIN_N_FOR_PVALUE, pvalue_meaningful, to_csv_text
 from capeval_ui import cached
-from capeval_ui.views import key_label
+from capeval_ui.views import format_pvalue, key_label, table
 
 #: the metric selection shared by the meta-evaluation pages (a widget's own key is dropped
 #: when a page without it runs, so the choice is mirrored under a plain key)
@@ -35,9 +35,6 @@ METHOD_LABELS = {
     "kendall_c": "Kendall τc",
 }
 _COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
-_NUMBER = st.column_config.NumberColumn(format="%.4f")
-_PVALUE = st.column_config.NumberColumn(format="%.4g")
-_PERCENT = st.column_config.NumberColumn(format="%.1f%%")
 
 
 def _safe(text: object) -> str:
@@ -52,6 +49,9 @@ def _layout(fig: go.Figure, height: int = 360, **kwargs: object) -> go.Figure:
         legend={"orientation": "h", "y": 1.12, "x": 0},
         **kwargs,
     )
+    # plain decimals in hover labels and ticks, never SI prefixes ("72.59795μ")
+    fig.update_yaxes(hoverformat=".4f", exponentformat="e")
+    fig.update_xaxes(exponentformat="e")
     return fig
 
 
@@ -88,6 +88,10 @@ def set_or_stop(kind: str) -> Any:
     except CapevalError as exc:
         st.error(str(exc))
         st.stop()
+    if origin == "loaded":
+        from capeval_ui import state
+
+        state.share_judgment_set(cached.remember_set(jset))
     render_set_banner(jset, origin)
     return jset
 
@@ -119,6 +123,133 @@ def download_csv(
 
 
 # -- Judgments -------------------------------------------------------------------------------------
+#: per format: the files it needs and what is in them (judgment-formats.md), as shown on the page
+FORMAT_HELP: dict[str, str] = {
+    "graded": (
+        "One file (CSV, TSV, JSON array or JSONL), one row per judged caption. Columns: "
+        "`candidate` (the caption), `references` (a JSON list, or one string with the "
+        "references separated by `|||` in CSV/TSV; or columns `ref_1` … `ref_k`), and one or "
+        "more numeric human-score columns. Optional: `id`, `image_id`, `system` (for "
+        "system-level correlations). Other names can be mapped below."
+    ),
+    "pairwise": (
+        "One file (CSV, TSV, JSON array or JSONL), one row per pair of captions. Columns: "
+        "`candidate_a`, `candidate_b`, `references` (as for graded files), and either "
+        "`preferred` (`a`, `b` or `tie`) or vote counts `votes_a` and `votes_b`. Optional: "
+        "`category` (e.g. HC/HI/HM/MM), `id`."
+    ),
+    "flickr8k-expert": (
+        "Two files as distributed: `ExpertAnnotations.txt` (tab-separated: image, caption id, "
+        "three experts' scores 1–4) and `Flickr8k.token.txt` (the captions). Upload both."
+    ),
+    "flickr8k-cf": (
+        "Two files as distributed: `CrowdFlowerAnnotations.txt` (tab-separated: image, "
+        "caption id, share of yes votes, yes and no counts) and `Flickr8k.token.txt`. Upload "
+        "both."
+    ),
+    "composite": (
+        "The Composite CSV files (Aditya et al. 2015), one per source, with correctness and "
+        "thoroughness scores 1–5, plus the source datasets' caption files (Flickr token files "
+        "or COCO captions JSON) for the references. Upload them together."
+    ),
+    "pascal50s": (
+        "Two MATLAB files as distributed: `pair_pascal.mat` (the 4,000 pairs, their "
+        "categories and votes) and `pascal50S.mat` (50 references per image). Upload both."
+    ),
+    "abstract50s": (
+        "Three JSON files as distributed: `abstract48S.json` (48 references per image), "
+        "`abstract_candsB.json` and `abstract_candsC.json` (the pairs); add "
+        "`consensus_abstract.mat` for the human labels."
+    ),
+}
+#: generic formats with a template download: format -> (columns, two example rows)
+_TEMPLATE_ROWS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
+    "graded": (
+        ("id", "image_id", "candidate", "references", "quality", "system"),
+        (
+            (
+                "1",
+                "img1",
+                "a dog runs on the grass",
+                "a dog running on grass|||a brown dog",
+                "4",
+                "A",
+            ),
+            ("2", "img1", "a cat sleeps", "a dog running on grass|||a brown dog", "1", "B"),
+        ),
+    ),
+    "pairwise": (
+        ("id", "candidate_a", "candidate_b", "references", "preferred", "category"),
+        (
+            (
+                "1",
+                "a man rides a wave",
+                "a man rides a horse",
+                "a surfer on a wave|||a man surfing",
+                "a",
+                "HC",
+            ),
+            (
+                "2",
+                "a dog on the grass",
+                "a dog in the snow",
+                "a dog lying on grass|||a brown dog",
+                "a",
+                "HI",
+            ),
+        ),
+    ),
+}
+TEMPLATE_TYPES = ("csv", "tsv", "json")
+
+
+def template(fmt: str, kind: str) -> str:
+    """A small example file of a generic format (``graded`` or ``pairwise``) as ``kind``
+    (csv, tsv or json) that the loader reads as is.
+
+    >>> template("graded", "tsv").splitlines()[0].split(chr(9))  # tab-separated
+    ['id', 'image_id', 'candidate', 'references', 'quality', 'system']
+    """
+    import csv
+    import io
+    import json
+
+    columns, rows = _TEMPLATE_ROWS[fmt]
+    if kind == "json":
+        records = []
+        for row in rows:
+            record: dict[str, object] = dict(zip(columns, row, strict=True))
+            record["references"] = str(record["references"]).split("|||")
+            if fmt == "graded":
+                record["quality"] = float(str(record["quality"]))
+            records.append(record)
+        return json.dumps(records, indent=2) + "\n"
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter="\t" if kind == "tsv" else ",", lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def render_format_help(fmt: str) -> None:
+    """What the chosen format needs (files, columns), and a template for the generic ones."""
+    st.markdown(FORMAT_HELP.get(fmt, ""))  # our own text, not user text
+    if fmt not in _TEMPLATE_ROWS:
+        return
+    cols = st.columns(len(TEMPLATE_TYPES) + 2)
+    for column, kind in zip(cols, TEMPLATE_TYPES, strict=False):
+        column.download_button(
+            f"{kind.upper()} template",
+            template(fmt, kind),
+            file_name=f"{fmt}-template.{kind}",
+            mime={"csv": "text/csv", "tsv": "text/tab-separated-values"}.get(
+                kind, "application/json"
+            ),
+            key=f"template-{fmt}-{kind}",
+            icon=":material/download:",
+        )
+
+
 def render_validation(jset: object) -> None:
     """The validation report: read, dropped (by reason), kept, rows; notes; protocol."""
     cols = st.columns(4)
@@ -128,9 +259,9 @@ def render_validation(jset: object) -> None:
     cols[3].metric("Items scored", f"{len(jset):,}")
     st.text(jset.describe())
     if jset.dropped:
-        st.dataframe(
+        table(
             pd.DataFrame({"reason": list(jset.dropped), "rows": list(jset.dropped.values())}),
-            hide_index=True,
+            integers=("rows",),
         )
     for note in jset.notes:
         st.text(f"Note: {note}")
@@ -148,8 +279,10 @@ def render_validation(jset: object) -> None:
 
 
 def render_preview(jset: object, rows: int = 200) -> None:
-    """The first ``rows`` items as a table (captions as plain cells)."""
-    st.dataframe(jset.to_frame().head(rows), hide_index=True, height=300)
+    """The first ``rows`` items as a table (captions as plain cells, empty cells empty)."""
+    frame = jset.to_frame().head(rows)
+    numeric = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    table(frame, numbers=numeric, digits=3, height=300)
 
 
 def scores_frame(jset: object, scores: object) -> pd.DataFrame:
@@ -179,11 +312,7 @@ def render_scores(jset: object, scores: object, *, key: str) -> None:
             }
         )
     if rows:
-        st.dataframe(
-            pd.DataFrame(rows),
-            hide_index=True,
-            column_config={"mean": _NUMBER, "from cache": st.column_config.CheckboxColumn()},
-        )
+        table(pd.DataFrame(rows), numbers=("mean",), widths={"signature": "large"})
     for name, message in scores.skipped.items():
         st.warning(f"{name} was skipped (see below).")
         st.text(message)
@@ -194,25 +323,48 @@ def render_scores(jset: object, scores: object, *, key: str) -> None:
 # -- Correlations ----------------------------------------------------------------------------------
 def render_correlation_table(report: object, kendall_variant: str, signatures: Mapping) -> None:
     """Statistic, bootstrap interval, p-value per metric and method; the set's Kendall variant
-    named explicitly."""
-    table = report.table.copy()
-    table.insert(0, "metric name", [key_label(k) for k in table["metric"]])
-    table["method"] = [METHOD_LABELS.get(m, m) for m in table["method"]]
+    named explicitly; no p-value where too few pairs make it meaningless, and intervals that
+    were not computed say why."""
+    frame = report.table.copy()
+    n = int(frame["n"].max()) if len(frame) else 0
+    small = not pvalue_meaningful(n)
+    if small:
+        unit = "systems" if report.level == "system" else "items"
+        st.warning(
+            f"n = {n} {unit}: too few for a meaningful p-value (shown from n = "
+            f"{MIN_N_FOR_PVALUE}). The correlations stand; their bootstrap intervals over {n} "
+            f"{unit} are wide, as they should be.",
+            icon=":material/warning:",
+        )
+        frame["pvalue"] = np.nan
+    frame.insert(0, "metric name", [key_label(k) for k in frame["metric"]])
+    kendall = frame["method"].str.startswith("kendall").to_numpy()
+    frame["method"] = [METHOD_LABELS.get(m, m) for m in frame["method"]]
     level = 95
-    st.dataframe(
-        table.rename(columns={"ci_low": f"{level}% CI low", "ci_high": f"{level}% CI high"}),
-        hide_index=True,
-        column_config={
-            "statistic": _NUMBER,
-            f"{level}% CI low": _NUMBER,
-            f"{level}% CI high": _NUMBER,
-            "pvalue": _PVALUE,
-        },
+    low, high = f"{level}% CI low", f"{level}% CI high"
+    frame = frame.rename(columns={"ci_low": low, "ci_high": high})
+    notes = []
+    for k in kendall:
+        why = []
+        if k and not report.ci_kendall:
+            why.append("no interval: bootstrap for Kendall is off")
+        if small:
+            why.append(f"no p-value: n < {MIN_N_FOR_PVALUE}")
+        notes.append("; ".join(why))
+    frame["note"] = notes
+    table(
+        frame,
+        numbers=("statistic", low, high, "level"),
+        pvalues=("pvalue",),
+        integers=("n",),
+        help={"pvalue": f"shown from n = {MIN_N_FOR_PVALUE} pairs", "note": "why a cell is —"},
+        key="correlation-table",
     )
+    intervals = "" if report.ci_kendall else " (Pearson and Spearman only: Kendall's is off)"
     st.caption(
         f"Kendall: τb corrects for ties in both variables (scipy's default); τc (Stuart's) "
         f"suits rectangular tables such as 4-point grades. This set's protocol reports "
-        f"**τ{kendall_variant}**. Intervals: percentile bootstrap over "
+        f"**τ{kendall_variant}**. Intervals{intervals}: percentile bootstrap over "
         f"{'systems' if report.level == 'system' else 'items'}, {report.n_resamples:,} "
         f"resamples, seed {report.seed}."
     )
@@ -221,10 +373,10 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
 
 def render_correlation_chart(report: object) -> None:
     """Grouped bars (metric x method) with the bootstrap intervals as error bars."""
-    table = report.table
+    frame = report.table
     fig = go.Figure()
-    for i, method in enumerate(dict.fromkeys(table["method"])):
-        rows = table[table["method"] == method]
+    for i, method in enumerate(dict.fromkeys(frame["method"])):
+        rows = frame[frame["method"] == method]
         stat = rows["statistic"].to_numpy(float)
         fig.add_bar(
             x=[key_label(k) for k in rows["metric"]],
@@ -248,13 +400,30 @@ def render_correlation_chart(report: object) -> None:
     st.plotly_chart(fig, key="correlation-bars", width="stretch")
 
 
+def heatmap_text(value: float, fmt: str) -> str:
+    """A heatmap cell: ``fmt`` for ordinary values; for p-value scales (``fmt="p"``) small
+    values in scientific notation, so 0.0003 never reads as 0.000.
+
+    >>> heatmap_text(0.0003, "p"), heatmap_text(0.042, "p"), heatmap_text(0.5, ".2f")
+    ('3.0e-04', '0.042', '0.50')
+    """
+    if not math.isfinite(value):
+        return ""
+    if fmt == "p":
+        if value == 0:
+            return "<1e-300"
+        return f"{value:.1e}" if value < 0.001 else f"{value:.3f}"
+    return format(value, fmt)
+
+
 def render_heatmap(
     matrix: pd.DataFrame, *, key: str, title: str, zmin: float, zmax: float, fmt: str = ".2f"
 ) -> None:
-    """A labelled heatmap of a metric x metric table (labels are registry keys)."""
+    """A labelled heatmap of a metric x metric table (labels are registry keys); ``fmt="p"``
+    writes p-values (:func:`heatmap_text`)."""
     labels = [key_label(k) for k in matrix.index]
     z = matrix.to_numpy(float)
-    text = [["" if not math.isfinite(v) else format(v, fmt) for v in row] for row in z]
+    text = [[heatmap_text(v, fmt) for v in row] for row in z]
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -262,6 +431,7 @@ def render_heatmap(
             y=labels,
             text=text,
             texttemplate="%{text}",
+            hovertemplate="%{y} vs %{x}: %{text}<extra></extra>",
             colorscale="RdBu" if zmin < 0 else "Greens_r",
             zmin=zmin,
             zmax=zmax,
@@ -296,25 +466,82 @@ def _grade_bins(human: np.ndarray) -> np.ndarray:
 
 
 def render_distribution(human: np.ndarray, values: np.ndarray, key: str, human_name: str) -> None:
-    """Box plots of one metric's scores per human grade (seed Fig. 3)."""
+    """One metric's scores per human grade (seed Fig. 3): box plots (median, quartiles, mean)
+    beside violin plots (the whole distribution)."""
     bins = _grade_bins(np.asarray(human, dtype=float))
     order = sorted(dict.fromkeys(bins.tolist()), key=lambda v: (isinstance(v, str), v))
-    fig = go.Figure()
+    box, violin = go.Figure(), go.Figure()
     for i, grade in enumerate(order):
         mask = bins == grade
-        fig.add_box(
+        name = _safe(f"{grade:g}" if isinstance(grade, float) else grade)
+        colour = _COLOURS[i % len(_COLOURS)]
+        box.add_box(y=values[mask], name=name, marker_color=colour, boxmean=True, showlegend=False)
+        violin.add_violin(
             y=values[mask],
-            name=_safe(f"{grade:g}" if isinstance(grade, float) else grade),
-            marker_color=_COLOURS[i % len(_COLOURS)],
-            boxmean=True,
+            name=name,
+            line_color=colour,
+            box_visible=True,
+            meanline_visible=True,
+            points=False,
             showlegend=False,
         )
+    axes = {
+        "xaxis": {"title": f"human score: {_safe(human_name)}", "type": "category"},
+        "yaxis": {"title": key_label(key)},
+    }
+    left, right = st.columns(2)
+    with left:
+        _layout(box, title={"text": "box plots", "font": {"size": 14}}, **axes)
+        st.plotly_chart(box, key=f"distribution-{key}", width="stretch")
+    with right:
+        _layout(violin, title={"text": "violin plots", "font": {"size": 14}}, **axes)
+        st.plotly_chart(violin, key=f"violin-{key}", width="stretch")
+
+
+#: the most points the scatter draws (a random sample beyond, seeded)
+SCATTER_POINTS = 5000
+
+
+def render_scatter(
+    human: np.ndarray,
+    values: np.ndarray,
+    captions: Sequence[str],
+    key: str,
+    human_name: str,
+    seed: int = 0,
+) -> None:
+    """Metric score against human score, one point per item, the caption on hover. Grades
+    are jittered sideways a little so equal grades do not hide each other."""
+    human = np.asarray(human, dtype=float)
+    values = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = np.arange(human.size)
+    if idx.size > SCATTER_POINTS:
+        idx = np.sort(rng.choice(idx, SCATTER_POINTS, replace=False))
+    step = np.diff(np.unique(human)).min() if np.unique(human).size > 1 else 1.0
+    jitter = rng.uniform(-0.15, 0.15, idx.size) * step if np.unique(human).size <= 10 else 0.0
+    hover = [_safe(captions[i]) for i in idx]
+    fig = go.Figure(
+        go.Scattergl(
+            x=human[idx] + jitter,
+            y=values[idx],
+            mode="markers",
+            marker={"size": 6, "opacity": 0.55, "color": _COLOURS[0]},
+            customdata=np.stack([human[idx], values[idx]], axis=1),
+            hovertext=hover,
+            hovertemplate="%{hovertext}<br>human %{customdata[0]:.3f}, metric "
+            "%{customdata[1]:.4f}<extra></extra>",
+        )
+    )
     _layout(
         fig,
-        xaxis={"title": f"human score: {_safe(human_name)}", "type": "category"},
+        height=380,
+        xaxis={"title": f"human score: {_safe(human_name)}"},
         yaxis={"title": key_label(key)},
     )
-    st.plotly_chart(fig, key=f"distribution-{key}", width="stretch")
+    st.plotly_chart(fig, key=f"scatter-{key}", width="stretch")
+    if idx.size < human.size:
+        st.caption(f"{idx.size:,} of {human.size:,} items drawn (a random sample, seed {seed}).")
 
 
 def render_combined(report: object, top: int = 15) -> None:
@@ -334,11 +561,16 @@ def render_combined(report: object, top: int = 15) -> None:
     if frame.empty:
         st.text("No metrics selected.")
         return
-    st.dataframe(
+    table(
         frame,
-        hide_index=True,
-        column_config={"correlation": _NUMBER, "Williams p vs best single": _PVALUE},
+        numbers=("correlation",),
+        pvalues=("Williams p vs best single",),
+        help={
+            "Williams p vs best single": "one-sided: — where the subset does not correlate "
+            "more strongly than the best single metric (or is that metric)"
+        },
         height=min(38 + 35 * len(frame), 420),
+        key="combined-table",
     )
     shown = frame.head(top).iloc[::-1]
     fig = go.Figure(
@@ -354,6 +586,7 @@ def render_combined(report: object, top: int = 15) -> None:
     )
     _layout(fig, height=80 + 28 * len(shown), xaxis={"title": "correlation with humans"})
     fig.update_yaxes(type="category")
+    fig.update_xaxes(hoverformat=".4f")
     st.plotly_chart(fig, key="combined-bars", width="stretch")
     download_csv(frame, {}, "combined-metric.csv", key="combined-csv")
 
@@ -369,29 +602,35 @@ def render_williams_matrix(matrix: object) -> None:
         f"{METHOD_LABELS[matrix.correlation]}",
         zmin=0,
         zmax=0.1,
-        fmt=".3f",
+        fmt="p",
     )
     st.caption(
         "Row metric vs column metric; metrics ordered by |correlation| with humans. "
         + (
-            "One-sided: H1 = the row metric correlates more strongly; blank where it does not."
+            "One-sided: H1 = the row metric correlates more strongly; — where it does not."
             if matrix.alternative == "greater"
             else "Two-sided: H1 = the two correlations differ."
         )
         + f" n = {matrix.n:,} items; darker green = smaller p (scale capped at 0.1)."
     )
-    table = frame.copy()
-    table.index = [key_label(k) for k in table.index]
-    table.columns = [key_label(k) for k in table.columns]
-    st.dataframe(table, column_config={c: _PVALUE for c in table.columns})
+    shown = frame.copy()
+    shown.index = [key_label(k) for k in shown.index]
+    shown.columns = [key_label(k) for k in shown.columns]
+    # every column wide enough for "1.23e-45", however many metrics there are
+    table(
+        shown.reset_index(names="metric"),
+        pvalues=list(shown.columns),
+        widths={c: 84 for c in shown.columns},
+        key="williams-table",
+    )
     corr = pd.DataFrame(
         {
-            "metric": list(matrix.human_correlations),
+            "metric": [key_label(k) for k in matrix.human_correlations],
             "correlation with humans": list(matrix.human_correlations.values()),
         }
     )
     download_csv(frame.reset_index(names="metric"), {}, "williams-pvalues.csv", key="williams-csv")
-    st.dataframe(corr, hide_index=True, column_config={"correlation with humans": _NUMBER})
+    table(corr, numbers=("correlation with humans",), key="williams-correlations")
 
 
 def render_williams_detail(result: object, a: str, b: str, correlation: str) -> None:
@@ -428,10 +667,16 @@ def render_williams_detail(result: object, a: str, b: str, correlation: str) -> 
             "P(T > t)" if result.alternative == "greater" else "2·P(T > |t|)",
         ),
     ]
-    st.dataframe(
-        pd.DataFrame(rows, columns=["quantity", "value", "arithmetic"]),
-        hide_index=True,
-        column_config={"value": st.column_config.NumberColumn(format="%.6g")},
+    frame = pd.DataFrame(rows, columns=["quantity", "value", "arithmetic"])
+    shown = [format_pvalue(v) if q == "p" else f"{float(v):.6g}" for q, v, _ in rows]
+    table(
+        frame.assign(shown=shown)[["quantity", "shown", "arithmetic", "value"]].rename(
+            columns={"shown": "result"}
+        ),
+        numbers=("value",),
+        digits=6,
+        widths={"arithmetic": "large"},
+        key="williams-detail",
     )
     verdict = (
         "significant at 0.05"
@@ -460,11 +705,18 @@ def _accuracy_chart(frame: pd.DataFrame, groups: Sequence[str], *, key: str, tit
         yaxis={"title": title, "range": [0, 105]},
         xaxis={"type": "category"},
     )
+    fig.update_yaxes(hoverformat=".1f")
     st.plotly_chart(fig, key=key, width="stretch")
 
 
-def render_pairwise(results: Mapping[str, object], signatures: Mapping[str, str]) -> None:
-    """Accuracy (%) per metric and category (HC/HI/HM/MM) and overall, as table and chart."""
+def render_pairwise(
+    results: Mapping[str, object], signatures: Mapping[str, str], draws_asked: int | None = None
+) -> None:
+    """Accuracy (%) per metric and category (HC/HI/HM/MM) and overall, as table and chart.
+
+    ``draws_asked`` is the number of draws the page asked for: when the pairs have no more
+    references than are sampled, every draw is the same one and the text says so.
+    """
     if not results:
         st.text("No metrics selected.")
         return
@@ -477,13 +729,19 @@ def render_pairwise(results: Mapping[str, object], signatures: Mapping[str, str]
         row["overall"] = 100 * r.accuracy
         rows.append(row)
     frame = pd.DataFrame(rows)
-    st.dataframe(frame, hide_index=True, column_config={c: _PERCENT for c in [*cats, "overall"]})
+    table(frame, percents=[*cats, "overall"], key="pairwise-table")
     counts = ", ".join(f"{c}: {n:,}" for c, n in first.n_by_category.items())
     ties = f"broken at random, seed {first.seed}" if first.human_tie == "random" else "dropped"
+    if draws_asked is not None and first.draws < draws_asked:
+        draws = (
+            f"{draws_asked} draws were asked; each pair has no more references than are "
+            f"sampled, so every draw uses all of them and the {draws_asked} draws are one."
+        )
+    else:
+        draws = f"Accuracy averaged over {first.draws} draw(s)."
     st.text(
         f"Pairs per category: {counts}. Human ties: {first.n_human_ties:,} "
-        f"({ties}). "
-        f"Metric ties count as {first.metric_tie}. Accuracy averaged over {first.draws} draw(s)."
+        f"({ties}). Metric ties count as {first.metric_tie}. {draws}"
     )
     _accuracy_chart(frame, [*cats, "overall"], key="pairwise-bars", title="accuracy (%)")
     download_csv(frame, signatures, "pairwise-accuracy.csv", key="pairwise-csv")
@@ -506,7 +764,7 @@ def render_forced_choice(
         row["mean"] = float(np.mean([row[k] for k in kinds]))
         rows.append(row)
     frame = pd.DataFrame(rows)
-    st.dataframe(frame, hide_index=True, column_config={c: _PERCENT for c in [*kinds, "mean"]})
+    table(frame, percents=[*kinds, "mean"], key="robustness-table")
     counts = next(iter(results.values()))[1]
     st.text(
         "Pairs per distractor type: "

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from plotly.colors import qualitative
 
 from capeval_core.perturb import (
     PERTURBATIONS,
@@ -23,10 +24,12 @@ from capeval_core.perturb import (
     Table2,
     split_words,
 )
-from capeval_ui.views import key_label, token_strip
+from capeval_ui.views import key_label, show_tokens, table, token_strip
 
-_NUMBER = st.column_config.NumberColumn(format="%.4f")
-_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
+#: one colour per series, distinct for all eleven perturbations at once (24 colours)
+COLOURS: tuple[str, ...] = tuple(qualitative.Dark24)
+#: perturbed captions listed as examples in batch mode
+BATCH_EXAMPLES = 8
 
 
 def label(name: str) -> str:
@@ -39,6 +42,27 @@ def _safe(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def changes_frame(p: Perturbation) -> pd.DataFrame:
+    """What changed, word by word, with word numbers counted from 1 (as a reader counts)."""
+    rows = []
+    for c in p.changed:
+        if c.kind == "move":
+            what = f"moved from word {c.position + 1} to word {c.new_position + 1}"  # type: ignore[operator]
+            rows.append({"change": "move", "word": c.old, "now": c.new, "where": what})
+        elif c.kind == "insert":
+            where = f"inserted as word {c.new_position + 1}"  # type: ignore[operator]
+            rows.append({"change": "insert", "word": "", "now": c.new, "where": where})
+        elif c.kind == "delete":
+            rows.append(
+                {"change": "delete", "word": c.old, "now": "", "where": f"word {c.position + 1}"}
+            )
+        else:
+            rows.append(
+                {"change": c.kind, "word": c.old, "now": c.new, "where": f"word {c.position + 1}"}
+            )
+    return pd.DataFrame(rows, columns=["change", "word", "now", "where"])
+
+
 def render_perturbation(p: Perturbation) -> None:
     """The original and perturbed words side by side, changed slots highlighted."""
     original = split_words(p.original)[0]
@@ -49,13 +73,11 @@ def render_perturbation(p: Perturbation) -> None:
     }
     st.text(f"Perturbed: {p.perturbed}")
     if original or perturbed:
-        st.dataframe(
-            token_strip({"original": original, "perturbed": perturbed}, marks), width="content"
-        )
+        show_tokens(token_strip({"original": original, "perturbed": perturbed}, marks))
     st.text(f"{p.note} (seed {p.seed})")
     if p.changed:
         with st.expander("What changed"):
-            st.dataframe(p.to_frame(), hide_index=True, width="stretch")
+            table(changes_frame(p), key=f"changes-{p.name}")
 
 
 def score_frame(scores: Sequence[PerturbationScores]) -> pd.DataFrame:
@@ -67,16 +89,28 @@ def score_frame(scores: Sequence[PerturbationScores]) -> pd.DataFrame:
     return out[["perturbation", "key", "before", "after", "delta", "relative", "signature"]]
 
 
+def _bar_layout(fig: go.Figure, y_title: str, height: int = 320) -> None:
+    fig.update_layout(
+        barmode="group",
+        height=height,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        yaxis={"title": y_title, "hoverformat": ".4f", "exponentformat": "e"},
+        legend={"orientation": "h", "y": 1.15, "x": 0},
+    )
+
+
 def render_deltas(scores: Sequence[PerturbationScores], *, key: str) -> None:
     """Every metric's score before and after, as a table and a grouped bar chart of deltas."""
     frame = score_frame(scores)
     if frame.empty:
         return
-    st.dataframe(
+    table(
         frame,
-        hide_index=True,
-        width="stretch",
-        column_config={c: _NUMBER for c in ("before", "after", "delta", "relative")},
+        numbers=("before", "after"),
+        signed=("delta", "relative"),
+        widths={"signature": "medium"},
+        help={"relative": "(after − before) / before; — where before reads as 0"},
+        key=f"{key}-table",
     )
     keys = list(dict.fromkeys(frame["key"]))
     fig = go.Figure()
@@ -85,71 +119,77 @@ def render_deltas(scores: Sequence[PerturbationScores], *, key: str) -> None:
             x=[_safe(key_label(k)) for k in group["key"]],
             y=group["delta"].tolist(),
             name=_safe(str(name)),
-            marker_color=_COLOURS[i % len(_COLOURS)],
+            marker_color=COLOURS[i % len(COLOURS)],
         )
-    fig.update_layout(
-        barmode="group",
-        height=320,
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        xaxis={
-            "type": "category",
-            "categoryorder": "array",
-            "categoryarray": [_safe(key_label(k)) for k in keys],
-        },
-        yaxis={"title": "after − before"},
-        legend={"orientation": "h", "y": 1.15, "x": 0},
+    _bar_layout(fig, "after − before")
+    fig.update_xaxes(
+        type="category", categoryorder="array", categoryarray=[_safe(key_label(k)) for k in keys]
     )
     st.plotly_chart(fig, key=key, width="stretch")
 
 
-def render_table2(table: Table2, *, key: str) -> None:
+def render_table2(table2: Table2, *, key: str) -> None:
     """The Table 2 rows (caption vs itself, synonyms, redundancy, word order) and a chart."""
-    frame = table.to_frame()
+    frame = table2.to_frame()
     metrics = [c for c in frame.columns if c not in ("variant", "caption")]
-    st.dataframe(
-        frame,
-        hide_index=True,
-        width="stretch",
-        column_config={c: _NUMBER for c in metrics},
-    )
+    table(frame, numbers=metrics, key=f"{key}-table")
     fig = go.Figure()
     for i, row in frame.iterrows():
         fig.add_bar(
             x=[_safe(key_label(k)) for k in metrics],
             y=[row[k] for k in metrics],
             name=_safe(str(row["variant"])),
-            marker_color=_COLOURS[int(i) % len(_COLOURS)],
+            marker_color=COLOURS[int(i) % len(COLOURS)],
         )
-    fig.update_layout(
-        barmode="group",
-        height=320,
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        xaxis={"type": "category"},
-        yaxis={"title": "score against the original caption"},
-        legend={"orientation": "h", "y": 1.15, "x": 0},
-    )
+    _bar_layout(fig, "score against the original caption")
+    fig.update_xaxes(type="category")
     st.plotly_chart(fig, key=key, width="stretch")
 
 
+def examples_frame(result: BatchPerturbation, n: int = BATCH_EXAMPLES) -> pd.DataFrame:
+    """The first ``n`` changed items: the caption before and after, and each metric's change."""
+    rows = []
+    for i, p in enumerate(result.perturbations):
+        if not p.is_changed:
+            continue
+        row = {"item": i + 1, "original": p.original, "perturbed": p.perturbed}
+        row.update({key_label(k): result.after[k][i] - result.before[k][i] for k in result.keys})
+        rows.append(row)
+        if len(rows) >= n:
+            break
+    columns = ["item", "original", "perturbed", *(key_label(k) for k in result.keys)]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def render_batch(result: BatchPerturbation, *, key: str) -> None:
-    """Summary per metric, the distribution of score changes, and correlations with humans."""
+    """Summary per metric, example captions, the distribution of score changes, and
+    correlations with humans."""
     n_changed = int(result.changed.sum())
     st.text(
-        f"{label(result.name)} on {result.source}: {n_changed} of {len(result)} candidates "
+        f"{label(result.name)} on {result.source}: {n_changed:,} of {len(result):,} candidates "
         f"changed (seed {result.seed})."
     )
     for k, msg in result.skipped.items():
         st.warning(f"{k} skipped: {msg}")
     summary = result.summary()
-    st.dataframe(
+    table(
         summary,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            c: _NUMBER
-            for c in ("mean before", "mean delta", "median delta", "std delta", "share lowered")
-        },
+        numbers=("mean before", "std delta"),
+        signed=("mean delta", "median delta"),
+        percents=(),
+        integers=("n changed",),
+        widths={"signature": "medium"},
+        key=f"{key}-summary",
     )
+    if n_changed:
+        st.markdown(f"**Examples** (the first {min(n_changed, BATCH_EXAMPLES)} changed captions)")
+        examples = examples_frame(result)
+        table(
+            examples,
+            signed=[key_label(k) for k in result.keys],
+            widths={"original": "large", "perturbed": "large"},
+            key=f"{key}-examples",
+        )
     deltas = result.deltas()
     if n_changed:
         changed = deltas[deltas["changed"]]
@@ -158,41 +198,27 @@ def render_batch(result: BatchPerturbation, *, key: str) -> None:
             fig.add_box(
                 y=changed.loc[changed["key"] == k, "delta"].tolist(),
                 name=_safe(key_label(k)),
-                marker_color=_COLOURS[i % len(_COLOURS)],
+                marker_color=COLOURS[i % len(COLOURS)],
                 boxmean=True,
             )
-        fig.update_layout(
-            height=360,
-            margin={"l": 10, "r": 10, "t": 30, "b": 10},
-            yaxis={"title": "after − before (changed items)"},
-            showlegend=False,
-        )
+        _bar_layout(fig, "after − before (changed items)", height=360)
+        fig.update_layout(showlegend=False)
         st.plotly_chart(fig, key=f"{key}-box", width="stretch")
     corr = result.correlations()
     if corr.empty:
         st.info("This dataset has no human scores, so correlations are not computed.")
         return
     st.subheader("Correlation with human scores, before and after")
-    st.dataframe(
-        corr,
-        hide_index=True,
-        width="stretch",
-        column_config={c: _NUMBER for c in ("before", "after", "change")},
-    )
+    table(corr, numbers=("before", "after"), signed=("change",), key=f"{key}-corr-table")
     fig = go.Figure()
+    method = corr["method"].iloc[0]
+    sub = corr[corr["method"] == method]
     for i, when in enumerate(("before", "after")):
-        sub = corr[corr["method"] == corr["method"].iloc[0]]
         fig.add_bar(
             x=[_safe(key_label(k)) for k in sub["key"]],
             y=sub[when].tolist(),
             name=when,
-            marker_color=_COLOURS[i],
+            marker_color=COLOURS[i],
         )
-    fig.update_layout(
-        barmode="group",
-        height=300,
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        yaxis={"title": f"{corr['method'].iloc[0]} with {_safe(result.human_name or 'human')}"},
-        legend={"orientation": "h", "y": 1.15, "x": 0},
-    )
+    _bar_layout(fig, f"{method} with {_safe(result.human_name or 'human')}", height=300)
     st.plotly_chart(fig, key=f"{key}-corr", width="stretch")

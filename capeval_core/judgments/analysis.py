@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -71,10 +71,12 @@ def _intervals(
     n_resamples: int,
     seed: int | None,
     use_cache: bool,
+    on_progress: Callable[[float], None] | None = None,
 ) -> dict[tuple[str, str], ConfidenceInterval]:
     """:func:`interval` of each (metric, method) result, all sharing one ``y``. The cache
     misses are bootstrapped together (one :func:`bootstrap_many` per set of missing methods),
-    which draws the resamples once instead of once per interval."""
+    which draws the resamples once instead of once per interval. ``on_progress`` hears the
+    share of the bootstrap done (0 to 1)."""
     cis: dict[tuple[str, str], ConfidenceInterval] = {}
     paths = {}
     missing: dict[str, list[str]] = {}
@@ -88,10 +90,14 @@ def _intervals(
     by_methods: dict[tuple[str, ...], list[str]] = {}
     for key, methods in missing.items():
         by_methods.setdefault(tuple(methods), []).append(key)
-    for methods, keys in by_methods.items():
+    groups = len(by_methods)
+    for g, (methods, keys) in enumerate(by_methods.items()):
         xs = {key: results[key, methods[0]].x for key in keys}
         y = results[keys[0], methods[0]].y
-        values = bootstrap_many(xs, y, methods, n_resamples, seed)
+        step = None
+        if on_progress is not None:
+            step = lambda done, g=g: on_progress((g + done) / groups)  # noqa: E731
+        values = bootstrap_many(xs, y, methods, n_resamples, seed, step)
         for key in keys:
             for method in methods:
                 ci = percentile_interval(values[key, method], level, n_resamples, seed)
@@ -156,12 +162,14 @@ def correlation_table(
     seed: int | None = 0,
     level: float = 0.95,
     use_cache: bool = True,
+    on_progress: Callable[[float], None] | None = None,
 ) -> pd.DataFrame:
     """One row per (metric, method): statistic, bootstrap interval, p-value, n.
 
     ``ci_methods`` (default: all ``methods``) get an interval, the others NaN bounds.
     ``systems`` switches to system-level correlations (per-system means; the bootstrap then
-    resamples systems).
+    resamples systems). ``on_progress`` hears the share of the bootstrap done (0 to 1); a
+    table whose intervals are all cached reports nothing.
 
     >>> t = correlation_table([1, 2, 3, 4, 5], {"m": [1, 2, 4, 3, 5]}, n_resamples=20,
     ...                       use_cache=False)
@@ -184,7 +192,7 @@ def correlation_table(
         for key, method, r in results
         if method in ci_methods and math.isfinite(r.statistic)
     }
-    cis = _intervals(wanted, level, n_resamples, seed, use_cache)
+    cis = _intervals(wanted, level, n_resamples, seed, use_cache, on_progress)
     rows = []
     for key, method, r in results:
         ci = cis.get((key, r.method)) if method in ci_methods else None

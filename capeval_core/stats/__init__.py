@@ -16,6 +16,7 @@ from capeval_core.stats.combined import (
 )
 from capeval_core.stats.correlation import (
     METHODS,
+    MIN_N_FOR_PVALUE,
     ConfidenceInterval,
     CorrelationResult,
     bootstrap_many,
@@ -23,6 +24,7 @@ from capeval_core.stats.correlation import (
     correlate,
     kendall,
     pearson,
+    pvalue_meaningful,
     spearman,
     system_level,
 )
@@ -45,6 +47,7 @@ from capeval_core.stats.williams import (
 __all__ = [
     "DEFAULT_COMBINATION",
     "METHODS",
+    "MIN_N_FOR_PVALUE",
     "ConfidenceInterval",
     "CorrelationResult",
     "ForcedChoiceResult",
@@ -64,6 +67,7 @@ __all__ = [
     "minmax",
     "pairwise_accuracy",
     "pearson",
+    "pvalue_meaningful",
     "rank_subsets",
     "safe_cell",
     "sample_references",

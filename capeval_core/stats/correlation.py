@@ -140,6 +140,22 @@ def kendall(x: Sequence[float], y: Sequence[float], variant: str = "b") -> Corre
     return _result(f"kendall_{variant}", xa, ya, stats.kendalltau(xa, ya, variant=variant), "item")
 
 
+#: Fewest pairs for which a correlation's p-value is shown. scipy's p-values rest on a t
+#: (Pearson, Spearman) or normal (Kendall) approximation that needs more pairs, and a handful
+#: of systems cannot support the tiny p-values it prints: with five systems, even the exact
+#: permutation test of Spearman's rho cannot go below a two-sided p of 2/120 = 1/60.
+MIN_N_FOR_PVALUE = 10
+
+
+def pvalue_meaningful(n: int) -> bool:
+    """Whether a correlation over ``n`` pairs gets a p-value (:data:`MIN_N_FOR_PVALUE`).
+
+    >>> pvalue_meaningful(5), pvalue_meaningful(200)
+    (False, True)
+    """
+    return n >= MIN_N_FOR_PVALUE
+
+
 def correlate(x: Sequence[float], y: Sequence[float], method: str = "pearson") -> CorrelationResult:
     """One of :data:`METHODS` by name."""
     if method == "pearson":
@@ -213,12 +229,14 @@ def bootstrap_many(
     methods: Sequence[str],
     n_resamples: int = 1000,
     seed: int | None = 0,
+    on_progress: Callable[[float], None] | None = None,
 ) -> dict[tuple[_K, str], np.ndarray]:
     """:func:`bootstrap_statistics` of each ``x`` against the same ``y``, for each method.
 
     Equal bit for bit to one call per pair, but a table of metrics costs little more than its
     per-metric arithmetic: each chunk of resample weights is drawn once, and y's ranks are
-    computed once per chunk.
+    computed once per chunk. ``on_progress`` hears the share of the work done (0 to 1) after
+    each chunk.
 
     >>> x, y = np.arange(10.0), np.arange(10.0) ** 2
     >>> many = bootstrap_many({"a": x, "b": -x}, y, ("pearson", "spearman"), 5, seed=3)
@@ -229,7 +247,7 @@ def bootstrap_many(
     arrays = {key: np.asarray(x, dtype=float) for key, x in xs.items()}
     n = y.size
     out: dict[tuple[_K, str], np.ndarray] = {}
-    vectorised = []
+    vectorised, looped = [], []
     for key, x in arrays.items():
         for method in methods:
             if n == 0 or n_resamples == 0:
@@ -239,11 +257,29 @@ def bootstrap_many(
                 # is faster
                 min(np.unique(x).size, np.unique(y).size) * n > _KENDALL_WORK
             ):
-                out[key, method] = _bootstrap_loop(x, y, method, n_resamples, seed)
+                looped.append((key, method))
             else:
                 out[key, method] = np.empty(n_resamples)
                 vectorised.append((key, method))
+    # work in resamples: each looped pair is its own pass, the vectorised ones share one
+    total = n_resamples * (len(looped) + bool(vectorised)) or 1
+
+    def report(done: int) -> None:
+        if on_progress is not None:
+            on_progress(min(done / total, 1.0))
+
+    for i, (key, method) in enumerate(looped):
+        out[key, method] = _bootstrap_loop(
+            arrays[key],
+            y,
+            method,
+            n_resamples,
+            seed,
+            lambda d, base=i * n_resamples: report(base + d),
+        )
+    base = len(looped) * n_resamples
     if not vectorised:
+        report(total)
         return out
     ties = {key: _tie_groups(arrays[key]) for key, method in vectorised if method == "spearman"}
     exact = n <= _EXACT_RANKS
@@ -264,6 +300,7 @@ def bootstrap_many(
                 else:
                     values = _weighted_kendall(w, x, y, "c" if method.endswith("c") else "b")
                 out[key, method][start : start + len(w)] = values
+            report(base + start + len(w))
     return out
 
 
@@ -430,9 +467,15 @@ def _tied_pairs(group_weights: np.ndarray) -> np.ndarray:
 
 
 def _bootstrap_loop(
-    x: np.ndarray, y: np.ndarray, method: str, n_resamples: int, seed: int | None
+    x: np.ndarray,
+    y: np.ndarray,
+    method: str,
+    n_resamples: int,
+    seed: int | None,
+    on_done: Callable[[int], None] | None = None,
 ) -> np.ndarray:
-    """scipy per resample, on the same index draws (Kendall with two continuous sides)."""
+    """scipy per resample, on the same index draws (Kendall with two continuous sides);
+    ``on_done`` hears how many resamples are done after each chunk."""
     rng = np.random.default_rng(seed)
     n = x.size
     out = np.empty(n_resamples)
@@ -444,4 +487,6 @@ def _bootstrap_loop(
             idx = rng.integers(0, n, size=(min(chunk, n_resamples - start), n))
             for j, row in enumerate(idx):
                 out[start + j] = fn(x[row], y[row])
+            if on_done is not None:
+                on_done(start + len(idx))
     return out

@@ -72,7 +72,7 @@ def _expected(
     candidate: str,
     references: tuple[str, ...],
     tokenizer: str = "ptb",
-    idf: str = "corpus",
+    idf: str = "coco-val2014",
 ) -> dict[str, MetricResult]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateCorpusWarning)
@@ -161,11 +161,25 @@ def test_compare_has_one_tab_per_registered_metric() -> None:
     assert [t.label for t in at.tabs] == [cls.name for cls in METRICS.values()]
 
 
-def test_one_image_cider_warning_is_shown() -> None:
+def test_default_example_scores_cider_with_coco_val_document_frequencies() -> None:
+    """One caption is scored with COCO val2014's IDF by default (issue 14): CIDEr-D > 0."""
     at = _compare()
-    expected = _expected(DEFAULT.candidate, DEFAULT.references)["cider_d"]
+    expected = _expected(DEFAULT.candidate, DEFAULT.references)
+    assert expected["cider_d"].value > 0
+    assert at.radio(key="cider_idf").value == "COCO val2014"
+    assert "idf-source" in _score_table(at).set_index("key").loc["cider_d", "signature"]
+    assert not at.warning
+    _assert_shows(at, expected)
+
+
+def test_one_image_cider_warning_is_shown_for_the_scored_set() -> None:
+    at = _compare()
+    at.radio(key="cider_idf").set_value("scored set").run()
+    assert not at.exception, at.exception
+    expected = _expected(DEFAULT.candidate, DEFAULT.references, idf="corpus")["cider_d"]
     assert expected.warnings, "the core should warn about a one-image corpus"
     assert [w.value for w in at.warning] == list(expected.warnings)
+    assert expected.value == 0.0
 
 
 def test_changing_the_candidate_rescores() -> None:
@@ -207,16 +221,18 @@ def test_random_coco_example_draws_from_coco_val() -> None:
         assert not at.exception, at.exception
 
 
-def test_switching_the_idf_source_to_coco_val() -> None:
-    # whitespace keeps the one-off build of the val2014 table short (the PTB one is slower)
+def test_switching_the_idf_source_to_the_scored_set_and_back() -> None:
     at = _compare(tokenizer="whitespace")
+    at.radio(key="cider_idf").set_value("scored set").run()
+    assert not at.exception, at.exception
+    _assert_shows(at, _expected(DEFAULT.candidate, DEFAULT.references, "whitespace", "corpus"))
+    assert "idf-source" not in _score_table(at).set_index("key").loc["cider_d", "signature"]
     at.radio(key="cider_idf").set_value("COCO val2014").run(timeout=600)
     assert not at.exception, at.exception
     expected = _expected(DEFAULT.candidate, DEFAULT.references, "whitespace", "coco-val2014")
     assert expected["cider_d"].value > 0
     _assert_shows(at, expected)
     assert not at.warning
-    assert "idf-source" in _score_table(at).set_index("key").loc["cider_d", "signature"]
 
 
 def test_evidence_widgets_work_by_key() -> None:
@@ -579,7 +595,9 @@ def test_upload_through_the_file_uploader_maps_columns_and_loads() -> None:
     at = _meta("app_pages/judgments.py")
     at.radio(key="judgment_source").set_value("Upload a file").run()
     at.selectbox(key="judgment_format").select("graded").run()
-    at.file_uploader(key="judgment_files").set_value(("mine.csv", renamed.encode(), "text/csv"))
+    at.file_uploader(key="judgment_files-graded").set_value(
+        ("mine.csv", renamed.encode(), "text/csv")
+    )
     at.run()
     assert not at.exception, at.exception
     at.selectbox(key="map_candidate").select("caption").run()
@@ -611,7 +629,7 @@ def test_malformed_upload_shows_an_error_and_keeps_the_loaded_set() -> None:
     at.radio(key="judgment_source").set_value("Upload a file").run()
     at.selectbox(key="judgment_format").select("graded").run()
     bad = "id,candidate,references,quality\n1,a dog,a dog runs,4\n2,a cat,a cat,=1+2\n"
-    at.file_uploader(key="judgment_files").set_value(("bad.csv", bad.encode(), "text/csv"))
+    at.file_uploader(key="judgment_files-graded").set_value(("bad.csv", bad.encode(), "text/csv"))
     at.run()
     at.button(key="load_judgments").click().run()
     assert not at.exception, at.exception
@@ -647,7 +665,7 @@ def test_significance_matrix_and_pair_detail() -> None:
     jset = cached.demo_judgments("graded", 200)
     scores = score_judgments(jset, list(cached.FAST_KEYS))
     expected = williams_matrix(jset.human(), scores.values, "pearson", "two-sided")
-    shown = next(df.value for df in at.dataframe if df.value.shape == (4, 4))
+    shown = next(df.value for df in at.dataframe if df.value.shape == (4, 5)).set_index("metric")
     import numpy as np
 
     np.testing.assert_allclose(shown.to_numpy(float), expected.pvalues, equal_nan=True)
@@ -695,7 +713,7 @@ def test_meta_pages_show_uploaded_markup_literally() -> None:
     )
     at = _meta("app_pages/judgments.py")
     at.radio(key="judgment_source").set_value("Upload a file").run()
-    at.file_uploader(key="judgment_files").set_value(("x.csv", hostile.encode(), "text/csv"))
+    at.file_uploader(key="judgment_files-graded").set_value(("x.csv", hostile.encode(), "text/csv"))
     at.run()
     at.button(key="load_judgments").click().run()
     assert not at.error, [e.value for e in at.error]

@@ -1,40 +1,28 @@
 """The app in a real browser: Debian's chromium driven by Playwright, a screenshot per page.
 
-Needs ``/usr/bin/chromium`` (``apt-get install -y chromium``); Playwright's own browser
-download is never used. Screenshots land in ``tests/app/screenshots/`` (git-ignored).
+Every page is opened on a server of its own, by its deep link, as that server's very first
+request (a first run used to show a false "Page not found"); every request the browser makes
+is recorded and must go to the app's own server. Needs ``/usr/bin/chromium``
+(``apt-get install -y chromium``); Playwright's own browser download is never used.
+Screenshots land in ``tests/app/screenshots/`` (git-ignored); ``tools/docs_screenshots.py``
+turns them into the small ones committed under ``docs/screenshots/``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from bench.app_server import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, RequestLog, ServerError, serve
+from bench.app_server import settle as _settle
+
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 METRIC_NAMES = (
     "BLEU-1",
     "BLEU-2",
@@ -48,22 +36,20 @@ METRIC_NAMES = (
 )
 # Text Streamlit shows when a script raises; none of it may appear on a page.
 ERROR_MARKERS = ("Traceback", "Error:", "Exception")
-STARTUP_S = 90
-#: the meta-evaluation pages: URL path and title
-META_PAGES = (
-    ("human", "Judgments"),
-    ("correlation", "Correlations"),
-    ("williams", "Significance"),
-    ("pairwise-accuracy", "Pairwise accuracy"),
-    ("distractors", "Robustness"),
+#: every page: URL path (its deep link), title, screenshot name
+PAGES = (
+    ("", "capeval", "home"),
+    ("compare-captions", "Compare captions", "compare"),
+    ("systems", "Systems", "systems"),
+    ("perturbation-lab", "Perturbation lab", "perturbation-lab"),
+    ("judgments", "Judgments", "judgments"),
+    ("correlations", "Correlations", "correlations"),
+    ("significance", "Significance", "significance"),
+    ("pairwise-accuracy", "Pairwise accuracy", "pairwise-accuracy"),
+    ("robustness", "Robustness", "robustness"),
 )
-RENDER_TIMEOUT_MS = 120_000
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+NAV = ("Home", *(title for path, title, _ in PAGES if path))
+RENDER_TIMEOUT_MS = 180_000
 
 
 @pytest.fixture(scope="module")
@@ -80,89 +66,40 @@ def chromium() -> str:
     return CHROMIUM
 
 
-@contextlib.contextmanager
-def _serve(log: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free local port, stopped by its PID on exit."""
-    port = _free_port()
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.headless",
-                "true",
-                "--server.address",
-                "127.0.0.1",
-                "--server.port",
-                str(port),
-                "--browser.gatherUsageStats",
-                "false",
-            ],
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+@pytest.fixture(scope="module")
+def browser(chromium: str) -> Iterator[object]:
+    """One chromium for the module; each test opens a context (a new visitor) of its own."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def visitor(browser) -> Iterator[tuple[object, RequestLog]]:  # type: ignore[no-untyped-def]
+    """A new browser context and page, 1400 px wide, whose requests are recorded."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(RENDER_TIMEOUT_MS)
+    requests = RequestLog(page)
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + STARTUP_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().decode().strip() == "ok":
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not answer within {STARTUP_S} s:\n{log.read_text()}")
-            time.sleep(0.5)
-        yield url
+        yield page, requests
     finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=15)
+        context.close()
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """One app server shared by the page tests; its log is checked for tracebacks."""
+    """One app server shared by the interaction tests; its log is checked for tracebacks."""
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    with _serve(log) as url:
-        yield url, log
-
-
-@pytest.fixture(scope="module")
-def browser_page(chromium: str) -> Iterator[object]:
-    """One chromium page, 1400 px wide, shared by the tests of this module."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(RENDER_TIMEOUT_MS)
-            yield page
-        finally:
-            browser.close()
-
-
-def _settle(page) -> None:  # type: ignore[no-untyped-def]
-    """Wait until Streamlit has finished the run: no running icon, no stale element."""
-    page.wait_for_selector('[data-testid="stApp"]')
-    page.wait_for_function(
-        "() => !document.querySelector("
-        '\'[data-testid^="stStatusWidgetRunning"], [data-testid="stStatusWidgetNewYearsIcon"]\')'
-        " && !document.querySelector('[data-stale=\"true\"]')"
-    )
-    # plotly draws after the run; give it a moment
-    page.wait_for_timeout(1500)
+    try:
+        with serve(log) as url:
+            yield url, log
+    except ServerError as exc:
+        pytest.fail(str(exc))
 
 
 def _screenshot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
@@ -177,7 +114,7 @@ def _screenshot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
     page.wait_for_timeout(800)
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.set_viewport_size(VIEWPORT)
     return path
 
 
@@ -187,52 +124,141 @@ def _assert_no_error(page, log: Path) -> None:  # type: ignore[no-untyped-def]
     for marker in ERROR_MARKERS:
         assert marker not in text, f"{marker!r} on the page:\n{text}"
     assert "Traceback" not in log.read_text(), log.read_text()
+    body = page.inner_text("body").lower()
+    assert "not found" not in body and "does not seem to exist" not in body, body
 
 
 def _assert_router_navigation(page) -> None:  # type: ignore[no-untyped-def]
     """The sidebar lists the router's pages, in the router's order."""
     links = page.locator('[data-testid="stSidebarNavLink"]')
     texts = [links.nth(i).inner_text() for i in range(links.count())]
-    names = [
-        "Home",
-        "Compare captions",
-        "Systems",
-        "Perturbation lab",
-        *(title for _, title in META_PAGES),
-    ]
-    assert len(texts) == len(names), texts
-    assert all(name in text for name, text in zip(names, texts, strict=True)), texts
+    assert len(texts) == len(NAV), texts
+    assert all(name in text for name, text in zip(NAV, texts, strict=True)), texts
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "Tokenizer" in sidebar, sidebar
 
 
-def test_home_page(server: tuple[str, Path], browser_page) -> None:  # type: ignore[no-untyped-def]
-    url, log = server
-    page = browser_page
-    page.goto(url)
-    page.get_by_role("heading", name="capeval").wait_for()
-    page.get_by_text("Resources", exact=True).wait_for()
+def _assert_local(requests: RequestLog, url: str) -> None:
+    assert requests.urls, "no request was recorded"
+    assert not requests.foreign(url), f"requests left the machine: {requests.foreign(url)}"
+
+
+def _metric_value(page, label: str) -> float:  # type: ignore[no-untyped-def]
+    box = page.locator('[data-testid="stMetric"]').filter(has=page.get_by_text(label, exact=True))
+    value = box.first.locator('[data-testid="stMetricValue"]').inner_text()
+    return float(value)
+
+
+def _wait_for_page(page, path: str, title: str) -> None:  # type: ignore[no-untyped-def]
+    page.get_by_role("heading", name=title).first.wait_for()
+    if path == "judgments":
+        page.get_by_role("button", name="Load demo").click()
+        page.get_by_text("Loaded set", exact=True).wait_for()
+        page.locator('[data-testid="stDataFrame"]').first.wait_for()
+    elif path == "compare-captions":
+        page.locator('[data-testid="stMetric"]').first.wait_for()
+    elif path == "perturbation-lab":
+        page.get_by_text("Scores before and after").wait_for()
+    elif path:
+        page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
+    else:
+        page.get_by_text("Resources", exact=True).wait_for()
     _settle(page)
-    _screenshot(page, "home")
-    _assert_no_error(page, log)
-    _assert_router_navigation(page)
-    assert "not found" not in page.inner_text("body").lower()
 
 
-def test_compare_page(server: tuple[str, Path], browser_page) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("path", "title", "shot"), PAGES, ids=[p[2] for p in PAGES])
+def test_a_fresh_server_opened_by_deep_link(
+    visitor, tmp_path: Path, path: str, title: str, shot: str
+) -> None:  # type: ignore[no-untyped-def]
+    """Each page, on a server of its own, opened by its deep link as the first request: the
+    router runs (sidebar, navigation), no "Page not found", no exception, nothing fetched
+    from any other host."""
+    page, requests = visitor
+    log = tmp_path / "server.log"
+    try:
+        with serve(log) as url:
+            page.goto(f"{url}/{path}")
+            _wait_for_page(page, path, title)
+            _screenshot(page, shot)
+            _assert_no_error(page, log)
+            _assert_router_navigation(page)
+            # .streamlit/config.toml: a viewer's toolbar, no "Deploy"
+            assert page.get_by_role("button", name="Deploy").count() == 0
+            if path == "compare-captions":
+                text = page.inner_text('[data-testid="stMain"]')
+                for name in METRIC_NAMES:
+                    assert name in text, f"{name} missing from the Compare page:\n{text}"
+                # one caption is scored with COCO val2014 document frequencies by default
+                assert _metric_value(page, "CIDEr-D") > 0
+                assert re.search(r"Scored on the server in [\d,]+ ms", text), text
+            if path == "perturbation-lab":
+                text = page.inner_text('[data-testid="stMain"]')
+                for word in ("Synonym substitution", "Word-order shuffle", "Perturbed:"):
+                    assert word in text, f"{word!r} missing:\n{text}"
+            _assert_local(requests, url)
+    except ServerError as exc:
+        pytest.fail(str(exc))
+
+
+def _commit_text_area(page, label: str, text: str) -> None:  # type: ignore[no-untyped-def]
+    area = page.get_by_label(label, exact=True)
+    area.fill(text)
+    area.press("Control+Enter")  # Streamlit applies a text area on Ctrl+Enter or on blur
+    _settle(page)
+
+
+def _nav(page, title: str) -> None:  # type: ignore[no-untyped-def]
+    page.locator('[data-testid="stSidebarNavLink"]').filter(has_text=title).click()
+    page.get_by_role("heading", name=title).first.wait_for()
+    _settle(page)
+
+
+def test_compare_caption_survives_a_visit_to_another_page(server, visitor) -> None:  # type: ignore[no-untyped-def]
     url, log = server
-    page = browser_page
-    # the app's root first: a server's very first run may otherwise be the legacy one
-    # (see test_fresh_server_opened_on_compare)
-    page.goto(url)
-    page.get_by_role("heading", name="capeval").wait_for()
+    page, requests = visitor
     page.goto(f"{url}/compare-captions")
-    page.get_by_role("heading", name="Compare captions").wait_for()
-    page.locator('[data-testid="stMetric"]').first.wait_for()
-    _settle(page)
-    _screenshot(page, "compare")
+    _wait_for_page(page, "compare-captions", "Compare captions")
+    caption = "a dog jumps to catch a frisbee in a park"
+    _commit_text_area(page, "Candidate caption (A)", caption)
+    page.get_by_text(f"A: {caption}").wait_for()
+    assert "candidate=a+dog+jumps" in page.url or "candidate=a%20dog%20jumps" in page.url
+    _nav(page, "Perturbation lab")
+    _nav(page, "Compare captions")
+    assert page.get_by_label("Candidate caption (A)", exact=True).input_value() == caption
+    page.get_by_text(f"A: {caption}").wait_for()
     _assert_no_error(page, log)
-    text = page.inner_text('[data-testid="stMain"]')
-    for name in METRIC_NAMES:
-        assert name in text, f"{name} missing from the Compare page:\n{text}"
+    _assert_local(requests, url)
+
+
+def test_compare_link_opens_its_example_and_two_candidates(server, visitor) -> None:  # type: ignore[no-untyped-def]
+    url, log = server
+    page, requests = visitor
+    page.goto(
+        f"{url}/compare-captions?candidate=a+man+riding+a+wave+on+a+surfboard"
+        "&candidate_b=a+dog+sleeping+on+a+couch"
+        "&ref=a+surfer+rides+a+large+wave&ref=a+man+surfing+on+a+big+wave"
+    )
+    page.get_by_text("A scores higher on").wait_for()
+    _settle(page)
+    area = page.get_by_label("References (one per line)", exact=True)
+    wanted = "a surfer rides a large wave\na man surfing on a big wave"
+    if area.input_value() != wanted:  # a text area may still be taking its value
+        page.wait_for_timeout(3000)
+    assert area.input_value() == wanted, (page.url, page.inner_text('[data-testid="stMain"]'))
+    _screenshot(page, "compare-two-candidates")
+    _assert_no_error(page, log)
+    for tab in ("METEOR", "SPICE"):
+        page.get_by_role("tab", name=tab, exact=True).click()
+        _settle(page)
+        page.locator("text=Candidate B >> visible=true").first.wait_for()
+    _assert_local(requests, url)
+
+
+def test_compare_evidence_tabs(server, visitor) -> None:  # type: ignore[no-untyped-def]
+    url, log = server
+    page, requests = visitor
+    page.goto(f"{url}/compare-captions")
+    _wait_for_page(page, "compare-captions", "Compare captions")
     for tab in ("ROUGE-L", "CIDEr-D", "METEOR", "WMD", "SPICE", "MEAN"):
         page.get_by_role("tab", name=tab, exact=True).click()
         _settle(page)
@@ -243,77 +269,40 @@ def test_compare_page(server: tuple[str, Path], browser_page) -> None:  # type: 
             # two scene graphs and the per-category chart
             charts = page.locator('[data-testid="stPlotlyChart"]:visible')
             assert charts.count() >= {"METEOR": 1, "WMD": 3, "SPICE": 3}[tab], tab
+    _assert_local(requests, url)
 
 
-def test_fresh_server_opened_on_compare(chromium: str, browser_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A new server whose first visitor opens /compare-captions runs the router: no false
-    "Page not found" (a folder named ``pages`` beside ``app.py`` made Streamlit's first run
-    of a process a legacy multipage run; the pages live in ``app_pages/``)."""
-    log = tmp_path / "server.log"
-    with _serve(log) as url:
-        page = browser_page
-        page.goto(f"{url}/compare-captions")
-        page.get_by_role("heading", name="Compare captions").wait_for()
-        page.locator('[data-testid="stMetric"]').first.wait_for()
-        _settle(page)
-        _screenshot(page, "compare-fresh-server")
-        _assert_no_error(page, log)
-        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-        assert "Tokenizer" in sidebar, sidebar
-        _assert_router_navigation(page)
-        assert "not found" not in page.inner_text("body").lower()
-
-
-@pytest.mark.parametrize(("path", "title"), META_PAGES)
-def test_meta_evaluation_page(
-    server: tuple[str, Path], browser_page, path: str, title: str
-) -> None:  # type: ignore[no-untyped-def]
-    """Each meta-evaluation page renders its charts from the demo set without an error."""
+def test_perturbation_lab_table2(server, visitor) -> None:  # type: ignore[no-untyped-def]
     url, log = server
-    page = browser_page
-    page.goto(url)
-    page.get_by_role("heading", name="capeval").wait_for()
-    page.goto(f"{url}/{path}")
-    page.get_by_role("heading", name=title).wait_for()
-    if path == "human":
-        page.get_by_role("button", name="Load demo").click()
-        page.get_by_text("Loaded set", exact=True).wait_for()
-        page.locator('[data-testid="stDataFrame"]').first.wait_for()
-    else:
-        page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
-    _settle(page)
-    _screenshot(page, f"meta-{path}")
-    _assert_no_error(page, log)
-
-
-def test_perturbation_lab_page(server: tuple[str, Path], browser_page) -> None:  # type: ignore[no-untyped-def]
-    url, log = server
-    page = browser_page
-    page.goto(url)  # the root first, so the router has run (see test_browser.py)
-    page.get_by_role("heading", name="capeval").wait_for()
+    page, requests = visitor
     page.goto(f"{url}/perturbation-lab")
-    page.get_by_role("heading", name="Perturbation lab").wait_for()
-    page.get_by_text("Scores before and after").wait_for()
-    _settle(page)
-    _screenshot(page, "perturbation-lab")
-    _assert_no_error(page, log)
-    text = page.inner_text('[data-testid="stMain"]')
-    for word in ("Synonym substitution", "Word-order shuffle", "Perturbed:"):
-        assert word in text, f"{word!r} missing:\n{text}"
+    _wait_for_page(page, "perturbation-lab", "Perturbation lab")
     page.get_by_text("Table 2 preset").first.click()
     page.get_by_text("original (itself)").first.wait_for(state="attached")
     _settle(page)
     _screenshot(page, "perturbation-lab-table2")
     _assert_no_error(page, log)
+    _assert_local(requests, url)
 
 
-def test_systems_page(server: tuple[str, Path], browser_page) -> None:  # type: ignore[no-untyped-def]
+def test_a_reload_keeps_the_loaded_judgment_set(server, visitor) -> None:  # type: ignore[no-untyped-def]
+    url, log = server
+    page, requests = visitor
+    page.goto(f"{url}/judgments")
+    _wait_for_page(page, "judgments", "Judgments")
+    assert "set=" in page.url, page.url
+    page.reload()
+    page.get_by_text("Loaded set", exact=True).wait_for()
+    _settle(page)
+    _assert_no_error(page, log)
+    _assert_local(requests, url)
+
+
+def test_systems_page(server, visitor) -> None:  # type: ignore[no-untyped-def]
     """The Systems page compares its demo systems: the table, the chart with error bars and
     the per-image table linked to Compare captions."""
     url, log = server
-    page = browser_page
-    page.goto(url)  # the root first, so the router has run
-    page.get_by_role("heading", name="capeval").wait_for()
+    page, requests = visitor
     page.goto(f"{url}/systems")
     page.get_by_role("heading", name="Systems", exact=True).wait_for()
     page.get_by_role("heading", name="Where two systems differ").wait_for()
@@ -327,3 +316,4 @@ def test_systems_page(server: tuple[str, Path], browser_page) -> None:  # type: 
     assert page.locator('[data-testid="stDataFrame"]').count() >= 2
     # error bars are drawn: plotly renders them as paths in the chart
     assert page.locator('[data-testid="stPlotlyChart"] .errorbar').count() >= 1
+    _assert_local(requests, url)

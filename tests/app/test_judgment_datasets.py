@@ -43,7 +43,7 @@ def _upload(at: AppTest, fmt: str, folder: Path, preset: str | None = None) -> A
     if preset is not None:
         at.selectbox(key="judgment_preset").select(preset).run()
     files = [(p.name, p.read_bytes(), "application/octet-stream") for p in sorted(folder.iterdir())]
-    at.file_uploader(key="judgment_files").set_value(files)
+    at.file_uploader(key=f"judgment_files-{fmt}").set_value(files)
     at.run()
     at.button(key="load_judgments").click().run()
     assert not at.exception, at.exception

@@ -75,14 +75,18 @@ def test_scores_before_and_after_are_the_library_values() -> None:
 
 
 def test_seed_and_words_to_change_by_key() -> None:
-    at = _lab(lab_perturbations=["synonym"])
+    caption = "a child on a couch with a small dog"
+    refs = "\n".join(DEFAULT.references)
+    at = _lab(lab_perturbations=["synonym"], lab_candidate=caption, lab_references=refs)
     at.number_input(key="lab_seed").set_value(5).run()
     at.number_input(key="lab_n").set_value(2).run()
     assert not at.exception, at.exception
-    expected = perturb(DEFAULT.candidate, "synonym", seed=5, n=2)
+    expected = perturb(caption, "synonym", seed=5, n=2)
     assert f"Perturbed: {expected.perturbed}" in [t.value for t in at.text]
-    changes = [df.value for df in at.dataframe if "kind" in df.value.columns]
+    changes = [df.value for df in at.dataframe if "change" in df.value.columns]
     assert len(changes) == 1 and len(changes[0]) == 2
+    assert list(changes[0]["word"]) == [c.old for c in expected.changed]
+    assert list(changes[0]["where"]) == [f"word {c.position + 1}" for c in expected.changed]
 
 
 def test_picking_an_example_fills_the_text_areas() -> None:

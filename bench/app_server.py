@@ -1,0 +1,117 @@
+"""The app in a browser, for the browser tests and the Compare-page bench: ``streamlit run
+app.py`` on a free local port, and Debian's chromium driven by Playwright.
+
+Playwright's own browser download is never used: chromium must be at :data:`CHROMIUM`
+(``apt-get install -y chromium``). Every request the browser makes is recorded, so a caller
+can check that nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+STARTUP_S = 90
+VIEWPORT = {"width": 1400, "height": 1000}
+
+
+class ServerError(RuntimeError):
+    """The app server did not start (its log is in the message)."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve(log: Path) -> Iterator[str]:
+    """``streamlit run app.py`` (settings from .streamlit/config.toml) on a free local port;
+    yields its URL once it answers, and stops it by its PID on exit."""
+    port = free_port()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + STARTUP_S
+        while True:
+            if proc.poll() is not None:
+                raise ServerError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                    if resp.read().decode().strip() == "ok":
+                        break
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise ServerError(
+                    f"streamlit did not answer within {STARTUP_S} s:\n{log.read_text()}"
+                )
+            time.sleep(0.5)
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=15)
+
+
+class RequestLog:
+    """Every URL a page asked for (HTTP requests and websockets)."""
+
+    def __init__(self, page) -> None:  # type: ignore[no-untyped-def]
+        self.urls: list[str] = []
+        page.on("request", lambda request: self.urls.append(request.url))
+        page.on("websocket", lambda ws: self.urls.append(ws.url))
+
+    def foreign(self, base_url: str) -> list[str]:
+        """The requests to any host but the app server's (data: and blob: URLs are local)."""
+        home = urlsplit(base_url).netloc
+        return [
+            u
+            for u in self.urls
+            if urlsplit(u).scheme not in ("data", "blob", "about") and urlsplit(u).netloc != home
+        ]
+
+
+def settle(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until Streamlit has finished the run: no running icon, no stale element."""
+    page.wait_for_selector('[data-testid="stApp"]')
+    page.wait_for_function(
+        "() => !document.querySelector("
+        '\'[data-testid^="stStatusWidgetRunning"], [data-testid="stStatusWidgetNewYearsIcon"]\')'
+        " && !document.querySelector('[data-stale=\"true\"]')"
+    )
+    # plotly draws after the run; give it a moment
+    page.wait_for_timeout(1500)

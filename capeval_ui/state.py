@@ -1,0 +1,188 @@
+"""What the app keeps for a session: inputs across pages, and the parts of it a URL carries.
+
+Streamlit drops a widget's value when a run does not draw that widget (another page), so a
+caption typed on Compare would be gone after a visit to the Perturbation lab. The router
+(``app.py``) runs on every page and calls :func:`keep_inputs` first, which hands every input
+listed in :data:`KEPT` back to Streamlit as a value of its own; the widgets then find it when
+their page runs again. Such widgets take their defaults from :func:`default` (session state),
+never from a ``value=``/``index=`` argument, so Streamlit sees one source of truth.
+
+The Compare page's inputs are also mirrored in the URL (``?candidate=...&ref=...&ref=...``,
+:func:`sync_compare_url`), so a link opens the same example; the loaded judgment set is named
+in the URL of the meta-evaluation pages (``?set=...``), so a reload finds it again while the
+server keeps it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+
+#: inputs kept across pages: Compare, Perturbation lab, Judgments and the meta-evaluation
+#: pages. Buttons and file uploaders are not here: Streamlit does not let a script set them.
+KEPT: tuple[str, ...] = (
+    # Compare captions
+    "example",
+    "candidate",
+    "candidate_b",
+    "references",
+    "cider_idf",
+    # Perturbation lab
+    "lab_mode",
+    "lab_example",
+    "lab_candidate",
+    "lab_references",
+    "lab_perturbations",
+    "lab_seed",
+    "lab_n",
+    "lab_cider_idf",
+    "lab_metrics",
+    "lab_table2",
+    "lab_dataset",
+    "lab_batch_perturbation",
+    "lab_images",
+    "lab_batch_seed",
+    "lab_batch_metrics",
+    # Judgments
+    "judgment_source",
+    "demo_set",
+    "judgment_format",
+    # Correlations, Significance, Pairwise accuracy, Robustness
+    "human_column",
+    "correlation_level",
+    "resamples",
+    "ci_kendall",
+    "combined_correlation",
+    "distribution_metric",
+    "williams_correlation",
+    "williams_alternative",
+    "pair_a",
+    "pair_b",
+    "n_references",
+    "draws",
+    "seed",
+    "metric_tie",
+    "human_tie",
+    "distractor_source",
+    "forced_tie",
+)
+
+#: Compare's query parameters: the candidate, an optional second one, one ``ref`` per line
+CANDIDATE_PARAM, CANDIDATE_B_PARAM, REF_PARAM = "candidate", "candidate_b", "ref"
+#: the query parameter naming the loaded judgment set (a prefix of its content digest)
+SET_PARAM = "set"
+_COMPARE_URL = "_compare_url"
+
+
+def url_path(title: str) -> str:
+    """A page's URL path: its title in lower case, words joined by hyphens.
+
+    >>> url_path("Compare captions"), url_path("Judgments"), url_path("I²CE & co.")
+    ('compare-captions', 'judgments', 'i-ce-co')
+    """
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def keep_inputs(keys: Sequence[str] = KEPT) -> None:
+    """Hand each listed input back to Streamlit as a value of its own (see the module doc)."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def default(key: str, value: Any) -> None:
+    """The value a kept widget starts with (its widget then takes no default argument)."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def valid_choice(key: str, options: Sequence[Any], fallback: Any = None) -> None:
+    """Drop a kept choice that is no longer among ``options`` (another set was loaded, other
+    metrics were picked); ``fallback`` (when it is an option) takes its place."""
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+    if fallback is not None and fallback in options:
+        default(key, fallback)
+
+
+def valid_choices(key: str, options: Sequence[Any]) -> None:
+    """:func:`valid_choice` for a multiselect: keep only the chosen values still offered."""
+    if key in st.session_state:
+        st.session_state[key] = [v for v in st.session_state[key] if v in options]
+
+
+# -- Compare's URL ---------------------------------------------------------------------------
+def _compare_params() -> dict[str, Any]:
+    params = st.query_params
+    out: dict[str, Any] = {}
+    if CANDIDATE_PARAM in params:
+        out["candidate"] = params.get(CANDIDATE_PARAM, "")
+    if CANDIDATE_B_PARAM in params:
+        out["candidate_b"] = params.get(CANDIDATE_B_PARAM, "")
+    refs = params.get_all(REF_PARAM)
+    if refs:
+        out["references"] = "\n".join(refs)
+    return out
+
+
+def compare_from_url() -> bool:
+    """Fill Compare's inputs from the URL when it names an example the page did not write
+    itself (a shared link, a new tab): True when it did. Inputs the user typed since the page
+    last wrote the URL are never overwritten."""
+    wanted = _compare_params()
+    if not wanted or wanted == st.session_state.get(_COMPARE_URL):
+        return False
+    # what the link names, exactly: a missing second candidate is none; missing references
+    # or candidate leave the ones on the page
+    st.session_state["candidate_b"] = wanted.get("candidate_b", "")
+    for key in ("candidate", "references"):
+        if key in wanted:
+            st.session_state[key] = wanted[key]
+    st.session_state[_COMPARE_URL] = wanted
+    return True
+
+
+def sync_compare_url(candidate: str, candidate_b: str, references: Sequence[str]) -> None:
+    """Write Compare's inputs into the URL, so the address bar is a link to this example."""
+    wanted: dict[str, Any] = {"candidate": candidate}
+    params: dict[str, Any] = {CANDIDATE_PARAM: candidate}
+    if candidate_b.strip():
+        wanted["candidate_b"] = candidate_b
+        params[CANDIDATE_B_PARAM] = candidate_b
+    if references:
+        wanted["references"] = "\n".join(references)
+        params[REF_PARAM] = list(references)
+    st.session_state[_COMPARE_URL] = wanted
+    if dict(_flat(st.query_params)) != dict(_flat_items(params)):
+        st.query_params.from_dict(params)
+
+
+def _flat(params: Any) -> list[tuple[str, tuple[str, ...]]]:
+    return [(k, tuple(params.get_all(k))) for k in params]
+
+
+def _flat_items(params: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
+    return [(k, tuple(v) if isinstance(v, list) else (v,)) for k, v in params.items()]
+
+
+# -- the loaded judgment set ---------------------------------------------------------------------
+def share_judgment_set(digest: str) -> None:
+    """Name the loaded set in the URL (a reload of the page then finds it again)."""
+    short = digest[:16]
+    if st.query_params.get(SET_PARAM) != short:
+        st.query_params[SET_PARAM] = short
+
+
+def restore_judgment_set(key: str, lookup: Callable[[str], Any]) -> None:
+    """After a reload: put the set the URL names back into the session (``lookup`` finds it
+    among the sets this server process has loaded; a set it no longer has stays unloaded)."""
+    if key in st.session_state:
+        return
+    short = st.query_params.get(SET_PARAM)
+    if short:
+        found = lookup(short)
+        if found is not None:
+            st.session_state[key] = found

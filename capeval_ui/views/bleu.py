@@ -1,0 +1,131 @@
+"""The BLEU panel: clipped n-gram counts, precisions, brevity penalty."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from capeval_core.metrics import metric_class
+from capeval_core.metrics.bleu import BleuDetails
+from capeval_core.results import MetricResult, SegmentScore
+from capeval_ui.views.common import (
+    INTROS,
+    NUMBER,
+    TERMS,
+    bar_chart,
+    dataframe,
+    explain,
+    order_radio,
+    render_details,
+    show_tokens,
+    token_strip,
+)
+
+INTROS["bleu"] = (
+    "BLEU counts how many of the candidate's word sequences (of 1 to 4 words) also appear in a "
+    "reference, and lowers the score of a candidate shorter than the references."
+)
+TERMS["bleu"] = (
+    ("n-gram", "a sequence of n consecutive words (a 2-gram: two words)"),
+    (
+        "clipped count",
+        (
+            "an n-gram counts at most as often as one reference has it, so repeating a word earns"
+            " nothing"
+        ),
+    ),
+    ("precision pₙ", "clipped matches / the candidate's n-grams, for order n"),
+    (
+        "brevity penalty (BP)",
+        (
+            "exp(1 − r/c) when the candidate (c words) is shorter than the reference length r, "
+            "else 1"
+        ),
+    ),
+)
+
+#: BLEU's ``effective_length`` option, in words
+REF_LENGTH = {
+    "closest": "the reference length closest to c",
+    "shortest": "the shortest reference",
+    "average": "the mean reference length",
+}
+
+
+@render_details.register
+def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
+    orders = list(range(1, len(details.correct) + 1))
+    labels = [f"{n}-gram" for n in orders]
+    keys = [k for k in metric_class(result.key).report_keys() if k in segment.scores]
+    precisions = list(details.precisions)
+    st.markdown("**Modified n-gram precision** (clipped matches / candidate n-grams)")
+    left, right = st.columns([3, 2])
+    with left:
+        frame = pd.DataFrame(
+            {
+                "order": labels,
+                "clipped matches": list(details.correct),
+                "candidate n-grams": list(details.guess),
+                "precision pₙ": precisions,
+                "BLEU-n": [segment.scores[k] for k in keys],
+            }
+        )
+        dataframe(
+            frame,
+            hide_index=True,
+            width="stretch",
+            column_config={"precision pₙ": NUMBER, "BLEU-n": NUMBER},
+        )
+        bp = details.brevity_penalty
+        c, r = details.candidate_length, details.reference_length
+        rule = "exp(1 − r/c), as c < r" if c < r else "1, as c ≥ r"
+        mode = dict(result.signature.options).get("effective_length", "closest")
+        st.markdown(
+            f"**Brevity penalty** BP = **{bp:.4f}** with candidate length c = {c} and "
+            f"reference length r = {r:g} ({REF_LENGTH.get(mode, mode)}): BP = {rule}. "
+            "BLEU-n = BP × geometric mean of p₁ … pₙ."
+        )
+    with right:
+        bar_chart(
+            labels,
+            {"precision pₙ": precisions, "BLEU-n": [segment.scores[k] for k in keys]},
+            "value",
+            key=f"{key}-chart",
+        )
+
+    st.markdown("**Candidate n-grams and their clipped counts**")
+    order = order_radio(orders, key)
+    if order is None:  # only when the radio has no options
+        return
+    spans = details.matched_spans(order)
+    covered = {i for start, end in spans for i in range(start, end)}
+    st.caption(
+        f"Highlighted: candidate tokens inside the {len(spans)} matched {order}-gram(s), "
+        "counting each n-gram at most as often as one reference has it."
+    )
+    show_tokens(token_strip({"candidate": details.candidate}, {"candidate": covered}))
+    grams = [g for g in details.ngrams if len(g.ngram) == order]
+    grams.sort(key=lambda g: (-g.clipped, -g.count))
+    table = pd.DataFrame(
+        {
+            "n-gram": [" ".join(g.ngram) for g in grams],
+            "count in candidate": [g.count for g in grams],
+            "max count in one reference": [g.max_ref_count for g in grams],
+            "clipped count": [g.clipped for g in grams],
+        }
+    )
+    dataframe(table, hide_index=True, width="stretch")
+
+
+@explain.register
+def _bleu_why(a: BleuDetails, b: BleuDetails, key: str) -> str:
+    n = int(key.rsplit("_", 1)[1]) if key.rsplit("_", 1)[-1].isdigit() else len(a.correct)
+
+    def counts(d: BleuDetails) -> str:
+        return " ".join(f"{c}/{g}" for c, g in zip(d.correct[:n], d.guess[:n], strict=True))
+
+    orders = "unigram matches" if n == 1 else f"n-gram matches, orders 1–{n}"
+    return (
+        f"clipped {orders}: A {counts(a)}, B {counts(b)}; "
+        f"brevity penalty A {a.brevity_penalty:.2f}, B {b.brevity_penalty:.2f}"
+    )

@@ -1,0 +1,291 @@
+"""Shared pieces of the views: labels, token strips, small charts, the details dispatch."""
+
+from __future__ import annotations
+
+import functools
+import html
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from pandas.io.formats.style import Styler
+
+from capeval_core.metrics import metric_class
+from capeval_core.results import MetricResult, SegmentScore
+
+MATCH_STYLE = "background-color: #b7e4c7; color: #081c15; font-weight: 600"
+BLUE, ORANGE, GREEN = "#1f77b4", "#ff7f0e", "#2ca02c"
+NUMBER = st.column_config.NumberColumn(format="%.4f")
+
+
+# -- shared pieces ---------------------------------------------------------------------------
+def key_label(key: str) -> str:
+    """Display name of a reported key: ``bleu_2`` -> "BLEU-2", ``cider_d`` -> "CIDEr-D"."""
+    return metric_class(key).label(key)
+
+
+def direction(higher_is_better: bool) -> str:
+    return "higher is better" if higher_is_better else "lower is better"
+
+
+def value_range(bounds: tuple[float, float]) -> str:
+    return f"{bounds[0]:g} – {bounds[1]:g}"
+
+
+def order_radio(orders: list[int], key: str) -> int | None:
+    """The n-gram order picker shared by the BLEU and CIDEr-D panels."""
+    return st.radio(
+        "n-gram order",
+        orders,
+        horizontal=True,
+        format_func=lambda n: f"{n}-grams",
+        key=f"{key}-order",
+    )
+
+
+def bar_chart(
+    x: Sequence[str], series: Mapping[str, Sequence[float]], y_title: str, *, key: str
+) -> None:
+    """A small grouped bar chart; ``x`` and series names must not be user text."""
+    colours = [BLUE, ORANGE, GREEN]
+    # value labels only while they fit above the bars
+    labelled = len(series) * len(x) <= 8
+    fig = go.Figure()
+    for i, (name, values) in enumerate(series.items()):
+        fig.add_bar(
+            x=list(x),
+            y=[None if v is None or math.isnan(v) else v for v in values],
+            name=name,
+            marker_color=colours[i % len(colours)],
+            texttemplate="%{y:.3f}" if labelled else None,
+            textposition="outside" if labelled else "none",
+            cliponaxis=False,
+        )
+    fig.update_layout(
+        barmode="group",
+        height=280,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        xaxis={"type": "category"},
+        # plain decimals in hover labels and ticks, never SI prefixes ("72.59795μ")
+        yaxis={
+            "title": y_title,
+            "rangemode": "tozero",
+            "hoverformat": ".4f",
+            "exponentformat": "e",
+        },
+        legend={"orientation": "h", "y": 1.15, "x": 0},
+        showlegend=len(series) > 1,
+    )
+    st.plotly_chart(fig, key=key, width="stretch")
+
+
+def token_strip(rows: Mapping[str, Sequence[str]], marks: Mapping[str, Iterable[int]]) -> Styler:
+    """Tokens as table cells, one row per sentence, matched positions highlighted.
+
+    A dataframe shows each token literally, so markup in a caption stays text.
+    """
+    width = max((len(t) for t in rows.values()), default=0) or 1
+    data = [[*tokens, *([""] * (width - len(tokens)))] for tokens in rows.values()]
+    frame = pd.DataFrame(data, index=list(rows), columns=[str(i + 1) for i in range(width)])
+    styles = pd.DataFrame("", index=frame.index, columns=frame.columns)
+    for row, positions in marks.items():
+        r = frame.index.get_loc(row)
+        for p in positions:
+            styles.iat[r, p] = MATCH_STYLE
+    return frame.style.apply(lambda _: styles, axis=None)
+
+
+def dataframe(data: Any, **kwargs: Any) -> Any:
+    """``st.dataframe`` whose empty cells read :data:`EMPTY`: the browser shows a missing
+    value as "None" otherwise (whatever a Styler says for it)."""
+    kwargs.setdefault("placeholder", EMPTY)
+    return st.dataframe(data, **kwargs)
+
+
+def show_tokens(styler: Styler) -> None:
+    """A token strip, each column as wide as its longest token (no word is cut)."""
+    frame = styler.data
+    config = {
+        column: st.column_config.TextColumn(width=cell_width(frame[column]))
+        for column in frame.columns
+    }
+    dataframe(styler, width="content", column_config=config)
+    bracket_note(*(frame.loc[row].tolist() for row in frame.index))
+
+
+def cell_width(values: Iterable[object], *, minimum: int = 36, maximum: int = 420) -> int:
+    """Pixels a column needs to show its longest value uncut (about 8.5 px a character).
+
+    >>> cell_width(["a", "puppies"]), cell_width(["underground"])
+    (84, 118)
+    """
+    longest = max((len(str(v)) for v in values), default=0)
+    return max(minimum, min(maximum, round(8.5 * longest + 24)))
+
+
+# -- readable numbers ---------------------------------------------------------------------------
+#: what an empty or undefined cell shows (never "None" or "nan")
+EMPTY = "—"
+
+
+def format_number(value: object, digits: int = 4) -> str:
+    """A score with ``digits`` decimals; tiny non-zero values in scientific notation, so
+    nothing that is not 0 reads as 0.
+
+    >>> format_number(0.123456), format_number(0.00003), format_number(0.0), format_number(None)
+    ('0.1235', '3.000e-05', '0.0000', '—')
+    """
+    if value is None or isinstance(value, str):
+        return EMPTY if value is None else value
+    v = float(value)
+    if math.isnan(v):
+        return EMPTY
+    if v != 0 and abs(v) < 0.5 * 10**-digits:
+        return f"{v:.3e}"
+    return f"{v:.{digits}f}"
+
+
+def format_signed(value: object, digits: int = 4) -> str:
+    """:func:`format_number` with a sign: ``+0.0312``, ``−0.2500``."""
+    text = format_number(value, digits)
+    if text == EMPTY or text.startswith("-"):
+        return text.replace("-", "−", 1)
+    return "+" + text
+
+
+def format_pvalue(value: object) -> str:
+    """A p-value: 4 decimals, scientific below 0.0001, and ``< 1e-300`` where the double
+    underflowed to 0 (a p-value is never exactly 0).
+
+    >>> [format_pvalue(p) for p in (0.0312, 1.4e-24, 0.0, float("nan"))]
+    ['0.0312', '1.40e-24', '< 1e-300', '—']
+    """
+    if value is None:
+        return EMPTY
+    v = float(value)  # type: ignore[arg-type]
+    if math.isnan(v):
+        return EMPTY
+    if v == 0:
+        return "< 1e-300"
+    return f"{v:.2e}" if v < 1e-4 else f"{v:.4f}"
+
+
+def format_percent(value: object) -> str:
+    """A share in per cent with one decimal (``87.5%``)."""
+    if value is None or math.isnan(float(value)):  # type: ignore[arg-type]
+        return EMPTY
+    return f"{float(value):.1f}%"  # type: ignore[arg-type]
+
+
+def _text_cell(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def table(
+    frame: pd.DataFrame,
+    *,
+    numbers: Iterable[str] = (),
+    signed: Iterable[str] = (),
+    pvalues: Iterable[str] = (),
+    percents: Iterable[str] = (),
+    integers: Iterable[str] = (),
+    digits: int = 4,
+    widths: Mapping[str, int | str] | None = None,
+    help: Mapping[str, str] | None = None,
+    height: int | None = None,
+    hide_index: bool = True,
+    key: str | None = None,
+) -> None:
+    """A dataframe that reads well: every number formatted as its kind (scores with
+    ``digits`` decimals, p-values by :func:`format_pvalue`, shares in per cent), no cell
+    showing "None"/"nan" (a missing number shows :data:`EMPTY`: say why in a column or a
+    caption of the caller's; missing text shows nothing), and each column wide enough for its
+    values. The cells keep their values (sorting and tests see numbers).
+    """
+    formats: dict[str, Any] = {}
+    for column in numbers:
+        formats[column] = functools.partial(format_number, digits=digits)
+    for column in signed:
+        formats[column] = functools.partial(format_signed, digits=digits)
+    for column in pvalues:
+        formats[column] = format_pvalue
+    for column in percents:
+        formats[column] = format_percent
+    for column in integers:
+        formats[column] = lambda v: EMPTY if v is None or v != v else f"{int(v):,}"
+    for column in frame.columns:
+        if column not in formats and frame[column].dtype == object:
+            formats[column] = _text_cell
+    formats = {c: f for c, f in formats.items() if c in frame.columns}
+    styler = frame.style.format(formats)
+    config: dict[str, Any] = {}
+    for column in frame.columns:
+        shown = [frame[column].name, *(formats.get(column, str)(v) for v in frame[column])]
+        width = (widths or {}).get(column) or cell_width(shown, maximum=360)
+        config[column] = st.column_config.Column(width=width, help=(help or {}).get(column))
+    kwargs: dict[str, Any] = {"height": height} if height else {}
+    dataframe(
+        styler,
+        hide_index=hide_index,
+        width="stretch",
+        column_config=config,
+        key=key,
+        **kwargs,
+    )
+
+
+# -- one view per details type ---------------------------------------------------------------
+@functools.singledispatch
+def render_details(details: Any, segment: SegmentScore, result: MetricResult, key: str) -> None:
+    """Fallback for details no view knows yet: the segment's scores as a table."""
+    st.caption(f"No drawing for `{type(details).__name__}` yet; the item's scores:")
+    frame = pd.DataFrame({"key": list(segment.scores), "value": list(segment.scores.values())})
+    dataframe(frame, hide_index=True, column_config={"value": NUMBER})
+
+
+def plot_text(text: str) -> str:
+    """User text made literal for plotly, which interprets ``<b>``, ``<br>``, ``<a href>``."""
+    return html.escape(text, quote=True)
+
+
+@functools.singledispatch
+def explain(details: Any, other: Any, key: str) -> str:
+    """One plain line with the evidence behind two candidates' scores on ``key`` (``details``
+    of candidate A, ``other`` of candidate B, same references). Each panel module registers
+    its metric's; a metric without one gets no line."""
+    return ""
+
+
+# -- plain words for teachers, exact terms for researchers ----------------------------------------
+#: metric key -> one plain sentence of what its panel shows (each panel module adds its own)
+INTROS: dict[str, str] = {}
+#: metric key -> (term, meaning) pairs for the panel's "Terms" expander
+TERMS: dict[str, tuple[tuple[str, str], ...]] = {}
+#: how the PTB tokenizer writes brackets (coco-caption's tokens)
+PTB_BRACKETS = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}"}
+
+
+def render_intro(key: str) -> None:
+    """The panel's plain sentence, and its exact terms in an expander."""
+    if key in INTROS:
+        st.caption(INTROS[key])
+    terms = TERMS.get(key)
+    if terms:
+        with st.expander("Terms used in this panel"):
+            st.markdown("\n".join(f"- **{term}**: {meaning}" for term, meaning in terms))
+
+
+def bracket_note(*token_lists: Sequence[str]) -> None:
+    """Say what ``-lrb-`` and its kin are when any of them is shown."""
+    seen = sorted({t for tokens in token_lists for t in tokens if t in PTB_BRACKETS})
+    if seen:
+        st.caption(
+            "Brackets appear as the PTB tokenizer writes them: "
+            + ", ".join(f"{t} = {PTB_BRACKETS[t]}" for t in seen)
+            + " (as in coco-caption, so the counts match pycocoevalcap)."
+        )

@@ -1,0 +1,347 @@
+"""The SPICE panel: tuples, the two scene graphs, per-category F."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from pandas.io.formats.style import Styler
+
+from capeval_core.metrics.spice import CATEGORIES as SPICE_CATEGORIES
+from capeval_core.metrics.spice import GraphView, SpiceDetails, SpiceTuple
+from capeval_core.results import MetricResult, SegmentScore
+from capeval_ui.views.common import (
+    BLUE,
+    GREEN,
+    INTROS,
+    MATCH_STYLE,
+    ORANGE,
+    TERMS,
+    bar_chart,
+    dataframe,
+    explain,
+    plot_text,
+    render_details,
+)
+
+INTROS["spice"] = (
+    "SPICE turns each caption into a scene graph (objects, their attributes, and relations "
+    "between them) and scores how many of these facts the candidate and the references share."
+)
+TERMS["spice"] = (
+    (
+        "tuple",
+        (
+            "one fact: an object (dog), an object and attribute (dog, brown) or a relation (dog, "
+            "on, grass)"
+        ),
+    ),
+    (
+        "synonym match",
+        "every word of the tuple shares a WordNet synonym set with the reference tuple's",
+    ),
+    (
+        "P, R, F",
+        (
+            "candidate tuples matched / all candidate tuples, reference tuples found / all "
+            "reference tuples, and their harmonic mean"
+        ),
+    ),
+)
+
+# -- SPICE --------------------------------------------------------------------------------------
+#: row style per tuple status (readable on the light and the dark theme)
+SPICE_STATUS_STYLES = {
+    "exact": MATCH_STYLE,
+    "matched": MATCH_STYLE,
+    "synonym": "background-color: #ffe8a3; color: #3d2c00; font-weight: 600",
+    "missed": "background-color: #f6d3d3; color: #4a0d0d",
+}
+#: node colour per tuple kind in the scene-graph figures
+SPICE_KIND_COLOURS = {"object": BLUE, "attribute": ORANGE, "relation": GREEN}
+#: SPICE's category names as papers print them ("Cardinality" is "Count")
+SPICE_CATEGORY_LABELS = {"All": "All (SPICE)", "Cardinality": "Count"}
+
+
+def _concept(strings: Sequence[str]) -> str:
+    """A concept's strings (synonyms merged into one node) as one label, not escaped."""
+    return "/".join(strings)
+
+
+def _spice_status(tuples: Sequence[SpiceTuple]) -> dict[tuple[tuple[str, ...], ...], str]:
+    """Status of each tuple, by its concepts (the first tuple wins on duplicates)."""
+    out: dict[tuple[tuple[str, ...], ...], str] = {}
+    for t in tuples:
+        out.setdefault(t.concepts, t.status)
+    return out
+
+
+def _styled_by_status(frame: pd.DataFrame) -> Styler:
+    """A tuple table with every row coloured by its ``status`` column."""
+
+    def row_style(row: pd.Series) -> list[str]:
+        return [SPICE_STATUS_STYLES.get(row["status"], "")] * len(row)
+
+    return frame.style.apply(row_style, axis=1)
+
+
+Point = tuple[float, float]
+
+
+def spice_layout(graph: GraphView) -> tuple[list[Point], list[list[Point]], list[Point]]:
+    """Positions of the objects, of each object's attributes and of each relation's label.
+
+    Attributes and relations are laid out as nodes of their own (a relation sits between
+    its subject and its object), so the labels of a merged reference graph get room instead
+    of piling onto the edges. networkx's Kamada-Kawai layout is deterministic; parts of the
+    graph that share no edge are kept a little apart (at half the longest path inside any
+    part, so one stray object does not shrink the rest).
+    """
+    import networkx as nx
+
+    g = nx.Graph()
+    for i, (_, attributes) in enumerate(graph.nodes):
+        g.add_node(("o", i))
+        for k in range(len(attributes)):
+            g.add_edge(("o", i), ("a", i, k), weight=0.7)
+    for e, (source, _, target) in enumerate(graph.edges):
+        g.add_edge(("o", source), ("r", e), weight=0.6)
+        g.add_edge(("r", e), ("o", target), weight=0.6)
+    dist = {a: dict(d) for a, d in nx.shortest_path_length(g, weight="weight")}
+    far = max(1.5, 0.5 * max((v for d in dist.values() for v in d.values()), default=0.0))
+    for a in g:
+        for b in g:
+            dist[a].setdefault(b, far)
+    xy = nx.kamada_kawai_layout(g, dist=dist) if len(g) > 1 else dict.fromkeys(g, (0.0, 0.0))
+    at = {node: (float(p[0]), float(p[1])) for node, p in xy.items()}
+    objects = [at[("o", i)] for i in range(len(graph.nodes))]
+    attributes = [[at[("a", i, k)] for k in range(len(a))] for i, (_, a) in enumerate(graph.nodes)]
+    relations = [at[("r", e)] for e in range(len(graph.edges))]
+    return objects, attributes, relations
+
+
+def spice_graph_figure(graph: GraphView, tuples: Sequence[SpiceTuple], title: str) -> go.Figure:
+    """One scene graph laid out by :func:`spice_layout`, a relation's label on the bent
+    edge from its subject to its object (arrow towards the object). Colour = kind (object,
+    attribute, relation); a filled marker = the tuple matched, an open one = missed.
+
+    Every word is escaped user text (:func:`plot_text`).
+    """
+    status = _spice_status(tuples)
+    pos, attribute_pos, relation_pos = spice_layout(graph)
+    # (kind, matched) -> x, y, label, hover
+    points: dict[tuple[str, bool], tuple[list, list, list, list]] = {}
+
+    def add(kind: str, key: tuple, x: float, y: float, label: str, what: str) -> None:
+        state = status.get(key, "missed")
+        matched = state != "missed"
+        xs, ys, labels, hovers = points.setdefault((kind, matched), ([], [], [], []))
+        xs.append(x)
+        ys.append(y)
+        labels.append(plot_text(label))
+        hovers.append(f"{kind}: {what}<br>{state}")
+
+    fig = go.Figure()
+    for i, (obj, attributes) in enumerate(graph.nodes):
+        x, y = pos[i]
+        add("object", (obj,), x, y, _concept(obj), plot_text(_concept(obj)))
+        for attribute, (ax, ay) in zip(attributes, attribute_pos[i], strict=True):
+            fig.add_scatter(
+                x=[x, ax],
+                y=[y, ay],
+                mode="lines",
+                line={"color": "rgba(255, 127, 14, 0.35)", "width": 1, "dash": "dot"},
+                hoverinfo="skip",
+                showlegend=False,
+            )
+            add(
+                "attribute",
+                (obj, attribute),
+                ax,
+                ay,
+                _concept(attribute),
+                f"{plot_text(_concept(obj))} is {plot_text(_concept(attribute))}",
+            )
+
+    for (source, relation, target), (mx, my) in zip(graph.edges, relation_pos, strict=True):
+        (x0, y0), (x1, y1) = pos[source], pos[target]
+        fig.add_scatter(
+            x=[x0, mx, x1],
+            y=[y0, my, y1],
+            mode="lines",
+            line={"color": "rgba(44, 160, 44, 0.45)", "width": 1.5},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+        if source != target:  # arrow head on the half towards the relation's object
+            fig.add_annotation(
+                x=mx + 0.6 * (x1 - mx),
+                y=my + 0.6 * (y1 - my),
+                ax=mx,
+                ay=my,
+                xref="x",
+                yref="y",
+                axref="x",
+                ayref="y",
+                text="",
+                showarrow=True,
+                arrowhead=2,
+                arrowsize=1.2,
+                arrowwidth=1.5,
+                arrowcolor="rgba(44, 160, 44, 0.8)",
+            )
+        subject, obj = graph.nodes[source][0], graph.nodes[target][0]
+        add(
+            "relation",
+            (subject, relation, obj),
+            mx,
+            my,
+            _concept(relation),
+            f"{plot_text(_concept(subject))} → {plot_text(_concept(relation))} → "
+            f"{plot_text(_concept(obj))}",
+        )
+
+    for kind in ("object", "attribute", "relation"):
+        for matched in (True, False):
+            if (kind, matched) not in points:
+                continue
+            xs, ys, labels, hovers = points[(kind, matched)]
+            colour = SPICE_KIND_COLOURS[kind]
+            fig.add_scatter(
+                x=xs,
+                y=ys,
+                mode="markers+text",
+                text=labels,
+                textposition="top center" if kind != "relation" else "bottom center",
+                textfont={"size": 14 if kind == "object" else 13, "color": colour},
+                marker={
+                    "size": 16 if kind == "object" else 11,
+                    "symbol": {"object": "circle", "attribute": "square", "relation": "diamond"}[
+                        kind
+                    ]
+                    + ("" if matched else "-open"),
+                    "color": colour,
+                    "line": {"width": 2, "color": colour},
+                },
+                hovertext=hovers,
+                hoverinfo="text",
+                name=f"{kind} ({'matched' if matched else 'missed'})",
+            )
+    every = [*pos, *(p for ps in attribute_pos for p in ps), *relation_pos] or [(0.0, 0.0)]
+    xs, ys = [p[0] for p in every], [p[1] for p in every]
+    fig.update_layout(
+        title={"text": title, "font": {"size": 15}},
+        height=520,
+        margin={"l": 10, "r": 10, "t": 40, "b": 50},
+        # room for the labels around the outermost markers
+        xaxis={"visible": False, "range": [min(xs) - 0.35, max(xs) + 0.35], "fixedrange": True},
+        yaxis={"visible": False, "range": [min(ys) - 0.25, max(ys) + 0.3], "fixedrange": True},
+        legend={"orientation": "h", "y": -0.02, "x": 0, "yanchor": "top", "font": {"size": 12}},
+        showlegend=True,
+    )
+    return fig
+
+
+def _dash(value: float) -> str:
+    """A score with 4 decimals, or "—" for NaN (no such tuple in the references)."""
+    return "—" if math.isnan(value) else f"{value:.4f}"
+
+
+def _spice_tuple_frame(
+    tuples: Sequence[SpiceTuple], matches: Sequence[SpiceTuple] = ()
+) -> pd.DataFrame:
+    rows = []
+    for t in tuples:
+        row = {"tuple": str(t), "kind": t.kind, "status": t.status}
+        if matches:
+            row["first matching reference tuple"] = "" if t.match is None else str(matches[t.match])
+        rows.append(row)
+    columns = ["tuple", "kind", "status"] + (["first matching reference tuple"] if matches else [])
+    return pd.DataFrame(rows, columns=columns)
+
+
+@render_details.register
+def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
+    total = details.categories["All"]
+    p_col, r_col, f_col = st.columns(3)
+    p_col.metric("P (candidate tuples matched)", f"{total.precision:.4f}")
+    r_col.metric("R (reference tuples found)", f"{total.recall:.4f}")
+    f_col.metric("SPICE = F", f"{total.f:.4f}")
+    st.caption(
+        f"{total.tp} of {len(details.candidate)} candidate tuple(s) match a tuple of the "
+        f"references' merged scene graph ({total.tp + total.fn} tuples): P = tp / (tp + fp), "
+        "R = tp / (tp + fn), F = 2PR / (P + R). A tuple matches when every element shares a "
+        "word or a WordNet synset with the same element of a reference tuple."
+    )
+
+    st.markdown("**Scene graphs** (filled: the tuple matched; open: missed; hover for details)")
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(
+            spice_graph_figure(details.candidate_graph, details.candidate, "candidate"),
+            key=f"{key}-candidate-graph",
+            width="stretch",
+        )
+    with right:
+        st.plotly_chart(
+            spice_graph_figure(
+                details.reference_graph, details.reference, "references (one merged graph)"
+            ),
+            key=f"{key}-reference-graph",
+            width="stretch",
+        )
+
+    st.markdown("**Tuples** (green: exact string match; yellow: synonym only; red: missed)")
+    left, right = st.columns(2)
+    with left:
+        st.caption("Candidate tuples")
+        dataframe(
+            _styled_by_status(_spice_tuple_frame(details.candidate, details.reference)),
+            hide_index=True,
+            width="stretch",
+        )
+    with right:
+        st.caption("Reference tuples (all references merged)")
+        dataframe(
+            _styled_by_status(_spice_tuple_frame(details.reference)),
+            hide_index=True,
+            width="stretch",
+        )
+
+    st.markdown("**Per category** (— where the references have no tuple of the category)")
+    labels = [SPICE_CATEGORY_LABELS.get(c, c) for c in SPICE_CATEGORIES]
+    cats = [details.categories[c] for c in SPICE_CATEGORIES]
+    frame = pd.DataFrame(
+        {
+            "category": labels,
+            "tp": [c.tp for c in cats],
+            "fp": [c.fp for c in cats],
+            "fn": [c.fn for c in cats],
+            # text cells: the grid would show NaN as "None"
+            "P": [_dash(c.precision) for c in cats],
+            "R": [_dash(c.recall) for c in cats],
+            "F": [_dash(c.f) for c in cats],
+        }
+    )
+    left, right = st.columns([3, 2])
+    with left:
+        dataframe(
+            frame,
+            hide_index=True,
+            width="stretch",
+        )
+    with right:
+        bar_chart(labels[1:], {"F": [c.f for c in cats[1:]]}, "F", key=f"{key}-chart")
+
+
+@explain.register
+def _spice_why(a: SpiceDetails, b: SpiceDetails, key: str) -> str:
+    def tuples(d: SpiceDetails) -> str:
+        t = d.categories["All"]
+        p, r = _dash(t.precision), _dash(t.recall)
+        return f"{t.tp} of {len(d.candidate)} tuples match (P {p}, R {r})"
+
+    return f"scene-graph tuples: A {tuples(a)}; B {tuples(b)}"

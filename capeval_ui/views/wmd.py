@@ -1,0 +1,243 @@
+"""The WMD panel: where the word mass moves (Sankey), cost and flow matrices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.colors import sample_colorscale
+
+from capeval_core.metrics.wmd import Side as WMDSide
+from capeval_core.metrics.wmd import WMDDetails, WMDPair
+from capeval_core.results import MetricResult, SegmentScore
+from capeval_ui.views.common import (
+    BLUE,
+    INTROS,
+    NUMBER,
+    ORANGE,
+    TERMS,
+    dataframe,
+    explain,
+    plot_text,
+    render_details,
+)
+
+INTROS["wmd"] = (
+    "WMD (Word Mover's Distance) measures how far the candidate's words must travel, in a space "
+    "of word meanings, to become the reference's words; close meanings travel little."
+)
+TERMS["wmd"] = (
+    ("nBOW", "normalised bag of words: each kept word's share of the caption (they sum to 1)"),
+    ("cost", "the distance between two word vectors"),
+    (
+        "flow",
+        "how much of a candidate word's share moves to a reference word (the transport plan)",
+    ),
+    ("similarity", "exp(−WMD/σ): 1 for the same words, smaller the farther they travel"),
+    (
+        "stop words, OOV",
+        ("very common words removed first, and words missing from the vectors (out of vocabulary)"),
+    ),
+)
+
+# -- WMD --------------------------------------------------------------------------------------
+#: word distance colours: pale for (almost) the same word, red for far apart
+_COST_SCALE = "YlOrRd"
+
+
+def wmd_sankey_figure(pair: WMDPair) -> go.Figure:
+    """Candidate words (left) to reference words (right): link width = mass moved, link
+    colour = word distance (the cost), with a colour bar. Labels are escaped user text."""
+    flows = pair.flows()
+    cand, ref = pair.candidate, pair.reference
+    labels = [f"{plot_text(w)} ({m:.2f})" for w, m in zip(cand.words, cand.weights, strict=True)]
+    labels += [f"{plot_text(w)} ({m:.2f})" for w, m in zip(ref.words, ref.weights, strict=True)]
+    n = len(cand.words)
+    source = [cand.words.index(w) for w in flows["candidate_word"]]
+    target = [n + ref.words.index(w) for w in flows["reference_word"]]
+    top = float(pair.cost.max()) if pair.cost.size else 1.0
+    top = top if top > 0 else 1.0
+    colours = sample_colorscale(_COST_SCALE, [min(c / top, 1.0) for c in flows["cost"]])
+    link_colours = [c.replace("rgb(", "rgba(").replace(")", ", 0.7)") for c in colours]
+    fig = go.Figure(
+        go.Sankey(
+            arrangement="snap",
+            node={
+                "label": labels,
+                "color": [BLUE] * n + [ORANGE] * len(ref.words),
+                "pad": 18,
+                "thickness": 16,
+                "hovertemplate": "%{label}: mass %{value:.3f}<extra></extra>",
+                "line": {"width": 0},
+            },
+            textfont={"size": 14, "color": "#262730", "shadow": "none"},
+            link={
+                "source": source,
+                "target": target,
+                "value": [float(v) for v in flows["mass"]],
+                "color": link_colours,
+                "customdata": [
+                    f"{plot_text(a)} → {plot_text(b)}"
+                    for a, b in zip(flows["candidate_word"], flows["reference_word"], strict=True)
+                ],
+                "hovertemplate": ("%{customdata}<br>mass moved %{value:.3f}<extra></extra>"),
+            },
+        )
+    )
+    # an invisible scatter carries the colour bar of the word distances
+    fig.add_scatter(
+        x=[None],
+        y=[None],
+        mode="markers",
+        marker={
+            "colorscale": _COST_SCALE,
+            "cmin": 0.0,
+            "cmax": top,
+            "color": [0.0],
+            "showscale": True,
+            "colorbar": {"title": {"text": "word distance"}, "thickness": 12},
+        },
+        hoverinfo="skip",
+        showlegend=False,
+    )
+    fig.update_layout(
+        height=max(260, 48 * max(len(cand.words), len(ref.words))),
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        font={"size": 13},
+    )
+    return fig
+
+
+def _matrix_figure(pair: WMDPair, matrix: np.ndarray, title: str, fmt: str) -> go.Figure:
+    """A candidate-word × reference-word heatmap with its values written in the cells."""
+    x = [plot_text(w) for w in pair.reference.words]
+    y = [plot_text(w) for w in pair.candidate.words]
+    fig = go.Figure(
+        go.Heatmap(
+            z=matrix,
+            x=x,
+            y=y,
+            colorscale=_COST_SCALE if "distance" in title else "Blues",
+            zmin=0.0,
+            texttemplate=f"%{{z:{fmt}}}",
+            hovertemplate=f"%{{y}} → %{{x}}<br>{title}: %{{z:{fmt}}}<extra></extra>",
+            colorbar={"thickness": 10},
+        )
+    )
+    fig.update_layout(
+        title={"text": title, "font": {"size": 14}},
+        height=max(220, 40 * len(y) + 120),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        xaxis={"type": "category", "title": "reference words", "side": "bottom"},
+        yaxis={"type": "category", "title": "candidate words", "autorange": "reversed"},
+    )
+    return fig
+
+
+def _side_rows(name: str, side: WMDSide) -> dict[str, Any]:
+    return {
+        "side": name,
+        "words kept (share of the caption)": ", ".join(
+            f"{w} {m:.3f}" for w, m in zip(side.words, side.weights, strict=True)
+        ),
+        "stop words removed": " ".join(side.stopwords),
+        "out of vocabulary": " ".join(side.oov),
+    }
+
+
+@render_details.register
+def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
+    options = dict(result.signature.options)
+    sigma = float(options.get("sigma", 1.0))
+    if details.note:
+        st.info(details.note, icon=":material/info:")
+    if not details.pairs:
+        return
+    best = details.best
+    d_col, s_col, r_col = st.columns(3)
+    d_col.metric("distance WMD (winning reference)", f"{details.distance:.4f}")
+    s_col.metric(f"similarity exp(−WMD/σ), σ = {sigma:g}", f"{details.similarity:.4f}")
+    r_col.metric("winning reference", f"#{best + 1} of {len(details.pairs)}")
+    chosen = st.selectbox(
+        "Reference",
+        list(range(len(details.pairs))),
+        index=best,
+        format_func=lambda i: f"#{i + 1}" + (" (winning reference)" if i == best else ""),
+        key=f"{key}-reference",
+    )
+    if chosen is None:
+        return
+    pair = details.pairs[chosen]
+    st.text(
+        f"reference #{chosen + 1}: distance {pair.distance:.4f}, similarity {pair.similarity:.4f}"
+    )
+    if pair.note:
+        st.info(f"Reference #{chosen + 1}: {pair.note}.", icon=":material/info:")
+    if pair.plan.size and float(pair.plan.sum()) > 0:
+        st.markdown(
+            "**Where the word mass moves** (width = mass moved, colour = word distance; the "
+            "numbers are each word's share of its caption, its nBOW weight)"
+        )
+        st.plotly_chart(wmd_sankey_figure(pair), key=f"{key}-sankey", width="stretch")
+        left, right = st.columns(2)
+        with left:
+            st.plotly_chart(
+                _matrix_figure(pair, pair.cost, "word distance (cost)", ".2f"),
+                key=f"{key}-cost",
+                width="stretch",
+            )
+        with right:
+            st.plotly_chart(
+                _matrix_figure(pair, pair.plan, "mass moved (flow)", ".3f"),
+                key=f"{key}-flow",
+                width="stretch",
+            )
+        st.caption(
+            "WMD = Σ flow × cost over every cell: the cheapest way to move the candidate's "
+            "word mass onto the reference's. Rows of the flow sum to the candidate's nBOW "
+            "weights, columns to the reference's."
+        )
+    st.markdown("**Words each side keeps**")
+    frame = pd.DataFrame(
+        [
+            _side_rows("candidate", pair.candidate),
+            _side_rows(f"reference #{chosen + 1}", pair.reference),
+        ]
+    )
+    dataframe(frame, hide_index=True, width="stretch")
+    st.caption(
+        "Stop words (coco-caption's list) are removed first, then words missing from the "
+        "vectors; what remains becomes a normalised bag of words (nBOW)."
+    )
+    st.markdown("**Per reference**")
+    table = pd.DataFrame(
+        {
+            "reference": [
+                f"#{p.reference_index + 1}" + (" (winner)" if i == best else "")
+                for i, p in enumerate(details.pairs)
+            ],
+            "text": [" ".join(p.reference.tokens) for p in details.pairs],
+            "distance": [p.distance for p in details.pairs],
+            "similarity": [p.similarity for p in details.pairs],
+            "note": [p.note for p in details.pairs],
+        }
+    )
+    dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={"distance": NUMBER, "similarity": NUMBER},
+    )
+
+
+@explain.register
+def _wmd_why(a: WMDDetails, b: WMDDetails, key: str) -> str:
+    return (
+        "distance the word mass travels to the closest reference (smaller: higher score): "
+        f"A {a.distance:.3f}, B {b.distance:.3f}"
+    )
