@@ -25,6 +25,7 @@ from capeval_core.errors import CapevalError, CapevalWarning, InputError
 from capeval_core.files import Limits
 from capeval_core.metrics import available_keys, make_batch, metric_class
 from capeval_core.results import MetricResult
+from capeval_core.spice.parse import DEFAULT_PARSER, PARSERS
 
 #: keys scored when --metrics is not given
 DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
@@ -38,14 +39,18 @@ def score_coco(
     tokenizer: str = "ptb",
     cider_idf: str = "corpus",
     embeddings: Any = None,
+    spice_parser: str | None = None,
 ) -> dict[str, MetricResult]:
     """Score a COCO batch with the given keys, tokenizing once.
 
-    ``embeddings`` (an ``Embeddings``; None = the default GloVe) goes to WMD and MEAN.
+    ``embeddings`` (an ``Embeddings``; None = the default GloVe) goes to WMD and MEAN;
+    ``spice_parser`` (None = SPICE's default) to SPICE.
     """
     from tqdm import tqdm
 
     options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
+    if spice_parser is not None:
+        options["spice"] = {"parser": spice_parser}
     if embeddings is not None:
         options["wmd"] = options["mean"] = {"embeddings": embeddings}
     metrics = list(dict.fromkeys(metric_class(k).key for k in keys))
@@ -127,7 +132,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
         from capeval_core.embeddings import load_embeddings
 
         embeddings = load_embeddings(args.embeddings)
-    results = score_coco(batch, keys, args.tokenizer, args.cider_idf, embeddings)
+    results = score_coco(batch, keys, args.tokenizer, args.cider_idf, embeddings, args.spice_parser)
     if args.per_item:
         write_per_item(Path(args.per_item), batch, results)
     if args.json:
@@ -472,7 +477,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             data,
             keys,
             tokenizer=args.tokenizer,
-            options={"cider_d": {"idf": args.cider_idf}},
+            options={"cider_d": {"idf": args.cider_idf}, "spice": {"parser": args.spice_parser}},
             workers=workers,
             on_progress=progress,
         )
@@ -560,6 +565,16 @@ def _presets_epilog() -> str:
     return "\n".join(lines)
 
 
+def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--spice-parser",
+        default=DEFAULT_PARSER,
+        choices=sorted(PARSERS),
+        help="SPICE's parser: stanford-emulation (SPICE-1.0's CoreNLP parses, emulated) or "
+        "spacy-sm (spaCy's small model converted by rules)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="capeval", description="Image-captioning metrics that match the references."
@@ -588,6 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["corpus", "coco-val2014"],
         help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
     )
+    _add_spice_parser_option(score)
     score.add_argument(
         "--embeddings",
         metavar="PATH",
@@ -741,6 +757,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["corpus", "coco-val2014"],
         help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
     )
+    _add_spice_parser_option(comp)
     comp.add_argument(
         "--workers",
         type=int,

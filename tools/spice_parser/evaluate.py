@@ -20,6 +20,9 @@ def main() -> None:
     parser.add_argument("oracle", type=Path)
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--hold-out", action="store_true")
+    parser.add_argument(
+        "--tuples", action="store_true", help="also the SPICE tuples through every stage"
+    )
     args = parser.parse_args()
 
     from make_data import HOLD_OUT, doc_of
@@ -32,7 +35,7 @@ def main() -> None:
 
     nlp = spacy.load(args.model)
     use_numpy_blas(nlp)
-    golds, inputs = [], []
+    golds, inputs, records = [], [], []
     with args.oracle.open(encoding="utf-8") as fh:
         for line in fh:
             try:
@@ -50,10 +53,12 @@ def main() -> None:
                 token.is_sent_start = k == 0
             golds.append(gold)
             inputs.append(doc)
+            records.append(record)
             if args.limit and len(golds) >= args.limit:
                 break
     n_tok = tag = uas = las = exact = exact_tags = 0
-    for gold, doc in zip(golds, nlp.pipe(inputs, batch_size=256), strict=True):
+    parsed = list(nlp.pipe(inputs, batch_size=256))
+    for gold, doc in zip(golds, parsed, strict=True):
         same_tree = same_tags = True
         for g, p in zip(gold, doc, strict=True):
             n_tok += 1
@@ -68,9 +73,11 @@ def main() -> None:
         exact += same_tree
         exact_tags += same_tags
     n = len(golds)
+    extra = _tuple_agreement(records, parsed) if args.tuples else {}
     print(
         json.dumps(
-            {
+            extra
+            | {
                 "sentences": n,
                 "tokens": n_tok,
                 "tag_accuracy": round(tag / n_tok, 5),
@@ -81,6 +88,31 @@ def main() -> None:
             }
         )
     )
+
+
+def _tuple_agreement(records: list[dict], parsed: list) -> dict:
+    """Tuple precision/recall (per caption, as sets, micro-averaged) and the exact-list rate
+    of the whole stanford-emulation pipeline on the parses, against the oracle's tuples."""
+    from capeval_core.spice.stanford import basic_graph, sentence_tuples
+
+    hit = n_ours = n_jar = same = 0
+    for record, doc in zip(records, parsed, strict=True):
+        g = basic_graph(
+            [t.text for t in doc],
+            [t.tag_ for t in doc],
+            [t.head.i for t in doc],
+            [t.dep_ for t in doc],
+        )
+        ours = sentence_tuples(g)
+        jar = [tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in record["tuples"]]
+        same += ours == jar
+        a, b = set(ours), set(jar)
+        hit, n_ours, n_jar = hit + len(a & b), n_ours + len(a), n_jar + len(b)
+    return {
+        "tuple_precision": round(hit / max(n_ours, 1), 5),
+        "tuple_recall": round(hit / max(n_jar, 1), 5),
+        "identical_tuples": round(same / len(records), 5),
+    }
 
 
 if __name__ == "__main__":

@@ -1,0 +1,37 @@
+"""The captions the SPICE oracle parses for training: COCO train2014 as SPICE receives them.
+
+    python tools/spice_parser/make_captions.py OUT.tsv
+
+Every train2014 caption of the installed pycocoevalcap, PTB-tokenized as coco-caption feeds
+SPICE (capeval's ``ptb`` tokenizer), in a random order (``random.Random(2026)``) so that any
+prefix is a random sample, duplicates and empty captions dropped: ``annotation_id<TAB>text``
+lines. Never val2014: SPICE parity is measured there.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+
+SEED = 2026
+
+
+def main() -> None:
+    from capeval_core.resources import coco_captions
+    from capeval_core.tokenize import get_tokenizer
+
+    captions = list(coco_captions("train"))
+    tokens = get_tokenizer("ptb").tokenize_batch([c.caption for c in captions])
+    rows = [(c.annotation_id, " ".join(t)) for c, t in zip(captions, tokens, strict=True)]
+    random.Random(SEED).shuffle(rows)
+    seen: set[str] = set()
+    with open(sys.argv[1], "w", encoding="utf-8") as fh:
+        for annotation_id, text in rows:
+            if text.strip() and text not in seen:
+                seen.add(text)
+                fh.write(f"{annotation_id}\t{text}\n")
+    print(f"{sys.argv[1]}: {len(seen)} captions of {len(captions)}")
+
+
+if __name__ == "__main__":
+    main()
