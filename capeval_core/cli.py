@@ -197,12 +197,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             print(f"warning: {missing}", file=sys.stderr)
     n_references, draws = protocol.sampling if protocol is not None else (5, 5)
     with tqdm(total=None, desc="scoring", unit="metric", file=sys.stderr) as bar:
-
-        def progress(done: int, total: int, label: str) -> None:
-            bar.total = total
-            bar.n = done
-            bar.set_postfix_str(label)
-            bar.refresh()
+        progress = _bar_progress(bar)
 
         workers = available_cpus() if args.workers is None else args.workers
         scores = score_judgments(
@@ -465,12 +460,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         file=sys.stderr,
         disable=len(data) < PROGRESS_FROM,
     ) as bar:
-
-        def progress(done: int, total: int, label: str) -> None:
-            bar.total = total
-            bar.n = done
-            bar.set_postfix_str(label)
-            bar.refresh()
+        progress = _bar_progress(bar)
 
         workers = available_cpus() if args.workers is None else args.workers
         scores = score_systems(
@@ -563,6 +553,18 @@ def _presets_epilog() -> str:
     for note in notes:
         lines += ["", *textwrap.wrap(f"note: {note}", 96, subsequent_indent="  ")]
     return "\n".join(lines)
+
+
+def _bar_progress(bar: Any) -> Any:
+    """An ``on_progress(done, total, label)`` callback drawing on a tqdm bar."""
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total = total
+        bar.n = done
+        bar.set_postfix_str(label)
+        bar.refresh()
+
+    return progress
 
 
 def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from capeval_core.coco_files import Source, caption_rows, evaluation_order, read_json_source
 from capeval_core.errors import CapevalError, InputError
-from capeval_core.metrics import Batch, metric_class
+from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
 from capeval_core.tokenize import Tokens, get_tokenizer
@@ -346,26 +346,15 @@ def score_systems(
     """
     from capeval_core.judgments import scoring
 
-    options = options or {}
     keys = list(dict.fromkeys(keys))
     if not keys:
         raise InputError("no metric keys given")
-    groups: dict[str, list[str]] = {}
-    for key in keys:
-        groups.setdefault(metric_class(key).key, []).append(key)
+    options = options or {}
+    configured = configure(keys, tokenizer, options, on_error)
+    groups = configured.groups
+    metrics, signatures, skipped = configured.metrics, configured.signatures, configured.skipped
     progress = on_progress or (lambda done, total, label: None)
     n_systems = len(data.names)
-    metrics: dict[str, Metric] = {}
-    signatures: dict[str, str] = {}
-    skipped: dict[str, str] = {}
-    for mkey in groups:
-        try:
-            metrics[mkey] = metric_class(mkey)(tokenizer=tokenizer, **dict(options.get(mkey, {})))
-            signatures[mkey] = str(metrics[mkey].signature())
-        except CapevalError as exc:
-            if on_error != "skip":
-                raise
-            skipped[mkey] = str(exc)
     digests = [data.digest(s) for s in range(n_systems)]
     values: dict[str, list[dict[str, np.ndarray] | None]] = {}
     cached: dict[str, bool] = {}

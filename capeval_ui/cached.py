@@ -8,6 +8,7 @@ whole input and nothing is read from session state behind the caller's back.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +91,16 @@ def load_example(name: str, draw: int = 0) -> Example:
         chosen = pool[draw % len(pool)]
         return Example(chosen.candidate, chosen.references, f"COCO val2014 image {chosen.image_id}")
     return BUILTIN_EXAMPLES[name]
+
+
+def _progress_bar(text: str) -> tuple[Any, Callable[[int, int, str], None]]:
+    """A Streamlit progress bar and the ``on_progress(done, total, label)`` that moves it."""
+    bar = st.progress(0.0, text=text)
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {label} ({done}/{total})")
+
+    return bar, progress
 
 
 @st.cache_data(show_spinner="Reading COCO val2014 captions…", max_entries=4)
@@ -408,10 +419,7 @@ def judgment_scores(
     from capeval_core.judgments.scoring import score_judgments
     from capeval_core.resources import available_cpus
 
-    bar = st.progress(0.0, text="Scoring the judgments…")
-
-    def progress(done: int, total: int, label: str) -> None:
-        bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {label} ({done}/{total})")
+    bar, progress = _progress_bar("Scoring the judgments…")
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateCorpusWarning)
@@ -782,10 +790,7 @@ def systems_comparison(
     from capeval_core.resources import available_cpus
     from capeval_core.systems import compare_systems, score_systems
 
-    bar = st.progress(0.0, text="Scoring the systems…")
-
-    def progress(done: int, total: int, label: str) -> None:
-        bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {label} ({done}/{total})")
+    bar, progress = _progress_bar("Scoring the systems…")
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateCorpusWarning)

@@ -36,7 +36,7 @@ import numpy as np
 
 from capeval_core.errors import CapevalError, DamagedCacheWarning
 from capeval_core.judgments.base import JudgmentSet
-from capeval_core.metrics import Batch, make_batch, metric_class
+from capeval_core.metrics import Batch, configure, make_batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
 from capeval_core.resources import atomic_write
 
@@ -201,11 +201,10 @@ def score_judgments(
     ``skipped`` instead of raising. ``n_references``/``draws``/``seed`` apply to pairwise
     sets only.
     """
-    options = options or {}
     keys = list(dict.fromkeys(keys))
-    groups: dict[str, list[str]] = {}
-    for key in keys:
-        groups.setdefault(metric_class(key).key, []).append(key)
+    options = options or {}
+    configured = configure(keys, tokenizer, options, on_error)
+    groups = configured.groups
     progress = on_progress or (lambda done, total, label: None)
     total = len(groups)
     pairwise = jset.kind == "pairwise"
@@ -213,20 +212,10 @@ def score_judgments(
     extra = json.dumps(sampling, sort_keys=True)
 
     results: dict[str, dict[str, np.ndarray]] = {}
-    metrics: dict[str, Metric] = {}  # configured once: signatures, task planning, shared work
-    signatures: dict[str, str] = {}
+    metrics, signatures, skipped = configured.metrics, configured.signatures, configured.skipped
     cached: dict[str, bool] = {}
-    skipped: dict[str, str] = {}
     todo: list[tuple[str, Path]] = []
-    for mkey in groups:
-        try:
-            metrics[mkey] = metric_class(mkey)(tokenizer=tokenizer, **dict(options.get(mkey, {})))
-            signatures[mkey] = str(metrics[mkey].signature())
-        except CapevalError as exc:
-            if on_error != "skip":
-                raise
-            skipped[mkey] = str(exc)
-            continue
+    for mkey in metrics:
         path = _cache_path(jset.content_digest, signatures[mkey], extra)
         shape = _shape(jset, n_references, draws)
         hit = _load(path, metric_class(mkey).report_keys(), shape) if use_cache else None

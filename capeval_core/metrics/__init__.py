@@ -5,9 +5,11 @@ Adding a metric = one module, one line in ``_METRICS``, one card, one test modul
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from capeval_core.errors import UnknownKeyError
+from capeval_core.errors import CapevalError, UnknownKeyError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig, make_batch
 from capeval_core.metrics.bleu import Bleu
 from capeval_core.metrics.cider import CiderD
@@ -43,6 +45,45 @@ def get_metric(key: str, **options: Any) -> Metric:
     return metric_class(key)(**options)
 
 
+@dataclass(frozen=True)
+class Configured:
+    """Metrics configured for one scoring run, grouped by class key (``bleu_4`` and
+    ``bleu_2`` share one ``bleu``): the objects, their signatures, and the keys that failed
+    (``on_error="skip"``) with why."""
+
+    groups: dict[str, list[str]]
+    metrics: dict[str, Metric]
+    signatures: dict[str, str]
+    skipped: dict[str, str]
+
+
+def configure(
+    keys: Sequence[str],
+    tokenizer: str,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    on_error: str = "raise",
+) -> Configured:
+    """Each metric behind ``keys`` configured once (signature, task planning, shared work);
+    ``options`` maps a metric key to its options. A metric that fails to configure (e.g. a
+    missing resource) raises, or with ``on_error="skip"`` is recorded in ``skipped``."""
+    options = options or {}
+    groups: dict[str, list[str]] = {}
+    for key in dict.fromkeys(keys):
+        groups.setdefault(metric_class(key).key, []).append(key)
+    metrics: dict[str, Metric] = {}
+    signatures: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    for mkey in groups:
+        try:
+            metrics[mkey] = metric_class(mkey)(tokenizer=tokenizer, **dict(options.get(mkey, {})))
+            signatures[mkey] = str(metrics[mkey].signature())
+        except CapevalError as exc:
+            if on_error != "skip":
+                raise
+            skipped[mkey] = str(exc)
+    return Configured(groups, metrics, signatures, skipped)
+
+
 def available_keys() -> list[str]:
     """Every key a user can ask for, in registry order (``bleu_1`` … ``cider_d``)."""
     return list(REPORTED_KEYS)
@@ -54,10 +95,12 @@ __all__ = [
     "Batch",
     "Bleu",
     "CiderD",
+    "Configured",
     "Metric",
     "MetricConfig",
     "RougeL",
     "available_keys",
+    "configure",
     "get_metric",
     "make_batch",
     "metric_class",
