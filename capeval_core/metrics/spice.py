@@ -176,7 +176,7 @@ class Spice(Metric):
     def resources(self) -> Mapping[str, str]:
         from capeval_core.meteor_resources import resource_identity
 
-        out = {"parser": model_identity(self.config.parser)}
+        out = {"model": model_identity(self.config.parser)}
         if self.config.synsets:
             out["synsets"] = resource_identity()
         return out

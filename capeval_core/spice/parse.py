@@ -32,7 +32,7 @@ PARSERS: dict[str, str] = {
     "stanford-emulation": "capeval_core.spice.stanford",
     "spacy-sm": "capeval_core.spice.spacy_sm",
 }
-DEFAULT_PARSER = "spacy-sm"  # "stanford-emulation" once its stages are all in
+DEFAULT_PARSER = "stanford-emulation"
 
 
 def parser_module(name: str) -> Any:

@@ -21,8 +21,10 @@ from capeval_core.spice.parse import CaptionParser
 from capeval_core.tokenize import get_tokenizer
 
 HELDOUT = Path(__file__).resolve().parents[1] / "golden" / "spice-oracle-heldout.json.gz"
-#: measured on the held-out golden with the shipped pipeline (SPICE card)
-MEASURED = {"precision": None, "recall": None, "identical": None}
+#: measured on this golden with the shipped pipeline (capeval's stanford-emulation parser
+#: trained on spice-1.0.jar + CoreNLP 3.6.0 parses, spaCy 3.8; the SPICE card's figures are on
+#: all 5,961 held-out captions)
+MEASURED = {"precision": 0.907, "recall": 0.910, "identical": 0.645}
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""SPICE tuple rules 1-12 and enhancements (metric-spec §6.1, §6.3) on spaCy parses.
+"""SPICE tuple rules 1-12 and enhancements (metric-spec §6.1, §6.3) on the spacy-sm parser.
 
 Expected tuples are written from the spec (subject, relation, object order); a test checks
 that they are among the extracted tuples, so parser noise elsewhere does not break it.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from capeval_core.spice.enhancement import enhance
-from capeval_core.spice.parse import CaptionParser
+from capeval_core.spice.parse import PARSERS, CaptionParser
 from capeval_core.spice.rules import extract_tuples
 from capeval_core.spice.spacy_sm import to_ud_graph
 from tests.conftest import fresh_python
@@ -50,10 +50,18 @@ CASES: list[tuple[str, set[tuple[str, ...]]]] = [
 ]
 
 
+CAPTIONS = [c for c, _ in CASES] + ["tennis racket", "a dog running"]
+
+
 @pytest.fixture(scope="module")
-def parsed():
-    parser = CaptionParser(cache=False)
-    return parser.parse([c for c, _ in CASES] + ["tennis racket", "a dog running"])
+def parsed_by():
+    """Each parser's tuples of the rule sentences, parsed in this process."""
+    return {name: CaptionParser(name, cache=False, n_process=1).parse(CAPTIONS) for name in PARSERS}
+
+
+@pytest.fixture(scope="module")
+def parsed(parsed_by):
+    return parsed_by["spacy-sm"]
 
 
 @pytest.mark.parametrize(("caption", "expected"), CASES, ids=[c for c, _ in CASES])
@@ -132,14 +140,15 @@ def test_lemma_fixes():
     assert lem("parked", "VBD") == "park"
 
 
-def test_parallel_parse_equals_in_process(parsed, monkeypatch):
+@pytest.mark.parametrize("name", sorted(PARSERS))
+def test_parallel_parse_equals_in_process(parsed_by, name, monkeypatch):
     """Large batches are split between this process and spawned workers (chunks claimed by
     cancelling their queued future): every caption is parsed once, to the same tuples."""
     import capeval_core.spice.parse as sp
 
     monkeypatch.setattr(sp, "PARALLEL_MIN", 8)
     monkeypatch.setattr(sp, "MIN_CHUNK", 3)
-    parser = CaptionParser(cache=False, n_process=2)
+    parser = CaptionParser(name, cache=False, n_process=2)
     here: list[str] = []
     tuples_of = parser.tuples_of
 
@@ -148,9 +157,9 @@ def test_parallel_parse_equals_in_process(parsed, monkeypatch):
         return tuples_of(texts)
 
     parser.tuples_of = counted
-    captions = [c for c, _ in CASES] + ["tennis racket", "a dog running"]
+    captions = CAPTIONS
     got = parser.parse(captions)
-    assert got == {c: parsed[c] for c in captions}
+    assert got == {c: parsed_by[name][c] for c in captions}
     # the first chunks are queued to the worker before this process can claim them
     assert 0 < len(set(captions) - set(here)) < len(captions)
     assert len(here) == len(set(here))  # no caption parsed twice here
@@ -175,19 +184,20 @@ def test_spacy_import_leaves_torch_importable():
     assert stdout.strip() == "3"
 
 
-def test_parser_multiplies_with_numpy_blas_to_the_same_tuples(parsed):
-    """Every layer of the loaded model uses numpy's BLAS (spacy_sm.MATMUL), and the tuples
-    equal those of thinc's default blis ops on the rule sentences."""
+@pytest.mark.parametrize("name", sorted(PARSERS))
+def test_parser_multiplies_with_numpy_blas_to_the_same_tuples(parsed_by, name):
+    """Every layer of each loaded model uses numpy's BLAS (spacy_runtime.MATMUL), and the
+    tuples equal those of thinc's default blis ops on the rule sentences."""
     from thinc.api import NumpyOps
 
     from capeval_core.spice.parse import model_identity
-    from capeval_core.spice.spacy_sm import MATMUL
+    from capeval_core.spice.spacy_runtime import MATMUL
 
-    parser = CaptionParser(cache=False, n_process=1)
+    parser = CaptionParser(name, cache=False, n_process=1)
     parser._load()
     nodes = [node for _, comp in parser.pipeline.pipeline for node in comp.model.walk()]
     assert nodes and all(not node.ops.use_blis for node in nodes)
-    assert MATMUL in model_identity()
+    assert MATMUL in model_identity(name)
     numpy_ops, blis = nodes[0].ops, NumpyOps(use_blis=True)
     captions = [c for c, _ in CASES]
     try:  # the loaded pipeline is shared by this thread's parsers: put its ops back after
@@ -197,7 +207,7 @@ def test_parser_multiplies_with_numpy_blas_to_the_same_tuples(parsed):
     finally:
         for node in nodes:
             node.ops = numpy_ops
-    assert got == {c: parsed[c] for c in captions}
+    assert got == {c: parsed_by[name][c] for c in captions}
 
 
 def test_parsers_of_one_thread_share_the_loaded_model():

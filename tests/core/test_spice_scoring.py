@@ -115,8 +115,11 @@ def test_corpus_is_mean_of_image_f():
 
 def test_signature_records_parser_and_options():
     sig = str(Spice().signature())
-    assert "parser:spacy-" in sig and "synsets:True" in sig
+    assert "parser:stanford-emulation|" in sig and "synsets:True" in sig
+    assert "model:stanford-emulation-" in sig  # the trained pipeline's digest
     assert str(Spice(synsets=False).signature()) != sig
+    old = str(Spice(parser="spacy-sm").signature())
+    assert "parser:spacy-sm|" in old and "model:spacy-3" in old
 
 
 def test_reference_graph_shared_by_candidates_of_one_reference_set():
