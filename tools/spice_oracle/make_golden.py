@@ -10,10 +10,11 @@ differ from the caption's words (about 1 caption in 4,000: "at&t" is split, a fi
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from pathlib import Path
+
+from golden import SOURCE, write_golden
 
 
 def slim(record: dict) -> dict:
@@ -44,16 +45,14 @@ def main() -> None:
             records.append(slim(json.loads(line)))
             if len(records) == n:
                 break
-    with gzip.open(dst, "wt", encoding="utf-8", compresslevel=9) as fh:
-        json.dump(
-            {
-                "source": "spice-1.0.jar + CoreNLP 3.6.0 (tools/spice_oracle/SpiceOracle.java)",
-                "split": "train2014",
-                "records": records,
-            },
-            fh,
-            separators=(",", ":"),
-        )
+    write_golden(
+        dst,
+        {
+            "source": SOURCE,
+            "split": "train2014",
+            "records": records,
+        },
+    )
     print(f"{dst}: {len(records)} captions")
 
 

@@ -9,10 +9,11 @@ test re-reads the text from the installed package) with the jar's proposed tuple
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from pathlib import Path
+
+from golden import SOURCE, write_golden
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spice_parser"))
 from make_data import HOLD_OUT
@@ -30,16 +31,14 @@ def main() -> None:
                     continue
                 if int(record["id"]) % HOLD_OUT == 0 and len(out) < n:
                     out[record["id"]] = record["tuples"]
-    with gzip.open(dst, "wt", encoding="utf-8", compresslevel=9) as fh:
-        json.dump(
-            {
-                "source": "spice-1.0.jar + CoreNLP 3.6.0 (tools/spice_oracle/SpiceOracle.java)",
-                "split": "train2014, held out of the parser's training",
-                "tuples": out,
-            },
-            fh,
-            separators=(",", ":"),
-        )
+    write_golden(
+        dst,
+        {
+            "source": SOURCE,
+            "split": "train2014, held out of the parser's training",
+            "tuples": out,
+        },
+    )
     print(f"{dst}: {len(out)} captions")
 
 

@@ -12,10 +12,11 @@ keeps, per image, the annotation ids of its captions, the jar's counts and F per
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from pathlib import Path
+
+from golden import write_golden
 
 
 def main() -> None:
@@ -35,17 +36,15 @@ def main() -> None:
                 },
             }
         )
-    with gzip.open(dst, "wt", encoding="utf-8", compresslevel=9) as fh:
-        json.dump(
-            {
-                "source": "spice-1.0.jar -detailed -subset + CoreNLP 3.6.0",
-                "split": "train2014",
-                "images": images,
-                "tuples": {str(i): t for i, t in by_caption.items()},
-            },
-            fh,
-            separators=(",", ":"),
-        )
+    write_golden(
+        dst,
+        {
+            "source": "spice-1.0.jar -detailed -subset + CoreNLP 3.6.0",
+            "split": "train2014",
+            "images": images,
+            "tuples": {str(i): t for i, t in by_caption.items()},
+        },
+    )
     print(f"{dst}: {len(images)} images, {len(by_caption)} captions")
 
 
