@@ -1,4 +1,4 @@
-"""SPICE 1.0 re-implemented on spaCy's parser (metric-spec §6).
+"""SPICE 1.0 without Java: SPICE-1.0's CoreNLP pipeline emulated stage by stage (metric-spec §6).
 
 coco-caption hands SPICE the PTB-tokenized captions (§6.1 step 1), so by default the joined
 batch tokens are parsed; ``parse_input="raw"`` parses the original captions instead. All
@@ -154,7 +154,7 @@ def _view(graph: SceneGraph) -> GraphView:
 
 
 class Spice(Metric):
-    """SPICE 1.0 (Anderson et al., 2016) with spaCy instead of CoreNLP 3.6.0 (metric-spec §6).
+    """SPICE 1.0 (Anderson et al., 2016); the parse is chosen by ``parser`` (metric-spec §6).
 
     >>> r = Spice().score(["a kid on a couch"], [["a child sitting on a sofa"]])
     >>> [str(t) for t in r.segments[0].details.candidate]
@@ -208,7 +208,7 @@ class Spice(Metric):
         return self._parser
 
     def prepare(self, batch: Batch) -> SpicePrepared:
-        """Parse every distinct caption of the batch once (spaCy ``nlp.pipe`` + cache)."""
+        """Parse every distinct caption of the batch once (batched, through the parse cache)."""
         texts = self._texts(batch)
         return SpicePrepared(self._caption_parser().parse(texts.values()), texts)
 
