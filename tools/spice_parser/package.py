@@ -28,7 +28,7 @@ def main() -> None:
     nlp.meta.update(
         {
             "name": "spice_stanford_emulation",
-            "version": "1.0.0",
+            "version": "2.0.0",
             "description": (
                 "Tagger and dependency parser trained on SPICE-1.0's own CoreNLP 3.6.0 parses "
                 "(PTB tags, basic UD trees) of COCO train2014 captions; recipe in capeval's "
@@ -43,8 +43,19 @@ def main() -> None:
     if args.target.exists():
         shutil.rmtree(args.target)
     nlp.to_disk(args.target)
+    _forget_training_paths(args.target / "config.cfg")
     size = sum(p.stat().st_size for p in args.target.rglob("*") if p.is_file())
     print(f"{args.target}: {size / 1e6:.1f} MB")
+
+
+def _forget_training_paths(path: Path) -> None:
+    """The shipped config names no training files (they stay on the machine that trained)."""
+    from thinc.api import Config
+
+    config = Config().from_disk(path, interpolate=False)
+    for key in ("train", "dev"):
+        config["paths"][key] = None
+    config.to_disk(path)
 
 
 if __name__ == "__main__":
