@@ -13,7 +13,7 @@ import streamlit as st
 from capeval_core import CapevalError
 from capeval_core.metrics import available_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
-from capeval_ui import cached, current_tokenizer, systems_views
+from capeval_ui import cached, current_tokenizer, state, systems_views
 
 DEMO = "Demo: three systems on COCO val2014"
 UPLOAD = "Upload results files"
@@ -25,6 +25,26 @@ TESTS = {
     "ar": "approximate randomization",
 }
 
+
+def _kept_files(files, annotations) -> tuple[tuple[tuple[str, bytes], ...], tuple | None]:
+    """The uploaded files, or those uploaded before on this session's visits to the page
+    (a file uploader is empty again after a visit to Compare captions)."""
+    uploads = tuple((f.name, f.getvalue()) for f in files or [])
+    own = (annotations.name, annotations.getvalue()) if annotations is not None else None
+    kept_uploads, kept_own = st.session_state.get(state.SYSTEMS_FILES, ((), None))
+    if uploads:
+        kept_uploads = uploads
+    if own is not None:
+        kept_own = own
+    st.session_state[state.SYSTEMS_FILES] = (kept_uploads, kept_own)
+    if not uploads and kept_uploads:
+        names = ", ".join(name for name, _ in kept_uploads)
+        st.caption(
+            f"Using the results files uploaded before: {names} (upload others to replace them)."
+        )
+    return kept_uploads, kept_own
+
+
 st.title("Systems")
 st.caption(
     "Score two or more captioning systems on the same images with every metric, see each "
@@ -33,6 +53,13 @@ st.caption(
     "where two systems differ most."
 )
 
+state.default("systems_source", DEMO)
+state.default("systems_references", COCO_VAL)
+state.default("systems_metrics", list(cached.SYSTEMS_DEFAULT_KEYS))
+state.default("systems_paired", next(iter(TESTS)))
+state.default("systems_resamples", DEFAULT_RESAMPLES)
+state.default("systems_trials", DEFAULT_TRIALS)
+state.default("systems_seed", DEFAULT_SEED)
 source = st.radio("Systems", [DEMO, UPLOAD], key="systems_source", horizontal=True)
 if source == UPLOAD:
     files = st.file_uploader(
@@ -54,7 +81,6 @@ left, right = st.columns([3, 2])
 keys = left.multiselect(
     "Metrics",
     available_keys(),
-    default=list(cached.SYSTEMS_DEFAULT_KEYS),
     key="systems_metrics",
     help="METEOR and SPICE take longer on large sets; scores are cached per system.",
 )
@@ -64,24 +90,23 @@ paired = right.radio(
 with st.expander("Resampling"):
     a, b, c = st.columns(3)
     n_resamples = a.number_input(
-        "Bootstrap resamples", 100, 100_000, DEFAULT_RESAMPLES, 100, key="systems_resamples"
+        "Bootstrap resamples", 100, 100_000, step=100, key="systems_resamples"
     )
     n_trials = b.number_input(
-        "Randomization trials", 100, 1_000_000, DEFAULT_TRIALS, 1000, key="systems_trials"
+        "Randomization trials", 100, 1_000_000, step=1000, key="systems_trials"
     )
-    seed = c.number_input("Seed", 0, 2**32 - 1, DEFAULT_SEED, key="systems_seed")
+    seed = c.number_input("Seed", 0, 2**32 - 1, key="systems_seed")
 
 try:
     if source == UPLOAD:
-        uploads = tuple((f.name, f.getvalue()) for f in files or [])
+        uploads, own = _kept_files(files, annotations if refs_choice == OWN else None)
         if len(uploads) < 2:
             st.info("Upload two or more results files (the first is the baseline).")
             st.stop()
-        if refs_choice == OWN and annotations is None:
+        if refs_choice == OWN and own is None:
             st.info("Upload the annotations file with the references, or use COCO val2014.")
             st.stop()
-        own = (annotations.name, annotations.getvalue()) if annotations is not None else None
-        data = cached.systems_input(uploads, own)
+        data = cached.systems_input(uploads, own if refs_choice == OWN else None)
     else:
         data = cached.demo_systems_input()
         st.caption(f"Demo: {', '.join(data.names)}; references: {data.reference_source}.")
@@ -123,10 +148,10 @@ for widget, options in (
     if st.session_state.get(widget) not in (None, *options):  # from another comparison
         del st.session_state[widget]
 pick_a, pick_b, pick_key = st.columns(3)
-system_a = pick_a.selectbox("System A", comparison.systems, index=0, key="systems_a")
-system_b = pick_b.selectbox(
-    "System B", comparison.systems, index=min(1, len(comparison.systems) - 1), key="systems_b"
-)
+state.default("systems_a", comparison.systems[0])
+state.default("systems_b", comparison.systems[min(1, len(comparison.systems) - 1)])
+system_a = pick_a.selectbox("System A", comparison.systems, key="systems_a")
+system_b = pick_b.selectbox("System B", comparison.systems, key="systems_b")
 metric_key = pick_key.selectbox(
     "Metric", comparison.keys, format_func=systems_views.label, key="systems_key"
 )

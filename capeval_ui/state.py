@@ -68,7 +68,21 @@ KEPT: tuple[str, ...] = (
     "human_tie",
     "distractor_source",
     "forced_tie",
+    # Systems (its uploaded files are kept by the page itself: see SYSTEMS_FILES)
+    "systems_source",
+    "systems_references",
+    "systems_metrics",
+    "systems_paired",
+    "systems_resamples",
+    "systems_trials",
+    "systems_seed",
+    "systems_a",
+    "systems_b",
+    "systems_key",
 )
+#: the Systems page's last uploaded results and annotations files, kept for the session
+#: (Streamlit empties a file uploader whenever its page is left)
+SYSTEMS_FILES = "_systems_files"
 
 #: Compare's query parameters: the candidate, an optional second one, one ``ref`` per line
 CANDIDATE_PARAM, CANDIDATE_B_PARAM, REF_PARAM = "candidate", "candidate_b", "ref"

@@ -179,3 +179,25 @@ def test_markup_in_captions_is_shown_literally() -> None:
             assert not any(m in text for m in HOSTILE_MARKERS), text
     items = _frame(at, "open")
     assert HOSTILE in set(items["caption_a"])  # in the table, as text
+
+
+def test_uploads_and_choices_survive_a_visit_to_compare() -> None:
+    """Leaving the page empties its file uploaders: the page keeps the files uploaded before
+    (and says so), and its choices are kept like every page's inputs."""
+    files, ann = _uploads()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in FAST.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page(PAGE).run()
+    at.radio(key="systems_paired").set_value("bs")
+    _upload(at, files, ann)
+    assert list(_frame(at, "BLEU-4 ±")["system"]) == ["mine", "theirs"]
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.radio(key="systems_source").value == "Upload results files"
+    assert at.radio(key="systems_paired").value == "bs"
+    assert list(_frame(at, "BLEU-4 ±")["system"]) == ["mine", "theirs"]
