@@ -39,7 +39,7 @@ def _kept_files(files, annotations) -> tuple[tuple[tuple[str, bytes], ...], tupl
     st.session_state[state.SYSTEMS_FILES] = (kept_uploads, kept_own)
     if not uploads and kept_uploads:
         names = ", ".join(name for name, _ in kept_uploads)
-        st.caption(
+        st.text(  # file names are user text: never markdown
             f"Using the results files uploaded before: {names} (upload others to replace them)."
         )
     return kept_uploads, kept_own

@@ -201,3 +201,4 @@ def test_uploads_and_choices_survive_a_visit_to_compare() -> None:
     assert at.radio(key="systems_source").value == "Upload results files"
     assert at.radio(key="systems_paired").value == "bs"
     assert list(_frame(at, "BLEU-4 ±")["system"]) == ["mine", "theirs"]
+    assert any("uploaded before: mine.json, theirs.json" in t.value for t in at.text)
