@@ -3,7 +3,7 @@ are significant, and the images where two of them differ most.
 
 Inputs (uploaded COCO results files and references, or the demo) -> ``capeval_ui.cached`` ->
 drawing through ``capeval_ui.systems_views``. A bad upload shows the loader's message (file
-and image ids) and keeps the widgets as they were; the last good uploads stay in use for the
+and image ids) and keeps the widgets as they were; the last uploads stay in use for the
 session, so a drill-down to Compare captions and back loses nothing.
 """
 
