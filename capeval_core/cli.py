@@ -578,6 +578,8 @@ def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from capeval_core.judgments import LOADERS  # the correlate help lists their presets anyway
+
     parser = argparse.ArgumentParser(
         prog="capeval", description="Image-captioning metrics that match the references."
     )
@@ -627,15 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
     correlate.add_argument(
         "--format",
         required=True,
-        choices=[
-            "graded",
-            "pairwise",
-            "flickr8k-expert",
-            "flickr8k-cf",
-            "composite",
-            "pascal50s",
-            "abstract50s",
-        ],
+        choices=list(LOADERS),
     )
     correlate.add_argument(
         "--preset",

@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import tempfile
+import warnings
 import zipfile
 from collections import defaultdict
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from capeval_core.errors import MissingResourceError, ResourceError
+from capeval_core.errors import DamagedCacheWarning, MissingResourceError, ResourceError
 
 #: Environment variable that overrides the per-user cache directory.
 CACHE_ENV = "CAPEVAL_CACHE_DIR"
@@ -137,6 +138,20 @@ def load_checked(path: Path) -> Any:
         return pickle.loads(payload)
     except Exception as exc:  # a checksummed payload from another version of a class
         raise ResourceError(f"{path.name} cannot be read back: {type(exc).__name__}") from None
+
+
+def discard_damaged(path: Path, what: str, reason: str, then: str) -> None:
+    """Delete a damaged cache entry and say so once; the caller computes it again.
+
+    Called through a cache reader's own ``_discard``: the warning points three frames above
+    that, at the code that asked for the cached value."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+    warnings.warn(
+        f"damaged {what} {path.name} discarded ({reason}); {then}",
+        DamagedCacheWarning,
+        stacklevel=5,
+    )
 
 
 def source_stamp(path: Path) -> str:

@@ -8,7 +8,6 @@ and the level, so reopening a set shows its intervals at once.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
@@ -20,9 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from capeval_core.errors import DamagedCacheWarning
 from capeval_core.judgments.scoring import scores_cache_dir
-from capeval_core.resources import atomic_write
+from capeval_core.resources import atomic_write, discard_damaged
 from capeval_core.stats.correlation import (
     METHODS,
     ConfidenceInterval,
@@ -131,14 +129,7 @@ def _cached_ci(
 
 def _discard_ci(path: Path, reason: str) -> None:
     """Delete a damaged interval entry (it is bootstrapped again), saying so once."""
-    with contextlib.suppress(OSError):
-        path.unlink(missing_ok=True)
-    warnings.warn(
-        f"damaged confidence-interval cache entry {path.name} discarded ({reason}); "
-        "it is computed again",
-        DamagedCacheWarning,
-        stacklevel=4,
-    )
+    discard_damaged(path, "confidence-interval cache entry", reason, "it is computed again")
 
 
 def _store_ci(path: Path | None, ci: ConfidenceInterval) -> None:

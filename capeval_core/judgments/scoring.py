@@ -24,7 +24,6 @@ import multiprocessing
 import os
 import pickle
 import tempfile
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -34,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from capeval_core.errors import CapevalError, DamagedCacheWarning
+from capeval_core.errors import CapevalError
 from capeval_core.judgments.base import JudgmentSet
 from capeval_core.metrics import Batch, configure, make_batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
-from capeval_core.resources import atomic_write
+from capeval_core.resources import atomic_write, discard_damaged
 
 Progress = Callable[[int, int, str], None]
 CACHE_FOLDER = "judgment-scores"
@@ -116,14 +115,7 @@ def _load(
 
 
 def _discard(path: Path, reason: str) -> None:
-    with contextlib.suppress(OSError):
-        path.unlink(missing_ok=True)
-    warnings.warn(
-        f"damaged judgment-score cache entry {path.name} discarded ({reason}); "
-        "the scores are computed again",
-        DamagedCacheWarning,
-        stacklevel=4,
-    )
+    discard_damaged(path, "judgment-score cache entry", reason, "the scores are computed again")
     return None
 
 
