@@ -77,7 +77,7 @@ def field_of(obj: Any, names: tuple[str, ...], path: Path, var: str, index: int)
     )
 
 
-def _unwrap(value: Any) -> Any:
+def unwrap(value: Any) -> Any:
     """The one value inside nested 1x1 arrays (a MATLAB cell holding a char array loads as
     ``array([[array(['text'])]], dtype=object)`` unless squeezed)."""
     while isinstance(value, np.ndarray) and value.size == 1:
@@ -87,7 +87,7 @@ def _unwrap(value: Any) -> Any:
 
 def text_of(value: Any, path: Path, where: str, index: int) -> str:
     """One sentence from a char array or a cell holding one, stripped; empty arrays are ""."""
-    value = _unwrap(value)
+    value = unwrap(value)
     if isinstance(value, str):
         return value.strip()
     if isinstance(value, np.ndarray) and value.size == 0:
@@ -104,7 +104,7 @@ def text_of(value: Any, path: Path, where: str, index: int) -> str:
 
 def number_of(value: Any, path: Path, where: str, index: int) -> float:
     """One number (NaN included: the caller decides what a missing value means)."""
-    value = _unwrap(value)
+    value = unwrap(value)
     if isinstance(value, np.ndarray) and value.size == 0:
         raise format_error(path, "the value is empty", record=index + 1, column=where)
     if isinstance(value, bool | np.bool_ | int | float | np.integer | np.floating):

@@ -41,6 +41,7 @@ from capeval_core.judgments.matfile import (
     is_struct,
     load_mat,
     text_of,
+    unwrap,
     variable,
 )
 from capeval_core.judgments.pairwise import preference_from_votes
@@ -49,6 +50,20 @@ from capeval_core.judgments.protocols import PASCAL50S, descriptions
 PAIRS_FILE = "pair_pascal.mat"
 REFS_FILE = "pascal50S.mat"
 CATEGORIES = {1: "HC", 2: "HI", 3: "HM", 4: "MM"}
+
+
+def _category(value: Any) -> str | None:
+    """A pair's category from its code (1-4, as distributed) or its label (a copy that spells
+    them out, any case); None when it is neither."""
+    value = unwrap(value)
+    if isinstance(value, str):
+        label = value.strip().upper()
+        return label if label in CATEGORIES.values() else None
+    try:
+        code = float(value)
+    except (TypeError, ValueError):
+        return None
+    return CATEGORIES.get(int(code)) if code.is_integer() else None
 N_REFERENCES = 50
 CONSENSUS_FILE = "consensus_pascal.mat"
 #: preset name -> one line; the knobs are in protocols.PASCAL50S (default: clipscore-table4
@@ -188,15 +203,15 @@ def load_pascal50s(
             text_of(field_of(s, (f,), pairs_path, "new_input", i), pairs_path, f"new_input.{f}", i)
             for f in ("name", "sent1", "sent2")
         ]
-        try:
-            category = CATEGORIES[int(categories[i])]
-        except (KeyError, TypeError, ValueError):
+        category = _category(categories[i])
+        if category is None:
             raise format_error(
                 pairs_path,
-                f"category must be 1-4 (got {categories[i]!r})",
+                f"category must be 1-4 or one of {'/'.join(CATEGORIES.values())} "
+                f"(got {categories[i]!r})",
                 record=i + 1,
                 column="category",
-            ) from None
+            )
         name = image_name(fields[0])
         if references is not None and name not in references:
             raise format_error(

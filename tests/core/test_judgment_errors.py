@@ -416,8 +416,23 @@ def test_mat_bad_votes_and_category(tmp_path):
     _pascal_inputs(tmp_path, category=7)
     _expect(
         lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
-        r"record 1, column 'category': category must be 1-4",
+        r"record 1, column 'category': category must be 1-4 or one of HC/HI/HM/MM",
     )
+    _pascal_inputs(tmp_path, category=np.array(["HX"], dtype=object))
+    _expect(
+        lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
+        r"record 1, column 'category': category must be 1-4 .*got",
+    )
+
+
+def test_mat_category_as_label(tmp_path):
+    # a copy that spells the categories out (a cell of labels, any case) reads like the codes
+    for cell, code in (("hi", 2), ("MM", 4)):
+        _pascal_inputs(tmp_path, category=np.array([cell], dtype=object))
+        by_label = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
+        _pascal_inputs(tmp_path, category=code)
+        by_code = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
+        assert by_label.categories() == by_code.categories() == [cell.upper()]
 
 
 def test_composite_missing_score_column(tmp_path):
