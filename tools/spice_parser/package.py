@@ -28,7 +28,7 @@ def main() -> None:
     nlp.meta.update(
         {
             "name": "spice_stanford_emulation",
-            "version": "2.0.0",
+            "version": "3.0.0",
             "description": (
                 "Tagger and dependency parser trained on SPICE-1.0's own CoreNLP 3.6.0 parses "
                 "(PTB tags, basic UD trees) of COCO train2014 captions; recipe in capeval's "
@@ -49,12 +49,14 @@ def main() -> None:
 
 
 def _forget_training_paths(path: Path) -> None:
-    """The shipped config names no training files (they stay on the machine that trained)."""
+    """The shipped config names no training files or resumed model (they stay on the
+    machine that trained)."""
     from thinc.api import Config
 
     config = Config().from_disk(path, interpolate=False)
-    for key in ("train", "dev"):
-        config["paths"][key] = None
+    for key in ("train", "dev", "base"):
+        if key in config["paths"]:
+            config["paths"][key] = None
     config.to_disk(path)
 
 
