@@ -64,6 +64,8 @@ def _category(value: Any) -> str | None:
     except (TypeError, ValueError):
         return None
     return CATEGORIES.get(int(code)) if code.is_integer() else None
+
+
 N_REFERENCES = 50
 CONSENSUS_FILE = "consensus_pascal.mat"
 #: preset name -> one line; the knobs are in protocols.PASCAL50S (default: clipscore-table4
