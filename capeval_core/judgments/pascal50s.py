@@ -50,28 +50,25 @@ from capeval_core.judgments.protocols import PASCAL50S, descriptions
 PAIRS_FILE = "pair_pascal.mat"
 REFS_FILE = "pascal50S.mat"
 CATEGORIES = {1: "HC", 2: "HI", 3: "HM", 4: "MM"}
-
-
-def _category(value: Any) -> str | None:
-    """A pair's category from its code (1-4, as distributed) or its label (a copy that spells
-    them out, any case); None when it is neither."""
-    value = unwrap(value)
-    if isinstance(value, str):
-        label = value.strip().upper()
-        return label if label in CATEGORIES.values() else None
-    try:
-        code = float(value)
-    except (TypeError, ValueError):
-        return None
-    return CATEGORIES.get(int(code)) if code.is_integer() else None
-
-
 N_REFERENCES = 50
 CONSENSUS_FILE = "consensus_pascal.mat"
 #: preset name -> one line; the knobs are in protocols.PASCAL50S (default: clipscore-table4
 #: where the consensus file is found, else clipscore-table7)
 PRESETS = descriptions(PASCAL50S)
 NO_REFERENCES = "no triplet and no reference file: no references"
+
+
+def _category(value: Any) -> str | None:
+    """A pair's category from its code (1-4, as distributed, a number or its text) or its
+    label (a copy that spells them out, any case); None when it is neither."""
+    value = unwrap(value)
+    if isinstance(value, str) and value.strip().upper() in CATEGORIES.values():
+        return value.strip().upper()
+    try:
+        code = float(value)
+    except (TypeError, ValueError):
+        return None
+    return CATEGORIES.get(int(code)) if code.is_integer() else None
 
 
 def load_references(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, tuple[str, ...]]:

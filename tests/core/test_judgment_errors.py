@@ -11,6 +11,7 @@ from scipy.io import savemat
 
 from capeval_core.errors import InputError, JudgmentFormatError
 from capeval_core.judgments import load_judgments
+from capeval_core.judgments.pascal50s import CATEGORIES
 
 HEADER = "id,candidate,references,score\n"
 TOKEN = "".join(f"{i}.jpg#{k}\tcaption {k} of {i}\n" for i in ("a", "b") for k in range(5))
@@ -426,13 +427,14 @@ def test_mat_bad_votes_and_category(tmp_path):
 
 
 def test_mat_category_as_label(tmp_path):
-    # a copy that spells the categories out (a cell of labels, any case) reads like the codes
-    for cell, code in (("hi", 2), ("MM", 4)):
+    # a copy that spells the categories out (a cell of labels, any case, or of codes as text)
+    # reads like the codes
+    for cell, code in (("hi", 2), ("MM", 4), ("3", 3)):
         _pascal_inputs(tmp_path, category=np.array([cell], dtype=object))
         by_label = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
         _pascal_inputs(tmp_path, category=code)
         by_code = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
-        assert by_label.categories() == by_code.categories() == [cell.upper()]
+        assert by_label.categories() == by_code.categories() == [CATEGORIES[code]]
 
 
 def test_composite_missing_score_column(tmp_path):
