@@ -28,7 +28,7 @@ def main() -> None:
     nlp.meta.update(
         {
             "name": "spice_stanford_emulation",
-            "version": "4.0.0",
+            "version": "5.0.0",
             "description": (
                 "Tagger and dependency parser trained on SPICE-1.0's own CoreNLP 3.6.0 parses "
                 "(PTB tags, basic UD trees) of COCO train2014 captions; recipe in capeval's "
