@@ -6,7 +6,7 @@ spaCy's parser projects the tok2vec output to ``hidden_width`` features and feed
 maxout layer of ``hidden_width`` units, read by the action scorer. Widening adds projection
 rows and hidden units drawn at random (seeded), while the old hidden units get zero weights
 from the new features and the scorer zero weights from the new units: the widened pipeline
-parses exactly as its base (checked on a few captions before it is written), and training
+parses exactly as its base (checked on a few captions once written), and training
 resumed from it (``config_continue.cfg``) can use the added width from its first step.
 """
 
@@ -55,7 +55,10 @@ def main() -> None:
 
 
 def _widen(model, width: int, rng: np.random.Generator) -> None:
-    proj = [n for n in model.get_ref("tok2vec").walk() if n.name == "linear"][-1]
+    path = [model.get_ref("tok2vec")]  # the encoder chain down to the projection that ends it
+    while path[-1].layers:
+        path.append(path[-1].layers[-1])
+    proj = path[-1]
     lower, upper = model.get_ref("lower"), model.get_ref("upper")
     W, b, pad = lower.get_param("W"), lower.get_param("b"), lower.get_param("pad")
     n_f, n_o, n_p, n_i = W.shape
@@ -69,9 +72,8 @@ def _widen(model, width: int, rng: np.random.Generator) -> None:
     new_W[:, n_o:] = rng.normal(0, W.std(), (n_f, add, n_p, width))
     uW = upper.get_param("W")
     # thinc refuses to change a dimension of a layer that has weights, so it is set directly
-    for node in model.get_ref("tok2vec").walk():  # the projection and the chains ending in it
-        if node.maybe_get_dim("nO") == n_o:
-            node._dims["nO"] = width
+    for node in path:
+        node._dims["nO"] = width
     lower._dims["nO"] = lower._dims["nI"] = upper._dims["nI"] = width
     proj.set_param("W", new_pW)
     proj.set_param("b", np.concatenate([pb, np.zeros(add, pb.dtype)]))
