@@ -39,3 +39,26 @@ def test_jar_trees_give_the_jar_tuples_through_every_emulated_stage():
 def test_corenlp_tokens_of_every_golden_caption():
     for caption in oracle_captions():
         assert corenlp_words(caption.text) == [w for s in caption.sentences for w in s.words]
+
+
+def test_the_stage_check_tool_flags_each_stage_that_differs():
+    from tools.spice_oracle.check_stages import check
+
+    caption = oracle_captions()[0]
+    record = {
+        "caption": caption.text,
+        "sentences": [
+            {
+                "tokens": [list(t) for t in zip(s.words, s.tags, s.lemmas, strict=True)],
+                "basic": s.graphs["basic"],
+            }
+            for s in caption.sentences
+        ],
+        "tuples": [list(t) for t in caption.tuples],
+    }
+    assert check(record) == []
+    assert check(record | {"caption": caption.text + " again"}) == ["tokens"]
+    assert check(record | {"tuples": record["tuples"][::-1]}) == ["tuples"]
+    first = record["sentences"][0]["tokens"][0]
+    first[2] = first[2] + "x"
+    assert check(record) == ["lemmas"]
