@@ -119,10 +119,8 @@ def parse_texts(loaded: tuple[Any], texts: Sequence[str], batch_size: int) -> li
     docs = []
     for words in words_of:
         if words:
-            doc = Doc(nlp.vocab, words=words)
-            for k, token in enumerate(doc):
-                token.is_sent_start = k == 0
-            docs.append(doc)
+            starts = [True] + [False] * (len(words) - 1)  # one sentence, as CoreNLP splits
+            docs.append(Doc(nlp.vocab, words=words, sent_starts=starts))
     parsed = iter(nlp.pipe(docs, batch_size=batch_size))
     out: list[tuple[Tuple, ...]] = []
     for words in words_of:
