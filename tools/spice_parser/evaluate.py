@@ -48,11 +48,9 @@ def main() -> None:
             words = corenlp_words(record["caption"])
             if gold is None or [t.text for t in gold] != words:
                 continue
-            doc = Doc(nlp.vocab, words=words)
-            for k, token in enumerate(doc):
-                token.is_sent_start = k == 0
+            starts = [True] + [False] * (len(words) - 1)
             golds.append(gold)
-            inputs.append(doc)
+            inputs.append(Doc(nlp.vocab, words=words, sent_starts=starts))
             records.append(record)
             if args.limit and len(golds) >= args.limit:
                 break
