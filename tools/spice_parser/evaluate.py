@@ -4,7 +4,9 @@
 
 Tag accuracy, UAS/LAS (over all tokens; the root counts as attached to itself, label
 ``ROOT``), and the exact-tree rate (every tag, head and label equal) on the records of the
-oracle file (with ``--hold-out``: only those ``make_data.py`` kept out of training).
+oracle file (with ``--hold-out``: only those ``make_data.py`` kept out of training). MODEL_DIR
+is a packaged model (the spaCy pipeline with its ``graph/`` tree scorer), parsed exactly as
+at run time.
 """
 
 from __future__ import annotations
@@ -27,14 +29,10 @@ def main() -> None:
 
     from make_data import HOLD_OUT, doc_of
 
-    from capeval_core.spice.spacy_runtime import import_spacy, use_numpy_blas
-    from capeval_core.spice.stanford import corenlp_words
+    from capeval_core.spice.stanford import corenlp_words, load_pipeline, parse_words
 
-    spacy = import_spacy()
-    from spacy.tokens import Doc
-
-    nlp = spacy.load(args.model)
-    use_numpy_blas(nlp)
+    loaded = load_pipeline(args.model)
+    nlp = loaded[0]
     golds, inputs, records = [], [], []
     with args.oracle.open(encoding="utf-8") as fh:
         for line in fh:
@@ -48,21 +46,20 @@ def main() -> None:
             words = corenlp_words(record["caption"])
             if gold is None or [t.text for t in gold] != words:
                 continue
-            starts = [True] + [False] * (len(words) - 1)
             golds.append(gold)
-            inputs.append(Doc(nlp.vocab, words=words, sent_starts=starts))
+            inputs.append(words)
             records.append(record)
             if args.limit and len(golds) >= args.limit:
                 break
     n_tok = tag = uas = las = exact = exact_tags = 0
-    parsed = list(nlp.pipe(inputs, batch_size=256))
-    for gold, doc in zip(golds, parsed, strict=True):
+    parsed = parse_words(loaded, inputs)
+    for gold, (tags, heads, deps) in zip(golds, parsed, strict=True):
         same_tree = same_tags = True
-        for g, p in zip(gold, doc, strict=True):
+        for g, p_tag, p_head, p_dep in zip(gold, tags, heads, deps, strict=True):
             n_tok += 1
-            t_ok = g.tag_ == p.tag_
-            h_ok = g.head.i == p.head.i
-            l_ok = h_ok and g.dep_ == p.dep_
+            t_ok = g.tag_ == p_tag
+            h_ok = g.head.i == p_head
+            l_ok = h_ok and g.dep_ == p_dep
             tag += t_ok
             uas += h_ok
             las += l_ok
@@ -71,7 +68,7 @@ def main() -> None:
         exact += same_tree
         exact_tags += same_tags
     n = len(golds)
-    extra = _tuple_agreement(records, parsed) if args.tuples else {}
+    extra = _tuple_agreement(records, inputs, parsed) if args.tuples else {}
     print(
         json.dumps(
             extra
@@ -88,20 +85,14 @@ def main() -> None:
     )
 
 
-def _tuple_agreement(records: list[dict], parsed: list) -> dict:
+def _tuple_agreement(records: list[dict], words_of: list, parsed: list) -> dict:
     """Tuple precision/recall (per caption, as sets, micro-averaged) and the exact-list rate
     of the whole stanford-emulation pipeline on the parses, against the oracle's tuples."""
     from capeval_core.spice.stanford import basic_graph, sentence_tuples
 
     hit = n_ours = n_jar = same = 0
-    for record, doc in zip(records, parsed, strict=True):
-        g = basic_graph(
-            [t.text for t in doc],
-            [t.tag_ for t in doc],
-            [t.head.i for t in doc],
-            [t.dep_ for t in doc],
-        )
-        ours = sentence_tuples(g)
+    for record, words, (tags, heads, deps) in zip(records, words_of, parsed, strict=True):
+        ours = sentence_tuples(basic_graph(words, tags, heads, deps))
         jar = [tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in record["tuples"]]
         same += ours == jar
         a, b = set(ours), set(jar)

@@ -1,0 +1,89 @@
+"""The stanford-emulation tree scorer: numpy against PyTorch, Eisner against brute force."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from capeval_core.spice.biaffine import TreeScorer, eisner
+from capeval_core.spice.stanford import model_dir
+
+#: written by tools/spice_parser/train_graph.py (PyTorch 2.15, CPU) with the shipped weights:
+#: 20 held-out train2014 captions' encoder vectors, PyTorch's log P(head | word), its label
+#: scores under each word's best head and its tag scores
+REFERENCE = Path(__file__).resolve().parents[1] / "golden" / "spice-tree-scorer-reference.npz"
+
+
+@pytest.fixture(scope="module")
+def scorer() -> TreeScorer:
+    return TreeScorer.load(model_dir() / "graph")
+
+
+def test_numpy_scores_equal_pytorch_on_the_reference_sentences(scorer):
+    ref = np.load(REFERENCE)
+    offsets = np.concatenate([[0], np.cumsum(ref["lens"])])
+    at = 0
+    for i, n in enumerate(ref["lens"]):
+        x = ref["feats"][offsets[i] : offsets[i + 1]].astype(np.float32)[None]
+        log_p, label_dep, label_head, tag_logits = scorer.scores(x)
+        torch_log_p = ref["logp"][at : at + n * (n + 1)].reshape(n, n + 1)
+        at += n * (n + 1)
+        np.testing.assert_allclose(log_p[0], torch_log_p, atol=2e-4)
+        heads = log_p.argmax(-1)
+        logits = scorer.label_logits(label_dep, label_head, heads)[0]
+        torch_logits = ref["label_logits"][offsets[i] : offsets[i + 1]]
+        np.testing.assert_allclose(logits, torch_logits, atol=2e-4)
+        assert (logits.argmax(-1) == torch_logits.argmax(-1)).all()
+        torch_tags = ref["tag_logits"][offsets[i] : offsets[i + 1]]
+        np.testing.assert_allclose(tag_logits[0], torch_tags, atol=2e-4)
+    assert len(ref["lens"]) == 20
+
+
+def _is_projective_tree(heads: tuple[int, ...]) -> bool:
+    """One word under the root, no cycle, no crossing arcs (words 1..n, root 0)."""
+    n = len(heads)
+    if sum(h == 0 for h in heads) != 1:
+        return False
+    for d in range(1, n + 1):  # every word reaches the root within n steps
+        seen, h = 0, d
+        while h != 0 and seen <= n:
+            h, seen = heads[h - 1], seen + 1
+        if h != 0:
+            return False
+    arcs = [(min(d, h), max(d, h)) for d, h in enumerate(heads, start=1)]
+    return not any(a < c < b < e for a, b in arcs for c, e in arcs)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_eisner_finds_the_best_projective_tree(n):
+    rng = np.random.default_rng(n)
+    scores = rng.normal(size=(12, n, n + 1))
+    trees = [t for t in itertools.product(range(n + 1), repeat=n) if _is_projective_tree(t)]
+    found = eisner(scores)
+    for b in range(len(scores)):
+        total = [sum(scores[b, d, h] for d, h in enumerate(t)) for t in trees]
+        best = trees[int(np.argmax(total))]
+        assert tuple(found[b].tolist()) == best
+
+
+def test_eisner_gives_a_projective_tree_for_long_sentences():
+    rng = np.random.default_rng(0)
+    for heads in eisner(rng.normal(size=(20, 14, 15))):
+        assert _is_projective_tree(tuple(heads.tolist()))
+
+
+def test_a_sentences_tree_does_not_depend_on_its_batch(scorer):
+    ref = np.load(REFERENCE)
+    offsets = np.concatenate([[0], np.cumsum(ref["lens"])])
+    feats = [ref["feats"][offsets[i] : offsets[i + 1]] for i in range(len(ref["lens"]))]
+    together = scorer.parse(feats)
+    alone = [scorer.parse([f])[0] for f in feats]
+    assert together == alone
+    tags, heads, labels = together[0]
+    assert len(tags) == len(heads) == len(labels) == len(feats[0])
+    assert sum(h == i for i, h in enumerate(heads)) == 1  # one root, its own head
+    assert set(labels) <= set(scorer.labels) and "ROOT" in labels
+    assert set(tags) <= set(scorer.tags) and "NN" in scorer.tags
