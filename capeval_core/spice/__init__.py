@@ -6,10 +6,10 @@ For one caption, in the order SPICE 1.0 runs it:
    dependency graph (through an on-disk cache and parse workers). Two parsers:
 
    * ``stanford-emulation`` (:mod:`~capeval_core.spice.stanford`, the default): SPICE-1.0's
-     CoreNLP 3.6.0 pipeline stage by stage: CoreNLP's tokens, a tagger and dependency parser
-     trained on the jar's own parses, :mod:`~capeval_core.spice.morphology` (CoreNLP's
-     lemmas) and :mod:`~capeval_core.spice.ccprocess` (CoreNLP's collapsed, CC-processed
-     dependencies);
+     CoreNLP 3.6.0 pipeline stage by stage: CoreNLP's tokens, a tagger, encoders and a tree
+     scorer (:mod:`~capeval_core.spice.biaffine`) trained on the jar's own parses,
+     :mod:`~capeval_core.spice.morphology` (CoreNLP's lemmas) and
+     :mod:`~capeval_core.spice.ccprocess` (CoreNLP's collapsed, CC-processed dependencies);
    * ``spacy-sm`` (:mod:`~capeval_core.spice.spacy_sm`): spaCy's small model, its labels
      converted to that graph by hand-written rules (§6.3);
 
