@@ -1,5 +1,5 @@
-"""The stanford-emulation parser's tree scorer: a BiLSTM with biaffine arc and label scores,
-decoded by Eisner's algorithm into the best projective tree.
+"""The stanford-emulation parser's tree scorer: a BiLSTM with biaffine arc scores, label and
+tag scores, its arcs decoded by Eisner's algorithm into the best projective tree.
 
 Why a graph-based scorer: the jar's PCFG chooses whole trees, and a greedy transition parser
 choosing one arc at a time plateaued below it. This scorer reads the two encoders of the
@@ -147,31 +147,31 @@ def eisner(scores: np.ndarray) -> np.ndarray:
     n_b, n, _ = scores.shape
     arc = np.full((n_b, n + 1, n + 1), -np.inf)
     arc[:, :, 1:] = scores.transpose(0, 2, 1)  # arc[b, head, dependent]
-    rows = np.arange(n_b)
     # complete[0]: span s..t headed at t; complete[1]: headed at s. incomplete: an arc s-t.
     complete = np.full((2, n_b, n + 1, n + 1), -np.inf)
     incomplete = np.full((2, n_b, n + 1, n + 1), -np.inf)
     complete_split = np.zeros((2, n_b, n + 1, n + 1), np.int64)
     incomplete_split = np.zeros((n_b, n + 1, n + 1), np.int64)
-    for s in range(1, n + 1):
-        complete[:, :, s, s] = 0.0
-    for span in range(1, n):
-        for s in range(1, n + 1 - span):
-            t = s + span
-            joined = complete[1, :, s, s:t] + complete[0, :, s + 1 : t + 1, t]  # r = s .. t-1
-            r = joined.argmax(axis=1)
-            best = joined[rows, r]
-            incomplete_split[:, s, t] = r + s
-            incomplete[0, :, s, t] = best + arc[:, t, s]
-            incomplete[1, :, s, t] = best + arc[:, s, t]
-            left = complete[0, :, s, s:t] + incomplete[0, :, s:t, t]  # r = s .. t-1
-            r = left.argmax(axis=1)
-            complete[0, :, s, t] = left[rows, r]
-            complete_split[0, :, s, t] = r + s
-            right = incomplete[1, :, s, s + 1 : t + 1] + complete[1, :, s + 1 : t + 1, t]
-            r = right.argmax(axis=1)  # r = s+1 .. t
-            complete[1, :, s, t] = right[rows, r]
-            complete_split[1, :, s, t] = r + s + 1
+    words = np.arange(1, n + 1)
+    complete[:, :, words, words] = 0.0
+    for span in range(1, n):  # every span of this length at once: s = 1 .. n - span
+        s = np.arange(1, n + 1 - span)
+        t = s + span
+        r = s[:, None] + np.arange(span)[None, :]  # the split points s .. t-1 of each span
+        joined = complete[1][:, s[:, None], r] + complete[0][:, r + 1, t[:, None]]
+        best = joined.argmax(axis=2)
+        top = np.take_along_axis(joined, best[..., None], axis=2)[..., 0]
+        incomplete_split[:, s, t] = best + s
+        incomplete[0][:, s, t] = top + arc[:, t, s]  # head t, dependent s
+        incomplete[1][:, s, t] = top + arc[:, s, t]  # head s, dependent t
+        left = complete[0][:, s[:, None], r] + incomplete[0][:, r, t[:, None]]
+        best = left.argmax(axis=2)
+        complete[0][:, s, t] = np.take_along_axis(left, best[..., None], axis=2)[..., 0]
+        complete_split[0][:, s, t] = best + s
+        right = incomplete[1][:, s[:, None], r + 1] + complete[1][:, r + 1, t[:, None]]
+        best = right.argmax(axis=2)  # split points s+1 .. t
+        complete[1][:, s, t] = np.take_along_axis(right, best[..., None], axis=2)[..., 0]
+        complete_split[1][:, s, t] = best + s + 1
     whole = arc[:, 0, 1:] + complete[0][:, 1, 1:] + complete[1][:, 1:, n]
     roots = whole.argmax(axis=1) + 1
     heads = np.zeros((n_b, n + 1), np.int64)
