@@ -7,7 +7,7 @@ basic trees), the trained pipeline at MODEL_DIR tags the words as it does at run
 two encoders (the tagger's, and the one trained for the transition parser) give each word a
 vector; ``OUT_DIR/{train,dev}.npz`` hold those vectors (float16), the sentence lengths and the
 jar's heads (0: the root; ``i``: word ``i``, 1-based), labels and tags, as indices into
-``OUT_DIR/names.json``. Same model and data, same files.
+``OUT_DIR/names.json``. Same model and data, same arrays.
 """
 
 from __future__ import annotations

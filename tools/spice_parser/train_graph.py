@@ -8,8 +8,8 @@ scores from the word and its head, and tag scores, trained on the jar's trees an
 cross-entropy; the encoders are not updated. Writes ``OUT_DIR/weights.npz`` (PyTorch's
 parameter names, float32), ``OUT_DIR/labels.json``, ``OUT_DIR/tags.json`` and
 ``OUT_DIR/reference.npz``: the first 20 dev sentences' inputs with PyTorch's own head
-log-probabilities, label and tag scores, which a test compares numpy's against. Seeded: the
-same features give the same weights on the same machine and library versions.
+log-probabilities, label and tag scores, which a test compares numpy's against. Seeded
+(``--seed``: the data order and the initial weights); a rerun was not compared bit for bit.
 """
 
 from __future__ import annotations
