@@ -49,7 +49,8 @@ class TreeScorer:
 
     def parse(self, features: Sequence[np.ndarray]) -> list[Tree]:
         """Each sentence's tree, given its encoder features (words x dims). Sentences of one
-        length are scored together; a sentence's tree never depends on the others."""
+        length are scored together, without padding, so a sentence's tree does not depend on
+        the others but through float rounding in the matrix products (none seen in tests)."""
         out: list[Tree] = [Tree([], [], [])] * len(features)
         by_length: dict[int, list[int]] = {}
         for i, f in enumerate(features):

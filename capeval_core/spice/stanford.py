@@ -73,7 +73,7 @@ def load_pipeline(root: Path | None = None) -> tuple[Any, TreeScorer]:
 
 
 #: captions scored together: sentences of one length share the scorer's matrix products, and
-#: a chunk's encoder vectors stay small in memory; the trees do not depend on it
+#: a chunk's encoder vectors stay small in memory (see ``TreeScorer.parse``)
 SCORER_CHUNK = 2000
 
 
