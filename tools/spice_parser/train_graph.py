@@ -2,12 +2,13 @@
 
     python tools/spice_parser/train_graph.py FEATURES_DIR OUT_DIR [--hidden 128] [--epochs 3]
 
-Needs PyTorch (training only: the package runs the weights in numpy). A one-layer BiLSTM over
-the pipeline's frozen encoder vectors, biaffine head scores (Dozat and Manning 2017), label
-scores from the word and its head, and tag scores, trained on the jar's trees and tags with
-cross-entropy; the encoders are not updated. Writes ``OUT_DIR/weights.npz`` (PyTorch's
-parameter names, float32), ``OUT_DIR/labels.json``, ``OUT_DIR/tags.json`` and
-``OUT_DIR/reference.npz``: the first 20 dev sentences' inputs with PyTorch's own head
+Needs PyTorch (training only: the package runs the weights in numpy). A BiLSTM (one layer, or
+``--layers``) over the pipeline's frozen encoder vectors, biaffine head scores (Dozat and
+Manning 2017), label scores from the word and its head, and tag scores, trained on the jar's
+trees and tags with cross-entropy; the encoders are not updated. Writes
+``OUT_DIR/weights.npz`` (PyTorch's parameter names, float32), ``OUT_DIR/labels.json``,
+``OUT_DIR/tags.json`` and ``OUT_DIR/reference.npz``: the first 20 dev sentences' inputs with
+PyTorch's own head
 log-probabilities, label and tag scores, which a test compares numpy's against. Seeded
 (``--seed``: the data order and the initial weights); a rerun was not compared bit for bit.
 """
@@ -27,6 +28,7 @@ def main() -> None:
     cli.add_argument("features", type=Path)
     cli.add_argument("out", type=Path)
     cli.add_argument("--hidden", type=int, default=128, help="BiLSTM units per direction")
+    cli.add_argument("--layers", type=int, default=1, help="BiLSTM layers")
     cli.add_argument("--dims", type=int, default=0, help="read only the first DIMS inputs")
     cli.add_argument("--epochs", type=float, default=3.0)
     cli.add_argument("--batch", type=int, default=100, help="sentences per step")
@@ -41,7 +43,9 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     names = json.loads((args.features / "names.json").read_text(encoding="utf-8"))
     train, dev = (_load(args.features / f"{part}.npz", args.dims) for part in ("train", "dev"))
-    model = _model(train["feats"].shape[1], args.hidden, len(names["labels"]), len(names["tags"]))
+    model = _model(
+        train["feats"].shape[1], args.hidden, len(names["labels"]), len(names["tags"]), args.layers
+    )
     opt = torch.optim.Adam(model.parameters(), lr=args.learn_rate, betas=(0.9, 0.9))
     steps = int(args.epochs * len(train["lens"]) / args.batch)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -120,7 +124,7 @@ def _batches(data: dict, order: np.ndarray, args):
         )
 
 
-def _model(dims: int, hidden: int, n_labels: int, n_tags: int):
+def _model(dims: int, hidden: int, n_labels: int, n_tags: int, layers: int = 1):
     """The network ``biaffine.TreeScorer`` runs: parameter names are its contract."""
     import torch
     from torch import nn
@@ -130,7 +134,14 @@ def _model(dims: int, hidden: int, n_labels: int, n_tags: int):
             super().__init__()
             width = 2 * hidden
             self.drop = nn.Dropout(0.2)
-            self.lstm = nn.LSTM(dims, hidden, batch_first=True, bidirectional=True)
+            self.lstm = nn.LSTM(
+                dims,
+                hidden,
+                num_layers=layers,
+                batch_first=True,
+                bidirectional=True,
+                dropout=0.2 if layers > 1 else 0.0,
+            )
             self.root = nn.Parameter(torch.zeros(width))
             self.dep = nn.Sequential(nn.Linear(width, 128), nn.ReLU(), nn.Dropout(0.2))
             self.head = nn.Sequential(nn.Linear(width, 128), nn.ReLU(), nn.Dropout(0.2))
