@@ -38,18 +38,39 @@ class TreeScorer:
     tags: tuple[str, ...]
 
     @classmethod
-    def load(cls, folder: Path, weights: str = "weights.npz") -> TreeScorer:
-        with np.load(folder / weights) as z:
-            arrays = {k: z[k].astype(np.float32) for k in z.files}
+    def load(cls, folder: Path) -> TreeScorer:
+        with np.load(folder / "weights.npz") as z:
+            weights = {k: z[k].astype(np.float32) for k in z.files}
         names = {}
         for part in ("labels", "tags"):
             text = (folder / f"{part}.json").read_text(encoding="utf-8")
             names[part] = tuple(json.loads(text))
-        return cls(arrays, **names)
+        return cls(weights, **names)
 
     def parse(self, features: Sequence[np.ndarray]) -> list[Tree]:
-        """Each sentence's tree by this scorer alone (see :meth:`Ensemble.parse`)."""
-        return Ensemble((self,)).parse(features)
+        """Each sentence's tree, given its encoder features (words x dims). Sentences of one
+        length are scored together, without padding, so a sentence's tree does not depend on
+        the others but through float rounding in the matrix products (none seen in tests)."""
+        out: list[Tree] = [Tree([], [], [])] * len(features)
+        by_length: dict[int, list[int]] = {}
+        for i, f in enumerate(features):
+            by_length.setdefault(len(f), []).append(i)
+        for n, members in by_length.items():
+            if n == 0:
+                continue
+            x = np.stack([features[i] for i in members]).astype(np.float32)
+            log_p, label_dep, label_head, tag_logits = self.scores(x)
+            heads = eisner(log_p)
+            labels = self.label_logits(label_dep, label_head, heads).argmax(axis=-1)
+            tags = tag_logits.argmax(axis=-1)
+            for row, i in enumerate(members):
+                h = [d if j == 0 else j - 1 for d, j in enumerate(heads[row].tolist())]
+                out[i] = Tree(
+                    [self.tags[k] for k in tags[row].tolist()],
+                    h,
+                    [self.labels[k] for k in labels[row].tolist()],
+                )
+        return out
 
     def scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """log P(head | word) as (batch, words, 1 + words), head 0 the root; each word's and
@@ -82,68 +103,6 @@ class TreeScorer:
         chosen = label_head[np.arange(len(heads))[:, None], heads]
         both = np.concatenate([label_dep, chosen], axis=-1)
         return both @ self.weights["lout.weight"].T + self.weights["lout.bias"]
-
-
-@dataclass(frozen=True)
-class Ensemble:
-    """Tree scorers trained apart on the same data, their log-probabilities averaged before
-    decoding (a product of experts): two scorers err in different places, and their average
-    is right more often than either (held-out figures in the SPICE card)."""
-
-    members: tuple[TreeScorer, ...]
-
-    @classmethod
-    def load(cls, folder: Path) -> Ensemble:
-        """The scorers of a package's ``graph/`` folder: ``weights.npz``, then ``weights-2.npz``
-        and so on, all with the folder's label and tag names."""
-        extra = sorted(folder.glob("weights-*.npz"), key=lambda p: int(p.stem.split("-")[1]))
-        names = ["weights.npz"] + [p.name for p in extra]
-        return cls(tuple(TreeScorer.load(folder, name) for name in names))
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return self.members[0].labels
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        return self.members[0].tags
-
-    def parse(self, features: Sequence[np.ndarray]) -> list[Tree]:
-        """Each sentence's tree, given its encoder features (words x dims). Sentences of one
-        length are scored together, without padding, so a sentence's tree does not depend on
-        the others but through float rounding in the matrix products (none seen in tests)."""
-        out: list[Tree] = [Tree([], [], [])] * len(features)
-        by_length: dict[int, list[int]] = {}
-        for i, f in enumerate(features):
-            by_length.setdefault(len(f), []).append(i)
-        for n, members in by_length.items():
-            if n == 0:
-                continue
-            x = np.stack([features[i] for i in members]).astype(np.float32)
-            scored = [(m, m.scores(x)) for m in self.members]
-            heads = eisner(_product([s[0] for _, s in scored]))
-            labels = _product([m.label_logits(s[1], s[2], heads) for m, s in scored])
-            tags = _product([s[3] for _, s in scored])
-            for row, i in enumerate(members):
-                h = [d if j == 0 else j - 1 for d, j in enumerate(heads[row].tolist())]
-                out[i] = Tree(
-                    [self.tags[k] for k in tags[row].argmax(axis=-1).tolist()],
-                    h,
-                    [self.labels[k] for k in labels[row].argmax(axis=-1).tolist()],
-                )
-        return out
-
-
-def _product(scores: list[np.ndarray]) -> np.ndarray:
-    """The members' mean log-probabilities over the last axis; a lone member's scores as they
-    are, so that it decodes exactly as it does alone."""
-    if len(scores) == 1:
-        return scores[0]
-    total = np.zeros_like(scores[0])
-    for x in scores:
-        x = x - x.max(axis=-1, keepdims=True)
-        total += x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
-    return total / len(scores)
 
 
 _LSTM_KEYS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from capeval_core.errors import MissingResourceError
-from capeval_core.spice.biaffine import Ensemble, Tree
+from capeval_core.spice.biaffine import Tree, TreeScorer
 from capeval_core.spice.depgraph import DepGraph, Token
 from capeval_core.spice.enhancement import enhance
 from capeval_core.spice.rules import RULES_VERSION, Tuple, extract_tuples
@@ -61,24 +61,24 @@ def identity() -> str:
     )
 
 
-def load_pipeline(root: Path | None = None) -> tuple[Any, Ensemble]:
-    """The trained tagger and encoders (multiplying through numpy's BLAS) and the tree scorers:
+def load_pipeline(root: Path | None = None) -> tuple[Any, TreeScorer]:
+    """The trained tagger and encoders (multiplying through numpy's BLAS) and the tree scorer:
     the package's, or those at ``root`` (a trained model being measured)."""
     if root is None:
         identity()  # a clear error when the model is missing
         root = model_dir()
     nlp = import_spacy().load(root)
     use_numpy_blas(nlp)
-    return nlp, Ensemble.load(root / "graph")
+    return nlp, TreeScorer.load(root / "graph")
 
 
 #: captions scored together: sentences of one length share the scorer's matrix products, and
-#: a chunk's encoder vectors stay small in memory (see ``Ensemble.parse``)
+#: a chunk's encoder vectors stay small in memory (see ``TreeScorer.parse``)
 SCORER_CHUNK = 2000
 
 
 def parse_words(
-    loaded: tuple[Any, Ensemble], words_of: Sequence[Sequence[str]], batch_size: int = 256
+    loaded: tuple[Any, TreeScorer], words_of: Sequence[Sequence[str]], batch_size: int = 256
 ) -> list[Tree]:
     """Tags, heads (the root its own head) and labels of each non-empty word list, as one
     sentence each (no caption has CoreNLP sentence breaks). The tags are the tree scorer's:
@@ -153,7 +153,7 @@ def sentence_tuples(g: DepGraph, sentence: int = 0) -> list[Tuple]:
     return extract_tuples(cc, sentence)
 
 
-def parse_texts(loaded: tuple[Any, Ensemble], texts: Sequence[str], batch_size: int) -> list:
+def parse_texts(loaded: tuple[Any, TreeScorer], texts: Sequence[str], batch_size: int) -> list:
     """The tuples of each text (an empty caption has no sentence, hence no tuples)."""
     words_of = [corenlp_words(text) for text in texts]
     out: list[tuple[Tuple, ...]] = []

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from capeval_core.spice.biaffine import Ensemble, TreeScorer, eisner
+from capeval_core.spice.biaffine import TreeScorer, eisner
 from capeval_core.spice.stanford import model_dir
 
 #: written by tools/spice_parser/train_graph.py (PyTorch 2.15, CPU) with the shipped weights:
@@ -87,35 +87,3 @@ def test_a_sentences_tree_does_not_depend_on_its_batch(scorer):
     assert sum(h == i for i, h in enumerate(heads)) == 1  # one root, its own head
     assert set(labels) <= set(scorer.labels) and "ROOT" in labels
     assert set(tags) <= set(scorer.tags) and "NN" in scorer.tags
-
-
-def _reference_features() -> list[np.ndarray]:
-    ref = np.load(REFERENCE)
-    offsets = np.concatenate([[0], np.cumsum(ref["lens"])])
-    return [ref["feats"][offsets[i] : offsets[i + 1]] for i in range(len(ref["lens"]))]
-
-
-def test_an_ensemble_of_one_scorer_twice_parses_as_the_scorer(scorer):
-    feats = _reference_features()
-    assert Ensemble((scorer, scorer)).parse(feats) == scorer.parse(feats)
-
-
-def test_an_ensemble_follows_the_mean_of_its_members_log_probabilities(scorer):
-    """A member whose arc scores are all equal leaves the choice to the other: the mean then
-    orders trees as the informed member does, so the ensemble's heads are that member's."""
-    flat = dict(scorer.weights)
-    flat["U"] = np.zeros_like(flat["U"])
-    flat["u.weight"] = np.zeros_like(flat["u.weight"])
-    blind = TreeScorer(flat, scorer.labels, scorer.tags)
-    feats = _reference_features()
-    both = Ensemble((scorer, blind)).parse(feats)
-    assert [t.heads for t in both] == [t.heads for t in scorer.parse(feats)]
-    assert [t.heads for t in blind.parse(feats)] != [t.heads for t in both]
-
-
-def test_the_package_loads_every_scorer_of_its_graph_folder():
-    ensemble = Ensemble.load(model_dir() / "graph")
-    files = sorted(p.name for p in (model_dir() / "graph").glob("weights*.npz"))
-    assert len(ensemble.members) == len(files) >= 1
-    first = TreeScorer.load(model_dir() / "graph")
-    assert all(np.array_equal(first.weights[k], v) for k, v in ensemble.members[0].weights.items())

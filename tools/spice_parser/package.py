@@ -1,16 +1,14 @@
 """Copy a trained pipeline and tree scorer into the package as the ``stanford-emulation`` parser.
 
     python tools/spice_parser/package.py OUTPUT/model-best capeval_core/data/spice_parser \
-        --graph GRAPH_DIR [--graph GRAPH_DIR_2 ...] [--accuracy ACCURACY.json]
+        --graph GRAPH_DIR [--accuracy ACCURACY.json]
 
 Writes the pipeline (spaCy's own format) with its ``meta.json`` naming the training recipe
 (tools/spice_parser/README.md) and, given ``--accuracy``, the held-out accuracy measured by
 ``evaluate.py`` on the packaged model. The transition parser's own layers are left out: its
 encoder, which the tree scorer reads, becomes a ``tok2vec`` component (``parser_encoder``);
-the model may also be an earlier package (its encoders kept as they are). Each ``GRAPH_DIR``
-(``train_graph.py``'s weights, labels and tags) is one tree scorer in ``graph/``: the first as
-``weights.npz``, the next as ``weights-2.npz`` and so on (an ensemble; all must share the
-first's label and tag names).
+``GRAPH_DIR`` (``train_graph.py``'s weights, labels and tags) goes to ``graph/``. The model
+may also be an earlier package, whose tagger and encoders are then kept as they are.
 """
 
 from __future__ import annotations
@@ -25,28 +23,23 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("model", type=Path)
     parser.add_argument("target", type=Path)
-    parser.add_argument("--graph", type=Path, required=True, action="append")
+    parser.add_argument("--graph", type=Path, required=True)
     parser.add_argument("--accuracy", type=Path)
     args = parser.parse_args()
 
     from capeval_core.spice.spacy_runtime import import_spacy
 
     nlp = import_spacy().load(args.model)
-    if "parser_encoder" not in nlp.pipe_names:
+    if "parser_encoder" not in nlp.pipe_names:  # as spaCy trained it, not an earlier package
         nlp = _encoder_only(nlp)
-    graphs = args.graph
-    for graph in graphs[1:]:
-        for names in ("labels.json", "tags.json"):
-            if (graph / names).read_bytes() != (graphs[0] / names).read_bytes():
-                raise SystemExit(f"{graph / names} differs from {graphs[0] / names}")
     nlp.meta.update(
         {
             "name": "spice_stanford_emulation",
-            "version": "6.1.0" if len(graphs) > 1 else "6.0.0",
+            "version": "6.1.0",
             "description": (
                 "Tagger and encoders trained on SPICE-1.0's own CoreNLP 3.6.0 parses (PTB "
-                "tags, basic UD trees) of COCO train2014 captions, with BiLSTM + biaffine "
-                "tree scorers in graph/; recipe in capeval's tools/spice_parser/README.md"
+                "tags, basic UD trees) of COCO train2014 captions, with a BiLSTM + biaffine "
+                "tree scorer in graph/; recipe in capeval's tools/spice_parser/README.md"
             ),
             "author": "capeval",
             "license": "MIT",
@@ -60,11 +53,8 @@ def main() -> None:
     nlp.to_disk(args.target)
     _forget_training_paths(args.target / "config.cfg")
     (args.target / "graph").mkdir()
-    for name in ("labels.json", "tags.json"):
-        shutil.copyfile(graphs[0] / name, args.target / "graph" / name)
-    for k, graph in enumerate(graphs, start=1):
-        name = "weights.npz" if k == 1 else f"weights-{k}.npz"
-        shutil.copyfile(graph / "weights.npz", args.target / "graph" / name)
+    for name in ("weights.npz", "labels.json", "tags.json"):
+        shutil.copyfile(args.graph / name, args.target / "graph" / name)
     size = sum(p.stat().st_size for p in args.target.rglob("*") if p.is_file())
     print(f"{args.target}: {size / 1e6:.1f} MB")
 
