@@ -8,8 +8,8 @@ Manning 2017), label scores from the word and its head, and tag scores, trained 
 trees and tags with cross-entropy; the encoders are not updated. Writes
 ``OUT_DIR/weights.npz`` (PyTorch's parameter names, float32), ``OUT_DIR/labels.json``,
 ``OUT_DIR/tags.json`` and ``OUT_DIR/reference.npz``: the first 20 dev sentences' inputs with
-PyTorch's own head
-log-probabilities, label and tag scores, which a test compares numpy's against. Seeded
+PyTorch's own head log-probabilities, label and tag scores, which a test compares numpy's
+against. Seeded
 (``--seed``: the data order and the initial weights); a rerun was not compared bit for bit.
 """
 
