@@ -87,3 +87,34 @@ def test_a_sentences_tree_does_not_depend_on_its_batch(scorer):
     assert sum(h == i for i, h in enumerate(heads)) == 1  # one root, its own head
     assert set(labels) <= set(scorer.labels) and "ROOT" in labels
     assert set(tags) <= set(scorer.tags) and "NN" in scorer.tags
+
+
+@pytest.mark.torch
+def test_the_tree_crfs_partition_and_marginals_equal_brute_force():
+    """train_graph.py's tree CRF: log Z over every projective tree with one word under the root
+    and its gradient (each arc's marginal probability), sentences of several lengths padded
+    into one batch."""
+    torch = pytest.importorskip("torch", reason="the tree CRF trains with torch only")
+    from tools.spice_parser.train_graph import tree_log_partition
+
+    lens = [1, 2, 3, 4, 5, 3]
+    scores = torch.randn(
+        len(lens), 5, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(0)
+    )
+    scores.requires_grad_(True)
+    log_z = tree_log_partition(scores, torch.tensor(lens))
+    log_z.sum().backward()
+    for b, n in enumerate(lens):
+        trees = [t for t in itertools.product(range(n + 1), repeat=n) if _is_projective_tree(t)]
+        s = scores.detach()[b].numpy()
+        totals = np.array([sum(s[d, h] for d, h in enumerate(t)) for t in trees])
+        top = totals.max()
+        assert float(log_z.detach()[b]) == pytest.approx(
+            top + np.log(np.exp(totals - top).sum()), abs=1e-9
+        )
+        p = np.exp(totals - top) / np.exp(totals - top).sum()
+        marginals = np.zeros((5, 6))
+        for weight, tree in zip(p, trees, strict=True):
+            for d, h in enumerate(tree):
+                marginals[d, h] += weight
+        np.testing.assert_allclose(scores.grad[b].numpy(), marginals, atol=1e-9)

@@ -1,12 +1,15 @@
 """Accuracy of the ``stanford-emulation`` parser against the SPICE oracle's own parses.
 
-    python tools/spice_parser/evaluate.py MODEL_DIR ORACLE.jsonl [--limit N] [--hold-out]
+    python tools/spice_parser/evaluate.py MODEL_DIR ORACLE.jsonl [--limit N] [--hold-out] \
+        [--tuples] [--outcomes OUT.jsonl]
 
 Tag accuracy, UAS/LAS (over all tokens; the root counts as attached to itself, label
 ``ROOT``), and the exact-tree rate (every tag, head and label equal) on the records of the
 oracle file (with ``--hold-out``: only those ``make_data.py`` kept out of training). MODEL_DIR
 is a packaged model (the spaCy pipeline with its ``graph/`` tree scorer), parsed exactly as
-at run time.
+at run time. ``--outcomes`` writes, per caption, whether its tree and (with ``--tuples``) its
+tuple list are the jar's, so that two models can be compared caption by caption (a sign test
+over the captions one gets right and the other wrong).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ def main() -> None:
     parser.add_argument(
         "--tuples", action="store_true", help="also the SPICE tuples through every stage"
     )
+    parser.add_argument("--outcomes", type=Path, help="per-caption outcomes as JSON lines")
     args = parser.parse_args()
 
     from make_data import HOLD_OUT, doc_of
@@ -53,6 +57,7 @@ def main() -> None:
                 break
     n_tok = tag = uas = las = exact = exact_tags = 0
     parsed = parse_words(loaded, inputs)
+    outcomes = []
     for gold, (tags, heads, deps) in zip(golds, parsed, strict=True):
         same_tree = same_tags = True
         for g, p_tag, p_head, p_dep in zip(gold, tags, heads, deps, strict=True):
@@ -67,8 +72,13 @@ def main() -> None:
             same_tags &= t_ok
         exact += same_tree
         exact_tags += same_tags
+        outcomes.append({"exact_tree": same_tree})
     n = len(golds)
-    extra = _tuple_agreement(records, inputs, parsed) if args.tuples else {}
+    extra = _tuple_agreement(records, inputs, parsed, outcomes) if args.tuples else {}
+    if args.outcomes:
+        with args.outcomes.open("w", encoding="utf-8") as out:
+            for record, outcome in zip(records, outcomes, strict=True):
+                out.write(json.dumps({"id": record["id"]} | outcome) + "\n")
     print(
         json.dumps(
             extra
@@ -85,16 +95,20 @@ def main() -> None:
     )
 
 
-def _tuple_agreement(records: list[dict], words_of: list, parsed: list) -> dict:
+def _tuple_agreement(records: list[dict], words_of: list, parsed: list, outcomes: list) -> dict:
     """Tuple precision/recall (per caption, as sets, micro-averaged) and the exact-list rate
-    of the whole stanford-emulation pipeline on the parses, against the oracle's tuples."""
+    of the whole stanford-emulation pipeline on the parses, against the oracle's tuples; each
+    caption's exact-list outcome is added to ``outcomes``."""
     from capeval_core.spice.stanford import basic_graph, sentence_tuples
 
     hit = n_ours = n_jar = same = 0
-    for record, words, (tags, heads, deps) in zip(records, words_of, parsed, strict=True):
+    for record, words, (tags, heads, deps), outcome in zip(
+        records, words_of, parsed, outcomes, strict=True
+    ):
         ours = sentence_tuples(basic_graph(words, tags, heads, deps))
         jar = [tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in record["tuples"]]
         same += ours == jar
+        outcome["identical_tuples"] = ours == jar
         a, b = set(ours), set(jar)
         hit, n_ours, n_jar = hit + len(a & b), n_ours + len(a), n_jar + len(b)
     return {
