@@ -16,21 +16,29 @@ import sys
 SEED = 2026
 
 
-def main() -> None:
+def caption_rows() -> tuple[list[tuple[str, str]], int]:
+    """The file's ``(annotation id, text)`` rows, in order, and how many captions there were."""
     from capeval_core.resources import coco_captions
     from capeval_core.tokenize import get_tokenizer
 
     captions = list(coco_captions("train"))
     tokens = get_tokenizer("ptb").tokenize_batch([c.caption for c in captions])
-    rows = [(c.annotation_id, " ".join(t)) for c, t in zip(captions, tokens, strict=True)]
+    rows = [(str(c.annotation_id), " ".join(t)) for c, t in zip(captions, tokens, strict=True)]
     random.Random(SEED).shuffle(rows)
     seen: set[str] = set()
+    kept = []
+    for annotation_id, text in rows:
+        if text.strip() and text not in seen:
+            seen.add(text)
+            kept.append((annotation_id, text))
+    return kept, len(captions)
+
+
+def main() -> None:
+    rows, total = caption_rows()
     with open(sys.argv[1], "w", encoding="utf-8") as fh:
-        for annotation_id, text in rows:
-            if text.strip() and text not in seen:
-                seen.add(text)
-                fh.write(f"{annotation_id}\t{text}\n")
-    print(f"{sys.argv[1]}: {len(seen)} captions of {len(captions)}")
+        fh.writelines(f"{annotation_id}\t{text}\n" for annotation_id, text in rows)
+    print(f"{sys.argv[1]}: {len(rows)} captions of {total}")
 
 
 if __name__ == "__main__":
