@@ -31,30 +31,25 @@ def main() -> None:
     parser.add_argument("--outcomes", type=Path, help="per-caption outcomes as JSON lines")
     args = parser.parse_args()
 
-    from make_data import HOLD_OUT, doc_of
+    from make_data import HOLD_OUT, doc_of, oracle_records
 
     from capeval_core.spice.stanford import corenlp_words, load_pipeline, parse_words
 
     loaded = load_pipeline(args.model)
     nlp = loaded[0]
     golds, inputs, records = [], [], []
-    with args.oracle.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if args.hold_out and int(record["id"]) % HOLD_OUT:
-                continue
-            gold = doc_of(nlp.vocab, record)
-            words = corenlp_words(record["caption"])
-            if gold is None or [t.text for t in gold] != words:
-                continue
-            golds.append(gold)
-            inputs.append(words)
-            records.append(record)
-            if args.limit and len(golds) >= args.limit:
-                break
+    for record in oracle_records([args.oracle]):
+        if args.hold_out and int(record["id"]) % HOLD_OUT:
+            continue
+        gold = doc_of(nlp.vocab, record)
+        words = corenlp_words(record["caption"])
+        if gold is None or [t.text for t in gold] != words:
+            continue
+        golds.append(gold)
+        inputs.append(words)
+        records.append(record)
+        if args.limit and len(golds) >= args.limit:
+            break
     n_tok = tag = uas = las = exact = exact_tags = 0
     parsed = parse_words(loaded, inputs)
     outcomes = []
@@ -107,8 +102,8 @@ def _tuple_agreement(records: list[dict], words_of: list, parsed: list, outcomes
     ):
         ours = sentence_tuples(basic_graph(words, tags, heads, deps))
         jar = [tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in record["tuples"]]
-        same += ours == jar
         outcome["identical_tuples"] = ours == jar
+        same += outcome["identical_tuples"]
         a, b = set(ours), set(jar)
         hit, n_ours, n_jar = hit + len(a & b), n_ours + len(a), n_jar + len(b)
     return {

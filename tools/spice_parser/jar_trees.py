@@ -89,10 +89,7 @@ def unpack(store: Path, captions: list[tuple[str, str]], only: set[str] | None =
     just the captions of these ids."""
     from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples
 
-    with np.load(io.BytesIO(lzma.decompress(store.read_bytes()))) as z:
-        data = {k: z[k] for k in z.files}
-    if int(data["format"]) != FORMAT:
-        raise ValueError(f"{store}: store format {int(data['format'])}, expected {FORMAT}")
+    data = _load(store)
     rows = captions[: int(data["count"])]
     if len(rows) != int(data["count"]) or _digest([i for i, _ in rows]) != str(data["ids_sha256"]):
         raise ValueError(f"{store}: not the first captions of this captions file")
@@ -145,8 +142,15 @@ def unpack(store: Path, captions: list[tuple[str, str]], only: set[str] | None =
 
 def stored_count(store: Path) -> int:
     """How many of the captions file's first captions the store holds."""
+    return int(_load(store)["count"])
+
+
+def _load(store: Path) -> dict[str, np.ndarray]:
     with np.load(io.BytesIO(lzma.decompress(store.read_bytes()))) as z:
-        return int(z["count"])
+        data = {k: z[k] for k in z.files}
+    if int(data["format"]) != FORMAT:
+        raise ValueError(f"{store}: store format {int(data['format'])}, expected {FORMAT}")
+    return data
 
 
 def _digest(ids: list[str]) -> str:
@@ -165,8 +169,10 @@ def main() -> None:
     sub.add_parser("count").add_argument("store", type=Path)
     args = cli.parse_args()
     if args.command == "pack":
+        from make_data import oracle_records  # a sibling script
+
         *oracles, out = args.paths
-        print(f"{out}: {pack(_records(oracles), out)} captions")
+        print(f"{out}: {pack(oracle_records(oracles), out)} captions")
     elif args.command == "count":
         print(stored_count(args.store))
     else:
@@ -175,16 +181,6 @@ def main() -> None:
         with args.out.open("w", encoding="utf-8") as out:
             for record in unpack(args.store, captions):
                 out.write(json.dumps(record) + "\n")
-
-
-def _records(paths):
-    for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:  # a file still being written
-                    continue
 
 
 if __name__ == "__main__":

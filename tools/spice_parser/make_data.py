@@ -61,28 +61,34 @@ def main() -> None:
     bins = {"train": DocBin(), "dev": DocBin()}
     seen: set[str] = set()
     counts = {"train": 0, "dev": 0, "skipped": 0}
-    for path in args.oracle:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:  # a file still being written
-                    continue
-                if keep is not None and str(record["id"]) not in keep:
-                    continue
-                if record["caption"] in seen:
-                    continue
-                seen.add(record["caption"])
-                doc = doc_of(nlp.vocab, record)
-                if doc is None:
-                    counts["skipped"] += 1
-                    continue
-                part = "dev" if int(record["id"]) % HOLD_OUT == 0 else "train"
-                bins[part].add(doc)
-                counts[part] += 1
+    for record in oracle_records(args.oracle):
+        if keep is not None and str(record["id"]) not in keep:
+            continue
+        if record["caption"] in seen:
+            continue
+        seen.add(record["caption"])
+        doc = doc_of(nlp.vocab, record)
+        if doc is None:
+            counts["skipped"] += 1
+            continue
+        part = "dev" if int(record["id"]) % HOLD_OUT == 0 else "train"
+        bins[part].add(doc)
+        counts[part] += 1
     for part, docbin in bins.items():
         docbin.to_disk(out / f"{part}.spacy")
     print(json.dumps(counts))
+
+
+def oracle_records(paths):
+    """The records of oracle files (JSON lines), in order; a line still being written is
+    skipped, so a running oracle's output can be read."""
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    continue
 
 
 def _ids_at(captions: Path, positions: str) -> set[str]:

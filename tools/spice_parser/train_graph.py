@@ -199,7 +199,6 @@ def _model(dims: int, hidden: int, n_labels: int, n_tags: int, layers: int = 1):
 def _tree_nll(scores, heads, mask):
     """Summed -log P(gold tree) of a batch under a first-order tree CRF over projective trees
     with one word under the root; ``scores[b, d, h]`` as the model gives them."""
-
     gold = scores.gather(2, heads[..., None])[..., 0].masked_fill(~mask, 0.0).sum(1)
     return (tree_log_partition(scores, mask.sum(1)) - gold).sum()
 
