@@ -143,6 +143,20 @@ def basic_graph(words: Sequence[str], tags: Sequence[str], heads: Sequence[int],
     return g
 
 
+def tree_of(n: int, edges, roots) -> tuple[list[int], list[str]]:
+    """A jar basic graph's ``edges`` ([governor, label, dependent], 1-based) and ``roots`` as
+    the parser's output that ``basic_graph`` reads: heads (the root its own head) and labels.
+    The oracle's trees come this way; a word with no head raises ValueError."""
+    heads, labels = [-1] * n, [""] * n
+    for gov, rel, dep in edges:
+        heads[dep - 1], labels[dep - 1] = gov - 1, rel
+    for r in roots:
+        heads[r - 1], labels[r - 1] = r - 1, "ROOT"
+    if -1 in heads:
+        raise ValueError(f"not a tree: word {heads.index(-1) + 1} of {n} has no head")
+    return heads, labels
+
+
 def sentence_tuples(g: DepGraph, sentence: int = 0) -> list[Tuple]:
     """Stages 4-5 on a basic tree: CC-processing, SceneGraphParser's enhancements, rules
     (``sentence``: the sentence's position in the caption, which CoreNLP's node order uses)."""

@@ -7,17 +7,14 @@ must give exactly the jar's proposed tuples, in order (golden: tests/core/spice_
 
 from __future__ import annotations
 
-from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples
+from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples, tree_of
 from tests.core.spice_golden import oracle_captions
 
 
 def _basic_of(sentence):
     """The golden's basic tree as the parser's output: heads (root: itself) and labels."""
-    n = len(sentence.words)
-    heads, deps = list(range(n)), ["ROOT"] * n
-    for gov, rel, dep in sentence.graphs["basic"]["edges"]:
-        heads[dep - 1], deps[dep - 1] = gov - 1, rel
-    return heads, deps
+    basic = sentence.graphs["basic"]
+    return tree_of(len(sentence.words), basic["edges"], basic["roots"])
 
 
 def test_jar_trees_give_the_jar_tuples_through_every_emulated_stage():

@@ -14,16 +14,12 @@ import argparse
 import json
 from pathlib import Path
 
-from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples
-
-
-def _heads_of(sentence: dict) -> tuple[list[int], list[str]]:
-    """The jar's basic tree as the parser's output: heads (the root: itself) and labels."""
-    n = len(sentence["tokens"])
-    heads, deps = list(range(n)), ["ROOT"] * n
-    for gov, rel, dep in sentence["basic"]["edges"]:
-        heads[dep - 1], deps[dep - 1] = gov - 1, rel
-    return heads, deps
+from capeval_core.spice.stanford import (
+    basic_graph,
+    corenlp_words,
+    sentence_tuples,
+    tree_of,
+)
 
 
 def check(record: dict) -> list[str]:
@@ -33,7 +29,7 @@ def check(record: dict) -> list[str]:
     problems = [] if corenlp_words(record["caption"]) == words else ["tokens"]
     tuples, lemmas_ok = [], True
     for k, s in enumerate(sentences):
-        heads, deps = _heads_of(s)
+        heads, deps = tree_of(len(s["tokens"]), s["basic"]["edges"], s["basic"]["roots"])
         g = basic_graph([t[0] for t in s["tokens"]], [t[1] for t in s["tokens"]], heads, deps)
         lemmas_ok &= [t.lemma for t in g.tokens] == [t[2] for t in s["tokens"]]
         tuples += sentence_tuples(g, k)

@@ -37,7 +37,7 @@ def pack(records, out: Path) -> int:
     """Write the records' tags and basic trees to ``out`` (an xz-compressed npz); returns the
     captions kept. The records must be the first captions of ``make_captions.py``'s file, in
     its order: the store keeps their number and a digest of their ids, not the ids."""
-    from capeval_core.spice.stanford import corenlp_words
+    from capeval_core.spice.stanford import corenlp_words, tree_of
 
     names: dict[str, dict[str, int]] = {"tags": {}, "labels": {}}
     ids, sentences, sentence_lens, words = [], [], [], []
@@ -50,20 +50,19 @@ def pack(records, out: Path) -> int:
         sentences.append(len(record["sentences"]))
         for s in record["sentences"]:
             n = len(s["tokens"])
-            head, label = [0] * n, [""] * n
-            for g, rel, d in s["basic"]["edges"]:
-                head[d - 1], label[d - 1] = g, rel
-            for r in s["basic"]["roots"]:
-                label[r - 1] = "ROOT"
-            if n > 127 or "" in label:
-                raise ValueError(f"caption {record['id']}: not a tree of at most 127 words")
+            try:
+                head, label = tree_of(n, s["basic"]["edges"], s["basic"]["roots"])
+            except ValueError as e:
+                raise ValueError(f"caption {record['id']}: {e}") from None
+            if n > 127:
+                raise ValueError(f"caption {record['id']}: a sentence of more than 127 words")
             sentence_lens.append(n)
-            for d, (t, g, x) in enumerate(zip(s["tokens"], head, label, strict=True), 1):
+            for d, (t, g, x) in enumerate(zip(s["tokens"], head, label, strict=True)):
                 # a head as its distance from the word (0: the root): small, so it packs well
                 words.append(
                     (
                         names["tags"].setdefault(t[1], len(names["tags"])),
-                        (g - d) % 256 if g else 0,
+                        (g - d) % 256,
                         names["labels"].setdefault(x, len(names["labels"])),
                     )
                 )
@@ -113,26 +112,20 @@ def unpack(store: Path, captions: list[tuple[str, str]], only: set[str] | None =
             mine = tokens[start : start + n]
             tags = [tag_of[k] for k in words[at : at + n, 0].tolist()]
             offsets = words[at : at + n, 1].tolist()
-            heads = [
-                0 if r == 0 else d + (r if r < 128 else r - 256) for d, r in enumerate(offsets, 1)
-            ]
+            heads = [d + (r if r < 128 else r - 256) for d, r in enumerate(offsets)]  # as pack's
             labels = [label_of[k] for k in words[at : at + n, 2].tolist()]
             at, start = at + n, start + n
+            pairs = list(enumerate(zip(heads, labels, strict=True)))
             record["sentences"].append(
                 {
                     "tokens": [[w, t] for w, t in zip(mine, tags, strict=True)],
                     "basic": {
-                        "edges": [
-                            [h, x, d]
-                            for d, (h, x) in enumerate(zip(heads, labels, strict=True), 1)
-                            if h
-                        ],
-                        "roots": [d for d, h in enumerate(heads, 1) if not h],
+                        "edges": [[h + 1, x, d + 1] for d, (h, x) in pairs if h != d],
+                        "roots": [d + 1 for d, (h, _) in pairs if h == d],
                     },
                 }
             )
-            spacy_heads = [h - 1 if h else d for d, h in enumerate(heads)]
-            tuples = sentence_tuples(basic_graph(mine, tags, spacy_heads, labels))
+            tuples = sentence_tuples(basic_graph(mine, tags, heads, labels))
             # the oracle writes a relation as (subject, object, relation)
             record["tuples"] += [list(t) if len(t) < 3 else [t[0], t[2], t[1]] for t in tuples]
         if start != len(tokens):

@@ -24,22 +24,20 @@ HOLD_OUT = 50  # 2 % of the captions, chosen by annotation id (independent of fi
 def doc_of(vocab, record: dict):
     from spacy.tokens import Doc
 
+    from capeval_core.spice.stanford import tree_of
+
     words, tags, heads, deps, starts = [], [], [], [], []
     for s in record["sentences"]:
         offset = len(words)
         n = len(s["tokens"])
-        head = [None] * n
-        label = [None] * n
-        for g, rel, d in s["basic"]["edges"]:
-            head[d - 1], label[d - 1] = offset + g - 1, rel
-        for r in s["basic"]["roots"]:
-            head[r - 1], label[r - 1] = offset + r - 1, "ROOT"
-        if any(h is None for h in head):
+        try:
+            head, label = tree_of(n, s["basic"]["edges"], s["basic"]["roots"])
+        except ValueError:
             return None  # not a tree (never seen, but a Doc needs one head per token)
         starts.extend([True] + [False] * (n - 1))
         words += [t[0] for t in s["tokens"]]
         tags += [t[1] for t in s["tokens"]]
-        heads += head
+        heads += [offset + h for h in head]
         deps += label
     return Doc(vocab, words=words, tags=tags, heads=heads, deps=deps, sent_starts=starts)
 
