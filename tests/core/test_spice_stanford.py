@@ -7,6 +7,8 @@ must give exactly the jar's proposed tuples, in order (golden: tests/core/spice_
 
 from __future__ import annotations
 
+import pytest
+
 from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples, tree_of
 from tests.core.spice_golden import oracle_captions
 
@@ -31,6 +33,13 @@ def test_jar_trees_give_the_jar_tuples_through_every_emulated_stage():
             differ.append((caption.annotation_id, tuples, jar))
     assert len(oracle_captions()) == 3000
     assert differ == []
+
+
+def test_a_jar_graph_becomes_heads_and_labels_and_a_word_without_a_head_is_refused():
+    edges = [[2, "det", 1], [2, "nmod", 4], [4, "case", 3]]  # "a dog on grass"
+    assert tree_of(4, edges, [2]) == ([1, 1, 3, 1], ["det", "ROOT", "case", "nmod"])
+    with pytest.raises(ValueError, match="word 3 of 4 has no head"):
+        tree_of(4, [e for e in edges if e[2] != 3], [2])
 
 
 def test_corenlp_tokens_of_every_golden_caption():
