@@ -14,12 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from capeval_core.spice.stanford import (
-    basic_graph,
-    corenlp_words,
-    sentence_tuples,
-    tree_of,
-)
+from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples, tree_of
 
 
 def check(record: dict) -> list[str]:
