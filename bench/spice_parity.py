@@ -21,6 +21,7 @@ from pathlib import Path
 from capeval_core.errors import MissingResourceError
 from capeval_core.metrics import make_batch
 from capeval_core.resources import coco_caption_sets
+from capeval_core.spice.stanford import jar_order
 
 PARITY_IMAGES = 1000
 PARSERS = ("stanford-emulation", "spacy-sm")
@@ -69,9 +70,7 @@ def _jar_outputs(sets, texts_by_set) -> tuple[list[dict], dict[str, list]] | Non
     tuples = {}
     for line in tuples_path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
-        tuples[record["caption"]] = [
-            tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in record["tuples"]
-        ]
+        tuples[record["caption"]] = jar_order(record["tuples"])
     return scores, tuples
 
 

@@ -157,6 +157,12 @@ def tree_of(n: int, edges, roots) -> tuple[list[int], list[str]]:
     return heads, labels
 
 
+def jar_order(tuples) -> list[Tuple]:
+    """The oracle's tuples in ours: it writes a relation as (subject, object, relation), we as
+    (subject, relation, object). The swap is its own inverse, so it also gives the oracle's."""
+    return [tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in tuples]
+
+
 def sentence_tuples(g: DepGraph, sentence: int = 0) -> list[Tuple]:
     """Stages 4-5 on a basic tree: CC-processing, SceneGraphParser's enhancements, rules
     (``sentence``: the sentence's position in the caption, which CoreNLP's node order uses)."""

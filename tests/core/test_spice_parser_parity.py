@@ -18,6 +18,7 @@ import pytest
 
 from capeval_core.resources import coco_captions
 from capeval_core.spice.parse import CaptionParser
+from capeval_core.spice.stanford import jar_order
 from capeval_core.tokenize import get_tokenizer
 
 HELDOUT = Path(__file__).resolve().parents[1] / "golden" / "spice-oracle-heldout.json.gz"
@@ -34,7 +35,7 @@ def heldout() -> list[tuple[str, list[tuple[str, ...]]]]:
     text_of = {str(c.annotation_id): c.caption for c in coco_captions("train")}
     ids = list(tuples)
     texts = [" ".join(t) for t in get_tokenizer("ptb").tokenize_batch([text_of[i] for i in ids])]
-    jar = [[tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in tuples[i]] for i in ids]
+    jar = [jar_order(tuples[i]) for i in ids]
     return list(zip(texts, jar, strict=True))
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from capeval_core.metrics.spice import Spice, SpicePrepared, match_tuples
 from capeval_core.spice.graph import Concept, SceneGraph
+from capeval_core.spice.stanford import jar_order
 
 
 def syn(table):
@@ -179,10 +180,7 @@ def test_jar_tuples_give_the_jar_per_image_scores():
     by_image = defaultdict(list)
     for c in coco_captions("train"):
         by_image[c.image_id].append(c.annotation_id)
-    jar_tuples = {
-        int(i): tuple(tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in ts)
-        for i, ts in golden["tuples"].items()
-    }  # the jar stores relations as (subject, object, relation)
+    jar_tuples = {int(i): tuple(jar_order(ts)) for i, ts in golden["tuples"].items()}
     metric = Spice()
     mismatched = []
     for item in golden["images"]:

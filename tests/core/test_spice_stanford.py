@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples, tree_of
+from capeval_core.spice.stanford import (
+    basic_graph,
+    corenlp_words,
+    jar_order,
+    sentence_tuples,
+    tree_of,
+)
 from tests.core.spice_golden import oracle_captions
 
 
@@ -28,7 +34,7 @@ def test_jar_trees_give_the_jar_tuples_through_every_emulated_stage():
             g = basic_graph(sentence.words, sentence.tags, heads, deps)
             assert [t.lemma for t in g.tokens] == list(sentence.lemmas)
             tuples += sentence_tuples(g, k)
-        jar = [t if len(t) < 3 else (t[0], t[2], t[1]) for t in caption.tuples]
+        jar = jar_order(caption.tuples)
         if tuples != jar:
             differ.append((caption.annotation_id, tuples, jar))
     assert len(oracle_captions()) == 3000
@@ -40,6 +46,12 @@ def test_a_jar_graph_becomes_heads_and_labels_and_a_word_without_a_head_is_refus
     assert tree_of(4, edges, [2]) == ([1, 1, 3, 1], ["det", "ROOT", "case", "nmod"])
     with pytest.raises(ValueError, match="word 3 of 4 has no head"):
         tree_of(4, [e for e in edges if e[2] != 3], [2])
+
+
+def test_the_jar_writes_a_relation_with_its_object_before_its_relation():
+    jar = [["man"], ["man", "tall"], ["man", "kite", "fly"]]
+    assert jar_order(jar) == [("man",), ("man", "tall"), ("man", "fly", "kite")]
+    assert jar_order(jar_order(jar)) == [tuple(t) for t in jar]
 
 
 def test_corenlp_tokens_of_every_golden_caption():

@@ -14,11 +14,8 @@ import pytest
 from capeval_core.spice.depgraph import DepGraph, Token
 from capeval_core.spice.enhancement import enhance
 from capeval_core.spice.rules import extract_tuples
+from capeval_core.spice.stanford import jar_order
 from tests.core.spice_golden import oracle_captions
-
-
-def _jar_order(tuples) -> list[tuple[str, ...]]:
-    return [(t[0], t[2], t[1]) if len(t) == 3 else tuple(t) for t in tuples]
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +32,7 @@ def _differing(golden, stage: str) -> list[int]:
             if stage == "ccprocessed":
                 enhance(g, k)
             got += extract_tuples(g, k)
-        if _jar_order(got) != list(cap.tuples):
+        if jar_order(got) != list(cap.tuples):
             differ.append(cap.annotation_id)
     return differ
 

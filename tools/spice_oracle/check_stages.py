@@ -14,7 +14,13 @@ import argparse
 import json
 from pathlib import Path
 
-from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples, tree_of
+from capeval_core.spice.stanford import (
+    basic_graph,
+    corenlp_words,
+    jar_order,
+    sentence_tuples,
+    tree_of,
+)
 
 
 def check(record: dict) -> list[str]:
@@ -28,7 +34,7 @@ def check(record: dict) -> list[str]:
         g = basic_graph([t[0] for t in s["tokens"]], [t[1] for t in s["tokens"]], heads, deps)
         lemmas_ok &= [t.lemma for t in g.tokens] == [t[2] for t in s["tokens"]]
         tuples += sentence_tuples(g, k)
-    jar = [tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in record["tuples"]]
+    jar = jar_order(record["tuples"])
     return problems + ([] if lemmas_ok else ["lemmas"]) + ([] if tuples == jar else ["tuples"])
 
 

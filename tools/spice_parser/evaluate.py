@@ -94,14 +94,14 @@ def _tuple_agreement(records: list[dict], words_of: list, parsed: list, outcomes
     """Tuple precision/recall (per caption, as sets, micro-averaged) and the exact-list rate
     of the whole stanford-emulation pipeline on the parses, against the oracle's tuples; each
     caption's exact-list outcome is added to ``outcomes``."""
-    from capeval_core.spice.stanford import basic_graph, sentence_tuples
+    from capeval_core.spice.stanford import basic_graph, jar_order, sentence_tuples
 
     hit = n_ours = n_jar = same = 0
     for record, words, (tags, heads, deps), outcome in zip(
         records, words_of, parsed, outcomes, strict=True
     ):
         ours = sentence_tuples(basic_graph(words, tags, heads, deps))
-        jar = [tuple(t) if len(t) < 3 else (t[0], t[2], t[1]) for t in record["tuples"]]
+        jar = jar_order(record["tuples"])
         outcome["identical_tuples"] = ours == jar
         same += outcome["identical_tuples"]
         a, b = set(ours), set(jar)

@@ -86,7 +86,7 @@ def unpack(store: Path, captions: list[tuple[str, str]], only: set[str] | None =
     """The stored captions as oracle records (id, caption, sentences' tokens and basic trees,
     tuples), in order; ``captions``: ``make_captions.py``'s ``(id, text)`` rows; ``only``:
     just the captions of these ids."""
-    from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples
+    from capeval_core.spice.stanford import basic_graph, corenlp_words, jar_order, sentence_tuples
 
     data = _load(store)
     rows = captions[: int(data["count"])]
@@ -126,8 +126,7 @@ def unpack(store: Path, captions: list[tuple[str, str]], only: set[str] | None =
                 }
             )
             tuples = sentence_tuples(basic_graph(mine, tags, heads, labels))
-            # the oracle writes a relation as (subject, object, relation)
-            record["tuples"] += [list(t) if len(t) < 3 else [t[0], t[2], t[1]] for t in tuples]
+            record["tuples"] += [list(t) for t in jar_order(tuples)]
         if start != len(tokens):
             raise ValueError(f"caption {annotation_id}: {len(tokens)} words, {start} stored")
         yield record
