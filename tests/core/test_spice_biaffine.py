@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from capeval_core.spice.biaffine import TreeScorer, eisner
+from capeval_core.spice.biaffine import TreeScorer, decode, eisner
 from capeval_core.spice.stanford import model_dir
 
 #: written by tools/spice_parser/train_graph.py (PyTorch 2.15, CPU) with the shipped weights:
@@ -78,6 +78,23 @@ def test_eisner_gives_a_projective_tree_for_long_sentences():
     rng = np.random.default_rng(0)
     for heads in eisner(rng.normal(size=(20, 60, 61))):
         assert _is_projective_tree(tuple(heads.tolist()))
+
+
+def test_a_sentence_longer_than_the_span_is_one_tree_of_pieces_each_eisners_own():
+    rng = np.random.default_rng(1)
+    scores = rng.normal(size=(3, 23, 24))
+    assert (decode(scores, span=23) == eisner(scores)).all()  # up to the span: one tree
+    heads = decode(scores, span=10)
+    for b in range(len(scores)):
+        assert _is_projective_tree(tuple(heads[b].tolist()))
+        first_root = int(np.flatnonzero(heads[b] == 0)[0]) + 1
+        assert first_root <= 10
+        for a in (0, 10, 20):  # each piece: Eisner's tree on its own arcs
+            cols = [0, *range(a + 1, min(a + 10, 23) + 1)]
+            alone = eisner(scores[b : b + 1, a : a + 10][:, :, cols])[0]
+            want = [0 if h == 0 else h + a for h in alone.tolist()]
+            got = [0 if a and h == first_root else h for h in heads[b, a : a + 10].tolist()]
+            assert got == want
 
 
 def test_a_sentences_tree_does_not_depend_on_its_batch(scorer):
