@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from capeval_core.errors import MissingResourceError
-from capeval_core.spice.biaffine import Tree, TreeScorer
+from capeval_core.spice.biaffine import EISNER_SPAN, Tree, TreeScorer
 from capeval_core.spice.depgraph import DepGraph, Token
 from capeval_core.spice.enhancement import enhance
 from capeval_core.spice.rules import RULES_VERSION, Tuple, extract_tuples
@@ -42,7 +42,8 @@ def model_dir() -> Path:
 
 @functools.cache
 def identity() -> str:
-    """Parser identity: the trained pipeline's digest, spaCy's version, the rules, BLAS."""
+    """Parser identity: the trained pipeline's digest, the decoder's span, spaCy's version, the
+    rules, BLAS."""
     from capeval_core.resources import package_version
 
     root = model_dir()
@@ -56,7 +57,8 @@ def identity() -> str:
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return (
-        f"stanford-emulation-{digest.hexdigest()[:12]}/spacy-{package_version('spacy')}/"
+        f"stanford-emulation-{digest.hexdigest()[:12]}/span-{EISNER_SPAN}/"
+        f"spacy-{package_version('spacy')}/"
         f"rules-{RULES_VERSION}/{MATMUL}"
     )
 

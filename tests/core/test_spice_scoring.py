@@ -118,6 +118,7 @@ def test_signature_records_parser_and_options():
     sig = str(Spice().signature())
     assert "parser:stanford-emulation|" in sig and "synsets:True" in sig
     assert "model:stanford-emulation-" in sig  # the trained pipeline's digest
+    assert "/span-256/" in sig  # the tree decoder's longest one-piece sentence
     assert str(Spice(synsets=False).signature()) != sig
     old = str(Spice(parser="spacy-sm").signature())
     assert "parser:spacy-sm|" in old and "model:spacy-3" in old
