@@ -28,10 +28,8 @@ from capeval_core import (
 from capeval_core.metrics import METRICS, REPORTED_KEYS
 from capeval_ui import cached, views
 from capeval_ui.views import key_label
+from tests.app.apptest import ROOT, TIMEOUT
 
-ROOT = Path(__file__).resolve().parents[2]
-
-TIMEOUT = 60
 PAGES = ("app_pages/home.py", "app_pages/compare.py")
 DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
 # Markup of every kind a renderer could interpret: HTML, markdown links/emphasis, LaTeX.

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from capeval_core.judgments.protocols import ABSTRACT50S, PASCAL50S
 from capeval_ui import cached
+from tests.app.apptest import ROOT, TIMEOUT
 from tests.core.consensus_files import (
     PASCAL_ROWS,
     write_abstract,
@@ -20,9 +21,6 @@ from tests.core.consensus_files import (
     write_pascal_refs,
     write_triplets,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 60
 
 
 def _judgments(**state: Any) -> AppTest:

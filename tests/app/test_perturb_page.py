@@ -5,7 +5,6 @@ reproduces the pattern, and markup in captions is shown literally."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,11 +13,10 @@ from streamlit.testing.v1 import AppTest
 from capeval_core.judgments.demo import demo_graded
 from capeval_core.perturb import perturb, score_perturbations
 from capeval_ui import cached
+from tests.app.apptest import ROOT, TIMEOUT
 from tests.app.test_app import HOSTILE, HOSTILE_MARKERS, MARKDOWN_TYPES, _elements
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGE = "app_pages/perturb.py"
-TIMEOUT = 180
 KEYS = ["bleu_1", "bleu_4", "rouge_l"]
 DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
 

@@ -6,7 +6,6 @@ upload while keeping the page as it was."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -15,11 +14,10 @@ from streamlit.testing.v1 import AppTest
 
 from capeval_core.resources import coco_caption_sets
 from capeval_core.systems import References, compare_systems, load_systems, score_systems
+from tests.app.apptest import ROOT, TIMEOUT
 from tests.app.test_app import HOSTILE, HOSTILE_MARKERS, MARKDOWN_TYPES, _elements
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGE = "app_pages/systems.py"
-TIMEOUT = 180
 KEYS = ["bleu_4", "cider_d"]
 #: fewer resamples and trials keep the tests short
 FAST = {"systems_metrics": KEYS, "systems_resamples": 200, "systems_trials": 500}

@@ -19,9 +19,8 @@ from capeval_core.judgments import DEFAULT_MAX_BYTES
 from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
 from capeval_ui import cached, state, views
 from capeval_ui.views import key_label
+from tests.app.apptest import ROOT, TIMEOUT
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 120
 DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
 COMPARE = "app_pages/compare.py"
 
