@@ -87,7 +87,7 @@ def _read(path: Path) -> DocumentFrequency | None:
     except (OSError, ResourceError, TypeError, ValueError) as exc:
         path.unlink(missing_ok=True)
         warnings.warn(
-            f"damaged IDF cache {path.name} discarded ({exc}); building it again",
+            f"damaged IDF cache {path} discarded ({exc}); building it again",
             DamagedCacheWarning,
             stacklevel=4,
         )

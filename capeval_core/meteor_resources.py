@@ -224,7 +224,7 @@ def meteor_synsets() -> MeteorSynsets:
         pass  # parsed once, below
     except (OSError, ResourceError, TypeError, ValueError) as exc:
         warnings.warn(
-            f"damaged METEOR synonym cache {path.name} discarded ({exc}); parsing the jar again",
+            f"damaged METEOR synonym cache {path} discarded ({exc}); parsing the jar again",
             DamagedCacheWarning,
             stacklevel=2,
         )

@@ -148,7 +148,7 @@ def discard_damaged(path: Path, what: str, reason: str, then: str) -> None:
     with contextlib.suppress(OSError):
         path.unlink(missing_ok=True)
     warnings.warn(
-        f"damaged {what} {path.name} discarded ({reason}); {then}",
+        f"damaged {what} {path} discarded ({reason}); {then}",
         DamagedCacheWarning,
         stacklevel=5,
     )

@@ -232,7 +232,7 @@ class CaptionParser:
         if bad:
             warnings.warn(
                 f"{len(bad):,} damaged row(s) of the SPICE parse cache "
-                f"{parse_cache_path().name} discarded; those captions are parsed again",
+                f"{parse_cache_path()} discarded; those captions are parsed again",
                 DamagedCacheWarning,
                 stacklevel=3,
             )
@@ -282,7 +282,7 @@ def _discard_parse_cache(problem: str) -> None:
         with contextlib.suppress(OSError):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
     warnings.warn(
-        f"the SPICE parse cache {path.name} was damaged ({problem}); deleted, and built "
+        f"the SPICE parse cache {path} was damaged ({problem}); deleted, and built "
         "again as captions are parsed",
         DamagedCacheWarning,
         stacklevel=4,
