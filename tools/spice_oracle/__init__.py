@@ -35,7 +35,7 @@ ARTIFACTS = (
     # SPICE's scorer evaluates a JavaScript expression; Java 15+ has no built-in engine
     "org.openjdk.nashorn:nashorn-core:15.4",
 )
-JAVA_SOURCES = ("SpiceOracle.java", "MorphologyOracle.java")
+JAVA_SOURCES = ("SpiceOracle.java", "MorphologyOracle.java", "PcfgOracle.java")
 
 
 def oracle_dir() -> Path:

@@ -1,0 +1,223 @@
+"""CoreNLP 3.6.0's exhaustive PCFG parse (``ExhaustivePCFGParser``), in numpy.
+
+The chart holds, for every span and grammar state, the best inside log-probability in
+float32, computed as CoreNLP computes it so that the numbers agree to the bit:
+
+- a binary rule over a split adds ``(rule + left) + right`` in float32; the best over rules
+  and splits is a maximum, so the order they are tried in does not matter;
+- unary rules are applied once per cell, state by state in increasing order, each through
+  the closed unary grammar: a state improved by a lower-numbered one passes the improvement
+  on, one improved by a higher-numbered one does not (:func:`_unaries`);
+- the sentence ends in a boundary word that only the whole sentence combines with.
+
+The best parse is then read back as CoreNLP reads it (:func:`extract`): not by back-pointers
+but by trying, in the grammar's order, each way of building a node and taking the first whose
+score is within a relative 1e-5 of the node's, so nearly tied parses resolve as they do in
+Java.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from capeval_core.spice.pcfg.grammar import BOUNDARY_WORD, Grammar
+from capeval_core.spice.pcfg.lexicon import Lexicon
+from capeval_core.spice.pcfg.trees import Tree
+
+NEG_INF = np.float32(-np.inf)
+#: CoreNLP's relative tolerance when it reads the best parse back
+TOLERANCE = 1e-5
+#: the score CoreNLP gives every tag of a word when it parses again after a failure
+FLOOD_SCORE = np.float32(-1000.0)
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """The grammar's rules laid out for the chart."""
+
+    # binary rules sorted by parent (stable), with each parent's run start
+    parent: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    score: np.ndarray
+    runs: np.ndarray
+    run_parent: np.ndarray
+    # binary rules of each parent in the grammar's order, for reading parses back
+    by_parent: dict[int, np.ndarray]
+    # unary (core) rules of each parent in CoreNLP's order
+    unary_by_parent: dict[int, list[tuple[int, np.float32]]]
+    # closed unary rules split by direction (child < parent, child > parent)
+    up: tuple[np.ndarray, np.ndarray, np.ndarray]
+    down: tuple[np.ndarray, np.ndarray, np.ndarray]
+    is_tag: np.ndarray
+
+
+@functools.cache
+def _rules(g: Grammar) -> _Rules:
+    order = np.argsort(g.b_parent, kind="stable")
+    parent = g.b_parent[order]
+    runs = np.flatnonzero(np.r_[True, parent[1:] != parent[:-1]])
+    by_parent: dict[int, list[int]] = {}
+    for i, p in enumerate(g.b_parent.tolist()):
+        by_parent.setdefault(p, []).append(i)
+    unary: dict[int, list[tuple[int, np.float32]]] = {}
+    for p, c, s in zip(g.u_parent.tolist(), g.u_child.tolist(), g.u_score, strict=True):
+        unary.setdefault(p, []).append((c, s))
+    up = g.c_child < g.c_parent
+    is_tag = np.zeros(len(g.states), dtype=bool)
+    is_tag[g.tag_state[g.tag_state >= 0]] = True
+    return _Rules(
+        parent=parent,
+        left=g.b_left[order],
+        right=g.b_right[order],
+        score=g.b_score[order],
+        runs=runs,
+        run_parent=parent[runs],
+        by_parent={p: np.array(ix, dtype=np.int64) for p, ix in by_parent.items()},
+        unary_by_parent=unary,
+        up=(g.c_parent[up], g.c_child[up], g.c_score[up]),
+        down=(g.c_parent[~up], g.c_child[~up], g.c_score[~up]),
+        is_tag=is_tag,
+    )
+
+
+def _relax(v: np.ndarray, parent: np.ndarray, child: np.ndarray, score: np.ndarray) -> bool:
+    """One pass of closed unary rules over ``v`` (in place); whether anything improved."""
+    cand = v[child] + score
+    live = cand > v[parent]
+    if not live.any():
+        return False
+    np.maximum.at(v, parent[live], cand[live])
+    return True
+
+
+def _unaries(v: np.ndarray, rules: _Rules) -> None:
+    """CoreNLP's unary step on one cell (in place). It visits states in increasing order and
+    applies each one's closed rules with the state's score as it is then: so a state's score
+    at its visit is the best over chains of rules that climb in state number, and the final
+    score of a state adds one more rule from any state visited after it."""
+    while _relax(v, *rules.up):
+        pass
+    at_visit = v.copy()
+    parent, child, score = rules.down
+    cand = at_visit[child] + score
+    live = cand > v[parent]
+    if live.any():
+        np.maximum.at(v, parent[live], cand[live])
+
+
+class Chart:
+    """Inside scores of one sentence (its words plus the boundary word)."""
+
+    def __init__(self, g: Grammar, lexicon: Lexicon, words: Sequence[str]) -> None:
+        self.g, self.lexicon, self.rules = g, lexicon, _rules(g)
+        self.words = [*words, BOUNDARY_WORD]
+        self.n = len(self.words)
+        self.flooded = False
+        self._empty = np.full(len(g.states), NEG_INF, dtype=np.float32)
+        self.cells: dict[tuple[int, int], np.ndarray] = {}
+        self._fill()
+        if not self.has_parse() and not self.flooded:  # CoreNLP's recovery parse
+            self.flooded = True
+            self.cells = {}
+            self._fill()
+
+    def has_parse(self) -> bool:
+        return bool(self.cells[(0, self.n)][self.g.goal] > NEG_INF)
+
+    @property
+    def best_score(self) -> np.float32:
+        return self.cells[(0, self.n)][self.g.goal]
+
+    def _fill(self) -> None:
+        for start in range(self.n):
+            self.cells[(start, start + 1)] = self._lexical(start)
+        for width in range(2, self.n + 1):
+            # spans ending at the boundary word are built only for the whole sentence
+            for start in range(1 if width == self.n else self.n - width):
+                self.cells[(start, start + width)] = self._binary(start, start + width)
+
+    def _lexical(self, start: int) -> np.ndarray:
+        g, lex, word = self.g, self.lexicon, self.words[start]
+        v = np.full(len(g.states), NEG_INF, dtype=np.float32)
+        boundary = word == BOUNDARY_WORD
+        taggings = lex.taggings(word, start) if not self.flooded or boundary else []
+        if not taggings:
+            taggings = lex.all_taggings(word, start)
+        for tag, score in taggings:
+            state = g.tag_state[tag]
+            if state >= 0:
+                v[state] = score
+        if self.flooded and not boundary:
+            v[self.rules.is_tag & (v == NEG_INF)] = FLOOD_SCORE
+        _unaries(v, self.rules)
+        return v
+
+    def _binary(self, start: int, end: int) -> np.ndarray:
+        r = self.rules
+        splits = range(start + 1, end)
+        # cells ending at the boundary word but for the last one are never built (-inf)
+        left = np.stack([self.cells.get((start, m), self._empty) for m in splits])
+        right = np.stack([self.cells.get((m, end), self._empty) for m in splits])
+        live_l = (left > NEG_INF).any(axis=0)
+        live_r = (right > NEG_INF).any(axis=0)
+        use = np.flatnonzero(live_l[r.left] & live_r[r.right])
+        v = np.full(len(self.g.states), NEG_INF, dtype=np.float32)
+        if use.size:
+            tot = (r.score[use] + left[:, r.left[use]]) + right[:, r.right[use]]
+            best = np.full(len(r.parent), NEG_INF, dtype=np.float32)
+            best[use] = tot.max(axis=0)
+            v[r.run_parent] = np.maximum.reduceat(best, r.runs)
+        _unaries(v, r)
+        return v
+
+
+def _matches(x: float, y: float) -> bool:
+    """CoreNLP's test that a way of building a node gives the node's score."""
+    with np.errstate(invalid="ignore"):
+        return abs(x - y) / (abs(x) + abs(y) + 1e-10) < TOLERANCE
+
+
+def extract(chart: Chart, goal: int | None = None, start: int = 0, end: int | None = None) -> Tree:
+    """The best parse as CoreNLP reads it back (grammar states as labels, boundary included)."""
+    g, r = chart.g, chart.rules
+    goal = g.goal if goal is None else goal
+    end = chart.n if end is None else end
+    best = float(chart.cells[(start, end)][goal])
+    label = g.states[goal]
+    if end - start == 1 and r.is_tag[goal]:
+        word = chart.words[start]
+        tag = g.tags.index(label)
+        lex = chart.lexicon
+        if chart.flooded or lex.score(lex.word_id(word), tag, start, word) > NEG_INF:
+            return Tree(label, [Tree(word)])
+    by_parent = r.by_parent.get(goal)
+    if by_parent is not None:
+        for split in range(start + 1, end):
+            left_cell = chart.cells.get((start, split))
+            right_cell = chart.cells.get((split, end))
+            if left_cell is None or right_cell is None:
+                continue
+            # float32 sums as Java's (rule + left) + right, widened after
+            tot = (g.b_score[by_parent] + left_cell[g.b_left[by_parent]]) + right_cell[
+                g.b_right[by_parent]
+            ]
+            for k in np.flatnonzero(tot > NEG_INF):
+                if _matches(float(tot[k]), best):
+                    i = by_parent[k]
+                    return Tree(
+                        label,
+                        [
+                            extract(chart, int(g.b_left[i]), start, split),
+                            extract(chart, int(g.b_right[i]), split, end),
+                        ],
+                    )
+    cell = chart.cells[(start, end)]
+    for child, score in r.unary_by_parent.get(goal, ()):
+        if child != goal and _matches(float(score + cell[child]), best):
+            return Tree(label, [extract(chart, child, start, end)])
+    raise ValueError(f"no parse of {label} over words {start}-{end} can be read back")
