@@ -10,6 +10,10 @@
 //                                  the parser's binarized best parse (grammar states), its score
 //                                  (float bits) and the final tree; --lex adds each word's tag
 //                                  scores in the chart
+//   PcfgOracle americanize IN.txt OUT.txt
+//                                  each word (one a line) as the parser reads it: its word
+//                                  function (British -> American spelling, month and day names
+//                                  capitalised)
 package edu.stanford.nlp.parser.lexparser;
 
 import java.io.BufferedReader;
@@ -125,13 +129,29 @@ public class PcfgOracle {
         }
     }
 
+    static void americanize(String in, String out) throws Exception {
+        LexicalizedParser lp = load();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(
+                new FileInputStream(in), StandardCharsets.UTF_8));
+             BufferedWriter w = new BufferedWriter(new OutputStreamWriter(
+                new FileOutputStream(out), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                w.write(lp.getOp().wordFunction.apply(line));
+                w.write('\n');
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
-        if (args.length >= 2 && args[0].equals("grammar")) {
+        if (args.length >= 3 && args[0].equals("americanize")) {
+            americanize(args[1], args[2]);
+        } else if (args.length >= 2 && args[0].equals("grammar")) {
             grammar(args[1]);
         } else if (args.length >= 3 && args[0].equals("parse")) {
             parse(args[1], args[2], args.length > 3 && args[3].equals("--lex"));
         } else {
-            System.err.println("usage: PcfgOracle grammar OUT.tsv | parse IN.tsv OUT.jsonl [--lex]");
+            System.err.println("usage: PcfgOracle grammar OUT.tsv | parse IN.tsv OUT.jsonl [--lex] | americanize IN OUT");
             System.exit(2);
         }
     }

@@ -118,7 +118,6 @@ class Chart:
         self.words = [*words, BOUNDARY_WORD]
         self.n = len(self.words)
         self.flooded = False
-        self._empty = np.full(len(g.states), NEG_INF, dtype=np.float32)
         self.cells: dict[tuple[int, int], np.ndarray] = {}
         self._fill()
         if not self.has_parse() and not self.flooded:  # CoreNLP's recovery parse
@@ -134,12 +133,14 @@ class Chart:
         return self.cells[(0, self.n)][self.g.goal]
 
     def _fill(self) -> None:
-        for start in range(self.n):
-            self.cells[(start, start + 1)] = self._lexical(start)
-        for width in range(2, self.n + 1):
+        self.live: dict[int, np.ndarray] = {}  # each cell's states with a finite score
+        for width in range(1, self.n + 1):
             # spans ending at the boundary word are built only for the whole sentence
-            for start in range(1 if width == self.n else self.n - width):
-                self.cells[(start, start + width)] = self._binary(start, start + width)
+            for start in range(self.n if width == 1 else 1 if width == self.n else self.n - width):
+                end = start + width
+                cell = self._lexical(start) if width == 1 else self._binary(start, end)
+                self.cells[(start, end)] = cell
+                self.live[id(cell)] = cell > NEG_INF
 
     def _lexical(self, start: int) -> np.ndarray:
         g, lex, word = self.g, self.lexicon, self.words[start]
@@ -161,17 +162,23 @@ class Chart:
         r = self.rules
         splits = range(start + 1, end)
         # cells ending at the boundary word but for the last one are never built (-inf)
-        left = np.stack([self.cells.get((start, m), self._empty) for m in splits])
-        right = np.stack([self.cells.get((m, end), self._empty) for m in splits])
-        live_l = (left > NEG_INF).any(axis=0)
-        live_r = (right > NEG_INF).any(axis=0)
-        use = np.flatnonzero(live_l[r.left] & live_r[r.right])
+        lefts = [self.cells.get((start, m)) for m in splits]
+        rights = [self.cells.get((m, end)) for m in splits]
+        pairs = [
+            (a, b) for a, b in zip(lefts, rights, strict=True) if a is not None and b is not None
+        ]
         v = np.full(len(self.g.states), NEG_INF, dtype=np.float32)
-        if use.size:
-            tot = (r.score[use] + left[:, r.left[use]]) + right[:, r.right[use]]
-            best = np.full(len(r.parent), NEG_INF, dtype=np.float32)
-            best[use] = tot.max(axis=0)
-            v[r.run_parent] = np.maximum.reduceat(best, r.runs)
+        if pairs:
+            live_l = np.logical_or.reduce([self.live[id(a)] for a, _ in pairs])
+            live_r = np.logical_or.reduce([self.live[id(b)] for _, b in pairs])
+            use = np.flatnonzero(live_l[r.left] & live_r[r.right])
+            if use.size:
+                lc, rc = r.left[use], r.right[use]
+                tot = (r.score[use] + pairs[0][0][lc]) + pairs[0][1][rc]
+                for a, b in pairs[1:]:
+                    np.maximum(tot, (r.score[use] + a[lc]) + b[rc], out=tot)
+                runs = np.flatnonzero(np.r_[True, r.parent[use][1:] != r.parent[use][:-1]])
+                v[r.parent[use][runs]] = np.maximum.reduceat(tot, runs)
         _unaries(v, r)
         return v
 

@@ -124,8 +124,13 @@ class Grammar:
 @functools.cache
 def load_grammar(jar: Path | None = None) -> Grammar:
     """The grammar of ``jar`` (default :func:`models_jar`), from the capeval cache when there."""
-    from capeval_core.resources import build_lock, cache_dir, discard_damaged, dump_checked
-    from capeval_core.resources import load_checked
+    from capeval_core.resources import (
+        build_lock,
+        cache_dir,
+        discard_damaged,
+        dump_checked,
+        load_checked,
+    )
 
     jar = models_jar() if jar is None else jar
     stamp = grammar_stamp(jar)
@@ -156,7 +161,8 @@ def read_serialized(data: bytes, stamp: str) -> Grammar:
 
     binary = [_fields(r) for r in _fields(parser["bg"])["allRules"]]
     b_parent, b_left, b_right = (
-        np.array([r[k] for r in binary], dtype=np.int32) for k in ("parent", "leftChild", "rightChild")
+        np.array([r[k] for r in binary], dtype=np.int32)
+        for k in ("parent", "leftChild", "rightChild")
     )
     b_score = np.array([r["score"] for r in binary], dtype=np.float32)
 
@@ -273,7 +279,5 @@ def unary_closure(
                 relax(pr[0], cr[1], (pr[2] + cr[2]) + score)
         added[parent].append((parent, child, score))
     by_parent = [rule for group in added for rule in group]
-    closed = [
-        (r[0], r[1], r[2]) for group in with_child for r in group if r[0] != r[1]
-    ]
+    closed = [(r[0], r[1], r[2]) for group in with_child for r in group if r[0] != r[1]]
     return by_parent, closed

@@ -10,6 +10,7 @@ float32, as the parser's chart holds them.
 
 from __future__ import annotations
 
+import functools
 import math
 import unicodedata
 
@@ -132,9 +133,15 @@ class Lexicon:
         # the unknown-word model rounds to float32 itself, then the lexicon again: no change
         return _float(_log(_div(pb_t_s * p_w, p_t)))
 
-    def taggings(self, word: str, loc: int) -> list[tuple[int, np.float32]]:
+    def taggings(self, word: str, loc: int) -> tuple[tuple[int, np.float32], ...]:
         """(tag, score) for every tag the parser tries for ``word`` at ``loc`` and scores
         above the cutoff (``ruleIteratorByWord`` then ``score``)."""
+        # the position matters only to an unknown word's signature, through loc == 0
+        return self._taggings(word, loc == 0)
+
+    @functools.lru_cache(maxsize=200_000)  # noqa: B019 (a lexicon lives as long as its grammar)
+    def _taggings(self, word: str, first: bool) -> tuple[tuple[int, np.float32], ...]:
+        loc = 0 if first else 1
         w = self.word_id(word)
         if self.known(w):
             if self.g.seen.get((w, NULL), 0.0) > self.g.smooth_threshold:
@@ -148,7 +155,7 @@ class Lexicon:
             s = self.score(w, t, loc, word)
             if s > NEG_INF:
                 out.append((t, s))
-        return out
+        return tuple(out)
 
     def all_taggings(self, word: str, loc: int) -> list[tuple[int, np.float32]]:
         """Every tag with a finite score (CoreNLP's fallback when no proposed tag scored)."""

@@ -82,3 +82,68 @@ def read_tree(text: str) -> Tree:
     if stack or root is None:
         raise ValueError(f"unbalanced '(' in tree {text!r}")
     return root
+
+
+#: characters that start an annotation on a category (Penn Treebank language pack)
+_ANNOTATION_CHARS = frozenset("-=|#^~_[")
+
+
+def basic_category(label: str) -> str:
+    """The category without its annotations ("NP^S-TMP" -> "NP"); a label that starts and
+    ends with the same annotation character, like "-LRB-", is kept whole.
+
+    >>> basic_category("NP^S-TMP"), basic_category("-LRB-^NP"), basic_category("@VP|VBZ_")
+    ('NP', '-LRB-', '@VP')
+    """
+    first = ""
+    for i, ch in enumerate(label):
+        if ch in _ANNOTATION_CHARS:
+            if i == 0:
+                first = ch
+            elif first and i > 1 and ch == first:
+                first = ""
+            else:
+                return label[:i]
+    return label
+
+
+def parser_output(binary: Tree, words: list[str], boundary_tag: str, boundary_word: str) -> Tree:
+    """The tree CoreNLP's parser hands on, from its binarized best parse (grammar states as
+    labels, the boundary word last): nodes the binarization made (labels with '@') spliced
+    out, the boundary removed, annotations stripped from every category but ``-TMP`` on
+    phrases (the flag CoreNLP's pipeline sets), and ``words`` as the leaves.
+
+    >>> b = read_tree("(ROOT (S^ROOT (NP^S (NN^NP dogs)) (@S| (VP^S (VBP^VP run)))) (.$$. .$.))")
+    >>> str(parser_output(b, ["dogs", "run"], ".$$.", ".$."))
+    '(ROOT (S (NP (NN dogs)) (VP (VBP run))))'
+    """
+
+    def splice(node: Tree) -> Tree:
+        if node.is_leaf():
+            return Tree(node.label)
+        children: list[Tree] = []
+        for child in map(splice, node.children):
+            if not child.is_leaf() and "@" in child.label:
+                children.extend(child.children)
+            else:
+                children.append(child)
+        return Tree(node.label, children)
+
+    def strip(node: Tree) -> Tree:
+        if node.is_leaf():
+            return Tree(node.label)
+        label = basic_category(node.label)
+        if not node.is_preterminal() and "-TMP" in node.label:
+            label += "-TMP"
+        return Tree(label, [strip(c) for c in node.children])
+
+    tree = splice(binary)
+    if tree.children and tree.children[-1].label in (boundary_tag, boundary_word):
+        tree.children.pop()
+    tree = strip(tree)
+    leaves = [node for node in tree.subtrees() if node.is_leaf()]
+    if len(leaves) != len(words):
+        raise ValueError(f"a parse of {len(leaves)} words for a sentence of {len(words)}")
+    for leaf, word in zip(leaves, words, strict=True):
+        leaf.label = word
+    return tree
