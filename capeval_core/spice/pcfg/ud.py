@@ -26,7 +26,7 @@ from collections import deque
 
 from capeval_core.spice.pcfg.trees import Tree
 from capeval_core.spice.pcfg.ud_heads import highest_with_same_head, percolate
-from capeval_core.spice.pcfg.ud_nodes import Node, from_tree
+from capeval_core.spice.pcfg.ud_nodes import Node, from_tree, word_set
 from capeval_core.spice.pcfg.ud_relations import is_ancestor, related
 from capeval_core.spice.pcfg.ud_transform import normalize
 
@@ -153,7 +153,7 @@ def _convert_rel(deps: list[list]) -> None:
 
 #: Lemmas of verbs taking "NP V S-INF" (VerbNet 3.2, as CoreNLP lists them): a WH word
 #: attached to one of these with an xcomp belongs to the embedded verb.
-_CONTROL_NO_OBJECT = frozenset(
+_CONTROL_NO_OBJECT = word_set(
     "acquiesce submit bow defer accede succumb yield capitulate despise disdain dislike regret "
     "like love enjoy fear hate pledge proceed begin start commence recommence resume undertake "
     "ally collaborate collude conspire discriminate legislate partner protest rebel retaliate "
@@ -169,7 +169,7 @@ _CONTROL_NO_OBJECT = frozenset(
     "twitter vociferate wail warble wheeze whimper whine whisper whistle witter whoop yammer "
     "yap yell yelp yodel blare gurgle hum neglect fail forego forgo flub overleap manage omit "
     "seem appear prove try attempt intend expect mean plan propose think aim dream imagine "
-    "yen".split()
+    "yen"
 )
 
 

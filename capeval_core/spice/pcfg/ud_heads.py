@@ -14,123 +14,97 @@ the last rule finds nothing, the first (or last) child that is not punctuation h
 
 from __future__ import annotations
 
-from capeval_core.spice.pcfg.ud_nodes import PUNCT_TAGS, Node, basic
+from capeval_core.spice.pcfg.ud_nodes import PUNCT_TAGS, Node, basic, word_set
 
-_NP = (
-    ("rightdis", "NN", "NNP", "NNPS", "NNS", "NX", "NML", "JJR", "WP"),
-    ("left", "NP", "PRP"),
-    ("rightdis", "$", "ADJP", "FW", "CD", "JJ", "QP"),
-    ("rightdis", "JJS", "DT", "WDT", "NML", "PRN", "RB", "RBR", "ADVP"),
-    ("left", "POS"),
+
+def _rules(*rules: str) -> tuple[tuple[str, ...], ...]:
+    """Rules written as "direction CAT CAT ..." strings."""
+    return tuple(tuple(r.split()) for r in rules)
+
+
+_NP = _rules(
+    "rightdis NN NNP NNPS NNS NX NML JJR WP",
+    "left NP PRP",
+    "rightdis $ ADJP FW CD JJ QP",
+    "rightdis JJS DT WDT NML PRN RB RBR ADVP",
+    "left POS",
 )
-_PP = (
-    ("left", "NP", "S", "SBAR", "SBARQ", "ADVP", "PP", "VP", "ADJP", "FRAG", "UCP", "PRN"),
-    ("right",),
-)
-_VP_LIKE = (
-    "left", "TO", "VBD", "VBN", "MD", "VBZ", "VB", "VBG", "VBP", "VP", "AUX", "AUXG", "ADJP",
-    "JJP", "NN", "NNS", "JJ", "NP", "NNP",
-)  # fmt: skip
+_PP = _rules("left NP S SBAR SBARQ ADVP PP VP ADJP FRAG UCP PRN", "right")
+_VP = _rules("left TO VBD VBN MD VBZ VB VBG VBP VP AUX AUXG ADJP JJP NN NNS JJ NP NNP")
+_ROOT = _rules("left S SQ SINV SBAR FRAG")
 
 RULES: dict[str, tuple[tuple[str, ...], ...]] = {
-    "ADJP": (
-        ("left", "$"),
-        ("rightdis", "NNS", "NN", "NNP", "JJ", "QP", "VBN", "VBG"),
-        ("left", "ADJP"),
-        ("rightdis", "JJP", "JJR", "JJS", "DT", "RB", "RBR", "CD", "IN", "VBD"),
-        ("left", "ADVP", "NP"),
+    "ADJP": _rules(
+        "left $",
+        "rightdis NNS NN NNP JJ QP VBN VBG",
+        "left ADJP",
+        "rightdis JJP JJR JJS DT RB RBR CD IN VBD",
+        "left ADVP NP",
     ),
-    "JJP": (
-        ("left", "NNS", "NN", "$", "QP", "JJ", "VBN", "VBG", "ADJP", "JJP", "JJR", "NP", "JJS",
-         "DT", "FW", "RBR", "RBS", "SBAR", "RB"),
-    ),  # fmt: skip
-    "ADVP": (
-        ("rightdis", "RB", "RBR", "RBS", "JJ", "JJR", "JJS"),
-        ("rightdis", "RP", "DT", "NN", "CD", "NP", "VBN", "NNP", "CC", "FW", "NNS", "ADJP", "NML"),
-        ("left",),
+    "JJP": _rules("left NNS NN $ QP JJ VBN VBG ADJP JJP JJR NP JJS DT FW RBR RBS SBAR RB"),
+    "ADVP": _rules(
+        "rightdis RB RBR RBS JJ JJR JJS",
+        "rightdis RP DT NN CD NP VBN NNP CC FW NNS ADJP NML",
+        "left",
     ),
-    "CONJP": (("right", "JJ", "RB"), ("left", "CC", "IN"), ("right", "VB")),
-    "FRAG": (
-        ("left", "IN"),
-        ("right", "RB"),
-        ("left", "NP"),
-        ("left", "ADJP", "ADVP", "FRAG", "S", "SBAR", "VP"),
-    ),
-    "INTJ": (("rightdis", "NNS", "NN", "NNP"), ("left",)),
-    "LST": (("right", "LS", ":"),),
-    "NAC": (
-        ("left", "NN", "NNS", "NML", "NNP", "NNPS", "NP", "NAC", "EX", "$", "CD", "QP", "PRP",
-         "VBG", "JJ", "JJS", "JJR", "ADJP", "JJP", "FW"),
-    ),  # fmt: skip
+    "CONJP": _rules("right JJ RB", "left CC IN", "right VB"),
+    "FRAG": _rules("left IN", "right RB", "left NP", "left ADJP ADVP FRAG S SBAR VP"),
+    "INTJ": _rules("rightdis NNS NN NNP", "left"),
+    "LST": _rules("right LS :"),
+    "NAC": _rules("left NN NNS NML NNP NNPS NP NAC EX $ CD QP PRP VBG JJ JJS JJR ADJP JJP FW"),
     "PP": _PP,
     "WHPP": _PP,
-    "PRN": (
-        ("left", "VP", "SQ", "S", "SINV", "SBAR", "NP", "ADJP", "PP", "ADVP", "INTJ", "WHNP",
-         "NAC", "VBP", "JJ", "NN", "NNP"),
-    ),  # fmt: skip
-    "PRT": (("right", "RP"),),
-    "QP": (
-        ("right", "$", "NNS", "NN", "CD", "JJ", "PDT", "DT", "IN", "RB", "NCD", "QP", "JJR",
-         "JJS"),
-    ),  # fmt: skip
-    "RRC": (("left", "RRC"), ("right", "VP", "ADJP", "JJP", "NP", "PP", "ADVP")),
-    "S": (("left", "VP", "S", "FRAG", "SBAR", "ADJP", "UCP", "TO"), ("right", "NP")),
-    "SBAR": (
-        ("left", "S", "SQ", "SINV", "SBAR", "FRAG", "VP", "WHNP", "WHPP", "WHADVP", "WHADJP",
-         "IN", "DT"),
-    ),  # fmt: skip
-    "SBARQ": (("left", "SQ", "S", "SINV", "SBARQ", "FRAG", "SBAR"),),
-    "SINV": (
-        ("left", "VBZ", "VBD", "VBP", "VB", "MD", "VBN", "VP", "S", "SINV", "ADJP", "JJP", "NP"),
+    "PRN": _rules("left VP SQ S SINV SBAR NP ADJP PP ADVP INTJ WHNP NAC VBP JJ NN NNP"),
+    "PRT": _rules("right RP"),
+    "QP": _rules("right $ NNS NN CD JJ PDT DT IN RB NCD QP JJR JJS"),
+    "RRC": _rules("left RRC", "right VP ADJP JJP NP PP ADVP"),
+    "S": _rules("left VP S FRAG SBAR ADJP UCP TO", "right NP"),
+    "SBAR": _rules("left S SQ SINV SBAR FRAG VP WHNP WHPP WHADVP WHADJP IN DT"),
+    "SBARQ": _rules("left SQ S SINV SBARQ FRAG SBAR"),
+    "SINV": _rules("left VBZ VBD VBP VB MD VBN VP S SINV ADJP JJP NP"),
+    "SQ": _rules("left VP SQ ADJP VB VBZ VBD VBP MD AUX AUXG"),
+    "UCP": _rules("left"),
+    "VP": _VP,
+    "VB": _VP,
+    "WHADJP": _rules("left ADJP JJ JJR WP", "right RB", "right"),
+    "WHADVP": _rules("rightdis WRB WHADVP RB JJ"),
+    "WHNP": _rules(
+        "rightdis NN NNP NNPS NNS NX NML JJR WP",
+        "left WHNP NP",
+        "rightdis $ ADJP PRN FW",
+        "right CD",
+        "rightdis JJ JJS RB QP",
+        "left WHPP WHADJP WP$ WDT",
     ),
-    "SQ": (("left", "VP", "SQ", "ADJP", "VB", "VBZ", "VBD", "VBP", "MD", "AUX", "AUXG"),),
-    "UCP": (("left",),),
-    "VP": (_VP_LIKE,),
-    "VB": (_VP_LIKE,),
-    "WHADJP": (("left", "ADJP", "JJ", "JJR", "WP"), ("right", "RB"), ("right",)),
-    "WHADVP": (("rightdis", "WRB", "WHADVP", "RB", "JJ"),),
-    "WHNP": (
-        ("rightdis", "NN", "NNP", "NNPS", "NNS", "NX", "NML", "JJR", "WP"),
-        ("left", "WHNP", "NP"),
-        ("rightdis", "$", "ADJP", "PRN", "FW"),
-        ("right", "CD"),
-        ("rightdis", "JJ", "JJS", "RB", "QP"),
-        ("left", "WHPP", "WHADJP", "WP$", "WDT"),
-    ),
-    "X": (("right", "S", "VP", "ADJP", "JJP", "NP", "SBAR", "PP", "X"),),
+    "X": _rules("right S VP ADJP JJP NP SBAR PP X"),
     "NP": _NP,
     "NX": _NP,
     "NML": _NP,
-    "POSSP": (("right", "POS"),),
-    "ROOT": (("left", "S", "SQ", "SINV", "SBAR", "FRAG"),),
-    "TOP": (("left", "S", "SQ", "SINV", "SBAR", "FRAG"),),
-    "TYPO": (
-        ("left", "NN", "NP", "NML", "NNP", "NNPS", "TO", "VBD", "VBN", "MD", "VBZ", "VB", "VBG",
-         "VBP", "VP", "ADJP", "JJP", "FRAG"),
-    ),  # fmt: skip
-    "ADV": (
-        ("right", "RB", "RBR", "RBS", "FW", "ADVP", "TO", "CD", "JJR", "JJ", "IN", "NP", "NML",
-         "JJS", "NN"),
-    ),  # fmt: skip
-    "EDITED": (("left",),),
-    "META": (("left",),),
-    "XS": (("right", "IN"),),
-    "EMBED": (("right", "INTJ"),),
-    "MWE": (("left",),),
-    "PCONJP": (("left",),),
+    "POSSP": _rules("right POS"),
+    "ROOT": _ROOT,
+    "TOP": _ROOT,
+    "TYPO": _rules("left NN NP NML NNP NNPS TO VBD VBN MD VBZ VB VBG VBP VP ADJP JJP FRAG"),
+    "ADV": _rules("right RB RBR RBS FW ADVP TO CD JJR JJ IN NP NML JJS NN"),
+    "EDITED": _rules("left"),
+    "META": _rules("left"),
+    "XS": _rules("right IN"),
+    "EMBED": _rules("right INTJ"),
+    "MWE": _rules("left"),
+    "PCONJP": _rules("left"),
 }
 
 # Word lists of the auxiliary and copula tests (English facts; CoreNLP adds web-text typos).
-AUXILIARIES = frozenset(
+AUXILIARIES = word_set(
     "will wo shall sha may might should would can could ca must 'll ll -ll cold has have had "
     "having 've ve v of hav hvae as get gets getting got gotten do does did 'd d du to 2 na a "
-    "ot ta the too".split()
+    "ot ta the too"
 )
-COPULAS = frozenset("be being been am are r is ai was were 'm m 're 's s `s art ar wase".split())
-BE_GET = COPULAS | frozenset("get getting gets got gotten".split())
-_VERB_TAGS = frozenset("TO MD VB VBD VBP VBZ VBG VBN AUX AUXG".split())
-_AUX_ONLY_TAGS = frozenset("TO MD AUX AUXG".split())
+COPULAS = word_set("be being been am are r is ai was were 'm m 're 's s `s art ar wase")
+BE_GET = COPULAS | word_set("get getting gets got gotten")
+_VERB_TAGS = word_set("TO MD VB VBD VBP VBZ VBG VBN AUX AUXG")
+_AUX_ONLY_TAGS = word_set("TO MD AUX AUXG")
 _PARTICIPLE_TAGS = frozenset({"VBN", "VBG", "VBD"})
+
 
 class UnknownCategory(ValueError):
     """A phrase label with no head rule (CoreNLP raises here too)."""
@@ -143,9 +117,7 @@ def _locate(kids: list[Node], rule: tuple[str, ...], last_resort: bool) -> Node 
     if how == "left":
         idx = next((i for c in cats for i, lab in enumerate(labels) if lab == c), -1)
     elif how == "right":
-        idx = next(
-            (i for c in cats for i in range(len(labels) - 1, -1, -1) if labels[i] == c), -1
-        )
+        idx = next((i for c in cats for i in range(len(labels) - 1, -1, -1) if labels[i] == c), -1)
     elif how == "leftdis":
         idx = next((i for i, lab in enumerate(labels) if lab in cats), -1)
     elif how == "rightdis":
@@ -184,9 +156,9 @@ def _previous_conjunct(idx: int, kids: list[Node], was_interjection: bool) -> in
         label = basic(kids[new].label)
         if label in (",", ":"):
             seen_separator = True
-        elif (kids[new].pre and (label in PUNCT_TAGS or (not was_interjection and label == "UH"))) or (
-            label == "INTJ" and not was_interjection
-        ):
+        elif (
+            kids[new].pre and (label in PUNCT_TAGS or (not was_interjection and label == "UH"))
+        ) or (label == "INTJ" and not was_interjection):
             continue
         else:
             if not seen_separator:
@@ -256,9 +228,7 @@ def _tmp_free(node: Node) -> bool:
     """Children the auxiliary rules may pick: no -TMP/-ADV, no VP that only holds a date."""
     if "-TMP" in node.label or "-ADV" in node.label:
         return False
-    if node.label.startswith("VP") and _bare_temporal_vp(node):
-        return False
-    return True
+    return not (node.label.startswith("VP") and _bare_temporal_vp(node))
 
 
 def _bare_temporal_vp(node: Node) -> bool:
@@ -267,9 +237,7 @@ def _bare_temporal_vp(node: Node) -> bool:
         return False
     if any(lab.startswith("V") for lab in labels):
         return False
-    return not any(
-        lab in ("NNP", "NN", "NNPS", "NNS", "NP", "JJ", "ADJP", "S") for lab in labels
-    )
+    return not any(lab in ("NNP", "NN", "NNPS", "NNS", "NP", "JJ", "ADJP", "S") for lab in labels)
 
 
 def _existential(node: Node, parent: Node | None) -> bool:
@@ -314,14 +282,22 @@ def _conjp_head(node: Node) -> Node | None:
         if kid.label == "CC" and kid.pre and kid.word.lower() == "but":
             if _only_word(nxt, "RB", ("also", "rather")):
                 return nxt
-            if nxt.label == "ADVP" and len(nxt.kids) == 1 and _only_word(nxt.kids[0], "RB", ("also", "rather")):
+            if (
+                nxt.label == "ADVP"
+                and len(nxt.kids) == 1
+                and _only_word(nxt.kids[0], "RB", ("also", "rather"))
+            ):
                 return nxt
     for i, kid in enumerate(kids[:-1]):
         nxt = kids[i + 1]
         if kid.label == "CC" and kid.pre and kid.word.lower() == "and":
             if _only_word(nxt, "RB", ("yet",)):
                 return nxt
-            if nxt.label == "ADVP" and len(nxt.kids) == 1 and _only_word(nxt.kids[0], "RB", ("yet",)):
+            if (
+                nxt.label == "ADVP"
+                and len(nxt.kids) == 1
+                and _only_word(nxt.kids[0], "RB", ("yet",))
+            ):
                 return nxt
     return None
 
@@ -444,4 +420,3 @@ def highest_with_same_head(node: Node) -> Node:
     while node.parent is not None and node.parent.head is node.head:
         node = node.parent
     return node
-

@@ -109,6 +109,11 @@ def basic(label: str) -> str:
     return label
 
 
+def word_set(text: str) -> frozenset[str]:
+    """The space-separated words of ``text`` as a set (for word lists written inline)."""
+    return frozenset(text.split())
+
+
 # --- label and word tests -------------------------------------------------------------------
 
 

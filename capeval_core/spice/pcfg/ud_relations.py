@@ -17,30 +17,31 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from itertools import pairwise
 
 from capeval_core.spice.pcfg.ud_heads import BE_GET, COPULAS, head_child
-from capeval_core.spice.pcfg.ud_nodes import Node, basic
+from capeval_core.spice.pcfg.ud_nodes import Node, basic, word_set
 
 Rule = Callable[[Node], Iterable[Node]]
 
-# --- word lists (English facts, with the web-text spellings CoreNLP also accepts) ------------------
+# --- word lists (English facts, with the web-text spellings CoreNLP also accepts) ----------------
 
-BE_AUX = frozenset("am is are r be being 's 're 'm was were been s ai m art ar wase".split())
-HAVE = frozenset("have had has having 've ve v 'd d hvae hav as".split())
-TIME = frozenset(
+BE_AUX = word_set("am is are r be being 's 're 'm was were been s ai m art ar wase")
+HAVE = word_set("have had has having 've ve v 'd d hvae hav as")
+TIME = word_set(
     "monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays "
     "saturday saturdays sunday sundays year years month months week weeks day days morning "
     "mornings evening evenings night nights january jan. february feb. march mar. april apr. "
     "may june july august aug. september sept. october oct. november nov. december dec. today "
-    "yesterday tomorrow spring summer fall autumn winter".split()
+    "yesterday tomorrow spring summer fall autumn winter"
 )
 TIME_LOT = TIME | {"lot"}
-SELF = frozenset("myself yourself himself herself itself ourselves yourselves themselves".split())
-SEEM = frozenset(
+SELF = word_set("myself yourself himself herself itself ourselves yourselves themselves")
+SEEM = word_set(
     "seem seems seemed seeming resemble resembles resembled resembling become becomes became "
-    "becoming remain remains remained remaining".split()
+    "becoming remain remains remained remaining"
 )
-XCOMP_VERBS = frozenset(
+XCOMP_VERBS = word_set(
     "advise advises advised advising allow allows allowed allowing ask asks asked asking beg "
     "begs begged begging convice convinces convinced convincing demand demands demanded "
     "demanding desire desires desired desiring expect expects expected expecting encourage "
@@ -48,14 +49,14 @@ XCOMP_VERBS = frozenset(
     "imploring lobby lobbies lobbied lobbying order orders ordered ordering persuade persuades "
     "persuaded persuading pressure pressures pressured pressuring prompt prompts prompted "
     "prompting require requires required requiring tell tells told telling urge urges urged "
-    "urging".split()
+    "urging"
 )
-CCOMP_VERBS = frozenset(
+CCOMP_VERBS = word_set(
     "ask asks asked asking know knows knew knowing specify specifies specified specifying tell "
     "tells told telling understand understands understood understanding wonder wonders "
-    "wondered wondering".split()
+    "wondered wondering"
 )
-TELL = frozenset("tell tells told telling".split())
+TELL = word_set("tell tells told telling")
 NEGATIONS = frozenset({"not", "nt", "n't", "never"})
 ETC = frozenset({"etc", "ect"})
 EITHER = frozenset({"either", "neither", "both"})
@@ -66,7 +67,7 @@ _NOT_CONJUNCT_PHRASE = frozenset({"PRN", "``", "''", "-LRB-", "-RRB-", ",", ":",
 _SEPARATORS = frozenset({"PRN", "``", "''", "-LRB-", "-RRB-", ",", ":", "."})
 
 
-# --- primitive tests ---------------------------------------------------------------------------------
+# --- primitive tests -----------------------------------------------------------------------------
 
 
 def _lab(n: Node | None, *labels: str) -> bool:
@@ -113,6 +114,11 @@ def _kids(n: Node, test: Callable[[Node], bool]) -> list[Node]:
 
 def _only(n: Node) -> Node | None:
     return n.kids[0] if len(n.kids) == 1 else None
+
+
+def _only_child_is(n: Node, *labels: str) -> bool:
+    only = _only(n)
+    return only is not None and only.label in labels
 
 
 def _nth(n: Node, i: int) -> Node | None:
@@ -228,7 +234,7 @@ def _ends_etc(n: Node) -> bool:
     return last is not None and (_etc(last) or _fw_etc(last))
 
 
-# --- category sets of the rules' phrase tests ------------------------------------------------------
+# --- category sets of the rules' phrase tests ----------------------------------------------------
 
 
 def _forms(*bases: str, wh: bool = False, suffixes: tuple[str, ...] = ()) -> frozenset[str]:
@@ -255,14 +261,12 @@ def _pp_like(n: Node) -> bool:
     return "PP" in n.label
 
 
-# --- 1. auxiliaries, copulas -------------------------------------------------------------------------
+# --- 1. auxiliaries, copulas ---------------------------------------------------------------------
 
 
 def _aux(t: Node) -> Iterator[Node]:
     if t.label == "VP" and _kid(t, lambda k: k.label == "VP"):
-        yield from _kids(
-            t, lambda k: re.fullmatch(r"MD|VB.*|AUXG?|POS", k.label) is not None
-        )
+        yield from _kids(t, lambda k: re.fullmatch(r"MD|VB.*|AUXG?|POS", k.label) is not None)
     if t.label in ("SQ", "SINV"):
         for k in t.kids:
             if k.label.startswith(("VB", "MD", "AUX")) and any(
@@ -289,8 +293,8 @@ def _participle_phrase(n: Node) -> bool:
     ) and _kid(n, lambda c: c.label == "CC")
 
 
-def _has_vbn_vbd(n: Node) -> bool:
-    return _kid(n, lambda c: c.label in ("VBD", "VBN"))
+def _has_vbn_vbd(n: Node | None) -> bool:
+    return n is not None and _kid(n, lambda c: c.label in ("VBD", "VBN"))
 
 
 def _auxpass(t: Node) -> Iterator[Node]:
@@ -308,17 +312,17 @@ def _auxpass(t: Node) -> Iterator[Node]:
                 continue
             if _kid(k, lambda c: _tagged_word(c, ("VB", "AUX", "POS"), BE_AUX)) or _kid(
                 k,
-                lambda c: c.label == "VP"
-                and _kid(c, lambda d: _tagged_word(d, ("VB", "AUX", "POS"), BE_AUX)),
+                lambda c: (
+                    c.label == "VP"
+                    and _kid(c, lambda d: _tagged_word(d, ("VB", "AUX", "POS"), BE_AUX))
+                ),
             ):
                 yield k
 
 
 def _adjp_like_complement(n: Node) -> bool:
     label = n.label
-    return (
-        label.startswith(("ADJP", "PP", "UCP")) or label in ("NP", "WHNP")
-    ) and not _kid(
+    return (label.startswith(("ADJP", "PP", "UCP")) or label in ("NP", "WHNP")) and not _kid(
         n,
         lambda c: c.label in ("VBN", "VBD") and not any(r.label.startswith("N") for r in _right(c)),
     )
@@ -345,9 +349,7 @@ def _cop(t: Node) -> Iterator[Node]:
             right = _right(k)
             if (
                 any(r.label == "ADJP" and not _has_vbn_vbd(r) for r in right)
-                or any(
-                    r.label == "NP" and any(s.label == "NP" for s in _right(r)) for r in right
-                )
+                or any(r.label == "NP" and any(s.label == "NP" for s in _right(r)) for r in right)
                 or any(_bare_adjective_clause(r) for r in right)
             ):
                 yield k
@@ -364,14 +366,18 @@ def _cop(t: Node) -> Iterator[Node]:
                         yield vp
 
 
-# --- 2. coordination ---------------------------------------------------------------------------------
+# --- 2. coordination -----------------------------------------------------------------------------
 
 _CLAUSES = frozenset({"VP", "S", "SBAR", "SBARQ", "SINV", "SQ", "RRC"})
-_PHRASES_5 = _forms("ADJP", "JJP", "PP", "QP", "ADVP", "NX", "NML") | _forms(
-    "NP", wh=True, suffixes=_TA
-) | _forms("UCP", suffixes=_TA)
-_PHRASES_6 = _forms("ADJP", "PP", "ADVP", "NX", "NML") | _forms("NP", wh=True, suffixes=_TA) | (
-    _forms("UCP", suffixes=_TA)
+_PHRASES_5 = (
+    _forms("ADJP", "JJP", "PP", "QP", "ADVP", "NX", "NML")
+    | _forms("NP", wh=True, suffixes=_TA)
+    | _forms("UCP", suffixes=_TA)
+)
+_PHRASES_6 = (
+    _forms("ADJP", "PP", "ADVP", "NX", "NML")
+    | _forms("NP", wh=True, suffixes=_TA)
+    | (_forms("UCP", suffixes=_TA))
 )
 _PHRASES_9 = (
     frozenset({"VP", "S", "SBAR", "SBARQ", "SINV", "ADJP", "PP", "QP", "ADVP", "NX", "NML"})
@@ -387,18 +393,13 @@ def _cc_or_conjp(n: Node) -> bool:
 def _conjunct_start(n: Node) -> bool:
     """A category that can follow a separator as a conjunct (clauses, phrases, words)."""
     label = n.label
-    return (
-        label.startswith(("S", "A", "N", "V", "PP", "PRP", "J", "W", "R"))
-        or label.endswith("SINV")
+    return label.startswith(("S", "A", "N", "V", "PP", "PRP", "J", "W", "R")) or label.endswith(
+        "SINV"
     )
 
 
 def _clause_left_ok(n: Node, extra: tuple[str, ...]) -> bool:
     return not n.label.startswith(("``", "-LRB-", "PRN", "PP", "ADVP", "RB", *extra))
-
-
-def _immediate_head_of(n: Node, parent: Node) -> bool:
-    return hk(parent) is n
 
 
 def _conj(t: Node) -> Iterator[Node]:
@@ -411,7 +412,10 @@ def _conj(t: Node) -> Iterator[Node]:
             left = kids[:i]
             if i + 1 < len(kids):
                 nxt = kids[i + 1]
-                if any(_clause_left_ok(s, ("MWE",)) for s in left) and nxt.label not in _NOT_CONJUNCT:
+                if (
+                    any(_clause_left_ok(s, ("MWE",)) for s in left)
+                    and nxt.label not in _NOT_CONJUNCT
+                ):
                     yield nxt
                 if (
                     any(_clause_left_ok(s, ()) for s in left)
@@ -422,7 +426,11 @@ def _conj(t: Node) -> Iterator[Node]:
                     yield kids[i + 2]
     if label == "SBAR":
         for i, c in enumerate(kids[:-1]):
-            if _cc_or_conjp(c) and _cat(kids[i + 1], "SBAR") and any(_cat(s, "SBAR") for s in kids[:i]):
+            if (
+                _cc_or_conjp(c)
+                and _cat(kids[i + 1], "SBAR")
+                and any(_cat(s, "SBAR") for s in kids[:i])
+            ):
                 yield kids[i + 1]
     if label in ("VP", "S", "SBAR", "SBARQ", "SINV", "SQ"):
         yield from _clause_comma_conjuncts(t)
@@ -465,8 +473,12 @@ def _conj(t: Node) -> Iterator[Node]:
         coordinated = any(_cc_or_conjp(c) and i > 0 for i, c in enumerate(kids)) or _kid(t, _etc)
         if coordinated:
             for i, p in enumerate(kids):
-                if p.label == "," and i > 0 and kids[i - 1].label.startswith(
-                    ("A", "N", "V", "PP", "PRP", "J", "W", "R", "S")
+                if (
+                    p.label == ","
+                    and i > 0
+                    and kids[i - 1].label.startswith(
+                        ("A", "N", "V", "PP", "PRP", "J", "W", "R", "S")
+                    )
                 ):
                     yield kids[i - 1]
     if label in _PHRASES_9:
@@ -526,7 +538,7 @@ def _clause_comma_conjuncts(root: Node) -> Iterator[Node]:
                 inner_comma = False
                 th = hk(target) if target.kids else None
                 for ti, tc in enumerate(target.kids):
-                    if tc.label.endswith(",") and any(r is th for r in target.kids[ti + 1 :]):
+                    if tc.label == "," and any(r is th for r in target.kids[ti + 1 :]):
                         inner_comma = True
                 if no_cc_before or inner_comma:
                     ok = True
@@ -541,9 +553,9 @@ def _separator_like(n: Node) -> bool:
 
 def _cc(t: Node) -> Iterator[Node]:
     for k in t.kids:
-        if k.label == "CC" and not _has_form(k, EITHER):
-            yield k
-        elif k.label == "CONJP" and not _not_only(k):
+        if (k.label == "CC" and not _has_form(k, EITHER)) or (
+            k.label == "CONJP" and not _not_only(k)
+        ):
             yield k
 
 
@@ -555,7 +567,7 @@ def _not_only(n: Node) -> bool:
         and _has_form(a, frozenset({"not"}))
         and b.label in ("RB", "JJ")
         and _has_form(b, frozenset({"only", "just", "merely"}))
-        for a, b in zip(kids, kids[1:], strict=False)
+        for a, b in pairwise(kids)
     )
 
 
@@ -563,7 +575,7 @@ def _punct(t: Node) -> Iterator[Node]:
     yield from _kids(t, lambda k: k.label in PUNCT_LABELS)
 
 
-# --- 3. subjects -------------------------------------------------------------------------------------
+# --- 3. subjects ---------------------------------------------------------------------------------
 
 
 def _has_ex(n: Node) -> bool:
@@ -580,9 +592,13 @@ def _nsubj(t: Node) -> Iterator[Node]:
     if label == "S":
         under_vp = t.parent is not None and t.parent.label == "VP"
         for k in kids:
-            if k.label in ("NP", "WHNP") and not _has_ex(k) and not _time_headed(k):
-                if any(r.label == "VP" and (not under_vp or not _to_vp(r)) for r in _right(k)):
-                    yield k
+            if (
+                k.label in ("NP", "WHNP")
+                and not _has_ex(k)
+                and not _time_headed(k)
+                and any(r.label == "VP" and (not under_vp or not _to_vp(r)) for r in _right(k))
+            ):
+                yield k
             if (
                 k.label == "NP"
                 and _time_headed(k)
@@ -603,7 +619,10 @@ def _nsubj(t: Node) -> Iterator[Node]:
             if k.label == "NP" and not _has_ex(k) and any(r.label == "VP" for r in _right(k)):
                 yield k
     if label == "SQ":
-        no_vp_after = lambda k: not any(r.label == "VP" for r in _right(k))  # noqa: E731
+
+        def no_vp_after(k: Node) -> bool:
+            return not any(r.label == "VP" for r in _right(k))
+
         for i, k in enumerate(kids):
             if k.label != "NP" or _has_ex(k):
                 continue
@@ -639,10 +658,12 @@ def _nsubj(t: Node) -> Iterator[Node]:
         if whnps and any(
             _kid(
                 sq,
-                lambda c: c.label.startswith("VB")
-                and not _has_form(c, COPULAS)
-                and not any(s.label == "NP" for s in _left(c))
-                and not any(s.label == "VP" for s in _right(c)),
+                lambda c: (
+                    c.label.startswith("VB")
+                    and not _has_form(c, COPULAS)
+                    and not any(s.label == "NP" for s in _left(c))
+                    and not any(s.label == "VP" for s in _right(c))
+                ),
             )
             for sq in sqs
         ):
@@ -658,7 +679,7 @@ def _nsubj(t: Node) -> Iterator[Node]:
                     continue
                 for adj in _right(v):
                     if adj.label == "ADJP" and not any(
-                        n.label == "NP" and any(a is adj for a in _right(n)) for n in _right(wh)
+                        n.label == "NP" and any(a is adj for a in _right(n)) for n in _right(v)
                     ):
                         yield wh
         first = _nth(t, 1)
@@ -678,16 +699,15 @@ def _nsubj(t: Node) -> Iterator[Node]:
                 continue
             prev = kids[i - 1] if i > 0 else None
             verbish = ("VP", "VBZ", "VBD", "VBP", "VB", "MD", "AUX")
-            if prev is not None and prev.label in verbish:
-                yield k
-            elif (
+            after_verb = prev is not None and prev.label in verbish
+            after_adverb = (
                 prev is not None
                 and _cat(prev, "RB", "ADVP")
                 and i > 1
                 and kids[i - 2].label in verbish
-            ):
-                yield k
-            elif prev is None and not any(_cat(s, "NP") for s in _sisters(k)):
+            )
+            alone = prev is None and not any(_cat(s, "NP") for s in _sisters(k))
+            if after_verb or after_adverb or alone:
                 yield k
         for i, k in enumerate(kids):
             if k.label != "NP":
@@ -700,9 +720,10 @@ def _nsubj(t: Node) -> Iterator[Node]:
     if label == "SBAR":
         whnps = _kids(t, lambda k: k.label == "WHNP")
         if whnps:
-            vp_no_np = lambda n: n.label == "VP" and not any(  # noqa: E731
-                s.label == "NP" for s in _left(n)
-            )
+
+            def vp_no_np(n: Node) -> bool:
+                return n.label == "VP" and not any(s.label == "NP" for s in _left(n))
+
             if any(
                 k.label == "S" and _kid(k, vp_no_np) and not _kid(k, lambda c: c.label == "SBAR")
                 for k in kids
@@ -741,7 +762,11 @@ def _nsubjpass(t: Node) -> Iterator[Node]:
 def _clausal_subject_candidates(t: Node) -> Iterator[tuple[Node, list[Node]]]:
     for k in t.kids:
         if k.label in ("SBAR", "S") and not _lab(_next(k), ","):
-            vps = [r for r in _right(k) if r.label == "VP" and not any(s.label == "NP" for s in _left(r))]
+            vps = [
+                r
+                for r in _right(k)
+                if r.label == "VP" and not any(s.label == "NP" for s in _left(r))
+            ]
             if vps:
                 yield k, vps
 
@@ -813,8 +838,10 @@ def _dobj(t: Node) -> Iterator[Node]:
                 for k in s.kids:
                     if k.label in ("NP", "WHNP") and any(_to_vp(r) for r in _right(k)):
                         yield k
-    if label == "SQ" and any(s.label == "WHNP" for s in _left(t)) and not _kid(
-        t, lambda k: k.label == "VP"
+    if (
+        label == "SQ"
+        and any(s.label == "WHNP" for s in _left(t))
+        and not _kid(t, lambda k: k.label == "VP")
     ):
         verbs = _kids(t, lambda k: k.label.startswith("VB"))
         if len(verbs) == 1 and not _has_form(verbs[0], COPULAS):
@@ -841,19 +868,22 @@ def _dobj(t: Node) -> Iterator[Node]:
                 for adj in right:
                     if (
                         adj.label == "ADJP"
-                        and not _kid(adj, lambda c: c.label == "PP" and not _kid(c, lambda d: d.label == "NP"))
-                        and any(
-                            n.label == "NP" and any(a is adj for a in _right(n)) for n in right
+                        and not _kid(
+                            adj,
+                            lambda c: c.label == "PP" and not _kid(c, lambda d: d.label == "NP"),
                         )
+                        and any(n.label == "NP" and any(a is adj for a in _right(n)) for n in right)
                     ):
                         yield wh
     if label == "SBAR":
         whs = _kids(t, lambda k: k.label == "WHNP" and not _has_exact(k, "WRB"))
         if whs and _kid(
             t,
-            lambda s: s.label == "S"
-            and _kid(s, lambda c: c.label == "NP")
-            and _kid(s, _relative_object_vp),
+            lambda s: (
+                s.label == "S"
+                and _kid(s, lambda c: c.label == "NP")
+                and _kid(s, _relative_object_vp)
+            ),
         ):
             yield from whs
 
@@ -878,11 +908,13 @@ def _dobj_question_vp(v: Node) -> bool:
         and not _kid(v, lambda c: c.label == "S" and _kid(c, _to_vp))
         and not _kid(
             v,
-            lambda c: c.label.startswith(("VB", "AUX"))
-            and _has_form(c, COPULAS)
-            and any(r.label == "VP" and _has_vbn_vbd(r) for r in _right(c)),
+            lambda c: (
+                c.label.startswith(("VB", "AUX"))
+                and _has_form(c, COPULAS)
+                and any(r.label == "VP" and _has_vbn_vbd(r) for r in _right(c))
+            ),
         )
-        and not _kid(v, lambda c: c.label == "PP" and _only(c) is not None and _only(c).label in ("IN", "TO"))  # type: ignore[union-attr]
+        and not _kid(v, lambda c: c.label == "PP" and _only_child_is(c, "IN", "TO"))
         and any(s.label == "NP" and not _has_exact(s, "-NONE-") for s in _left(v))
     )
 
@@ -906,9 +938,9 @@ def _iobj(t: Node) -> Iterator[Node]:
             if n1.label != "NP" or any("$" in c.label for c in n1.kids):
                 continue
             sis = _sisters(n1)
-            if any(s.label in ("CC", "CONJP") or s.label.endswith(",") and s.label.startswith(",") for s in sis):
+            if any(s.label in ("CC", "CONJP", ",") for s in sis):
                 continue
-            if any(r.label.startswith(":") and r.label.endswith(":") for r in _right(n1)):
+            if any(r.label == ":" for r in _right(n1)):
                 continue
             if any(_second_object(n2) for n2 in _right(n1)):
                 yield k
@@ -935,7 +967,9 @@ def _reaches_vp_through_s(n: Node) -> bool:
 
 
 def _that_whether(n: Node | None) -> bool:
-    return n is not None and n.label in ("IN", "DT") and _has_form(n, frozenset({"that", "whether"}))
+    return (
+        n is not None and n.label in ("IN", "DT") and _has_form(n, frozenset({"that", "whether"}))
+    )
 
 
 def _wh_clause(sbar: Node) -> bool:
@@ -964,21 +998,26 @@ def _ccomp(t: Node) -> Iterator[Node]:
                 k.label == "S"
                 and _kid(
                     k,
-                    lambda c: c.label == "VP"
-                    and not (c.kids and c.kids[0].label in ("TO", "VBG", "VBN")),
+                    lambda c: (
+                        c.label == "VP" and not (c.kids and c.kids[0].label in ("TO", "VBG", "VBN"))
+                    ),
                 )
                 and not any(s.label == "NP" for s in _left(k))
             ):
                 yield k
             if k.label == "SBAR":
                 first = _nth(k, 1)
-                if _kid(k, lambda c: c.label == "S" and _reaches_vp_through_s(c)) and _that_whether(first):
+                if _kid(k, lambda c: c.label == "S" and _reaches_vp_through_s(c)) and _that_whether(
+                    first
+                ):
                     yield k
                 if _kid(
                     k,
-                    lambda c: c.label == "SBAR"
-                    and _kid(c, lambda d: d.label == "S" and _reaches_vp_through_s(d))
-                    and _that_whether(_nth(c, 1)),
+                    lambda c: (
+                        c.label == "SBAR"
+                        and _kid(c, lambda d: d.label == "S" and _reaches_vp_through_s(d))
+                        and _that_whether(_nth(c, 1))
+                    ),
                 ) and _kid(k, lambda c: c.label in ("CC", "CONJP")):
                     yield k
                 second = _nth(k, 2)
@@ -987,11 +1026,15 @@ def _ccomp(t: Node) -> Iterator[Node]:
                     and second.label in ("IN", "WHADVP")
                     and _lab(_prev(second), "ADVP", "RB")
                 )
-                if _kid(k, _s_with_vp) and no_lead:
-                    if not any(s.label == "NP" for s in _left(k)):
-                        yield k
-                    elif _kid(t, lambda c: c.label.startswith("V") and _has_form(c, TELL)):
-                        yield k
+                if (
+                    _kid(k, _s_with_vp)
+                    and no_lead
+                    and (
+                        not any(s.label == "NP" for s in _left(k))
+                        or _kid(t, lambda c: c.label.startswith("V") and _has_form(c, TELL))
+                    )
+                ):
+                    yield k
                 if (
                     _kid(k, _s_with_vp)
                     and not any(s.label == "NP" for s in _left(k))
@@ -1004,7 +1047,11 @@ def _ccomp(t: Node) -> Iterator[Node]:
                 yield k
         if _kid(t, lambda c: c.label.startswith("VB") and _has_form(c, HAVE)):
             for k in kids:
-                if k.label == "S" and _kid(k, lambda c: _cat(c, "NP")) and _kid(k, lambda c: c.label == "VP"):
+                if (
+                    k.label == "S"
+                    and _kid(k, lambda c: _cat(c, "NP"))
+                    and _kid(k, lambda c: c.label == "VP")
+                ):
                     yield k
         if _kid(t, lambda c: c.label.startswith("V") and _has_form(c, CCOMP_VERBS)):
             has_tell = _kid(t, lambda c: c.label.startswith("V") and _has_form(c, TELL))
@@ -1019,7 +1066,11 @@ def _ccomp(t: Node) -> Iterator[Node]:
                 h = hk(k)
                 if h is not None and _cat(h, "SBAR"):
                     candidates.append(h)
-                if any(_wh_clause(s) and not _to_clause_inside(s) for s in candidates if _cat(s, "SBAR")):
+                if any(
+                    _wh_clause(s) and not _to_clause_inside(s)
+                    for s in candidates
+                    if _cat(s, "SBAR")
+                ):
                     yield k
     if _cat(t, "S", "SINV"):
         for i, k in enumerate(kids):
@@ -1031,14 +1082,23 @@ def _ccomp(t: Node) -> Iterator[Node]:
             prev = kids[i - 1] if i > 0 else None
             if prev is not None and prev.label in ("CC", "CONJP", ":"):
                 continue
-            if prev is not None and prev.label == "," and i > 1 and kids[i - 2].label in ("CC", "CONJP"):
+            if (
+                prev is not None
+                and prev.label == ","
+                and i > 1
+                and kids[i - 2].label in ("CC", "CONJP")
+            ):
                 continue
-            if _kid(k, lambda c: c.label == "VP" and _kid(c, lambda d: d.label in ("TO", "VBG", "VBN"))):
+            if _kid(
+                k, lambda c: c.label == "VP" and _kid(c, lambda d: d.label in ("TO", "VBG", "VBN"))
+            ):
                 continue
-            if _kid(k, lambda c: c.label == "VP" and _lab(_nth(c, 1), "VP") and _participial(_nth(c, 1))):  # type: ignore[arg-type]
+            if _kid(k, lambda c: c.label == "VP" and _participial(_nth(c, 1))):
                 continue
             if any(
-                _cat(s, "S") and s is not k and any(x is k for x in _right(s))
+                _cat(s, "S")
+                and s is not k
+                and any(x is k for x in _right(s))
                 and not any(_cat(x, "CC", "CONJP") for x in _right(s))
                 for s in kids
             ):
@@ -1049,8 +1109,21 @@ def _ccomp(t: Node) -> Iterator[Node]:
             if k.label != "SBAR":
                 continue
             if _kid(k, lambda c: c.label == "WHNP") or (
-                _kid(k, lambda c: c.label == "IN" and any(re.match(r"(?i)(as|that)", w.label) for w in c.kids))
-                and _kid(k, lambda c: c.label == "S" and _kid(c, lambda d: d.label == "VP" and not _kid(d, lambda e: e.label == "TO")))
+                _kid(
+                    k,
+                    lambda c: (
+                        c.label == "IN" and any(re.match(r"(?i)(as|that)", w.label) for w in c.kids)
+                    ),
+                )
+                and _kid(
+                    k,
+                    lambda c: (
+                        c.label == "S"
+                        and _kid(
+                            c, lambda d: d.label == "VP" and not _kid(d, lambda e: e.label == "TO")
+                        )
+                    ),
+                )
             ):
                 yield k
     if label == "ADJP":
@@ -1063,7 +1136,13 @@ def _ccomp(t: Node) -> Iterator[Node]:
                 yield k
     if label == "S":
         first = _nth(t, 1)
-        if _lab(first, "SBAR") and first is not None and _that_whether(_nth(first, 1)) and not _lab(_next(first), "VP"):
+        if (
+            _lab(first, "SBAR")
+            and first is not None
+            and _lab(_nth(first, 1), "IN")
+            and _that_whether(_nth(first, 1))
+            and not _lab(_next(first), "VP")
+        ):
             yield first
     if _cat(t, "NP") and _kid(t, lambda c: c.label in ("JJ", "NN", "NNS")):
         for k in kids:
@@ -1074,7 +1153,10 @@ def _ccomp(t: Node) -> Iterator[Node]:
                 yield k
 
 
-def _participial(vp: Node) -> bool:
+def _participial(vp: Node | None) -> bool:
+    """A VP opening with a participle (possibly after an adverb)."""
+    if vp is None or vp.label != "VP":
+        return False
     first, second = _nth(vp, 1), _nth(vp, 2)
     if _lab(first, "VBG", "VBN"):
         return True
@@ -1098,9 +1180,11 @@ def _adjective_clause(n: Node) -> bool:
     """@S holding an @ADJP with an adjective and no NP or S before that ADJP."""
     return _cat(n, "S") and _kid(
         n,
-        lambda a: _cat(a, "ADJP")
-        and _kid(a, lambda c: c.label.startswith("JJ"))
-        and not any(_cat(s, "NP", "S") for s in _left(a)),
+        lambda a: (
+            _cat(a, "ADJP")
+            and _kid(a, lambda c: c.label.startswith("JJ"))
+            and not any(_cat(s, "NP", "S") for s in _left(a))
+        ),
     )
 
 
@@ -1115,17 +1199,25 @@ def _xcomp(t: Node) -> Iterator[Node]:
                     s.label.startswith("V") and _has_form(s, XCOMP_VERBS) for s in left
                 ):
                     yield k
-            if k.label == "S" and not _order_before(k) and any(
-                c.label == "NP" and _lab(_next(c), "NP", "ADJP") for c in k.kids
+            if (
+                k.label == "S"
+                and not _order_before(k)
+                and any(c.label == "NP" and _lab(_next(c), "NP", "ADJP") for c in k.kids)
             ):
                 yield k
         h = hk(t)
         if h is not None and h.label.startswith(("VB", "AUX")):
             nxt = _next(h)
-            if _lab(nxt, "VP") and nxt is not None and _kid(nxt, lambda c: c.label in ("VB", "VBG")):
+            if (
+                _lab(nxt, "VP")
+                and nxt is not None
+                and _kid(nxt, lambda c: c.label in ("VB", "VBG"))
+            ):
                 yield nxt
-        parent_be = t.parent is not None and t.parent.label == "VP" and _kid(
-            t.parent, lambda c: c.label in ("VB", "AUX") and _has_exact(c, "be")
+        parent_be = (
+            t.parent is not None
+            and t.parent.label == "VP"
+            and _kid(t.parent, lambda c: c.label in ("VB", "AUX") and _has_exact(c, "be"))
         )
         if not parent_be:
             for k in kids:
@@ -1136,7 +1228,12 @@ def _xcomp(t: Node) -> Iterator[Node]:
         if t.parent is not None and t.parent.label == "VP":
             for k in kids:
                 only = _only(k)
-                if k.label == "S" and not _order_before(k) and only is not None and only.label == "NP":
+                if (
+                    k.label == "S"
+                    and not _order_before(k)
+                    and only is not None
+                    and only.label == "NP"
+                ):
                     yield k
         for k in kids:
             if k.label == "S" and not _kid(k, lambda c: c.label == "VP"):
@@ -1156,7 +1253,9 @@ def _xcomp(t: Node) -> Iterator[Node]:
                 and not any(s.label == ":" or s.label == "VBG" for s in _left(k))
             ):
                 yield k
-        if any(_copula(s) for s in _left(t)) and _kid(t, lambda c: c.label.startswith("VB") and _has_form(c, SEEM)):
+        if any(_copula(s) for s in _left(t)) and _kid(
+            t, lambda c: c.label.startswith("VB") and _has_form(c, SEEM)
+        ):
             yield from _kids(t, lambda c: c.label == "NP")
         if _kid(t, lambda c: _verb_in(c, SEEM)):
             for k in kids:
@@ -1164,7 +1263,10 @@ def _xcomp(t: Node) -> Iterator[Node]:
                     yield k
         if not any(s.label == "NP" and _has_ex(s) for s in _sisters(t)):
             path = _head_path(t)
-            if any(c.label.startswith(("VB", "AUX")) and _has_form(c, COPULAS) and c in path for c in kids):
+            if any(
+                c.label.startswith(("VB", "AUX")) and _has_form(c, COPULAS) and c in path
+                for c in kids
+            ):
                 yield from _kids(t, lambda c: c.label == "NP")
         yield from _kids(t, lambda c: c.label == "ADJP")
         if not any(s.label.startswith("VB") and _has_form(s, COPULAS) for s in _left(t)):
@@ -1179,7 +1281,12 @@ def _xcomp(t: Node) -> Iterator[Node]:
     if label == "ADJP":
         for k in kids:
             first = _nth(k, 1)
-            if k.label == "S" and _lab(first, "VP") and first is not None and _lab(_nth(first, 1), "TO"):
+            if (
+                k.label == "S"
+                and _lab(first, "VP")
+                and first is not None
+                and _lab(_nth(first, 1), "TO")
+            ):
                 yield k
     if label == "SINV":
         h = hk(t)
@@ -1202,7 +1309,7 @@ def _comma_after_phrase(k: Node) -> bool:
     return _cat(before, "PP", "ADVP") and any(_cat(s, "NP") for s in _left(before))
 
 
-# --- 5. modifiers of verbs and clauses ----------------------------------------------------------
+# --- 5. modifiers of verbs and clauses -----------------------------------------------------------
 
 
 def _mark(t: Node) -> Iterator[Node]:
@@ -1228,10 +1335,14 @@ def _mark(t: Node) -> Iterator[Node]:
             )
         )
         if context:
-            yield from _kids(t, lambda k: k.label in ("IN", "DT") and _has_exact(k, "that", "whether"))
+            yield from _kids(
+                t, lambda k: k.label in ("IN", "DT") and _has_exact(k, "that", "whether")
+            )
     if label in ("PP", "PP-TMP", "PP-ADV"):
         for k in kids:
-            if k.label in ("IN", "TO", "MWE", "PCONJP", "VBN", "JJ") and _cat(_next(k), "SBAR", "S"):
+            if k.label in ("IN", "TO", "MWE", "PCONJP", "VBN", "JJ") and _cat(
+                _next(k), "SBAR", "S"
+            ):
                 yield k
 
 
@@ -1243,11 +1354,13 @@ def _rel(t: Node) -> Iterator[Node]:
             and _kid(s, lambda c: c.label == "NP")
             and _kid(
                 s,
-                lambda v: v.label == "VP"
-                and (
-                    _kid(v, lambda c: c.label == "SBAR")
-                    or any(_pp_ending_in_prep(d) for d in _chain(v, lambda n: n.label == "VP"))
-                    or _kid(v, lambda c: c.label == "S" and _kid(c, _to_vp))
+                lambda v: (
+                    v.label == "VP"
+                    and (
+                        _kid(v, lambda c: c.label == "SBAR")
+                        or any(_pp_ending_in_prep(d) for d in _chain(v, lambda n: n.label == "VP"))
+                        or _kid(v, lambda c: c.label == "S" and _kid(c, _to_vp))
+                    )
                 ),
             )
             for s in t.kids
@@ -1290,10 +1403,17 @@ def _advcl_sbar(x: Node) -> bool:
     """An @SBAR that reads as an adverbial clause (a subordinator, inversion, "so that")."""
     if not _cat(x, "SBAR"):
         return False
-    if _kid(x, lambda c: c.label in ("IN", "MWE") and not _has_form(c, frozenset({"that", "whether"}))):
+    if _kid(
+        x, lambda c: c.label in ("IN", "MWE") and not _has_form(c, frozenset({"that", "whether"}))
+    ):
         return True
     only = _only(x)
-    if only is not None and only.label == "SINV" and only.kids and only.kids[0].label.startswith(("VB", "MD", "AUX")):
+    if (
+        only is not None
+        and only.label == "SINV"
+        and only.kids
+        and only.kids[0].label.startswith(("VB", "MD", "AUX"))
+    ):
         return True
     if _kid(x, lambda c: c.label in ("RB", "IN") and _has_exact(c, "so", "now")) and _kid(
         x, lambda c: c.label == "IN" and _has_exact(c, "that")
@@ -1323,10 +1443,6 @@ def _advcl_wh(sbar: Node) -> bool:
     return _cat(sbar, "SBAR") and _wh_clause(sbar) and not _to_clause_inside(sbar)
 
 
-def _participle_vp(v: Node) -> bool:
-    return _participial(v)
-
-
 def _advcl(t: Node) -> Iterator[Node]:
     label = t.label
     kids = t.kids
@@ -1335,10 +1451,12 @@ def _advcl(t: Node) -> Iterator[Node]:
             if _cat(k, "SBAR") and (_advcl_sbar(k) or any(_advcl_sbar(c) for c in k.kids)):
                 yield k
     if label in ("S", "SQ", "SINV"):
-        for i, k in enumerate(kids):
+        for k in kids:
             if k.label not in ("SBAR", "SBAR-TMP") or not _opens_with_subordinator(k):
                 continue
-            if not any(not s.label.startswith(_LEADING_OK) for s in _left(k)) and not _lab(_next(k), "VP"):
+            if not any(not s.label.startswith(_LEADING_OK) for s in _left(k)) and not _lab(
+                _next(k), "VP"
+            ):
                 yield k
             if (
                 not _cat(_next(k), "VP")
@@ -1376,12 +1494,13 @@ def _advcl(t: Node) -> Iterator[Node]:
                 yield k
     if _cat(t, "S"):
         for k in kids:
-            if _cat(k, "SBAR"):
-                right = _right(k)
-                if any(_cat(r, "NP") and any(_cat(v, "VP") for v in _right(r)) for r in right) or (
-                    any(_cat(r, "NP") for r in right) and any(_cat(r, "VP") for r in right)
-                ):
-                    yield k
+            right = _right(k)
+            if (
+                _cat(k, "SBAR")
+                and any(_cat(r, "NP") for r in right)
+                and any(_cat(r, "VP") for r in right)
+            ):
+                yield k
             if (
                 _cat(k, "S")
                 and _kid(k, _to_vp)
@@ -1400,7 +1519,7 @@ def _advcl(t: Node) -> Iterator[Node]:
             verbs = _kids(k, lambda c: c.label == "VP") + [
                 v.kids[0] for v in k.kids if v.label == "VP" and v.kids and v.kids[0].label == "VP"
             ]
-            if not any(_participle_vp(v) for v in verbs):
+            if not any(_participial(v) for v in verbs):
                 continue
             prev = kids[i - 1] if i > 0 else None
             nxt = kids[i + 1] if i + 1 < len(kids) else None
@@ -1410,11 +1529,17 @@ def _advcl(t: Node) -> Iterator[Node]:
                 and i > 1
                 and (
                     _cat(kids[i - 2], "NP")
-                    or (_cat(kids[i - 2], "PP") and any(_cat(s, "NP") for s in _sisters(kids[i - 2])))
+                    or (
+                        _cat(kids[i - 2], "PP")
+                        and any(_cat(s, "NP") for s in _sisters(kids[i - 2]))
+                    )
                 )
             )
             after_ok = (
-                nxt is not None and nxt.label == "," and i + 2 < len(kids) and _cat(kids[i + 2], "NP")
+                nxt is not None
+                and nxt.label == ","
+                and i + 2 < len(kids)
+                and _cat(kids[i + 2], "NP")
             )
             if before_ok or after_ok:
                 yield k
@@ -1423,7 +1548,7 @@ def _advcl(t: Node) -> Iterator[Node]:
             if (
                 _cat(k, "S")
                 and _kid(k, lambda v: v.label == "VP" and _participial(v))
-                and _comma_after_phrase_loose(k)
+                and _comma_after_phrase(k)
             ):
                 yield k
         for k in kids:
@@ -1446,10 +1571,7 @@ def _advcl(t: Node) -> Iterator[Node]:
         for k in kids:
             if k.label == "S" and _kid(k, lambda v: v.label == "VP" and _lab(_nth(v, 1), "TO")):
                 yield k
-    if (
-        label in _ADVCL_PP_HOSTS
-        and not _ends_etc(t)
-    ):
+    if label in _ADVCL_PP_HOSTS and not _ends_etc(t):
         for k in kids:
             if k.label not in _PP_OR_TMP:
                 continue
@@ -1467,8 +1589,11 @@ def _advcl(t: Node) -> Iterator[Node]:
                 yield k
     if label in ("VP", "ADJP") and _kid(
         t,
-        lambda p: _cat(p, "PP")
-        and any(_cat(c, "SBAR", "S") and any(r.label in ("CONJP", "CC") for r in _right(c)) for c in p.kids),
+        lambda p: (
+            _cat(p, "PP")
+            and _kid(p, lambda c: _cat(c, "SBAR", "S"))
+            and any(r.label in ("CONJP", "CC") for r in _right(p))
+        ),
     ):
         yield from _kids(t, lambda c: c.label in ("PP", "PP-TMP", "PP-ADV"))
 
@@ -1478,41 +1603,25 @@ _ADVCL_PP_HOSTS = _forms("ADJP", "ADVP", wh=True, suffixes=_TA) | {
 }  # fmt: skip
 
 
-def _comma_after_phrase_loose(k: Node) -> bool:
-    prev = _prev(k)
-    if prev is None or prev.label != ",":
-        return False
-    before = _prev(prev)
-    if before is None:
-        return False
-    if _cat(before, "NP", "VP"):
-        return True
-    return _cat(before, "PP", "ADVP") and any(_cat(s, "NP") for s in _left(before))
-
-
 def _copula_no_vp(v: Node) -> bool:
     return _copula(v) and not _lab(_next(v), "VP")
 
 
-def _reduced_relative_vp(v: Node) -> bool:
-    """The VP of "(the man) I saw": not copular, no object, no clause, no stranded preposition."""
+def _reduced_relative_vp(v: Node, stranded: tuple[str, ...]) -> bool:
+    """The VP of "(the man) I saw": not copular, no object, no clause, no stranded preposition
+    (a PP ending in one of the ``stranded`` tags)."""
     if v.label != "VP":
         return False
     if _kid(v, _copula_no_vp):
         return False
     chain = list(_chain(v, lambda n: n.label == "VP"))
-    if any(
-        _copula(d) and _lab(_next(d), "VP") and _has_vbn_vbd(_next(d))  # type: ignore[arg-type]
-        for d in chain
-    ):
+    if any(_copula(d) and _lab(_next(d), "VP") and _has_vbn_vbd(_next(d)) for d in chain):
         return False
     if any(d.label == "NP" for d in chain):
         return False
     if _kid(v, lambda c: c.label == "SBAR"):
         return False
-    return not any(
-        d.label == "PP" and d.kids and d.kids[-1].label in ("IN", "TO", "MWE") for d in chain
-    )
+    return not any(d.label == "PP" and d.kids and d.kids[-1].label in stranded for d in chain)
 
 
 def _than_clauses(t: Node) -> Iterator[Node]:
@@ -1520,7 +1629,9 @@ def _than_clauses(t: Node) -> Iterator[Node]:
 
 
 def _np_sbar_clauses(t: Node, than: bool) -> Iterator[Node]:
+    """SBARs after an NP that read as "than" clauses (``than``) or reduced relatives."""
     kids = t.kids
+    stranded = ("IN", "TO", "MWE") if than else ("IN", "TO")
     for i, np in enumerate(kids):
         if np.label != "NP":
             continue
@@ -1528,16 +1639,29 @@ def _np_sbar_clauses(t: Node, than: bool) -> Iterator[Node]:
             if sbar.label != "SBAR":
                 continue
             if than:
-                if not _kid(sbar, lambda c: c.label in ("IN", "MWE") and _has_form(c, frozenset({"than"}))):
+                if not _kid(
+                    sbar, lambda c: c.label in ("IN", "MWE") and _has_form(c, frozenset({"than"}))
+                ):
                     continue
-            elif _kid(sbar, lambda c: c.label == "IN" and _has_form(c, frozenset({"than", "that", "whether"}))):
+            elif _kid(
+                sbar,
+                lambda c: c.label == "IN" and _has_form(c, frozenset({"than", "that", "whether"})),
+            ):
                 continue
             if _kid(sbar, lambda c: c.label in ("WHPP", "WHNP", "WHADVP")):
                 continue
             if not _kid(
                 sbar,
-                lambda s: s.label == "S"
-                and _kid(s, lambda n: _cat(n, "NP") and any(_reduced_relative_vp(v) for v in _right(n))),
+                lambda s: (
+                    s.label == "S"
+                    and _kid(
+                        s,
+                        lambda n: (
+                            _cat(n, "NP")
+                            and any(_reduced_relative_vp(v, stranded) for v in _right(n))
+                        ),
+                    )
+                ),
             ):
                 continue
             only = _only(sbar)
@@ -1574,7 +1698,9 @@ def _tmod(t: Node) -> Iterator[Node]:
                 if not _cat(np, "NP"):
                     continue
                 nxt = _next(np)
-                if _lab(nxt, "NP-TMP") or (_lab(nxt, "NP") and nxt is not None and _time_headed(nxt)):
+                if _lab(nxt, "NP-TMP") or (
+                    _lab(nxt, "NP") and nxt is not None and _time_headed(nxt)
+                ):
                     assert nxt is not None
                     yield nxt
     if label == "S":
@@ -1588,67 +1714,79 @@ def _tmod(t: Node) -> Iterator[Node]:
             if (
                 k.label == "NP"
                 and _time_headed(k)
-                and any(n.label == "NP" and any(v.label == "VP" for v in _right(n)) for n in _right(k))
+                and any(
+                    n.label == "NP" and any(v.label == "VP" for v in _right(n)) for n in _right(k)
+                )
             ):
                 yield k
-    if label == "SBAR" and t.parent is not None and t.parent.label == "NP":
-        if (
-            _kid(t, lambda w: _cat(w, "WHADVP") and _kid(w, lambda c: c.label == "WRB" and _has_exact(c, "when")))
-            and _kid(
-                t,
-                lambda s: s.label == "S"
-                and any(
-                    n.label == "NP"
-                    and _lab(_next(n), "VP")
-                    and not _kid(_next(n), lambda c: _copula(c) and not _lab(_next(c), "VP"))  # type: ignore[arg-type]
-                    for n in s.kids
-                ),
-            )
-            and not any(s.label == "CC" for s in _left(t))
-            and any(s.label == "NP" for s in _left(t))
-        ):
-            yield t.parent
+    if label == "SBAR" and t.parent is not None and t.parent.label == "NP" and _when_clause(t):
+        yield t.parent
     if label == "SBARQ" and _kid(t, lambda c: c.label == "SQ" and _kid(c, lambda d: _cat(d, "NP"))):
         yield from _kids(t, lambda c: _cat(c, "WHNP") and _time_headed(c))
     if label == "NP":
         yield from _kids(t, lambda c: c.label == "NP-TMP")
 
 
+def _when_clause(t: Node) -> bool:
+    """An SBAR "when NP VP" (the VP not a bare copula) after an NP and no CC."""
+
+    def subject_then_verb(s: Node) -> bool:
+        for n in s.kids:
+            v = _next(n)
+            if n.label == "NP" and v is not None and v.label == "VP" and not _kid(v, _copula_no_vp):
+                return True
+        return False
+
+    return (
+        _kid(
+            t,
+            lambda w: (
+                _cat(w, "WHADVP") and _kid(w, lambda c: c.label == "WRB" and _has_exact(c, "when"))
+            ),
+        )
+        and _kid(t, lambda s: s.label == "S" and subject_then_verb(s))
+        and not any(s.label == "CC" for s in _left(t))
+        and any(s.label == "NP" for s in _left(t))
+    )
+
+
+def _relative_sbar(sbar: Node) -> bool:
+    """An SBAR with a WH phrase (through SBARs) or only a clause that is not "to" + verb."""
+    if sbar.label != "SBAR":
+        return False
+    if any(d.label in ("WHPP", "WHNP") for d in _chain(sbar, lambda n: n.label == "SBAR")):
+        return True
+    only = _only(sbar)
+    return only is not None and only.label == "S" and not _kid(only, _to_vp)
+
+
+def _where_when_why(sbar: Node) -> bool:
+    def wrb(c: Node) -> bool:
+        return c.label == "WRB" and any(re.match(r"(?i)(where|why|when)", x.label) for x in c.kids)
+
+    return sbar.label == "SBAR" and _kid(sbar, lambda w: w.label == "WHADVP" and _kid(w, wrb))
+
+
 def _relcl(t: Node) -> Iterator[Node]:
     parent = t.parent
-    if parent is None:
+    if parent is None or any(_etc(s) or _fw_etc(s) for s in _right(t)):
         return
-    if _cat(t, "NP", "WHNP", "NML") and _cat(parent, "NP", "WHNP"):
-        if not any(_cat(s, "NP", "WHNP", "NML") for s in _left(t)) and not any(
-            _etc(s) or _fw_etc(s) for s in _right(t)
-        ):
-            for sbar in _right(t):
-                if sbar.label != "SBAR":
-                    continue
-                only = _only(sbar)
-                if not (
-                    any(d.label in ("WHPP", "WHNP") for d in _chain(sbar, lambda n: n.label == "SBAR"))
-                    or (only is not None and only.label == "S" and not _kid(only, _to_vp))
-                ):
-                    continue
-                if any(c.label in ("CC", "CONJP") for c in _between(t, sbar)):
-                    continue
+    if (
+        _cat(t, "NP", "WHNP", "NML")
+        and _cat(parent, "NP", "WHNP")
+        and not any(_cat(s, "NP", "WHNP", "NML") for s in _left(t))
+    ):
+        for sbar in _right(t):
+            if _relative_sbar(sbar) and not any(
+                c.label in ("CC", "CONJP") for c in _between(t, sbar)
+            ):
                 yield sbar
-    if t.label in ("NP", "NML") and _cat(parent, "NP"):
-        if not any(s.label in ("NP", "NML") for s in _left(t)) and not any(
-            _etc(s) or _fw_etc(s) for s in _right(t)
-        ):
-            for sbar in _right(t):
-                if sbar.label == "SBAR" and _kid(
-                    sbar,
-                    lambda w: w.label == "WHADVP"
-                    and _kid(
-                        w,
-                        lambda c: c.label == "WRB"
-                        and any(re.match(r"(?i)(where|why|when)", x.label) for x in c.kids),
-                    ),
-                ):
-                    yield sbar
+    if (
+        t.label in ("NP", "NML")
+        and _cat(parent, "NP")
+        and not any(s.label in ("NP", "NML") for s in _left(t))
+    ):
+        yield from (sbar for sbar in _right(t) if _where_when_why(sbar))
 
 
 def _relcl_inner(t: Node) -> Iterator[Node]:
@@ -1657,7 +1795,13 @@ def _relcl_inner(t: Node) -> Iterator[Node]:
         if _lab(h, "NP", "WHNP", "NML", "DT", "S"):
             yield from _kids(t, lambda c: c.label == "RRC")
     if _cat(t, "ADVP") and _kid(
-        t, lambda a: _cat(a, "ADVP") and _kid(a, lambda c: c.label == "RB" and any(x.label.endswith("where") for x in c.kids))
+        t,
+        lambda a: (
+            _cat(a, "ADVP")
+            and _kid(
+                a, lambda c: c.label == "RB" and any(x.label.endswith("where") for x in c.kids)
+            )
+        ),
     ):
         yield from _kids(t, lambda c: _cat(c, "SBAR"))
     if t.label == "NP":
@@ -1669,7 +1813,7 @@ def _relcl_all(t: Node) -> Iterator[Node]:
     yield from _relcl_inner(t)
 
 
-# --- 6. modifiers of nouns ----------------------------------------------------------------------
+# --- 6. modifiers of nouns -----------------------------------------------------------------------
 
 
 def _amod(t: Node) -> Iterator[Node]:
@@ -1689,7 +1833,7 @@ def _amod(t: Node) -> Iterator[Node]:
         for k in kids:
             if k.label in ("JJ", "NNP"):
                 yield from (s for s in _sisters(k) if s.label in ("JJ", "NNP"))
-    if t.label in NPISH - {"WHNP-TMP", "WHNP-ADV"} or t.label in ("WHNP-TMP", "WHNP-ADV"):
+    if t.label in NPISH:
         yield from _np_cd_after_comma(t)
 
 
@@ -1719,8 +1863,11 @@ def _nummod(t: Node) -> Iterator[Node]:
             if k.label in ("CD", "QP") and not _lab(_prev(k), "CC"):
                 yield k
             only = _only(k)
-            if k.label == "ADJP" and only is not None and only.label == "QP" and not _kid(
-                only, lambda d: d.label == "$"
+            if (
+                k.label == "ADJP"
+                and only is not None
+                and only.label == "QP"
+                and not _kid(only, lambda d: d.label == "$")
             ):
                 yield k
     if t.label == "QP" and _kid(t, lambda c: c.label == "$"):
@@ -1781,25 +1928,30 @@ def _compound(t: Node) -> Iterator[Node]:
 
 def _appos(t: Node) -> Iterator[Node]:
     kids = t.kids
-    plain = not _kid(t, lambda c: c.label in ("CC", "CONJP")) and not _kid(t, _fw_etc) and not _kid(t, _etc)
+    plain = (
+        not _kid(t, lambda c: c.label in ("CC", "CONJP"))
+        and not _kid(t, _fw_etc)
+        and not _kid(t, _etc)
+    )
     if plain:
         for k in kids:
             only = _only(k)
             if (
                 k.label == "NP"
                 and not (only is not None and only.label == "CD")
-                and _prev(k) is not None
-                and "," in _prev(k).label  # type: ignore[union-attr]
+                and _lab(_prev(k), ",")
                 and any(re.match(r"(WH)?NP", s.label) for s in _left(k))
             ):
                 yield k
     for k in kids:
         if k.label == "PRN" and _kid(
             k,
-            lambda n: n.label == "NP"
-            and _kid(n, lambda c: c.label.startswith(("NN", "CD")))
-            and any(s.label == "-LRB-" for s in _left(n))
-            and _lab(_next(n), "-RRB-"),
+            lambda n: (
+                n.label == "NP"
+                and _kid(n, lambda c: c.label.startswith(("NN", "CD")))
+                and any(s.label == "-LRB-" for s in _left(n))
+                and _lab(_next(n), "-RRB-")
+            ),
         ):
             yield k
     if _cat(t, "WHNP", "NP"):
@@ -1818,21 +1970,20 @@ def _appos(t: Node) -> Iterator[Node]:
         for i, k in enumerate(kids[:-2]):
             if k.label == "NNP" and kids[i + 1].label == "," and kids[i + 2].label == "NNP":
                 yield kids[i + 2]
-    for k in kids:
+    for k in kids if t.label in NPISH else ():
         if (
             k.label == "PRN"
             and _lab(_nth(k, 1), "-LRB-")
             and _lab(_nth(k, -1), "-RRB-")
-            and not any(
-                re.fullmatch(r"POS|WP\$|PRP\$|[,$#]|CC|RB|CD", d.label) for d in _below(k)
-            )
+            and not any(re.fullmatch(r"POS|WP\$|PRP\$|[,$#]|CC|RB|CD", d.label) for d in _below(k))
             and any(
-                d.label in ("NNP", "NN") and any(re.match(r"(?:[A-Z]\.?){2,}", w.label) for w in d.kids)
+                d.label in ("NNP", "NN")
+                and any(re.match(r"(?:[A-Z]\.?){2,}", w.label) for w in d.kids)
                 for d in _chain(k, lambda n: n.label == "NP")
             )
         ):
             yield k
-    if plain:
+    if plain and t.label in NPISH:
         for k in kids:
             only = _only(k)
             prev = _prev(k)
@@ -1881,7 +2032,7 @@ def _acl(t: Node) -> Iterator[Node]:
         for i, k in enumerate(kids[:-1]):
             if k.label == ",":
                 vp = kids[i + 1]
-                if vp.label == "VP" and _participial_first(vp):
+                if vp.label == "VP" and _participial(vp):
                     yield vp
     if t.label in _NOMINAL_HOSTS and not _ends_etc(t):
         for k in kids:
@@ -1899,15 +2050,21 @@ def _acl(t: Node) -> Iterator[Node]:
                 continue
             if _kid(
                 k,
-                lambda p: _cat(p, "PP")
-                and _lab(_nth(p, 1), "IN", "RB", "MWE", "PCONJP", "VBN", "JJ")
-                and _cat(_nth(p, 2), "NP"),
+                lambda p: (
+                    _cat(p, "PP")
+                    and _lab(_nth(p, 1), "IN", "RB", "MWE", "PCONJP", "VBN", "JJ")
+                    and _cat(_nth(p, 2), "NP")
+                ),
             ):
                 continue
             yield k
     if t.label == "NP" or t.label.startswith("NP-"):
         for k in kids:
-            if k.label == "S" and _kid(k, _to_vp) and any(s.label in ("NP", "NN", "NNP", "NNS") for s in _left(k)):
+            if (
+                k.label == "S"
+                and _kid(k, _to_vp)
+                and any(s.label in ("NP", "NN", "NNP", "NNS") for s in _left(k))
+            ):
                 yield k
             if (
                 k.label == "SBAR"
@@ -1917,20 +2074,10 @@ def _acl(t: Node) -> Iterator[Node]:
                 yield k
 
 
-def _participial_first(vp: Node) -> bool:
-    first, second = _nth(vp, 1), _nth(vp, 2)
-    if _lab(first, "VBG", "VBN"):
-        return True
-    return (
-        second is not None
-        and second.label in ("VBG", "VBN")
-        and any(s.label == "ADVP" for s in _left(second))
-    )
-
-
-_ADVMOD_HOSTS_1 = frozenset(
-    {"VP", "ADJP", "JJP", "WHADJP", "S", "SQ", "SBAR", "SBARQ", "SINV", "XS", "RRC"}
-) | NPISH
+_ADVMOD_HOSTS_1 = (
+    frozenset({"VP", "ADJP", "JJP", "WHADJP", "S", "SQ", "SBAR", "SBARQ", "SINV", "XS", "RRC"})
+    | NPISH
+)
 _ADVERBS = ("RB", "RBR", "RBS", "WRB", "ADVP", "WHADVP")
 
 
@@ -1951,18 +2098,32 @@ def _advmod(t: Node) -> Iterator[Node]:
                 continue
             inner = [d for d in _chain(k, lambda n: "ADVP" in n.label) if _cat(d, "ADVP")]
             at_advp = any(
-                _kid(d, lambda c: c.label == "IN" and any(re.search(r"(?i:at)", w.label) for w in c.kids))
+                _kid(
+                    d,
+                    lambda c: (
+                        c.label == "IN" and any(re.search(r"(?i:at)", w.label) for w in c.kids)
+                    ),
+                )
                 for d in inner
             )
             np_advp = any(_kid(d, lambda c: c.label == "NP") for d in inner)
             if not (at_advp and np_advp):
                 yield k
     if label == "QP":
-        yield from _kids(t, lambda c: c.label in ("IN", "RB", "RBR", "RBS", "PDT", "DT", "JJ", "JJR", "JJS", "XS"))
+        yield from _kids(
+            t,
+            lambda c: c.label in ("IN", "RB", "RBR", "RBS", "PDT", "DT", "JJ", "JJR", "JJS", "XS"),
+        )
         for k in kids:
             if (
                 k.label == "MWE"
-                and _kid(k, lambda c: c.label in ("JJR", "RBR", "IN") and _has_form(c, frozenset({"more", "less"})))
+                and _kid(
+                    k,
+                    lambda c: (
+                        c.label in ("JJR", "RBR", "IN")
+                        and _has_form(c, frozenset({"more", "less"}))
+                    ),
+                )
                 and _kid(k, lambda c: c.label == "IN" and _has_form(c, frozenset({"than"})))
             ):
                 yield k
@@ -1978,9 +2139,9 @@ def _advmod(t: Node) -> Iterator[Node]:
                 yield k
                 continue
             if h is not None and not any(
-                h in _sisters(c) and k in _sisters(c) and (
-                    (_pos(h) < _pos(c) < _pos(k)) or (_pos(k) < _pos(c) < _pos(h))
-                )
+                h in _sisters(c)
+                and k in _sisters(c)
+                and ((_pos(h) < _pos(c) < _pos(k)) or (_pos(k) < _pos(c) < _pos(h)))
                 for c in coordinators
             ):
                 yield k
@@ -2014,9 +2175,13 @@ def _neg(t: Node) -> Iterator[Node]:
         yield from (s for s in _left(t) if s.label == "RB" and _negative(s))
     if label in ("NP", "NP-TMP", "NP-ADV", "NAC", "NML", "NX", "ADJP", "ADVP"):
         for k in kids:
-            if k.label in ("DT", "RB") and _has_form(k, frozenset({"no"})) and any(
-                re.match(r"N[MNXP]|CD|JJ|JJR|FW|ADJP|QP|RB|RBR|PRP(?![$])|PRN", r.label)
-                for r in _right(k)
+            if (
+                k.label in ("DT", "RB")
+                and _has_form(k, frozenset({"no"}))
+                and any(
+                    re.match(r"N[MNXP]|CD|JJ|JJR|FW|ADJP|QP|RB|RBR|PRP(?![$])|PRN", r.label)
+                    for r in _right(k)
+                )
             ):
                 yield k
     if label in ("ADVP", "WHADVP") and not _kid(t, lambda c: c.label in ("CC", "CONJP")):
@@ -2029,9 +2194,17 @@ def _npmod(t: Node) -> Iterator[Node]:
     kids = t.kids
     if _cat(t, "ADVP", "ADJP", "WHADJP", "WHADVP", "PP", "WHPP"):
         h = hk(t)
-        if h is not None and h.label in ("JJ", "JJR", "IN", "RB", "RBR") and not _has_exact(h, "notwithstanding"):
+        if (
+            h is not None
+            and h.label in ("JJ", "JJR", "IN", "RB", "RBR")
+            and not _has_exact(h, "notwithstanding")
+        ):
             prev = _prev(h)
-            if prev is not None and _cat(prev, "NP") and not _kid(prev, lambda c: c.label in ("NNP", "NNPS")):
+            if (
+                prev is not None
+                and _cat(prev, "NP")
+                and not _kid(prev, lambda c: c.label in ("NNP", "NNPS"))
+            ):
                 yield prev
     if _cat(t, "ADJP") and not _kid(t, lambda c: c.label in ("CC", "CONJP")):
         for k in kids:
@@ -2046,16 +2219,17 @@ def _npmod(t: Node) -> Iterator[Node]:
         for k in kids:
             only = _only(k)
             is_self = (
-                k.label == "NP" and only is not None and only.label == "PRP" and _has_form(only, SELF)
+                k.label == "NP"
+                and only is not None
+                and only.label == "PRP"
+                and _has_form(only, SELF)
             ) or (k.label == "PRP" and _has_form(k, SELF))
             if not is_self:
                 continue
             for noun in _left(k):
                 if noun.label not in ("NP", "NN", "NNS", "NNP", "NNPS", "PRP"):
                     continue
-                if not any(
-                    re.search(r"^,|CC|CONJP$", x.label) for x in _between(noun, k)
-                ):
+                if not any(re.search(r"^,|CC|CONJP$", x.label) for x in _between(noun, k)):
                     yield k
                     break
     if _cat(t, "NP") and len(kids) == 2:
@@ -2073,7 +2247,12 @@ def _npmod(t: Node) -> Iterator[Node]:
         for d in _chain(t, lambda n: "ADVP" in n.label):
             if (
                 _cat(d, "ADVP")
-                and _kid(d, lambda c: c.label == "IN" and any(re.search(r"(?i:at)", w.label) for w in c.kids))
+                and _kid(
+                    d,
+                    lambda c: (
+                        c.label == "IN" and any(re.search(r"(?i:at)", w.label) for w in c.kids)
+                    ),
+                )
                 and _kid(d, lambda c: c.label == "NP")
             ):
                 yield d
@@ -2124,22 +2303,21 @@ def _det(t: Node) -> Iterator[Node]:
             nxt = _next(k)
             has_cc = any(r.label == "CC" for r in right)
             nounish_after = any(r.label.startswith(("NN", "NX", "NML")) for r in right)
-            if (
+            preconjunction = (
                 _has_form(k, EITHER)
                 and not _lab(nxt, "DT")
                 and not has_cc
                 and nounish_after
                 and not any(r.label == "NP" and _kid(r, lambda c: c.label == "CC") for r in right)
-            ):
-                yield k
-            elif not _has_form(k, EITHER | {"no"}) and has_cc and nounish_after:
-                yield k
-            elif (
+            )
+            before_coordination = not _has_form(k, EITHER | {"no"}) and has_cc and nounish_after
+            before_adjective = (
                 not _has_form(k, frozenset({"no"}))
                 and any(r.label.startswith("JJ") and not _starts(_next(r), "NN") for r in right)
                 and not has_cc
                 and not _lab(nxt, "DT")
-            ):
+            )
+            if preconjunction or before_coordination or before_adjective:
                 yield k
     if label in ("NP", "NP-TMP", "NP-ADV") and any(d.label == "PRP" for d in _leftmost(t)):
         last = _nth(t, -1)
@@ -2158,7 +2336,9 @@ def _det(t: Node) -> Iterator[Node]:
             for d in _left(k):
                 if d.label not in ("DT", "WDT", "WP") or _has_form(d, frozenset({"no"})):
                     continue
-                if d.label in ("WDT", "WP") or not any(r.label in ("CC", "CONJP") for r in _right(d)):
+                if d.label in ("WDT", "WP") or not any(
+                    r.label in ("CC", "CONJP") for r in _right(d)
+                ):
                     yield d
     if _cat(t, "NP"):
         for k in kids:
@@ -2168,7 +2348,7 @@ def _det(t: Node) -> Iterator[Node]:
 
 def _predet(t: Node) -> Iterator[Node]:
     kids = t.kids
-    if t.label in _forms("NP", wh=True, suffixes=_TA) - {"WHNP-TMP", "WHNP-ADV"} | {"WHNP-TMP", "WHNP-ADV", "NX", "NAC", "NML"}:
+    if t.label in NPISH | {"NX", "NAC", "NML"}:
         for i, k in enumerate(kids):
             if (
                 k.label in ("PDT", "DT")
@@ -2184,7 +2364,8 @@ def _predet(t: Node) -> Iterator[Node]:
                     k.label in ("PDT", "DT")
                     and _lab(_next(k), "DT")
                     and any(
-                        r.label.startswith("JJ") and not _starts(_next(r), "NN") for r in kids[i + 1 :]
+                        r.label.startswith("JJ") and not _starts(_next(r), "NN")
+                        for r in kids[i + 1 :]
                     )
                 ):
                     yield k
@@ -2200,15 +2381,26 @@ def _preconj(t: Node) -> Iterator[Node]:
     for i, k in enumerate(kids):
         right = kids[i + 1 :]
         either = k.label in ("PDT", "CC", "DT") and _has_form(k, EITHER)
-        not_only = k.label == "CONJP" and _kid(k, lambda c: c.label == "RB" and _has_form(c, frozenset({"not"}))) and _kid(
-            k, lambda c: c.label in ("RB", "JJ") and _has_form(c, frozenset({"only", "merely", "just"}))
+        not_only = (
+            k.label == "CONJP"
+            and _kid(k, lambda c: c.label == "RB" and _has_form(c, frozenset({"not"})))
+            and _kid(
+                k,
+                lambda c: (
+                    c.label in ("RB", "JJ") and _has_form(c, frozenset({"only", "merely", "just"}))
+                ),
+            )
         )
         if nominal or clausal:
             if either and any(r.label == "CC" for r in right):
                 yield k
             if not_only and any(r.label in ("CC", "CONJP") for r in right):
                 yield k
-        if nominal and either and _kid(t, lambda c: c.label == "NP" and _kid(c, lambda d: d.label == "CC")):
+        if (
+            nominal
+            and either
+            and _kid(t, lambda c: c.label == "NP" and _kid(c, lambda d: d.label == "CC"))
+        ):
             yield k
 
 
@@ -2277,7 +2469,9 @@ def _case(t: Node) -> Iterator[Node]:
         if _lab(_nth(t, 1), "CC") and _lab(_nth(t, 2), "NP"):
             yield t.kids[0]
         first = _nth(t, 1)
-        if _lab(first, "VBG") and not _kid(t, lambda p: _cat(p, "PP") and _kid(p, lambda c: _cat(c, "SBAR", "S"))):
+        if _lab(first, "VBG") and not _kid(
+            t, lambda p: _cat(p, "PP") and _kid(p, lambda c: _cat(c, "SBAR", "S"))
+        ):
             assert first is not None
             yield first
     if _cat(t, "ADVP"):
@@ -2295,7 +2489,9 @@ def _parataxis(t: Node) -> Iterator[Node]:
     kids = t.kids
     label = t.label
     if label == "VP":
-        yield from _kids(t, lambda c: c.label == "PRN" and _kid(c, lambda d: d.label in ("S", "SINV", "SBAR")))
+        yield from _kids(
+            t, lambda c: c.label == "PRN" and _kid(c, lambda d: d.label in ("S", "SINV", "SBAR"))
+        )
         for s in _sisters(t):
             if s.label == "PRN" and (
                 _kid(s, lambda d: d.label in ("S", "SINV", "SBAR"))
@@ -2304,7 +2500,9 @@ def _parataxis(t: Node) -> Iterator[Node]:
                 yield s
     if label in ("S", "FRAG", "VP"):
         first = _nth(t, 1)
-        cc_after_first = first is not None and any(r.label in ("CC", "CONJP") for r in _right(first))
+        cc_after_first = first is not None and any(
+            r.label in ("CC", "CONJP") for r in _right(first)
+        )
         if not cc_after_first:
             for i, c in enumerate(kids[:-1]):
                 if c.label == ":" and kids[i + 1].label.startswith("S"):
@@ -2316,16 +2514,25 @@ def _parataxis(t: Node) -> Iterator[Node]:
             right = kids[i + 1 :]
             if any(_cat(r, "CC", "CONJP", "MWE") for r in right):
                 continue
-            if any(":" in r.label and _has_exact(r, ";") for r in right):
+            if any(":" in r.label and any(";" in c.label for c in r.kids) for r in right):
                 continue
             yield from (r for r in right if _cat(r, "S", "SBARQ", "SQ", "FRAG"))
     if _cat(t, "S", "FRAG", "VP") and not _kid(t, lambda c: _cat(c, "CONJP", "CC")):
         for i, c in enumerate(kids[:-1]):
-            if c.label == ":" and any(s.label.startswith("V") for s in _left(c)) and _cat(kids[i + 1], "NP"):
+            if (
+                c.label == ":"
+                and any(s.label.startswith("V") for s in _left(c))
+                and _cat(kids[i + 1], "NP")
+            ):
                 yield kids[i + 1]
-    if label in ("FRAG", "NP") and any(d.label in ("NNP", "NNPS") for d in _below(t)):
+    if label in ("FRAG", "NP"):
         for i, k in enumerate(kids[:-2]):
-            if k.label == "NP" and ":" in kids[i + 1].label and _cat(kids[i + 2], "SQ", "S"):
+            if (
+                k.label == "NP"
+                and ":" in kids[i + 1].label
+                and _cat(kids[i + 2], "SQ", "S")
+                and any(d.label in ("NNP", "NNPS") for d in _below(k))
+            ):
                 yield kids[i + 2]
 
 
@@ -2390,8 +2597,13 @@ def _nmod(t: Node) -> Iterator[Node]:
                 for adj in _right(v):
                     if (
                         adj.label == "ADJP"
-                        and _kid(adj, lambda p: p.label == "PP" and _only(p) is not None and _only(p).label == "IN")  # type: ignore[union-attr]
-                        and any(n.label == "NP" and any(a is adj for a in _right(n)) for n in _right(v))
+                        and _kid(
+                            adj,
+                            lambda p: p.label == "PP" and _only_child_is(p, "IN"),
+                        )
+                        and any(
+                            n.label == "NP" and any(a is adj for a in _right(n)) for n in _right(v)
+                        )
                     ):
                         yield wh
             if any(
@@ -2407,7 +2619,7 @@ def _bare_in_pp(n: Node) -> bool:
     return n.label == "PP" and only is not None and only.label == "IN"
 
 
-# --- the table --------------------------------------------------------------------------------------
+# --- the table -----------------------------------------------------------------------------------
 
 
 def _any(label: str) -> bool:
@@ -2458,9 +2670,14 @@ RELATIONS: tuple[tuple[str, str | None, Callable[[str], bool], Rule], ...] = (
     ("advcl", "mod", _among({"VP", "S", "SQ", "SINV", "SBARQ", "NP", "ADVP", "ADJP"}), _advcl),
     ("nmod:tmod", "nmod", _among({"VP", "S", "ADJP", "PP", "SBAR", "SBARQ", "NP", "RRC"}), _tmod),
     ("acl:relcl", "mod", _matching(r"(WH)?(NP|NML|ADVP)(-.*)?"), _relcl_all),
-    ("nummod", "mod", _among(_NOMINAL_HOSTS | {"ADJP", "WHADJP", "QP"}), _nummod),
-    ("amod", "mod", _among(_AMOD_HOSTS | {"ADJP", "WHNP-TMP", "WHNP-ADV"}), _amod),
-    ("compound", "mod", _among(_COMPOUND_HOSTS | _forms("ADVP", "ADJP", "QP", wh=True, suffixes=_TA)), _compound),
+    ("nummod", "mod", _among(NPISH | {"NML", "NX", "ADJP", "WHADJP", "QP"}), _nummod),
+    ("amod", "mod", _among(_AMOD_HOSTS | {"ADJP"}), _amod),
+    (
+        "compound",
+        "mod",
+        _among(_COMPOUND_HOSTS | _forms("ADVP", "ADJP", "QP", wh=True, suffixes=_TA)),
+        _compound,
+    ),
     ("appos", "mod", _among(NPISH | {"FRAG"}), _appos),
     ("acl", "mod", _matching(r"WHNP|WHNP-TMP|WHNP-ADV|NP(-[A-Z]+)?|NML|NX"), _acl),
     (

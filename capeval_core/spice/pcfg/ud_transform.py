@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from capeval_core.spice.pcfg.ud_nodes import Node, basic
+from capeval_core.spice.pcfg.ud_nodes import Node, basic, word_set
 
 Test = Callable[[Node], bool]
 
 
-# --- small edit operations ---------------------------------------------------------------------
+# --- small edit operations -----------------------------------------------------------------------
 
 
 def _wrap(parent: Node, first: Node, last: Node, label: str) -> Node:
@@ -90,7 +90,7 @@ def _repeat(root: Node, find: Callable[[Node], tuple | None], edit: Callable[...
         edit(*found)
 
 
-# --- 1. labels ---------------------------------------------------------------------------------
+# --- 1. labels -----------------------------------------------------------------------------------
 
 _KEEP_TMP = re.compile(r"(NP|UCP).*-TMP.*")
 _KEEP_ADV = re.compile(r"(NP|UCP).*-ADV.*")
@@ -103,26 +103,29 @@ def _clean_labels(root: Node) -> None:
         if node.leaf:
             continue
         label = node.label
-        suffix = "-TMP" if _KEEP_TMP.fullmatch(label) else "-ADV" if _KEEP_ADV.fullmatch(label) else ""
+        suffix = (
+            "-TMP" if _KEEP_TMP.fullmatch(label) else "-ADV" if _KEEP_ADV.fullmatch(label) else ""
+        )
         node.label = basic(label) + suffix
 
 
 def _strip_empty(root: Node) -> Node | None:
-    for node in list(root.walk()):
-        if node.label != "-NONE-" or node.parent is None and node is not root:
-            continue
-        target: Node | None = node
-        while target is not None:
+    """Remove empty elements (-NONE-) and the phrases they leave empty; None if nothing is left."""
+    while (empty := next((n for n in root.walk() if n.label == "-NONE-"), None)) is not None:
+        target = empty
+        while True:
             if target is root:
                 return None
             parent = target.parent
             assert parent is not None
             _detach(target)
-            target = parent if not parent.kids else None
+            if parent.kids:
+                break
+            target = parent
     return root
 
 
-# --- 2. multi-word expressions ------------------------------------------------------------------
+# --- 2. multi-word expressions -------------------------------------------------------------------
 
 
 def _adjacent_pair(parents: tuple[str, ...], first: Test, second: Test) -> Callable:
@@ -156,11 +159,7 @@ def _as_well_as(node: Node) -> tuple | None:
     if node.leaf or basic(node.label) != "CONJP" or len(node.kids) < 2:
         return None
     a, b, c = node.kids[0], node.kids[1], node.kids[-1]
-    if (
-        _pre(("RB",), ("as",))(a)
-        and _pre(("RB",), ("well",))(b)
-        and _pre(("IN",), ("as",))(c)
-    ):
+    if _pre(("RB",), ("as",))(a) and _pre(("RB",), ("well",))(b) and _pre(("IN",), ("as",))(c):
         return node, a, b, c
     return None
 
@@ -177,7 +176,9 @@ def _as_well(node: Node) -> tuple | None:
 def _order_like(n: Node) -> bool:
     if _pre(("NN", "NP", "RB"), ("order",))(n):
         return True
-    return n.label in ("NN", "NP", "RB") and len(n.kids) == 1 and _pre(("NN",), ("order",))(n.kids[0])
+    return (
+        n.label in ("NN", "NP", "RB") and len(n.kids) == 1 and _pre(("NN",), ("order",))(n.kids[0])
+    )
 
 
 def _between_like(n: Node) -> bool:
@@ -244,7 +245,9 @@ _MWE_FINDERS: tuple[Callable, ...] = (
         _pre(("TO",), ("to",)),
         _pre(("VB", "RB"), ("mention",)),
     ),
-    _adjacent_pair(("PP", "SBAR"), _pre(("JJ", "IN", "RB"), ("so",)), _pre(("IN", "TO"), ("that",))),
+    _adjacent_pair(
+        ("PP", "SBAR"), _pre(("JJ", "IN", "RB"), ("so",)), _pre(("IN", "TO"), ("that",))
+    ),
     _adjacent_pair(("SBAR",), _pre(("IN", "RB"), ("as",)), _pre(("IN",), ("if",))),
     _adjacent_pair(("PP",), _pre(("JJ", "RB"), ("prior",)), _pre(("TO", "IN"), ("to",))),
     _adjacent_pair(("PP",), _pre(("IN",), ("as",)), _pre(("TO", "IN"), ("to",))),
@@ -261,10 +264,16 @@ _MWE_FINDERS: tuple[Callable, ...] = (
         _pre(("VBN",), ("opposed",)),
         _pre(("TO", "IN"), ("to",)),
     ),
-    _adjacent_pair(("ADVP", "CONJP"), _pre(("VB", "RB", "VBD"), ("let",)), _pre(("RB", "JJ"), ("alone",))),
+    _adjacent_pair(
+        ("ADVP", "CONJP"), _pre(("VB", "RB", "VBD"), ("let",)), _pre(("RB", "JJ"), ("alone",))
+    ),
     _adjacent_pair(("ADVP", "PP"), _pre(("IN", "RB"), ("in",)), _between_like),
-    _adjacent_pair(("ADVP", "QP", "ADJP"), _pre(("DT", "RB"), ("all",)), _pre(("CC", "RB", "IN"), ("but",))),
-    _adjacent_pair(("ADVP", "INTJ"), _pre(("NN", "DT", "RB"), ("that",)), _pre(("VBZ", "RB"), ("is",))),
+    _adjacent_pair(
+        ("ADVP", "QP", "ADJP"), _pre(("DT", "RB"), ("all",)), _pre(("CC", "RB", "IN"), ("but",))
+    ),
+    _adjacent_pair(
+        ("ADVP", "INTJ"), _pre(("NN", "DT", "RB"), ("that",)), _pre(("VBZ", "RB"), ("is",))
+    ),
     _adjacent_pair(("WHADVP",), _pre(("WRB",), ("how",)), _pre(("VB",), ("come",))),
     _adjacent_pair(("VP",), _pre(("VBD",), ("had", "'d"), case=True), _better_particle),
     _adjacent_pair(
@@ -368,7 +377,7 @@ def _multiword(root: Node) -> None:
 
 
 def _flat_prep_cc(node: Node) -> tuple | None:
-    """"to and from": PP starting preposition, conjunction, preposition."""
+    """ "to and from": PP starting preposition, conjunction, preposition."""
     if node.label != "PP" or len(node.kids) < 3:
         return None
     p1, cc, p2 = node.kids[0], node.kids[1], node.kids[2]
@@ -608,9 +617,9 @@ def _quantifiers(root: Node) -> None:
     _repeat(root, _qp_money, _apply_qp_money)
 
 
-# --- 6. copular WH-questions --------------------------------------------------------------------
+# --- 6. copular WH-questions ---------------------------------------------------------------------
 
-_COPULA = frozenset("be being been am are r is ai was were 'm m 're 's s `s art ar wase".split())
+_COPULA = word_set("be being been am are r is ai was were 'm m 're 's s `s art ar wase")
 
 
 def _is_copula_verb(n: Node) -> bool:
@@ -629,12 +638,15 @@ def _flat_sq(node: Node) -> tuple | None:
         verbs = [k for k in kids if _is_copula_verb(k)]
         if not verbs:
             continue
-        if any(k.label.startswith("VB") and any(c.label.lower() not in _COPULA for c in k.kids) for k in kids):
+        if any(
+            k.label.startswith("VB") and any(c.label.lower() not in _COPULA for c in k.kids)
+            for k in kids
+        ):
             continue
         if any(
-            k.label.startswith("V") and any(c.label.startswith("VB") for c in k.kids) and any(
-                c.label.lower() not in _COPULA for c in k.kids
-            )
+            k.label.startswith("V")
+            and any(c.label.startswith("VB") for c in k.kids)
+            and any(c.label.lower() not in _COPULA for c in k.kids)
             for k in kids
         ):
             continue
@@ -648,7 +660,10 @@ def _flat_sq(node: Node) -> tuple | None:
             continue
         if any(
             k.label == "ADJP"
-            and any(c.label == "PP" and len(c.kids) == 1 and c.kids[0].label in ("IN", "TO") for c in k.kids)
+            and any(
+                c.label == "PP" and len(c.kids) == 1 and c.kids[0].label in ("IN", "TO")
+                for c in k.kids
+            )
             for k in kids
         ):
             continue
@@ -725,7 +740,7 @@ def _dates(root: Node) -> None:
     _repeat(root, _month_day_year, _apply_flatten)
 
 
-# --- 8. X over X -----------------------------------------------------------------------------------
+# --- 8. X over X ---------------------------------------------------------------------------------
 
 
 def _x_over_x(root: Node) -> Node:
@@ -743,7 +758,7 @@ def _x_over_x(root: Node) -> Node:
             return root
 
 
-# --- 9. "and yet", "and so" ------------------------------------------------------------------------
+# --- 9. "and yet", "and so" ----------------------------------------------------------------------
 
 _CLAUSE_OR_PP = re.compile(r"^(S(?!YM)|PP|VP)")
 
@@ -764,7 +779,8 @@ def _and_yet(node: Node) -> tuple | None:
             if not _pre(("CC",), ("and",), case=True)(cc):
                 continue
             if _pre(("RB",), ("yet", "so"), case=True)(adv) or (
-                adv.label == "ADVP" and any(_pre(("RB", "IN"), ("so",), case=True)(k) for k in adv.kids)
+                adv.label == "ADVP"
+                and any(_pre(("RB", "IN"), ("so",), case=True)(k) for k in adv.kids)
             ):
                 return node, cc, adv
     return None
@@ -774,7 +790,7 @@ def _apply_and_yet(parent: Node, start: Node, end: Node) -> None:
     _wrap(parent, start, end, "CONJP")
 
 
-# --- 10. adverbs moved into the phrase they modify -------------------------------------------------
+# --- 10. adverbs moved into the phrase they modify -----------------------------------------------
 
 _SEPARATOR = frozenset({",", "CC", "CONJP"})
 
@@ -785,7 +801,11 @@ def _not_then(adv: Node) -> bool:
     return adv.label == "ADVP" and len(adv.kids) == 1 and adv.kids[0].label == "RB"
 
 
-def _moved_adverb(parent_ok: Callable[[str], bool], first_ok: Callable[[str], bool], dest_ok: Callable[[str], bool]) -> Callable:
+def _moved_adverb(
+    parent_ok: Callable[[str], bool],
+    first_ok: Callable[[str], bool],
+    dest_ok: Callable[[str], bool],
+) -> Callable:
     def find(node: Node) -> tuple | None:
         if node.leaf or not parent_ok(node.label):
             return None
@@ -860,16 +880,20 @@ def _sbar_to_pp(root: Node) -> None:
                     sbar.label = "PP"
 
 
-# --- 12. "now that" ---------------------------------------------------------------------------------
+# --- 12. "now that" ------------------------------------------------------------------------------
 
 
 def _now_that(node: Node) -> tuple | None:
     if node.label != "ADVP" or len(node.kids) < 2:
         return None
     now, sbar = node.kids[0], node.kids[1]
-    if _pre(("RB",), ("now",))(now) and sbar.label == "SBAR" and sbar.kids:
-        if _pre(("IN",), ("that",))(sbar.kids[0]):
-            return node, sbar
+    if (
+        _pre(("RB",), ("now",))(now)
+        and sbar.label == "SBAR"
+        and sbar.kids
+        and _pre(("IN",), ("that",))(sbar.kids[0])
+    ):
+        return node, sbar
     return None
 
 
