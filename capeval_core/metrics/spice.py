@@ -30,8 +30,6 @@ from capeval_core.spice.matching import (
 )
 from capeval_core.spice.parse import (
     DEFAULT_PARSER,
-    MIN_CHUNK,
-    PARALLEL_MIN,
     PARSERS,
     CaptionParser,
     model_identity,
@@ -45,8 +43,10 @@ from capeval_core.tokenize import Tokens
 class SpiceConfig(MetricConfig):
     """``synsets=False`` is SPICE's ``-noSynsets`` (no synonym matching, no node merging);
     ``parse_input`` picks what is parsed: the batch tokens, as coco-caption, or raw text;
-    ``parser`` is ``"stanford-emulation"`` (SPICE-1.0's CoreNLP 3.6.0 parses, emulated) or
-    ``"spacy-sm"`` (spaCy's small model converted by rules; capeval before 0.2)."""
+    ``parser`` is ``"stanford-emulation"`` (SPICE-1.0's CoreNLP 3.6.0 parses, emulated),
+    ``"stanford-pcfg"`` (CoreNLP 3.6.0's PCFG itself, from the user's CoreNLP models jar: the
+    jar's tuples, at about Java's speed) or ``"spacy-sm"`` (spaCy's small model converted by
+    rules; capeval before 0.2)."""
 
     synsets: bool = True
     parse_input: str = "tokens"
@@ -222,9 +222,9 @@ class Spice(Metric):
         for batch in batches:
             texts.update(dict.fromkeys(self._texts(batch).values()))
         missing = parser.uncached(list(texts))
-        if len(missing) < PARALLEL_MIN:
+        if len(missing) < parser.parallel_min:
             return []
-        size = max(MIN_CHUNK, -(-len(missing) // pieces))
+        size = max(parser.min_chunk, -(-len(missing) // pieces))
         return [
             functools.partial(parse_into_cache, missing[k : k + size], self.config.parser)
             for k in range(0, len(missing), size)

@@ -1,10 +1,12 @@
 """Parsing captions into SPICE tuples, through an on-disk cache and parse worker processes.
 
-Two parsers (:data:`PARSERS`): ``"stanford-emulation"`` (the default; :mod:`.stanford`, a
+Three parsers (:data:`PARSERS`): ``"stanford-emulation"`` (the default; :mod:`.stanford`, a
 pipeline trained to give SPICE-1.0's CoreNLP 3.6.0 parses, then CoreNLP's lemmas and
-dependency conversion emulated) and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model
-converted by hand). Extracted tuples are cached per caption text (:func:`parse_cache_path`),
-keyed by the parser's identity (:func:`model_identity`), so a warm run never loads a parser.
+dependency conversion emulated), ``"stanford-pcfg"`` (:mod:`.stanford_pcfg`, CoreNLP's PCFG
+itself, computed as the jar computes it from the grammar in the user's CoreNLP models jar)
+and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model converted by hand). Extracted
+tuples are cached per caption text (:func:`parse_cache_path`), keyed by the parser's identity
+(:func:`model_identity`), so a warm run never loads a parser.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from capeval_core.resources import available_cpus, cache_dir
 from capeval_core.spice.rules import Tuple
 
 #: The parsers, each a module with ``identity()``, ``load_pipeline()`` and
-#: ``parse_texts(loaded, texts, batch_size)``.
+#: ``parse_texts(loaded, texts, batch_size)`` (and, where they differ from this module's,
+#: its own ``PARALLEL_MIN`` and ``MIN_CHUNK``).
 PARSERS: dict[str, str] = {
     "stanford-emulation": "capeval_core.spice.stanford",
+    "stanford-pcfg": "capeval_core.spice.stanford_pcfg",
     "spacy-sm": "capeval_core.spice.spacy_sm",
 }
 DEFAULT_PARSER = "stanford-emulation"
@@ -85,6 +89,9 @@ class CaptionParser:
         self.batch_size = batch_size
         self._loaded: Any = None
         self.model_id = self._module.identity()
+        #: batches this large are worth parse workers, in chunks at least ``min_chunk`` long
+        self.parallel_min: int = getattr(self._module, "PARALLEL_MIN", PARALLEL_MIN)
+        self.min_chunk: int = getattr(self._module, "MIN_CHUNK", MIN_CHUNK)
 
     # the parser is imported lazily: a warm cache never needs it
     def _load(self) -> None:
@@ -142,10 +149,10 @@ class CaptionParser:
         the back, claiming each by cancelling its queued future; so the work splits itself
         however fast the workers start, and each chunk is parsed exactly once.
         """
-        workers = self.n_process - 1 if len(missing) >= PARALLEL_MIN else 0
+        workers = self.n_process - 1 if len(missing) >= self.parallel_min else 0
         if workers <= 0:
             return dict(zip(missing, self.tuples_of(missing), strict=True))
-        size = max(MIN_CHUNK, len(missing) // (8 * self.n_process))
+        size = max(self.min_chunk, len(missing) // (8 * self.n_process))
         chunks = [missing[k : k + size] for k in range(0, len(missing), size)]
         out: dict[str, tuple[Tuple, ...]] = {}
         try:

@@ -26,6 +26,7 @@ class OracleSentence:
     tags: tuple[str, ...]
     lemmas: tuple[str, ...]
     graphs: dict[str, Any]  # "basic", "ccprocessed", "enhanced": {"edges", "roots"}
+    tree: str  # the PCFG parser's constituency tree, Penn bracketing
 
     def graph(self, name: str) -> DepGraph:
         """One of the oracle's graphs as a :class:`DepGraph` (copy nodes included)."""
@@ -72,6 +73,18 @@ def edge_labels(graph: dict[str, Any]) -> set[tuple[str, str, str]]:
     return {(str(a), r, str(b)) for a, r, b in graph["edges"]}
 
 
+def _with_words(skeleton: str, words) -> str:
+    """The golden's tree (leaves ``_``) with the sentence's words put back."""
+    from capeval_core.spice.pcfg.trees import read_tree
+
+    tree = read_tree(skeleton)
+    leaves = [n for n in tree.subtrees() if n.is_leaf()]
+    assert len(leaves) == len(words)
+    for leaf, word in zip(leaves, words, strict=True):
+        leaf.label = word
+    return str(tree)
+
+
 @functools.cache
 def oracle_captions() -> tuple[OracleCaption, ...]:
     from capeval_core.resources import coco_captions
@@ -91,6 +104,7 @@ def oracle_captions() -> tuple[OracleCaption, ...]:
                 tuple(s["tags"]),
                 tuple(s["lemmas"]),
                 {k: s[k] for k in ("basic", "ccprocessed", "enhanced")},
+                _with_words(s["tree"], w),
             )
             for w, s in zip(words, r["sentences"], strict=True)
         )

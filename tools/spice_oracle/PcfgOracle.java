@@ -8,8 +8,9 @@
 //   PcfgOracle parse IN.tsv OUT.jsonl [--lex]
 //                                  per caption ("id<TAB>caption" lines) and sentence: the tokens,
 //                                  the parser's binarized best parse (grammar states), its score
-//                                  (float bits) and the final tree; --lex adds each word's tag
-//                                  scores in the chart
+//                                  (float bits) and the final tree, read as the pipeline's parser
+//                                  annotator reads them; --lex adds each word's tag scores in
+//                                  the chart
 //   PcfgOracle americanize IN.txt OUT.txt
 //                                  each word (one a line) as the parser reads it: its word
 //                                  function (British -> American spelling, month and day names
@@ -37,6 +38,7 @@ import edu.stanford.nlp.pipeline.Annotation;
 import edu.stanford.nlp.pipeline.StanfordCoreNLP;
 import edu.stanford.nlp.trees.Tree;
 import edu.stanford.nlp.util.CoreMap;
+import edu.stanford.nlp.util.ScoredObject;
 
 public class PcfgOracle {
 
@@ -94,13 +96,15 @@ public class PcfgOracle {
                     boolean ok = pq.parse(tokens);
                     ExhaustivePCFGParser pp = (ExhaustivePCFGParser) pparserField.get(pq);
                     js.put("ok", ok);
+                    // the parser annotator of the released CoreNLP 3.6.0 reads the best parse
+                    // through the k-best search (k = 1), not getBestParse()
                     if (pp.hasParse()) {
                         js.put("score", Float.floatToIntBits((float) pp.getBestScore()));
-                        Tree binary = pp.getBestParse();
-                        js.put("binary", binary == null ? null : binary.toString());
+                        List<ScoredObject<Tree>> binary = pp.getKBestParses(1);
+                        js.put("binary", binary.isEmpty() ? null : binary.get(0).object().toString());
                     }
-                    Tree best = pq.getBestParse();
-                    js.put("tree", best == null ? null : best.toString());
+                    List<ScoredObject<Tree>> best = pq.getKBestPCFGParses(1);
+                    js.put("tree", best == null || best.isEmpty() ? null : best.get(0).object().toString());
                     if (lex) {
                         JSONArray cells = new JSONArray();
                         for (int i = 0; i <= tokens.size(); i++) {

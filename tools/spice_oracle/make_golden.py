@@ -16,6 +16,17 @@ from pathlib import Path
 
 from golden import SOURCE, write_golden
 
+from capeval_core.spice.pcfg.trees import read_tree
+
+
+def skeleton(tree: str) -> str:
+    """A tree without its words: each leaf ``_`` (the words come back from the caption)."""
+    t = read_tree(tree)
+    for node in t.subtrees():
+        if node.is_leaf():
+            node.label = "_"
+    return str(t)
+
 
 def slim(record: dict) -> dict:
     words = record["caption"].split(" ")
@@ -29,6 +40,7 @@ def slim(record: dict) -> dict:
                 "basic": s["basic"],
                 "ccprocessed": s["ccprocessed"],
                 "enhanced": s["enhanced"],
+                "tree": skeleton(s["tree"]),
             }
         )
     out: dict = {"id": int(record["id"]), "sentences": sentences, "tuples": record["tuples"]}

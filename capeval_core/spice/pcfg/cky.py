@@ -10,10 +10,10 @@ float32, computed as CoreNLP computes it so that the numbers agree to the bit:
   on, one improved by a higher-numbered one does not (:func:`_unaries`);
 - the sentence ends in a boundary word that only the whole sentence combines with.
 
-The best parse is then read back as CoreNLP reads it (:func:`extract`): not by back-pointers
-but by trying, in the grammar's order, each way of building a node and taking the first whose
-score is within a relative 1e-5 of the node's, so nearly tied parses resolve as they do in
-Java.
+The best parse is then read back as CoreNLP's pipeline reads it (:func:`extract`): not by
+back-pointers but by scoring, at each node, every way of building it from the chart and
+taking the best in double precision, the first of equals in the order CoreNLP tries them, so
+nearly tied parses resolve as they do in Java.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ from capeval_core.spice.pcfg.lexicon import Lexicon
 from capeval_core.spice.pcfg.trees import Tree
 
 NEG_INF = np.float32(-np.inf)
-#: CoreNLP's relative tolerance when it reads the best parse back
-TOLERANCE = 1e-5
 #: the score CoreNLP gives every tag of a word when it parses again after a failure
 FLOOD_SCORE = np.float32(-1000.0)
 
@@ -183,18 +181,16 @@ class Chart:
         return v
 
 
-def _matches(x: float, y: float) -> bool:
-    """CoreNLP's test that a way of building a node gives the node's score."""
-    with np.errstate(invalid="ignore"):
-        return abs(x - y) / (abs(x) + abs(y) + 1e-10) < TOLERANCE
-
-
 def extract(chart: Chart, goal: int | None = None, start: int = 0, end: int | None = None) -> Tree:
-    """The best parse as CoreNLP reads it back (grammar states as labels, boundary included)."""
+    """The best parse as CoreNLP's pipeline reads it back (grammar states as labels, the
+    boundary word included): its parser annotator asks for the 1-best of the lazy k-best
+    search, which at each node takes the way of building it with the highest score summed in
+    double precision (the rule's, then each child's chart score), the first of equals in the
+    order binary rules over split points (left to right, each parent's rules in the grammar's
+    order), then unary rules, are tried."""
     g, r = chart.g, chart.rules
     goal = g.goal if goal is None else goal
     end = chart.n if end is None else end
-    best = float(chart.cells[(start, end)][goal])
     label = g.states[goal]
     if end - start == 1 and r.is_tag[goal]:
         word = chart.words[start]
@@ -202,29 +198,34 @@ def extract(chart: Chart, goal: int | None = None, start: int = 0, end: int | No
         lex = chart.lexicon
         if chart.flooded or lex.score(lex.word_id(word), tag, start, word) > NEG_INF:
             return Tree(label, [Tree(word)])
-    by_parent = r.by_parent.get(goal)
-    if by_parent is not None:
+    best, how = -np.inf, None
+    rules = r.by_parent.get(goal)
+    if rules is not None:
         for split in range(start + 1, end):
             left_cell = chart.cells.get((start, split))
             right_cell = chart.cells.get((split, end))
             if left_cell is None or right_cell is None:
                 continue
-            # float32 sums as Java's (rule + left) + right, widened after
-            tot = (g.b_score[by_parent] + left_cell[g.b_left[by_parent]]) + right_cell[
-                g.b_right[by_parent]
-            ]
-            for k in np.flatnonzero(tot > NEG_INF):
-                if _matches(float(tot[k]), best):
-                    i = by_parent[k]
-                    return Tree(
-                        label,
-                        [
-                            extract(chart, int(g.b_left[i]), start, split),
-                            extract(chart, int(g.b_right[i]), split, end),
-                        ],
-                    )
+            tot = (g.b_score[rules].astype(np.float64) + left_cell[g.b_left[rules]]) + right_cell[
+                g.b_right[rules]
+            ].astype(np.float64)
+            k = int(np.argmax(tot))  # the first of the highest
+            if tot[k] > best:
+                best, how = float(tot[k]), (split, int(rules[k]))
     cell = chart.cells[(start, end)]
     for child, score in r.unary_by_parent.get(goal, ()):
-        if child != goal and _matches(float(score + cell[child]), best):
-            return Tree(label, [extract(chart, child, start, end)])
-    raise ValueError(f"no parse of {label} over words {start}-{end} can be read back")
+        tot = float(score) + float(cell[child])
+        if child != goal and tot > best:
+            best, how = tot, (None, child)
+    if how is None:
+        raise ValueError(f"no parse of {label} over words {start}-{end} can be read back")
+    split, which = how
+    if split is None:
+        return Tree(label, [extract(chart, which, start, end)])
+    return Tree(
+        label,
+        [
+            extract(chart, int(g.b_left[which]), start, split),
+            extract(chart, int(g.b_right[which]), split, end),
+        ],
+    )

@@ -1,0 +1,44 @@
+"""The PCFG stage end to end: CoreNLP's words in, the tree its parser prints out."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from importlib.resources import files
+
+from capeval_core.spice.pcfg.cky import Chart, extract
+from capeval_core.spice.pcfg.grammar import BOUNDARY_TAG, BOUNDARY_WORD, Grammar, load_grammar
+from capeval_core.spice.pcfg.lexicon import Lexicon
+from capeval_core.spice.pcfg.trees import Tree, parser_output
+
+
+@functools.cache
+def _spellings() -> dict[str, str]:
+    text = (files("capeval_core") / "data" / "spice_americanize.tsv").read_text(encoding="utf-8")
+    rows = (line.split("\t") for line in text.splitlines() if line and not line.startswith("#"))
+    return {word: read for word, read in rows}
+
+
+def americanize(word: str) -> str:
+    """The word as the parser reads it: CoreNLP's word function (British spellings made
+    American, month and day names capitalised), from the table generated with the oracle.
+
+    >>> americanize("colour"), americanize("monday"), americanize("dog")
+    ('color', 'Monday', 'dog')
+    """
+    return _spellings().get(word, word)
+
+
+class PCFGParser:
+    """CoreNLP 3.6.0's English PCFG parser as SPICE-1.0's pipeline runs it."""
+
+    def __init__(self, grammar: Grammar | None = None) -> None:
+        self.grammar = load_grammar() if grammar is None else grammar
+        self.lexicon = Lexicon(self.grammar)
+
+    def parse(self, words: Sequence[str]) -> Tree:
+        """The parse of one sentence (CoreNLP's tokens) as CoreNLP prints it."""
+        if not words:
+            raise ValueError("an empty sentence has no parse")
+        chart = Chart(self.grammar, self.lexicon, [americanize(w) for w in words])
+        return parser_output(extract(chart), list(words), BOUNDARY_TAG, BOUNDARY_WORD)

@@ -1,0 +1,293 @@
+"""The PCFG stage (``capeval_core/spice/pcfg``): CoreNLP 3.6.0's English PCFG without Java.
+
+Without CoreNLP's grammar (GPL, not shipped): Java's hash-map order against OpenJDK's own, the
+unknown-word signatures against CoreNLP's, and the chart against brute force on a toy grammar.
+Where the CoreNLP 3.6.0 models jar is at hand (``tools/spice_oracle``'s cache or
+``$CAPEVAL_CORENLP_MODELS``), the real grammar's rule orders and the jar's trees of the stage
+golden's 3,000 train2014 captions (slow).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from capeval_core.errors import MissingResourceError
+from capeval_core.spice.pcfg import grammar as G
+from capeval_core.spice.pcfg.cky import Chart, extract
+from capeval_core.spice.pcfg.javahash import iteration_order
+from capeval_core.spice.pcfg.lexicon import Lexicon, signature
+from capeval_core.spice.pcfg.trees import parser_output, read_tree
+
+# --- Java's HashMap order --------------------------------------------------------------------
+
+# Integer keys put in this order into `new HashMap<>(64)`, and the map's keySet() order, printed
+# by OpenJDK 17.0.15 (java.util.HashMap): 30 keys in one bucket (a red-black tree from the 9th
+# on), then 40 keys with 12 in one bucket among others.
+JAVA_IN_1 = [325, 1221, 965, 69, 1541, 1797, 709, 1413, 581, 1157, 389, 197, 133, 901, 453,
+             1477, 1669, 1285, 1093, 5, 773, 645, 1349, 1861, 261, 517, 837, 1605, 1733,
+             1029]  # fmt: skip
+JAVA_OUT_1 = [965, 325, 1221, 1157, 1093, 1029, 69, 5, 197, 261, 133, 1541, 1797, 1861, 1669,
+              1733, 1605, 709, 645, 901, 837, 773, 1413, 1285, 1349, 1477, 581, 389, 453,
+              517]  # fmt: skip
+JAVA_IN_2 = [875555, 786437, 975370, 196618, 2359341, 983046, 717638, 784636, 401220, 93760,
+             328218, 882967, 908762, 589824, 1021508, 485932, 2162728, 626376, 1769490, 393231,
+             812241, 108421, 686, 292762, 628442, 623766, 651300, 1572881, 654481, 462650, 410817,
+             108109, 230632, 904319, 1376284, 1966103, 747859, 808134, 547978, 1179675]  # fmt: skip
+JAVA_OUT_2 = [93760, 626376, 401220, 547978, 975370, 108421, 410817, 1572881, 786437, 196618,
+              2359341, 983046, 1376284, 1179675, 589824, 2162728, 1769490, 1966103, 393231,
+              808134, 1021508, 717638, 108109, 628442, 908762, 654481, 747859, 882967, 812241,
+              292762, 328218, 623766, 485932, 230632, 651300, 875555, 686, 904319, 784636,
+              462650]  # fmt: skip
+
+
+@pytest.mark.parametrize(("keys", "order"), [(JAVA_IN_1, JAVA_OUT_1), (JAVA_IN_2, JAVA_OUT_2)])
+def test_hash_map_order_is_openjdks(keys, order):
+    assert iteration_order(keys, keys, 64) == order
+
+
+# --- unknown-word signatures -------------------------------------------------------------------
+
+# (word, position) -> signature, printed by CoreNLP 3.6.0's EnglishUnknownWordModel.getSignature
+# with englishPCFG.ser.gz loaded (unknown-word level 2)
+CORENLP_SIGNATURES = {
+    ("frisbees", 1): "UNK-LCs", ("Frisbee", 0): "UNK-INITe", ("Frisbee", 1): "UNK-UCe",
+    ("FRISBEE", 0): "UNK-ALLCe", ("x-ray", 1): "UNK-LC-DASHy", ("4", 1): "UNK-NUM",
+    ("4th", 0): "UNK-LC-DIG", ("2x4", 1): "UNK-LC-DIG", ("a", 1): "UNK-LC", ("abc", 0): "UNK-LC",
+    ("abcd", 1): "UNK-LCd", ("e-mail", 0): "UNK-LC-DASHl", ("3-d", 1): "UNK-LC-DASH-DIG",
+    ("ÉCOLE", 1): "UNK-ALLCe", ("über", 0): "UNK-LCr", ("ǅemal", 0): "UNK-INITl",
+    ("ǅemal", 1): "UNK-UCl", ("--", 0): "UNK-DASH", ("a1b2", 1): "UNK-LC-DIG",
+    ("123456", 0): "UNK-NUM", ("TV", 1): "UNK-ALLC",
+}  # fmt: skip
+
+
+def test_unknown_word_signatures_are_corenlps():
+    assert {k: signature(*k) for k in CORENLP_SIGNATURES} == CORENLP_SIGNATURES
+
+
+# --- the unary closure as CoreNLP builds it ----------------------------------------------------
+
+
+def test_unary_closure_combines_rules_in_the_order_they_come_and_does_not_revise():
+    f = np.float32
+    # 1 -> 2 first, then 2 -> 3 makes 1 -> 3 (-3); 1 -> 2 is not improved later, but add a
+    # better 0 -> 2 after 2 -> 3: 0 -> 3 is made from it then (-1.5)
+    rules = [(1, 2, f(-1.0)), (2, 3, f(-2.0)), (0, 2, f(-0.5)), (0, 1, f(-0.25))]
+    by_parent, closed = G.unary_closure(rules, 4)
+    assert sorted(by_parent) == sorted(rules)
+    best = {(p, c): s for p, c, s in closed}
+    assert best[(1, 3)] == f(-3.0)
+    assert best[(0, 3)] == f(-2.5)  # 0 -> 2 -> 3, or 0 -> 1 -> 2 -> 3 = -3.25: the max
+    assert best[(0, 2)] == f(-0.5)  # direct beats 0 -> 1 -> 2 (-1.25)
+    assert all(p != c for p, c, _ in closed)
+
+
+# --- the chart on a toy grammar, against brute force ---------------------------------------------
+
+STATES = ["ROOT", "S", "NP", "VP", "DT", "NN", "VBZ", "NNS", "@S", ".$$."]
+TAGS = ["DT", "NN", "VBZ", "NNS", ".$$."]
+BINARY = [  # (parent, left, right, log-probability)
+    ("ROOT", "S", ".$$.", 0.0),
+    ("ROOT", "NP", ".$$.", -2.0),
+    ("S", "NP", "VP", -0.3),
+    ("S", "NP", "@S", -1.1),
+    ("@S", "VP", "NP", -0.4),
+    ("NP", "DT", "NN", -0.5),
+    ("NP", "DT", "NNS", -0.9),
+    ("NP", "NP", "NP", -2.5),
+    ("VP", "VBZ", "NP", -0.7),
+]
+UNARY = [("NP", "NN", -1.2), ("NP", "NNS", -0.6), ("VP", "VBZ", -0.8), ("S", "VP", -2.0)]
+COUNTS = {  # (word, tag): count; every word seen over 100 times, so only these tags
+    ("a", "DT"): 500, ("the", "DT"): 600, ("dog", "NN"): 300, ("dog", "VBZ"): 20,
+    ("runs", "VBZ"): 200, ("runs", "NNS"): 150, ("cats", "NNS"): 400, ("sees", "VBZ"): 250,
+    (".$.", ".$$."): 1000,
+}  # fmt: skip
+
+
+def toy_grammar() -> G.Grammar:
+    s = {name: i for i, name in enumerate(STATES)}
+    t = {name: i for i, name in enumerate(TAGS)}
+    words = {w: i for i, w in enumerate(sorted({w for w, _ in COUNTS}))}
+    seen: dict[tuple[int, int], float] = {}
+    for (w, tag), c in COUNTS.items():
+        for key in ((words[w], t[tag]), (words[w], G.NULL), (G.NULL, t[tag]), (G.NULL, G.NULL)):
+            seen[key] = seen.get(key, 0.0) + c
+    by_parent, closed = G.unary_closure([(s[p], s[c], np.float32(x)) for p, c, x in UNARY], 10)
+    word_tags: dict[int, list[int]] = {}
+    for w, tag in COUNTS:
+        word_tags.setdefault(words[w], []).append(t[tag])
+    arr = np.array
+    return G.Grammar(
+        stamp="toy",
+        states=tuple(STATES),
+        tags=tuple(TAGS),
+        words=words,
+        tag_state=arr([s[x] for x in TAGS], dtype=np.int32),
+        b_parent=arr([s[r[0]] for r in BINARY], dtype=np.int32),
+        b_left=arr([s[r[1]] for r in BINARY], dtype=np.int32),
+        b_right=arr([s[r[2]] for r in BINARY], dtype=np.int32),
+        b_score=arr([r[3] for r in BINARY], dtype=np.float32),
+        u_parent=arr([r[0] for r in by_parent], dtype=np.int32),
+        u_child=arr([r[1] for r in by_parent], dtype=np.int32),
+        u_score=arr([r[2] for r in by_parent], dtype=np.float32),
+        c_parent=arr([r[0] for r in closed], dtype=np.int32),
+        c_child=arr([r[1] for r in closed], dtype=np.int32),
+        c_score=arr([r[2] for r in closed], dtype=np.float32),
+        seen=seen,
+        unseen={(G.NULL, G.NULL): 1.0, (G.NULL, t["NN"]): 1.0},
+        word_tags={w: tuple(ts) for w, ts in word_tags.items()},
+        open_tags=(t["NN"],),
+        lexicon_tags=tuple(range(len(TAGS))),
+        smooth=(1.0, 0.2),
+        smooth_threshold=100,
+        unknown_level=2,
+    )
+
+
+def brute_force(g: G.Grammar, words: list[str]) -> tuple[float, str]:
+    """Every derivation of ROOT over ``words`` + the boundary, scored in float64."""
+    lex = Lexicon(g)
+    seq = [*words, G.BOUNDARY_WORD]
+    binary = [(r[0], r[1], r[2], r[3]) for r in BINARY]
+    unary = {(p, c): x for p, c, x in UNARY}
+
+    def derive(state: str, i: int, j: int, depth: int = 0) -> list[tuple[float, str]]:
+        out = []
+        if j - i == 1 and state in TAGS:
+            score = lex.score(lex.word_id(seq[i]), TAGS.index(state), i, seq[i])
+            if score > -np.inf:
+                out.append((float(score), f"({state} {seq[i]})"))
+        for p, left, right, x in binary:
+            if p != state:
+                continue
+            for m in range(i + 1, j):
+                for (a, ta), (b, tb) in itertools.product(derive(left, i, m), derive(right, m, j)):
+                    out.append((x + a + b, f"({state} {ta} {tb})"))
+        if depth < 3:
+            for (p, c), x in unary.items():
+                if p == state:
+                    out += [(x + a, f"({state} {t})") for a, t in derive(c, i, j, depth + 1)]
+        return out
+
+    return max(derive("ROOT", 0, len(seq)))
+
+
+@pytest.mark.parametrize(
+    "words",
+    [["a", "dog"], ["dog", "runs"], ["the", "dog", "runs"], ["a", "dog", "sees", "the", "cats"],
+     ["the", "cats", "runs", "a", "dog"], ["cats", "sees", "dog", "runs"]],
+)  # fmt: skip
+def test_the_chart_finds_the_best_derivation(words):
+    g = toy_grammar()
+    chart = Chart(g, Lexicon(g), words)
+    score, tree = brute_force(g, words)
+    assert math.isclose(float(chart.best_score), score, rel_tol=1e-6)
+    assert str(extract(chart)) == tree
+
+
+def test_a_tie_is_read_back_as_the_first_split_and_rule_in_the_grammars_order():
+    # "cats cats cats": NP NP NP -> (NP (NP NP) NP) or (NP NP (NP NP)): the same three float
+    # scores summed in double in another order, an exact tie; CoreNLP's k-best search keeps
+    # the first it tried, the leftmost split point
+    g = toy_grammar()
+    chart = Chart(g, Lexicon(g), ["cats", "cats", "cats"])
+    tree = extract(chart)
+    np_np = tree.children[0]
+    assert np_np.label == "NP" and len(np_np.children[0].leaves()) == 1
+
+
+def test_a_sentence_the_grammar_cannot_parse_is_parsed_again_with_every_tag():
+    g = toy_grammar()
+    chart = Chart(g, Lexicon(g), ["sees", "sees"])  # VBZ VBZ: no rule takes it
+    assert chart.flooded and chart.has_parse()
+
+
+def test_the_parser_output_drops_the_boundary_and_the_annotations():
+    binary = read_tree(
+        "(ROOT (S^ROOT (NP-TMP^S (DT^NP a) (@NP| (NN^NP day))) (VP^S (VBZ^VP runs))) (.$$. .$.))"
+    )
+    tree = parser_output(binary, ["a", "day", "goes"], ".$$.", ".$.")
+    assert str(tree) == "(ROOT (S (NP-TMP (DT a) (NN day)) (VP (VBZ goes))))"
+
+
+# --- the models jar --------------------------------------------------------------------------
+
+
+def test_a_missing_models_jar_says_how_to_provide_it(tmp_path, monkeypatch):
+    monkeypatch.setenv(G.MODELS_ENV, str(tmp_path / "nothing.jar"))
+    with pytest.raises(MissingResourceError, match="not a file"):
+        G.models_jar()
+    monkeypatch.delenv(G.MODELS_ENV)
+    monkeypatch.setattr("capeval_core.resources.pycocoevalcap_dir", lambda: tmp_path)
+    with pytest.raises(MissingResourceError, match=r"Maven Central.*CAPEVAL_CORENLP_MODELS"):
+        G.models_jar()
+
+
+def _oracle_models_jar() -> Path | None:
+    """The models jar of the user's setting, or of the oracle's cache."""
+    try:
+        return G.models_jar()
+    except MissingResourceError:
+        pass
+    from tools.spice_oracle import oracle_dir
+
+    jar = oracle_dir() / "lib" / G.MODELS_JAR
+    return jar if jar.is_file() else None
+
+
+@pytest.fixture(scope="module")
+def real_grammar():
+    jar = _oracle_models_jar()
+    if jar is None:
+        pytest.skip(
+            f"no CoreNLP 3.6.0 models jar: set ${G.MODELS_ENV}, or fetch the oracle "
+            "(`python -m tools.spice_oracle fetch`)"
+        )
+    os.environ.setdefault(G.MODELS_ENV, str(jar))
+    return G.load_grammar(jar)
+
+
+@pytest.mark.slow
+def test_the_real_grammars_unary_rules_come_in_corenlps_order(real_grammar, tmp_path):
+    from tools import spice_oracle
+
+    if reason := spice_oracle.available():
+        pytest.skip(f"the oracle cannot run: {reason}")
+    dump = tmp_path / "grammar.tsv"
+    spice_oracle.java("edu.stanford.nlp.parser.lexparser.PcfgOracle", "grammar", str(dump))
+    rows = [line.split("\t") for line in dump.read_text().splitlines()]
+    g = real_grammar
+
+    def bits(x) -> int:
+        return int(np.float32(x).view(np.int32))
+
+    mine = [
+        (kind, int(p), int(c), bits(x))
+        for kind, rules in (
+            ("U", (g.u_parent, g.u_child, g.u_score)),
+            ("C", (g.c_parent, g.c_child, g.c_score)),
+        )
+        for p, c, x in zip(*rules, strict=True)
+    ]
+    assert mine == [(k, int(p), int(c), int(b)) for k, p, c, b in rows]
+
+
+@pytest.mark.slow
+def test_the_golden_captions_parse_to_the_jars_trees(real_grammar):
+    from capeval_core.spice.pcfg.parser import PCFGParser
+    from tests.core.spice_golden import oracle_captions
+
+    parser = PCFGParser(real_grammar)
+    differ = [
+        (caption.annotation_id, s.tree)
+        for caption in oracle_captions()
+        for s in caption.sentences
+        if str(parser.parse(s.words)) != s.tree
+    ]
+    assert differ == []
