@@ -572,8 +572,10 @@ def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
         "--spice-parser",
         default=DEFAULT_PARSER,
         choices=sorted(PARSERS),
-        help="SPICE's parser: stanford-emulation (SPICE-1.0's CoreNLP parses, emulated) or "
-        "spacy-sm (spaCy's small model converted by rules)",
+        help="SPICE's parser: stanford-emulation (SPICE-1.0's CoreNLP parses, emulated), "
+        "stanford-pcfg (CoreNLP 3.6.0's PCFG itself, the jar's tuples; reads the CoreNLP models "
+        "jar named by $CAPEVAL_CORENLP_MODELS, about Java's speed) or spacy-sm (spaCy's small "
+        "model converted by rules)",
     )
 
 

@@ -61,18 +61,21 @@ def sentences(words: Sequence[str]) -> list[list[str]]:
     return out
 
 
+#: bumped when the parse or the tree-to-dependencies conversion changes what it gives
+PCFG_VERSION = 1
+
+
 @functools.cache
 def identity() -> str:
-    """The grammar's identity in the user's jar, the spelling table, the conversion, the
-    rules."""
-    from capeval_core.spice.pcfg import ud
+    """The grammar's identity in the user's jar, the spelling table, this stage's version,
+    the rules."""
     from capeval_core.spice.pcfg.grammar import grammar_stamp, models_jar
     from capeval_core.spice.pcfg.parser import _spellings
 
     table = hashlib.sha256(repr(sorted(_spellings().items())).encode()).hexdigest()[:8]
     return (
-        f"stanford-pcfg/{grammar_stamp(models_jar())}/spell-{table}/"
-        f"ud-{ud.UD_VERSION}/rules-{RULES_VERSION}"
+        f"stanford-pcfg-{PCFG_VERSION}/{grammar_stamp(models_jar())}/spell-{table}/"
+        f"rules-{RULES_VERSION}"
     )
 
 

@@ -291,3 +291,29 @@ def test_the_golden_captions_parse_to_the_jars_trees(real_grammar):
         if str(parser.parse(s.words)) != s.tree
     ]
     assert differ == []
+
+
+def test_the_pcfg_parser_without_a_models_jar_says_how_to_provide_it(tmp_path, monkeypatch):
+    from capeval_core.spice import stanford_pcfg
+    from capeval_core.spice.parse import CaptionParser
+
+    monkeypatch.delenv(G.MODELS_ENV, raising=False)
+    monkeypatch.setattr("capeval_core.resources.pycocoevalcap_dir", lambda: tmp_path)
+    stanford_pcfg.identity.cache_clear()
+    try:
+        with pytest.raises(MissingResourceError, match="stanford-emulation"):
+            CaptionParser("stanford-pcfg", cache=False)
+    finally:
+        stanford_pcfg.identity.cache_clear()
+
+
+@pytest.mark.slow
+def test_the_golden_captions_give_the_jars_tuples(real_grammar):
+    from capeval_core.spice.parse import CaptionParser
+    from capeval_core.spice.stanford import jar_order
+    from tests.core.spice_golden import oracle_captions
+
+    captions = oracle_captions()
+    got = CaptionParser("stanford-pcfg", cache=False, n_process=2).parse(c.text for c in captions)
+    differ = [c.annotation_id for c in captions if list(got[c.text]) != jar_order(c.tuples)]
+    assert differ == []
