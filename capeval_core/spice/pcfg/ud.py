@@ -176,19 +176,21 @@ _CONTROL_NO_OBJECT = word_set(
 def _correct_wh(deps: list[list], words: list[str], tags: list[str]) -> None:
     """A WH object of a control verb ("what does she seem to have") moves to the embedded
     verb when the control verb has an object (the WH word itself counts, as in CoreNLP's
-    pattern) or cannot take one."""
+    pattern) or cannot take one. CoreNLP looks at one match per verb: its first xcomp and its
+    first dep/dobj dependent (in word order, as its hash maps of small indices iterate), so a
+    WH word after another dep/dobj dependent stays."""
     from capeval_core.spice.morphology import lemma
 
     for root in sorted({d[0] for d in deps}):
-        out = [d for d in deps if d[0] == root]
-        embedded = [d[2] for d in out if d[1] == "xcomp"]
-        if not embedded:
+        out = sorted((d for d in deps if d[0] == root), key=lambda d: d[2])
+        embedded = next((d[2] for d in out if d[1] == "xcomp"), None)
+        wh = next((d for d in out if d[1] in ("dep", "dobj")), None)
+        if embedded is None or wh is None or not tags[wh[2] - 1].startswith("W"):
             continue
-        for wh in [d for d in out if d[1] in ("dep", "dobj") and tags[d[2] - 1].startswith("W")]:
-            has_object = any(d[1] in ("dobj", "iobj") for d in out)
-            if has_object or lemma(words[root - 1], tags[root - 1]).lower() in _CONTROL_NO_OBJECT:
-                deps.remove(wh)
-                deps.append([embedded[0], "dobj", wh[2]])
+        has_object = any(d[1] in ("dobj", "iobj") for d in out)
+        if has_object or lemma(words[root - 1], tags[root - 1]).lower() in _CONTROL_NO_OBJECT:
+            deps.remove(wh)
+            deps.append([embedded, "dobj", wh[2]])
 
 
 def _correct_passive_subjects(deps: list[list]) -> None:

@@ -1912,7 +1912,8 @@ def _compound(t: Node) -> Iterator[Node]:
                     yield k
     if t.label in ("QP", "ADJP"):
         for k in kids:
-            if k.label in ("CD", "$", "#") and not _lab(_prev(k), "CC"):
+            # CoreNLP's test reads "$" in its list as an end anchor, so "$" itself never matches
+            if k.label in ("CD", "#") and not _lab(_prev(k), "CC"):
                 yield k
     if t.label in ("ADJP", "ADVP"):
         for k in kids:
@@ -2432,14 +2433,14 @@ def _poss(t: Node) -> Iterator[Node]:
                 yield k
     if re.fullmatch(r"(WH)?(NP|NML|NX)(-.*)?", label):
         for i, k in enumerate(kids):
-            if not re.search(r"^NN|NP", k.label):
+            if not k.label.startswith(("NN", "NP")):
                 continue
             for pos in kids[i + 1 :]:
                 if (
                     pos.label == "POS"
                     and any("'" in w.label for w in pos.kids)
                     and any(r.label.startswith("NN") for r in _right(pos))
-                    and not any(re.search(r"^NN|NP", x.label) for x in _between(k, pos))
+                    and not any(x.label.startswith(("NN", "NP")) for x in _between(k, pos))
                 ):
                     yield k
                     break

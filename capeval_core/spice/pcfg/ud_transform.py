@@ -394,31 +394,42 @@ def _apply_prep_cc(pp: Node, p1: Node, cc: Node, p2: Node) -> None:
 # --- 3. UCP renaming -----------------------------------------------------------------------------
 
 
+def _ucp_category(node: Node) -> str | None:
+    """The category a UCP is renamed to (from its first children), or None to keep it."""
+    kids = node.kids
+    first = kids[0].label
+    second = kids[1].label if len(kids) > 1 else None
+
+    def adj_like(label: str | None) -> bool:
+        return label is not None and label.startswith(("JJ", "ADJP"))
+
+    def noun_like(label: str | None) -> bool:
+        return label is not None and label.startswith("N")
+
+    last = kids[-1]
+    older = last.label == "ADJP" and any(_pre(("JJR",), ("younger", "older"))(k) for k in last.kids)
+    rest = node.label[3:]
+    if adj_like(first) or (first == "DT" and adj_like(second)) or older:
+        return "ADJP" + rest
+    if noun_like(first) or (first == "DT" and noun_like(second)):
+        return "NP" + rest
+    if first.startswith("ADVP"):
+        return "ADVP"
+    return None
+
+
 def _ucp(root: Node) -> None:
-    for node in root.walk():
-        if node.leaf or not node.label.startswith("UCP"):
-            continue
-        kids = node.kids
-        first = kids[0].label
-        second = kids[1].label if len(kids) > 1 else None
-
-        def adj_like(label: str | None) -> bool:
-            return label is not None and (label.startswith("JJ") or "ADJP" in label)
-
-        def noun_like(label: str | None) -> bool:
-            return label is not None and label.startswith("N")
-
-        last = kids[-1]
-        older = last.label == "ADJP" and any(
-            _pre(("JJR",), ("younger", "older"))(k) for k in last.kids
-        )
-        rest = node.label[3:]
-        if adj_like(first) or (first == "DT" and adj_like(second)) or older:
-            node.label = "ADJP" + rest
-        elif noun_like(first) or (first == "DT" and noun_like(second)):
-            node.label = "NP" + rest
-        elif first.startswith("ADVP"):
-            node.label = "ADVP"
+    """Rename UCPs by their first child; a renamed child can make its UCP parent qualify, so
+    search again from the top after each renaming (as CoreNLP's rewrite loop does)."""
+    while True:
+        for node in root.walk():
+            if node.kids and node.label.startswith("UCP"):
+                category = _ucp_category(node)
+                if category is not None:
+                    node.label = category
+                    break
+        else:
+            return
 
 
 # --- 4. flat coordinated noun phrases ------------------------------------------------------------
@@ -840,7 +851,7 @@ def _move_rb(root: Node) -> None:
     _repeat(
         root,
         _moved_adverb(
-            lambda s: bool(re.search(r"^S|PP|VP|NP", s)),
+            lambda s: s.startswith(("S", "PP", "VP", "NP")),
             lambda s: bool(re.match(r"^(S|PP|VP|NP)", s)),
             lambda s: bool(re.match(r"^(S(?!YM)|PP|VP|NP)", s)),
         ),
@@ -851,7 +862,7 @@ def _move_rb(root: Node) -> None:
         _moved_adverb(
             lambda s: s.startswith("ADVP"),
             lambda s: s.startswith("ADVP"),
-            lambda s: bool(re.search(r"^NP-ADV|ADVP|PP", s)),
+            lambda s: s.startswith(("NP-ADV", "ADVP", "PP")),
         ),
         _apply_move_first,
     )
