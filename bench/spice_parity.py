@@ -24,7 +24,7 @@ from capeval_core.resources import coco_caption_sets
 from capeval_core.spice.stanford import jar_order
 
 PARITY_IMAGES = 1000
-PARSERS = ("stanford-emulation", "spacy-sm")
+PARSERS = ("stanford-pcfg", "stanford-emulation", "spacy-sm")
 
 
 def _jar_outputs(sets, texts_by_set) -> tuple[list[dict], dict[str, list]] | None:
@@ -74,6 +74,18 @@ def _jar_outputs(sets, texts_by_set) -> tuple[list[dict], dict[str, list]] | Non
     return scores, tuples
 
 
+def _use_oracle_models_jar() -> None:
+    """stanford-pcfg reads the oracle's CoreNLP models jar unless the user named one."""
+    import os
+
+    from capeval_core.spice.pcfg.grammar import MODELS_ENV, MODELS_JAR
+    from tools import spice_oracle
+
+    jar = spice_oracle.oracle_dir() / "lib" / MODELS_JAR
+    if MODELS_ENV not in os.environ and jar.is_file():
+        os.environ[MODELS_ENV] = str(jar)
+
+
 def _rel(ours: float, jar: float) -> str:
     return f"{(ours - jar) / jar:+.2%}" if jar else "n/a"
 
@@ -94,6 +106,7 @@ def main(n_images: int = 5000) -> None:
     if jar is None:
         return
     jar_scores, jar_tuples = jar
+    _use_oracle_models_jar()
     jar_f = [item["scores"]["All"]["f"] for item in jar_scores]
     jar_corpus = sum(jar_f) / len(jar_f)
     distinct = list(dict.fromkeys(t for texts in texts_by_set for t in texts))

@@ -317,3 +317,13 @@ def test_the_golden_captions_give_the_jars_tuples(real_grammar):
     got = CaptionParser("stanford-pcfg", cache=False, n_process=2).parse(c.text for c in captions)
     differ = [c.annotation_id for c in captions if list(got[c.text]) != jar_order(c.tuples)]
     assert differ == []
+
+
+def test_a_sentence_over_the_length_limit_is_refused_with_one_clear_line():
+    from capeval_core.errors import InputError
+    from capeval_core.spice.pcfg.parser import MAX_WORDS, PCFGParser
+
+    parser = PCFGParser(toy_grammar())
+    assert str(parser.parse(["a", "dog"])) == "(ROOT (NP (DT a) (NN dog)))"
+    with pytest.raises(InputError, match=f"at most {MAX_WORDS} words"):
+        parser.parse(["dog"] * (MAX_WORDS + 1))

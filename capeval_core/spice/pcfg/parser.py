@@ -6,6 +6,7 @@ import functools
 from collections.abc import Sequence
 from importlib.resources import files
 
+from capeval_core.errors import InputError
 from capeval_core.spice.pcfg.cky import Chart, extract
 from capeval_core.spice.pcfg.grammar import BOUNDARY_TAG, BOUNDARY_WORD, Grammar, load_grammar
 from capeval_core.spice.pcfg.lexicon import Lexicon
@@ -29,6 +30,11 @@ def americanize(word: str) -> str:
     return _spellings().get(word, word)
 
 
+#: the longest sentence parsed: the chart holds a vector of every grammar state for every span
+#: (about 60 kB each: 700 MB at this length) and its time grows with the cube of the length
+MAX_WORDS = 150
+
+
 class PCFGParser:
     """CoreNLP 3.6.0's English PCFG parser as SPICE-1.0's pipeline runs it."""
 
@@ -40,5 +46,11 @@ class PCFGParser:
         """The parse of one sentence (CoreNLP's tokens) as CoreNLP prints it."""
         if not words:
             raise ValueError("an empty sentence has no parse")
+        if len(words) > MAX_WORDS:
+            raise InputError(
+                f"SPICE's stanford-pcfg parser takes sentences of at most {MAX_WORDS} words (got "
+                f"one of {len(words)}: {' '.join(words[:8])} ...); choose parser="
+                "'stanford-emulation' for text this long"
+            )
         chart = Chart(self.grammar, self.lexicon, [americanize(w) for w in words])
         return parser_output(extract(chart), list(words), BOUNDARY_TAG, BOUNDARY_WORD)
