@@ -4,8 +4,10 @@ Cold = an empty parse cache (a temporary cache directory, so the parser parses e
 sentence, in one process per available CPU); warm = the same batch again in the same process
 with the cache filled. The cold runs alternate between the parsers, ``ROUNDS`` times each, and
 the ratio of their cold times is given per round and as the median: on a shared machine one
-run's ratio swings by a few tenths. Agreement with the jar is ``bench spice_parity``. Prints;
-asserts nothing.
+run's ratio swings by a few tenths. ``stanford-pcfg`` (CoreNLP's PCFG itself, at about Java's
+speed) is timed cold on the first :data:`PCFG_IMAGES` sets only, beside ``stanford-emulation``
+on the same sets, where the CoreNLP models jar is at hand. Agreement with the jar is
+``bench spice_parity``. Prints; asserts nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from capeval_core.resources import CACHE_ENV, coco_caption_sets
 
 #: cold runs of each parser, alternating, for the median ratio
 ROUNDS = 3
+#: the spaCy-based parsers, timed on the whole protocol
+SPACY_PARSERS = ("stanford-emulation", "spacy-sm")
+#: sets the PCFG parser is timed on (a cold parse of all 5,000 would take minutes)
+PCFG_IMAGES = 300
 
 
 def main(n_images: int = 5000) -> None:
@@ -34,14 +40,14 @@ def main(n_images: int = 5000) -> None:
     start = time.perf_counter()
     meteor_synsets()  # shared with METEOR; loaded once per process
     load_t = time.perf_counter() - start
-    from capeval_core.spice.parse import PARSERS, CaptionParser
+    from capeval_core.spice.parse import CaptionParser
 
     workers = CaptionParser(cache=False).n_process
     print(f"SPICE, {n_images} COCO val2014 sets, {distinct} sentences, {workers} parse process(es)")
     print(f"  METEOR synsets load          : {load_t:6.2f} s")
-    cold: dict[str, list[float]] = {parser: [] for parser in PARSERS}
+    cold: dict[str, list[float]] = {parser: [] for parser in SPACY_PARSERS}
     for round_ in range(ROUNDS):
-        for parser in PARSERS:
+        for parser in SPACY_PARSERS:
             cold[parser].append(_cold_and_warm(batch, parser, distinct, report=round_ == 0)[0])
     ratios = [
         new / old for new, old in zip(cold["stanford-emulation"], cold["spacy-sm"], strict=True)
@@ -56,14 +62,57 @@ def main(n_images: int = 5000) -> None:
         + ", ".join(f"{r:.2f}x" for r in ratios)
         + f"; median {statistics.median(ratios):.2f}x"
     )
+    _pcfg(sets[:PCFG_IMAGES])
 
 
-def _cold_and_warm(batch, parser: str, distinct: int, report: bool) -> tuple[float, float]:
-    """Score the batch with an empty parse cache, then again with it filled; print if ``report``."""
+def _pcfg(sets) -> None:
+    """stanford-pcfg against stanford-emulation, cold, on the same few sets."""
+    from capeval_core.errors import MissingResourceError
+    from capeval_core.spice.pcfg.grammar import grammar_cache_path, load_grammar, models_jar
+    from tools.spice_oracle import use_models_jar
+
+    batch = make_batch([s.candidate for s in sets], [s.references for s in sets], "ptb")
+    distinct = len(
+        {" ".join(t) for t in batch.candidate_tokens}
+        | {" ".join(t) for refs in batch.reference_tokens for t in refs}
+    )
+    use_models_jar()  # the oracle's CoreNLP models jar, unless the user named one
+    try:
+        jar = models_jar()
+    except MissingResourceError as exc:
+        print(f"  stanford-pcfg: skipped ({exc})")
+        return
+    start = time.perf_counter()
+    load_grammar(jar)
+    print(f"  stanford-pcfg, {len(sets)} sets, {distinct} sentences:")
+    print(f"    grammar (cached, or read from the jar): {time.perf_counter() - start:6.2f} s")
+    grammar = grammar_cache_path(jar)  # cold means an empty parse cache, not a new grammar
+    times = {
+        parser: _cold_and_warm(batch, parser, distinct, report=False, keep=[grammar])[0]
+        for parser in ("stanford-pcfg", "stanford-emulation")
+    }
+    per = {p: t / distinct * 1000 for p, t in times.items()}
+    print(
+        f"    cold: stanford-pcfg {times['stanford-pcfg']:.2f} s ({per['stanford-pcfg']:.1f} ms "
+        f"a sentence), stanford-emulation {times['stanford-emulation']:.2f} s "
+        f"({per['stanford-emulation']:.1f} ms): "
+        f"{times['stanford-pcfg'] / times['stanford-emulation']:.1f}x"
+    )
+
+
+def _cold_and_warm(
+    batch, parser: str, distinct: int, report: bool, keep: tuple = ()
+) -> tuple[float, float]:
+    """Score the batch with an empty parse cache, then again with it filled; print if ``report``.
+    ``keep``: cache files copied into the empty cache (a grammar read once)."""
+    import shutil
+
     from capeval_core.metrics.spice import Spice
 
     old = os.environ.get(CACHE_ENV)
     with tempfile.TemporaryDirectory() as tmp:
+        for path in keep:
+            shutil.copy2(path, tmp)
         os.environ[CACHE_ENV] = tmp
         try:
             start = time.perf_counter()

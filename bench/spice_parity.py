@@ -74,18 +74,6 @@ def _jar_outputs(sets, texts_by_set) -> tuple[list[dict], dict[str, list]] | Non
     return scores, tuples
 
 
-def _use_oracle_models_jar() -> None:
-    """stanford-pcfg reads the oracle's CoreNLP models jar unless the user named one."""
-    import os
-
-    from capeval_core.spice.pcfg.grammar import MODELS_ENV, MODELS_JAR
-    from tools import spice_oracle
-
-    jar = spice_oracle.oracle_dir() / "lib" / MODELS_JAR
-    if MODELS_ENV not in os.environ and jar.is_file():
-        os.environ[MODELS_ENV] = str(jar)
-
-
 def _rel(ours: float, jar: float) -> str:
     return f"{(ours - jar) / jar:+.2%}" if jar else "n/a"
 
@@ -93,6 +81,7 @@ def _rel(ours: float, jar: float) -> str:
 def main(n_images: int = 5000) -> None:
     from capeval_core.metrics.spice import Spice
     from capeval_core.spice.parse import CaptionParser
+    from tools import spice_oracle
 
     n = min(n_images, PARITY_IMAGES)
     sets = coco_caption_sets("val", n)
@@ -106,7 +95,7 @@ def main(n_images: int = 5000) -> None:
     if jar is None:
         return
     jar_scores, jar_tuples = jar
-    _use_oracle_models_jar()
+    spice_oracle.use_models_jar()  # stanford-pcfg reads the oracle's CoreNLP models jar
     jar_f = [item["scores"]["All"]["f"] for item in jar_scores]
     jar_corpus = sum(jar_f) / len(jar_f)
     distinct = list(dict.fromkeys(t for texts in texts_by_set for t in texts))
@@ -126,10 +115,14 @@ def main(n_images: int = 5000) -> None:
             hit, n_ours, n_jar = hit + len(a & b), n_ours + len(a), n_jar + len(b)
         print(f"  {parser}:")
         print(
-            f"    images identical {same / n:7.1%}   within 0.01 {near / n:7.1%}   "
-            f"corpus {result.value:.4f} vs jar {jar_corpus:.4f} ({_rel(result.value, jar_corpus)})"
+            f"    images identical {same / n:7.1%} ({same})   within 0.01 {near / n:7.1%} "
+            f"({near})   corpus {result.value:.4f} vs jar {jar_corpus:.4f} "
+            f"({_rel(result.value, jar_corpus)})"
         )
-        print(f"    tuples vs the jar's: precision {hit / n_ours:.3f}, recall {hit / n_jar:.3f}")
+        print(
+            f"    tuples vs the jar's: precision {hit / n_ours:.4f} ({hit} of {n_ours}), "
+            f"recall {hit / n_jar:.4f} (of {n_jar})"
+        )
         cats = []
         for cat, (_, _, f) in result.details.categories.items():
             values = [item["scores"][cat]["f"] for item in jar_scores]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -229,28 +228,22 @@ def test_a_missing_models_jar_says_how_to_provide_it(tmp_path, monkeypatch):
         G.models_jar()
 
 
-def _oracle_models_jar() -> Path | None:
-    """The models jar of the user's setting, or of the oracle's cache."""
-    try:
-        return G.models_jar()
-    except MissingResourceError:
-        pass
-    from tools.spice_oracle import oracle_dir
-
-    jar = oracle_dir() / "lib" / G.MODELS_JAR
-    return jar if jar.is_file() else None
-
-
 @pytest.fixture(scope="module")
 def real_grammar():
-    jar = _oracle_models_jar()
+    """CoreNLP's grammar, with $CAPEVAL_CORENLP_MODELS naming its jar for this module's tests
+    (and the parse workers they start)."""
+    from tools.spice_oracle import use_models_jar
+
+    before = os.environ.get(G.MODELS_ENV)
+    jar = use_models_jar()
     if jar is None:
         pytest.skip(
             f"no CoreNLP 3.6.0 models jar: set ${G.MODELS_ENV}, or fetch the oracle "
             "(`python -m tools.spice_oracle fetch`)"
         )
-    os.environ.setdefault(G.MODELS_ENV, str(jar))
-    return G.load_grammar(jar)
+    yield G.load_grammar(jar)
+    if before is None:
+        os.environ.pop(G.MODELS_ENV, None)
 
 
 @pytest.mark.slow

@@ -61,6 +61,19 @@ def available() -> str | None:
     return None
 
 
+def use_models_jar() -> Path | None:
+    """Point SPICE's stanford-pcfg parser at the oracle's CoreNLP models jar, unless the user
+    named one (``$CAPEVAL_CORENLP_MODELS``); the jar it will read, or None without either."""
+    from capeval_core.spice.pcfg.grammar import MODELS_ENV, MODELS_JAR
+
+    if MODELS_ENV not in os.environ:
+        jar = oracle_dir() / "lib" / MODELS_JAR
+        if not jar.is_file():
+            return None
+        os.environ[MODELS_ENV] = str(jar)
+    return Path(os.environ[MODELS_ENV])
+
+
 def fetch() -> Path:
     """Copy spice-1.0.jar and its lib/ from pycocoevalcap, then the Maven artifacts."""
     from capeval_core.resources import pycocoevalcap_file

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
-from capeval_core.spice.pcfg.grammar import MODELS_ENV, MODELS_JAR
 from capeval_core.spice.pcfg.parser import PCFGParser
 from capeval_core.spice.pcfg.ud import basic_dependencies
 from capeval_core.spice.stanford import (
@@ -29,7 +27,7 @@ from capeval_core.spice.stanford import (
     tree_of,
 )
 from capeval_core.spice.stanford_pcfg import sentences
-from tools.spice_oracle import oracle_dir
+from tools.spice_oracle import use_models_jar
 
 
 def check(parser: PCFGParser, record: dict) -> list[str]:
@@ -62,9 +60,7 @@ def main() -> None:
     cli.add_argument("--limit", type=int, default=None, help="check at most N records")
     cli.add_argument("--show", type=int, default=5, help="print the first K differences")
     args = cli.parse_args()
-    jar = oracle_dir() / "lib" / MODELS_JAR
-    if MODELS_ENV not in os.environ and jar.is_file():
-        os.environ[MODELS_ENV] = str(jar)
+    use_models_jar()
     parser = PCFGParser()
     counts = {"captions": 0, "tokens": 0, "sentences": 0, "trees": 0, "basic": 0, "tuples": 0}
     shown, start = 0, time.perf_counter()

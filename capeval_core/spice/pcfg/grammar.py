@@ -121,20 +121,20 @@ class Grammar:
         return {s: i for i, s in enumerate(self.states)}
 
 
+def grammar_cache_path(jar: Path) -> Path:
+    """Where the grammar of ``jar`` is kept once read (the capeval cache, keyed by its CRC)."""
+    from capeval_core.resources import cache_dir
+
+    return cache_dir() / f"corenlp-{grammar_stamp(jar)}-v{CACHE_FORMAT}.pkl"
+
+
 @functools.cache
 def load_grammar(jar: Path | None = None) -> Grammar:
     """The grammar of ``jar`` (default :func:`models_jar`), from the capeval cache when there."""
-    from capeval_core.resources import (
-        build_lock,
-        cache_dir,
-        discard_damaged,
-        dump_checked,
-        load_checked,
-    )
+    from capeval_core.resources import build_lock, discard_damaged, dump_checked, load_checked
 
     jar = models_jar() if jar is None else jar
-    stamp = grammar_stamp(jar)
-    path = cache_dir() / f"corenlp-{stamp}-v{CACHE_FORMAT}.pkl"
+    path = grammar_cache_path(jar)
     with build_lock(path):
         try:
             return load_checked(path)
@@ -143,7 +143,7 @@ def load_grammar(jar: Path | None = None) -> Grammar:
         except ResourceError as exc:
             discard_damaged(path, "PCFG grammar cache", str(exc), "it is read again from the jar")
         with zipfile.ZipFile(jar) as zf:
-            grammar = read_serialized(zf.read(GRAMMAR_MEMBER), stamp)
+            grammar = read_serialized(zf.read(GRAMMAR_MEMBER), grammar_stamp(jar))
         dump_checked(grammar, path)
         return grammar
 
