@@ -4,7 +4,7 @@ Reads an oracle file (JSON lines from ``python -m tools.spice_oracle parse``: ea
 with the jar's constituency ``tree`` and ``basic`` graph), converts each tree with
 ``capeval_core.spice.pcfg.ud.basic_dependencies`` and compares heads and labels word by word:
 
-    python -m tools.spice_oracle.check_ud ORACLE.jsonl [--skip N] [--limit N] [--show K]
+    python -m tools.spice_oracle.check_ud ORACLE.jsonl [--skip N] [--limit N] [--show K] [--multi]
 
 It prints the share of sentences that agree exactly, the confusion of (jar label -> ours) over
 the words that differ, and the first K differing sentences. A truncated last line (a file
@@ -25,8 +25,11 @@ from capeval_core.spice.pcfg.ud import basic_dependencies
 from capeval_core.spice.stanford import tree_of
 
 
-def sentences(path: Path, skip: int = 0, limit: int | None = None) -> Iterator[tuple[str, dict]]:
-    """(record id, sentence) for the sentences of single-sentence records, in file order."""
+def sentences(
+    path: Path, skip: int = 0, limit: int | None = None, multi: bool = False
+) -> Iterator[tuple[str, dict]]:
+    """(record id, sentence) in file order: the sentences of single-sentence records, or with
+    ``multi`` every sentence of every record (``skip`` and ``limit`` count sentences)."""
     seen = 0
     with path.open(encoding="utf-8") as fh:
         for line in fh:
@@ -34,14 +37,15 @@ def sentences(path: Path, skip: int = 0, limit: int | None = None) -> Iterator[t
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if len(record["sentences"]) != 1:
+            if len(record["sentences"]) != 1 and not multi:
                 continue
-            seen += 1
-            if seen <= skip:
-                continue
-            if limit is not None and seen > skip + limit:
-                return
-            yield record["id"], record["sentences"][0]
+            for sentence in record["sentences"]:
+                seen += 1
+                if seen <= skip:
+                    continue
+                if limit is not None and seen > skip + limit:
+                    return
+                yield record["id"], sentence
 
 
 def compare(sentence: dict) -> tuple[list[int], list[str], list[int], list[str]]:
@@ -58,13 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip", type=int, default=0, help="skip the first N sentences")
     ap.add_argument("--limit", type=int, default=None, help="check at most N sentences")
     ap.add_argument("--show", type=int, default=5, help="print the first K differences")
+    ap.add_argument("--multi", action="store_true", help="also check records of several sentences")
     args = ap.parse_args(argv)
 
     total = same = 0
     confusion: Counter[tuple[str, str]] = Counter()
     shown = 0
     errors = 0
-    for rid, s in sentences(args.oracle, args.skip, args.limit):
+    for rid, s in sentences(args.oracle, args.skip, args.limit, args.multi):
         total += 1
         try:
             jh, jl, h, lab = compare(s)
@@ -77,10 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         if (jh, jl) == (h, lab):
             same += 1
             continue
-        for i, (a, b, c, d) in enumerate(zip(jh, jl, h, lab, strict=True)):
+        for a, b, c, d in zip(jh, jl, h, lab, strict=True):
             if (a, b) != (c, d):
                 confusion[(b, d if a == c else d + "@")] += 1
-                del i
         if shown < args.show:
             shown += 1
             words = [t[0] for t in s["tokens"]]

@@ -202,7 +202,12 @@ def _correct_passive_subjects(deps: list[list]) -> None:
 
 def basic_dependencies(tree: Tree) -> tuple[list[str], list[int], list[str]]:
     """(tags, heads, labels) per word: heads 0-based with the root word its own head, root
-    label "ROOT" (the basic UD tree CoreNLP 3.6.0 reads off ``tree``)."""
+    label "ROOT" (the basic UD tree CoreNLP 3.6.0 reads off ``tree``).
+
+    >>> from capeval_core.spice.pcfg.trees import read_tree
+    >>> basic_dependencies(read_tree("(ROOT (S (NP (DT a) (NN dog)) (VP (VBZ runs))))"))
+    (['DT', 'NN', 'VBZ'], [1, 2, 2], ['det', 'nsubj', 'ROOT'])
+    """
     tags = [p.label for p in tree.preterminals()]
     n = len(tags)
     root = normalize(from_tree(tree))

@@ -1,14 +1,12 @@
-"""A mutable tree for the conversion to Universal Dependencies, and the tree tests its rules use.
+"""A mutable tree for the conversion to Universal Dependencies.
 
-The conversion reshapes the parse before it reads dependencies off it (``ud_transform``), then
-asks structural questions of it: a node's children and sisters, its head child, a unary chain.
-Those questions live here as small functions, so each rule reads as plain Python.
+The conversion reshapes the parse before it reads dependencies off it (``ud_transform``), so it
+works on its own copy with parent links, word indices and, once found, head words.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from capeval_core.spice.pcfg.trees import Tree
 
@@ -96,7 +94,11 @@ def from_tree(tree: Tree) -> Node:
 
 
 def basic(label: str) -> str:
-    """A label without its function tags (``NP-TMP`` -> ``NP``; ``-LRB-`` stays whole)."""
+    """A label without its function tags, as Penn Treebank tools read categories.
+
+    >>> basic("NP-TMP"), basic("-LRB-"), basic("PRP$"), basic("S=2")
+    ('NP', '-LRB-', 'PRP$', 'S')
+    """
     at_zero = ""
     for i, ch in enumerate(label):
         if ch in _ANNOTATION:
@@ -112,135 +114,3 @@ def basic(label: str) -> str:
 def word_set(text: str) -> frozenset[str]:
     """The space-separated words of ``text`` as a set (for word lists written inline)."""
     return frozenset(text.split())
-
-
-# --- label and word tests -------------------------------------------------------------------
-
-
-def lab(*labels: str) -> Callable[[Node], bool]:
-    """A test that a node's label is one of ``labels`` exactly."""
-    wanted = frozenset(labels)
-    return lambda n: n.label in wanted
-
-
-def cat(*labels: str) -> Callable[[Node], bool]:
-    """A test on the basic category (``NP`` also takes ``NP-TMP``)."""
-    wanted = frozenset(labels)
-    return lambda n: basic(n.label) in wanted
-
-
-def rx(pattern: str, flags: int = 0) -> Callable[[Node], bool]:
-    """A test that a regular expression occurs in the label (a search, not a full match)."""
-    compiled = re.compile(pattern, flags)
-    return lambda n: compiled.search(n.label) is not None
-
-
-def words(*forms: str) -> Callable[[Node], bool]:
-    """A test that a label is one of ``forms``, ignoring case."""
-    wanted = frozenset(f.lower() for f in forms)
-    return lambda n: n.label.lower() in wanted
-
-
-def exact(*forms: str) -> Callable[[Node], bool]:
-    """A test that a label is one of ``forms``, case included."""
-    wanted = frozenset(forms)
-    return lambda n: n.label in wanted
-
-
-ANY: Callable[[Node], bool] = lambda n: True  # noqa: E731
-
-
-# --- structure ---------------------------------------------------------------------------------
-
-
-def has_kid(n: Node, test: Callable[[Node], bool]) -> bool:
-    return any(test(k) for k in n.kids)
-
-
-def kids_where(n: Node, test: Callable[[Node], bool]) -> list[Node]:
-    return [k for k in n.kids if test(k)]
-
-
-def only_kid(n: Node) -> Node | None:
-    return n.kids[0] if len(n.kids) == 1 else None
-
-
-def first_kid(n: Node) -> Node | None:
-    return n.kids[0] if n.kids else None
-
-
-def last_kid(n: Node) -> Node | None:
-    return n.kids[-1] if n.kids else None
-
-
-def nth_kid(n: Node, i: int) -> Node | None:
-    """The ``i``-th child counting from 1 (negative: from the end)."""
-    if i > 0:
-        return n.kids[i - 1] if len(n.kids) >= i else None
-    return n.kids[i] if len(n.kids) >= -i else None
-
-
-def sisters(n: Node) -> list[Node]:
-    if n.parent is None:
-        return []
-    return [k for k in n.parent.kids if k is not n]
-
-
-def left_sisters(n: Node) -> list[Node]:
-    """Sisters before ``n``, nearest first."""
-    if n.parent is None:
-        return []
-    i = n.position()
-    return n.parent.kids[:i][::-1]
-
-
-def right_sisters(n: Node) -> list[Node]:
-    """Sisters after ``n``, nearest first."""
-    if n.parent is None:
-        return []
-    i = n.position()
-    return n.parent.kids[i + 1 :]
-
-
-def prev_sister(n: Node) -> Node | None:
-    left = left_sisters(n)
-    return left[0] if left else None
-
-
-def next_sister(n: Node) -> Node | None:
-    right = right_sisters(n)
-    return right[0] if right else None
-
-
-def descendants(n: Node) -> Iterator[Node]:
-    """Every node below ``n`` (not ``n``), parents first."""
-    for kid in n.kids:
-        yield from kid.walk()
-
-
-def dominates(n: Node, test: Callable[[Node], bool]) -> bool:
-    return any(test(d) for d in descendants(n))
-
-
-def leftmost_descendants(n: Node) -> Iterator[Node]:
-    while n.kids:
-        n = n.kids[0]
-        yield n
-
-
-def rightmost_descendants(n: Node) -> Iterator[Node]:
-    while n.kids:
-        n = n.kids[-1]
-        yield n
-
-
-def chain_descendants(n: Node, via: Callable[[Node], bool]) -> Iterator[Node]:
-    """Nodes reached from ``n`` down a path whose inner nodes all pass ``via``."""
-    for kid in n.kids:
-        yield kid
-        if via(kid):
-            yield from chain_descendants(kid, via)
-
-
-def preterminal_tags(n: Node) -> list[str]:
-    return [d.label for d in n.walk() if d.pre]

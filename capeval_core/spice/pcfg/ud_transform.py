@@ -914,7 +914,14 @@ def _apply_now_that(advp: Node, sbar: Node) -> None:
 
 
 def normalize(root: Node) -> Node:
-    """The tree CoreNLP reads dependencies from (edits ``root`` in place; returns the root)."""
+    """The tree CoreNLP reads dependencies from (edits ``root`` in place; returns the root).
+
+    >>> from capeval_core.spice.pcfg.trees import read_tree
+    >>> from capeval_core.spice.pcfg.ud_nodes import from_tree
+    >>> flat = "(ROOT (NP (NP (DT a) (NN dog) (CC and) (NN cat) (NNS toys))))"
+    >>> normalize(from_tree(read_tree(flat)))
+    (ROOT (NP (DT a-1) (NP (NN dog-2) (CC and-3) (NN cat-4)) (NNS toys-5)))
+    """
     _clean_labels(root)
     stripped = _strip_empty(root)
     if stripped is None:
