@@ -475,11 +475,11 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
     work, the parts read them from the cache, and the values equal an in-process run over a
     separate, empty cache."""
     import capeval_core.judgments.scoring as scoring
-    import capeval_core.metrics.spice as spice_module
+    import capeval_core.spice.parse as spice_parse
     from capeval_core.judgments.demo import demo_graded
 
     monkeypatch.setattr(scoring, "MIN_PART", 4)
-    monkeypatch.setattr(spice_module, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(spice_parse, "PARALLEL_MIN", 1)  # the parser's default threshold
     shared_seen = []
     real = scoring._shared_work
 

@@ -138,13 +138,14 @@ def test_reference_graph_shared_by_candidates_of_one_reference_set():
 def test_shared_work_parses_each_uncached_caption_once(tmp_path, monkeypatch):
     """Scored in parts by workers, SPICE first parses the set's uncached captions in pieces
     into the parse cache (each distinct caption once), which the parts then read."""
-    import capeval_core.metrics.spice as spice_module
+    import capeval_core.spice.parse as spice_parse
     from capeval_core.metrics import make_batch
     from capeval_core.spice.parse import CaptionParser
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(spice_module, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(spice_module, "MIN_CHUNK", 1)
+    # the parser's default thresholds (a parser module may set its own)
+    monkeypatch.setattr(spice_parse, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(spice_parse, "MIN_CHUNK", 1)
     batch = make_batch(
         ["a dog on a bed", "a cat on a mat"],
         [("a dog lying on a bed", "a cat on a mat"), ("a cat on a mat", "a red mat")],
