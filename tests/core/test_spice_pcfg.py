@@ -320,3 +320,27 @@ def test_a_sentence_over_the_length_limit_is_refused_with_one_clear_line():
     assert str(parser.parse(["a", "dog"])) == "(ROOT (NP (DT a) (NN dog)))"
     with pytest.raises(InputError, match=f"at most {MAX_WORDS} words"):
         parser.parse(["dog"] * (MAX_WORDS + 1))
+
+
+def test_the_jars_trees_convert_to_the_jars_basic_trees_and_tuples():
+    """No CoreNLP needed: the stage golden's 3,000 phrase-structure trees (the jar's PCFG
+    parses) through the UD conversion and every later stage give the jar's basic trees and
+    its tuples, in order."""
+    from capeval_core.spice.pcfg.ud import basic_dependencies
+    from capeval_core.spice.stanford import basic_graph, jar_order, sentence_tuples, tree_of
+    from tests.core.spice_golden import oracle_captions
+
+    basic_differ, tuples_differ = [], []
+    for caption in oracle_captions():
+        tuples = []
+        for k, s in enumerate(caption.sentences):
+            tags, heads, labels = basic_dependencies(read_tree(s.tree))
+            basic = s.graphs["basic"]
+            if (heads, labels) != tree_of(len(s.words), basic["edges"], basic["roots"]):
+                basic_differ.append(caption.annotation_id)
+            assert tags == list(s.tags)
+            tuples += sentence_tuples(basic_graph(s.words, tags, heads, labels), k)
+        if tuples != jar_order(caption.tuples):
+            tuples_differ.append(caption.annotation_id)
+    assert len(oracle_captions()) == 3000
+    assert basic_differ == [] and tuples_differ == []
