@@ -14,7 +14,8 @@ the last rule finds nothing, the first (or last) child that is not punctuation h
 
 from __future__ import annotations
 
-from capeval_core.spice.pcfg.ud_nodes import PUNCT_TAGS, Node, basic, word_set
+from capeval_core.spice.pcfg.trees import basic_category as basic
+from capeval_core.spice.pcfg.ud_nodes import PUNCT_TAGS, Node, word_set
 
 
 def _rules(*rules: str) -> tuple[tuple[str, ...], ...]:

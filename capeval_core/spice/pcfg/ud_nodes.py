@@ -13,9 +13,6 @@ from capeval_core.spice.pcfg.trees import Tree
 #: Punctuation tags of the Penn Treebank (the head rules avoid them as heads).
 PUNCT_TAGS = frozenset({"''", "``", "-LRB-", "-RRB-", ".", ":", ","})
 
-#: Characters that start a function tag or index on a Penn label (``NP-TMP``, ``NP=2``).
-_ANNOTATION = "-=|#^~_["
-
 
 class Node:
     """A tree node with a parent link; a leaf holds its word and 1-based token index."""
@@ -91,24 +88,6 @@ def from_tree(tree: Tree) -> Node:
         return Node(t.label, [build(c) for c in t.children])
 
     return build(tree)
-
-
-def basic(label: str) -> str:
-    """A label without its function tags, as Penn Treebank tools read categories.
-
-    >>> basic("NP-TMP"), basic("-LRB-"), basic("PRP$"), basic("S=2")
-    ('NP', '-LRB-', 'PRP$', 'S')
-    """
-    at_zero = ""
-    for i, ch in enumerate(label):
-        if ch in _ANNOTATION:
-            if i == 0:
-                at_zero = ch
-            elif at_zero and i > 1 and ch == at_zero:
-                at_zero = ""
-            else:
-                return label[:i]
-    return label
 
 
 def word_set(text: str) -> frozenset[str]:

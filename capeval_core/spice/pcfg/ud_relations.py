@@ -19,8 +19,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import pairwise
 
+from capeval_core.spice.pcfg.trees import basic_category as basic
 from capeval_core.spice.pcfg.ud_heads import BE_GET, COPULAS, head_child
-from capeval_core.spice.pcfg.ud_nodes import Node, basic, word_set
+from capeval_core.spice.pcfg.ud_nodes import Node, word_set
 
 Rule = Callable[[Node], Iterable[Node]]
 
@@ -232,6 +233,19 @@ def _fw_etc(n: Node) -> bool:
 def _ends_etc(n: Node) -> bool:
     last = _nth(n, -1)
     return last is not None and (_etc(last) or _fw_etc(last))
+
+
+def _objectless_pps(t: Node) -> Iterator[Node]:
+    """The PP children of ``t`` (PP-TMP too) without a noun phrase of their own, leaving out
+    one that follows a coordinator which itself follows something: the candidates both the
+    clausal and the nominal modifier rules start from."""
+    for k in t.kids:
+        if k.label not in _PP_OR_TMP or _kid(k, lambda c: _cat(c, "NP", "WHNP", "NML")):
+            continue
+        prev = _prev(k)
+        if prev is not None and _cat(prev, "CC", "CONJP") and _prev(prev) is not None:
+            continue
+        yield k
 
 
 # --- category sets of the rules' phrase tests ----------------------------------------------------
@@ -1572,14 +1586,7 @@ def _advcl(t: Node) -> Iterator[Node]:
             if k.label == "S" and _kid(k, lambda v: v.label == "VP" and _lab(_nth(v, 1), "TO")):
                 yield k
     if label in _ADVCL_PP_HOSTS and not _ends_etc(t):
-        for k in kids:
-            if k.label not in _PP_OR_TMP:
-                continue
-            if _kid(k, lambda c: _cat(c, "NP", "WHNP", "NML")):
-                continue
-            prev = _prev(k)
-            if prev is not None and _cat(prev, "CC", "CONJP") and _prev(prev) is not None:
-                continue
+        for k in _objectless_pps(t):
             only = _only(k)
             if only is not None and only.label in ("IN", "TO"):
                 continue
@@ -2036,14 +2043,7 @@ def _acl(t: Node) -> Iterator[Node]:
                 if vp.label == "VP" and _participial(vp):
                     yield vp
     if t.label in _NOMINAL_HOSTS and not _ends_etc(t):
-        for k in kids:
-            if k.label not in _PP_OR_TMP:
-                continue
-            if _kid(k, lambda c: _cat(c, "NP", "WHNP", "NML")):
-                continue
-            prev = _prev(k)
-            if prev is not None and _cat(prev, "CC", "CONJP") and _prev(prev) is not None:
-                continue
+        for k in _objectless_pps(t):
             if not _kid(
                 k,
                 lambda c: not any(s in c.label for s in ("PP", "CC", "CONJP", ",")),

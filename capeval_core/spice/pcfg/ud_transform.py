@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from capeval_core.spice.pcfg.ud_nodes import Node, basic, word_set
+from capeval_core.spice.pcfg.trees import basic_category as basic
+from capeval_core.spice.pcfg.ud_nodes import Node, word_set
 
 Test = Callable[[Node], bool]
 
