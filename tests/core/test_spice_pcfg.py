@@ -344,3 +344,24 @@ def test_the_jars_trees_convert_to_the_jars_basic_trees_and_tuples():
             tuples_differ.append(caption.annotation_id)
     assert len(oracle_captions()) == 3000
     assert basic_differ == [] and tuples_differ == []
+
+
+def test_a_models_jar_without_corenlp_360s_grammar_is_refused(tmp_path):
+    import zipfile
+
+    from capeval_core.errors import ResourceError
+
+    not_a_zip = tmp_path / "a.jar"
+    not_a_zip.write_text("no zip")
+    other = tmp_path / "b.jar"
+    with zipfile.ZipFile(other, "w") as zf:
+        zf.writestr(G.GRAMMAR_MEMBER, b"another version's grammar")
+    empty = tmp_path / "c.jar"
+    with zipfile.ZipFile(empty, "w") as zf:
+        zf.writestr("README", b"")
+    with pytest.raises(ResourceError, match="no readable"):
+        G.grammar_stamp(not_a_zip)
+    with pytest.raises(ResourceError, match=r"another englishPCFG than CoreNLP 3\.6\.0's"):
+        G.grammar_stamp(other)
+    with pytest.raises(ResourceError, match="no readable"):
+        G.grammar_stamp(empty)

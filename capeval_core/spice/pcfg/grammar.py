@@ -36,6 +36,9 @@ MODELS_JAR = "stanford-corenlp-3.6.0-models.jar"
 GRAMMAR_MEMBER = "edu/stanford/nlp/models/lexparser/englishPCFG.ser.gz"
 #: Bumped when the cached form changes.
 CACHE_FORMAT = 1
+#: ``englishPCFG.ser.gz`` as CoreNLP 3.6.0's models jar holds it (CRC-32 and size in the zip
+#: index): the grammar SPICE-1.0 parses with
+GRAMMAR_3_6_0 = "englishPCFG-c7b6ced1-1883795"
 
 NULL = -1  # CoreNLP's "no word" / "no tag" in its counters
 BOUNDARY_WORD = ".$."
@@ -68,13 +71,20 @@ def models_jar() -> Path:
 
 
 def grammar_stamp(jar: Path) -> str:
-    """The grammar file's identity inside the jar (its CRC-32 and size, from the zip index)."""
+    """The grammar file's identity inside the jar (its CRC-32 and size, from the zip index);
+    only CoreNLP 3.6.0's is accepted, since another version's parses are not SPICE-1.0's."""
     try:
         with zipfile.ZipFile(jar) as zf:
             info = zf.getinfo(GRAMMAR_MEMBER)
     except (zipfile.BadZipFile, KeyError, OSError) as exc:
         raise ResourceError(f"{jar} holds no readable {GRAMMAR_MEMBER} ({exc})") from None
-    return f"englishPCFG-{info.CRC:08x}-{info.file_size}"
+    stamp = f"englishPCFG-{info.CRC:08x}-{info.file_size}"
+    if stamp != GRAMMAR_3_6_0:
+        raise ResourceError(
+            f"{jar} holds another englishPCFG than CoreNLP 3.6.0's ({stamp}, expected "
+            f"{GRAMMAR_3_6_0}): SPICE-1.0 parses with 3.6.0's; use {MODELS_JAR}"
+        )
+    return stamp
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: one per loaded jar
