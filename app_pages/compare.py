@@ -56,6 +56,7 @@ try:
     state.default("example", cached.DEFAULT_EXAMPLE)
     state.default("candidate_b", "")
     state.default("cider_idf", cached.DEFAULT_IDF)
+    state.default("spice_parser", cached.DEFAULT_SPICE_PARSER)
     if "candidate" not in st.session_state:
         _apply_example()
     if state.compare_from_url():
@@ -80,12 +81,20 @@ try:
     references = views.split_lines(
         right.text_area("References (one per line)", key="references", height=268)
     )
-    idf_label = st.radio(
+    idf_column, parser_column = st.columns(2)
+    idf_label = idf_column.radio(
         "CIDEr-D IDF source",
         list(cached.IDF_SOURCES),
         key="cider_idf",
         horizontal=True,
         help=cached.IDF_HELP,
+    )
+    parser_label = parser_column.radio(
+        "SPICE parser",
+        list(cached.SPICE_PARSERS),
+        key="spice_parser",
+        horizontal=True,
+        help=cached.SPICE_PARSER_HELP,
     )
     state.sync_compare_url(candidate, candidate_b, references)
 
@@ -97,15 +106,18 @@ try:
 
     two = bool(candidate_b.strip())
     idf = cached.IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
+    spice_parser = cached.SPICE_PARSERS.get(parser_label or "", "stanford-emulation")
     tokenizer = current_tokenizer()
     if idf == "coco-val2014":
         cached.prepare_coco_idf(tokenizer)
     keys = tuple(REPORTED_KEYS)
     started = time.perf_counter()
     with st.spinner(cached.scoring_message(idf)):
-        scored = cached.score_captions(keys, candidate, references, tokenizer, idf)
+        scored = cached.score_captions(keys, candidate, references, tokenizer, idf, spice_parser)
         scored_b = (
-            cached.score_captions(keys, candidate_b, references, tokenizer, idf) if two else None
+            cached.score_captions(keys, candidate_b, references, tokenizer, idf, spice_parser)
+            if two
+            else None
         )
     server_ms = 1000 * (time.perf_counter() - started)
 except CapevalError as exc:

@@ -28,6 +28,20 @@ from capeval_core.results import MetricResult
 #: scored set is coco-caption's behaviour, the default of batch scoring and the CLI.
 IDF_SOURCES: dict[str, str] = {"COCO val2014": "coco-val2014", "scored set": "corpus"}
 DEFAULT_IDF = "COCO val2014"
+#: SPICE's parsers as the Compare page offers them
+SPICE_PARSERS: dict[str, str] = {
+    "emulated (fast)": "stanford-emulation",
+    "CoreNLP's PCFG (the jar's)": "stanford-pcfg",
+    "spaCy sm": "spacy-sm",
+}
+DEFAULT_SPICE_PARSER = "emulated (fast)"
+SPICE_PARSER_HELP = (
+    "Emulated (the default): a parser trained on the SPICE jar's own parses, about 1 ms a "
+    "caption, the jar's tuples for about four captions in five. CoreNLP's PCFG: the jar's own "
+    "parser, recomputed without Java, so the jar's numbers; it reads "
+    "stanford-corenlp-3.6.0-models.jar, which capeval does not ship (set CAPEVAL_CORENLP_MODELS "
+    "to it), and takes tens of milliseconds a caption. spaCy sm: capeval's first parser."
+)
 IDF_HELP = (
     "COCO val2014 (the default here) takes document frequencies from the references of the "
     "40,504 val2014 images, so a single caption gets informative weights. The scored set is "
@@ -214,6 +228,7 @@ def score_captions(
     references: tuple[str, ...],
     tokenizer: str,
     cider_idf: str,
+    spice_parser: str = "stanford-emulation",
 ) -> Scores:
     """Score one candidate against its references with every key, in one ``score_many`` call.
 
@@ -226,7 +241,7 @@ def score_captions(
         [candidate],
         [references],
         tokenizer=tokenizer,
-        options={"cider_d": {"idf": cider_idf}},
+        options={"cider_d": {"idf": cider_idf}, "spice": {"parser": spice_parser}},
         warn=False,
         errors=errors,
     )

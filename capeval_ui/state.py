@@ -30,6 +30,7 @@ KEPT: tuple[str, ...] = (
     "candidate_b",
     "references",
     "cider_idf",
+    "spice_parser",
     # Perturbation lab
     "lab_mode",
     "lab_example",

@@ -471,6 +471,31 @@ def test_a_missing_resource_leaves_the_other_metrics_on_the_page(
         cached.score_captions.clear()
 
 
+def test_the_pcfg_spice_parser_without_its_jar_says_so_and_the_rest_scores(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from capeval_core.spice import stanford_pcfg
+
+    monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "no-such.jar"))
+    stanford_pcfg.identity.cache_clear()
+    try:
+        at = _compare()
+        assert at.radio(key="spice_parser").value == cached.DEFAULT_SPICE_PARSER
+        at.radio(key="spice_parser").set_value("CoreNLP's PCFG (the jar's)").run(timeout=TIMEOUT)
+        assert not at.exception, at.exception
+        warnings_shown = [w.value for w in at.warning]
+        assert any(
+            w.startswith("SPICE could not be scored") and "no-such.jar" in w
+            for w in warnings_shown
+        ), warnings_shown
+        shown = {m.label for m in at.metric}
+        assert "SPICE" not in shown and "METEOR" in shown and "CIDEr-D" in shown
+        at.radio(key="spice_parser").set_value(cached.DEFAULT_SPICE_PARSER).run(timeout=TIMEOUT)
+        assert "SPICE" in {m.label for m in at.metric}
+    finally:
+        stanford_pcfg.identity.cache_clear()
+
+
 def test_spinner_names_the_paraphrase_index_build(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
