@@ -12,8 +12,9 @@ from __future__ import annotations
 from capeval_core.spice.depgraph import DepGraph, is_noun, is_plural
 from capeval_core.spice.semgraph import SemGraph
 
-#: Bumped whenever the conversion or the rules change, so cached tuples are not reused.
-RULES_VERSION = 2
+#: Bumped whenever the tokens, the conversion or the rules change, so cached tuples are not
+#: reused (3: brackets in a lower-case raw caption keep CoreNLP's -LRB- names).
+RULES_VERSION = 3
 
 
 Tuple = tuple[str, ...]

@@ -113,6 +113,9 @@ def encoder_features(nlp: Any, docs: list, batch_size: int = 256) -> list:
     ]
 
 
+_BRACKETS = frozenset("()[]{}")
+
+
 def corenlp_words(text: str) -> list[str]:
     """The tokens CoreNLP 3.6.0's tokenizer makes of a caption (one document).
 
@@ -124,10 +127,14 @@ def corenlp_words(text: str) -> list[str]:
 
     >>> corenlp_words("an at&t phone and fruit etc.")
     ['an', 'at', '&', 't', 'phone', 'and', 'fruit', 'etc.', '.']
+    >>> corenlp_words("a dog (brown)")
+    ['a', 'dog', '-LRB-', 'brown', '-RRB-']
     """
     from capeval_core.ptb import raw_tokens, scan_tokens
 
-    if text == text.lower():
+    # raw_tokens lower-cases its tokens (as coco-caption does), which only the lexer's names
+    # for brackets (-LRB- ...) would not survive in a lower-case text
+    if text == text.lower() and not _BRACKETS.intersection(text):
         return list(raw_tokens([text])[0])
     return scan_tokens(text.replace("\n", " "))  # raw text keeps its case, as for CoreNLP
 

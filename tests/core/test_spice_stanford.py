@@ -80,3 +80,11 @@ def test_the_stage_check_tool_flags_each_stage_that_differs():
     first = record["sentences"][0]["tokens"][0]
     first[2] = first[2] + "x"
     assert check(record) == ["lemmas"]
+
+
+def test_brackets_in_a_lower_case_caption_keep_corenlps_names():
+    # spice-1.0.jar with CoreNLP 3.6.0 (tools/spice_oracle/SpiceOracle.java) tokenizes
+    # "a dog [ brown ] on a { mat }" so
+    assert corenlp_words("a dog [ brown ] on a { mat }") == [
+        "a", "dog", "-LSB-", "brown", "-RSB-", "on", "a", "-LCB-", "mat", "-RCB-",
+    ]  # fmt: skip
