@@ -365,3 +365,20 @@ def test_a_models_jar_without_corenlp_360s_grammar_is_refused(tmp_path):
         G.grammar_stamp(other)
     with pytest.raises(ResourceError, match="no readable"):
         G.grammar_stamp(empty)
+
+
+@pytest.mark.slow
+def test_a_damaged_grammar_cache_is_discarded_and_read_again(real_grammar, tmp_path, monkeypatch):
+    from capeval_core.errors import DamagedCacheWarning
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
+    jar = G.models_jar()
+    G.grammar_cache_path(jar).write_bytes(b"not a grammar")
+    G.load_grammar.cache_clear()
+    try:
+        with pytest.warns(DamagedCacheWarning, match="PCFG grammar cache"):
+            again = G.load_grammar(jar)
+        assert again.states == real_grammar.states
+        assert np.array_equal(again.c_score, real_grammar.c_score)
+    finally:
+        G.load_grammar.cache_clear()

@@ -135,7 +135,7 @@ def grammar_cache_path(jar: Path) -> Path:
     """Where the grammar of ``jar`` is kept once read (the capeval cache, keyed by its CRC)."""
     from capeval_core.resources import cache_dir
 
-    return cache_dir() / f"corenlp-{grammar_stamp(jar)}-v{CACHE_FORMAT}.pkl"
+    return cache_dir() / f"corenlp-{grammar_stamp(jar)}-v{CACHE_FORMAT}.checked-pickle"
 
 
 @functools.cache
