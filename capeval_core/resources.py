@@ -296,11 +296,25 @@ def inventory() -> list[ResourceInfo]:
             )
         except MissingResourceError as exc:
             items.append(ResourceInfo(label, False, "", str(exc)))
+    items.append(_corenlp_models())
     try:
         items.append(ResourceInfo("cache directory", True, "", str(cache_dir())))
     except OSError as exc:
         items.append(ResourceInfo("cache directory", False, "", f"not writable: {exc}"))
     return items
+
+
+def _corenlp_models() -> ResourceInfo:
+    """The optional CoreNLP 3.6.0 models jar that SPICE's stanford-pcfg parser reads."""
+    from capeval_core.spice.pcfg.grammar import grammar_stamp, models_jar
+
+    label, use = "CoreNLP 3.6.0 models", "optional, for SPICE's stanford-pcfg parser"
+    try:
+        jar = models_jar()
+        stamp = grammar_stamp(jar)
+    except (MissingResourceError, ResourceError) as exc:
+        return ResourceInfo(label, False, "", f"{use}: {exc}")
+    return ResourceInfo(label, True, stamp, f"{use}: {jar} ({_size(jar)})")
 
 
 def _size(path: Path) -> str:

@@ -47,6 +47,12 @@ def test_inventory_lists_resources():
     assert "COCO 2014 captions" in names and "METEOR paraphrase table" in names
 
 
+def test_inventory_says_how_to_provide_the_optional_corenlp_models(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "absent.jar"))
+    item = next(i for i in resources.inventory() if i.name == "CoreNLP 3.6.0 models")
+    assert not item.available and item.detail.startswith("optional") and "absent.jar" in item.detail
+
+
 def test_source_stamp_follows_content_not_mtime(tmp_path):
     """A re-installed file (same bytes, new mtime) keeps its stamp, so built caches are shared
     between virtualenvs; changed bytes of the same size get a new one."""
