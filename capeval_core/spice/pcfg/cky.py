@@ -100,12 +100,7 @@ def _unaries(v: np.ndarray, rules: _Rules) -> None:
     score of a state adds one more rule from any state visited after it."""
     while _relax(v, *rules.up):
         pass
-    at_visit = v.copy()
-    parent, child, score = rules.down
-    cand = at_visit[child] + score
-    live = cand > v[parent]
-    if live.any():
-        np.maximum.at(v, parent[live], cand[live])
+    _relax(v, *rules.down)  # from the scores at each state's visit: computed before any update
 
 
 class Chart:
@@ -131,14 +126,14 @@ class Chart:
         return self.cells[(0, self.n)][self.g.goal]
 
     def _fill(self) -> None:
-        self.live: dict[int, np.ndarray] = {}  # each cell's states with a finite score
+        self.live: dict[tuple[int, int], np.ndarray] = {}  # each cell's states with a score
         for width in range(1, self.n + 1):
             # spans ending at the boundary word are built only for the whole sentence
             for start in range(self.n if width == 1 else 1 if width == self.n else self.n - width):
                 end = start + width
                 cell = self._lexical(start) if width == 1 else self._binary(start, end)
                 self.cells[(start, end)] = cell
-                self.live[id(cell)] = cell > NEG_INF
+                self.live[(start, end)] = cell > NEG_INF
 
     def _lexical(self, start: int) -> np.ndarray:
         g, lex, word = self.g, self.lexicon, self.words[start]
@@ -158,17 +153,15 @@ class Chart:
 
     def _binary(self, start: int, end: int) -> np.ndarray:
         r = self.rules
-        splits = range(start + 1, end)
         # cells ending at the boundary word but for the last one are never built (-inf)
-        lefts = [self.cells.get((start, m)) for m in splits]
-        rights = [self.cells.get((m, end)) for m in splits]
-        pairs = [
-            (a, b) for a, b in zip(lefts, rights, strict=True) if a is not None and b is not None
+        splits = [
+            m for m in range(start + 1, end) if (start, m) in self.cells and (m, end) in self.cells
         ]
+        pairs = [(self.cells[(start, m)], self.cells[(m, end)]) for m in splits]
         v = np.full(len(self.g.states), NEG_INF, dtype=np.float32)
         if pairs:
-            live_l = np.logical_or.reduce([self.live[id(a)] for a, _ in pairs])
-            live_r = np.logical_or.reduce([self.live[id(b)] for _, b in pairs])
+            live_l = np.logical_or.reduce([self.live[(start, m)] for m in splits])
+            live_r = np.logical_or.reduce([self.live[(m, end)] for m in splits])
             use = np.flatnonzero(live_l[r.left] & live_r[r.right])
             if use.size:
                 lc, rc = r.left[use], r.right[use]
@@ -194,7 +187,7 @@ def extract(chart: Chart, goal: int | None = None, start: int = 0, end: int | No
     label = g.states[goal]
     if end - start == 1 and r.is_tag[goal]:
         word = chart.words[start]
-        tag = g.tags.index(label)
+        tag = g.tag_index[label]
         lex = chart.lexicon
         if chart.flooded or lex.score(lex.word_id(word), tag, start, word) > NEG_INF:
             return Tree(label, [Tree(word)])

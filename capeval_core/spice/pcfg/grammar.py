@@ -127,8 +127,8 @@ class Grammar:
         return self.states.index(GOAL)
 
     @functools.cached_property
-    def state_index(self) -> dict[str, int]:
-        return {s: i for i, s in enumerate(self.states)}
+    def tag_index(self) -> dict[str, int]:
+        return {t: i for i, t in enumerate(self.tags)}
 
 
 def grammar_cache_path(jar: Path) -> Path:
