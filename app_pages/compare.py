@@ -106,7 +106,7 @@ try:
 
     two = bool(candidate_b.strip())
     idf = cached.IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
-    spice_parser = cached.SPICE_PARSERS.get(parser_label or "", "stanford-emulation")
+    spice_parser = cached.SPICE_PARSERS[parser_label or cached.DEFAULT_SPICE_PARSER]
     tokenizer = current_tokenizer()
     if idf == "coco-val2014":
         cached.prepare_coco_idf(tokenizer)

@@ -22,6 +22,7 @@ from capeval_core.errors import CapevalError
 from capeval_core.metrics import metric_class
 from capeval_core.resources import CaptionSet, ResourceInfo
 from capeval_core.results import MetricResult
+from capeval_core.spice.parse import DEFAULT_PARSER
 
 #: UI label -> CIDEr-D ``idf`` option. One caption is scored with COCO val2014's document
 #: frequencies by default (the scored set of one image makes every CIDEr-D weight 0); the
@@ -228,7 +229,7 @@ def score_captions(
     references: tuple[str, ...],
     tokenizer: str,
     cider_idf: str,
-    spice_parser: str = "stanford-emulation",
+    spice_parser: str = DEFAULT_PARSER,
 ) -> Scores:
     """Score one candidate against its references with every key, in one ``score_many`` call.
 
