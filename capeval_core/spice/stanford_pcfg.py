@@ -17,7 +17,6 @@ for numbers to put beside Java SPICE's; ``stanford-emulation`` is the fast defau
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Sequence
 
 from capeval_core.spice.pcfg.parser import PCFGParser
@@ -70,12 +69,11 @@ def identity() -> str:
     """The grammar's identity in the user's jar, the spelling table, this stage's version,
     the rules."""
     from capeval_core.spice.pcfg.grammar import grammar_stamp, models_jar
-    from capeval_core.spice.pcfg.parser import _spellings
+    from capeval_core.spice.pcfg.parser import spellings_digest
 
-    table = hashlib.sha256(repr(sorted(_spellings().items())).encode()).hexdigest()[:8]
     return (
-        f"stanford-pcfg-{PCFG_VERSION}/{grammar_stamp(models_jar())}/spell-{table}/"
-        f"rules-{RULES_VERSION}"
+        f"stanford-pcfg-{PCFG_VERSION}/{grammar_stamp(models_jar())}/"
+        f"spell-{spellings_digest()}/rules-{RULES_VERSION}"
     )
 
 

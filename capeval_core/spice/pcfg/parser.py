@@ -20,6 +20,13 @@ def _spellings() -> dict[str, str]:
     return {word: read for word, read in rows}
 
 
+def spellings_digest() -> str:
+    """A short digest of the spelling table, for the parser's identity."""
+    import hashlib
+
+    return hashlib.sha256(repr(sorted(_spellings().items())).encode()).hexdigest()[:8]
+
+
 def americanize(word: str) -> str:
     """The word as the parser reads it: CoreNLP's word function (British spellings made
     American, month and day names capitalised), from the table generated with the oracle.
