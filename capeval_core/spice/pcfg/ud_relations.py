@@ -128,23 +128,18 @@ def _nth(n: Node, i: int) -> Node | None:
     return n.kids[i] if len(n.kids) >= -i else None
 
 
-def _pos(n: Node) -> int:
-    assert n.parent is not None
-    return next(i for i, k in enumerate(n.parent.kids) if k is n)
-
-
 def _left(n: Node) -> list[Node]:
     """Sisters before ``n``, nearest first."""
     if n.parent is None:
         return []
-    return n.parent.kids[: _pos(n)][::-1]
+    return n.parent.kids[: n.position()][::-1]
 
 
 def _right(n: Node) -> list[Node]:
     """Sisters after ``n``, nearest first."""
     if n.parent is None:
         return []
-    return n.parent.kids[_pos(n) + 1 :]
+    return n.parent.kids[n.position() + 1 :]
 
 
 def _prev(n: Node) -> Node | None:
@@ -163,7 +158,7 @@ def _sisters(n: Node) -> list[Node]:
 
 def _between(a: Node, b: Node) -> list[Node]:
     """Sisters strictly between ``a`` and ``b`` (same parent, either order)."""
-    i, j = sorted((_pos(a), _pos(b)))
+    i, j = sorted((a.position(), b.position()))
     assert a.parent is not None
     return a.parent.kids[i + 1 : j]
 
@@ -2142,7 +2137,7 @@ def _advmod(t: Node) -> Iterator[Node]:
             if h is not None and not any(
                 h in _sisters(c)
                 and k in _sisters(c)
-                and ((_pos(h) < _pos(c) < _pos(k)) or (_pos(k) < _pos(c) < _pos(h)))
+                and min(h.position(), k.position()) < c.position() < max(h.position(), k.position())
                 for c in coordinators
             ):
                 yield k
