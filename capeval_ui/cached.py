@@ -18,7 +18,7 @@ import capeval_core
 from capeval_core import embeddings as _embeddings
 from capeval_core import meteor_resources as _meteor_resources
 from capeval_core import resources
-from capeval_core.errors import CapevalError
+from capeval_core.errors import CapevalError, MissingResourceError
 from capeval_core.metrics import metric_class
 from capeval_core.resources import CaptionSet, ResourceInfo
 from capeval_core.results import MetricResult
@@ -215,27 +215,23 @@ class Scores:
 
     ``errors`` maps a metric key (``"wmd"``, not ``"bleu_2"``) to the message of the
     :class:`CapevalError` that stopped it (e.g. a missing resource); its keys are absent
-    from ``results`` and the other metrics still score.
+    from ``results`` and the other metrics still score. ``missing`` holds the keys of
+    ``errors`` whose cause was a missing resource.
     """
 
     results: dict[str, MetricResult]
     errors: dict[str, str]
+    missing: frozenset[str] = frozenset()
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def score_captions(
+def _score(
     keys: tuple[str, ...],
     candidate: str,
     references: tuple[str, ...],
     tokenizer: str,
     cider_idf: str,
-    spice_parser: str = DEFAULT_PARSER,
+    spice_parser: str,
 ) -> Scores:
-    """Score one candidate against its references with every key, in one ``score_many`` call.
-
-    Degenerate-input notes (CIDEr-D on one image) stay in ``MetricResult.warnings`` (the
-    page shows them) instead of being printed to the server log on every rerun.
-    """
     errors: dict[str, CapevalError] = {}
     results = capeval_core.score_many(
         keys,
@@ -247,7 +243,54 @@ def score_captions(
         errors=errors,
     )
     messages = {metric_class(k).key: str(exc) for k, exc in errors.items()}
-    return Scores(results, messages)
+    missing = frozenset(
+        metric_class(k).key for k, exc in errors.items() if isinstance(exc, MissingResourceError)
+    )
+    return Scores(results, messages, missing)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _cached_scores(
+    keys: tuple[str, ...],
+    candidate: str,
+    references: tuple[str, ...],
+    tokenizer: str,
+    cider_idf: str,
+    spice_parser: str,
+) -> Scores:
+    return _score(keys, candidate, references, tokenizer, cider_idf, spice_parser)
+
+
+def score_captions(
+    keys: tuple[str, ...],
+    candidate: str,
+    references: tuple[str, ...],
+    tokenizer: str,
+    cider_idf: str,
+    spice_parser: str = DEFAULT_PARSER,
+) -> Scores:
+    """Score one candidate against its references with every key, in one ``score_many`` call.
+
+    Degenerate-input notes (CIDEr-D on one image) stay in ``MetricResult.warnings`` (the
+    page shows them) instead of being printed to the server log on every rerun. A metric
+    stopped by a missing resource is tried again on every call, outside the cache: the user
+    may have provided the resource since (the CoreNLP models jar, the GloVe vectors), and the
+    same inputs must then score without a restart.
+    """
+    args = (candidate, references, tokenizer, cider_idf, spice_parser)
+    scores = _cached_scores(keys, *args)
+    retry = tuple(k for k in keys if metric_class(k).key in scores.missing)
+    if not retry:
+        return scores
+    fresh = _score(retry, *args)
+    results = {k: r for k in keys if (r := scores.results.get(k, fresh.results.get(k))) is not None}
+    errors = {k: m for k, m in scores.errors.items() if k not in scores.missing}
+    return Scores(results, {**errors, **fresh.errors}, fresh.missing)
+
+
+def clear_scores() -> None:
+    """Forget every cached score of the Compare page (tests start from a cold cache)."""
+    _cached_scores.clear()
 
 
 # -- meta-evaluation (Judgments, Correlations, Significance, Pairwise accuracy, Robustness) -----

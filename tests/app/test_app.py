@@ -454,7 +454,7 @@ def test_a_missing_resource_leaves_the_other_metrics_on_the_page(
         raise MissingResourceError("the GloVe vectors are not installed (test)")
 
     monkeypatch.setattr("capeval_core.embeddings.default_embeddings", missing)
-    cached.score_captions.clear()
+    cached.clear_scores()
     try:
         at = _compare()
         warnings_shown = [w.value for w in at.warning]
@@ -468,7 +468,28 @@ def test_a_missing_resource_leaves_the_other_metrics_on_the_page(
         assert "WMD" not in shown and "MEAN" not in shown
         _meteor_figure(at)  # the other panels still draw
     finally:
-        cached.score_captions.clear()
+        cached.clear_scores()
+
+
+def test_a_resource_provided_later_scores_the_same_inputs_without_a_restart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def missing(*args: Any, **kwargs: Any) -> None:
+        raise MissingResourceError("the GloVe vectors are not installed (test)")
+
+    cached.clear_scores()
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr("capeval_core.embeddings.default_embeddings", missing)
+            at = _compare()
+            assert "WMD" not in {m.label for m in at.metric}
+        at.run(timeout=TIMEOUT)  # the same inputs, the vectors back: no stale error
+        assert not at.exception, at.exception
+        assert not any(w.value.startswith("WMD could not be scored") for w in at.warning)
+        shown = {m.label for m in at.metric}
+        assert "WMD" in shown and "MEAN" in shown and "METEOR" in shown
+    finally:
+        cached.clear_scores()
 
 
 def test_the_pcfg_spice_parser_without_its_jar_says_so_and_the_rest_scores(
@@ -485,8 +506,7 @@ def test_the_pcfg_spice_parser_without_its_jar_says_so_and_the_rest_scores(
         assert not at.exception, at.exception
         warnings_shown = [w.value for w in at.warning]
         assert any(
-            w.startswith("SPICE could not be scored") and "no-such.jar" in w
-            for w in warnings_shown
+            w.startswith("SPICE could not be scored") and "no-such.jar" in w for w in warnings_shown
         ), warnings_shown
         shown = {m.label for m in at.metric}
         assert "SPICE" not in shown and "METEOR" in shown and "CIDEr-D" in shown
