@@ -26,6 +26,7 @@ PAGES = (
     "significance",
     "pairwise-accuracy",
     "robustness",
+    "systems",
 )
 MAX_HEIGHT = 2400
 WIDTH = 1400
