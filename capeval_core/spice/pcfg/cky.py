@@ -164,10 +164,10 @@ class Chart:
             live_r = np.logical_or.reduce([self.live[(m, end)] for m in splits])
             use = np.flatnonzero(live_l[r.left] & live_r[r.right])
             if use.size:
-                lc, rc = r.left[use], r.right[use]
-                tot = (r.score[use] + pairs[0][0][lc]) + pairs[0][1][rc]
+                lc, rc, score = r.left[use], r.right[use], r.score[use]
+                tot = (score + pairs[0][0][lc]) + pairs[0][1][rc]
                 for a, b in pairs[1:]:
-                    np.maximum(tot, (r.score[use] + a[lc]) + b[rc], out=tot)
+                    np.maximum(tot, (score + a[lc]) + b[rc], out=tot)
                 runs = np.flatnonzero(np.r_[True, r.parent[use][1:] != r.parent[use][:-1]])
                 v[r.parent[use][runs]] = np.maximum.reduceat(tot, runs)
         _unaries(v, r)
