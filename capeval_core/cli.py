@@ -504,7 +504,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from capeval_core.resources import inventory
 
     for item in inventory():
-        status = "ok" if item.available else "MISSING"
+        status = "ok" if item.available else "absent" if item.optional else "MISSING"
         print(f"{item.name:<26} {status:<8} {item.version:<20} {item.detail}")
     return 0
 

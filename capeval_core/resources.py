@@ -272,6 +272,8 @@ class ResourceInfo:
     available: bool
     version: str
     detail: str
+    #: only an opt-in feature needs it: its absence is news, not a fault
+    optional: bool = False
 
 
 def inventory() -> list[ResourceInfo]:
@@ -313,8 +315,10 @@ def _corenlp_models() -> ResourceInfo:
         jar = models_jar()
         stamp = grammar_stamp(jar)
     except (MissingResourceError, ResourceError) as exc:
-        return ResourceInfo(label, False, "", f"{use}: {exc}")
-    return ResourceInfo(label, True, stamp, f"{use}: {jar} ({_size(jar)})")
+        why = str(exc)  # the full message already names the parser; say it once
+        detail = f"optional: {why}" if "stanford-pcfg" in why else f"{use}: {why}"
+        return ResourceInfo(label, False, "", detail, optional=True)
+    return ResourceInfo(label, True, stamp, f"{use}: {jar} ({_size(jar)})", optional=True)
 
 
 def _size(path: Path) -> str:

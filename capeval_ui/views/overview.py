@@ -79,7 +79,8 @@ def split_lines(text: str) -> tuple[str, ...]:
 
 
 def render_inventory(items: Sequence[ResourceInfo]) -> None:
-    """The resource inventory as a table, with a notice for anything missing."""
+    """The resource inventory as a table, a warning for anything missing, and a quieter note
+    for a missing optional resource (only an opt-in feature needs it)."""
     frame = pd.DataFrame(
         [
             {
@@ -99,7 +100,8 @@ def render_inventory(items: Sequence[ResourceInfo]) -> None:
     )
     for item in items:
         if not item.available:
-            st.warning(f"{item.name}: {item.detail}")
+            notice = st.info if item.optional else st.warning
+            notice(f"{item.name}: {item.detail}")
 
 
 def render_registry() -> None:

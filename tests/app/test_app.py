@@ -146,6 +146,25 @@ def test_home_lists_resources_and_every_metric_with_its_card() -> None:
         assert cls.card().strip() in cards
 
 
+def test_home_notes_a_missing_optional_resource_without_a_warning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """First contact on a machine without the CoreNLP jar (only the opt-in parser reads it)
+    shows no warning: a quiet note says how to provide it."""
+    monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "absent.jar"))
+    cached.inventory.clear()
+    try:
+        at = _app().run()
+        assert not at.exception, at.exception
+        assert not at.warning, [w.value for w in at.warning]
+        assert any(
+            i.value.startswith("CoreNLP 3.6.0 models: optional") and "absent.jar" in i.value
+            for i in at.info
+        ), [i.value for i in at.info]
+    finally:
+        cached.inventory.clear()
+
+
 # -- Compare: numbers ----------------------------------------------------------------------------
 def test_compare_shows_the_library_values_for_the_default_example() -> None:
     at = _compare()

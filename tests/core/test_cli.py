@@ -144,6 +144,13 @@ def test_metrics_and_info_subcommands():
     assert code == 0 and "COCO 2014 captions" in out
 
 
+def test_info_calls_a_missing_optional_resource_absent_not_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "absent.jar"))
+    code, out, _ = _run("info")
+    line = next(x for x in out.splitlines() if x.startswith("CoreNLP 3.6.0 models"))
+    assert code == 0 and " absent " in line and "MISSING" not in line and "absent.jar" in line
+
+
 @pytest.mark.slow
 @requires_java
 def test_cli_matches_pycocoevalcap_end_to_end(tmp_path, monkeypatch):

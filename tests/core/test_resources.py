@@ -51,6 +51,11 @@ def test_inventory_says_how_to_provide_the_optional_corenlp_models(tmp_path, mon
     monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "absent.jar"))
     item = next(i for i in resources.inventory() if i.name == "CoreNLP 3.6.0 models")
     assert not item.available and item.detail.startswith("optional") and "absent.jar" in item.detail
+    assert item.optional and item.detail.count("stanford-pcfg") == 1
+    monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", "")
+    monkeypatch.setattr(resources, "pycocoevalcap_dir", lambda: tmp_path)  # no jar left there
+    item = next(i for i in resources.inventory() if i.name == "CoreNLP 3.6.0 models")
+    assert item.detail.startswith("optional: ") and item.detail.count("stanford-pcfg") == 1
 
 
 def test_source_stamp_follows_content_not_mtime(tmp_path):
