@@ -13,7 +13,8 @@ as the bound, and counts the live items it keeps:
   ``@NP^PP-B``), the finest projection still much smaller than the grammar.
 
 It also times the full chart against one whose words may take only the jar's own tags (from
-the oracle record), the most a tagger in front of the PCFG could save. Needs the CoreNLP 3.6.0
+the oracle record), the most a tagger in front of the PCFG could save, and counts the parses a
+beam (the best states of each cell by inside score) keeps. Needs the CoreNLP 3.6.0
 models jar. Prints JSON.
 """
 
@@ -123,11 +124,27 @@ class TagChart(cky.Chart):
         return kept
 
 
+class BeamChart(cky.Chart):
+    """The chart keeping only the ``beam`` best states of each cell by inside score."""
+
+    def __init__(self, g: Grammar, lexicon: Lexicon, words: list[str], beam: int) -> None:
+        self.beam = beam
+        super().__init__(g, lexicon, words)
+
+    def _binary(self, start: int, end: int) -> np.ndarray:
+        v = super()._binary(start, end)
+        live = np.flatnonzero(v > cky.NEG_INF)
+        if end - start < self.n and live.size > self.beam:
+            v[live[np.argsort(-v[live], kind="stable")[self.beam :]]] = cky.NEG_INF
+        return v
+
+
 def main() -> None:
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cli.add_argument("oracle", type=Path)
     cli.add_argument("--skip", type=int, default=0, help="skip the first N records")
     cli.add_argument("--limit", type=int, default=25, help="measure at most N records")
+    cli.add_argument("--beam", type=int, default=500, help="states a cell keeps in the beam")
     args = cli.parse_args()
     use_models_jar()
     g = load_grammar()
@@ -136,7 +153,7 @@ def main() -> None:
     live = 0
     kept = dict.fromkeys(coarse, 0)
     seconds = {"full": 0.0, "jar tags": 0.0}
-    same = sentences = 0
+    same = same_beam = sentences = 0
     with args.oracle.open(encoding="utf-8") as f:
         records = [
             json.loads(line) for line in itertools.islice(f, args.skip, args.skip + args.limit)
@@ -150,7 +167,9 @@ def main() -> None:
             started = time.perf_counter()
             tagged = TagChart(g, lexicon, words, [t[1] for t in s["tokens"]])
             seconds["jar tags"] += time.perf_counter() - started
-            same += str(cky.extract(tagged)) == str(cky.extract(chart))
+            parse = str(cky.extract(chart))
+            same += str(cky.extract(tagged)) == parse
+            same_beam += str(cky.extract(BeamChart(g, lexicon, words, args.beam))) == parse
             sentences += 1
             best = float(chart.best_score) - 1e-3
             for name, c in coarse.items():
@@ -169,6 +188,7 @@ def main() -> None:
                 },
                 "ms per sentence": {k: round(1000 * v / sentences, 1) for k, v in seconds.items()},
                 "jar-tag chart gives the same parse": f"{same} of {sentences}",
+                f"beam of {args.beam} gives the same parse": f"{same_beam} of {sentences}",
             },
             indent=1,
         )
