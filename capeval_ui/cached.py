@@ -249,16 +249,8 @@ def _score(
     return Scores(results, messages, missing)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _cached_scores(
-    keys: tuple[str, ...],
-    candidate: str,
-    references: tuple[str, ...],
-    tokenizer: str,
-    cider_idf: str,
-    spice_parser: str,
-) -> Scores:
-    return _score(keys, candidate, references, tokenizer, cider_idf, spice_parser)
+#: the same scoring, cached on its whole input
+_cached_scores = st.cache_data(show_spinner=False, max_entries=256)(_score)
 
 
 def score_captions(
