@@ -382,3 +382,40 @@ def test_a_damaged_grammar_cache_is_discarded_and_read_again(real_grammar, tmp_p
         assert np.array_equal(again.c_score, real_grammar.c_score)
     finally:
         G.load_grammar.cache_clear()
+
+
+# raw text as a library caller may pass it (coco-caption's PTB step removes the punctuation
+# that ends sentences, so no COCO caption reaches SPICE with two): several CoreNLP sentences,
+# brackets, capitals, abbreviations
+RAW_TEXTS = (
+    "A dog runs along the beach. A small cat sleeps on a red mat.",
+    "Two men are playing chess in a park! One of them is smiling?",
+    "The bus is yellow... It has a black stripe and three doors.",
+    "A boy (in a blue shirt) throws a ball to Dr. Smith.",
+    "Is this a kitchen? Yes, it has a stove, a sink and two windows.",
+    "a woman holds an umbrella . the rain falls on the busy street",
+)
+
+
+@pytest.mark.slow
+def test_raw_texts_of_several_sentences_give_the_jars_tuples(real_grammar, tmp_path):
+    """The jar run on the texts now (its tokens, sentences and proposed tuples) against
+    stanford-pcfg's, end to end from the raw text."""
+    import json
+
+    from capeval_core.spice.pcfg.parser import PCFGParser
+    from capeval_core.spice.stanford import corenlp_words, jar_order
+    from capeval_core.spice.stanford_pcfg import caption_tuples, sentences
+    from tools import spice_oracle
+
+    if reason := spice_oracle.available():
+        pytest.skip(f"the oracle cannot run: {reason}")
+    out = tmp_path / "raw.jsonl"
+    spice_oracle.parse([(str(k), text) for k, text in enumerate(RAW_TEXTS)], out)
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sum(len(r["sentences"]) > 1 for r in records) >= 4
+    parser = PCFGParser(real_grammar)
+    for text, record in zip(RAW_TEXTS, records, strict=True):
+        jar_sentences = [[t[0] for t in s["tokens"]] for s in record["sentences"]]
+        assert sentences(corenlp_words(text)) == jar_sentences, text
+        assert list(caption_tuples(parser, text)) == jar_order(record["tuples"]), text
