@@ -394,6 +394,17 @@ RAW_TEXTS = (
     "A boy (in a blue shirt) throws a ball to Dr. Smith.",
     "Is this a kitchen? Yes, it has a stove, a sink and two windows.",
     "a woman holds an umbrella . the rain falls on the busy street",
+    # odd words: accents, digits, symbols, URLs, emoji, other scripts, British spellings
+    "A café with crème brûlée on the menu in Zürich.",
+    "The 747 is landing at 5:30 pm on runway 27L.",
+    "A man's 3-year-old son rides a 10-speed bike & eats 1/2 of a hot-dog.",
+    "TWO DOGS PLAYING IN THE SNOW",
+    "a colour photo of a grey cat in the centre of the theatre",
+    'A sign reads "STOP" in big red letters; it\'s next to a [bracketed] {box}.',
+    "A dog 🐶 on a couch with 一只猫 and a ½ pizza for €5.",
+    "Visit http://example.com/photos?id=3 or mail john.doe@example.com about the bike.",
+    "A train — red and white — leaves the station.Cows grazing.Sheep sleeping.",
+    "An E.T. doll on a T.V. stand at O'Neill's pub on 42nd Street.",
 )
 
 
