@@ -4,7 +4,8 @@ SPICE-1.0 parses each caption with CoreNLP 3.6.0 (``tokenize, ssplit, parse, lem
 parser's tags and tree, the tree converted to Universal Dependencies) and reads the collapsed,
 CC-processed graph. Here, stage by stage:
 
-1. :func:`corenlp_words`: CoreNLP's re-tokenization of the (already PTB-tokenized) caption;
+1. :func:`corenlp_words`: CoreNLP's re-tokenization of the (already PTB-tokenized) caption,
+   cut into sentences as CoreNLP's splitter cuts them (:func:`sentences`);
 2. a spaCy tagger and encoders trained on SPICE-1.0's own parses of COCO train2014 captions
    (``capeval_core/data/spice_parser``) give the PTB tags; a tree scorer over the encoders
    (:mod:`.biaffine`) gives the *basic* UD tree, the best projective one by its scores
@@ -40,10 +41,15 @@ def model_dir() -> Path:
     return Path(str(files("capeval_core") / "data" / "spice_parser"))
 
 
+#: bumped when the words handed to the parser change: 1 = each CoreNLP sentence parsed alone
+#: (before, a caption of several sentences was parsed as one)
+SENTENCES_VERSION = 1
+
+
 @functools.cache
 def identity() -> str:
-    """Parser identity: the trained pipeline's digest, the decoder's span, spaCy's version, the
-    rules, BLAS."""
+    """Parser identity: the trained pipeline's digest, the decoder's span, how captions are cut
+    into sentences, spaCy's version, the rules, BLAS."""
     from capeval_core.resources import package_version
 
     root = model_dir()
@@ -58,7 +64,7 @@ def identity() -> str:
         digest.update(path.read_bytes())
     return (
         f"stanford-emulation-{digest.hexdigest()[:12]}/span-{EISNER_SPAN}/"
-        f"spacy-{package_version('spacy')}/"
+        f"sentences-{SENTENCES_VERSION}/spacy-{package_version('spacy')}/"
         f"rules-{RULES_VERSION}/{MATMUL}"
     )
 
@@ -83,7 +89,7 @@ def parse_words(
     loaded: tuple[Any, TreeScorer], words_of: Sequence[Sequence[str]], batch_size: int = 256
 ) -> list[Tree]:
     """Tags, heads (the root its own head) and labels of each non-empty word list, as one
-    sentence each (no caption has CoreNLP sentence breaks). The tags are the tree scorer's:
+    sentence each. The tags are the tree scorer's:
     the tagger's own, which its encoder reads, are right less often (98.2 against 98.5 % of
     held-out words)."""
     from spacy.tokens import Doc
@@ -139,6 +145,39 @@ def corenlp_words(text: str) -> list[str]:
     return scan_tokens(text.replace("\n", " "))  # raw text keeps its case, as for CoreNLP
 
 
+#: tokens that stay with the sentence a boundary token ends (closing quotes and brackets)
+_FOLLOWERS = frozenset(
+    {")", "]", "}", '"', "'", "''", "\u2019", "\u201d", "-RRB-", "-RSB-", "-RCB-"}
+)
+
+
+def _ends_sentence(word: str) -> bool:
+    """CoreNLP's boundary tokens: '.', or a run of '!' and '?'."""
+    return word == "." or (bool(word) and set(word) <= {"!", "?"})
+
+
+def sentences(words: Sequence[str]) -> list[list[str]]:
+    """CoreNLP's sentences of one caption's tokens (its sentence splitter's defaults): every
+    boundary token ends one, and closing quotes or brackets right after it join it.
+
+    >>> sentences(["a", "dog", ".", "''", "a", "cat", "!?", "."])
+    [['a', 'dog', '.', "''"], ['a', 'cat', '!?'], ['.']]
+    """
+    out: list[list[str]] = []
+    current: list[str] = []
+    for word in words:
+        if out and not current and word in _FOLLOWERS:
+            out[-1].append(word)
+            continue
+        current.append(word)
+        if _ends_sentence(word):
+            out.append(current)
+            current = []
+    if current:
+        out.append(current)
+    return out
+
+
 def basic_graph(words: Sequence[str], tags: Sequence[str], heads: Sequence[int], deps) -> DepGraph:
     """The basic UD tree of one parsed sentence, lemmas from CoreNLP's morphology."""
     from capeval_core.spice.morphology import lemma
@@ -183,16 +222,20 @@ def sentence_tuples(g: DepGraph, sentence: int = 0) -> list[Tuple]:
 
 
 def parse_texts(loaded: tuple[Any, TreeScorer], texts: Sequence[str], batch_size: int) -> list:
-    """The tuples of each text (an empty caption has no sentence, hence no tuples)."""
-    words_of = [corenlp_words(text) for text in texts]
+    """The tuples of each text: each of its CoreNLP sentences parsed as one, as the jar parses
+    them (a caption as coco-caption feeds SPICE has one; an empty one has none, hence no
+    tuples)."""
+    split = [sentences(corenlp_words(text)) for text in texts]
     out: list[tuple[Tuple, ...]] = []
     for start in range(0, len(texts), SCORER_CHUNK):
-        chunk = words_of[start : start + SCORER_CHUNK]
-        parsed = iter(parse_words(loaded, [w for w in chunk if w], batch_size))
-        for words in chunk:
-            if not words:
-                out.append(())
-                continue
-            tags, heads, deps = next(parsed)
-            out.append(tuple(sentence_tuples(basic_graph(words, tags, heads, deps))))
+        chunk = split[start : start + SCORER_CHUNK]
+        parsed = iter(
+            parse_words(loaded, [words for caption in chunk for words in caption], batch_size)
+        )
+        for caption in chunk:
+            tuples: list[Tuple] = []
+            for k, words in enumerate(caption):
+                tags, heads, deps = next(parsed)
+                tuples += sentence_tuples(basic_graph(words, tags, heads, deps), k)
+            out.append(tuple(tuples))
     return out

@@ -2,7 +2,7 @@
 with the PCFG itself in place of a learned emulation of it.
 
 1. :func:`.stanford.corenlp_words`: CoreNLP's tokens, cut into sentences as its sentence
-   splitter cuts them (:func:`sentences`);
+   splitter cuts them (:func:`.stanford.sentences`);
 2. :mod:`.pcfg`: CoreNLP's exhaustive PCFG parse, computed as the jar computes it, with the
    grammar read from the CoreNLP 3.6.0 models jar the user provides (capeval does not ship
    it: it is GPL-licensed), and the tree converted to basic Universal Dependencies;
@@ -21,43 +21,12 @@ from collections.abc import Sequence
 
 from capeval_core.spice.pcfg.parser import PCFGParser
 from capeval_core.spice.rules import RULES_VERSION, Tuple
-from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples
+from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples, sentences
 
-#: tokens that stay with the sentence a boundary token ends (closing quotes and brackets)
-_FOLLOWERS = frozenset(
-    {")", "]", "}", '"', "'", "''", "\u2019", "\u201d", "-RRB-", "-RSB-", "-RCB-"}
-)
 #: a parse worker (a fresh interpreter reading the grammar, about 2 s) pays for itself on
 #: this many captions, and chunks this long keep the workers evenly busy
 PARALLEL_MIN = 100
 MIN_CHUNK = 25
-
-
-def _ends_sentence(word: str) -> bool:
-    """CoreNLP's boundary tokens: '.', or a run of '!' and '?'."""
-    return word == "." or (bool(word) and set(word) <= {"!", "?"})
-
-
-def sentences(words: Sequence[str]) -> list[list[str]]:
-    """CoreNLP's sentences of one caption's tokens (its sentence splitter's defaults): every
-    boundary token ends one, and closing quotes or brackets right after it join it.
-
-    >>> sentences(["a", "dog", ".", "''", "a", "cat", "!?", "."])
-    [['a', 'dog', '.', "''"], ['a', 'cat', '!?'], ['.']]
-    """
-    out: list[list[str]] = []
-    current: list[str] = []
-    for word in words:
-        if out and not current and word in _FOLLOWERS:
-            out[-1].append(word)
-            continue
-        current.append(word)
-        if _ends_sentence(word):
-            out.append(current)
-            current = []
-    if current:
-        out.append(current)
-    return out
 
 
 #: bumped when the parse or the tree-to-dependencies conversion changes what it gives

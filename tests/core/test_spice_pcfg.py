@@ -415,8 +415,8 @@ def test_raw_texts_of_several_sentences_give_the_jars_tuples(real_grammar, tmp_p
     import json
 
     from capeval_core.spice.pcfg.parser import PCFGParser
-    from capeval_core.spice.stanford import corenlp_words, jar_order
-    from capeval_core.spice.stanford_pcfg import caption_tuples, sentences
+    from capeval_core.spice.stanford import corenlp_words, jar_order, sentences
+    from capeval_core.spice.stanford_pcfg import caption_tuples
     from tools import spice_oracle
 
     if reason := spice_oracle.available():

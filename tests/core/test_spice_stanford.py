@@ -88,3 +88,34 @@ def test_brackets_in_a_lower_case_caption_keep_corenlps_names():
     assert corenlp_words("a dog [ brown ] on a { mat }") == [
         "a", "dog", "-LSB-", "brown", "-RSB-", "on", "a", "-LCB-", "mat", "-RCB-",
     ]  # fmt: skip
+
+
+def test_the_emulation_parses_each_corenlp_sentence_of_a_caption_alone(monkeypatch):
+    """As the jar does: two sentences are two trees (each with its root), the second's tuples
+    numbered as CoreNLP's second sentence; a caption as coco-caption feeds SPICE stays one."""
+    from capeval_core.spice import stanford
+
+    given: list[list[str]] = []
+
+    def one_tree_each(loaded, words_of, batch_size=256):
+        given.extend(list(w) for w in words_of)
+        # every word a noun under the sentence's first word: enough for the later stages
+        return [
+            (["NN"] * len(w), [0] * len(w), ["root"] + ["dep"] * (len(w) - 1)) for w in words_of
+        ]
+
+    monkeypatch.setattr(stanford, "parse_words", one_tree_each)
+    texts = ["A dog runs. A cat sleeps!", "a man riding a wave on a surfboard", ""]
+    got = stanford.parse_texts(None, texts, 64)
+    assert given == [
+        ["A", "dog", "runs", "."],
+        ["A", "cat", "sleeps", "!"],
+        ["a", "man", "riding", "a", "wave", "on", "a", "surfboard"],
+    ]
+    first, second = given[0], given[1]
+    expected = [
+        *sentence_tuples(basic_graph(first, *one_tree_each(None, [first])[0]), 0),
+        *sentence_tuples(basic_graph(second, *one_tree_each(None, [second])[0]), 1),
+    ]
+    assert list(got[0]) == expected and got[2] == ()
+    assert len(got) == len(texts)

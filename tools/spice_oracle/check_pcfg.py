@@ -24,9 +24,9 @@ from capeval_core.spice.stanford import (
     corenlp_words,
     jar_order,
     sentence_tuples,
+    sentences,
     tree_of,
 )
-from capeval_core.spice.stanford_pcfg import sentences
 from tools.spice_oracle import use_models_jar
 
 
