@@ -72,6 +72,10 @@ def render_summary(comparison: SystemsComparison) -> None:
             format="%.4f", help="p-value of the paired test(s) against the baseline"
         )
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=config)
+    st.caption(
+        f"Δ and p compare each system with the baseline, {comparison.systems[0]}, so its own "
+        "Δ and p cells are empty."
+    )
 
 
 def comparison_frame(comparison: SystemsComparison) -> pd.DataFrame:

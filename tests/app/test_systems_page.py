@@ -83,6 +83,7 @@ def test_page_runs_on_its_own_with_the_demo() -> None:
     assert not at.error, [e.value for e in at.error]
     summary = _frame(at, "BLEU-4 ±")
     assert list(summary["system"]) == ["first caption", "second caption", "first caption reversed"]
+    assert any("the baseline, first caption, so its own" in c.value for c in at.caption)
     assert len(at.get("plotly_chart")) == 1
     items = _frame(at, "open")
     assert items["open"].str.startswith("./compare-captions?candidate=").all()
