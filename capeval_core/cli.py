@@ -24,6 +24,7 @@ from capeval_core.coco_files import LIMIT_FLAGS, CocoBatch, load_coco
 from capeval_core.errors import CapevalError, CapevalWarning, InputError
 from capeval_core.files import Limits
 from capeval_core.metrics import available_keys, make_batch, metric_class
+from capeval_core.metrics.spice import Spice
 from capeval_core.results import MetricResult
 from capeval_core.spice.parse import DEFAULT_PARSER, PARSERS
 
@@ -65,6 +66,12 @@ def score_coco(
         for key in metrics:
             bar.set_postfix_str(key)
             metric = metric_class(key)(tokenizer=tokenizer, **options.get(key, {}))
+            if show and isinstance(metric, Spice) and (todo := metric.uncached(coco)):
+                bar.write(
+                    f"SPICE: parsing {todo:,} captions with the {metric.config.parser} parser "
+                    "(kept in the parse cache for later runs)",
+                    file=sys.stderr,
+                )
             by_metric[key] = metric.score_batch(coco)
             bar.update()
     return {k: by_metric[metric_class(k).key].select(k) for k in keys}

@@ -207,6 +207,11 @@ class Spice(Metric):
             self._parser = CaptionParser(self.config.parser)
         return self._parser
 
+    def uncached(self, batch: Batch) -> int:
+        """How many distinct captions of the batch the parse cache lacks: the parse is SPICE's
+        slow part, so a caller can say what is coming."""
+        return len(self._caption_parser().uncached(list(self._texts(batch).values())))
+
     def prepare(self, batch: Batch) -> SpicePrepared:
         """Parse every distinct caption of the batch once (batched, through the parse cache)."""
         texts = self._texts(batch)

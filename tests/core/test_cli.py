@@ -144,6 +144,26 @@ def test_metrics_and_info_subcommands():
     assert code == 0 and "COCO 2014 captions" in out
 
 
+def test_score_says_how_many_captions_spice_parses_before_it_parses_them(tmp_path, monkeypatch):
+    """SPICE's parse is its slow part (minutes for the exact parser on a cold cache): on a large
+    batch the CLI says how many captions it parses, once, and not when the cache has them."""
+    import capeval_core.cli as cli
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cli, "PROGRESS_FROM", 1)  # a small batch counts as large here
+    cases = [
+        {"candidate_raw": "a dog runs on the grass", "references_raw": ["a dog on grass", "a dog"]},
+        {"candidate_raw": "a red bus", "references_raw": ["a bus on a street", "a red bus"]},
+    ]
+    res, ann = _write_coco(tmp_path, cases)
+    argv = ("score", "--results", str(res), "--annotations", str(ann), "--metrics", "spice")
+    code, _, err = _run(*argv)
+    assert code == 0
+    assert "SPICE: parsing 5 captions with the stanford-emulation parser" in err  # 6, 1 twice
+    code, _, err = _run(*argv)
+    assert code == 0 and "SPICE: parsing" not in err
+
+
 def test_info_calls_a_missing_optional_resource_absent_not_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "absent.jar"))
     code, out, _ = _run("info")
