@@ -310,15 +310,14 @@ def _corenlp_models() -> ResourceInfo:
     """The optional CoreNLP 3.6.0 models jar that SPICE's stanford-pcfg parser reads."""
     from capeval_core.spice.pcfg.grammar import grammar_stamp, models_jar
 
-    label, use = "CoreNLP 3.6.0 models", "optional, for SPICE's stanford-pcfg parser"
+    label = "CoreNLP 3.6.0 models"
     try:
         jar = models_jar()
         stamp = grammar_stamp(jar)
-    except (MissingResourceError, ResourceError) as exc:
-        why = str(exc)  # the full message already names the parser; say it once
-        detail = f"optional: {why}" if "stanford-pcfg" in why else f"{use}: {why}"
-        return ResourceInfo(label, False, "", detail, optional=True)
-    return ResourceInfo(label, True, stamp, f"{use}: {jar} ({_size(jar)})", optional=True)
+    except (MissingResourceError, ResourceError) as exc:  # each names the parser it is for
+        return ResourceInfo(label, False, "", f"optional: {exc}", optional=True)
+    detail = f"optional, for SPICE's stanford-pcfg parser: {jar} ({_size(jar)})"
+    return ResourceInfo(label, True, stamp, detail, optional=True)
 
 
 def _size(path: Path) -> str:

@@ -56,6 +56,12 @@ def test_inventory_says_how_to_provide_the_optional_corenlp_models(tmp_path, mon
     monkeypatch.setattr(resources, "pycocoevalcap_dir", lambda: tmp_path)  # no jar left there
     item = next(i for i in resources.inventory() if i.name == "CoreNLP 3.6.0 models")
     assert item.detail.startswith("optional: ") and item.detail.count("stanford-pcfg") == 1
+    damaged = tmp_path / "damaged.jar"
+    damaged.write_bytes(b"not a zip")
+    monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(damaged))
+    item = next(i for i in resources.inventory() if i.name == "CoreNLP 3.6.0 models")
+    assert not item.available and item.detail.startswith("optional: ")
+    assert "damaged.jar" in item.detail and item.detail.count("stanford-pcfg") == 1
 
 
 def test_source_stamp_follows_content_not_mtime(tmp_path):

@@ -54,7 +54,10 @@ def models_jar() -> Path:
     if override:
         path = Path(override).expanduser()
         if not path.is_file():
-            raise MissingResourceError(f"${MODELS_ENV} points at {path}, which is not a file")
+            raise MissingResourceError(
+                f"${MODELS_ENV} points at {path}, which is not a file (SPICE's stanford-pcfg "
+                f"parser reads {MODELS_JAR} from there)"
+            )
         return path
     from capeval_core.resources import pycocoevalcap_dir
 
@@ -77,12 +80,16 @@ def grammar_stamp(jar: Path) -> str:
         with zipfile.ZipFile(jar) as zf:
             info = zf.getinfo(GRAMMAR_MEMBER)
     except (zipfile.BadZipFile, KeyError, OSError) as exc:
-        raise ResourceError(f"{jar} holds no readable {GRAMMAR_MEMBER} ({exc})") from None
+        raise ResourceError(
+            f"{jar} holds no readable {GRAMMAR_MEMBER} ({exc}), the grammar SPICE's "
+            "stanford-pcfg parser reads"
+        ) from None
     stamp = f"englishPCFG-{info.CRC:08x}-{info.file_size}"
     if stamp != GRAMMAR_3_6_0:
         raise ResourceError(
             f"{jar} holds another englishPCFG than CoreNLP 3.6.0's ({stamp}, expected "
-            f"{GRAMMAR_3_6_0}): SPICE-1.0 parses with 3.6.0's; use {MODELS_JAR}"
+            f"{GRAMMAR_3_6_0}): SPICE-1.0, and so SPICE's stanford-pcfg parser, parses with "
+            f"3.6.0's; use {MODELS_JAR}"
         )
     return stamp
 
