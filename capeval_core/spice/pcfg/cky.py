@@ -52,6 +52,10 @@ class _Rules:
     up: tuple[np.ndarray, np.ndarray, np.ndarray]
     down: tuple[np.ndarray, np.ndarray, np.ndarray]
     is_tag: np.ndarray
+    # for the compiled kernel: binary rules grouped by left child (``by_left[0][l]`` is the
+    # first of ``l``'s), and closed unary rules grouped by child, each as (start, ...arrays)
+    by_left: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    by_child: tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @functools.cache
@@ -68,6 +72,9 @@ def _rules(g: Grammar) -> _Rules:
     up = g.c_child < g.c_parent
     is_tag = np.zeros(len(g.states), dtype=bool)
     is_tag[g.tag_state[g.tag_state >= 0]] = True
+    n_states = len(g.states)
+    left_order = np.argsort(g.b_left, kind="stable")
+    child_order = np.argsort(g.c_child, kind="stable")
     return _Rules(
         parent=parent,
         left=g.b_left[order],
@@ -80,7 +87,23 @@ def _rules(g: Grammar) -> _Rules:
         up=(g.c_parent[up], g.c_child[up], g.c_score[up]),
         down=(g.c_parent[~up], g.c_child[~up], g.c_score[~up]),
         is_tag=is_tag,
+        by_left=(
+            _group_starts(g.b_left, n_states),
+            g.b_right[left_order].astype(np.int32),
+            g.b_parent[left_order].astype(np.int32),
+            g.b_score[left_order].astype(np.float32),
+        ),
+        by_child=(
+            _group_starts(g.c_child, n_states),
+            g.c_parent[child_order].astype(np.int32),
+            g.c_score[child_order].astype(np.float32),
+        ),
     )
+
+
+def _group_starts(keys: np.ndarray, n: int) -> np.ndarray:
+    """Where each key's run starts once ``keys`` are sorted (``n + 1`` entries)."""
+    return np.r_[0, np.cumsum(np.bincount(keys, minlength=n))].astype(np.int64)
 
 
 def _relax(v: np.ndarray, parent: np.ndarray, child: np.ndarray, score: np.ndarray) -> bool:
@@ -104,10 +127,18 @@ def _unaries(v: np.ndarray, rules: _Rules) -> None:
 
 
 class Chart:
-    """Inside scores of one sentence (its words plus the boundary word)."""
+    """Inside scores of one sentence (its words plus the boundary word).
 
-    def __init__(self, g: Grammar, lexicon: Lexicon, words: Sequence[str]) -> None:
+    ``kernel`` is ``"compiled"`` (:mod:`.kernel`, the default) or ``"numpy"`` (the reference
+    the compiled loops are checked against, cell by cell, bit for bit)."""
+
+    def __init__(
+        self, g: Grammar, lexicon: Lexicon, words: Sequence[str], kernel: str = "compiled"
+    ) -> None:
+        if kernel not in ("compiled", "numpy"):
+            raise ValueError(f"`kernel` must be 'compiled' or 'numpy' (got {kernel!r})")
         self.g, self.lexicon, self.rules = g, lexicon, _rules(g)
+        self.kernel = kernel
         self.words = [*words, BOUNDARY_WORD]
         self.n = len(self.words)
         self.flooded = False
@@ -125,19 +156,49 @@ class Chart:
     def best_score(self) -> np.float32:
         return self.cells[(0, self.n)][self.g.goal]
 
+    def spans(self) -> list[tuple[int, int]]:
+        """The spans whose cells are built, by width: every word, then the spans that do not
+        end at the boundary word, then the whole sentence (the boundary combines only there)."""
+        n = self.n
+        out = [(start, start + 1) for start in range(n)]
+        for width in range(2, n + 1):
+            starts = range(1) if width == n else range(n - width)
+            out.extend((start, start + width) for start in starts)
+        return out
+
     def _fill(self) -> None:
+        if self.kernel == "compiled":
+            self._fill_compiled()
+            return
         self.live: dict[tuple[int, int], np.ndarray] = {}  # each cell's states with a score
-        for width in range(1, self.n + 1):
-            # spans ending at the boundary word are built only for the whole sentence
-            for start in range(self.n if width == 1 else 1 if width == self.n else self.n - width):
-                end = start + width
-                cell = self._lexical(start) if width == 1 else self._binary(start, end)
-                self.cells[(start, end)] = cell
-                self.live[(start, end)] = cell > NEG_INF
+        for start, end in self.spans():
+            cell = self._lexical(start) if end - start == 1 else self._binary(start, end)
+            self.cells[(start, end)] = cell
+            self.live[(start, end)] = cell > NEG_INF
+
+    def _fill_compiled(self) -> None:
+        from capeval_core.spice.pcfg import kernel
+
+        spans = self.spans()
+        row = np.full((self.n, self.n + 1), -1, dtype=np.int64)
+        chart = np.full((len(spans), len(self.g.states)), NEG_INF, dtype=np.float32)
+        for k, (start, end) in enumerate(spans):
+            row[start, end] = k
+            if end - start == 1:
+                self._tag_scores(start, chart[k])
+        r = self.rules
+        kernel.fill(chart, row, self.n, *r.by_left, *r.by_child)
+        self.cells = {span: chart[k] for k, span in enumerate(spans)}
 
     def _lexical(self, start: int) -> np.ndarray:
+        v = np.full(len(self.g.states), NEG_INF, dtype=np.float32)
+        self._tag_scores(start, v)
+        _unaries(v, self.rules)
+        return v
+
+    def _tag_scores(self, start: int, v: np.ndarray) -> None:
+        """The lexicon's scores of the word at ``start`` into its cell ``v`` (before unaries)."""
         g, lex, word = self.g, self.lexicon, self.words[start]
-        v = np.full(len(g.states), NEG_INF, dtype=np.float32)
         boundary = word == BOUNDARY_WORD
         taggings = lex.taggings(word, start) if not self.flooded or boundary else []
         if not taggings:
@@ -148,8 +209,6 @@ class Chart:
                 v[state] = score
         if self.flooded and not boundary:
             v[self.rules.is_tag & (v == NEG_INF)] = FLOOD_SCORE
-        _unaries(v, self.rules)
-        return v
 
     def _binary(self, start: int, end: int) -> np.ndarray:
         r = self.rules
