@@ -1,9 +1,12 @@
-"""CoreNLP 3.6.0's English PCFG (``englishPCFG.ser.gz``), read from the models jar the user has.
+"""CoreNLP 3.6.0's English PCFG (``englishPCFG.ser.gz``), as arrays shipped with the package.
 
-capeval does not ship the grammar: it is part of ``stanford-corenlp-3.6.0-models.jar``, under
-the GPL. The jar is found where :func:`models_jar` says (Java SPICE as pycocoevalcap runs it
-leaves it there), read once with ``javaobj`` (a Java object stream reader, no Java needed) and
-kept in the capeval cache as plain arrays, keyed by the grammar file's CRC.
+The grammar comes from ``stanford-corenlp-3.6.0-models.jar`` (Maven Central,
+``edu.stanford.nlp:stanford-corenlp:3.6.0:models``; GPL-3.0-or-later, as capeval is).
+``tools/spice_pcfg_grammar.py`` reads it once with ``javaobj`` (a Java object stream
+reader, no Java needed) and writes the arrays below into ``capeval_core/data/spice_pcfg/``
+with the source's checksums beside them; :func:`load_grammar` reads those, so parsing needs
+no jar, no Java and no download. A models jar (:func:`models_jar`) is read only to rebuild
+or cross-check the shipped arrays.
 
 What is kept is what the parser reads, in the orders it reads it, because the PCFG's choice
 between nearly tied parses depends on them (:mod:`.cky`):
@@ -145,12 +148,138 @@ def grammar_cache_path(jar: Path) -> Path:
     return cache_dir() / f"corenlp-{grammar_stamp(jar)}-v{CACHE_FORMAT}.checked-pickle"
 
 
+#: The shipped grammar: arrays (``.npz``, no pickles) and the source's identity (``.json``).
+SHIPPED = "englishPCFG-3.6.0"
+#: Bumped when the shipped arrays' layout changes.
+SHIPPED_FORMAT = 1
+
+
+def shipped_paths() -> tuple[Path, Path]:
+    """The shipped grammar's arrays and its source record, in the installed package."""
+    from importlib.resources import files
+
+    root = Path(str(files("capeval_core") / "data" / "spice_pcfg"))
+    return root / f"{SHIPPED}.npz", root / f"{SHIPPED}.json"
+
+
+@functools.cache
+def shipped_source() -> dict[str, Any]:
+    """Where the shipped grammar came from (artifact, checksums, stamp), as the tool wrote it."""
+    import json
+
+    arrays, record = shipped_paths()
+    if not arrays.is_file() or not record.is_file():
+        raise MissingResourceError(
+            f"SPICE's stanford-pcfg grammar is missing from the installed package ({arrays}); "
+            "reinstall capeval, or choose parser='stanford-emulation'"
+        )
+    return json.loads(record.read_text(encoding="utf-8"))
+
+
 @functools.cache
 def load_grammar(jar: Path | None = None) -> Grammar:
-    """The grammar of ``jar`` (default :func:`models_jar`), from the capeval cache when there."""
+    """The grammar shipped with the package; with ``jar``, the one read from that models jar
+    (through the capeval cache), to rebuild or cross-check the shipped arrays."""
+    if jar is None:
+        return read_shipped()
+    return _load_from_jar(jar)
+
+
+def read_shipped() -> Grammar:
+    """The shipped arrays as a :class:`Grammar`, checked against the recorded checksum."""
+    import hashlib
+
+    source = shipped_source()
+    arrays, _ = shipped_paths()
+    data = arrays.read_bytes()
+    if hashlib.sha256(data).hexdigest() != source["arrays_sha256"]:
+        raise ResourceError(
+            f"{arrays} does not match its recorded checksum: the shipped PCFG grammar is "
+            "damaged; reinstall capeval"
+        )
+    import io
+
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        return from_arrays({k: z[k] for k in z.files}, source["stamp"])
+
+
+def to_arrays(g: Grammar) -> dict[str, np.ndarray]:
+    """The grammar as plain arrays (strings as unicode arrays, counters as key/value pairs,
+    each in its own order, which :func:`from_arrays` keeps)."""
+    out: dict[str, np.ndarray] = {
+        "format": np.array(SHIPPED_FORMAT),
+        "states": np.array(g.states),
+        "tags": np.array(g.tags),
+        "words": np.array(sorted(g.words, key=g.words.__getitem__)),
+        "open_tags": np.array(g.open_tags, dtype=np.int32),
+        "lexicon_tags": np.array(g.lexicon_tags, dtype=np.int32),
+        "smooth": np.array(g.smooth, dtype=np.float64),
+        "smooth_threshold": np.array(g.smooth_threshold),
+        "unknown_level": np.array(g.unknown_level),
+    }
+    for name in ("tag_state", "b_parent", "b_left", "b_right", "b_score", "u_parent",
+                 "u_child", "u_score", "c_parent", "c_child", "c_score"):  # fmt: skip
+        out[name] = getattr(g, name)
+    for name in ("seen", "unseen"):
+        counter = getattr(g, name)
+        out[f"{name}_keys"] = np.array(list(counter), dtype=np.int32).reshape(-1, 2)
+        out[f"{name}_counts"] = np.array(list(counter.values()), dtype=np.float64)
+    word_tags = list(g.word_tags.items())
+    out["word_tags_words"] = np.array([w for w, _ in word_tags], dtype=np.int32)
+    out["word_tags_starts"] = np.cumsum([0, *(len(t) for _, t in word_tags)]).astype(np.int64)
+    out["word_tags_tags"] = np.array([t for _, ts in word_tags for t in ts], dtype=np.int32)
+    return out
+
+
+def from_arrays(z: dict[str, np.ndarray], stamp: str) -> Grammar:
+    """The :class:`Grammar` of :func:`to_arrays`'s arrays."""
+    if int(z["format"]) != SHIPPED_FORMAT:
+        raise ResourceError(
+            f"the shipped PCFG grammar has format {int(z['format'])}, this capeval reads "
+            f"{SHIPPED_FORMAT}; reinstall capeval"
+        )
+
+    def counter(name: str) -> dict[tuple[int, int], float]:
+        keys, counts = z[f"{name}_keys"].tolist(), z[f"{name}_counts"].tolist()
+        return {(w, t): c for (w, t), c in zip(keys, counts, strict=True)}
+
+    starts = z["word_tags_starts"].tolist()
+    tags_flat = z["word_tags_tags"].tolist()
+    word_tags = {
+        w: tuple(tags_flat[starts[i] : starts[i + 1]])
+        for i, w in enumerate(z["word_tags_words"].tolist())
+    }
+    return Grammar(
+        stamp=stamp,
+        states=tuple(z["states"].tolist()),
+        tags=tuple(z["tags"].tolist()),
+        words={w: i for i, w in enumerate(z["words"].tolist())},
+        tag_state=z["tag_state"],
+        b_parent=z["b_parent"],
+        b_left=z["b_left"],
+        b_right=z["b_right"],
+        b_score=z["b_score"],
+        u_parent=z["u_parent"],
+        u_child=z["u_child"],
+        u_score=z["u_score"],
+        c_parent=z["c_parent"],
+        c_child=z["c_child"],
+        c_score=z["c_score"],
+        seen=counter("seen"),
+        unseen=counter("unseen"),
+        word_tags=word_tags,
+        open_tags=tuple(z["open_tags"].tolist()),
+        lexicon_tags=tuple(z["lexicon_tags"].tolist()),
+        smooth=tuple(z["smooth"].tolist()),
+        smooth_threshold=int(z["smooth_threshold"]),
+        unknown_level=int(z["unknown_level"]),
+    )
+
+
+def _load_from_jar(jar: Path) -> Grammar:
+    """The grammar of a models jar, from the capeval cache when read before."""
     from capeval_core.resources import build_lock, discard_damaged, dump_checked, load_checked
 
-    jar = models_jar() if jar is None else jar
     path = grammar_cache_path(jar)
     with build_lock(path):
         try:
