@@ -6,7 +6,9 @@ dependency conversion emulated), ``"stanford-pcfg"`` (:mod:`.stanford_pcfg`, Cor
 itself, computed as the jar computes it from the grammar in the user's CoreNLP models jar)
 and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model converted by hand). Extracted
 tuples are cached per caption text (:func:`parse_cache_path`), keyed by the parser's identity
-(:func:`model_identity`), so a warm run never loads a parser.
+(:func:`model_identity`), so a warm run never loads a parser; before that cache, the tuples
+of COCO's captions that ship with the package (:mod:`.shipped`, made by the same parser
+identity) are read.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ PARSERS: dict[str, str] = {
     "stanford-pcfg": "capeval_core.spice.stanford_pcfg",
     "spacy-sm": "capeval_core.spice.spacy_sm",
 }
-DEFAULT_PARSER = "stanford-emulation"
+DEFAULT_PARSER = "stanford-pcfg"
 
 
 def parser_module(name: str) -> Any:
@@ -65,7 +67,8 @@ class CaptionParser:
     """Parses captions with one of :data:`PARSERS` (batched) into SPICE tuples, through the
     on-disk cache.
 
-    The parser is loaded only when a caption is missing from the cache. ``n_process`` processes
+    The parser is loaded only when a caption is missing from the shipped parses
+    (``shipped``; default: unless ``$CAPEVAL_SPICE_SHIPPED=0``) and the cache. ``n_process`` processes
     parse large batches (this one plus ``n_process - 1`` spawned workers; default: one per
     available CPU, at most 4, or 1 inside a worker process); batches under
     :data:`PARALLEL_MIN` captions stay in-process.
@@ -78,10 +81,14 @@ class CaptionParser:
         cache: bool = True,
         n_process: int | None = None,
         batch_size: int = 256,
+        shipped: bool | None = None,
     ) -> None:
+        from capeval_core.spice.shipped import shipped_enabled
+
         self.parser = parser
         self._module = parser_module(parser)
         self.use_cache = cache
+        self.use_shipped = shipped_enabled() if shipped is None else shipped
         if n_process is None:  # a worker process leaves the spreading to its parent
             in_worker = multiprocessing.parent_process() is not None
             n_process = 1 if in_worker else min(4, available_cpus())
@@ -115,9 +122,9 @@ class CaptionParser:
     def parse(self, texts: Iterable[str]) -> dict[str, tuple[Tuple, ...]]:
         """Tuples of each distinct text (sentences of one caption concatenated, §6.1 step 4)."""
         wanted = list(dict.fromkeys(texts))
-        found: dict[str, tuple[Tuple, ...]] = {}
+        found = self._read_shipped(wanted)
         if self.use_cache:
-            found.update(self._read_cache(wanted))
+            found.update(self._read_cache([t for t in wanted if t not in found]))
         missing = [t for t in wanted if t not in found]
         if missing:
             fresh = self._parse_missing(missing)
@@ -129,8 +136,18 @@ class CaptionParser:
     def uncached(self, texts: Sequence[str]) -> list[str]:
         """The distinct ``texts`` that the parse cache lacks (all of them without a cache)."""
         wanted = list(dict.fromkeys(texts))
-        found = self._read_cache(wanted) if self.use_cache else {}
-        return [t for t in wanted if t not in found]
+        found = self._read_shipped(wanted)
+        rest = [t for t in wanted if t not in found]
+        found.update(self._read_cache(rest) if self.use_cache else {})
+        return [t for t in rest if t not in found]
+
+    def _read_shipped(self, texts: list[str]) -> dict[str, tuple[Tuple, ...]]:
+        """The shipped tuples of ``texts`` (made by this parser's identity), if any."""
+        if not self.use_shipped:
+            return {}
+        from capeval_core.spice.shipped import lookup
+
+        return lookup(self.model_id, texts)
 
     def tuples_of(self, texts: Sequence[str]) -> list[tuple[Tuple, ...]]:
         """Parse ``texts`` in this process, without the cache."""
@@ -316,5 +333,5 @@ _WORKER_PARSERS: dict[str, CaptionParser] = {}
 def _parse_in_worker(parser: str, texts: list[str]) -> list[tuple[Tuple, ...]]:
     """Runs in a parse worker: one parser per worker process, kept for its next chunks."""
     if parser not in _WORKER_PARSERS:
-        _WORKER_PARSERS[parser] = CaptionParser(parser, cache=False, n_process=1)
+        _WORKER_PARSERS[parser] = CaptionParser(parser, cache=False, n_process=1, shipped=False)
     return _WORKER_PARSERS[parser].tuples_of(texts)

@@ -3,15 +3,15 @@ with the PCFG itself in place of a learned emulation of it.
 
 1. :func:`.stanford.corenlp_words`: CoreNLP's tokens, cut into sentences as its sentence
    splitter cuts them (:func:`.stanford.sentences`);
-2. :mod:`.pcfg`: CoreNLP's exhaustive PCFG parse, computed as the jar computes it, with the
-   grammar read from the CoreNLP 3.6.0 models jar the user provides (capeval does not ship
-   it: it is GPL-licensed), and the tree converted to basic Universal Dependencies;
+2. :mod:`.pcfg`: CoreNLP's exhaustive PCFG parse, computed as the jar computes it (the chart
+   in a compiled kernel), with CoreNLP 3.6.0's grammar shipped in the package, and the tree
+   converted to basic Universal Dependencies;
 3. then the same stages as ``stanford-emulation``: CoreNLP's lemmas, the CC-processed graph,
    SceneGraphParser's enhancements and SpiceParser's rules.
 
-Every stage is deterministic and checked against the jar, so the tuples are the jar's. The
-parse costs about what it costs in Java (tens of milliseconds a caption), so this parser is
-for numbers to put beside Java SPICE's; ``stanford-emulation`` is the fast default.
+Every stage is deterministic and checked against the jar, so the tuples are the jar's: this
+is SPICE's default parser. COCO 2014's captions come parsed with the package
+(:mod:`.shipped`); ``stanford-emulation`` is a faster option, close to the jar but not equal.
 """
 
 from __future__ import annotations
@@ -35,20 +35,20 @@ PCFG_VERSION = 1
 
 @functools.cache
 def identity() -> str:
-    """The grammar's identity in the user's jar, the spelling table, this stage's version,
-    the rules."""
-    from capeval_core.spice.pcfg.grammar import grammar_stamp, models_jar
+    """The shipped grammar's identity (its source file's CRC and size), the spelling table,
+    this stage's version, the rules."""
+    from capeval_core.spice.pcfg.grammar import shipped_source
     from capeval_core.spice.pcfg.parser import spellings_digest
 
     return (
-        f"stanford-pcfg-{PCFG_VERSION}/{grammar_stamp(models_jar())}/"
+        f"stanford-pcfg-{PCFG_VERSION}/{shipped_source()['stamp']}/"
         f"spell-{spellings_digest()}/rules-{RULES_VERSION}"
     )
 
 
 def load_pipeline() -> PCFGParser:
-    """The parser over the user's grammar (read once into the capeval cache)."""
-    identity()  # a clear error when the models jar is missing
+    """The parser over the shipped grammar."""
+    identity()  # a clear error when the grammar is missing
     return PCFGParser()
 
 

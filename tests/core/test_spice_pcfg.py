@@ -1,10 +1,11 @@
 """The PCFG stage (``capeval_core/spice/pcfg``): CoreNLP 3.6.0's English PCFG without Java.
 
-Without CoreNLP's grammar (GPL, not shipped): Java's hash-map order against OpenJDK's own, the
-unknown-word signatures against CoreNLP's, and the chart against brute force on a toy grammar.
-Where the CoreNLP 3.6.0 models jar is at hand (``tools/spice_oracle``'s cache or
-``$CAPEVAL_CORENLP_MODELS``), the real grammar's rule orders and the jar's trees of the stage
-golden's 3,000 train2014 captions (slow).
+Java's hash-map order against OpenJDK's own, the unknown-word signatures against CoreNLP's, the
+chart against brute force on a toy grammar; with the grammar the package ships, the compiled
+chart against the numpy reference (bit for bit) and the jar's trees of the stage golden's
+3,000 train2014 captions, on every clean clone. Where the CoreNLP 3.6.0 models jar is at hand
+(``tools/spice_oracle``'s cache or ``$CAPEVAL_CORENLP_MODELS``), the shipped arrays against the
+jar's grammar and the grammar's rule orders against Java's (slow).
 """
 
 from __future__ import annotations
@@ -230,8 +231,13 @@ def test_a_missing_models_jar_says_how_to_provide_it(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def real_grammar():
-    """CoreNLP's grammar, with $CAPEVAL_CORENLP_MODELS naming its jar for this module's tests
-    (and the parse workers they start)."""
+    """CoreNLP 3.6.0's grammar as the package ships it (no jar, no Java)."""
+    return G.load_grammar()
+
+
+@pytest.fixture(scope="module")
+def jar_grammar():
+    """CoreNLP's grammar read from the models jar, where one is at hand (slow tests only)."""
     from tools.spice_oracle import use_models_jar
 
     before = os.environ.get(G.MODELS_ENV)
@@ -244,6 +250,82 @@ def real_grammar():
     yield G.load_grammar(jar)
     if before is None:
         os.environ.pop(G.MODELS_ENV, None)
+
+
+def test_the_shipped_grammar_loads_and_says_where_it_came_from(real_grammar):
+    source = G.shipped_source()
+    # edu.stanford.nlp:stanford-corenlp:3.6.0:models as Maven Central serves it (SHA-256 of
+    # the jar and of englishPCFG.ser.gz in it, recorded by tools/spice_pcfg_grammar.py)
+    assert source["jar_sha256"] == (
+        "d285157bd7887ee3018094b5dbae092e49088b023361ccdb550ee1daf9b2c9bd"
+    )
+    assert source["stamp"] == G.GRAMMAR_3_6_0 == real_grammar.stamp
+    assert "GPL-3.0-or-later" in source["licence"]
+    # the sizes CoreNLP 3.6.0's englishPCFG reports (stateIndex, tagIndex, wordIndex, rules)
+    g = real_grammar
+    assert (len(g.states), len(g.tags), len(g.words)) == (12977, 614, 48050)
+    assert (len(g.b_parent), len(g.u_parent), len(g.c_parent)) == (46091, 3135, 12905)
+
+
+def test_a_damaged_shipped_grammar_is_refused_with_one_clear_line(tmp_path, monkeypatch):
+    import shutil
+
+    from capeval_core.errors import ResourceError
+
+    arrays, record = G.shipped_paths()
+    shutil.copy(record, tmp_path / record.name)
+    (tmp_path / arrays.name).write_bytes(arrays.read_bytes()[:-10] + b"0123456789")
+    monkeypatch.setattr(
+        G, "shipped_paths", lambda: (tmp_path / arrays.name, tmp_path / record.name)
+    )
+    G.shipped_source.cache_clear()
+    try:
+        with pytest.raises(ResourceError, match="does not match its recorded checksum"):
+            G.read_shipped()
+        (tmp_path / arrays.name).unlink()
+        G.shipped_source.cache_clear()
+        with pytest.raises(MissingResourceError, match="missing from the installed package"):
+            G.read_shipped()
+    finally:
+        G.shipped_source.cache_clear()
+
+
+@pytest.mark.slow
+def test_the_shipped_grammar_is_the_jars(real_grammar, jar_grammar):
+    from tools.spice_pcfg_grammar import same_grammar
+
+    assert same_grammar(real_grammar, jar_grammar) == []
+
+
+def test_the_compiled_chart_is_the_numpy_charts_bit_for_bit(real_grammar):
+    """Every cell of every span, as float32 bits, on the stage golden's first 300 sentences
+    (and once more with every tag flooded, CoreNLP's recovery parse)."""
+    from capeval_core.spice.pcfg.parser import americanize
+    from tests.core.spice_golden import oracle_captions
+
+    lexicon = Lexicon(real_grammar)
+    sentences = [s.words for c in oracle_captions()[:300] for s in c.sentences]
+    differ = []
+    for words in sentences:
+        w = [americanize(x) for x in words]
+        a = Chart(real_grammar, lexicon, w)
+        b = Chart(real_grammar, lexicon, w, kernel="numpy")
+        if a.cells.keys() != b.cells.keys() or any(
+            not np.array_equal(a.cells[k].view(np.int32), b.cells[k].view(np.int32))
+            for k in a.cells
+        ):
+            differ.append(words)
+    assert len(sentences) >= 300 and differ == []
+    # the recovery parse: every tag of every word at CoreNLP's flood score
+    flooded = []
+    for kernel in ("compiled", "numpy"):
+        chart = Chart(real_grammar, lexicon, ["a", "dog", "on", "a", "mat"], kernel=kernel)
+        chart.flooded, chart.cells = True, {}
+        chart._fill()
+        flooded.append(chart.cells)
+    assert flooded[0].keys() == flooded[1].keys()
+    assert all(np.array_equal(flooded[0][k].view(np.int32), flooded[1][k].view(np.int32))
+               for k in flooded[0])  # fmt: skip
 
 
 @pytest.mark.slow
@@ -271,8 +353,9 @@ def test_the_real_grammars_unary_rules_come_in_corenlps_order(real_grammar, tmp_
     assert mine == [(k, int(p), int(c), int(b)) for k, p, c, b in rows]
 
 
-@pytest.mark.slow
 def test_the_golden_captions_parse_to_the_jars_trees(real_grammar):
+    """The jar's printed trees of the stage golden's 3,000 train2014 captions, parsed live
+    with the shipped grammar (no jar)."""
     from capeval_core.spice.pcfg.parser import PCFGParser
     from tests.core.spice_golden import oracle_captions
 
@@ -286,28 +369,31 @@ def test_the_golden_captions_parse_to_the_jars_trees(real_grammar):
     assert differ == []
 
 
-def test_the_pcfg_parser_without_a_models_jar_says_how_to_provide_it(tmp_path, monkeypatch):
-    from capeval_core.spice import stanford_pcfg
+def test_the_pcfg_parser_needs_no_models_jar(tmp_path, monkeypatch):
     from capeval_core.spice.parse import CaptionParser
+    from capeval_core.spice.stanford import jar_order
 
-    monkeypatch.delenv(G.MODELS_ENV, raising=False)
+    monkeypatch.setenv(G.MODELS_ENV, str(tmp_path / "no-such.jar"))
     monkeypatch.setattr("capeval_core.resources.pycocoevalcap_dir", lambda: tmp_path)
-    stanford_pcfg.identity.cache_clear()
-    try:
-        with pytest.raises(MissingResourceError, match="stanford-emulation"):
-            CaptionParser("stanford-pcfg", cache=False)
-    finally:
-        stanford_pcfg.identity.cache_clear()
+    parser = CaptionParser("stanford-pcfg", cache=False, shipped=False, n_process=1)
+    assert parser.model_id.startswith(f"stanford-pcfg-1/{G.GRAMMAR_3_6_0}/")
+    # spice-1.0.jar with CoreNLP 3.6.0 (tools/spice_oracle's SpiceOracle.java) proposes these
+    # tuples for this caption
+    jar = [["mat", "red"], ["dog", "mat", "on"], ["dog"], ["mat"]]
+    got = parser.parse(["a dog on a red mat"])["a dog on a red mat"]
+    assert list(got) == jar_order(jar)
 
 
-@pytest.mark.slow
 def test_the_golden_captions_give_the_jars_tuples(real_grammar):
+    """End to end through the parse workers: the first 600 captions of the stage golden."""
     from capeval_core.spice.parse import CaptionParser
     from capeval_core.spice.stanford import jar_order
     from tests.core.spice_golden import oracle_captions
 
-    captions = oracle_captions()
-    got = CaptionParser("stanford-pcfg", cache=False, n_process=2).parse(c.text for c in captions)
+    captions = oracle_captions()[:600]
+    parser = CaptionParser("stanford-pcfg", cache=False, shipped=False, n_process=2)
+    assert len(captions) >= parser.parallel_min  # parse workers start
+    got = parser.parse(c.text for c in captions)
     differ = [c.annotation_id for c in captions if list(got[c.text]) != jar_order(c.tuples)]
     assert differ == []
 
@@ -368,7 +454,7 @@ def test_a_models_jar_without_corenlp_360s_grammar_is_refused(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_damaged_grammar_cache_is_discarded_and_read_again(real_grammar, tmp_path, monkeypatch):
+def test_a_damaged_grammar_cache_is_discarded_and_read_again(jar_grammar, tmp_path, monkeypatch):
     from capeval_core.errors import DamagedCacheWarning
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
@@ -378,8 +464,8 @@ def test_a_damaged_grammar_cache_is_discarded_and_read_again(real_grammar, tmp_p
     try:
         with pytest.warns(DamagedCacheWarning, match="PCFG grammar cache"):
             again = G.load_grammar(jar)
-        assert again.states == real_grammar.states
-        assert np.array_equal(again.c_score, real_grammar.c_score)
+        assert again.states == jar_grammar.states
+        assert np.array_equal(again.c_score, jar_grammar.c_score)
     finally:
         G.load_grammar.cache_clear()
 
