@@ -579,9 +579,9 @@ def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
         "--spice-parser",
         default=DEFAULT_PARSER,
         choices=sorted(PARSERS),
-        help="SPICE's parser: stanford-emulation (SPICE-1.0's CoreNLP parses, emulated), "
-        "stanford-pcfg (CoreNLP 3.6.0's PCFG itself, the jar's tuples; reads the CoreNLP models "
-        "jar named by $CAPEVAL_CORENLP_MODELS, about Java's speed) or spacy-sm (spaCy's small "
+        help="SPICE's parser: stanford-pcfg (the default: CoreNLP 3.6.0's PCFG itself, shipped "
+        "with capeval, the jar's tuples; COCO val2014 captions come parsed), stanford-emulation "
+        "(a faster learned emulation, close to the jar, not equal) or spacy-sm (spaCy's small "
         "model converted by rules)",
     )
 

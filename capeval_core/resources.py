@@ -307,17 +307,23 @@ def inventory() -> list[ResourceInfo]:
 
 
 def _corenlp_models() -> ResourceInfo:
-    """The optional CoreNLP 3.6.0 models jar that SPICE's stanford-pcfg parser reads."""
-    from capeval_core.spice.pcfg.grammar import grammar_stamp, models_jar
+    """SPICE's parser data: CoreNLP 3.6.0's grammar and the COCO parses the package ships."""
+    from capeval_core.spice.pcfg.grammar import shipped_paths, shipped_source
+    from capeval_core.spice.shipped import shipped_enabled, shipped_sets
 
-    label = "CoreNLP 3.6.0 models"
+    label = "SPICE parser (CoreNLP 3.6.0 PCFG)"
     try:
-        jar = models_jar()
-        stamp = grammar_stamp(jar)
-    except (MissingResourceError, ResourceError) as exc:  # each names the parser it is for
-        return ResourceInfo(label, False, "", f"optional: {exc}", optional=True)
-    detail = f"optional, for SPICE's stanford-pcfg parser: {jar} ({_size(jar)})"
-    return ResourceInfo(label, True, stamp, detail, optional=True)
+        source = shipped_source()
+        sets = shipped_sets()
+    except (MissingResourceError, ResourceError) as exc:
+        return ResourceInfo(label, False, "", str(exc))
+    arrays, _ = shipped_paths()
+    parsed = ", ".join(
+        f"{s.header['source']} ({len(s):,} captions{'' if shipped_enabled() else ', turned off'})"
+        for s in sets
+    )
+    detail = f"shipped: grammar {arrays.name} ({_size(arrays)}); parsed: {parsed or 'none'}"
+    return ResourceInfo(label, True, source["stamp"], detail)
 
 
 def _size(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""SPICE 1.0 without Java: SPICE-1.0's CoreNLP pipeline emulated stage by stage (metric-spec §6).
+"""SPICE 1.0 without Java: SPICE-1.0's CoreNLP pipeline recomputed stage by stage (metric-spec §6).
 
 coco-caption hands SPICE the PTB-tokenized captions (§6.1 step 1), so by default the joined
 batch tokens are parsed; ``parse_input="raw"`` parses the original captions instead. All
@@ -43,10 +43,10 @@ from capeval_core.tokenize import Tokens
 class SpiceConfig(MetricConfig):
     """``synsets=False`` is SPICE's ``-noSynsets`` (no synonym matching, no node merging);
     ``parse_input`` picks what is parsed: the batch tokens, as coco-caption, or raw text;
-    ``parser`` is ``"stanford-emulation"`` (SPICE-1.0's CoreNLP 3.6.0 parses, emulated),
-    ``"stanford-pcfg"`` (CoreNLP 3.6.0's PCFG itself, from the user's CoreNLP models jar: the
-    jar's tuples, at about Java's speed) or ``"spacy-sm"`` (spaCy's small model converted by
-    rules; capeval before 0.2)."""
+    ``parser`` is ``"stanford-pcfg"`` (the default: CoreNLP 3.6.0's PCFG itself, with the
+    grammar the package ships: the jar's tuples), ``"stanford-emulation"`` (a faster learned
+    emulation of SPICE-1.0's parses: close to the jar, not equal) or ``"spacy-sm"`` (spaCy's
+    small model converted by rules; capeval before 0.2)."""
 
     synsets: bool = True
     parse_input: str = "tokens"

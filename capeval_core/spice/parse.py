@@ -1,10 +1,10 @@
 """Parsing captions into SPICE tuples, through an on-disk cache and parse worker processes.
 
-Three parsers (:data:`PARSERS`): ``"stanford-emulation"`` (the default; :mod:`.stanford`, a
-pipeline trained to give SPICE-1.0's CoreNLP 3.6.0 parses, then CoreNLP's lemmas and
-dependency conversion emulated), ``"stanford-pcfg"`` (:mod:`.stanford_pcfg`, CoreNLP's PCFG
-itself, computed as the jar computes it from the grammar in the user's CoreNLP models jar)
-and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model converted by hand). Extracted
+Three parsers (:data:`PARSERS`): ``"stanford-pcfg"`` (the default; :mod:`.stanford_pcfg`,
+CoreNLP's PCFG itself, computed as the jar computes it from the grammar the package ships),
+``"stanford-emulation"`` (:mod:`.stanford`, a pipeline trained to give SPICE-1.0's CoreNLP
+3.6.0 parses, then CoreNLP's lemmas and dependency conversion emulated: faster, close to
+the jar but not equal) and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model converted by hand). Extracted
 tuples are cached per caption text (:func:`parse_cache_path`), keyed by the parser's identity
 (:func:`model_identity`), so a warm run never loads a parser; before that cache, the tuples
 of COCO's captions that ship with the package (:mod:`.shipped`, made by the same parser

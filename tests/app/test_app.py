@@ -146,21 +146,21 @@ def test_home_lists_resources_and_every_metric_with_its_card() -> None:
         assert cls.card().strip() in cards
 
 
-def test_home_notes_a_missing_optional_resource_without_a_warning(
+def test_home_shows_no_warning_on_first_contact_and_the_shipped_spice_parser(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """First contact on a machine without the CoreNLP jar (only the opt-in parser reads it)
-    shows no warning: a quiet note says how to provide it."""
+    """First contact on a machine without any CoreNLP jar: no warning, SPICE's exact parser is
+    listed as shipped with the package."""
     monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "absent.jar"))
     cached.inventory.clear()
     try:
         at = _app().run()
         assert not at.exception, at.exception
         assert not at.warning, [w.value for w in at.warning]
-        assert any(
-            i.value.startswith("CoreNLP 3.6.0 models: optional") and "absent.jar" in i.value
-            for i in at.info
-        ), [i.value for i in at.info]
+        table = at.dataframe[0].value
+        row = table[table["resource"] == "SPICE parser (CoreNLP 3.6.0 PCFG)"].iloc[0]
+        assert row["available"] and "COCO val2014" in row["detail"]
+        assert "absent.jar" not in row["detail"]
     finally:
         cached.inventory.clear()
 
@@ -511,28 +511,19 @@ def test_a_resource_provided_later_scores_the_same_inputs_without_a_restart(
         cached.clear_scores()
 
 
-def test_the_pcfg_spice_parser_without_its_jar_says_so_and_the_rest_scores(
+def test_spice_scores_with_the_exact_parser_by_default_and_without_any_jar(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from capeval_core.spice import stanford_pcfg
-
     monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "no-such.jar"))
-    stanford_pcfg.identity.cache_clear()
-    try:
-        at = _compare()
-        assert at.radio(key="spice_parser").value == cached.DEFAULT_SPICE_PARSER
-        at.radio(key="spice_parser").set_value("CoreNLP's PCFG (the jar's)").run(timeout=TIMEOUT)
-        assert not at.exception, at.exception
-        warnings_shown = [w.value for w in at.warning]
-        assert any(
-            w.startswith("SPICE could not be scored") and "no-such.jar" in w for w in warnings_shown
-        ), warnings_shown
-        shown = {m.label for m in at.metric}
-        assert "SPICE" not in shown and "METEOR" in shown and "CIDEr-D" in shown
-        at.radio(key="spice_parser").set_value(cached.DEFAULT_SPICE_PARSER).run(timeout=TIMEOUT)
-        assert "SPICE" in {m.label for m in at.metric}
-    finally:
-        stanford_pcfg.identity.cache_clear()
+    at = _compare()
+    assert at.radio(key="spice_parser").value == cached.DEFAULT_SPICE_PARSER
+    assert cached.SPICE_PARSERS[cached.DEFAULT_SPICE_PARSER] == "stanford-pcfg"
+    assert not at.exception, at.exception
+    assert not any(w.value.startswith("SPICE could not be scored") for w in at.warning)
+    assert "SPICE" in {m.label for m in at.metric}
+    at.radio(key="spice_parser").set_value("emulated (fast, close)").run(timeout=TIMEOUT)
+    assert not at.exception, at.exception
+    assert "SPICE" in {m.label for m in at.metric}
 
 
 def test_spinner_names_the_paraphrase_index_build(

@@ -159,16 +159,18 @@ def test_score_says_how_many_captions_spice_parses_before_it_parses_them(tmp_pat
     argv = ("score", "--results", str(res), "--annotations", str(ann), "--metrics", "spice")
     code, _, err = _run(*argv)
     assert code == 0
-    assert "SPICE: parsing 5 captions with the stanford-emulation parser" in err  # 6, 1 twice
+    # 6 captions, 1 twice, none of them COCO's (whose parses ship)
+    assert "SPICE: parsing 5 captions with the stanford-pcfg parser" in err
     code, _, err = _run(*argv)
     assert code == 0 and "SPICE: parsing" not in err
 
 
-def test_info_calls_a_missing_optional_resource_absent_not_missing(tmp_path, monkeypatch):
+def test_info_shows_the_shipped_spice_grammar_without_any_jar(tmp_path, monkeypatch):
     monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "absent.jar"))
     code, out, _ = _run("info")
-    line = next(x for x in out.splitlines() if x.startswith("CoreNLP 3.6.0 models"))
-    assert code == 0 and " absent " in line and "MISSING" not in line and "absent.jar" in line
+    line = next(x for x in out.splitlines() if x.startswith("SPICE parser"))
+    assert code == 0 and " ok " in line and "englishPCFG-3.6.0.npz" in line
+    assert "COCO val2014" in line and "absent.jar" not in line
 
 
 @pytest.mark.slow

@@ -479,7 +479,12 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
     from capeval_core.judgments.demo import demo_graded
 
     monkeypatch.setattr(scoring, "MIN_PART", 4)
-    monkeypatch.setattr(spice_parse, "PARALLEL_MIN", 1)  # the parser's default threshold
+    from capeval_core.spice import stanford_pcfg
+
+    # the default threshold and the default parser's own
+    monkeypatch.setattr(spice_parse, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(stanford_pcfg, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(stanford_pcfg, "MIN_CHUNK", spice_parse.MIN_CHUNK)
     shared_seen = []
     real = scoring._shared_work
 

@@ -47,21 +47,17 @@ def test_inventory_lists_resources():
     assert "COCO 2014 captions" in names and "METEOR paraphrase table" in names
 
 
-def test_inventory_says_how_to_provide_the_optional_corenlp_models(tmp_path, monkeypatch):
+def test_inventory_shows_the_shipped_spice_grammar_and_coco_parses(tmp_path, monkeypatch):
+    """No models jar anywhere: SPICE's exact parser is there all the same, from the package."""
     monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "absent.jar"))
-    item = next(i for i in resources.inventory() if i.name == "CoreNLP 3.6.0 models")
-    assert not item.available and item.detail.startswith("optional") and "absent.jar" in item.detail
-    assert item.optional and item.detail.count("stanford-pcfg") == 1
-    monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", "")
-    monkeypatch.setattr(resources, "pycocoevalcap_dir", lambda: tmp_path)  # no jar left there
-    item = next(i for i in resources.inventory() if i.name == "CoreNLP 3.6.0 models")
-    assert item.detail.startswith("optional: ") and item.detail.count("stanford-pcfg") == 1
-    damaged = tmp_path / "damaged.jar"
-    damaged.write_bytes(b"not a zip")
-    monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(damaged))
-    item = next(i for i in resources.inventory() if i.name == "CoreNLP 3.6.0 models")
-    assert not item.available and item.detail.startswith("optional: ")
-    assert "damaged.jar" in item.detail and item.detail.count("stanford-pcfg") == 1
+    monkeypatch.setattr(resources, "pycocoevalcap_dir", lambda: tmp_path)
+    item = next(i for i in resources.inventory() if i.name.startswith("SPICE parser"))
+    assert item.available and not item.optional and item.version == "englishPCFG-c7b6ced1-1883795"
+    assert "englishPCFG-3.6.0.npz" in item.detail and "absent.jar" not in item.detail
+    assert "COCO val2014 (197,313 captions)" in item.detail
+    monkeypatch.setenv("CAPEVAL_SPICE_SHIPPED", "0")
+    item = next(i for i in resources.inventory() if i.name.startswith("SPICE parser"))
+    assert "turned off" in item.detail
 
 
 def test_source_stamp_follows_content_not_mtime(tmp_path):

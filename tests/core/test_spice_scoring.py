@@ -116,10 +116,13 @@ def test_corpus_is_mean_of_image_f():
 
 def test_signature_records_parser_and_options():
     sig = str(Spice().signature())
-    assert "parser:stanford-emulation|" in sig and "synsets:True" in sig
-    assert "model:stanford-emulation-" in sig  # the trained pipeline's digest
-    assert "/span-256/" in sig  # the tree decoder's longest one-piece sentence
+    assert "parser:stanford-pcfg|" in sig and "synsets:True" in sig
+    # the shipped grammar's source (CoreNLP 3.6.0's englishPCFG: CRC and size), the rules
+    assert "model:stanford-pcfg-1/englishPCFG-c7b6ced1-1883795/" in sig and "/rules-" in sig
     assert str(Spice(synsets=False).signature()) != sig
+    emulated = str(Spice(parser="stanford-emulation").signature())
+    assert "model:stanford-emulation-" in emulated  # the trained pipeline's digest
+    assert "/span-256/" in emulated  # the tree decoder's longest one-piece sentence
     old = str(Spice(parser="spacy-sm").signature())
     assert "parser:spacy-sm|" in old and "model:spacy-3" in old
 
@@ -143,9 +146,12 @@ def test_shared_work_parses_each_uncached_caption_once(tmp_path, monkeypatch):
     from capeval_core.spice.parse import CaptionParser
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
-    # the parser's default thresholds (a parser module may set its own)
-    monkeypatch.setattr(spice_parse, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(spice_parse, "MIN_CHUNK", 1)
+    from capeval_core.spice import stanford_pcfg
+
+    # the default thresholds and the default parser's own
+    for module in (spice_parse, stanford_pcfg):
+        monkeypatch.setattr(module, "PARALLEL_MIN", 1)
+        monkeypatch.setattr(module, "MIN_CHUNK", 1)
     batch = make_batch(
         ["a dog on a bed", "a cat on a mat"],
         [("a dog lying on a bed", "a cat on a mat"), ("a cat on a mat", "a red mat")],

@@ -73,7 +73,7 @@ def _rules(g: Grammar) -> _Rules:
     is_tag = np.zeros(len(g.states), dtype=bool)
     is_tag[g.tag_state[g.tag_state >= 0]] = True
     n_states = len(g.states)
-    left_order = np.argsort(g.b_left, kind="stable")
+    left_order = np.lexsort((g.b_right, g.b_left))  # by left child, then right child
     child_order = np.argsort(g.c_child, kind="stable")
     return _Rules(
         parent=parent,
