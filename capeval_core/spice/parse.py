@@ -4,8 +4,8 @@ Three parsers (:data:`PARSERS`): ``"stanford-pcfg"`` (the default; :mod:`.stanfo
 CoreNLP's PCFG itself, computed as the jar computes it from the grammar the package ships),
 ``"stanford-emulation"`` (:mod:`.stanford`, a pipeline trained to give SPICE-1.0's CoreNLP
 3.6.0 parses, then CoreNLP's lemmas and dependency conversion emulated: faster, close to
-the jar but not equal) and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model converted by hand). Extracted
-tuples are cached per caption text (:func:`parse_cache_path`), keyed by the parser's identity
+the jar but not equal) and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model converted
+by hand). Extracted tuples are cached per caption text (:func:`parse_cache_path`), keyed by the parser's identity
 (:func:`model_identity`), so a warm run never loads a parser; before that cache, the tuples
 of COCO's captions that ship with the package (:mod:`.shipped`, made by the same parser
 identity) are read.
@@ -68,8 +68,8 @@ class CaptionParser:
     on-disk cache.
 
     The parser is loaded only when a caption is missing from the shipped parses
-    (``shipped``; default: unless ``$CAPEVAL_SPICE_SHIPPED=0``) and the cache. ``n_process`` processes
-    parse large batches (this one plus ``n_process - 1`` spawned workers; default: one per
+    (``shipped``; default: unless ``$CAPEVAL_SPICE_SHIPPED=0``) and the cache. ``n_process``
+    processes parse large batches (this one plus ``n_process - 1`` spawned workers; default: one per
     available CPU, at most 4, or 1 inside a worker process); batches under
     :data:`PARALLEL_MIN` captions stay in-process.
     """

@@ -16,6 +16,7 @@ small JSON header.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -119,7 +120,7 @@ class ShippedParses:
             base = ends[0]
             out[text] = tuple(
                 tuple(vocab[w] for w in words[s - base : e - base])
-                for s, e in zip(ends[:-1], ends[1:], strict=True)
+                for s, e in itertools.pairwise(ends)
             )
         return out
 
@@ -146,4 +147,3 @@ def lookup(identity: str, texts: Sequence[str]) -> dict[str, tuple[Tuple, ...]]:
     for store in shipped_for(identity):
         out.update(store.lookup(t for t in texts if t not in out))
     return out
-
