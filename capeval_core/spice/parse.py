@@ -5,9 +5,9 @@ CoreNLP's PCFG itself, computed as the jar computes it from the grammar the pack
 ``"stanford-emulation"`` (:mod:`.stanford`, a pipeline trained to give SPICE-1.0's CoreNLP
 3.6.0 parses, then CoreNLP's lemmas and dependency conversion emulated: faster, close to
 the jar but not equal) and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model converted
-by hand). Extracted tuples are cached per caption text (:func:`parse_cache_path`), keyed by the parser's identity
-(:func:`model_identity`), so a warm run never loads a parser; before that cache, the tuples
-of COCO's captions that ship with the package (:mod:`.shipped`, made by the same parser
+by hand). Extracted tuples are cached per caption text (:func:`parse_cache_path`), keyed by
+the parser's identity (:func:`model_identity`), so a warm run never loads a parser; before
+that cache, the tuples of COCO's captions that ship with the package (:mod:`.shipped`, made by the same parser
 identity) are read.
 """
 
