@@ -7,8 +7,8 @@ CoreNLP's PCFG itself, computed as the jar computes it from the grammar the pack
 the jar but not equal) and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model converted
 by hand). Extracted tuples are cached per caption text (:func:`parse_cache_path`), keyed by
 the parser's identity (:func:`model_identity`), so a warm run never loads a parser; before
-that cache, the tuples of COCO's captions that ship with the package (:mod:`.shipped`, made by the same parser
-identity) are read.
+that cache, the tuples of COCO's captions that ship with the package (:mod:`.shipped`, made
+by the same parser identity) are read.
 """
 
 from __future__ import annotations
