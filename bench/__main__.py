@@ -14,6 +14,7 @@ BENCHMARKS = (
     "judgments",
     "wmd",
     "spice",
+    "spice_exact",
     "spice_parity",
     "perturb",
     "compare",

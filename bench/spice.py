@@ -4,10 +4,10 @@ Cold = an empty parse cache (a temporary cache directory, so the parser parses e
 sentence, in one process per available CPU); warm = the same batch again in the same process
 with the cache filled. The cold runs alternate between the parsers, ``ROUNDS`` times each, and
 the ratio of their cold times is given per round and as the median: on a shared machine one
-run's ratio swings by a few tenths. ``stanford-pcfg`` (CoreNLP's PCFG itself, at about Java's
-speed) is timed cold on the first :data:`PCFG_IMAGES` sets only, beside ``stanford-emulation``
-on the same sets, where the CoreNLP models jar is at hand. Agreement with the jar is
-``bench spice_parity``. Prints; asserts nothing.
+run's ratio swings by a few tenths. ``stanford-pcfg`` (the default, CoreNLP's PCFG itself) is
+timed cold on the first :data:`PCFG_IMAGES` sets, beside ``stanford-emulation``, with the
+shipped COCO parses off; ``bench spice_exact`` times it as it is used, against the jar.
+Agreement with the jar is ``bench spice_parity``. Prints; asserts nothing.
 """
 
 from __future__ import annotations
@@ -66,31 +66,24 @@ def main(n_images: int = 5000) -> None:
 
 
 def _pcfg(sets) -> None:
-    """stanford-pcfg against stanford-emulation, cold, on the same few sets."""
-    from capeval_core.errors import MissingResourceError
-    from capeval_core.spice.pcfg.grammar import grammar_cache_path, load_grammar, models_jar
-    from tools.spice_oracle import use_models_jar
+    """stanford-pcfg against stanford-emulation, cold, on the same few sets, with the shipped
+    COCO parses turned off (so the parser itself is timed)."""
+    from capeval_core.spice.shipped import SHIPPED_ENV
 
     batch = make_batch([s.candidate for s in sets], [s.references for s in sets], "ptb")
     distinct = len(
         {" ".join(t) for t in batch.candidate_tokens}
         | {" ".join(t) for refs in batch.reference_tokens for t in refs}
     )
-    use_models_jar()  # the oracle's CoreNLP models jar, unless the user named one
+    print(f"  stanford-pcfg, {len(sets)} sets, {distinct} sentences, shipped parses off:")
+    os.environ[SHIPPED_ENV] = "0"
     try:
-        jar = models_jar()
-    except MissingResourceError as exc:
-        print(f"  stanford-pcfg: skipped ({exc})")
-        return
-    start = time.perf_counter()
-    load_grammar(jar)
-    print(f"  stanford-pcfg, {len(sets)} sets, {distinct} sentences:")
-    print(f"    grammar (cached, or read from the jar): {time.perf_counter() - start:6.2f} s")
-    grammar = grammar_cache_path(jar)  # cold means an empty parse cache, not a new grammar
-    times = {
-        parser: _cold_and_warm(batch, parser, distinct, report=False, keep=[grammar])[0]
-        for parser in ("stanford-pcfg", "stanford-emulation")
-    }
+        times = {
+            parser: _cold_and_warm(batch, parser, distinct, report=False)[0]
+            for parser in ("stanford-pcfg", "stanford-emulation")
+        }
+    finally:
+        os.environ.pop(SHIPPED_ENV, None)
     per = {p: t / distinct * 1000 for p, t in times.items()}
     print(
         f"    cold: stanford-pcfg {times['stanford-pcfg']:.2f} s ({per['stanford-pcfg']:.1f} ms "
@@ -100,19 +93,12 @@ def _pcfg(sets) -> None:
     )
 
 
-def _cold_and_warm(
-    batch, parser: str, distinct: int, report: bool, keep: tuple = ()
-) -> tuple[float, float]:
-    """Score the batch with an empty parse cache, then again with it filled; print if ``report``.
-    ``keep``: cache files copied into the empty cache (a grammar read once)."""
-    import shutil
-
+def _cold_and_warm(batch, parser: str, distinct: int, report: bool) -> tuple[float, float]:
+    """Score the batch with an empty parse cache, then again with it filled; print if ``report``."""
     from capeval_core.metrics.spice import Spice
 
     old = os.environ.get(CACHE_ENV)
     with tempfile.TemporaryDirectory() as tmp:
-        for path in keep:
-            shutil.copy2(path, tmp)
         os.environ[CACHE_ENV] = tmp
         try:
             start = time.perf_counter()
