@@ -265,7 +265,7 @@ def score_captions(
     Degenerate-input notes (CIDEr-D on one image) stay in ``MetricResult.warnings`` (the
     page shows them) instead of being printed to the server log on every rerun. A metric
     stopped by a missing resource is tried again on every call, outside the cache: the user
-    may have provided the resource since (the CoreNLP models jar, the GloVe vectors), and the
+    may have provided the resource since (word vectors, a reinstalled package), and the
     same inputs must then score without a restart.
     """
     args = (candidate, references, tokenizer, cider_idf, spice_parser)
