@@ -114,10 +114,11 @@ class CaptionParser:
         self._loaded = loaded[self.parser]
 
     @property
-    def pipeline(self) -> Any:
-        """The loaded spaCy pipeline (loading it if needed)."""
+    def model(self) -> Any:
+        """The loaded model, as the parser's module loads it (loading it if needed): a spaCy
+        pipeline and its helper for the spaCy parsers, the PCFG parser for stanford-pcfg."""
         self._load()
-        return self._loaded[0]
+        return self._loaded
 
     def parse(self, texts: Iterable[str]) -> dict[str, tuple[Tuple, ...]]:
         """Tuples of each distinct text (sentences of one caption concatenated, §6.1 step 4)."""

@@ -205,7 +205,7 @@ def test_parser_multiplies_with_numpy_blas_to_the_same_tuples(parsed_by, name):
 
     parser = CaptionParser(name, cache=False, n_process=1)
     parser._load()
-    nodes = [node for _, comp in parser.pipeline.pipeline for node in comp.model.walk()]
+    nodes = [node for _, comp in parser.model[0].pipeline for node in comp.model.walk()]
     assert nodes and all(not node.ops.use_blis for node in nodes)
     assert MATMUL in model_identity(name)
     numpy_ops, blis = nodes[0].ops, NumpyOps(use_blis=True)
@@ -220,23 +220,16 @@ def test_parser_multiplies_with_numpy_blas_to_the_same_tuples(parsed_by, name):
     assert got == {c: parsed_by[name][c] for c in captions}
 
 
-def test_parsers_of_one_thread_share_the_loaded_model():
+@pytest.mark.parametrize("name", ["stanford-pcfg", "stanford-emulation"])
+def test_parsers_of_one_thread_share_the_loaded_model(name):
     """Each SPICE metric instance makes its own parser; within a thread they share one loaded
     model (a scoring worker scores SPICE in several parts), other threads load their own."""
     import threading
 
-    first, second = CaptionParser(cache=False), CaptionParser(cache=False)
-    first._load()
-    second._load()
-    assert first.pipeline is second.pipeline
+    first, second = CaptionParser(name, cache=False), CaptionParser(name, cache=False)
+    assert first.model is second.model
     other: list = []
-    thread = threading.Thread(target=lambda: other.append(_loaded_in_new_parser()))
+    thread = threading.Thread(target=lambda: other.append(CaptionParser(name, cache=False).model))
     thread.start()
     thread.join()
-    assert other and other[0] is not first.pipeline
-
-
-def _loaded_in_new_parser():
-    parser = CaptionParser(cache=False)
-    parser._load()
-    return parser.pipeline
+    assert other and other[0] is not first.model

@@ -38,7 +38,10 @@ def americanize(word: str) -> str:
 
 
 #: the longest sentence parsed: the chart holds a vector of every grammar state for every span
-#: (about 60 kB each: 700 MB at this length) and its time grows with the cube of the length
+#: (about 60 kB each: 700 MB at this length) and its time grows with the cube of the length.
+#: Past some length the jar itself has no fixed answer: when its chart does not fit in Java's
+#: heap, CoreNLP catches the OutOfMemoryError and SPICE gets a flat fallback tree, so the result
+#: depends on ``-Xmx``, not on the sentence.
 MAX_WORDS = 150
 
 
@@ -55,9 +58,9 @@ class PCFGParser:
             raise ValueError("an empty sentence has no parse")
         if len(words) > MAX_WORDS:
             raise InputError(
-                f"SPICE's stanford-pcfg parser takes sentences of at most {MAX_WORDS} words (got "
-                f"one of {len(words)}: {' '.join(words[:8])} ...); choose parser="
-                "'stanford-emulation' for text this long"
+                f"SPICE's exact parser (stanford-pcfg) takes sentences of at most {MAX_WORDS} "
+                f"words (got one of {len(words)}: {' '.join(words[:8])} ...); the "
+                "stanford-emulation parser takes text this long"
             )
         chart = Chart(self.grammar, self.lexicon, [americanize(w) for w in words])
         return parser_output(extract(chart), list(words), BOUNDARY_TAG, BOUNDARY_WORD)
