@@ -1,7 +1,12 @@
 """The ``capeval`` command line: batch scoring of COCO-format files.
 
-    capeval score --results RESULTS.json --annotations CAPTIONS.json [--metrics ...]
+    capeval score --results RESULTS.json [--annotations REFERENCES.json] [--metrics ...]
                   [--per-item OUT.csv|OUT.json] [--json]
+    capeval compare --results BASELINE.json [OTHER.json ...] [--annotations ...] [--table ...]
+
+References are COCO captions, ``{image_id: [captions]}`` or Karpathy's ``dataset_coco.json``
+(``--split``, test by default); both commands default to COCO val2014 from the installed
+pycocoevalcap.
 
 Images are scored in the order pycocoevalcap's ``COCOEvalCap`` uses (the annotation file's
 ``images`` list, filtered to the images in the results), so corpus values agree bit for bit.
@@ -20,7 +25,13 @@ from typing import Any
 
 from capeval_core import files
 from capeval_core._version import __version__
-from capeval_core.coco_files import LIMIT_FLAGS, CocoBatch, load_coco
+from capeval_core.coco_files import (
+    DEFAULT_SPLIT,
+    KARPATHY_SPLITS,
+    LIMIT_FLAGS,
+    CocoBatch,
+    load_coco,
+)
 from capeval_core.errors import CapevalError, CapevalWarning, InputError
 from capeval_core.files import Limits
 from capeval_core.metrics import available_keys, make_batch, metric_class
@@ -129,11 +140,15 @@ def limits_of(args: argparse.Namespace) -> Limits:
     return Limits(**{name: getattr(args, name) for name in LIMIT_FLAGS})
 
 
+def _annotations(args: argparse.Namespace) -> Path | None:
+    return Path(args.annotations) if args.annotations else None
+
+
 def _cmd_score(args: argparse.Namespace) -> int:
     keys = metric_keys(args.metrics, DEFAULT_KEYS)
     if args.per_item:
         check_per_item(Path(args.per_item))
-    batch = load_coco(Path(args.results), Path(args.annotations), limits_of(args))
+    batch = load_coco(Path(args.results), _annotations(args), limits_of(args), args.split)
     embeddings = None
     if args.embeddings and any(metric_class(k).key in ("wmd", "mean") for k in keys):
         from capeval_core.embeddings import load_embeddings
@@ -453,13 +468,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     keys = list(dict.fromkeys(args.metrics or DEFAULT_KEYS))
     for key in keys:
         metric_class(key)  # unknown keys fail before any file is read
-    if len(args.results) < 2:
-        raise InputError("--results needs two or more results files to compare")
     for option, value in (("--trials", args.trials), ("--resamples", args.resamples)):
         if value < 1:
             raise InputError(f"{option} must be at least 1 (got {value})")
     names = [n.strip() for n in args.names.split(",")] if args.names else None
-    data = load_systems(args.results, args.annotations, names)
+    data = load_systems(args.results, _annotations(args), names, split=args.split)
     with tqdm(
         total=None,
         desc="capeval compare",
@@ -574,6 +587,23 @@ def _bar_progress(bar: Any) -> Any:
     return progress
 
 
+def _add_reference_options(sub: argparse.ArgumentParser) -> None:
+    """--annotations and --split, the same for ``score`` and ``compare``."""
+    sub.add_argument(
+        "--annotations",
+        metavar="REFERENCES",
+        help='the references: COCO captions ({"annotations": [...]}), {image_id: [captions]} '
+        "or Karpathy's dataset_coco.json (default: COCO val2014 from the installed "
+        "pycocoevalcap)",
+    )
+    sub.add_argument(
+        "--split",
+        default=DEFAULT_SPLIT,
+        choices=KARPATHY_SPLITS,
+        help=f"the split read from a Karpathy dataset_coco.json (default: {DEFAULT_SPLIT})",
+    )
+
+
 def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--spice-parser",
@@ -597,9 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="score a COCO results file against COCO captions")
     score.add_argument("--results", required=True, help='[{"image_id": ..., "caption": ...}]')
-    score.add_argument(
-        "--annotations", required=True, help='{"annotations": [{"image_id", "caption"}]}'
-    )
+    _add_reference_options(score)
     score.add_argument(
         "--metrics",
         nargs="+",
@@ -717,17 +745,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="score several systems' results on the same images, with bootstrap intervals "
         "and paired significance tests against the first",
     )
-    comp.add_argument(
-        "--annotations",
-        help="COCO captions file with the references (default: COCO val2014 from the "
-        "installed pycocoevalcap)",
-    )
+    _add_reference_options(comp)
     comp.add_argument(
         "--results",
         nargs="+",
         required=True,
         metavar="RESULTS",
-        help="two or more COCO results files; the first is the baseline",
+        help="one or more COCO results files; the first is the baseline",
     )
     comp.add_argument("--names", help="comma-separated system names (default: the file stems)")
     comp.add_argument(

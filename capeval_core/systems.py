@@ -25,7 +25,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from capeval_core.coco_files import Source, caption_rows, evaluation_order, read_json_source
+from capeval_core.coco_files import (
+    COCO_VAL_SOURCE,
+    DEFAULT_SPLIT,
+    References,
+    Source,
+    caption_rows,
+    coco_val_references,
+    evaluation_order,
+    read_json_source,
+    read_references,
+)
 from capeval_core.errors import CapevalError, InputError
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
@@ -39,8 +49,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int, str], None]
 
-COCO_VAL_SOURCE = "COCO val2014 captions (from the installed pycocoevalcap)"
-
 
 @dataclass(frozen=True)
 class SystemsInput:
@@ -53,6 +61,8 @@ class SystemsInput:
     record order when the annotations list no images. The PTB tokenizer looks across
     caption boundaries and means are summed in order, so such a system is tokenized and
     summed in its own order, and its values stay those of ``capeval score``.
+    ``dropped[s]``, where given, lists the image ids of system ``s``'s file left out because
+    another system does not caption them (``on_missing="intersect"``).
     """
 
     names: tuple[str, ...]
@@ -62,6 +72,7 @@ class SystemsInput:
     sources: tuple[str, ...]
     reference_source: str
     orders: tuple[tuple[int, ...] | None, ...] = ()
+    dropped: tuple[tuple[Any, ...], ...] = ()
 
     def __len__(self) -> int:
         return len(self.image_ids)
@@ -69,6 +80,39 @@ class SystemsInput:
     def order(self, system: int) -> tuple[int, ...] | None:
         """System ``system``'s own order of the images, or None (the shared order)."""
         return self.orders[system] if system < len(self.orders) else None
+
+    def lost(self, system: int) -> tuple[Any, ...]:
+        """The image ids of system ``system``'s file that are not scored (see ``dropped``)."""
+        return self.dropped[system] if system < len(self.dropped) else ()
+
+    def arranged(self, order: Sequence[int], names: Sequence[str] | None = None) -> SystemsInput:
+        """The same systems in another order (the first is the baseline), optionally renamed
+        (``names`` in the new order).
+
+        >>> data = SystemsInput(("a", "b"), (1,), (("x",), ("y",)), (("r",),), ("a", "b"), "t")
+        >>> data.arranged([1, 0], ["B", "A"]).names, data.arranged([1, 0]).candidates
+        (('B', 'A'), (('y',), ('x',)))
+        """
+        order = list(order)
+        if sorted(order) != list(range(len(self.names))):
+            raise InputError(
+                f"order must list each of the {len(self.names)} systems once (got {order})"
+            )
+        files = [self.sources[i] for i in order]
+        new_names = [str(n).strip() for n in names] if names is not None else None
+        if new_names is not None:
+            _check_names(new_names, files)
+        pick = lambda values: tuple(values[i] for i in order) if values else ()  # noqa: E731
+        return SystemsInput(
+            tuple(new_names) if new_names is not None else pick(self.names),
+            self.image_ids,
+            pick(self.candidates),
+            self.references,
+            tuple(files),
+            self.reference_source,
+            tuple(self.order(i) for i in order) if self.orders else (),
+            tuple(self.lost(i) for i in order) if self.dropped else (),
+        )
 
     def digest(self, system: int) -> str:
         """Content digest of one system's captions with the references (the cache key)."""
@@ -107,63 +151,14 @@ def _results(source: Source) -> tuple[str, dict[Any, str]]:
     return name, captions
 
 
-@dataclass(frozen=True)
-class References:
-    """The references of a set of images and the images' listed order (or None)."""
-
-    source: str
-    captions: Mapping[Any, tuple[str, ...]]
-    images: tuple[dict[str, Any], ...] | None
-
-    @classmethod
-    def from_annotations(cls, data: Any, source: str) -> References:
-        """From a parsed COCO captions file (``{"annotations": [...], "images": [...]}``)."""
-        if not isinstance(data, dict) or "annotations" not in data:
-            raise InputError(
-                f"annotations file {source}: expected an object with an 'annotations' list"
-            )
-        refs: dict[Any, list[str]] = {}
-        for image_id, caption in caption_rows(data["annotations"], source, "annotations"):
-            refs.setdefault(image_id, []).append(caption)
-        images = data.get("images")
-        listed = (
-            tuple(i for i in images if isinstance(i, dict)) if isinstance(images, list) else None
-        )
-        return cls(source, {k: tuple(v) for k, v in refs.items()}, listed)
+#: what ``load_systems`` does when the systems do not caption the same images
+ON_MISSING = ("error", "intersect")
 
 
-def coco_val_references() -> References:
-    """COCO val2014's references, read from the installed pycocoevalcap (about 2 s)."""
-    from capeval_core.resources import coco_caption_file
-
-    data = coco_caption_file("val")
-    images = tuple({"id": img.get("id")} for img in data.get("images", []) if isinstance(img, dict))
-    refs = References.from_annotations({"annotations": data["annotations"]}, COCO_VAL_SOURCE)
-    return References(refs.source, refs.captions, images)
-
-
-def load_systems(
-    results: Sequence[Source],
-    annotations: Source | References | None = None,
-    names: Sequence[str] | None = None,
-) -> SystemsInput:
-    """Read and align results files (COCO format: ``[{"image_id", "caption"}]``).
-
-    ``annotations`` is a COCO captions file, or None for COCO val2014 from the installed
-    pycocoevalcap. ``names`` default to the files' stems. Raises :class:`InputError` naming
-    the file and the image ids when a file captions an image twice, when the systems do not
-    caption the same images, or when an image has no reference.
-    """
-    if not results:
-        raise InputError("no results file given: nothing to compare")
-    loaded = [_results(source) for source in results]
-    files = [name for name, _ in loaded]
-    if names is None:
-        names = [Path(f).stem for f in files]
-    names = [str(n) for n in names]
-    if len(names) != len(loaded):
+def _check_names(names: Sequence[str], files: Sequence[str]) -> None:
+    if len(names) != len(files):
         raise InputError(
-            f"{len(names)} system name(s) for {len(loaded)} results file(s): give one per file"
+            f"{len(names)} system name(s) for {len(files)} results file(s): give one per file"
         )
     for i, name in enumerate(names):
         if not name:
@@ -173,8 +168,41 @@ def load_systems(
                 f"results files {files[names.index(name)]} and {files[i]} both give the system "
                 f"name {name!r}: system names must be unique (give names explicitly)"
             )
+
+
+def load_systems(
+    results: Sequence[Source],
+    annotations: Source | References | None = None,
+    names: Sequence[str] | None = None,
+    *,
+    split: str = DEFAULT_SPLIT,
+    on_missing: str = "error",
+) -> SystemsInput:
+    """Read and align results files (COCO format: ``[{"image_id", "caption", ...}]``).
+
+    ``annotations`` holds the references in any shape :func:`read_references` reads (COCO
+    annotations, ``{image_id: [captions]}``, Karpathy's ``dataset_coco.json`` with
+    ``split``), or None for COCO val2014 from the installed pycocoevalcap. ``names`` default
+    to the files' stems. Raises :class:`InputError` naming the file and the image ids when a
+    file captions an image twice, when an image has no reference, or (``on_missing="error"``)
+    when the systems do not caption the same images; ``on_missing="intersect"`` scores the
+    images every system captions and records what each file lost in ``dropped``.
+    """
+    if on_missing not in ON_MISSING:
+        raise InputError(f"on_missing must be one of {', '.join(ON_MISSING)} (got {on_missing!r})")
+    if not results:
+        raise InputError("no results file given: nothing to compare")
+    loaded = [_results(source) for source in results]
+    files = [name for name, _ in loaded]
+    if names is None:
+        names = [Path(f).stem for f in files]
+    names = [str(n) for n in names]
+    _check_names(names, files)
     first_file, first = loaded[0]
+    shared = [k for k in first if all(k in captions for _, captions in loaded[1:])]
     for file, captions in loaded[1:]:
+        if on_missing == "intersect":
+            break
         missing = [k for k in first if k not in captions]
         extra = [k for k in captions if k not in first]
         if missing or extra:
@@ -185,15 +213,18 @@ def load_systems(
                 parts.append(f"has {len(extra)} image_id(s) {first_file} lacks: {_shown(extra)}")
             raise InputError(
                 f"results file {file} {'; and '.join(parts)} (every system must caption the "
-                "same images)"
+                "same images; to score only the images they all caption, use --on-missing "
+                "intersect)"
             )
-    if isinstance(annotations, References):
-        refs = annotations
-    elif annotations is None:
-        refs = coco_val_references()
-    else:
-        source, parsed = read_json_source(annotations, "annotations")
-        refs = References.from_annotations(parsed, source)
+    if not shared:
+        raise InputError(
+            f"the results files {', '.join(files)} have no image in common: nothing to compare"
+        )
+    keep = set(shared)
+    dropped = tuple(tuple(k for k in captions if k not in keep) for _, captions in loaded)
+    loaded = [(f, {k: v for k, v in c.items() if k in keep}) for f, c in loaded]
+    first = loaded[0][1]
+    refs = read_references(annotations, split)
     missing = [k for k in first if k not in refs.captions]
     if missing:
         raise InputError(
@@ -215,6 +246,7 @@ def load_systems(
         tuple(files),
         refs.source,
         tuple(orders),
+        dropped if any(dropped) else (),
     )
 
 
@@ -828,6 +860,10 @@ def compare_systems(
             finite = values[np.isfinite(values)]
             mean[s][k] = float(finite.mean()) if finite.size else math.nan
     base = systems[0]
+    if len(systems) < 2:  # one system: intervals only, nothing to test against
+        return SystemsComparison(
+            scores, ci, mean, tests, ResamplingSignature(paired, n_resamples, n_trials, seed, level)
+        )
     # every (system, metric) against the baseline in one pass over the swaps
     results = rs.paired_tests_many(
         {

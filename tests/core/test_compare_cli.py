@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from capeval_core import InputError
 from capeval_core.cli import main
 from capeval_core.resources import coco_caption_file, coco_caption_sets
 
@@ -151,8 +152,6 @@ def test_bad_results_give_one_line_and_status_2(tmp_path, edit, message):
 
 def test_other_bad_input(tmp_path):
     ann, paths = _files(tmp_path, 10)
-    code, _, err = _run("compare", "--annotations", ann, "--results", paths[0])
-    assert code == 2 and "two or more" in err
     code, _, err = _run("compare", "--annotations", ann, "--results", *paths, "--names", "a,b")
     assert code == 2 and "2 system name(s) for 3 results file(s)" in err
     code, _, err = _run("compare", "--annotations", ann, "--results", *paths, "--metrics", "nope")
@@ -225,3 +224,130 @@ def test_files_in_other_orders_score_as_capeval_score_does(tmp_path):
         assert json.loads(alone)["corpus"] == data["corpus"][name]
     # the order changed the tokens, so the two "systems" differ although their captions agree
     assert data["corpus"]["a"] != data["corpus"]["b"]
+
+
+# -- references and results as they are distributed (issue 33) ------------------------------
+
+
+def _three_shapes(tmp_path, n=20, extra=5):
+    """The references of ``n`` COCO val2014 images as COCO annotations, as a
+    ``{image_id: [captions]}`` object (string keys, as JSON writes them) and as a Karpathy
+    ``dataset_coco.json`` whose test split holds them (``extra`` more images in val)."""
+    data = coco_caption_file("val")
+    images = data["images"][: n + extra]
+    ids = [img["id"] for img in images]
+    by_id: dict = {i: [] for i in ids}
+    for a in data["annotations"]:
+        if a["image_id"] in by_id:
+            by_id[a["image_id"]].append(a["caption"])
+    test = ids[:n]
+    coco = {
+        "images": [{"id": i} for i in test],
+        "annotations": [{"image_id": i, "caption": c} for i in test for c in by_id[i][1:]],
+    }
+    gts = {str(i): by_id[i][1:] for i in test}
+    karpathy = {
+        "dataset": "coco",
+        "images": [
+            {
+                "split": "test" if j < n else "val",
+                "cocoid": i,
+                "filepath": "val2014",
+                "sentences": [{"raw": c, "tokens": c.lower().split()} for c in by_id[i][1:]],
+            }
+            for j, i in enumerate(ids)
+        ],
+    }
+    paths = {}
+    for name, value in (("coco", coco), ("gts", gts), ("karpathy", karpathy)):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(value))
+    results = []
+    for k, name in enumerate(("sys_a", "sys_b")):
+        path = tmp_path / f"{name}.json"
+        rows = [
+            # string ids and extra keys, as some repositories ship them
+            {"image_id": str(i), "caption": by_id[i][k], "id": j, "score": -1.5}
+            for j, i in enumerate(test)
+        ]
+        path.write_text(json.dumps(rows))
+        results.append(path)
+    return paths, results, ids[n:]
+
+
+def test_reference_shapes_give_the_values_of_coco_annotations(tmp_path):
+    paths, results, _ = _three_shapes(tmp_path)
+    keys = ["bleu_1", "bleu_4", "rouge_l", "cider_d", "meteor"]
+    seen = {}
+    for shape, path in paths.items():
+        code, out, err = _run(
+            "score", "--results", results[0], "--annotations", path, "--metrics", *keys, "--json"
+        )
+        assert code == 0, err
+        seen[shape] = json.loads(out)["corpus"]
+        code, out, err = _run(
+            "compare", "--results", *results, "--annotations", path, "--metrics", *keys,
+            "--json", "-", "--trials", 50, "--resamples", 50,
+        )  # fmt: skip
+        assert code == 0, err
+        compared = json.loads(out)
+        assert compared["n_images"] == 20
+        assert compared["corpus"]["sys_a"] == seen[shape]
+        seen[f"{shape} b"] = compared["corpus"]["sys_b"]
+    assert seen["gts"] == seen["coco"] and seen["karpathy"] == seen["coco"]
+    assert seen["gts b"] == seen["coco b"] and seen["karpathy b"] == seen["coco b"]
+    assert seen["coco"]["cider_d"] > 0
+
+
+def test_karpathy_split_is_chosen_and_named(tmp_path):
+    paths, _, val_ids = _three_shapes(tmp_path)
+    val = tmp_path / "val-results.json"
+    val.write_text(json.dumps([{"image_id": i, "caption": "a photo"} for i in val_ids]))
+    code, _, err = _run("score", "--results", val, "--annotations", paths["karpathy"])
+    assert code == 2 and "have no reference in" in err and "split test" in err
+    code, out, err = _run(
+        "score", "--results", val, "--annotations", paths["karpathy"], "--split", "val", "--json"
+    )
+    assert code == 0, err
+    assert set(json.loads(out)["corpus"]) >= {"bleu_4", "cider_d"}
+    from capeval_core.coco_files import read_references
+
+    with pytest.raises(InputError, match=r"no image of split 'restval' \(splits found: test"):
+        read_references(paths["karpathy"], "restval")
+
+
+def test_score_defaults_to_coco_val2014_like_compare(tmp_path):
+    _, results, _ = _three_shapes(tmp_path, extra=0)
+    code, alone, err = _run("score", "--results", results[0], "--metrics", "bleu_4", "--json")
+    assert code == 0, err
+    code, out, err = _run(
+        "compare", "--results", results[0], "--metrics", "bleu_4", "--json", "-",
+        "--trials", 50, "--resamples", 50,
+    )  # fmt: skip
+    assert code == 0, err  # one system: intervals, no test
+    data = json.loads(out)
+    assert data["systems"] == ["sys_a"] and data["paired"] == {"bleu_4": {}}
+    assert json.loads(alone)["corpus"] == data["corpus"]["sys_a"]
+
+
+@pytest.mark.parametrize(
+    ("references", "message"),
+    [
+        ({"1": "a dog"}, "image_id '1': expected a list of captions"),
+        ({"1": ["a dog", 3]}, "image_id '1', record 1, column 'caption': expected text"),
+        ({"images": [{"split": "test", "sentences": []}]}, "record 0: missing field 'cocoid'"),
+        (
+            {"images": [{"split": "test", "cocoid": 1, "sentences": [{"tokens": []}]}]},
+            "record 0, column 'sentences': each sentence needs its 'raw' text",
+        ),
+        (["a", "b"], "expected an object with an 'annotations' list (COCO captions)"),
+    ],
+)
+def test_bad_references_name_the_file_and_field(tmp_path, references, message):
+    path = tmp_path / "refs.json"
+    path.write_text(json.dumps(references))
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps([{"image_id": 1, "caption": "a dog"}]))
+    code, out, err = _run("score", "--results", results, "--annotations", path)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err and "refs.json" in err
