@@ -472,7 +472,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         if value < 1:
             raise InputError(f"{option} must be at least 1 (got {value})")
     names = [n.strip() for n in args.names.split(",")] if args.names else None
-    data = load_systems(args.results, _annotations(args), names, split=args.split)
+    data = load_systems(
+        args.results, _annotations(args), names, split=args.split, on_missing=args.on_missing
+    )
     with tqdm(
         total=None,
         desc="capeval compare",
@@ -754,6 +756,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="one or more COCO results files; the first is the baseline",
     )
     comp.add_argument("--names", help="comma-separated system names (default: the file stems)")
+    comp.add_argument(
+        "--on-missing",
+        default="error",
+        choices=["error", "intersect"],
+        help="when the files do not caption the same images: stop with the ids (default), or "
+        "score the images every file captions and report what each file lost",
+    )
     comp.add_argument(
         "--metrics",
         nargs="+",

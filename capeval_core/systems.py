@@ -583,7 +583,9 @@ class SystemsComparison:
         return f"{self.scores.signatures[key]}|{self.resampling}"
 
     def as_dict(self) -> dict[str, Any]:
-        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images"}`` (NaN as None)."""
+        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"}`` (NaN
+        as None); ``dropped[system]`` is ``{"n", "image_ids"}``, the images of its file left
+        out because another system does not caption them."""
         out = {
             "systems": list(self.systems),
             "corpus": {s: {k: self.corpus[s][k] for k in self.keys} for s in self.systems},
@@ -601,8 +603,29 @@ class SystemsComparison:
             },
             "signatures": {k: self.signature(k) for k in self.keys},
             "n_images": len(self.scores.input),
+            "dropped": {
+                s: {"n": len(lost), "image_ids": list(lost)}
+                for s, lost in zip(self.systems, self._lost(), strict=True)
+            },
         }
         return _finite(out)
+
+    def _lost(self) -> list[tuple[Any, ...]]:
+        return [self.scores.input.lost(i) for i in range(len(self.systems))]
+
+    def dropped_lines(self, shown: int = 20) -> list[str]:
+        """What each file lost to ``on_missing="intersect"``, one line per file that lost
+        images (none when every system captions the same images)."""
+        data = self.scores.input
+        lines = []
+        for i, lost in enumerate(self._lost()):
+            if lost:
+                more = f" ... ({len(lost) - shown:,} more)" if len(lost) > shown else ""
+                lines.append(
+                    f"{data.sources[i]} ({self.systems[i]}) lost {len(lost):,} image(s) another "
+                    f"system does not caption: {', '.join(map(repr, lost[:shown]))}{more}"
+                )
+        return lines
 
     def format_table(self) -> str:
         """The comparison as text, laid out like sacrebleu's paired-test table: each system's
@@ -659,6 +682,10 @@ class SystemsComparison:
             "both": f"paired bootstrap resampling ({r.n_resamples:,} resamples) and "
             f"approximate randomization ({r.n_trials:,} trials)",
         }[r.paired]
+        lost = self.dropped_lines()
+        if lost:
+            out += ["", "Scored on the images every system captions (on-missing: intersect):"]
+            out += [f"  {line}" for line in lost]
         out += [
             "",
             f"Each system against the baseline ({self.baseline}) with {tests}, seed {r.seed}.",

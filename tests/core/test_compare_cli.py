@@ -62,7 +62,10 @@ def test_json_contract_and_values_equal_capeval_score(tmp_path):
     )  # fmt: skip
     assert code == 0
     data = json.loads(out_json.read_text())
-    assert set(data) == {"systems", "corpus", "ci", "paired", "signatures", "n_images"}
+    assert set(data) == {
+        "systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"
+    }  # fmt: skip
+    assert data["dropped"]["other"] == {"n": 0, "image_ids": []}
     assert data["systems"] == ["base", "other", "reversed"]  # the file stems
     assert data["n_images"] == 60
     keys = ["bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d"]  # score's defaults
@@ -351,3 +354,40 @@ def test_bad_references_name_the_file_and_field(tmp_path, references, message):
     code, out, err = _run("score", "--results", results, "--annotations", path)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err and "refs.json" in err
+
+
+def test_on_missing_intersect_scores_the_shared_images_and_names_the_lost(tmp_path):
+    ann, paths = _files(tmp_path, 30)
+    base, other, rev = (json.loads(p.read_text()) for p in paths)
+    paths[1].write_text(json.dumps(other[:-2]))  # lacks the last two images
+    paths[2].write_text(json.dumps([*rev, {"image_id": 7, "caption": "an image of no one"}]))
+    code, out, err = _run("compare", "--annotations", ann, "--results", *paths)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "other.json lacks 2 image_id(s)" in err and "--on-missing intersect" in err
+    argv = ["compare", "--annotations", ann, "--results", *paths, "--metrics", "bleu_4",
+            "cider_d", "--trials", 50, "--resamples", 50, "--on-missing", "intersect"]  # fmt: skip
+    code, out, err = _run(*argv, "--json", "-")
+    assert code == 0, err
+    data = json.loads(out)
+    last_two = [row["image_id"] for row in base[-2:]]
+    assert data["n_images"] == 28
+    assert data["dropped"] == {
+        "base": {"n": 2, "image_ids": last_two},
+        "other": {"n": 0, "image_ids": []},
+        "reversed": {"n": 3, "image_ids": [*last_two, 7]},
+    }
+    # the shared images score as `capeval score` scores them alone
+    shared = tmp_path / "shared.json"
+    shared.write_text(json.dumps(base[:-2]))
+    code, alone, _ = _run(
+        "score", "--results", shared, "--annotations", ann, "--metrics", "bleu_4", "cider_d",
+        "--json",
+    )  # fmt: skip
+    assert json.loads(alone)["corpus"] == data["corpus"]["base"]
+    code, out, _ = _run(*argv)
+    assert code == 0
+    assert "on-missing: intersect" in out
+    assert (
+        f"base.json (base) lost 2 image(s) another system does not caption: {last_two[0]!r}" in out
+    )
+    assert "reversed.json (reversed) lost 3 image(s)" in out and ", 7" in out

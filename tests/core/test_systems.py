@@ -282,7 +282,8 @@ def test_comparison_json_has_exactly_the_documented_keys():
         score_systems(data, ["bleu_4", "cider_d"], use_cache=False), n_resamples=100, n_trials=100
     )
     out = result.as_dict()
-    assert set(out) == {"systems", "corpus", "ci", "paired", "signatures", "n_images"}
+    assert set(out) == {"systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"}
+    assert out["dropped"] == {"a": {"n": 0, "image_ids": []}, "b": {"n": 0, "image_ids": []}}
     assert out["systems"] == ["a", "b"] and out["n_images"] == 40
     assert set(out["paired"]["bleu_4"]) == {"b"}  # every system but the baseline
     assert set(out["paired"]["bleu_4"]["b"]) == {"delta", "ci", "p_value"}
@@ -290,3 +291,25 @@ def test_comparison_json_has_exactly_the_documented_keys():
     assert "paired:bs+ar|resamples:100|trials:100|seed:12345" in out["signatures"]["cider_d"]
     low, high = out["ci"]["a"]["cider_d"]
     assert low <= out["corpus"]["a"]["cider_d"] <= high
+
+
+def test_intersect_in_the_library_and_arranging_the_systems(tmp_path):
+    sets = _sets(12)
+    ann, (a, b) = _files(
+        tmp_path, sets, {"a": lambda s: s.candidate, "b": lambda s: s.references[0]}
+    )
+    rows = json.loads(b.read_text())
+    short = _write(tmp_path, "short.json", rows[3:])
+    with pytest.raises(InputError, match="--on-missing intersect"):
+        load_systems([a, short], ann)
+    data = load_systems([a, short], ann, on_missing="intersect")
+    assert list(data.image_ids) == [s.image_id for s in sets[3:]]
+    assert data.lost(0) == tuple(s.image_id for s in sets[:3]) and data.lost(1) == ()
+    swapped = data.arranged([1, 0], ["theirs", "mine"])
+    assert swapped.names == ("theirs", "mine") and swapped.sources[0].endswith("short.json")
+    assert swapped.candidates == data.candidates[::-1] and swapped.lost(1) == data.lost(0)
+    assert swapped.digest(0) == data.digest(1)  # the score cache follows the captions
+    with pytest.raises(InputError, match="system names must be unique"):
+        data.arranged([0, 1], ["x", "x"])
+    with pytest.raises(InputError, match="each of the 2 systems once"):
+        data.arranged([0, 0])
