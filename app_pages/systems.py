@@ -14,6 +14,7 @@ import streamlit as st
 from capeval_core import CapevalError
 from capeval_core.metrics import available_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
+from capeval_core.systems import signatures_text
 from capeval_ui import cached, current_tokenizer, state, systems_views
 
 DEMO = "Demo: three systems on COCO val2014"
@@ -162,13 +163,20 @@ else:
     systems_views.render_differences(comparison, system_a, system_b, metric_key)
 
 digest = tuple(data.digest(i) for i in range(len(data.names))) + data.names
-csv_col, json_col = st.columns(2)
+csv_col, sig_col, json_col = st.columns(3)
 csv_col.download_button(
     "Per-image scores (CSV)",
     cached.systems_per_item(digest, str(comparison.resampling), "csv", _comparison=comparison),
     file_name="capeval-systems.csv",
     mime="text/csv",
     key="systems_csv",
+)
+sig_col.download_button(
+    "Signatures of the CSV (JSON)",
+    signatures_text(comparison, "capeval-systems.csv"),
+    file_name="capeval-systems.signatures.json",
+    mime="application/json",
+    key="systems_csv_signatures",
 )
 json_col.download_button(
     "Per-image scores (JSON)",

@@ -97,8 +97,8 @@ def check_per_item(path: Path) -> Path:
 
 
 def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult]) -> None:
-    """One row per image: CSV (image_id, then a column per key) or a JSON list; the file is
-    complete or absent, never partial."""
+    """One row per image: CSV (image_id, then a column per key; the signatures in a sidecar
+    JSON beside it) or a JSON list; each file is complete or absent, never partial."""
     check_per_item(path)
     rows = [
         [image_id, *(result.segments[i].scores[key] for key, result in results.items())]
@@ -110,7 +110,13 @@ def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult
             path, [_jsonable(dict(zip(header, r, strict=True))) for r in rows], option="--per-item"
         )
     else:
+        from capeval_core.stats.export import sidecar_path, signatures_text
+
         files.write_csv(path, header, rows, option="--per-item")
+        signatures = {k: str(r.signature) for k, r in results.items()}
+        files.write_text(
+            sidecar_path(path), signatures_text(signatures, path.name), option="--per-item"
+        )
 
 
 def _print_table(results: dict[str, MetricResult], n_images: int) -> None:

@@ -738,15 +738,15 @@ class SystemsComparison:
 
 
 def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
-    """Per-image captions and values of every system as ``"csv"`` (``#`` lines with the
-    signatures, cells a spreadsheet would evaluate escaped) or ``"json"`` (an object with
-    the signatures and one record per image)."""
+    """Per-image captions and values of every system as ``"csv"`` (a header and the rows,
+    cells a spreadsheet would evaluate escaped; the signatures are in :func:`signatures_text`)
+    or ``"json"`` (an object with the signatures and one record per image)."""
     from capeval_core.stats.export import to_csv_text
 
     frame = comparison.scores.item_frame()
     signatures = {k: comparison.signature(k) for k in comparison.keys}
     if fmt == "csv":
-        return to_csv_text(frame, signatures)
+        return to_csv_text(frame)
     if fmt == "json":
         from capeval_core._version import __version__
 
@@ -761,16 +761,33 @@ def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
     raise InputError(f"per-image output is csv or json (got {fmt!r})")
 
 
+def signatures_text(comparison: SystemsComparison, describes: str = "") -> str:
+    """The sidecar JSON of a per-image CSV: the capeval version, the systems, the references
+    and each key's signature (metric and resampling)."""
+    from capeval_core.stats.export import signatures_text as text
+
+    return text(
+        {k: comparison.signature(k) for k in comparison.keys},
+        describes,
+        systems=list(comparison.systems),
+        references=comparison.scores.input.reference_source,
+    )
+
+
 def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:
-    """:func:`per_item_text` into ``path`` (``.csv`` or ``.json``)."""
+    """:func:`per_item_text` into ``path`` (``.csv`` or ``.json``); beside a CSV, its
+    signatures in the sidecar JSON (:func:`capeval_core.stats.export.sidecar_path`)."""
+    from capeval_core import files
+    from capeval_core.stats.export import sidecar_path
+
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".json"):
         raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
-    text = per_item_text(comparison, suffix[1:])
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc}") from None
+    files.write_text(path, per_item_text(comparison, suffix[1:]), option="--per-item")
+    if suffix == ".csv":
+        files.write_text(
+            sidecar_path(path), signatures_text(comparison, path.name), option="--per-item"
+        )
 
 
 def demo_systems(n_images: int = 200) -> SystemsInput:
@@ -924,5 +941,6 @@ __all__ = [
     "load_systems",
     "per_item_text",
     "score_systems",
+    "signatures_text",
     "write_systems_per_item",
 ]

@@ -201,3 +201,24 @@ def test_uploads_and_choices_survive_a_visit_to_compare() -> None:
     assert at.radio(key="systems_paired").value == "bs"
     assert list(_frame(at, "BLEU-4 ±")["system"]) == ["mine", "theirs"]
     assert any("uploaded before: mine.json, theirs.json" in t.value for t in at.text)
+
+
+def test_per_image_csv_download_opens_in_pandas_with_its_signatures_beside() -> None:
+    import io
+
+    import pandas as pd
+
+    from capeval_core.systems import demo_systems, per_item_text, signatures_text
+
+    at = _page()
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[:2] == ["Per-image scores (CSV)", "Signatures of the CSV (JSON)"]
+    # the page offers the library's texts: they read back plainly
+    data = demo_systems(40)
+    comparison = compare_systems(
+        score_systems(data, KEYS, use_cache=False), n_resamples=200, n_trials=500
+    )
+    frame = pd.read_csv(io.StringIO(per_item_text(comparison, "csv")))
+    assert len(frame) == len(data) and f"{data.names[0]}: bleu_4" in frame.columns
+    sidecar = json.loads(signatures_text(comparison, "capeval-systems.csv"))
+    assert set(sidecar["signatures"]) == set(KEYS)

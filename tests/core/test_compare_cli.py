@@ -108,30 +108,53 @@ def test_names_tests_and_stdout_json(tmp_path):
     assert p_ar * 100 == pytest.approx(round(p_ar * 100))  # (c + 1) / (99 + 1)
 
 
-def test_per_item_csv_is_spreadsheet_safe_and_signed(tmp_path):
+def test_per_item_csv_opens_in_pandas_is_spreadsheet_safe_and_signed(tmp_path):
+    import pandas as pd
+
     ann, paths = _files(tmp_path, 30)
-    items = tmp_path / "items.csv"
-    code, _, _ = _run(
-        "compare", "--annotations", ann, "--results", *paths, "--metrics", "bleu_4",
-        "--per-item", items, "--trials", 100, "--resamples", 100,
-    )  # fmt: skip
-    assert code == 0
-    text = items.read_text()
-    comments = [line for line in text.splitlines() if line.startswith("#")]
-    assert any(line.startswith("# signature bleu_4: bleu|") for line in comments)
-    rows = list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
-    assert len(rows) == 30
-    assert rows[0]["base: caption"].startswith("'=HYPERLINK")  # escaped, shown as text
-    assert {"image_id", "base: bleu_4", "other: bleu_4", "reversed: bleu_4"} <= set(rows[0])
-    as_json = tmp_path / "items.json"
-    code, _, _ = _run(
-        "compare", "--annotations", ann, "--results", *paths[:2], "--metrics", "bleu_4",
-        "--per-item", as_json, "--trials", 100, "--resamples", 100,
-    )  # fmt: skip
+    items, as_json = tmp_path / "items.csv", tmp_path / "items.json"
+    for out in (items, as_json):
+        code, _, err = _run(
+            "compare", "--annotations", ann, "--results", *paths, "--metrics", "bleu_4",
+            "cider_d", "--per-item", out, "--trials", 100, "--resamples", 100,
+        )  # fmt: skip
+        assert code == 0, err
+    frame = pd.read_csv(items)  # a plain read: no comment lines, one header
     data = json.loads(as_json.read_text())
-    assert data["systems"] == ["base", "other"]
-    assert data["signatures"]["bleu_4"].startswith("bleu|")
-    assert len(data["items"]) == 30 and "other: bleu_4" in data["items"][0]
+    assert len(frame) == 30 == len(data["items"])
+    assert list(frame.columns) == list(data["items"][0])
+    assert frame["base: caption"][0].startswith("'=HYPERLINK")  # escaped, shown as text
+    assert data["items"][0]["base: caption"].startswith("=HYPERLINK")  # the JSON as it is
+    for column in frame.columns:
+        from_json = [row[column] for row in data["items"]]
+        if column.endswith(": caption"):
+            assert frame[column].tolist()[1:] == from_json[1:]
+        else:
+            assert frame[column].tolist() == pytest.approx(from_json, rel=1e-15), column
+    with open(items, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert not any(cell.startswith(("=", "+", "-", "@")) for row in rows for cell in row)
+    sidecar = json.loads((tmp_path / "items.signatures.json").read_text())
+    assert sidecar["describes"] == "items.csv"
+    assert sidecar["signatures"] == data["signatures"]
+    assert sidecar["signatures"]["bleu_4"].startswith("bleu|")
+    assert sidecar["systems"] == ["base", "other", "reversed"] == data["systems"]
+    assert not (tmp_path / "items.signatures.json").read_text().startswith("#")
+
+
+def test_score_per_item_csv_opens_in_pandas_with_a_sidecar(tmp_path):
+    import pandas as pd
+
+    ann, paths = _files(tmp_path, 12)
+    code, out, err = _run(
+        "score", "--results", paths[0], "--annotations", ann, "--metrics", "bleu_4", "rouge_l",
+        "--per-item", tmp_path / "one.csv", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    frame = pd.read_csv(tmp_path / "one.csv")
+    assert list(frame.columns) == ["image_id", "bleu_4", "rouge_l"] and len(frame) == 12
+    sidecar = json.loads((tmp_path / "one.signatures.json").read_text())
+    assert sidecar["signatures"] == json.loads(out)["signatures"]
 
 
 @pytest.mark.parametrize(
