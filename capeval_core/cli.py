@@ -477,6 +477,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for option, value in (("--trials", args.trials), ("--resamples", args.resamples)):
         if value < 1:
             raise InputError(f"{option} must be at least 1 (got {value})")
+    if args.table and args.json == "-":
+        raise InputError("--table and --json - both print on stdout: write the JSON to a file")
     names = [n.strip() for n in args.names.split(",")] if args.names else None
     data = load_systems(
         args.results, _annotations(args), names, split=args.split, on_missing=args.on_missing
@@ -515,7 +517,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             print(text)
         else:
             Path(args.json).write_text(text + "\n", encoding="utf-8")
-    if args.json != "-":
+    if args.table:
+        from capeval_core.systems_table import paper_table
+
+        print(paper_table(comparison, raw=args.raw).render(args.table), end="")
+    elif args.json != "-":
         print(comparison.format_table())
     return 0
 
@@ -794,6 +800,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--per-item", metavar="OUT", help="write per-image captions and scores (.csv or .json)"
     )
     comp.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
+    comp.add_argument(
+        "--table",
+        choices=["text", "markdown", "latex", "csv"],
+        help="print a paper's results table instead of the report: metrics in the papers' "
+        "order, values x100 with one decimal, ± half the interval, Δ and p against the "
+        "baseline, † where p < 0.05 (latex: booktabs)",
+    )
+    comp.add_argument(
+        "--raw",
+        action="store_true",
+        help="with --table: the metrics' own scale, four decimals, instead of x100",
+    )
     comp.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
     comp.add_argument(
         "--cider-idf",

@@ -414,3 +414,31 @@ def test_on_missing_intersect_scores_the_shared_images_and_names_the_lost(tmp_pa
         f"base.json (base) lost 2 image(s) another system does not caption: {last_two[0]!r}" in out
     )
     assert "reversed.json (reversed) lost 3 image(s)" in out and ", 7" in out
+
+
+def test_table_formats_print_a_papers_table(tmp_path):
+    import pandas as pd
+
+    ann, paths = _files(tmp_path, 40)
+    argv = ["compare", "--annotations", ann, "--results", *paths, "--metrics", "cider_d",
+            "rouge_l", "bleu_4", "--resamples", 1000, "--trials", 1000]  # fmt: skip
+    code, latex, err = _run(*argv, "--table", "latex", "--json", tmp_path / "out.json")
+    assert code == 0, err
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert "\\begin{tabular}{lrrr}" in latex and "\\toprule" in latex and "\\bottomrule" in latex
+    header = next(line for line in latex.splitlines() if line.startswith("System &"))
+    assert header == "System & BLEU-4 & ROUGE-L & CIDEr-D \\\\"  # the papers' order
+    cider = f"{data['corpus']['base']['cider_d'] * 100:.1f}"
+    assert "base (baseline) & " in latex and cider in latex
+    assert "($<$ 0.001)" in latex  # reversed captions: p at the floor of 1,000 resamples
+    code, md, _ = _run(*argv, "--table", "markdown")
+    assert md.startswith("| System | BLEU-4 | ROUGE-L | CIDEr-D |")
+    assert "None" not in md and "0.0010" not in md and "†" in md
+    code, text, _ = _run(*argv, "--table", "text", "--raw")
+    assert f"{data['corpus']['base']['cider_d']:.4f} ± " in text
+    code, table_csv, _ = _run(*argv, "--table", "csv")
+    frame = pd.read_csv(io.StringIO(table_csv))
+    base = frame[frame["system"] == "base"]
+    assert len(frame) == 9 and base["delta"].isna().all() and base["p"].isna().all()
+    code, _, err = _run(*argv, "--table", "markdown", "--json", "-")
+    assert code == 2 and "--table and --json -" in err
