@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 
 from capeval_core.metrics import metric_class
 from capeval_core.systems import SystemsComparison
+from capeval_core.systems_table import paper_table
 
 _NUMBER = st.column_config.NumberColumn(format="%.4f")
 _PVALUE = st.column_config.NumberColumn(format="%.4g")
@@ -76,6 +77,44 @@ def render_summary(comparison: SystemsComparison) -> None:
         f"Δ and p compare each system with the baseline, {comparison.systems[0]}, so its own "
         "Δ and p cells are empty."
     )
+
+
+def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None:
+    """The paper's table (:func:`capeval_core.systems_table.paper_table`): values with their
+    intervals and † marks, then Δ and p against the baseline (its own cells empty), with
+    LaTeX, Markdown and CSV downloads of the same table."""
+    table = paper_table(comparison, raw=raw)
+    text = st.column_config.TextColumn
+    config = {"system": text("System")}
+    st.dataframe(
+        table.value_frame(), hide_index=True, width="stretch", column_config=config,
+        key="systems_paper_values",
+    )  # fmt: skip
+    if len(comparison.systems) > 1:
+        st.text(f"Δ to the baseline, {comparison.baseline}, and p (in brackets):")
+        st.dataframe(
+            table.delta_frame(), hide_index=True, width="stretch", column_config=config,
+            key="systems_paper_deltas",
+        )  # fmt: skip
+    st.text("\n".join(table.notes))  # they name systems and files: user text, never markdown
+    columns = st.columns(3)
+    for col, (fmt, name, mime) in zip(
+        columns,
+        (
+            ("latex", "LaTeX", "application/x-tex"),
+            ("markdown", "Markdown", "text/markdown"),
+            ("csv", "CSV", "text/csv"),
+        ),
+        strict=True,
+    ):
+        extension = {"latex": "tex", "markdown": "md", "csv": "csv"}[fmt]
+        col.download_button(
+            f"Table ({name})",
+            table.render(fmt),
+            file_name=f"capeval-systems-table.{extension}",
+            mime=mime,
+            key=f"systems_table_{fmt}",
+        )
 
 
 def comparison_frame(comparison: SystemsComparison) -> pd.DataFrame:
