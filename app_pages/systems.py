@@ -15,7 +15,7 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS
-from capeval_core.metrics import available_keys
+from capeval_core.metrics import available_keys, optional_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
 from capeval_core.systems import signatures_text
 from capeval_ui import cached, current_tokenizer, state, systems_views
@@ -108,7 +108,7 @@ if source == UPLOAD:
 left, right = st.columns([3, 2])
 keys = left.multiselect(
     "Metrics",
-    available_keys(),
+    [*available_keys(), *optional_keys()],
     key="systems_metrics",
     help="METEOR and SPICE take longer on large sets; scores are cached per system.",
 )

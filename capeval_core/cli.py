@@ -34,7 +34,7 @@ from capeval_core.coco_files import (
 )
 from capeval_core.errors import CapevalError, CapevalWarning, InputError
 from capeval_core.files import Limits
-from capeval_core.metrics import available_keys, make_batch, metric_class
+from capeval_core.metrics import OPTIONAL_KEYS, available_keys, make_batch, metric_class
 from capeval_core.metrics.spice import Spice
 from capeval_core.results import MetricResult
 from capeval_core.spice.parse import DEFAULT_PARSER, PARSERS
@@ -138,6 +138,11 @@ def metric_keys(values: Sequence[str] | None, default: Sequence[str]) -> list[st
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
     for key in keys:
         metric_class(key)
+        if key in OPTIONAL_KEYS:
+            raise InputError(
+                f"--metrics: {key} is reported by `capeval compare` only (one or more results "
+                "files), which keeps each image's SPICE categories"
+            )
     return list(dict.fromkeys(keys))
 
 
@@ -531,6 +536,8 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         cls = metric_class(key)
         direction = "higher is better" if cls.higher_is_better else "lower is better"
         print(f"{key:<10} {cls.name:<10} range {cls.bounds[0]:g}-{cls.bounds[1]:g}, {direction}")
+    for key in OPTIONAL_KEYS:
+        print(f"{key:<15} {metric_class(key).label(key)} (capeval compare only, when asked for)")
     return 0
 
 

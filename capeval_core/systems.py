@@ -319,7 +319,7 @@ class SystemsScores:
 
 #: names the layout of cached system scores (values and sufficient statistics); a new layout
 #: gets a new name, so old entries are never read as new ones
-_CACHE_FORMAT = "systems-v1"
+_CACHE_FORMAT = "systems-v2"  # v2: SPICE keeps its category F-scores (spice_object ...)
 
 
 def _cache_file(digest: str, signature: str) -> Path:
@@ -494,6 +494,8 @@ def _assemble(
                 for k, v in got.items()
                 if k.startswith(STATISTICS_PREFIX)
             }
+            # keys reported only when asked for (SPICE's categories) come from the statistics
+            item_values.update(metric.optional_values(stats))
             statistics[name][mkey] = metric.item_statistics(item_values, stats, batches[s])
             point = statistics[name][mkey].point()
             order = data.order(s)
@@ -682,6 +684,16 @@ class SystemsComparison:
             "both": f"paired bootstrap resampling ({r.n_resamples:,} resamples) and "
             f"approximate randomization ({r.n_trials:,} trials)",
         }[r.paired]
+        from capeval_core.systems_table import categories_left_out
+
+        undefined = categories_left_out(self)
+        if undefined:
+            counts = ", ".join(f"{metric_class(k).label(k)} {n:,}" for k, n in undefined.items())
+            out += [
+                "",
+                "SPICE categories: the mean over the images whose references have such tuples; "
+                f"images left out: {counts}.",
+            ]
         lost = self.dropped_lines()
         if lost:
             out += ["", "Scored on the images every system captions (on-missing: intersect):"]

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from capeval_core.errors import InputError
 from capeval_core.metrics import metric_class
 
@@ -337,6 +339,13 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
             f"Δ: system minus the baseline ({comparison.baseline}); p: {tests}; "
             f"{DAGGER} p < {ALPHA:g}."
         )
+    undefined = categories_left_out(comparison)
+    if undefined:
+        counts = ", ".join(f"{metric_class(k).label(k)} {n:,}" for k, n in undefined.items())
+        notes.append(
+            "SPICE categories: the mean over the images whose references have such tuples "
+            f"(as SPICE's summary); images left out: {counts}."
+        )
     lost = [data.lost(i) for i in range(len(comparison.systems))]
     if any(lost):
         counts = ", ".join(
@@ -344,6 +353,17 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
         )
         notes.append(f"Images not captioned by every system were left out: {counts}.")
     return notes
+
+
+def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:
+    """Per optional key shown (SPICE's categories), how many images have no value: their
+    references hold no tuple of the category, so the mean leaves them out."""
+    out = {}
+    for k in comparison.keys:
+        if k in metric_class(k).optional_reports:
+            values = comparison.scores.items[comparison.systems[0]][k]
+            out[k] = int(np.count_nonzero(~np.isfinite(values)))
+    return out
 
 
 _MARKDOWN_SPECIAL = set("\\`*_[]<>|#~")
@@ -403,6 +423,7 @@ __all__ = [
     "PAPER_ORDER",
     "TABLE_FORMATS",
     "PaperTable",
+    "categories_left_out",
     "format_p",
     "paper_order",
     "paper_table",

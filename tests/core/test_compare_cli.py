@@ -442,3 +442,18 @@ def test_table_formats_print_a_papers_table(tmp_path):
     assert len(frame) == 9 and base["delta"].isna().all() and base["p"].isna().all()
     code, _, err = _run(*argv, "--table", "markdown", "--json", "-")
     assert code == 2 and "--table and --json -" in err
+
+
+def test_spice_categories_by_key_in_the_json_and_only_where_kept(tmp_path):
+    ann, paths = _files(tmp_path, 15)
+    code, out, err = _run(
+        "compare", "--annotations", ann, "--results", *paths[:2], "--metrics", "spice",
+        "spice_count", "spice_color", "--json", "-", "--trials", 50, "--resamples", 50,
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert list(data["corpus"]["base"]) == ["spice", "spice_count", "spice_color"]
+    assert data["signatures"]["spice_count"].startswith("spice|")
+    code, _, err = _run("score", "--results", paths[0], "--annotations", ann, "--metrics",
+                        "spice_count")  # fmt: skip
+    assert code == 2 and "spice_count is reported by `capeval compare` only" in err

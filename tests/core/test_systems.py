@@ -313,3 +313,39 @@ def test_intersect_in_the_library_and_arranging_the_systems(tmp_path):
         data.arranged([0, 1], ["x", "x"])
     with pytest.raises(InputError, match="each of the 2 systems once"):
         data.arranged([0, 0])
+
+
+def test_spice_categories_are_means_over_the_images_where_defined():
+    """spice_object ... spice_size equal SPICE's own summary of the per-image category
+    F-scores (as coco-caption averages them: images whose references lack the category are
+    left out), per image and corpus, and the table says how many images were left out."""
+    from capeval_core.metrics.spice import CATEGORY_KEYS, Spice
+    from capeval_core.systems_table import categories_left_out, paper_table
+
+    sets = _sets(40)
+    systems = {"a": lambda s: s.candidate, "b": lambda s: s.references[0]}
+    data = _data(sets, systems)
+    keys = ["spice", *CATEGORY_KEYS]
+    scores = score_systems(data, keys, use_cache=False)
+    assert scores.keys == tuple(keys)
+    refs = [list(s.references[1:]) for s in sets]
+    for name, fn in systems.items():
+        alone = Spice().score([fn(s) for s in sets], refs)
+        assert scores.corpus[name]["spice"] == alone.value
+        for key, category in CATEGORY_KEYS.items():
+            per_image = [seg.details.categories[category].f for seg in alone.segments]
+            np.testing.assert_array_equal(scores.items[name][key], per_image)
+            assert scores.corpus[name][key] == alone.details.categories[category][2], key
+            left_out = int(np.isnan(scores.items[name][key]).sum())
+            assert left_out == len(sets) - alone.details.images[category]
+    assert 0 < int(np.isnan(scores.items["a"]["spice_count"]).sum()) < len(sets)
+    comparison = compare_systems(scores, n_resamples=100, n_trials=100)
+    low, high = comparison.ci["a"]["spice_object"]
+    assert low <= comparison.corpus["a"]["spice_object"] <= high
+    assert 0 <= comparison.paired["spice_count"]["b"].p_value <= 1
+    missing = categories_left_out(comparison)
+    assert missing["spice_count"] == int(np.isnan(scores.items["a"]["spice_count"]).sum())
+    table = paper_table(comparison)
+    assert "SPICE Count" in table.labels and table.keys[0] == "spice"
+    assert f"SPICE Count {missing['spice_count']:,}" in table.notes[-1]
+    assert "images left out" in comparison.format_table()
