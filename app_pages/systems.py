@@ -35,6 +35,15 @@ TESTS = {
 }
 
 
+def _forget_removed(key: str, slot: int) -> None:
+    """``on_change`` of an uploader: files the user removes (their ×) are forgotten, and with
+    them their error (a visit to another page empties the uploader without calling this)."""
+    if not st.session_state.get(key):
+        kept = list(st.session_state.get(state.SYSTEMS_FILES, ((), None)))
+        kept[slot] = () if slot == 0 else None
+        st.session_state[state.SYSTEMS_FILES] = tuple(kept)
+
+
 def _kept_files(files, annotations) -> tuple[tuple[tuple[str, bytes], ...], tuple | None]:
     """The uploaded files, or those uploaded before on this session's visits to the page
     (a file uploader is empty again after a visit to Compare captions)."""
@@ -81,6 +90,8 @@ if source == UPLOAD:
         type=["json"],
         accept_multiple_files=True,
         key="systems_results",
+        on_change=_forget_removed,
+        args=("systems_results", 0),
     )
     refs_choice = st.radio("References", [COCO_VAL, OWN], key="systems_references", horizontal=True)
     annotations = None
@@ -91,6 +102,8 @@ if source == UPLOAD:
             "`{image_id: [captions]}` or Karpathy's `dataset_coco.json`",
             type=["json"],
             key="systems_annotations",
+            on_change=_forget_removed,
+            args=("systems_annotations", 1),
         )
         split_col.selectbox(
             "Karpathy split",

@@ -298,3 +298,17 @@ def test_references_as_image_id_lists_and_shared_images() -> None:
         for t in at.text
     )
     assert any("10 images" in h.value for h in at.subheader)
+
+
+def test_a_removed_file_takes_its_error_with_it() -> None:
+    files, _ = _uploads(10)
+    bad = ("refs.json", json.dumps({"images": []}).encode())
+    at = _upload(_page(), files, bad)
+    (error,) = [e.value for e in at.error]
+    assert "refs.json" in error
+    at.file_uploader(key="systems_annotations").set_value(None).run()  # its ×
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("Upload the references file" in i.value for i in at.info)
+    at.file_uploader(key="systems_results").set_value([]).run()
+    assert not at.error and any("Upload one or more results files" in i.value for i in at.info)
