@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 
 from capeval_core.metrics import metric_class
 from capeval_core.systems import SystemsComparison
-from capeval_core.systems_table import paper_table
+from capeval_core.systems_table import paper_order, paper_table
 
 _NUMBER = st.column_config.NumberColumn(format="%.4f")
 _PVALUE = st.column_config.NumberColumn(format="%.4g")
@@ -157,11 +157,25 @@ def _error_bars(comparison: SystemsComparison, system: str, key: str) -> tuple[f
     return max(high - value, 0.0), max(value - low, 0.0)
 
 
+#: panels per row of the chart: eleven side by side left their y ticks over the neighbours'
+#: bars (issue 33)
+PANELS_PER_ROW = 4
+
+
 def systems_chart(comparison: SystemsComparison) -> go.Figure:
-    """One panel per metric (its own scale: CIDEr-D runs to 10), a bar per system with the
-    bootstrap interval as error bars."""
-    keys = list(comparison.keys)
-    fig = make_subplots(rows=1, cols=max(len(keys), 1), subplot_titles=[label(k) for k in keys])
+    """One panel per metric (its own scale: CIDEr-D runs to 10) in the papers' order, at most
+    :data:`PANELS_PER_ROW` to a row, a bar per system with the bootstrap interval as error
+    bars."""
+    keys = paper_order(list(comparison.keys))
+    cols = max(min(len(keys), PANELS_PER_ROW), 1)
+    rows = max(math.ceil(len(keys) / cols), 1)
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[label(k) for k in keys],
+        horizontal_spacing=0.08,
+        vertical_spacing=0.3 / rows if rows > 1 else 0.0,
+    )
     for i, s in enumerate(comparison.systems):
         for j, k in enumerate(keys):
             plus, minus = _error_bars(comparison, s, k)
@@ -176,12 +190,13 @@ def systems_chart(comparison: SystemsComparison) -> go.Figure:
                     showlegend=j == 0,
                     hovertemplate=f"{html.escape(s)}<br>{label(k)} %{{y:.4f}}<extra></extra>",
                 ),
-                row=1,
-                col=j + 1,
+                row=j // cols + 1,
+                col=j % cols + 1,
             )
     fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(nticks=5, tickfont={"size": 10})
     fig.update_layout(
-        height=360,
+        height=120 + 240 * rows,
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
         legend={"orientation": "h", "y": -0.08, "x": 0},
         bargap=0.25,

@@ -5,6 +5,7 @@ upload while keeping the page as it was."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -312,3 +313,19 @@ def test_a_removed_file_takes_its_error_with_it() -> None:
     assert any("Upload the references file" in i.value for i in at.info)
     at.file_uploader(key="systems_results").set_value([]).run()
     assert not at.error and any("Upload one or more results files" in i.value for i in at.info)
+
+
+def test_chart_panels_in_the_papers_order_in_rows_that_leave_room_for_ticks() -> None:
+    from capeval_ui.systems_views import PANELS_PER_ROW, systems_chart
+    from tests.core.test_systems_table import fixed_comparison
+
+    comparison = fixed_comparison()  # seven metrics in selection order
+    fig = systems_chart(comparison)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["BLEU-1", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr-D", "SPICE", "WMD"]
+    domains = [fig.layout[f"xaxis{i if i > 1 else ''}"].domain for i in range(1, 8)]
+    for left, right in itertools.pairwise(domains[:PANELS_PER_ROW]):
+        assert right[0] - left[1] >= 0.07  # a gap for the next panel's y ticks
+    assert domains[PANELS_PER_ROW][0] == domains[0][0]  # the fifth panel starts a new row
+    bars = [t for t in fig.data if t.name == "A&amp;B_v2"]
+    assert len(bars) == 7 and bars[4].y[0] == comparison.corpus["A&B_v2"]["cider_d"]
