@@ -240,5 +240,7 @@ def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) 
     gaps = np.abs(table["difference"].to_numpy())
     st.caption(
         f"{int(np.count_nonzero(gaps > 0)):,} of {len(table):,} images differ on {name}; "
-        "the largest differences first."
+        "the largest differences first. Compare captions scores one image at a time: its "
+        "CIDEr-D takes COCO val2014's document frequencies (one image's references give none "
+        "worth having), not this set's, so its CIDEr-D differs from the values here."
     )

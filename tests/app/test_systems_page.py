@@ -94,6 +94,7 @@ def test_page_runs_on_its_own_with_the_demo() -> None:
     assert len(at.get("plotly_chart")) == 1
     items = _frame(at, "open")
     assert items["open"].str.startswith("./compare-captions?candidate=").all()
+    assert any("COCO val2014's document frequencies" in c.value for c in at.caption)
 
 
 def test_page_reachable_through_the_router() -> None:
