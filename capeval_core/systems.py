@@ -632,10 +632,14 @@ class SystemsComparison:
     def format_table(self) -> str:
         """The comparison as text, laid out like sacrebleu's paired-test table: each system's
         value ± the half-width of its interval, then its difference to the baseline and the
-        p-value (``*`` where p < 0.05)."""
+        p-value (``*`` where p < 0.05; at the floor of the resampling, ``p < 0.001``)."""
         from capeval_core._version import __version__
+        from capeval_core.systems_table import format_p
 
         r = self.resampling
+        resolution = {"bs": r.n_resamples, "ar": r.n_trials}.get(
+            r.paired, min(r.n_resamples, r.n_trials)
+        )
         labels = [metric_class(k).label(k) for k in self.keys]
         pct = f"{r.level * 100:g}%"
         header = ["System", *(f"{label} (± {pct} CI)" for label in labels)]
@@ -654,9 +658,14 @@ class SystemsComparison:
             for k in self.keys:
                 p = self.paired[k][s]
                 mark = "*" if p.p_value < 0.05 else ""
-                delta.append(f"Δ {p.delta:+.4f} (p = {p.p_value:.4f}){mark}")
+                shown = format_p(p.p_value, resolution)
+                shown = f"p {shown}" if shown.startswith("<") else f"p = {shown}"
+                delta.append(f"Δ {p.delta:+.4f} ({shown}){mark}")
                 if r.paired == "both":
-                    detail.append(f"bs {p.p_bootstrap:.4f}, ar {p.p_randomization:.4f}")
+                    detail.append(
+                        f"bs {format_p(p.p_bootstrap, r.n_resamples)}, "
+                        f"ar {format_p(p.p_randomization, r.n_trials)}"
+                    )
             rows.append(delta)
             if r.paired == "both":
                 rows.append(detail)

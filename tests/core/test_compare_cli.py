@@ -84,6 +84,7 @@ def test_json_contract_and_values_equal_capeval_score(tmp_path):
     # the printed table: the baseline, each system's delta, the marker of p < 0.05
     assert "Baseline: base" in out and "CIDEr-D (± 95% CI)" in out
     assert "Δ -" in out and ")*" in out
+    assert "(p < 0.005)*" in out and "0.0050" not in out  # the floor of 200 resamples
     assert "seed 12345" in out
 
 
