@@ -130,15 +130,18 @@ def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
             print(f"warning ({metric}): {note}", file=sys.stderr)
 
 
-def metric_keys(values: Sequence[str] | None, default: Sequence[str]) -> list[str]:
+def metric_keys(
+    values: Sequence[str] | None, default: Sequence[str], optional: bool = False
+) -> list[str]:
     """The --metrics keys, as separate words or comma lists (``bleu_4,cider_d``), checked
-    against the registry before any file is read."""
+    against the registry before any file is read; ``optional`` admits the keys scored only
+    when asked for (SPICE's categories, which ``compare`` keeps)."""
     keys = [k.strip() for v in values or default for k in v.split(",") if k.strip()]
     if values and not keys:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
     for key in keys:
         metric_class(key)
-        if key in OPTIONAL_KEYS:
+        if key in OPTIONAL_KEYS and not optional:
             raise InputError(
                 f"--metrics: {key} is reported by `capeval compare` only (one or more results "
                 "files), which keeps each image's SPICE categories"
@@ -476,9 +479,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         write_systems_per_item,
     )
 
-    keys = list(dict.fromkeys(args.metrics or DEFAULT_KEYS))
-    for key in keys:
-        metric_class(key)  # unknown keys fail before any file is read
+    keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
     for option, value in (("--trials", args.trials), ("--resamples", args.resamples)):
         if value < 1:
             raise InputError(f"{option} must be at least 1 (got {value})")

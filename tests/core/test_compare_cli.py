@@ -449,7 +449,7 @@ def test_spice_categories_by_key_in_the_json_and_only_where_kept(tmp_path):
     ann, paths = _files(tmp_path, 15)
     code, out, err = _run(
         "compare", "--annotations", ann, "--results", *paths[:2], "--metrics", "spice",
-        "spice_count", "spice_color", "--json", "-", "--trials", 50, "--resamples", 50,
+        "spice_count,spice_color", "--json", "-", "--trials", 50, "--resamples", 50,
     )  # fmt: skip
     assert code == 0, err
     data = json.loads(out)
