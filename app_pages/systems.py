@@ -1,10 +1,12 @@
 """Systems: several captioning systems scored on the same images, whether their differences
 are significant, and the images where two of them differ most.
 
-Inputs (uploaded COCO results files and references, or the demo) -> ``capeval_ui.cached`` ->
-drawing through ``capeval_ui.systems_views``. A bad upload shows the loader's message (file
-and image ids) and keeps the widgets as they were; the last uploads stay in use for the
-session, so a drill-down to Compare captions and back loses nothing.
+Inputs (uploaded COCO results files and references in any distributed shape, or the demo) ->
+``capeval_ui.cached`` -> drawing through ``capeval_ui.systems_views``: a paper's table (×100
+or raw, renamed systems, a chosen baseline) with LaTeX, Markdown and CSV downloads. A bad
+upload shows the loader's message (file and image ids) and keeps the widgets as they were;
+the last uploads stay in use for the session, so a drill-down to Compare captions and back
+loses nothing.
 """
 
 from __future__ import annotations
@@ -12,19 +14,34 @@ from __future__ import annotations
 import streamlit as st
 
 from capeval_core import CapevalError
-from capeval_core.metrics import available_keys
+from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS
+from capeval_core.metrics import available_keys, optional_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
+from capeval_core.systems import signatures_text
 from capeval_ui import cached, current_tokenizer, state, systems_views
 
 DEMO = "Demo: three systems on COCO val2014"
 UPLOAD = "Upload results files"
 COCO_VAL = "COCO val2014 (installed)"
-OWN = "Upload an annotations file"
+OWN = "Upload a references file"
+ON_MISSING = {
+    "error": "error: stop and name the images",
+    "intersect": "intersect: score the images every file captions",
+}
 TESTS = {
     "both": "both (p = the larger)",
     "bs": "paired bootstrap",
     "ar": "approximate randomization",
 }
+
+
+def _forget_removed(key: str, slot: int) -> None:
+    """``on_change`` of an uploader: files the user removes (their ×) are forgotten, and with
+    them their error (a visit to another page empties the uploader without calling this)."""
+    if not st.session_state.get(key):
+        kept = list(st.session_state.get(state.SYSTEMS_FILES, ((), None)))
+        kept[slot] = () if slot == 0 else None
+        st.session_state[state.SYSTEMS_FILES] = tuple(kept)
 
 
 def _kept_files(files, annotations) -> tuple[tuple[tuple[str, bytes], ...], tuple | None]:
@@ -61,27 +78,50 @@ state.default("systems_paired", next(iter(TESTS)))
 state.default("systems_resamples", DEFAULT_RESAMPLES)
 state.default("systems_trials", DEFAULT_TRIALS)
 state.default("systems_seed", DEFAULT_SEED)
+state.default("systems_split", DEFAULT_SPLIT)
+state.default("systems_on_missing", "error")
+state.default("systems_names", "")
+state.default("systems_raw", False)
 source = st.radio("Systems", [DEMO, UPLOAD], key="systems_source", horizontal=True)
 if source == UPLOAD:
     files = st.file_uploader(
-        'Results files, COCO format `[{"image_id": …, "caption": …}]`; the first is the baseline',
+        'Results files, COCO format `[{"image_id": …, "caption": …}]` (other keys ignored); '
+        "the first is the baseline unless you choose another",
         type=["json"],
         accept_multiple_files=True,
         key="systems_results",
+        on_change=_forget_removed,
+        args=("systems_results", 0),
     )
     refs_choice = st.radio("References", [COCO_VAL, OWN], key="systems_references", horizontal=True)
     annotations = None
     if refs_choice == OWN:
-        annotations = st.file_uploader(
-            'Annotations file, COCO captions format `{"annotations": [{"image_id", '
-            '"caption"}], …}`',
+        up, split_col = st.columns([3, 1])
+        annotations = up.file_uploader(
+            'References: COCO captions `{"annotations": [{"image_id", "caption"}], …}`, '
+            "`{image_id: [captions]}` or Karpathy's `dataset_coco.json`",
             type=["json"],
             key="systems_annotations",
+            on_change=_forget_removed,
+            args=("systems_annotations", 1),
         )
+        split_col.selectbox(
+            "Karpathy split",
+            KARPATHY_SPLITS,
+            key="systems_split",
+            help="read from a Karpathy dataset_coco.json only",
+        )
+    st.radio(
+        "When a file lacks images another captions (on-missing)",
+        list(ON_MISSING),
+        format_func=ON_MISSING.get,
+        key="systems_on_missing",
+        horizontal=True,
+    )
 left, right = st.columns([3, 2])
 keys = left.multiselect(
     "Metrics",
-    available_keys(),
+    [*available_keys(), *optional_keys()],
     key="systems_metrics",
     help="METEOR and SPICE take longer on large sets; scores are cached per system.",
 )
@@ -101,16 +141,49 @@ with st.expander("Resampling"):
 try:
     if source == UPLOAD:
         uploads, own = _kept_files(files, annotations if refs_choice == OWN else None)
-        if len(uploads) < 2:
-            st.info("Upload two or more results files (the first is the baseline).")
+        if not uploads:
+            st.info("Upload one or more results files (the first is the baseline).")
             st.stop()
         if refs_choice == OWN and own is None:
-            st.info("Upload the annotations file with the references, or use COCO val2014.")
+            st.info("Upload the references file, or use COCO val2014.")
             st.stop()
-        data = cached.systems_input(uploads, own if refs_choice == OWN else None)
+        data = cached.systems_input(
+            uploads,
+            own if refs_choice == OWN else None,
+            st.session_state["systems_split"],
+            st.session_state["systems_on_missing"],
+        )
     else:
         data = cached.demo_systems_input()
-        st.caption(f"Demo: {', '.join(data.names)}; references: {data.reference_source}.")
+    st.text(f"References: {data.reference_source}.")  # a file name is user text
+    for i, lost in enumerate(data.dropped):
+        if lost:
+            shown = ", ".join(map(repr, lost[:20])) + (" …" if len(lost) > 20 else "")
+            st.text(
+                f"{data.sources[i]} lost {len(lost):,} image(s) another file does not "
+                f"caption: {shown}"
+            )
+    with st.expander("System names and baseline"):
+        names_text = st.text_input(
+            "Names, comma-separated in file order (empty: the file names)",
+            key="systems_names",
+            placeholder=", ".join(data.names),
+        )
+        names = [n.strip() for n in names_text.split(",")] if names_text.strip() else None
+        if names and len(names) != len(data.names):
+            st.warning(f"Give {len(data.names)} names, one per file; the file names are used.")
+            names = None
+        shown_names = names or list(data.names)
+        if st.session_state.get("systems_baseline") not in shown_names:
+            st.session_state["systems_baseline"] = shown_names[0]
+        baseline = st.selectbox(
+            "Baseline (Δ and p compare every other system with it)",
+            shown_names,
+            key="systems_baseline",
+        )
+    first = shown_names.index(baseline)
+    order = [first, *(i for i in range(len(data.names)) if i != first)]
+    data = data.arranged(order, [shown_names[i] for i in order] if names else None)
     if not keys:
         st.info("Choose at least one metric.")
         st.stop()
@@ -133,8 +206,9 @@ for key, why in comparison.scores.skipped.items():
 if not comparison.keys:
     st.stop()
 
-st.subheader(f"{len(comparison.systems)} systems on {len(data):,} images")
-systems_views.render_summary(comparison)
+st.subheader(f"{len(comparison.systems)} system(s) on {len(data):,} images")
+raw = st.toggle("Raw values (the metrics' own scale) instead of ×100", key="systems_raw")
+systems_views.render_paper_table(comparison, raw)
 systems_views.render_chart(comparison)
 with st.expander("Every value with its interval, difference to the baseline and p-values"):
     systems_views.render_table(comparison)
@@ -162,13 +236,20 @@ else:
     systems_views.render_differences(comparison, system_a, system_b, metric_key)
 
 digest = tuple(data.digest(i) for i in range(len(data.names))) + data.names
-csv_col, json_col = st.columns(2)
+csv_col, sig_col, json_col = st.columns(3)
 csv_col.download_button(
     "Per-image scores (CSV)",
     cached.systems_per_item(digest, str(comparison.resampling), "csv", _comparison=comparison),
     file_name="capeval-systems.csv",
     mime="text/csv",
     key="systems_csv",
+)
+sig_col.download_button(
+    "Signatures of the CSV (JSON)",
+    signatures_text(comparison, "capeval-systems.csv"),
+    file_name="capeval-systems.signatures.json",
+    mime="application/json",
+    key="systems_csv_signatures",
 )
 json_col.download_button(
     "Per-image scores (JSON)",

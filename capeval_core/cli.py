@@ -1,7 +1,12 @@
 """The ``capeval`` command line: batch scoring of COCO-format files.
 
-    capeval score --results RESULTS.json --annotations CAPTIONS.json [--metrics ...]
+    capeval score --results RESULTS.json [--annotations REFERENCES.json] [--metrics ...]
                   [--per-item OUT.csv|OUT.json] [--json]
+    capeval compare --results BASELINE.json [OTHER.json ...] [--annotations ...] [--table ...]
+
+References are COCO captions, ``{image_id: [captions]}`` or Karpathy's ``dataset_coco.json``
+(``--split``, test by default); both commands default to COCO val2014 from the installed
+pycocoevalcap.
 
 Images are scored in the order pycocoevalcap's ``COCOEvalCap`` uses (the annotation file's
 ``images`` list, filtered to the images in the results), so corpus values agree bit for bit.
@@ -20,10 +25,16 @@ from typing import Any
 
 from capeval_core import files
 from capeval_core._version import __version__
-from capeval_core.coco_files import LIMIT_FLAGS, CocoBatch, load_coco
+from capeval_core.coco_files import (
+    DEFAULT_SPLIT,
+    KARPATHY_SPLITS,
+    LIMIT_FLAGS,
+    CocoBatch,
+    load_coco,
+)
 from capeval_core.errors import CapevalError, CapevalWarning, InputError
 from capeval_core.files import Limits
-from capeval_core.metrics import available_keys, make_batch, metric_class
+from capeval_core.metrics import OPTIONAL_KEYS, available_keys, make_batch, metric_class
 from capeval_core.metrics.spice import Spice
 from capeval_core.results import MetricResult
 from capeval_core.spice.parse import DEFAULT_PARSER, PARSERS
@@ -86,8 +97,8 @@ def check_per_item(path: Path) -> Path:
 
 
 def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult]) -> None:
-    """One row per image: CSV (image_id, then a column per key) or a JSON list; the file is
-    complete or absent, never partial."""
+    """One row per image: CSV (image_id, then a column per key; the signatures in a sidecar
+    JSON beside it) or a JSON list; each file is complete or absent, never partial."""
     check_per_item(path)
     rows = [
         [image_id, *(result.segments[i].scores[key] for key, result in results.items())]
@@ -99,7 +110,13 @@ def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult
             path, [_jsonable(dict(zip(header, r, strict=True))) for r in rows], option="--per-item"
         )
     else:
+        from capeval_core.stats.export import sidecar_path, signatures_text
+
         files.write_csv(path, header, rows, option="--per-item")
+        signatures = {k: str(r.signature) for k, r in results.items()}
+        files.write_text(
+            sidecar_path(path), signatures_text(signatures, path.name), option="--per-item"
+        )
 
 
 def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
@@ -113,14 +130,22 @@ def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
             print(f"warning ({metric}): {note}", file=sys.stderr)
 
 
-def metric_keys(values: Sequence[str] | None, default: Sequence[str]) -> list[str]:
+def metric_keys(
+    values: Sequence[str] | None, default: Sequence[str], optional: bool = False
+) -> list[str]:
     """The --metrics keys, as separate words or comma lists (``bleu_4,cider_d``), checked
-    against the registry before any file is read."""
+    against the registry before any file is read; ``optional`` admits the keys scored only
+    when asked for (SPICE's categories, which ``compare`` keeps)."""
     keys = [k.strip() for v in values or default for k in v.split(",") if k.strip()]
     if values and not keys:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
     for key in keys:
         metric_class(key)
+        if key in OPTIONAL_KEYS and not optional:
+            raise InputError(
+                f"--metrics: {key} is reported by `capeval compare` only (one or more results "
+                "files), which keeps each image's SPICE categories"
+            )
     return list(dict.fromkeys(keys))
 
 
@@ -129,11 +154,15 @@ def limits_of(args: argparse.Namespace) -> Limits:
     return Limits(**{name: getattr(args, name) for name in LIMIT_FLAGS})
 
 
+def _annotations(args: argparse.Namespace) -> Path | None:
+    return Path(args.annotations) if args.annotations else None
+
+
 def _cmd_score(args: argparse.Namespace) -> int:
     keys = metric_keys(args.metrics, DEFAULT_KEYS)
     if args.per_item:
         check_per_item(Path(args.per_item))
-    batch = load_coco(Path(args.results), Path(args.annotations), limits_of(args))
+    batch = load_coco(Path(args.results), _annotations(args), limits_of(args), args.split)
     embeddings = None
     if args.embeddings and any(metric_class(k).key in ("wmd", "mean") for k in keys):
         from capeval_core.embeddings import load_embeddings
@@ -450,16 +479,16 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         write_systems_per_item,
     )
 
-    keys = list(dict.fromkeys(args.metrics or DEFAULT_KEYS))
-    for key in keys:
-        metric_class(key)  # unknown keys fail before any file is read
-    if len(args.results) < 2:
-        raise InputError("--results needs two or more results files to compare")
+    keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
     for option, value in (("--trials", args.trials), ("--resamples", args.resamples)):
         if value < 1:
             raise InputError(f"{option} must be at least 1 (got {value})")
+    if args.table and args.json == "-":
+        raise InputError("--table and --json - both print on stdout: write the JSON to a file")
     names = [n.strip() for n in args.names.split(",")] if args.names else None
-    data = load_systems(args.results, args.annotations, names)
+    data = load_systems(
+        args.results, _annotations(args), names, split=args.split, on_missing=args.on_missing
+    )
     with tqdm(
         total=None,
         desc="capeval compare",
@@ -494,7 +523,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             print(text)
         else:
             Path(args.json).write_text(text + "\n", encoding="utf-8")
-    if args.json != "-":
+    if args.table:
+        from capeval_core.systems_table import paper_table
+
+        print(paper_table(comparison, raw=args.raw).render(args.table), end="")
+    elif args.json != "-":
         print(comparison.format_table())
     return 0
 
@@ -504,6 +537,8 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         cls = metric_class(key)
         direction = "higher is better" if cls.higher_is_better else "lower is better"
         print(f"{key:<10} {cls.name:<10} range {cls.bounds[0]:g}-{cls.bounds[1]:g}, {direction}")
+    for key in OPTIONAL_KEYS:
+        print(f"{key:<15} {metric_class(key).label(key)} (capeval compare only, when asked for)")
     return 0
 
 
@@ -574,6 +609,23 @@ def _bar_progress(bar: Any) -> Any:
     return progress
 
 
+def _add_reference_options(sub: argparse.ArgumentParser) -> None:
+    """--annotations and --split, the same for ``score`` and ``compare``."""
+    sub.add_argument(
+        "--annotations",
+        metavar="REFERENCES",
+        help='the references: COCO captions ({"annotations": [...]}), {image_id: [captions]} '
+        "or Karpathy's dataset_coco.json (default: COCO val2014 from the installed "
+        "pycocoevalcap)",
+    )
+    sub.add_argument(
+        "--split",
+        default=DEFAULT_SPLIT,
+        choices=KARPATHY_SPLITS,
+        help=f"the split read from a Karpathy dataset_coco.json (default: {DEFAULT_SPLIT})",
+    )
+
+
 def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--spice-parser",
@@ -597,9 +649,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="score a COCO results file against COCO captions")
     score.add_argument("--results", required=True, help='[{"image_id": ..., "caption": ...}]')
-    score.add_argument(
-        "--annotations", required=True, help='{"annotations": [{"image_id", "caption"}]}'
-    )
+    _add_reference_options(score)
     score.add_argument(
         "--metrics",
         nargs="+",
@@ -717,19 +767,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="score several systems' results on the same images, with bootstrap intervals "
         "and paired significance tests against the first",
     )
-    comp.add_argument(
-        "--annotations",
-        help="COCO captions file with the references (default: COCO val2014 from the "
-        "installed pycocoevalcap)",
-    )
+    _add_reference_options(comp)
     comp.add_argument(
         "--results",
         nargs="+",
         required=True,
         metavar="RESULTS",
-        help="two or more COCO results files; the first is the baseline",
+        help="one or more COCO results files; the first is the baseline",
     )
     comp.add_argument("--names", help="comma-separated system names (default: the file stems)")
+    comp.add_argument(
+        "--on-missing",
+        default="error",
+        choices=["error", "intersect"],
+        help="when the files do not caption the same images: stop with the ids (default), or "
+        "score the images every file captions and report what each file lost",
+    )
     comp.add_argument(
         "--metrics",
         nargs="+",
@@ -755,6 +808,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--per-item", metavar="OUT", help="write per-image captions and scores (.csv or .json)"
     )
     comp.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
+    comp.add_argument(
+        "--table",
+        choices=["text", "markdown", "latex", "csv"],
+        help="print a paper's results table instead of the report: metrics in the papers' "
+        "order, values x100 with one decimal, ± half the interval, Δ and p against the "
+        "baseline, † where p < 0.05 (latex: booktabs)",
+    )
+    comp.add_argument(
+        "--raw",
+        action="store_true",
+        help="with --table: the metrics' own scale, four decimals, instead of x100",
+    )
     comp.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
     comp.add_argument(
         "--cider-idf",

@@ -1,5 +1,14 @@
-"""Reading COCO-format files: results (``[{"image_id", "caption"}]``) and captions
-annotations (``{"annotations": [...], "images": [...]}``), from paths or uploads.
+"""Reading captioning files as they are distributed: results (``[{"image_id", "caption",
+...}]``) and references in any of three shapes, from paths or uploads:
+
+* COCO captions annotations (``{"annotations": [...], "images": [...]}``);
+* ``{image_id: [caption, ...]}``, the ``gts`` shape pycocoevalcap's scorers take (captions
+  as text or as ``{"caption": ...}`` records);
+* Karpathy's ``dataset_coco.json`` (``{"images": [{"split", "cocoid", "sentences":
+  [{"raw"}]}]}``), of which one split (``test`` by default) is read.
+
+Image ids are whole numbers or text; text of digits only (``"391895"``) is the number, since
+JSON object keys are always text and files disagree on which they write.
 
 Every file goes through :mod:`capeval_core.files` (size cap, encodings, JSON depth, lone
 surrogates) and every record is validated, so bad input ends in one :class:`InputError`
@@ -27,6 +36,13 @@ LIMIT_FLAGS: Mapping[str, str] = {
     "max_caption_tokens": "--max-caption-tokens",
     "max_references": "--max-references",
 }
+
+
+#: the splits of Karpathy's ``dataset_coco.json``
+KARPATHY_SPLITS = ("test", "val", "train", "restval")
+#: the split read from a Karpathy file unless another is asked for (the usual test images)
+DEFAULT_SPLIT = "test"
+COCO_VAL_SOURCE = "COCO val2014 captions (from the installed pycocoevalcap)"
 
 
 @dataclass(frozen=True)
@@ -63,11 +79,25 @@ def read_json_source(source: Source, role: str, limits: Limits | None = None) ->
     return str(path), value
 
 
+def canonical_id(value: int | str) -> int | str:
+    """An image id as one value whichever way a file wrote it: text of digits (no leading
+    zero) is the number, so ``"391895"`` (a JSON key) and ``391895`` name one image.
+
+    >>> [canonical_id(v) for v in ("391895", 42, "COCO_val2014_42", "007")]
+    [391895, 42, 'COCO_val2014_42', '007']
+    """
+    digits = isinstance(value, str) and value.isascii() and value.isdigit()
+    if digits and (value == "0" or not value.startswith("0")):
+        return int(value)
+    return value
+
+
 def image_id_of(value: Any, fail: files.Fail, record: int, field: str = "image_id") -> Any:
-    """A COCO image id: a whole number or text. ``true`` would match id 1 (``True == 1``),
-    a fraction names no image, and lists and objects are no ids at all."""
+    """A COCO image id: a whole number or text (see :func:`canonical_id`). ``true`` would
+    match id 1 (``True == 1``), a fraction names no image, and lists and objects are no ids
+    at all."""
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return value
+        return canonical_id(value)
     raise fail(
         f"expected an integer or a string (got {files.json_kind(value)})",
         record=record,
@@ -109,52 +139,228 @@ def over_limit(problem: str, limit: str) -> str:
     return f"{problem} (raise it with {LIMIT_FLAGS[limit]} if the data are genuine)"
 
 
-def load_coco(
-    results_path: Path, annotations_path: Path, limits: Limits | None = None
-) -> CocoBatch:
-    """Read a COCO results file and a COCO captions file into one ordered batch, held to
-    ``limits`` (default: :class:`~capeval_core.files.Limits`)."""
-    limits = limits or Limits()
-    results = caption_rows(
-        read_json_source(results_path, "results", limits)[1], results_path, "results", limits
-    )
-    if not results:
-        raise InputError(f"results file {results_path} holds no captions")
-    ann = read_json_source(annotations_path, "annotations", limits)[1]
-    if not isinstance(ann, dict) or "annotations" not in ann:
-        raise InputError(
-            f"annotations file {annotations_path}: expected an object with an 'annotations' list"
+@dataclass(frozen=True)
+class References:
+    """The references of a set of images and the images' listed order (or None).
+
+    ``captions`` maps an image id to its reference captions; ``images``, where the file
+    lists its images (COCO's ``images``, a ``gts`` object's keys, a Karpathy split), holds
+    ``{"id": ...}`` per image in that order, the order pycocoevalcap scores them in.
+    """
+
+    source: str
+    captions: Mapping[Any, tuple[str, ...]]
+    images: tuple[dict[str, Any], ...] | None
+    shape: str = "coco"
+
+    @classmethod
+    def from_annotations(cls, data: Any, source: str, limits: Limits | None = None) -> References:
+        """From a parsed COCO captions file (``{"annotations": [...], "images": [...]}``)."""
+        if not isinstance(data, dict) or "annotations" not in data:
+            raise InputError(
+                f"annotations file {source}: expected an object with an 'annotations' list"
+            )
+        refs: dict[Any, list[str]] = {}
+        for image_id, caption in caption_rows(
+            data["annotations"], source, "annotations", limits, "annotations"
+        ):
+            refs.setdefault(image_id, []).append(caption)
+        images = data.get("images")
+        listed = (
+            tuple(i for i in images if isinstance(i, dict)) if isinstance(images, list) else None
         )
-    refs: dict[Any, list[str]] = {}
-    for image_id, caption in caption_rows(
-        ann["annotations"], annotations_path, "annotations", limits, "annotations"
-    ):
-        refs.setdefault(image_id, []).append(caption)
+        return cls(source, _checked(refs, source, limits), listed, "coco")
+
+    @classmethod
+    def from_json(
+        cls,
+        data: Any,
+        source: str,
+        split: str = DEFAULT_SPLIT,
+        limits: Limits | None = None,
+    ) -> References:
+        """From any of the three shapes (see the module), told apart by their keys.
+
+        >>> refs = References.from_json({"42": ["a dog", "a brown dog"]}, "gts.json")
+        >>> refs.shape, dict(refs.captions)
+        ('dict', {42: ('a dog', 'a brown dog')})
+        """
+        if isinstance(data, dict) and "annotations" in data:
+            return cls.from_annotations(data, source, limits)
+        images = data.get("images") if isinstance(data, dict) else None
+        if isinstance(images, list) and images and isinstance(images[0], dict):
+            if "sentences" in images[0]:
+                return _karpathy(images, source, split, limits)
+        elif isinstance(data, dict) and data and "images" not in data:
+            return _gts(data, source, limits)
+        raise InputError(
+            f"references file {source}: expected an object with an 'annotations' list (COCO "
+            "captions), {image_id: [captions]} or Karpathy's dataset_coco.json (images with "
+            f"'split', 'cocoid' and 'sentences') (got {_kind(data)})"
+        )
+
+
+def _kind(data: Any) -> str:
+    if isinstance(data, dict):
+        return "an object with keys " + ", ".join(map(repr, list(data)[:5])) if data else "{}"
+    return files.json_kind(data)
+
+
+def _checked(
+    refs: Mapping[Any, list[str]], source: str, limits: Limits | None
+) -> dict[Any, tuple[str, ...]]:
+    limits = limits or Limits()
     for image_id, captions in refs.items():
         problem = limits.references_problem(len(captions))
         if problem:
             raise InputError(
-                f"annotations file {annotations_path}: image_id {image_id!r} has "
+                f"references file {source}: image_id {image_id!r} has "
                 + over_limit(problem, "max_references")
             )
+    return {k: tuple(v) for k, v in refs.items()}
+
+
+def _caption(value: Any, fail: files.Fail, record: int, column: str, limits: Limits) -> str:
+    if not isinstance(value, str):
+        raise fail(f"expected text, got {files.json_kind(value)}", record=record, column=column)
+    problem = limits.caption_problem(value)
+    if problem:
+        raise fail(over_limit(problem, "max_caption_tokens"), record=record, column=column)
+    return value
+
+
+def _gts(data: dict, source: str, limits: Limits | None) -> References:
+    """``{image_id: [caption or {"caption": ...}, ...]}`` (pycocoevalcap's ``gts``)."""
+    limits = limits or Limits()
+    refs: dict[Any, list[str]] = {}
+    for key, captions in data.items():
+        fail = files.failer(f"references file {source}, image_id {key!r}")
+        if not isinstance(captions, list):
+            raise fail(
+                "expected a list of captions (the {image_id: [captions]} shape; COCO "
+                f"annotations need an 'annotations' list), got {files.json_kind(captions)}"
+            )
+        image_id = canonical_id(key)
+        out = refs.setdefault(image_id, [])
+        for j, c in enumerate(captions):
+            if isinstance(c, dict) and "caption" in c:
+                c = c["caption"]
+            out.append(_caption(c, fail, j, "caption", limits))
+    if not refs:
+        raise InputError(f"references file {source} holds no images")
+    return References(
+        source, _checked(refs, source, limits), tuple({"id": k} for k in refs), "dict"
+    )
+
+
+def _karpathy(images: list, source: str, split: str, limits: Limits | None) -> References:
+    """One split of Karpathy's ``dataset_coco.json``: ``cocoid`` the image id, each
+    ``sentences[].raw`` a reference, in the file's order."""
+    limits = limits or Limits()
+    fail = files.failer(f"references file {source}, list 'images'")
+    refs: dict[Any, list[str]] = {}
+    splits: dict[str, int] = {}
+    for i, img in enumerate(images):
+        if not isinstance(img, dict):
+            raise fail(f"expected an object, got {files.json_kind(img)}", record=i)
+        for name in ("split", "cocoid", "sentences"):
+            if name not in img:
+                raise fail(
+                    f"missing field '{name}' (Karpathy's dataset_coco.json lists images with "
+                    "'split', 'cocoid' and 'sentences')",
+                    record=i,
+                )
+        if not isinstance(img["split"], str):
+            raise fail(
+                f"expected text, got {files.json_kind(img['split'])}", record=i, column="split"
+            )
+        splits[img["split"]] = splits.get(img["split"], 0) + 1
+        if img["split"] != split:
+            continue
+        image_id = image_id_of(img["cocoid"], fail, i, "cocoid")
+        sentences = img["sentences"]
+        if not isinstance(sentences, list):
+            raise fail(
+                f"expected a list, got {files.json_kind(sentences)}", record=i, column="sentences"
+            )
+        out = refs.setdefault(image_id, [])
+        for sentence in sentences:
+            if not isinstance(sentence, dict) or "raw" not in sentence:
+                raise fail("each sentence needs its 'raw' text", record=i, column="sentences")
+            out.append(_caption(sentence["raw"], fail, i, "sentences", limits))
+    if not refs:
+        found = ", ".join(f"{k} ({v:,})" for k, v in splits.items()) or "none"
+        raise InputError(
+            f"references file {source}: no image of split {split!r} (splits found: {found})"
+        )
+    return References(
+        f"{source}, split {split}",
+        _checked(refs, source, limits),
+        tuple({"id": k} for k in refs),
+        "karpathy",
+    )
+
+
+def coco_val_references() -> References:
+    """COCO val2014's references, read from the installed pycocoevalcap (about 2 s)."""
+    from capeval_core.resources import coco_caption_file
+
+    data = coco_caption_file("val")
+    images = tuple({"id": img.get("id")} for img in data.get("images", []) if isinstance(img, dict))
+    refs = References.from_annotations({"annotations": data["annotations"]}, COCO_VAL_SOURCE)
+    return References(refs.source, refs.captions, images)
+
+
+def read_references(
+    source: Source | References | None,
+    split: str = DEFAULT_SPLIT,
+    limits: Limits | None = None,
+) -> References:
+    """The references of a path or upload in any shape, or COCO val2014 (``None``)."""
+    if isinstance(source, References):
+        return source
+    if source is None:
+        return coco_val_references()
+    if split not in KARPATHY_SPLITS:
+        raise InputError(f"split must be one of {', '.join(KARPATHY_SPLITS)} (got {split!r})")
+    name, data = read_json_source(source, "references", limits)
+    return References.from_json(data, name, split, limits)
+
+
+def load_coco(
+    results_path: Source,
+    annotations_path: Source | References | None = None,
+    limits: Limits | None = None,
+    split: str = DEFAULT_SPLIT,
+) -> CocoBatch:
+    """Read a results file and its references (any shape, see the module; None: COCO
+    val2014) into one ordered batch, held to ``limits`` (default:
+    :class:`~capeval_core.files.Limits`)."""
+    limits = limits or Limits()
+    results_name, rows = read_json_source(results_path, "results", limits)
+    results = caption_rows(rows, results_name, "results", limits)
+    if not results:
+        raise InputError(f"results file {results_name} holds no captions")
+    refs = read_references(annotations_path, split, limits)
     cands: dict[Any, str] = {}
     for i, (image_id, caption) in enumerate(results):
         if image_id in cands:
             raise InputError(
-                f"results file {results_path}, record {i}: image_id {image_id!r} has more than "
+                f"results file {results_name}, record {i}: image_id {image_id!r} has more than "
                 "one caption (one candidate per image is expected)"
             )
         cands[image_id] = caption
-    missing = [i for i in cands if i not in refs]
+    missing = [i for i in cands if i not in refs.captions]
     if missing:
         shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
         raise InputError(
-            f"{len(missing)} image_id(s) of {results_path} have no reference in "
-            f"{annotations_path}: {shown}"
+            f"{len(missing)} image_id(s) of {results_name} have no reference in "
+            f"{refs.source}: {shown}"
         )
-    order = evaluation_order(ann, cands, annotations_path)
+    listed = {"images": list(refs.images)} if refs.images else {}
+    order = evaluation_order(listed, cands, refs.source)
     return CocoBatch(
-        tuple(order), tuple(cands[i] for i in order), tuple(tuple(refs[i]) for i in order)
+        tuple(order), tuple(cands[i] for i in order), tuple(tuple(refs.captions[i]) for i in order)
     )
 
 

@@ -478,18 +478,14 @@ def safe_cell(value: Any) -> Any:
     return value
 
 
-def csv_text(
-    header: Sequence[Any], rows: Iterable[Sequence[Any]], *, comments: Sequence[str] = ()
-) -> str:
-    """The one CSV writer: ``#`` comment lines, then the header and rows, every cell escaped
-    with :func:`safe_cell`.
+def csv_text(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
+    """The one CSV writer: the header and rows, every cell escaped with :func:`safe_cell`,
+    and nothing else (no comment lines: a plain ``pandas.read_csv`` must read it).
 
     >>> csv_text(["id", "caption"], [["=HYPERLINK(1)", "a dog"], [7, "a cat"]]).splitlines()
     ['id,caption', "'=HYPERLINK(1),a dog", '7,a cat']
     """
     buf = io.StringIO()
-    for line in comments:
-        buf.write(f"# {line.replace(chr(13), ' ').replace(chr(10), ' ')}\r\n")
     # CRLF rows (RFC 4180): the csv module quotes only cells holding a character of the line
     # terminator, so with "\n" alone a cell holding "\r" would split its row in a reader
     writer = csv.writer(buf, lineterminator="\r\n")
@@ -504,8 +500,7 @@ def write_csv(
     header: Sequence[Any],
     rows: Iterable[Sequence[Any]],
     *,
-    comments: Sequence[str] = (),
     option: str = "output",
 ) -> Path:
     """:func:`csv_text` written atomically to ``path``."""
-    return write_text(path, csv_text(header, rows, comments=comments), option=option)
+    return write_text(path, csv_text(header, rows), option=option)

@@ -25,7 +25,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from capeval_core.coco_files import Source, caption_rows, evaluation_order, read_json_source
+from capeval_core.coco_files import (
+    COCO_VAL_SOURCE,
+    DEFAULT_SPLIT,
+    References,
+    Source,
+    caption_rows,
+    coco_val_references,
+    evaluation_order,
+    read_json_source,
+    read_references,
+)
 from capeval_core.errors import CapevalError, InputError
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
@@ -39,8 +49,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int, str], None]
 
-COCO_VAL_SOURCE = "COCO val2014 captions (from the installed pycocoevalcap)"
-
 
 @dataclass(frozen=True)
 class SystemsInput:
@@ -53,6 +61,8 @@ class SystemsInput:
     record order when the annotations list no images. The PTB tokenizer looks across
     caption boundaries and means are summed in order, so such a system is tokenized and
     summed in its own order, and its values stay those of ``capeval score``.
+    ``dropped[s]``, where given, lists the image ids of system ``s``'s file left out because
+    another system does not caption them (``on_missing="intersect"``).
     """
 
     names: tuple[str, ...]
@@ -62,6 +72,7 @@ class SystemsInput:
     sources: tuple[str, ...]
     reference_source: str
     orders: tuple[tuple[int, ...] | None, ...] = ()
+    dropped: tuple[tuple[Any, ...], ...] = ()
 
     def __len__(self) -> int:
         return len(self.image_ids)
@@ -69,6 +80,39 @@ class SystemsInput:
     def order(self, system: int) -> tuple[int, ...] | None:
         """System ``system``'s own order of the images, or None (the shared order)."""
         return self.orders[system] if system < len(self.orders) else None
+
+    def lost(self, system: int) -> tuple[Any, ...]:
+        """The image ids of system ``system``'s file that are not scored (see ``dropped``)."""
+        return self.dropped[system] if system < len(self.dropped) else ()
+
+    def arranged(self, order: Sequence[int], names: Sequence[str] | None = None) -> SystemsInput:
+        """The same systems in another order (the first is the baseline), optionally renamed
+        (``names`` in the new order).
+
+        >>> data = SystemsInput(("a", "b"), (1,), (("x",), ("y",)), (("r",),), ("a", "b"), "t")
+        >>> data.arranged([1, 0], ["B", "A"]).names, data.arranged([1, 0]).candidates
+        (('B', 'A'), (('y',), ('x',)))
+        """
+        order = list(order)
+        if sorted(order) != list(range(len(self.names))):
+            raise InputError(
+                f"order must list each of the {len(self.names)} systems once (got {order})"
+            )
+        files = [self.sources[i] for i in order]
+        new_names = [str(n).strip() for n in names] if names is not None else None
+        if new_names is not None:
+            _check_names(new_names, files)
+        pick = lambda values: tuple(values[i] for i in order) if values else ()  # noqa: E731
+        return SystemsInput(
+            tuple(new_names) if new_names is not None else pick(self.names),
+            self.image_ids,
+            pick(self.candidates),
+            self.references,
+            tuple(files),
+            self.reference_source,
+            tuple(self.order(i) for i in order) if self.orders else (),
+            tuple(self.lost(i) for i in order) if self.dropped else (),
+        )
 
     def digest(self, system: int) -> str:
         """Content digest of one system's captions with the references (the cache key)."""
@@ -107,63 +151,14 @@ def _results(source: Source) -> tuple[str, dict[Any, str]]:
     return name, captions
 
 
-@dataclass(frozen=True)
-class References:
-    """The references of a set of images and the images' listed order (or None)."""
-
-    source: str
-    captions: Mapping[Any, tuple[str, ...]]
-    images: tuple[dict[str, Any], ...] | None
-
-    @classmethod
-    def from_annotations(cls, data: Any, source: str) -> References:
-        """From a parsed COCO captions file (``{"annotations": [...], "images": [...]}``)."""
-        if not isinstance(data, dict) or "annotations" not in data:
-            raise InputError(
-                f"annotations file {source}: expected an object with an 'annotations' list"
-            )
-        refs: dict[Any, list[str]] = {}
-        for image_id, caption in caption_rows(data["annotations"], source, "annotations"):
-            refs.setdefault(image_id, []).append(caption)
-        images = data.get("images")
-        listed = (
-            tuple(i for i in images if isinstance(i, dict)) if isinstance(images, list) else None
-        )
-        return cls(source, {k: tuple(v) for k, v in refs.items()}, listed)
+#: what ``load_systems`` does when the systems do not caption the same images
+ON_MISSING = ("error", "intersect")
 
 
-def coco_val_references() -> References:
-    """COCO val2014's references, read from the installed pycocoevalcap (about 2 s)."""
-    from capeval_core.resources import coco_caption_file
-
-    data = coco_caption_file("val")
-    images = tuple({"id": img.get("id")} for img in data.get("images", []) if isinstance(img, dict))
-    refs = References.from_annotations({"annotations": data["annotations"]}, COCO_VAL_SOURCE)
-    return References(refs.source, refs.captions, images)
-
-
-def load_systems(
-    results: Sequence[Source],
-    annotations: Source | References | None = None,
-    names: Sequence[str] | None = None,
-) -> SystemsInput:
-    """Read and align results files (COCO format: ``[{"image_id", "caption"}]``).
-
-    ``annotations`` is a COCO captions file, or None for COCO val2014 from the installed
-    pycocoevalcap. ``names`` default to the files' stems. Raises :class:`InputError` naming
-    the file and the image ids when a file captions an image twice, when the systems do not
-    caption the same images, or when an image has no reference.
-    """
-    if not results:
-        raise InputError("no results file given: nothing to compare")
-    loaded = [_results(source) for source in results]
-    files = [name for name, _ in loaded]
-    if names is None:
-        names = [Path(f).stem for f in files]
-    names = [str(n) for n in names]
-    if len(names) != len(loaded):
+def _check_names(names: Sequence[str], files: Sequence[str]) -> None:
+    if len(names) != len(files):
         raise InputError(
-            f"{len(names)} system name(s) for {len(loaded)} results file(s): give one per file"
+            f"{len(names)} system name(s) for {len(files)} results file(s): give one per file"
         )
     for i, name in enumerate(names):
         if not name:
@@ -173,8 +168,41 @@ def load_systems(
                 f"results files {files[names.index(name)]} and {files[i]} both give the system "
                 f"name {name!r}: system names must be unique (give names explicitly)"
             )
+
+
+def load_systems(
+    results: Sequence[Source],
+    annotations: Source | References | None = None,
+    names: Sequence[str] | None = None,
+    *,
+    split: str = DEFAULT_SPLIT,
+    on_missing: str = "error",
+) -> SystemsInput:
+    """Read and align results files (COCO format: ``[{"image_id", "caption", ...}]``).
+
+    ``annotations`` holds the references in any shape :func:`read_references` reads (COCO
+    annotations, ``{image_id: [captions]}``, Karpathy's ``dataset_coco.json`` with
+    ``split``), or None for COCO val2014 from the installed pycocoevalcap. ``names`` default
+    to the files' stems. Raises :class:`InputError` naming the file and the image ids when a
+    file captions an image twice, when an image has no reference, or (``on_missing="error"``)
+    when the systems do not caption the same images; ``on_missing="intersect"`` scores the
+    images every system captions and records what each file lost in ``dropped``.
+    """
+    if on_missing not in ON_MISSING:
+        raise InputError(f"on_missing must be one of {', '.join(ON_MISSING)} (got {on_missing!r})")
+    if not results:
+        raise InputError("no results file given: nothing to compare")
+    loaded = [_results(source) for source in results]
+    files = [name for name, _ in loaded]
+    if names is None:
+        names = [Path(f).stem for f in files]
+    names = [str(n) for n in names]
+    _check_names(names, files)
     first_file, first = loaded[0]
+    shared = [k for k in first if all(k in captions for _, captions in loaded[1:])]
     for file, captions in loaded[1:]:
+        if on_missing == "intersect":
+            break
         missing = [k for k in first if k not in captions]
         extra = [k for k in captions if k not in first]
         if missing or extra:
@@ -185,15 +213,18 @@ def load_systems(
                 parts.append(f"has {len(extra)} image_id(s) {first_file} lacks: {_shown(extra)}")
             raise InputError(
                 f"results file {file} {'; and '.join(parts)} (every system must caption the "
-                "same images)"
+                "same images; to score only the images they all caption, use --on-missing "
+                "intersect)"
             )
-    if isinstance(annotations, References):
-        refs = annotations
-    elif annotations is None:
-        refs = coco_val_references()
-    else:
-        source, parsed = read_json_source(annotations, "annotations")
-        refs = References.from_annotations(parsed, source)
+    if not shared:
+        raise InputError(
+            f"the results files {', '.join(files)} have no image in common: nothing to compare"
+        )
+    keep = set(shared)
+    dropped = tuple(tuple(k for k in captions if k not in keep) for _, captions in loaded)
+    loaded = [(f, {k: v for k, v in c.items() if k in keep}) for f, c in loaded]
+    first = loaded[0][1]
+    refs = read_references(annotations, split)
     missing = [k for k in first if k not in refs.captions]
     if missing:
         raise InputError(
@@ -215,6 +246,7 @@ def load_systems(
         tuple(files),
         refs.source,
         tuple(orders),
+        dropped if any(dropped) else (),
     )
 
 
@@ -287,7 +319,7 @@ class SystemsScores:
 
 #: names the layout of cached system scores (values and sufficient statistics); a new layout
 #: gets a new name, so old entries are never read as new ones
-_CACHE_FORMAT = "systems-v1"
+_CACHE_FORMAT = "systems-v2"  # v2: SPICE keeps its category F-scores (spice_object ...)
 
 
 def _cache_file(digest: str, signature: str) -> Path:
@@ -462,6 +494,8 @@ def _assemble(
                 for k, v in got.items()
                 if k.startswith(STATISTICS_PREFIX)
             }
+            # keys reported only when asked for (SPICE's categories) come from the statistics
+            item_values.update(metric.optional_values(stats))
             statistics[name][mkey] = metric.item_statistics(item_values, stats, batches[s])
             point = statistics[name][mkey].point()
             order = data.order(s)
@@ -551,7 +585,9 @@ class SystemsComparison:
         return f"{self.scores.signatures[key]}|{self.resampling}"
 
     def as_dict(self) -> dict[str, Any]:
-        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images"}`` (NaN as None)."""
+        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"}`` (NaN
+        as None); ``dropped[system]`` is ``{"n", "image_ids"}``, the images of its file left
+        out because another system does not caption them."""
         out = {
             "systems": list(self.systems),
             "corpus": {s: {k: self.corpus[s][k] for k in self.keys} for s in self.systems},
@@ -569,16 +605,41 @@ class SystemsComparison:
             },
             "signatures": {k: self.signature(k) for k in self.keys},
             "n_images": len(self.scores.input),
+            "dropped": {
+                s: {"n": len(lost), "image_ids": list(lost)}
+                for s, lost in zip(self.systems, self._lost(), strict=True)
+            },
         }
         return _finite(out)
+
+    def _lost(self) -> list[tuple[Any, ...]]:
+        return [self.scores.input.lost(i) for i in range(len(self.systems))]
+
+    def dropped_lines(self, shown: int = 20) -> list[str]:
+        """What each file lost to ``on_missing="intersect"``, one line per file that lost
+        images (none when every system captions the same images)."""
+        data = self.scores.input
+        lines = []
+        for i, lost in enumerate(self._lost()):
+            if lost:
+                more = f" ... ({len(lost) - shown:,} more)" if len(lost) > shown else ""
+                lines.append(
+                    f"{data.sources[i]} ({self.systems[i]}) lost {len(lost):,} image(s) another "
+                    f"system does not caption: {', '.join(map(repr, lost[:shown]))}{more}"
+                )
+        return lines
 
     def format_table(self) -> str:
         """The comparison as text, laid out like sacrebleu's paired-test table: each system's
         value ± the half-width of its interval, then its difference to the baseline and the
-        p-value (``*`` where p < 0.05)."""
+        p-value (``*`` where p < 0.05; at the floor of the resampling, ``p < 0.001``)."""
         from capeval_core._version import __version__
+        from capeval_core.systems_table import format_p
 
         r = self.resampling
+        resolution = {"bs": r.n_resamples, "ar": r.n_trials}.get(
+            r.paired, min(r.n_resamples, r.n_trials)
+        )
         labels = [metric_class(k).label(k) for k in self.keys]
         pct = f"{r.level * 100:g}%"
         header = ["System", *(f"{label} (± {pct} CI)" for label in labels)]
@@ -597,9 +658,14 @@ class SystemsComparison:
             for k in self.keys:
                 p = self.paired[k][s]
                 mark = "*" if p.p_value < 0.05 else ""
-                delta.append(f"Δ {p.delta:+.4f} (p = {p.p_value:.4f}){mark}")
+                shown = format_p(p.p_value, resolution)
+                shown = f"p {shown}" if shown.startswith("<") else f"p = {shown}"
+                delta.append(f"Δ {p.delta:+.4f} ({shown}){mark}")
                 if r.paired == "both":
-                    detail.append(f"bs {p.p_bootstrap:.4f}, ar {p.p_randomization:.4f}")
+                    detail.append(
+                        f"bs {format_p(p.p_bootstrap, r.n_resamples)}, "
+                        f"ar {format_p(p.p_randomization, r.n_trials)}"
+                    )
             rows.append(delta)
             if r.paired == "both":
                 rows.append(detail)
@@ -627,6 +693,20 @@ class SystemsComparison:
             "both": f"paired bootstrap resampling ({r.n_resamples:,} resamples) and "
             f"approximate randomization ({r.n_trials:,} trials)",
         }[r.paired]
+        from capeval_core.systems_table import categories_left_out
+
+        undefined = categories_left_out(self)
+        if undefined:
+            counts = ", ".join(f"{metric_class(k).label(k)} {n:,}" for k, n in undefined.items())
+            out += [
+                "",
+                "SPICE categories: the mean over the images whose references have such tuples; "
+                f"images left out: {counts}.",
+            ]
+        lost = self.dropped_lines()
+        if lost:
+            out += ["", "Scored on the images every system captions (on-missing: intersect):"]
+            out += [f"  {line}" for line in lost]
         out += [
             "",
             f"Each system against the baseline ({self.baseline}) with {tests}, seed {r.seed}.",
@@ -679,15 +759,15 @@ class SystemsComparison:
 
 
 def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
-    """Per-image captions and values of every system as ``"csv"`` (``#`` lines with the
-    signatures, cells a spreadsheet would evaluate escaped) or ``"json"`` (an object with
-    the signatures and one record per image)."""
+    """Per-image captions and values of every system as ``"csv"`` (a header and the rows,
+    cells a spreadsheet would evaluate escaped; the signatures are in :func:`signatures_text`)
+    or ``"json"`` (an object with the signatures and one record per image)."""
     from capeval_core.stats.export import to_csv_text
 
     frame = comparison.scores.item_frame()
     signatures = {k: comparison.signature(k) for k in comparison.keys}
     if fmt == "csv":
-        return to_csv_text(frame, signatures)
+        return to_csv_text(frame)
     if fmt == "json":
         from capeval_core._version import __version__
 
@@ -702,16 +782,33 @@ def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
     raise InputError(f"per-image output is csv or json (got {fmt!r})")
 
 
+def signatures_text(comparison: SystemsComparison, describes: str = "") -> str:
+    """The sidecar JSON of a per-image CSV: the capeval version, the systems, the references
+    and each key's signature (metric and resampling)."""
+    from capeval_core.stats.export import signatures_text as text
+
+    return text(
+        {k: comparison.signature(k) for k in comparison.keys},
+        describes,
+        systems=list(comparison.systems),
+        references=comparison.scores.input.reference_source,
+    )
+
+
 def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:
-    """:func:`per_item_text` into ``path`` (``.csv`` or ``.json``)."""
+    """:func:`per_item_text` into ``path`` (``.csv`` or ``.json``); beside a CSV, its
+    signatures in the sidecar JSON (:func:`capeval_core.stats.export.sidecar_path`)."""
+    from capeval_core import files
+    from capeval_core.stats.export import sidecar_path
+
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".json"):
         raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
-    text = per_item_text(comparison, suffix[1:])
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc}") from None
+    files.write_text(path, per_item_text(comparison, suffix[1:]), option="--per-item")
+    if suffix == ".csv":
+        files.write_text(
+            sidecar_path(path), signatures_text(comparison, path.name), option="--per-item"
+        )
 
 
 def demo_systems(n_images: int = 200) -> SystemsInput:
@@ -828,6 +925,10 @@ def compare_systems(
             finite = values[np.isfinite(values)]
             mean[s][k] = float(finite.mean()) if finite.size else math.nan
     base = systems[0]
+    if len(systems) < 2:  # one system: intervals only, nothing to test against
+        return SystemsComparison(
+            scores, ci, mean, tests, ResamplingSignature(paired, n_resamples, n_trials, seed, level)
+        )
     # every (system, metric) against the baseline in one pass over the swaps
     results = rs.paired_tests_many(
         {
@@ -861,5 +962,6 @@ __all__ = [
     "load_systems",
     "per_item_text",
     "score_systems",
+    "signatures_text",
     "write_systems_per_item",
 ]

@@ -799,15 +799,20 @@ def coco_val_references() -> object:
 
 @st.cache_data(show_spinner="Reading and checking the results files…", max_entries=8)
 def systems_input(
-    results: tuple[tuple[str, bytes], ...], annotations: tuple[str, bytes] | None
+    results: tuple[tuple[str, bytes], ...],
+    annotations: tuple[str, bytes] | None,
+    split: str = "test",
+    on_missing: str = "error",
 ) -> object:
     """Uploaded results files aligned on their images (``SystemsInput``); the references
-    from an uploaded annotations file, or COCO val2014. Raises InputError naming the file
-    and the image ids when the files do not caption the same images once each."""
+    from an uploaded file (COCO annotations, ``{image_id: [captions]}`` or Karpathy's
+    ``dataset_coco.json`` with ``split``), or COCO val2014. Raises InputError naming the file
+    and the image ids when the files do not caption the same images once each (unless
+    ``on_missing="intersect"``)."""
     from capeval_core.systems import load_systems
 
     refs = annotations if annotations is not None else coco_val_references()
-    return load_systems(list(results), refs)  # type: ignore[arg-type]
+    return load_systems(list(results), refs, split=split, on_missing=on_missing)  # type: ignore[arg-type]
 
 
 @st.cache_data(show_spinner="Building the demo systems from COCO val2014…", max_entries=2)

@@ -21,6 +21,7 @@ import streamlit as st
 
 from capeval_core.metrics import available_keys
 from capeval_core.stats import MIN_N_FOR_PVALUE, pvalue_meaningful, to_csv_text
+from capeval_core.stats.export import sidecar_path, signatures_text
 from capeval_ui import cached
 from capeval_ui.views import format_pvalue, key_label, table
 
@@ -111,13 +112,26 @@ def render_set_banner(jset: object, origin: str) -> None:
 def download_csv(
     frame: pd.DataFrame, signatures: Mapping[str, str], file_name: str, *, key: str
 ) -> None:
-    """A CSV download that is safe in a spreadsheet and carries the metric signatures."""
-    st.download_button(
+    """A CSV download that is safe in a spreadsheet and opens with a plain
+    ``pandas.read_csv``, and beside it the signatures as JSON (the CSV has no room for them;
+    tables without metric signatures get the CSV alone)."""
+    left, right = st.columns(2) if signatures else (st, None)
+    left.download_button(
         "Download CSV",
-        to_csv_text(frame, signatures),
+        to_csv_text(frame),
         file_name=file_name,
         mime="text/csv",
         key=key,
+        icon=":material/download:",
+    )
+    if right is None:
+        return
+    right.download_button(
+        "Signatures (JSON)",
+        signatures_text(signatures, file_name),
+        file_name=sidecar_path(file_name).name,
+        mime="application/json",
+        key=f"{key}-signatures",
         icon=":material/download:",
     )
 

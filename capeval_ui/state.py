@@ -80,6 +80,11 @@ KEPT: tuple[str, ...] = (
     "systems_a",
     "systems_b",
     "systems_key",
+    "systems_split",
+    "systems_on_missing",
+    "systems_names",
+    "systems_baseline",
+    "systems_raw",
 )
 #: the Systems page's last uploaded results and annotations files, kept for the session
 #: (Streamlit empties a file uploader whenever its page is left)

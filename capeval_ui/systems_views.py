@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 
 from capeval_core.metrics import metric_class
 from capeval_core.systems import SystemsComparison
+from capeval_core.systems_table import paper_order, paper_table
 
 _NUMBER = st.column_config.NumberColumn(format="%.4f")
 _PVALUE = st.column_config.NumberColumn(format="%.4g")
@@ -78,6 +79,44 @@ def render_summary(comparison: SystemsComparison) -> None:
     )
 
 
+def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None:
+    """The paper's table (:func:`capeval_core.systems_table.paper_table`): values with their
+    intervals and † marks, then Δ and p against the baseline (its own cells empty), with
+    LaTeX, Markdown and CSV downloads of the same table."""
+    table = paper_table(comparison, raw=raw)
+    text = st.column_config.TextColumn
+    config = {"system": text("System")}
+    st.dataframe(
+        table.value_frame(), hide_index=True, width="stretch", column_config=config,
+        key="systems_paper_values",
+    )  # fmt: skip
+    if len(comparison.systems) > 1:
+        st.text(f"Δ to the baseline, {comparison.baseline}, and p (in brackets):")
+        st.dataframe(
+            table.delta_frame(), hide_index=True, width="stretch", column_config=config,
+            key="systems_paper_deltas",
+        )  # fmt: skip
+    st.text("\n".join(table.notes))  # they name systems and files: user text, never markdown
+    columns = st.columns(3)
+    for col, (fmt, name, mime) in zip(
+        columns,
+        (
+            ("latex", "LaTeX", "application/x-tex"),
+            ("markdown", "Markdown", "text/markdown"),
+            ("csv", "CSV", "text/csv"),
+        ),
+        strict=True,
+    ):
+        extension = {"latex": "tex", "markdown": "md", "csv": "csv"}[fmt]
+        col.download_button(
+            f"Table ({name})",
+            table.render(fmt),
+            file_name=f"capeval-systems-table.{extension}",
+            mime=mime,
+            key=f"systems_table_{fmt}",
+        )
+
+
 def comparison_frame(comparison: SystemsComparison) -> pd.DataFrame:
     """One row per (system, metric): value, interval, difference to the baseline, p-values."""
     frame = comparison.to_frame()
@@ -118,11 +157,25 @@ def _error_bars(comparison: SystemsComparison, system: str, key: str) -> tuple[f
     return max(high - value, 0.0), max(value - low, 0.0)
 
 
+#: panels per row of the chart: eleven side by side left their y ticks over the neighbours'
+#: bars (issue 33)
+PANELS_PER_ROW = 4
+
+
 def systems_chart(comparison: SystemsComparison) -> go.Figure:
-    """One panel per metric (its own scale: CIDEr-D runs to 10), a bar per system with the
-    bootstrap interval as error bars."""
-    keys = list(comparison.keys)
-    fig = make_subplots(rows=1, cols=max(len(keys), 1), subplot_titles=[label(k) for k in keys])
+    """One panel per metric (its own scale: CIDEr-D runs to 10) in the papers' order, at most
+    :data:`PANELS_PER_ROW` to a row, a bar per system with the bootstrap interval as error
+    bars."""
+    keys = paper_order(list(comparison.keys))
+    cols = max(min(len(keys), PANELS_PER_ROW), 1)
+    rows = max(math.ceil(len(keys) / cols), 1)
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[label(k) for k in keys],
+        horizontal_spacing=0.08,
+        vertical_spacing=0.3 / rows if rows > 1 else 0.0,
+    )
     for i, s in enumerate(comparison.systems):
         for j, k in enumerate(keys):
             plus, minus = _error_bars(comparison, s, k)
@@ -137,12 +190,13 @@ def systems_chart(comparison: SystemsComparison) -> go.Figure:
                     showlegend=j == 0,
                     hovertemplate=f"{html.escape(s)}<br>{label(k)} %{{y:.4f}}<extra></extra>",
                 ),
-                row=1,
-                col=j + 1,
+                row=j // cols + 1,
+                col=j % cols + 1,
             )
     fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(nticks=5, tickfont={"size": 10})
     fig.update_layout(
-        height=360,
+        height=120 + 240 * rows,
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
         legend={"orientation": "h", "y": -0.08, "x": 0},
         bargap=0.25,
@@ -186,5 +240,7 @@ def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) 
     gaps = np.abs(table["difference"].to_numpy())
     st.caption(
         f"{int(np.count_nonzero(gaps > 0)):,} of {len(table):,} images differ on {name}; "
-        "the largest differences first."
+        "the largest differences first. Compare captions scores one image at a time: its "
+        "CIDEr-D takes COCO val2014's document frequencies (one image's references give none "
+        "worth having), not this set's, so its CIDEr-D differs from the values here."
     )

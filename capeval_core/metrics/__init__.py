@@ -27,15 +27,17 @@ METRICS: dict[str, type[Metric]] = {m.key: m for m in _METRICS}
 
 #: every reported key -> the class that reports it ("bleu_2" -> Bleu)
 REPORTED_KEYS: dict[str, type[Metric]] = {k: m for m in _METRICS for k in m.report_keys()}
+#: keys a metric reports only when asked for (``spice_object`` ...): see Metric.optional_reports
+OPTIONAL_KEYS: dict[str, type[Metric]] = {k: m for m in _METRICS for k in m.optional_reports}
 
 
 def metric_class(key: str) -> type[Metric]:
     """The class behind a metric key or a reported key."""
-    cls = METRICS.get(key) or REPORTED_KEYS.get(key)
+    cls = METRICS.get(key) or REPORTED_KEYS.get(key) or OPTIONAL_KEYS.get(key)
     if cls is None:
         raise UnknownKeyError(
             f"unknown metric {key!r}; available: "
-            + ", ".join(dict.fromkeys([*REPORTED_KEYS, *METRICS]))
+            + ", ".join(dict.fromkeys([*REPORTED_KEYS, *METRICS, *OPTIONAL_KEYS]))
         )
     return cls
 
@@ -89,8 +91,15 @@ def available_keys() -> list[str]:
     return list(REPORTED_KEYS)
 
 
+def optional_keys() -> list[str]:
+    """Keys scored only when asked for, by ``capeval compare`` and the Systems page
+    (``spice_object`` … ``spice_size``): see :attr:`Metric.optional_reports`."""
+    return list(OPTIONAL_KEYS)
+
+
 __all__ = [
     "METRICS",
+    "OPTIONAL_KEYS",
     "REPORTED_KEYS",
     "Batch",
     "Bleu",
@@ -104,4 +113,5 @@ __all__ = [
     "get_metric",
     "make_batch",
     "metric_class",
+    "optional_keys",
 ]

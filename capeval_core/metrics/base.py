@@ -172,6 +172,10 @@ class Metric(ABC):
     #: Keys this metric reports; the first is its primary key unless ``primary`` says otherwise.
     reports: ClassVar[tuple[str, ...]] = ()
     primary: ClassVar[str | None] = None
+    #: Keys reported only when asked for (SPICE's categories): per-item values from the
+    #: sufficient statistics (:meth:`optional_values`), NaN on items where they are undefined,
+    #: so they stay out of ``report_keys`` and of what every caller scores by default.
+    optional_reports: ClassVar[tuple[str, ...]] = ()
     higher_is_better: ClassVar[bool] = True
     bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
     Config: ClassVar[type[MetricConfig]] = MetricConfig
@@ -318,6 +322,11 @@ class Metric(ABC):
         :meth:`item_statistics` needs to recompute the corpus value on resampled items.
         Default: none, the corpus value being the mean of the item values. Plain arrays, so
         scoring workers can send them back and the score cache can keep them."""
+        return {}
+
+    def optional_values(self, statistics: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Per-item values of :attr:`optional_reports` from :meth:`sufficient_statistics`
+        (NaN where undefined). Default: none."""
         return {}
 
     def item_statistics(

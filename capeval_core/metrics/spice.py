@@ -147,6 +147,19 @@ def _prf(tp: int, n_cand: int, n_ref: int, nan: bool) -> SpiceCategory:
     return SpiceCategory(tp, fp, fn, p, r, f)
 
 
+#: the optional keys of SPICE's categories and the category each reports (SPICE's names)
+CATEGORY_KEYS: Mapping[str, str] = {
+    "spice_object": "Object",
+    "spice_attribute": "Attribute",
+    "spice_relation": "Relation",
+    "spice_color": "Color",
+    "spice_count": "Cardinality",
+    "spice_size": "Size",
+}
+#: the sufficient statistic holding each item's category F-scores (columns: CATEGORY_KEYS)
+CATEGORY_STATISTIC = "category_f"
+
+
 def _view(graph: SceneGraph) -> GraphView:
     nodes = tuple((n.obj.strings, tuple(a.strings for a in n.attributes)) for n in graph.nodes)
     edges = tuple((s, rel.strings, t) for s, rel, t in graph.edges)
@@ -167,6 +180,15 @@ class Spice(Metric):
     name = "SPICE"
     bounds = (0.0, 1.0)
     Config = SpiceConfig
+    #: SPICE's category F-scores, asked for by key ("can captioners count?", SPICE §5)
+    optional_reports = tuple(CATEGORY_KEYS)
+
+    @classmethod
+    def label(cls, key: str) -> str:
+        """``"SPICE"``, or ``"SPICE Count"`` for ``spice_count``."""
+        if key in CATEGORY_KEYS:
+            return f"SPICE {key.removeprefix('spice_').capitalize()}"
+        return cls.name
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -287,6 +309,35 @@ class Spice(Metric):
             categories,
         )
         return categories["All"].f, details
+
+    def sufficient_statistics(self, result: Any) -> dict[str, np.ndarray]:
+        """Each item's F-score of every category of :data:`CATEGORY_KEYS` (NaN where its
+        references have no such tuple), for the optional ``spice_*`` keys; the corpus value
+        of ``spice`` itself is the mean of the item values."""
+        rows = [
+            [s.details.categories[cat].f for cat in CATEGORY_KEYS.values()] for s in result.segments
+        ]
+        return {CATEGORY_STATISTIC: np.asarray(rows, dtype=float).reshape(-1, len(CATEGORY_KEYS))}
+
+    def optional_values(self, statistics: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        table = statistics.get(CATEGORY_STATISTIC)
+        if table is None:
+            return {}
+        return {k: np.ascontiguousarray(table[:, j]) for j, k in enumerate(CATEGORY_KEYS)}
+
+    def item_statistics(
+        self, values: Mapping[str, np.ndarray], statistics: Mapping[str, np.ndarray], batch: Any
+    ) -> Any:
+        """The mean of the item values, as :meth:`aggregate`; with the category statistics,
+        also each category's mean over the images where it is defined."""
+        from capeval_core.metrics.statistics import MeanStatistics, NanMeanStatistics
+
+        optional = self.optional_values(statistics)
+        if not optional:
+            return MeanStatistics.from_values(self.report_keys(), values)
+        return NanMeanStatistics.from_values(
+            (*self.report_keys(), *optional), {**values, **optional}
+        )
 
     def aggregate(
         self, segments: list[SegmentScore], prepared: Any

@@ -139,6 +139,44 @@ class MeanStatistics(SummedStatistics):
         return sums / total[:, None]
 
 
+@dataclass(frozen=True, eq=False)
+class NanMeanStatistics(SummedStatistics):
+    """Means over the items where a key is defined (not NaN): SPICE's category F-scores,
+    which SPICE's summary averages over the images whose references have such tuples. The
+    matrix holds each key's values (0 where undefined), then each key's 0/1 mask; a
+    resample's value is its weighted sum over its weighted count of defined items.
+
+    >>> s = NanMeanStatistics.from_values(("x",), {"x": np.array([1.0, np.nan, 4.0])})
+    >>> s.point()["x"], s.resample(np.array([[3.0, 0.0, 0.0], [0.0, 2.0, 1.0]])).ravel().tolist()
+    (2.5, [1.0, 4.0])
+    """
+
+    columns: tuple[np.ndarray, ...] = field(default=(), repr=False)
+
+    @classmethod
+    def from_values(
+        cls, keys: Sequence[str], values: Mapping[str, np.ndarray]
+    ) -> NanMeanStatistics:
+        columns = tuple(np.ascontiguousarray(values[k], dtype=float) for k in keys)
+        masks = [np.isfinite(c) for c in columns]
+        parts = [np.where(m, c, 0.0) for c, m in zip(columns, masks, strict=True)]
+        parts += [m.astype(float) for m in masks]
+        matrix = np.column_stack(parts) if parts else np.zeros((0, 0))
+        return cls(tuple(keys), matrix, columns)
+
+    def point(self) -> dict[str, float]:
+        # the defined items in order, as SPICE's summary (and Metric.aggregate) take them
+        out = {}
+        for k, c in zip(self.keys, self.columns, strict=True):
+            defined = c[np.isfinite(c)]
+            out[k] = float(np.mean(defined)) if defined.size else float("nan")
+        return out
+
+    def finish(self, sums: np.ndarray, total: np.ndarray) -> np.ndarray:
+        k = len(self.keys)
+        return sums[:, :k] / sums[:, k:]
+
+
 def weights_from_indices(indices: np.ndarray, n: int) -> np.ndarray:
     """How often each row of ``indices`` (R, m) draws each of ``n`` items: ``(R, n)`` floats.
 

@@ -5,6 +5,7 @@ upload while keeping the page as it was."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -63,7 +64,7 @@ def _uploads(n: int = 30, hostile: bool = False):
 
 def _upload(at: AppTest, files, annotations) -> AppTest:
     at.radio(key="systems_source").set_value("Upload results files").run()
-    at.radio(key="systems_references").set_value("Upload an annotations file").run()
+    at.radio(key="systems_references").set_value("Upload a references file").run()
     at.file_uploader(key="systems_results").set_value(
         [(n, d, "application/json") for n, d in files]
     )
@@ -81,12 +82,19 @@ def test_page_runs_on_its_own_with_the_demo() -> None:
     at = _page()
     assert [t.value for t in at.title] == ["Systems"]
     assert not at.error, [e.value for e in at.error]
-    summary = _frame(at, "BLEU-4 ±")
-    assert list(summary["system"]) == ["first caption", "second caption", "first caption reversed"]
-    assert any("the baseline, first caption, so its own" in c.value for c in at.caption)
+    summary = _frame(at, "BLEU-4")  # the paper's table: values, then Δ and p
+    assert list(summary["system"]) == [
+        "first caption (baseline)", "second caption", "first caption reversed"
+    ]  # fmt: skip
+    deltas = [df.value for df in at.dataframe if "BLEU-4" in df.value.columns][1]
+    assert deltas.iloc[0].tolist() == ["first caption (baseline)", "", ""]  # not "None"
+    assert deltas["CIDEr-D"].iloc[2].startswith("-")  # reversed captions are worse
+    assert any("Δ to the baseline, first caption" in t.value for t in at.text)
+    assert any("References: demo" in t.value for t in at.text)
     assert len(at.get("plotly_chart")) == 1
     items = _frame(at, "open")
     assert items["open"].str.startswith("./compare-captions?candidate=").all()
+    assert any("COCO val2014's document frequencies" in c.value for c in at.caption)
 
 
 def test_page_reachable_through_the_router() -> None:
@@ -161,11 +169,13 @@ def test_bad_upload_names_the_file_and_ids_and_keeps_the_choices() -> None:
     assert at.radio(key="systems_source").value == "Upload results files"
 
 
-def test_one_file_asks_for_another() -> None:
+def test_one_file_gives_its_values_and_intervals() -> None:
     files, ann = _uploads(10)
     at = _upload(_page(), files[:1], ann)
-    assert any("two or more" in i.value for i in at.info)
-    assert not at.error
+    assert not at.error, [e.value for e in at.error]
+    frames = [df.value for df in at.dataframe if "BLEU-4" in df.value.columns]
+    assert len(frames) == 1 and list(frames[0]["system"]) == ["mine (baseline)"]
+    assert " ± " in frames[0]["CIDEr-D"].iloc[0]
 
 
 def test_markup_in_captions_is_shown_literally() -> None:
@@ -191,7 +201,7 @@ def test_uploads_and_choices_survive_a_visit_to_compare() -> None:
     at.switch_page(PAGE).run()
     at.radio(key="systems_paired").set_value("bs")
     _upload(at, files, ann)
-    assert list(_frame(at, "BLEU-4 ±")["system"]) == ["mine", "theirs"]
+    assert list(_frame(at, "BLEU-4")["system"]) == ["mine (baseline)", "theirs"]
     at.switch_page("app_pages/compare.py").run()
     assert not at.exception, at.exception
     at.switch_page(PAGE).run()
@@ -199,5 +209,124 @@ def test_uploads_and_choices_survive_a_visit_to_compare() -> None:
     assert not at.error, [e.value for e in at.error]
     assert at.radio(key="systems_source").value == "Upload results files"
     assert at.radio(key="systems_paired").value == "bs"
-    assert list(_frame(at, "BLEU-4 ±")["system"]) == ["mine", "theirs"]
+    assert list(_frame(at, "BLEU-4")["system"]) == ["mine (baseline)", "theirs"]
     assert any("uploaded before: mine.json, theirs.json" in t.value for t in at.text)
+
+
+def test_per_image_csv_download_opens_in_pandas_with_its_signatures_beside() -> None:
+    import io
+
+    import pandas as pd
+
+    from capeval_core.systems import demo_systems, per_item_text, signatures_text
+
+    at = _page()
+    labels = [b.proto.label for b in at.get("download_button")]
+    at_csv = labels.index("Per-image scores (CSV)")
+    assert labels[at_csv + 1] == "Signatures of the CSV (JSON)"  # beside it
+    # the page offers the library's texts: they read back plainly
+    data = demo_systems(40)
+    comparison = compare_systems(
+        score_systems(data, KEYS, use_cache=False), n_resamples=200, n_trials=500
+    )
+    frame = pd.read_csv(io.StringIO(per_item_text(comparison, "csv")))
+    assert len(frame) == len(data) and f"{data.names[0]}: bleu_4" in frame.columns
+    sidecar = json.loads(signatures_text(comparison, "capeval-systems.csv"))
+    assert set(sidecar["signatures"]) == set(KEYS)
+
+
+def _expected_table(files, ann, order=(0, 1), names=None, raw=False):
+    from capeval_core.systems_table import paper_table
+
+    refs = References.from_annotations(json.loads(ann[1]), ann[0])
+    data = load_systems(files, refs).arranged(list(order), names)
+    comparison = compare_systems(
+        score_systems(data, KEYS, use_cache=False), n_resamples=200, n_trials=500
+    )
+    return paper_table(comparison, raw=raw)
+
+
+def test_rename_and_choose_the_baseline() -> None:
+    files, ann = _uploads()
+    at = _upload(_page(), files, ann)
+    at.text_input(key="systems_names").set_value("Ours, Theirs").run()
+    assert not at.exception and not at.error
+    values = _frame(at, "BLEU-4")
+    assert list(values["system"]) == ["Ours (baseline)", "Theirs"]
+    assert at.selectbox(key="systems_a").options == ["Ours", "Theirs"]
+    at.selectbox(key="systems_baseline").set_value("Theirs").run()
+    assert not at.exception and not at.error
+    values, deltas = [df.value for df in at.dataframe if "BLEU-4" in df.value.columns][:2]
+    assert list(values["system"]) == ["Theirs (baseline)", "Ours"]
+    expected = _expected_table(files, ann, (1, 0), ["Theirs", "Ours"])
+    assert values["CIDEr-D"].tolist() == expected.value_frame()["CIDEr-D"].tolist()
+    assert deltas.iloc[0]["CIDEr-D"] == "" and deltas.iloc[1]["CIDEr-D"] == (
+        expected.delta_cell(1, expected.keys.index("cider_d"))
+    )
+    assert any("Δ to the baseline, Theirs" in t.value for t in at.text)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert {"Table (LaTeX)", "Table (Markdown)", "Table (CSV)"} <= set(labels)
+    at.toggle(key="systems_raw").set_value(True).run()
+    raw = _frame(at, "BLEU-4")
+    as_raw = _expected_table(files, ann, (1, 0), ["Theirs", "Ours"], raw=True)
+    assert raw["CIDEr-D"].tolist() == as_raw.value_frame()["CIDEr-D"].tolist()
+    assert raw["CIDEr-D"].iloc[0] != values["CIDEr-D"].iloc[0]
+    at.text_input(key="systems_names").set_value("Same, Same").run()
+    assert any("system names must be unique" in e.value for e in at.error)
+
+
+def test_references_as_image_id_lists_and_shared_images() -> None:
+    files, ann = _uploads(12)
+    coco = json.loads(ann[1])
+    gts: dict = {}
+    for a in coco["annotations"]:
+        gts.setdefault(str(a["image_id"]), []).append(a["caption"])
+    at = _upload(_page(), files, ("gts.json", json.dumps(gts).encode()))
+    assert not at.error, [e.value for e in at.error]
+    via_gts = _frame(at, "BLEU-4")
+    expected = _expected_table(files, ann)
+    assert via_gts["CIDEr-D"].tolist() == expected.value_frame()["CIDEr-D"].tolist()
+    assert any("References: gts.json" in t.value for t in at.text)
+    rows = json.loads(files[1][1])
+    short = [files[0], ("theirs.json", json.dumps(rows[2:]).encode())]
+    at = _upload(at, short, ann)
+    (error,) = [e.value for e in at.error]
+    assert "theirs.json lacks 2 image_id(s)" in error and "on-missing intersect" in error
+    at.radio(key="systems_on_missing").set_value("intersect").run()
+    assert not at.error, [e.value for e in at.error]
+    assert any(
+        f"mine.json lost 2 image(s) another file does not caption: {rows[0]['image_id']!r}"
+        in t.value
+        for t in at.text
+    )
+    assert any("10 images" in h.value for h in at.subheader)
+
+
+def test_a_removed_file_takes_its_error_with_it() -> None:
+    files, _ = _uploads(10)
+    bad = ("refs.json", json.dumps({"images": []}).encode())
+    at = _upload(_page(), files, bad)
+    (error,) = [e.value for e in at.error]
+    assert "refs.json" in error
+    at.file_uploader(key="systems_annotations").set_value(None).run()  # its ×
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("Upload the references file" in i.value for i in at.info)
+    at.file_uploader(key="systems_results").set_value([]).run()
+    assert not at.error and any("Upload one or more results files" in i.value for i in at.info)
+
+
+def test_chart_panels_in_the_papers_order_in_rows_that_leave_room_for_ticks() -> None:
+    from capeval_ui.systems_views import PANELS_PER_ROW, systems_chart
+    from tests.core.test_systems_table import fixed_comparison
+
+    comparison = fixed_comparison()  # seven metrics in selection order
+    fig = systems_chart(comparison)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["BLEU-1", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr-D", "SPICE", "WMD"]
+    domains = [fig.layout[f"xaxis{i if i > 1 else ''}"].domain for i in range(1, 8)]
+    for left, right in itertools.pairwise(domains[:PANELS_PER_ROW]):
+        assert right[0] - left[1] >= 0.07  # a gap for the next panel's y ticks
+    assert domains[PANELS_PER_ROW][0] == domains[0][0]  # the fifth panel starts a new row
+    bars = [t for t in fig.data if t.name == "A&amp;B_v2"]
+    assert len(bars) == 7 and bars[4].y[0] == comparison.corpus["A&B_v2"]["cider_d"]

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from capeval_core import InputError
 from capeval_core.cli import main
 from capeval_core.resources import coco_caption_file, coco_caption_sets
 
@@ -61,7 +62,10 @@ def test_json_contract_and_values_equal_capeval_score(tmp_path):
     )  # fmt: skip
     assert code == 0
     data = json.loads(out_json.read_text())
-    assert set(data) == {"systems", "corpus", "ci", "paired", "signatures", "n_images"}
+    assert set(data) == {
+        "systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"
+    }  # fmt: skip
+    assert data["dropped"]["other"] == {"n": 0, "image_ids": []}
     assert data["systems"] == ["base", "other", "reversed"]  # the file stems
     assert data["n_images"] == 60
     keys = ["bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d"]  # score's defaults
@@ -80,6 +84,7 @@ def test_json_contract_and_values_equal_capeval_score(tmp_path):
     # the printed table: the baseline, each system's delta, the marker of p < 0.05
     assert "Baseline: base" in out and "CIDEr-D (± 95% CI)" in out
     assert "Δ -" in out and ")*" in out
+    assert "(p < 0.005)*" in out and "0.0050" not in out  # the floor of 200 resamples
     assert "seed 12345" in out
 
 
@@ -104,30 +109,53 @@ def test_names_tests_and_stdout_json(tmp_path):
     assert p_ar * 100 == pytest.approx(round(p_ar * 100))  # (c + 1) / (99 + 1)
 
 
-def test_per_item_csv_is_spreadsheet_safe_and_signed(tmp_path):
+def test_per_item_csv_opens_in_pandas_is_spreadsheet_safe_and_signed(tmp_path):
+    import pandas as pd
+
     ann, paths = _files(tmp_path, 30)
-    items = tmp_path / "items.csv"
-    code, _, _ = _run(
-        "compare", "--annotations", ann, "--results", *paths, "--metrics", "bleu_4",
-        "--per-item", items, "--trials", 100, "--resamples", 100,
-    )  # fmt: skip
-    assert code == 0
-    text = items.read_text()
-    comments = [line for line in text.splitlines() if line.startswith("#")]
-    assert any(line.startswith("# signature bleu_4: bleu|") for line in comments)
-    rows = list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
-    assert len(rows) == 30
-    assert rows[0]["base: caption"].startswith("'=HYPERLINK")  # escaped, shown as text
-    assert {"image_id", "base: bleu_4", "other: bleu_4", "reversed: bleu_4"} <= set(rows[0])
-    as_json = tmp_path / "items.json"
-    code, _, _ = _run(
-        "compare", "--annotations", ann, "--results", *paths[:2], "--metrics", "bleu_4",
-        "--per-item", as_json, "--trials", 100, "--resamples", 100,
-    )  # fmt: skip
+    items, as_json = tmp_path / "items.csv", tmp_path / "items.json"
+    for out in (items, as_json):
+        code, _, err = _run(
+            "compare", "--annotations", ann, "--results", *paths, "--metrics", "bleu_4",
+            "cider_d", "--per-item", out, "--trials", 100, "--resamples", 100,
+        )  # fmt: skip
+        assert code == 0, err
+    frame = pd.read_csv(items)  # a plain read: no comment lines, one header
     data = json.loads(as_json.read_text())
-    assert data["systems"] == ["base", "other"]
-    assert data["signatures"]["bleu_4"].startswith("bleu|")
-    assert len(data["items"]) == 30 and "other: bleu_4" in data["items"][0]
+    assert len(frame) == 30 == len(data["items"])
+    assert list(frame.columns) == list(data["items"][0])
+    assert frame["base: caption"][0].startswith("'=HYPERLINK")  # escaped, shown as text
+    assert data["items"][0]["base: caption"].startswith("=HYPERLINK")  # the JSON as it is
+    for column in frame.columns:
+        from_json = [row[column] for row in data["items"]]
+        if column.endswith(": caption"):
+            assert frame[column].tolist()[1:] == from_json[1:]
+        else:
+            assert frame[column].tolist() == pytest.approx(from_json, rel=1e-15), column
+    with open(items, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert not any(cell.startswith(("=", "+", "-", "@")) for row in rows for cell in row)
+    sidecar = json.loads((tmp_path / "items.signatures.json").read_text())
+    assert sidecar["describes"] == "items.csv"
+    assert sidecar["signatures"] == data["signatures"]
+    assert sidecar["signatures"]["bleu_4"].startswith("bleu|")
+    assert sidecar["systems"] == ["base", "other", "reversed"] == data["systems"]
+    assert not (tmp_path / "items.signatures.json").read_text().startswith("#")
+
+
+def test_score_per_item_csv_opens_in_pandas_with_a_sidecar(tmp_path):
+    import pandas as pd
+
+    ann, paths = _files(tmp_path, 12)
+    code, out, err = _run(
+        "score", "--results", paths[0], "--annotations", ann, "--metrics", "bleu_4", "rouge_l",
+        "--per-item", tmp_path / "one.csv", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    frame = pd.read_csv(tmp_path / "one.csv")
+    assert list(frame.columns) == ["image_id", "bleu_4", "rouge_l"] and len(frame) == 12
+    sidecar = json.loads((tmp_path / "one.signatures.json").read_text())
+    assert sidecar["signatures"] == json.loads(out)["signatures"]
 
 
 @pytest.mark.parametrize(
@@ -151,8 +179,6 @@ def test_bad_results_give_one_line_and_status_2(tmp_path, edit, message):
 
 def test_other_bad_input(tmp_path):
     ann, paths = _files(tmp_path, 10)
-    code, _, err = _run("compare", "--annotations", ann, "--results", paths[0])
-    assert code == 2 and "two or more" in err
     code, _, err = _run("compare", "--annotations", ann, "--results", *paths, "--names", "a,b")
     assert code == 2 and "2 system name(s) for 3 results file(s)" in err
     code, _, err = _run("compare", "--annotations", ann, "--results", *paths, "--metrics", "nope")
@@ -225,3 +251,210 @@ def test_files_in_other_orders_score_as_capeval_score_does(tmp_path):
         assert json.loads(alone)["corpus"] == data["corpus"][name]
     # the order changed the tokens, so the two "systems" differ although their captions agree
     assert data["corpus"]["a"] != data["corpus"]["b"]
+
+
+# -- references and results as they are distributed (issue 33) ------------------------------
+
+
+def _three_shapes(tmp_path, n=20, extra=5):
+    """The references of ``n`` COCO val2014 images as COCO annotations, as a
+    ``{image_id: [captions]}`` object (string keys, as JSON writes them) and as a Karpathy
+    ``dataset_coco.json`` whose test split holds them (``extra`` more images in val)."""
+    data = coco_caption_file("val")
+    images = data["images"][: n + extra]
+    ids = [img["id"] for img in images]
+    by_id: dict = {i: [] for i in ids}
+    for a in data["annotations"]:
+        if a["image_id"] in by_id:
+            by_id[a["image_id"]].append(a["caption"])
+    test = ids[:n]
+    coco = {
+        "images": [{"id": i} for i in test],
+        "annotations": [{"image_id": i, "caption": c} for i in test for c in by_id[i][1:]],
+    }
+    gts = {str(i): by_id[i][1:] for i in test}
+    karpathy = {
+        "dataset": "coco",
+        "images": [
+            {
+                "split": "test" if j < n else "val",
+                "cocoid": i,
+                "filepath": "val2014",
+                "sentences": [{"raw": c, "tokens": c.lower().split()} for c in by_id[i][1:]],
+            }
+            for j, i in enumerate(ids)
+        ],
+    }
+    paths = {}
+    for name, value in (("coco", coco), ("gts", gts), ("karpathy", karpathy)):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(value))
+    results = []
+    for k, name in enumerate(("sys_a", "sys_b")):
+        path = tmp_path / f"{name}.json"
+        rows = [
+            # string ids and extra keys, as some repositories ship them
+            {"image_id": str(i), "caption": by_id[i][k], "id": j, "score": -1.5}
+            for j, i in enumerate(test)
+        ]
+        path.write_text(json.dumps(rows))
+        results.append(path)
+    return paths, results, ids[n:]
+
+
+def test_reference_shapes_give_the_values_of_coco_annotations(tmp_path):
+    paths, results, _ = _three_shapes(tmp_path)
+    keys = ["bleu_1", "bleu_4", "rouge_l", "cider_d", "meteor"]
+    seen = {}
+    for shape, path in paths.items():
+        code, out, err = _run(
+            "score", "--results", results[0], "--annotations", path, "--metrics", *keys, "--json"
+        )
+        assert code == 0, err
+        seen[shape] = json.loads(out)["corpus"]
+        code, out, err = _run(
+            "compare", "--results", *results, "--annotations", path, "--metrics", *keys,
+            "--json", "-", "--trials", 50, "--resamples", 50,
+        )  # fmt: skip
+        assert code == 0, err
+        compared = json.loads(out)
+        assert compared["n_images"] == 20
+        assert compared["corpus"]["sys_a"] == seen[shape]
+        seen[f"{shape} b"] = compared["corpus"]["sys_b"]
+    assert seen["gts"] == seen["coco"] and seen["karpathy"] == seen["coco"]
+    assert seen["gts b"] == seen["coco b"] and seen["karpathy b"] == seen["coco b"]
+    assert seen["coco"]["cider_d"] > 0
+
+
+def test_karpathy_split_is_chosen_and_named(tmp_path):
+    paths, _, val_ids = _three_shapes(tmp_path)
+    val = tmp_path / "val-results.json"
+    val.write_text(json.dumps([{"image_id": i, "caption": "a photo"} for i in val_ids]))
+    code, _, err = _run("score", "--results", val, "--annotations", paths["karpathy"])
+    assert code == 2 and "have no reference in" in err and "split test" in err
+    code, out, err = _run(
+        "score", "--results", val, "--annotations", paths["karpathy"], "--split", "val", "--json"
+    )
+    assert code == 0, err
+    assert set(json.loads(out)["corpus"]) >= {"bleu_4", "cider_d"}
+    from capeval_core.coco_files import read_references
+
+    with pytest.raises(InputError, match=r"no image of split 'restval' \(splits found: test"):
+        read_references(paths["karpathy"], "restval")
+
+
+def test_score_defaults_to_coco_val2014_like_compare(tmp_path):
+    _, results, _ = _three_shapes(tmp_path, extra=0)
+    code, alone, err = _run("score", "--results", results[0], "--metrics", "bleu_4", "--json")
+    assert code == 0, err
+    code, out, err = _run(
+        "compare", "--results", results[0], "--metrics", "bleu_4", "--json", "-",
+        "--trials", 50, "--resamples", 50,
+    )  # fmt: skip
+    assert code == 0, err  # one system: intervals, no test
+    data = json.loads(out)
+    assert data["systems"] == ["sys_a"] and data["paired"] == {"bleu_4": {}}
+    assert json.loads(alone)["corpus"] == data["corpus"]["sys_a"]
+
+
+@pytest.mark.parametrize(
+    ("references", "message"),
+    [
+        ({"1": "a dog"}, "image_id '1': expected a list of captions"),
+        ({"1": ["a dog", 3]}, "image_id '1', record 1, column 'caption': expected text"),
+        ({"images": [{"split": "test", "sentences": []}]}, "record 0: missing field 'cocoid'"),
+        (
+            {"images": [{"split": "test", "cocoid": 1, "sentences": [{"tokens": []}]}]},
+            "record 0, column 'sentences': each sentence needs its 'raw' text",
+        ),
+        (["a", "b"], "expected an object with an 'annotations' list (COCO captions)"),
+    ],
+)
+def test_bad_references_name_the_file_and_field(tmp_path, references, message):
+    path = tmp_path / "refs.json"
+    path.write_text(json.dumps(references))
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps([{"image_id": 1, "caption": "a dog"}]))
+    code, out, err = _run("score", "--results", results, "--annotations", path)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err and "refs.json" in err
+
+
+def test_on_missing_intersect_scores_the_shared_images_and_names_the_lost(tmp_path):
+    ann, paths = _files(tmp_path, 30)
+    base, other, rev = (json.loads(p.read_text()) for p in paths)
+    paths[1].write_text(json.dumps(other[:-2]))  # lacks the last two images
+    paths[2].write_text(json.dumps([*rev, {"image_id": 7, "caption": "an image of no one"}]))
+    code, out, err = _run("compare", "--annotations", ann, "--results", *paths)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "other.json lacks 2 image_id(s)" in err and "--on-missing intersect" in err
+    argv = ["compare", "--annotations", ann, "--results", *paths, "--metrics", "bleu_4",
+            "cider_d", "--trials", 50, "--resamples", 50, "--on-missing", "intersect"]  # fmt: skip
+    code, out, err = _run(*argv, "--json", "-")
+    assert code == 0, err
+    data = json.loads(out)
+    last_two = [row["image_id"] for row in base[-2:]]
+    assert data["n_images"] == 28
+    assert data["dropped"] == {
+        "base": {"n": 2, "image_ids": last_two},
+        "other": {"n": 0, "image_ids": []},
+        "reversed": {"n": 3, "image_ids": [*last_two, 7]},
+    }
+    # the shared images score as `capeval score` scores them alone
+    shared = tmp_path / "shared.json"
+    shared.write_text(json.dumps(base[:-2]))
+    code, alone, _ = _run(
+        "score", "--results", shared, "--annotations", ann, "--metrics", "bleu_4", "cider_d",
+        "--json",
+    )  # fmt: skip
+    assert json.loads(alone)["corpus"] == data["corpus"]["base"]
+    code, out, _ = _run(*argv)
+    assert code == 0
+    assert "on-missing: intersect" in out
+    assert (
+        f"base.json (base) lost 2 image(s) another system does not caption: {last_two[0]!r}" in out
+    )
+    assert "reversed.json (reversed) lost 3 image(s)" in out and ", 7" in out
+
+
+def test_table_formats_print_a_papers_table(tmp_path):
+    import pandas as pd
+
+    ann, paths = _files(tmp_path, 40)
+    argv = ["compare", "--annotations", ann, "--results", *paths, "--metrics", "cider_d",
+            "rouge_l", "bleu_4", "--resamples", 1000, "--trials", 1000]  # fmt: skip
+    code, latex, err = _run(*argv, "--table", "latex", "--json", tmp_path / "out.json")
+    assert code == 0, err
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert "\\begin{tabular}{lrrr}" in latex and "\\toprule" in latex and "\\bottomrule" in latex
+    header = next(line for line in latex.splitlines() if line.startswith("System &"))
+    assert header == "System & BLEU-4 & ROUGE-L & CIDEr-D \\\\"  # the papers' order
+    cider = f"{data['corpus']['base']['cider_d'] * 100:.1f}"
+    assert "base (baseline) & " in latex and cider in latex
+    assert "($<$ 0.001)" in latex  # reversed captions: p at the floor of 1,000 resamples
+    code, md, _ = _run(*argv, "--table", "markdown")
+    assert md.startswith("| System | BLEU-4 | ROUGE-L | CIDEr-D |")
+    assert "None" not in md and "0.0010" not in md and "†" in md
+    code, text, _ = _run(*argv, "--table", "text", "--raw")
+    assert f"{data['corpus']['base']['cider_d']:.4f} ± " in text
+    code, table_csv, _ = _run(*argv, "--table", "csv")
+    frame = pd.read_csv(io.StringIO(table_csv))
+    base = frame[frame["system"] == "base"]
+    assert len(frame) == 9 and base["delta"].isna().all() and base["p"].isna().all()
+    code, _, err = _run(*argv, "--table", "markdown", "--json", "-")
+    assert code == 2 and "--table and --json -" in err
+
+
+def test_spice_categories_by_key_in_the_json_and_only_where_kept(tmp_path):
+    ann, paths = _files(tmp_path, 15)
+    code, out, err = _run(
+        "compare", "--annotations", ann, "--results", *paths[:2], "--metrics", "spice",
+        "spice_count,spice_color", "--json", "-", "--trials", 50, "--resamples", 50,
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert list(data["corpus"]["base"]) == ["spice", "spice_count", "spice_color"]
+    assert data["signatures"]["spice_count"].startswith("spice|")
+    code, _, err = _run("score", "--results", paths[0], "--annotations", ann, "--metrics",
+                        "spice_count")  # fmt: skip
+    assert code == 2 and "spice_count is reported by `capeval compare` only" in err

@@ -504,8 +504,8 @@ def test_formula_cells_load_verbatim_and_export_escaped(tmp_path):
     js = load_judgments(p, "graded")
     assert js.items[0].candidate == '=HYPERLINK("http://evil","x")'
     assert js.items[1].candidate == "+cmd"
-    text = to_csv_text(js.to_frame(), {"bleu_4": "bleu_4|tok:ptb"})
-    body = text.split("\n")[2:]
+    text = to_csv_text(js.to_frame())
+    body = text.split("\n")[1:]
     for bad in ("=HYPERLINK", "+cmd", "@SUM", "-x"):
         assert all(not cell.startswith(bad) for line in body for cell in line.split(","))
         assert f"'{bad}" in text or f"\"'{bad}" in text

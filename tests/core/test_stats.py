@@ -4,6 +4,7 @@ bootstrap, constant input, combined metric, pairwise and forced-choice accuracy,
 from __future__ import annotations
 
 import io
+import json
 import math
 import warnings
 
@@ -242,14 +243,17 @@ def test_export_escapes_formulas_and_carries_signatures(tmp_path):
             "score": [-0.5, 1, 2, 3, 4, 5],
         }
     )
-    text = to_csv_text(frame, {"cider_d": "cider_d|sigma:6.0|tok:ptb|capeval:0.1.0"})
-    assert "# signature cider_d: cider_d|sigma:6.0" in text
-    back = pd.read_csv(io.StringIO(text), comment="#")
+    text = to_csv_text(frame)
+    assert "#" not in text
+    back = pd.read_csv(io.StringIO(text))  # a plain read (issue 33)
     assert all(str(v).startswith("'") for v in back["candidate"][:5])
     assert back["candidate"][5] == "ok"
     assert back["score"].tolist() == [-0.5, 1, 2, 3, 4, 5]
-    path = export_csv(tmp_path / "out.csv", frame)
-    assert path.read_text(encoding="utf-8").startswith("# capeval ")
+    path = export_csv(tmp_path / "out.csv", frame, {"cider_d": "cider_d|sigma:6.0|tok:ptb"})
+    assert path.read_text(encoding="utf-8").startswith("candidate,score")
+    sidecar = json.loads((tmp_path / "out.signatures.json").read_text())
+    assert sidecar["signatures"] == {"cider_d": "cider_d|sigma:6.0|tok:ptb"}
+    assert sidecar["describes"] == "out.csv" and sidecar["capeval"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not any(line.startswith(("=", "+", "-", "@")) for line in text.splitlines())

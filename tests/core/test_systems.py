@@ -282,7 +282,8 @@ def test_comparison_json_has_exactly_the_documented_keys():
         score_systems(data, ["bleu_4", "cider_d"], use_cache=False), n_resamples=100, n_trials=100
     )
     out = result.as_dict()
-    assert set(out) == {"systems", "corpus", "ci", "paired", "signatures", "n_images"}
+    assert set(out) == {"systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"}
+    assert out["dropped"] == {"a": {"n": 0, "image_ids": []}, "b": {"n": 0, "image_ids": []}}
     assert out["systems"] == ["a", "b"] and out["n_images"] == 40
     assert set(out["paired"]["bleu_4"]) == {"b"}  # every system but the baseline
     assert set(out["paired"]["bleu_4"]["b"]) == {"delta", "ci", "p_value"}
@@ -290,3 +291,61 @@ def test_comparison_json_has_exactly_the_documented_keys():
     assert "paired:bs+ar|resamples:100|trials:100|seed:12345" in out["signatures"]["cider_d"]
     low, high = out["ci"]["a"]["cider_d"]
     assert low <= out["corpus"]["a"]["cider_d"] <= high
+
+
+def test_intersect_in_the_library_and_arranging_the_systems(tmp_path):
+    sets = _sets(12)
+    ann, (a, b) = _files(
+        tmp_path, sets, {"a": lambda s: s.candidate, "b": lambda s: s.references[0]}
+    )
+    rows = json.loads(b.read_text())
+    short = _write(tmp_path, "short.json", rows[3:])
+    with pytest.raises(InputError, match="--on-missing intersect"):
+        load_systems([a, short], ann)
+    data = load_systems([a, short], ann, on_missing="intersect")
+    assert list(data.image_ids) == [s.image_id for s in sets[3:]]
+    assert data.lost(0) == tuple(s.image_id for s in sets[:3]) and data.lost(1) == ()
+    swapped = data.arranged([1, 0], ["theirs", "mine"])
+    assert swapped.names == ("theirs", "mine") and swapped.sources[0].endswith("short.json")
+    assert swapped.candidates == data.candidates[::-1] and swapped.lost(1) == data.lost(0)
+    assert swapped.digest(0) == data.digest(1)  # the score cache follows the captions
+    with pytest.raises(InputError, match="system names must be unique"):
+        data.arranged([0, 1], ["x", "x"])
+    with pytest.raises(InputError, match="each of the 2 systems once"):
+        data.arranged([0, 0])
+
+
+def test_spice_categories_are_means_over_the_images_where_defined():
+    """spice_object ... spice_size equal SPICE's own summary of the per-image category
+    F-scores (as coco-caption averages them: images whose references lack the category are
+    left out), per image and corpus, and the table says how many images were left out."""
+    from capeval_core.metrics.spice import CATEGORY_KEYS, Spice
+    from capeval_core.systems_table import categories_left_out, paper_table
+
+    sets = _sets(40)
+    systems = {"a": lambda s: s.candidate, "b": lambda s: s.references[0]}
+    data = _data(sets, systems)
+    keys = ["spice", *CATEGORY_KEYS]
+    scores = score_systems(data, keys, use_cache=False)
+    assert scores.keys == tuple(keys)
+    refs = [list(s.references[1:]) for s in sets]
+    for name, fn in systems.items():
+        alone = Spice().score([fn(s) for s in sets], refs)
+        assert scores.corpus[name]["spice"] == alone.value
+        for key, category in CATEGORY_KEYS.items():
+            per_image = [seg.details.categories[category].f for seg in alone.segments]
+            np.testing.assert_array_equal(scores.items[name][key], per_image)
+            assert scores.corpus[name][key] == alone.details.categories[category][2], key
+            left_out = int(np.isnan(scores.items[name][key]).sum())
+            assert left_out == len(sets) - alone.details.images[category]
+    assert 0 < int(np.isnan(scores.items["a"]["spice_count"]).sum()) < len(sets)
+    comparison = compare_systems(scores, n_resamples=100, n_trials=100)
+    low, high = comparison.ci["a"]["spice_object"]
+    assert low <= comparison.corpus["a"]["spice_object"] <= high
+    assert 0 <= comparison.paired["spice_count"]["b"].p_value <= 1
+    missing = categories_left_out(comparison)
+    assert missing["spice_count"] == int(np.isnan(scores.items["a"]["spice_count"]).sum())
+    table = paper_table(comparison)
+    assert "SPICE Count" in table.labels and table.keys[0] == "spice"
+    assert f"SPICE Count {missing['spice_count']:,}" in table.notes[-1]
+    assert "images left out" in comparison.format_table()

@@ -1,0 +1,430 @@
+"""A comparison of captioning systems as a paper prints it (issue 33).
+
+Captioning papers report BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE in that order, each
+×100 with one decimal (CIDEr-D 120.1, not 1.2013). :func:`paper_table` lays a
+:class:`~capeval_core.systems.SystemsComparison` out that way: per system each metric's
+value ± half the width of its bootstrap interval, a † where the paired test against the
+baseline gives p < 0.05, and below, per system but the baseline, Δ to the baseline with its
+p-value. A p-value at the floor of the resampling (1,000 resamples cannot give less than
+1/1,001) is written "< 0.001", as papers write it, never "0.0010". The table exports as
+text, Markdown, LaTeX (booktabs) and CSV; ``raw=True`` keeps the metrics' own scale with
+four decimals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from capeval_core.errors import InputError
+from capeval_core.metrics import metric_class
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from capeval_core.systems import SystemsComparison
+
+#: the order captioning papers print the metrics in; any other key follows, in its own order
+PAPER_ORDER = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider_d", "spice")
+#: the table formats :meth:`PaperTable.render` writes
+TABLE_FORMATS = ("text", "markdown", "latex", "csv")
+#: p below this is "significant" and marked with a dagger
+ALPHA = 0.05
+#: p-values below this are written "< 0.001" however many resamples were drawn
+P_SHOWN_FROM = 0.001
+DAGGER = "†"
+
+
+def paper_order(keys: Sequence[str]) -> list[str]:
+    """``keys`` in the papers' order, the others after them in their given order.
+
+    >>> paper_order(["cider_d", "wmd", "bleu_4", "spice", "meteor"])
+    ['bleu_4', 'meteor', 'cider_d', 'spice', 'wmd']
+    """
+    known = [k for k in PAPER_ORDER if k in keys]
+    return known + [k for k in keys if k not in PAPER_ORDER]
+
+
+def format_p(p: float, resolution: int) -> str:
+    """A p-value as a paper prints it: three decimals, and below 0.001 (or at the floor of
+    ``resolution`` resamples or trials, ``1/(resolution+1)``) an upper bound.
+
+    >>> format_p(1 / 1001, 1000), format_p(0.0321, 1000), format_p(1 / 201, 200), format_p(1, 1000)
+    ('< 0.001', '0.032', '< 0.005', '1.000')
+    """
+    if not math.isfinite(p):
+        return "n/a"
+    bound = max(P_SHOWN_FROM, 1 / resolution)
+    if p < bound or p * (resolution + 1) <= 1 + 1e-9:
+        return f"< {bound:.2g}"
+    return f"{p:.3f}"
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """The formatted cells of a paper's results table, ready to export.
+
+    ``values[s][m]``, ``half_widths[s][m]``, ``deltas[s][m]`` and ``p_values[s][m]`` are the
+    printed texts of system ``s`` and metric ``m`` (the baseline's Δ and p are ``""``);
+    ``significant[s][m]`` is whether p < 0.05; ``numbers`` holds the same values as numbers
+    (scaled, unrounded) for the CSV; ``notes`` say how the table was made.
+    """
+
+    keys: tuple[str, ...]
+    labels: tuple[str, ...]
+    systems: tuple[str, ...]
+    baseline: str
+    values: tuple[tuple[str, ...], ...]
+    half_widths: tuple[tuple[str, ...], ...]
+    deltas: tuple[tuple[str, ...], ...]
+    p_values: tuple[tuple[str, ...], ...]
+    significant: tuple[tuple[bool, ...], ...]
+    numbers: tuple[dict[str, Any], ...]
+    scale: float
+    notes: tuple[str, ...]
+
+    def cell(self, s: int, m: int) -> str:
+        """``"75.2 ± 0.4"``, with † where p < 0.05."""
+        half = self.half_widths[s][m]
+        text = self.values[s][m] + (f" ± {half}" if half else "")
+        return text + (DAGGER if self.significant[s][m] else "")
+
+    def delta_cell(self, s: int, m: int) -> str:
+        """``"+0.9 (< 0.001)"``; empty for the baseline."""
+        if not self.deltas[s][m]:
+            return ""
+        return f"{self.deltas[s][m]} ({self.p_values[s][m]})"
+
+    @property
+    def others(self) -> list[int]:
+        """The systems compared with the baseline (indices)."""
+        return [i for i, s in enumerate(self.systems) if s != self.baseline]
+
+    def _row_name(self, s: int) -> str:
+        name = self.systems[s]
+        return f"{name} (baseline)" if name == self.baseline else name
+
+    def value_frame(self) -> pd.DataFrame:
+        """One row per system, one column per metric: ``"75.2 ± 0.4†"``."""
+        import pandas as pd
+
+        rows = [
+            {
+                "system": self._row_name(s),
+                **{lab: self.cell(s, m) for m, lab in enumerate(self.labels)},
+            }
+            for s in range(len(self.systems))
+        ]
+        return pd.DataFrame(rows, columns=["system", *self.labels])
+
+    def delta_frame(self) -> pd.DataFrame:
+        """One row per system, one column per metric: ``"+0.9 (< 0.001)"``, the baseline's
+        cells empty."""
+        import pandas as pd
+
+        rows = [
+            {
+                "system": self._row_name(s),
+                **{lab: self.delta_cell(s, m) for m, lab in enumerate(self.labels)},
+            }
+            for s in range(len(self.systems))
+        ]
+        return pd.DataFrame(rows, columns=["system", *self.labels])
+
+    # -- exports ---------------------------------------------------------------------------
+
+    def render(self, fmt: str) -> str:
+        """The table as ``"text"``, ``"markdown"``, ``"latex"`` or ``"csv"``."""
+        writers = {
+            "text": self.to_text,
+            "markdown": self.to_markdown,
+            "latex": self.to_latex,
+            "csv": self.to_csv,
+        }
+        if fmt not in writers:
+            raise InputError(
+                f"table format must be one of {', '.join(TABLE_FORMATS)} (got {fmt!r})"
+            )
+        return writers[fmt]()
+
+    def _grid(self, name: Any) -> tuple[list[list[str]], list[str], list[list[str]]]:
+        """(value rows, the Δ block's heading, Δ rows), system names through ``name``."""
+        values = [
+            [name(self._row_name(s)), *(self.cell(s, m) for m in range(len(self.keys)))]
+            for s in range(len(self.systems))
+        ]
+        heading = f"Δ to {self.baseline} (p)"
+        deltas = [
+            [name(self.systems[s]), *(self.delta_cell(s, m) for m in range(len(self.keys)))]
+            for s in self.others
+        ]
+        return values, [heading], deltas
+
+    def to_text(self) -> str:
+        """Fixed-width columns for a terminal."""
+        header = ["System", *self.labels]
+        values, heading, deltas = self._grid(str)
+        rows = [*values, *([[], heading, *deltas] if deltas else [])]
+        widths = [max(len(r[j]) for r in [header, *rows] if len(r) > j) for j in range(len(header))]
+
+        def line(cells: list[str]) -> str:
+            padded = [
+                c.ljust(w) if j == 0 else c.rjust(w)
+                for j, (c, w) in enumerate(zip(cells, widths, strict=False))
+            ]
+            return "  ".join(padded).rstrip()
+
+        rule = "-" * (sum(widths) + 2 * (len(widths) - 1))
+        out = [line(header), rule, *(line(r) if r else rule for r in rows), rule]
+        return "\n".join([*out, *self.notes]) + "\n"
+
+    def to_markdown(self) -> str:
+        """A GitHub-flavoured Markdown table; system names escaped."""
+        values, heading, deltas = self._grid(_markdown_escape)
+        head = ["System", *self.labels]
+        out = [
+            "| " + " | ".join(head) + " |",
+            "| :--- | " + " | ".join("---:" for _ in self.labels) + " |",
+        ]
+        out += ["| " + " | ".join(r) + " |" for r in values]
+        if deltas:
+            blank = " |" * len(self.labels)
+            out.append(f"| **{_markdown_escape(heading[0])}** |{blank}")
+            out += ["| " + " | ".join(r) + " |" for r in deltas]
+        out.append("")
+        out += [_markdown_escape(n) + "  " for n in self.notes[:-1]] + [
+            _markdown_escape(n) for n in self.notes[-1:]
+        ]
+        return "\n".join(out) + "\n"
+
+    def to_latex(self) -> str:
+        """A ``tabular`` with booktabs rules (``\\usepackage{booktabs}``); the notes as
+        comments above it, for the caption."""
+        n = len(self.labels) + 1
+        out = [f"% {_latex_comment(note)}" for note in self.notes]
+        out += [
+            "\\begin{tabular}{l" + "r" * len(self.labels) + "}",
+            "\\toprule",
+            " & ".join(["System", *(_latex(lab) for lab in self.labels)]) + " \\\\",
+            "\\midrule",
+        ]
+        for s in range(len(self.systems)):
+            cells = [_latex(self._row_name(s))]
+            for m in range(len(self.keys)):
+                text = self.values[s][m]
+                if self.half_widths[s][m]:
+                    text += f" $\\pm$ {self.half_widths[s][m]}"
+                if self.significant[s][m]:
+                    text += "$^\\dagger$"
+                cells.append(_latex(text, math_ok=True))
+            out.append(" & ".join(cells) + " \\\\")
+        if self.others:
+            out += [
+                "\\midrule",
+                f"\\multicolumn{{{n}}}{{l}}{{$\\Delta$ to {_latex(self.baseline)} ($p$)}} \\\\",
+            ]
+            for s in self.others:
+                cells = [_latex(self.systems[s])]
+                for m in range(len(self.keys)):
+                    p = self.p_values[s][m].replace("< ", "$<$ ")
+                    delta = self.deltas[s][m]
+                    if delta.startswith("-"):  # a minus sign, not a hyphen
+                        delta = "$-$" + delta[1:]
+                    cells.append(f"{delta} ({p})")
+                out.append(" & ".join(cells) + " \\\\")
+        out += ["\\bottomrule", "\\end{tabular}"]
+        return "\n".join(out) + "\n"
+
+    def to_csv(self) -> str:
+        """One row per (system, metric): the printed value, interval, Δ and p as numbers
+        (scaled like the table) and the p-value as printed; the baseline's Δ and p empty.
+        Formula-safe and without comment lines (:func:`capeval_core.files.csv_text`)."""
+        from capeval_core.files import csv_text
+
+        header = list(self.numbers[0]) if self.numbers else ["system", "metric"]
+        return csv_text(header, ([row[h] for h in header] for row in self.numbers))
+
+
+def paper_table(comparison: SystemsComparison, *, raw: bool = False) -> PaperTable:
+    """The paper's table of ``comparison`` (its baseline is the first system): metrics in
+    :data:`PAPER_ORDER`, values ×100 with one decimal (``raw``: as the metrics give them,
+    four decimals)."""
+    scale, decimals = (1.0, 4) if raw else (100.0, 1)
+    keys = paper_order(list(comparison.keys))
+    labels = [metric_class(k).label(k) for k in keys]
+    r = comparison.resampling
+    resolution = {"bs": r.n_resamples, "ar": r.n_trials, "both": min(r.n_resamples, r.n_trials)}[
+        r.paired
+    ]
+
+    def number(v: float, sign: bool = False) -> str:
+        if not math.isfinite(v):
+            return "n/a"
+        return f"{v * scale:{'+' if sign else ''}.{decimals}f}"
+
+    values, halves, deltas, ps, marks, numbers = [], [], [], [], [], []
+    for s in comparison.systems:
+        row_v, row_h, row_d, row_p, row_m = [], [], [], [], []
+        for k, lab in zip(keys, labels, strict=True):
+            low, high = comparison.ci[s][k]
+            half = (high - low) / 2
+            paired = comparison.paired[k].get(s) if s != comparison.baseline else None
+            row_v.append(number(comparison.corpus[s][k]))
+            row_h.append(number(half) if math.isfinite(half) else "")
+            row_d.append(number(paired.delta, sign=True) if paired else "")
+            row_p.append(format_p(paired.p_value, resolution) if paired else "")
+            row_m.append(bool(paired and paired.p_value < ALPHA))
+            numbers.append(
+                {
+                    "system": s,
+                    "baseline": s == comparison.baseline,
+                    "metric": lab,
+                    "key": k,
+                    "value": _rounded(comparison.corpus[s][k] * scale, decimals),
+                    "ci_low": _rounded(low * scale, decimals),
+                    "ci_high": _rounded(high * scale, decimals),
+                    "delta": _rounded(paired.delta * scale, decimals) if paired else None,
+                    "p": row_p[-1] if paired else None,
+                    "significant": row_m[-1] if paired else None,
+                }
+            )
+        values.append(tuple(row_v))
+        halves.append(tuple(row_h))
+        deltas.append(tuple(row_d))
+        ps.append(tuple(row_p))
+        marks.append(tuple(row_m))
+    return PaperTable(
+        tuple(keys),
+        tuple(labels),
+        tuple(comparison.systems),
+        comparison.baseline,
+        tuple(values),
+        tuple(halves),
+        tuple(deltas),
+        tuple(ps),
+        tuple(marks),
+        tuple(numbers),
+        scale,
+        tuple(_notes(comparison, raw)),
+    )
+
+
+def _rounded(value: float, decimals: int) -> float | None:
+    return round(value, decimals) if math.isfinite(value) else None
+
+
+def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
+    r = comparison.resampling
+    data = comparison.scores.input
+    pct = f"{r.level * 100:g}%"
+    scale = "as the metrics give them (four decimals)" if raw else "×100, one decimal"
+    notes = [
+        f"{len(comparison.systems)} system(s) on {len(data):,} images; "
+        f"references: {data.reference_source}.",
+        f"Values {scale}; ± half the width of the {pct} bootstrap interval over the images "
+        f"({r.n_resamples:,} resamples, seed {r.seed}).",
+    ]
+    if len(comparison.systems) > 1:
+        tests = {
+            "bs": f"paired bootstrap resampling ({r.n_resamples:,} resamples)",
+            "ar": f"approximate randomization ({r.n_trials:,} trials)",
+            "both": f"the larger p of paired bootstrap resampling ({r.n_resamples:,} resamples) "
+            f"and approximate randomization ({r.n_trials:,} trials)",
+        }[r.paired]
+        notes.append(
+            f"Δ: system minus the baseline ({comparison.baseline}); p: {tests}; "
+            f"{DAGGER} p < {ALPHA:g}."
+        )
+    undefined = categories_left_out(comparison)
+    if undefined:
+        counts = ", ".join(f"{metric_class(k).label(k)} {n:,}" for k, n in undefined.items())
+        notes.append(
+            "SPICE categories: the mean over the images whose references have such tuples "
+            f"(as SPICE's summary); images left out: {counts}."
+        )
+    lost = [data.lost(i) for i in range(len(comparison.systems))]
+    if any(lost):
+        counts = ", ".join(
+            f"{s} {len(ids):,}" for s, ids in zip(comparison.systems, lost, strict=True) if ids
+        )
+        notes.append(f"Images not captioned by every system were left out: {counts}.")
+    return notes
+
+
+def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:
+    """Per optional key shown (SPICE's categories), how many images have no value: their
+    references hold no tuple of the category, so the mean leaves them out."""
+    out = {}
+    for k in comparison.keys:
+        if k in metric_class(k).optional_reports:
+            values = comparison.scores.items[comparison.systems[0]][k]
+            out[k] = int(np.count_nonzero(~np.isfinite(values)))
+    return out
+
+
+_MARKDOWN_SPECIAL = set("\\`*_[]<>|#~")
+
+
+def _markdown_escape(text: str) -> str:
+    """Backslash before the characters that would make markup or break a table row.
+
+    >>> _markdown_escape("a|b *c* <d>")
+    'a\\\\|b \\\\*c\\\\* \\\\<d\\\\>'
+    """
+    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in text)
+
+
+_LATEX_SPECIAL = {
+    "\\": "\\textbackslash{}",
+    "&": "\\&",
+    "%": "\\%",
+    "$": "\\$",
+    "#": "\\#",
+    "_": "\\_",
+    "{": "\\{",
+    "}": "\\}",
+    "~": "\\textasciitilde{}",
+    "^": "\\textasciicircum{}",
+    "²": "\\textsuperscript{2}",
+    "Δ": "$\\Delta$",
+    "±": "$\\pm$",
+    "†": "$^\\dagger$",
+    "|": "\\textbar{}",
+    "×": "$\\times$",
+    "<": "$<$",
+    ">": "$>$",
+}
+
+
+def _latex(text: str, math_ok: bool = False) -> str:
+    """``text`` safe in a LaTeX table cell (``math_ok``: it holds capeval's own ``$...$``).
+
+    >>> _latex("A&B_v2 50%"), _latex("I²CE")
+    ('A\\\\&B\\\\_v2 50\\\\%', 'I\\\\textsuperscript{2}CE')
+    """
+    if math_ok:
+        return text
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+
+
+def _latex_comment(text: str) -> str:
+    """A note on a ``%`` line: no line breaks, and symbols spelt out where pdflatex has none."""
+    text = " ".join(text.split())
+    for char, word in (("Δ", "Delta"), ("±", "+/-"), ("†", "dagger"), ("²", "2"), ("×", "x")):
+        text = text.replace(char, word)
+    return text
+
+
+__all__ = [
+    "PAPER_ORDER",
+    "TABLE_FORMATS",
+    "PaperTable",
+    "categories_left_out",
+    "format_p",
+    "paper_order",
+    "paper_table",
+]

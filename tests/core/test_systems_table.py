@@ -1,0 +1,146 @@
+"""A paper's results table from a systems comparison (issue 33): order, scale, p floors,
+markers, empty baseline cells, and the LaTeX and Markdown exports against golden files."""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from capeval_core.stats.resampling import PairedResult
+from capeval_core.systems import (
+    ResamplingSignature,
+    SystemsComparison,
+    SystemsInput,
+    SystemsScores,
+)
+from capeval_core.systems_table import PAPER_ORDER, format_p, paper_order, paper_table
+
+GOLDEN = Path(__file__).parents[1] / "golden"
+#: the metrics in selection order, not the papers'
+KEYS = ("cider_d", "bleu_4", "spice", "wmd", "bleu_1", "meteor", "rouge_l")
+FLOOR = 1 / 1001  # the smallest p of 1,000 resamples
+
+
+def fixed_comparison(dropped: bool = False) -> SystemsComparison:
+    """A hand-made comparison of three systems on 50 images (numbers chosen, not scored):
+    "Base" the baseline; "A&B_v2" better everywhere, at the floor of the resampling on
+    CIDEr-D; "small|model" worse, p = 0.0321 on BLEU-4 (marked), 0.2 elsewhere."""
+    n = 50
+    names = ("Base", "A&B_v2", "small|model")
+    data = SystemsInput(
+        names,
+        tuple(range(n)),
+        tuple(("a caption",) * n for _ in names),
+        (("a reference",),) * n,
+        ("base.json", "ab.json", "small.json"),
+        "a fixed test input",
+        (),
+        ((), (), (48, 49)) if dropped else (),
+    )
+    base = {
+        "bleu_1": 0.7521,
+        "bleu_4": 0.3312,
+        "meteor": 0.2705,
+        "rouge_l": 0.5499,
+        "cider_d": 1.1234,
+        "spice": 0.2049,
+        "wmd": 0.1789,
+    }
+    shift = {"Base": 0.0, "A&B_v2": 0.0213, "small|model": -0.0071}
+    corpus = {s: {k: v + shift[s] for k, v in base.items()} for s in names}
+    ci = {s: {k: (v - 0.004, v + 0.0046) for k, v in corpus[s].items()} for s in names}
+    paired = {k: {} for k in KEYS}
+    for k in KEYS:
+        p_ab = FLOOR if k == "cider_d" else 0.0012
+        paired[k]["A&B_v2"] = PairedResult(0.0213, (0.01, 0.03), FLOOR, p_ab)
+        p_small = 0.0321 if k == "bleu_4" else 0.2
+        paired[k]["small|model"] = PairedResult(-0.0071, (-0.02, 0.001), p_small, p_small)
+    scores = SystemsScores(data, KEYS, corpus, {}, {}, {k: f"{k}|fixed" for k in KEYS})
+    mean = {s: dict(corpus[s]) for s in names}
+    return SystemsComparison(
+        scores, ci, mean, paired, ResamplingSignature("both", 1000, 10000, 12345, 0.95)
+    )
+
+
+def test_metrics_in_the_papers_order_then_the_others():
+    shown = ["bleu_1", "bleu_4", "meteor", "rouge_l", "cider_d", "spice", "wmd"]
+    assert paper_order(list(KEYS)) == shown
+    assert paper_order([*reversed(PAPER_ORDER), "mean"]) == [*PAPER_ORDER, "mean"]
+    assert paper_order(["wmd", "mean", "cider_d"]) == ["cider_d", "wmd", "mean"]
+
+
+@pytest.mark.parametrize(
+    ("p", "resolution", "shown"),
+    [
+        (1 / 1001, 1000, "< 0.001"),
+        (1 / 10001, 10000, "< 0.001"),
+        (0.0004, 10000, "< 0.001"),
+        (1 / 201, 200, "< 0.005"),
+        (2 / 201, 200, "0.010"),
+        (0.0321, 1000, "0.032"),
+        (1.0, 1000, "1.000"),
+        (math.nan, 1000, "n/a"),
+    ],
+)
+def test_p_values_as_papers_print_them(p, resolution, shown):
+    assert format_p(p, resolution) == shown
+
+
+def test_cells_scaled_marked_and_the_baselines_left_empty():
+    table = paper_table(fixed_comparison())
+    assert table.labels == (
+        "BLEU-1", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr-D", "SPICE", "WMD"
+    )  # fmt: skip
+    cider = table.keys.index("cider_d")
+    assert table.cell(0, cider) == "112.3 ± 0.4"  # x100, one decimal
+    assert table.cell(1, cider) == "114.5 ± 0.4†"
+    assert table.delta_cell(1, cider) == "+2.1 (< 0.001)"  # never "0.0010"
+    bleu4 = table.keys.index("bleu_4")
+    assert table.delta_cell(2, bleu4) == "-0.7 (0.032)" and table.significant[2][bleu4]
+    assert table.delta_cell(2, cider) == "-0.7 (0.200)" and not table.significant[2][cider]
+    deltas = table.delta_frame()
+    assert deltas.iloc[0].tolist() == ["Base (baseline)", *[""] * len(KEYS)]  # empty, not None
+    assert "None" not in table.to_text() + table.to_markdown() + table.to_latex()
+    raw = paper_table(fixed_comparison(), raw=True)
+    assert raw.cell(0, cider) == "1.1234 ± 0.0043"
+    assert raw.delta_cell(1, cider) == "+0.0213 (< 0.001)"
+
+
+def test_csv_reads_back_with_pandas():
+    table = paper_table(fixed_comparison())
+    frame = pd.read_csv(io.StringIO(table.to_csv()))
+    assert len(frame) == 3 * len(KEYS)
+    base = frame[frame["system"] == "Base"]
+    assert base["delta"].isna().all() and base["p"].isna().all()
+    row = frame[(frame["system"] == "A&B_v2") & (frame["key"] == "cider_d")].iloc[0]
+    assert row["value"] == 114.5 and row["delta"] == 2.1 and row["p"] == "< 0.001"
+    assert bool(row["significant"])
+    assert (row["ci_low"], row["ci_high"]) == (114.1, 114.9)  # rounded like the table
+
+
+def test_left_out_images_are_said():
+    notes = paper_table(fixed_comparison(dropped=True)).notes
+    assert notes[-1] == "Images not captioned by every system were left out: small|model 2."
+
+
+# The golden files were produced from fixed_comparison() with
+#   CAPEVAL_WRITE_GOLDEN=1 python -m pytest tests/core/test_systems_table.py -k golden
+# and checked by eye: the metrics in the papers' order, values x100 with one decimal, the
+# system names escaped ("A\&B\_v2", "small\textbar{}model"; Markdown "small\|model"),
+# † on A&B_v2 everywhere and on small|model's BLEU-4 only, "< 0.001" for CIDEr-D's floor,
+# no Δ row for the baseline; the Markdown renders as a table (GitHub preview) and the LaTeX
+# uses booktabs rules only (no LaTeX install here: not compiled).
+@pytest.mark.parametrize(
+    ("fmt", "name"), [("latex", "systems-table.tex"), ("markdown", "systems-table.md")]
+)
+def test_golden_tables(fmt, name):
+    text = paper_table(fixed_comparison()).render(fmt)
+    path = GOLDEN / name
+    if os.environ.get("CAPEVAL_WRITE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
