@@ -175,6 +175,32 @@ def check_human(jset: Any, human: str | None) -> None:
     jset.human(human)
 
 
+def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """The built-in --metrics keys (checked against the registry before any file is read),
+    and the other names, which may be external metrics of the set (checked once it is
+    loaded)."""
+    from capeval_core.metrics import METRICS, REPORTED_KEYS
+
+    names = [k.strip() for v in values or () for k in v.split(",") if k.strip()]
+    if values and not names:
+        raise InputError("--metrics: no metric key given; see `capeval metrics`")
+    other = [k for k in names if k not in METRICS and k not in REPORTED_KEYS]
+    builtin = [k for k in names if k not in other]
+    if not names:
+        builtin = list(CORRELATE_KEYS)
+    return metric_keys(builtin, ()) if builtin else [], other
+
+
+def _external_keys(jset: Any, named: Sequence[str]) -> list[str]:
+    """External metrics to correlate: those --metrics names, else every one the set has
+    (``metric:`` columns, --metric-scores); a name that is neither built in nor external is
+    the registry's unknown-key error."""
+    for name in named:
+        if name not in jset.external_names:
+            metric_class(name)
+    return list(named) if named else list(jset.external_names)
+
+
 def _cmd_correlate(args: argparse.Namespace) -> int:
     import warnings
 
@@ -185,11 +211,16 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     from capeval_core.resources import available_cpus
     from capeval_core.stats import correlate, pairwise_accuracy, williams_matrix
 
-    keys = metric_keys(args.metrics, CORRELATE_KEYS)
+    keys, maybe_external = _correlate_keys(args.metrics)
     if args.json and args.json != "-":
         files.check_output(args.json, option="--json")
     limits = {name: getattr(args, name) for name in LIMIT_FLAGS}
     jset = load_judgments(args.judgments, args.format, args.preset, **limits)
+    if args.metric_scores:
+        from capeval_core.judgments.external import join_scores_file
+
+        jset = join_scores_file(jset, args.metric_scores, max_bytes=limits["max_bytes"])
+    keys += _external_keys(jset, maybe_external)
     check_human(jset, args.human)
     print(f"{args.format}: {jset.describe()}", file=sys.stderr)
     for note in jset.notes:
@@ -292,6 +323,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             "dropped": dict(jset.dropped),
             "correlations": correlations,
             "williams": williams,
+            "signatures": dict(scores.signatures),
         }
         width = max([len(k) for k in correlations] + [6])
         print(
@@ -653,6 +685,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help=f"metric keys, separate or comma-separated (default: {' '.join(CORRELATE_KEYS)}); "
         "see `capeval metrics`",
+    )
+    correlate.add_argument(
+        "--metric-scores",
+        metavar="FILE",
+        help="scores of your own metric(s), joined to the judgments by id: CSV, TSV, JSON or "
+        "JSONL with the set's id column(s) (generic formats: id; thumb: seg_id and SYS) and "
+        "one column per metric; correlated and Williams-tested beside the built-in ones "
+        "(a judgment file's metric:<name> columns are read the same way)",
     )
     correlate.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
     correlate.add_argument("--human", help="human-score column (default: the first)")

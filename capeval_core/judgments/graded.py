@@ -31,6 +31,7 @@ from capeval_core.judgments.base import (
     unique_ids,
 )
 from capeval_core.judgments.coco import image_key, load_coco_references
+from capeval_core.judgments.external import METRIC_PREFIX, read_metric_cells, with_file_metrics
 
 _REF_COLUMN = re.compile(r"^ref_?(\d+)$")
 KNOWN_COLUMNS = ("id", "image_id", "candidate", "references", "system")
@@ -154,7 +155,7 @@ def numeric_columns(columns: Sequence[str], rows: Sequence[Row], exclude: set[st
     so those cells are reported as errors rather than silently ignored."""
     out = []
     for c in columns:
-        if c in exclude:
+        if c in exclude or c.startswith(METRIC_PREFIX):  # external metrics, never humans
             continue
         cells = [r.values.get(c) for r in rows]
         cells = [v for v in cells if v is not None and str(v).strip() != ""]
@@ -198,9 +199,18 @@ scores=(3.0,), system=None)
     else:
         scores = list(score_columns)
         require_columns(path, columns, scores)
+        for c in scores:
+            if c.startswith(METRIC_PREFIX):
+                raise format_error(
+                    path,
+                    "a metric: column holds an external metric's scores, not human scores",
+                    line=1,
+                    column=c,
+                )
     dropped: dict[str, int] = {}
     empty = 0
     items: list[GradedItem] = []
+    kept: list[int] = []
     ids: list[tuple[str, Row]] = []
     for n, row in enumerate(rows, start=1):
         ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
@@ -224,6 +234,7 @@ scores=(3.0,), system=None)
         if not values:
             count_into(dropped, "missing human score")
             continue
+        kept.append(n - 1)
         items.append(
             GradedItem(
                 ident,
@@ -235,8 +246,9 @@ scores=(3.0,), system=None)
             )
         )
     unique_ids(path, ids)
+    external = read_metric_cells(path, rows, kept, columns)
     notes = (f"{empty:,} empty candidate(s) kept (they score 0 on most metrics)",) if empty else ()
-    return JudgmentSet(
+    jset = JudgmentSet(
         "graded",
         tuple(items),
         tuple(scores),
@@ -249,6 +261,7 @@ scores=(3.0,), system=None)
         kendall_variant=kendall_variant,
         notes=notes,
     )
+    return with_file_metrics(jset, path, external)
 
 
 def _sources(*paths: Any) -> tuple[str, ...]:
