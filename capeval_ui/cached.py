@@ -522,7 +522,7 @@ def correlation_report(
     while it runs (created and removed here, so a cache hit shows nothing)."""
     import math
 
-    from capeval_core.judgments.analysis import correlation_table, spearman_between
+    from capeval_core.judgments.analysis import at_level, correlation_table, spearman_between
     from capeval_core.stats import rank_subsets
 
     human = _jset.human(human_name)
@@ -549,10 +549,12 @@ def correlation_report(
     bar.empty()
     spear = table[table["method"] == "spearman"].set_index("metric")["statistic"]
     order = sorted(values, key=lambda k: -abs(spear[k]) if math.isfinite(spear[k]) else math.inf)
-    combined = rank_subsets(human, values, combined_on) if values else ()
+    # at system level the heatmap and the combined metric use system means, like the table
+    level_human, level_values = at_level(human, values, systems)
+    combined = rank_subsets(level_human, level_values, combined_on) if values else ()
     return CorrelationReport(
         table,
-        spearman_between(values, order),
+        spearman_between(values, order, systems),
         combined,
         human_name,
         level,

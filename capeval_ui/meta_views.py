@@ -332,8 +332,13 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
         unit = "systems" if report.level == "system" else "items"
         st.warning(
             f"n = {n} {unit}: too few for a meaningful p-value (shown from n = "
-            f"{MIN_N_FOR_PVALUE}). The correlations stand; their bootstrap intervals over {n} "
-            f"{unit} are wide, as they should be.",
+            f"{MIN_N_FOR_PVALUE}). The correlations stand; their bootstrap intervals "
+            + (
+                "resample the items within each system, so they show how far each system's "
+                "mean could move."
+                if report.level == "system"
+                else f"over {n} items are wide, as they should be."
+            ),
             icon=":material/warning:",
         )
         frame["pvalue"] = np.nan
@@ -361,12 +366,16 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
         key="correlation-table",
     )
     intervals = "" if report.ci_kendall else " (Pearson and Spearman only: Kendall's is off)"
+    over = (
+        "items within systems (each system's mean recomputed per resample)"
+        if report.level == "system"
+        else "items"
+    )
     st.caption(
         f"Kendall: τb corrects for ties in both variables (scipy's default); τc (Stuart's) "
         f"suits rectangular tables such as 4-point grades. This set's protocol reports "
-        f"**τ{kendall_variant}**. Intervals{intervals}: percentile bootstrap over "
-        f"{'systems' if report.level == 'system' else 'items'}, {report.n_resamples:,} "
-        f"resamples, seed {report.seed}."
+        f"**τ{kendall_variant}**. Intervals{intervals}: percentile bootstrap over {over}, "
+        f"{report.n_resamples:,} resamples, seed {report.seed}."
     )
     download_csv(report.table, signatures, "correlations.csv", key="correlations-csv")
 
@@ -446,10 +455,16 @@ def render_heatmap(
 
 def render_spearman_heatmap(report: object) -> None:
     """Metric x metric Spearman ρ, ordered by |ρ| with humans (seed Fig. 4a)."""
+    system = getattr(report, "level", "item") == "system"
     render_heatmap(
         report.between,
         key="spearman-heatmap",
-        title="Spearman ρ between metrics (ordered by correlation with humans)",
+        title=(
+            f"Spearman ρ between the metrics' system means ({len(report.between)} metrics, "
+            "ordered by correlation with humans)"
+            if system
+            else "Spearman ρ between metrics (ordered by correlation with humans)"
+        ),
         zmin=-1,
         zmax=1,
     )
