@@ -21,7 +21,7 @@ st.caption(
 )
 jset = meta_views.set_or_stop("graded")
 
-keys = meta_views.metric_picker()
+keys = meta_views.metric_picker(jset.external_names)
 left, middle, right = st.columns(3)
 state.valid_choice("human_column", list(jset.score_names))
 human_name = left.selectbox("Human score", list(jset.score_names), key="human_column")
@@ -35,6 +35,7 @@ level = middle.radio(
     horizontal=True,
     help="System level correlates the per-system means (the set's `system` column).",
 )
+state.share_choices(human=human_name, level=level)
 state.default("resamples", 1000)
 n_resamples = right.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], key="resamples")
 state.default("ci_kendall", len(jset) <= 5000)

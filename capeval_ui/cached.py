@@ -449,6 +449,20 @@ def load_upload(
         return _uploaded_source(jset, files, tmp)
 
 
+def join_scores_upload(jset: object, name: str, data: bytes) -> object:
+    """``jset`` with an uploaded scores file joined (its external metrics); errors name the
+    file as uploaded. Not cached: the join is quick, and the set is new each time."""
+    import tempfile
+
+    from capeval_core.judgments.external import join_scores_file
+
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            return join_scores_file(jset, _write_uploads(((name, data),), tmp))  # type: ignore[arg-type]
+        except CapevalError as exc:
+            raise _as_uploaded(exc, tmp) from None
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def judgment_scores(
     digest: str,

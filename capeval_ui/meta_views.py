@@ -21,13 +21,15 @@ import streamlit as st
 
 from capeval_core.metrics import available_keys
 from capeval_core.stats import MIN_N_FOR_PVALUE, pvalue_meaningful, to_csv_text
-from capeval_ui import cached
+from capeval_ui import cached, state
 from capeval_ui.views import format_pvalue, key_label, table
 
 #: the metric selection shared by the meta-evaluation pages (a widget's own key is dropped
 #: when a page without it runs, so the choice is mirrored under a plain key)
 METRICS_KEY = "meta_metrics"
 _KEPT_METRICS = "_meta_metrics_kept"
+#: external metric names the picker has offered in this session
+_SEEN_EXTERNAL = "_meta_external_seen"
 METHOD_LABELS = {
     "pearson": "Pearson r",
     "spearman": "Spearman ρ",
@@ -56,20 +58,31 @@ def _layout(fig: go.Figure, height: int = 360, **kwargs: object) -> go.Figure:
 
 
 # -- shared widgets and banners -------------------------------------------------------------------
-def metric_picker() -> tuple[str, ...]:
-    """Multiselect over every registered key; default the fast ones (BLEU-4, ROUGE-L, CIDEr-D,
-    METEOR), kept across pages."""
+def metric_picker(external: Sequence[str] = ()) -> tuple[str, ...]:
+    """Multiselect over every registered key and the set's ``external`` metrics; default the
+    fast ones (BLEU-4, ROUGE-L, CIDEr-D, METEOR), kept across pages. An external metric is
+    chosen the first time a set offers it (it is what its designer came to compare)."""
     # Streamlit gives a widget on another page a fresh value even under the same key, so the
     # choice is restored from the plain key on every run and saved there by the callback.
-    st.session_state[METRICS_KEY] = list(st.session_state.get(_KEPT_METRICS, cached.FAST_KEYS))
+    state.restore_choices()
+    options = [*available_keys(), *external]
+    kept = list(st.session_state.get(_KEPT_METRICS, cached.FAST_KEYS))
+    seen = st.session_state.setdefault(_SEEN_EXTERNAL, [])
+    new = [k for k in external if k not in seen]
+    if new:
+        seen.extend(new)
+        kept += [k for k in new if k not in kept]
+        st.session_state[_KEPT_METRICS] = kept
+    st.session_state[METRICS_KEY] = [k for k in kept if k in options]
     keys = st.multiselect(
         "Metrics",
-        available_keys(),
+        options,
         key=METRICS_KEY,
         format_func=key_label,
         on_change=_keep_metrics,
         help="The default metrics are fast. WMD and MEAN load word embeddings on first use.",
     )
+    state.share_choices(metric=list(keys))
     return tuple(keys)
 
 
@@ -83,14 +96,13 @@ def set_or_stop(kind: str) -> Any:
     from capeval_core import CapevalError
     from capeval_ui import cached
 
+    state.restore_choices()
     try:
         jset, origin = cached.set_for(kind)
     except CapevalError as exc:
         st.error(str(exc))
         st.stop()
     if origin == "loaded":
-        from capeval_ui import state
-
         state.share_judgment_set(cached.remember_set(jset))
     render_set_banner(jset, origin)
     return jset
@@ -130,7 +142,16 @@ FORMAT_HELP: dict[str, str] = {
         "`candidate` (the caption), `references` (a JSON list, or one string with the "
         "references separated by `|||` in CSV/TSV; or columns `ref_1` … `ref_k`), and one or "
         "more numeric human-score columns. Optional: `id`, `image_id`, `system` (for "
-        "system-level correlations). Other names can be mapped below."
+        "system-level correlations). Other names can be mapped below. Your own metric's "
+        "per-caption scores go in a column named `metric:<name>` (or choose the role "
+        "*metric* for a column below, or join a scores file once the set is loaded)."
+    ),
+    "thumb": (
+        "THumB 1.0 as distributed (Kasai et al. 2022): `mscoco_THumB-1.0.jsonl`, one JSON "
+        "line per judged caption (`SYS`, `seg_id`, `set_id`, `hyp`, `image`, `P`, `R`, "
+        "`Fl`, `Con`, `Inc`, `human_score`). References are the image's COCO val2014 "
+        "captions (installed with capeval) without the Human caption; upload "
+        "`mscoco_references.json` beside it to use THumB's own references instead."
     ),
     "pairwise": (
         "One file (CSV, TSV, JSON array or JSONL), one row per pair of captions. Columns: "

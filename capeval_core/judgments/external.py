@@ -96,6 +96,18 @@ def check_name(name: str, existing: Sequence[str] = ()) -> str:
     return name
 
 
+_ID_NAME = re.compile(r"(?:^|[_\s])id$|[a-z]Id$|^(?:seg|set|image|item|caption)_?id$", re.I)
+
+
+def is_id_column(name: str) -> bool:
+    """Whether a column name says it holds ids (never a score, even when numeric).
+
+    >>> [is_id_column(c) for c in ("id", "seg_id", "set_id", "imageId", "quality", "valid")]
+    [True, True, True, True, False, False]
+    """
+    return bool(_ID_NAME.search(name.strip()))
+
+
 def file_checksum(path: str | os.PathLike[str]) -> str:
     """sha256 of a file's bytes (hex)."""
     h = hashlib.sha256()
@@ -320,6 +332,7 @@ __all__ = [
     "add_metric_scores",
     "check_name",
     "file_checksum",
+    "is_id_column",
     "join_scores_file",
     "metric_columns",
     "read_metric_cells",
