@@ -491,25 +491,61 @@ def render_spearman_heatmap(report: object) -> None:
     )
 
 
-def _grade_bins(human: np.ndarray) -> np.ndarray:
-    """Human grades as they are, or 5 quantile bins when there are many distinct values."""
-    if np.unique(human).size <= 10:
-        return human.astype(object)
+def grade_bins(human: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Each item's bin and the bin names in numeric order: the human grades as they are, or
+    5 quantile bins when there are more than 10 distinct values (issue 32: bins named by
+    their range sort as numbers, not as text).
+
+    >>> human = np.r_[np.linspace(1.9, 3.9, 8), [4.0] * 8, [4.5] * 8, [5.0] * 8]
+    >>> codes, names = grade_bins(human)
+    >>> names, names == sorted(names)
+    (['1.9–3.67', '3.67–4', '4–4.5', '4.5–5'], False)
+    >>> [int(c) for c in codes[[0, 7, 8, 16]]]
+    [0, 1, 2, 3]
+    """
+    human = np.asarray(human, dtype=float)
+    values = np.unique(human)
+    if values.size <= 10:
+        return np.searchsorted(values, human), [f"{v:g}" for v in values]
     edges = np.unique(np.quantile(human, np.linspace(0, 1, 6)))
     codes = np.clip(np.searchsorted(edges, human, side="right") - 1, 0, len(edges) - 2)
-    names = np.array([f"{edges[i]:.3g}–{edges[i + 1]:.3g}" for i in range(len(edges) - 1)])
-    return names[codes].astype(object)
+    names = [f"{edges[i]:.3g}–{edges[i + 1]:.3g}" for i in range(len(edges) - 1)]
+    used = np.unique(codes)
+    return np.searchsorted(used, codes), [names[i] for i in used]
+
+
+def violin_span(key: str, values: np.ndarray) -> dict[str, object]:
+    """How far a violin's density is drawn: a metric with known bounds (BLEU, METEOR, ...
+    in [0, 1]) never past them, so no violin shows scores below 0 or above 1; other metrics
+    (external ones) plotly's default.
+
+    >>> violin_span("bleu_4", np.array([0.0, 0.2, 1.0]))
+    {'spanmode': 'manual', 'span': [0.0, 1.0]}
+    """
+    from capeval_core.errors import UnknownKeyError
+    from capeval_core.metrics import metric_class
+
+    try:
+        low, high = metric_class(key).bounds
+    except UnknownKeyError:
+        return {}
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return {}
+    lo = max(float(finite.min()), low) if np.isfinite(low) else float(finite.min())
+    hi = min(float(finite.max()), high) if np.isfinite(high) else float(finite.max())
+    return {"spanmode": "manual", "span": [lo, hi]}
 
 
 def render_distribution(human: np.ndarray, values: np.ndarray, key: str, human_name: str) -> None:
     """One metric's scores per human grade (seed Fig. 3): box plots (median, quartiles, mean)
-    beside violin plots (the whole distribution)."""
-    bins = _grade_bins(np.asarray(human, dtype=float))
-    order = sorted(dict.fromkeys(bins.tolist()), key=lambda v: (isinstance(v, str), v))
+    beside violin plots (the whole distribution, within the metric's bounds)."""
+    codes, names = grade_bins(np.asarray(human, dtype=float))
+    values = np.asarray(values, dtype=float)
     box, violin = go.Figure(), go.Figure()
-    for i, grade in enumerate(order):
-        mask = bins == grade
-        name = _safe(f"{grade:g}" if isinstance(grade, float) else grade)
+    for i, grade in enumerate(names):
+        mask = codes == i
+        name = _safe(grade)
         colour = _COLOURS[i % len(_COLOURS)]
         box.add_box(y=values[mask], name=name, marker_color=colour, boxmean=True, showlegend=False)
         violin.add_violin(
@@ -520,6 +556,7 @@ def render_distribution(human: np.ndarray, values: np.ndarray, key: str, human_n
             meanline_visible=True,
             points=False,
             showlegend=False,
+            **violin_span(key, values[mask]),
         )
     axes = {
         "xaxis": {"title": f"human score: {_safe(human_name)}", "type": "category"},

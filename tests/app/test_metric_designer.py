@@ -218,3 +218,25 @@ def test_a_reload_keeps_metrics_human_column_and_level() -> None:
     assert again.multiselect(key="meta_metrics").value == ["bleu_4", "rouge_l"]
     assert again.selectbox(key="human_column").value == human
     assert again.radio(key="correlation_level").value == "system"
+
+
+def test_box_bins_in_numeric_order_and_violins_within_bounds() -> None:
+    rng = np.random.default_rng(0)
+    human = np.r_[np.linspace(1.9, 3.9, 8), [4.0] * 8, [4.5] * 8, [5.0] * 8]
+    words = ["a dog", "a dog on grass", "a cat", "two people", "a red bus", "a man"]
+    lines = ["id,candidate,references,quality"] + [
+        f"r{i},{words[i % 6]} {i},{words[(i + int(rng.integers(3))) % 6]}|||a photo,{h}"
+        for i, h in enumerate(human)
+    ]
+    at = _upload(_judgments(), "graded", [("c.csv", ("\n".join(lines) + "\n").encode())])
+    at.button(key="load_judgments").click().run()
+    at.switch_page("app_pages/correlations.py").run()
+    at.selectbox(key="distribution_metric").select("meteor").run()
+    assert not at.exception, at.exception
+    figures = _figures(at)
+    box = next(f for f in figures if f["layout"].get("title", {}).get("text") == "box plots")
+    names = [trace["name"] for trace in box["data"]]
+    assert names == ["1.9–3.67", "3.67–4", "4–4.5", "4.5–5"]  # not text order ("4.5–5" < "4–4.5")
+    violin = next(f for f in figures if f["layout"].get("title", {}).get("text") == "violin plots")
+    for trace in violin["data"]:
+        assert trace["spanmode"] == "manual" and 0 <= trace["span"][0] <= trace["span"][1] <= 1
