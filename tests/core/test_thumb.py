@@ -117,3 +117,24 @@ def test_bad_rows_name_line_and_key(tmp_path):
     path.write_text("\n".join(json.dumps(r) for r in rows))
     with pytest.raises(JudgmentFormatError, match=r"line 6, column 'Con'"):
         load_judgments(path, "thumb")
+
+
+def test_correlate_cli_reads_thumb_with_a_scores_file(tmp_path, monkeypatch, capsys):
+    from capeval_core.cli import main
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    rows = _rows()
+    scores = tmp_path / "mine.json"
+    scores.write_text(
+        json.dumps([{"seg_id": r["seg_id"], "SYS": r["SYS"], "mine": len(r["hyp"])} for r in rows])
+    )
+    out = tmp_path / "out.json"
+    argv = ["correlate", "--judgments", str(JUDGMENTS), "--format", "thumb", "--metrics"]
+    code = main(
+        [*argv, "bleu_1", "--metric-scores", str(scores), "--workers", "0", "--json", str(out)]
+    )
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["n_rows"] == 40 and data["dropped"] == {HUMAN_LEFT_OUT: 10}
+    assert list(data["correlations"]) == ["bleu_1", "mine"]
+    assert data["signatures"]["mine"].startswith("external:mine|sha256:")
