@@ -31,7 +31,7 @@ from capeval_core.stats.correlation import (
     percentile_interval,
     system_level,
 )
-from capeval_core.stats.system_level import (
+from capeval_core.stats.within_systems import (
     system_codes,
     system_intervals,
     system_means,
@@ -44,6 +44,11 @@ def _ci_path(result: CorrelationResult, n_resamples: int, seed: int | None, leve
     h.update(np.ascontiguousarray(result.x, dtype=float).tobytes())
     h.update(b"|")
     h.update(np.ascontiguousarray(result.y, dtype=float).tobytes())
+    if result.items is not None:  # system level: the items behind the means decide
+        scores, humans, systems = result.items
+        h.update(np.ascontiguousarray(scores, dtype=float).tobytes())
+        h.update(np.ascontiguousarray(humans, dtype=float).tobytes())
+        h.update(json.dumps(list(systems)).encode())
     h.update(json.dumps([result.method, n_resamples, seed, level]).encode())
     return scores_cache_dir() / f"ci-{h.hexdigest()[:32]}.json"
 
@@ -195,7 +200,7 @@ def correlation_table(
     }
     if systems is None:
         cis = _intervals(wanted, level, n_resamples, seed, use_cache, on_progress)
-    else:  # items resampled within systems (see capeval_core.stats.system_level)
+    else:  # items resampled within systems (see capeval_core.stats.within_systems)
         wanted_keys = list(dict.fromkeys(key for key, _ in wanted))
         cis = {
             km: ci

@@ -9,7 +9,7 @@ from scipy import stats
 
 from capeval_core.errors import InputError
 from capeval_core.judgments.analysis import at_level, correlation_table, spearman_between
-from capeval_core.stats.system_level import (
+from capeval_core.stats.within_systems import (
     WITHIN_SYSTEMS,
     resampled_means,
     rowwise,
@@ -97,3 +97,15 @@ def test_too_few_systems_is_said_plainly():
         correlation_table(human, metrics, systems=systems, n_resamples=10, use_cache=False)
     with pytest.raises(InputError, match="only 2 systems"):
         spearman_between(metrics, systems=systems)
+
+
+def test_system_level_result_resamples_items_within_systems():
+    from capeval_core.judgments.analysis import interval
+    from capeval_core.stats import system_level
+
+    human, metrics, systems = _data()
+    r = system_level(metrics["metric"], human, systems, "kendall_b")
+    ci = r.confidence_interval(n_resamples=200, seed=4)
+    want = system_intervals(metrics, human, systems, ("kendall_b",), n_resamples=200, seed=4)
+    assert ci == want["metric", "kendall_b"] and ci.method == WITHIN_SYSTEMS
+    assert interval(r, n_resamples=200, seed=4, use_cache=False) == ci
