@@ -201,6 +201,20 @@ def _external_keys(jset: Any, named: Sequence[str]) -> list[str]:
     return list(named) if named else list(jset.external_names)
 
 
+def _systems_for(jset: Any, level: str) -> list[str] | None:
+    """The items' systems for ``--level system`` (None at item level); a graded set without
+    a system for every item is an error saying so."""
+    if level != "system":
+        return None
+    systems = jset.systems()
+    if any(s is None for s in systems):
+        raise InputError(
+            "--level system needs a system for every item (a `system` column); "
+            f"{sum(s is None for s in systems):,} of {len(systems):,} items have none"
+        )
+    return systems
+
+
 def _cmd_correlate(args: argparse.Namespace) -> int:
     import warnings
 
@@ -209,7 +223,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     from capeval_core.judgments import load_judgments
     from capeval_core.judgments.scoring import score_judgments
     from capeval_core.resources import available_cpus
-    from capeval_core.stats import correlate, pairwise_accuracy, williams_matrix
+    from capeval_core.stats import pairwise_accuracy, williams_matrix
 
     keys, maybe_external = _correlate_keys(args.metrics)
     if args.json and args.json != "-":
@@ -303,28 +317,50 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     else:
+        from capeval_core.judgments.analysis import at_level, correlation_table
+
         human = jset.human(args.human)
+        systems = _systems_for(jset, args.level)
+        methods = ("pearson", "spearman", "kendall_b", "kendall_c")
         correlations: dict[str, dict[str, float]] = {}
+        intervals: dict[str, dict[str, list[float]]] = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # constant metrics give NaN (null in the JSON)
-            for k in scores.keys:
-                correlations[k] = {
-                    m: correlate(scores.values[k], human, m).statistic
-                    for m in ("pearson", "spearman", "kendall_b", "kendall_c")
-                }
+            table = correlation_table(
+                human,
+                {k: scores.values[k] for k in scores.keys},
+                ci_methods=methods if args.resamples else (),
+                systems=systems,
+                n_resamples=max(args.resamples, 1),
+                seed=args.seed,
+            )
+            for row in table.itertuples():
+                correlations.setdefault(row.metric, {})[row.method] = float(row.statistic)
+                if args.resamples:
+                    bounds = [float(row.ci_low), float(row.ci_high)]
+                    intervals.setdefault(row.metric, {})[row.method] = bounds
+            level_human, level_values = at_level(human, scores.values, systems)
             matrix = (
-                williams_matrix(human, scores.values, args.williams_correlation)
-                if len(human) > 3
+                williams_matrix(level_human, level_values, args.williams_correlation)
+                if len(level_human) > 3
                 else None
             )
         williams = matrix.as_dict() if matrix is not None else {}
         out = {
             "n_rows": len(jset),
             "dropped": dict(jset.dropped),
+            "level": args.level,
             "correlations": correlations,
             "williams": williams,
             "signatures": dict(scores.signatures),
         }
+        if args.resamples:
+            out["intervals"] = intervals
+            out["resampling"] = {
+                "n_resamples": args.resamples,
+                "seed": args.seed,
+                "over": "items within systems" if systems is not None else "items",
+            }
         width = max([len(k) for k in correlations] + [6])
         print(
             f"{'metric':<{width}}  {'pearson':>9}  {'spearman':>9}  {'kendall_b':>9}  "
@@ -696,6 +732,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     correlate.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
     correlate.add_argument("--human", help="human-score column (default: the first)")
+    correlate.add_argument(
+        "--level",
+        default="item",
+        choices=["item", "system"],
+        help="graded sets: correlate items, or system means (every statistic, Williams "
+        "included, then on system means; intervals resample items within systems)",
+    )
+    correlate.add_argument(
+        "--resamples",
+        type=int,
+        default=0,
+        metavar="N",
+        help="graded sets: percentile bootstrap intervals from N resamples, in the JSON's "
+        "`intervals` (default 0: none)",
+    )
     correlate.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
     correlate.add_argument(
         "--williams-correlation",
@@ -712,7 +763,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed",
         type=int,
         default=0,
-        help="seed for sampling references and breaking human ties (pairwise sets)",
+        help="seed for sampling references and breaking human ties (pairwise sets) and for "
+        "the bootstrap intervals (graded sets)",
     )
     _add_limit_options(correlate)
     correlate.set_defaults(func=_cmd_correlate)

@@ -200,6 +200,8 @@ def correlation_table(
     }
     if systems is None:
         cis = _intervals(wanted, level, n_resamples, seed, use_cache, on_progress)
+    elif not wanted:
+        cis = {}
     else:  # items resampled within systems (see capeval_core.stats.within_systems)
         wanted_keys = list(dict.fromkeys(key for key, _ in wanted))
         cis = {

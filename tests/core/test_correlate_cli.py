@@ -69,7 +69,8 @@ def test_graded_table_and_json_contract(tmp_path):
     assert "pearson" in out and "kendall_c" in out and "Williams" in out
     assert "8 read, 8 scored" in err
     data = json.loads(out_json.read_text())
-    assert set(data) == {"n_rows", "dropped", "correlations", "williams", "signatures"}
+    assert set(data) == {"n_rows", "dropped", "level", "correlations", "williams", "signatures"}
+    assert data["level"] == "item"
     assert data["signatures"]["bleu_4"].startswith("bleu")
     assert data["n_rows"] == 8 and data["dropped"] == {}
     assert set(data["correlations"]) == {"bleu_4", "rouge_l", "cider_d"}

@@ -138,3 +138,27 @@ def test_correlate_cli_reads_thumb_with_a_scores_file(tmp_path, monkeypatch, cap
     assert data["n_rows"] == 40 and data["dropped"] == {HUMAN_LEFT_OUT: 10}
     assert list(data["correlations"]) == ["bleu_1", "mine"]
     assert data["signatures"]["mine"].startswith("external:mine|sha256:")
+
+
+def test_correlate_cli_system_level_with_intervals(tmp_path, monkeypatch):
+    from capeval_core.cli import main
+    from capeval_core.judgments.analysis import at_level
+    from capeval_core.judgments.scoring import score_judgments
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out.json"
+    argv = ["correlate", "--judgments", str(JUDGMENTS), "--format", "thumb", "--metrics"]
+    argv += ["bleu_1", "rouge_l", "--level", "system", "--resamples", "200", "--workers", "0"]
+    assert main([*argv, "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["level"] == "system" and data["resampling"]["over"] == "items within systems"
+    js = load_judgments(JUDGMENTS, "thumb")
+    values = score_judgments(js, ["bleu_1"], workers=0).values
+    h, m = at_level(js.human(), values, js.systems())
+    assert data["correlations"]["bleu_1"]["pearson"] == pytest.approx(
+        np.corrcoef(m["bleu_1"], h)[0, 1]
+    )
+    low, high = data["intervals"]["bleu_1"]["pearson"]
+    assert low <= data["correlations"]["bleu_1"]["pearson"] <= high
+    # 4 systems: Williams on system means needs n > 3, so it runs with n = 4
+    assert set(data["williams"]) == {"bleu_1", "rouge_l"}
