@@ -22,7 +22,7 @@ import dataclasses
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,7 +96,8 @@ def check_name(name: str, existing: Sequence[str] = ()) -> str:
     return name
 
 
-_ID_NAME = re.compile(r"(?:^|[_\s])id$|[a-z]Id$|^(?:seg|set|image|item|caption)_?id$", re.I)
+_ID_NAME = re.compile(r"(?:^|[_\s.\-])id$", re.I)  # id, seg_id, set_id, image id, ...
+_CAMEL_ID = re.compile(r"[a-z]I[dD]$")  # imageId, segID
 
 
 def is_id_column(name: str) -> bool:
@@ -105,7 +106,8 @@ def is_id_column(name: str) -> bool:
     >>> [is_id_column(c) for c in ("id", "seg_id", "set_id", "imageId", "quality", "valid")]
     [True, True, True, True, False, False]
     """
-    return bool(_ID_NAME.search(name.strip()))
+    name = name.strip()
+    return bool(_ID_NAME.search(name) or _CAMEL_ID.search(name))
 
 
 def file_checksum(path: str | os.PathLike[str]) -> str:
@@ -292,37 +294,85 @@ def read_metric_cells(
     loader dropped may lack it."""
     out: dict[str, list[float]] = {}
     for column, name in metric_columns(columns).items():
-        try:
-            check_name(name)
-        except InputError as exc:
-            raise format_error(path, str(exc), line=1, column=column) from None
-        values = []
-        for i in kept:
-            row = rows[i]
-            cell = row.values.get(column)
-            if cell is None or (isinstance(cell, str) and not cell.strip()):
-                raise format_error(
-                    path,
-                    f"no score of the external metric {name!r} in a row that is kept",
-                    line=row.line,
-                    column=column,
-                    record=row.record,
-                )
-            values.append(parse_number(cell, path, row, column))
-        out[name] = values
+        _file_name(path, column, name)
+        out[name] = _cells(path, rows, kept, column, name)
     return out
 
 
+def read_pair_metric_cells(
+    path: str | os.PathLike[str], rows: Sequence[Row], columns: Sequence[str]
+) -> dict[str, tuple[list[float], list[float]]]:
+    """A pairwise file's ``metric:<name>:a`` and ``metric:<name>:b`` columns (the scores of
+    candidate a and of candidate b), by metric name."""
+    sides: dict[str, dict[str, str]] = {}
+    for column, full in metric_columns(columns).items():
+        name, _, side = full.rpartition(":")
+        if side not in ("a", "b") or not name:
+            raise format_error(
+                path,
+                "a pairwise file names its metric columns metric:<name>:a and metric:<name>:b",
+                line=1,
+                column=column,
+            )
+        _file_name(path, column, name)
+        sides.setdefault(name, {})[side] = column
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    kept = range(len(rows))
+    for name, found in sides.items():
+        for side in ("a", "b"):
+            if side not in found:
+                raise format_error(
+                    path,
+                    f"metric {name!r} has no column {METRIC_PREFIX}{name}:{side}",
+                    line=1,
+                    column=next(iter(found.values())),
+                )
+        out[name] = (
+            _cells(path, rows, kept, found["a"], name),
+            _cells(path, rows, kept, found["b"], name),
+        )
+    return out
+
+
+def _file_name(path: str | os.PathLike[str], column: str, name: str) -> None:
+    try:
+        check_name(name)
+    except InputError as exc:
+        raise format_error(path, str(exc), line=1, column=column) from None
+
+
+def _cells(
+    path: str | os.PathLike[str], rows: Sequence[Row], kept: Sequence[int], column: str, name: str
+) -> list[float]:
+    values = []
+    for i in kept:
+        row = rows[i]
+        cell = row.values.get(column)
+        if cell is None or (isinstance(cell, str) and not cell.strip()):
+            raise format_error(
+                path,
+                f"no score of the external metric {name!r} in a row that is kept",
+                line=row.line,
+                column=column,
+                record=row.record,
+            )
+        values.append(parse_number(cell, path, row, column))
+    return values
+
+
 def with_file_metrics(
-    jset: JudgmentSet, path: str | os.PathLike[str], metrics: dict[str, list[float]]
+    jset: JudgmentSet,
+    path: str | os.PathLike[str],
+    metrics: Mapping[str, list[float] | tuple[list[float], list[float]]],
 ) -> JudgmentSet:
-    """``jset`` with the ``metric:`` columns read by :func:`read_metric_cells` added, their
-    checksum that of the judgment file."""
+    """``jset`` with the ``metric:`` columns read by :func:`read_metric_cells` (graded) or
+    :func:`read_pair_metric_cells` (pairwise) added, their checksum the judgment file's."""
     if not metrics:
         return jset
     checksum = file_checksum(path)
     for name, values in metrics.items():
-        jset = add_metric_scores(jset, name, values, checksum=checksum, source=Path(path).name)
+        arrays = values if isinstance(values, tuple) else (values,)
+        jset = add_metric_scores(jset, name, *arrays, checksum=checksum, source=Path(path).name)
     return jset
 
 
@@ -336,5 +386,6 @@ __all__ = [
     "join_scores_file",
     "metric_columns",
     "read_metric_cells",
+    "read_pair_metric_cells",
     "with_file_metrics",
 ]

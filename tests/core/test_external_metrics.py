@@ -150,3 +150,24 @@ def test_pairwise_library_call_gives_accuracy(tmp_path):
     scores = score_judgments(js, ["bleu_1", "mine"], workers=0)
     res = pairwise_accuracy(scores.values_a["mine"], scores.values_b["mine"], js.preferences())
     assert res.as_dict()["all"] == 1.0
+
+
+def test_pairwise_file_metric_columns_per_candidate(tmp_path):
+    from capeval_core.stats import pairwise_accuracy
+
+    p = tmp_path / "p.csv"
+    head = "candidate_a,candidate_b,references,preferred,metric:mine:a,metric:mine:b\n"
+    p.write_text(
+        head + "a dog,a cat,a dog runs|||a dog,a,0.9,0.1\n"
+        "a cat,a dog,a dog runs|||a dog,b,0.2,0.8\n"
+        "a bus,a horse,a horse|||a horse runs,b,0.4,0.3\n"
+    )
+    js = load_judgments(p, "pairwise")
+    assert js.external_names == ("mine",)
+    assert js.external[0].values.tolist() == [[0.9, 0.2, 0.4], [0.1, 0.8, 0.3]]
+    scores = score_judgments(js, ["mine"], workers=0)
+    res = pairwise_accuracy(scores.values_a["mine"], scores.values_b["mine"], js.preferences())
+    assert res.as_dict()["all"] == pytest.approx(2 / 3)
+    p.write_text(head.replace(",metric:mine:b", "") + "a dog,a cat,a dog,a,0.9\n")
+    with pytest.raises(JudgmentFormatError, match="metric:mine:b"):
+        load_judgments(p, "pairwise")
