@@ -31,7 +31,12 @@ from capeval_core.judgments.base import (
     unique_ids,
 )
 from capeval_core.judgments.coco import image_key, load_coco_references
-from capeval_core.judgments.external import METRIC_PREFIX, read_metric_cells, with_file_metrics
+from capeval_core.judgments.external import (
+    METRIC_PREFIX,
+    is_id_column,
+    read_metric_cells,
+    with_file_metrics,
+)
 
 _REF_COLUMN = re.compile(r"^ref_?(\d+)$")
 KNOWN_COLUMNS = ("id", "image_id", "candidate", "references", "system")
@@ -151,11 +156,13 @@ def row_id(row: Row, columns: Sequence[str], path: Any, fallback: int) -> str:
 
 def numeric_columns(columns: Sequence[str], rows: Sequence[Row], exclude: set[str]) -> list[str]:
     """Columns at least half of whose non-empty cells are numbers (judgment-formats.md: "default:
-    every numeric column not named above"). A column with a few non-numbers still counts,
+    every numeric column not named above"), id columns (``seg_id``, ``set_id``, ...) and
+    ``metric:`` columns left out. A column with a few non-numbers still counts,
     so those cells are reported as errors rather than silently ignored."""
     out = []
     for c in columns:
-        if c in exclude or c.startswith(METRIC_PREFIX):  # external metrics, never humans
+        # external metrics and ids (seg_id, set_id, ...) are never human scores by default
+        if c in exclude or c.startswith(METRIC_PREFIX) or is_id_column(c):
             continue
         cells = [r.values.get(c) for r in rows]
         cells = [v for v in cells if v is not None and str(v).strip() != ""]

@@ -171,3 +171,10 @@ def test_pairwise_file_metric_columns_per_candidate(tmp_path):
     p.write_text(head.replace(",metric:mine:b", "") + "a dog,a cat,a dog,a,0.9\n")
     with pytest.raises(JudgmentFormatError, match="metric:mine:b"):
         load_judgments(p, "pairwise")
+
+
+def test_numeric_id_columns_are_never_default_human_scores(tmp_path):
+    p = tmp_path / "j.csv"
+    p.write_text("seg_id,set_id,candidate,references,quality\n974,5,a dog,a dog runs,4\n")
+    js = load_judgments(p, "graded")
+    assert js.score_names == ("quality",)
