@@ -582,9 +582,11 @@ def render_scatter(
     key: str,
     human_name: str,
     seed: int = 0,
+    jitter: bool = True,
 ) -> None:
     """Metric score against human score, one point per item, the caption on hover. Grades
-    are jittered sideways a little so equal grades do not hide each other."""
+    are jittered sideways a little so equal grades do not hide each other (``jitter=False``:
+    points where they are, e.g. system means)."""
     human = np.asarray(human, dtype=float)
     values = np.asarray(values, dtype=float)
     rng = np.random.default_rng(seed)
@@ -592,11 +594,12 @@ def render_scatter(
     if idx.size > SCATTER_POINTS:
         idx = np.sort(rng.choice(idx, SCATTER_POINTS, replace=False))
     step = np.diff(np.unique(human)).min() if np.unique(human).size > 1 else 1.0
-    jitter = rng.uniform(-0.15, 0.15, idx.size) * step if np.unique(human).size <= 10 else 0.0
+    few = np.unique(human).size <= 10
+    shift = rng.uniform(-0.15, 0.15, idx.size) * step if jitter and few else 0.0
     hover = [_safe(captions[i]) for i in idx]
     fig = go.Figure(
         go.Scattergl(
-            x=human[idx] + jitter,
+            x=human[idx] + shift,
             y=values[idx],
             mode="markers",
             marker={"size": 6, "opacity": 0.55, "color": _COLOURS[0]},

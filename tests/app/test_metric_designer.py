@@ -240,3 +240,14 @@ def test_box_bins_in_numeric_order_and_violins_within_bounds() -> None:
     violin = next(f for f in figures if f["layout"].get("title", {}).get("text") == "violin plots")
     for trace in violin["data"]:
         assert trace["spanmode"] == "manual" and 0 <= trace["span"][0] <= trace["span"][1] <= 1
+
+
+def test_system_level_scatter_has_one_point_per_system() -> None:
+    at = _app(_meta_metrics_kept=["bleu_4"]).run()
+    at.switch_page("app_pages/correlations.py").run()
+    at.radio(key="correlation_level").set_value("system").run()
+    assert not at.exception, at.exception
+    jset = cached.set_for("graded")[0]
+    scatter = next(f for f in _figures(at) if f["data"][0]["type"] == "scattergl")
+    assert sorted(scatter["data"][0]["hovertext"]) == sorted(set(jset.systems()))
+    assert not [f for f in _figures(at) if f["data"][0]["type"] == "violin"]
