@@ -427,6 +427,7 @@ def load_upload(
     ``mapping`` renames file columns to the generic format's names first (graded and
     pairwise only). Raises ``JudgmentFormatError`` naming file, line and column.
     """
+    import hashlib
     import tempfile
     from pathlib import Path
 
@@ -443,6 +444,8 @@ def load_upload(
                 mapped = Path(tmp) / "mapped"
                 mapped.mkdir()
                 path = remap_columns(path, dict(mapping), mapped / Path(path).name)
+                # external metrics are signed with the file as uploaded, not the mapped copy
+                options["checksum"] = hashlib.sha256(files[0][1]).hexdigest()
             jset = load_judgments(path, fmt, preset, **options)
         except CapevalError as exc:
             raise _as_uploaded(exc, tmp) from None

@@ -364,12 +364,14 @@ def with_file_metrics(
     jset: JudgmentSet,
     path: str | os.PathLike[str],
     metrics: Mapping[str, list[float] | tuple[list[float], list[float]]],
+    checksum: str | None = None,
 ) -> JudgmentSet:
     """``jset`` with the ``metric:`` columns read by :func:`read_metric_cells` (graded) or
-    :func:`read_pair_metric_cells` (pairwise) added, their checksum the judgment file's."""
+    :func:`read_pair_metric_cells` (pairwise) added, their checksum the judgment file's
+    (or ``checksum``: the original's, when ``path`` is a column-mapped copy of it)."""
     if not metrics:
         return jset
-    checksum = file_checksum(path)
+    checksum = checksum or file_checksum(path)
     for name, values in metrics.items():
         arrays = values if isinstance(values, tuple) else (values,)
         jset = add_metric_scores(jset, name, *arrays, checksum=checksum, source=Path(path).name)

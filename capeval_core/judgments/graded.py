@@ -180,8 +180,12 @@ def load_graded(
     max_bytes: int = DEFAULT_MAX_BYTES,
     preset: str | None = None,
     kendall_variant: str = "b",
+    checksum: str | None = None,
 ) -> JudgmentSet:
     """Read a generic graded file into a JudgmentSet.
+
+    ``metric:<name>`` columns are external metric scores, signed with the file's sha256
+    (``checksum`` when given: the original file's, when ``path`` is a column-mapped copy).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "j.csv"
@@ -268,7 +272,7 @@ scores=(3.0,), system=None)
         kendall_variant=kendall_variant,
         notes=notes,
     )
-    return with_file_metrics(jset, path, external)
+    return with_file_metrics(jset, path, external, checksum)
 
 
 def _sources(*paths: Any) -> tuple[str, ...]:

@@ -44,8 +44,11 @@ def load_pairwise(
     references_from: str | os.PathLike[str] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     preset: str | None = None,
+    checksum: str | None = None,
 ) -> JudgmentSet:
-    """Read a generic pairwise file into a JudgmentSet of kind ``"pairwise"``.
+    """Read a generic pairwise file into a JudgmentSet of kind ``"pairwise"``; its
+    ``metric:<name>:a``/``:b`` columns are an external metric (``checksum`` as in
+    :func:`~capeval_core.judgments.graded.load_graded`).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "p.jsonl"
@@ -136,7 +139,7 @@ def load_pairwise(
         format="pairwise",
         preset=preset,
     )
-    return with_file_metrics(jset, path, external)
+    return with_file_metrics(jset, path, external, checksum)
 
 
 def _votes(path, row, column: str) -> int:

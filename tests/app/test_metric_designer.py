@@ -6,6 +6,7 @@ choices that survive a reload."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -82,7 +83,9 @@ def test_metric_column_and_role_correlated_and_williams_tested_against_meteor() 
     assert jset.score_names == ("quality",) and jset.external_names == ("mine", "theirs")
     assert at.multiselect(key="meta_metrics").value == ["meteor", "mine", "theirs"]
     scores = _frame_with(at, "signature")
-    assert scores.set_index("key").loc["mine", "signature"].startswith("external:mine|sha256:")
+    # signed with the file as uploaded (the role made a column-mapped copy of it)
+    sha = hashlib.sha256(CSV.encode()).hexdigest()[:12]
+    assert scores.set_index("key").loc["mine", "signature"] == f"external:mine|sha256:{sha}"
 
     at.switch_page("app_pages/correlations.py").run()
     assert not at.exception, at.exception
