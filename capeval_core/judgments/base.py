@@ -99,8 +99,9 @@ class JudgmentSet:
     #: metric scores computed elsewhere (``metric:<name>`` columns, a scores file, or
     #: :func:`~capeval_core.judgments.external.add_metric_scores`), in the order added
     external: tuple[ExternalScores, ...] = ()
-    #: digest of the items alone: what built-in metric scores are cached by, so adding an
-    #: external metric never rescores the built-in ones
+    #: digest of the scored texts alone (candidates and references, in item order): what
+    #: built-in metric scores are cached by, so another human column, other human scores or
+    #: an external metric never rescore the built-in ones
     items_digest: str = ""
     #: the columns that identify an item in a scores file joined to the set (their cells
     #: joined by ``|``, in this order, give the item's ``id``)
@@ -109,9 +110,9 @@ class JudgmentSet:
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", dict(self.dropped))
         if not self.items_digest:
-            object.__setattr__(self, "items_digest", self.content_digest or _digest(self))
+            object.__setattr__(self, "items_digest", _texts_digest(self))
         if not self.content_digest:
-            digest = self.items_digest
+            digest = _digest(self)
             if self.external:
                 h = hashlib.sha256(digest.encode())
                 for ext in self.external:
@@ -216,6 +217,20 @@ class JudgmentSet:
             raise UnknownKeyError(
                 f"no human-score column {name!r}; this set has {list(self.score_names)}"
             ) from None
+
+
+def _texts_digest(js: JudgmentSet) -> str:
+    """sha256 of what metrics score: the kind, and per item its candidate(s) and references."""
+    h = hashlib.sha256(js.kind.encode())
+    for it in js.items:
+        texts = (
+            [it.candidate, *it.references]
+            if isinstance(it, GradedItem)
+            else [it.candidate_a, it.candidate_b, *it.references]
+        )
+        h.update(json.dumps(texts, ensure_ascii=False).encode())
+        h.update(b"\n")
+    return h.hexdigest()
 
 
 def _digest(js: JudgmentSet) -> str:

@@ -178,3 +178,22 @@ def test_numeric_id_columns_are_never_default_human_scores(tmp_path):
     p.write_text("seg_id,set_id,candidate,references,quality\n974,5,a dog,a dog runs,4\n")
     js = load_judgments(p, "graded")
     assert js.score_names == ("quality",)
+
+
+def test_other_human_columns_share_the_metric_scores(tmp_path, monkeypatch):
+    from capeval_core.judgments import scoring
+
+    calls = []
+    real = scoring._score_metric
+    monkeypatch.setattr(
+        scoring, "_score_metric", lambda *a, **k: calls.append(a[0]) or real(*a, **k)
+    )
+    path = _csv(tmp_path, header="id,candidate,references,quality,other")
+    both = load_judgments(path, "graded")
+    one = load_judgments(path, "graded", score_columns=["other"])
+    assert one.content_digest != both.content_digest
+    assert one.items_digest == both.items_digest
+    first = score_judgments(both, ["rouge_l"], workers=0)
+    second = score_judgments(one, ["rouge_l"], workers=0)
+    assert calls == ["rouge_l"] and second.from_cache["rouge_l"]
+    assert np.array_equal(first.values["rouge_l"], second.values["rouge_l"])
