@@ -157,7 +157,8 @@ FORMAT_HELP: dict[str, str] = {
         "One file (CSV, TSV, JSON array or JSONL), one row per pair of captions. Columns: "
         "`candidate_a`, `candidate_b`, `references` (as for graded files), and either "
         "`preferred` (`a`, `b` or `tie`) or vote counts `votes_a` and `votes_b`. Optional: "
-        "`category` (e.g. HC/HI/HM/MM), `id`."
+        "`category` (e.g. HC/HI/HM/MM), `id`. Your own metric's scores of the two "
+        "candidates go in columns `metric:<name>:a` and `metric:<name>:b`."
     ),
     "flickr8k-expert": (
         "Two files as distributed: `ExpertAnnotations.txt` (tab-separated: image, caption id, "
