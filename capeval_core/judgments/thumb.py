@@ -9,9 +9,10 @@ recall (1-5), ``Fl`` fluency, ``Con`` conciseness and ``Inc`` inclusive language
 ``seg_id`` and ``set_id`` are ids, never human scores.
 
 References: by default the image's COCO val2014 captions from the installed package, found by
-the ``image`` file name, without the Human system's caption (it is one of the five COCO
-captions); or THumB's own ``mscoco_references.json`` (JSON lines, despite the suffix: per
-image its ``seg_id`` and 4 ``refs``) when it is given.
+the ``image`` file name, as the Karpathy split keeps them (the first five by annotation id),
+without the Human system's caption (it is one of those five); or THumB's own
+``mscoco_references.json`` (JSON lines, despite the suffix: per image its ``seg_id`` and 4
+``refs``) when it is given.
 
 The file's history: the authors re-aligned the Human rows after the first release, and the
 references file was not regenerated with them; in the fixed release, 39 of its 500 reference
@@ -63,6 +64,10 @@ HUMAN_COLUMNS = ("human_score", "P", "R", "Fl", "Con", "Inc")
 ID_COLUMNS = ("seg_id", "SYS")
 REQUIRED = ("SYS", "seg_id", "hyp", "image", *HUMAN_COLUMNS)
 HUMAN_SYSTEM = "Human"
+#: captions per image in the Karpathy split THumB's images come from: the first five of the
+#: image's COCO captions by annotation id (three THumB images have a sixth in COCO, which the
+#: split, and so the paper's 4 references, leave out)
+KARPATHY_CAPTIONS = 5
 FILE_NAME = "mscoco_THumB-1.0.jsonl"
 REFERENCES_NAME = "mscoco_references.json"
 HUMAN_LEFT_OUT = "Human system (preset)"
@@ -253,7 +258,8 @@ def _coco_references(
     coco: Mapping[str, Sequence[str]] | None,
     notes: list[str],
 ) -> dict[str, tuple[str, ...]]:
-    """Per image file, its COCO captions without the Human caption's own annotation."""
+    """Per image file, its first five COCO captions (the Karpathy split's) without the Human
+    caption's own annotation."""
     coco = coco_val_by_file() if coco is None else coco
     refs: dict[str, tuple[str, ...]] = {}
     unmatched = 0
@@ -269,7 +275,7 @@ def _coco_references(
                 column="image",
                 record=row.record,
             )
-        captions = list(coco[image])
+        captions = list(coco[image])[:KARPATHY_CAPTIONS]
         caption = human.get(image)
         if caption is not None:
             exact = [i for i, c in enumerate(captions) if c.strip() == caption]
@@ -280,12 +286,11 @@ def _coco_references(
             else:
                 unmatched += 1
         refs[image] = tuple(c.strip() for c in captions)
-    sizes = [len(r) for r in refs.values()]
-    more = sum(n > 4 for n in sizes)
-    if more:
+    other = sum(len(r) != KARPATHY_CAPTIONS - 1 for r in refs.values())
+    if other:
         notes.append(
-            f"{more:,} image(s) have more than 4 references: COCO val2014 has more than 5 "
-            "captions for them (THumB's references file lists 4)"
+            f"{other:,} image(s) have other than {KARPATHY_CAPTIONS - 1} references (fewer "
+            f"than {KARPATHY_CAPTIONS} COCO captions, or no Human caption among them)"
         )
     if unmatched:
         notes.append(

@@ -162,3 +162,14 @@ def test_correlate_cli_system_level_with_intervals(tmp_path, monkeypatch):
     assert low <= data["correlations"]["bleu_1"]["pearson"] <= high
     # 4 systems: Williams on system means needs n > 3, so it runs with n = 4
     assert set(data["williams"]) == {"bleu_1", "rouge_l"}
+
+
+def test_coco_references_are_the_karpathy_five_without_the_human_caption(tmp_path):
+    rows = [r for r in _rows() if r["seg_id"] == "974"]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    human = next(r["hyp"] for r in rows if r["SYS"] == "Human")
+    coco = {rows[0]["image"]: ("c1.", human.lower().rstrip("."), "c3", "c4", "c5", "a sixth")}
+    js = load_judgments(path, "thumb", coco=coco)
+    assert {it.references for it in js.items} == {("c1.", "c3", "c4", "c5")}
+    assert not js.notes
