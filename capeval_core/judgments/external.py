@@ -183,8 +183,9 @@ def join_scores_file(
     columns when there are any, else every column that is not an id column.
 
     Every item of the set needs a row; ids the set does not have (e.g. rows a preset
-    dropped) are allowed and counted in the set's notes. On any error the set is unchanged
-    (a new one is returned only on success).
+    dropped) are allowed and counted in the set's notes. A generic file without an ``id``
+    column numbers its items by line (CSV, TSV, JSONL) or record (JSON array, from 1). On
+    any error the set is unchanged (a new one is returned only on success).
 
     Pairwise sets: columns ``<name>:a`` and ``<name>:b`` (or ``metric:<name>:a`` ...) hold
     the two candidates' scores.
