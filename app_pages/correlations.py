@@ -10,6 +10,7 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.stats import METHODS
+from capeval_core.stats.within_systems import system_means
 from capeval_ui import cached, current_tokenizer, meta_views, state
 from capeval_ui.views import key_label
 
@@ -21,7 +22,7 @@ st.caption(
 )
 jset = meta_views.set_or_stop("graded")
 
-keys = meta_views.metric_picker()
+keys = meta_views.metric_picker(jset.external_names)
 left, middle, right = st.columns(3)
 state.valid_choice("human_column", list(jset.score_names))
 human_name = left.selectbox("Human score", list(jset.score_names), key="human_column")
@@ -35,6 +36,7 @@ level = middle.radio(
     horizontal=True,
     help="System level correlates the per-system means (the set's `system` column).",
 )
+state.share_choices(human=human_name, level=level)
 state.default("resamples", 1000)
 n_resamples = right.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], key="resamples")
 state.default("ci_kendall", len(jset) <= 5000)
@@ -89,7 +91,16 @@ st.caption(
 )
 state.valid_choice("distribution_metric", list(scores.keys))
 shown = st.selectbox("Metric", list(scores.keys), key="distribution_metric", format_func=key_label)
-if shown:
+if shown and level == "system":
+    # the statistics above are on system means, so is this plot: one point per system
+    systems = jset.systems()
+    names, human_means = system_means(jset.human(human_name), systems)
+    _, metric_means = system_means(scores.values[shown], systems)
+    st.caption("System level: one point per system (its mean human and metric scores).")
+    meta_views.render_scatter(
+        human_means, metric_means, list(names), shown, f"{human_name} (system mean)", jitter=False
+    )
+elif shown:
     human = jset.human(human_name)
     meta_views.render_scatter(human, scores.values[shown], jset.candidates, shown, human_name)
     meta_views.render_distribution(human, scores.values[shown], shown, human_name)

@@ -14,12 +14,15 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.judgments import LOADERS
+from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
 from capeval_core.judgments.mapping import GRADED_ROLES, PAIRWISE_ROLES
 from capeval_core.judgments.protocols import BY_FORMAT, missing_labels_warning
 from capeval_ui import cached, current_tokenizer, meta_views, state
 
 UNMAPPED = "(none)"
 NO_PRESET = "(no preset)"
+#: what an extra numeric column of a generic graded file is (the first: the default)
+ROLES = ("human score", "metric", "ignore")
 
 
 def _uploader_key(fmt: str) -> str:
@@ -40,6 +43,58 @@ def _mapping(columns: list[str], roles: tuple[str, ...]) -> tuple[tuple[str, str
         if chosen and chosen != UNMAPPED and chosen in columns:
             pairs.append((chosen, role))
     return tuple(pairs)
+
+
+def _column_roles(
+    columns: list[str], numeric: list[str], mapping: tuple[tuple[str, str], ...]
+) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...] | None]:
+    """A role per extra numeric column (human score, metric, ignore); ids are never offered
+    as scores. Returns the renames the roles need and the human-score columns."""
+    mapped = {c for c, _ in mapping}
+    offered = [
+        c
+        for c in columns
+        if c not in mapped and not is_id_column(c) and (c in numeric or c.startswith(METRIC_PREFIX))
+    ]
+    ids = [c for c in columns if c not in mapped and is_id_column(c)]
+    if not offered:
+        return (), None
+    st.markdown("**Role of each other numeric column**")
+    if ids:
+        st.caption("Id columns, never scores: " + ", ".join(ids))
+    grid = st.columns(3)
+    renames: list[tuple[str, str]] = []
+    humans: list[str] = []
+    for i, column in enumerate(offered):
+        external = column.startswith(METRIC_PREFIX)
+        state.default(f"role_{column}", ROLES[1] if external else ROLES[0])
+        role = grid[i % 3].selectbox(f"{column}", ROLES, key=f"role_{column}")
+        plain = column[len(METRIC_PREFIX) :] if external else column
+        if role == ROLES[0]:
+            if external:
+                renames.append((column, plain))
+            humans.append(plain)
+        elif role == ROLES[1] and not external:
+            renames.append((column, f"{METRIC_PREFIX}{column}"))
+        elif role == ROLES[2] and external:
+            renames.append((column, f"ignored:{plain}"))
+    return tuple(renames), tuple(humans) or None
+
+
+def _join_scores() -> None:
+    """Join the uploaded scores file to the loaded set; on an error the set is unchanged."""
+    upload = st.session_state.get("metric_scores_file")
+    jset = st.session_state.get(cached.JSET_KEY)
+    if upload is None or jset is None:
+        return
+    try:
+        joined = cached.join_scores_upload(jset, upload.name, upload.getvalue())
+    except CapevalError as exc:
+        st.session_state["scores_error"] = str(exc)
+        return
+    st.session_state.pop("scores_error", None)
+    st.session_state[cached.JSET_KEY] = joined
+    cached.remember_set(joined)
 
 
 def load_files(
@@ -137,14 +192,8 @@ else:
                     )
                 mapping = _mapping(columns, roles)
                 if fmt == "graded":
-                    mapped = {c for c, _ in mapping}
-                    chosen = st.multiselect(
-                        "Human-score columns",
-                        [c for c in columns if c not in mapped],
-                        default=[c for c in numeric if c not in mapped],
-                        key="score_columns",
-                    )
-                    score_columns = tuple(chosen) or None
+                    extra, score_columns = _column_roles(columns, numeric, mapping)
+                    mapping += extra
     st.button(
         "Load",
         key="load_judgments",
@@ -157,9 +206,8 @@ else:
     )
 
 if "judgment_error" in st.session_state:
-    st.error(
-        f"The file was not loaded; the previous set is kept. {st.session_state['judgment_error']}"
-    )
+    kept = "; the previous set is kept" if st.session_state.get(cached.JSET_KEY) else ""
+    st.error(f"The file was not loaded{kept}. {st.session_state['judgment_error']}")
 
 jset = st.session_state.get(cached.JSET_KEY)
 if jset is None:
@@ -176,8 +224,22 @@ if missing:
 with st.expander("Preview (first 200 rows)", expanded=True):
     meta_views.render_preview(jset)
 
+with st.expander("Your own metric: join a scores file"):
+    st.caption(
+        "Per-caption scores of a metric computed elsewhere, correlated and tested beside "
+        f"the built-in ones: CSV, TSV, JSON or JSONL with the id column(s) "
+        f"{', '.join(jset.id_columns)} and one column per metric."
+    )
+    st.file_uploader("Scores file", key="metric_scores_file")
+    st.button("Join", key="join_scores", on_click=_join_scores, icon=":material/join:")
+    if "scores_error" in st.session_state:
+        st.error(
+            "The scores file was not joined; the loaded set is unchanged. "
+            f"{st.session_state['scores_error']}"
+        )
+
 st.subheader("Scores")
-keys = meta_views.metric_picker()
+keys = meta_views.metric_picker(jset.external_names)
 try:
     scores = cached.judgment_scores(jset.content_digest, keys, current_tokenizer(), _jset=jset)
 except CapevalError as exc:

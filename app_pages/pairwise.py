@@ -25,7 +25,7 @@ if missing:
 if label_counts(jset)[1] == 0:
     st.stop()  # no chart of nothing
 
-keys = meta_views.metric_picker()
+keys = meta_views.metric_picker(jset.external_names)
 protocol = protocol_for(jset)
 if protocol is GENERIC:
     st.caption(

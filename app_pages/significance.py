@@ -18,10 +18,11 @@ st.caption(
 )
 jset = meta_views.set_or_stop("graded")
 
-keys = meta_views.metric_picker()
+keys = meta_views.metric_picker(jset.external_names)
 left, middle, right = st.columns(3)
 state.valid_choice("human_column", list(jset.score_names))
 human_name = left.selectbox("Human score", list(jset.score_names), key="human_column")
+state.share_choices(human=human_name)
 state.valid_choice("williams_correlation", list(METHODS), f"kendall_{jset.kendall_variant}")
 correlation = middle.selectbox(
     "Correlation",

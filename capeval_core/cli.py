@@ -204,6 +204,46 @@ def check_human(jset: Any, human: str | None) -> None:
     jset.human(human)
 
 
+def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """The built-in --metrics keys (checked against the registry before any file is read),
+    and the other names, which may be external metrics of the set (checked once it is
+    loaded)."""
+    from capeval_core.metrics import METRICS, REPORTED_KEYS
+
+    names = [k.strip() for v in values or () for k in v.split(",") if k.strip()]
+    if values and not names:
+        raise InputError("--metrics: no metric key given; see `capeval metrics`")
+    other = [k for k in names if k not in METRICS and k not in REPORTED_KEYS]
+    builtin = [k for k in names if k not in other]
+    if not names:
+        builtin = list(CORRELATE_KEYS)
+    return metric_keys(builtin, ()) if builtin else [], other
+
+
+def _external_keys(jset: Any, named: Sequence[str]) -> list[str]:
+    """External metrics to correlate: those --metrics names, else every one the set has
+    (``metric:`` columns, --metric-scores); a name that is neither built in nor external is
+    the registry's unknown-key error."""
+    for name in named:
+        if name not in jset.external_names:
+            metric_class(name)
+    return list(named) if named else list(jset.external_names)
+
+
+def _systems_for(jset: Any, level: str) -> list[str] | None:
+    """The items' systems for ``--level system`` (None at item level); a graded set without
+    a system for every item is an error saying so."""
+    if level != "system":
+        return None
+    systems = jset.systems()
+    if any(s is None for s in systems):
+        raise InputError(
+            "--level system needs a system for every item (a `system` column); "
+            f"{sum(s is None for s in systems):,} of {len(systems):,} items have none"
+        )
+    return systems
+
+
 def _cmd_correlate(args: argparse.Namespace) -> int:
     import warnings
 
@@ -212,13 +252,18 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     from capeval_core.judgments import load_judgments
     from capeval_core.judgments.scoring import score_judgments
     from capeval_core.resources import available_cpus
-    from capeval_core.stats import correlate, pairwise_accuracy, williams_matrix
+    from capeval_core.stats import pairwise_accuracy, williams_matrix
 
-    keys = metric_keys(args.metrics, CORRELATE_KEYS)
+    keys, maybe_external = _correlate_keys(args.metrics)
     if args.json and args.json != "-":
         files.check_output(args.json, option="--json")
     limits = {name: getattr(args, name) for name in LIMIT_FLAGS}
     jset = load_judgments(args.judgments, args.format, args.preset, **limits)
+    if args.metric_scores:
+        from capeval_core.judgments.external import join_scores_file
+
+        jset = join_scores_file(jset, args.metric_scores, max_bytes=limits["max_bytes"])
+    keys += _external_keys(jset, maybe_external)
     check_human(jset, args.human)
     print(f"{args.format}: {jset.describe()}", file=sys.stderr)
     for note in jset.notes:
@@ -301,27 +346,50 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     else:
+        from capeval_core.judgments.analysis import at_level, correlation_table
+
         human = jset.human(args.human)
+        systems = _systems_for(jset, args.level)
+        methods = ("pearson", "spearman", "kendall_b", "kendall_c")
         correlations: dict[str, dict[str, float]] = {}
+        intervals: dict[str, dict[str, list[float]]] = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # constant metrics give NaN (null in the JSON)
-            for k in scores.keys:
-                correlations[k] = {
-                    m: correlate(scores.values[k], human, m).statistic
-                    for m in ("pearson", "spearman", "kendall_b", "kendall_c")
-                }
+            table = correlation_table(
+                human,
+                {k: scores.values[k] for k in scores.keys},
+                ci_methods=methods if args.resamples else (),
+                systems=systems,
+                n_resamples=max(args.resamples, 1),
+                seed=args.seed,
+            )
+            for row in table.itertuples():
+                correlations.setdefault(row.metric, {})[row.method] = float(row.statistic)
+                if args.resamples:
+                    bounds = [float(row.ci_low), float(row.ci_high)]
+                    intervals.setdefault(row.metric, {})[row.method] = bounds
+            level_human, level_values = at_level(human, scores.values, systems)
             matrix = (
-                williams_matrix(human, scores.values, args.williams_correlation)
-                if len(human) > 3
+                williams_matrix(level_human, level_values, args.williams_correlation)
+                if len(level_human) > 3
                 else None
             )
         williams = matrix.as_dict() if matrix is not None else {}
         out = {
             "n_rows": len(jset),
             "dropped": dict(jset.dropped),
+            "level": args.level,
             "correlations": correlations,
             "williams": williams,
+            "signatures": dict(scores.signatures),
         }
+        if args.resamples:
+            out["intervals"] = intervals
+            out["resampling"] = {
+                "n_resamples": args.resamples,
+                "seed": args.seed,
+                "over": "items within systems" if systems is not None else "items",
+            }
         width = max([len(k) for k in correlations] + [6])
         print(
             f"{'metric':<{width}}  {'pearson':>9}  {'spearman':>9}  {'kendall_b':>9}  "
@@ -704,8 +772,31 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"metric keys, separate or comma-separated (default: {' '.join(CORRELATE_KEYS)}); "
         "see `capeval metrics`",
     )
+    correlate.add_argument(
+        "--metric-scores",
+        metavar="FILE",
+        help="scores of your own metric(s), joined to the judgments by id: CSV, TSV, JSON or "
+        "JSONL with the set's id column(s) (generic formats: id; thumb: seg_id and SYS) and "
+        "one column per metric; correlated and Williams-tested beside the built-in ones "
+        "(a judgment file's metric:<name> columns are read the same way)",
+    )
     correlate.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
     correlate.add_argument("--human", help="human-score column (default: the first)")
+    correlate.add_argument(
+        "--level",
+        default="item",
+        choices=["item", "system"],
+        help="graded sets: correlate items, or system means (every statistic, Williams "
+        "included, then on system means; intervals resample items within systems)",
+    )
+    correlate.add_argument(
+        "--resamples",
+        type=int,
+        default=0,
+        metavar="N",
+        help="graded sets: percentile bootstrap intervals from N resamples, in the JSON's "
+        "`intervals` (default 0: none)",
+    )
     correlate.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
     correlate.add_argument(
         "--williams-correlation",
@@ -722,7 +813,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed",
         type=int,
         default=0,
-        help="seed for sampling references and breaking human ties (pairwise sets)",
+        help="seed for sampling references and breaking human ties (pairwise sets) and for "
+        "the bootstrap intervals (graded sets)",
     )
     _add_limit_options(correlate)
     correlate.set_defaults(func=_cmd_correlate)

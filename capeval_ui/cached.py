@@ -427,6 +427,7 @@ def load_upload(
     ``mapping`` renames file columns to the generic format's names first (graded and
     pairwise only). Raises ``JudgmentFormatError`` naming file, line and column.
     """
+    import hashlib
     import tempfile
     from pathlib import Path
 
@@ -443,10 +444,26 @@ def load_upload(
                 mapped = Path(tmp) / "mapped"
                 mapped.mkdir()
                 path = remap_columns(path, dict(mapping), mapped / Path(path).name)
+                # external metrics are signed with the file as uploaded, not the mapped copy
+                options["checksum"] = hashlib.sha256(files[0][1]).hexdigest()
             jset = load_judgments(path, fmt, preset, **options)
         except CapevalError as exc:
             raise _as_uploaded(exc, tmp) from None
         return _uploaded_source(jset, files, tmp)
+
+
+def join_scores_upload(jset: object, name: str, data: bytes) -> object:
+    """``jset`` with an uploaded scores file joined (its external metrics); errors name the
+    file as uploaded. Not cached: the join is quick, and the set is new each time."""
+    import tempfile
+
+    from capeval_core.judgments.external import join_scores_file
+
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            return join_scores_file(jset, _write_uploads(((name, data),), tmp))  # type: ignore[arg-type]
+        except CapevalError as exc:
+            raise _as_uploaded(exc, tmp) from None
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -522,7 +539,7 @@ def correlation_report(
     while it runs (created and removed here, so a cache hit shows nothing)."""
     import math
 
-    from capeval_core.judgments.analysis import correlation_table, spearman_between
+    from capeval_core.judgments.analysis import at_level, correlation_table, spearman_between
     from capeval_core.stats import rank_subsets
 
     human = _jset.human(human_name)
@@ -549,10 +566,12 @@ def correlation_report(
     bar.empty()
     spear = table[table["method"] == "spearman"].set_index("metric")["statistic"]
     order = sorted(values, key=lambda k: -abs(spear[k]) if math.isfinite(spear[k]) else math.inf)
-    combined = rank_subsets(human, values, combined_on) if values else ()
+    # at system level the heatmap and the combined metric use system means, like the table
+    level_human, level_values = at_level(human, values, systems)
+    combined = rank_subsets(level_human, level_values, combined_on) if values else ()
     return CorrelationReport(
         table,
-        spearman_between(values, order),
+        spearman_between(values, order, systems),
         combined,
         human_name,
         level,

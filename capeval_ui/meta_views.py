@@ -22,13 +22,15 @@ import streamlit as st
 from capeval_core.metrics import available_keys
 from capeval_core.stats import MIN_N_FOR_PVALUE, pvalue_meaningful, to_csv_text
 from capeval_core.stats.export import sidecar_path, signatures_text
-from capeval_ui import cached
+from capeval_ui import cached, state
 from capeval_ui.views import format_pvalue, key_label, table
 
 #: the metric selection shared by the meta-evaluation pages (a widget's own key is dropped
 #: when a page without it runs, so the choice is mirrored under a plain key)
 METRICS_KEY = "meta_metrics"
 _KEPT_METRICS = "_meta_metrics_kept"
+#: external metric names the picker has offered in this session
+_SEEN_EXTERNAL = "_meta_external_seen"
 METHOD_LABELS = {
     "pearson": "Pearson r",
     "spearman": "Spearman ρ",
@@ -57,20 +59,31 @@ def _layout(fig: go.Figure, height: int = 360, **kwargs: object) -> go.Figure:
 
 
 # -- shared widgets and banners -------------------------------------------------------------------
-def metric_picker() -> tuple[str, ...]:
-    """Multiselect over every registered key; default the fast ones (BLEU-4, ROUGE-L, CIDEr-D,
-    METEOR), kept across pages."""
+def metric_picker(external: Sequence[str] = ()) -> tuple[str, ...]:
+    """Multiselect over every registered key and the set's ``external`` metrics; default the
+    fast ones (BLEU-4, ROUGE-L, CIDEr-D, METEOR), kept across pages. An external metric is
+    chosen the first time a set offers it (it is what its designer came to compare)."""
     # Streamlit gives a widget on another page a fresh value even under the same key, so the
     # choice is restored from the plain key on every run and saved there by the callback.
-    st.session_state[METRICS_KEY] = list(st.session_state.get(_KEPT_METRICS, cached.FAST_KEYS))
+    state.restore_choices()
+    options = [*available_keys(), *external]
+    kept = list(st.session_state.get(_KEPT_METRICS, cached.FAST_KEYS))
+    seen = st.session_state.setdefault(_SEEN_EXTERNAL, [])
+    new = [k for k in external if k not in seen]
+    if new:
+        seen.extend(new)
+        kept += [k for k in new if k not in kept]
+        st.session_state[_KEPT_METRICS] = kept
+    st.session_state[METRICS_KEY] = [k for k in kept if k in options]
     keys = st.multiselect(
         "Metrics",
-        available_keys(),
+        options,
         key=METRICS_KEY,
         format_func=key_label,
         on_change=_keep_metrics,
         help="The default metrics are fast. WMD and MEAN load word embeddings on first use.",
     )
+    state.share_choices(metric=list(keys))
     return tuple(keys)
 
 
@@ -84,14 +97,13 @@ def set_or_stop(kind: str) -> Any:
     from capeval_core import CapevalError
     from capeval_ui import cached
 
+    state.restore_choices()
     try:
         jset, origin = cached.set_for(kind)
     except CapevalError as exc:
         st.error(str(exc))
         st.stop()
     if origin == "loaded":
-        from capeval_ui import state
-
         state.share_judgment_set(cached.remember_set(jset))
     render_set_banner(jset, origin)
     return jset
@@ -144,13 +156,23 @@ FORMAT_HELP: dict[str, str] = {
         "`candidate` (the caption), `references` (a JSON list, or one string with the "
         "references separated by `|||` in CSV/TSV; or columns `ref_1` … `ref_k`), and one or "
         "more numeric human-score columns. Optional: `id`, `image_id`, `system` (for "
-        "system-level correlations). Other names can be mapped below."
+        "system-level correlations). Other names can be mapped below. Your own metric's "
+        "per-caption scores go in a column named `metric:<name>` (or choose the role "
+        "*metric* for a column below, or join a scores file once the set is loaded)."
+    ),
+    "thumb": (
+        "THumB 1.0 as distributed (Kasai et al. 2022): `mscoco_THumB-1.0.jsonl`, one JSON "
+        "line per judged caption (`SYS`, `seg_id`, `set_id`, `hyp`, `image`, `P`, `R`, "
+        "`Fl`, `Con`, `Inc`, `human_score`). References are the image's COCO val2014 "
+        "captions (installed with capeval) without the Human caption; upload "
+        "`mscoco_references.json` beside it to use THumB's own references instead."
     ),
     "pairwise": (
         "One file (CSV, TSV, JSON array or JSONL), one row per pair of captions. Columns: "
         "`candidate_a`, `candidate_b`, `references` (as for graded files), and either "
         "`preferred` (`a`, `b` or `tie`) or vote counts `votes_a` and `votes_b`. Optional: "
-        "`category` (e.g. HC/HI/HM/MM), `id`."
+        "`category` (e.g. HC/HI/HM/MM), `id`. Your own metric's scores of the two "
+        "candidates go in columns `metric:<name>:a` and `metric:<name>:b`."
     ),
     "flickr8k-expert": (
         "Two files as distributed: `ExpertAnnotations.txt` (tab-separated: image, caption id, "
@@ -346,8 +368,13 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
         unit = "systems" if report.level == "system" else "items"
         st.warning(
             f"n = {n} {unit}: too few for a meaningful p-value (shown from n = "
-            f"{MIN_N_FOR_PVALUE}). The correlations stand; their bootstrap intervals over {n} "
-            f"{unit} are wide, as they should be.",
+            f"{MIN_N_FOR_PVALUE}). The correlations stand; their bootstrap intervals "
+            + (
+                "resample the items within each system, so they show how far each system's "
+                "mean could move."
+                if report.level == "system"
+                else f"over {n} items are wide, as they should be."
+            ),
             icon=":material/warning:",
         )
         frame["pvalue"] = np.nan
@@ -375,12 +402,16 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
         key="correlation-table",
     )
     intervals = "" if report.ci_kendall else " (Pearson and Spearman only: Kendall's is off)"
+    over = (
+        "items within systems (each system's mean recomputed per resample)"
+        if report.level == "system"
+        else "items"
+    )
     st.caption(
         f"Kendall: τb corrects for ties in both variables (scipy's default); τc (Stuart's) "
         f"suits rectangular tables such as 4-point grades. This set's protocol reports "
-        f"**τ{kendall_variant}**. Intervals{intervals}: percentile bootstrap over "
-        f"{'systems' if report.level == 'system' else 'items'}, {report.n_resamples:,} "
-        f"resamples, seed {report.seed}."
+        f"**τ{kendall_variant}**. Intervals{intervals}: percentile bootstrap over {over}, "
+        f"{report.n_resamples:,} resamples, seed {report.seed}."
     )
     download_csv(report.table, signatures, "correlations.csv", key="correlations-csv")
 
@@ -460,34 +491,76 @@ def render_heatmap(
 
 def render_spearman_heatmap(report: object) -> None:
     """Metric x metric Spearman ρ, ordered by |ρ| with humans (seed Fig. 4a)."""
+    system = getattr(report, "level", "item") == "system"
     render_heatmap(
         report.between,
         key="spearman-heatmap",
-        title="Spearman ρ between metrics (ordered by correlation with humans)",
+        title=(
+            f"Spearman ρ between the metrics' system means ({len(report.between)} metrics, "
+            "ordered by correlation with humans)"
+            if system
+            else "Spearman ρ between metrics (ordered by correlation with humans)"
+        ),
         zmin=-1,
         zmax=1,
     )
 
 
-def _grade_bins(human: np.ndarray) -> np.ndarray:
-    """Human grades as they are, or 5 quantile bins when there are many distinct values."""
-    if np.unique(human).size <= 10:
-        return human.astype(object)
+def grade_bins(human: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Each item's bin and the bin names in numeric order: the human grades as they are, or
+    5 quantile bins when there are more than 10 distinct values (issue 32: bins named by
+    their range sort as numbers, not as text).
+
+    >>> human = np.r_[np.linspace(1.9, 3.9, 8), [4.0] * 8, [4.5] * 8, [5.0] * 8]
+    >>> codes, names = grade_bins(human)
+    >>> names, names == sorted(names)
+    (['1.9–3.67', '3.67–4', '4–4.5', '4.5–5'], False)
+    >>> [int(c) for c in codes[[0, 7, 8, 16]]]
+    [0, 1, 2, 3]
+    """
+    human = np.asarray(human, dtype=float)
+    values = np.unique(human)
+    if values.size <= 10:
+        return np.searchsorted(values, human), [f"{v:g}" for v in values]
     edges = np.unique(np.quantile(human, np.linspace(0, 1, 6)))
     codes = np.clip(np.searchsorted(edges, human, side="right") - 1, 0, len(edges) - 2)
-    names = np.array([f"{edges[i]:.3g}–{edges[i + 1]:.3g}" for i in range(len(edges) - 1)])
-    return names[codes].astype(object)
+    names = [f"{edges[i]:.3g}–{edges[i + 1]:.3g}" for i in range(len(edges) - 1)]
+    used = np.unique(codes)
+    return np.searchsorted(used, codes), [names[i] for i in used]
+
+
+def violin_span(key: str, values: np.ndarray) -> dict[str, object]:
+    """How far a violin's density is drawn: a metric with known bounds (BLEU, METEOR, ...
+    in [0, 1]) never past them, so no violin shows scores below 0 or above 1; other metrics
+    (external ones) plotly's default.
+
+    >>> violin_span("bleu_4", np.array([0.0, 0.2, 1.0]))
+    {'spanmode': 'manual', 'span': [0.0, 1.0]}
+    """
+    from capeval_core.errors import UnknownKeyError
+    from capeval_core.metrics import metric_class
+
+    try:
+        low, high = metric_class(key).bounds
+    except UnknownKeyError:
+        return {}
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return {}
+    lo = max(float(finite.min()), low) if np.isfinite(low) else float(finite.min())
+    hi = min(float(finite.max()), high) if np.isfinite(high) else float(finite.max())
+    return {"spanmode": "manual", "span": [lo, hi]}
 
 
 def render_distribution(human: np.ndarray, values: np.ndarray, key: str, human_name: str) -> None:
     """One metric's scores per human grade (seed Fig. 3): box plots (median, quartiles, mean)
-    beside violin plots (the whole distribution)."""
-    bins = _grade_bins(np.asarray(human, dtype=float))
-    order = sorted(dict.fromkeys(bins.tolist()), key=lambda v: (isinstance(v, str), v))
+    beside violin plots (the whole distribution, within the metric's bounds)."""
+    codes, names = grade_bins(np.asarray(human, dtype=float))
+    values = np.asarray(values, dtype=float)
     box, violin = go.Figure(), go.Figure()
-    for i, grade in enumerate(order):
-        mask = bins == grade
-        name = _safe(f"{grade:g}" if isinstance(grade, float) else grade)
+    for i, grade in enumerate(names):
+        mask = codes == i
+        name = _safe(grade)
         colour = _COLOURS[i % len(_COLOURS)]
         box.add_box(y=values[mask], name=name, marker_color=colour, boxmean=True, showlegend=False)
         violin.add_violin(
@@ -498,6 +571,7 @@ def render_distribution(human: np.ndarray, values: np.ndarray, key: str, human_n
             meanline_visible=True,
             points=False,
             showlegend=False,
+            **violin_span(key, values[mask]),
         )
     axes = {
         "xaxis": {"title": f"human score: {_safe(human_name)}", "type": "category"},
@@ -523,9 +597,11 @@ def render_scatter(
     key: str,
     human_name: str,
     seed: int = 0,
+    jitter: bool = True,
 ) -> None:
     """Metric score against human score, one point per item, the caption on hover. Grades
-    are jittered sideways a little so equal grades do not hide each other."""
+    are jittered sideways a little so equal grades do not hide each other (``jitter=False``:
+    points where they are, e.g. system means)."""
     human = np.asarray(human, dtype=float)
     values = np.asarray(values, dtype=float)
     rng = np.random.default_rng(seed)
@@ -533,11 +609,12 @@ def render_scatter(
     if idx.size > SCATTER_POINTS:
         idx = np.sort(rng.choice(idx, SCATTER_POINTS, replace=False))
     step = np.diff(np.unique(human)).min() if np.unique(human).size > 1 else 1.0
-    jitter = rng.uniform(-0.15, 0.15, idx.size) * step if np.unique(human).size <= 10 else 0.0
+    few = np.unique(human).size <= 10
+    shift = rng.uniform(-0.15, 0.15, idx.size) * step if jitter and few else 0.0
     hover = [_safe(captions[i]) for i in idx]
     fig = go.Figure(
         go.Scattergl(
-            x=human[idx] + jitter,
+            x=human[idx] + shift,
             y=values[idx],
             mode="markers",
             marker={"size": 6, "opacity": 0.55, "color": _COLOURS[0]},

@@ -206,3 +206,34 @@ def restore_judgment_set(key: str, lookup: Callable[[str], Any]) -> None:
         found = lookup(short)
         if found is not None:
             st.session_state[key] = found
+
+
+# -- the meta-evaluation choices in the URL ------------------------------------------------------
+#: query parameter -> the session key it restores: the chosen metrics (the picker's kept
+#: list), the human-score column and the correlation level
+CHOICE_PARAMS: dict[str, str] = {
+    "metric": "_meta_metrics_kept",
+    "human": "human_column",
+    "level": "correlation_level",
+}
+_CHOICES_RESTORED = "_choices_restored"
+
+
+def restore_choices() -> None:
+    """Once per session (a reload starts a new one): the choices the URL names, for every
+    key the session does not hold yet."""
+    if st.session_state.get(_CHOICES_RESTORED):
+        return
+    st.session_state[_CHOICES_RESTORED] = True
+    for param, key in CHOICE_PARAMS.items():
+        values = st.query_params.get_all(param)
+        if values and key not in st.session_state:
+            st.session_state[key] = list(values) if param == "metric" else values[0]
+
+
+def share_choices(**choices: Any) -> None:
+    """Write meta-evaluation choices into the URL (``metric=`` once per chosen metric)."""
+    for param, value in choices.items():
+        wanted = [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
+        if st.query_params.get_all(param) != wanted:
+            st.query_params[param] = wanted if param == "metric" else wanted[0]

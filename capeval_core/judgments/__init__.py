@@ -13,7 +13,7 @@ from typing import Any
 
 from capeval_core.errors import JudgmentFormatError, OptionError, UnknownKeyError
 from capeval_core.files import Limits, locate
-from capeval_core.judgments import composite, flickr8k, pascal50s, protocols
+from capeval_core.judgments import composite, flickr8k, pascal50s, protocols, thumb
 from capeval_core.judgments.abstract50s import load_abstract50s
 from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
@@ -27,6 +27,7 @@ from capeval_core.judgments.flickr8k import load_flickr8k_crowdflower, load_flic
 from capeval_core.judgments.graded import load_graded
 from capeval_core.judgments.pairwise import load_pairwise
 from capeval_core.judgments.pascal50s import load_pascal50s
+from capeval_core.judgments.thumb import load_thumb
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,14 @@ LOADERS: dict[str, Loader] = {
             load_composite,
             "Composite CSV files (Aditya et al. 2015)",
             composite.PRESETS,
+        ),
+        Loader(
+            "thumb",
+            "graded",
+            load_thumb,
+            "THumB 1.0 (Kasai et al. 2022): mscoco_THumB-1.0.jsonl as distributed; references "
+            "from COCO val2014 (installed) or beside it mscoco_references.json",
+            thumb.PRESETS,
         ),
         Loader(
             "pascal50s",
@@ -184,4 +193,5 @@ __all__ = [
     "load_judgments",
     "load_pairwise",
     "load_pascal50s",
+    "load_thumb",
 ]

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from capeval_core.errors import InputError
 from capeval_core.judgments.scoring import scores_cache_dir
 from capeval_core.resources import atomic_write, discard_damaged
 from capeval_core.stats.correlation import (
@@ -30,6 +31,12 @@ from capeval_core.stats.correlation import (
     percentile_interval,
     system_level,
 )
+from capeval_core.stats.within_systems import (
+    system_codes,
+    system_intervals,
+    system_means,
+    too_few_systems,
+)
 
 
 def _ci_path(result: CorrelationResult, n_resamples: int, seed: int | None, level: float):
@@ -37,6 +44,11 @@ def _ci_path(result: CorrelationResult, n_resamples: int, seed: int | None, leve
     h.update(np.ascontiguousarray(result.x, dtype=float).tobytes())
     h.update(b"|")
     h.update(np.ascontiguousarray(result.y, dtype=float).tobytes())
+    if result.items is not None:  # system level: the items behind the means decide
+        scores, humans, systems = result.items
+        h.update(np.ascontiguousarray(scores, dtype=float).tobytes())
+        h.update(np.ascontiguousarray(humans, dtype=float).tobytes())
+        h.update(json.dumps(list(systems)).encode())
     h.update(json.dumps([result.method, n_resamples, seed, level]).encode())
     return scores_cache_dir() / f"ci-{h.hexdigest()[:32]}.json"
 
@@ -159,8 +171,9 @@ def correlation_table(
 
     ``ci_methods`` (default: all ``methods``) get an interval, the others NaN bounds.
     ``systems`` switches to system-level correlations (per-system means; the bootstrap then
-    resamples systems). ``on_progress`` hears the share of the bootstrap done (0 to 1); a
-    table whose intervals are all cached reports nothing.
+    resamples the items within each system, as machine-translation meta-evaluation does;
+    fewer than 3 systems is an error saying so). ``on_progress`` hears the share of the
+    bootstrap done (0 to 1); a table whose intervals are all cached reports nothing.
 
     >>> t = correlation_table([1, 2, 3, 4, 5], {"m": [1, 2, 4, 3, 5]}, n_resamples=20,
     ...                       use_cache=False)
@@ -168,6 +181,8 @@ def correlation_table(
     (['pearson', 'spearman', 'kendall_b', 'kendall_c'], 0.9)
     """
     ci_methods = methods if ci_methods is None else ci_methods
+    if systems is not None:
+        _check_systems(systems)
     results = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.ConstantInputWarning)
@@ -183,7 +198,25 @@ def correlation_table(
         for key, method, r in results
         if method in ci_methods and math.isfinite(r.statistic)
     }
-    cis = _intervals(wanted, level, n_resamples, seed, use_cache, on_progress)
+    if systems is None:
+        cis = _intervals(wanted, level, n_resamples, seed, use_cache, on_progress)
+    elif not wanted:
+        cis = {}
+    else:  # items resampled within systems (see capeval_core.stats.within_systems)
+        wanted_keys = list(dict.fromkeys(key for key, _ in wanted))
+        cis = {
+            km: ci
+            for km, ci in system_intervals(
+                {k: metric_scores[k] for k in wanted_keys},
+                human,
+                systems,
+                [m for m in ci_methods if m in methods],
+                level=level,
+                n_resamples=n_resamples,
+                seed=seed,
+            ).items()
+            if km in wanted
+        }
     rows = []
     for key, method, r in results:
         ci = cis.get((key, r.method)) if method in ci_methods else None
@@ -202,14 +235,48 @@ def correlation_table(
     return pd.DataFrame(rows)
 
 
+def _check_systems(systems: Sequence[str | None]) -> None:
+    names, _ = system_codes(systems)
+    why = too_few_systems(len(names))
+    if why:
+        raise InputError(f"no system-level correlation can be shown: {why}")
+
+
+def at_level(
+    human: Sequence[float],
+    metric_scores: Mapping[str, Sequence[float]],
+    systems: Sequence[str | None] | None,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The human scores and metric scores at the chosen level: as they are (``systems`` None)
+    or one mean per system, so every statistic of a system-level view uses system values.
+
+    >>> h, m = at_level([1, 2, 3, 4], {"m": [0, 2, 4, 4]}, ["a", "a", "b", "b"])
+    >>> h.tolist(), m["m"].tolist()
+    ([1.5, 3.5], [1.0, 4.0])
+    """
+    if systems is None:
+        return np.asarray(human, dtype=float), {
+            k: np.asarray(v, dtype=float) for k, v in metric_scores.items()
+        }
+    return system_means(human, systems)[1], {
+        k: system_means(v, systems)[1] for k, v in metric_scores.items()
+    }
+
+
 def spearman_between(
-    metric_scores: Mapping[str, Sequence[float]], order: Sequence[str] | None = None
+    metric_scores: Mapping[str, Sequence[float]],
+    order: Sequence[str] | None = None,
+    systems: Sequence[str | None] | None = None,
 ) -> pd.DataFrame:
-    """Metric x metric Spearman's rho (seed Fig. 4a), rows and columns in ``order``.
+    """Metric x metric Spearman's rho (seed Fig. 4a), rows and columns in ``order``; with
+    ``systems``, between the metrics' system means (fewer than 3 systems: an error).
 
     >>> spearman_between({"a": [1, 2, 3], "b": [3, 2, 1]}).loc["a", "b"]
     np.float64(-1.0)
     """
+    if systems is not None:
+        _check_systems(systems)
+        metric_scores = {k: system_means(v, systems)[1] for k, v in metric_scores.items()}
     keys = list(order or metric_scores)
     matrix = np.eye(len(keys))
     with warnings.catch_warnings():

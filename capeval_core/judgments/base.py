@@ -28,6 +28,8 @@ from capeval_core.files import DEFAULT_MAX_BYTES, SURROGATE_ESCAPE, Fail, locate
 if TYPE_CHECKING:
     import pandas as pd
 
+    from capeval_core.judgments.external import ExternalScores
+
 #: Separator of references packed into one CSV/TSV cell (judgment-formats.md, generic formats).
 REF_SEPARATOR = "|||"
 
@@ -94,11 +96,34 @@ class JudgmentSet:
     notes: tuple[str, ...] = ()
     synthetic: bool = False
     content_digest: str = ""
+    #: metric scores computed elsewhere (``metric:<name>`` columns, a scores file, or
+    #: :func:`~capeval_core.judgments.external.add_metric_scores`), in the order added
+    external: tuple[ExternalScores, ...] = ()
+    #: digest of the scored texts alone (candidates and references, in item order): what
+    #: built-in metric scores are cached by, so another human column, other human scores or
+    #: an external metric never rescore the built-in ones
+    items_digest: str = ""
+    #: the columns that identify an item in a scores file joined to the set (their cells
+    #: joined by ``|``, in this order, give the item's ``id``)
+    id_columns: tuple[str, ...] = ("id",)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", dict(self.dropped))
+        if not self.items_digest:
+            object.__setattr__(self, "items_digest", _texts_digest(self))
         if not self.content_digest:
-            object.__setattr__(self, "content_digest", _digest(self))
+            digest = _digest(self)
+            if self.external:
+                h = hashlib.sha256(digest.encode())
+                for ext in self.external:
+                    h.update(f"|{ext.signature}|{ext.values_digest}".encode())
+                digest = h.hexdigest()
+            object.__setattr__(self, "content_digest", digest)
+
+    @property
+    def external_names(self) -> tuple[str, ...]:
+        """The names of the external metrics, usable as metric keys of this set."""
+        return tuple(e.name for e in self.external)
 
     def __hash__(self) -> int:
         return hash(self.content_digest)
@@ -173,7 +198,13 @@ class JudgmentSet:
             if isinstance(it, GradedItem):
                 row.update(dict(zip(self.score_names, it.scores, strict=True)))
             rows.append(row)
-        return pd.DataFrame(rows)
+        frame = pd.DataFrame(rows)
+        for ext in self.external:
+            if self.kind == "graded":
+                frame[f"metric:{ext.name}"] = ext.values
+            else:
+                frame[f"metric:{ext.name}:a"], frame[f"metric:{ext.name}:b"] = ext.values
+        return frame
 
     def _need(self, kind: str) -> None:
         if self.kind != kind:
@@ -186,6 +217,20 @@ class JudgmentSet:
             raise UnknownKeyError(
                 f"no human-score column {name!r}; this set has {list(self.score_names)}"
             ) from None
+
+
+def _texts_digest(js: JudgmentSet) -> str:
+    """sha256 of what metrics score: the kind, and per item its candidate(s) and references."""
+    h = hashlib.sha256(js.kind.encode())
+    for it in js.items:
+        texts = (
+            [it.candidate, *it.references]
+            if isinstance(it, GradedItem)
+            else [it.candidate_a, it.candidate_b, *it.references]
+        )
+        h.update(json.dumps(texts, ensure_ascii=False).encode())
+        h.update(b"\n")
+    return h.hexdigest()
 
 
 def _digest(js: JudgmentSet) -> str:

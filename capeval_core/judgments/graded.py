@@ -31,6 +31,12 @@ from capeval_core.judgments.base import (
     unique_ids,
 )
 from capeval_core.judgments.coco import image_key, load_coco_references
+from capeval_core.judgments.external import (
+    METRIC_PREFIX,
+    is_id_column,
+    read_metric_cells,
+    with_file_metrics,
+)
 
 _REF_COLUMN = re.compile(r"^ref_?(\d+)$")
 KNOWN_COLUMNS = ("id", "image_id", "candidate", "references", "system")
@@ -150,11 +156,13 @@ def row_id(row: Row, columns: Sequence[str], path: Any, fallback: int) -> str:
 
 def numeric_columns(columns: Sequence[str], rows: Sequence[Row], exclude: set[str]) -> list[str]:
     """Columns at least half of whose non-empty cells are numbers (judgment-formats.md: "default:
-    every numeric column not named above"). A column with a few non-numbers still counts,
+    every numeric column not named above"), id columns (``seg_id``, ``set_id``, ...) and
+    ``metric:`` columns left out. A column with a few non-numbers still counts,
     so those cells are reported as errors rather than silently ignored."""
     out = []
     for c in columns:
-        if c in exclude:
+        # external metrics and ids (seg_id, set_id, ...) are never human scores by default
+        if c in exclude or c.startswith(METRIC_PREFIX) or is_id_column(c):
             continue
         cells = [r.values.get(c) for r in rows]
         cells = [v for v in cells if v is not None and str(v).strip() != ""]
@@ -172,8 +180,12 @@ def load_graded(
     max_bytes: int = DEFAULT_MAX_BYTES,
     preset: str | None = None,
     kendall_variant: str = "b",
+    checksum: str | None = None,
 ) -> JudgmentSet:
     """Read a generic graded file into a JudgmentSet.
+
+    ``metric:<name>`` columns are external metric scores, signed with the file's sha256
+    (``checksum`` when given: the original file's, when ``path`` is a column-mapped copy).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "j.csv"
@@ -198,9 +210,18 @@ scores=(3.0,), system=None)
     else:
         scores = list(score_columns)
         require_columns(path, columns, scores)
+        for c in scores:
+            if c.startswith(METRIC_PREFIX):
+                raise format_error(
+                    path,
+                    "a metric: column holds an external metric's scores, not human scores",
+                    line=1,
+                    column=c,
+                )
     dropped: dict[str, int] = {}
     empty = 0
     items: list[GradedItem] = []
+    kept: list[int] = []
     ids: list[tuple[str, Row]] = []
     for n, row in enumerate(rows, start=1):
         ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
@@ -224,6 +245,7 @@ scores=(3.0,), system=None)
         if not values:
             count_into(dropped, "missing human score")
             continue
+        kept.append(n - 1)
         items.append(
             GradedItem(
                 ident,
@@ -235,8 +257,9 @@ scores=(3.0,), system=None)
             )
         )
     unique_ids(path, ids)
+    external = read_metric_cells(path, rows, kept, columns)
     notes = (f"{empty:,} empty candidate(s) kept (they score 0 on most metrics)",) if empty else ()
-    return JudgmentSet(
+    jset = JudgmentSet(
         "graded",
         tuple(items),
         tuple(scores),
@@ -249,6 +272,7 @@ scores=(3.0,), system=None)
         kendall_variant=kendall_variant,
         notes=notes,
     )
+    return with_file_metrics(jset, path, external, checksum)
 
 
 def _sources(*paths: Any) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ from capeval_core.judgments.base import (
     unique_ids,
 )
 from capeval_core.judgments.coco import image_key
+from capeval_core.judgments.external import read_pair_metric_cells, with_file_metrics
 from capeval_core.judgments.graded import ReferenceSource, require_columns, row_id
 
 PREFERENCES = ("a", "b", "tie")
@@ -43,8 +44,11 @@ def load_pairwise(
     references_from: str | os.PathLike[str] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     preset: str | None = None,
+    checksum: str | None = None,
 ) -> JudgmentSet:
-    """Read a generic pairwise file into a JudgmentSet of kind ``"pairwise"``.
+    """Read a generic pairwise file into a JudgmentSet of kind ``"pairwise"``; its
+    ``metric:<name>:a``/``:b`` columns are an external metric (``checksum`` as in
+    :func:`~capeval_core.judgments.graded.load_graded`).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "p.jsonl"
@@ -123,8 +127,9 @@ def load_pairwise(
             )
         )  # type: ignore[arg-type]
     unique_ids(path, ids)
+    external = read_pair_metric_cells(path, rows, columns)
     sources = tuple(Path(p).name for p in (path, references_from) if p is not None)
-    return JudgmentSet(
+    jset = JudgmentSet(
         "pairwise",
         tuple(items),
         (),
@@ -134,6 +139,7 @@ def load_pairwise(
         format="pairwise",
         preset=preset,
     )
+    return with_file_metrics(jset, path, external, checksum)
 
 
 def _votes(path, row, column: str) -> int:

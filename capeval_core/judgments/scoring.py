@@ -194,6 +194,22 @@ def score_judgments(
     sets only.
     """
     keys = list(dict.fromkeys(keys))
+    if any(k in jset.external_names for k in keys):
+        builtin = [k for k in keys if k not in jset.external_names]
+        inner = score_judgments(
+            jset,
+            builtin,
+            tokenizer=tokenizer,
+            options=options,
+            n_references=n_references,
+            draws=draws,
+            seed=seed,
+            workers=workers,
+            on_progress=on_progress,
+            use_cache=use_cache,
+            on_error=on_error,
+        )
+        return _with_external(jset, inner, keys)
     options = options or {}
     configured = configure(keys, tokenizer, options, on_error)
     groups = configured.groups
@@ -208,7 +224,7 @@ def score_judgments(
     cached: dict[str, bool] = {}
     todo: list[tuple[str, Path]] = []
     for mkey in metrics:
-        path = _cache_path(jset.content_digest, signatures[mkey], extra)
+        path = _cache_path(jset.items_digest, signatures[mkey], extra)
         shape = _shape(jset, n_references, draws)
         hit = _load(path, metric_class(mkey).report_keys(), shape) if use_cache else None
         if hit is not None:
@@ -282,6 +298,36 @@ def score_judgments(
         {k: cached[metric_class(k).key] for k in out_keys},
         skipped,
         sampling,
+    )
+
+
+def _with_external(jset: JudgmentSet, inner: JudgmentScores, keys: Sequence[str]) -> JudgmentScores:
+    """``inner`` (the built-in metrics) with the set's external metrics among ``keys`` added,
+    in the order of ``keys``. Pairwise external values are one draw (scores per candidate)."""
+    external = {e.name: e for e in jset.external}
+    out_keys = tuple(k for k in keys if k in external or k in inner.keys)
+    vals, va, vb = dict(inner.values), dict(inner.values_a), dict(inner.values_b)
+    signatures, cached = dict(inner.signatures), dict(inner.from_cache)
+    for k in out_keys:
+        if k not in external:
+            continue
+        ext = external[k]
+        if jset.kind == "graded":
+            vals[k] = ext.values
+        else:
+            va[k], vb[k] = ext.values[0][None, :], ext.values[1][None, :]
+        signatures[k], cached[k] = ext.signature, True
+    return JudgmentScores(
+        jset.content_digest,
+        jset.kind,
+        out_keys,
+        {k: vals[k] for k in out_keys if k in vals},
+        {k: va[k] for k in out_keys if k in va},
+        {k: vb[k] for k in out_keys if k in vb},
+        {k: signatures[k] for k in out_keys},
+        {k: cached[k] for k in out_keys},
+        inner.skipped,
+        inner.sampling,
     )
 
 

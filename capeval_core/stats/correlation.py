@@ -48,16 +48,35 @@ class CorrelationResult:
     level: str = "item"
     x: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     y: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    #: system level: the item scores, item human scores and each item's system behind the
+    #: means ``x`` and ``y`` (the bootstrap resamples items within systems)
+    items: tuple[np.ndarray, np.ndarray, tuple[str, ...]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def confidence_interval(
         self, level: float = 0.95, n_resamples: int = 1000, seed: int | None = 0
     ) -> ConfidenceInterval:
-        """Percentile bootstrap over the correlated pairs, seeded and reproducible.
+        """Percentile bootstrap over the correlated pairs, seeded and reproducible; at system
+        level over the items within each system (every resample keeps every system).
 
         >>> r = pearson([1, 2, 3, 4, 5, 6], [1, 3, 2, 5, 4, 6])
         >>> r.confidence_interval(seed=1) == r.confidence_interval(seed=1)
         True
         """
+        if self.items is not None:
+            from capeval_core.stats.within_systems import system_intervals
+
+            scores, humans, systems = self.items
+            return system_intervals(
+                {0: scores},
+                humans,
+                systems,
+                (self.method,),
+                level=level,
+                n_resamples=n_resamples,
+                seed=seed,
+            )[0, self.method]
         values = bootstrap_statistics(self.x, self.y, self.method, n_resamples, seed)
         return percentile_interval(values, level, n_resamples, seed)
 
@@ -173,7 +192,8 @@ def system_level(
     systems: Sequence[str],
     method: str = "pearson",
 ) -> CorrelationResult:
-    """Correlation of per-system means (each system's items averaged first).
+    """Correlation of per-system means (each system's items averaged first); its
+    :meth:`~CorrelationResult.confidence_interval` resamples items within systems.
 
     >>> r = system_level([1, 2, 3, 5, 4, 6], [1, 1, 2, 2, 3, 3], ["a", "a", "b", "b", "c", "c"])
     >>> (r.n, r.level, round(r.statistic, 4))
@@ -191,7 +211,9 @@ def system_level(
     ms = np.bincount(codes, s, minlength=len(names)) / counts
     mh = np.bincount(codes, h, minlength=len(names)) / counts
     res = correlate(ms, mh, method)
-    return CorrelationResult(res.statistic, res.pvalue, res.n, res.method, "system", ms, mh)
+    return CorrelationResult(
+        res.statistic, res.pvalue, res.n, res.method, "system", ms, mh, (s, h, tuple(systems))
+    )
 
 
 def _statistic_fn(method: str) -> Callable[[np.ndarray, np.ndarray], float]:

@@ -23,8 +23,14 @@ NUMBER = st.column_config.NumberColumn(format="%.4f")
 
 # -- shared pieces ---------------------------------------------------------------------------
 def key_label(key: str) -> str:
-    """Display name of a reported key: ``bleu_2`` -> "BLEU-2", ``cider_d`` -> "CIDEr-D"."""
-    return metric_class(key).label(key)
+    """Display name of a reported key: ``bleu_2`` -> "BLEU-2", ``cider_d`` -> "CIDEr-D"; an
+    external metric of a judgment set (not in the registry) keeps its own name."""
+    from capeval_core.errors import UnknownKeyError
+
+    try:
+        return metric_class(key).label(key)
+    except UnknownKeyError:
+        return f"{key} (external)"
 
 
 def direction(higher_is_better: bool) -> str:

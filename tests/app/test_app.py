@@ -655,7 +655,7 @@ def test_upload_through_the_file_uploader_maps_columns_and_loads() -> None:
     assert not at.exception, at.exception
     at.selectbox(key="map_candidate").select("caption").run()
     at.selectbox(key="map_references").select("refs").run()
-    assert at.multiselect(key="score_columns").value == ["quality"]
+    assert at.selectbox(key="role_quality").value == "human score"
     at.button(key="load_judgments").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]

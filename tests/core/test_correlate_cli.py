@@ -69,7 +69,9 @@ def test_graded_table_and_json_contract(tmp_path):
     assert "pearson" in out and "kendall_c" in out and "Williams" in out
     assert "8 read, 8 scored" in err
     data = json.loads(out_json.read_text())
-    assert set(data) == {"n_rows", "dropped", "correlations", "williams"}
+    assert set(data) == {"n_rows", "dropped", "level", "correlations", "williams", "signatures"}
+    assert data["level"] == "item"
+    assert data["signatures"]["bleu_4"].startswith("bleu")
     assert data["n_rows"] == 8 and data["dropped"] == {}
     assert set(data["correlations"]) == {"bleu_4", "rouge_l", "cider_d"}
     for row in data["correlations"].values():
@@ -95,6 +97,66 @@ def test_graded_table_and_json_contract(tmp_path):
         str(tmp_path / "2.json"),
     )
     assert code == 0 and json.loads((tmp_path / "2.json").read_text()) == data
+
+
+def test_external_metric_columns_and_scores_file(tmp_path):
+    p = tmp_path / "graded.csv"
+    mine = [0.9, 0.7, 0.8, 0.4, 0.1, 0.95, 0.3, 0.75]
+    p.write_text(
+        "id,candidate,references,quality,metric:mine\n"
+        + "".join(
+            f"r{i},{c},{r},{s},{m}\n"
+            for i, ((c, r, s), m) in enumerate(zip(ROWS, mine, strict=True))
+        )
+    )
+    scores = tmp_path / "scores.csv"
+    scores.write_text("id,theirs\n" + "".join(f"r{i},{-m}\n" for i, m in enumerate(mine)))
+    out_json = tmp_path / "out.json"
+    code, _, err = _run(
+        "correlate",
+        "--judgments",
+        str(p),
+        "--format",
+        "graded",
+        "--metrics",
+        "meteor",
+        "--metric-scores",
+        str(scores),
+        "--json",
+        str(out_json),
+    )
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert list(data["correlations"]) == ["meteor", "mine", "theirs"]
+    assert set(data["williams"]) == {"meteor", "mine", "theirs"}
+    assert data["williams"]["mine"]["meteor"] is not None or data["williams"]["meteor"]["mine"]
+    assert data["correlations"]["theirs"]["pearson"] == pytest.approx(
+        -data["correlations"]["mine"]["pearson"]
+    )
+    assert data["signatures"]["mine"].startswith("external:mine|sha256:")
+    assert data["signatures"]["theirs"].startswith("external:theirs|sha256:")
+    # --metrics may name an external metric; an unmatched id in the scores file exits 2
+    scores.write_text("id,theirs\nr0,1\n")
+    code, _, err = _run(
+        "correlate",
+        "--judgments",
+        str(p),
+        "--format",
+        "graded",
+        "--metrics",
+        "mine",
+        "--metric-scores",
+        str(scores),
+    )
+    assert code == 2 and "scores.csv" in err and "'r1'" in err
+    code, _, err = _run(
+        "correlate", "--judgments", str(p), "--format", "graded", "--metrics", "bleu_1,mine"
+    )
+    assert code == 0, err
+    code, _, err = _run(
+        "correlate", "--judgments", str(p), "--format", "graded", "--metrics", "nosuch"
+    )
+    assert code == 2 and "unknown metric 'nosuch'" in err
 
 
 def test_pairwise_json_contract(tmp_path):

@@ -54,6 +54,7 @@ def test_registry_names():
         "composite",
         "pascal50s",
         "abstract50s",
+        "thumb",
     }
 
 

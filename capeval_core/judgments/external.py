@@ -1,0 +1,394 @@
+"""Metric scores computed elsewhere, beside the built-in metrics (issue 32).
+
+A metric designer has per-caption scores of their own metric (or of CLIPScore, PAC-S,
+BERTScore computed with another tool). capeval takes them in three ways, and from then on
+such an *external metric* is a metric key of the set like ``cider_d``: correlations with
+bootstrap intervals, Williams tests, the combined metric, pairwise accuracy and the heatmap.
+
+- a column named ``metric:<name>`` in a judgment file (CSV/TSV header or JSON key);
+- a separate scores file (CSV, TSV, JSON or JSONL): the set's id columns
+  (:attr:`JudgmentSet.id_columns`, ``id`` for the generic format) and one column per metric,
+  joined with :func:`join_scores_file`;
+- in code, :func:`add_metric_scores` with an array of values.
+
+The signature of an external metric is ``external:<name>|sha256:<12 hex digits>``: the
+checksum of the file the scores came from (of the values themselves when they came from
+code), so a number can be traced back to the exact scores behind it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from capeval_core.errors import InputError
+from capeval_core.judgments.base import (
+    DEFAULT_MAX_BYTES,
+    JudgmentSet,
+    Row,
+    format_error,
+    parse_number,
+    read_records,
+    text_cell,
+)
+
+#: the prefix of a judgment-file column that holds an external metric's scores
+METRIC_PREFIX = "metric:"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+#: how many unmatched ids an error message lists
+SHOWN_IDS = 5
+
+
+@dataclass(frozen=True)
+class ExternalScores:
+    """One external metric's per-item values: graded sets one value per item, pairwise sets
+    two rows (candidate a, candidate b) of one value per pair."""
+
+    name: str
+    values: np.ndarray = field(repr=False, compare=False)
+    checksum: str
+    source: str
+
+    @property
+    def signature(self) -> str:
+        """``external:<name>|sha256:<12 hex digits>`` (the checksum of its source)."""
+        return f"external:{self.name}|sha256:{self.checksum[:12]}"
+
+    @property
+    def values_digest(self) -> str:
+        return hashlib.sha256(np.ascontiguousarray(self.values, dtype=float).tobytes()).hexdigest()
+
+
+def metric_columns(columns: Sequence[str]) -> dict[str, str]:
+    """``metric:<name>`` columns of a header, as ``{column: name}``.
+
+    >>> metric_columns(["candidate", "metric:clipscore", "quality"])
+    {'metric:clipscore': 'clipscore'}
+    """
+    return {c: c[len(METRIC_PREFIX) :].strip() for c in columns if c.startswith(METRIC_PREFIX)}
+
+
+def check_name(name: str, existing: Sequence[str] = ()) -> str:
+    """An external metric's name, refused when empty, oddly spelled, a built-in metric key
+    (its numbers would be taken for capeval's) or already on the set."""
+    from capeval_core.metrics import METRICS, REPORTED_KEYS
+
+    name = name.strip() if isinstance(name, str) else name
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InputError(
+            f"external metric name {name!r}: use letters, digits, '_', '.' or '-' "
+            "(starting with a letter or digit)"
+        )
+    if name in METRICS or name in REPORTED_KEYS:
+        raise InputError(
+            f"external metric name {name!r} is a built-in metric key; rename it "
+            f"(e.g. {name + '_own'!r}) so the two are never confused"
+        )
+    if name in existing:
+        raise InputError(f"the set already has an external metric named {name!r}")
+    return name
+
+
+_ID_NAME = re.compile(r"(?:^|[_\s.\-])id$", re.I)  # id, seg_id, set_id, image id, ...
+_CAMEL_ID = re.compile(r"[a-z]I[dD]$")  # imageId, segID
+
+
+def is_id_column(name: str) -> bool:
+    """Whether a column name says it holds ids (never a score, even when numeric).
+
+    >>> [is_id_column(c) for c in ("id", "seg_id", "set_id", "imageId", "quality", "valid")]
+    [True, True, True, True, False, False]
+    """
+    name = name.strip()
+    return bool(_ID_NAME.search(name) or _CAMEL_ID.search(name))
+
+
+def file_checksum(path: str | os.PathLike[str]) -> str:
+    """sha256 of a file's bytes (hex)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def add_metric_scores(
+    jset: JudgmentSet,
+    name: str,
+    values: Sequence[float] | np.ndarray,
+    values_b: Sequence[float] | np.ndarray | None = None,
+    *,
+    checksum: str | None = None,
+    source: str = "values",
+) -> JudgmentSet:
+    """A copy of ``jset`` with the external metric ``name`` added (the set is not changed).
+
+    Graded sets take one value per item; pairwise sets the values of candidate a
+    (``values``) and of candidate b (``values_b``). ``checksum`` defaults to the sha256 of
+    the values themselves.
+
+    >>> from capeval_core.judgments.base import GradedItem, JudgmentSet
+    >>> items = tuple(GradedItem(str(i), str(i), "a dog", ("a dog",), (float(i),))
+    ...               for i in range(3))
+    >>> js = JudgmentSet("graded", items, ("q",), ("toy",), n_read=3, n_kept=3)
+    >>> new = add_metric_scores(js, "mine", [0.1, 0.5, 0.9])
+    >>> new.external_names, new.external[0].signature.split("|")[0], js.external_names
+    (('mine',), 'external:mine', ())
+    """
+    name = check_name(name, jset.external_names)
+    n = len(jset)
+    arrays = [values] if jset.kind == "graded" else [values, values_b]
+    if jset.kind == "pairwise" and values_b is None:
+        raise InputError("a pairwise set needs `values_b`: the scores of candidate b")
+    rows = []
+    for label, v in zip(("values", "values_b"), arrays, strict=False):
+        arr = np.asarray(v, dtype=float)
+        if arr.ndim != 1 or arr.size != n:
+            raise InputError(
+                f"`{label}` of {name!r} must have one value per item of the set "
+                f"(got shape {arr.shape} for {n:,} items)"
+            )
+        if not np.isfinite(arr).all():
+            bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+            raise InputError(
+                f"`{label}` of {name!r}: item {jset.items[bad].id!r} has no finite value "
+                f"({arr[bad]})"
+            )
+        rows.append(arr)
+    data = rows[0] if jset.kind == "graded" else np.stack(rows)
+    data.setflags(write=False)
+    ext = ExternalScores(name, data, "", source)
+    ext = dataclasses.replace(ext, checksum=checksum or ext.values_digest)
+    return dataclasses.replace(
+        jset, external=(*jset.external, ext), content_digest="", items_digest=jset.items_digest
+    )
+
+
+def join_scores_file(
+    jset: JudgmentSet,
+    path: str | os.PathLike[str],
+    *,
+    file_format: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> JudgmentSet:
+    """A copy of ``jset`` with every metric column of a scores file added, joined on the set's
+    id columns (:attr:`JudgmentSet.id_columns`). Metric columns are the ``metric:<name>``
+    columns when there are any, else every column that is not an id column.
+
+    Every item of the set needs a row; ids the set does not have (e.g. rows a preset
+    dropped) are allowed and counted in the set's notes. A generic file without an ``id``
+    column numbers its items by line (CSV, TSV, JSONL) or record (JSON array, from 1). On
+    any error the set is unchanged (a new one is returned only on success).
+
+    Pairwise sets: columns ``<name>:a`` and ``<name>:b`` (or ``metric:<name>:a`` ...) hold
+    the two candidates' scores.
+    """
+    _, columns, rows = read_records(path, file_format, max_bytes=max_bytes)
+    ids = tuple(jset.id_columns)
+    missing = [c for c in ids if c not in columns]
+    if missing:
+        raise format_error(
+            path,
+            f"missing id column(s) {missing}: a scores file for this {jset.format} set joins "
+            f"on {list(ids)} (columns found: {list(columns)})",
+            line=1,
+            column=missing[0],
+        )
+    metrics = _score_columns(path, columns, ids, jset.kind)
+    by_id: dict[str, Row] = {}
+    for row in rows:
+        key = _row_key(path, row, ids)
+        if key in by_id:
+            raise format_error(
+                path,
+                f"duplicate id {key!r} (first seen on line {by_id[key].line})",
+                line=row.line,
+                column=ids[0],
+                record=row.record,
+            )
+        by_id[key] = row
+    wanted = [it.id for it in jset.items]
+    unmatched = [i for i in dict.fromkeys(wanted) if i not in by_id]
+    if unmatched:
+        shown = ", ".join(repr(i) for i in unmatched[:SHOWN_IDS])
+        more = f" and {len(unmatched) - SHOWN_IDS:,} more" if len(unmatched) > SHOWN_IDS else ""
+        raise format_error(
+            path,
+            f"{len(unmatched):,} of the set's {len(set(wanted)):,} ids have no row here "
+            f"(joined on {list(ids)}): {shown}{more}; the set is unchanged",
+            column=ids[0],
+        )
+    checksum = file_checksum(path)
+    source = Path(path).name
+    out = jset
+    for name, cols in metrics.items():
+        arrays = [
+            [parse_number(by_id[i].values.get(c), path, by_id[i], c) for i in wanted] for c in cols
+        ]
+        out = add_metric_scores(out, name, *arrays, checksum=checksum, source=source)
+    extra = len(set(by_id) - set(wanted))
+    if extra:
+        note = f"{extra:,} row(s) of {source} match no item of the set (ignored)"
+        out = dataclasses.replace(out, notes=(*out.notes, note))
+    return out
+
+
+def _score_columns(
+    path: str | os.PathLike[str], columns: Sequence[str], ids: Sequence[str], kind: str
+) -> dict[str, list[str]]:
+    """External metric name -> its column(s) in a scores file."""
+    prefixed = metric_columns(columns)
+    chosen = (
+        {c: n for c, n in prefixed.items()} if prefixed else {c: c for c in columns if c not in ids}
+    )
+    if not chosen:
+        raise format_error(path, f"no metric column besides the ids {list(ids)}", line=1)
+    if kind == "graded":
+        return {name: [c] for c, name in chosen.items()}
+    out: dict[str, list[str]] = {}
+    for c, name in chosen.items():
+        base, _, side = name.rpartition(":")
+        if side not in ("a", "b") or not base:
+            raise format_error(
+                path,
+                "a pairwise scores file names its columns <name>:a and <name>:b",
+                line=1,
+                column=c,
+            )
+        out.setdefault(base, ["", ""])["ab".index(side)] = c
+    for name, cols in out.items():
+        if "" in cols:
+            raise format_error(
+                path, f"metric {name!r} needs both {name}:a and {name}:b columns", line=1
+            )
+    return out
+
+
+def _row_key(path: str | os.PathLike[str], row: Row, ids: Sequence[str]) -> str:
+    from capeval_core.judgments.coco import image_key
+
+    parts = []
+    for c in ids:
+        value = row.values.get(c)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise format_error(path, "empty id cell", line=row.line, column=c, record=row.record)
+        parts.append(image_key(text_cell(value, path, row, c) if isinstance(value, str) else value))
+    return ID_SEPARATOR.join(parts)
+
+
+#: joins the id columns of a set whose items are identified by several (THumB: seg_id, SYS)
+ID_SEPARATOR = "|"
+
+
+def read_metric_cells(
+    path: str | os.PathLike[str], rows: Sequence[Row], kept: Sequence[int], columns: Sequence[str]
+) -> dict[str, list[float]]:
+    """The ``metric:`` columns of a judgment file's kept rows (indices ``kept``), by metric
+    name. A kept row without a value is an error naming file, line and column; a row the
+    loader dropped may lack it."""
+    out: dict[str, list[float]] = {}
+    for column, name in metric_columns(columns).items():
+        _file_name(path, column, name)
+        out[name] = _cells(path, rows, kept, column, name)
+    return out
+
+
+def read_pair_metric_cells(
+    path: str | os.PathLike[str], rows: Sequence[Row], columns: Sequence[str]
+) -> dict[str, tuple[list[float], list[float]]]:
+    """A pairwise file's ``metric:<name>:a`` and ``metric:<name>:b`` columns (the scores of
+    candidate a and of candidate b), by metric name."""
+    sides: dict[str, dict[str, str]] = {}
+    for column, full in metric_columns(columns).items():
+        name, _, side = full.rpartition(":")
+        if side not in ("a", "b") or not name:
+            raise format_error(
+                path,
+                "a pairwise file names its metric columns metric:<name>:a and metric:<name>:b",
+                line=1,
+                column=column,
+            )
+        _file_name(path, column, name)
+        sides.setdefault(name, {})[side] = column
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    kept = range(len(rows))
+    for name, found in sides.items():
+        for side in ("a", "b"):
+            if side not in found:
+                raise format_error(
+                    path,
+                    f"metric {name!r} has no column {METRIC_PREFIX}{name}:{side}",
+                    line=1,
+                    column=next(iter(found.values())),
+                )
+        out[name] = (
+            _cells(path, rows, kept, found["a"], name),
+            _cells(path, rows, kept, found["b"], name),
+        )
+    return out
+
+
+def _file_name(path: str | os.PathLike[str], column: str, name: str) -> None:
+    try:
+        check_name(name)
+    except InputError as exc:
+        raise format_error(path, str(exc), line=1, column=column) from None
+
+
+def _cells(
+    path: str | os.PathLike[str], rows: Sequence[Row], kept: Sequence[int], column: str, name: str
+) -> list[float]:
+    values = []
+    for i in kept:
+        row = rows[i]
+        cell = row.values.get(column)
+        if cell is None or (isinstance(cell, str) and not cell.strip()):
+            raise format_error(
+                path,
+                f"no score of the external metric {name!r} in a row that is kept",
+                line=row.line,
+                column=column,
+                record=row.record,
+            )
+        values.append(parse_number(cell, path, row, column))
+    return values
+
+
+def with_file_metrics(
+    jset: JudgmentSet,
+    path: str | os.PathLike[str],
+    metrics: Mapping[str, list[float] | tuple[list[float], list[float]]],
+    checksum: str | None = None,
+) -> JudgmentSet:
+    """``jset`` with the ``metric:`` columns read by :func:`read_metric_cells` (graded) or
+    :func:`read_pair_metric_cells` (pairwise) added, their checksum the judgment file's
+    (or ``checksum``: the original's, when ``path`` is a column-mapped copy of it)."""
+    if not metrics:
+        return jset
+    checksum = checksum or file_checksum(path)
+    for name, values in metrics.items():
+        arrays = values if isinstance(values, tuple) else (values,)
+        jset = add_metric_scores(jset, name, *arrays, checksum=checksum, source=Path(path).name)
+    return jset
+
+
+__all__ = [
+    "METRIC_PREFIX",
+    "ExternalScores",
+    "add_metric_scores",
+    "check_name",
+    "file_checksum",
+    "is_id_column",
+    "join_scores_file",
+    "metric_columns",
+    "read_metric_cells",
+    "read_pair_metric_cells",
+    "with_file_metrics",
+]

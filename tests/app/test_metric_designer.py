@@ -1,0 +1,256 @@
+"""AppTests of issue 32, as a metric designer uses the app: their own metric beside the
+built-ins (a ``metric:`` column, a role per column, a joined scores file), THumB 1.0 loaded as
+distributed, a human-column switch that does not rescore, the system-level heatmap, and
+choices that survive a reload."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from capeval_ui import cached
+from tests.app.apptest import ROOT, TIMEOUT
+
+THUMB = Path(__file__).resolve().parent.parent / "golden" / "thumb"
+ROWS = [
+    ("a dog runs on the grass", "a dog running on grass|||a brown dog on grass", 5, 0.9),
+    ("a dog on grass", "a dog running on grass|||a brown dog on grass", 4, 0.7),
+    ("a cat sits on a mat", "a cat on a mat|||a kitten on a rug", 5, 0.8),
+    ("a cat", "a cat on a mat|||a kitten on a rug", 3, 0.4),
+    ("a red bus", "a man riding a horse|||a person on a horse", 1, 0.1),
+    ("a man on a horse", "a man riding a horse|||a person on a horse", 5, 0.95),
+    ("two people", "two women in a park|||two friends in a park", 2, 0.3),
+    ("two women in a park", "two women in a park|||two friends", 4, 0.75),
+]
+CSV = "id,seg_id,candidate,references,quality,metric:mine,theirs\n" + "".join(
+    f"r{i},{100 + i},{c},{r},{s},{m},{1 - m}\n" for i, (c, r, s, m) in enumerate(ROWS)
+)
+
+
+def _app(**state: Any) -> AppTest:
+    state.setdefault("_meta_metrics_kept", ["meteor"])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at
+
+
+def _judgments(**state: Any) -> AppTest:
+    at = _app(**state).run()
+    at.switch_page("app_pages/judgments.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _upload(at: AppTest, fmt: str, files: list[tuple[str, bytes]]) -> AppTest:
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select(fmt).run()
+    at.file_uploader(key=f"judgment_files-{fmt}").set_value(
+        [(name, data, "application/octet-stream") for name, data in files]
+    )
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _frame_with(at: AppTest, column: str):
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def _figures(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def test_metric_column_and_role_correlated_and_williams_tested_against_meteor() -> None:
+    at = _upload(_judgments(), "graded", [("mine.csv", CSV.encode())])
+    # ids are never offered as scores; each other numeric column has a role
+    assert "role_seg_id" not in [s.key for s in at.selectbox]
+    assert at.selectbox(key="role_quality").value == "human score"
+    assert at.selectbox(key="role_metric:mine").value == "metric"
+    at.selectbox(key="role_theirs").select("metric").run()
+    at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    jset = at.session_state[cached.JSET_KEY]
+    assert jset.score_names == ("quality",) and jset.external_names == ("mine", "theirs")
+    assert at.multiselect(key="meta_metrics").value == ["meteor", "mine", "theirs"]
+    scores = _frame_with(at, "signature")
+    # signed with the file as uploaded (the role made a column-mapped copy of it)
+    sha = hashlib.sha256(CSV.encode()).hexdigest()[:12]
+    assert scores.set_index("key").loc["mine", "signature"] == f"external:mine|sha256:{sha}"
+
+    at.switch_page("app_pages/correlations.py").run()
+    assert not at.exception, at.exception
+    table = _frame_with(at, "95% CI low")
+    assert {"meteor", "mine", "theirs"} <= set(table["metric"])
+    row = table[(table["metric"] == "mine") & (table["method"] == "Pearson r")].iloc[0]
+    human = np.array([r[2] for r in ROWS], dtype=float)
+    assert row["statistic"] == pytest.approx(np.corrcoef([r[3] for r in ROWS], human)[0, 1])
+    assert np.isfinite(row["95% CI low"])
+
+    at.switch_page("app_pages/significance.py").run()
+    assert not at.exception, at.exception
+    matrix = next(df.value for df in at.dataframe if "mine (external)" in df.value.columns)
+    assert set(matrix["metric"]) == {"METEOR", "mine (external)", "theirs (external)"}
+    # mine against METEOR, tested in one direction or the other (one-sided test)
+    mine = matrix.set_index("metric")
+    assert np.isfinite(mine.loc["mine (external)", "METEOR"]) or np.isfinite(
+        mine.loc["METEOR", "mine (external)"]
+    )
+
+
+def test_scores_file_joined_by_id_and_unmatched_ids_leave_the_set_unchanged() -> None:
+    plain = "\n".join(line.rsplit(",", 2)[0] for line in CSV.splitlines()) + "\n"
+    at = _upload(_judgments(), "graded", [("plain.csv", plain.encode())])
+    at.button(key="load_judgments").click().run()
+    before = at.session_state[cached.JSET_KEY]
+    assert before.external_names == ()
+    bad = "id,clip\n" + "".join(f"r{i},{r[3]}\n" for i, r in enumerate(ROWS[:5]))
+    at.file_uploader(key="metric_scores_file").set_value(("clip.csv", bad.encode(), "text/csv"))
+    at.run()
+    at.button(key="join_scores").click().run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert any("the loaded set is unchanged" in e and "'r5'" in e for e in errors), errors
+    assert at.session_state[cached.JSET_KEY] is before
+    good = "id,clip\n" + "".join(f"r{i},{r[3]}\n" for i, r in enumerate(ROWS))
+    at.file_uploader(key="metric_scores_file").set_value(("clip.csv", good.encode(), "text/csv"))
+    at.run()
+    at.button(key="join_scores").click().run()
+    assert not at.exception, at.exception
+    joined = at.session_state[cached.JSET_KEY]
+    assert joined.external_names == ("clip",) and joined.items_digest == before.items_digest
+    assert "clip" in at.multiselect(key="meta_metrics").value
+
+
+def test_thumb_loaded_as_distributed_with_coco_references(tmp_path: Path) -> None:
+    shutil.copy(THUMB / "mscoco_THumB-1.0.jsonl", tmp_path)
+    files = [(p.name, p.read_bytes()) for p in tmp_path.iterdir()]
+    at = _upload(_judgments(_meta_metrics_kept=["bleu_4"]), "thumb", files)
+    assert at.selectbox(key="judgment_preset").value == "kasai2022"
+    at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    jset = at.session_state[cached.JSET_KEY]
+    assert (jset.format, jset.preset, len(jset)) == ("thumb", "kasai2022", 40)
+    assert "COCO val2014" in jset.source[1]
+    at.switch_page("app_pages/correlations.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="human_column").options[0] == "human_score"
+    assert "seg_id" not in at.selectbox(key="human_column").options
+    assert "set_id" not in at.selectbox(key="human_column").options
+
+
+def test_failed_first_load_claims_no_previous_set() -> None:
+    at = _upload(_judgments(), "graded", [("bad.csv", b"id,candidate,references,q\n1,a,b,x\n")])
+    at.button(key="load_judgments").click().run()
+    errors = [e.value for e in at.error]
+    assert errors and all("previous set" not in e for e in errors), errors
+
+
+def test_human_column_and_level_switch_do_not_rescore(monkeypatch) -> None:
+    from capeval_core.judgments import scoring
+
+    calls = []
+    real = scoring.score_judgments
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scoring, "score_judgments", counted)
+    at = _app(_meta_metrics_kept=["bleu_4", "rouge_l"]).run()
+    at.switch_page("app_pages/correlations.py").run()
+    assert not at.exception, at.exception
+    first = len(calls)
+    options = at.selectbox(key="human_column").options
+    assert len(options) > 1
+    at.selectbox(key="human_column").select(options[1]).run()
+    at.radio(key="correlation_level").set_value("system").run()
+    at.selectbox(key="human_column").select(options[0]).run()
+    assert not at.exception, at.exception
+    assert len(calls) == first  # no change here needs a metric score again
+
+
+def test_system_level_heatmap_uses_system_means() -> None:
+    at = _app(_meta_metrics_kept=["bleu_4", "rouge_l", "cider_d"]).run()
+    at.switch_page("app_pages/correlations.py").run()
+    at.radio(key="correlation_level").set_value("system").run()
+    assert not at.exception, at.exception
+    jset = cached.set_for("graded")[0]
+    n_systems = len(set(jset.systems()))
+    heat = next(
+        f for f in _figures(at) if "system means" in f["layout"].get("title", {}).get("text", "")
+    )
+    z = heat["data"][0]["z"]
+    if isinstance(z, dict):  # plotly's typed array: base64 bytes, dtype, shape
+        z = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(
+            [int(n) for n in str(z["shape"]).split(",")]
+        )
+    z = np.asarray(z, dtype=float)
+    assert z.shape == (3, 3)
+    # Spearman over n systems takes values 1 - 6 d / (n^3 - n) only (no ties in the means)
+    step = 6 / (n_systems**3 - n_systems)
+    assert np.allclose(np.round((1 - z) / step), (1 - z) / step)
+
+
+def test_a_reload_keeps_metrics_human_column_and_level() -> None:
+    at = _app(_meta_metrics_kept=["bleu_4", "rouge_l"]).run()
+    at.switch_page("app_pages/correlations.py").run()
+    human = at.selectbox(key="human_column").options[1]
+    at.selectbox(key="human_column").select(human).run()
+    at.radio(key="correlation_level").set_value("system").run()
+    params = dict(at.query_params)
+    assert params["human"] in (human, [human]) and params["level"] in ("system", ["system"])
+    assert params["metric"] == ["bleu_4", "rouge_l"]
+    # a reload: a new session, the same URL
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, values in params.items():
+        again.query_params[key] = values
+    again.run()
+    again.switch_page("app_pages/correlations.py").run()
+    assert not again.exception, again.exception
+    assert again.multiselect(key="meta_metrics").value == ["bleu_4", "rouge_l"]
+    assert again.selectbox(key="human_column").value == human
+    assert again.radio(key="correlation_level").value == "system"
+
+
+def test_box_bins_in_numeric_order_and_violins_within_bounds() -> None:
+    rng = np.random.default_rng(0)
+    human = np.r_[np.linspace(1.9, 3.9, 8), [4.0] * 8, [4.5] * 8, [5.0] * 8]
+    words = ["a dog", "a dog on grass", "a cat", "two people", "a red bus", "a man"]
+    lines = ["id,candidate,references,quality"] + [
+        f"r{i},{words[i % 6]} {i},{words[(i + int(rng.integers(3))) % 6]}|||a photo,{h}"
+        for i, h in enumerate(human)
+    ]
+    at = _upload(_judgments(), "graded", [("c.csv", ("\n".join(lines) + "\n").encode())])
+    at.button(key="load_judgments").click().run()
+    at.switch_page("app_pages/correlations.py").run()
+    at.selectbox(key="distribution_metric").select("meteor").run()
+    assert not at.exception, at.exception
+    figures = _figures(at)
+    box = next(f for f in figures if f["layout"].get("title", {}).get("text") == "box plots")
+    names = [trace["name"] for trace in box["data"]]
+    assert names == ["1.9–3.67", "3.67–4", "4–4.5", "4.5–5"]  # not text order ("4.5–5" < "4–4.5")
+    violin = next(f for f in figures if f["layout"].get("title", {}).get("text") == "violin plots")
+    for trace in violin["data"]:
+        assert trace["spanmode"] == "manual" and 0 <= trace["span"][0] <= trace["span"][1] <= 1
+
+
+def test_system_level_scatter_has_one_point_per_system() -> None:
+    at = _app(_meta_metrics_kept=["bleu_4"]).run()
+    at.switch_page("app_pages/correlations.py").run()
+    at.radio(key="correlation_level").set_value("system").run()
+    assert not at.exception, at.exception
+    jset = cached.set_for("graded")[0]
+    scatter = next(f for f in _figures(at) if f["data"][0]["type"] == "scattergl")
+    assert sorted(scatter["data"][0]["hovertext"]) == sorted(set(jset.systems()))
+    assert not [f for f in _figures(at) if f["data"][0]["type"] == "violin"]

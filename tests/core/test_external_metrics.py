@@ -1,0 +1,199 @@
+"""External metric scores (issue 32): ``metric:<name>`` columns, a joined scores file, the
+library call, and their use beside built-in metrics (scoring, correlations, Williams)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from capeval_core.errors import InputError, JudgmentFormatError
+from capeval_core.judgments import load_judgments
+from capeval_core.judgments.external import add_metric_scores, join_scores_file
+from capeval_core.judgments.scoring import score_judgments
+from capeval_core.stats import williams_matrix
+
+ROWS = [
+    ("r1", "a dog runs on the grass", "a dog running on grass|||a brown dog on grass", 5, 0.9),
+    ("r2", "a dog on grass", "a dog running on grass|||a brown dog on grass", 4, 0.7),
+    ("r3", "a cat sits on a mat", "a cat on a mat|||a kitten on a rug", 5, 0.8),
+    ("r4", "a cat", "a cat on a mat|||a kitten on a rug", 3, 0.4),
+    ("r5", "a red bus", "a man riding a horse|||a person on a horse", 1, 0.1),
+    ("r6", "a man on a horse", "a man riding a horse|||a person on a horse", 5, 0.95),
+    ("r7", "two people", "two women in a park|||two friends in a park", 2, 0.3),
+]
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _csv(tmp_path, rows=ROWS, header="id,candidate,references,quality,metric:mine"):
+    p = tmp_path / "j.csv"
+    lines = [header] + [",".join(str(c) for c in r) for r in rows]
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_metric_column_is_an_external_metric_not_a_human_score(tmp_path):
+    js = load_judgments(_csv(tmp_path), "graded")
+    assert js.score_names == ("quality",)
+    assert js.external_names == ("mine",)
+    assert js.external[0].values.tolist() == [r[4] for r in ROWS]
+    assert js.external[0].signature.startswith("external:mine|sha256:")
+    assert "metric:mine" in js.to_frame().columns
+
+
+def test_metric_column_in_json_and_jsonl(tmp_path):
+    records = [
+        {"id": i, "candidate": c, "references": r.split("|||"), "q": s, "metric:mine": m}
+        for i, c, r, s, m in ROWS
+    ]
+    (tmp_path / "j.json").write_text(json.dumps(records))
+    (tmp_path / "j.jsonl").write_text("\n".join(json.dumps(r) for r in records))
+    for name in ("j.json", "j.jsonl"):
+        js = load_judgments(tmp_path / name, "graded")
+        assert js.score_names == ("q",) and js.external_names == ("mine",)
+
+
+def test_kept_row_without_metric_value_names_file_line_and_column(tmp_path):
+    rows = [*ROWS[:2], ("r3", "a cat", "a cat on a mat", 5, "")]
+    with pytest.raises(JudgmentFormatError) as err:
+        load_judgments(_csv(tmp_path, rows), "graded")
+    assert "j.csv, line 4, column 'metric:mine'" in str(err.value)
+
+
+def test_dropped_row_may_lack_the_metric_value(tmp_path):
+    rows = [*ROWS[:2], ("r3", "a cat", "a cat on a mat", "", "")]
+    js = load_judgments(_csv(tmp_path, rows), "graded")
+    assert len(js) == 2 and js.dropped == {"missing human score": 1}
+
+
+def test_metric_column_named_like_a_builtin_is_refused(tmp_path):
+    header = "id,candidate,references,quality,metric:cider_d"
+    with pytest.raises(JudgmentFormatError, match="built-in metric key"):
+        load_judgments(_csv(tmp_path, header=header), "graded")
+
+
+def test_scores_file_joined_by_id(tmp_path):
+    js = load_judgments(_csv(tmp_path, header="id,candidate,references,quality,x"), "graded")
+    scores = tmp_path / "scores.csv"
+    # another order, and a row for an item the set does not have
+    scores.write_text("mine,id\n" + "".join(f"{r[4]},{r[0]}\n" for r in reversed(ROWS)) + "9,zz\n")
+    joined = join_scores_file(js, scores)
+    assert joined.external_names == ("mine",)
+    assert joined.external[0].values.tolist() == [r[4] for r in ROWS]
+    assert joined.items_digest == js.items_digest
+    assert joined.content_digest != js.content_digest
+    assert any("match no item" in n for n in joined.notes)
+    assert js.external == ()  # the loaded set itself is unchanged
+
+
+def test_scores_file_with_unmatched_ids_is_a_clear_error(tmp_path):
+    js = load_judgments(_csv(tmp_path, header="id,candidate,references,quality,x"), "graded")
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps([{"id": r[0], "mine": r[4]} for r in ROWS[:-2]]))
+    with pytest.raises(JudgmentFormatError) as err:
+        join_scores_file(js, scores)
+    message = str(err.value)
+    assert "scores.json" in message and "'r6'" in message and "'r7'" in message
+    assert "2 of the set's 7 ids" in message
+    assert js.external == ()
+
+
+def test_library_call_checks_length_and_name(tmp_path):
+    js = load_judgments(_csv(tmp_path, header="id,candidate,references,quality,x"), "graded")
+    with pytest.raises(InputError, match="one value per item"):
+        add_metric_scores(js, "mine", [1.0, 2.0])
+    with pytest.raises(InputError, match="built-in"):
+        add_metric_scores(js, "meteor", np.zeros(len(js)))
+    a = add_metric_scores(js, "mine", np.arange(len(js)))
+    b = add_metric_scores(js, "mine", np.arange(len(js))[::-1])
+    assert a.external[0].signature != b.external[0].signature
+
+
+def test_external_scored_beside_builtins_without_rescoring(tmp_path, monkeypatch):
+    from capeval_core.judgments import scoring
+
+    js = load_judgments(_csv(tmp_path), "graded")
+    calls = []
+    real = scoring._score_metric
+    monkeypatch.setattr(
+        scoring, "_score_metric", lambda *a, **k: calls.append(a[0]) or real(*a, **k)
+    )
+    first = score_judgments(js, ["bleu_4", "mine"], workers=0)
+    assert first.keys == ("bleu_4", "mine")
+    assert first.values["mine"].tolist() == [r[4] for r in ROWS]
+    assert first.signatures["mine"] == js.external[0].signature
+    # another external metric on the same items: the built-in metric comes from the cache
+    more = add_metric_scores(js, "other", np.linspace(0, 1, len(js)))
+    again = score_judgments(more, ["bleu_4", "mine", "other"], workers=0)
+    assert calls == ["bleu"] and again.from_cache["bleu_4"]
+    matrix = williams_matrix(more.human(), again.values, "pearson")
+    assert set(matrix.metrics) == {"bleu_4", "mine", "other"}
+
+
+def test_pairwise_library_call_gives_accuracy(tmp_path):
+    from capeval_core.stats import pairwise_accuracy
+
+    p = tmp_path / "p.csv"
+    p.write_text(
+        "candidate_a,candidate_b,references,preferred\n"
+        "a dog,a cat,a dog runs|||a dog,a\n"
+        "a cat,a dog,a dog runs|||a dog,b\n"
+        "a bus,a horse,a horse|||a horse runs,b\n"
+    )
+    js = load_judgments(p, "pairwise")
+    js = add_metric_scores(js, "mine", [1.0, 0.0, 0.2], [0.0, 1.0, 0.9])
+    scores = score_judgments(js, ["bleu_1", "mine"], workers=0)
+    res = pairwise_accuracy(scores.values_a["mine"], scores.values_b["mine"], js.preferences())
+    assert res.as_dict()["all"] == 1.0
+
+
+def test_pairwise_file_metric_columns_per_candidate(tmp_path):
+    from capeval_core.stats import pairwise_accuracy
+
+    p = tmp_path / "p.csv"
+    head = "candidate_a,candidate_b,references,preferred,metric:mine:a,metric:mine:b\n"
+    p.write_text(
+        head + "a dog,a cat,a dog runs|||a dog,a,0.9,0.1\n"
+        "a cat,a dog,a dog runs|||a dog,b,0.2,0.8\n"
+        "a bus,a horse,a horse|||a horse runs,b,0.4,0.3\n"
+    )
+    js = load_judgments(p, "pairwise")
+    assert js.external_names == ("mine",)
+    assert js.external[0].values.tolist() == [[0.9, 0.2, 0.4], [0.1, 0.8, 0.3]]
+    scores = score_judgments(js, ["mine"], workers=0)
+    res = pairwise_accuracy(scores.values_a["mine"], scores.values_b["mine"], js.preferences())
+    assert res.as_dict()["all"] == pytest.approx(2 / 3)
+    p.write_text(head.replace(",metric:mine:b", "") + "a dog,a cat,a dog,a,0.9\n")
+    with pytest.raises(JudgmentFormatError, match="metric:mine:b"):
+        load_judgments(p, "pairwise")
+
+
+def test_numeric_id_columns_are_never_default_human_scores(tmp_path):
+    p = tmp_path / "j.csv"
+    p.write_text("seg_id,set_id,candidate,references,quality\n974,5,a dog,a dog runs,4\n")
+    js = load_judgments(p, "graded")
+    assert js.score_names == ("quality",)
+
+
+def test_other_human_columns_share_the_metric_scores(tmp_path, monkeypatch):
+    from capeval_core.judgments import scoring
+
+    calls = []
+    real = scoring._score_metric
+    monkeypatch.setattr(
+        scoring, "_score_metric", lambda *a, **k: calls.append(a[0]) or real(*a, **k)
+    )
+    path = _csv(tmp_path, header="id,candidate,references,quality,other")
+    both = load_judgments(path, "graded")
+    one = load_judgments(path, "graded", score_columns=["other"])
+    assert one.content_digest != both.content_digest
+    assert one.items_digest == both.items_digest
+    first = score_judgments(both, ["rouge_l"], workers=0)
+    second = score_judgments(one, ["rouge_l"], workers=0)
+    assert calls == ["rouge_l"] and second.from_cache["rouge_l"]
+    assert np.array_equal(first.values["rouge_l"], second.values["rouge_l"])
