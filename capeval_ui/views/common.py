@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import html
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -43,6 +43,27 @@ def order_radio(orders: list[int], key: str) -> int | None:
         horizontal=True,
         format_func=lambda n: f"{n}-grams",
         key=f"{key}-order",
+    )
+
+
+def reference_picker(n: int, best: int, winner: str, inputs: Hashable, *, key: str) -> int | None:
+    """The per-reference picker of a panel, on the winning reference after every change of
+    ``inputs`` (the texts the panel was drawn from) and on the reader's choice otherwise.
+
+    A selectbox keeps its position when its options change, so after an edit it would draw a
+    reference that no longer wins under a heading that names the new winner (issue 34); the
+    widget's state is therefore reset whenever the inputs it was last drawn for change.
+    """
+    widget, drawn_for = f"{key}-reference", f"{key}-reference-inputs"
+    stale = st.session_state.get(drawn_for) != (inputs, best)
+    if stale or st.session_state.get(widget) not in range(n):
+        st.session_state[widget] = best
+        st.session_state[drawn_for] = (inputs, best)
+    return st.selectbox(
+        "Reference",
+        list(range(n)),
+        format_func=lambda i: f"#{i + 1}" + (f" ({winner})" if i == best else ""),
+        key=widget,
     )
 
 

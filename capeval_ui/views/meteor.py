@@ -23,6 +23,7 @@ from capeval_ui.views.common import (
     dataframe,
     explain,
     plot_text,
+    reference_picker,
     render_details,
 )
 
@@ -261,13 +262,8 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         f"**METEOR = {segment.value:.4f}**: the best of the {n_refs} reference alignments "
         f"(reference #{best + 1} wins; ties go to the first)."
     )
-    chosen = st.selectbox(
-        "Reference",
-        list(range(n_refs)),
-        index=best,
-        format_func=lambda i: f"#{i + 1}" + (" (winning reference)" if i == best else ""),
-        key=f"{key}-reference",
-    )
+    texts = (tuple(details.hyp_tokens), tuple(tuple(a.ref_tokens) for a in details.alignments))
+    chosen = reference_picker(n_refs, best, "winning reference", texts, key=key)
     if chosen is None:
         return
     alignment = details.alignments[chosen]

@@ -14,6 +14,7 @@ from capeval_ui.views.common import (
     bar_chart,
     dataframe,
     explain,
+    reference_picker,
     render_details,
     show_tokens,
     token_strip,
@@ -80,13 +81,8 @@ def _rouge(details: RougeDetails, segment: SegmentScore, result: MetricResult, k
         )
 
     st.markdown("**Longest common subsequence**")
-    chosen = st.selectbox(
-        "Reference",
-        list(range(len(details.references))),
-        index=best,
-        format_func=lambda i: f"#{i + 1}" + (" (highest F)" if i == best else ""),
-        key=f"{key}-reference",
-    )
+    texts = (tuple(details.candidate), tuple(tuple(r.tokens) for r in details.references))
+    chosen = reference_picker(len(details.references), best, "highest F", texts, key=key)
     if chosen is None:  # only when there is no reference
         return
     pairs = details.lcs_pairs(chosen)

@@ -22,6 +22,7 @@ from capeval_ui.views.common import (
     dataframe,
     explain,
     plot_text,
+    reference_picker,
     render_details,
 )
 
@@ -163,13 +164,8 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
     d_col.metric("distance WMD (winning reference)", f"{details.distance:.4f}")
     s_col.metric(f"similarity exp(−WMD/σ), σ = {sigma:g}", f"{details.similarity:.4f}")
     r_col.metric("winning reference", f"#{best + 1} of {len(details.pairs)}")
-    chosen = st.selectbox(
-        "Reference",
-        list(range(len(details.pairs))),
-        index=best,
-        format_func=lambda i: f"#{i + 1}" + (" (winning reference)" if i == best else ""),
-        key=f"{key}-reference",
-    )
+    texts = tuple((tuple(p.candidate.tokens), tuple(p.reference.tokens)) for p in details.pairs)
+    chosen = reference_picker(len(details.pairs), best, "winning reference", texts, key=key)
     if chosen is None:
         return
     pair = details.pairs[chosen]

@@ -1,0 +1,120 @@
+"""AppTest checks of issue 34 on the Compare page: the evidence follows every edit, every
+number says what it means, every choice survives a reload."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+from streamlit.testing.v1 import AppTest
+
+from capeval_core import DegenerateCorpusWarning, score_many
+from capeval_core.metrics import METRICS
+from capeval_ui import cached
+from tests.app.apptest import ROOT, TIMEOUT
+
+COMPARE = "app_pages/compare.py"
+DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
+#: issue 34's teacher's example: reference #2 wins METEOR, ROUGE-L and WMD, where the default
+#: example's winners are #3, #1 and #3
+HORSE = "a man is riding a horse on the beach"
+SHORE = (
+    "a person rides a horse along the shore",
+    "a man on horseback at the beach",
+    "someone riding a brown horse near the ocean",
+)
+
+
+def _app(**params: Any) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at
+
+
+def _compare(**params: Any) -> AppTest:
+    at = _app(**params).run()
+    at.switch_page(COMPARE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _details(candidate: str, references: tuple[str, ...]) -> dict[str, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateCorpusWarning)
+        scored = score_many(["meteor", "rouge_l", "wmd"], [candidate], [list(references)])
+    return {k: r.segments[0].details for k, r in scored.items()}
+
+
+def _figures(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+
+
+def _picked(at: AppTest, key: str) -> tuple[int, str]:
+    """The picker's value and the label the browser shows for it."""
+    box = at.selectbox(key=key)
+    return box.value, box.options[box.index]
+
+
+def _assert_evidence_on_the_winner(at: AppTest, candidate: str, refs: tuple[str, ...]) -> None:
+    """Heading, picker and drawing of METEOR, ROUGE-L and WMD all name the winning reference."""
+    details = _details(candidate, refs)
+    text = "\n".join(t.value for t in at.text)
+    markdown = "\n".join(m.value for m in at.markdown)
+
+    best = details["meteor"].best
+    assert f"reference #{best + 1} wins" in markdown
+    assert _picked(at, "meteor-reference") == (best, f"#{best + 1} (winning reference)")
+    (figure,) = [
+        f for f in _figures(at) if "hypothesis" in f["layout"]["yaxis"].get("ticktext", ())
+    ]
+    assert figure["layout"]["yaxis"]["ticktext"][0] == f"reference #{best + 1}"
+    arithmetic = next(c.value for c in at.code if c.value.startswith("parameters:"))
+    assert arithmetic.rstrip().endswith(f"= {details['meteor'].alignments[best].score:.4f}")
+
+    rouge = details["rouge_l"]
+    fs = [r.f_measure for r in rouge.references]
+    best = fs.index(max(fs))
+    assert _picked(at, "rouge_l-reference") == (best, f"#{best + 1} (highest F)")
+    (table,) = [df.value for df in at.dataframe if "LCS" in df.value.columns]
+    assert table["F"].idxmax() == best  # the table and the picker agree
+    (tab,) = [t for t in at.tabs if t.label == METRICS["rouge_l"].name]
+    (strip,) = [df.value for df in tab.dataframe if "candidate" in df.value.index]
+    assert list(strip.index) == ["candidate", f"reference #{best + 1}"]
+
+    wmd = details["wmd"]
+    best = wmd.best
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["winning reference"] == f"#{best + 1} of {len(refs)}"
+    assert _picked(at, "wmd-reference") == (best, f"#{best + 1} (winning reference)")
+    assert f"reference #{best + 1}: distance {wmd.pairs[best].distance:.4f}" in text
+
+
+def test_the_picker_follows_the_winning_reference_after_an_edit() -> None:
+    at = _compare()
+    before = _details(DEFAULT.candidate, DEFAULT.references)
+    assert (before["meteor"].best, before["rouge_l"].best_reference, before["wmd"].best) != (
+        1,
+        1,
+        1,
+    )
+    at.text_area(key="candidate").input(HORSE)
+    at.text_area(key="references").input("\n".join(SHORE)).run()
+    assert not at.exception, at.exception
+    _assert_evidence_on_the_winner(at, HORSE, SHORE)
+
+
+def test_the_picker_follows_a_reordering_of_the_references_and_keeps_a_choice_otherwise() -> None:
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    _assert_evidence_on_the_winner(at, HORSE, SHORE)
+    # a reference picked by hand stays picked while the inputs stay
+    at.selectbox(key="meteor-reference").select(2).run()
+    at.radio(key="bleu-order").set_value(2).run()
+    assert at.selectbox(key="meteor-reference").value == 2
+    # the winner moves to the top: every picker goes with it
+    reordered = (SHORE[1], SHORE[2], SHORE[0])
+    at.text_area(key="references").input("\n".join(reordered)).run()
+    assert not at.exception, at.exception
+    _assert_evidence_on_the_winner(at, HORSE, reordered)
+    assert at.selectbox(key="meteor-reference").value == 0
