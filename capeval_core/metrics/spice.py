@@ -166,6 +166,10 @@ class Spice(Metric):
     key = "spice"
     name = "SPICE"
     bounds = (0.0, 1.0)
+    measures = (
+        "the F1 of the candidate's scene-graph tuples (objects, attributes, relations) "
+        "against the references'"
+    )
     Config = SpiceConfig
 
     def __init__(self, **kwargs: Any) -> None:

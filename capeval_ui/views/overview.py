@@ -137,6 +137,12 @@ def render_scoring_errors(errors: Mapping[str, str]) -> None:
         )
 
 
+def card_help(key: str, result: MetricResult) -> str:
+    """A score card's "?": what the number measures, its range and direction in one line,
+    then the signature that reproduces it."""
+    return f"{metric_class(key).describe(key)}\n\nSignature: `{result.signature}`"
+
+
 def render_summary(results: Mapping[str, MetricResult]) -> None:
     """One ``st.metric`` per reported key: the numbers first, evidence below."""
     items = list(results.items())
@@ -146,7 +152,7 @@ def render_summary(results: Mapping[str, MetricResult]) -> None:
         columns = st.columns(SUMMARY_PER_ROW)[: len(row)]
         for column, (key, result) in zip(columns, row, strict=True):
             column.metric(
-                key_label(key), f"{result.value:.4f}", help=f"`{result.signature}`", border=True
+                key_label(key), f"{result.value:.4f}", help=card_help(key, result), border=True
             )
 
 

@@ -10,8 +10,9 @@ from typing import Any
 from streamlit.testing.v1 import AppTest
 
 from capeval_core import DegenerateCorpusWarning, score_many
-from capeval_core.metrics import METRICS
+from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
 from capeval_ui import cached
+from capeval_ui.views import key_label
 from tests.app.apptest import ROOT, TIMEOUT
 
 COMPARE = "app_pages/compare.py"
@@ -118,3 +119,22 @@ def test_the_picker_follows_a_reordering_of_the_references_and_keeps_a_choice_ot
     assert not at.exception, at.exception
     _assert_evidence_on_the_winner(at, HORSE, reordered)
     assert at.selectbox(key="meteor-reference").value == 0
+
+
+# -- every number says what it means ---------------------------------------------------------------
+def test_each_score_card_says_what_it_measures_its_range_and_direction() -> None:
+    at = _compare()
+    labels = [key_label(k) for k in REPORTED_KEYS]
+    cards = {m.label: m.proto.help for m in at.metric if m.label in labels}
+    assert list(cards) == labels
+    for key in REPORTED_KEYS:
+        cls = metric_class(key)
+        help_text = cards[key_label(key)]
+        first, _, rest = help_text.partition("\n\n")
+        assert first == cls.describe(key)
+        assert cls.measures in first
+        # the signature stays in reach, below the meaning
+        assert rest.startswith("Signature: `" + key.split("_")[0])
+    assert cards["CIDEr-D"].startswith("CIDEr-D: ")
+    assert "range 0 to 10, higher is better." in cards["CIDEr-D"]
+    assert "range −1 to 1, higher is better." in cards["MEAN"]
