@@ -27,6 +27,8 @@ def _apply_example() -> None:
     not installed) is kept for the page to show instead of escaping the run.
     """
     name = st.session_state.get("example", cached.DEFAULT_EXAMPLE)
+    if name == cached.YOUR_OWN:  # the captions on the page stay as they are
+        return
     if name == cached.COCO_RANDOM:
         st.session_state["coco_draw"] = random.randrange(cached.COCO_POOL)
     try:
@@ -39,6 +41,15 @@ def _apply_example() -> None:
     st.session_state["candidate_b"] = ""
     st.session_state["references"] = "\n".join(example.references)
     st.session_state["example_source"] = example.source
+    state.remember_example("example", _inputs_of(example))
+
+
+def _inputs_of(example: cached.Example) -> dict[str, str]:
+    return {
+        "candidate": example.candidate,
+        "candidate_b": "",
+        "references": "\n".join(example.references),
+    }
 
 
 def _evidence(results: dict, key: str, suffix: str = "") -> None:
@@ -59,16 +70,21 @@ try:
     state.default("spice_parser", cached.DEFAULT_SPICE_PARSER)
     if "candidate" not in st.session_state:
         _apply_example()
-    if state.compare_from_url():
-        st.session_state["example_source"] = "the link this page was opened with"
+    state.compare_from_url()
+    state.name_own_inputs("example", ("candidate", "candidate_b", "references"), cached.YOUR_OWN)
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
-    pick.selectbox("Example", cached.example_names(), key="example", on_change=_apply_example)
-    if st.session_state.get("example") == cached.COCO_RANDOM:
+    example_name = pick.selectbox(
+        "Example", cached.example_names(), key="example", on_change=_apply_example
+    )
+    if example_name == cached.COCO_RANDOM:
         draw.button("Draw another image", key="draw", on_click=_apply_example)
     if "example_error" in st.session_state:
         st.error(f"Could not load the example: {st.session_state['example_error']}")
-    st.caption(f"Last example loaded: {st.session_state.get('example_source', 'none')}")
+    if example_name == cached.YOUR_OWN:
+        st.caption("Your own captions: pick an example above to replace them.")
+    else:
+        st.caption(f"This example: {st.session_state.get('example_source', 'none')}")
 
     left, right = st.columns(2)
     candidate = left.text_area("Candidate caption (A)", key="candidate", height=100)

@@ -22,6 +22,8 @@ BATCH_KEYS = ["bleu_4", "rouge_l", "cider_d", "meteor"]
 def _apply_example() -> None:
     """Fill the lab's text areas from the picked example (widget callback)."""
     name = st.session_state.get("lab_example", cached.DEFAULT_EXAMPLE)
+    if name == cached.YOUR_OWN:  # the captions in the lab stay as they are
+        return
     try:
         example = cached.load_example(name, st.session_state.get("lab_draw", 0))
     except CapevalError as exc:
@@ -30,6 +32,11 @@ def _apply_example() -> None:
     st.session_state.pop("lab_example_error", None)
     st.session_state["lab_candidate"] = example.candidate
     st.session_state["lab_references"] = "\n".join(example.references)
+    st.session_state["lab_example_source"] = example.source
+    state.remember_example(
+        "lab_example",
+        {"lab_candidate": example.candidate, "lab_references": "\n".join(example.references)},
+    )
 
 
 def _one_caption() -> None:
@@ -41,9 +48,16 @@ def _one_caption() -> None:
     state.default("lab_metrics", list(REPORTED_KEYS))
     if "lab_candidate" not in st.session_state:
         _apply_example()
-    st.selectbox("Example", cached.example_names(), key="lab_example", on_change=_apply_example)
+    state.name_own_inputs("lab_example", ("lab_candidate", "lab_references"), cached.YOUR_OWN)
+    example_name = st.selectbox(
+        "Example", cached.example_names(), key="lab_example", on_change=_apply_example
+    )
     if "lab_example_error" in st.session_state:
         st.error(f"Could not load the example: {st.session_state['lab_example_error']}")
+    if example_name == cached.YOUR_OWN:
+        st.caption("Your own captions: pick an example above to replace them.")
+    elif "lab_example_source" in st.session_state:
+        st.caption(f"This example: {st.session_state['lab_example_source']}")
     left, right = st.columns(2)
     candidate = left.text_area("Caption to perturb", key="lab_candidate", height=140)
     references = views.split_lines(

@@ -129,6 +129,30 @@ def valid_choices(key: str, options: Sequence[Any]) -> None:
         st.session_state[key] = [v for v in st.session_state[key] if v in options]
 
 
+# -- example pickers -------------------------------------------------------------------------
+def remember_example(picker: str, inputs: Mapping[str, str]) -> None:
+    """Note what an example picker just put into its text areas (see :func:`name_own_inputs`)."""
+    st.session_state[f"_{picker}_loaded"] = _captions(inputs)
+
+
+def name_own_inputs(picker: str, fields: Sequence[str], own: str) -> None:
+    """Put an example picker on ``own`` once its text areas no longer hold the example it
+    loaded (typed over, or filled from a link): a picker still naming the example would say
+    the captions on screen are that example's (issue 34). Call before the picker is drawn."""
+    loaded = st.session_state.get(f"_{picker}_loaded")
+    now = _captions({field: st.session_state.get(field, "") for field in fields})
+    if loaded is not None and {k: now.get(k, ()) for k in loaded} != loaded:
+        st.session_state[picker] = own
+
+
+def _captions(inputs: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Text areas as the captions they hold (one per non-blank line, spaces trimmed)."""
+    return {
+        k: tuple(line.strip() for line in str(v).splitlines() if line.strip())
+        for k, v in inputs.items()
+    }
+
+
 # -- Compare's URL ---------------------------------------------------------------------------
 def _compare_params() -> dict[str, Any]:
     params = st.query_params

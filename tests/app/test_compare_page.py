@@ -138,3 +138,49 @@ def test_each_score_card_says_what_it_measures_its_range_and_direction() -> None
     assert cards["CIDEr-D"].startswith("CIDEr-D: ")
     assert "range 0 to 10, higher is better." in cards["CIDEr-D"]
     assert "range −1 to 1, higher is better." in cards["MEAN"]
+
+
+# -- the example picker says what is on the page ---------------------------------------------------
+def _captions(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def test_the_example_picker_says_your_own_once_the_captions_are_edited() -> None:
+    at = _compare()
+    assert at.selectbox(key="example").value == cached.DEFAULT_EXAMPLE
+    # "Table 2" says where it comes from
+    assert "Table 2 in Kilickaya et al. (2017)" in _captions(at)
+    at.text_area(key="candidate").input(HORSE).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="example").value == cached.YOUR_OWN
+    assert "Kilickaya" not in _captions(at)
+    assert at.text_area(key="candidate").value == HORSE  # nothing is replaced
+    # an example picked again fills the text areas and is named again
+    at.selectbox(key="example").select("Table 2 style: synonyms").run()
+    example = cached.BUILTIN_EXAMPLES["Table 2 style: synonyms"]
+    assert at.text_area(key="candidate").value == example.candidate
+    assert at.selectbox(key="example").value == "Table 2 style: synonyms"
+    at.text_area(key="references").input("a surfer on a wave").run()
+    assert at.selectbox(key="example").value == cached.YOUR_OWN
+    # picking "your own" keeps what is typed
+    at.selectbox(key="example").select(cached.YOUR_OWN).run()
+    assert at.text_area(key="references").value == "a surfer on a wave"
+
+
+def test_a_link_to_own_captions_opens_on_your_own() -> None:
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    assert at.selectbox(key="example").value == cached.YOUR_OWN
+    same = _compare(candidate=DEFAULT.candidate, ref=list(DEFAULT.references))
+    assert same.selectbox(key="example").value == cached.DEFAULT_EXAMPLE
+
+
+def test_the_lab_example_picker_says_your_own_once_the_caption_is_edited() -> None:
+    at = AppTest.from_file(str(ROOT / "app_pages/perturb.py"), default_timeout=TIMEOUT)
+    at.session_state["lab_metrics"] = ["bleu_4"]
+    at.run()
+    assert at.selectbox(key="lab_example").value == cached.DEFAULT_EXAMPLE
+    assert "Table 2 in Kilickaya et al. (2017)" in _captions(at)
+    at.text_area(key="lab_candidate").input(HORSE).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="lab_example").value == cached.YOUR_OWN
+    assert at.text_area(key="lab_candidate").value == HORSE
