@@ -10,11 +10,11 @@ from capeval_core.metrics.bleu import BleuDetails
 from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
     INTROS,
-    NUMBER,
     TERMS,
     bar_chart,
     dataframe,
     explain,
+    format_number,
     order_radio,
     render_details,
     show_tokens,
@@ -74,14 +74,14 @@ def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key
             frame,
             hide_index=True,
             width="stretch",
-            column_config={"precision pₙ": NUMBER, "BLEU-n": NUMBER},
+            numbers=["precision pₙ", "BLEU-n"],
         )
         bp = details.brevity_penalty
         c, r = details.candidate_length, details.reference_length
         rule = "exp(1 − r/c), as c < r" if c < r else "1, as c ≥ r"
         mode = dict(result.signature.options).get("effective_length", "closest")
         st.markdown(
-            f"**Brevity penalty** BP = **{bp:.4f}** with candidate length c = {c} and "
+            f"**Brevity penalty** BP = **{format_number(bp)}** with candidate length c = {c} and "
             f"reference length r = {r:g} ({REF_LENGTH.get(mode, mode)}): BP = {rule}. "
             "BLEU-n = BP × geometric mean of p₁ … pₙ."
         )

@@ -119,10 +119,14 @@ def token_strip(rows: Mapping[str, Sequence[str]], marks: Mapping[str, Iterable[
     return frame.style.apply(lambda _: styles, axis=None)
 
 
-def dataframe(data: Any, **kwargs: Any) -> Any:
+def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     """``st.dataframe`` whose empty cells read :data:`EMPTY`: the browser shows a missing
-    value as "None" otherwise (whatever a Styler says for it)."""
+    value as "None" otherwise (whatever a Styler says for it). The ``numbers`` columns show
+    scores as :func:`format_number` writes them, as the score cards do (cells keep values)."""
     kwargs.setdefault("placeholder", EMPTY)
+    numbers = [c for c in numbers if c in data.columns]
+    if numbers:
+        data = data.style.format(dict.fromkeys(numbers, format_number))
     return st.dataframe(data, **kwargs)
 
 
@@ -260,13 +264,32 @@ def table(
     )
 
 
+# -- the app's words --------------------------------------------------------------------------
+#: library spellings in the core's messages -> the same advice in the words of the page's
+#: controls: a reader of the app is never asked to type Python (issue 34)
+APP_WORDS: dict[str, str] = {
+    "use idf='coco-val2014'": "pick “COCO val2014” as the CIDEr-D IDF source above",
+}
+
+
+def in_app_words(message: str) -> str:
+    """A core message with its library spellings said as the app's controls say them.
+
+    >>> in_app_words("Score more images together or use idf='coco-val2014'.")
+    'Score more images together or pick “COCO val2014” as the CIDEr-D IDF source above.'
+    """
+    for library, app in APP_WORDS.items():
+        message = message.replace(library, app)
+    return message
+
+
 # -- one view per details type ---------------------------------------------------------------
 @functools.singledispatch
 def render_details(details: Any, segment: SegmentScore, result: MetricResult, key: str) -> None:
     """Fallback for details no view knows yet: the segment's scores as a table."""
     st.caption(f"No drawing for `{type(details).__name__}` yet; the item's scores:")
     frame = pd.DataFrame({"key": list(segment.scores), "value": list(segment.scores.values())})
-    dataframe(frame, hide_index=True, column_config={"value": NUMBER})
+    dataframe(frame, hide_index=True, numbers=["value"])
 
 
 def plot_text(text: str) -> str:

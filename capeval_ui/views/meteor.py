@@ -16,12 +16,12 @@ from capeval_ui.views.common import (
     BLUE,
     GREEN,
     INTROS,
-    NUMBER,
     ORANGE,
     TERMS,
     bracket_note,
     dataframe,
     explain,
+    format_number,
     plot_text,
     reference_picker,
     render_details,
@@ -259,7 +259,8 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         st.info("No reference to align with.")
         return
     st.markdown(
-        f"**METEOR = {segment.value:.4f}**: the best of the {n_refs} reference alignments "
+        f"**METEOR = {format_number(segment.value)}**: the best of the {n_refs} reference "
+        "alignments "
         f"(reference #{best + 1} wins; ties go to the first)."
     )
     texts = (tuple(details.hyp_tokens), tuple(tuple(a.ref_tokens) for a in details.alignments))
@@ -320,7 +321,7 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         table,
         hide_index=True,
         width="stretch",
-        column_config={c: NUMBER for c in number_cols},
+        numbers=number_cols,
     )
     with st.expander(f"Every candidate match the four matchers found for reference #{chosen + 1}"):
         chosen_set = set(alignment.alignment)

@@ -9,11 +9,11 @@ from capeval_core.metrics.rouge import RougeDetails
 from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
     INTROS,
-    NUMBER,
     TERMS,
     bar_chart,
     dataframe,
     explain,
+    format_number,
     reference_picker,
     render_details,
     show_tokens,
@@ -40,9 +40,9 @@ TERMS["rouge_l"] = (
 def _rouge(details: RougeDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
     beta = dict(result.signature.options).get("beta", 1.2)
     p_col, r_col, f_col = st.columns(3)
-    p_col.metric("P (max over references)", f"{details.precision:.4f}")
-    r_col.metric("R (max over references)", f"{details.recall:.4f}")
-    f_col.metric(f"F (β = {beta:g})", f"{details.f_measure:.4f}")
+    p_col.metric("P (max over references)", format_number(details.precision))
+    r_col.metric("R (max over references)", format_number(details.recall))
+    f_col.metric(f"F (β = {beta:g})", format_number(details.f_measure))
     st.caption(
         "Precision = LCS / candidate length and recall = LCS / reference length are maximised "
         "over the references independently (possibly from different references), then "
@@ -65,7 +65,7 @@ def _rouge(details: RougeDetails, segment: SegmentScore, result: MetricResult, k
             frame,
             hide_index=True,
             width="stretch",
-            column_config={"P": NUMBER, "R": NUMBER, "F": NUMBER},
+            numbers=["P", "R", "F"],
         )
     with right:
         refs = details.references

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import pandas as pd
@@ -23,6 +22,7 @@ from capeval_ui.views.common import (
     bar_chart,
     dataframe,
     explain,
+    format_number,
     plot_text,
     render_details,
 )
@@ -246,8 +246,8 @@ def spice_graph_figure(graph: GraphView, tuples: Sequence[SpiceTuple], title: st
 
 
 def _dash(value: float) -> str:
-    """A score with 4 decimals, or "—" for NaN (no such tuple in the references)."""
-    return "—" if math.isnan(value) else f"{value:.4f}"
+    """A score as the cards write it, or "—" for NaN (no such tuple in the references)."""
+    return format_number(value)
 
 
 def _spice_tuple_frame(
@@ -267,9 +267,9 @@ def _spice_tuple_frame(
 def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
     total = details.categories["All"]
     p_col, r_col, f_col = st.columns(3)
-    p_col.metric("P (candidate tuples matched)", f"{total.precision:.4f}")
-    r_col.metric("R (reference tuples found)", f"{total.recall:.4f}")
-    f_col.metric("SPICE = F", f"{total.f:.4f}")
+    p_col.metric("P (candidate tuples matched)", format_number(total.precision))
+    r_col.metric("R (reference tuples found)", format_number(total.recall))
+    f_col.metric("SPICE = F", format_number(total.f))
     st.caption(
         f"{total.tp} of {len(details.candidate)} candidate tuple(s) match a tuple of the "
         f"references' merged scene graph ({total.tp + total.fn} tuples): P = tp / (tp + fp), "

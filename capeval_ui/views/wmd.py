@@ -16,11 +16,11 @@ from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
     BLUE,
     INTROS,
-    NUMBER,
     ORANGE,
     TERMS,
     dataframe,
     explain,
+    format_number,
     plot_text,
     reference_picker,
     render_details,
@@ -161,8 +161,8 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
         return
     best = details.best
     d_col, s_col, r_col = st.columns(3)
-    d_col.metric("distance WMD (winning reference)", f"{details.distance:.4f}")
-    s_col.metric(f"similarity exp(−WMD/σ), σ = {sigma:g}", f"{details.similarity:.4f}")
+    d_col.metric("distance WMD (winning reference)", format_number(details.distance))
+    s_col.metric(f"similarity exp(−WMD/σ), σ = {sigma:g}", format_number(details.similarity))
     r_col.metric("winning reference", f"#{best + 1} of {len(details.pairs)}")
     texts = tuple((tuple(p.candidate.tokens), tuple(p.reference.tokens)) for p in details.pairs)
     chosen = reference_picker(len(details.pairs), best, "winning reference", texts, key=key)
@@ -170,7 +170,8 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
         return
     pair = details.pairs[chosen]
     st.text(
-        f"reference #{chosen + 1}: distance {pair.distance:.4f}, similarity {pair.similarity:.4f}"
+        f"reference #{chosen + 1}: distance {format_number(pair.distance)}, "
+        f"similarity {format_number(pair.similarity)}"
     )
     if pair.note:
         st.info(f"Reference #{chosen + 1}: {pair.note}.", icon=":material/info:")
@@ -227,7 +228,7 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
         table,
         hide_index=True,
         width="stretch",
-        column_config={"distance": NUMBER, "similarity": NUMBER},
+        numbers=["distance", "similarity"],
     )
 
 

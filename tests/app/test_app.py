@@ -95,7 +95,7 @@ def _assert_shows(at: AppTest, expected: dict[str, MetricResult]) -> None:
     table = _score_table(at).set_index("key")
     assert list(table.index) == list(REPORTED_KEYS)
     for key, result in expected.items():
-        assert shown[key_label(key)] == f"{result.value:.4f}", key
+        assert shown[key_label(key)] == views.format_number(result.value), key
         assert table.loc[key, "value"] == result.value, key
         assert table.loc[key, "signature"] == str(result.signature), key
 
@@ -195,7 +195,7 @@ def test_one_image_cider_warning_is_shown_for_the_scored_set() -> None:
     assert not at.exception, at.exception
     expected = _expected(DEFAULT.candidate, DEFAULT.references, idf="corpus")["cider_d"]
     assert expected.warnings, "the core should warn about a one-image corpus"
-    assert [w.value for w in at.warning] == list(expected.warnings)
+    assert [w.value for w in at.warning] == [views.in_app_words(w) for w in expected.warnings]
     assert expected.value == 0.0
 
 

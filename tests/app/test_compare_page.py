@@ -4,6 +4,7 @@ number says what it means, every choice survives a reload."""
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from typing import Any
 
@@ -11,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from capeval_core import DegenerateCorpusWarning, score_many
 from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
-from capeval_ui import cached
+from capeval_ui import cached, views
 from capeval_ui.views import key_label
 from tests.app.apptest import ROOT, TIMEOUT
 
@@ -184,3 +185,42 @@ def test_the_lab_example_picker_says_your_own_once_the_caption_is_edited() -> No
     assert not at.exception, at.exception
     assert at.selectbox(key="lab_example").value == cached.YOUR_OWN
     assert at.text_area(key="lab_candidate").value == HORSE
+
+
+# -- one number format, the app's own words ----------------------------------------------------
+def _shown(element: Any) -> Any:
+    """A table's cells as the browser shows them (its Styler's display values)."""
+    import pyarrow as pa
+
+    styler = element.proto.arrow_data.styler
+    assert styler.display_values, "expected a formatted table"
+    return pa.ipc.open_stream(styler.display_values).read_pandas()
+
+
+def test_a_tiny_score_reads_the_same_on_its_card_its_tables_and_the_a_b_table() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateCorpusWarning)
+        bleu_3 = score_many(["bleu"], [HORSE], [list(SHORE)])["bleu"].corpus["bleu_3"]
+    assert 0 < bleu_3 < 5e-5  # issue 34: 0.0000 on the card, 3.989e-06 in the A/B table
+    text = views.format_number(bleu_3)
+    assert text == f"{bleu_3:.3e}"
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    assert {m.label: m.value for m in at.metric}["BLEU-3"] == text
+    (scores,) = [df for df in at.dataframe if "signature" in df.value.columns]
+    assert _shown(scores).set_index("key").loc["bleu_3", "value"] == text
+    (orders,) = [df for df in at.dataframe if "BLEU-n" in df.value.columns]
+    assert _shown(orders)["BLEU-n"].iloc[2] == text
+    at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
+    assert not at.exception, at.exception
+    (verdict,) = [tb for tb in at.table if "higher" in tb.value.columns]
+    assert _shown(verdict).set_index("metric").loc["BLEU-3", "A"] == text
+
+
+def test_messages_on_the_page_say_controls_not_library_options() -> None:
+    at = _compare()
+    at.radio(key="cider_idf").set_value("scored set").run()
+    assert not at.exception, at.exception
+    words = [e.value for kind in ("warning", "error", "info") for e in at.get(kind)]
+    assert any("CIDEr-D IDF source" in w.value and "COCO val2014" in w.value for w in at.warning)
+    for message in words:
+        assert not re.search(r"\w+\s*=\s*['\"]", message), message
