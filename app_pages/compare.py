@@ -4,8 +4,9 @@ with every metric.
 Inputs -> one call through ``capeval_ui.cached`` per candidate -> drawing through
 ``capeval_ui.views``. The panels loop over the metric registry, so a new metric needs no
 change here. The inputs survive a visit to another page (``capeval_ui.state``) and are kept in
-the URL (``?candidate=...&candidate_b=...&ref=...&ref=...``), so the address is a link to the
-example.
+the URL with every choice (``?candidate=...&candidate_b=...&ref=...&ref=...&idf=...&
+spice_parser=...&tokenizer=...``), so the address is a link that reproduces every number; the
+"Copy link" button shows it whole.
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ def _inputs_of(example: cached.Example) -> dict[str, str]:
     }
 
 
+#: Compare's choices in its URL: parameter -> (the control's key, its options)
+URL_CHOICES = {
+    "idf": ("cider_idf", cached.IDF_SOURCES),
+    "spice_parser": ("spice_parser", cached.SPICE_PARSERS),
+}
+
+
 def _evidence(results: dict, key: str, suffix: str = "") -> None:
     cls = METRICS[key]
     views.render_metric(results[cls.primary_key()], key=f"{cls.key}{suffix}")
@@ -70,7 +78,7 @@ try:
     state.default("spice_parser", cached.DEFAULT_SPICE_PARSER)
     if "candidate" not in st.session_state:
         _apply_example()
-    state.compare_from_url()
+    state.compare_from_url(URL_CHOICES)
     state.name_own_inputs("example", ("candidate", "candidate_b", "references"), cached.YOUR_OWN)
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
@@ -112,7 +120,26 @@ try:
         horizontal=True,
         help=cached.SPICE_PARSER_HELP,
     )
-    state.sync_compare_url(candidate, candidate_b, references)
+    idf = cached.IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
+    spice_parser = cached.SPICE_PARSERS[parser_label or cached.DEFAULT_SPICE_PARSER]
+    tokenizer = current_tokenizer()
+    query = state.sync_compare_url(
+        candidate,
+        candidate_b,
+        references,
+        {"idf": idf, "spice_parser": spice_parser, "tokenizer": tokenizer},
+    )
+    with st.popover("Copy link", icon=":material/link:"):
+        st.caption(
+            "This address opens the page with these captions and every choice above (and the "
+            "sidebar's tokenizer), so it reproduces every number. Copy it with the icon at its "
+            "right:"
+        )
+        st.code(
+            state.share_link(state.url_path("Compare captions"), query),
+            language=None,
+            wrap_lines=True,
+        )
 
     problems = views.input_problems(candidate, references, {"candidate B": candidate_b})
     for problem in problems:
@@ -121,9 +148,6 @@ try:
         st.stop()
 
     two = bool(candidate_b.strip())
-    idf = cached.IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
-    spice_parser = cached.SPICE_PARSERS[parser_label or cached.DEFAULT_SPICE_PARSER]
-    tokenizer = current_tokenizer()
     if idf == "coco-val2014":
         cached.prepare_coco_idf(tokenizer)
     keys = tuple(REPORTED_KEYS)

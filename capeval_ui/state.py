@@ -7,8 +7,9 @@ listed in :data:`KEPT` back to Streamlit as a value of its own; the widgets then
 their page runs again. Such widgets take their defaults from :func:`default` (session state),
 never from a ``value=``/``index=`` argument, so Streamlit sees one source of truth.
 
-The Compare page's inputs are also mirrored in the URL (``?candidate=...&ref=...&ref=...``,
-:func:`sync_compare_url`), so a link opens the same example; the loaded judgment set is named
+The Compare page's inputs and choices are also mirrored in the URL (``?candidate=...&ref=...
+&ref=...&idf=...&spice_parser=...&tokenizer=...``, :func:`sync_compare_url`), so a link opens
+the same example with the same numbers; the loaded judgment set is named
 in the URL of the meta-evaluation pages (``?set=...``), so a reload finds it again while the
 server keeps it.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import streamlit as st
 
@@ -87,6 +89,9 @@ SYSTEMS_FILES = "_systems_files"
 
 #: Compare's query parameters: the candidate, an optional second one, one ``ref`` per line
 CANDIDATE_PARAM, CANDIDATE_B_PARAM, REF_PARAM = "candidate", "candidate_b", "ref"
+#: Compare's choices in its URL, each as the library spells its value (``idf=corpus``,
+#: ``spice_parser=stanford-pcfg``, ``tokenizer=ptb``), so a link reproduces every number
+CHOICE_PARAMS: tuple[str, ...] = ("idf", "spice_parser", "tokenizer")
 #: the query parameter naming the loaded judgment set (a prefix of its content digest)
 SET_PARAM = "set"
 _COMPARE_URL = "_compare_url"
@@ -164,15 +169,32 @@ def _compare_params() -> dict[str, Any]:
     refs = params.get_all(REF_PARAM)
     if refs:
         out["references"] = "\n".join(refs)
+    for name in CHOICE_PARAMS:
+        if name in params:
+            out[name] = params.get(name, "")
     return out
 
 
-def compare_from_url() -> bool:
-    """Fill Compare's inputs from the URL when it names an example the page did not write
-    itself (a shared link, a new tab): True when it did. Inputs the user typed since the page
-    last wrote the URL are never overwritten."""
+def _new_link() -> dict[str, Any]:
+    """Compare's parameters when the URL names inputs the page did not write itself (a shared
+    link, a reload in a new session), else nothing."""
     wanted = _compare_params()
     if not wanted or wanted == st.session_state.get(_COMPARE_URL):
+        return {}
+    return wanted
+
+
+def compare_from_url(choices: Mapping[str, tuple[str, Mapping[str, str]]] | None = None) -> bool:
+    """Fill Compare's inputs from the URL when it names an example the page did not write
+    itself (a shared link, a new tab): True when it did. Inputs the user typed since the page
+    last wrote the URL are never overwritten.
+
+    ``choices`` maps a choice's parameter to its control's key and options (label -> the
+    library's value, as the control offers them); a value the control does not offer is
+    ignored.
+    """
+    wanted = _new_link()
+    if not wanted:
         return False
     # what the link names, exactly: a missing second candidate is none; missing references
     # or candidate leave the ones on the page
@@ -180,12 +202,29 @@ def compare_from_url() -> bool:
     for key in ("candidate", "references"):
         if key in wanted:
             st.session_state[key] = wanted[key]
+    for name, (key, options) in (choices or {}).items():
+        labels = {value: label for label, value in options.items()}
+        if wanted.get(name) in labels:
+            st.session_state[key] = labels[wanted[name]]
     st.session_state[_COMPARE_URL] = wanted
     return True
 
 
-def sync_compare_url(candidate: str, candidate_b: str, references: Sequence[str]) -> None:
-    """Write Compare's inputs into the URL, so the address bar is a link to this example."""
+def tokenizer_from_url(key: str, offered: Sequence[str]) -> None:
+    """The router's half of :func:`compare_from_url`: a link's tokenizer, set before the
+    sidebar draws its control (a page runs after it, too late to change it)."""
+    value = _new_link().get("tokenizer")
+    if value in offered:
+        st.session_state[key] = value
+
+
+def _compare_url_params(
+    candidate: str,
+    candidate_b: str,
+    references: Sequence[str],
+    choices: Mapping[str, str],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the page remembers writing, and the query parameters themselves."""
     wanted: dict[str, Any] = {"candidate": candidate}
     params: dict[str, Any] = {CANDIDATE_PARAM: candidate}
     if candidate_b.strip():
@@ -194,9 +233,32 @@ def sync_compare_url(candidate: str, candidate_b: str, references: Sequence[str]
     if references:
         wanted["references"] = "\n".join(references)
         params[REF_PARAM] = list(references)
+    for name in CHOICE_PARAMS:
+        if name in choices:
+            wanted[name] = params[name] = choices[name]
+    return wanted, params
+
+
+def sync_compare_url(
+    candidate: str,
+    candidate_b: str,
+    references: Sequence[str],
+    choices: Mapping[str, str] | None = None,
+) -> str:
+    """Write Compare's inputs and ``choices`` (parameter -> the library's value) into the
+    URL, so the address bar is a link to this example; returns the query string."""
+    wanted, params = _compare_url_params(candidate, candidate_b, references, choices or {})
     st.session_state[_COMPARE_URL] = wanted
     if dict(_flat(st.query_params)) != dict(_flat_items(params)):
         st.query_params.from_dict(params)
+    return urlencode(params, doseq=True, quote_via=quote)
+
+
+def share_link(page: str, query: str) -> str:
+    """The address of ``page`` (its URL path) with ``query``: whole when the browser told the
+    server where the app is, else from the app's root (``/compare-captions?...``)."""
+    base = (st.context.url or "").rstrip("/")
+    return f"{base}/{page}?{query}"
 
 
 def _flat(params: Any) -> list[tuple[str, tuple[str, ...]]]:

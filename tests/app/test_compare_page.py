@@ -224,3 +224,54 @@ def test_messages_on_the_page_say_controls_not_library_options() -> None:
     assert any("CIDEr-D IDF source" in w.value and "COCO val2014" in w.value for w in at.warning)
     for message in words:
         assert not re.search(r"\w+\s*=\s*['\"]", message), message
+
+
+# -- every choice in the URL, a link to copy -------------------------------------------------------
+def _param(at: AppTest, key: str) -> str:
+    value = at.query_params[key]
+    return value[0] if isinstance(value, list) else value
+
+
+def test_every_choice_is_in_the_url_and_comes_back_on_a_reload() -> None:
+    at = _compare()
+    assert [_param(at, k) for k in ("idf", "spice_parser", "tokenizer")] == [
+        "coco-val2014",
+        "stanford-pcfg",
+        "ptb",
+    ]
+    at.radio(key="cider_idf").set_value("scored set").run()
+    at.radio(key="spice_parser").set_value("emulated (fast, close)").run()
+    at.radio(key="tokenizer").set_value("whitespace").run()
+    assert not at.exception, at.exception
+    params = {k: _param(at, k) for k in ("idf", "spice_parser", "tokenizer", "candidate")}
+    assert params == {
+        "idf": "corpus",
+        "spice_parser": "stanford-emulation",
+        "tokenizer": "whitespace",
+        "candidate": DEFAULT.candidate,
+    }
+    # a reload is a new session that keeps only the URL
+    params["ref"] = list(DEFAULT.references)
+    again = _compare(**params)
+    assert again.radio(key="cider_idf").value == "scored set"
+    assert again.radio(key="spice_parser").value == "emulated (fast, close)"
+    assert again.radio(key="tokenizer").value == "whitespace"
+    (scores,) = [df.value for df in again.dataframe if "signature" in df.value.columns]
+    signatures = scores.set_index("key")["signature"]
+    assert "tok:whitespace" in signatures["bleu_4"]
+    assert "idf-source" not in signatures["cider_d"]  # the scored set
+    assert "stanford-emulation" in signatures["spice"]
+
+
+def test_the_copy_link_holds_the_whole_address() -> None:
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    (popover,) = [p for p in at.get("popover") if p.proto.popover.label == "Copy link"]
+    (link,) = [c.value for c in popover.code]
+    path, _, query = link.partition("?")
+    assert path.endswith("/compare-captions")
+    from urllib.parse import parse_qs
+
+    parsed = parse_qs(query)
+    assert parsed["candidate"] == [HORSE]
+    assert parsed["ref"] == list(SHORE)
+    assert parsed["idf"] == ["coco-val2014"] and parsed["tokenizer"] == ["ptb"]
