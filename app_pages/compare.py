@@ -60,6 +60,14 @@ URL_CHOICES = {
 }
 
 
+def _to_lab() -> None:
+    """Hand candidate A and the references to the Perturbation lab (button callback)."""
+    st.session_state["lab_candidate"] = st.session_state.get("candidate", "")
+    st.session_state["lab_references"] = st.session_state.get("references", "")
+    st.session_state["lab_mode"] = "One caption"
+    st.session_state["lab_example"] = cached.YOUR_OWN
+
+
 def _evidence(results: dict, key: str, suffix: str = "") -> None:
     cls = METRICS[key]
     views.render_metric(results[cls.primary_key()], key=f"{cls.key}{suffix}")
@@ -129,7 +137,16 @@ try:
         references,
         {"idf": idf, "spice_parser": spice_parser, "tokenizer": tokenizer},
     )
-    with st.popover("Copy link", icon=":material/link:"):
+    share, lab = st.columns(2)
+    if lab.button(
+        "Perturb caption A in the lab",
+        key="to_lab",
+        icon=":material/science:",
+        on_click=_to_lab,
+        help="Opens the Perturbation lab on this candidate and these references.",
+    ):
+        st.switch_page("app_pages/perturb.py")
+    with share.popover("Copy link", icon=":material/link:"):
         st.caption(
             "This address opens the page with these captions and every choice above (and the "
             "sidebar's tokenizer), so it reproduces every number. Copy it with the icon at its "

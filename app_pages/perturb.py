@@ -1,7 +1,9 @@
 """Perturbation lab: perturb a caption (or a whole dataset) and see how every metric reacts.
 
 Inputs -> one call through ``capeval_ui.cached`` -> drawing through ``capeval_ui.perturb_views``.
-The perturbation list loops over the registry in ``capeval_core.perturb``.
+The perturbation list loops over the registry in ``capeval_core.perturb``. The lab starts from
+the caption being studied on Compare (whose "Perturb caption A" button hands it over), and its
+one-caption inputs are kept in its URL (``?lab_caption=...&lab_ref=...``), so a reload keeps them.
 """
 
 from __future__ import annotations
@@ -39,6 +41,15 @@ def _apply_example() -> None:
     )
 
 
+def _from_compare() -> None:
+    """Start from the caption being studied on Compare (its candidate A and references),
+    when there is one."""
+    candidate = st.session_state.get("candidate", "")
+    if candidate.strip():
+        st.session_state["lab_candidate"] = candidate
+        st.session_state["lab_references"] = st.session_state.get("references", "")
+
+
 def _one_caption() -> None:
     state.default("lab_example", cached.DEFAULT_EXAMPLE)
     state.default("lab_perturbations", DEFAULT_PERTURBATIONS)
@@ -48,6 +59,12 @@ def _one_caption() -> None:
     state.default("lab_metrics", list(REPORTED_KEYS))
     if "lab_candidate" not in st.session_state:
         _apply_example()
+        _from_compare()
+    if state.inputs_from_url():  # a reload, or a link: the lab's own inputs come back
+        state.valid_choices("lab_perturbations", list(PERTURBATIONS))
+        state.valid_choices("lab_metrics", list(REPORTED_KEYS))
+        state.valid_choice("lab_cider_idf", list(cached.IDF_SOURCES), cached.DEFAULT_IDF)
+    views.page_link("app_pages/compare.py", "Back to Compare captions", ":material/arrow_back:")
     state.name_own_inputs("lab_example", ("lab_candidate", "lab_references"), cached.YOUR_OWN)
     example_name = st.selectbox(
         "Example", cached.example_names(), key="lab_example", on_change=_apply_example
@@ -86,6 +103,8 @@ def _one_caption() -> None:
         "and word order, each scored against the original caption",
         key="lab_table2",
     )
+
+    state.sync_inputs_url()
 
     problems = views.input_problems(candidate, references)
     if not keys:

@@ -16,6 +16,7 @@ server keeps it.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -267,6 +268,73 @@ def _flat(params: Any) -> list[tuple[str, tuple[str, ...]]]:
 
 def _flat_items(params: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
     return [(k, tuple(v) if isinstance(v, list) else (v,)) for k, v in params.items()]
+
+
+# -- a page's own inputs in its URL -------------------------------------------------------------
+#: the Perturbation lab's inputs in its URL: session key -> (parameter, kind). Kinds: "text"
+#: (one value), "lines" (a text area, one parameter per line), "list" (a multiselect, one
+#: per item), "int". Parameters start with ``lab_``, apart from Compare's.
+LAB_URL: dict[str, tuple[str, str]] = {
+    "lab_candidate": ("lab_caption", "text"),
+    "lab_references": ("lab_ref", "lines"),
+    "lab_perturbations": ("lab_perturbation", "list"),
+    "lab_seed": ("lab_seed", "int"),
+    "lab_n": ("lab_n", "int"),
+    "lab_cider_idf": ("lab_idf", "text"),
+    "lab_metrics": ("lab_metric", "list"),
+}
+_LAB_URL = "_lab_url"
+
+
+def inputs_from_url(
+    fields: Mapping[str, tuple[str, str]] = LAB_URL, memory: str = _LAB_URL
+) -> bool:
+    """Fill a page's inputs from its URL when the URL names values the page did not write
+    itself (a reload in a new session, a shared link): True when it did. What the user
+    changed since the page last wrote the URL is never overwritten. The caller checks that
+    the choices are still offered (:func:`valid_choice`, :func:`valid_choices`)."""
+    params = st.query_params
+    wanted = {
+        key: tuple(params.get_all(param)) for key, (param, _) in fields.items() if param in params
+    }
+    if not wanted or wanted == st.session_state.get(memory):
+        return False
+    for key, values in wanted.items():
+        kind = fields[key][1]
+        if kind == "lines":
+            st.session_state[key] = "\n".join(values)
+        elif kind == "list":
+            st.session_state[key] = list(values)
+        elif kind == "int":
+            with contextlib.suppress(ValueError):
+                st.session_state[key] = int(values[0])
+        else:
+            st.session_state[key] = values[0]
+    st.session_state[memory] = wanted
+    return True
+
+
+def sync_inputs_url(
+    fields: Mapping[str, tuple[str, str]] = LAB_URL, memory: str = _LAB_URL
+) -> None:
+    """Write a page's inputs into its URL (the reverse of :func:`inputs_from_url`)."""
+    wanted: dict[str, tuple[str, ...]] = {}
+    for key, (_, kind) in fields.items():
+        if key not in st.session_state:
+            continue
+        value = st.session_state[key]
+        if kind == "lines":
+            values = tuple(line.strip() for line in str(value).splitlines() if line.strip())
+        elif kind == "list":
+            values = tuple(str(v) for v in value)
+        else:
+            values = (str(value),)
+        if values:
+            wanted[key] = values
+    st.session_state[memory] = wanted
+    params = {fields[key][0]: list(values) for key, values in wanted.items()}
+    if dict(_flat(st.query_params)) != {p: tuple(v) for p, v in params.items()}:
+        st.query_params.from_dict(params)
 
 
 # -- the loaded judgment set ---------------------------------------------------------------------

@@ -275,3 +275,56 @@ def test_the_copy_link_holds_the_whole_address() -> None:
     assert parsed["candidate"] == [HORSE]
     assert parsed["ref"] == list(SHORE)
     assert parsed["idf"] == ["coco-val2014"] and parsed["tokenizer"] == ["ptb"]
+
+
+# -- the Perturbation lab takes Compare's caption, and keeps its own on a reload -------------------
+LAB = "app_pages/perturb.py"
+
+
+def test_the_lab_opens_on_the_caption_studied_on_compare_and_leads_back() -> None:
+    at = _compare()
+    at.text_area(key="candidate").input(HORSE)
+    at.text_area(key="references").input("\n".join(SHORE)).run()
+    at.session_state["lab_metrics"] = ["bleu_4"]  # keeps the lab's scoring short
+    at.button(key="to_lab").click().run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Perturbation lab"]
+    assert at.text_area(key="lab_candidate").value == HORSE
+    assert at.text_area(key="lab_references").value == "\n".join(SHORE)
+    assert at.selectbox(key="lab_example").value == cached.YOUR_OWN
+    links = [e.proto for e in at.get("page_link")]
+    assert any(link.label == "Back to Compare captions" for link in links)
+    # the way back finds Compare as it was left
+    at.switch_page(COMPARE).run()
+    assert at.text_area(key="candidate").value == HORSE
+
+
+def test_a_first_visit_to_the_lab_starts_from_compare() -> None:
+    at = _compare()
+    at.text_area(key="candidate").input(HORSE).run()
+    at.session_state["lab_metrics"] = ["bleu_4"]
+    at.switch_page(LAB).run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="lab_candidate").value == HORSE
+
+
+def test_the_lab_keeps_its_inputs_on_a_reload() -> None:
+    at = _app().run()
+    at.session_state["lab_metrics"] = ["bleu_4", "rouge_l"]
+    at.switch_page(LAB).run()
+    at.text_area(key="lab_candidate").input(HORSE)
+    at.text_area(key="lab_references").input("\n".join(SHORE))
+    at.multiselect(key="lab_perturbations").set_value(["shuffle"])
+    at.number_input(key="lab_seed").set_value(7).run()
+    assert not at.exception, at.exception
+    params = {k: at.query_params[k] for k in at.query_params}
+    # a reload is a new session that keeps only the URL
+    again = _app(**params).run()
+    again.switch_page(LAB).run()
+    assert not again.exception, again.exception
+    assert again.text_area(key="lab_candidate").value == HORSE
+    assert again.text_area(key="lab_references").value == "\n".join(SHORE)
+    assert again.multiselect(key="lab_perturbations").value == ["shuffle"]
+    assert again.number_input(key="lab_seed").value == 7
+    assert again.multiselect(key="lab_metrics").value == ["bleu_4", "rouge_l"]
+    assert again.selectbox(key="lab_example").value == cached.YOUR_OWN
