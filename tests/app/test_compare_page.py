@@ -328,3 +328,28 @@ def test_the_lab_keeps_its_inputs_on_a_reload() -> None:
     assert again.number_input(key="lab_seed").value == 7
     assert again.multiselect(key="lab_metrics").value == ["bleu_4", "rouge_l"]
     assert again.selectbox(key="lab_example").value == cached.YOUR_OWN
+
+
+# -- Robustness: ties count half, labels readable ------------------------------------------------
+def test_robustness_counts_wmd_ties_on_shuffled_captions_half_and_labels_every_bar() -> None:
+    from capeval_ui import meta_views
+
+    at = _app().run()
+    at.session_state["_meta_metrics_kept"] = ["wmd", "bleu_4"]
+    at.switch_page("app_pages/robustness.py").run()
+    assert not at.exception, at.exception
+    frame = next(df.value for df in at.dataframe if "shuffled" in df.value.columns)
+    rows = frame.set_index("metric")
+    # WMD ignores word order: a shuffled caption ties with its original, a tie counts half
+    assert rows.loc["WMD", "shuffled"] == 50.0
+    assert rows.loc["BLEU-4", "shuffled"] > 50.0
+    (chart,) = [
+        json.loads(e.proto.spec)
+        for e in at.get("plotly_chart")
+        if "correct caption preferred" in e.proto.spec
+    ]
+    # one row per bar, each value written outside its bar, with room for it
+    bars = sum(len(trace["y"]) for trace in chart["data"])
+    assert {trace["orientation"] for trace in chart["data"]} == {"h"}
+    assert {trace["textposition"] for trace in chart["data"]} == {"outside"}
+    assert chart["layout"]["height"] >= meta_views.ACCURACY_BAR_PX * bars
