@@ -40,9 +40,14 @@ TERMS["rouge_l"] = (
 def _rouge(details: RougeDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
     beta = dict(result.signature.options).get("beta", 1.2)
     p_col, r_col, f_col = st.columns(3)
-    p_col.metric("P (max over references)", format_number(details.precision))
-    r_col.metric("R (max over references)", format_number(details.recall))
-    f_col.metric(f"F (β = {beta:g})", format_number(details.f_measure))
+    # short labels: three to a row fit side by side at 1,280 px; the help says the rest
+    p_col.metric(
+        "P", format_number(details.precision), help="LCS / candidate length, best reference"
+    )
+    r_col.metric("R", format_number(details.recall), help="LCS / reference length, best reference")
+    f_col.metric(
+        f"F (β = {beta:g})", format_number(details.f_measure), help="ROUGE-L: P and R combined"
+    )
     st.caption(
         "Precision = LCS / candidate length and recall = LCS / reference length are maximised "
         "over the references independently (possibly from different references), then "

@@ -267,9 +267,10 @@ def _spice_tuple_frame(
 def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
     total = details.categories["All"]
     p_col, r_col, f_col = st.columns(3)
-    p_col.metric("P (candidate tuples matched)", format_number(total.precision))
-    r_col.metric("R (reference tuples found)", format_number(total.recall))
-    f_col.metric("SPICE = F", format_number(total.f))
+    # short labels: three to a row fit side by side at 1,280 px; the help says the rest
+    p_col.metric("P", format_number(total.precision), help="candidate tuples matched")
+    r_col.metric("R", format_number(total.recall), help="reference tuples found")
+    f_col.metric("SPICE = F", format_number(total.f), help="P and R combined (F1)")
     st.caption(
         f"{total.tp} of {len(details.candidate)} candidate tuple(s) match a tuple of the "
         f"references' merged scene graph ({total.tp + total.fn} tuples): P = tp / (tp + fp), "

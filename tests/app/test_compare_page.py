@@ -353,3 +353,22 @@ def test_robustness_counts_wmd_ties_on_shuffled_captions_half_and_labels_every_b
     assert {trace["orientation"] for trace in chart["data"]} == {"h"}
     assert {trace["textposition"] for trace in chart["data"]} == {"outside"}
     assert chart["layout"]["height"] >= meta_views.ACCURACY_BAR_PX * bars
+
+
+# -- nothing cut side by side ----------------------------------------------------------------------
+def test_side_by_side_panel_labels_are_short_and_heatmap_numbers_readable() -> None:
+    from capeval_ui.views import wmd
+
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
+    assert not at.exception, at.exception
+    for name in ("ROUGE-L", "WMD", "SPICE"):
+        (tab,) = [t for t in at.tabs if t.label == name]
+        labels = [m.label for m in tab.metric]
+        assert len(labels) == 6, (name, labels)  # three per candidate, a third of a half each
+        # about 18 characters fit a third of half the page at 1,280 px ("distance WMD (winn…")
+        assert all(len(label) <= 18 for label in labels), labels
+    heatmaps = [f for f in _figures(at) if f["data"] and f["data"][0]["type"] == "heatmap"]
+    assert len(heatmaps) == 4  # cost and flow, per candidate
+    for figure in heatmaps:
+        assert figure["data"][0]["textfont"]["size"] == wmd.HEATMAP_TEXT_PX >= 12
