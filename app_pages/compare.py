@@ -226,9 +226,9 @@ for tab, cls in zip(tabs, METRICS.values(), strict=True):
             _evidence(results, cls.key)
             continue
         side_a, side_b = st.columns(2, border=True)
-        with side_a:
+        with side_a, views.side_by_side():
             st.markdown("**Candidate A**")
             _evidence(results, cls.key)
-        with side_b:
+        with side_b, views.side_by_side():
             st.markdown("**Candidate B**")
             _evidence(scored_b.results, cls.key, "-b")

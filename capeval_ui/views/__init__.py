@@ -31,6 +31,7 @@ from capeval_ui.views.common import (
     plot_text,
     render_details,
     show_tokens,
+    side_by_side,
     table,
     token_strip,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "render_scoring_errors",
     "render_summary",
     "show_tokens",
+    "side_by_side",
     "spice_graph_figure",
     "spice_layout",
     "split_lines",

@@ -16,6 +16,7 @@ from capeval_ui.views.common import (
     explain,
     format_number,
     order_radio,
+    panel_columns,
     render_details,
     show_tokens,
     token_strip,
@@ -59,7 +60,7 @@ def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key
     keys = [k for k in metric_class(result.key).report_keys() if k in segment.scores]
     precisions = list(details.precisions)
     st.markdown("**Modified n-gram precision** (clipped matches / candidate n-grams)")
-    left, right = st.columns([3, 2])
+    left, right = panel_columns([3, 2])
     with left:
         frame = pd.DataFrame(
             {

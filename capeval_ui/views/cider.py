@@ -18,6 +18,7 @@ from capeval_ui.views.common import (
     explain,
     format_number,
     order_radio,
+    panel_columns,
     render_details,
 )
 
@@ -64,7 +65,7 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
     orders = list(range(1, len(details.per_order) + 1))
     labels = [f"{n}-gram" for n in orders]
     n_refs = len(details.references)
-    left, right = st.columns([3, 2])
+    left, right = panel_columns([3, 2])
     with left:
         st.markdown("**Per-order similarity** (cosine × length penalty, mean over references, ×10)")
         frame = pd.DataFrame({"order": labels, "similarity": list(details.per_order)})

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import html
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -33,6 +35,29 @@ def direction(higher_is_better: bool) -> str:
 
 def value_range(bounds: tuple[float, float]) -> str:
     return f"{bounds[0]:g} – {bounds[1]:g}"
+
+
+#: whether the panels being drawn are half the page wide (two candidates side by side)
+_NARROW: contextvars.ContextVar[bool] = contextvars.ContextVar("narrow_panels", default=False)
+
+
+@contextlib.contextmanager
+def side_by_side() -> Iterator[None]:
+    """Draw the panels inside as one of two side by side: their inner columns stack, since a
+    quarter of the page cuts tables and charts at 1,280 px (issue 34)."""
+    token = _NARROW.set(True)
+    try:
+        yield
+    finally:
+        _NARROW.reset(token)
+
+
+def panel_columns(spec: int | Sequence[float]) -> list[Any]:
+    """``st.columns(spec)`` for a panel's content, or as many containers one above the other
+    inside :func:`side_by_side`."""
+    if _NARROW.get():
+        return [st.container() for _ in range(spec if isinstance(spec, int) else len(spec))]
+    return list(st.columns(spec))
 
 
 def order_radio(orders: list[int], key: str) -> int | None:
@@ -124,10 +149,30 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     value as "None" otherwise (whatever a Styler says for it). The ``numbers`` columns show
     scores as :func:`format_number` writes them, as the score cards do (cells keep values)."""
     kwargs.setdefault("placeholder", EMPTY)
-    numbers = [c for c in numbers if c in data.columns]
+    frame = data.data if isinstance(data, Styler) else data
+    if isinstance(frame, pd.DataFrame):
+        kwargs["column_config"] = {**_text_widths(frame), **(kwargs.get("column_config") or {})}
+    numbers = [c for c in numbers if c in frame.columns]
     if numbers:
         data = data.style.format(dict.fromkeys(numbers, format_number))
     return st.dataframe(data, **kwargs)
+
+
+def _text_widths(frame: pd.DataFrame) -> dict[str, Any]:
+    """A column of text as wide as its longest value (a caption, a list of words): the grid's
+    default width cuts a reference at "…near the ocea" (issue 34)."""
+    return {
+        column: st.column_config.TextColumn(
+            width=cell_width([column, *frame[column]], maximum=TEXT_MAX_PX)
+        )
+        for column in frame.columns
+        if (frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]))
+        and all(isinstance(v, str) for v in frame[column])
+    }
+
+
+#: the widest a text column grows to show its longest value (then the table scrolls)
+TEXT_MAX_PX = 640
 
 
 def show_tokens(styler: Styler) -> None:

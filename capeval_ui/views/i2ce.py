@@ -16,6 +16,7 @@ from capeval_ui.views.common import (
     dataframe,
     explain,
     format_number,
+    panel_columns,
     render_details,
 )
 
@@ -74,7 +75,7 @@ def _i2ce(details: I2CEDetails, segment: SegmentScore, result: MetricResult, key
             ),
         },
     )
-    _, middle, _ = st.columns([1, 3, 1])
+    _, middle, _ = panel_columns([1, 3, 1])
     with middle:
         bar_chart(
             [f"#{i + 1}" for i in range(n)],

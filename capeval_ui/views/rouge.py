@@ -14,6 +14,7 @@ from capeval_ui.views.common import (
     dataframe,
     explain,
     format_number,
+    panel_columns,
     reference_picker,
     render_details,
     show_tokens,
@@ -54,7 +55,7 @@ def _rouge(details: RougeDetails, segment: SegmentScore, result: MetricResult, k
         "combined: F = (1 + β²)·P·R / (R + β²·P)."
     )
     best = details.best_reference
-    left, right = st.columns([3, 2])
+    left, right = panel_columns([3, 2])
     with left:
         frame = pd.DataFrame(
             {

@@ -23,6 +23,7 @@ from capeval_ui.views.common import (
     dataframe,
     explain,
     format_number,
+    panel_columns,
     plot_text,
     render_details,
 )
@@ -279,7 +280,7 @@ def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, k
     )
 
     st.markdown("**Scene graphs** (filled: the tuple matched; open: missed; hover for details)")
-    left, right = st.columns(2)
+    left, right = panel_columns(2)
     with left:
         st.plotly_chart(
             spice_graph_figure(details.candidate_graph, details.candidate, "candidate"),
@@ -296,7 +297,7 @@ def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, k
         )
 
     st.markdown("**Tuples** (green: exact string match; yellow: synonym only; red: missed)")
-    left, right = st.columns(2)
+    left, right = panel_columns(2)
     with left:
         st.caption("Candidate tuples")
         dataframe(
@@ -327,7 +328,7 @@ def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, k
             "F": [_dash(c.f) for c in cats],
         }
     )
-    left, right = st.columns([3, 2])
+    left, right = panel_columns([3, 2])
     with left:
         dataframe(
             frame,

@@ -372,3 +372,18 @@ def test_side_by_side_panel_labels_are_short_and_heatmap_numbers_readable() -> N
     assert len(heatmaps) == 4  # cost and flow, per candidate
     for figure in heatmaps:
         assert figure["data"][0]["textfont"]["size"] == wmd.HEATMAP_TEXT_PX >= 12
+
+
+def test_side_by_side_panels_stack_their_inner_columns_and_text_columns_fit_their_text() -> None:
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    # one candidate: a caption's column is as wide as its longest text ("…near the ocea")
+    (rouge,) = [df for df in at.dataframe if "LCS" in df.value.columns]
+    config = json.loads(rouge.proto.columns)
+    assert config["text"]["width"] >= views.cell_width(["text", *rouge.value["text"]])
+    at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
+    assert not at.exception, at.exception
+    for name in ("BLEU", "CIDEr-D", "METEOR"):
+        (tab,) = [t for t in at.tabs if t.label == name]
+        # the two candidates' halves, and no column inside either: a quarter of the page
+        # cut the BLEU tables side by side
+        assert len(tab.columns) == 2, name
