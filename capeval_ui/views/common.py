@@ -141,7 +141,8 @@ def token_strip(rows: Mapping[str, Sequence[str]], marks: Mapping[str, Iterable[
         r = frame.index.get_loc(row)
         for p in positions:
             styles.iat[r, p] = MATCH_STYLE
-    return frame.style.apply(lambda _: styles, axis=None)
+    # styles looked up by label, so a slice of the strip keeps its own (see show_tokens)
+    return frame.style.apply(lambda part: styles.loc[part.index, part.columns], axis=None)
 
 
 def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
@@ -175,15 +176,43 @@ def _text_widths(frame: pd.DataFrame) -> dict[str, Any]:
 TEXT_MAX_PX = 640
 
 
+#: pixels a token strip may take before it wraps onto another strip: a tab's width at
+#: 1,280 px, or one of two side by side panels (a strip past it was cut after word 7; issue 34)
+STRIP_PX, NARROW_STRIP_PX = 820, 380
+
+
 def show_tokens(styler: Styler) -> None:
-    """A token strip, each column as wide as its longest token (no word is cut)."""
+    """A token strip, each column as wide as its longest token (no word is cut), wrapped
+    onto further strips where the panel is too narrow for all its words."""
     frame = styler.data
-    config = {
-        column: st.column_config.TextColumn(width=cell_width(frame[column]))
-        for column in frame.columns
-    }
-    dataframe(styler, width="content", column_config=config)
+    widths = {column: cell_width(frame[column]) for column in frame.columns}
+    for columns in strip_lines(
+        list(widths.values()),
+        NARROW_STRIP_PX if _NARROW.get() else STRIP_PX,
+        cell_width([*map(str, frame.index)], maximum=240),
+    ):
+        part = frame.iloc[:, columns]
+        config = {c: st.column_config.TextColumn(width=widths[c]) for c in part.columns}
+        dataframe(part.style.use(styler.export()), width="content", column_config=config)
     bracket_note(*(frame.loc[row].tolist() for row in frame.index))
+
+
+def strip_lines(widths: Sequence[int], budget: int, label: int) -> list[list[int]]:
+    """Column positions per strip: as many as fit ``budget`` pixels beside the row labels
+    (``label`` pixels), at least one per strip.
+
+    >>> strip_lines([100, 100, 100, 100], 330, 100)
+    [[0, 1], [2, 3]]
+    """
+    lines: list[list[int]] = [[]]
+    used = label
+    for i, width in enumerate(widths):
+        if lines[-1] and used + width > budget:
+            lines.append([])
+            used = label
+        lines[-1].append(i)
+        used += width
+    return lines
 
 
 def cell_width(values: Iterable[object], *, minimum: int = 36, maximum: int = 420) -> int:

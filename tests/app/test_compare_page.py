@@ -387,3 +387,21 @@ def test_side_by_side_panels_stack_their_inner_columns_and_text_columns_fit_thei
         # the two candidates' halves, and no column inside either: a quarter of the page
         # cut the BLEU tables side by side
         assert len(tab.columns) == 2, name
+
+
+def test_a_long_token_strip_wraps_onto_further_strips_side_by_side() -> None:
+    long = "a man in a red shirt is riding a brown horse on the sandy beach near the blue ocean"
+    n = len(long.split())
+    at = _compare(candidate=long, ref=list(SHORE))
+    at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
+    assert not at.exception, at.exception
+    (tab,) = [t for t in at.tabs if t.label == "BLEU"]
+    side_a = tab.columns[0]
+    strips = [df for df in side_a.dataframe if list(df.value.index) == ["candidate"]]
+    assert len(strips) > 1
+    positions = [c for df in strips for c in df.value.columns]
+    assert positions == [str(i + 1) for i in range(n)]  # every word, once, in order
+    for df in strips:
+        widths = [c["width"] for c in json.loads(df.proto.columns).values() if "width" in c]
+        label = views.cell_width(["candidate"], maximum=240)
+        assert label + sum(widths) <= views.NARROW_STRIP_PX or len(widths) == 1
