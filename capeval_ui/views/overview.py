@@ -113,6 +113,7 @@ def render_registry() -> None:
                 "key": key,
                 "name": cls.name,
                 "reports": ", ".join(cls.report_keys()),
+                "measures": cls.measures,
                 "range": value_range(cls.bounds),
                 "direction": direction(cls.higher_is_better),
             }

@@ -405,3 +405,12 @@ def test_a_long_token_strip_wraps_onto_further_strips_side_by_side() -> None:
         widths = [c["width"] for c in json.loads(df.proto.columns).values() if "width" in c]
         label = views.cell_width(["candidate"], maximum=240)
         assert label + sum(widths) <= views.NARROW_STRIP_PX or len(widths) == 1
+
+
+def test_home_lists_what_each_metric_measures() -> None:
+    at = _app().run()
+    assert not at.exception, at.exception
+    (registry,) = [df.value for df in at.dataframe if "measures" in df.value.columns]
+    assert dict(zip(registry["key"], registry["measures"], strict=True)) == {
+        key: cls.measures for key, cls in METRICS.items()
+    }
