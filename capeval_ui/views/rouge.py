@@ -14,7 +14,6 @@ from capeval_ui.views.common import (
     dataframe,
     explain,
     format_number,
-    panel_columns,
     reference_picker,
     render_details,
     show_tokens,
@@ -55,36 +54,31 @@ def _rouge(details: RougeDetails, segment: SegmentScore, result: MetricResult, k
         "combined: F = (1 + β²)·P·R / (R + β²·P)."
     )
     best = details.best_reference
-    left, right = panel_columns([3, 2])
-    with left:
-        frame = pd.DataFrame(
-            {
-                "reference": [f"#{i + 1}" for i in range(len(details.references))],
-                "text": [" ".join(r.tokens) for r in details.references],
-                "LCS": [r.lcs for r in details.references],
-                "P": [r.precision for r in details.references],
-                "R": [r.recall for r in details.references],
-                "F": [r.f_measure for r in details.references],
-            }
-        )
-        dataframe(
-            frame,
-            hide_index=True,
-            width="stretch",
-            numbers=["P", "R", "F"],
-        )
-    with right:
-        refs = details.references
-        bar_chart(
-            [f"#{i + 1}" for i in range(len(refs))],
-            {
-                "P": [r.precision for r in refs],
-                "R": [r.recall for r in refs],
-                "F": [r.f_measure for r in refs],
-            },
-            "per reference",
-            key=f"{key}-chart",
-        )
+    refs = details.references
+    # the table across the panel (a caption per row needs the width), its chart below
+    frame = pd.DataFrame(
+        {
+            "reference": [
+                f"#{i + 1}" + (" (highest F)" if i == best else "") for i in range(len(refs))
+            ],
+            "LCS": [r.lcs for r in refs],
+            "P": [r.precision for r in refs],
+            "R": [r.recall for r in refs],
+            "F": [r.f_measure for r in refs],
+            "text": [" ".join(r.tokens) for r in refs],
+        }
+    )
+    dataframe(frame, hide_index=True, width="stretch", numbers=["P", "R", "F"])
+    bar_chart(
+        [f"#{i + 1}" for i in range(len(refs))],
+        {
+            "P": [r.precision for r in refs],
+            "R": [r.recall for r in refs],
+            "F": [r.f_measure for r in refs],
+        },
+        "per reference",
+        key=f"{key}-chart",
+    )
 
     st.markdown("**Longest common subsequence**")
     texts = (tuple(details.candidate), tuple(tuple(r.tokens) for r in details.references))

@@ -81,6 +81,7 @@ def _assert_evidence_on_the_winner(at: AppTest, candidate: str, refs: tuple[str,
     assert _picked(at, "rouge_l-reference") == (best, f"#{best + 1} (highest F)")
     (table,) = [df.value for df in at.dataframe if "LCS" in df.value.columns]
     assert table["F"].idxmax() == best  # the table and the picker agree
+    assert table.loc[best, "reference"] == f"#{best + 1} (highest F)"
     (tab,) = [t for t in at.tabs if t.label == METRICS["rouge_l"].name]
     (strip,) = [df.value for df in tab.dataframe if "candidate" in df.value.index]
     assert list(strip.index) == ["candidate", f"reference #{best + 1}"]
