@@ -64,7 +64,6 @@ def _one_caption() -> None:
         state.valid_choices("lab_perturbations", list(PERTURBATIONS))
         state.valid_choices("lab_metrics", list(REPORTED_KEYS))
         state.valid_choice("lab_cider_idf", list(cached.IDF_SOURCES), cached.DEFAULT_IDF)
-    views.page_link("app_pages/compare.py", "Back to Compare captions", ":material/arrow_back:")
     state.name_own_inputs("lab_example", ("lab_candidate", "lab_references"), cached.YOUR_OWN)
     example_name = st.selectbox(
         "Example", cached.example_names(), key="lab_example", on_change=_apply_example
@@ -197,6 +196,7 @@ st.caption(
     "Change a caption in a known way and compare every metric's score before and after. "
     "Perturbations are seeded: the same seed gives the same caption."
 )
+views.page_link("app_pages/compare.py", "Back to Compare captions", ":material/arrow_back:")
 try:
     mode = st.radio("Mode", MODES, key="lab_mode", horizontal=True)
     if mode == "Batch":
