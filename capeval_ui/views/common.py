@@ -152,22 +152,25 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     kwargs.setdefault("placeholder", EMPTY)
     frame = data.data if isinstance(data, Styler) else data
     if isinstance(frame, pd.DataFrame):
-        kwargs["column_config"] = {**_text_widths(frame), **(kwargs.get("column_config") or {})}
+        given = kwargs.get("column_config") or {}
+        kwargs["column_config"] = {**_text_widths(frame, skip=given), **given}
     numbers = [c for c in numbers if c in frame.columns]
     if numbers:
         data = data.style.format(dict.fromkeys(numbers, format_number))
     return st.dataframe(data, **kwargs)
 
 
-def _text_widths(frame: pd.DataFrame) -> dict[str, Any]:
+def _text_widths(frame: pd.DataFrame, skip: Iterable[object] = ()) -> dict[str, Any]:
     """A column of text as wide as its longest value (a caption, a list of words): the grid's
     default width cuts a reference at "…near the ocea" (issue 34)."""
+    skipped = set(skip)
     return {
         column: st.column_config.TextColumn(
             width=cell_width([column, *frame[column]], maximum=TEXT_MAX_PX)
         )
         for column in frame.columns
-        if (frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]))
+        if column not in skipped
+        and (frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]))
         and all(isinstance(v, str) for v in frame[column])
     }
 
