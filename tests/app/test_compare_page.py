@@ -415,3 +415,15 @@ def test_home_lists_what_each_metric_measures() -> None:
     assert dict(zip(registry["key"], registry["measures"], strict=True)) == {
         key: cls.measures for key, cls in METRICS.items()
     }
+
+
+def test_an_edited_lab_link_with_values_out_of_range_still_opens() -> None:
+    at = _app(lab_caption=HORSE, lab_seed="-3", lab_n="0", lab_perturbation=["shuffle", "nope"])
+    at.session_state["lab_metrics"] = ["bleu_4"]
+    at.run()
+    at.switch_page(LAB).run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="lab_candidate").value == HORSE
+    assert at.number_input(key="lab_seed").value == 0
+    assert at.number_input(key="lab_n").value == 1
+    assert at.multiselect(key="lab_perturbations").value == ["shuffle"]
