@@ -427,3 +427,10 @@ def test_an_edited_lab_link_with_values_out_of_range_still_opens() -> None:
     assert at.number_input(key="lab_seed").value == 0
     assert at.number_input(key="lab_n").value == 1
     assert at.multiselect(key="lab_perturbations").value == ["shuffle"]
+
+
+def test_a_compare_link_with_unknown_choices_keeps_the_defaults() -> None:
+    at = _compare(candidate=HORSE, ref=list(SHORE), idf="bogus", tokenizer="nope")
+    assert at.radio(key="cider_idf").value == cached.DEFAULT_IDF
+    assert at.radio(key="tokenizer").value == "ptb"
+    assert _param(at, "idf") == "coco-val2014"  # the page writes what it scored with
