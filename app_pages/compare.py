@@ -91,7 +91,11 @@ try:
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
     example_name = pick.selectbox(
-        "Example", cached.example_names(), key="example", on_change=_apply_example
+        "Example",
+        cached.example_names(),
+        key="example",
+        on_change=_apply_example,
+        help=f"“Table 2 style” examples follow {cached.TABLE2_SOURCE}",
     )
     if example_name == cached.COCO_RANDOM:
         draw.button("Draw another image", key="draw", on_click=_apply_example)

@@ -66,7 +66,11 @@ def _one_caption() -> None:
         state.valid_choice("lab_cider_idf", list(cached.IDF_SOURCES), cached.DEFAULT_IDF)
     state.name_own_inputs("lab_example", ("lab_candidate", "lab_references"), cached.YOUR_OWN)
     example_name = st.selectbox(
-        "Example", cached.example_names(), key="lab_example", on_change=_apply_example
+        "Example",
+        cached.example_names(),
+        key="lab_example",
+        on_change=_apply_example,
+        help=f"“Table 2 style” examples follow {cached.TABLE2_SOURCE}",
     )
     if "lab_example_error" in st.session_state:
         st.error(f"Could not load the example: {st.session_state['lab_example_error']}")

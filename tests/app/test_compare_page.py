@@ -150,8 +150,9 @@ def _captions(at: AppTest) -> str:
 def test_the_example_picker_says_your_own_once_the_captions_are_edited() -> None:
     at = _compare()
     assert at.selectbox(key="example").value == cached.DEFAULT_EXAMPLE
-    # "Table 2" says where it comes from
+    # "Table 2" says where it comes from, beside the picker and in its help
     assert "Table 2 in Kilickaya et al. (2017)" in _captions(at)
+    assert "Kilickaya et al. (2017)" in at.selectbox(key="example").help
     at.text_area(key="candidate").input(HORSE).run()
     assert not at.exception, at.exception
     assert at.selectbox(key="example").value == cached.YOUR_OWN
