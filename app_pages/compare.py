@@ -4,8 +4,9 @@ with every metric.
 Inputs -> one call through ``capeval_ui.cached`` per candidate -> drawing through
 ``capeval_ui.views``. The panels loop over the metric registry, so a new metric needs no
 change here. The inputs survive a visit to another page (``capeval_ui.state``) and are kept in
-the URL (``?candidate=...&candidate_b=...&ref=...&ref=...``), so the address is a link to the
-example.
+the URL with every choice (``?candidate=...&candidate_b=...&ref=...&ref=...&idf=...&
+spice_parser=...&tokenizer=...``), so the address is a link that reproduces every number; the
+"Copy link" button shows it whole.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def _apply_example() -> None:
     not installed) is kept for the page to show instead of escaping the run.
     """
     name = st.session_state.get("example", cached.DEFAULT_EXAMPLE)
+    if name == cached.YOUR_OWN:  # the captions on the page stay as they are
+        return
     if name == cached.COCO_RANDOM:
         st.session_state["coco_draw"] = random.randrange(cached.COCO_POOL)
     try:
@@ -39,6 +42,30 @@ def _apply_example() -> None:
     st.session_state["candidate_b"] = ""
     st.session_state["references"] = "\n".join(example.references)
     st.session_state["example_source"] = example.source
+    state.remember_example("example", _inputs_of(example))
+
+
+def _inputs_of(example: cached.Example) -> dict[str, str]:
+    return {
+        "candidate": example.candidate,
+        "candidate_b": "",
+        "references": "\n".join(example.references),
+    }
+
+
+#: Compare's choices in its URL: parameter -> (the control's key, its options)
+URL_CHOICES = {
+    "idf": ("cider_idf", cached.IDF_SOURCES),
+    "spice_parser": ("spice_parser", cached.SPICE_PARSERS),
+}
+
+
+def _to_lab() -> None:
+    """Hand candidate A and the references to the Perturbation lab (button callback)."""
+    st.session_state["lab_candidate"] = st.session_state.get("candidate", "")
+    st.session_state["lab_references"] = st.session_state.get("references", "")
+    st.session_state["lab_mode"] = "One caption"
+    st.session_state["lab_example"] = cached.YOUR_OWN
 
 
 def _evidence(results: dict, key: str, suffix: str = "") -> None:
@@ -59,16 +86,25 @@ try:
     state.default("spice_parser", cached.DEFAULT_SPICE_PARSER)
     if "candidate" not in st.session_state:
         _apply_example()
-    if state.compare_from_url():
-        st.session_state["example_source"] = "the link this page was opened with"
+    state.compare_from_url(URL_CHOICES)
+    state.name_own_inputs("example", ("candidate", "candidate_b", "references"), cached.YOUR_OWN)
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
-    pick.selectbox("Example", cached.example_names(), key="example", on_change=_apply_example)
-    if st.session_state.get("example") == cached.COCO_RANDOM:
+    example_name = pick.selectbox(
+        "Example",
+        cached.example_names(),
+        key="example",
+        on_change=_apply_example,
+        help=f"“Table 2 style” examples follow {cached.TABLE2_SOURCE}",
+    )
+    if example_name == cached.COCO_RANDOM:
         draw.button("Draw another image", key="draw", on_click=_apply_example)
     if "example_error" in st.session_state:
         st.error(f"Could not load the example: {st.session_state['example_error']}")
-    st.caption(f"Last example loaded: {st.session_state.get('example_source', 'none')}")
+    if example_name == cached.YOUR_OWN:
+        st.caption("Your own captions: pick an example above to replace them.")
+    else:
+        st.caption(f"This example: {st.session_state.get('example_source', 'none')}")
 
     left, right = st.columns(2)
     candidate = left.text_area("Candidate caption (A)", key="candidate", height=100)
@@ -96,7 +132,35 @@ try:
         horizontal=True,
         help=cached.SPICE_PARSER_HELP,
     )
-    state.sync_compare_url(candidate, candidate_b, references)
+    idf = cached.IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
+    spice_parser = cached.SPICE_PARSERS[parser_label or cached.DEFAULT_SPICE_PARSER]
+    tokenizer = current_tokenizer()
+    query = state.sync_compare_url(
+        candidate,
+        candidate_b,
+        references,
+        {"idf": idf, "spice_parser": spice_parser, "tokenizer": tokenizer},
+    )
+    share, lab = st.columns(2)
+    if lab.button(
+        "Perturb caption A in the lab",
+        key="to_lab",
+        icon=":material/science:",
+        on_click=_to_lab,
+        help="Opens the Perturbation lab on this candidate and these references.",
+    ):
+        st.switch_page("app_pages/perturb.py")
+    with share.popover("Copy link", icon=":material/link:"):
+        st.caption(
+            "This address opens the page with these captions and every choice above (and the "
+            "sidebar's tokenizer), so it reproduces every number. Copy it with the icon at its "
+            "right:"
+        )
+        st.code(
+            state.share_link(state.url_path("Compare captions"), query),
+            language=None,
+            wrap_lines=True,
+        )
 
     problems = views.input_problems(candidate, references, {"candidate B": candidate_b})
     for problem in problems:
@@ -105,9 +169,6 @@ try:
         st.stop()
 
     two = bool(candidate_b.strip())
-    idf = cached.IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
-    spice_parser = cached.SPICE_PARSERS[parser_label or cached.DEFAULT_SPICE_PARSER]
-    tokenizer = current_tokenizer()
     if idf == "coco-val2014":
         cached.prepare_coco_idf(tokenizer)
     keys = tuple(REPORTED_KEYS)
@@ -169,9 +230,9 @@ for tab, cls in zip(tabs, METRICS.values(), strict=True):
             _evidence(results, cls.key)
             continue
         side_a, side_b = st.columns(2, border=True)
-        with side_a:
+        with side_a, views.side_by_side():
             st.markdown("**Candidate A**")
             _evidence(results, cls.key)
-        with side_b:
+        with side_b, views.side_by_side():
             st.markdown("**Candidate B**")
             _evidence(scored_b.results, cls.key, "-b")

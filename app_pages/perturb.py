@@ -1,7 +1,9 @@
 """Perturbation lab: perturb a caption (or a whole dataset) and see how every metric reacts.
 
 Inputs -> one call through ``capeval_ui.cached`` -> drawing through ``capeval_ui.perturb_views``.
-The perturbation list loops over the registry in ``capeval_core.perturb``.
+The perturbation list loops over the registry in ``capeval_core.perturb``. The lab starts from
+the caption being studied on Compare (whose "Perturb caption A" button hands it over), and its
+one-caption inputs are kept in its URL (``?lab_caption=...&lab_ref=...``), so a reload keeps them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ BATCH_KEYS = ["bleu_4", "rouge_l", "cider_d", "meteor"]
 def _apply_example() -> None:
     """Fill the lab's text areas from the picked example (widget callback)."""
     name = st.session_state.get("lab_example", cached.DEFAULT_EXAMPLE)
+    if name == cached.YOUR_OWN:  # the captions in the lab stay as they are
+        return
     try:
         example = cached.load_example(name, st.session_state.get("lab_draw", 0))
     except CapevalError as exc:
@@ -30,6 +34,20 @@ def _apply_example() -> None:
     st.session_state.pop("lab_example_error", None)
     st.session_state["lab_candidate"] = example.candidate
     st.session_state["lab_references"] = "\n".join(example.references)
+    st.session_state["lab_example_source"] = example.source
+    state.remember_example(
+        "lab_example",
+        {"lab_candidate": example.candidate, "lab_references": "\n".join(example.references)},
+    )
+
+
+def _from_compare() -> None:
+    """Start from the caption being studied on Compare (its candidate A and references),
+    when there is one."""
+    candidate = st.session_state.get("candidate", "")
+    if candidate.strip():
+        st.session_state["lab_candidate"] = candidate
+        st.session_state["lab_references"] = st.session_state.get("references", "")
 
 
 def _one_caption() -> None:
@@ -41,9 +59,25 @@ def _one_caption() -> None:
     state.default("lab_metrics", list(REPORTED_KEYS))
     if "lab_candidate" not in st.session_state:
         _apply_example()
-    st.selectbox("Example", cached.example_names(), key="lab_example", on_change=_apply_example)
+        _from_compare()
+    if state.inputs_from_url():  # a reload, or a link: the lab's own inputs come back
+        state.valid_choices("lab_perturbations", list(PERTURBATIONS))
+        state.valid_choices("lab_metrics", list(REPORTED_KEYS))
+        state.valid_choice("lab_cider_idf", list(cached.IDF_SOURCES), cached.DEFAULT_IDF)
+    state.name_own_inputs("lab_example", ("lab_candidate", "lab_references"), cached.YOUR_OWN)
+    example_name = st.selectbox(
+        "Example",
+        cached.example_names(),
+        key="lab_example",
+        on_change=_apply_example,
+        help=f"“Table 2 style” examples follow {cached.TABLE2_SOURCE}",
+    )
     if "lab_example_error" in st.session_state:
         st.error(f"Could not load the example: {st.session_state['lab_example_error']}")
+    if example_name == cached.YOUR_OWN:
+        st.caption("Your own captions: pick an example above to replace them.")
+    elif "lab_example_source" in st.session_state:
+        st.caption(f"This example: {st.session_state['lab_example_source']}")
     left, right = st.columns(2)
     candidate = left.text_area("Caption to perturb", key="lab_candidate", height=140)
     references = views.split_lines(
@@ -72,6 +106,8 @@ def _one_caption() -> None:
         "and word order, each scored against the original caption",
         key="lab_table2",
     )
+
+    state.sync_inputs_url()
 
     problems = views.input_problems(candidate, references)
     if not keys:
@@ -164,6 +200,7 @@ st.caption(
     "Change a caption in a known way and compare every metric's score before and after. "
     "Perturbations are seeded: the same seed gives the same caption."
 )
+views.page_link("app_pages/compare.py", "Back to Compare captions", ":material/arrow_back:")
 try:
     mode = st.radio("Mode", MODES, key="lab_mode", horizontal=True)
     if mode == "Batch":

@@ -66,6 +66,14 @@ class Example:
 # Seed-paper Table 2 pattern (Kilickaya et al. 2017): one image's references, and the
 # original caption next to a synonym substitution, redundant words and a changed word order.
 # The wording is ours (in the COCO style), not the paper's.
+TABLE2_SOURCE = (
+    "the pattern of Table 2 in Kilickaya et al. (2017), “Re-evaluating Automatic Metrics for "
+    "Image Captioning” (EACL): one image's references, and a caption of it as written, with "
+    "synonyms, with redundant words, or with its words reordered. The captions are capeval's "
+    "own, in the COCO style, not the paper's."
+)
+#: what the example pickers show once their text areas are edited
+YOUR_OWN = "Your own captions"
 _SURF_REFS = (
     "a man riding a wave on top of a surfboard",
     "a surfer rides a large wave in the ocean",
@@ -75,27 +83,29 @@ _SURF_REFS = (
 )
 BUILTIN_EXAMPLES: dict[str, Example] = {
     "Table 2 style: original": Example(
-        "a man riding a wave on a surfboard", _SURF_REFS, "built-in, seed Table 2 pattern"
+        "a man riding a wave on a surfboard", _SURF_REFS, TABLE2_SOURCE
     ),
     "Table 2 style: synonyms": Example(
-        "a guy riding a swell on a surfboard", _SURF_REFS, "built-in, seed Table 2 pattern"
+        "a guy riding a swell on a surfboard", _SURF_REFS, TABLE2_SOURCE
     ),
     "Table 2 style: redundancy": Example(
         "a man man riding a wave wave on a surfboard surfboard",
         _SURF_REFS,
-        "built-in, seed Table 2 pattern",
+        TABLE2_SOURCE,
     ),
     "Table 2 style: word order": Example(
-        "a wave riding a man on a surfboard", _SURF_REFS, "built-in, seed Table 2 pattern"
+        "a wave riding a man on a surfboard", _SURF_REFS, TABLE2_SOURCE
     ),
-    "Too short: brevity penalty": Example("a surfer", _SURF_REFS, "built-in"),
+    "Too short: brevity penalty": Example(
+        "a surfer", _SURF_REFS, "built-in: a two-word caption, which BLEU's brevity penalty hits"
+    ),
 }
 DEFAULT_EXAMPLE = "Table 2 style: original"
 
 
 def example_names() -> list[str]:
-    """Names for the example picker: the built-ins, then the random COCO image."""
-    return [*BUILTIN_EXAMPLES, COCO_RANDOM]
+    """Names for the example picker: the built-ins, the random COCO image, your own."""
+    return [*BUILTIN_EXAMPLES, COCO_RANDOM, YOUR_OWN]
 
 
 def load_example(name: str, draw: int = 0) -> Example:

@@ -778,25 +778,39 @@ def render_williams_detail(result: object, a: str, b: str, correlation: str) -> 
 
 
 # -- Pairwise accuracy and robustness --------------------------------------------------------------
+#: pixels per bar of the accuracy charts: room for a value label beside each bar
+ACCURACY_BAR_PX = 22
+
+
 def _accuracy_chart(frame: pd.DataFrame, groups: Sequence[str], *, key: str, title: str) -> None:
+    """Accuracy per metric and group as horizontal bars, each value written beside its bar.
+
+    Side by side vertical bars put neighbouring labels on top of each other ("77.577.5",
+    issue 34); a row per bar gives every label its own line, whatever the number of groups.
+    """
+    metrics = list(frame["metric"])
     fig = go.Figure()
     for i, group in enumerate(groups):
         fig.add_bar(
-            x=list(frame["metric"]),
-            y=frame[group],
+            y=metrics,
+            x=frame[group],
+            orientation="h",
             name=_safe(group),
             marker_color=_COLOURS[i % len(_COLOURS)],
-            texttemplate="%{y:.1f}",
+            texttemplate="%{x:.1f}",
             textposition="outside",
+            textfont={"size": 12},
             cliponaxis=False,
         )
+    bars = max(1, len(metrics) * len(groups))
     _layout(
         fig,
+        height=120 + ACCURACY_BAR_PX * bars,
         barmode="group",
-        yaxis={"title": title, "range": [0, 105]},
-        xaxis={"type": "category"},
+        xaxis={"title": title, "range": [0, 112]},
+        yaxis={"type": "category", "autorange": "reversed"},
     )
-    fig.update_yaxes(hoverformat=".1f")
+    fig.update_xaxes(hoverformat=".1f")
     st.plotly_chart(fig, key=key, width="stretch")
 
 

@@ -7,17 +7,20 @@ listed in :data:`KEPT` back to Streamlit as a value of its own; the widgets then
 their page runs again. Such widgets take their defaults from :func:`default` (session state),
 never from a ``value=``/``index=`` argument, so Streamlit sees one source of truth.
 
-The Compare page's inputs are also mirrored in the URL (``?candidate=...&ref=...&ref=...``,
-:func:`sync_compare_url`), so a link opens the same example; the loaded judgment set is named
+The Compare page's inputs and choices are also mirrored in the URL (``?candidate=...&ref=...
+&ref=...&idf=...&spice_parser=...&tokenizer=...``, :func:`sync_compare_url`), so a link opens
+the same example with the same numbers; the loaded judgment set is named
 in the URL of the meta-evaluation pages (``?set=...``), so a reload finds it again while the
 server keeps it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import streamlit as st
 
@@ -92,6 +95,9 @@ SYSTEMS_FILES = "_systems_files"
 
 #: Compare's query parameters: the candidate, an optional second one, one ``ref`` per line
 CANDIDATE_PARAM, CANDIDATE_B_PARAM, REF_PARAM = "candidate", "candidate_b", "ref"
+#: Compare's choices in its URL, each as the library spells its value (``idf=corpus``,
+#: ``spice_parser=stanford-pcfg``, ``tokenizer=ptb``), so a link reproduces every number
+CHOICE_PARAMS: tuple[str, ...] = ("idf", "spice_parser", "tokenizer")
 #: the query parameter naming the loaded judgment set (a prefix of its content digest)
 SET_PARAM = "set"
 _COMPARE_URL = "_compare_url"
@@ -134,6 +140,30 @@ def valid_choices(key: str, options: Sequence[Any]) -> None:
         st.session_state[key] = [v for v in st.session_state[key] if v in options]
 
 
+# -- example pickers -------------------------------------------------------------------------
+def remember_example(picker: str, inputs: Mapping[str, str]) -> None:
+    """Note what an example picker just put into its text areas (see :func:`name_own_inputs`)."""
+    st.session_state[f"_{picker}_loaded"] = _captions(inputs)
+
+
+def name_own_inputs(picker: str, fields: Sequence[str], own: str) -> None:
+    """Put an example picker on ``own`` once its text areas no longer hold the example it
+    loaded (typed over, or filled from a link): a picker still naming the example would say
+    the captions on screen are that example's (issue 34). Call before the picker is drawn."""
+    loaded = st.session_state.get(f"_{picker}_loaded")
+    now = _captions({field: st.session_state.get(field, "") for field in fields})
+    if loaded is not None and {k: now.get(k, ()) for k in loaded} != loaded:
+        st.session_state[picker] = own
+
+
+def _captions(inputs: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Text areas as the captions they hold (one per non-blank line, spaces trimmed)."""
+    return {
+        k: tuple(line.strip() for line in str(v).splitlines() if line.strip())
+        for k, v in inputs.items()
+    }
+
+
 # -- Compare's URL ---------------------------------------------------------------------------
 def _compare_params() -> dict[str, Any]:
     params = st.query_params
@@ -145,15 +175,32 @@ def _compare_params() -> dict[str, Any]:
     refs = params.get_all(REF_PARAM)
     if refs:
         out["references"] = "\n".join(refs)
+    for name in CHOICE_PARAMS:
+        if name in params:
+            out[name] = params.get(name, "")
     return out
 
 
-def compare_from_url() -> bool:
-    """Fill Compare's inputs from the URL when it names an example the page did not write
-    itself (a shared link, a new tab): True when it did. Inputs the user typed since the page
-    last wrote the URL are never overwritten."""
+def _new_link() -> dict[str, Any]:
+    """Compare's parameters when the URL names inputs the page did not write itself (a shared
+    link, a reload in a new session), else nothing."""
     wanted = _compare_params()
     if not wanted or wanted == st.session_state.get(_COMPARE_URL):
+        return {}
+    return wanted
+
+
+def compare_from_url(choices: Mapping[str, tuple[str, Mapping[str, str]]] | None = None) -> bool:
+    """Fill Compare's inputs from the URL when it names an example the page did not write
+    itself (a shared link, a new tab): True when it did. Inputs the user typed since the page
+    last wrote the URL are never overwritten.
+
+    ``choices`` maps a choice's parameter to its control's key and options (label -> the
+    library's value, as the control offers them); a value the control does not offer is
+    ignored.
+    """
+    wanted = _new_link()
+    if not wanted:
         return False
     # what the link names, exactly: a missing second candidate is none; missing references
     # or candidate leave the ones on the page
@@ -161,12 +208,29 @@ def compare_from_url() -> bool:
     for key in ("candidate", "references"):
         if key in wanted:
             st.session_state[key] = wanted[key]
+    for name, (key, options) in (choices or {}).items():
+        labels = {value: label for label, value in options.items()}
+        if wanted.get(name) in labels:
+            st.session_state[key] = labels[wanted[name]]
     st.session_state[_COMPARE_URL] = wanted
     return True
 
 
-def sync_compare_url(candidate: str, candidate_b: str, references: Sequence[str]) -> None:
-    """Write Compare's inputs into the URL, so the address bar is a link to this example."""
+def tokenizer_from_url(key: str, offered: Sequence[str]) -> None:
+    """The router's half of :func:`compare_from_url`: a link's tokenizer, set before the
+    sidebar draws its control (a page runs after it, too late to change it)."""
+    value = _new_link().get("tokenizer")
+    if value in offered:
+        st.session_state[key] = value
+
+
+def _compare_url_params(
+    candidate: str,
+    candidate_b: str,
+    references: Sequence[str],
+    choices: Mapping[str, str],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the page remembers writing, and the query parameters themselves."""
     wanted: dict[str, Any] = {"candidate": candidate}
     params: dict[str, Any] = {CANDIDATE_PARAM: candidate}
     if candidate_b.strip():
@@ -175,9 +239,32 @@ def sync_compare_url(candidate: str, candidate_b: str, references: Sequence[str]
     if references:
         wanted["references"] = "\n".join(references)
         params[REF_PARAM] = list(references)
+    for name in CHOICE_PARAMS:
+        if name in choices:
+            wanted[name] = params[name] = choices[name]
+    return wanted, params
+
+
+def sync_compare_url(
+    candidate: str,
+    candidate_b: str,
+    references: Sequence[str],
+    choices: Mapping[str, str] | None = None,
+) -> str:
+    """Write Compare's inputs and ``choices`` (parameter -> the library's value) into the
+    URL, so the address bar is a link to this example; returns the query string."""
+    wanted, params = _compare_url_params(candidate, candidate_b, references, choices or {})
     st.session_state[_COMPARE_URL] = wanted
     if dict(_flat(st.query_params)) != dict(_flat_items(params)):
         st.query_params.from_dict(params)
+    return urlencode(params, doseq=True, quote_via=quote)
+
+
+def share_link(page: str, query: str) -> str:
+    """The address of ``page`` (its URL path) with ``query``: whole when the browser told the
+    server where the app is, else from the app's root (``/compare-captions?...``)."""
+    base = (st.context.url or "").rstrip("/")
+    return f"{base}/{page}?{query}"
 
 
 def _flat(params: Any) -> list[tuple[str, tuple[str, ...]]]:
@@ -186,6 +273,73 @@ def _flat(params: Any) -> list[tuple[str, tuple[str, ...]]]:
 
 def _flat_items(params: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
     return [(k, tuple(v) if isinstance(v, list) else (v,)) for k, v in params.items()]
+
+
+# -- a page's own inputs in its URL -------------------------------------------------------------
+#: the Perturbation lab's inputs in its URL: session key -> (parameter, kind). Kinds: "text"
+#: (one value), "lines" (a text area, one parameter per line), "list" (a multiselect, one
+#: per item), "int". Parameters start with ``lab_``, apart from Compare's.
+LAB_URL: dict[str, tuple[str, str]] = {
+    "lab_candidate": ("lab_caption", "text"),
+    "lab_references": ("lab_ref", "lines"),
+    "lab_perturbations": ("lab_perturbation", "list"),
+    "lab_seed": ("lab_seed", "int"),
+    "lab_n": ("lab_n", "int"),
+    "lab_cider_idf": ("lab_idf", "text"),
+    "lab_metrics": ("lab_metric", "list"),
+}
+_LAB_URL = "_lab_url"
+
+
+def inputs_from_url(
+    fields: Mapping[str, tuple[str, str]] = LAB_URL, memory: str = _LAB_URL
+) -> bool:
+    """Fill a page's inputs from its URL when the URL names values the page did not write
+    itself (a reload in a new session, a shared link): True when it did. What the user
+    changed since the page last wrote the URL is never overwritten. The caller checks that
+    the choices are still offered (:func:`valid_choice`, :func:`valid_choices`)."""
+    params = st.query_params
+    wanted = {
+        key: tuple(params.get_all(param)) for key, (param, _) in fields.items() if param in params
+    }
+    if not wanted or wanted == st.session_state.get(memory):
+        return False
+    for key, values in wanted.items():
+        kind = fields[key][1]
+        if kind == "lines":
+            st.session_state[key] = "\n".join(values)
+        elif kind == "list":
+            st.session_state[key] = list(values)
+        elif kind == "int":
+            with contextlib.suppress(ValueError):
+                st.session_state[key] = int(values[0])
+        else:
+            st.session_state[key] = values[0]
+    st.session_state[memory] = wanted
+    return True
+
+
+def sync_inputs_url(
+    fields: Mapping[str, tuple[str, str]] = LAB_URL, memory: str = _LAB_URL
+) -> None:
+    """Write a page's inputs into its URL (the reverse of :func:`inputs_from_url`)."""
+    wanted: dict[str, tuple[str, ...]] = {}
+    for key, (_, kind) in fields.items():
+        if key not in st.session_state:
+            continue
+        value = st.session_state[key]
+        if kind == "lines":
+            values = tuple(line.strip() for line in str(value).splitlines() if line.strip())
+        elif kind == "list":
+            values = tuple(str(v) for v in value)
+        else:
+            values = (str(value),)
+        if values:
+            wanted[key] = values
+    st.session_state[memory] = wanted
+    params = {fields[key][0]: list(values) for key, values in wanted.items()}
+    if dict(_flat(st.query_params)) != {p: tuple(v) for p, v in params.items()}:
+        st.query_params.from_dict(params)
 
 
 # -- the loaded judgment set ---------------------------------------------------------------------

@@ -178,6 +178,9 @@ class Metric(ABC):
     optional_reports: ClassVar[tuple[str, ...]] = ()
     higher_is_better: ClassVar[bool] = True
     bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    #: what the number measures, in a phrase a reader without the paper follows (a score
+    #: card's help; range and direction come from ``bounds`` and ``higher_is_better``)
+    measures: ClassVar[str] = ""
     Config: ClassVar[type[MetricConfig]] = MetricConfig
 
     def __init__(
@@ -218,6 +221,21 @@ class Metric(ABC):
     def label(cls, key: str) -> str:
         """Display name of a reported key (``"BLEU-2"`` for ``bleu_2``)."""
         return cls.name
+
+    @classmethod
+    def describe(cls, key: str | None = None) -> str:
+        """One line to read a reported number by: what it measures, its range and direction
+        (a bare number says none of it; issue 34).
+
+        >>> from capeval_core.metrics import metric_class
+        >>> print(metric_class("cider_d").describe())  # doctest: +ELLIPSIS
+        CIDEr-D: agreement with the references on ...; range 0 to 10, higher is better.
+        """
+        lo, hi = cls.bounds
+        better = "higher" if cls.higher_is_better else "lower"
+        label = cls.label(key or cls.primary_key())
+        span = f"{lo:g} to {hi:g}".replace("-", "−")
+        return f"{label}: {cls.measures}; range {span}, {better} is better."
 
     @classmethod
     def card(cls) -> str:

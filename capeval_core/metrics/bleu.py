@@ -168,6 +168,10 @@ class Bleu(Metric):
     name = "BLEU"
     reports = ("bleu_1", "bleu_2", "bleu_3", "bleu_4")
     primary = "bleu_4"
+    measures = (
+        "the share of the candidate's word sequences of 1 to n words (BLEU-n) that a "
+        "reference also has (clipped precisions, their geometric mean, a short-candidate penalty)"
+    )
     Config = BleuConfig
 
     @classmethod

@@ -250,6 +250,10 @@ class CiderD(Metric):
     key = "cider_d"
     name = "CIDEr-D"
     bounds = (0.0, 10.0)
+    measures = (
+        "agreement with the references on word sequences of 1 to 4 words, rare ones weighing "
+        "more (tf-idf cosine × 10, with a length penalty)"
+    )
     Config = CiderConfig
 
     def resources(self) -> dict[str, str]:

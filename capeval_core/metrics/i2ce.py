@@ -80,6 +80,10 @@ class I2CE(Metric):
     key = "i2ce"
     name = "I²CE"
     bounds = (-1.0, 1.0)
+    measures = (
+        "the cosine between learned sentence vectors of the candidate and each reference, "
+        "averaged over the references"
+    )
     Config = I2CEConfig
 
     def __init__(self, *, encoder: I2CEEncoder | str | Path | None = None, **kwargs: Any):

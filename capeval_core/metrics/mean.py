@@ -99,6 +99,10 @@ class Mean(EmbeddingMetric):
     key = "mean"
     name = "MEAN"
     bounds = (-1.0, 1.0)
+    measures = (
+        "the cosine between the average word vector of the candidate's content words and each "
+        "reference's, averaged over the references"
+    )
     Config = MeanConfig
 
     def prepare(self, batch: Batch) -> dict[Tokens, tuple[MeanSide, float]]:

@@ -806,6 +806,10 @@ class Meteor(Metric):
     key = "meteor"
     name = "METEOR"
     bounds = (0.0, 1.0)
+    measures = (
+        "how well the candidate's words align with the best reference's (same word, stem, "
+        "synonym or paraphrase), recall weighted, penalised when the matches are scattered"
+    )
     Config = MeteorConfig
 
     def resources(self) -> dict[str, str]:

@@ -124,6 +124,10 @@ class RougeL(Metric):
 
     key = "rouge_l"
     name = "ROUGE-L"
+    measures = (
+        "the longest run of the candidate's words found in the same order in a reference "
+        "(an F-measure of its precision and recall, β = 1.2)"
+    )
     Config = RougeConfig
 
     def segment(self, candidate: Tokens, references: tuple[Tokens, ...], prepared: None):

@@ -179,6 +179,10 @@ class Spice(Metric):
     key = "spice"
     name = "SPICE"
     bounds = (0.0, 1.0)
+    measures = (
+        "the F1 of the candidate's scene-graph tuples (objects, attributes, relations) "
+        "against the references'"
+    )
     Config = SpiceConfig
     #: SPICE's category F-scores, asked for by key ("can captioners count?", SPICE §5)
     optional_reports = tuple(CATEGORY_KEYS)

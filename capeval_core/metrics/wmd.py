@@ -296,6 +296,10 @@ class WMD(EmbeddingMetric):
     key = "wmd"
     name = "WMD"
     bounds = (0.0, 1.0)
+    measures = (
+        "how little the candidate's words must move in meaning to become the closest "
+        "reference's: exp(−distance/σ) of the Word Mover's Distance over word vectors"
+    )
     Config = WMDConfig
 
     def prepare(self, batch: Batch) -> _VectorTable:

@@ -1,8 +1,8 @@
 """Pairwise accuracy (PASCAL-50S protocol, judgment-formats.md) and forced-choice accuracy.
 
 Knobs of the published protocol: 5 references sampled per pair, 5 draws, a seed; a metric
-tie counts as half ("correct" and "wrong" are the alternatives); human ties broken at random
-with the seed ("drop" is the alternative).
+tie (equal up to :data:`TIE_TOLERANCE`) counts as half ("correct" and "wrong" are the
+alternatives); human ties broken at random with the seed ("drop" is the alternative).
 """
 
 from __future__ import annotations
@@ -18,6 +18,23 @@ from capeval_core.errors import InputError
 MetricTie = Literal["half", "correct", "wrong"]
 HumanTie = Literal["random", "drop"]
 _TIE_CREDIT = {"half": 0.5, "correct": 1.0, "wrong": 0.0}
+#: two scores closer than this, relative to the larger, are a metric tie: a transport solver or
+#: a summation order leaves ~1e-16 noise between scores the metric means to be equal (WMD
+#: ignores word order, so a shuffled caption ties; issue 34). Relative, never absolute:
+#: coco-caption's smoothed BLEU-4 ranks captions by values of 1e-12 .. 1e-8, and so must we.
+TIE_TOLERANCE = 1e-9
+
+
+def preference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """+1 where ``a`` scores higher, -1 where ``b`` does, 0 for a tie within
+    :data:`TIE_TOLERANCE` (NaN where either score is NaN).
+
+    >>> preference(np.array([0.5, 0.3, 0.2]), np.array([0.5 + 1e-15, 0.2, 0.3])).tolist()
+    [0.0, 1.0, -1.0]
+    """
+    diff = a - b
+    scale = np.maximum(np.abs(a), np.abs(b))
+    return np.where(np.abs(diff) <= TIE_TOLERANCE * scale, 0.0, np.sign(diff))
 
 
 def sample_references(
@@ -115,7 +132,7 @@ def pairwise_accuracy(
         pref[ties] = np.where(rng.random(int(ties.sum())) < 0.5, 1.0, -1.0)
     else:
         keep &= ~ties
-    diff = np.sign(a - b)  # (draws, pairs)
+    diff = preference(a, b)  # (draws, pairs)
     credit = np.where(diff == 0, _TIE_CREDIT[metric_tie], (diff == pref).astype(float))
     per_pair = credit.mean(axis=0)
     by_cat, n_cat = {}, {}
@@ -171,7 +188,7 @@ def forced_choice_accuracy(
         d = np.asarray(values, dtype=float)
         if d.shape != correct.shape:
             raise InputError(f"{kind!r}: {d.size} distracted scores for {correct.size} correct")
-        diff = np.sign(correct - d)
+        diff = preference(correct, d)
         credit = np.where(diff == 0, _TIE_CREDIT[metric_tie], (diff > 0).astype(float))
         acc[kind], n[kind] = float(credit.mean()), int(d.size)
     return ForcedChoiceResult(acc, n, metric_tie)

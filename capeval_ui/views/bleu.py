@@ -10,12 +10,13 @@ from capeval_core.metrics.bleu import BleuDetails
 from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
     INTROS,
-    NUMBER,
     TERMS,
     bar_chart,
     dataframe,
     explain,
+    format_number,
     order_radio,
+    panel_columns,
     render_details,
     show_tokens,
     token_strip,
@@ -59,7 +60,7 @@ def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key
     keys = [k for k in metric_class(result.key).report_keys() if k in segment.scores]
     precisions = list(details.precisions)
     st.markdown("**Modified n-gram precision** (clipped matches / candidate n-grams)")
-    left, right = st.columns([3, 2])
+    left, right = panel_columns([3, 2])
     with left:
         frame = pd.DataFrame(
             {
@@ -74,14 +75,14 @@ def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key
             frame,
             hide_index=True,
             width="stretch",
-            column_config={"precision pₙ": NUMBER, "BLEU-n": NUMBER},
+            numbers=["precision pₙ", "BLEU-n"],
         )
         bp = details.brevity_penalty
         c, r = details.candidate_length, details.reference_length
         rule = "exp(1 − r/c), as c < r" if c < r else "1, as c ≥ r"
         mode = dict(result.signature.options).get("effective_length", "closest")
         st.markdown(
-            f"**Brevity penalty** BP = **{bp:.4f}** with candidate length c = {c} and "
+            f"**Brevity penalty** BP = **{format_number(bp)}** with candidate length c = {c} and "
             f"reference length r = {r:g} ({REF_LENGTH.get(mode, mode)}): BP = {rule}. "
             "BLEU-n = BP × geometric mean of p₁ … pₙ."
         )

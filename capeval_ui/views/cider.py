@@ -12,12 +12,13 @@ from capeval_core.metrics.ngrams import ngram_counts
 from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
     INTROS,
-    NUMBER,
     TERMS,
     bar_chart,
     dataframe,
     explain,
+    format_number,
     order_radio,
+    panel_columns,
     render_details,
 )
 
@@ -64,13 +65,13 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
     orders = list(range(1, len(details.per_order) + 1))
     labels = [f"{n}-gram" for n in orders]
     n_refs = len(details.references)
-    left, right = st.columns([3, 2])
+    left, right = panel_columns([3, 2])
     with left:
         st.markdown("**Per-order similarity** (cosine × length penalty, mean over references, ×10)")
         frame = pd.DataFrame({"order": labels, "similarity": list(details.per_order)})
-        dataframe(frame, hide_index=True, width="stretch", column_config={"similarity": NUMBER})
+        dataframe(frame, hide_index=True, width="stretch", numbers=["similarity"])
         st.markdown(
-            f"CIDEr-D = mean of the {len(orders)} orders = **{segment.value:.4f}** "
+            f"CIDEr-D = mean of the {len(orders)} orders = **{format_number(segment.value)}** "
             f"({n_refs} reference{'s' if n_refs != 1 else ''})."
         )
     with right:
@@ -131,7 +132,7 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
         table,
         hide_index=True,
         width="stretch",
-        column_config={"idf": NUMBER, "weight (count × idf)": NUMBER},
+        numbers=["idf", "weight (count × idf)"],
     )
 
 

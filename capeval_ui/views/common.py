@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import html
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -41,6 +43,29 @@ def value_range(bounds: tuple[float, float]) -> str:
     return f"{bounds[0]:g} – {bounds[1]:g}"
 
 
+#: whether the panels being drawn are half the page wide (two candidates side by side)
+_NARROW: contextvars.ContextVar[bool] = contextvars.ContextVar("narrow_panels", default=False)
+
+
+@contextlib.contextmanager
+def side_by_side() -> Iterator[None]:
+    """Draw the panels inside as one of two side by side: their inner columns stack, since a
+    quarter of the page cuts tables and charts at 1,280 px (issue 34)."""
+    token = _NARROW.set(True)
+    try:
+        yield
+    finally:
+        _NARROW.reset(token)
+
+
+def panel_columns(spec: int | Sequence[float]) -> list[Any]:
+    """``st.columns(spec)`` for a panel's content, or as many containers one above the other
+    inside :func:`side_by_side`."""
+    if _NARROW.get():
+        return [st.container() for _ in range(spec if isinstance(spec, int) else len(spec))]
+    return list(st.columns(spec))
+
+
 def order_radio(orders: list[int], key: str) -> int | None:
     """The n-gram order picker shared by the BLEU and CIDEr-D panels."""
     return st.radio(
@@ -49,6 +74,27 @@ def order_radio(orders: list[int], key: str) -> int | None:
         horizontal=True,
         format_func=lambda n: f"{n}-grams",
         key=f"{key}-order",
+    )
+
+
+def reference_picker(n: int, best: int, winner: str, inputs: Hashable, *, key: str) -> int | None:
+    """The per-reference picker of a panel, on the winning reference after every change of
+    ``inputs`` (the texts the panel was drawn from) and on the reader's choice otherwise.
+
+    A selectbox keeps its position when its options change, so after an edit it would draw a
+    reference that no longer wins under a heading that names the new winner (issue 34); the
+    widget's state is therefore reset whenever the inputs it was last drawn for change.
+    """
+    widget, drawn_for = f"{key}-reference", f"{key}-reference-inputs"
+    stale = st.session_state.get(drawn_for) != (inputs, best)
+    if stale or st.session_state.get(widget) not in range(n):
+        st.session_state[widget] = best
+        st.session_state[drawn_for] = (inputs, best)
+    return st.selectbox(
+        "Reference",
+        list(range(n)),
+        format_func=lambda i: f"#{i + 1}" + (f" ({winner})" if i == best else ""),
+        key=widget,
     )
 
 
@@ -101,25 +147,81 @@ def token_strip(rows: Mapping[str, Sequence[str]], marks: Mapping[str, Iterable[
         r = frame.index.get_loc(row)
         for p in positions:
             styles.iat[r, p] = MATCH_STYLE
-    return frame.style.apply(lambda _: styles, axis=None)
+    # styles looked up by label, so a slice of the strip keeps its own (see show_tokens)
+    return frame.style.apply(lambda part: styles.loc[part.index, part.columns], axis=None)
 
 
-def dataframe(data: Any, **kwargs: Any) -> Any:
+def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     """``st.dataframe`` whose empty cells read :data:`EMPTY`: the browser shows a missing
-    value as "None" otherwise (whatever a Styler says for it)."""
+    value as "None" otherwise (whatever a Styler says for it). The ``numbers`` columns show
+    scores as :func:`format_number` writes them, as the score cards do (cells keep values)."""
     kwargs.setdefault("placeholder", EMPTY)
+    frame = data.data if isinstance(data, Styler) else data
+    if isinstance(frame, pd.DataFrame):
+        given = kwargs.get("column_config") or {}
+        kwargs["column_config"] = {**_text_widths(frame, skip=given), **given}
+    numbers = [c for c in numbers if c in frame.columns]
+    if numbers:
+        data = data.style.format(dict.fromkeys(numbers, format_number))
     return st.dataframe(data, **kwargs)
 
 
-def show_tokens(styler: Styler) -> None:
-    """A token strip, each column as wide as its longest token (no word is cut)."""
-    frame = styler.data
-    config = {
-        column: st.column_config.TextColumn(width=cell_width(frame[column]))
+def _text_widths(frame: pd.DataFrame, skip: Iterable[object] = ()) -> dict[str, Any]:
+    """A column of text as wide as its longest value (a caption, a list of words): the grid's
+    default width cuts a reference at "…near the ocea" (issue 34)."""
+    skipped = set(skip)
+    return {
+        column: st.column_config.TextColumn(
+            width=cell_width([column, *frame[column]], maximum=TEXT_MAX_PX)
+        )
         for column in frame.columns
+        if column not in skipped
+        and (frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]))
+        and all(isinstance(v, str) for v in frame[column])
     }
-    dataframe(styler, width="content", column_config=config)
+
+
+#: the widest a text column grows to show its longest value (then the table scrolls)
+TEXT_MAX_PX = 640
+
+
+#: pixels a token strip may take before it wraps onto another strip: a tab's width at
+#: 1,280 px, or one of two side by side panels (a strip past it was cut after word 7; issue 34)
+STRIP_PX, NARROW_STRIP_PX = 820, 380
+
+
+def show_tokens(styler: Styler) -> None:
+    """A token strip, each column as wide as its longest token (no word is cut), wrapped
+    onto further strips where the panel is too narrow for all its words."""
+    frame = styler.data
+    widths = {column: cell_width(frame[column]) for column in frame.columns}
+    for columns in strip_lines(
+        list(widths.values()),
+        NARROW_STRIP_PX if _NARROW.get() else STRIP_PX,
+        cell_width([*map(str, frame.index)], maximum=240),
+    ):
+        part = frame.iloc[:, columns]
+        config = {c: st.column_config.TextColumn(width=widths[c]) for c in part.columns}
+        dataframe(part.style.use(styler.export()), width="content", column_config=config)
     bracket_note(*(frame.loc[row].tolist() for row in frame.index))
+
+
+def strip_lines(widths: Sequence[int], budget: int, label: int) -> list[list[int]]:
+    """Column positions per strip: as many as fit ``budget`` pixels beside the row labels
+    (``label`` pixels), at least one per strip.
+
+    >>> strip_lines([100, 100, 100, 100], 330, 100)
+    [[0, 1], [2, 3]]
+    """
+    lines: list[list[int]] = [[]]
+    used = label
+    for i, width in enumerate(widths):
+        if lines[-1] and used + width > budget:
+            lines.append([])
+            used = label
+        lines[-1].append(i)
+        used += width
+    return lines
 
 
 def cell_width(values: Iterable[object], *, minimum: int = 36, maximum: int = 420) -> int:
@@ -245,13 +347,32 @@ def table(
     )
 
 
+# -- the app's words --------------------------------------------------------------------------
+#: library spellings in the core's messages -> the same advice in the words of the page's
+#: controls: a reader of the app is never asked to type Python (issue 34)
+APP_WORDS: dict[str, str] = {
+    "use idf='coco-val2014'": "pick “COCO val2014” as the CIDEr-D IDF source above",
+}
+
+
+def in_app_words(message: str) -> str:
+    """A core message with its library spellings said as the app's controls say them.
+
+    >>> in_app_words("Score more images together or use idf='coco-val2014'.")
+    'Score more images together or pick “COCO val2014” as the CIDEr-D IDF source above.'
+    """
+    for library, app in APP_WORDS.items():
+        message = message.replace(library, app)
+    return message
+
+
 # -- one view per details type ---------------------------------------------------------------
 @functools.singledispatch
 def render_details(details: Any, segment: SegmentScore, result: MetricResult, key: str) -> None:
     """Fallback for details no view knows yet: the segment's scores as a table."""
     st.caption(f"No drawing for `{type(details).__name__}` yet; the item's scores:")
     frame = pd.DataFrame({"key": list(segment.scores), "value": list(segment.scores.values())})
-    dataframe(frame, hide_index=True, column_config={"value": NUMBER})
+    dataframe(frame, hide_index=True, numbers=["value"])
 
 
 def plot_text(text: str) -> str:

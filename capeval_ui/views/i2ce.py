@@ -9,7 +9,16 @@ import streamlit as st
 
 from capeval_core.metrics.i2ce import I2CEDetails
 from capeval_core.results import MetricResult, SegmentScore
-from capeval_ui.views.common import INTROS, TERMS, bar_chart, dataframe, explain, render_details
+from capeval_ui.views.common import (
+    INTROS,
+    TERMS,
+    bar_chart,
+    dataframe,
+    explain,
+    format_number,
+    panel_columns,
+    render_details,
+)
 
 INTROS["i2ce"] = (
     "I²CE reads each caption with a small neural network trained on captions, turns it into one "
@@ -29,7 +38,7 @@ def _i2ce(details: I2CEDetails, segment: SegmentScore, result: MetricResult, key
     n = len(details.cosines)
     pooling = dict(result.signature.options).get("pooling", "mean")
     st.metric(
-        f"I²CE: mean cosine over {n} reference{'s' if n != 1 else ''}", f"{segment.value:.4f}"
+        f"I²CE: mean cosine over {n} reference{'s' if n != 1 else ''}", format_number(segment.value)
     )
     st.caption(
         "Each caption is encoded by the I²CE autoencoder's GRU encoder (sentence vector = "
@@ -66,7 +75,7 @@ def _i2ce(details: I2CEDetails, segment: SegmentScore, result: MetricResult, key
             ),
         },
     )
-    _, middle, _ = st.columns([1, 3, 1])
+    _, middle, _ = panel_columns([1, 3, 1])
     with middle:
         bar_chart(
             [f"#{i + 1}" for i in range(n)],

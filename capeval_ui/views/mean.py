@@ -9,7 +9,16 @@ import streamlit as st
 
 from capeval_core.metrics.mean import MeanDetails
 from capeval_core.results import MetricResult, SegmentScore
-from capeval_ui.views.common import INTROS, TERMS, bar_chart, dataframe, explain, render_details
+from capeval_ui.views.common import (
+    INTROS,
+    TERMS,
+    bar_chart,
+    dataframe,
+    explain,
+    format_number,
+    panel_columns,
+    render_details,
+)
 
 INTROS["mean"] = (
     "MEAN averages each caption's word vectors and compares the averages: it hears what a caption"
@@ -32,7 +41,7 @@ def _mean(details: MeanDetails, segment: SegmentScore, result: MetricResult, key
         st.info(details.note, icon=":material/info:")
     n = len(details.cosines)
     st.metric(
-        f"MEAN: mean cosine over {n} reference{'s' if n != 1 else ''}", f"{segment.value:.4f}"
+        f"MEAN: mean cosine over {n} reference{'s' if n != 1 else ''}", format_number(segment.value)
     )
     st.caption(
         "Each caption becomes the mean of its content words' vectors (stop words and "
@@ -76,7 +85,7 @@ def _mean(details: MeanDetails, segment: SegmentScore, result: MetricResult, key
             ),
         },
     )
-    _, middle, _ = st.columns([1, 3, 1])
+    _, middle, _ = panel_columns([1, 3, 1])
     with middle:
         bar_chart(
             [f"#{i + 1}" for i in range(n)],

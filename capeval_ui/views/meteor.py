@@ -16,13 +16,15 @@ from capeval_ui.views.common import (
     BLUE,
     GREEN,
     INTROS,
-    NUMBER,
     ORANGE,
     TERMS,
     bracket_note,
     dataframe,
     explain,
+    format_number,
+    panel_columns,
     plot_text,
+    reference_picker,
     render_details,
 )
 
@@ -258,16 +260,12 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         st.info("No reference to align with.")
         return
     st.markdown(
-        f"**METEOR = {segment.value:.4f}**: the best of the {n_refs} reference alignments "
+        f"**METEOR = {format_number(segment.value)}**: the best of the {n_refs} reference "
+        "alignments "
         f"(reference #{best + 1} wins; ties go to the first)."
     )
-    chosen = st.selectbox(
-        "Reference",
-        list(range(n_refs)),
-        index=best,
-        format_func=lambda i: f"#{i + 1}" + (" (winning reference)" if i == best else ""),
-        key=f"{key}-reference",
-    )
+    texts = (tuple(details.hyp_tokens), tuple(tuple(a.ref_tokens) for a in details.alignments))
+    chosen = reference_picker(n_refs, best, "winning reference", texts, key=key)
     if chosen is None:
         return
     alignment = details.alignments[chosen]
@@ -281,7 +279,7 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         "(dotted boxes: runs of matches that are adjacent and in the same order on both "
         "sides); grey words are unmatched. Hover a word or a line for details."
     )
-    left, right = st.columns([4, 3])
+    left, right = panel_columns([4, 3])
     with left:
         st.markdown("**The arithmetic**")
         st.code(_meteor_arithmetic(alignment, options), language=None, wrap_lines=True)
@@ -324,7 +322,7 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         table,
         hide_index=True,
         width="stretch",
-        column_config={c: NUMBER for c in number_cols},
+        numbers=number_cols,
     )
     with st.expander(f"Every candidate match the four matchers found for reference #{chosen + 1}"):
         chosen_set = set(alignment.alignment)

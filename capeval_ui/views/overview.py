@@ -12,9 +12,10 @@ from capeval_core.metrics import METRICS, metric_class
 from capeval_core.resources import ResourceInfo
 from capeval_core.results import MetricResult
 from capeval_ui.views.common import (
-    NUMBER,
     dataframe,
     direction,
+    format_number,
+    in_app_words,
     key_label,
     render_details,
     render_intro,
@@ -112,6 +113,7 @@ def render_registry() -> None:
                 "key": key,
                 "name": cls.name,
                 "reports": ", ".join(cls.report_keys()),
+                "measures": cls.measures,
                 "range": value_range(cls.bounds),
                 "direction": direction(cls.higher_is_better),
             }
@@ -133,8 +135,15 @@ def render_scoring_errors(errors: Mapping[str, str]) -> None:
     """One warning per metric that could not score (e.g. a missing resource); the rest show."""
     for key, message in errors.items():
         st.warning(
-            f"{metric_class(key).name} could not be scored: {message}", icon=":material/warning:"
+            f"{metric_class(key).name} could not be scored: {in_app_words(message)}",
+            icon=":material/warning:",
         )
+
+
+def card_help(key: str, result: MetricResult) -> str:
+    """A score card's "?": what the number measures, its range and direction in one line,
+    then the signature that reproduces it."""
+    return f"{metric_class(key).describe(key)}\n\nSignature: `{result.signature}`"
 
 
 def render_summary(results: Mapping[str, MetricResult]) -> None:
@@ -146,7 +155,10 @@ def render_summary(results: Mapping[str, MetricResult]) -> None:
         columns = st.columns(SUMMARY_PER_ROW)[: len(row)]
         for column, (key, result) in zip(columns, row, strict=True):
             column.metric(
-                key_label(key), f"{result.value:.4f}", help=f"`{result.signature}`", border=True
+                key_label(key),
+                format_number(result.value),
+                help=card_help(key, result),
+                border=True,
             )
 
 
@@ -169,10 +181,8 @@ def render_score_table(results: Mapping[str, MetricResult]) -> None:
         frame,
         hide_index=True,
         width="stretch",
-        column_config={
-            "value": NUMBER,
-            "signature": st.column_config.TextColumn(width="medium"),
-        },
+        numbers=["value"],
+        column_config={"signature": st.column_config.TextColumn(width="medium")},
     )
     if not results:
         return
@@ -188,7 +198,7 @@ def render_score_table(results: Mapping[str, MetricResult]) -> None:
 def render_metric(result: MetricResult, *, item: int = 0, key: str | None = None) -> None:
     """A metric's panel: its warnings first, then the evidence of one item."""
     for message in result.warnings:
-        st.warning(message, icon=":material/warning:")
+        st.warning(in_app_words(message), icon=":material/warning:")
     if not result.segments:
         st.info("Nothing was scored.")
         return

@@ -9,11 +9,12 @@ from capeval_core.metrics.rouge import RougeDetails
 from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
     INTROS,
-    NUMBER,
     TERMS,
     bar_chart,
     dataframe,
     explain,
+    format_number,
+    reference_picker,
     render_details,
     show_tokens,
     token_strip,
@@ -39,54 +40,49 @@ TERMS["rouge_l"] = (
 def _rouge(details: RougeDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
     beta = dict(result.signature.options).get("beta", 1.2)
     p_col, r_col, f_col = st.columns(3)
-    p_col.metric("P (max over references)", f"{details.precision:.4f}")
-    r_col.metric("R (max over references)", f"{details.recall:.4f}")
-    f_col.metric(f"F (β = {beta:g})", f"{details.f_measure:.4f}")
+    # short labels: three to a row fit side by side at 1,280 px; the help says the rest
+    p_col.metric(
+        "P", format_number(details.precision), help="LCS / candidate length, best reference"
+    )
+    r_col.metric("R", format_number(details.recall), help="LCS / reference length, best reference")
+    f_col.metric(
+        f"F (β = {beta:g})", format_number(details.f_measure), help="ROUGE-L: P and R combined"
+    )
     st.caption(
         "Precision = LCS / candidate length and recall = LCS / reference length are maximised "
         "over the references independently (possibly from different references), then "
         "combined: F = (1 + β²)·P·R / (R + β²·P)."
     )
     best = details.best_reference
-    left, right = st.columns([3, 2])
-    with left:
-        frame = pd.DataFrame(
-            {
-                "reference": [f"#{i + 1}" for i in range(len(details.references))],
-                "text": [" ".join(r.tokens) for r in details.references],
-                "LCS": [r.lcs for r in details.references],
-                "P": [r.precision for r in details.references],
-                "R": [r.recall for r in details.references],
-                "F": [r.f_measure for r in details.references],
-            }
-        )
-        dataframe(
-            frame,
-            hide_index=True,
-            width="stretch",
-            column_config={"P": NUMBER, "R": NUMBER, "F": NUMBER},
-        )
-    with right:
-        refs = details.references
-        bar_chart(
-            [f"#{i + 1}" for i in range(len(refs))],
-            {
-                "P": [r.precision for r in refs],
-                "R": [r.recall for r in refs],
-                "F": [r.f_measure for r in refs],
-            },
-            "per reference",
-            key=f"{key}-chart",
-        )
+    refs = details.references
+    # the table across the panel (a caption per row needs the width), its chart below
+    frame = pd.DataFrame(
+        {
+            "reference": [
+                f"#{i + 1}" + (" (highest F)" if i == best else "") for i in range(len(refs))
+            ],
+            "LCS": [r.lcs for r in refs],
+            "P": [r.precision for r in refs],
+            "R": [r.recall for r in refs],
+            "F": [r.f_measure for r in refs],
+            "text": [" ".join(r.tokens) for r in refs],
+        }
+    )
+    dataframe(frame, hide_index=True, width="stretch", numbers=["P", "R", "F"])
+    bar_chart(
+        [f"#{i + 1}" for i in range(len(refs))],
+        {
+            "P": [r.precision for r in refs],
+            "R": [r.recall for r in refs],
+            "F": [r.f_measure for r in refs],
+        },
+        "per reference",
+        key=f"{key}-chart",
+    )
 
     st.markdown("**Longest common subsequence**")
-    chosen = st.selectbox(
-        "Reference",
-        list(range(len(details.references))),
-        index=best,
-        format_func=lambda i: f"#{i + 1}" + (" (highest F)" if i == best else ""),
-        key=f"{key}-reference",
-    )
+    texts = (tuple(details.candidate), tuple(tuple(r.tokens) for r in details.references))
+    chosen = reference_picker(len(details.references), best, "highest F", texts, key=key)
     if chosen is None:  # only when there is no reference
         return
     pairs = details.lcs_pairs(chosen)

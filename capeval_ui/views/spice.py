@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import pandas as pd
@@ -23,6 +22,8 @@ from capeval_ui.views.common import (
     bar_chart,
     dataframe,
     explain,
+    format_number,
+    panel_columns,
     plot_text,
     render_details,
 )
@@ -246,8 +247,8 @@ def spice_graph_figure(graph: GraphView, tuples: Sequence[SpiceTuple], title: st
 
 
 def _dash(value: float) -> str:
-    """A score with 4 decimals, or "—" for NaN (no such tuple in the references)."""
-    return "—" if math.isnan(value) else f"{value:.4f}"
+    """A score as the cards write it, or "—" for NaN (no such tuple in the references)."""
+    return format_number(value)
 
 
 def _spice_tuple_frame(
@@ -267,9 +268,10 @@ def _spice_tuple_frame(
 def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
     total = details.categories["All"]
     p_col, r_col, f_col = st.columns(3)
-    p_col.metric("P (candidate tuples matched)", f"{total.precision:.4f}")
-    r_col.metric("R (reference tuples found)", f"{total.recall:.4f}")
-    f_col.metric("SPICE = F", f"{total.f:.4f}")
+    # short labels: three to a row fit side by side at 1,280 px; the help says the rest
+    p_col.metric("P", format_number(total.precision), help="candidate tuples matched")
+    r_col.metric("R", format_number(total.recall), help="reference tuples found")
+    f_col.metric("SPICE = F", format_number(total.f), help="P and R combined (F1)")
     st.caption(
         f"{total.tp} of {len(details.candidate)} candidate tuple(s) match a tuple of the "
         f"references' merged scene graph ({total.tp + total.fn} tuples): P = tp / (tp + fp), "
@@ -278,7 +280,7 @@ def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, k
     )
 
     st.markdown("**Scene graphs** (filled: the tuple matched; open: missed; hover for details)")
-    left, right = st.columns(2)
+    left, right = panel_columns(2)
     with left:
         st.plotly_chart(
             spice_graph_figure(details.candidate_graph, details.candidate, "candidate"),
@@ -295,7 +297,7 @@ def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, k
         )
 
     st.markdown("**Tuples** (green: exact string match; yellow: synonym only; red: missed)")
-    left, right = st.columns(2)
+    left, right = panel_columns(2)
     with left:
         st.caption("Candidate tuples")
         dataframe(
@@ -326,7 +328,7 @@ def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, k
             "F": [_dash(c.f) for c in cats],
         }
     )
-    left, right = st.columns([3, 2])
+    left, right = panel_columns([3, 2])
     with left:
         dataframe(
             frame,

@@ -16,12 +16,13 @@ from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
     BLUE,
     INTROS,
-    NUMBER,
     ORANGE,
     TERMS,
     dataframe,
     explain,
+    format_number,
     plot_text,
+    reference_picker,
     render_details,
 )
 
@@ -46,6 +47,8 @@ TERMS["wmd"] = (
 # -- WMD --------------------------------------------------------------------------------------
 #: word distance colours: pale for (almost) the same word, red for far apart
 _COST_SCALE = "YlOrRd"
+#: the numbers written in the cost and flow cells (plotly's automatic size shrinks to ~8 px)
+HEATMAP_TEXT_PX = 14
 
 
 def wmd_sankey_figure(pair: WMDPair) -> go.Figure:
@@ -125,13 +128,14 @@ def _matrix_figure(pair: WMDPair, matrix: np.ndarray, title: str, fmt: str) -> g
             colorscale=_COST_SCALE if "distance" in title else "Blues",
             zmin=0.0,
             texttemplate=f"%{{z:{fmt}}}",
+            textfont={"size": HEATMAP_TEXT_PX},
             hovertemplate=f"%{{y}} → %{{x}}<br>{title}: %{{z:{fmt}}}<extra></extra>",
             colorbar={"thickness": 10},
         )
     )
     fig.update_layout(
         title={"text": title, "font": {"size": 14}},
-        height=max(220, 40 * len(y) + 120),
+        height=max(240, 46 * len(y) + 130),
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
         xaxis={"type": "category", "title": "reference words", "side": "bottom"},
         yaxis={"type": "category", "title": "candidate words", "autorange": "reversed"},
@@ -160,21 +164,26 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
         return
     best = details.best
     d_col, s_col, r_col = st.columns(3)
-    d_col.metric("distance WMD (winning reference)", f"{details.distance:.4f}")
-    s_col.metric(f"similarity exp(−WMD/σ), σ = {sigma:g}", f"{details.similarity:.4f}")
-    r_col.metric("winning reference", f"#{best + 1} of {len(details.pairs)}")
-    chosen = st.selectbox(
-        "Reference",
-        list(range(len(details.pairs))),
-        index=best,
-        format_func=lambda i: f"#{i + 1}" + (" (winning reference)" if i == best else ""),
-        key=f"{key}-reference",
+    # short labels: three to a row fit side by side at 1,280 px; the help says the rest
+    d_col.metric(
+        "distance",
+        format_number(details.distance),
+        help="Word Mover's Distance to the winning reference (the closest)",
     )
+    s_col.metric(
+        f"similarity, σ = {sigma:g}",
+        format_number(details.similarity),
+        help="exp(−WMD/σ): the reported WMD score",
+    )
+    r_col.metric("winning reference", f"#{best + 1} of {len(details.pairs)}")
+    texts = tuple((tuple(p.candidate.tokens), tuple(p.reference.tokens)) for p in details.pairs)
+    chosen = reference_picker(len(details.pairs), best, "winning reference", texts, key=key)
     if chosen is None:
         return
     pair = details.pairs[chosen]
     st.text(
-        f"reference #{chosen + 1}: distance {pair.distance:.4f}, similarity {pair.similarity:.4f}"
+        f"reference #{chosen + 1}: distance {format_number(pair.distance)}, "
+        f"similarity {format_number(pair.similarity)}"
     )
     if pair.note:
         st.info(f"Reference #{chosen + 1}: {pair.note}.", icon=":material/info:")
@@ -184,19 +193,18 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
             "numbers are each word's share of its caption, its nBOW weight)"
         )
         st.plotly_chart(wmd_sankey_figure(pair), key=f"{key}-sankey", width="stretch")
-        left, right = st.columns(2)
-        with left:
-            st.plotly_chart(
-                _matrix_figure(pair, pair.cost, "word distance (cost)", ".2f"),
-                key=f"{key}-cost",
-                width="stretch",
-            )
-        with right:
-            st.plotly_chart(
-                _matrix_figure(pair, pair.plan, "mass moved (flow)", ".3f"),
-                key=f"{key}-flow",
-                width="stretch",
-            )
+        # one above the other: side by side, two candidates' panels left each matrix a
+        # quarter of the page, too narrow for its numbers
+        st.plotly_chart(
+            _matrix_figure(pair, pair.cost, "word distance (cost)", ".2f"),
+            key=f"{key}-cost",
+            width="stretch",
+        )
+        st.plotly_chart(
+            _matrix_figure(pair, pair.plan, "mass moved (flow)", ".3f"),
+            key=f"{key}-flow",
+            width="stretch",
+        )
         st.caption(
             "WMD = Σ flow × cost over every cell: the cheapest way to move the candidate's "
             "word mass onto the reference's. Rows of the flow sum to the candidate's nBOW "
@@ -231,7 +239,7 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
         table,
         hide_index=True,
         width="stretch",
-        column_config={"distance": NUMBER, "similarity": NUMBER},
+        numbers=["distance", "similarity"],
     )
 
 

@@ -30,6 +30,13 @@ def test_metadata(key):
     assert isinstance(cls.higher_is_better, bool)
     assert cls.primary_key() in cls.report_keys()
     assert cls.card().startswith("# ")
+    # one line a score card shows: what the number measures, its range and direction
+    assert cls.measures and "\n" not in cls.measures
+    lo, hi = (f"{b:g}".replace("-", "−") for b in cls.bounds)
+    described = cls.describe()
+    assert described.startswith(f"{cls.label(cls.primary_key())}: {cls.measures}")
+    better = "higher" if cls.higher_is_better else "lower"
+    assert described.endswith(f"range {lo} to {hi}, {better} is better.")
     assert dataclasses.is_dataclass(cls.Config)
 
 

@@ -225,6 +225,20 @@ def test_pairwise_accuracy_averages_draws():
     assert r.draws == 2 and r.accuracy == pytest.approx((0.5 + 1.0) / 2)
 
 
+def test_scores_equal_but_for_rounding_noise_are_a_metric_tie():
+    """Issue 34: WMD ignores word order, yet its transport solver leaves ~1e-16 between a
+    caption and its shuffle; such a tie counts half, so a shuffle scores exactly 50 %."""
+    correct = np.array([0.5, 0.7, 3.2, 0.1])
+    noisy = correct + np.array([1e-16, -2e-16, 4e-15, 0.0])
+    assert forced_choice_accuracy(correct, {"shuffled": noisy}).accuracy == {"shuffled": 0.5}
+    r = pairwise_accuracy(correct, noisy, [1, -1, 1, -1])
+    assert r.accuracy == 0.5
+    # a real difference is not a tie, nor are two tiny smoothed BLEU-4 values
+    assert forced_choice_accuracy([0.5], {"d": [0.5 - 1e-6]}).accuracy == {"d": 1.0}
+    assert forced_choice_accuracy([6.8e-09], {"d": [1.4e-12]}).accuracy == {"d": 1.0}
+    assert forced_choice_accuracy([0.0], {"d": [0.0]}).accuracy == {"d": 0.5}
+
+
 def test_forced_choice_accuracy():
     r = forced_choice_accuracy(
         [0.9, 0.5, 0.3, 0.7], {"shuffled": [0.1, 0.5, 0.4, 0.2], "other-image": [0, 0, 0, 0]}

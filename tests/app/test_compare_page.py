@@ -1,0 +1,437 @@
+"""AppTest checks of issue 34 on the Compare page: the evidence follows every edit, every
+number says what it means, every choice survives a reload."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from typing import Any
+
+from streamlit.testing.v1 import AppTest
+
+from capeval_core import DegenerateCorpusWarning, score_many
+from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
+from capeval_ui import cached, views
+from capeval_ui.views import key_label
+from tests.app.apptest import ROOT, TIMEOUT
+
+COMPARE = "app_pages/compare.py"
+DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
+#: issue 34's teacher's example: reference #2 wins METEOR, ROUGE-L and WMD, where the default
+#: example's winners are #3, #1 and #3
+HORSE = "a man is riding a horse on the beach"
+SHORE = (
+    "a person rides a horse along the shore",
+    "a man on horseback at the beach",
+    "someone riding a brown horse near the ocean",
+)
+
+
+def _app(**params: Any) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at
+
+
+def _compare(**params: Any) -> AppTest:
+    at = _app(**params).run()
+    at.switch_page(COMPARE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _details(candidate: str, references: tuple[str, ...]) -> dict[str, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateCorpusWarning)
+        scored = score_many(["meteor", "rouge_l", "wmd"], [candidate], [list(references)])
+    return {k: r.segments[0].details for k, r in scored.items()}
+
+
+def _figures(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+
+
+def _picked(at: AppTest, key: str) -> tuple[int, str]:
+    """The picker's value and the label the browser shows for it."""
+    box = at.selectbox(key=key)
+    return box.value, box.options[box.index]
+
+
+def _assert_evidence_on_the_winner(at: AppTest, candidate: str, refs: tuple[str, ...]) -> None:
+    """Heading, picker and drawing of METEOR, ROUGE-L and WMD all name the winning reference."""
+    details = _details(candidate, refs)
+    text = "\n".join(t.value for t in at.text)
+    markdown = "\n".join(m.value for m in at.markdown)
+
+    best = details["meteor"].best
+    assert f"reference #{best + 1} wins" in markdown
+    assert _picked(at, "meteor-reference") == (best, f"#{best + 1} (winning reference)")
+    (figure,) = [
+        f for f in _figures(at) if "hypothesis" in f["layout"]["yaxis"].get("ticktext", ())
+    ]
+    assert figure["layout"]["yaxis"]["ticktext"][0] == f"reference #{best + 1}"
+    arithmetic = next(c.value for c in at.code if c.value.startswith("parameters:"))
+    assert arithmetic.rstrip().endswith(f"= {details['meteor'].alignments[best].score:.4f}")
+
+    rouge = details["rouge_l"]
+    fs = [r.f_measure for r in rouge.references]
+    best = fs.index(max(fs))
+    assert _picked(at, "rouge_l-reference") == (best, f"#{best + 1} (highest F)")
+    (table,) = [df.value for df in at.dataframe if "LCS" in df.value.columns]
+    assert table["F"].idxmax() == best  # the table and the picker agree
+    assert table.loc[best, "reference"] == f"#{best + 1} (highest F)"
+    (tab,) = [t for t in at.tabs if t.label == METRICS["rouge_l"].name]
+    (strip,) = [df.value for df in tab.dataframe if "candidate" in df.value.index]
+    assert list(strip.index) == ["candidate", f"reference #{best + 1}"]
+
+    wmd = details["wmd"]
+    best = wmd.best
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["winning reference"] == f"#{best + 1} of {len(refs)}"
+    assert _picked(at, "wmd-reference") == (best, f"#{best + 1} (winning reference)")
+    assert f"reference #{best + 1}: distance {wmd.pairs[best].distance:.4f}" in text
+
+
+def test_the_picker_follows_the_winning_reference_after_an_edit() -> None:
+    at = _compare()
+    before = _details(DEFAULT.candidate, DEFAULT.references)
+    assert (before["meteor"].best, before["rouge_l"].best_reference, before["wmd"].best) != (
+        1,
+        1,
+        1,
+    )
+    at.text_area(key="candidate").input(HORSE)
+    at.text_area(key="references").input("\n".join(SHORE)).run()
+    assert not at.exception, at.exception
+    _assert_evidence_on_the_winner(at, HORSE, SHORE)
+
+
+def test_the_picker_follows_a_reordering_of_the_references_and_keeps_a_choice_otherwise() -> None:
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    _assert_evidence_on_the_winner(at, HORSE, SHORE)
+    # a reference picked by hand stays picked while the inputs stay
+    at.selectbox(key="meteor-reference").select(2).run()
+    at.radio(key="bleu-order").set_value(2).run()
+    assert at.selectbox(key="meteor-reference").value == 2
+    # the winner moves to the top: every picker goes with it
+    reordered = (SHORE[1], SHORE[2], SHORE[0])
+    at.text_area(key="references").input("\n".join(reordered)).run()
+    assert not at.exception, at.exception
+    _assert_evidence_on_the_winner(at, HORSE, reordered)
+    assert at.selectbox(key="meteor-reference").value == 0
+
+
+# -- every number says what it means ---------------------------------------------------------------
+def test_each_score_card_says_what_it_measures_its_range_and_direction() -> None:
+    at = _compare()
+    labels = [key_label(k) for k in REPORTED_KEYS]
+    cards = {m.label: m.proto.help for m in at.metric if m.label in labels}
+    assert list(cards) == labels
+    for key in REPORTED_KEYS:
+        cls = metric_class(key)
+        help_text = cards[key_label(key)]
+        first, _, rest = help_text.partition("\n\n")
+        assert first == cls.describe(key)
+        assert cls.measures in first
+        # the signature stays in reach, below the meaning
+        assert rest.startswith("Signature: `" + key.split("_")[0])
+    assert cards["CIDEr-D"].startswith("CIDEr-D: ")
+    assert "range 0 to 10, higher is better." in cards["CIDEr-D"]
+    assert "range −1 to 1, higher is better." in cards["MEAN"]
+
+
+# -- the example picker says what is on the page ---------------------------------------------------
+def _captions(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def test_the_example_picker_says_your_own_once_the_captions_are_edited() -> None:
+    at = _compare()
+    assert at.selectbox(key="example").value == cached.DEFAULT_EXAMPLE
+    # "Table 2" says where it comes from, beside the picker and in its help
+    assert "Table 2 in Kilickaya et al. (2017)" in _captions(at)
+    assert "Kilickaya et al. (2017)" in at.selectbox(key="example").help
+    at.text_area(key="candidate").input(HORSE).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="example").value == cached.YOUR_OWN
+    assert "Kilickaya" not in _captions(at)
+    assert at.text_area(key="candidate").value == HORSE  # nothing is replaced
+    # an example picked again fills the text areas and is named again
+    at.selectbox(key="example").select("Table 2 style: synonyms").run()
+    example = cached.BUILTIN_EXAMPLES["Table 2 style: synonyms"]
+    assert at.text_area(key="candidate").value == example.candidate
+    assert at.selectbox(key="example").value == "Table 2 style: synonyms"
+    at.text_area(key="references").input("a surfer on a wave").run()
+    assert at.selectbox(key="example").value == cached.YOUR_OWN
+    # picking "your own" keeps what is typed
+    at.selectbox(key="example").select(cached.YOUR_OWN).run()
+    assert at.text_area(key="references").value == "a surfer on a wave"
+
+
+def test_a_link_to_own_captions_opens_on_your_own() -> None:
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    assert at.selectbox(key="example").value == cached.YOUR_OWN
+    same = _compare(candidate=DEFAULT.candidate, ref=list(DEFAULT.references))
+    assert same.selectbox(key="example").value == cached.DEFAULT_EXAMPLE
+
+
+def test_the_lab_example_picker_says_your_own_once_the_caption_is_edited() -> None:
+    at = AppTest.from_file(str(ROOT / "app_pages/perturb.py"), default_timeout=TIMEOUT)
+    at.session_state["lab_metrics"] = ["bleu_4"]
+    at.run()
+    assert at.selectbox(key="lab_example").value == cached.DEFAULT_EXAMPLE
+    assert "Table 2 in Kilickaya et al. (2017)" in _captions(at)
+    at.text_area(key="lab_candidate").input(HORSE).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="lab_example").value == cached.YOUR_OWN
+    assert at.text_area(key="lab_candidate").value == HORSE
+
+
+# -- one number format, the app's own words ----------------------------------------------------
+def _shown(element: Any) -> Any:
+    """A table's cells as the browser shows them (its Styler's display values)."""
+    import pyarrow as pa
+
+    styler = element.proto.arrow_data.styler
+    assert styler.display_values, "expected a formatted table"
+    return pa.ipc.open_stream(styler.display_values).read_pandas()
+
+
+def test_a_tiny_score_reads_the_same_on_its_card_its_tables_and_the_a_b_table() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateCorpusWarning)
+        bleu_3 = score_many(["bleu"], [HORSE], [list(SHORE)])["bleu"].corpus["bleu_3"]
+    assert 0 < bleu_3 < 5e-5  # issue 34: 0.0000 on the card, 3.989e-06 in the A/B table
+    text = views.format_number(bleu_3)
+    assert text == f"{bleu_3:.3e}"
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    assert {m.label: m.value for m in at.metric}["BLEU-3"] == text
+    (scores,) = [df for df in at.dataframe if "signature" in df.value.columns]
+    assert _shown(scores).set_index("key").loc["bleu_3", "value"] == text
+    (orders,) = [df for df in at.dataframe if "BLEU-n" in df.value.columns]
+    assert _shown(orders)["BLEU-n"].iloc[2] == text
+    at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
+    assert not at.exception, at.exception
+    (verdict,) = [tb for tb in at.table if "higher" in tb.value.columns]
+    assert _shown(verdict).set_index("metric").loc["BLEU-3", "A"] == text
+
+
+def test_messages_on_the_page_say_controls_not_library_options() -> None:
+    at = _compare()
+    at.radio(key="cider_idf").set_value("scored set").run()
+    assert not at.exception, at.exception
+    words = [e.value for kind in ("warning", "error", "info") for e in at.get(kind)]
+    assert any("CIDEr-D IDF source" in w.value and "COCO val2014" in w.value for w in at.warning)
+    for message in words:
+        assert not re.search(r"\w+\s*=\s*['\"]", message), message
+
+
+# -- every choice in the URL, a link to copy -------------------------------------------------------
+def _param(at: AppTest, key: str) -> str:
+    value = at.query_params[key]
+    return value[0] if isinstance(value, list) else value
+
+
+def test_every_choice_is_in_the_url_and_comes_back_on_a_reload() -> None:
+    at = _compare()
+    assert [_param(at, k) for k in ("idf", "spice_parser", "tokenizer")] == [
+        "coco-val2014",
+        "stanford-pcfg",
+        "ptb",
+    ]
+    at.radio(key="cider_idf").set_value("scored set").run()
+    at.radio(key="spice_parser").set_value("emulated (fast, close)").run()
+    at.radio(key="tokenizer").set_value("whitespace").run()
+    assert not at.exception, at.exception
+    params = {k: _param(at, k) for k in ("idf", "spice_parser", "tokenizer", "candidate")}
+    assert params == {
+        "idf": "corpus",
+        "spice_parser": "stanford-emulation",
+        "tokenizer": "whitespace",
+        "candidate": DEFAULT.candidate,
+    }
+    # a reload is a new session that keeps only the URL
+    params["ref"] = list(DEFAULT.references)
+    again = _compare(**params)
+    assert again.radio(key="cider_idf").value == "scored set"
+    assert again.radio(key="spice_parser").value == "emulated (fast, close)"
+    assert again.radio(key="tokenizer").value == "whitespace"
+    (scores,) = [df.value for df in again.dataframe if "signature" in df.value.columns]
+    signatures = scores.set_index("key")["signature"]
+    assert "tok:whitespace" in signatures["bleu_4"]
+    assert "idf-source" not in signatures["cider_d"]  # the scored set
+    assert "stanford-emulation" in signatures["spice"]
+
+
+def test_the_copy_link_holds_the_whole_address() -> None:
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    (popover,) = [p for p in at.get("popover") if p.proto.popover.label == "Copy link"]
+    (link,) = [c.value for c in popover.code]
+    path, _, query = link.partition("?")
+    assert path.endswith("/compare-captions")
+    from urllib.parse import parse_qs
+
+    parsed = parse_qs(query)
+    assert parsed["candidate"] == [HORSE]
+    assert parsed["ref"] == list(SHORE)
+    assert parsed["idf"] == ["coco-val2014"] and parsed["tokenizer"] == ["ptb"]
+
+
+# -- the Perturbation lab takes Compare's caption, and keeps its own on a reload -------------------
+LAB = "app_pages/perturb.py"
+
+
+def test_the_lab_opens_on_the_caption_studied_on_compare_and_leads_back() -> None:
+    at = _compare()
+    at.text_area(key="candidate").input(HORSE)
+    at.text_area(key="references").input("\n".join(SHORE)).run()
+    at.session_state["lab_metrics"] = ["bleu_4"]  # keeps the lab's scoring short
+    at.button(key="to_lab").click().run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Perturbation lab"]
+    assert at.text_area(key="lab_candidate").value == HORSE
+    assert at.text_area(key="lab_references").value == "\n".join(SHORE)
+    assert at.selectbox(key="lab_example").value == cached.YOUR_OWN
+    links = [e.proto for e in at.get("page_link")]
+    assert any(link.label == "Back to Compare captions" for link in links)
+    # the way back finds Compare as it was left
+    at.switch_page(COMPARE).run()
+    assert at.text_area(key="candidate").value == HORSE
+
+
+def test_a_first_visit_to_the_lab_starts_from_compare() -> None:
+    at = _compare()
+    at.text_area(key="candidate").input(HORSE).run()
+    at.session_state["lab_metrics"] = ["bleu_4"]
+    at.switch_page(LAB).run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="lab_candidate").value == HORSE
+
+
+def test_the_lab_keeps_its_inputs_on_a_reload() -> None:
+    at = _app().run()
+    at.session_state["lab_metrics"] = ["bleu_4", "rouge_l"]
+    at.switch_page(LAB).run()
+    at.text_area(key="lab_candidate").input(HORSE)
+    at.text_area(key="lab_references").input("\n".join(SHORE))
+    at.multiselect(key="lab_perturbations").set_value(["shuffle"])
+    at.number_input(key="lab_seed").set_value(7).run()
+    assert not at.exception, at.exception
+    params = {k: at.query_params[k] for k in at.query_params}
+    # a reload is a new session that keeps only the URL
+    again = _app(**params).run()
+    again.switch_page(LAB).run()
+    assert not again.exception, again.exception
+    assert again.text_area(key="lab_candidate").value == HORSE
+    assert again.text_area(key="lab_references").value == "\n".join(SHORE)
+    assert again.multiselect(key="lab_perturbations").value == ["shuffle"]
+    assert again.number_input(key="lab_seed").value == 7
+    assert again.multiselect(key="lab_metrics").value == ["bleu_4", "rouge_l"]
+    assert again.selectbox(key="lab_example").value == cached.YOUR_OWN
+
+
+# -- Robustness: ties count half, labels readable ------------------------------------------------
+def test_robustness_counts_wmd_ties_on_shuffled_captions_half_and_labels_every_bar() -> None:
+    from capeval_ui import meta_views
+
+    at = _app().run()
+    at.session_state["_meta_metrics_kept"] = ["wmd", "bleu_4"]
+    at.switch_page("app_pages/robustness.py").run()
+    assert not at.exception, at.exception
+    frame = next(df.value for df in at.dataframe if "shuffled" in df.value.columns)
+    rows = frame.set_index("metric")
+    # WMD ignores word order: a shuffled caption ties with its original, a tie counts half
+    assert rows.loc["WMD", "shuffled"] == 50.0
+    assert rows.loc["BLEU-4", "shuffled"] > 50.0
+    (chart,) = [
+        json.loads(e.proto.spec)
+        for e in at.get("plotly_chart")
+        if "correct caption preferred" in e.proto.spec
+    ]
+    # one row per bar, each value written outside its bar, with room for it
+    bars = sum(len(trace["y"]) for trace in chart["data"])
+    assert {trace["orientation"] for trace in chart["data"]} == {"h"}
+    assert {trace["textposition"] for trace in chart["data"]} == {"outside"}
+    assert chart["layout"]["height"] >= meta_views.ACCURACY_BAR_PX * bars
+
+
+# -- nothing cut side by side ----------------------------------------------------------------------
+def test_side_by_side_panel_labels_are_short_and_heatmap_numbers_readable() -> None:
+    from capeval_ui.views import wmd
+
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
+    assert not at.exception, at.exception
+    for name in ("ROUGE-L", "WMD", "SPICE"):
+        (tab,) = [t for t in at.tabs if t.label == name]
+        labels = [m.label for m in tab.metric]
+        assert len(labels) == 6, (name, labels)  # three per candidate, a third of a half each
+        # about 18 characters fit a third of half the page at 1,280 px ("distance WMD (winn…")
+        assert all(len(label) <= 18 for label in labels), labels
+    heatmaps = [f for f in _figures(at) if f["data"] and f["data"][0]["type"] == "heatmap"]
+    assert len(heatmaps) == 4  # cost and flow, per candidate
+    for figure in heatmaps:
+        assert figure["data"][0]["textfont"]["size"] == wmd.HEATMAP_TEXT_PX >= 12
+
+
+def test_side_by_side_panels_stack_their_inner_columns_and_text_columns_fit_their_text() -> None:
+    at = _compare(candidate=HORSE, ref=list(SHORE))
+    # one candidate: a caption's column is as wide as its longest text ("…near the ocea")
+    (rouge,) = [df for df in at.dataframe if "LCS" in df.value.columns]
+    config = json.loads(rouge.proto.columns)
+    assert config["text"]["width"] >= views.cell_width(["text", *rouge.value["text"]])
+    at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
+    assert not at.exception, at.exception
+    for name in ("BLEU", "CIDEr-D", "METEOR"):
+        (tab,) = [t for t in at.tabs if t.label == name]
+        # the two candidates' halves, and no column inside either: a quarter of the page
+        # cut the BLEU tables side by side
+        assert len(tab.columns) == 2, name
+
+
+def test_a_long_token_strip_wraps_onto_further_strips_side_by_side() -> None:
+    long = "a man in a red shirt is riding a brown horse on the sandy beach near the blue ocean"
+    n = len(long.split())
+    at = _compare(candidate=long, ref=list(SHORE))
+    at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
+    assert not at.exception, at.exception
+    (tab,) = [t for t in at.tabs if t.label == "BLEU"]
+    side_a = tab.columns[0]
+    strips = [df for df in side_a.dataframe if list(df.value.index) == ["candidate"]]
+    assert len(strips) > 1
+    positions = [c for df in strips for c in df.value.columns]
+    assert positions == [str(i + 1) for i in range(n)]  # every word, once, in order
+    for df in strips:
+        widths = [c["width"] for c in json.loads(df.proto.columns).values() if "width" in c]
+        label = views.cell_width(["candidate"], maximum=240)
+        assert label + sum(widths) <= views.NARROW_STRIP_PX or len(widths) == 1
+
+
+def test_home_lists_what_each_metric_measures() -> None:
+    at = _app().run()
+    assert not at.exception, at.exception
+    (registry,) = [df.value for df in at.dataframe if "measures" in df.value.columns]
+    assert dict(zip(registry["key"], registry["measures"], strict=True)) == {
+        key: cls.measures for key, cls in METRICS.items()
+    }
+
+
+def test_an_edited_lab_link_with_values_out_of_range_still_opens() -> None:
+    at = _app(lab_caption=HORSE, lab_seed="-3", lab_n="0", lab_perturbation=["shuffle", "nope"])
+    at.session_state["lab_metrics"] = ["bleu_4"]
+    at.run()
+    at.switch_page(LAB).run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="lab_candidate").value == HORSE
+    assert at.number_input(key="lab_seed").value == 0
+    assert at.number_input(key="lab_n").value == 1
+    assert at.multiselect(key="lab_perturbations").value == ["shuffle"]
+
+
+def test_a_compare_link_with_unknown_choices_keeps_the_defaults() -> None:
+    at = _compare(candidate=HORSE, ref=list(SHORE), idf="bogus", tokenizer="nope")
+    assert at.radio(key="cider_idf").value == cached.DEFAULT_IDF
+    assert at.radio(key="tokenizer").value == "ptb"
+    assert _param(at, "idf") == "coco-val2014"  # the page writes what it scored with
