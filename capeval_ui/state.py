@@ -97,7 +97,7 @@ SYSTEMS_FILES = "_systems_files"
 CANDIDATE_PARAM, CANDIDATE_B_PARAM, REF_PARAM = "candidate", "candidate_b", "ref"
 #: Compare's choices in its URL, each as the library spells its value (``idf=corpus``,
 #: ``spice_parser=stanford-pcfg``, ``tokenizer=ptb``), so a link reproduces every number
-CHOICE_PARAMS: tuple[str, ...] = ("idf", "spice_parser", "tokenizer")
+COMPARE_CHOICE_PARAMS: tuple[str, ...] = ("idf", "spice_parser", "tokenizer")
 #: the query parameter naming the loaded judgment set (a prefix of its content digest)
 SET_PARAM = "set"
 _COMPARE_URL = "_compare_url"
@@ -175,7 +175,7 @@ def _compare_params() -> dict[str, Any]:
     refs = params.get_all(REF_PARAM)
     if refs:
         out["references"] = "\n".join(refs)
-    for name in CHOICE_PARAMS:
+    for name in COMPARE_CHOICE_PARAMS:
         if name in params:
             out[name] = params.get(name, "")
     return out
@@ -239,7 +239,7 @@ def _compare_url_params(
     if references:
         wanted["references"] = "\n".join(references)
         params[REF_PARAM] = list(references)
-    for name in CHOICE_PARAMS:
+    for name in COMPARE_CHOICE_PARAMS:
         if name in choices:
             wanted[name] = params[name] = choices[name]
     return wanted, params
@@ -365,7 +365,7 @@ def restore_judgment_set(key: str, lookup: Callable[[str], Any]) -> None:
 # -- the meta-evaluation choices in the URL ------------------------------------------------------
 #: query parameter -> the session key it restores: the chosen metrics (the picker's kept
 #: list), the human-score column and the correlation level
-CHOICE_PARAMS: dict[str, str] = {
+META_CHOICE_PARAMS: dict[str, str] = {
     "metric": "_meta_metrics_kept",
     "human": "human_column",
     "level": "correlation_level",
@@ -379,7 +379,7 @@ def restore_choices() -> None:
     if st.session_state.get(_CHOICES_RESTORED):
         return
     st.session_state[_CHOICES_RESTORED] = True
-    for param, key in CHOICE_PARAMS.items():
+    for param, key in META_CHOICE_PARAMS.items():
         values = st.query_params.get_all(param)
         if values and key not in st.session_state:
             st.session_state[key] = list(values) if param == "metric" else values[0]
