@@ -195,6 +195,12 @@ st.caption(
 st.text(f"A: {candidate.strip()}" + (f"\nB: {candidate_b.strip()}" if two else ""))
 
 views.render_scoring_errors(scored.errors)
+opened_from = st.session_state.get(state.FROM_SYSTEMS)
+if opened_from and (opened_from["candidate"], opened_from["candidate_b"]) == (
+    candidate.strip(),
+    candidate_b.strip(),
+):
+    st.info(opened_from["text"], icon=":material/table_chart:")
 results = scored.results
 if scored_b is None:
     views.render_summary(results)

@@ -233,7 +233,15 @@ metric_key = pick_key.selectbox(
 if system_a == system_b:
     st.info("Choose two different systems.")
 else:
-    systems_views.render_differences(comparison, system_a, system_b, metric_key)
+    row = systems_views.render_differences(comparison, system_a, system_b, metric_key)
+    if row is not None:  # one click opens the image in Compare captions
+        st.session_state[state.FROM_SYSTEMS] = systems_views.drill_down_note(
+            row, system_a, system_b, metric_key, len(data)
+        )
+        st.switch_page(
+            "app_pages/compare.py",
+            query_params=systems_views.compare_params(row, current_tokenizer()),
+        )
 
 digest = tuple(data.digest(i) for i in range(len(data.names))) + data.names
 csv_col, sig_col, json_col = st.columns(3)

@@ -164,6 +164,11 @@ def _captions(inputs: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
     }
 
 
+#: the note Compare captions shows when opened from a row of Compare systems (a dict with the
+#: two captions it is about and its text; see systems_views.drill_down_note)
+FROM_SYSTEMS = "_from_systems"
+
+
 # -- Compare's URL ---------------------------------------------------------------------------
 def _compare_params() -> dict[str, Any]:
     params = st.query_params

@@ -20,6 +20,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from capeval_core.metrics import metric_class
+from capeval_core.spice.parse import DEFAULT_PARSER
 from capeval_core.systems import SystemsComparison
 from capeval_core.systems_table import paper_order, paper_table
 
@@ -218,11 +219,38 @@ def differences_frame(comparison: SystemsComparison, a: str, b: str, key: str) -
             table["caption_a"], table["caption_b"], table["references"], strict=True
         )
     ]
+    table["reference_list"] = table["references"]  # kept for a drill-down, not shown
     table["references"] = [" | ".join(r) for r in table["references"]]
     return table
 
 
-def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) -> None:
+def compare_params(
+    row: pd.Series, tokenizer: str, spice_parser: str = DEFAULT_PARSER
+) -> dict[str, Any]:
+    """Compare captions' query parameters for one row of :func:`differences_frame`: both
+    captions, the references, and the table's tokenizer and SPICE parser, so every number
+    there but CIDEr-D's is the table's (one image's references give no IDF of their own, so
+    Compare takes COCO val2014's).
+
+    >>> row = pd.Series({"caption_a": "a dog", "caption_b": "a cat", "reference_list": ["a | b"]})
+    >>> compare_params(row, "ptb", "stanford-pcfg")["ref"]
+    ['a | b']
+    """
+    return {
+        "candidate": row["caption_a"],
+        "candidate_b": row["caption_b"],
+        "ref": list(row["reference_list"]),
+        "tokenizer": tokenizer,
+        "spice_parser": spice_parser,
+        "idf": "coco-val2014",
+    }
+
+
+def render_differences(
+    comparison: SystemsComparison, a: str, b: str, key: str
+) -> pd.Series | None:
+    """The differences table; returns the row the reader clicked (one click opens it in
+    Compare captions), if any."""
     table = differences_frame(comparison, a, b, key)
     name = label(key)
     config: dict[str, Any] = {
@@ -233,10 +261,21 @@ def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) 
         "value_b": st.column_config.NumberColumn(f"{name}: {b}", format="%.4f"),
         "difference": st.column_config.NumberColumn(f"{name}: {b} − {a}", format="%+.4f"),
         "open": st.column_config.LinkColumn(
-            "Compare captions", display_text="open", help="both captions with the references"
+            "new tab", display_text="open", help="both captions with the references, in a new tab"
         ),
     }
-    st.dataframe(table, hide_index=True, width="stretch", column_config=config, key="systems_items")
+    st.caption("Click a row to open its image in Compare captions.")
+    event = st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config=config,
+        key="systems_items",
+        column_order=[c for c in table.columns if c != "reference_list"],
+        on_select="rerun",
+        selection_mode="single-row",
+    )
+    rows = list(event.selection.rows) if event is not None else []
     gaps = np.abs(table["difference"].to_numpy())
     st.caption(
         f"{int(np.count_nonzero(gaps > 0)):,} of {len(table):,} images differ on {name}; "
@@ -244,3 +283,21 @@ def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) 
         "CIDEr-D takes COCO val2014's document frequencies (one image's references give none "
         "worth having), not this set's, so its CIDEr-D differs from the values here."
     )
+    return table.iloc[rows[0]] if rows else None
+
+
+def drill_down_note(row: pd.Series, a: str, b: str, key: str, n_images: int) -> dict[str, str]:
+    """What Compare captions says when opened from a row: the table's own values for the
+    image, and which of its numbers match them (kept in the session with the captions it
+    is about, so it disappears once they are edited)."""
+    name = label(key)
+    text = (
+        f"Opened from Compare systems: image {row['image_id']} of {n_images:,}, with the "
+        f"table's tokenizer and SPICE parser, so every number here but CIDEr-D's is the "
+        f"table's. The table's {name} for this image: {a} {row['value_a']:.4f}, "
+        f"{b} {row['value_b']:.4f}. CIDEr-D here takes COCO val2014's document frequencies "
+        f"(one image's references give none of their own); the table takes those of its "
+        f"{n_images:,} images."
+    )
+    captions = {"candidate": row["caption_a"].strip(), "candidate_b": row["caption_b"].strip()}
+    return {**captions, "text": text}

@@ -330,3 +330,34 @@ def test_chart_panels_in_the_papers_order_in_rows_that_leave_room_for_ticks() ->
     assert domains[PANELS_PER_ROW][0] == domains[0][0]  # the fifth panel starts a new row
     bars = [t for t in fig.data if t.name == "A&amp;B_v2"]
     assert len(bars) == 7 and bars[4].y[0] == comparison.corpus["A&B_v2"]["cider_d"]
+
+
+def test_a_row_opens_in_compare_with_the_tables_numbers() -> None:
+    """The drill-down: a clicked row's parameters open Compare captions on both captions and
+    the references with the table's tokenizer and SPICE parser, so its BLEU-4 for A and B is
+    the table's for that image, and a note says which number cannot match (CIDEr-D's IDF)."""
+    from capeval_ui import state, systems_views
+    from tests.app.test_workbench import COMPARE, _app
+
+    files, ann = _uploads()
+    at = _upload(_page(), files, ann)
+    at.selectbox(key="systems_key").set_value("bleu_4").run()
+    top = _frame(at, "open").iloc[0]
+    params = systems_views.compare_params(top, "ptb")
+    assert params["ref"] == list(top["reference_list"]) and params["tokenizer"] == "ptb"
+    note = systems_views.drill_down_note(top, "mine", "theirs", "bleu_4", 30)
+    assert "every number here but CIDEr-D's is the table's" in note["text"]
+
+    compare = _app(**params)
+    compare.session_state[state.FROM_SYSTEMS] = note
+    compare.run()
+    compare.switch_page(COMPARE).run()
+    assert not compare.exception, compare.exception
+    assert [i.value for i in compare.info if i.value == note["text"]]
+    (verdict,) = [tb.value for tb in compare.table if "higher" in tb.value.columns]
+    bleu = verdict.set_index("metric").loc["BLEU-4"]
+    assert bleu["A"] == pytest.approx(top["value_a"], rel=1e-12, abs=1e-15)
+    assert bleu["B"] == pytest.approx(top["value_b"], rel=1e-12, abs=1e-15)
+    # once the captions are edited, the note is no longer about them
+    compare.text_area(key="candidate").input("a different caption").run()
+    assert not [i for i in compare.info if i.value == note["text"]]
