@@ -18,7 +18,7 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.metrics import METRICS, REPORTED_KEYS
-from capeval_ui import cached, current_tokenizer, state, views
+from capeval_ui import cached, current_tokenizer, state, systems_views, views
 
 
 def _apply_example() -> None:
@@ -54,8 +54,21 @@ def _inputs_of(example: cached.Example) -> dict[str, str]:
 
 
 #: Compare's choices in its URL: parameter -> (the control's key, its options)
+def _idf_sources() -> dict[str, str]:
+    """The IDF sources offered: COCO val2014 and the scored set, and the Systems table's set
+    while this page shows an image opened from it (registered in this server process)."""
+    from capeval_core.idf import has_reference_set
+
+    sources = dict(cached.IDF_SOURCES)
+    note = st.session_state.get(state.FROM_SYSTEMS)
+    if note and has_reference_set(note["idf"]):
+        sources[note["idf_label"]] = note["idf"]
+    return sources
+
+
+IDF_SOURCES = _idf_sources()
 URL_CHOICES = {
-    "idf": ("cider_idf", cached.IDF_SOURCES),
+    "idf": ("cider_idf", IDF_SOURCES),
     "spice_parser": ("spice_parser", cached.SPICE_PARSERS),
 }
 
@@ -83,6 +96,8 @@ try:
     state.default("example", cached.DEFAULT_EXAMPLE)
     state.default("candidate_b", "")
     state.default("cider_idf", cached.DEFAULT_IDF)
+    if st.session_state["cider_idf"] not in IDF_SOURCES:  # a set this page no longer offers
+        st.session_state["cider_idf"] = cached.DEFAULT_IDF
     state.default("spice_parser", cached.DEFAULT_SPICE_PARSER)
     if "candidate" not in st.session_state:
         _apply_example()
@@ -120,7 +135,7 @@ try:
     idf_column, parser_column = st.columns(2)
     idf_label = idf_column.radio(
         "CIDEr-D IDF source",
-        list(cached.IDF_SOURCES),
+        list(IDF_SOURCES),
         key="cider_idf",
         horizontal=True,
         help=cached.IDF_HELP,
@@ -132,7 +147,7 @@ try:
         horizontal=True,
         help=cached.SPICE_PARSER_HELP,
     )
-    idf = cached.IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
+    idf = IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
     spice_parser = cached.SPICE_PARSERS[parser_label or cached.DEFAULT_SPICE_PARSER]
     tokenizer = current_tokenizer()
     query = state.sync_compare_url(
@@ -200,7 +215,7 @@ if opened_from and (opened_from["candidate"], opened_from["candidate_b"]) == (
     candidate.strip(),
     candidate_b.strip(),
 ):
-    st.info(opened_from["text"], icon=":material/table_chart:")
+    st.info(systems_views.drill_down_text(opened_from, idf), icon=":material/table_chart:")
 results = scored.results
 if scored_b is None:
     views.render_summary(results)

@@ -214,6 +214,7 @@ with st.expander("Every value with its interval, difference to the baseline and 
     systems_views.render_table(comparison)
     st.caption(f"Resampling: {comparison.resampling}.")
 
+digest = tuple(data.digest(i) for i in range(len(data.names))) + data.names
 st.subheader("Where two systems differ")
 for widget, options in (
     ("systems_a", comparison.systems),
@@ -234,16 +235,16 @@ if system_a == system_b:
     st.info("Choose two different systems.")
 else:
     row = systems_views.render_differences(comparison, system_a, system_b, metric_key)
-    if row is not None:  # one click opens the image in Compare captions
+    if row is not None:  # one click opens the image in Compare captions, as the table scores it
+        idf = cached.systems_reference_set(digest, current_tokenizer(), _data=data)
         st.session_state[state.FROM_SYSTEMS] = systems_views.drill_down_note(
-            row, system_a, system_b, metric_key, len(data)
+            row, system_a, system_b, metric_key, len(data), idf
         )
         st.switch_page(
             "app_pages/compare.py",
-            query_params=systems_views.compare_params(row, current_tokenizer()),
+            query_params=systems_views.compare_params(row, current_tokenizer(), idf),
         )
 
-digest = tuple(data.digest(i) for i in range(len(data.names))) + data.names
 csv_col, sig_col, json_col = st.columns(3)
 csv_col.download_button(
     "Per-image scores (CSV)",

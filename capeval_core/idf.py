@@ -1,4 +1,5 @@
-"""CIDEr-D document frequencies from the COCO val2014 references (the ``coco-val2014`` IDF).
+"""CIDEr-D document frequencies from the COCO val2014 references (the ``coco-val2014`` IDF),
+and those of a scored set's references named by their content (``set-…``).
 
 The original ``coco-val-df`` pickle of the CIDEr authors is not distributed with any package,
 so it is rebuilt from ``captions_val2014.json`` (inside the installed pycocoevalcap): all
@@ -8,17 +9,25 @@ captions tokenized in one batch, an image counting once per n-gram, N = 40,504 i
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import sys
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from capeval_core import resources
 from capeval_core.errors import DamagedCacheWarning, ResourceError
-from capeval_core.metrics.cider import ORDER, DocumentFrequency
+from capeval_core.metrics.cider import (
+    ORDER,
+    SET_PREFIX,
+    DocumentFrequency,
+    corpus_document_frequency,
+)
 from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
 from capeval_core.tokenize import Tokenizer
 
@@ -149,3 +158,40 @@ def coco_val_state(tokenizer: Tokenizer) -> str:
         return "cache" if _cache_path(tokenizer).is_file() else "build"
     except (ResourceError, OSError):
         return "build"
+
+
+# -- a scored set's document frequencies, named ------------------------------------------------
+#: the sets registered in this process: name -> their document frequencies
+_sets: dict[str, DocumentFrequency] = {}
+
+
+def register_reference_set(references: Sequence[Sequence[str]], tokenizer: Tokenizer) -> str:
+    """Name the document frequencies of a scored set's references (``set-`` and a digest of
+    their tokens), so that one image of the set can be scored as the whole set scores it:
+    ``idf="set-…"`` gives an image the CIDEr-D that ``idf="corpus"`` gives it in the set."""
+    flat = [r for refs in references for r in refs]
+    tokens = iter(tokenizer.tokenize_batch(flat))
+    per_image = tuple(tuple(next(tokens) for _ in refs) for refs in references)
+    digest = hashlib.sha256(
+        json.dumps([tokenizer.name, per_image], ensure_ascii=False).encode()
+    ).hexdigest()
+    name = f"{SET_PREFIX}{digest[:16]}"
+    if name not in _sets:
+        _sets[name] = dataclasses.replace(corpus_document_frequency(per_image), source=name)
+    return name
+
+
+def has_reference_set(name: str) -> bool:
+    """Whether this process holds the set ``name`` (registered since it started)."""
+    return name in _sets
+
+
+def reference_set_document_frequency(name: str) -> DocumentFrequency:
+    """The document frequencies registered as ``name`` by :func:`register_reference_set`."""
+    if name not in _sets:
+        raise ResourceError(
+            f"CIDEr-D's IDF source {name!r} names a set of references scored earlier in "
+            "another process; score that set again here first, or take the COCO val2014 "
+            "IDF or the scored set's own"
+        )
+    return _sets[name]

@@ -23,6 +23,7 @@ from capeval_core.metrics import metric_class
 from capeval_core.spice.parse import DEFAULT_PARSER
 from capeval_core.systems import SystemsComparison
 from capeval_core.systems_table import paper_order, paper_table
+from capeval_ui.views import format_number
 
 _NUMBER = st.column_config.NumberColumn(format="%.4f")
 _PVALUE = st.column_config.NumberColumn(format="%.4g")
@@ -225,15 +226,15 @@ def differences_frame(comparison: SystemsComparison, a: str, b: str, key: str) -
 
 
 def compare_params(
-    row: pd.Series, tokenizer: str, spice_parser: str = DEFAULT_PARSER
+    row: pd.Series, tokenizer: str, idf: str, spice_parser: str = DEFAULT_PARSER
 ) -> dict[str, Any]:
     """Compare captions' query parameters for one row of :func:`differences_frame`: both
-    captions, the references, and the table's tokenizer and SPICE parser, so every number
-    there but CIDEr-D's is the table's (one image's references give no IDF of their own, so
-    Compare takes COCO val2014's).
+    captions, the references, and the table's tokenizer, SPICE parser and CIDEr-D IDF
+    (``idf``: the set's references, registered by name), so every number there is the
+    table's.
 
     >>> row = pd.Series({"caption_a": "a dog", "caption_b": "a cat", "reference_list": ["a | b"]})
-    >>> compare_params(row, "ptb", "stanford-pcfg")["ref"]
+    >>> compare_params(row, "ptb", "set-0123", "stanford-pcfg")["ref"]
     ['a | b']
     """
     return {
@@ -242,7 +243,7 @@ def compare_params(
         "ref": list(row["reference_list"]),
         "tokenizer": tokenizer,
         "spice_parser": spice_parser,
-        "idf": "coco-val2014",
+        "idf": idf,
     }
 
 
@@ -279,25 +280,41 @@ def render_differences(
     gaps = np.abs(table["difference"].to_numpy())
     st.caption(
         f"{int(np.count_nonzero(gaps > 0)):,} of {len(table):,} images differ on {name}; "
-        "the largest differences first. Compare captions scores one image at a time: its "
-        "CIDEr-D takes COCO val2014's document frequencies (one image's references give none "
-        "worth having), not this set's, so its CIDEr-D differs from the values here."
+        "the largest differences first. Compare captions, opened from a row, scores the image "
+        "with this table's tokenizer, SPICE parser and CIDEr-D IDF (this set's document "
+        "frequencies), so its numbers are the ones here."
     )
     return table.iloc[rows[0]] if rows else None
 
 
-def drill_down_note(row: pd.Series, a: str, b: str, key: str, n_images: int) -> dict[str, str]:
-    """What Compare captions says when opened from a row: the table's own values for the
-    image, and which of its numbers match them (kept in the session with the captions it
-    is about, so it disappears once they are edited)."""
-    name = label(key)
-    text = (
-        f"Opened from Compare systems: image {row['image_id']} of {n_images:,}, with the "
-        f"table's tokenizer and SPICE parser, so every number here but CIDEr-D's is the "
-        f"table's. The table's {name} for this image: {a} {row['value_a']:.4f}, "
-        f"{b} {row['value_b']:.4f}. CIDEr-D here takes COCO val2014's document frequencies "
-        f"(one image's references give none of their own); the table takes those of its "
-        f"{n_images:,} images."
+
+def drill_down_note(
+    row: pd.Series, a: str, b: str, key: str, n_images: int, idf: str
+) -> dict[str, Any]:
+    """What Compare captions keeps when opened from a row: the two captions it is about (the
+    note goes once they are edited), the set's IDF source and its label on that page, and
+    the table's own values for the image."""
+    return {
+        "candidate": row["caption_a"].strip(),
+        "candidate_b": row["caption_b"].strip(),
+        "idf": idf,
+        "idf_label": f"the Systems table's {n_images:,} images",
+        "text": (
+            f"Opened from Compare systems: image {row['image_id']} of {n_images:,}; the "
+            f"table's {label(key)} for it: {a} {format_number(row['value_a'])}, "
+            f"{b} {format_number(row['value_b'])}."
+        ),
+    }
+
+
+def drill_down_text(note: dict[str, Any], idf: str) -> str:
+    """The note, saying whether this page's numbers are the table's: they are while its
+    CIDEr-D IDF source is the table's set (the tokenizer and SPICE parser came with it)."""
+    same = (
+        "With the table's tokenizer, SPICE parser and CIDEr-D IDF, every number here is the "
+        "table's."
+        if idf == note["idf"]
+        else f"CIDEr-D here takes another IDF source than the table ({note['idf_label']}), so "
+        "its value differs from the table's."
     )
-    captions = {"candidate": row["caption_a"].strip(), "candidate_b": row["caption_b"].strip()}
-    return {**captions, "text": text}
+    return f"{note['text']} {same}"

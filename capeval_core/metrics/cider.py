@@ -27,17 +27,22 @@ from capeval_core.tokenize import Tokens
 
 ORDER = 4
 IDF_SOURCES = ("corpus", "coco-val2014")
+#: an IDF source named ``set-<digest>``: a scored set's references (capeval_core.idf)
+SET_PREFIX = "set-"
 
 
 @dataclass(frozen=True, kw_only=True)
 class CiderConfig(MetricConfig):
-    """``idf``: "corpus" (the scored set, as coco-caption) or "coco-val2014"."""
+    """``idf``: "corpus" (the scored set, as coco-caption), "coco-val2014", or ``set-…``: a
+    set's references registered by :func:`capeval_core.idf.register_reference_set` (one image
+    of a set scored as the set scores it)."""
 
     sigma: float = 6.0
     idf: str = "corpus"
 
     def __post_init__(self) -> None:
-        check_choice("idf", self.idf, IDF_SOURCES)
+        if not (isinstance(self.idf, str) and self.idf.startswith(SET_PREFIX)):
+            check_choice("idf", self.idf, IDF_SOURCES)
         # the length penalty divides by 2 sigma^2, which must stay a positive finite float
         check_number("sigma", self.sigma, at_least=1e-150, at_most=1e150)
 
@@ -271,6 +276,10 @@ class CiderD(Metric):
             from capeval_core.idf import coco_val_document_frequency
 
             return _Vectors(coco_val_document_frequency(self.tokenizer))
+        if self.config.idf.startswith(SET_PREFIX):
+            from capeval_core.idf import reference_set_document_frequency
+
+            return _Vectors(reference_set_document_frequency(self.config.idf))
         n = len(batch)
         return _CorpusIdf("corpus", n, float(np.log(float(n))))
 

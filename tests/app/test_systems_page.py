@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -94,7 +95,7 @@ def test_page_runs_on_its_own_with_the_demo() -> None:
     assert len(at.get("plotly_chart")) == 1
     items = _frame(at, "open")
     assert items["open"].str.startswith("./compare-captions?candidate=").all()
-    assert any("COCO val2014's document frequencies" in c.value for c in at.caption)
+    assert any("tokenizer, SPICE parser and CIDEr-D IDF" in c.value for c in at.caption)
 
 
 def test_page_reachable_through_the_router() -> None:
@@ -334,30 +335,41 @@ def test_chart_panels_in_the_papers_order_in_rows_that_leave_room_for_ticks() ->
 
 def test_a_row_opens_in_compare_with_the_tables_numbers() -> None:
     """The drill-down: a clicked row's parameters open Compare captions on both captions and
-    the references with the table's tokenizer and SPICE parser, so its BLEU-4 for A and B is
-    the table's for that image, and a note says which number cannot match (CIDEr-D's IDF)."""
-    from capeval_ui import state, systems_views
+    the references with the table's tokenizer, SPICE parser and CIDEr-D IDF (the set's,
+    registered by name), so its CIDEr-D for A and B is the table's for that image; another
+    IDF source there says its CIDEr-D differs, and editing the captions drops the note."""
+    from capeval_core.idf import register_reference_set
+    from capeval_core.tokenize import get_tokenizer
+    from capeval_ui import cached, state, systems_views
     from tests.app.test_workbench import COMPARE, _app
 
     files, ann = _uploads()
     at = _upload(_page(), files, ann)
-    at.selectbox(key="systems_key").set_value("bleu_4").run()
+    at.selectbox(key="systems_key").set_value("cider_d").run()
     top = _frame(at, "open").iloc[0]
-    params = systems_views.compare_params(top, "ptb")
-    assert params["ref"] == list(top["reference_list"]) and params["tokenizer"] == "ptb"
-    note = systems_views.drill_down_note(top, "mine", "theirs", "bleu_4", 30)
-    assert "every number here but CIDEr-D's is the table's" in note["text"]
+    # the set's references, as the page registers them on a click (AppTest cannot click a
+    # dataframe row); the document frequencies do not depend on the images' order
+    refs = [list(r) for r in _frame(at, "open")["reference_list"]]
+    idf = register_reference_set(refs, get_tokenizer("ptb"))
+    held = SimpleNamespace(references=refs)  # what the page hands over: its SystemsInput
+    assert cached.systems_reference_set(("this set",), "ptb", _data=held) == idf
+    params = systems_views.compare_params(top, "ptb", idf)
+    assert params["ref"] == list(top["reference_list"]) and params["idf"] == idf
+    note = systems_views.drill_down_note(top, "mine", "theirs", "cider_d", 30, idf)
 
     compare = _app(**params)
     compare.session_state[state.FROM_SYSTEMS] = note
     compare.run()
     compare.switch_page(COMPARE).run()
     assert not compare.exception, compare.exception
-    assert [i.value for i in compare.info if i.value == note["text"]]
+    assert compare.radio(key="cider_idf").value == note["idf_label"]
+    assert [i for i in compare.info if "every number here is the table's" in i.value]
     (verdict,) = [tb.value for tb in compare.table if "higher" in tb.value.columns]
-    bleu = verdict.set_index("metric").loc["BLEU-4"]
-    assert bleu["A"] == pytest.approx(top["value_a"], rel=1e-12, abs=1e-15)
-    assert bleu["B"] == pytest.approx(top["value_b"], rel=1e-12, abs=1e-15)
+    cider = verdict.set_index("metric").loc["CIDEr-D"]
+    assert cider["A"] == pytest.approx(top["value_a"], rel=1e-12, abs=1e-15)
+    assert cider["B"] == pytest.approx(top["value_b"], rel=1e-12, abs=1e-15)
+    compare.radio(key="cider_idf").set_value("COCO val2014").run()
+    assert [i for i in compare.info if "its value differs from the table's" in i.value]
     # once the captions are edited, the note is no longer about them
     compare.text_area(key="candidate").input("a different caption").run()
-    assert not [i for i in compare.info if i.value == note["text"]]
+    assert not [i for i in compare.info if note["text"] in i.value]

@@ -47,3 +47,26 @@ def test_coco_val_idf_scores_a_single_image(tmp_path, monkeypatch):
     ]
     weights = result.segments[0].details.vector.weights[0]
     assert weights[("a",)] < weights[("horse",)]  # frequent words weigh less
+
+
+def test_a_registered_sets_idf_scores_one_image_as_the_whole_set_does():
+    """idf='set-…' (a scored set's references, registered): each image alone gets the value
+    idf='corpus' gives it within the set, bit for bit; an unknown set is a clear error."""
+    from capeval_core.errors import CapevalError
+    from capeval_core.idf import has_reference_set, register_reference_set
+    from capeval_core.resources import coco_caption_sets
+
+    sets = coco_caption_sets("val", 40)
+    cands = [s.candidate for s in sets]
+    refs = [list(s.references) for s in sets]
+    whole = CiderD().score(cands, refs)
+    name = register_reference_set(refs, get_tokenizer("ptb"))
+    assert name.startswith("set-") and has_reference_set(name)
+    assert register_reference_set(refs, get_tokenizer("ptb")) == name  # named by content
+    alone = CiderD(idf=name)
+    for i in (0, 7, 39):
+        one = alone.score([cands[i]], [refs[i]])
+        assert one.segments[0].value == whole.segments[i].value
+    assert f"idf:{name}" in str(alone.score([cands[0]], [refs[0]]).signature)
+    with pytest.raises(CapevalError, match="set-0000000000000000"):
+        CiderD(idf="set-0000000000000000").score([cands[0]], [refs[0]])
