@@ -206,7 +206,8 @@ for key, why in comparison.scores.skipped.items():
 if not comparison.keys:
     st.stop()
 
-st.subheader(f"{len(comparison.systems)} system(s) on {len(data):,} images")
+n_systems = len(comparison.systems)
+st.subheader(f"{n_systems} system{'s' if n_systems != 1 else ''} on {len(data):,} images")
 raw = st.toggle("Raw values (the metrics' own scale) instead of ×100", key="systems_raw")
 systems_views.render_paper_table(comparison, raw)
 systems_views.render_chart(comparison)

@@ -76,6 +76,20 @@ def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key
             hide_index=True,
             width="stretch",
             numbers=["precision pₙ", "BLEU-n"],
+            # short headers, the long names in their help: five columns fit half a page
+            column_config={
+                "order": st.column_config.Column("order", width="small"),
+                "clipped matches": st.column_config.Column(
+                    "matches", width="small", help="clipped matches"
+                ),
+                "candidate n-grams": st.column_config.Column(
+                    "n-grams", width="small", help="the candidate's n-grams of this order"
+                ),
+                "precision pₙ": st.column_config.Column(
+                    "pₙ", width="small", help="precision: clipped matches / n-grams"
+                ),
+                "BLEU-n": st.column_config.Column("BLEU-n", width="small"),
+            },
         )
         bp = details.brevity_penalty
         c, r = details.candidate_length, details.reference_length
