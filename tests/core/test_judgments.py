@@ -389,14 +389,15 @@ def test_worker_processes_give_the_serial_values(monkeypatch, tmp_path):
     the file that took the batches to the workers is gone afterwards."""
     import tempfile
 
+    import capeval_core.batch as batch
     import capeval_core.judgments.scoring as scoring
     from capeval_core.judgments.demo import demo_graded
 
-    monkeypatch.setattr(scoring, "MIN_PART", 4)
+    monkeypatch.setattr(batch, "MIN_PART", 4)
     js = demo_graded(6, seed=0)
     keys = ["bleu_4", "rouge_l", "cider_d", "meteor"]
-    metrics = {k: scoring.metric_class(k)(tokenizer="ptb") for k in keys}
-    tasks = scoring._tasks([(k, None) for k in keys], metrics, len(js), 2)
+    metrics = {k: batch.metric_class(k)(tokenizer="ptb") for k in keys}
+    tasks = batch.plan_tasks([(k, None) for k in keys], metrics, len(js), 2)
     assert [t for t in tasks if t[0] == "cider_d"] == [("cider_d", 0, len(js))]
     assert sum(1 for t in tasks if t[0] == "meteor") == 4
     serial = scoring.score_judgments(js, keys, use_cache=False)
@@ -418,6 +419,7 @@ def test_scoring_survives_worker_failures(monkeypatch, failure):
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
+    import capeval_core.batch as batch
     import capeval_core.judgments.scoring as scoring
     from capeval_core.judgments.demo import demo_graded
 
@@ -440,11 +442,11 @@ def test_scoring_survives_worker_failures(monkeypatch, failure):
         def shutdown(self, **kwargs):
             pass
 
-    monkeypatch.setattr(scoring, "MIN_PART", 4)
+    monkeypatch.setattr(batch, "MIN_PART", 4)
     js = demo_graded(4, seed=1)
     keys = ["bleu_4", "rouge_l", "cider_d"]
     serial = scoring.score_judgments(js, keys, use_cache=False)
-    monkeypatch.setattr(scoring, "ProcessPoolExecutor", DeadPool)
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", DeadPool)
     rescued = scoring.score_judgments(js, keys, workers=2, use_cache=False)
     for k in keys:
         assert np.array_equal(rescued.values[k], serial.values[k]), k
@@ -455,16 +457,16 @@ def test_only_worker_processes_freeze_their_heap(monkeypatch):
     rescanned by the collector); scoring in this process, e.g. in the app, never does."""
     import gc
 
-    import capeval_core.judgments.scoring as scoring
+    import capeval_core.batch as engine
     from capeval_core.metrics import make_batch
 
     batch = make_batch(["a dog runs"], [("a dog is running",)], "whitespace")
     gc.unfreeze()
-    scoring._score_metric("bleu", {}, "whitespace", [batch])
+    engine.score_metric("bleu", {}, "whitespace", [batch])
     assert gc.get_freeze_count() == 0 and gc.isenabled()
-    monkeypatch.setattr(scoring, "_IN_WORKER", True)
+    monkeypatch.setattr(engine, "_IN_WORKER", True)
     try:
-        values = scoring._score_metric("bleu", {}, "whitespace", [batch])
+        values = engine.score_metric("bleu", {}, "whitespace", [batch])
         assert gc.get_freeze_count() > 0 and gc.isenabled()
     finally:
         gc.unfreeze()
@@ -475,11 +477,12 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
     """SPICE scored in parts by workers: the uncached captions are parsed first as shared
     work, the parts read them from the cache, and the values equal an in-process run over a
     separate, empty cache."""
+    import capeval_core.batch as batch
     import capeval_core.judgments.scoring as scoring
     import capeval_core.spice.parse as spice_parse
     from capeval_core.judgments.demo import demo_graded
 
-    monkeypatch.setattr(scoring, "MIN_PART", 4)
+    monkeypatch.setattr(batch, "MIN_PART", 4)
     from capeval_core.spice import stanford_pcfg
 
     # the default threshold and the default parser's own
@@ -487,14 +490,14 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
     monkeypatch.setattr(stanford_pcfg, "PARALLEL_MIN", 1)
     monkeypatch.setattr(stanford_pcfg, "MIN_CHUNK", spice_parse.MIN_CHUNK)
     shared_seen = []
-    real = scoring._shared_work
+    real = batch._shared_work
 
     def spy(*args):
         out = real(*args)
         shared_seen.append({k: len(v) for k, v in out.items()})
         return out
 
-    monkeypatch.setattr(scoring, "_shared_work", spy)
+    monkeypatch.setattr(batch, "_shared_work", spy)
     js = demo_graded(3, seed=2)
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "parallel"))
     parallel = scoring.score_judgments(js, ["bleu_4", "spice"], workers=2, use_cache=False)
