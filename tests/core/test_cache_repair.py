@@ -75,7 +75,7 @@ def test_damaged_score_entry_is_recomputed(damaged, tmp_path, monkeypatch):
     jset = _graded_set()
     clean = score_judgments(jset, ["rouge_l"])  # computes and caches
     assert not clean.from_cache["rouge_l"]
-    entry = cache_path(jset.content_digest, metric_signature("rouge_l", "ptb", {}), "{}")
+    entry = cache_path(jset.items_digest, metric_signature("rouge_l", "ptb", {}), "{}")
     assert entry.is_file()
     shutil.copyfile(damaged, entry)
     with one_repair(entry.name):
