@@ -43,6 +43,8 @@ Progress = Callable[[int, int, str], None]
 CACHE_FOLDER = "judgment-scores"
 #: overrides the folder of the score cache only (see :func:`scores_cache_dir`)
 SCORES_CACHE_ENV = "CAPEVAL_SCORES_CACHE_DIR"
+#: ``on_part(metric, items_done, items)``: how far a metric scored in parts has come
+PartProgress = Callable[[str, int, int], None]
 
 
 def scores_cache_dir() -> Path:
@@ -205,12 +207,20 @@ def score_in_workers(
     finish: Callable[[str, Path, dict[str, np.ndarray]], None],
     skipped: dict[str, str],
     on_error: str,
+    on_part: PartProgress | None = None,
 ) -> None:
     """Score ``tasks`` in the worker processes of ``pool``; a metric is finished when all its
-    parts are back. A part whose worker died is scored in this process instead."""
+    parts are back. A part whose worker died is scored in this process instead.
+
+    ``on_part(metric, items_done, items)`` is called as each part but a metric's last comes
+    back, so a progress bar moves while METEOR or SPICE run (issue #33: it sat on one label
+    for 80 s).
+    """
     paths = dict(todo)
     parts: dict[str, dict[int, dict[str, np.ndarray]]] = {m: {} for m in paths}
     expected = {m: sum(1 for t in tasks if t[0] == m) for m in paths}
+    sizes = {(m, a): b - a for m, a, b in tasks}
+    n_items = max((b for _, _, b in tasks), default=0)
 
     def task(mkey: str, start: int, stop: int) -> tuple[Any, ...]:
         return (mkey, options.get(mkey, {}), tokenizer, [b.part(start, stop) for b in batches])
@@ -232,6 +242,8 @@ def score_in_workers(
             ordered = [parts[mkey][k] for k in sorted(parts[mkey])]
             merged = {k: np.concatenate([p[k] for p in ordered], axis=1) for k in ordered[0]}
             finish(mkey, paths[mkey], merged)
+        elif on_part is not None:
+            on_part(mkey, sum(sizes[mkey, a] for a in parts[mkey]), n_items)
 
     # The batches go to the workers once, through a private temporary file, rather than
     # pickled into every task (29 tasks of ~2 MB on the 17,000-row bench).

@@ -438,6 +438,7 @@ def score_systems(
                     finish,
                     skipped,
                     on_error,
+                    lambda m, k, n: progress(done, total, f"{m}: {k:,} of {n:,} images"),
                 )
             else:
                 for mkey, path in todo_paths:

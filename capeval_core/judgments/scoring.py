@@ -160,6 +160,7 @@ def score_judgments(
                     finish,
                     skipped,
                     on_error,
+                    lambda m, k, n: progress(done, total, f"{m}: {k:,} of {n:,} items"),
                 )
             else:
                 for mkey, path in todo:

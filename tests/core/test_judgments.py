@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -385,8 +386,9 @@ def test_pairwise_scoring_samples_references(tmp_path, monkeypatch):
 
 def test_worker_processes_give_the_serial_values(monkeypatch, tmp_path):
     """With workers, metrics whose items are independent are scored in parts by spawned
-    processes; CIDEr-D (corpus IDF) stays whole. Every value equals the in-process one, and
-    the file that took the batches to the workers is gone afterwards."""
+    processes; CIDEr-D (corpus IDF) stays whole. Every value equals the in-process one, the
+    progress label names each part's metric and items done, and the file that took the
+    batches to the workers is gone afterwards."""
     import tempfile
 
     import capeval_core.batch as batch
@@ -404,11 +406,21 @@ def test_worker_processes_give_the_serial_values(monkeypatch, tmp_path):
     seen = []
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     parallel = scoring.score_judgments(
-        js, keys, workers=2, use_cache=False, on_progress=lambda d, t, label: seen.append(d)
+        js,
+        keys,
+        workers=2,
+        use_cache=False,
+        on_progress=lambda d, t, label: seen.append((d, label)),
     )
     for k in keys:
         assert np.array_equal(parallel.values[k], serial.values[k]), k
-    assert seen[-1] == len(keys)
+    assert seen[-1][0] == len(keys)
+    # the label moves as parts come back, naming the metric and the items done
+    parts = [label for _, label in seen if label.startswith("meteor: ")]
+    counts = [
+        tuple(map(int, re.fullmatch(r"meteor: (\d+) of (\d+) items", p).groups())) for p in parts
+    ]
+    assert len(counts) == 3 and counts == sorted(counts) and counts[-1][0] < counts[-1][1], seen
     assert not list(tmp_path.iterdir())
 
 
