@@ -196,6 +196,57 @@ def start_pool(workers: int) -> ProcessPoolExecutor | None:
     return pool
 
 
+def score_all(
+    todo: Sequence[tuple[str, Path]],
+    metrics: Mapping[str, Metric],
+    options: Mapping[str, Mapping[str, Any]],
+    tokenizer: str,
+    batches: Sequence[Batch],
+    finish: Callable[[str, Path, dict[str, np.ndarray]], None],
+    skipped: dict[str, str],
+    on_error: str,
+    *,
+    pool: ProcessPoolExecutor | None,
+    workers: int,
+    status: Callable[[str], None],
+    unit: str = "items",
+) -> None:
+    """Score every metric of ``todo`` (``(metric, cache path)`` pairs) over ``batches`` and
+    hand each metric's values to ``finish(metric, path, values)``: in the workers of ``pool``
+    where the set is large enough to cut (see :func:`plan_tasks`), else here, one metric after
+    another. ``status(label)`` names what is running (the metric, or the metric and how many
+    ``unit`` of its parts are done). A metric that raises a :class:`CapevalError` is recorded
+    in ``skipped`` under ``on_error="skip"``, else the error propagates."""
+    n_items = len(batches[0])
+    tasks = plan_tasks(todo, metrics, n_items, workers)
+    if pool is not None and len(tasks) > 1 and n_items >= MIN_PART:
+        status(f"scoring in {workers} worker processes")
+        score_in_workers(
+            pool,
+            tasks,
+            todo,
+            metrics,
+            options,
+            tokenizer,
+            batches,
+            finish,
+            skipped,
+            on_error,
+            lambda m, k, n: status(f"{m}: {k:,} of {n:,} {unit}"),
+        )
+        return
+    for mkey, path in todo:
+        status(mkey)
+        try:
+            values = score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
+        except CapevalError as exc:
+            if on_error != "skip":
+                raise
+            skipped[mkey] = str(exc)
+            continue
+        finish(mkey, path, values)
+
+
 def score_in_workers(
     pool: ProcessPoolExecutor,
     tasks: Sequence[tuple[str, int, int]],

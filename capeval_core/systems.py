@@ -38,7 +38,7 @@ from capeval_core.coco_files import (
     read_json_source,
     read_references,
 )
-from capeval_core.errors import CapevalError, InputError
+from capeval_core.errors import InputError
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
@@ -422,35 +422,20 @@ def score_systems(
                 done += 1
                 progress(done, total, mkey)
 
-            todo_paths = [(m, Path(m)) for m in mkeys]
-            n_items = len(data)
-            tasks = batch.plan_tasks(todo_paths, metrics, n_items, workers)
-            if pool is not None and len(tasks) > 1:
-                progress(done, total, f"scoring in {workers} worker processes")
-                batch.score_in_workers(
-                    pool,
-                    tasks,
-                    todo_paths,
-                    metrics,
-                    options,
-                    tokenizer,
-                    part,
-                    finish,
-                    skipped,
-                    on_error,
-                    lambda m, k, n: progress(done, total, f"{m}: {k:,} of {n:,} images"),
-                )
-            else:
-                for mkey, path in todo_paths:
-                    progress(done, total, mkey)
-                    try:
-                        got = batch.score_metric(mkey, options.get(mkey, {}), tokenizer, part)
-                    except CapevalError as exc:
-                        if on_error != "skip":
-                            raise
-                        skipped[mkey] = str(exc)
-                        continue
-                    finish(mkey, path, got)
+            batch.score_all(
+                [(m, Path(m)) for m in mkeys],
+                metrics,
+                options,
+                tokenizer,
+                part,
+                finish,
+                skipped,
+                on_error,
+                pool=pool,
+                workers=workers,
+                status=lambda label: progress(done, total, label),
+                unit="images",
+            )
     return _assemble(data, keys, metrics, signatures, values, cached, skipped, batches)
 
 

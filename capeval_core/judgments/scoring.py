@@ -25,7 +25,6 @@ import numpy as np
 
 from capeval_core import batch
 from capeval_core.batch import Progress
-from capeval_core.errors import CapevalError
 from capeval_core.judgments.base import JudgmentSet
 from capeval_core.metrics import Batch, configure, make_batch, metric_class
 
@@ -145,34 +144,20 @@ def score_judgments(
                 done += 1
                 progress(done, total, mkey)
 
-            n_items = len(batches[0])
-            tasks = batch.plan_tasks(todo, metrics, n_items, workers)
-            if pool is not None and len(tasks) > 1 and n_items >= batch.MIN_PART:
-                progress(done, total, f"scoring in {workers} worker processes")
-                batch.score_in_workers(
-                    pool,
-                    tasks,
-                    todo,
-                    metrics,
-                    options,
-                    tokenizer,
-                    batches,
-                    finish,
-                    skipped,
-                    on_error,
-                    lambda m, k, n: progress(done, total, f"{m}: {k:,} of {n:,} items"),
-                )
-            else:
-                for mkey, path in todo:
-                    progress(done, total, mkey)
-                    try:
-                        values = batch.score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
-                    except CapevalError as exc:
-                        if on_error != "skip":
-                            raise
-                        skipped[mkey] = str(exc)
-                        continue
-                    finish(mkey, path, values)
+            batch.score_all(
+                todo,
+                metrics,
+                options,
+                tokenizer,
+                batches,
+                finish,
+                skipped,
+                on_error,
+                pool=pool,
+                workers=workers,
+                status=lambda label: progress(done, total, label),
+                unit="items",
+            )
 
     out_keys = tuple(k for k in keys if metric_class(k).key in results)
     n = len(jset)
