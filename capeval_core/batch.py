@@ -43,8 +43,6 @@ Progress = Callable[[int, int, str], None]
 CACHE_FOLDER = "judgment-scores"
 #: overrides the folder of the score cache only (see :func:`scores_cache_dir`)
 SCORES_CACHE_ENV = "CAPEVAL_SCORES_CACHE_DIR"
-#: ``on_part(metric, items_done, items)``: how far a metric scored in parts has come
-PartProgress = Callable[[str, int, int], None]
 
 
 def scores_cache_dir() -> Path:
@@ -232,7 +230,8 @@ def score_all(
             finish,
             skipped,
             on_error,
-            lambda m, k, n: status(f"{m}: {k:,} of {n:,} {unit}"),
+            status,
+            unit,
         )
         return
     for mkey, path in todo:
@@ -258,15 +257,17 @@ def score_in_workers(
     finish: Callable[[str, Path, dict[str, np.ndarray]], None],
     skipped: dict[str, str],
     on_error: str,
-    on_part: PartProgress | None = None,
+    status: Callable[[str], None] | None = None,
+    unit: str = "items",
 ) -> None:
     """Score ``tasks`` in the worker processes of ``pool``; a metric is finished when all its
     parts are back. A part whose worker died is scored in this process instead.
 
-    ``on_part(metric, items_done, items)`` is called as each part but a metric's last comes
-    back, so a progress bar moves while METEOR or SPICE run (issue #33: it sat on one label
-    for 80 s).
+    ``status(label)`` is called as each part but a metric's last comes back ("meteor: 2,500
+    of 5,000 images") and as each piece of shared work does ("spice: preparing, 3 of 16"), so
+    a progress bar moves while METEOR or SPICE run (issue #33: it sat on one label for 80 s).
     """
+    report = status or (lambda label: None)
     paths = dict(todo)
     parts: dict[str, dict[int, dict[str, np.ndarray]]] = {m: {} for m in paths}
     expected = {m: sum(1 for t in tasks if t[0] == m) for m in paths}
@@ -293,8 +294,8 @@ def score_in_workers(
             ordered = [parts[mkey][k] for k in sorted(parts[mkey])]
             merged = {k: np.concatenate([p[k] for p in ordered], axis=1) for k in ordered[0]}
             finish(mkey, paths[mkey], merged)
-        elif on_part is not None:
-            on_part(mkey, sum(sizes[mkey, a] for a in parts[mkey]), n_items)
+        else:
+            report(f"{mkey}: {sum(sizes[mkey, a] for a in parts[mkey]):,} of {n_items:,} {unit}")
 
     # The batches go to the workers once, through a private temporary file, rather than
     # pickled into every task (29 tasks of ~2 MB on the 17,000-row bench).
@@ -308,7 +309,7 @@ def score_in_workers(
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(list(batches), fh, protocol=pickle.HIGHEST_PROTOCOL)
         shared = _shared_work(expected, metrics, batches)
-        _collect_workers(pool, tasks, options, tokenizer, name, collect, here, shared)
+        _collect_workers(pool, tasks, options, tokenizer, name, collect, here, shared, report)
     finally:
         Path(name).unlink(missing_ok=True)
 
@@ -340,16 +341,19 @@ def _collect_workers(
     collect: Callable[[str, int, Callable[[], dict[str, np.ndarray]]], None],
     here: Callable[[str, int, int], dict[str, np.ndarray]],
     shared: Mapping[str, Sequence[Callable[[], Any]]],
+    report: Callable[[str], None],
 ) -> None:
     """Submit the tasks, then collect the parts as they finish (scored here if lost).
 
     Whole metrics go first, then the shared work, then the parts; the parts of a metric with
     shared work are held back until all of it is done (it fills the cache they read). Shared
-    work that fails only costs time: the parts then do it themselves.
+    work that fails only costs time: the parts then do it themselves. ``report`` names each
+    finished piece of shared work (SPICE's parsing takes most of a cold run).
     """
     futures: dict[Future, tuple[str, int, int] | str] = {}
     held: dict[str, list[tuple[str, int, int]]] = {m: [] for m in shared}
     waiting = dict.fromkeys(shared, 0)
+    finished = dict.fromkeys(shared, 0)
 
     def submit(task: tuple[str, int, int]) -> None:
         mkey, start, stop = task
@@ -388,6 +392,8 @@ def _collect_workers(
                 with contextlib.suppress(Exception):
                     future.result()
                 waiting[what] -= 1
+                finished[what] += 1
+                report(f"{what}: preparing, {finished[what]} of {finished[what] + waiting[what]}")
                 if waiting[what] == 0:
                     release(what)
                 continue

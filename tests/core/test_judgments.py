@@ -512,8 +512,16 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
     monkeypatch.setattr(batch, "_shared_work", spy)
     js = demo_graded(3, seed=2)
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "parallel"))
-    parallel = scoring.score_judgments(js, ["bleu_4", "spice"], workers=2, use_cache=False)
+    labels = []
+    parallel = scoring.score_judgments(
+        js,
+        ["bleu_4", "spice"],
+        workers=2,
+        use_cache=False,
+        on_progress=lambda done, total, label: labels.append(label),
+    )
     assert shared_seen == [{"spice": 1}]  # one piece: fewer captions than MIN_CHUNK
+    assert "spice: preparing, 1 of 1" in labels  # the bar moves as shared work comes back
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "serial"))
     serial = scoring.score_judgments(js, ["bleu_4", "spice"], use_cache=False)
     for k in ("bleu_4", "spice"):
