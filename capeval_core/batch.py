@@ -1,8 +1,9 @@
 """The batch-scoring engine that systems comparison and judgment scoring share.
 
-A metric scores one or more tokenized batches at once (:func:`score_metric`), in this process
-or, for large sets, in worker processes (:func:`start_pool`, :func:`score_in_workers`): metrics
-whose items are independent are cut into parts (see :func:`plan_tasks`). Per-item values are
+A metric scores one or more tokenized batches at once (:func:`score_metric`); :func:`score_all`
+runs the metrics still to score in this process or, for large sets, in worker processes
+(:func:`start_pool`, :func:`score_in_workers`), metrics whose items are independent cut into
+parts (see :func:`plan_tasks`). Per-item values are
 cached on disk in :func:`scores_cache_dir`, one ``.npz`` file per (content digest, metric
 signature, caller's extra key) (:func:`cache_path`, :func:`load_entry`, :func:`save_entry`).
 
@@ -46,7 +47,7 @@ SCORES_CACHE_ENV = "CAPEVAL_SCORES_CACHE_DIR"
 
 
 def scores_cache_dir() -> Path:
-    """Where judgment scores (and their bootstrap intervals) are cached:
+    """Where judgment and system scores (and their bootstrap intervals) are cached:
     ``$CAPEVAL_SCORES_CACHE_DIR`` if set, else ``cache_dir()/judgment-scores``. The separate
     override lets a bench start from an empty score cache while keeping one-time resources
     (METEOR's paraphrase index, IDF tables) in the main cache directory."""
