@@ -223,9 +223,9 @@ def main(n_images: int = 5000) -> None:
     from capeval_core.metrics import metric_class
 
     for name in KEYS:
-        metric = metric_class(name).key  # progress names the metric ("bleu" for bleu_4)
-        if metric in finished:
-            print(f"{'  ' + metric + ' done at':<34}{finished[metric]:>9.1f}")
+        metric = metric_class(name).key  # progress names the metric ("bleu done" for bleu_4)
+        if f"{metric} done" in finished:
+            print(f"{'  ' + metric + ' done at':<34}{finished[metric + ' done']:>9.1f}")
     print(f"{'  resampling (1,000 bs + 10,000 ar)':<34}{cold - scored:>9.1f}")
     print(f"{'capeval cached (fresh CLI process)':<34}{cached:>9.1f}{cached_cpu:>9.1f}")
     print(

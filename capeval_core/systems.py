@@ -420,7 +420,7 @@ def score_systems(
                         batch.save_entry(_cache_file(digests[s], signatures[mkey]), one)
                     values[mkey][s] = one
                 done += 1
-                progress(done, total, mkey)
+                progress(done, total, f"{mkey} done")  # not read as still running
 
             batch.score_all(
                 [(m, Path(m)) for m in mkeys],

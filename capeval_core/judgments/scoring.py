@@ -142,7 +142,7 @@ def score_judgments(
                     batch.save_entry(path, values)
                 results[mkey], cached[mkey] = values, False
                 done += 1
-                progress(done, total, mkey)
+                progress(done, total, f"{mkey} done")  # not read as still running
 
             batch.score_all(
                 todo,
