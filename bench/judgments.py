@@ -55,8 +55,9 @@ def _cpu_seconds() -> float:
 
 def main(n_images: int = 3400) -> None:
     """``n_images`` COCO images x 5 systems = rows (3,400 -> 17,000)."""
+    from capeval_core.batch import scores_cache_dir
     from capeval_core.judgments.demo import demo_graded
-    from capeval_core.judgments.scoring import score_judgments, scores_cache_dir
+    from capeval_core.judgments.scoring import score_judgments
     from capeval_core.spice.parse import parse_cache_path
 
     # `python -m bench` passes --images (default 5,000, sized for the metric benches); this
@@ -88,8 +89,9 @@ def main(n_images: int = 3400) -> None:
                 cpu = _cpu_seconds()
                 start = time.perf_counter()
 
-                def progress(done, total, name, finished=finished, start=start):
-                    if name in METRICS:
+                def progress(done, total, label, finished=finished, start=start):
+                    name = label.removesuffix(" done")  # "bleu done" as each metric finishes
+                    if label != name and name in METRICS:
                         finished[name] = time.perf_counter() - start
 
                 scores = score_judgments(

@@ -10,13 +10,17 @@ score and SPICE parse caches, one-time resources (METEOR's paraphrase index) lin
 user cache. pycocoevalcap tokenizes with its Java PTB tokenizer and runs BLEU, METEOR (its
 jar), ROUGE-L and CIDEr-D on each file; it has no SPICE here (the jar needs CoreNLP models
 that are not installed) and no significance tests. Goal (issue): <= 60 s cold, <= 3 s
-cached. Prints; asserts nothing.
+cached. Then the Systems page's own path, cold (a new, empty cache folder): every metric the
+page offers, scored and tested with the calls and defaults its cached function makes, and the
+longest wait between two progress updates (issue #33: <= 60 s, progress every few seconds).
+Prints; asserts nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import os
 import subprocess
@@ -90,8 +94,79 @@ def _cpu_seconds() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def main(n_images: int = 5000) -> None:
+def _linked_cache(folder: Path) -> Path:
+    """A new cache folder holding links to the user cache's one-time resources (METEOR's
+    paraphrase index, IDF tables) but no scores and no SPICE parses: a cold run."""
     from capeval_core.spice.parse import parse_cache_path
+
+    folder.mkdir()
+    for entry in cache_dir().iterdir():
+        if entry.is_file() and entry.name != parse_cache_path().name:
+            (folder / entry.name).symlink_to(entry)
+    return folder
+
+
+def _page_cold(data, cache: Path, workers: int) -> dict:
+    """The Systems page's scoring path (``capeval_ui.cached.systems_comparison``: the same
+    core calls, arguments and defaults) on every metric the page offers, from an empty cache;
+    times, the longest wait between progress updates, and what was skipped."""
+    from capeval_core.metrics import available_keys, optional_keys
+    from capeval_core.systems import compare_systems, score_systems
+
+    keys = [*available_keys(), *optional_keys()]
+    updates: list[tuple[float, str]] = []
+    old = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(cache)
+    try:
+        start = time.perf_counter()
+
+        def progress(done, total, label):
+            updates.append((time.perf_counter() - start, f"{label} ({done}/{total})"))
+
+        scores = score_systems(
+            data, keys, tokenizer="ptb", workers=workers, on_progress=progress, on_error="skip"
+        )
+        scored = time.perf_counter() - start
+        compare_systems(scores, paired="both")
+        total = time.perf_counter() - start
+    finally:
+        if old is None:
+            os.environ.pop(CACHE_ENV, None)
+        else:
+            os.environ[CACHE_ENV] = old
+    marks = [(0.0, "start"), *updates, (scored, "scored")]
+    wait, after = max((b[0] - a[0], a[1]) for a, b in itertools.pairwise(marks))
+    return {
+        "keys": keys,
+        "total": total,
+        "scored": scored,
+        "wait": wait,
+        "after": after,
+        "updates": len(updates),
+        "skipped": dict(scores.skipped),
+    }
+
+
+def _page_cold_process(ann: Path, paths: list[Path], cache: Path, workers: int) -> dict:
+    """:func:`_page_cold` in a fresh interpreter: nothing the runs before it loaded or
+    memoized in this process makes it warmer."""
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from bench.systems import _page_cold\n"
+        "from capeval_core.systems import load_systems\n"
+        "ann, cache, workers, *paths = sys.argv[1:]\n"
+        "data = load_systems([Path(p) for p in paths], Path(ann))\n"
+        "print(json.dumps(_page_cold(data, Path(cache), int(workers))))\n"
+    )
+    args = [str(ann), str(cache), str(workers), *map(str, paths)]
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], check=True, capture_output=True, text=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(n_images: int = 5000) -> None:
     from capeval_core.systems import compare_systems, load_systems, score_systems
 
     sets = coco_caption_sets("val", n_images)
@@ -103,11 +178,7 @@ def main(n_images: int = 5000) -> None:
     old = os.environ.get(CACHE_ENV)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        cache = folder / "cache"
-        cache.mkdir()
-        for entry in cache_dir().iterdir():
-            if entry.is_file() and entry.name != parse_cache_path().name:
-                (cache / entry.name).symlink_to(entry)
+        cache = _linked_cache(folder / "cache")
         ann, paths = _write(folder, sets)
         os.environ[CACHE_ENV] = str(cache)
         try:
@@ -141,6 +212,7 @@ def main(n_images: int = 5000) -> None:
                 os.environ.pop(CACHE_ENV, None)
             else:
                 os.environ[CACHE_ENV] = old
+        page = _page_cold_process(ann, paths, _linked_cache(folder / "page-cache"), workers)
         cpu = _cpu_seconds()
         theirs_t, theirs = _pycocoevalcap(sets, paths)
         theirs_cpu = _cpu_seconds() - cpu
@@ -151,11 +223,19 @@ def main(n_images: int = 5000) -> None:
     from capeval_core.metrics import metric_class
 
     for name in KEYS:
-        metric = metric_class(name).key  # progress names the metric ("bleu" for bleu_4)
-        if metric in finished:
-            print(f"{'  ' + metric + ' done at':<34}{finished[metric]:>9.1f}")
+        metric = metric_class(name).key  # progress names the metric ("bleu done" for bleu_4)
+        if f"{metric} done" in finished:
+            print(f"{'  ' + metric + ' done at':<34}{finished[metric + ' done']:>9.1f}")
     print(f"{'  resampling (1,000 bs + 10,000 ar)':<34}{cold - scored:>9.1f}")
     print(f"{'capeval cached (fresh CLI process)':<34}{cached:>9.1f}{cached_cpu:>9.1f}")
+    print(
+        f"Systems page cold, 3 systems x {len(data):,} images x every metric "
+        f"({len(page['keys'])} keys): {page['total']:.1f} s (scoring {page['scored']:.1f} s, "
+        f"tests {page['total'] - page['scored']:.1f} s); {page['updates']} progress updates, "
+        f"the longest wait {page['wait']:.1f} s (after {page['after']!r})"
+    )
+    for key, why in page["skipped"].items():
+        print(f"  skipped {key}: {why.splitlines()[0][:120]}")
     print(f"{'pycocoevalcap (no SPICE, no tests)':<34}{theirs_t:>9.1f}{theirs_cpu:>9.1f}")
     print("(pycocoevalcap's CPU time leaves out its Java processes)")
     print(

@@ -18,13 +18,15 @@ import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from capeval_core import batch
+from capeval_core.batch import Progress
 from capeval_core.coco_files import (
     COCO_VAL_SOURCE,
     DEFAULT_SPLIT,
@@ -36,7 +38,7 @@ from capeval_core.coco_files import (
     read_json_source,
     read_references,
 )
-from capeval_core.errors import CapevalError, InputError
+from capeval_core.errors import InputError
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
@@ -46,8 +48,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from capeval_core.stats.resampling import PairedResult
-
-Progress = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)
@@ -323,9 +323,7 @@ _CACHE_FORMAT = "systems-v2"  # v2: SPICE keeps its category F-scores (spice_obj
 
 
 def _cache_file(digest: str, signature: str) -> Path:
-    from capeval_core.judgments.scoring import _cache_path
-
-    return _cache_path(digest, signature, _CACHE_FORMAT)
+    return batch.cache_path(digest, signature, _CACHE_FORMAT)
 
 
 def _batches(data: SystemsInput, tokenizer: str) -> list[Batch]:
@@ -376,8 +374,6 @@ def score_systems(
     ``on_error="skip"`` records a metric that fails (e.g. a missing resource) in
     ``skipped`` instead of raising.
     """
-    from capeval_core.judgments import scoring
-
     keys = list(dict.fromkeys(keys))
     if not keys:
         raise InputError("no metric keys given")
@@ -403,8 +399,8 @@ def score_systems(
     progress(done, total, "from cache" if done else "starting")
     todo = {m for m in metrics if not cached[m]}
     pool = None
-    if todo and workers > 1 and len(data) >= scoring.MIN_PART:
-        pool = scoring._start_pool(workers)  # started before tokenizing: they start meanwhile
+    if todo and workers > 1 and len(data) >= batch.MIN_PART:
+        pool = batch.start_pool(workers)  # started before tokenizing: they start meanwhile
     with pool or contextlib.nullcontext():
         progress(done, total, "tokenizing")
         batches = _batches(data, tokenizer)
@@ -421,47 +417,31 @@ def score_systems(
                 for j, s in enumerate(missing):
                     one = {k: v[j] for k, v in got.items()}
                     if use_cache:
-                        scoring._save(_cache_file(digests[s], signatures[mkey]), one)
+                        batch.save_entry(_cache_file(digests[s], signatures[mkey]), one)
                     values[mkey][s] = one
                 done += 1
-                progress(done, total, mkey)
+                progress(done, total, f"{mkey} done")  # not read as still running
 
-            todo_paths = [(m, Path(m)) for m in mkeys]
-            n_items = len(data)
-            tasks = scoring._tasks(todo_paths, metrics, n_items, workers)
-            if pool is not None and len(tasks) > 1:
-                progress(done, total, f"scoring in {workers} worker processes")
-                scoring._score_in_workers(
-                    pool,
-                    tasks,
-                    todo_paths,
-                    metrics,
-                    options,
-                    tokenizer,
-                    part,
-                    finish,
-                    skipped,
-                    on_error,
-                )
-            else:
-                for mkey, path in todo_paths:
-                    progress(done, total, mkey)
-                    try:
-                        got = scoring._score_metric(mkey, options.get(mkey, {}), tokenizer, part)
-                    except CapevalError as exc:
-                        if on_error != "skip":
-                            raise
-                        skipped[mkey] = str(exc)
-                        continue
-                    finish(mkey, path, got)
+            batch.score_all(
+                [(m, Path(m)) for m in mkeys],
+                metrics,
+                options,
+                tokenizer,
+                part,
+                finish,
+                skipped,
+                on_error,
+                pool=pool,
+                workers=workers,
+                status=lambda label: progress(done, total, label),
+                unit="images",
+            )
     return _assemble(data, keys, metrics, signatures, values, cached, skipped, batches)
 
 
 def _load_cached(path: Path, metric: Metric, n_images: int) -> dict[str, np.ndarray] | None:
     """A system's cached per-image values of ``metric`` (validated; damaged ones discarded)."""
-    from capeval_core.judgments.scoring import _load
-
-    return _load(path, metric.report_keys(), (n_images,))
+    return batch.load_entry(path, metric.report_keys(), (n_images,))
 
 
 def _assemble(
@@ -474,8 +454,6 @@ def _assemble(
     skipped: Mapping[str, str],
     batches: Sequence[Batch],
 ) -> SystemsScores:
-    from capeval_core.judgments.scoring import STATISTICS_PREFIX
-
     corpus: dict[str, dict[str, float]] = {name: {} for name in data.names}
     items: dict[str, dict[str, np.ndarray]] = {name: {} for name in data.names}
     statistics: dict[str, dict[str, ItemStatistics]] = {name: {} for name in data.names}
@@ -490,9 +468,9 @@ def _assemble(
             assert got is not None
             item_values = {k: got[k] for k in metric.report_keys()}
             stats = {
-                k[len(STATISTICS_PREFIX) :]: v
+                k[len(batch.STATISTICS_PREFIX) :]: v
                 for k, v in got.items()
-                if k.startswith(STATISTICS_PREFIX)
+                if k.startswith(batch.STATISTICS_PREFIX)
             }
             # keys reported only when asked for (SPICE's categories) come from the statistics
             item_values.update(metric.optional_values(stats))
@@ -854,7 +832,6 @@ def _bootstrap(
     """Every (system, metric)'s resampled corpus values, from the cache where they are; the
     others in one bootstrap (each chunk of weights drawn once, CIDEr-D's reference work
     shared)."""
-    from capeval_core.judgments.scoring import _load, _save
     from capeval_core.stats import resampling as rs
 
     signature = {metric_class(k).key: v for k, v in scores.signatures.items()}
@@ -864,7 +841,11 @@ def _bootstrap(
         digest = scores.input.digest(i)
         for m in metrics:
             paths[s, m] = _cache_file(digest, f"{signature[m]}|{extra}")
-            got = _load(paths[s, m], ["values"], None) if use_cache and seed is not None else None
+            got = (
+                batch.load_entry(paths[s, m], ["values"], None)
+                if use_cache and seed is not None
+                else None
+            )
             if got is not None and got.get("values", np.empty(0)).shape[0] == n_resamples:
                 boot[s, m] = got["values"]
     todo = {k: scores.statistics[k[0]][k[1]] for k in paths if k not in boot}
@@ -872,7 +853,7 @@ def _bootstrap(
         fresh = rs.bootstrap(todo, n_resamples, seed)
         for k, values in fresh.items():
             if use_cache and seed is not None:
-                _save(paths[k], {"values": values})
+                batch.save_entry(paths[k], {"values": values})
             boot[k] = values
     return boot
 

@@ -1,7 +1,7 @@
 """Meta-evaluation tables of a scored JudgmentSet, as the app pages and the bench show them.
 
 Bootstrap intervals are the slow part of a correlation table; they are cached on disk next
-to the judgment scores (:func:`~capeval_core.judgments.scoring.scores_cache_dir`), keyed by
+to the judgment scores (:func:`~capeval_core.batch.scores_cache_dir`), keyed by
 the data themselves (a hash of both arrays), the method, the number of resamples, the seed
 and the level, so reopening a set shows its intervals at once.
 """
@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from capeval_core.batch import scores_cache_dir
 from capeval_core.errors import InputError
-from capeval_core.judgments.scoring import scores_cache_dir
 from capeval_core.resources import atomic_write, discard_damaged
 from capeval_core.stats.correlation import (
     METHODS,

@@ -115,14 +115,12 @@ def test_library_call_checks_length_and_name(tmp_path):
 
 
 def test_external_scored_beside_builtins_without_rescoring(tmp_path, monkeypatch):
-    from capeval_core.judgments import scoring
+    from capeval_core import batch
 
     js = load_judgments(_csv(tmp_path), "graded")
     calls = []
-    real = scoring._score_metric
-    monkeypatch.setattr(
-        scoring, "_score_metric", lambda *a, **k: calls.append(a[0]) or real(*a, **k)
-    )
+    real = batch.score_metric
+    monkeypatch.setattr(batch, "score_metric", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     first = score_judgments(js, ["bleu_4", "mine"], workers=0)
     assert first.keys == ("bleu_4", "mine")
     assert first.values["mine"].tolist() == [r[4] for r in ROWS]
@@ -181,13 +179,11 @@ def test_numeric_id_columns_are_never_default_human_scores(tmp_path):
 
 
 def test_other_human_columns_share_the_metric_scores(tmp_path, monkeypatch):
-    from capeval_core.judgments import scoring
+    from capeval_core import batch
 
     calls = []
-    real = scoring._score_metric
-    monkeypatch.setattr(
-        scoring, "_score_metric", lambda *a, **k: calls.append(a[0]) or real(*a, **k)
-    )
+    real = batch.score_metric
+    monkeypatch.setattr(batch, "score_metric", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     path = _csv(tmp_path, header="id,candidate,references,quality,other")
     both = load_judgments(path, "graded")
     one = load_judgments(path, "graded", score_columns=["other"])

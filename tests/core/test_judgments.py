@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -385,29 +386,41 @@ def test_pairwise_scoring_samples_references(tmp_path, monkeypatch):
 
 def test_worker_processes_give_the_serial_values(monkeypatch, tmp_path):
     """With workers, metrics whose items are independent are scored in parts by spawned
-    processes; CIDEr-D (corpus IDF) stays whole. Every value equals the in-process one, and
-    the file that took the batches to the workers is gone afterwards."""
+    processes; CIDEr-D (corpus IDF) stays whole. Every value equals the in-process one, the
+    progress label names each part's metric and items done, and the file that took the
+    batches to the workers is gone afterwards."""
     import tempfile
 
+    import capeval_core.batch as batch
     import capeval_core.judgments.scoring as scoring
     from capeval_core.judgments.demo import demo_graded
 
-    monkeypatch.setattr(scoring, "MIN_PART", 4)
+    monkeypatch.setattr(batch, "MIN_PART", 4)
     js = demo_graded(6, seed=0)
     keys = ["bleu_4", "rouge_l", "cider_d", "meteor"]
-    metrics = {k: scoring.metric_class(k)(tokenizer="ptb") for k in keys}
-    tasks = scoring._tasks([(k, None) for k in keys], metrics, len(js), 2)
+    metrics = {k: batch.metric_class(k)(tokenizer="ptb") for k in keys}
+    tasks = batch.plan_tasks([(k, None) for k in keys], metrics, len(js), 2)
     assert [t for t in tasks if t[0] == "cider_d"] == [("cider_d", 0, len(js))]
     assert sum(1 for t in tasks if t[0] == "meteor") == 4
     serial = scoring.score_judgments(js, keys, use_cache=False)
     seen = []
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     parallel = scoring.score_judgments(
-        js, keys, workers=2, use_cache=False, on_progress=lambda d, t, label: seen.append(d)
+        js,
+        keys,
+        workers=2,
+        use_cache=False,
+        on_progress=lambda d, t, label: seen.append((d, label)),
     )
     for k in keys:
         assert np.array_equal(parallel.values[k], serial.values[k]), k
-    assert seen[-1] == len(keys)
+    assert seen[-1][0] == len(keys)
+    # the label moves as parts come back, naming the metric and the items done
+    parts = [label for _, label in seen if label.startswith("meteor: ")]
+    counts = [
+        tuple(map(int, re.fullmatch(r"meteor: (\d+) of (\d+) items", p).groups())) for p in parts
+    ]
+    assert len(counts) == 3 and counts == sorted(counts) and counts[-1][0] < counts[-1][1], seen
     assert not list(tmp_path.iterdir())
 
 
@@ -418,6 +431,7 @@ def test_scoring_survives_worker_failures(monkeypatch, failure):
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
+    import capeval_core.batch as batch
     import capeval_core.judgments.scoring as scoring
     from capeval_core.judgments.demo import demo_graded
 
@@ -440,11 +454,11 @@ def test_scoring_survives_worker_failures(monkeypatch, failure):
         def shutdown(self, **kwargs):
             pass
 
-    monkeypatch.setattr(scoring, "MIN_PART", 4)
+    monkeypatch.setattr(batch, "MIN_PART", 4)
     js = demo_graded(4, seed=1)
     keys = ["bleu_4", "rouge_l", "cider_d"]
     serial = scoring.score_judgments(js, keys, use_cache=False)
-    monkeypatch.setattr(scoring, "ProcessPoolExecutor", DeadPool)
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", DeadPool)
     rescued = scoring.score_judgments(js, keys, workers=2, use_cache=False)
     for k in keys:
         assert np.array_equal(rescued.values[k], serial.values[k]), k
@@ -455,16 +469,16 @@ def test_only_worker_processes_freeze_their_heap(monkeypatch):
     rescanned by the collector); scoring in this process, e.g. in the app, never does."""
     import gc
 
-    import capeval_core.judgments.scoring as scoring
+    import capeval_core.batch as engine
     from capeval_core.metrics import make_batch
 
     batch = make_batch(["a dog runs"], [("a dog is running",)], "whitespace")
     gc.unfreeze()
-    scoring._score_metric("bleu", {}, "whitespace", [batch])
+    engine.score_metric("bleu", {}, "whitespace", [batch])
     assert gc.get_freeze_count() == 0 and gc.isenabled()
-    monkeypatch.setattr(scoring, "_IN_WORKER", True)
+    monkeypatch.setattr(engine, "_IN_WORKER", True)
     try:
-        values = scoring._score_metric("bleu", {}, "whitespace", [batch])
+        values = engine.score_metric("bleu", {}, "whitespace", [batch])
         assert gc.get_freeze_count() > 0 and gc.isenabled()
     finally:
         gc.unfreeze()
@@ -475,11 +489,12 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
     """SPICE scored in parts by workers: the uncached captions are parsed first as shared
     work, the parts read them from the cache, and the values equal an in-process run over a
     separate, empty cache."""
+    import capeval_core.batch as batch
     import capeval_core.judgments.scoring as scoring
     import capeval_core.spice.parse as spice_parse
     from capeval_core.judgments.demo import demo_graded
 
-    monkeypatch.setattr(scoring, "MIN_PART", 4)
+    monkeypatch.setattr(batch, "MIN_PART", 4)
     from capeval_core.spice import stanford_pcfg
 
     # the default threshold and the default parser's own
@@ -487,18 +502,26 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
     monkeypatch.setattr(stanford_pcfg, "PARALLEL_MIN", 1)
     monkeypatch.setattr(stanford_pcfg, "MIN_CHUNK", spice_parse.MIN_CHUNK)
     shared_seen = []
-    real = scoring._shared_work
+    real = batch._shared_work
 
     def spy(*args):
         out = real(*args)
         shared_seen.append({k: len(v) for k, v in out.items()})
         return out
 
-    monkeypatch.setattr(scoring, "_shared_work", spy)
+    monkeypatch.setattr(batch, "_shared_work", spy)
     js = demo_graded(3, seed=2)
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "parallel"))
-    parallel = scoring.score_judgments(js, ["bleu_4", "spice"], workers=2, use_cache=False)
+    labels = []
+    parallel = scoring.score_judgments(
+        js,
+        ["bleu_4", "spice"],
+        workers=2,
+        use_cache=False,
+        on_progress=lambda done, total, label: labels.append(label),
+    )
     assert shared_seen == [{"spice": 1}]  # one piece: fewer captions than MIN_CHUNK
+    assert "spice: preparing, 1 of 1" in labels  # the bar moves as shared work comes back
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "serial"))
     serial = scoring.score_judgments(js, ["bleu_4", "spice"], use_cache=False)
     for k in ("bleu_4", "spice"):

@@ -250,11 +250,11 @@ def test_scores_are_cached_per_system(monkeypatch):
             "c": lambda s: s.references[1],
         },
     )
-    from capeval_core.judgments import scoring
+    from capeval_core import batch
 
     scored = []
-    real = scoring._score_metric
-    monkeypatch.setattr(scoring, "_score_metric", lambda *a: scored.append(len(a[3])) or real(*a))
+    real = batch.score_metric
+    monkeypatch.setattr(batch, "score_metric", lambda *a: scored.append(len(a[3])) or real(*a))
     third = score_systems(grown, ["bleu_4"])
     assert scored == [1]  # only the new system is scored
     assert third.corpus["a"]["bleu_4"] == first.corpus["a"]["bleu_4"]
