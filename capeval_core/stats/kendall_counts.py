@@ -43,11 +43,15 @@ def levels(y: np.ndarray) -> tuple[np.ndarray, int]:
 
 @njit(cache=True, nogil=True)
 def _pair_counts(w, order, starts, code, n_levels):  # pragma: no cover - compiled
-    rows = w.shape[0]
+    rows, n = w.shape
     out = np.zeros((rows, _FIELDS), np.int64)
     tree = np.zeros(n_levels + 1, np.int64)  # Fenwick tree, 1-based: level l at l + 1
     at_level = np.zeros(n_levels, np.int64)
+    level = code[order]  # y's level in x order
+    drawn = np.empty(n, np.int64)  # one resample's weights in x order
     for r in range(rows):
+        for t in range(n):
+            drawn[t] = np.int64(w[r, order[t]])
         tree[:] = 0
         at_level[:] = 0
         total = 0
@@ -57,27 +61,23 @@ def _pair_counts(w, order, starts, code, n_levels):  # pragma: no cover - compil
         for g in range(starts.size - 1):
             group = 0
             for t in range(starts[g], starts[g + 1]):
-                i = order[t]
-                c = np.int64(w[r, i])
-                if c == 0:
-                    continue
-                lv = code[i]
+                lv = level[t]
                 less = 0
                 k = lv
                 while k > 0:
                     less += tree[k]
                     k -= k & -k
-                # earlier items have strictly smaller x: y smaller is concordant, larger not
-                s += c * (less - (total - less - at_level[lv]))
-                group += c
+                # earlier items have strictly smaller x: `less` have smaller y (concordant),
+                # total - less - at_level[lv] larger y (discordant); no branch on c == 0
+                s += drawn[t] * (2 * less + at_level[lv] - total)
+                group += drawn[t]
             if group == 0:
                 continue
             for t in range(starts[g], starts[g + 1]):
-                i = order[t]
-                c = np.int64(w[r, i])
+                c = drawn[t]
                 if c == 0:
                     continue
-                lv = code[i]
+                lv = level[t]
                 at_level[lv] += c
                 k = lv + 1
                 while k <= n_levels:
