@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
@@ -15,6 +16,7 @@ import numpy as np
 from scipy import stats
 
 from capeval_core.errors import InputError
+from capeval_core.resources import available_cpus
 from capeval_core.stats.kendall_counts import levels, resampled_kendall, sorted_groups
 
 Method = Literal["pearson", "spearman", "kendall_b", "kendall_c"]
@@ -277,10 +279,21 @@ def bootstrap_many(
     x_groups = {key: sorted_groups(x) for key, x in arrays.items()} if kendalls else {}
     y_levels = levels(y) if kendalls else None
     chunk = max(1, min(n_resamples, 2_000_000 // n))
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+    # the compiled Kendall count releases the GIL: metrics run on the other CPUs while this
+    # thread does Pearson and Spearman (each metric's values do not depend on the split)
+    workers = min(len(arrays), available_cpus()) if kendalls else 0
+    with (
+        warnings.catch_warnings(),
+        np.errstate(invalid="ignore", divide="ignore"),
+        ThreadPoolExecutor(max(workers, 1)) as pool,
+    ):
         warnings.simplefilter("ignore")  # degenerate resamples give NaN, dropped later
         for start, w in _resample_weights(n, n_resamples, seed, chunk):
             rows = slice(start, start + len(w))
+            taus = {
+                key: pool.submit(resampled_kendall, w, x_groups[key], y_levels)
+                for key in (arrays if kendalls else ())
+            }
             y_ranks = _y_ranks(w, y_ties) if y_ties else None
             for key, x in arrays.items():
                 if "pearson" in methods:
@@ -291,10 +304,10 @@ def bootstrap_many(
                     out[key, "spearman"][rows] = _weighted_pearson(
                         w, _weighted_ranks(w, x), _weighted_ranks(w, y)
                     )
-                if kendalls:
-                    tau_b, tau_c = resampled_kendall(w, x_groups[key], y_levels)
-                    for method in kendalls:
-                        out[key, method][rows] = tau_c if method == "kendall_c" else tau_b
+            for key, task in taus.items():
+                tau_b, tau_c = task.result()
+                for method in kendalls:
+                    out[key, method][rows] = tau_c if method == "kendall_c" else tau_b
             if on_progress is not None:
                 on_progress(min((start + len(w)) / n_resamples, 1.0))
     return out
