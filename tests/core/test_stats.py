@@ -230,6 +230,18 @@ def test_kendall_counts_give_both_variants_in_one_pass():
     np.testing.assert_allclose(b, b2, rtol=0, atol=1e-15)  # the two square roots swap
 
 
+def test_bootstrap_values_do_not_depend_on_the_worker_threads(monkeypatch):
+    from capeval_core.stats import bootstrap_many
+    from capeval_core.stats import correlation as corr
+
+    human, metrics = _tied_data(120, 5, seed=4)
+    methods = ("spearman", "kendall_b", "kendall_c")
+    threaded = bootstrap_many(metrics, human, methods, 200, seed=1)
+    monkeypatch.setattr(corr, "available_cpus", lambda: 1)
+    single = bootstrap_many(metrics, human, methods, 200, seed=1)
+    assert all(np.array_equal(threaded[k], single[k], equal_nan=True) for k in threaded)
+
+
 def test_bootstrap_refuses_an_unknown_method():
     from capeval_core.errors import InputError
     from capeval_core.stats import bootstrap_many
