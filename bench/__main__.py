@@ -18,6 +18,7 @@ BENCHMARKS = (
     "spice_parity",
     "perturb",
     "compare",
+    "meta_pages",
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
@@ -15,6 +16,8 @@ import numpy as np
 from scipy import stats
 
 from capeval_core.errors import InputError
+from capeval_core.resources import available_cpus
+from capeval_core.stats.kendall_counts import levels, resampled_kendall, sorted_groups
 
 Method = Literal["pearson", "spearman", "kendall_b", "kendall_c"]
 METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall_b", "kendall_c")
@@ -216,15 +219,6 @@ def system_level(
     )
 
 
-def _statistic_fn(method: str) -> Callable[[np.ndarray, np.ndarray], float]:
-    if method.startswith("kendall"):
-        variant = "c" if method.endswith("c") else "b"
-        return lambda a, b: stats.kendalltau(a, b, variant=variant).statistic
-    if method == "spearman":
-        return lambda a, b: stats.spearmanr(a, b).statistic
-    return lambda a, b: stats.pearsonr(a, b).statistic
-
-
 def bootstrap_statistics(
     x: np.ndarray, y: np.ndarray, method: str, n_resamples: int = 1000, seed: int | None = 0
 ) -> np.ndarray:
@@ -234,9 +228,8 @@ def bootstrap_statistics(
     method and metric. A resample is represented by how often it draws each item (its
     weights), so nothing is copied: Pearson is weighted sums (one matrix product), Spearman
     the Pearson of weighted mid-ranks (sums that are exact, so taken in the cheapest order),
-    and Kendall's tau-b/tau-c the weighted count of concordant minus discordant pairs,
-    computed for many resamples at once when one side has few distinct values (human grades);
-    otherwise Kendall falls back to scipy per resample.
+    and Kendall's tau-b/tau-c scipy's formulas on the weighted counts of concordant,
+    discordant and tied pairs (:mod:`~capeval_core.stats.kendall_counts`, compiled).
 
     >>> x, y = np.arange(10.0), np.arange(10.0) ** 2
     >>> bool(np.allclose(bootstrap_statistics(x, y, "spearman", 5), 1.0))
@@ -256,9 +249,9 @@ def bootstrap_many(
     """:func:`bootstrap_statistics` of each ``x`` against the same ``y``, for each method.
 
     Equal bit for bit to one call per pair, but a table of metrics costs little more than its
-    per-metric arithmetic: each chunk of resample weights is drawn once, and y's ranks are
-    computed once per chunk. ``on_progress`` hears the share of the work done (0 to 1) after
-    each chunk.
+    per-metric arithmetic: each chunk of resample weights is drawn once, y's ranks and levels
+    are computed once, and Kendall's tau-b and tau-c come from one count of the pairs.
+    ``on_progress`` hears the share of the work done (0 to 1) after each chunk.
 
     >>> x, y = np.arange(10.0), np.arange(10.0) ** 2
     >>> many = bootstrap_many({"a": x, "b": -x}, y, ("pearson", "spearman"), 5, seed=3)
@@ -269,60 +262,54 @@ def bootstrap_many(
     arrays = {key: np.asarray(x, dtype=float) for key, x in xs.items()}
     n = y.size
     out: dict[tuple[_K, str], np.ndarray] = {}
-    vectorised, looped = [], []
-    for key, x in arrays.items():
+    for key in arrays:
         for method in methods:
-            if n == 0 or n_resamples == 0:
-                out[key, method] = np.full(n_resamples, np.nan)
-            elif method.startswith("kendall") and (
-                # the per-level passes cost n x levels per resample; beyond that scipy's loop
-                # is faster
-                min(np.unique(x).size, np.unique(y).size) * n > _KENDALL_WORK
-            ):
-                looped.append((key, method))
-            else:
-                out[key, method] = np.empty(n_resamples)
-                vectorised.append((key, method))
-    # work in resamples: each looped pair is its own pass, the vectorised ones share one
-    total = n_resamples * (len(looped) + bool(vectorised)) or 1
-
-    def report(done: int) -> None:
+            if method not in METHODS and method != "kendall":
+                raise InputError(f"unknown correlation {method!r}; choose one of {METHODS}")
+            out[key, method] = np.full(n_resamples, np.nan)
+    if n == 0 or n_resamples == 0 or not arrays:
         if on_progress is not None:
-            on_progress(min(done / total, 1.0))
-
-    for i, (key, method) in enumerate(looped):
-        out[key, method] = _bootstrap_loop(
-            arrays[key],
-            y,
-            method,
-            n_resamples,
-            seed,
-            lambda d, base=i * n_resamples: report(base + d),
-        )
-    base = len(looped) * n_resamples
-    if not vectorised:
-        report(total)
+            on_progress(1.0)
         return out
-    ties = {key: _tie_groups(arrays[key]) for key, method in vectorised if method == "spearman"}
+    kendalls = [m for m in methods if m.startswith("kendall")]
+    spearman = "spearman" in methods
+    ties = {key: _tie_groups(x) for key, x in arrays.items()} if spearman else {}
     exact = n <= _EXACT_RANKS
-    y_ties = _tie_groups(y) if ties and exact else None
+    y_ties = _tie_groups(y) if spearman and exact else None
+    x_groups = {key: sorted_groups(x) for key, x in arrays.items()} if kendalls else {}
+    y_levels = levels(y) if kendalls else None
     chunk = max(1, min(n_resamples, 2_000_000 // n))
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+    # the compiled Kendall count releases the GIL: metrics run on the other CPUs while this
+    # thread does Pearson and Spearman (each metric's values do not depend on the split)
+    workers = min(len(arrays), available_cpus()) if kendalls else 0
+    with (
+        warnings.catch_warnings(),
+        np.errstate(invalid="ignore", divide="ignore"),
+        ThreadPoolExecutor(max(workers, 1)) as pool,
+    ):
         warnings.simplefilter("ignore")  # degenerate resamples give NaN, dropped later
         for start, w in _resample_weights(n, n_resamples, seed, chunk):
+            rows = slice(start, start + len(w))
+            taus = {
+                key: pool.submit(resampled_kendall, w, x_groups[key], y_levels)
+                for key in (arrays if kendalls else ())
+            }
             y_ranks = _y_ranks(w, y_ties) if y_ties else None
-            for key, method in vectorised:
-                x = arrays[key]
-                if method == "pearson":
-                    values = _weighted_pearson(w, x, y)
-                elif method == "spearman" and y_ranks is not None:
-                    values = _spearman_chunk(ties[key], y_ranks)
-                elif method == "spearman":  # too many items for exact sums: plain arithmetic
-                    values = _weighted_pearson(w, _weighted_ranks(w, x), _weighted_ranks(w, y))
-                else:
-                    values = _weighted_kendall(w, x, y, "c" if method.endswith("c") else "b")
-                out[key, method][start : start + len(w)] = values
-            report(base + start + len(w))
+            for key, x in arrays.items():
+                if "pearson" in methods:
+                    out[key, "pearson"][rows] = _weighted_pearson(w, x, y)
+                if y_ranks is not None:
+                    out[key, "spearman"][rows] = _spearman_chunk(ties[key], y_ranks)
+                elif spearman:  # too many items for exact sums: plain arithmetic
+                    out[key, "spearman"][rows] = _weighted_pearson(
+                        w, _weighted_ranks(w, x), _weighted_ranks(w, y)
+                    )
+            for key, task in taus.items():
+                tau_b, tau_c = task.result()
+                for method in kendalls:
+                    out[key, method][rows] = tau_c if method == "kendall_c" else tau_b
+            if on_progress is not None:
+                on_progress(min((start + len(w)) / n_resamples, 1.0))
     return out
 
 
@@ -394,10 +381,6 @@ def _spearman_chunk(x_ties: _Ties, y: _RankedY) -> np.ndarray:
     return sxy / np.sqrt(sxx * y.syy)
 
 
-#: Kendall is vectorised while (distinct values of the few-valued side) x items stays below this
-_KENDALL_WORK = 40_000
-
-
 def _resample_weights(n: int, n_resamples: int, seed: int | None, chunk: int):
     """``(start, weights)`` per chunk: how often each resample draws each item. The draws are
     ``rng.integers(0, n, size=(chunk, n))`` in order, so they match an index-based loop."""
@@ -414,18 +397,28 @@ def _weighted_pearson(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray
     m = w.sum(axis=1)
     if x.ndim == 1 and y.ndim == 1:
         # centred first, so the sums of squares do not cancel
-        x, y = x - x.mean(), y - y.mean()
-        sums = w @ np.stack([x, y, x * x, y * y, x * y], axis=1)
+        xc, yc = x - x.mean(), y - y.mean()
+        sums = w @ np.stack([xc, yc, xc * xc, yc * yc, xc * yc], axis=1)
         sx, sy, sxx, syy, sxy = sums.T
-    else:
-        x = np.broadcast_to(x, w.shape)
-        y = np.broadcast_to(y, w.shape)
-        x = x - (w * x).sum(1, keepdims=True) / m[:, None]
-        y = y - (w * y).sum(1, keepdims=True) / m[:, None]
-        sx = sy = np.zeros(len(w))
-        sxx, syy, sxy = (w * x * x).sum(1), (w * y * y).sum(1), (w * x * y).sum(1)
-    cov = sxy - sx * sy / m
-    return cov / np.sqrt((sxx - sx * sx / m) * (syy - sy * sy / m))
+        spread_x, spread_y = sxx - sx * sx / m, syy - sy * sy / m
+        r = (sxy - sx * sy / m) / np.sqrt(spread_x * spread_y)
+        # a resample drawing one value of a side leaves rounding, not 0, in its spread; scipy
+        # gives NaN there, so rows whose spread is within rounding are checked exactly
+        for side, spread, squares in ((x, spread_x, sxx), (y, spread_y, syy)):
+            near = np.flatnonzero(spread <= 1e-9 * squares)
+            if near.size:
+                drawn = w[near] > 0
+                low = np.where(drawn, side, np.inf).min(axis=1)
+                high = np.where(drawn, side, -np.inf).max(axis=1)
+                r[near[low == high]] = np.nan
+        return r
+    # rows of mid-ranks (Spearman beyond exact sums): half-integers, a constant side is exact
+    x = np.broadcast_to(x, w.shape)
+    y = np.broadcast_to(y, w.shape)
+    x = x - (w * x).sum(1, keepdims=True) / m[:, None]
+    y = y - (w * y).sum(1, keepdims=True) / m[:, None]
+    sxx, syy, sxy = (w * x * x).sum(1), (w * y * y).sum(1), (w * x * y).sum(1)
+    return sxy / np.sqrt(sxx * syy)
 
 
 def _weighted_ranks(w: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -441,74 +434,3 @@ def _weighted_ranks(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     ranks = np.empty_like(w)
     ranks[:, order] = mid[:, group]
     return ranks
-
-
-def _weighted_kendall(w: np.ndarray, x: np.ndarray, y: np.ndarray, variant: str) -> np.ndarray:
-    """Kendall's tau of each resample, as scipy computes it on the drawn pairs."""
-    if np.unique(y).size > np.unique(x).size:
-        x, y = y, x  # y is the side with few distinct values
-    m = w.sum(axis=1)
-    ylevels, ycode = np.unique(y, return_inverse=True)
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    first = np.r_[True, xs[1:] != xs[:-1]]
-    starts = np.flatnonzero(first)
-    group = np.cumsum(first) - 1
-    ws = w[:, order]
-    ys = ycode[order]
-    # per y level: weight strictly below each sorted position in x (x ties excluded)
-    s = np.zeros(len(w))
-    below_levels = []
-    for g in range(ylevels.size):
-        wg = np.where(ys == g, ws, 0.0)
-        gw = np.add.reduceat(wg, starts, axis=1)
-        below = np.cumsum(gw, axis=1) - gw  # weight of level g with x strictly smaller
-        below_levels.append(below[:, group])
-    below_all = np.stack(below_levels)  # (levels, resamples, n)
-    lower = np.cumsum(below_all, axis=0)  # levels <= g
-    total_below = lower[-1]
-    for g in range(ylevels.size):
-        mask = ys == g
-        less = lower[g - 1][:, mask] if g > 0 else 0.0  # y smaller, x smaller: concordant
-        same = below_all[g][:, mask]
-        greater = total_below[:, mask] - less - same  # y larger, x smaller: discordant
-        s += (ws[:, mask] * (less - greater)).sum(axis=1)
-    if variant == "c":
-        nx = (np.add.reduceat(ws, starts, axis=1) > 0).sum(axis=1)
-        ny = np.stack([(ws[:, ys == g].sum(axis=1) > 0) for g in range(ylevels.size)]).sum(0)
-        k = np.minimum(nx, ny)
-        return 2 * s / (m * m * (k - 1) / k)
-    tx = _tied_pairs(np.add.reduceat(ws, starts, axis=1))
-    ty = _tied_pairs(np.stack([ws[:, ys == g].sum(axis=1) for g in range(ylevels.size)], 1))
-    n0 = m * (m - 1) / 2
-    return s / np.sqrt((n0 - tx) * (n0 - ty))
-
-
-def _tied_pairs(group_weights: np.ndarray) -> np.ndarray:
-    return (group_weights * (group_weights - 1) / 2).sum(axis=1)
-
-
-def _bootstrap_loop(
-    x: np.ndarray,
-    y: np.ndarray,
-    method: str,
-    n_resamples: int,
-    seed: int | None,
-    on_done: Callable[[int], None] | None = None,
-) -> np.ndarray:
-    """scipy per resample, on the same index draws (Kendall with two continuous sides);
-    ``on_done`` hears how many resamples are done after each chunk."""
-    rng = np.random.default_rng(seed)
-    n = x.size
-    out = np.empty(n_resamples)
-    chunk = max(1, min(n_resamples, 2_000_000 // max(n, 1)))
-    fn = _statistic_fn(method)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for start in range(0, n_resamples, chunk):
-            idx = rng.integers(0, n, size=(min(chunk, n_resamples - start), n))
-            for j, row in enumerate(idx):
-                out[start + j] = fn(x[row], y[row])
-            if on_done is not None:
-                on_done(start + len(idx))
-    return out

@@ -143,6 +143,113 @@ def test_bootstrap_many_equals_one_call_per_metric(monkeypatch):
     assert all(np.array_equal(plain[k], many[k]) for k in plain)
 
 
+def _tied_data(n, levels, seed):
+    """Human grades on ``levels`` values; metrics with ties (rounded, a block of zeros) and
+    without, and one on as many levels as items."""
+    rng = np.random.default_rng(seed)
+    human = rng.integers(0, levels, n) / 2 + 1
+    return human, {
+        "rounded": np.round(human + rng.normal(size=n), 1),
+        "zeros": np.where(rng.random(n) < 0.3, 0.0, human + rng.normal(size=n)),
+        "continuous": rng.normal(size=n),
+        "graded": rng.integers(0, 3, n).astype(float),
+    }
+
+
+def _scipy_per_resample(x, y, method, idx):
+    """The straightforward reference: scipy on each resample's drawn pairs."""
+    fn = {
+        "pearson": sps.pearsonr,
+        "spearman": sps.spearmanr,
+        "kendall_b": lambda a, b: sps.kendalltau(a, b, variant="b"),
+        "kendall_c": lambda a, b: sps.kendalltau(a, b, variant="c"),
+    }[method]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.array([fn(x[i], y[i]).statistic for i in idx])
+
+
+@pytest.mark.parametrize(("n", "levels"), [(6, 2), (40, 3), (300, 16), (250, 250)])
+def test_bootstrap_equals_scipy_on_each_resample(n, levels):
+    """Every resampled value, and so every interval, is scipy's on the same draws
+    (``default_rng(seed).integers(0, n, size=(R, n))``); Kendall's bit for bit, whichever
+    side has ties, with NaN where a resample is constant (n = 6 draws some)."""
+    from capeval_core.stats import bootstrap_many
+    from capeval_core.stats.correlation import percentile_interval
+
+    human, metrics = _tied_data(n, levels, seed=n)
+    methods = ("pearson", "spearman", "kendall_b", "kendall_c")
+    many = bootstrap_many(metrics, human, methods, 400, seed=11)
+    idx = np.random.default_rng(11).integers(0, n, size=(400, n))
+    for (key, method), values in many.items():
+        ref = _scipy_per_resample(metrics[key], human, method, idx)
+        if method.startswith("kendall"):
+            assert np.array_equal(values, ref, equal_nan=True), (key, method)
+        else:
+            assert np.array_equal(np.isnan(values), np.isnan(ref)), (key, method)
+            np.testing.assert_allclose(values, ref, rtol=0, atol=1e-12, err_msg=str(key))
+        ours = percentile_interval(values, 0.95, 400, 11)
+        finite = ref[np.isfinite(ref)]
+        low, high = np.quantile(finite, [0.025, 0.975])
+        assert abs(ours.low - low) <= 1e-12 and abs(ours.high - high) <= 1e-12, (key, method)
+
+
+def test_correlation_table_intervals_equal_the_reference():
+    """The Correlations page's table: scipy's point estimates and intervals equal to the
+    percentiles of scipy on each resample."""
+    from capeval_core.judgments.analysis import correlation_table
+
+    human, metrics = _tied_data(200, 16, seed=3)
+    table = correlation_table(human, metrics, n_resamples=300, seed=5, use_cache=False)
+    idx = np.random.default_rng(5).integers(0, 200, size=(300, 200))
+    for row in table.itertuples():
+        x = metrics[row.metric]
+        if row.method.startswith("kendall"):
+            point = sps.kendalltau(x, human, variant=row.method[-1]).statistic
+        else:
+            point = correlate(x, human, row.method).statistic
+        assert row.statistic == point
+        ref = _scipy_per_resample(x, human, row.method, idx)
+        low, high = np.quantile(ref[np.isfinite(ref)], [0.025, 0.975])
+        assert abs(row.ci_low - low) <= 1e-12 and abs(row.ci_high - high) <= 1e-12, row
+
+
+def test_kendall_counts_give_both_variants_in_one_pass():
+    from capeval_core.stats.kendall_counts import levels, resampled_kendall, sorted_groups
+
+    human, metrics = _tied_data(50, 4, seed=9)
+    x = metrics["rounded"]
+    idx = np.random.default_rng(2).integers(0, 50, size=(30, 50))
+    w = np.stack([np.bincount(i, minlength=50) for i in idx]).astype(float)
+    b, c = resampled_kendall(w, sorted_groups(x), levels(human))
+    assert np.array_equal(b, _scipy_per_resample(x, human, "kendall_b", idx))
+    assert np.array_equal(c, _scipy_per_resample(x, human, "kendall_c", idx))
+    # Kendall's tau is symmetric: the sorted side and the levelled side may be swapped
+    b2, c2 = resampled_kendall(w, sorted_groups(human), levels(x))
+    assert np.array_equal(c, c2)
+    np.testing.assert_allclose(b, b2, rtol=0, atol=1e-15)  # the two square roots swap
+
+
+def test_bootstrap_values_do_not_depend_on_the_worker_threads(monkeypatch):
+    from capeval_core.stats import bootstrap_many
+    from capeval_core.stats import correlation as corr
+
+    human, metrics = _tied_data(120, 5, seed=4)
+    methods = ("spearman", "kendall_b", "kendall_c")
+    threaded = bootstrap_many(metrics, human, methods, 200, seed=1)
+    monkeypatch.setattr(corr, "available_cpus", lambda: 1)
+    single = bootstrap_many(metrics, human, methods, 200, seed=1)
+    assert all(np.array_equal(threaded[k], single[k], equal_nan=True) for k in threaded)
+
+
+def test_bootstrap_refuses_an_unknown_method():
+    from capeval_core.errors import InputError
+    from capeval_core.stats import bootstrap_many
+
+    with pytest.raises(InputError, match="unknown correlation 'kendal_b'"):
+        bootstrap_many({"m": [1.0, 2, 3]}, [1.0, 3, 2], ("kendal_b",), 5)
+
+
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall_b", "kendall_c"])
 def test_constant_input_gives_nan_with_scipy_warning(method):
     with pytest.warns(sps.ConstantInputWarning):
