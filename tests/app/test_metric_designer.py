@@ -280,3 +280,10 @@ def test_robustness_offers_an_external_metric_only_for_the_set_it_scores() -> No
     assert "mine (external)" not in set(_frame_with(at, "mean")["metric"])
     notes = [i.value for i in at.info if "Not offered here" in i.value]
     assert len(notes) == 1 and "mine" in notes[0] and "\n" not in notes[0]
+
+
+def test_scores_file_help_names_the_pairwise_columns() -> None:
+    pairs = cached.demo_judgments("pairwise", 40)
+    at = _judgments(**{cached.JSET_KEY: pairs})
+    captions = [c.value for c in at.caption if "id column(s)" in c.value]
+    assert captions and "<name>:a and <name>:b" in captions[0], captions
