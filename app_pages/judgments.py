@@ -228,7 +228,12 @@ with st.expander("Your own metric: join a scores file"):
     st.caption(
         "Per-caption scores of a metric computed elsewhere, correlated and tested beside "
         f"the built-in ones: CSV, TSV, JSON or JSONL with the id column(s) "
-        f"{', '.join(jset.id_columns)} and one column per metric."
+        f"{', '.join(jset.id_columns)} and "
+        + (
+            "per metric two columns, <name>:a and <name>:b (the scores of candidates a and b)."
+            if jset.kind == "pairwise"
+            else "one column per metric."
+        )
     )
     st.file_uploader("Scores file", key="metric_scores_file")
     st.button("Join", key="join_scores", on_click=_join_scores, icon=":material/join:")

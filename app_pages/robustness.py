@@ -88,7 +88,15 @@ try:
     if not len(jset):
         st.warning("The distractor set has no pairs: there is nothing to draw.")
         st.stop()
-    keys = meta_views.metric_picker()
+    # An external metric has scores only for the captions of the set it came with (it cannot
+    # score new ones): offered for that set, named as missing for any other (issue 32).
+    keys = meta_views.metric_picker(jset.external_names)
+    on_judgments = st.session_state.get(cached.JSET_KEY)
+    unscored = [
+        k for k in getattr(on_judgments, "external_names", ()) if k not in jset.external_names
+    ]
+    if unscored:
+        st.info(meta_views.external_not_offered(unscored), icon=":material/info:")
     metric_tie = st.radio(
         "Metric tie", ["half", "correct", "wrong"], key="forced_tie", horizontal=True
     )

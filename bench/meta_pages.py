@@ -8,6 +8,13 @@ percentiles. Prints both times, their ratio, per-method times and the largest di
 between the two tables' interval bounds. Asserts nothing. The data are synthetic with
 THumB's shape: human scores on its 16 distinct values, metrics with its kinds of ties
 (many zeros, a few grades, rounded values, continuous). ``--images`` is not used.
+
+Then the whole page's core calls on the same data, as ``capeval_ui.cached.correlation_report``
+makes them (not Streamlit): the table, the metric x metric Spearman heatmap and
+``rank_subsets`` (the combined metric over all 2,047 subsets of 11 metrics, with THumB's
+default correlation, Kendall tau-b), each timed, and ``rank_subsets`` beside the
+straightforward computation (one ``correlate`` call per subset) with the largest
+difference of their values.
 """
 
 from __future__ import annotations
@@ -71,6 +78,49 @@ def _reference(human, metrics) -> tuple[dict[tuple[str, str], tuple[float, float
     return bounds, seconds
 
 
+def page_calls(human: np.ndarray, metrics: dict[str, np.ndarray]) -> None:
+    """The Correlations page's core calls, timed one by one (issue 32)."""
+    from capeval_core.judgments.analysis import correlation_table, spearman_between
+    from capeval_core.stats import rank_subsets
+    from capeval_core.stats.combined import _rank_subsets
+
+    combined_on = "kendall_b"  # the page's default for a set without a Kendall preset
+
+    def timed(fn):
+        start = time.perf_counter()
+        value = fn()
+        return value, time.perf_counter() - start
+
+    rank_subsets(human, metrics, combined_on)  # loads the compiled count once
+    table, t_table = timed(
+        lambda: correlation_table(
+            human, metrics, n_resamples=N_RESAMPLES, seed=SEED, use_cache=False
+        )
+    )
+    spear = table[table["method"] == "spearman"].set_index("metric")["statistic"]
+    order = sorted(metrics, key=lambda k: -abs(spear[k]))
+    _, t_heat = timed(lambda: spearman_between(metrics, order, None))
+    ranked, t_rank = timed(lambda: rank_subsets(human, metrics, combined_on))
+    plain, t_plain = timed(
+        lambda: _rank_subsets(human, metrics, combined_on, "greater", None, fast=False)
+    )
+    total = t_table + t_heat + t_rank
+    same = [r.subset for r in ranked] == [r.subset for r in plain]
+    diff = max(abs(a.statistic - b.statistic) for a, b in zip(ranked, plain, strict=True))
+    print(
+        f"Correlations page, core calls ({N_ITEMS:,} items x {N_METRICS} metrics, "
+        f"{2**N_METRICS - 1:,} subsets, combined on {combined_on}):"
+    )
+    print(f"  table with intervals (not cached):                        {t_table:7.2f} s")
+    print(f"  metric x metric heatmap:                                  {t_heat:7.2f} s")
+    print(f"  rank_subsets:                                             {t_rank:7.2f} s")
+    print(f"  page total:                                               {total:7.2f} s")
+    print(
+        f"  rank_subsets, one correlate call per subset (reference):  {t_plain:7.2f} s "
+        f"({t_plain / t_rank:.1f}x; same order: {same}; largest difference {diff:.2g})"
+    )
+
+
 def main(n_images: int = 0) -> None:
     from capeval_core.judgments.analysis import correlation_table
     from capeval_core.stats import bootstrap_many
@@ -118,3 +168,5 @@ def main(n_images: int = 0) -> None:
         for row in ours.itertuples()
     )
     print(f"  largest difference between the two tables' interval bounds: {diff:.3g}")
+    print()
+    page_calls(human, metrics)

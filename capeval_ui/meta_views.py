@@ -87,6 +87,16 @@ def metric_picker(external: Sequence[str] = ()) -> tuple[str, ...]:
     return tuple(keys)
 
 
+def external_not_offered(names: Sequence[str]) -> str:
+    """One line: these external metrics are not offered because they cannot score the
+    captions shown (their scores come with the Judgments page's set)."""
+    listed = ", ".join(names)
+    return (
+        f"Not offered here: {listed} (external; scores come only with the Judgments page's "
+        "set and cannot be computed for these captions)."
+    )
+
+
 def _keep_metrics() -> None:
     st.session_state[_KEPT_METRICS] = list(st.session_state[METRICS_KEY])
 

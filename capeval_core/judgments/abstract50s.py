@@ -11,6 +11,10 @@ labels and every page and command using it says so.
 
 The seed paper (Kilickaya et al. 2017): the first 200 pairs are HC (two human descriptions
 of the scene), the remaining 200 HI (one of them describes another scene).
+
+External metric scores come in a scores file joined on ``id``, the pair's number from 1 (the
+order of the candidate lists, else of the triplets), with columns ``<name>:a`` (the score of
+B[i]) and ``<name>:b`` (of C[i]): :func:`~capeval_core.judgments.external.join_scores_file`.
 """
 
 from __future__ import annotations

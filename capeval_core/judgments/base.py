@@ -106,6 +106,10 @@ class JudgmentSet:
     #: the columns that identify an item in a scores file joined to the set (their cells
     #: joined by ``|``, in this order, give the item's ``id``)
     id_columns: tuple[str, ...] = ("id",)
+    #: per item, the key a scores file's row is joined on (its id-column cells joined by
+    #: ``|``); empty: the item ids. Several items may share one key (Flickr8k-Expert's
+    #: published preset: one row per expert, one metric score per caption)
+    join_keys: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", dict(self.dropped))
@@ -119,6 +123,10 @@ class JudgmentSet:
                     h.update(f"|{ext.signature}|{ext.values_digest}".encode())
                 digest = h.hexdigest()
             object.__setattr__(self, "content_digest", digest)
+
+    def item_keys(self) -> tuple[str, ...]:
+        """The key each item is joined on by a scores file (:attr:`join_keys`, else its id)."""
+        return self.join_keys or tuple(it.id for it in self.items)
 
     @property
     def external_names(self) -> tuple[str, ...]:

@@ -17,11 +17,19 @@ References: ``references_from`` (one file, or ``{"8k": ..., "30k": ..., "coco": 
 Flickr token files (``<image>#<k> \\t caption``) or COCO captions JSON; in a folder the files
 ``Flickr8k.token.txt``, ``results_20130124.token`` and ``captions_val2014.json`` are found
 by name; COCO val2014 captions otherwise come from the installed pycocoevalcap.
+
+External metric scores: a ``metric:<name>`` column of a tidy file holds that metric's score
+of the row's candidate, as in the generic format; with several files, every file the preset
+reads has the same ``metric:`` columns. A packed row holds several candidates, so there
+the scores come in a scores file joined on ``id`` (the item ids of the set,
+``<source>:<image>|<candidate>``) with
+:func:`~capeval_core.judgments.external.join_scores_file`.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import os
 import re
 from collections import defaultdict
@@ -39,6 +47,13 @@ from capeval_core.judgments.base import (
     unique_ids,
 )
 from capeval_core.judgments.coco import image_key, load_coco_references
+from capeval_core.judgments.external import (
+    METRIC_PREFIX,
+    add_metric_scores,
+    file_checksum,
+    metric_columns,
+    read_metric_cells,
+)
 
 PRESETS = {
     "published": "human score = correctness; the human-rated reference itself is removed from "
@@ -235,6 +250,8 @@ def load_composite(
     notes: list[str] = []
     n_read = 0
     used: list[str] = []
+    metrics: dict[str, list[float]] = {}
+    metric_files: list[Path] = []
     for f in files:
         header, rows = read_delimited(f, ",", max_bytes=max_bytes)
         file_aspect = aspect_of(f.name)
@@ -247,14 +264,27 @@ def load_composite(
             continue
         used.append(f.name)
         n_read += len(rows)
-        found, removed = _read_file(f, header, rows, aspect, given, refs)
+        found, removed, external = _read_file(f, header, rows, aspect, given, refs)
+        if used[1:] and set(external) != set(metrics):
+            differ = sorted(set(metrics) ^ set(external))[0]
+            raise format_error(
+                f,
+                f"{f.name} and {used[0]} have different metric: columns; every file read "
+                f"needs {METRIC_PREFIX}{differ} or none does",
+                line=1,
+                column=METRIC_PREFIX + differ,
+            )
+        if external:
+            metric_files.append(f)
+        for name, values in external.items():
+            metrics.setdefault(name, []).extend(values)
         items += found
         if removed:
             notes.append(
                 f"{f.name}: {removed:,} candidate(s) were among their references and "
                 "were removed from them"
             )
-    return JudgmentSet(
+    jset = JudgmentSet(
         "graded",
         tuple(items),
         (aspect,),
@@ -267,6 +297,15 @@ def load_composite(
         kendall_variant="c",
         notes=tuple(notes),
     )
+    if metrics:
+        # one checksum over the files the scores came from, in the order read
+        checksum = hashlib.sha256(
+            "".join(file_checksum(f) for f in metric_files).encode()
+        ).hexdigest()
+        source = ", ".join(f.name for f in metric_files)
+        for name, values in metrics.items():
+            jset = add_metric_scores(jset, name, values, checksum=checksum, source=source)
+    return jset
 
 
 def _read_file(
@@ -276,12 +315,23 @@ def _read_file(
     aspect: str,
     given: Mapping[str, str],
     refs: _References,
-) -> tuple[list[GradedItem], int]:
+) -> tuple[list[GradedItem], int, dict[str, list[float]]]:
+    """The file's items, how many had their own text among the references, and its
+    ``metric:`` columns' scores (by metric name, in item order)."""
     src_col = _find(header, "source", given)
     file_source = source_of(f.name)
     cand_col = _find(header, "candidate", given)
     judged: list[tuple[Row, str, str, str, float, str]] = []  # row, source, image, cand, score
+    external: dict[str, list[float]] = {}
     if cand_col is None and "candidate" not in given and (packed := _packed_column(header, rows)):
+        if metric_columns(header):
+            raise format_error(
+                f,
+                "a packed row holds several candidates, so a metric: column cannot say "
+                "whose score it is; join a scores file on the set's ids instead",
+                line=1,
+                column=next(iter(metric_columns(header))),
+            )
         for row in rows:
             parts = row.values[packed].split(";")
             k = (len(parts) - 1) // 2
@@ -329,6 +379,7 @@ def _read_file(
                     score_col,
                 )
             )
+        external = read_metric_cells(f, rows, range(len(rows)), header)
     unique_ids(f, ((f"{s}:{i}|{c}", r) for r, s, i, c, _, _ in judged), column="candidate")
     items = []
     removed = 0
@@ -344,4 +395,4 @@ def _read_file(
                 f, "no references left after removing the candidate", line=row.line, column=col
             )
         items.append(GradedItem(f"{src}:{image}|{candidate}", image, candidate, kept, (score,)))
-    return items, removed
+    return items, removed, external

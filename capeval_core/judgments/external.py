@@ -182,10 +182,12 @@ def join_scores_file(
     id columns (:attr:`JudgmentSet.id_columns`). Metric columns are the ``metric:<name>``
     columns when there are any, else every column that is not an id column.
 
-    Every item of the set needs a row; ids the set does not have (e.g. rows a preset
-    dropped) are allowed and counted in the set's notes. A generic file without an ``id``
-    column numbers its items by line (CSV, TSV, JSONL) or record (JSON array, from 1). On
-    any error the set is unchanged (a new one is returned only on success).
+    Several items may share a key (Flickr8k-Expert's published preset: the three experts'
+    rows of one caption get its one score). Every item of the set needs a row; ids the set
+    does not have (e.g. rows a preset dropped) are allowed and counted in the set's notes.
+    A generic file without an ``id`` column numbers its items by line (CSV, TSV, JSONL) or
+    record (JSON array, from 1). On any error the set is unchanged (a new one is returned
+    only on success).
 
     Pairwise sets: columns ``<name>:a`` and ``<name>:b`` (or ``metric:<name>:a`` ...) hold
     the two candidates' scores.
@@ -214,7 +216,7 @@ def join_scores_file(
                 record=row.record,
             )
         by_id[key] = row
-    wanted = [it.id for it in jset.items]
+    wanted = list(jset.item_keys())
     unmatched = [i for i in dict.fromkeys(wanted) if i not in by_id]
     if unmatched:
         shown = ", ".join(repr(i) for i in unmatched[:SHOWN_IDS])

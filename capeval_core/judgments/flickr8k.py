@@ -3,6 +3,12 @@
 Both are tab-separated without a header and name captions of ``Flickr8k.token.txt``
 (``<image_file>#<k> \\t caption``), which must lie beside them (or be passed as
 ``token_file``). References of a judged image are its own five captions.
+
+Having no header, these files carry no ``metric:<name>`` column: an external metric's scores
+come in a scores file joined on :data:`ID_COLUMNS` (``image_file`` and ``caption_id``, as in
+the annotation file) with
+:func:`~capeval_core.judgments.external.join_scores_file`; under the Expert "published"
+preset the three experts' rows of a caption share its one score.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ EXPERT_FILE = "ExpertAnnotations.txt"
 CROWDFLOWER_FILE = "CrowdFlowerAnnotations.txt"
 EXPERT_COLUMNS = ("image_file", "caption_id", "e1", "e2", "e3")
 CROWDFLOWER_COLUMNS = ("image_file", "caption_id", "yes_fraction", "n_yes", "n_no")
+#: what a scores file joined to a Flickr8k set names per row (a judged caption of an image)
+ID_COLUMNS = ("image_file", "caption_id")
 
 #: preset name -> description; the first is the default
 EXPERT_PRESETS = {
@@ -147,6 +155,7 @@ def load_flickr8k_expert(
     rows = _rows(annotations, EXPERT_COLUMNS, max_bytes)
     dropped: dict[str, int] = {}
     items: list[GradedItem] = []
+    keys: list[str] = []
     kept = 0
     for row in rows:
         image = row.values["image_file"].strip()
@@ -166,6 +175,7 @@ def load_flickr8k_expert(
             continue
         kept += 1
         ident = f"{image}|{cid}"
+        keys += [ident] * (3 if preset == "published" else 1)
         if preset == "published":
             items += [
                 GradedItem(f"{ident}|e{k}", image, candidate, references, (s,))
@@ -193,6 +203,8 @@ def load_flickr8k_expert(
         preset=preset,
         kendall_variant="c",
         notes=notes,
+        id_columns=ID_COLUMNS,
+        join_keys=tuple(keys),
     )
 
 
@@ -256,4 +268,5 @@ def load_flickr8k_crowdflower(
         format="flickr8k-cf",
         preset=preset,
         kendall_variant="b",
+        id_columns=ID_COLUMNS,
     )

@@ -16,6 +16,12 @@ and the one CLIPScore's main table uses. The preset chooses
 the majority of the 10-11 votes of ``pair_pascal.mat`` and the first 50 references of
 ``pascal50S.mat``. Human ties, reference sampling and the metric-tie rule are knobs of
 :func:`capeval_core.stats.pairwise_accuracy`, started from the preset.
+
+External metric scores (the ``.mat`` files have no place for them) come in a scores file
+joined on ``id``, the pair's number from 1 in the order of ``new_input``, with columns
+``<name>:a`` (the score of ``sent1``) and ``<name>:b`` (of ``sent2``):
+:func:`~capeval_core.judgments.external.join_scores_file`. Pairs a preset drops may be
+absent from it.
 """
 
 from __future__ import annotations

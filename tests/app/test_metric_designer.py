@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from capeval_ui import cached
+from capeval_ui import cached, meta_views
 from tests.app.apptest import ROOT, TIMEOUT
 
 THUMB = Path(__file__).resolve().parent.parent / "golden" / "thumb"
@@ -254,3 +254,36 @@ def test_system_level_scatter_has_one_point_per_system() -> None:
     scatter = next(f for f in _figures(at) if f["data"][0]["type"] == "scattergl")
     assert sorted(scatter["data"][0]["hovertext"]) == sorted(set(jset.systems()))
     assert not [f for f in _figures(at) if f["data"][0]["type"] == "violin"]
+
+
+def test_robustness_offers_an_external_metric_only_for_the_set_it_scores() -> None:
+    from capeval_core.judgments.external import add_metric_scores
+
+    pairs = cached.demo_judgments("pairwise", 400)
+    prefs = pairs.preferences()
+    # a metric that always scores the correct caption (a, or b where humans preferred b) higher
+    a = (prefs >= 0).astype(float)
+    pairs = add_metric_scores(pairs, "mine", a, 1 - a)
+    at = _app(**{"_meta_metrics_kept": ["rouge_l"], cached.JSET_KEY: pairs}).run()
+    at.switch_page("app_pages/robustness.py").run()
+    assert not at.exception, at.exception
+    assert "mine (external)" in at.multiselect(key=meta_views.METRICS_KEY).options
+    frame = _frame_with(at, "mean")
+    row = frame[frame["metric"] == "mine (external)"]
+    assert len(row) == 1 and float(row["mean"].iloc[0]) == 100.0
+    assert not any("Not offered here" in i.value for i in at.info)
+    # the generated distractors: the external metric cannot score them, and the page says so
+    at.radio(key="distractor_source").set_value(
+        "Generated from COCO val2014 captions (synthetic)"
+    ).run()
+    assert not at.exception, at.exception
+    assert "mine (external)" not in set(_frame_with(at, "mean")["metric"])
+    notes = [i.value for i in at.info if "Not offered here" in i.value]
+    assert len(notes) == 1 and "mine" in notes[0] and "\n" not in notes[0]
+
+
+def test_scores_file_help_names_the_pairwise_columns() -> None:
+    pairs = cached.demo_judgments("pairwise", 40)
+    at = _judgments(**{cached.JSET_KEY: pairs})
+    captions = [c.value for c in at.caption if "id column(s)" in c.value]
+    assert captions and "<name>:a and <name>:b" in captions[0], captions

@@ -410,3 +410,46 @@ def test_the_preset_decides_what_a_human_tie_becomes(tmp_path):
     assert "2 labelled pairs scored, 1 human ties broken at random (seed 0)" in err
     _, _, err = _correlate_json(tmp_path, tmp_path, "abstract50s", "--preset", "kilickaya2017")
     assert "1 labelled pairs scored, 1 human ties dropped" in err
+
+
+def test_flickr8k_expert_with_a_scores_file(tmp_path, monkeypatch):
+    """A headerless format: the scores file joins on image_file and caption_id."""
+    from tests.core.test_judgments import write_token
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    write_token(tmp_path)
+    judged = [
+        ("a.jpg", "b.jpg#1"),
+        ("a.jpg", "c.jpg#2"),
+        ("b.jpg", "c.jpg#3"),
+        ("c.jpg", "a.jpg#4"),
+    ]
+    judged += [("b.jpg", "a.jpg#0"), ("c.jpg", "b.jpg#4")]
+    expert = [
+        f"{img}\t{cid}\t{1 + k % 4}\t{1 + (k + 1) % 4}\t{1 + k % 4}"
+        for k, (img, cid) in enumerate(judged)
+    ]
+    (tmp_path / "ExpertAnnotations.txt").write_text("\n".join(expert) + "\n")
+    scores = tmp_path / "mine.csv"
+    scores.write_text(
+        "image_file,caption_id,mine\n"
+        + "".join(f"{img},{cid},{k % 4}\n" for k, (img, cid) in enumerate(judged))
+    )
+    out_json = tmp_path / "out.json"
+    code, _, err = _run(
+        "correlate",
+        "--judgments",
+        str(tmp_path),
+        "--format",
+        "flickr8k-expert",
+        "--metrics",
+        "bleu_1",
+        "--metric-scores",
+        str(scores),
+        "--json",
+        str(out_json),
+    )
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert list(data["correlations"]) == ["bleu_1", "mine"]
+    assert data["signatures"]["mine"].startswith("external:mine|sha256:")

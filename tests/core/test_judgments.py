@@ -526,3 +526,122 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
     serial = scoring.score_judgments(js, ["bleu_4", "spice"], use_cache=False)
     for k in ("bleu_4", "spice"):
         assert np.array_equal(parallel.values[k], serial.values[k]), k
+
+
+# -- external metric scores in the published formats (issue 32) -----------------------------
+def test_flickr8k_expert_joins_a_scores_file_on_image_and_caption(flickr):
+    from capeval_core.judgments.external import join_scores_file
+
+    scores = flickr / "scores.tsv"
+    scores.write_text(
+        "image_file\tcaption_id\tmine\n"
+        "c.jpg\ta.jpg#4\t0.3\n"
+        "a.jpg\tb.jpg#1\t0.1\n"
+        "b.jpg\tc.jpg#3\t0.2\n"
+        "a.jpg\ta.jpg#0\t0.9\n"  # a row the preset dropped (own reference)
+    )
+    js = join_scores_file(load_judgments(flickr, "flickr8k-expert"), scores)
+    assert js.id_columns == ("image_file", "caption_id")
+    # published preset: the three experts' rows of a caption share its one score
+    assert js.external[0].values.tolist() == [0.1] * 3 + [0.2] * 3 + [0.3] * 3
+    assert any("1 row(s) of scores.tsv match no item" in n for n in js.notes)
+    mean = join_scores_file(load_judgments(flickr, "flickr8k-expert", "mean-of-experts"), scores)
+    assert mean.external[0].values.tolist() == [0.1, 0.2, 0.3]
+    scores.write_text("image_file\tcaption_id\tmine\na.jpg\tb.jpg#1\t0.1\n")
+    with pytest.raises(JudgmentFormatError, match=r"2 of the set's 3 ids .*'b\.jpg\|c\.jpg#3'"):
+        join_scores_file(mean, scores)
+    scores.write_text("caption_id\tmine\nb.jpg#1\t0.1\n")
+    with pytest.raises(JudgmentFormatError, match=r"missing id column\(s\) \['image_file'\]"):
+        join_scores_file(mean, scores)
+
+
+def test_flickr8k_crowdflower_joins_a_scores_file(flickr):
+    from capeval_core.judgments.external import join_scores_file
+
+    scores = flickr / "scores.csv"
+    scores.write_text(
+        "image_file,caption_id,metric:mine\na.jpg,a.jpg#0,1\na.jpg,b.jpg#1,2\nb.jpg,c.jpg#0,3\n"
+    )
+    js = join_scores_file(load_judgments(flickr, "flickr8k-cf"), scores)
+    assert js.external_names == ("mine",) and js.external[0].values.tolist() == [1, 2, 3]
+
+
+def test_composite_metric_columns(tmp_path):
+    _coco(tmp_path / "captions_val2014.json", {1: ["a cat", "a dog on a mat"], 2: ["two men"]})
+    header = "Input.image_url,Input.caption,Answer.Correctness,metric:mine\n"
+    (tmp_path / "coco_correctness.csv").write_text(
+        header + "http://x/COCO_val2014_000000000001.jpg,a cat,5,0.9\n"
+        "http://x/COCO_val2014_000000000001.jpg,a bird,1,0.2\n"
+    )
+    (tmp_path / "coco_x_correctness.csv").write_text(
+        header + "http://x/COCO_val2014_000000000002.jpg,two women,3,0.5\n"
+    )
+    js = load_judgments(tmp_path, "composite")
+    assert js.score_names == ("correctness",)
+    assert js.external_names == ("mine",)
+    assert js.external[0].values.tolist() == [0.9, 0.2, 0.5]
+    assert js.external[0].signature.startswith("external:mine|sha256:")
+    # a kept row without its score: file, line and column
+    (tmp_path / "coco_x_correctness.csv").write_text(
+        header + "http://x/COCO_val2014_000000000002.jpg,two women,3,\n"
+    )
+    with pytest.raises(
+        JudgmentFormatError, match=r"coco_x_correctness\.csv, line 2, column 'metric:mine'"
+    ):
+        load_judgments(tmp_path, "composite")
+    # files that disagree on the metric columns
+    (tmp_path / "coco_x_correctness.csv").write_text(
+        "Input.image_url,Input.caption,Answer.Correctness\n"
+        "http://x/COCO_val2014_000000000002.jpg,two women,3\n"
+    )
+    with pytest.raises(JudgmentFormatError, match=r"column 'metric:mine'.*different metric"):
+        load_judgments(tmp_path, "composite")
+
+
+def test_composite_packed_rows_join_a_scores_file(tmp_path):
+    from capeval_core.judgments.external import join_scores_file
+
+    write_token(tmp_path)
+    row = f"http://x/a.jpg;{caption('a.jpg', 0)};a red bus;5;2"
+    (tmp_path / "8k_correctness.csv").write_text(f'HITId,Input.data\nh1,"{row}"\n')
+    js = load_judgments(tmp_path, "composite")
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps([{"id": it.id, "mine": k / 2} for k, it in enumerate(js.items)]))
+    assert join_scores_file(js, scores).external[0].values.tolist() == [0.0, 0.5]
+    (tmp_path / "8k_correctness.csv").write_text(f'HITId,Input.data,metric:mine\nh1,"{row}",1\n')
+    with pytest.raises(JudgmentFormatError, match=r"column 'metric:mine'.*join a scores file"):
+        load_judgments(tmp_path, "composite")
+
+
+def test_pascal50s_joins_a_scores_file_on_pair_numbers(tmp_path):
+    from capeval_core.judgments.external import join_scores_file
+
+    _pascal(tmp_path)
+    js = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
+    scores = tmp_path / "scores.csv"
+    scores.write_text("id,mine:a,mine:b\n3,0.5,0.6\n1,0.9,0.1\n2,0.2,0.8\n")
+    joined = join_scores_file(js, scores)
+    assert joined.external[0].values.tolist() == [[0.9, 0.2, 0.5], [0.1, 0.8, 0.6]]
+    scores.write_text("id,mine:a,mine:b\n1,0.9,0.1\n")
+    with pytest.raises(JudgmentFormatError, match=r"2 of the set's 3 ids .*'2', '3'"):
+        join_scores_file(js, scores)
+
+
+def test_abstract50s_joins_a_scores_file_on_pair_numbers(tmp_path):
+    from capeval_core.judgments.external import join_scores_file
+
+    refs = [{"image_id": i, "caption": f"ref {k} of {i}"} for i in (1, 2) for k in range(48)]
+    (tmp_path / "abstract48S.json").write_text(json.dumps(refs))
+    for side in "BC":
+        (tmp_path / f"abstract_cands{side}.json").write_text(
+            json.dumps([{"image_id": i, "caption": f"{side} {i}"} for i in (1, 2)])
+        )
+    js = load_judgments(tmp_path, "abstract50s")
+    scores = tmp_path / "scores.jsonl"
+    scores.write_text(
+        '{"id": 2, "metric:mine:a": 0.3, "metric:mine:b": 0.4}\n'
+        '{"id": 1, "metric:mine:a": 0.1, "metric:mine:b": 0.2}\n'
+    )
+    joined = join_scores_file(js, scores)
+    assert joined.external_names == ("mine",)
+    assert joined.external[0].values.tolist() == [[0.1, 0.3], [0.2, 0.4]]

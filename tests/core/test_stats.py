@@ -4,6 +4,7 @@ bootstrap, constant input, combined metric, pairwise and forced-choice accuracy,
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import warnings
@@ -378,3 +379,55 @@ def test_export_escapes_formulas_and_carries_signatures(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not any(line.startswith(("=", "+", "-", "@")) for line in text.splitlines())
+
+
+def _tied_metrics(n, seed):
+    """Scores with the kinds of ties metrics have: many zeros, a few grades, rounded values,
+    a constant metric and two identical ones (equal subsets' correlations tie exactly)."""
+    rng = np.random.default_rng(seed)
+    human = rng.choice([1.0, 2.0, 2.5, 3.0, 4.0, 5.0], n)
+    z = human - human.mean()
+    raw = {f"m{i}": 0.3 * i * z + rng.normal(size=n) for i in range(6)}
+    raw["m0"] = np.where(raw["m0"] < 0, 0.0, raw["m0"])
+    raw["m1"] = np.digitize(raw["m1"], [-1, 0, 1]).astype(float)
+    raw["m2"] = np.round(raw["m2"], 1)
+    raw["flat"] = np.full(n, 0.5)
+    raw["copy"] = raw["m4"].copy()
+    return human, raw
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall_b", "kendall_c"])
+@pytest.mark.parametrize("alternative", ["greater", "two-sided"])
+def test_rank_subsets_equals_one_correlate_call_per_subset(method, alternative):
+    from capeval_core.stats.combined import _rank_subsets, _subset_means
+
+    human, metrics = _tied_metrics(300, seed=len(method))
+    fast = rank_subsets(human, metrics, method, alternative)
+    plain = _rank_subsets(human, metrics, method, alternative, None, fast=False)
+    assert len(fast) == len(plain) == 2**8 - 1
+    assert [r.best_single for r in fast] == [r.best_single for r in plain]
+    # the same subsets in the same order (ties between equal subsets kept in their order)
+    assert [r.subset for r in fast] == [r.subset for r in plain]
+    np.testing.assert_allclose(
+        [r.statistic for r in fast], [r.statistic for r in plain], rtol=0, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        [r.pvalue_vs_best for r in fast], [r.pvalue_vs_best for r in plain], rtol=1e-9, atol=0
+    )
+    assert sum(math.isnan(r.statistic) for r in fast) == 1  # the constant metric alone
+    # the subsets' means are np.mean's, bit for bit
+    keys = list(metrics)
+    subsets = [s for k in range(1, len(keys) + 1) for s in itertools.combinations(keys, k)]
+    normalised = {k: minmax(v) for k, v in metrics.items()}
+    means = _subset_means(normalised, subsets)
+    for row, subset in zip(means, subsets, strict=True):
+        assert (row == np.mean([normalised[k] for k in subset], axis=0)).all()
+
+
+def test_rank_subsets_with_missing_scores_takes_the_plain_path():
+    human, metrics = _data(n=40)
+    metrics = {k: np.asarray(v, dtype=float).copy() for k, v in metrics.items()}
+    first = next(iter(metrics))
+    metrics[first][3] = np.nan
+    ranked = rank_subsets(human, metrics, "spearman")
+    assert len(ranked) == 2 ** len(metrics) - 1
