@@ -226,31 +226,37 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
 _NAMED_WIDTHS = {"small": 75, "medium": 200, "large": 400}
 
 
-#: a column narrowed to fit its panel keeps at least this many pixels
-NARROWEST_PX = 110
+#: pixels of a grid's frame and borders beside its columns
+GRID_FRAME_PX = 8
 #: pixels of one line of text in a grid cell, and of the cell's padding
 LINE_PX, ROW_PAD_PX = 21, 10
 
 
 def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
-    """Narrow the wide columns of a grid wider than ``budget`` pixels until it fits, and let
-    their cells wrap onto as many lines as their longest value needs: a grid past its panel
-    scrolled, its last columns cut at 1,280 px (issue 34). Changes ``kwargs`` in place."""
+    """Narrow the columns of a grid wider than ``budget`` pixels until it fits, each down to
+    its longest word at the least, and let their cells wrap onto as many lines as their
+    longest value needs: a grid past its panel scrolled, its last columns cut at 1,280 px
+    (issue 34). Changes ``kwargs`` in place."""
     config = dict(kwargs.get("column_config") or {})
     widths = _column_widths(frame, config)
     index = 0 if kwargs.get("hide_index") else cell_width([*map(str, frame.index)], maximum=240)
-    total = index + sum(widths.values())
-    if total <= budget:
+    room = budget - index - GRID_FRAME_PX
+    if sum(widths.values()) <= room:
         return
-    wide = {c: w for c, w in widths.items() if w > NARROWEST_PX}
-    room = budget - (total - sum(wide.values()))
-    factor = max(room, NARROWEST_PX * len(wide)) / max(sum(wide.values()), 1)
+    floors = {
+        c: min(w, cell_width(word for v in [c, *frame[c]] for word in format_number(v).split()))
+        for c, w in widths.items()
+    }
+    spare = sum(widths.values()) - sum(floors.values())
+    factor = max(0.0, room - sum(floors.values())) / max(spare, 1)
     lines = 1
-    for column, width in wide.items():
-        narrowed = max(NARROWEST_PX, int(width * factor))
+    for column, width in widths.items():
+        narrowed = floors[column] + int((width - floors[column]) * factor)
+        if narrowed >= width:
+            continue
         given = config.get(column)
         config[column] = {**(given if isinstance(given, Mapping) else {}), "width": narrowed}
-        longest = max((len(str(v)) for v in [column, *frame[column]]), default=0)
+        longest = max((len(format_number(v)) for v in [column, *frame[column]]), default=0)
         lines = max(lines, math.ceil(longest * 8.5 / max(narrowed - 24, 1)))
     kwargs["column_config"] = config
     # the grid wraps a cell's text only in rows taller than 4rem
