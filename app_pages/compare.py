@@ -248,7 +248,8 @@ for tab, cls in zip(tabs, METRICS.values(), strict=True):
             st.info(f"{cls.name} could not be scored; see the warning above.")
             continue
         if scored_b is None:
-            _evidence(results, cls.key)
+            with views.evidence_tab():
+                _evidence(results, cls.key)
             continue
         side_a, side_b = st.columns(2, border=True)
         with side_a, views.side_by_side():

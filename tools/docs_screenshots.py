@@ -1,7 +1,7 @@
 """Turn the browser tests' screenshots into the small ones committed under docs/screenshots/.
 
 ``make test`` (the browser tests) writes full-size screenshots to tests/app/screenshots/
-(git-ignored); this keeps one per page, 1400 px wide, cut to the first
+(git-ignored); this keeps one per page, at most 1400 px wide, cut to the first
 :data:`MAX_HEIGHT` pixels and stored with a 256-colour palette, so the folder stays small
 (under 4 MB). Run ``python tools/docs_screenshots.py`` after the browser tests.
 """
@@ -27,6 +27,9 @@ PAGES = (
     "pairwise-accuracy",
     "robustness",
     "systems",
+    # Compare with two candidates side by side at a laptop's and a desktop's width (issue 34)
+    "compare-2-bleu-1280",
+    "compare-2-bleu-1920",
 )
 MAX_HEIGHT = 2400
 WIDTH = 1400
@@ -36,9 +39,9 @@ def shrink(source: Path, dest: Path) -> int:
     """``source`` cut to :data:`MAX_HEIGHT`, 256 colours, written to ``dest``; its bytes."""
     with Image.open(source) as image:
         image = image.convert("RGB")
-        if image.width != WIDTH:
+        if image.width > WIDTH:  # a narrower one keeps its width
             image = image.resize((WIDTH, round(image.height * WIDTH / image.width)))
-        image = image.crop((0, 0, WIDTH, min(image.height, MAX_HEIGHT)))
+        image = image.crop((0, 0, image.width, min(image.height, MAX_HEIGHT)))
         image = image.quantize(colors=256, method=Image.Quantize.MEDIANCUT)
         image.save(dest, optimize=True)
     return dest.stat().st_size

@@ -51,11 +51,60 @@ _NARROW: contextvars.ContextVar[bool] = contextvars.ContextVar("narrow_panels", 
 def side_by_side() -> Iterator[None]:
     """Draw the panels inside as one of two side by side: their inner columns stack, since a
     quarter of the page cuts tables and charts at 1,280 px (issue 34)."""
-    token = _NARROW.set(True)
+    token, budget = _NARROW.set(True), _BUDGET.set(None)
     try:
         yield
     finally:
+        _BUDGET.reset(budget)
         _NARROW.reset(token)
+
+
+#: pixels a table may take in the panel being drawn (see :func:`dataframe`)
+_BUDGET: contextvars.ContextVar[int | None] = contextvars.ContextVar("table_px", default=None)
+
+
+class _Column:
+    """A column of :func:`panel_columns`: the Streamlit column, which also tells the tables
+    drawn inside it how many pixels they have."""
+
+    def __init__(self, column: Any, share: float) -> None:
+        self._column, self._share = column, share
+        self._tokens: list[contextvars.Token[int | None]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._column, name)
+
+    def __enter__(self) -> Any:
+        budget = table_budget()
+        self._tokens.append(
+            _BUDGET.set(None if budget is None else round(budget * self._share) - 16)
+        )
+        return self._column.__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        _BUDGET.reset(self._tokens.pop())
+        return self._column.__exit__(*exc)
+
+
+@contextlib.contextmanager
+def evidence_tab() -> Iterator[None]:
+    """Draw a candidate's panel across a whole tab: its tables wider than the tab at
+    1,280 px wrap (see :func:`dataframe`)."""
+    token = _BUDGET.set(TABLE_PX)
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def table_budget() -> int | None:
+    """Pixels a table has where it is drawn: a tab at 1,280 px (:func:`evidence_tab`), one
+    of two side by side panels, or a column of :func:`panel_columns` inside either; None
+    outside the evidence panels (the table takes its page's width)."""
+    budget = _BUDGET.get()
+    if budget is not None:
+        return budget
+    return NARROW_TABLE_PX if _NARROW.get() else None
 
 
 def panel_columns(spec: int | Sequence[float]) -> list[Any]:
@@ -63,7 +112,11 @@ def panel_columns(spec: int | Sequence[float]) -> list[Any]:
     inside :func:`side_by_side`."""
     if _NARROW.get():
         return [st.container() for _ in range(spec if isinstance(spec, int) else len(spec))]
-    return list(st.columns(spec))
+    weights = [1.0] * spec if isinstance(spec, int) else [float(w) for w in spec]
+    return [
+        _Column(column, w / sum(weights))
+        for column, w in zip(st.columns(spec), weights, strict=True)
+    ]
 
 
 def order_radio(orders: list[int], key: str) -> int | None:
@@ -163,7 +216,65 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     numbers = [c for c in numbers if c in frame.columns]
     if numbers:
         data = data.style.format(dict.fromkeys(numbers, format_number))
+    budget = table_budget()
+    if isinstance(frame, pd.DataFrame) and budget is not None:
+        _fit_grid(frame, kwargs, budget)
     return st.dataframe(data, **kwargs)
+
+
+#: pixels of the grid's named column widths
+_NAMED_WIDTHS = {"small": 75, "medium": 200, "large": 400}
+
+
+#: pixels of a grid's frame and borders beside its columns
+GRID_FRAME_PX = 8
+#: pixels of one line of text in a grid cell, and of the cell's padding
+LINE_PX, ROW_PAD_PX = 21, 10
+
+
+def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
+    """Narrow the columns of a grid wider than ``budget`` pixels until it fits, each down to
+    its longest word at the least, and let their cells wrap onto as many lines as their
+    longest value needs: a grid past its panel scrolled, its last columns cut at 1,280 px
+    (issue 34). Changes ``kwargs`` in place."""
+    config = dict(kwargs.get("column_config") or {})
+    widths = _column_widths(frame, config)
+    index = 0 if kwargs.get("hide_index") else cell_width([*map(str, frame.index)], maximum=240)
+    room = budget - index - GRID_FRAME_PX
+    if sum(widths.values()) <= room:
+        return
+    floors = {
+        c: min(w, cell_width(word for v in [c, *frame[c]] for word in format_number(v).split()))
+        for c, w in widths.items()
+    }
+    spare = sum(widths.values()) - sum(floors.values())
+    factor = max(0.0, room - sum(floors.values())) / max(spare, 1)
+    lines = 1
+    for column, width in widths.items():
+        narrowed = floors[column] + int((width - floors[column]) * factor)
+        if narrowed >= width:
+            continue
+        given = config.get(column)
+        config[column] = {**(given if isinstance(given, Mapping) else {}), "width": narrowed}
+        longest = max((len(format_number(v)) for v in [column, *frame[column]]), default=0)
+        lines = max(lines, math.ceil(longest * 8.5 / max(narrowed - 24, 1)))
+    kwargs["column_config"] = config
+    # the grid wraps a cell's text only in rows taller than 4rem
+    kwargs["row_height"] = max(kwargs.get("row_height") or 0, 66, lines * LINE_PX + ROW_PAD_PX)
+
+
+def _column_widths(frame: pd.DataFrame, config: Mapping[Any, Any]) -> dict[Any, int]:
+    """Pixels of each column of a grid: as configured, or as wide as its longest value."""
+    widths = {}
+    for column in frame.columns:
+        given = config.get(column)
+        width = given.get("width") if isinstance(given, Mapping) else None
+        if isinstance(width, str):
+            width = _NAMED_WIDTHS.get(width)
+        if not isinstance(width, int):
+            width = cell_width([column, *(format_number(v) for v in frame[column])])
+        widths[column] = width
+    return widths
 
 
 def _text_widths(frame: pd.DataFrame, skip: Iterable[object] = ()) -> dict[str, Any]:
@@ -187,7 +298,10 @@ TEXT_MAX_PX = 640
 
 #: pixels a token strip may take before it wraps onto another strip: a tab's width at
 #: 1,280 px, or one of two side by side panels (a strip past it was cut after word 7; issue 34)
-STRIP_PX, NARROW_STRIP_PX = 820, 380
+STRIP_PX, NARROW_STRIP_PX = 800, 360
+#: pixels a table may take before it is drawn as a wrapping table: a tab's width at 1,280 px,
+#: or one of two side by side panels (a grid past it scrolls, its last columns cut)
+TABLE_PX, NARROW_TABLE_PX = 816, 366
 
 
 def show_tokens(styler: Styler) -> None:

@@ -279,7 +279,7 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         "(dotted boxes: runs of matches that are adjacent and in the same order on both "
         "sides); grey words are unmatched. Hover a word or a line for details."
     )
-    left, right = panel_columns([4, 3])
+    left, right = panel_columns(2)
     with left:
         st.markdown("**The arithmetic**")
         st.code(_meteor_arithmetic(alignment, options), language=None, wrap_lines=True)

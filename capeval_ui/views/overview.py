@@ -23,7 +23,7 @@ from capeval_ui.views.common import (
 )
 
 #: metrics per row of the summary; more would truncate the values on a laptop screen
-SUMMARY_PER_ROW = 5
+SUMMARY_PER_ROW = 4
 #: the longest caption (in words) the Compare page and the lab score: captions are a sentence
 #: or two, and scoring 1,000 words with every metric already takes about a second
 MAX_WORDS = 1000

@@ -317,3 +317,130 @@ def test_systems_page(server, visitor) -> None:  # type: ignore[no-untyped-def]
     # error bars are drawn: plotly renders them as paths in the chart
     assert page.locator('[data-testid="stPlotlyChart"] .errorbar').count() >= 1
     _assert_local(requests, url)
+
+
+# -- nothing cut at 1,280 px or 1,920 px wide (issue 34) ------------------------------------------
+#: the issue's example: its longest reference was cut at "…near the ocea"
+LONG_EXAMPLE = (
+    "?candidate=a+man+is+riding+a+horse+on+the+beach"
+    "&ref=a+person+rides+a+horse+along+the+shore"
+    "&ref=a+man+on+horseback+at+the+beach"
+    "&ref=someone+riding+a+brown+horse+near+the+ocean"
+)
+SECOND_CANDIDATE = "&candidate_b=a+woman+walks+her+dog+along+the+sandy+beach+at+sunset"
+COMPARE_TABS = ("BLEU", "ROUGE-L", "CIDEr-D", "METEOR", "WMD", "SPICE", "MEAN", "I²CE")
+
+#: every piece of text, label and table of the visible tab that shows less than it holds:
+#: a box whose content is wider than the box (a label cut with "…", a caption or a table
+#: that needs a scroll bar), a grid whose columns are wider than the grid, or anything
+#: reaching past the main block's right edge
+CUT_ELEMENTS_JS = """
+() => {
+  const main = document.querySelector('[data-testid="stMain"] [data-testid="stMainBlockContainer"]')
+    || document.querySelector('[data-testid="stMain"]');
+  const right = main.getBoundingClientRect().right;
+  const panel = [...main.querySelectorAll('[role="tabpanel"]')]
+    .find(p => !p.hidden && p.offsetParent !== null);
+  const roots = [panel, ...main.querySelectorAll('[data-testid="stMetric"]')].filter(Boolean);
+  const visible = e => e.offsetParent !== null && e.getBoundingClientRect().width > 0;
+  const name = e => (e.getAttribute('data-testid') || e.tagName) + ': '
+    + (e.innerText || e.getAttribute('aria-label') || '').trim().slice(0, 80);
+  const cut = [];
+  const texts = [
+    '[data-testid="stMarkdownContainer"]', '[data-testid="stCaptionContainer"]',
+    '[data-testid="stMetricLabel"]', '[data-testid="stMetricValue"]',
+    '[data-testid="stWidgetLabel"]', '[data-testid="stText"]',
+    '[data-testid="stTable"]', '[data-testid="stTableStyledTable"]',
+    '[data-baseweb="select"] div[value]', 'label', 'h1', 'h2', 'h3', 'h4',
+  ].join(', ');
+  for (const root of roots) {
+    for (const e of root.querySelectorAll(texts)) {
+      if (!visible(e)) continue;
+      if (e.scrollWidth > e.clientWidth + 1) cut.push('wider than its box: ' + name(e));
+      if ((e.innerText || '').trim().endsWith('…')) cut.push('ends in an ellipsis: ' + name(e));
+    }
+    // the data grid draws on a canvas; its scroller says whether its columns fit
+    for (const frame of root.querySelectorAll('[data-testid="stDataFrame"]')) {
+      if (!visible(frame)) continue;
+      const scroller = frame.querySelector('.dvn-scroller');
+      if (scroller && scroller.scrollWidth > scroller.clientWidth + 1)
+        cut.push(`data grid columns ${scroller.scrollWidth}px in ${scroller.clientWidth}px: `
+          + name(frame));
+    }
+    for (const e of root.querySelectorAll('*')) {
+      if (!visible(e)) continue;
+      const r = e.getBoundingClientRect();
+      if (r.width > 0 && r.right > right + 1) cut.push('past the main block: ' + name(e));
+    }
+  }
+  return [...new Set(cut)];
+}
+"""
+
+
+def _screenshot_at(page, name: str, width: int) -> Path:  # type: ignore[no-untyped-def]
+    """Full-page screenshot ``width`` pixels wide (the window grown to the page's height)."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll("
+        '\'[data-testid="stMain"], [data-testid="stAppViewContainer"], section, body\')]'
+        ".map(e => e.scrollHeight))"
+    )
+    page.set_viewport_size({"width": width, "height": min(max(int(height), 1000), 8000)})
+    page.wait_for_timeout(800)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+    return path
+
+
+#: still cut at 1,280 px with two candidates: grids whose columns, each narrowed to its
+#: longest word, are wider than their half of the page (CIDEr-D's and METEOR's per-reference
+#: tables, among others); strict, so a fix is noticed
+STILL_CUT = pytest.mark.xfail(
+    reason="issue 34: some grids are wider than their panel at 1,280 px", strict=True
+)
+
+
+@pytest.mark.parametrize(
+    ("width", "candidates"),
+    [
+        pytest.param(1280, 1, id="1280-one-candidate"),
+        pytest.param(1280, 2, marks=STILL_CUT, id="1280-two-candidates"),
+        pytest.param(1920, 1, id="1920-one-candidate"),
+        pytest.param(1920, 2, id="1920-two-candidates"),
+    ],
+)
+def test_compare_nothing_cut(server, browser, width: int, candidates: int) -> None:  # type: ignore[no-untyped-def]
+    """Every Compare tab, with the issue's long example, one candidate or two side by side,
+    at 1,280 and 1,920 px: no label ends in "…", no text or table is wider than its box,
+    no grid's columns overflow the grid, nothing reaches past the main block."""
+    url, log = server
+    context = browser.new_context(viewport={"width": width, "height": VIEWPORT["height"]})
+    page = context.new_page()
+    page.set_default_timeout(RENDER_TIMEOUT_MS)
+    requests = RequestLog(page)
+    try:
+        query = LONG_EXAMPLE + (SECOND_CANDIDATE if candidates == 2 else "")
+        page.goto(f"{url}/compare-captions{query}")
+        if candidates == 2:
+            page.get_by_text("A scores higher on").wait_for()
+        else:
+            page.locator('[data-testid="stMetric"]').first.wait_for()
+        _settle(page)
+        problems: dict[str, list[str]] = {}
+        for tab in COMPARE_TABS:
+            page.get_by_role("tab", name=tab, exact=True).click()
+            _settle(page)
+            _assert_no_error(page, log)
+            shot = f"compare-{candidates}-{tab.lower().replace('²', '2')}-{width}"
+            _screenshot_at(page, shot, width)
+            cut = page.evaluate(CUT_ELEMENTS_JS)
+            if cut:
+                problems[tab] = cut
+        assert not problems, "\n".join(
+            f"{tab}: {line}" for tab, lines in problems.items() for line in lines
+        )
+        _assert_local(requests, url)
+    finally:
+        context.close()
