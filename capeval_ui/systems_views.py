@@ -247,9 +247,7 @@ def compare_params(
     }
 
 
-def render_differences(
-    comparison: SystemsComparison, a: str, b: str, key: str
-) -> pd.Series | None:
+def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) -> pd.Series | None:
     """The differences table; returns the row the reader clicked (one click opens it in
     Compare captions), if any."""
     table = differences_frame(comparison, a, b, key)
@@ -285,7 +283,6 @@ def render_differences(
         "frequencies), so its numbers are the ones here."
     )
     return table.iloc[rows[0]] if rows else None
-
 
 
 def drill_down_note(
