@@ -15,8 +15,8 @@ from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
 from capeval_ui import cached, views
 from capeval_ui.views import key_label
 from tests.app.apptest import ROOT, TIMEOUT
+from tests.app.test_workbench import COMPARE, _app, _compare
 
-COMPARE = "app_pages/compare.py"
 DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
 #: issue 34's teacher's example: reference #2 wins METEOR, ROUGE-L and WMD, where the default
 #: example's winners are #3, #1 and #3
@@ -26,20 +26,6 @@ SHORE = (
     "a man on horseback at the beach",
     "someone riding a brown horse near the ocean",
 )
-
-
-def _app(**params: Any) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    for key, value in params.items():
-        at.query_params[key] = value
-    return at
-
-
-def _compare(**params: Any) -> AppTest:
-    at = _app(**params).run()
-    at.switch_page(COMPARE).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def _details(candidate: str, references: tuple[str, ...]) -> dict[str, Any]:
