@@ -297,6 +297,32 @@ def test_the_shipped_grammar_is_the_jars(real_grammar, jar_grammar):
     assert same_grammar(real_grammar, jar_grammar) == []
 
 
+def test_a_words_tag_scores_at_once_are_each_tags_score(real_grammar):
+    """The lexicon scores a word's tags on arrays (:meth:`Lexicon._scores`); each must be
+    :meth:`Lexicon.score`'s float32, bit for bit, for every tag: frequent, rare and unknown
+    words, every unknown-word signature shape, at the sentence's start and after it."""
+    lexicon = Lexicon(real_grammar)
+    g = real_grammar
+    frequent = [w for w in ("a", "dog", "is", "the", "on", "of") if w in g.words]
+    rare = [
+        word for word, w in itertools.islice(g.words.items(), 0, 60000, 1500)
+        if lexicon.known(w) and g.seen.get((w, G.NULL), 0.0) <= g.smooth_threshold
+    ][:12]
+    unknown = ["frisbees", "Frisbee", "FRISBEE", "x-ray", "4", "4x4", "qzv", "Zzyzx-9"]
+    assert len(frequent) == 6 and len(rare) >= 8
+    tags = range(len(g.tags))
+    differ = []
+    for word in [*frequent, *rare, *unknown]:
+        w = lexicon.word_id(word)
+        for loc in (0, 3):
+            at_once = lexicon._scores(w, tags, loc, word)
+            one_by_one = [lexicon.score(w, t, loc, word) for t in tags]
+            bits = np.array(at_once, dtype=np.float32).view(np.int32)
+            if not np.array_equal(bits, np.array(one_by_one, dtype=np.float32).view(np.int32)):
+                differ.append((word, loc))
+    assert differ == []
+
+
 def test_the_compiled_chart_is_the_numpy_charts_bit_for_bit(real_grammar):
     """Every cell of every span, as float32 bits, on the stage golden's first 300 sentences
     (and once more with every tag flooded, CoreNLP's recovery parse)."""
