@@ -394,3 +394,24 @@ def test_candidates_sharing_references_score_as_if_alone():
         assert seg.value == pytest.approx(alone.value, abs=1e-12)
         assert seg.details.cosines == pytest.approx(alone.details.cosines, abs=1e-12)
         assert seg.details.note == alone.details.note
+
+
+def test_systems_sharing_references_score_as_if_scored_alone():
+    """A metric scoring one system's batch after another's reuses the references' vectors
+    (:meth:`I2CE.prepare`: the same objects); each system's values equal a fresh metric's on
+    its batch alone (to 1e-12, as any change of batch shape)."""
+    from capeval_core.metrics import make_batch
+    from capeval_core.resources import coco_caption_sets
+
+    sets = coco_caption_sets("val", 60)
+    refs = [s.references[1:] for s in sets]
+    systems = [[s.references[0] for s in sets], [s.candidate for s in sets], ["a dog"] * 60]
+    batches = [make_batch(c, refs, "ptb") for c in systems]
+    metric = I2CE()
+    shared = [metric.score_batch(b) for b in batches]
+    first, last = shared[0].segments[0].details, shared[-1].segments[0].details
+    assert last.references[0] is first.references[0]  # encoded once
+    assert len(metric._last) < 60 * 6  # one batch's captions kept, not every batch's
+    for result, batch in zip(shared, batches, strict=True):
+        alone = I2CE().score_batch(batch).segment_values("i2ce")
+        np.testing.assert_allclose(result.segment_values("i2ce"), alone, rtol=0, atol=1e-12)

@@ -305,7 +305,8 @@ def test_a_words_tag_scores_at_once_are_each_tags_score(real_grammar):
     g = real_grammar
     frequent = [w for w in ("a", "dog", "is", "the", "on", "of") if w in g.words]
     rare = [
-        word for word, w in itertools.islice(g.words.items(), 0, 60000, 1500)
+        word
+        for word, w in itertools.islice(g.words.items(), 0, 60000, 1500)
         if lexicon.known(w) and g.seen.get((w, G.NULL), 0.0) <= g.smooth_threshold
     ][:12]
     unknown = ["frisbees", "Frisbee", "FRISBEE", "x-ray", "4", "4x4", "qzv", "Zzyzx-9"]
