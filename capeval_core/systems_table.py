@@ -323,7 +323,8 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
     pct = f"{r.level * 100:g}%"
     scale = "as the metrics give them (four decimals)" if raw else "×100, one decimal"
     notes = [
-        f"{len(comparison.systems)} system(s) on {len(data):,} images; "
+        f"{len(comparison.systems)} system{'s' if len(comparison.systems) != 1 else ''} on "
+        f"{len(data):,} image{'s' if len(data) != 1 else ''}; "
         f"references: {data.reference_source}.",
         f"Values {scale}; ± half the width of the {pct} bootstrap interval over the images "
         f"({r.n_resamples:,} resamples, seed {r.seed}).",
