@@ -297,6 +297,13 @@ def test_the_shipped_grammar_is_the_jars(real_grammar, jar_grammar):
     assert same_grammar(real_grammar, jar_grammar) == []
 
 
+def test_each_tag_has_a_state_of_its_own(real_grammar):
+    """A word's tag scores go into its chart cell in one assignment, which needs no two tags
+    on one state."""
+    states = real_grammar.tag_state[real_grammar.tag_state >= 0]
+    assert len(np.unique(states)) == len(states) > 0
+
+
 def test_a_words_tag_scores_at_once_are_each_tags_score(real_grammar):
     """The lexicon scores a word's tags on arrays (:meth:`Lexicon._scores`); each must be
     :meth:`Lexicon.score`'s float32, bit for bit, for every tag: frequent, rare and unknown

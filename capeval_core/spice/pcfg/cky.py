@@ -25,12 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from capeval_core.spice.pcfg.grammar import BOUNDARY_WORD, Grammar
-from capeval_core.spice.pcfg.lexicon import Lexicon
+from capeval_core.spice.pcfg.lexicon import Lexicon, as_arrays
 from capeval_core.spice.pcfg.trees import Tree
 
 NEG_INF = np.float32(-np.inf)
 #: the score CoreNLP gives every tag of a word when it parses again after a failure
 FLOOD_SCORE = np.float32(-1000.0)
+#: no taggings: (tags, scores) arrays of length 0
+_NONE = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
 
 
 @dataclass(frozen=True)
@@ -200,13 +202,11 @@ class Chart:
         """The lexicon's scores of the word at ``start`` into its cell ``v`` (before unaries)."""
         g, lex, word = self.g, self.lexicon, self.words[start]
         boundary = word == BOUNDARY_WORD
-        taggings = lex.taggings(word, start) if not self.flooded or boundary else []
-        if not taggings:
-            taggings = lex.all_taggings(word, start)
-        for tag, score in taggings:
-            state = g.tag_state[tag]
-            if state >= 0:
-                v[state] = score
+        tags, scores = lex.tagging_arrays(word, start) if not self.flooded or boundary else _NONE
+        if not tags.size:
+            tags, scores = as_arrays(lex.all_taggings(word, start))
+        states = g.tag_state[tags]
+        v[states[states >= 0]] = scores[states >= 0]  # a tag has its own state (or none)
         if self.flooded and not boundary:
             v[self.rules.is_tag & (v == NEG_INF)] = FLOOD_SCORE
 

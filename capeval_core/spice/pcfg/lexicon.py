@@ -90,6 +90,14 @@ def _by_first(counts: dict[tuple[int, int], float]) -> dict[int, dict[int, float
     return out
 
 
+def as_arrays(pairs: Sequence[tuple[int, np.float32]]) -> tuple[np.ndarray, np.ndarray]:
+    """(tag, score) pairs as a tag array and a float32 score array."""
+    return (
+        np.array([t for t, _ in pairs], dtype=np.int64),
+        np.array([s for _, s in pairs], dtype=np.float32),
+    )
+
+
 class Lexicon:
     """Tag scores of words at sentence positions, from a :class:`Grammar`'s counts."""
 
@@ -176,6 +184,15 @@ class Lexicon:
             tags = self.unk_rules
         scores = self._scores(w, tags, loc, word)
         return tuple((t, s) for t, s in zip(tags, scores, strict=True) if s > NEG_INF)
+
+    def tagging_arrays(self, word: str, loc: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`taggings` as two arrays (tags, float32 scores): a chart cell takes them in
+        one assignment."""
+        return self._tagging_arrays(word, loc == 0)
+
+    @functools.lru_cache(maxsize=200_000)  # noqa: B019 (as _taggings)
+    def _tagging_arrays(self, word: str, first: bool) -> tuple[np.ndarray, np.ndarray]:
+        return as_arrays(self._taggings(word, first))
 
     def _scores(self, w: int, tags: Sequence[int], loc: int, word: str) -> list[np.float32]:
         """:meth:`score` of every tag in ``tags``, its arithmetic done on arrays: the same
