@@ -135,6 +135,7 @@ def _page_cold(data, cache: Path, workers: int) -> dict:
         else:
             os.environ[CACHE_ENV] = old
     marks = [(0.0, "start"), *updates, (scored, "scored")]
+    parsed = _new_to_the_parser(data)
     wait, after = max((b[0] - a[0], a[1]) for a, b in itertools.pairwise(marks))
     return {
         "keys": keys,
@@ -144,7 +145,22 @@ def _page_cold(data, cache: Path, workers: int) -> dict:
         "after": after,
         "updates": len(updates),
         "skipped": dict(scores.skipped),
+        "parsed": parsed,
     }
+
+
+def _new_to_the_parser(data) -> int:
+    """How many distinct captions SPICE's default parser had to parse: those the package does
+    not ship parsed (COCO val2014's captions ship parsed; system outputs are new)."""
+    from capeval_core.metrics import make_batch, metric_class
+    from capeval_core.spice.parse import CaptionParser
+
+    spice = metric_class("spice")(tokenizer="ptb")
+    texts: dict[str, None] = {}
+    for captions in data.candidates:
+        batch = make_batch(captions, data.references, "ptb")
+        texts.update(dict.fromkeys(spice._texts(batch).values()))
+    return len(CaptionParser(spice.config.parser, cache=False).uncached(list(texts)))
 
 
 def _page_cold_process(ann: Path, paths: list[Path], cache: Path, workers: int) -> dict:
@@ -232,7 +248,9 @@ def main(n_images: int = 5000) -> None:
         f"Systems page cold, 3 systems x {len(data):,} images x every metric "
         f"({len(page['keys'])} keys): {page['total']:.1f} s (scoring {page['scored']:.1f} s, "
         f"tests {page['total'] - page['scored']:.1f} s); {page['updates']} progress updates, "
-        f"the longest wait {page['wait']:.1f} s (after {page['after']!r})"
+        f"the longest wait {page['wait']:.1f} s (after {page['after']!r}); SPICE parsed "
+        f"{page['parsed']:,} captions new to the package (the other captions are COCO "
+        "val2014's, which ship parsed; a real system's are all new)"
     )
     for key, why in page["skipped"].items():
         print(f"  skipped {key}: {why.splitlines()[0][:120]}")
