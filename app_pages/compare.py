@@ -1,5 +1,5 @@
-"""Compare captions: score one candidate (or two, side by side) against the same references
-with every metric.
+"""Compare captions: score one candidate (or two, side by side in a wide window, one above
+the other in a narrower one) against the same references with every metric.
 
 Inputs -> one call through ``capeval_ui.cached`` per candidate -> drawing through
 ``capeval_ui.views``. The panels loop over the metric registry, so a new metric needs no
@@ -251,7 +251,7 @@ for tab, cls in zip(tabs, METRICS.values(), strict=True):
             with views.evidence_tab():
                 _evidence(results, cls.key)
             continue
-        side_a, side_b = st.columns(2, border=True)
+        side_a, side_b = views.candidate_pair(cls.key)
         with side_a, views.side_by_side():
             st.markdown("**Candidate A**")
             _evidence(results, cls.key)

@@ -10,7 +10,8 @@ User text (captions, tokens, n-grams) is only ever shown through ``st.text``, ``
 widget values and dataframe cells, which display text literally. It never goes into markdown
 (which interprets ``*``, ``_``, ``[..](..)``, ``$``) and never into HTML. Plotly interprets
 ``<b>``, ``<a href>``, ``<br>`` in text, labels and hover text, so a word drawn in a figure
-always goes through :func:`plot_text` (``html.escape``) first.
+always goes through :func:`plot_text` (``html.escape``) first. The one piece of HTML the
+views send is a constant style sheet (:func:`candidate_pair`'s), with no user text in it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from capeval_ui.views.common import (
     INTROS,
     MATCH_STYLE,
     NARROW_STRIP_PX,
+    candidate_pair,
     cell_width,
     evidence_tab,
     explain,
@@ -70,6 +72,7 @@ __all__ = [
     "NARROW_STRIP_PX",
     "PANELS",
     "_matrix_figure",
+    "candidate_pair",
     "cell_width",
     "comparison_frame",
     "evidence_tab",

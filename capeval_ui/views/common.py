@@ -49,14 +49,45 @@ _NARROW: contextvars.ContextVar[bool] = contextvars.ContextVar("narrow_panels", 
 
 @contextlib.contextmanager
 def side_by_side() -> Iterator[None]:
-    """Draw the panels inside as one of two side by side: their inner columns stack, since a
-    quarter of the page cuts tables and charts at 1,280 px (issue 34)."""
+    """Draw the panels inside as one of the two of :func:`candidate_pair`: their inner columns
+    stack, since a quarter of the page cuts tables and charts (issue 34), and their tables
+    fit :data:`NARROW_TABLE_PX`, the narrowest a half gets."""
     token, budget = _NARROW.set(True), _BUDGET.set(None)
     try:
         yield
     finally:
         _BUDGET.reset(budget)
         _NARROW.reset(token)
+
+
+#: a tab narrower than this shows the two candidates' panels one above the other (A, then B):
+#: half of a tab at 1,280 px (368 px of content) cut CIDEr-D's and METEOR's per-reference
+#: tables, whose columns need about 665 px at their narrowest (issue 34). Measured with the
+#: sidebar open: a tab is 820 px wide at 1,280 px (stacked) and 1,460 px at 1,920 px (side by
+#: side, each half 688 px of content).
+PAIR_STACK_PX = 1440
+#: the key prefix of :func:`candidate_pair`'s containers (Streamlit gives each the CSS class
+#: ``st-key-<key>``)
+PAIR_KEY = "candidate-pair"
+#: the one style rule of the Compare page: a container query on the width of the pair's own
+#: container (not the window's), so a closed or widened sidebar counts too. Only the pair's
+#: two columns stack; columns inside a half (the score cards) keep their row.
+PAIR_CSS = f"""<style>
+[class*="st-key-{PAIR_KEY}-"] {{ container: {PAIR_KEY} / inline-size; }}
+@container {PAIR_KEY} (width < {PAIR_STACK_PX}px) {{
+  [class*="st-key-{PAIR_KEY}-"] [data-testid="stColumn"]:not(
+    [data-testid="stColumn"] [data-testid="stColumn"]
+  ) {{ flex: 1 1 100%; min-width: 100%; }}
+}}
+</style>"""
+
+
+def candidate_pair(key: str) -> list[Any]:
+    """The two bordered columns of candidates A and B in a tab: side by side where the tab is
+    at least :data:`PAIR_STACK_PX` wide, A above B where it is narrower (a 1,280 px window);
+    draw each inside :func:`side_by_side`. ``key`` names the tab (one pair per tab)."""
+    st.html(PAIR_CSS)  # style only: Streamlit puts it in its event container, it takes no room
+    return st.container(key=f"{PAIR_KEY}-{key}").columns(2, border=True)
 
 
 #: pixels a table may take in the panel being drawn (see :func:`dataframe`)
@@ -296,12 +327,15 @@ def _text_widths(frame: pd.DataFrame, skip: Iterable[object] = ()) -> dict[str, 
 TEXT_MAX_PX = 640
 
 
-#: pixels a token strip may take before it wraps onto another strip: a tab's width at
-#: 1,280 px, or one of two side by side panels (a strip past it was cut after word 7; issue 34)
-STRIP_PX, NARROW_STRIP_PX = 800, 360
 #: pixels a table may take before it is drawn as a wrapping table: a tab's width at 1,280 px,
-#: or one of two side by side panels (a grid past it scrolls, its last columns cut)
-TABLE_PX, NARROW_TABLE_PX = 816, 366
+#: or a candidate's half of :func:`candidate_pair` at its narrowest, the tab just
+#: :data:`PAIR_STACK_PX` wide (less the gap of 16 px between the halves, and each half's
+#: border and padding, 34 px); stacked at 1,280 px, a half is wider (a grid past its panel
+#: scrolls, its last columns cut)
+TABLE_PX, NARROW_TABLE_PX = 816, (PAIR_STACK_PX - 16) // 2 - 34
+#: pixels a token strip may take before it wraps onto another strip, likewise (a strip past
+#: it was cut after word 7; issue 34)
+STRIP_PX, NARROW_STRIP_PX = TABLE_PX - 16, NARROW_TABLE_PX - 6
 
 
 def show_tokens(styler: Styler) -> None:

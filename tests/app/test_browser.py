@@ -394,27 +394,43 @@ def _screenshot_at(page, name: str, width: int) -> Path:  # type: ignore[no-unty
     return path
 
 
-#: still cut at 1,280 px with two candidates: grids whose columns, each narrowed to its
-#: longest word, are wider than their half of the page (CIDEr-D's and METEOR's per-reference
-#: tables, among others); strict, so a fix is noticed
-STILL_CUT = pytest.mark.xfail(
-    reason="issue 34: some grids are wider than their panel at 1,280 px", strict=True
-)
+#: where the visible tab draws candidates A and B: the two outermost columns of its panel
+PAIR_JS = """
+() => {
+  const panel = [...document.querySelectorAll('[data-testid="stMain"] [role="tabpanel"]')]
+    .find(p => !p.hidden && p.offsetParent !== null);
+  return [...panel.querySelectorAll('[data-testid="stColumn"]')]
+    .filter(c => !c.parentElement.closest('[data-testid="stColumn"]'))
+    .map(c => { const r = c.getBoundingClientRect();
+                return {top: r.top, bottom: r.bottom, left: r.left, width: r.width}; });
+}
+"""
+
+
+def _assert_pair_layout(page, width: int) -> None:  # type: ignore[no-untyped-def]
+    """Two candidates: side by side at 1,920 px, A above B at 1,280 px, where half of a tab
+    cut CIDEr-D's and METEOR's tables (issue 34)."""
+    a, b = page.evaluate(PAIR_JS)
+    if width >= 1920:
+        assert a["top"] == b["top"] and b["left"] > a["left"] + a["width"] / 2, (a, b)
+    else:
+        assert b["top"] >= a["bottom"] and a["width"] == b["width"], (a, b)
 
 
 @pytest.mark.parametrize(
     ("width", "candidates"),
     [
         pytest.param(1280, 1, id="1280-one-candidate"),
-        pytest.param(1280, 2, marks=STILL_CUT, id="1280-two-candidates"),
+        pytest.param(1280, 2, id="1280-two-candidates"),
         pytest.param(1920, 1, id="1920-one-candidate"),
         pytest.param(1920, 2, id="1920-two-candidates"),
     ],
 )
 def test_compare_nothing_cut(server, browser, width: int, candidates: int) -> None:  # type: ignore[no-untyped-def]
-    """Every Compare tab, with the issue's long example, one candidate or two side by side,
-    at 1,280 and 1,920 px: no label ends in "…", no text or table is wider than its box,
-    no grid's columns overflow the grid, nothing reaches past the main block."""
+    """Every Compare tab, with the issue's long example, one candidate or two (side by side
+    at 1,920 px, one above the other at 1,280 px), at 1,280 and 1,920 px: no label ends in
+    "…", no text or table is wider than its box, no grid's columns overflow the grid,
+    nothing reaches past the main block."""
     url, log = server
     context = browser.new_context(viewport={"width": width, "height": VIEWPORT["height"]})
     page = context.new_page()
@@ -433,6 +449,8 @@ def test_compare_nothing_cut(server, browser, width: int, candidates: int) -> No
             page.get_by_role("tab", name=tab, exact=True).click()
             _settle(page)
             _assert_no_error(page, log)
+            if candidates == 2:
+                _assert_pair_layout(page, width)
             shot = f"compare-{candidates}-{tab.lower().replace('²', '2')}-{width}"
             _screenshot_at(page, shot, width)
             cut = page.evaluate(CUT_ELEMENTS_JS)
