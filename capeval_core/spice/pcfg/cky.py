@@ -253,14 +253,13 @@ def extract(chart: Chart, goal: int | None = None, start: int = 0, end: int | No
     best, how = -np.inf, None
     rules = r.by_parent.get(goal)
     if rules is not None:
+        score, left, right = g.b_score[rules].astype(np.float64), g.b_left[rules], g.b_right[rules]
         for split in range(start + 1, end):
             left_cell = chart.cells.get((start, split))
             right_cell = chart.cells.get((split, end))
             if left_cell is None or right_cell is None:
                 continue
-            tot = (g.b_score[rules].astype(np.float64) + left_cell[g.b_left[rules]]) + right_cell[
-                g.b_right[rules]
-            ].astype(np.float64)
+            tot = (score + left_cell[left]) + right_cell[right].astype(np.float64)
             k = int(np.argmax(tot))  # the first of the highest
             if tot[k] > best:
                 best, how = float(tot[k]), (split, int(rules[k]))
