@@ -265,8 +265,9 @@ def score_in_workers(
     parts are back. A part whose worker died is scored in this process instead.
 
     ``status(label)`` is called as each part but a metric's last comes back ("meteor: 2,500
-    of 5,000 images") and as each piece of shared work does ("spice: preparing, 3 of 16"), so
-    a progress bar moves while METEOR or SPICE run (issue #33: it sat on one label for 80 s).
+    of 5,000 images") and as each piece of shared work does ("spice: parsing new captions, 3
+    of 16"), so a progress bar moves while METEOR or SPICE run (issue #33: it sat on one
+    label for 80 s).
     """
     report = status or (lambda label: None)
     paths = dict(todo)
@@ -310,7 +311,10 @@ def score_in_workers(
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(list(batches), fh, protocol=pickle.HIGHEST_PROTOCOL)
         shared = _shared_work(expected, metrics, batches)
-        _collect_workers(pool, tasks, options, tokenizer, name, collect, here, shared, report)
+        labels = {m: metrics[m].shared_work_label for m in shared}
+        _collect_workers(
+            pool, tasks, options, tokenizer, name, collect, here, shared, labels, report
+        )
     finally:
         Path(name).unlink(missing_ok=True)
 
@@ -342,6 +346,7 @@ def _collect_workers(
     collect: Callable[[str, int, Callable[[], dict[str, np.ndarray]]], None],
     here: Callable[[str, int, int], dict[str, np.ndarray]],
     shared: Mapping[str, Sequence[Callable[[], Any]]],
+    labels: Mapping[str, str],
     report: Callable[[str], None],
 ) -> None:
     """Submit the tasks, then collect the parts as they finish (scored here if lost).
@@ -394,7 +399,8 @@ def _collect_workers(
                     future.result()
                 waiting[what] -= 1
                 finished[what] += 1
-                report(f"{what}: preparing, {finished[what]} of {finished[what] + waiting[what]}")
+                done, total = finished[what], finished[what] + waiting[what]
+                report(f"{what}: {labels[what]}, {done} of {total}")
                 if waiting[what] == 0:
                     release(what)
                 continue

@@ -260,6 +260,10 @@ class Metric(ABC):
         with corpus statistics (CIDEr-D's document frequencies) say no."""
         return True
 
+    #: what :meth:`shared_work` does, as a progress bar names it ("spice: parsing new
+    #: captions, 3 of 16")
+    shared_work_label: ClassVar[str] = "preparing"
+
     def shared_work(self, batches: Sequence[Batch], pieces: int) -> list[Callable[[], Any]]:
         """Work that the parts of these batches, scored apart, would each repeat, as about
         ``pieces`` picklable calls to run before the parts (in worker processes); the calls

@@ -186,6 +186,7 @@ class Spice(Metric):
     Config = SpiceConfig
     #: SPICE's category F-scores, asked for by key ("can captioners count?", SPICE §5)
     optional_reports = tuple(CATEGORY_KEYS)
+    shared_work_label = "parsing new captions"
 
     @classmethod
     def label(cls, key: str) -> str:

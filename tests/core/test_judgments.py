@@ -521,7 +521,8 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
         on_progress=lambda done, total, label: labels.append(label),
     )
     assert shared_seen == [{"spice": 1}]  # one piece: fewer captions than MIN_CHUNK
-    assert "spice: preparing, 1 of 1" in labels  # the bar moves as shared work comes back
+    # the bar moves as shared work comes back, and says what it is
+    assert "spice: parsing new captions, 1 of 1" in labels
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "serial"))
     serial = scoring.score_judgments(js, ["bleu_4", "spice"], use_cache=False)
     for k in ("bleu_4", "spice"):
