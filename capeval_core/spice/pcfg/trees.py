@@ -7,6 +7,7 @@ string.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -88,9 +89,11 @@ def read_tree(text: str) -> Tree:
 _ANNOTATION_CHARS = frozenset("-=|#^~_[")
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def basic_category(label: str) -> str:
     """The category without its annotations ("NP^S-TMP" -> "NP"); a label that starts and
-    ends with the same annotation character, like "-LRB-", is kept whole.
+    ends with the same annotation character, like "-LRB-", is kept whole. Remembered: the
+    head and relation rules ask it of the same few labels millions of times.
 
     >>> basic_category("NP^S-TMP"), basic_category("-LRB-^NP"), basic_category("@VP|VBZ_")
     ('NP', '-LRB-', '@VP')

@@ -58,7 +58,7 @@ class Node:
 
     def position(self) -> int:
         assert self.parent is not None
-        return next(i for i, k in enumerate(self.parent.kids) if k is self)
+        return self.parent.kids.index(self)  # nodes compare by identity
 
     def walk(self) -> Iterator[Node]:
         """Every node, parents first, left to right (the order tree searches visit them)."""

@@ -15,6 +15,7 @@ rule is left out.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import pairwise
@@ -2147,7 +2148,7 @@ def _advmod(t: Node) -> Iterator[Node]:
         yield t.kids[0]
     if label == "XS":
         yield from _kids(t, lambda c: c.label == "JJ")
-    if re.search(r"PP(-TMP|-ADV)?$", label):
+    if _PP_END.search(label):
         h = hk(t)
         if h is not None:
             yield from (s for s in _left(h) if _adverb(s))
@@ -2264,7 +2265,11 @@ def _mwe(t: Node) -> Iterator[Node]:
     )  # fmt: skip
 
 
+_PP_END = re.compile(r"PP(-TMP|-ADV)?$")
 _DET_FOLLOW = re.compile(r"N[MNXP]|CD|JJ|FW|ADJP|QP|RB|PRP(?![$])|PRN")
+_DET_BLOCK = re.compile(r"^PRP[$]|POS")
+_DET_NOMINAL = re.compile(r"NP|NN|CD|RBS|JJ")
+_WH_DET_NOMINAL = re.compile(r"NP|NN|CD|RBS")
 
 
 def _det(t: Node) -> Iterator[Node]:
@@ -2283,7 +2288,7 @@ def _det(t: Node) -> Iterator[Node]:
                 between = right[:j]
                 blocked = False
                 for bi, x in enumerate(between):
-                    if re.search(r"^PRP[$]|POS", x.label) and not any(
+                    if _DET_BLOCK.search(x.label) and not any(
                         "''" in y.label for y in between[bi + 1 :]
                     ):
                         blocked = True
@@ -2327,7 +2332,7 @@ def _det(t: Node) -> Iterator[Node]:
                 yield from (s for s in _left(k) if s.label == "WHNP" and _has_exact(s, "WDT"))
     if _cat(t, "WHNP", "ADVP", "ADJP"):
         for k in kids:
-            if not re.match(r"NP|NN|CD|RBS|JJ", k.label):
+            if not _DET_NOMINAL.match(k.label):
                 continue
             for d in _left(k):
                 if d.label not in ("DT", "WDT", "WP") or _has_form(d, frozenset({"no"})):
@@ -2338,7 +2343,7 @@ def _det(t: Node) -> Iterator[Node]:
                     yield d
     if _cat(t, "NP"):
         for k in kids:
-            if re.match(r"NP|NN|CD|RBS", k.label):
+            if _WH_DET_NOMINAL.match(k.label):
                 yield from (s for s in _left(k) if s.label in ("WDT", "WP"))
 
 
@@ -2369,11 +2374,14 @@ def _predet(t: Node) -> Iterator[Node]:
             yield from _kids(t, lambda c: c.label == "PDT")
 
 
+_PRECONJ_CLAUSAL = re.compile(r"^S|VP|ADJP|PP|ADVP|UCP(-TMP|-ADV)?|NX|NML|SBAR$")
+
+
 def _preconj(t: Node) -> Iterator[Node]:
     kids = t.kids
     label = t.label
     nominal = label in ("NP", "NP-TMP", "NP-ADV", "NX", "NML")
-    clausal = bool(re.search(r"^S|VP|ADJP|PP|ADVP|UCP(-TMP|-ADV)?|NX|NML|SBAR$", label))
+    clausal = bool(_PRECONJ_CLAUSAL.search(label))
     for i, k in enumerate(kids):
         right = kids[i + 1 :]
         either = k.label in ("PDT", "CC", "DT") and _has_form(k, EITHER)
@@ -2400,12 +2408,17 @@ def _preconj(t: Node) -> Iterator[Node]:
             yield k
 
 
+_POSS_HOST = re.compile(r"(WH)?(NP|INTJ|ADJP|PRN|NAC|NX|NML)(-.*)?")
+_NP_OR_NML = re.compile(r"(WH)?(NP|NML)(-.*)?")
+_NP_NML_OR_NX = re.compile(r"(WH)?(NP|NML|NX)(-.*)?")
+
+
 def _poss(t: Node) -> Iterator[Node]:
     kids = t.kids
     label = t.label
-    if re.fullmatch(r"(WH)?(NP|INTJ|ADJP|PRN|NAC|NX|NML)(-.*)?", label):
+    if _POSS_HOST.fullmatch(label):
         yield from _kids(t, lambda c: c.label in ("WP$", "PRP$"))
-    if re.fullmatch(r"(WH)?(NP|NML)(-.*)?", label):
+    if _NP_OR_NML.fullmatch(label):
         nominal = ("WHNP", "WHNML", "NP", "NML")
 
         def possessive(n: Node) -> bool:
@@ -2426,7 +2439,7 @@ def _poss(t: Node) -> Iterator[Node]:
                 and _kid(k, lambda c: c.label in nominal and possessive(c))
             ):
                 yield k
-    if re.fullmatch(r"(WH)?(NP|NML|NX)(-.*)?", label):
+    if _NP_NML_OR_NX.fullmatch(label):
         for i, k in enumerate(kids):
             if not k.label.startswith(("NN", "NP")):
                 continue
@@ -2439,6 +2452,9 @@ def _poss(t: Node) -> Iterator[Node]:
                 ):
                     yield k
                     break
+
+
+_CASE_NOMINAL = re.compile(r"(WH)?(NP|NML)(-TMP|-ADV)?")
 
 
 def _case(t: Node) -> Iterator[Node]:
@@ -2458,7 +2474,7 @@ def _case(t: Node) -> Iterator[Node]:
                 first = _nth(nxt, 1)
                 if _lab(first, "VP") and first is not None and _lab(_nth(first, 1), "NN"):
                     yield k
-    if re.fullmatch(r"(WH)?(NP|NML)(-TMP|-ADV)?", label):
+    if _CASE_NOMINAL.fullmatch(label):
         yield from _kids(t, lambda c: c.label == "POS")
         yield from _kids(t, lambda c: c.label == "VBZ" and _has_exact(c, "'s"))
     if pp:
@@ -2740,15 +2756,20 @@ def is_ancestor(upper: str, lower: str) -> bool:
     return False
 
 
+@functools.cache
+def _rules_at(label: str) -> tuple[tuple[str, Rule], ...]:
+    """The relations (name, rules) tried at a phrase labelled ``label``, in CoreNLP's order
+    (worked out once per label, not once per phrase)."""
+    return tuple((name, rule) for name, _parent, applies, rule in RELATIONS if applies(label))
+
+
 def related(t: Node) -> list[tuple[str, Node]]:
     """Every (relation, node) pair the rules find at phrase ``t``, in CoreNLP's order."""
     out: list[tuple[str, Node]] = []
-    for name, _parent, applies, rule in RELATIONS:
-        if not applies(t.label):
-            continue
-        seen: list[Node] = []
+    for name, rule in _rules_at(t.label):
+        seen: set[int] = set()  # a rule may reach one node twice; it relates it once
         for target in rule(t):
-            if not any(target is s for s in seen):
-                seen.append(target)
+            if id(target) not in seen:
+                seen.add(id(target))
                 out.append((name, target))
     return out

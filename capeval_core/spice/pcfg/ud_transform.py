@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from capeval_core.spice.pcfg.trees import basic_category as basic
 from capeval_core.spice.pcfg.ud_nodes import Node, word_set
@@ -61,34 +62,62 @@ def _splice(node: Node) -> None:
     parent.set_kids([*parent.kids[:i], *node.kids, *parent.kids[i + 1 :]])
 
 
-def _pre(tags: tuple[str, ...], forms: tuple[str, ...], case: bool = False) -> Test:
-    """A preterminal-like test: label in ``tags`` with a word child among ``forms``."""
-    wanted = frozenset(forms if case else (f.lower() for f in forms))
+class _Pre:
+    """A preterminal-like test: label in ``tags`` with a word child among ``forms`` (in any
+    case unless ``case``). ``words``, the forms in lower case: a tree with none of them among
+    its labels has no node that passes."""
 
-    def test(n: Node) -> bool:
-        if n.label not in tags:
+    __slots__ = ("case", "tags", "wanted", "words")
+
+    def __init__(self, tags: tuple[str, ...], forms: tuple[str, ...], case: bool = False):
+        self.tags = tags
+        self.case = case
+        self.words = frozenset(f.lower() for f in forms)
+        self.wanted = frozenset(forms) if case else self.words
+
+    def __call__(self, n: Node) -> bool:
+        if n.label not in self.tags:
             return False
-        return any(k.label in wanted if case else k.label.lower() in wanted for k in n.kids)
-
-    return test
+        if self.case:
+            return any(k.label in self.wanted for k in n.kids)
+        return any(k.label.lower() in self.wanted for k in n.kids)
 
 
 def _tagged(*tags: str) -> Test:
     return lambda n: n.label in tags
 
 
-def _first_match(root: Node, find: Callable[[Node], tuple | None]) -> tuple | None:
-    for node in root.walk():
+class _Tree:
+    """The tree being reshaped and its phrases and tags in search order (parents first, left
+    to right; no step edits at a word). Most of the forty-odd searches find nothing, so the
+    list is made once and again only after an edit, not walked afresh for every search."""
+
+    def __init__(self, root: Node) -> None:
+        self.root = root
+        self._nodes: list[Node] | None = None
+
+    def nodes(self) -> list[Node]:
+        if self._nodes is None:
+            self._nodes = [n for n in self.root.walk() if n.kids]
+        return self._nodes
+
+    def edited(self) -> None:
+        self._nodes = None
+
+
+def _first_match(tree: _Tree, find: Callable[[Node], tuple | None]) -> tuple | None:
+    for node in tree.nodes():
         found = find(node)
         if found is not None:
             return found
     return None
 
 
-def _repeat(root: Node, find: Callable[[Node], tuple | None], edit: Callable[..., None]) -> None:
+def _repeat(tree: _Tree, find: Callable[[Node], tuple | None], edit: Callable[..., None]) -> None:
     """Edit at the first match, search again from the top, until nothing matches."""
-    while (found := _first_match(root, find)) is not None:
+    while (found := _first_match(tree, find)) is not None:
         edit(*found)
+        tree.edited()
 
 
 # --- 1. labels -----------------------------------------------------------------------------------
@@ -97,12 +126,10 @@ _KEEP_TMP = re.compile(r"(NP|UCP).*-TMP.*")
 _KEEP_ADV = re.compile(r"(NP|UCP).*-ADV.*")
 
 
-def _clean_labels(root: Node) -> None:
-    if root.label == "TOP":
-        root.label = "ROOT"
-    for node in root.walk():
-        if node.leaf:
-            continue
+def _clean_labels(tree: _Tree) -> None:
+    if tree.root.label == "TOP":
+        tree.root.label = "ROOT"
+    for node in tree.nodes():
         label = node.label
         suffix = (
             "-TMP" if _KEEP_TMP.fullmatch(label) else "-ADV" if _KEEP_ADV.fullmatch(label) else ""
@@ -110,27 +137,50 @@ def _clean_labels(root: Node) -> None:
         node.label = basic(label) + suffix
 
 
-def _strip_empty(root: Node) -> Node | None:
-    """Remove empty elements (-NONE-) and the phrases they leave empty; None if nothing is left."""
+def _strip_empty(tree: _Tree) -> bool:
+    """Remove empty elements (-NONE-) and the phrases they leave empty; False if nothing is
+    left."""
+    root = tree.root
     while (empty := next((n for n in root.walk() if n.label == "-NONE-"), None)) is not None:
+        tree.edited()
         target = empty
         while True:
             if target is root:
-                return None
+                return False
             parent = target.parent
             assert parent is not None
             _detach(target)
             if parent.kids:
                 break
             target = parent
-    return root
+    return True
 
 
 # --- 2. multi-word expressions -------------------------------------------------------------------
 
 
-def _adjacent_pair(parents: tuple[str, ...], first: Test, second: Test) -> Callable:
-    """Find ``first`` immediately followed by ``second`` under a node of category ``parents``."""
+@dataclass(frozen=True)
+class _MweSearch:
+    """The search for one multi-word expression, and the words it needs: one of each set must
+    be among the tree's labels (most trees hold none of the expressions, and are not searched).
+    """
+
+    find: Callable[[Node], tuple | None]
+    needs: tuple[frozenset[str], ...]
+
+    def possible(self, labels: set[str]) -> bool:
+        return all(not need.isdisjoint(labels) for need in self.needs)
+
+
+def _needs(*words: str) -> tuple[frozenset[str], ...]:
+    return tuple(frozenset([w]) for w in words)
+
+
+def _adjacent_pair(
+    parents: tuple[str, ...], first: _Pre, second: Test, second_word: str = ""
+) -> _MweSearch:
+    """Find ``first`` immediately followed by ``second`` under a node of category ``parents``
+    (``second_word``: the word ``second`` needs, when it is not a :class:`_Pre`)."""
 
     def find(node: Node) -> tuple | None:
         if node.leaf or basic(node.label) not in parents:
@@ -140,10 +190,13 @@ def _adjacent_pair(parents: tuple[str, ...], first: Test, second: Test) -> Calla
                 return node, a, b, None
         return None
 
-    return find
+    second_words = second.words if isinstance(second, _Pre) else frozenset([second_word])
+    return _MweSearch(find, (first.words, second_words))
 
 
-def _adjacent_triple(parents: tuple[str, ...], first: Test, second: Test, third: Test) -> Callable:
+def _adjacent_triple(
+    parents: tuple[str, ...], first: _Pre, second: _Pre, third: _Pre
+) -> _MweSearch:
     def find(node: Node) -> tuple | None:
         if node.leaf or basic(node.label) not in parents:
             return None
@@ -153,14 +206,14 @@ def _adjacent_triple(parents: tuple[str, ...], first: Test, second: Test, third:
                 return node, a, b, c
         return None
 
-    return find
+    return _MweSearch(find, (first.words, second.words, third.words))
 
 
 def _as_well_as(node: Node) -> tuple | None:
     if node.leaf or basic(node.label) != "CONJP" or len(node.kids) < 2:
         return None
     a, b, c = node.kids[0], node.kids[1], node.kids[-1]
-    if _pre(("RB",), ("as",))(a) and _pre(("RB",), ("well",))(b) and _pre(("IN",), ("as",))(c):
+    if _Pre(("RB",), ("as",))(a) and _Pre(("RB",), ("well",))(b) and _Pre(("IN",), ("as",))(c):
         return node, a, b, c
     return None
 
@@ -169,31 +222,31 @@ def _as_well(node: Node) -> tuple | None:
     if node.leaf or basic(node.label) not in ("ADVP", "CONJP"):
         return None
     a, b = node.kids[0], node.kids[-1]
-    if _pre(("RB",), ("as",))(a) and _pre(("IN", "RB"), ("well",))(b):
+    if _Pre(("RB",), ("as",))(a) and _Pre(("IN", "RB"), ("well",))(b):
         return node, a, b, None
     return None
 
 
 def _order_like(n: Node) -> bool:
-    if _pre(("NN", "NP", "RB"), ("order",))(n):
+    if _Pre(("NN", "NP", "RB"), ("order",))(n):
         return True
     return (
-        n.label in ("NN", "NP", "RB") and len(n.kids) == 1 and _pre(("NN",), ("order",))(n.kids[0])
+        n.label in ("NN", "NP", "RB") and len(n.kids) == 1 and _Pre(("NN",), ("order",))(n.kids[0])
     )
 
 
 def _between_like(n: Node) -> bool:
     tags = ("IN", "NP", "PP", "RB", "ADVP")
-    if _pre(tags, ("between",))(n):
+    if _Pre(tags, ("between",))(n):
         return True
-    return n.label in tags and len(n.kids) == 1 and _pre(("IN", "RB"), ("between",))(n.kids[0])
+    return n.label in tags and len(n.kids) == 1 and _Pre(("IN", "RB"), ("between",))(n.kids[0])
 
 
 def _better_particle(n: Node) -> bool:
     return (
         basic(n.label) in ("PRT", "ADVP")
         and len(n.kids) == 1
-        and _pre(("RBR",), ("better",), case=True)(n.kids[0])
+        and _Pre(("RBR",), ("better",), case=True)(n.kids[0])
     )
 
 
@@ -207,7 +260,7 @@ def _at_least(node: Node) -> tuple | None:
         if nxt is not None and nxt.label == "RB" and _has_word_re(nxt, r"(?i)(once|twice)"):
             continue
         for a, b in zip(advp.kids, advp.kids[1:], strict=False):
-            if _pre(("IN", "RB"), ("at",))(a) and _pre(("JJS", "RBS"), ("least",))(b):
+            if _Pre(("IN", "RB"), ("at",))(a) and _Pre(("JJS", "RBS"), ("least",))(b):
                 return advp, a, b, None
     return None
 
@@ -224,64 +277,64 @@ def _next(n: Node) -> Node | None:
     return kids[i + 1] if i + 1 < len(kids) else None
 
 
-_MWE_FINDERS: tuple[Callable, ...] = (
-    _as_well_as,
-    _as_well,
-    _adjacent_pair(("PP",), _pre(("JJ",), ("such",)), _pre(("IN",), ("as",))),
-    _adjacent_pair(("PP",), _pre(("JJ", "IN"), ("due",)), _pre(("IN", "TO"), ("to",))),
+_MWE_SEARCHES: tuple[_MweSearch, ...] = (
+    _MweSearch(_as_well_as, _needs("as", "well")),
+    _MweSearch(_as_well, _needs("as", "well")),
+    _adjacent_pair(("PP",), _Pre(("JJ",), ("such",)), _Pre(("IN",), ("as",))),
+    _adjacent_pair(("PP",), _Pre(("JJ", "IN"), ("due",)), _Pre(("IN", "TO"), ("to",))),
     _adjacent_pair(
         ("PP", "CONJP"),
-        _pre(("IN", "RB"), ("because", "instead")),
-        _pre(("IN",), ("of",), case=True),
+        _Pre(("IN", "RB"), ("because", "instead")),
+        _Pre(("IN",), ("of",), case=True),
     ),
-    _adjacent_pair(("ADVP", "SBAR"), _pre(("IN", "RB"), ("in",)), _pre(("NN",), ("case",))),
-    _adjacent_pair(("ADVP", "PP"), _pre(("IN", "RB"), ("of",)), _pre(("NN", "RB"), ("course",))),
-    _adjacent_pair(("SBAR", "PP"), _pre(("IN", "RB"), ("in",)), _order_like),
+    _adjacent_pair(("ADVP", "SBAR"), _Pre(("IN", "RB"), ("in",)), _Pre(("NN",), ("case",))),
+    _adjacent_pair(("ADVP", "PP"), _Pre(("IN", "RB"), ("of",)), _Pre(("NN", "RB"), ("course",))),
+    _adjacent_pair(("SBAR", "PP"), _Pre(("IN", "RB"), ("in",)), _order_like, "order"),
     _adjacent_pair(
-        ("PP", "CONJP", "SBAR"), _pre(("IN", "RB"), ("rather",)), _pre(("IN",), ("than",))
+        ("PP", "CONJP", "SBAR"), _Pre(("IN", "RB"), ("rather",)), _Pre(("IN",), ("than",))
     ),
     _adjacent_triple(
         ("CONJP",),
-        _pre(("IN", "RB"), ("not",)),
-        _pre(("TO",), ("to",)),
-        _pre(("VB", "RB"), ("mention",)),
+        _Pre(("IN", "RB"), ("not",)),
+        _Pre(("TO",), ("to",)),
+        _Pre(("VB", "RB"), ("mention",)),
     ),
     _adjacent_pair(
-        ("PP", "SBAR"), _pre(("JJ", "IN", "RB"), ("so",)), _pre(("IN", "TO"), ("that",))
+        ("PP", "SBAR"), _Pre(("JJ", "IN", "RB"), ("so",)), _Pre(("IN", "TO"), ("that",))
     ),
-    _adjacent_pair(("SBAR",), _pre(("IN", "RB"), ("as",)), _pre(("IN",), ("if",))),
-    _adjacent_pair(("PP",), _pre(("JJ", "RB"), ("prior",)), _pre(("TO", "IN"), ("to",))),
-    _adjacent_pair(("PP",), _pre(("IN",), ("as",)), _pre(("TO", "IN"), ("to",))),
-    _adjacent_pair(("ADVP",), _pre(("RB", "NN"), ("kind",)), _pre(("IN", "RB"), ("of",))),
+    _adjacent_pair(("SBAR",), _Pre(("IN", "RB"), ("as",)), _Pre(("IN",), ("if",))),
+    _adjacent_pair(("PP",), _Pre(("JJ", "RB"), ("prior",)), _Pre(("TO", "IN"), ("to",))),
+    _adjacent_pair(("PP",), _Pre(("IN",), ("as",)), _Pre(("TO", "IN"), ("to",))),
+    _adjacent_pair(("ADVP",), _Pre(("RB", "NN"), ("kind",)), _Pre(("IN", "RB"), ("of",))),
     _adjacent_triple(
         ("SBAR",),
-        _pre(("IN", "RB"), ("whether",)),
-        _pre(("CC",), ("or",)),
-        _pre(("RB",), ("not",)),
+        _Pre(("IN", "RB"), ("whether",)),
+        _Pre(("CC",), ("or",)),
+        _Pre(("RB",), ("not",)),
     ),
     _adjacent_triple(
         ("CONJP",),
-        _pre(("IN",), ("as",)),
-        _pre(("VBN",), ("opposed",)),
-        _pre(("TO", "IN"), ("to",)),
+        _Pre(("IN",), ("as",)),
+        _Pre(("VBN",), ("opposed",)),
+        _Pre(("TO", "IN"), ("to",)),
     ),
     _adjacent_pair(
-        ("ADVP", "CONJP"), _pre(("VB", "RB", "VBD"), ("let",)), _pre(("RB", "JJ"), ("alone",))
+        ("ADVP", "CONJP"), _Pre(("VB", "RB", "VBD"), ("let",)), _Pre(("RB", "JJ"), ("alone",))
     ),
-    _adjacent_pair(("ADVP", "PP"), _pre(("IN", "RB"), ("in",)), _between_like),
+    _adjacent_pair(("ADVP", "PP"), _Pre(("IN", "RB"), ("in",)), _between_like, "between"),
     _adjacent_pair(
-        ("ADVP", "QP", "ADJP"), _pre(("DT", "RB"), ("all",)), _pre(("CC", "RB", "IN"), ("but",))
+        ("ADVP", "QP", "ADJP"), _Pre(("DT", "RB"), ("all",)), _Pre(("CC", "RB", "IN"), ("but",))
     ),
     _adjacent_pair(
-        ("ADVP", "INTJ"), _pre(("NN", "DT", "RB"), ("that",)), _pre(("VBZ", "RB"), ("is",))
+        ("ADVP", "INTJ"), _Pre(("NN", "DT", "RB"), ("that",)), _Pre(("VBZ", "RB"), ("is",))
     ),
-    _adjacent_pair(("WHADVP",), _pre(("WRB",), ("how",)), _pre(("VB",), ("come",))),
-    _adjacent_pair(("VP",), _pre(("VBD",), ("had", "'d"), case=True), _better_particle),
+    _adjacent_pair(("WHADVP",), _Pre(("WRB",), ("how",)), _Pre(("VB",), ("come",))),
+    _adjacent_pair(("VP",), _Pre(("VBD",), ("had", "'d"), case=True), _better_particle, "better"),
     _adjacent_pair(
-        ("QP", "XS"), _pre(("JJR", "RBR", "IN"), ("more", "less")), _pre(("IN",), ("than",))
+        ("QP", "XS"), _Pre(("JJR", "RBR", "IN"), ("more", "less")), _Pre(("IN",), ("than",))
     ),
-    _adjacent_pair(("QP",), _pre(("JJR", "RBR", "IN"), ("up",)), _pre(("IN", "TO"), ("to",))),
-    _at_least,
+    _adjacent_pair(("QP",), _Pre(("JJR", "RBR", "IN"), ("up",)), _Pre(("IN", "TO"), ("to",))),
+    _MweSearch(_at_least, _needs("at", "least")),
 )
 
 
@@ -295,9 +348,9 @@ def _according_to(node: Node) -> tuple | None:
     if node.label != "PP":
         return None
     for a, b in zip(node.kids, node.kids[1:], strict=False):
-        if _pre(("VBG",), ("according",))(a) and b.label == "PP":
+        if _Pre(("VBG",), ("according",))(a) and b.label == "PP":
             for to in b.kids:
-                if _pre(("TO", "IN"), ("to",), case=True)(to):
+                if _Pre(("TO", "IN"), ("to",), case=True)(to):
                     return a, b, to
     return None
 
@@ -314,8 +367,8 @@ def _apply_according_to(according: Node, inner_pp: Node, to: Node) -> None:
 def _but_also(node: Node) -> tuple | None:
     if node.label != "CONJP" or node.parent is None:
         return None
-    cc = next((k for k in node.kids if _pre(("CC",), ("but",), case=True)(k)), None)
-    rb = next((k for k in node.kids if _pre(("RB",), ("also",), case=True)(k)), None)
+    cc = next((k for k in node.kids if _Pre(("CC",), ("but",), case=True)(k)), None)
+    rb = next((k for k in node.kids if _Pre(("RB",), ("also",), case=True)(k)), None)
     if cc is None or rb is None:
         return None
     nxt = _next(node)
@@ -340,7 +393,7 @@ def _at_superlative(node: Node) -> tuple | None:
     if node.leaf or basic(node.label) not in ("ADVP", "QP"):
         return None
     for a, b in zip(node.kids, node.kids[1:], strict=False):
-        if _pre(("IN", "RB"), ("at",))(a) and b.label in ("JJS", "RBS"):
+        if _Pre(("IN", "RB"), ("at",))(a) and b.label in ("JJS", "RBS"):
             return node, a, b
     return None
 
@@ -357,7 +410,7 @@ def _at_all(node: Node) -> tuple | None:
     if node.leaf or basic(node.label) != "ADVP":
         return None
     for a, b in zip(node.kids, node.kids[1:], strict=False):
-        if _pre(("RB", "IN"), ("at",))(a) and _pre(("RB", "DT"), ("all",))(b):
+        if _Pre(("RB", "IN"), ("at",))(a) and _Pre(("RB", "DT"), ("all",))(b):
             return node, a, b
     return None
 
@@ -368,13 +421,17 @@ def _apply_at_all(head: Node, at: Node, everything: Node) -> None:
     _wrap(head, everything, everything, "NP")
 
 
-def _multiword(root: Node) -> None:
-    for find in _MWE_FINDERS:
-        _repeat(root, find, _make_mwe)
-    _repeat(root, _according_to, _apply_according_to)
-    _repeat(root, _but_also, _apply_but_also)
-    _repeat(root, _at_superlative, _apply_at_superlative)
-    _repeat(root, _at_all, _apply_at_all)
+def _multiword(tree: _Tree) -> None:
+    # every label in lower case, words and categories: until the searches below are done the
+    # only edits add MWE nodes, so a search whose words are not here finds nothing
+    labels = {n.label.lower() for n in tree.root.walk()}
+    for search in _MWE_SEARCHES:
+        if search.possible(labels):
+            _repeat(tree, search.find, _make_mwe)
+    _repeat(tree, _according_to, _apply_according_to)
+    _repeat(tree, _but_also, _apply_but_also)
+    _repeat(tree, _at_superlative, _apply_at_superlative)
+    _repeat(tree, _at_all, _apply_at_all)
 
 
 def _flat_prep_cc(node: Node) -> tuple | None:
@@ -408,7 +465,7 @@ def _ucp_category(node: Node) -> str | None:
         return label is not None and label.startswith("N")
 
     last = kids[-1]
-    older = last.label == "ADJP" and any(_pre(("JJR",), ("younger", "older"))(k) for k in last.kids)
+    older = last.label == "ADJP" and any(_Pre(("JJR",), ("younger", "older"))(k) for k in last.kids)
     rest = node.label[3:]
     if adj_like(first) or (first == "DT" and adj_like(second)) or older:
         return "ADJP" + rest
@@ -419,18 +476,22 @@ def _ucp_category(node: Node) -> str | None:
     return None
 
 
-def _ucp(root: Node) -> None:
+def _renamed_ucp(node: Node) -> tuple | None:
+    if node.label.startswith("UCP"):
+        category = _ucp_category(node)
+        if category is not None:
+            return node, category
+    return None
+
+
+def _rename(node: Node, label: str) -> None:
+    node.label = label
+
+
+def _ucp(tree: _Tree) -> None:
     """Rename UCPs by their first child; a renamed child can make its UCP parent qualify, so
     search again from the top after each renaming (as CoreNLP's rewrite loop does)."""
-    while True:
-        for node in root.walk():
-            if node.kids and node.label.startswith("UCP"):
-                category = _ucp_category(node)
-                if category is not None:
-                    node.label = category
-                    break
-        else:
-            return
+    _repeat(tree, _renamed_ucp, _rename)
 
 
 # --- 4. flat coordinated noun phrases ------------------------------------------------------------
@@ -440,27 +501,22 @@ def _head_tag(node: Node) -> str:
     return "ADJP" if node.label.startswith("JJ") else "NP"
 
 
-def _find_flat_cc(node: Node) -> tuple[Node, int] | None:
-    if node.pre:
-        if not node.label.startswith("CC"):
-            return None
-        parent = node.parent
-        if parent is None or not parent.label.startswith("NP"):
-            return None
-        kids = parent.kids
-        i = node.position()
-        if (
-            len(kids) > i + 2
-            and not any(k.label.startswith("NP") for k in kids[i:])
-            and i != 0
-            and not kids[i + 1].label.startswith("CC")
-        ):
-            return parent, i
+def _flat_cc(node: Node) -> tuple[Node, int] | None:
+    """A conjunction tag inside a flat NP with at least two more children after it."""
+    if not node.pre or not node.label.startswith("CC"):
         return None
-    for kid in node.kids:
-        found = _find_flat_cc(kid)
-        if found is not None:
-            return found
+    parent = node.parent
+    if parent is None or not parent.label.startswith("NP"):
+        return None
+    kids = parent.kids
+    i = node.position()
+    if (
+        len(kids) > i + 2
+        and not any(k.label.startswith("NP") for k in kids[i:])
+        and i != 0
+        and not kids[i + 1].label.startswith("CC")
+    ):
+        return parent, i
     return None
 
 
@@ -550,9 +606,8 @@ def _split_flat_cc(t: Node, cc_at: int) -> None:
         t.set_kids([*rest, *parts, *tail])
 
 
-def _coordination(root: Node) -> None:
-    while (found := _find_flat_cc(root)) is not None:
-        _split_flat_cc(*found)
+def _coordination(tree: _Tree) -> None:
+    _repeat(tree, _flat_cc, _split_flat_cc)
 
 
 # --- 5. quantifier phrases -----------------------------------------------------------------------
@@ -623,10 +678,10 @@ def _apply_qp_money(qp: Node, left: Node, right: Node) -> None:
     _wrap(qp, left, right, "QP")
 
 
-def _quantifiers(root: Node) -> None:
-    _repeat(root, _qp_pair, _apply_qp_pair)
-    _repeat(root, _qp_cc, _apply_qp_cc)
-    _repeat(root, _qp_money, _apply_qp_money)
+def _quantifiers(tree: _Tree) -> None:
+    _repeat(tree, _qp_pair, _apply_qp_pair)
+    _repeat(tree, _qp_cc, _apply_qp_cc)
+    _repeat(tree, _qp_money, _apply_qp_money)
 
 
 # --- 6. copular WH-questions ---------------------------------------------------------------------
@@ -667,7 +722,7 @@ def _flat_sq(node: Node) -> tuple | None:
             _is_copula_verb(first)
             and len(kids) > 1
             and kids[1].label == "NP"
-            and any(_pre(("EX",), ("there",), case=True)(c) for c in kids[1].kids)
+            and any(_Pre(("EX",), ("there",), case=True)(c) for c in kids[1].kids)
         ):
             continue
         if any(
@@ -747,36 +802,38 @@ def _apply_flatten(node: Node, kids: list[Node]) -> None:
     node.set_kids(kids)
 
 
-def _dates(root: Node) -> None:
-    _repeat(root, _month_year, _apply_flatten)
-    _repeat(root, _month_day_year, _apply_flatten)
+def _dates(tree: _Tree) -> None:
+    _repeat(tree, _month_year, _apply_flatten)
+    _repeat(tree, _month_day_year, _apply_flatten)
 
 
 # --- 8. X over X ---------------------------------------------------------------------------------
 
 
-def _x_over_x(root: Node) -> Node:
+def _x_over_x(tree: _Tree) -> None:
     while True:
-        for node in root.walk():
+        for node in tree.nodes():
             kid = _only(node)
             if kid is not None and kid.label == node.label and kid.kids:
-                if node is root:
+                if node is tree.root:
                     kid.parent = None
-                    root = kid
+                    tree.root = kid
                 else:
                     _splice(node)
+                tree.edited()
                 break
         else:
-            return root
+            return
 
 
 # --- 9. "and yet", "and so" ----------------------------------------------------------------------
 
 _CLAUSE_OR_PP = re.compile(r"^(S(?!YM)|PP|VP)")
+_CLAUSE_OR_PP_PARENT = re.compile(r"^(S|PP|VP)")
 
 
 def _and_yet(node: Node) -> tuple | None:
-    if not re.match(r"^(S|PP|VP)", node.label):
+    if not _CLAUSE_OR_PP_PARENT.match(node.label):
         return None
     kids = node.kids
     for i, first in enumerate(kids):
@@ -788,11 +845,11 @@ def _and_yet(node: Node) -> tuple | None:
                 continue
             if not _CLAUSE_OR_PP.search(after.label):
                 continue
-            if not _pre(("CC",), ("and",), case=True)(cc):
+            if not _Pre(("CC",), ("and",), case=True)(cc):
                 continue
-            if _pre(("RB",), ("yet", "so"), case=True)(adv) or (
+            if _Pre(("RB",), ("yet", "so"), case=True)(adv) or (
                 adv.label == "ADVP"
-                and any(_pre(("RB", "IN"), ("so",), case=True)(k) for k in adv.kids)
+                and any(_Pre(("RB", "IN"), ("so",), case=True)(k) for k in adv.kids)
             ):
                 return node, cc, adv
     return None
@@ -848,18 +905,22 @@ def _apply_move_first(adv: Node, dest: Node) -> None:
     _insert(dest, 0, adv)
 
 
-def _move_rb(root: Node) -> None:
+_PHRASE_START = re.compile(r"^(S|PP|VP|NP)")
+_PHRASE_START_NO_SYM = re.compile(r"^(S(?!YM)|PP|VP|NP)")
+
+
+def _move_rb(tree: _Tree) -> None:
     _repeat(
-        root,
+        tree,
         _moved_adverb(
             lambda s: s.startswith(("S", "PP", "VP", "NP")),
-            lambda s: bool(re.match(r"^(S|PP|VP|NP)", s)),
-            lambda s: bool(re.match(r"^(S(?!YM)|PP|VP|NP)", s)),
+            lambda s: bool(_PHRASE_START.match(s)),
+            lambda s: bool(_PHRASE_START_NO_SYM.match(s)),
         ),
         _apply_move_first,
     )
     _repeat(
-        root,
+        tree,
         _moved_adverb(
             lambda s: s.startswith("ADVP"),
             lambda s: s.startswith("ADVP"),
@@ -867,15 +928,15 @@ def _move_rb(root: Node) -> None:
         ),
         _apply_move_first,
     )
-    _repeat(root, _frag_adverb, _apply_move_first)
+    _repeat(tree, _frag_adverb, _apply_move_first)
 
 
 # --- 11. "after", "before", ... clauses under a noun phrase are prepositional --------------------
 
 
-def _sbar_to_pp(root: Node) -> None:
+def _sbar_to_pp(tree: _Tree) -> None:
     temporal = ("after", "before", "until", "since", "during")
-    for node in list(root.walk()):
+    for node in tree.nodes():
         if node.label != "NP":
             continue
         for i, np in enumerate(node.kids):
@@ -886,7 +947,7 @@ def _sbar_to_pp(root: Node) -> None:
                     continue
                 kids = sbar.kids
                 if any(
-                    _pre(("IN",), temporal)(k) and any(s.label == "S" for s in kids[j + 1 :])
+                    _Pre(("IN",), temporal)(k) and any(s.label == "S" for s in kids[j + 1 :])
                     for j, k in enumerate(kids)
                 ):
                     sbar.label = "PP"
@@ -900,10 +961,10 @@ def _now_that(node: Node) -> tuple | None:
         return None
     now, sbar = node.kids[0], node.kids[1]
     if (
-        _pre(("RB",), ("now",))(now)
+        _Pre(("RB",), ("now",))(now)
         and sbar.label == "SBAR"
         and sbar.kids
-        and _pre(("IN",), ("that",))(sbar.kids[0])
+        and _Pre(("IN",), ("that",))(sbar.kids[0])
     ):
         return node, sbar
     return None
@@ -923,21 +984,20 @@ def normalize(root: Node) -> Node:
     >>> normalize(from_tree(read_tree(flat)))
     (ROOT (NP (DT a-1) (NP (NN dog-2) (CC and-3) (NN cat-4)) (NNS toys-5)))
     """
-    _clean_labels(root)
-    stripped = _strip_empty(root)
-    if stripped is None:
+    tree = _Tree(root)
+    _clean_labels(tree)
+    if not _strip_empty(tree):
         raise ValueError("the tree holds only empty elements")
-    root = stripped
-    _multiword(root)
-    _repeat(root, _flat_prep_cc, _apply_prep_cc)
-    _ucp(root)
-    _coordination(root)
-    _quantifiers(root)
-    _repeat(root, _flat_sq, _apply_flat_sq)
-    _dates(root)
-    root = _x_over_x(root)
-    _repeat(root, _and_yet, _apply_and_yet)
-    _move_rb(root)
-    _sbar_to_pp(root)
-    _repeat(root, _now_that, _apply_now_that)
-    return root
+    _multiword(tree)
+    _repeat(tree, _flat_prep_cc, _apply_prep_cc)
+    _ucp(tree)
+    _coordination(tree)
+    _quantifiers(tree)
+    _repeat(tree, _flat_sq, _apply_flat_sq)
+    _dates(tree)
+    _x_over_x(tree)
+    _repeat(tree, _and_yet, _apply_and_yet)
+    _move_rb(tree)
+    _sbar_to_pp(tree)
+    _repeat(tree, _now_that, _apply_now_that)
+    return tree.root
