@@ -83,10 +83,6 @@ class _Pre:
         return any(k.label.lower() in self.wanted for k in n.kids)
 
 
-def _tagged(*tags: str) -> Test:
-    return lambda n: n.label in tags
-
-
 class _Tree:
     """The tree being reshaped and its phrases and tags in search order (parents first, left
     to right; no step edits at a word). Most of the forty-odd searches find nothing, so the
