@@ -42,7 +42,7 @@ def _page(path: str, title: str, icon: str) -> st.Page:
 # every page, so it keeps them here (inputs survive navigation within a session).
 state.keep_inputs()
 # after a reload, the judgment set the URL names (?set=...) is loaded again if the server has it
-state.restore_judgment_set(cached.JSET_KEY, cached.find_set)
+state.restore_judgment_set(state.JSET_KEY, cached.find_set)
 # a Compare link names its tokenizer (?tokenizer=...): set before the sidebar draws it
 state.tokenizer_from_url(TOKENIZER_KEY, TOKENIZERS)
 page = st.navigation(

@@ -16,9 +16,9 @@ import time
 
 import streamlit as st
 
-from capeval_core import CapevalError
+from capeval_core import CapevalError, examples
 from capeval_core.metrics import METRICS, REPORTED_KEYS
-from capeval_ui import cached, current_tokenizer, state, systems_views, views
+from capeval_ui import cached, choices, current_tokenizer, state, systems_views, views
 
 
 def _apply_example() -> None:
@@ -27,13 +27,13 @@ def _apply_example() -> None:
     Runs as a widget callback, before the page's try block, so a CapevalError (COCO captions
     not installed) is kept for the page to show instead of escaping the run.
     """
-    name = st.session_state.get("example", cached.DEFAULT_EXAMPLE)
-    if name == cached.YOUR_OWN:  # the captions on the page stay as they are
+    name = st.session_state.get("example", examples.DEFAULT_EXAMPLE)
+    if name == choices.YOUR_OWN:  # the captions on the page stay as they are
         return
-    if name == cached.COCO_RANDOM:
-        st.session_state["coco_draw"] = random.randrange(cached.COCO_POOL)
+    if name == choices.COCO_RANDOM:
+        st.session_state["coco_draw"] = random.randrange(examples.COCO_POOL)
     try:
-        example = cached.load_example(name, st.session_state.get("coco_draw", 0))
+        example = choices.load_example(name, st.session_state.get("coco_draw", 0))
     except CapevalError as exc:
         st.session_state["example_error"] = str(exc)
         return
@@ -45,7 +45,7 @@ def _apply_example() -> None:
     state.remember_example("example", _inputs_of(example))
 
 
-def _inputs_of(example: cached.Example) -> dict[str, str]:
+def _inputs_of(example: examples.Example) -> dict[str, str]:
     return {
         "candidate": example.candidate,
         "candidate_b": "",
@@ -59,7 +59,7 @@ def _idf_sources() -> dict[str, str]:
     while this page shows an image opened from it (registered in this server process)."""
     from capeval_core.idf import has_reference_set
 
-    sources = dict(cached.IDF_SOURCES)
+    sources = dict(choices.IDF_SOURCES)
     note = st.session_state.get(state.FROM_SYSTEMS)
     if note and has_reference_set(note["idf"]):
         sources[note["idf_label"]] = note["idf"]
@@ -69,7 +69,7 @@ def _idf_sources() -> dict[str, str]:
 IDF_SOURCES = _idf_sources()
 URL_CHOICES = {
     "idf": ("cider_idf", IDF_SOURCES),
-    "spice_parser": ("spice_parser", cached.SPICE_PARSERS),
+    "spice_parser": ("spice_parser", choices.SPICE_PARSERS),
 }
 
 
@@ -78,7 +78,7 @@ def _to_lab() -> None:
     st.session_state["lab_candidate"] = st.session_state.get("candidate", "")
     st.session_state["lab_references"] = st.session_state.get("references", "")
     st.session_state["lab_mode"] = "One caption"
-    st.session_state["lab_example"] = cached.YOUR_OWN
+    st.session_state["lab_example"] = choices.YOUR_OWN
 
 
 def _evidence(results: dict, key: str, suffix: str = "") -> None:
@@ -93,30 +93,30 @@ st.caption(
 )
 
 try:
-    state.default("example", cached.DEFAULT_EXAMPLE)
+    state.default("example", examples.DEFAULT_EXAMPLE)
     state.default("candidate_b", "")
-    state.default("cider_idf", cached.DEFAULT_IDF)
+    state.default("cider_idf", choices.DEFAULT_IDF)
     if st.session_state["cider_idf"] not in IDF_SOURCES:  # a set this page no longer offers
-        st.session_state["cider_idf"] = cached.DEFAULT_IDF
-    state.default("spice_parser", cached.DEFAULT_SPICE_PARSER)
+        st.session_state["cider_idf"] = choices.DEFAULT_IDF
+    state.default("spice_parser", choices.DEFAULT_SPICE_PARSER)
     if "candidate" not in st.session_state:
         _apply_example()
     state.compare_from_url(URL_CHOICES)
-    state.name_own_inputs("example", ("candidate", "candidate_b", "references"), cached.YOUR_OWN)
+    state.name_own_inputs("example", ("candidate", "candidate_b", "references"), choices.YOUR_OWN)
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
     example_name = pick.selectbox(
         "Example",
-        cached.example_names(),
+        choices.example_names(),
         key="example",
         on_change=_apply_example,
-        help=f"“Table 2 style” examples follow {cached.TABLE2_SOURCE}",
+        help=f"“Table 2 style” examples follow {examples.TABLE2_SOURCE}",
     )
-    if example_name == cached.COCO_RANDOM:
+    if example_name == choices.COCO_RANDOM:
         draw.button("Draw another image", key="draw", on_click=_apply_example)
     if "example_error" in st.session_state:
         st.error(f"Could not load the example: {st.session_state['example_error']}")
-    if example_name == cached.YOUR_OWN:
+    if example_name == choices.YOUR_OWN:
         st.caption("Your own captions: pick an example above to replace them.")
     else:
         st.caption(f"This example: {st.session_state.get('example_source', 'none')}")
@@ -138,17 +138,17 @@ try:
         list(IDF_SOURCES),
         key="cider_idf",
         horizontal=True,
-        help=cached.IDF_HELP,
+        help=choices.IDF_HELP,
     )
     parser_label = parser_column.radio(
         "SPICE parser",
-        list(cached.SPICE_PARSERS),
+        list(choices.SPICE_PARSERS),
         key="spice_parser",
         horizontal=True,
-        help=cached.SPICE_PARSER_HELP,
+        help=choices.SPICE_PARSER_HELP,
     )
-    idf = IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
-    spice_parser = cached.SPICE_PARSERS[parser_label or cached.DEFAULT_SPICE_PARSER]
+    idf = IDF_SOURCES.get(idf_label or choices.DEFAULT_IDF, "coco-val2014")
+    spice_parser = choices.SPICE_PARSERS[parser_label or choices.DEFAULT_SPICE_PARSER]
     tokenizer = current_tokenizer()
     query = state.sync_compare_url(
         candidate,
@@ -188,7 +188,7 @@ try:
         cached.prepare_coco_idf(tokenizer)
     keys = tuple(REPORTED_KEYS)
     started = time.perf_counter()
-    with st.spinner(cached.scoring_message(idf)):
+    with st.spinner(choices.scoring_message(idf)):
         scored = cached.score_captions(keys, candidate, references, tokenizer, idf, spice_parser)
         scored_b = (
             cached.score_captions(keys, candidate_b, references, tokenizer, idf, spice_parser)

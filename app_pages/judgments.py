@@ -1,7 +1,7 @@
 """Judgments: load human judgments (a bundled demo or an upload), map columns, preview,
 validate, choose a protocol preset, and score them with the chosen metrics.
 
-The loaded set lives in ``st.session_state`` (``cached.JSET_KEY``); the other
+The loaded set lives in ``st.session_state`` (``state.JSET_KEY``); the other
 meta-evaluation pages use it, and the URL names it (``?set=``), so a reload finds it again
 while the server keeps it. A failed upload shows the loader's message (file, line, column,
 named as uploaded) and keeps the previously loaded set. Changing the format starts a new
@@ -17,7 +17,7 @@ from capeval_core.judgments import LOADERS
 from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
 from capeval_core.judgments.mapping import GRADED_ROLES, PAIRWISE_ROLES
 from capeval_core.judgments.protocols import BY_FORMAT, missing_labels_warning
-from capeval_ui import cached, current_tokenizer, meta_views, state
+from capeval_ui import cached, choices, current_tokenizer, meta_views, state
 
 UNMAPPED = "(none)"
 NO_PRESET = "(no preset)"
@@ -84,7 +84,7 @@ def _column_roles(
 def _join_scores() -> None:
     """Join the uploaded scores file to the loaded set; on an error the set is unchanged."""
     upload = st.session_state.get("metric_scores_file")
-    jset = st.session_state.get(cached.JSET_KEY)
+    jset = st.session_state.get(state.JSET_KEY)
     if upload is None or jset is None:
         return
     try:
@@ -93,7 +93,7 @@ def _join_scores() -> None:
         st.session_state["scores_error"] = str(exc)
         return
     st.session_state.pop("scores_error", None)
-    st.session_state[cached.JSET_KEY] = joined
+    st.session_state[state.JSET_KEY] = joined
     cached.remember_set(joined)
 
 
@@ -112,17 +112,17 @@ def load_files(
         st.session_state["judgment_error"] = str(exc)
         return False
     st.session_state.pop("judgment_error", None)
-    st.session_state[cached.JSET_KEY] = jset
+    st.session_state[state.JSET_KEY] = jset
     cached.remember_set(jset)
     return True
 
 
 def _load_demo() -> None:
-    label = st.session_state.get("demo_set", next(iter(cached.DEMO_SETS)))
-    generator, n_images = cached.DEMO_SETS[label]
+    label = st.session_state.get("demo_set", next(iter(choices.DEMO_SETS)))
+    generator, n_images = choices.DEMO_SETS[label]
     try:
         jset = cached.demo_judgments(generator, n_images)
-        st.session_state[cached.JSET_KEY] = jset
+        st.session_state[state.JSET_KEY] = jset
         cached.remember_set(jset)
         st.session_state.pop("judgment_error", None)
     except CapevalError as exc:
@@ -139,7 +139,7 @@ st.caption(
 source = st.radio("Source", ["Demo set", "Upload a file"], key="judgment_source", horizontal=True)
 if source == "Demo set":
     pick, button = st.columns([4, 1], vertical_alignment="bottom")
-    pick.selectbox("Demo set", list(cached.DEMO_SETS), key="demo_set")
+    pick.selectbox("Demo set", list(choices.DEMO_SETS), key="demo_set")
     button.button("Load demo", key="load_demo", on_click=_load_demo, icon=":material/science:")
 else:
     fmt = st.selectbox(
@@ -206,10 +206,10 @@ else:
     )
 
 if "judgment_error" in st.session_state:
-    kept = "; the previous set is kept" if st.session_state.get(cached.JSET_KEY) else ""
+    kept = "; the previous set is kept" if st.session_state.get(state.JSET_KEY) else ""
     st.error(f"The file was not loaded{kept}. {st.session_state['judgment_error']}")
 
-jset = st.session_state.get(cached.JSET_KEY)
+jset = st.session_state.get(state.JSET_KEY)
 if jset is None:
     st.info("No set loaded yet: load a demo set or upload a file.")
     st.stop()

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from capeval_core import CapevalError
+from capeval_core import CapevalError, examples
 from capeval_core.metrics import REPORTED_KEYS
 from capeval_core.perturb import PERTURBATIONS
-from capeval_ui import cached, current_tokenizer, perturb_views, state, views
+from capeval_ui import cached, choices, current_tokenizer, perturb_views, state, views
 
 MODES = ("One caption", "Batch")
 DEFAULT_PERTURBATIONS = ["synonym", "redundant", "shuffle"]
@@ -23,11 +23,11 @@ BATCH_KEYS = ["bleu_4", "rouge_l", "cider_d", "meteor"]
 
 def _apply_example() -> None:
     """Fill the lab's text areas from the picked example (widget callback)."""
-    name = st.session_state.get("lab_example", cached.DEFAULT_EXAMPLE)
-    if name == cached.YOUR_OWN:  # the captions in the lab stay as they are
+    name = st.session_state.get("lab_example", examples.DEFAULT_EXAMPLE)
+    if name == choices.YOUR_OWN:  # the captions in the lab stay as they are
         return
     try:
-        example = cached.load_example(name, st.session_state.get("lab_draw", 0))
+        example = choices.load_example(name, st.session_state.get("lab_draw", 0))
     except CapevalError as exc:
         st.session_state["lab_example_error"] = str(exc)
         return
@@ -51,11 +51,11 @@ def _from_compare() -> None:
 
 
 def _one_caption() -> None:
-    state.default("lab_example", cached.DEFAULT_EXAMPLE)
+    state.default("lab_example", examples.DEFAULT_EXAMPLE)
     state.default("lab_perturbations", DEFAULT_PERTURBATIONS)
     state.default("lab_seed", 0)
     state.default("lab_n", 1)
-    state.default("lab_cider_idf", cached.DEFAULT_IDF)
+    state.default("lab_cider_idf", choices.DEFAULT_IDF)
     state.default("lab_metrics", list(REPORTED_KEYS))
     if "lab_candidate" not in st.session_state:
         _apply_example()
@@ -63,18 +63,18 @@ def _one_caption() -> None:
     if state.inputs_from_url():  # a reload, or a link: the lab's own inputs come back
         state.valid_choices("lab_perturbations", list(PERTURBATIONS))
         state.valid_choices("lab_metrics", list(REPORTED_KEYS))
-        state.valid_choice("lab_cider_idf", list(cached.IDF_SOURCES), cached.DEFAULT_IDF)
-    state.name_own_inputs("lab_example", ("lab_candidate", "lab_references"), cached.YOUR_OWN)
+        state.valid_choice("lab_cider_idf", list(choices.IDF_SOURCES), choices.DEFAULT_IDF)
+    state.name_own_inputs("lab_example", ("lab_candidate", "lab_references"), choices.YOUR_OWN)
     example_name = st.selectbox(
         "Example",
-        cached.example_names(),
+        choices.example_names(),
         key="lab_example",
         on_change=_apply_example,
-        help=f"“Table 2 style” examples follow {cached.TABLE2_SOURCE}",
+        help=f"“Table 2 style” examples follow {examples.TABLE2_SOURCE}",
     )
     if "lab_example_error" in st.session_state:
         st.error(f"Could not load the example: {st.session_state['lab_example_error']}")
-    if example_name == cached.YOUR_OWN:
+    if example_name == choices.YOUR_OWN:
         st.caption("Your own captions: pick an example above to replace them.")
     elif "lab_example_source" in st.session_state:
         st.caption(f"This example: {st.session_state['lab_example_source']}")
@@ -95,10 +95,10 @@ def _one_caption() -> None:
     n = int(c2.number_input("Words to change", min_value=1, step=1, key="lab_n"))
     idf_label = c3.radio(
         "CIDEr-D IDF source",
-        list(cached.IDF_SOURCES),
+        list(choices.IDF_SOURCES),
         key="lab_cider_idf",
         horizontal=True,
-        help=cached.IDF_HELP,
+        help=choices.IDF_HELP,
     )
     keys = st.multiselect("Metrics", list(REPORTED_KEYS), key="lab_metrics")
     table2 = st.toggle(
@@ -116,14 +116,14 @@ def _one_caption() -> None:
         st.error(problem)
     if problems:
         st.stop()
-    idf = cached.IDF_SOURCES.get(idf_label or cached.DEFAULT_IDF, "coco-val2014")
+    idf = choices.IDF_SOURCES.get(idf_label or choices.DEFAULT_IDF, "coco-val2014")
     tokenizer = current_tokenizer()
     if idf == "coco-val2014" and "cider_d" in keys:
         cached.prepare_coco_idf(tokenizer)
 
     if table2:
         st.subheader("Table 2 preset")
-        with st.spinner(cached.scoring_message(idf)):
+        with st.spinner(choices.scoring_message(idf)):
             table, failed = cached.lab_table2(candidate, seed, tuple(keys), tokenizer, idf)
         for key, msg in failed.items():
             st.warning(f"{key} skipped: {msg}")
@@ -132,7 +132,7 @@ def _one_caption() -> None:
     if not names:
         st.info("Pick one or more perturbations to apply.")
         return
-    with st.spinner(cached.scoring_message(idf)):
+    with st.spinner(choices.scoring_message(idf)):
         scores, failed = cached.lab_perturb_and_score(
             candidate, references, tuple(names), seed, n, tuple(keys), tokenizer, idf
         )
@@ -155,7 +155,7 @@ def _batch() -> None:
     state.default("lab_images", 500)
     state.default("lab_batch_seed", 0)
     state.default("lab_batch_metrics", BATCH_KEYS)
-    dataset_label = st.selectbox("Dataset", list(cached.LAB_DATASETS), key="lab_dataset")
+    dataset_label = st.selectbox("Dataset", list(choices.LAB_DATASETS), key="lab_dataset")
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox(
         "Perturbation",
@@ -175,8 +175,8 @@ def _batch() -> None:
     if not st.session_state.get("lab_batch_on"):
         st.info("Choose a dataset and a perturbation, then run.")
         return
-    dataset = cached.LAB_DATASETS[dataset_label or next(iter(cached.LAB_DATASETS))]
-    loaded = st.session_state.get(cached.JSET_KEY) if dataset == "loaded" else None
+    dataset = choices.LAB_DATASETS[dataset_label or next(iter(choices.LAB_DATASETS))]
+    loaded = st.session_state.get(state.JSET_KEY) if dataset == "loaded" else None
     if dataset == "loaded" and (loaded is None or loaded.kind != "graded"):
         st.error("Load a graded judgment set on the Judgments page first.")
         st.stop()

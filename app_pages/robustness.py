@@ -8,7 +8,8 @@ from __future__ import annotations
 import streamlit as st
 
 from capeval_core import CapevalError
-from capeval_ui import cached, current_tokenizer, meta_views, state
+from capeval_core.judgments import protocols
+from capeval_ui import cached, choices, current_tokenizer, meta_views, state
 
 GENERATED = "Generated from COCO val2014 captions (synthetic)"
 UPLOADED = "Upload a pairwise file"
@@ -24,7 +25,7 @@ def load_distractors(name: str, data: bytes) -> bool:
         st.session_state["distractor_error"] = str(exc)
         return False
     st.session_state.pop("distractor_error", None)
-    st.session_state[cached.DISTRACTOR_SET_KEY] = jset
+    st.session_state[state.DISTRACTOR_SET_KEY] = jset
     return True
 
 
@@ -35,7 +36,7 @@ st.caption(
     "paper's replace-scene, replace-person, share-scene and share-person. A metric passes a "
     "pair when it scores the correct caption higher."
 )
-loaded = st.session_state.get(cached.JSET_KEY)
+loaded = st.session_state.get(state.JSET_KEY)
 loaded = loaded if loaded is not None and loaded.kind == "pairwise" else None
 state.default("distractor_source", LOADED if loaded is not None else GENERATED)
 source = st.radio("Distractor set", [LOADED, GENERATED, UPLOADED], key="distractor_source")
@@ -72,11 +73,11 @@ if source == UPLOADED:
         )
 
 try:
-    jset = st.session_state.get(cached.DISTRACTOR_SET_KEY) if source == UPLOADED else None
+    jset = st.session_state.get(state.DISTRACTOR_SET_KEY) if source == UPLOADED else None
     if source == LOADED:
         jset = loaded
     if jset is None:
-        jset = cached.demo_judgments(*cached.DISTRACTOR_DEMO)
+        jset = cached.demo_judgments(*choices.DISTRACTOR_DEMO)
         if source == UPLOADED:
             st.info("No distractor file loaded yet: showing the generated set.")
         st.text(
@@ -91,7 +92,7 @@ try:
     # An external metric has scores only for the captions of the set it came with (it cannot
     # score new ones): offered for that set, named as missing for any other (issue 32).
     keys = meta_views.metric_picker(jset.external_names)
-    on_judgments = st.session_state.get(cached.JSET_KEY)
+    on_judgments = st.session_state.get(state.JSET_KEY)
     unscored = [
         k for k in getattr(on_judgments, "external_names", ()) if k not in jset.external_names
     ]
@@ -106,7 +107,7 @@ try:
     tokenizer = current_tokenizer()
     # every reference of a pair, one draw: forced choice samples nothing
     scores = cached.judgment_scores(
-        jset.content_digest, keys, tokenizer, cached.ALL_REFERENCES, 1, 0, _jset=jset
+        jset.content_digest, keys, tokenizer, protocols.ALL_REFERENCES, 1, 0, _jset=jset
     )
     results = cached.forced_choice_report(
         jset.content_digest, tuple(scores.keys), tokenizer, metric_tie, _jset=jset, _scores=scores

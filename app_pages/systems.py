@@ -18,7 +18,7 @@ from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS
 from capeval_core.metrics import available_keys, optional_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
 from capeval_core.systems import signatures_text
-from capeval_ui import cached, current_tokenizer, state, systems_views
+from capeval_ui import cached, choices, current_tokenizer, state, systems_views
 
 DEMO = "Demo: three systems on COCO val2014"
 UPLOAD = "Upload results files"
@@ -73,7 +73,7 @@ st.caption(
 
 state.default("systems_source", DEMO)
 state.default("systems_references", COCO_VAL)
-state.default("systems_metrics", list(cached.SYSTEMS_DEFAULT_KEYS))
+state.default("systems_metrics", list(choices.SYSTEMS_DEFAULT_KEYS))
 state.default("systems_paired", next(iter(TESTS)))
 state.default("systems_resamples", DEFAULT_RESAMPLES)
 state.default("systems_trials", DEFAULT_TRIALS)

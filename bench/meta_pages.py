@@ -9,8 +9,9 @@ between the two tables' interval bounds. Asserts nothing. The data are synthetic
 THumB's shape: human scores on its 16 distinct values, metrics with its kinds of ties
 (many zeros, a few grades, rounded values, continuous). ``--images`` is not used.
 
-Then the whole page's core calls on the same data, as ``capeval_ui.cached.correlation_report``
-makes them (not Streamlit): the table, the metric x metric Spearman heatmap and
+Then the whole page's core calls on the same data, as
+``capeval_core.judgments.analysis.correlation_report`` makes them (the page's cached call, without
+Streamlit), one by one: the table, the metric x metric Spearman heatmap and
 ``rank_subsets`` (the combined metric over all 2,047 subsets of 11 metrics, with THumB's
 default correlation, Kendall tau-b), each timed, and ``rank_subsets`` beside the
 straightforward computation (one ``correlate`` call per subset) with the largest

@@ -1,11 +1,13 @@
-"""Shortcuts through the registry: ``score`` for one metric, ``score_many`` for several."""
+"""Shortcuts through the registry: ``score`` for one metric, ``score_many`` for several,
+``score_caption`` for one caption with several, telling why a metric could not score."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from capeval_core.errors import CapevalError, OptionError
+from capeval_core.errors import CapevalError, MissingResourceError, OptionError
 from capeval_core.metrics import METRICS, get_metric, make_batch, metric_class
 from capeval_core.results import MetricResult
 from capeval_core.tokenize import Tokenizer
@@ -81,3 +83,52 @@ def score_many(
         else:
             out[key] = result.select(key) if key in result.corpus else result
     return out
+
+
+@dataclass(frozen=True)
+class CaptionScores:
+    """What :func:`score_caption` returns: the results, and why any metric is missing.
+
+    ``errors`` maps a metric key (``"wmd"``, not ``"bleu_2"``) to the message of the
+    :class:`CapevalError` that stopped it (e.g. a missing resource); its keys are absent
+    from ``results`` and the other metrics still score. ``missing`` holds the keys of
+    ``errors`` whose cause was a missing resource.
+    """
+
+    results: dict[str, MetricResult]
+    errors: dict[str, str]
+    missing: frozenset[str] = frozenset()
+
+
+def score_caption(
+    keys: Sequence[str],
+    candidate: str,
+    references: Sequence[str],
+    *,
+    tokenizer: str | Tokenizer = "ptb",
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> CaptionScores:
+    """Score one candidate against its references with every key, in one :func:`score_many`
+    call; a metric that fails with a :class:`CapevalError` is named in ``errors`` while the
+    others score. Degenerate-input notes (CIDEr-D on one image) stay in
+    ``MetricResult.warnings`` instead of being printed.
+
+    >>> s = score_caption(["bleu_1", "rouge_l"], "a cat sits on a mat", ["a cat is on a mat"])
+    >>> sorted(s.results), s.errors, s.missing
+    (['bleu_1', 'rouge_l'], {}, frozenset())
+    """
+    errors: dict[str, CapevalError] = {}
+    results = score_many(
+        keys,
+        [candidate],
+        [references],
+        tokenizer=tokenizer,
+        options=options,
+        warn=False,
+        errors=errors,
+    )
+    messages = {metric_class(k).key: str(exc) for k, exc in errors.items()}
+    missing = frozenset(
+        metric_class(k).key for k, exc in errors.items() if isinstance(exc, MissingResourceError)
+    )
+    return CaptionScores(results, messages, missing)

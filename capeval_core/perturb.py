@@ -215,6 +215,24 @@ def perturb(caption: str, name: str, *, seed: int = 0, **options: Any) -> Pertur
     return Perturbation(caption, perturbed, tuple(changes), name, int(seed), note, stored)
 
 
+def perturb_each(
+    caption: str, names: Sequence[str], *, seed: int = 0, n: int | None = None
+) -> tuple[Perturbation, ...]:
+    """``caption`` perturbed by each of ``names`` in turn, all with ``seed``; ``n`` (when
+    given) is the number of edits of the perturbations that take ``n``, and the others leave
+    it out.
+
+    >>> [(p.name, p.options) for p in perturb_each("a man rides a wave", ["swap", "shuffle"],
+    ...                                            seed=1, n=2)]
+    [('swap', (('n', 2),)), ('shuffle', ())]
+    """
+    out = []
+    for name in names:
+        takes_n = n is not None and "n" in perturbation_spec(name).defaults
+        out.append(perturb(caption, name, seed=seed, **({"n": n} if takes_n else {})))
+    return tuple(out)
+
+
 def _nothing(what: str) -> tuple[list[str], list[str], list[Change], str]:
     return [], [], [], f"nothing eligible: {what}"
 
@@ -1044,9 +1062,92 @@ def perturb_batch(
     )
 
 
+# -- datasets of a batch run ---------------------------------------------------------------------
+#: what :func:`batch_dataset` knows: COCO val2014's first images, the synthetic graded demo, a
+#: graded judgment set given to it
+BATCH_DATASETS = ("coco-val", "demo-graded", "loaded")
+
+
+@dataclass(frozen=True, eq=False)
+class BatchDataset:
+    """The inputs of :func:`perturb_batch` for one dataset: candidates and references, the
+    human scores and their column where the dataset has them, and a sentence naming it."""
+
+    candidates: Sequence[str]
+    references: Sequence[Sequence[str]]
+    source: str
+    human: np.ndarray | None = None
+    human_name: str | None = None
+
+
+def batch_dataset(
+    dataset: str,
+    n_images: int,
+    *,
+    jset: Any = None,
+    described_as: str = "the judgment set",
+) -> BatchDataset:
+    """The candidates a batch run perturbs (see :data:`BATCH_DATASETS`).
+
+    ``"coco-val"``: the first ``n_images`` COCO val2014 images (first caption as candidate,
+    the others as references; no human scores). ``"demo-graded"``: the synthetic graded demo
+    on ``n_images // 5`` images (seed 0), with its first human-score column. ``"loaded"``:
+    the first ``n_images`` candidates of the graded judgment set ``jset``, with its first
+    human-score column; the source reads "``described_as`` (its files; first N candidates)".
+
+    >>> from capeval_core.judgments import GradedItem, JudgmentSet
+    >>> items = (GradedItem("1", "img1", "a dog", ("a dog runs",), (4.0,)),
+    ...          GradedItem("2", "img2", "a cat", ("a cat",), (2.0,)))
+    >>> jset = JudgmentSet("graded", items, ("q",), ("mine.csv",), n_read=2, n_kept=2)
+    >>> d = batch_dataset("loaded", 1, jset=jset)
+    >>> d.candidates, d.human_name, d.source
+    (['a dog'], 'q', 'the judgment set (mine.csv; first 1 candidates)')
+    """
+    if dataset == "loaded":
+        if jset is None or getattr(jset, "kind", None) != "graded":
+            kind = "no set" if jset is None else f"a {jset.kind} one"
+            raise InputError(f"`jset` must be a graded judgment set (got {kind})")
+        rows = min(n_images, len(jset))
+        human_name = jset.score_names[0]
+        names = ", ".join(jset.source) or "uploaded file"
+        return BatchDataset(
+            jset.candidates[:rows],
+            jset.references[:rows],
+            f"{described_as} ({names}; first {rows:,} candidates)",
+            jset.human(human_name)[:rows],
+            human_name,
+        )
+    if dataset == "coco-val":
+        from capeval_core.resources import coco_caption_sets
+
+        sets = coco_caption_sets("val", n_images)
+        return BatchDataset(
+            [s.candidate for s in sets],
+            [s.references for s in sets],
+            f"COCO val2014, first {len(sets)} images",
+        )
+    if dataset == "demo-graded":
+        from capeval_core.judgments.demo import demo_graded
+
+        demo = demo_graded(max(1, n_images // 5), seed=0)
+        human_name = demo.score_names[0]
+        return BatchDataset(
+            demo.candidates,
+            demo.references,
+            f"synthetic graded demo ({len(demo)} candidates)",
+            demo.human(human_name),
+            human_name,
+        )
+    raise UnknownKeyError(
+        f"unknown batch dataset {dataset!r}; choose one of {', '.join(BATCH_DATASETS)}"
+    )
+
+
 __all__ = [
+    "BATCH_DATASETS",
     "PERTURBATIONS",
     "TABLE2_ROWS",
+    "BatchDataset",
     "BatchPerturbation",
     "Change",
     "Perturbation",
@@ -1054,10 +1155,12 @@ __all__ = [
     "PerturbationSpec",
     "Table2",
     "available_perturbations",
+    "batch_dataset",
     "item_seed",
     "join_words",
     "perturb",
     "perturb_batch",
+    "perturb_each",
     "perturbation_spec",
     "score_perturbations",
     "split_words",

@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from capeval_core.errors import DamagedCacheWarning, MissingResourceError, ResourceError
+from capeval_core.errors import (
+    CapevalError,
+    DamagedCacheWarning,
+    MissingResourceError,
+    ResourceError,
+)
 
 #: Environment variable that overrides the per-user cache directory.
 CACHE_ENV = "CAPEVAL_CACHE_DIR"
@@ -304,6 +309,38 @@ def inventory() -> list[ResourceInfo]:
     except OSError as exc:
         items.append(ResourceInfo("cache directory", False, "", f"not writable: {exc}"))
     return items
+
+
+def first_use_pending() -> list[str]:
+    """What the next scoring run has to load or build first (empty once everything is warm).
+
+    METEOR's paraphrase index is built once per machine into the user cache; its synonym and
+    paraphrase resources, and the default word vectors of WMD and MEAN, load once per
+    process. Reads the process caches without filling them, so it never raises and costs
+    nothing; a resource that is missing altogether is left for the metric to report.
+
+    >>> all(isinstance(what, str) for what in first_use_pending())
+    True
+    """
+    from capeval_core import embeddings, meteor_resources
+
+    pending = []
+    try:
+        if not meteor_resources.paraphrase_index_path().is_file():
+            pending.append(
+                "building METEOR's paraphrase index once into the user cache "
+                "(30–100 s, only the very first time on this machine)"
+            )
+        elif not meteor_resources.meteor_synsets.cache_info().currsize:
+            pending.append("opening METEOR's synonym and paraphrase resources")
+    except (AttributeError, CapevalError, OSError):
+        pass  # a missing resource is reported by the metric itself
+    try:
+        if not embeddings.default_embeddings.cache_info().currsize:
+            pending.append("loading the GloVe 6B 50-d word vectors for WMD and MEAN (a few s)")
+    except AttributeError:
+        pass  # replaced by something without a process cache: nothing to announce
+    return pending
 
 
 def _corenlp_models() -> ResourceInfo:

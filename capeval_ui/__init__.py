@@ -1,4 +1,5 @@
-"""Streamlit helpers shared by the pages: ``cached`` (every st.cache_*) and ``views`` (drawing).
+"""Streamlit helpers shared by the pages: ``cached`` (every st.cache_*), ``choices`` (what the
+pages offer and their wording), ``state`` (session and URL) and ``views`` (drawing).
 
 The app's shared settings live in ``st.session_state`` under the keys below, so a page run on
 its own (``AppTest.from_file("app_pages/compare.py")``) falls back to the same defaults as the

@@ -1,120 +1,30 @@
-"""Every cached call the pages make, and the built-in examples they offer.
+"""Every cached call the pages make.
 
 All ``st.cache_data`` / ``st.cache_resource`` of the app live here (house style: pages stay
 thin). Every cached function takes explicit hashable arguments, so the cache key is the
-whole input and nothing is read from session state behind the caller's back.
+whole input and nothing is read from session state behind the caller's back. Each one reads
+its arguments, makes one core call and returns it (with a progress bar where the call is
+long); the logic lives in ``capeval_core``, the pages' wording in ``capeval_ui.choices``.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-import capeval_core
-from capeval_core import embeddings as _embeddings
-from capeval_core import meteor_resources as _meteor_resources
 from capeval_core import resources
-from capeval_core.errors import CapevalError, MissingResourceError
+from capeval_core.api import CaptionScores, score_caption
+from capeval_core.errors import CapevalError
 from capeval_core.metrics import metric_class
 from capeval_core.resources import CaptionSet, ResourceInfo
-from capeval_core.results import MetricResult
 from capeval_core.spice.parse import DEFAULT_PARSER
 
-#: UI label -> CIDEr-D ``idf`` option. One caption is scored with COCO val2014's document
-#: frequencies by default (the scored set of one image makes every CIDEr-D weight 0); the
-#: scored set is coco-caption's behaviour, the default of batch scoring and the CLI.
-IDF_SOURCES: dict[str, str] = {"COCO val2014": "coco-val2014", "scored set": "corpus"}
-DEFAULT_IDF = "COCO val2014"
-#: SPICE's parsers as the Compare page offers them
-SPICE_PARSERS: dict[str, str] = {
-    "CoreNLP's PCFG (the jar's)": "stanford-pcfg",
-    "emulated (fast, close)": "stanford-emulation",
-    "spaCy sm": "spacy-sm",
-}
-DEFAULT_SPICE_PARSER = "CoreNLP's PCFG (the jar's)"
-SPICE_PARSER_HELP = (
-    "CoreNLP's PCFG (the default): the SPICE jar's own parser, recomputed without Java, so the "
-    "jar's numbers; about 10 ms a caption, COCO val2014 captions come parsed. Emulated: a "
-    "parser trained on the jar's own parses, about 1 ms a caption, the jar's tuples for about "
-    "four captions in five. spaCy sm: capeval's first parser."
-)
-IDF_HELP = (
-    "COCO val2014 (the default here) takes document frequencies from the references of the "
-    "40,504 val2014 images, so a single caption gets informative weights. The scored set is "
-    "what coco-caption does (and capeval's batch scoring and CLI by default): with one image "
-    "every weight is 0."
-)
-
-#: how many COCO val images the random example draws from (ascending image id)
-COCO_POOL = 500
-COCO_RANDOM = "Random COCO val2014 image"
-
-
-@dataclass(frozen=True)
-class Example:
-    """A candidate caption with its references, and where it came from."""
-
-    candidate: str
-    references: tuple[str, ...]
-    source: str
-
-
-# Seed-paper Table 2 pattern (Kilickaya et al. 2017): one image's references, and the
-# original caption next to a synonym substitution, redundant words and a changed word order.
-# The wording is ours (in the COCO style), not the paper's.
-TABLE2_SOURCE = (
-    "the pattern of Table 2 in Kilickaya et al. (2017), “Re-evaluating Automatic Metrics for "
-    "Image Captioning” (EACL): one image's references, and a caption of it as written, with "
-    "synonyms, with redundant words, or with its words reordered. The captions are capeval's "
-    "own, in the COCO style, not the paper's."
-)
-#: what the example pickers show once their text areas are edited
-YOUR_OWN = "Your own captions"
-_SURF_REFS = (
-    "a man riding a wave on top of a surfboard",
-    "a surfer rides a large wave in the ocean",
-    "a person on a surfboard riding a wave",
-    "a man is surfing on a big wave",
-    "a surfer in a wetsuit riding a wave",
-)
-BUILTIN_EXAMPLES: dict[str, Example] = {
-    "Table 2 style: original": Example(
-        "a man riding a wave on a surfboard", _SURF_REFS, TABLE2_SOURCE
-    ),
-    "Table 2 style: synonyms": Example(
-        "a guy riding a swell on a surfboard", _SURF_REFS, TABLE2_SOURCE
-    ),
-    "Table 2 style: redundancy": Example(
-        "a man man riding a wave wave on a surfboard surfboard",
-        _SURF_REFS,
-        TABLE2_SOURCE,
-    ),
-    "Table 2 style: word order": Example(
-        "a wave riding a man on a surfboard", _SURF_REFS, TABLE2_SOURCE
-    ),
-    "Too short: brevity penalty": Example(
-        "a surfer", _SURF_REFS, "built-in: a two-word caption, which BLEU's brevity penalty hits"
-    ),
-}
-DEFAULT_EXAMPLE = "Table 2 style: original"
-
-
-def example_names() -> list[str]:
-    """Names for the example picker: the built-ins, the random COCO image, your own."""
-    return [*BUILTIN_EXAMPLES, COCO_RANDOM, YOUR_OWN]
-
-
-def load_example(name: str, draw: int = 0) -> Example:
-    """A built-in example by name, or COCO val image number ``draw`` (mod the pool size)."""
-    if name == COCO_RANDOM:
-        pool = coco_examples(COCO_POOL)
-        chosen = pool[draw % len(pool)]
-        return Example(chosen.candidate, chosen.references, f"COCO val2014 image {chosen.image_id}")
-    return BUILTIN_EXAMPLES[name]
+if TYPE_CHECKING:
+    from capeval_core.judgments.analysis import CorrelationReport
+    from capeval_core.stats import ForcedChoiceResult
 
 
 def _progress_bar(text: str) -> tuple[Any, Callable[[int, int, str], None]]:
@@ -137,48 +47,6 @@ def coco_examples(n: int) -> list[CaptionSet]:
 def inventory() -> list[ResourceInfo]:
     """What capeval finds on this machine; re-read after a minute so installs show up."""
     return resources.inventory()
-
-
-def _first_use() -> list[str]:
-    """What the next scoring run has to load or build first (empty once everything is warm).
-
-    Reads the process caches without filling them, so it never raises and costs nothing.
-    """
-    pending = []
-    try:
-        if not _meteor_resources.paraphrase_index_path().is_file():
-            pending.append(
-                "building METEOR's paraphrase index once into the user cache "
-                "(30–100 s, only the very first time on this machine)"
-            )
-        elif not _meteor_resources.meteor_synsets.cache_info().currsize:
-            pending.append("opening METEOR's synonym and paraphrase resources")
-    except (AttributeError, CapevalError, OSError):
-        pass  # a missing resource is reported by the metric itself
-    try:
-        if not _embeddings.default_embeddings.cache_info().currsize:
-            pending.append("loading the GloVe 6B 50-d word vectors for WMD and MEAN (a few s)")
-    except AttributeError:
-        pass
-    return pending
-
-
-def scoring_message(cider_idf: str) -> str:
-    """Spinner text naming what the first scoring run prepares (resources load once).
-
-    METEOR's paraphrase index and the default word vectors are each built or loaded on first
-    use, which takes a while; the COCO val2014 IDF table has its own progress bar
-    (:func:`prepare_coco_idf`), and is named here only for callers that skip it.
-    """
-    pending = _first_use()
-    if cider_idf == "coco-val2014":
-        pending.append(
-            "the first use of the COCO val2014 IDF builds its table once (a few seconds) "
-            "and caches it"
-        )
-    if not pending:
-        return "Scoring…"
-    return "Scoring… " + "; ".join(pending) + "."
 
 
 def prepare_coco_idf(tokenizer: str) -> None:
@@ -218,21 +86,6 @@ def _quietly(fn: Any, *args: Any) -> None:
         fn(*args)
 
 
-@dataclass(frozen=True)
-class Scores:
-    """What :func:`score_captions` returns: the results, and why any metric is missing.
-
-    ``errors`` maps a metric key (``"wmd"``, not ``"bleu_2"``) to the message of the
-    :class:`CapevalError` that stopped it (e.g. a missing resource); its keys are absent
-    from ``results`` and the other metrics still score. ``missing`` holds the keys of
-    ``errors`` whose cause was a missing resource.
-    """
-
-    results: dict[str, MetricResult]
-    errors: dict[str, str]
-    missing: frozenset[str] = frozenset()
-
-
 def _score(
     keys: tuple[str, ...],
     candidate: str,
@@ -240,22 +93,9 @@ def _score(
     tokenizer: str,
     cider_idf: str,
     spice_parser: str,
-) -> Scores:
-    errors: dict[str, CapevalError] = {}
-    results = capeval_core.score_many(
-        keys,
-        [candidate],
-        [references],
-        tokenizer=tokenizer,
-        options={"cider_d": {"idf": cider_idf}, "spice": {"parser": spice_parser}},
-        warn=False,
-        errors=errors,
-    )
-    messages = {metric_class(k).key: str(exc) for k, exc in errors.items()}
-    missing = frozenset(
-        metric_class(k).key for k, exc in errors.items() if isinstance(exc, MissingResourceError)
-    )
-    return Scores(results, messages, missing)
+) -> CaptionScores:
+    options = {"cider_d": {"idf": cider_idf}, "spice": {"parser": spice_parser}}
+    return score_caption(keys, candidate, references, tokenizer=tokenizer, options=options)
 
 
 #: the same scoring, cached on its whole input
@@ -269,8 +109,9 @@ def score_captions(
     tokenizer: str,
     cider_idf: str,
     spice_parser: str = DEFAULT_PARSER,
-) -> Scores:
-    """Score one candidate against its references with every key, in one ``score_many`` call.
+) -> CaptionScores:
+    """Score one candidate against its references with every key
+    (``capeval_core.api.score_caption``).
 
     Degenerate-input notes (CIDEr-D on one image) stay in ``MetricResult.warnings`` (the
     page shows them) instead of being printed to the server log on every rerun. A metric
@@ -286,7 +127,7 @@ def score_captions(
     fresh = _score(retry, *args)
     results = {k: r for k in keys if (r := scores.results.get(k, fresh.results.get(k))) is not None}
     errors = {k: m for k, m in scores.errors.items() if k not in scores.missing}
-    return Scores(results, {**errors, **fresh.errors}, fresh.missing)
+    return CaptionScores(results, {**errors, **fresh.errors}, fresh.missing)
 
 
 def clear_scores() -> None:
@@ -295,25 +136,12 @@ def clear_scores() -> None:
 
 
 # -- meta-evaluation (Judgments, Correlations, Significance, Pairwise accuracy, Robustness) -----
-# The loaded JudgmentSet lives in st.session_state; cached functions take its content digest
-# (hashable, the cache key) and the set itself as ``_jset`` (not hashed by Streamlit).
+# The loaded JudgmentSet lives in st.session_state (``state.JSET_KEY``); cached functions take
+# its content digest (hashable, the cache key) and the set itself as ``_jset`` (not hashed by
+# Streamlit).
 
-#: the default metric selection of the meta-evaluation pages: fast, no extra downloads
-FAST_KEYS: tuple[str, ...] = ("bleu_4", "rouge_l", "cider_d", "meteor")
-#: session-state keys: the graded/pairwise set loaded on the Judgments page, the distractor
-#: set uploaded on the Robustness page, and the message of the last failed upload
-JSET_KEY = "judgment_set"
-DISTRACTOR_SET_KEY = "distractor_set"
-#: demo set label -> (generator, images); every page works without an upload
-DEMO_SETS: dict[str, tuple[str, int]] = {
-    "Graded demo (synthetic, 200 COCO val2014 images × 5 systems)": ("graded", 200),
-    "Pairwise demo (synthetic, PASCAL-50S style, 400 pairs)": ("pairwise", 400),
-}
-DISTRACTOR_DEMO = ("distractors", 200)
 #: the pairwise knobs of the published PASCAL-50S protocol
 PASCAL_REFERENCES, PASCAL_DRAWS = 5, 5
-#: forced choice scores against every reference (no sampling): one draw of "all" of them
-ALL_REFERENCES = 10_000
 
 
 @st.cache_resource(show_spinner="Building the demo judgment set from COCO val2014…")
@@ -356,72 +184,12 @@ def find_set(short: str) -> object | None:
     return _loaded_sets().get(short)
 
 
-def set_for(kind: str) -> tuple[object, str]:
-    """The set a page works on, and where it came from: the loaded set when it is of
-    ``kind`` ("graded" or "pairwise"), else the matching demo set (the page says so)."""
-    loaded = st.session_state.get(JSET_KEY)
-    if loaded is not None and loaded.kind == kind:
-        return loaded, "loaded"
-    label = next(name for name, (gen, _) in DEMO_SETS.items() if gen == kind)
-    generator, n_images = DEMO_SETS[label]
-    why = "no set loaded" if loaded is None else f"the loaded set is {loaded.kind}, not {kind}"
-    return demo_judgments(generator, n_images), f"demo ({why})"
-
-
-def _write_uploads(files: tuple[tuple[str, bytes], ...], folder: str) -> object:
-    """The uploaded files in ``folder``; the one file, or the folder for multi-file formats."""
-    from pathlib import Path
-
-    paths = []
-    for name, data in files:
-        path = Path(folder) / Path(name).name  # no directories from the browser's name
-        path.write_bytes(data)
-        paths.append(path)
-    return paths[0] if len(paths) == 1 else Path(folder)
-
-
-def _as_uploaded(exc: CapevalError, folder: str) -> CapevalError:
-    """``exc`` with the temporary folder the uploads were written to named as what the user
-    uploaded ("ExpertAnnotations.txt not found among the uploaded files", not "... in the
-    folder 'tmpqs6a2tlb'")."""
-    import os
-    from pathlib import Path
-
-    tmp = Path(folder)
-    message = str(exc)
-    for quoted in (f"'{tmp}'", f"'{tmp.name}'", f'"{tmp}"', f'"{tmp.name}"'):
-        message = message.replace(f"in the folder {quoted}", "among the uploaded files")
-        message = message.replace(f"in folder {quoted}", "among the uploaded files")
-        message = message.replace(quoted, "the uploaded files")
-    message = message.replace(f"{tmp}{os.sep}", "").replace(str(tmp), "the uploaded files")
-    message = message.replace(tmp.name, "the uploaded files")
-    exc.args = (message, *exc.args[1:])
-    return exc
-
-
-def _uploaded_source(jset: object, files: tuple[tuple[str, bytes], ...], folder: str) -> object:
-    """The set with its ``source`` naming the uploaded files, never the temporary folder."""
-    import dataclasses
-    from pathlib import Path
-
-    names = [Path(name).name for name, _ in files]
-    tmp = Path(folder).name
-    source = tuple(s for s in jset.source if tmp not in s and s != "mapped")  # type: ignore[attr-defined]
-    return dataclasses.replace(jset, source=source or tuple(names))  # type: ignore[type-var]
-
-
 @st.cache_data(show_spinner="Reading the file…", max_entries=16)
 def upload_columns(name: str, data: bytes) -> tuple[list[str], list[str]]:
     """``(columns, numeric columns)`` of an uploaded generic file, for the column mapping."""
-    import tempfile
+    from capeval_core.judgments.uploads import uploaded_columns
 
-    from capeval_core.judgments.mapping import peek_columns
-
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            return peek_columns(_write_uploads(((name, data),), tmp))
-        except CapevalError as exc:
-            raise _as_uploaded(exc, tmp) from None
+    return uploaded_columns(name, data)
 
 
 @st.cache_data(show_spinner="Reading and validating the judgments…", max_entries=8)
@@ -432,48 +200,20 @@ def load_upload(
     mapping: tuple[tuple[str, str], ...] = (),
     score_columns: tuple[str, ...] | None = None,
 ) -> object:
-    """Load uploaded judgment file(s) with the registry loader ``fmt``.
+    """Uploaded judgment file(s) loaded with the registry loader ``fmt``
+    (``capeval_core.judgments.uploads.load_uploaded``; ``mapping`` renames the columns of a
+    generic file first). Raises ``JudgmentFormatError`` naming file, line and column."""
+    from capeval_core.judgments.uploads import load_uploaded
 
-    ``mapping`` renames file columns to the generic format's names first (graded and
-    pairwise only). Raises ``JudgmentFormatError`` naming file, line and column.
-    """
-    import hashlib
-    import tempfile
-    from pathlib import Path
-
-    from capeval_core.judgments import load_judgments
-    from capeval_core.judgments.mapping import remap_columns
-
-    options: dict[str, object] = {}
-    if score_columns:
-        options["score_columns"] = list(score_columns)
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            path = _write_uploads(files, tmp)
-            if mapping and len(files) == 1:
-                mapped = Path(tmp) / "mapped"
-                mapped.mkdir()
-                path = remap_columns(path, dict(mapping), mapped / Path(path).name)
-                # external metrics are signed with the file as uploaded, not the mapped copy
-                options["checksum"] = hashlib.sha256(files[0][1]).hexdigest()
-            jset = load_judgments(path, fmt, preset, **options)
-        except CapevalError as exc:
-            raise _as_uploaded(exc, tmp) from None
-        return _uploaded_source(jset, files, tmp)
+    return load_uploaded(files, fmt, preset, mapping=mapping, score_columns=score_columns)
 
 
 def join_scores_upload(jset: object, name: str, data: bytes) -> object:
     """``jset`` with an uploaded scores file joined (its external metrics); errors name the
     file as uploaded. Not cached: the join is quick, and the set is new each time."""
-    import tempfile
+    from capeval_core.judgments.uploads import join_uploaded_scores
 
-    from capeval_core.judgments.external import join_scores_file
-
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            return join_scores_file(jset, _write_uploads(((name, data),), tmp))  # type: ignore[arg-type]
-        except CapevalError as exc:
-            raise _as_uploaded(exc, tmp) from None
+    return join_uploaded_scores(jset, name, data)  # type: ignore[arg-type]
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -515,20 +255,6 @@ def judgment_scores(
     return scores
 
 
-@dataclass(frozen=True)
-class CorrelationReport:
-    """What the Correlations page shows."""
-
-    table: object  # pd.DataFrame, one row per (metric, method)
-    between: object  # pd.DataFrame, metric x metric Spearman, ordered by |rho| with humans
-    combined: tuple[object, ...]  # SubsetResult, best first
-    human_name: str
-    level: str
-    n_resamples: int
-    seed: int
-    ci_kendall: bool = True
-
-
 @st.cache_data(show_spinner="Computing correlations…", max_entries=32)
 def correlation_report(
     digest: str,
@@ -545,17 +271,11 @@ def correlation_report(
     _scores: object,
 ) -> CorrelationReport:
     """Correlations with bootstrap intervals (cached on disk), the Spearman heatmap and the
-    combined metric over every subset of the metrics. The bootstrap draws a progress bar
-    while it runs (created and removed here, so a cache hit shows nothing)."""
-    import math
+    combined metric over every subset of the metrics
+    (``capeval_core.judgments.analysis.correlation_report``). The bootstrap draws a progress
+    bar while it runs (created and removed here, so a cache hit shows nothing)."""
+    from capeval_core.judgments.analysis import correlation_report as report
 
-    from capeval_core.judgments.analysis import at_level, correlation_table, spearman_between
-    from capeval_core.stats import rank_subsets
-
-    human = _jset.human(human_name)
-    values = {k: _scores.values[k] for k in _scores.keys}
-    systems = _jset.systems() if level == "system" else None
-    ci_methods = ("pearson", "spearman", "kendall_b", "kendall_c")
     bar = st.empty()
 
     def progress(done: float) -> None:
@@ -564,31 +284,19 @@ def correlation_report(
             text=f"Bootstrap intervals: {n_resamples:,} resamples ({done:.0%})",
         )
 
-    table = correlation_table(
-        human,
-        values,
-        ci_methods=ci_methods if ci_kendall else ("pearson", "spearman"),
-        systems=systems,
+    result = report(
+        _jset.human(human_name),
+        {k: _scores.values[k] for k in _scores.keys},
+        human_name=human_name,
+        systems=_jset.systems() if level == "system" else None,
         n_resamples=n_resamples,
         seed=seed,
+        ci_kendall=ci_kendall,
+        combined_on=combined_on,
         on_progress=progress,
     )
     bar.empty()
-    spear = table[table["method"] == "spearman"].set_index("metric")["statistic"]
-    order = sorted(values, key=lambda k: -abs(spear[k]) if math.isfinite(spear[k]) else math.inf)
-    # at system level the heatmap and the combined metric use system means, like the table
-    level_human, level_values = at_level(human, values, systems)
-    combined = rank_subsets(level_human, level_values, combined_on) if values else ()
-    return CorrelationReport(
-        table,
-        spearman_between(values, order, systems),
-        combined,
-        human_name,
-        level,
-        n_resamples,
-        seed,
-        ci_kendall,
-    )
+    return result
 
 
 @st.cache_data(show_spinner="Running the Williams tests…", max_entries=32)
@@ -623,14 +331,12 @@ def williams_pair(
     _jset: object,
     _scores: object,
 ) -> object:
-    """The Williams test of metric ``a`` against ``b``, with r12, r13, r23 and |R|."""
-    from capeval_core.stats import correlation_matrix, williams_test
+    """The Williams test of metric ``a`` against ``b``, with r12, r13, r23 and |R|
+    (``capeval_core.stats.williams_between``)."""
+    from capeval_core.stats import williams_between
 
     human = _jset.human(human_name)
-    with_human, between = correlation_matrix(
-        human, {a: _scores.values[a], b: _scores.values[b]}, correlation
-    )
-    return williams_test(with_human[a], with_human[b], between[0, 1], len(human), alternative)  # type: ignore[arg-type]
+    return williams_between(human, _scores.values[a], _scores.values[b], correlation, alternative)  # type: ignore[arg-type]
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -674,39 +380,26 @@ def forced_choice_report(
     *,
     _jset: object,
     _scores: object,
-) -> dict[str, object]:
-    """Forced-choice accuracy per metric and distractor type; ``candidate_a`` is the correct
-    caption (or the human-preferred one where the file says ``b``)."""
-    import numpy as np
+) -> dict[str, ForcedChoiceResult]:
+    """Forced-choice accuracy per metric and distractor type
+    (``capeval_core.stats.forced_choice_by_type``); ``candidate_a`` is the correct caption
+    (or the human-preferred one where the file says ``b``)."""
+    from capeval_core.stats import forced_choice_by_type
 
-    from capeval_core.stats import forced_choice_accuracy
-
-    prefs = _jset.preferences()
-    cats = np.array([c or "distracted" for c in _jset.categories()], dtype=object)
-    out = {}
-    for k in _scores.keys:
-        a, b = _scores.values_a[k][0], _scores.values_b[k][0]
-        correct, distracted = np.where(prefs < 0, b, a), np.where(prefs < 0, a, b)
-        groups = {c: distracted[cats == c] for c in dict.fromkeys(cats.tolist())}
-        # one call per type: forced_choice_accuracy pairs each type with its own correct rows
-        acc, n = {}, {}
-        for c, d in groups.items():
-            r = forced_choice_accuracy(correct[cats == c], {c: d}, metric_tie=metric_tie)  # type: ignore[arg-type]
-            acc.update(r.accuracy)
-            n.update(r.n)
-        out[k] = (acc, n)
-    return out
+    prefs, cats = _jset.preferences(), _jset.categories()
+    return {
+        k: forced_choice_by_type(
+            _scores.values_a[k][0],
+            _scores.values_b[k][0],
+            prefs,
+            cats,
+            metric_tie=metric_tie,  # type: ignore[arg-type]
+        )
+        for k in _scores.keys
+    }
 
 
 # -- perturbation lab (issue 8) ----------------------------------------------------------------
-#: batch-mode datasets of the lab: label -> name ``capeval perturb --dataset`` also knows
-LAB_DATASETS: dict[str, str] = {
-    "COCO val2014 (first images)": "coco-val",
-    "Synthetic graded demo (has human-like scores)": "demo-graded",
-    "Judgment set loaded on the Judgments page": "loaded",
-}
-
-
 @st.cache_data(show_spinner=False, max_entries=128)
 def lab_perturb_and_score(
     candidate: str,
@@ -722,10 +415,7 @@ def lab_perturb_and_score(
     one call; returns the ``PerturbationScores`` and the metrics that failed (key -> why)."""
     from capeval_core import perturb as lab
 
-    perturbations = []
-    for name in names:
-        opts = {"n": n} if "n" in lab.perturbation_spec(name).defaults else {}
-        perturbations.append(lab.perturb(candidate, name, seed=seed, **opts))
+    perturbations = lab.perturb_each(candidate, names, seed=seed, n=n)
     errors: dict = {}
     scores = lab.score_perturbations(
         perturbations,
@@ -768,7 +458,8 @@ def lab_batch(
     loaded_digest: str = "",
     _loaded: object = None,
 ) -> object:
-    """Batch mode: ``name`` applied to every candidate of a lab dataset (see LAB_DATASETS).
+    """Batch mode: ``name`` applied to every candidate of a lab dataset
+    (``capeval_core.perturb.batch_dataset``; ``choices.LAB_DATASETS`` names them).
 
     For ``"loaded"``, ``_loaded`` is the graded JudgmentSet of the Judgments page (not hashed;
     ``loaded_digest``, its content digest, is the cache key); its first ``n_images`` rows are
@@ -776,37 +467,19 @@ def lab_batch(
     """
     from capeval_core import perturb as lab
 
-    human = human_name = None
-    if dataset == "loaded":
-        jset = _loaded
-        rows = min(n_images, len(jset))  # type: ignore[arg-type]
-        cands, refs = jset.candidates[:rows], jset.references[:rows]  # type: ignore[attr-defined]
-        human_name = jset.score_names[0]  # type: ignore[attr-defined]
-        human = jset.human(human_name)[:rows]  # type: ignore[attr-defined]
-        names = ", ".join(jset.source) or "uploaded file"  # type: ignore[attr-defined]
-        source = f"the set loaded on the Judgments page ({names}; first {rows:,} candidates)"
-    elif dataset == "coco-val":
-        sets = resources.coco_caption_sets("val", n_images)
-        cands, refs = [s.candidate for s in sets], [s.references for s in sets]
-        source = f"COCO val2014, first {len(sets)} images"
-    else:
-        from capeval_core.judgments.demo import demo_graded
-
-        jset = demo_graded(max(1, n_images // 5), seed=0)
-        cands, refs = jset.candidates, jset.references
-        human_name = jset.score_names[0]
-        human = jset.human(human_name)
-        source = f"synthetic graded demo ({len(jset)} candidates)"
+    data = lab.batch_dataset(
+        dataset, n_images, jset=_loaded, described_as="the set loaded on the Judgments page"
+    )
     return lab.perturb_batch(
-        cands,
-        refs,
+        data.candidates,
+        data.references,
         name,
         keys,
         seed=seed,
         tokenizer=tokenizer,
-        human=human,
-        human_name=human_name,
-        source=source,
+        human=data.human,
+        human_name=data.human_name,
+        source=data.source,
         on_error="skip",
     )
 
@@ -815,7 +488,6 @@ def lab_batch(
 
 #: what the Systems page compares when nothing is uploaded (clearly a demo)
 SYSTEMS_DEMO_IMAGES = 200
-SYSTEMS_DEFAULT_KEYS = ("bleu_4", "rouge_l", "cider_d")
 
 
 @st.cache_resource(show_spinner="Reading COCO val2014 references…", max_entries=1)

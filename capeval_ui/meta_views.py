@@ -20,9 +20,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from capeval_core.metrics import available_keys
-from capeval_core.stats import MIN_N_FOR_PVALUE, pvalue_meaningful, to_csv_text
+from capeval_core.stats import (
+    MIN_N_FOR_PVALUE,
+    ForcedChoiceResult,
+    pvalue_meaningful,
+    to_csv_text,
+)
 from capeval_core.stats.export import sidecar_path, signatures_text
-from capeval_ui import cached, state
+from capeval_ui import cached, choices, state
 from capeval_ui.views import format_pvalue, key_label, table
 
 #: the metric selection shared by the meta-evaluation pages (a widget's own key is dropped
@@ -67,7 +72,7 @@ def metric_picker(external: Sequence[str] = ()) -> tuple[str, ...]:
     # choice is restored from the plain key on every run and saved there by the callback.
     state.restore_choices()
     options = [*available_keys(), *external]
-    kept = list(st.session_state.get(_KEPT_METRICS, cached.FAST_KEYS))
+    kept = list(st.session_state.get(_KEPT_METRICS, choices.FAST_KEYS))
     seen = st.session_state.setdefault(_SEEN_EXTERNAL, [])
     new = [k for k in external if k not in seen]
     if new:
@@ -101,15 +106,26 @@ def _keep_metrics() -> None:
     st.session_state[_KEPT_METRICS] = list(st.session_state[METRICS_KEY])
 
 
+def set_for(kind: str) -> tuple[Any, str]:
+    """The set a page works on, and where it came from: the loaded set when it is of
+    ``kind`` ("graded" or "pairwise"), else the matching demo set (the page says so)."""
+    loaded = st.session_state.get(state.JSET_KEY)
+    if loaded is not None and loaded.kind == kind:
+        return loaded, "loaded"
+    label = next(name for name, (gen, _) in choices.DEMO_SETS.items() if gen == kind)
+    generator, n_images = choices.DEMO_SETS[label]
+    why = "no set loaded" if loaded is None else f"the loaded set is {loaded.kind}, not {kind}"
+    return cached.demo_judgments(generator, n_images), f"demo ({why})"
+
+
 def set_or_stop(kind: str) -> Any:
     """The judgment set a page works on (the loaded one, else the demo), with its banner;
     a set that cannot be had stops the page with the error shown."""
     from capeval_core import CapevalError
-    from capeval_ui import cached
 
     state.restore_choices()
     try:
-        jset, origin = cached.set_for(kind)
+        jset, origin = set_for(kind)
     except CapevalError as exc:
         st.error(str(exc))
         st.stop()
@@ -863,7 +879,7 @@ def render_pairwise(
 
 
 def render_forced_choice(
-    results: Mapping[str, tuple[Mapping[str, float], Mapping[str, int]]],
+    results: Mapping[str, ForcedChoiceResult],
     signatures: Mapping[str, str],
     metric_tie: str,
 ) -> None:
@@ -871,16 +887,16 @@ def render_forced_choice(
     if not results:
         st.text("No metrics selected.")
         return
-    kinds = list(next(iter(results.values()))[0])
+    kinds = list(next(iter(results.values())).accuracy)
     rows = []
-    for key, (acc, _) in results.items():
+    for key, result in results.items():
         row = {"metric": key_label(key)}
-        row.update({k: 100 * acc[k] for k in kinds})
+        row.update({k: 100 * result.accuracy[k] for k in kinds})
         row["mean"] = float(np.mean([row[k] for k in kinds]))
         rows.append(row)
     frame = pd.DataFrame(rows)
     table(frame, percents=[*kinds, "mean"], key="robustness-table")
-    counts = next(iter(results.values()))[1]
+    counts = next(iter(results.values())).n
     st.text(
         "Pairs per distractor type: "
         + ", ".join(f"{k}: {n:,}" for k, n in counts.items())

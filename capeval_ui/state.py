@@ -92,6 +92,10 @@ KEPT: tuple[str, ...] = (
 #: the Systems page's last uploaded results and annotations files, kept for the session
 #: (Streamlit empties a file uploader whenever its page is left)
 SYSTEMS_FILES = "_systems_files"
+#: the graded/pairwise judgment set loaded on the Judgments page, and the distractor set
+#: uploaded on the Robustness page
+JSET_KEY = "judgment_set"
+DISTRACTOR_SET_KEY = "distractor_set"
 
 #: Compare's query parameters: the candidate, an optional second one, one ``ref`` per line
 CANDIDATE_PARAM, CANDIDATE_B_PARAM, REF_PARAM = "candidate", "candidate_b", "ref"

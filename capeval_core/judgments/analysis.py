@@ -13,6 +13,7 @@ import json
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from scipy import stats
 from capeval_core.batch import scores_cache_dir
 from capeval_core.errors import InputError
 from capeval_core.resources import atomic_write, discard_damaged
+from capeval_core.stats.combined import SubsetResult, rank_subsets
 from capeval_core.stats.correlation import (
     METHODS,
     ConfidenceInterval,
@@ -286,3 +288,78 @@ def spearman_between(
                 r = stats.spearmanr(metric_scores[keys[i]], metric_scores[keys[j]]).statistic
                 matrix[i, j] = matrix[j, i] = r
     return pd.DataFrame(matrix, index=keys, columns=keys)
+
+
+@dataclass(frozen=True)
+class CorrelationReport:
+    """What the Correlations page shows: the correlation table, the metric x metric
+    Spearman matrix and the combined metric's subsets, with the choices that made them."""
+
+    table: pd.DataFrame  # one row per (metric, method), as correlation_table gives it
+    between: pd.DataFrame  # metric x metric Spearman, ordered by |rho| with humans
+    combined: tuple[SubsetResult, ...]  # best first
+    human_name: str
+    level: str  # "item" or "system"
+    n_resamples: int
+    seed: int
+    ci_kendall: bool = True
+
+
+def correlation_report(
+    human: Sequence[float],
+    metric_scores: Mapping[str, Sequence[float]],
+    *,
+    human_name: str = "human",
+    systems: Sequence[str | None] | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    ci_kendall: bool = True,
+    combined_on: str = "pearson",
+    use_cache: bool = True,
+    on_progress: Callable[[float], None] | None = None,
+) -> CorrelationReport:
+    """Every correlation of ``metric_scores`` with ``human`` with bootstrap intervals
+    (:func:`correlation_table`; Pearson and Spearman only unless ``ci_kendall``), the metric
+    x metric Spearman matrix ordered by each metric's |Spearman| with the humans (NaN last),
+    and the combined metric over every subset of the metrics ranked on ``combined_on``
+    (:func:`~capeval_core.stats.rank_subsets`). With ``systems`` all three are at system
+    level (system means; the bootstrap resamples items within systems). ``on_progress``
+    hears the share of the bootstrap done (0 to 1); ``use_cache`` keeps the intervals on
+    disk.
+
+    >>> r = correlation_report([1, 2, 3, 4, 5], {"a": [1, 2, 3, 5, 4], "b": [5, 1, 2, 3, 4]},
+    ...                        n_resamples=20, ci_kendall=False, use_cache=False)
+    >>> list(r.between.index), r.combined[0].name, r.level
+    (['a', 'b'], 'a', 'item')
+    """
+    ci_methods = ("pearson", "spearman", "kendall_b", "kendall_c")
+    table = correlation_table(
+        human,
+        metric_scores,
+        ci_methods=ci_methods if ci_kendall else ("pearson", "spearman"),
+        systems=systems,
+        n_resamples=n_resamples,
+        seed=seed,
+        use_cache=use_cache,
+        on_progress=on_progress,
+    )
+    spear = {}
+    if len(table):  # no metrics: an empty table without columns
+        rows = table[table["method"] == "spearman"]
+        spear = dict(zip(rows["metric"], rows["statistic"], strict=True))
+    order = sorted(
+        metric_scores, key=lambda k: -abs(spear[k]) if math.isfinite(spear[k]) else math.inf
+    )
+    # at system level the heatmap and the combined metric use system means, like the table
+    level_human, level_values = at_level(human, metric_scores, systems)
+    combined = rank_subsets(level_human, level_values, combined_on) if metric_scores else ()
+    return CorrelationReport(
+        table,
+        spearman_between(metric_scores, order, systems),
+        combined,
+        human_name,
+        "item" if systems is None else "system",
+        n_resamples,
+        seed,
+        ci_kendall,
+    )

@@ -33,6 +33,7 @@ from capeval_core.stats.pairwise import (
     ForcedChoiceResult,
     PairwiseAccuracyResult,
     forced_choice_accuracy,
+    forced_choice_by_type,
     pairwise_accuracy,
     sample_references,
 )
@@ -40,6 +41,7 @@ from capeval_core.stats.williams import (
     WilliamsMatrix,
     WilliamsResult,
     correlation_matrix,
+    williams_between,
     williams_matrix,
     williams_test,
 )
@@ -63,6 +65,7 @@ __all__ = [
     "default_subset",
     "export_csv",
     "forced_choice_accuracy",
+    "forced_choice_by_type",
     "kendall",
     "minmax",
     "pairwise_accuracy",
@@ -74,6 +77,7 @@ __all__ = [
     "spearman",
     "system_level",
     "to_csv_text",
+    "williams_between",
     "williams_matrix",
     "williams_test",
 ]

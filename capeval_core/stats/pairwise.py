@@ -192,3 +192,43 @@ def forced_choice_accuracy(
         credit = np.where(diff == 0, _TIE_CREDIT[metric_tie], (diff > 0).astype(float))
         acc[kind], n[kind] = float(credit.mean()), int(d.size)
     return ForcedChoiceResult(acc, n, metric_tie)
+
+
+def forced_choice_by_type(
+    scores_a: Sequence[float] | np.ndarray,
+    scores_b: Sequence[float] | np.ndarray,
+    preferences: Sequence[float] | np.ndarray,
+    categories: Sequence[str | None],
+    *,
+    metric_tie: MetricTie = "half",
+) -> ForcedChoiceResult:
+    """Forced-choice accuracy per distractor type of a pairwise set whose pairs hold a
+    correct caption and a distracted one: ``a`` is the correct caption, or ``b`` where the
+    human preference is negative. Pairs are grouped by their category (none: "distracted"),
+    in the order the categories first appear, and each type is scored against the correct
+    captions of its own pairs.
+
+    >>> r = forced_choice_by_type([0.9, 0.1, 0.4], [0.2, 0.8, 0.5], [1, -1, 1],
+    ...                           ["shuffled", "shuffled", None])
+    >>> r.accuracy, r.n
+    ({'shuffled': 1.0, 'distracted': 0.0}, {'shuffled': 2, 'distracted': 1})
+    """
+    a = np.asarray(scores_a, dtype=float)
+    b = np.asarray(scores_b, dtype=float)
+    prefs = np.asarray(preferences, dtype=float)
+    if not len(a) == len(b) == len(prefs) == len(categories):
+        raise InputError(
+            "`scores_a`, `scores_b`, `preferences` and `categories` must have the same length "
+            f"(got {len(a)}, {len(b)}, {len(prefs)} and {len(categories)})"
+        )
+    cats = np.array([c or "distracted" for c in categories], dtype=object)
+    correct, distracted = np.where(prefs < 0, b, a), np.where(prefs < 0, a, b)
+    acc: dict[str, float] = {}
+    n: dict[str, int] = {}
+    for kind in dict.fromkeys(cats.tolist()):
+        rows = cats == kind
+        # one call per type: forced_choice_accuracy pairs each type with its own correct rows
+        r = forced_choice_accuracy(correct[rows], {kind: distracted[rows]}, metric_tie=metric_tie)
+        acc.update(r.accuracy)
+        n.update(r.n)
+    return ForcedChoiceResult(acc, n, metric_tie)

@@ -166,3 +166,25 @@ def williams_matrix(
         alternative,
         n,
     )
+
+
+def williams_between(
+    human: Sequence[float],
+    scores_a: Sequence[float],
+    scores_b: Sequence[float],
+    correlation: str = "pearson",
+    alternative: Alternative = "greater",
+) -> WilliamsResult:
+    """The Williams test of metric A against metric B on the same human scores, with the
+    arithmetic: r12 = corr(A, human), r13 = corr(B, human), r23 = corr(A, B) and |R|.
+
+    >>> r = williams_between([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 6, 5], [2, 1, 4, 3, 6, 5])
+    >>> round(r.r12, 4), round(r.r13, 4), r.df
+    (0.9429, 0.8286, 3)
+    """
+    n = len(human)
+    for name, v in (("scores_a", scores_a), ("scores_b", scores_b)):
+        if len(v) != n:
+            raise InputError(f"`{name}` has {len(v)} items, `human` has {n}")
+    with_human, between = correlation_matrix(human, {"a": scores_a, "b": scores_b}, correlation)
+    return williams_test(with_human["a"], with_human["b"], between[0, 1], n, alternative)

@@ -25,14 +25,15 @@ from capeval_core import (
     MissingResourceError,
     score_many,
 )
+from capeval_core.examples import BUILTIN_EXAMPLES, COCO_POOL, DEFAULT_EXAMPLE
 from capeval_core.metrics import METRICS, REPORTED_KEYS
-from capeval_ui import cached, views
+from capeval_ui import cached, choices, state, views
 from capeval_ui.views import key_label
 from capeval_ui.views.common import PAIR_CSS
 from tests.app.apptest import ROOT, TIMEOUT
 
 PAGES = ("app_pages/home.py", "app_pages/compare.py")
-DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
+DEFAULT = BUILTIN_EXAMPLES[DEFAULT_EXAMPLE]
 # Markup of every kind a renderer could interpret: HTML, markdown links/emphasis, LaTeX.
 HOSTILE = "<b>x</b><script>alert(1)</script> a [link](http://x) *bold* $x$ _u_"
 HOSTILE_MARKERS = ("<script>", "alert", "<b>", "[link]", "http://x")
@@ -219,16 +220,16 @@ def test_picking_an_example_fills_both_text_areas() -> None:
     name = "Table 2 style: word order"
     at.selectbox(key="example").select(name).run()
     assert not at.exception, at.exception
-    example = cached.BUILTIN_EXAMPLES[name]
+    example = BUILTIN_EXAMPLES[name]
     assert at.text_area(key="candidate").value == example.candidate
     _assert_shows(at, _expected(example.candidate, example.references))
 
 
 def test_random_coco_example_draws_from_coco_val() -> None:
     at = _compare()
-    at.selectbox(key="example").select(cached.COCO_RANDOM).run()
+    at.selectbox(key="example").select(choices.COCO_RANDOM).run()
     assert not at.exception, at.exception
-    pool = {s.candidate: s for s in cached.coco_examples(cached.COCO_POOL)}
+    pool = {s.candidate: s for s in cached.coco_examples(COCO_POOL)}
     for _ in range(2):
         candidate = at.text_area(key="candidate").value
         assert candidate in pool
@@ -295,7 +296,7 @@ def test_missing_coco_captions_give_an_error_not_a_crash(
     cached.coco_examples.clear()
     try:
         at = _compare()
-        at.selectbox(key="example").select(cached.COCO_RANDOM).run()
+        at.selectbox(key="example").select(choices.COCO_RANDOM).run()
         assert not at.exception, at.exception
         assert any("pycocoevalcap is not installed" in e.value for e in at.error)
         # the previous example stays, and is still scored
@@ -520,8 +521,8 @@ def test_spice_scores_with_the_exact_parser_by_default_and_without_any_jar(
 ) -> None:
     monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "no-such.jar"))
     at = _compare()
-    assert at.radio(key="spice_parser").value == cached.DEFAULT_SPICE_PARSER
-    assert cached.SPICE_PARSERS[cached.DEFAULT_SPICE_PARSER] == "stanford-pcfg"
+    assert at.radio(key="spice_parser").value == choices.DEFAULT_SPICE_PARSER
+    assert choices.SPICE_PARSERS[choices.DEFAULT_SPICE_PARSER] == "stanford-pcfg"
     assert not at.exception, at.exception
     assert not any(w.value.startswith("SPICE could not be scored") for w in at.warning)
     assert "SPICE" in {m.label for m in at.metric}
@@ -536,8 +537,8 @@ def test_spinner_names_the_paraphrase_index_build(
     monkeypatch.setattr(
         "capeval_core.meteor_resources.paraphrase_index_path", lambda: tmp_path / "none.idx"
     )
-    assert "paraphrase index" in cached.scoring_message("corpus")
-    assert "COCO val2014 IDF" in cached.scoring_message("coco-val2014")
+    assert "paraphrase index" in choices.scoring_message("corpus")
+    assert "COCO val2014 IDF" in choices.scoring_message("coco-val2014")
 
 
 # Markup in a caption, as the issue gives it: HTML, a markdown link, emphasis and LaTeX.
@@ -641,10 +642,10 @@ def test_judgments_demo_loads_and_scores_with_the_fast_metrics() -> None:
     at = _meta("app_pages/judgments.py")
     at.button(key="load_demo").click().run()
     assert not at.exception, at.exception
-    assert at.session_state[cached.JSET_KEY].synthetic
-    assert at.multiselect(key="meta_metrics").value == list(cached.FAST_KEYS)
+    assert at.session_state[state.JSET_KEY].synthetic
+    assert at.multiselect(key="meta_metrics").value == list(choices.FAST_KEYS)
     scores = _frame_with(at, "signature")
-    assert list(scores["key"]) == list(cached.FAST_KEYS)
+    assert list(scores["key"]) == list(choices.FAST_KEYS)
 
 
 def test_upload_through_the_file_uploader_maps_columns_and_loads() -> None:
@@ -663,7 +664,7 @@ def test_upload_through_the_file_uploader_maps_columns_and_loads() -> None:
     at.button(key="load_judgments").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    jset = at.session_state[cached.JSET_KEY]
+    jset = at.session_state[state.JSET_KEY]
     assert len(jset) == 6 and jset.score_names == ("quality",)
     assert jset.items[0].candidate == "a dog runs on the grass"
     # the Correlations page now uses it (no demo banner) and shows the library's numbers
@@ -682,7 +683,7 @@ def test_upload_through_the_file_uploader_maps_columns_and_loads() -> None:
 def test_malformed_upload_shows_an_error_and_keeps_the_loaded_set() -> None:
     at = _meta("app_pages/judgments.py")
     at.button(key="load_demo").click().run()
-    before = at.session_state[cached.JSET_KEY]
+    before = at.session_state[state.JSET_KEY]
     at.radio(key="judgment_source").set_value("Upload a file").run()
     at.selectbox(key="judgment_format").select("graded").run()
     bad = "id,candidate,references,quality\n1,a dog,a dog runs,4\n2,a cat,a cat,=1+2\n"
@@ -693,7 +694,7 @@ def test_malformed_upload_shows_an_error_and_keeps_the_loaded_set() -> None:
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "bad.csv" in errors[0] and "line 3" in errors[0], errors
     assert "'quality'" in errors[0]
-    assert at.session_state[cached.JSET_KEY] is before
+    assert at.session_state[state.JSET_KEY] is before
 
 
 def test_correlation_widgets_by_key() -> None:
@@ -720,7 +721,7 @@ def test_significance_matrix_and_pair_detail() -> None:
     at.radio(key="williams_alternative").set_value("two-sided").run()
     assert not at.exception, at.exception
     jset = cached.demo_judgments("graded", 200)
-    scores = score_judgments(jset, list(cached.FAST_KEYS))
+    scores = score_judgments(jset, list(choices.FAST_KEYS))
     expected = williams_matrix(jset.human(), scores.values, "pearson", "two-sided")
     shown = next(df.value for df in at.dataframe if df.value.shape == (4, 5)).set_index("metric")
     import numpy as np

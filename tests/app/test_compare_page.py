@@ -11,13 +11,14 @@ from typing import Any
 from streamlit.testing.v1 import AppTest
 
 from capeval_core import DegenerateCorpusWarning, score_many
+from capeval_core.examples import BUILTIN_EXAMPLES, DEFAULT_EXAMPLE
 from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
-from capeval_ui import cached, views
+from capeval_ui import choices, views
 from capeval_ui.views import key_label
 from tests.app.apptest import ROOT, TIMEOUT
 from tests.app.test_workbench import COMPARE, _app, _compare
 
-DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
+DEFAULT = BUILTIN_EXAMPLES[DEFAULT_EXAMPLE]
 #: issue 34's teacher's example: reference #2 wins METEOR, ROUGE-L and WMD, where the default
 #: example's winners are #3, #1 and #3
 HORSE = "a man is riding a horse on the beach"
@@ -135,43 +136,43 @@ def _captions(at: AppTest) -> str:
 
 def test_the_example_picker_says_your_own_once_the_captions_are_edited() -> None:
     at = _compare()
-    assert at.selectbox(key="example").value == cached.DEFAULT_EXAMPLE
+    assert at.selectbox(key="example").value == DEFAULT_EXAMPLE
     # "Table 2" says where it comes from, beside the picker and in its help
     assert "Table 2 in Kilickaya et al. (2017)" in _captions(at)
     assert "Kilickaya et al. (2017)" in at.selectbox(key="example").help
     at.text_area(key="candidate").input(HORSE).run()
     assert not at.exception, at.exception
-    assert at.selectbox(key="example").value == cached.YOUR_OWN
+    assert at.selectbox(key="example").value == choices.YOUR_OWN
     assert "Kilickaya" not in _captions(at)
     assert at.text_area(key="candidate").value == HORSE  # nothing is replaced
     # an example picked again fills the text areas and is named again
     at.selectbox(key="example").select("Table 2 style: synonyms").run()
-    example = cached.BUILTIN_EXAMPLES["Table 2 style: synonyms"]
+    example = BUILTIN_EXAMPLES["Table 2 style: synonyms"]
     assert at.text_area(key="candidate").value == example.candidate
     assert at.selectbox(key="example").value == "Table 2 style: synonyms"
     at.text_area(key="references").input("a surfer on a wave").run()
-    assert at.selectbox(key="example").value == cached.YOUR_OWN
+    assert at.selectbox(key="example").value == choices.YOUR_OWN
     # picking "your own" keeps what is typed
-    at.selectbox(key="example").select(cached.YOUR_OWN).run()
+    at.selectbox(key="example").select(choices.YOUR_OWN).run()
     assert at.text_area(key="references").value == "a surfer on a wave"
 
 
 def test_a_link_to_own_captions_opens_on_your_own() -> None:
     at = _compare(candidate=HORSE, ref=list(SHORE))
-    assert at.selectbox(key="example").value == cached.YOUR_OWN
+    assert at.selectbox(key="example").value == choices.YOUR_OWN
     same = _compare(candidate=DEFAULT.candidate, ref=list(DEFAULT.references))
-    assert same.selectbox(key="example").value == cached.DEFAULT_EXAMPLE
+    assert same.selectbox(key="example").value == DEFAULT_EXAMPLE
 
 
 def test_the_lab_example_picker_says_your_own_once_the_caption_is_edited() -> None:
     at = AppTest.from_file(str(ROOT / "app_pages/perturb.py"), default_timeout=TIMEOUT)
     at.session_state["lab_metrics"] = ["bleu_4"]
     at.run()
-    assert at.selectbox(key="lab_example").value == cached.DEFAULT_EXAMPLE
+    assert at.selectbox(key="lab_example").value == DEFAULT_EXAMPLE
     assert "Table 2 in Kilickaya et al. (2017)" in _captions(at)
     at.text_area(key="lab_candidate").input(HORSE).run()
     assert not at.exception, at.exception
-    assert at.selectbox(key="lab_example").value == cached.YOUR_OWN
+    assert at.selectbox(key="lab_example").value == choices.YOUR_OWN
     assert at.text_area(key="lab_candidate").value == HORSE
 
 
@@ -279,7 +280,7 @@ def test_the_lab_opens_on_the_caption_studied_on_compare_and_leads_back() -> Non
     assert [t.value for t in at.title] == ["Perturbation lab"]
     assert at.text_area(key="lab_candidate").value == HORSE
     assert at.text_area(key="lab_references").value == "\n".join(SHORE)
-    assert at.selectbox(key="lab_example").value == cached.YOUR_OWN
+    assert at.selectbox(key="lab_example").value == choices.YOUR_OWN
     links = [e.proto for e in at.get("page_link")]
     assert any(link.label == "Back to Compare captions" for link in links)
     # the way back finds Compare as it was left
@@ -315,7 +316,7 @@ def test_the_lab_keeps_its_inputs_on_a_reload() -> None:
     assert again.multiselect(key="lab_perturbations").value == ["shuffle"]
     assert again.number_input(key="lab_seed").value == 7
     assert again.multiselect(key="lab_metrics").value == ["bleu_4", "rouge_l"]
-    assert again.selectbox(key="lab_example").value == cached.YOUR_OWN
+    assert again.selectbox(key="lab_example").value == choices.YOUR_OWN
 
 
 # -- Robustness: ties count half, labels readable ------------------------------------------------
@@ -420,6 +421,6 @@ def test_an_edited_lab_link_with_values_out_of_range_still_opens() -> None:
 
 def test_a_compare_link_with_unknown_choices_keeps_the_defaults() -> None:
     at = _compare(candidate=HORSE, ref=list(SHORE), idf="bogus", tokenizer="nope")
-    assert at.radio(key="cider_idf").value == cached.DEFAULT_IDF
+    assert at.radio(key="cider_idf").value == choices.DEFAULT_IDF
     assert at.radio(key="tokenizer").value == "ptb"
     assert _param(at, "idf") == "coco-val2014"  # the page writes what it scored with

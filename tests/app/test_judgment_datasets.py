@@ -12,7 +12,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from capeval_core.judgments.protocols import ABSTRACT50S, PASCAL50S
-from capeval_ui import cached
+from capeval_ui import state
 from tests.app.apptest import ROOT, TIMEOUT
 from tests.core.consensus_files import (
     PASCAL_ROWS,
@@ -56,7 +56,7 @@ def test_abstract50s_upload_loads_labelled_pairs_and_scores_them(tmp_path: Path)
     write_abstract(tmp_path, n_pairs=4)
     at = _upload(_judgments(), "abstract50s", tmp_path)
     assert not at.error, [e.value for e in at.error]
-    jset = at.session_state[cached.JSET_KEY]
+    jset = at.session_state[state.JSET_KEY]
     assert (jset.format, jset.preset, len(jset)) == ("abstract50s", "clipscore-table4", 4)
     assert np.isfinite(jset.preferences()).all()
     # the preset's line, the validation report and the triplet notes are on the page
@@ -88,7 +88,7 @@ def test_pascal50s_upload_with_the_consensus_file(tmp_path: Path) -> None:
     )
     at = _upload(_judgments(), "pascal50s", tmp_path, "spice-paper")
     assert not at.error, [e.value for e in at.error]
-    jset = at.session_state[cached.JSET_KEY]
+    jset = at.session_state[state.JSET_KEY]
     assert jset.preset == "spice-paper" and jset.preferences().tolist() == [-1, -1, 1]
     assert PASCAL50S["spice-paper"].description in _texts(at)
     at.switch_page("app_pages/pairwise.py").run()

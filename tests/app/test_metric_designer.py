@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from capeval_ui import cached, meta_views
+from capeval_ui import cached, meta_views, state
 from tests.app.apptest import ROOT, TIMEOUT
 
 THUMB = Path(__file__).resolve().parent.parent / "golden" / "thumb"
@@ -79,7 +79,7 @@ def test_metric_column_and_role_correlated_and_williams_tested_against_meteor() 
     at.button(key="load_judgments").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    jset = at.session_state[cached.JSET_KEY]
+    jset = at.session_state[state.JSET_KEY]
     assert jset.score_names == ("quality",) and jset.external_names == ("mine", "theirs")
     assert at.multiselect(key="meta_metrics").value == ["meteor", "mine", "theirs"]
     scores = _frame_with(at, "signature")
@@ -111,7 +111,7 @@ def test_scores_file_joined_by_id_and_unmatched_ids_leave_the_set_unchanged() ->
     plain = "\n".join(line.rsplit(",", 2)[0] for line in CSV.splitlines()) + "\n"
     at = _upload(_judgments(), "graded", [("plain.csv", plain.encode())])
     at.button(key="load_judgments").click().run()
-    before = at.session_state[cached.JSET_KEY]
+    before = at.session_state[state.JSET_KEY]
     assert before.external_names == ()
     bad = "id,clip\n" + "".join(f"r{i},{r[3]}\n" for i, r in enumerate(ROWS[:5]))
     at.file_uploader(key="metric_scores_file").set_value(("clip.csv", bad.encode(), "text/csv"))
@@ -120,13 +120,13 @@ def test_scores_file_joined_by_id_and_unmatched_ids_leave_the_set_unchanged() ->
     assert not at.exception, at.exception
     errors = [e.value for e in at.error]
     assert any("the loaded set is unchanged" in e and "'r5'" in e for e in errors), errors
-    assert at.session_state[cached.JSET_KEY] is before
+    assert at.session_state[state.JSET_KEY] is before
     good = "id,clip\n" + "".join(f"r{i},{r[3]}\n" for i, r in enumerate(ROWS))
     at.file_uploader(key="metric_scores_file").set_value(("clip.csv", good.encode(), "text/csv"))
     at.run()
     at.button(key="join_scores").click().run()
     assert not at.exception, at.exception
-    joined = at.session_state[cached.JSET_KEY]
+    joined = at.session_state[state.JSET_KEY]
     assert joined.external_names == ("clip",) and joined.items_digest == before.items_digest
     assert "clip" in at.multiselect(key="meta_metrics").value
 
@@ -139,7 +139,7 @@ def test_thumb_loaded_as_distributed_with_coco_references(tmp_path: Path) -> Non
     at.button(key="load_judgments").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    jset = at.session_state[cached.JSET_KEY]
+    jset = at.session_state[state.JSET_KEY]
     assert (jset.format, jset.preset, len(jset)) == ("thumb", "kasai2022", 40)
     assert "COCO val2014" in jset.source[1]
     at.switch_page("app_pages/correlations.py").run()
@@ -185,7 +185,7 @@ def test_system_level_heatmap_uses_system_means() -> None:
     at.switch_page("app_pages/correlations.py").run()
     at.radio(key="correlation_level").set_value("system").run()
     assert not at.exception, at.exception
-    jset = cached.set_for("graded")[0]
+    jset = meta_views.set_for("graded")[0]
     n_systems = len(set(jset.systems()))
     heat = next(
         f for f in _figures(at) if "system means" in f["layout"].get("title", {}).get("text", "")
@@ -250,7 +250,7 @@ def test_system_level_scatter_has_one_point_per_system() -> None:
     at.switch_page("app_pages/correlations.py").run()
     at.radio(key="correlation_level").set_value("system").run()
     assert not at.exception, at.exception
-    jset = cached.set_for("graded")[0]
+    jset = meta_views.set_for("graded")[0]
     scatter = next(f for f in _figures(at) if f["data"][0]["type"] == "scattergl")
     assert sorted(scatter["data"][0]["hovertext"]) == sorted(set(jset.systems()))
     assert not [f for f in _figures(at) if f["data"][0]["type"] == "violin"]
@@ -264,7 +264,7 @@ def test_robustness_offers_an_external_metric_only_for_the_set_it_scores() -> No
     # a metric that always scores the correct caption (a, or b where humans preferred b) higher
     a = (prefs >= 0).astype(float)
     pairs = add_metric_scores(pairs, "mine", a, 1 - a)
-    at = _app(**{"_meta_metrics_kept": ["rouge_l"], cached.JSET_KEY: pairs}).run()
+    at = _app(**{"_meta_metrics_kept": ["rouge_l"], state.JSET_KEY: pairs}).run()
     at.switch_page("app_pages/robustness.py").run()
     assert not at.exception, at.exception
     assert "mine (external)" in at.multiselect(key=meta_views.METRICS_KEY).options
@@ -284,6 +284,6 @@ def test_robustness_offers_an_external_metric_only_for_the_set_it_scores() -> No
 
 def test_scores_file_help_names_the_pairwise_columns() -> None:
     pairs = cached.demo_judgments("pairwise", 40)
-    at = _judgments(**{cached.JSET_KEY: pairs})
+    at = _judgments(**{state.JSET_KEY: pairs})
     captions = [c.value for c in at.caption if "id column(s)" in c.value]
     assert captions and "<name>:a and <name>:b" in captions[0], captions

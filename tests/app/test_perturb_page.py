@@ -10,15 +10,16 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from capeval_core.examples import BUILTIN_EXAMPLES, DEFAULT_EXAMPLE
 from capeval_core.judgments.demo import demo_graded
 from capeval_core.perturb import perturb, score_perturbations
-from capeval_ui import cached
+from capeval_ui import choices, state
 from tests.app.apptest import ROOT, TIMEOUT
 from tests.app.test_app import HOSTILE, HOSTILE_MARKERS, MARKDOWN_TYPES, _elements
 
 PAGE = "app_pages/perturb.py"
 KEYS = ["bleu_1", "bleu_4", "rouge_l"]
-DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
+DEFAULT = BUILTIN_EXAMPLES[DEFAULT_EXAMPLE]
 
 
 def _lab(**state: Any) -> AppTest:
@@ -92,7 +93,7 @@ def test_picking_an_example_fills_the_text_areas() -> None:
     name = "Table 2 style: word order"
     at.selectbox(key="lab_example").select(name).run()
     assert not at.exception, at.exception
-    assert at.text_area(key="lab_candidate").value == cached.BUILTIN_EXAMPLES[name].candidate
+    assert at.text_area(key="lab_candidate").value == BUILTIN_EXAMPLES[name].candidate
 
 
 def test_table2_preset_reproduces_the_pattern() -> None:
@@ -119,7 +120,7 @@ def test_empty_inputs_give_errors() -> None:
 
 def test_batch_mode_on_the_synthetic_demo() -> None:
     at = _lab(lab_mode="Batch", lab_batch_metrics=["bleu_4", "rouge_l"])
-    at.selectbox(key="lab_dataset").select(list(cached.LAB_DATASETS)[1])
+    at.selectbox(key="lab_dataset").select(list(choices.LAB_DATASETS)[1])
     at.selectbox(key="lab_batch_perturbation").select("shuffle")
     at.number_input(key="lab_images").set_value(50)
     at.button(key="lab_run_batch").click().run()
@@ -135,14 +136,14 @@ def test_batch_mode_on_the_synthetic_demo() -> None:
 
 def test_batch_mode_on_a_judgment_set_loaded_on_the_judgments_page() -> None:
     at = _lab(lab_mode="Batch", lab_batch_metrics=["bleu_4"])
-    loaded = list(cached.LAB_DATASETS)[2]
+    loaded = list(choices.LAB_DATASETS)[2]
     at.selectbox(key="lab_dataset").select(loaded)
     at.button(key="lab_run_batch").click().run()
     assert [e.value for e in at.error] == [
         "Load a graded judgment set on the Judgments page first."
     ]
     jset = demo_graded(8, seed=3)  # what the Judgments page would have put in the session
-    at.session_state[cached.JSET_KEY] = jset
+    at.session_state[state.JSET_KEY] = jset
     at.number_input(key="lab_images").set_value(20)
     at.run()
     assert not at.exception, at.exception

@@ -15,13 +15,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from capeval_core import DegenerateCorpusWarning, score_many
+from capeval_core.examples import BUILTIN_EXAMPLES, DEFAULT_EXAMPLE
 from capeval_core.judgments import DEFAULT_MAX_BYTES
 from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
-from capeval_ui import cached, state, views
+from capeval_ui import cached, choices, state, views
 from capeval_ui.views import key_label
 from tests.app.apptest import ROOT, TIMEOUT
 
-DEFAULT = cached.BUILTIN_EXAMPLES[cached.DEFAULT_EXAMPLE]
+DEFAULT = BUILTIN_EXAMPLES[DEFAULT_EXAMPLE]
 COMPARE = "app_pages/compare.py"
 
 
@@ -281,10 +282,10 @@ def test_lab_batch_names_the_loaded_set_and_shows_example_captions() -> None:
     at = _lab(
         lab_mode="Batch",
         lab_batch_metrics=["bleu_4"],
-        lab_dataset=list(cached.LAB_DATASETS)[2],
+        lab_dataset=list(choices.LAB_DATASETS)[2],
         lab_batch_on=True,
         lab_images=20,
-        **{cached.JSET_KEY: jset},
+        **{state.JSET_KEY: jset},
     )
     text = "\n".join(t.value for t in at.text)
     assert f"the set loaded on the Judgments page ({', '.join(jset.source)}" in text
@@ -330,7 +331,7 @@ def test_changing_the_format_clears_the_uploaded_files() -> None:
     at.button(key="load_judgments").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    jset = at.session_state[cached.JSET_KEY]
+    jset = at.session_state[state.JSET_KEY]
     assert len(jset) == 3 and jset.source == ("mine.csv",)
 
 
@@ -376,7 +377,7 @@ def test_a_reload_keeps_the_loaded_set() -> None:
     at = _app().run()
     at.switch_page("app_pages/judgments.py").run()
     at.button(key="load_demo").click().run()
-    jset = at.session_state[cached.JSET_KEY]
+    jset = at.session_state[state.JSET_KEY]
     short = at.query_params["set"]
     short = short[0] if isinstance(short, list) else short
     assert jset.content_digest.startswith(short)
@@ -384,12 +385,12 @@ def test_a_reload_keeps_the_loaded_set() -> None:
     again = _app(set=short).run()
     again.switch_page("app_pages/judgments.py").run()
     assert not again.exception, again.exception
-    assert again.session_state[cached.JSET_KEY] is jset
+    assert again.session_state[state.JSET_KEY] is jset
     assert any(s.value == "Loaded set" for s in again.subheader)
     # a name the server does not know leaves the page as a fresh one
     fresh = _app(set="0" * 16).run()
     fresh.switch_page("app_pages/judgments.py").run()
-    assert cached.JSET_KEY not in fresh.session_state
+    assert state.JSET_KEY not in fresh.session_state
 
 
 # -- readable tables (what each cell shows) -------------------------------------------------------
@@ -512,7 +513,7 @@ def test_correlations_show_a_scatter_with_captions_and_violins() -> None:
 
 def test_robustness_uses_the_pairwise_set_loaded_on_judgments() -> None:
     pairs = cached.demo_judgments("pairwise", 400)
-    at = _meta("app_pages/robustness.py", **{cached.JSET_KEY: pairs})
+    at = _meta("app_pages/robustness.py", **{state.JSET_KEY: pairs})
     assert at.radio(key="distractor_source").value.startswith("The pairwise set loaded")
     frame = next(df.value for df in at.dataframe if "mean" in df.value.columns)
     assert set(pairs.categories()) <= set(frame.columns)

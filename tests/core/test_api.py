@@ -77,3 +77,52 @@ def test_scoring_pauses_the_collector_and_restores_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# -- score_caption: one caption with many metrics, and why any of them is missing --------------
+def test_score_caption_is_score_many_on_one_caption():
+    from capeval_core.api import score_caption
+
+    keys = ("bleu_1", "bleu_4", "rouge_l", "cider_d")
+    refs = ("a man riding a wave", "a surfer on a wave")
+    got = score_caption(keys, "a man on a wave", refs, options={"cider_d": {"idf": "corpus"}})
+    want = score_many(
+        keys, ["a man on a wave"], [refs], options={"cider_d": {"idf": "corpus"}}, warn=False
+    )
+    assert list(got.results) == list(keys) and got.errors == {} and got.missing == frozenset()
+    for key in keys:
+        assert got.results[key].value == want[key].value
+        assert str(got.results[key].signature) == str(want[key].signature)
+
+
+def test_score_caption_keeps_degenerate_notes_without_a_python_warning():
+    from capeval_core.api import score_caption
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateCorpusWarning)
+        got = score_caption(["cider_d"], "a dog", ["a dog"], options={"cider_d": {"idf": "corpus"}})
+    assert got.results["cider_d"].warnings
+
+
+def test_score_caption_names_failed_metrics_by_metric_and_marks_missing_resources(monkeypatch):
+    """Errors are keyed by the metric (``bleu``, not ``bleu_2``); only a missing resource is
+    in ``missing`` (the app retries those outside its cache)."""
+    from capeval_core import OptionError
+    from capeval_core.api import score_caption
+    from capeval_core.metrics import Bleu
+
+    def missing(self, batch):
+        raise MissingResourceError("no vectors here; install them with pip")
+
+    def invalid(self, batch):
+        raise OptionError("bad n (test)")
+
+    monkeypatch.setattr(RougeL, "prepare", missing)
+    monkeypatch.setattr(Bleu, "prepare", invalid)
+    got = score_caption(["bleu_2", "bleu_4", "rouge_l", "cider_d"], "a dog", ["a dog runs"])
+    assert list(got.results) == ["cider_d"]
+    assert got.errors == {
+        "bleu": "bad n (test)",
+        "rouge_l": "no vectors here; install them with pip",
+    }
+    assert got.missing == frozenset({"rouge_l"})

@@ -11,13 +11,16 @@ from capeval_core.errors import InputError, UnknownKeyError
 from capeval_core.meteor_resources import meteor_synsets
 from capeval_core.perturb import (
     PERTURBATIONS,
+    BatchDataset,
     Change,
     Perturbation,
     available_perturbations,
+    batch_dataset,
     item_seed,
     join_words,
     perturb,
     perturb_batch,
+    perturb_each,
     score_perturbations,
     split_words,
     synonyms,
@@ -366,3 +369,71 @@ def test_table2_pattern_on_a_fixed_example() -> None:
         assert table.scores[label]["bleu_4"] < top["bleu_4"], label
     assert table.scores["word order"]["wmd"] == pytest.approx(1.0)
     assert list(table.to_frame()["variant"]) == labels
+
+
+# -- what the lab's one-caption and batch modes perturb ----------------------------------------
+def test_perturb_each_passes_n_only_where_a_perturbation_takes_it() -> None:
+    names = ("synonym", "shuffle", "swap", "drop_stopwords")
+    got = perturb_each(CAPTION, names, seed=5, n=2)
+    assert [p.name for p in got] == list(names)
+    for name, p in zip(names, got, strict=True):
+        takes_n = "n" in PERTURBATIONS[name].defaults
+        assert p == perturb(CAPTION, name, seed=5, **({"n": 2} if takes_n else {}))
+    assert dict(got[2].options) == {"n": 2} and got[1].options == ()
+    assert perturb_each(CAPTION, ["swap"], seed=5) == (perturb(CAPTION, "swap", seed=5),)
+    with pytest.raises(UnknownKeyError, match="unknown perturbation"):
+        perturb_each(CAPTION, ["no-such"])
+
+
+def test_batch_dataset_of_a_loaded_graded_set_takes_its_first_rows() -> None:
+    from capeval_core.judgments.demo import demo_graded
+
+    jset = demo_graded(8, seed=3)
+    data = batch_dataset("loaded", 12, jset=jset, described_as="the set loaded here")
+    assert isinstance(data, BatchDataset)
+    assert data.candidates == jset.candidates[:12] and data.references == jset.references[:12]
+    assert data.human_name == jset.score_names[0]
+    assert data.human.tolist() == jset.human(jset.score_names[0])[:12].tolist()
+    assert data.source == f"the set loaded here ({', '.join(jset.source)}; first 12 candidates)"
+    whole = batch_dataset("loaded", 10_000, jset=jset)
+    assert len(whole.candidates) == len(jset)
+    assert whole.source.endswith(f"; first {len(jset):,} candidates)")
+
+
+def test_batch_dataset_needs_a_graded_set_and_a_known_name() -> None:
+    from capeval_core.judgments.demo import demo_pairwise
+
+    with pytest.raises(InputError, match="graded judgment set \\(got no set\\)"):
+        batch_dataset("loaded", 5)
+    with pytest.raises(InputError, match="got a pairwise one"):
+        batch_dataset("loaded", 5, jset=demo_pairwise(4))
+    with pytest.raises(UnknownKeyError, match="coco-val, demo-graded, loaded"):
+        batch_dataset("coco-train", 5)
+
+
+def test_batch_dataset_of_coco_val_and_of_the_graded_demo() -> None:
+    from capeval_core.judgments.demo import demo_graded
+    from capeval_core.resources import coco_caption_sets
+
+    coco = batch_dataset("coco-val", 7)
+    sets = coco_caption_sets("val", 7)
+    assert coco.candidates == [s.candidate for s in sets]
+    assert coco.references == [s.references for s in sets]
+    assert coco.source == "COCO val2014, first 7 images"
+    assert coco.human is None and coco.human_name is None
+    demo = batch_dataset("demo-graded", 12)
+    want = demo_graded(2, seed=0)  # 12 images // 5
+    assert demo.candidates == want.candidates and demo.human_name == want.score_names[0]
+    assert demo.human.tolist() == want.human(want.score_names[0]).tolist()
+    assert demo.source == f"synthetic graded demo ({len(want)} candidates)"
+    # what perturb_batch makes of it names the dataset and correlates with its humans
+    result = perturb_batch(
+        demo.candidates,
+        demo.references,
+        "shuffle",
+        ["bleu_1"],
+        human=demo.human,
+        human_name=demo.human_name,
+        source=demo.source,
+    )
+    assert result.source == demo.source and not result.correlations().empty

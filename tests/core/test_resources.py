@@ -99,3 +99,55 @@ def test_build_lock_makes_a_second_builder_wait(tmp_path):
         dest.write_text("built")
     thread.join(10)
     assert events == ["first built", "second: found"]
+
+
+# -- what the first scoring run loads (the app's scoring spinner names it) -----------------------
+def _cached_stub():
+    import functools
+
+    @functools.cache
+    def stub() -> object:
+        return object()
+
+    return stub
+
+
+def test_first_use_names_the_paraphrase_index_build(tmp_path, monkeypatch):
+    from capeval_core import meteor_resources
+
+    monkeypatch.setattr(meteor_resources, "paraphrase_index_path", lambda: tmp_path / "none.idx")
+    pending = resources.first_use_pending()
+    assert any("paraphrase index" in p and "only the very first time" in p for p in pending)
+    assert not any("opening METEOR" in p for p in pending)
+
+
+def test_first_use_names_what_loads_until_it_has_loaded(tmp_path, monkeypatch):
+    from capeval_core import embeddings, meteor_resources
+
+    index = tmp_path / "built.idx"
+    index.write_bytes(b"")
+    synsets, vectors = _cached_stub(), _cached_stub()
+    monkeypatch.setattr(meteor_resources, "paraphrase_index_path", lambda: index)
+    monkeypatch.setattr(meteor_resources, "meteor_synsets", synsets)
+    monkeypatch.setattr(embeddings, "default_embeddings", vectors)
+    assert resources.first_use_pending() == [
+        "opening METEOR's synonym and paraphrase resources",
+        "loading the GloVe 6B 50-d word vectors for WMD and MEAN (a few s)",
+    ]
+    synsets()
+    assert resources.first_use_pending() == [
+        "loading the GloVe 6B 50-d word vectors for WMD and MEAN (a few s)"
+    ]
+    vectors()
+    assert resources.first_use_pending() == []
+
+
+def test_first_use_never_raises_and_leaves_missing_resources_to_the_metrics(monkeypatch):
+    from capeval_core import embeddings, meteor_resources
+
+    def missing():
+        raise MissingResourceError("no cache directory (test)")
+
+    monkeypatch.setattr(meteor_resources, "paraphrase_index_path", missing)
+    monkeypatch.setattr(embeddings, "default_embeddings", lambda: None)  # no process cache
+    assert resources.first_use_pending() == []

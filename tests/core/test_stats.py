@@ -20,6 +20,7 @@ from capeval_core.stats import (
     default_subset,
     export_csv,
     forced_choice_accuracy,
+    forced_choice_by_type,
     kendall,
     minmax,
     pairwise_accuracy,
@@ -29,6 +30,7 @@ from capeval_core.stats import (
     spearman,
     system_level,
     to_csv_text,
+    williams_between,
     williams_matrix,
     williams_test,
 )
@@ -356,6 +358,58 @@ def test_forced_choice_accuracy():
     assert forced_choice_accuracy([1, 1], [1, 0], metric_tie="wrong").accuracy == {
         "distracted": 0.5
     }
+
+
+def test_forced_choice_by_type_takes_the_preferred_caption_as_correct():
+    """The Robustness page's grouping: a pair whose humans prefer ``b`` has its correct
+    caption in ``b``; pairs without a category are "distracted"; types keep first-seen order
+    and each is scored on its own pairs only."""
+    a = [0.9, 0.2, 0.6, 0.5, 0.1]
+    b = [0.1, 0.8, 0.7, 0.5, 0.3]
+    prefs = np.array([1.0, -1.0, 1.0, 1.0, np.nan])
+    cats = ["shuffled", "shuffled", None, "other-image", None]
+    r = forced_choice_by_type(a, b, prefs, cats)
+    assert list(r.accuracy) == ["shuffled", "distracted", "other-image"]
+    # shuffled: a wins, then b (preferred) wins; distracted: b beats a twice (NaN: a correct)
+    assert r.accuracy == {"shuffled": 1.0, "distracted": 0.0, "other-image": 0.5}
+    assert r.n == {"shuffled": 2, "distracted": 2, "other-image": 1}
+    assert r.metric_tie == "half"
+    assert forced_choice_by_type(a, b, prefs, cats, metric_tie="wrong").accuracy["other-image"] == 0
+    # each type equals forced_choice_accuracy on its own rows
+    alone = forced_choice_accuracy([0.9, 0.8], {"shuffled": [0.1, 0.2]})
+    assert alone.accuracy["shuffled"] == r.accuracy["shuffled"]
+
+
+def test_forced_choice_by_type_checks_lengths_and_ties():
+    from capeval_core.errors import InputError
+
+    with pytest.raises(InputError, match=r"same length \(got 2, 2, 1 and 2\)"):
+        forced_choice_by_type([1, 2], [2, 1], [1], ["x", "y"])
+    with pytest.raises(InputError, match="metric_tie"):
+        forced_choice_by_type([1], [2], [1], ["x"], metric_tie="never")  # type: ignore[arg-type]
+    assert forced_choice_by_type([], [], [], []).accuracy == {}
+
+
+def test_williams_between_is_the_matrix_entry_with_its_arithmetic():
+    from capeval_core.errors import InputError
+
+    rng = np.random.default_rng(4)
+    human = rng.normal(size=60)
+    a = human + rng.normal(scale=0.5, size=60)
+    b = human + rng.normal(scale=1.5, size=60)
+    for method in ("pearson", "kendall_b"):
+        r = williams_between(human, a, b, method, "greater")
+        matrix = williams_matrix(human, {"a": a, "b": b}, method, "greater")
+        assert matrix.metrics == ("a", "b")
+        assert r.pvalue == pytest.approx(matrix.pvalues[0, 1], rel=1e-12)
+        assert r.r12 == pytest.approx(correlate(a, human, method).statistic)
+        assert r.r13 == pytest.approx(correlate(b, human, method).statistic)
+        assert r.r23 == pytest.approx(correlate(a, b, method).statistic)
+        assert r.n == 60 and r.alternative == "greater"
+    two = williams_between(human, a, b, "pearson", "two-sided")
+    assert two.pvalue == pytest.approx(2 * williams_between(human, a, b).pvalue)
+    with pytest.raises(InputError, match="`scores_b` has 59 items, `human` has 60"):
+        williams_between(human, a, b[:-1])
 
 
 def test_export_escapes_formulas_and_carries_signatures(tmp_path):

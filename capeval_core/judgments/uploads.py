@@ -1,0 +1,126 @@
+"""Judgment files given as ``(name, bytes)`` pairs, as a browser uploads them.
+
+The loaders read paths, so the files are written to a temporary folder first (under their
+own names, without the browser's directories) and the folder is removed afterwards. Errors
+and the set's ``source`` name the files as uploaded ("ExpertAnnotations.txt not found among
+the uploaded files"), never that folder.
+
+>>> data = b"candidate\\treferences\\tscore\\na dog\\ta dog runs\\t4\\n"
+>>> jset = load_uploaded([("mine.tsv", data)], "graded")
+>>> jset.source, jset.describe()
+(('mine.tsv',), '1 read, 1 scored')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from capeval_core.errors import CapevalError
+from capeval_core.judgments.base import JudgmentSet
+
+#: one uploaded file: its name as the browser gives it, and its content
+Upload = tuple[str, bytes]
+
+
+@contextlib.contextmanager
+def _uploaded(files: Sequence[Upload]) -> Iterator[tuple[Path, Path]]:
+    """``(what to read, the folder)``: the one file, or the folder for multi-file formats.
+    A CapevalError raised inside names the uploads instead of the folder."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            yield _write(files, tmp), Path(tmp)
+        except CapevalError as exc:
+            raise _as_uploaded(exc, tmp) from None
+
+
+def _write(files: Sequence[Upload], folder: str) -> Path:
+    paths = []
+    for name, data in files:
+        path = Path(folder) / Path(name).name  # no directories from the browser's name
+        path.write_bytes(data)
+        paths.append(path)
+    return paths[0] if len(paths) == 1 else Path(folder)
+
+
+def _as_uploaded(exc: CapevalError, folder: str) -> CapevalError:
+    """``exc`` with the temporary folder the uploads were written to named as what the user
+    uploaded ("ExpertAnnotations.txt not found among the uploaded files", not "... in the
+    folder 'tmpqs6a2tlb'")."""
+    tmp = Path(folder)
+    message = str(exc)
+    for quoted in (f"'{tmp}'", f"'{tmp.name}'", f'"{tmp}"', f'"{tmp.name}"'):
+        message = message.replace(f"in the folder {quoted}", "among the uploaded files")
+        message = message.replace(f"in folder {quoted}", "among the uploaded files")
+        message = message.replace(quoted, "the uploaded files")
+    message = message.replace(f"{tmp}{os.sep}", "").replace(str(tmp), "the uploaded files")
+    message = message.replace(tmp.name, "the uploaded files")
+    exc.args = (message, *exc.args[1:])
+    return exc
+
+
+def _named_as_uploaded(jset: JudgmentSet, files: Sequence[Upload], folder: Path) -> JudgmentSet:
+    """The set with its ``source`` naming the uploaded files, never the temporary folder."""
+    names = [Path(name).name for name, _ in files]
+    source = tuple(s for s in jset.source if folder.name not in s and s != "mapped")
+    return dataclasses.replace(jset, source=source or tuple(names))
+
+
+def uploaded_columns(name: str, data: bytes) -> tuple[list[str], list[str]]:
+    """``(columns, numeric columns)`` of an uploaded generic file, for a column mapping
+    (:func:`~capeval_core.judgments.mapping.peek_columns`).
+
+    >>> uploaded_columns("mine.csv", b"caption,refs,grade\\na dog,a dog runs,4\\n")
+    (['caption', 'refs', 'grade'], ['grade'])
+    """
+    from capeval_core.judgments.mapping import peek_columns
+
+    with _uploaded(((name, data),)) as (path, _):
+        return peek_columns(path)
+
+
+def load_uploaded(
+    files: Sequence[Upload],
+    format: str,
+    preset: str | None = None,
+    *,
+    mapping: Mapping[str, str] | Sequence[tuple[str, str]] = (),
+    score_columns: Sequence[str] | None = None,
+) -> JudgmentSet:
+    """Load uploaded judgment file(s) with the registry loader ``format``
+    (:func:`~capeval_core.judgments.load_judgments`).
+
+    ``mapping`` renames the columns of one uploaded file to the generic format's names first
+    (graded and pairwise only); external metrics are then signed with the file as uploaded,
+    not the renamed copy. Raises ``JudgmentFormatError`` naming file, line and column.
+    """
+    from capeval_core.judgments import load_judgments
+    from capeval_core.judgments.mapping import remap_columns
+
+    options: dict[str, object] = {}
+    if score_columns:
+        options["score_columns"] = list(score_columns)
+    mapping = dict(mapping)
+    with _uploaded(files) as (path, folder):
+        if mapping and len(files) == 1:
+            mapped = folder / "mapped"
+            mapped.mkdir()
+            path = remap_columns(path, mapping, mapped / path.name)
+            options["checksum"] = hashlib.sha256(files[0][1]).hexdigest()
+        jset = load_judgments(path, format, preset, **options)
+    return _named_as_uploaded(jset, files, folder)
+
+
+def join_uploaded_scores(jset: JudgmentSet, name: str, data: bytes) -> JudgmentSet:
+    """``jset`` with an uploaded scores file joined (its external metrics,
+    :func:`~capeval_core.judgments.external.join_scores_file`); errors name the file as
+    uploaded."""
+    from capeval_core.judgments.external import join_scores_file
+
+    with _uploaded(((name, data),)) as (path, _):
+        return join_scores_file(jset, path)

@@ -1,0 +1,96 @@
+"""What the pages offer and start from: the example picker, the CIDEr-D IDF sources and
+SPICE parsers with their help, the words of the scoring spinner, the demo sets, the lab's
+batch datasets and the default metric selections.
+
+Page wording and defaults only; nothing here is cached (the COCO examples are read through
+``capeval_ui.cached``) and the examples themselves live in ``capeval_core.examples``.
+"""
+
+from __future__ import annotations
+
+from capeval_core import examples, resources
+from capeval_core.examples import BUILTIN_EXAMPLES, Example
+from capeval_ui import cached
+
+#: UI label -> CIDEr-D ``idf`` option. One caption is scored with COCO val2014's document
+#: frequencies by default (the scored set of one image makes every CIDEr-D weight 0); the
+#: scored set is coco-caption's behaviour, the default of batch scoring and the CLI.
+IDF_SOURCES: dict[str, str] = {"COCO val2014": "coco-val2014", "scored set": "corpus"}
+DEFAULT_IDF = "COCO val2014"
+#: SPICE's parsers as the Compare page offers them
+SPICE_PARSERS: dict[str, str] = {
+    "CoreNLP's PCFG (the jar's)": "stanford-pcfg",
+    "emulated (fast, close)": "stanford-emulation",
+    "spaCy sm": "spacy-sm",
+}
+DEFAULT_SPICE_PARSER = "CoreNLP's PCFG (the jar's)"
+SPICE_PARSER_HELP = (
+    "CoreNLP's PCFG (the default): the SPICE jar's own parser, recomputed without Java, so the "
+    "jar's numbers; about 10 ms a caption, COCO val2014 captions come parsed. Emulated: a "
+    "parser trained on the jar's own parses, about 1 ms a caption, the jar's tuples for about "
+    "four captions in five. spaCy sm: capeval's first parser."
+)
+IDF_HELP = (
+    "COCO val2014 (the default here) takes document frequencies from the references of the "
+    "40,504 val2014 images, so a single caption gets informative weights. The scored set is "
+    "what coco-caption does (and capeval's batch scoring and CLI by default): with one image "
+    "every weight is 0."
+)
+
+#: the example pickers' entry that draws a COCO val2014 image
+COCO_RANDOM = "Random COCO val2014 image"
+#: what the example pickers show once their text areas are edited
+YOUR_OWN = "Your own captions"
+
+
+def example_names() -> list[str]:
+    """Names for the example picker: the built-ins, the random COCO image, your own."""
+    return [*BUILTIN_EXAMPLES, COCO_RANDOM, YOUR_OWN]
+
+
+def load_example(name: str, draw: int = 0) -> Example:
+    """A built-in example by name, or COCO val image number ``draw`` (mod the pool size)."""
+    if name == COCO_RANDOM:
+        return examples.coco_example(cached.coco_examples(examples.COCO_POOL), draw)
+    return BUILTIN_EXAMPLES[name]
+
+
+def scoring_message(cider_idf: str) -> str:
+    """Spinner text naming what the first scoring run prepares (resources load once).
+
+    METEOR's paraphrase index and the default word vectors are each built or loaded on first
+    use (``capeval_core.resources.first_use_pending``), which takes a while; the COCO val2014
+    IDF table has its own progress bar (``cached.prepare_coco_idf``), and is named here only
+    for callers that skip it.
+    """
+    pending = resources.first_use_pending()
+    if cider_idf == "coco-val2014":
+        pending.append(
+            "the first use of the COCO val2014 IDF builds its table once (a few seconds) "
+            "and caches it"
+        )
+    if not pending:
+        return "Scoring…"
+    return "Scoring… " + "; ".join(pending) + "."
+
+
+# -- meta-evaluation pages (Judgments, Correlations, Significance, Pairwise, Robustness) -------
+#: the default metric selection of the meta-evaluation pages: fast, no extra downloads
+FAST_KEYS: tuple[str, ...] = ("bleu_4", "rouge_l", "cider_d", "meteor")
+#: demo set label -> (generator, images); every page works without an upload
+DEMO_SETS: dict[str, tuple[str, int]] = {
+    "Graded demo (synthetic, 200 COCO val2014 images × 5 systems)": ("graded", 200),
+    "Pairwise demo (synthetic, PASCAL-50S style, 400 pairs)": ("pairwise", 400),
+}
+DISTRACTOR_DEMO = ("distractors", 200)
+
+# -- Perturbation lab, Systems ------------------------------------------------------------------
+#: batch-mode datasets of the lab: label -> name ``capeval_core.perturb.batch_dataset`` knows
+#: (``capeval perturb --dataset`` knows the first two by the same names)
+LAB_DATASETS: dict[str, str] = {
+    "COCO val2014 (first images)": "coco-val",
+    "Synthetic graded demo (has human-like scores)": "demo-graded",
+    "Judgment set loaded on the Judgments page": "loaded",
+}
+#: what the Systems page scores by default
+SYSTEMS_DEFAULT_KEYS = ("bleu_4", "rouge_l", "cider_d")

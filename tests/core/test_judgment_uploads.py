@@ -1,0 +1,129 @@
+"""Judgment files given as (name, bytes), as the app's uploads give them: loaded like files on
+disk, and named as uploaded in the set's source and in every error, never by the temporary
+folder they pass through (``capeval_core.judgments.uploads``)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from capeval_core import JudgmentFormatError
+from capeval_core.judgments import load_judgments
+from capeval_core.judgments.uploads import (
+    join_uploaded_scores,
+    load_uploaded,
+    uploaded_columns,
+)
+
+ROWS = [
+    ("a dog runs on the grass", "a dog running on grass|||a brown dog on grass", 5, 0.9),
+    ("a dog on grass", "a dog running on grass|||a brown dog on grass", 4, 0.7),
+    ("a cat sits on a mat", "a cat on a mat|||a kitten on a rug", 5, 0.8),
+    ("a cat", "a cat on a mat|||a kitten on a rug", 3, 0.4),
+]
+#: a graded file in its own column names (mapped to the generic format's on upload)
+OWN = "id,caption,refs,quality,metric:mine,theirs\n" + "".join(
+    f"r{i},{c},{r},{s},{m},{1 - m}\n" for i, (c, r, s, m) in enumerate(ROWS)
+)
+PLAIN = "id,candidate,references,quality\n" + "".join(
+    f"r{i},{c},{r},{s}\n" for i, (c, r, s, _) in enumerate(ROWS)
+)
+MAPPING = (("caption", "candidate"), ("refs", "references"), ("theirs", "metric:theirs"))
+
+
+def test_an_upload_loads_like_the_file_and_is_named_as_uploaded(tmp_path) -> None:
+    path = tmp_path / "plain.csv"
+    path.write_text(PLAIN)
+    on_disk = load_judgments(path, "graded")
+    jset = load_uploaded([("some/folder/plain.csv", PLAIN.encode())], "graded")
+    assert jset.source == ("plain.csv",)
+    assert jset.items == on_disk.items and jset.describe() == "4 read, 4 scored"
+
+
+def test_columns_of_an_upload() -> None:
+    assert uploaded_columns("mine.csv", OWN.encode()) == (
+        ["id", "caption", "refs", "quality", "metric:mine", "theirs"],
+        ["quality", "theirs"],
+    )
+
+
+def test_a_mapped_upload_is_signed_with_the_file_as_uploaded() -> None:
+    jset = load_uploaded([("mine.csv", OWN.encode())], "graded", mapping=MAPPING)
+    assert jset.source == ("mine.csv",)  # neither the folder nor the mapped copy
+    assert jset.candidates == [c for c, *_ in ROWS] and jset.score_names == ("quality",)
+    sha = hashlib.sha256(OWN.encode()).hexdigest()[:12]
+    assert jset.external_names == ("mine", "theirs")
+    assert [str(e.signature) for e in jset.external] == [
+        f"external:mine|sha256:{sha}",
+        f"external:theirs|sha256:{sha}",
+    ]
+    # a mapping given as a dict reads the same
+    again = load_uploaded([("mine.csv", OWN.encode())], "graded", mapping=dict(MAPPING))
+    assert again.content_digest == jset.content_digest
+
+
+def test_score_columns_choose_the_human_scores() -> None:
+    jset = load_uploaded(
+        [("mine.csv", OWN.encode())], "graded", mapping=MAPPING[:2], score_columns=["theirs"]
+    )
+    assert jset.score_names == ("theirs",)
+    assert jset.human("theirs").tolist() == pytest.approx([1 - m for *_, m in ROWS])
+
+
+def test_errors_name_the_uploaded_files_not_a_temporary_folder() -> None:
+    files = [("Flickr8k.token.txt", b"a.jpg#0\ta dog\n"), ("notes.txt", b"x")]
+    with pytest.raises(JudgmentFormatError) as info:
+        load_uploaded(files, "flickr8k-expert")
+    assert str(info.value) == (
+        "ExpertAnnotations.txt: ExpertAnnotations.txt not found among the uploaded files"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        (
+            "mine.xyz",
+            b"a,b\n1,2\n",
+            "mine.xyz: cannot tell the format from the suffix 'xyz': name the file .csv, "
+            ".tsv, .json or .jsonl, or pass `file_format`",
+        ),
+        (
+            "mine.csv",
+            b"\xff\xfe\x00garbage",
+            "mine.csv: this file is UTF-16 (little-endian) text (byte-order mark at offset 0); "
+            "save it as UTF-8",
+        ),
+    ],
+)
+def test_errors_of_one_uploaded_file_name_it(name: str, data: bytes, message: str) -> None:
+    with pytest.raises(JudgmentFormatError) as info:
+        uploaded_columns(name, data)
+    assert str(info.value) == message
+    with pytest.raises(JudgmentFormatError) as info:
+        load_uploaded([(name, data)], "graded")
+    assert str(info.value) == message
+
+
+def test_unmapped_columns_are_named_with_the_file() -> None:
+    with pytest.raises(JudgmentFormatError) as info:
+        load_uploaded([("mine.csv", OWN.encode())], "graded")
+    assert str(info.value).startswith(
+        "mine.csv, line 1, column 'candidate': missing required column 'candidate'"
+    )
+
+
+def test_a_scores_file_joins_on_the_ids_and_names_itself_when_it_does_not() -> None:
+    jset = load_uploaded([("plain.csv", PLAIN.encode())], "graded")
+    good = "id,clip\n" + "".join(f"r{i},{r[3]}\n" for i, r in enumerate(ROWS))
+    joined = join_uploaded_scores(jset, "clip.csv", good.encode())
+    assert joined.external_names == ("clip",) and joined.items_digest == jset.items_digest
+    sha = hashlib.sha256(good.encode()).hexdigest()[:12]
+    assert str(joined.external[0].signature) == f"external:clip|sha256:{sha}"
+    with pytest.raises(JudgmentFormatError) as info:
+        join_uploaded_scores(jset, "clip.csv", b"id,clip\nr0,0.5\n")
+    assert str(info.value) == (
+        "clip.csv, column 'id': 3 of the set's 4 ids have no row here (joined on ['id']): "
+        "'r1', 'r2', 'r3'; the set is unchanged"
+    )
