@@ -319,6 +319,37 @@ def test_systems_page(server, visitor) -> None:  # type: ignore[no-untyped-def]
     _assert_local(requests, url)
 
 
+def test_systems_row_click_opens_compare(server, visitor) -> None:  # type: ignore[no-untyped-def]
+    """The drill-down as a user does it: one click on a row of "Where two systems differ"
+    opens Compare captions on that image's two captions, with the table's CIDEr-D IDF (the
+    set's) chosen and the note saying every number is the table's (issue 33; the numbers
+    themselves are checked by the Systems page's AppTest, which cannot click a grid row)."""
+    url, log = server
+    page, requests = visitor
+    page.goto(f"{url}/systems")
+    page.get_by_role("heading", name="Where two systems differ").wait_for()
+    grid = page.locator('.st-key-systems_items [data-testid="stDataFrame"]')
+    grid.wait_for()
+    _settle(page)
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    assert box is not None
+    # the grid draws on a canvas: the first data row lies one header height below the top;
+    # its row marker (the selection box) is the leftmost column
+    page.mouse.move(box["x"] + 14, box["y"] + 52)
+    page.mouse.click(box["x"] + 14, box["y"] + 52)
+    page.wait_for_url("**/compare-captions**")
+    page.get_by_text("every number here is the table's").wait_for()
+    _settle(page)
+    _assert_no_error(page, log)
+    assert "Opened from Compare systems: image" in page.inner_text('[data-testid="stMain"]')
+    chosen = page.locator('[data-testid="stRadio"] label:has(input:checked)').all_inner_texts()
+    assert any("the Systems table's 200 images" in t for t in chosen), chosen
+    for field in ("candidate", "candidate_b"):
+        assert page.locator(f".st-key-{field} textarea").input_value().strip()
+    _assert_local(requests, url)
+
+
 # -- nothing cut at 1,280 px or 1,920 px wide (issue 34) ------------------------------------------
 #: the issue's example: its longest reference was cut at "…near the ocea"
 LONG_EXAMPLE = (
