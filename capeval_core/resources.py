@@ -346,18 +346,19 @@ def first_use_pending() -> list[str]:
 def _corenlp_models() -> ResourceInfo:
     """SPICE's parser data: CoreNLP 3.6.0's grammar and the COCO parses the package ships."""
     from capeval_core.spice.pcfg.grammar import shipped_paths, shipped_source
-    from capeval_core.spice.shipped import shipped_enabled, shipped_sets
+    from capeval_core.spice.shipped import shipped_kept, shipped_sets
 
     label = "SPICE parser (CoreNLP 3.6.0 PCFG)"
     try:
         source = shipped_source()
         sets = shipped_sets()
+        read = [shipped_kept(s) for s in sets]
     except (MissingResourceError, ResourceError) as exc:
         return ResourceInfo(label, False, "", str(exc))
     arrays, _ = shipped_paths()
     parsed = ", ".join(
-        f"{s.header['source']} ({len(s):,} captions{'' if shipped_enabled() else ', turned off'})"
-        for s in sets
+        f"{s.header['source']} ({len(s):,} captions{'' if kept else ', turned off'})"
+        for s, kept in zip(sets, read, strict=True)
     )
     detail = f"shipped: grammar {arrays.name} ({_size(arrays)}); parsed: {parsed or 'none'}"
     return ResourceInfo(label, True, source["stamp"], detail)

@@ -5,7 +5,8 @@ parser costs minutes; ``tools/spice_coco_parses.py`` parses every distinct capti
 split once (as coco-caption hands it to SPICE: PTB tokens joined by spaces) and writes them
 here. :class:`~capeval_core.spice.parse.CaptionParser` reads them before its own cache,
 only for the parser identity that made them, so they give exactly what parsing would.
-``$CAPEVAL_SPICE_SHIPPED=0`` turns them off (to measure the parser itself on COCO captions).
+``$CAPEVAL_SPICE_SHIPPED=0`` turns them off (to measure the parser itself on COCO captions);
+``$CAPEVAL_SPICE_SHIPPED=coco-val2014`` keeps that file alone.
 
 Layout of a file (``.npz``, no pickles): the captions as one newline-joined UTF-8 text, the
 tuple strings as another (a vocabulary), each caption's tuple count, each tuple's length and
@@ -27,14 +28,36 @@ import numpy as np
 from capeval_core.errors import ResourceError
 from capeval_core.spice.rules import Tuple
 
-#: ``CAPEVAL_SPICE_SHIPPED=0`` (or ``false``, ``no``, ``off``) turns the shipped parses off.
+#: ``CAPEVAL_SPICE_SHIPPED=0`` (or ``false``, ``no``, ``off``) turns the shipped parses off;
+#: file names separated by commas (``coco-val2014``) keep only those files.
 SHIPPED_ENV = "CAPEVAL_SPICE_SHIPPED"
 FORMAT = 1
+_OFF = ("0", "false", "no", "off")
+_ALL = ("", "1", "true", "yes", "on")
 
 
 def shipped_enabled() -> bool:
     """Whether shipped parses may be read (the environment variable, default on)."""
-    return os.environ.get(SHIPPED_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return os.environ.get(SHIPPED_ENV, "1").strip().lower() not in _OFF
+
+
+def shipped_kept(store: ShippedParses) -> bool:
+    """Whether the environment variable lets ``store`` be read (a name it lists that no file
+    has is an error, so a misspelt name does not quietly parse everything)."""
+    value = os.environ.get(SHIPPED_ENV, "1").strip().lower()
+    if value in _OFF:
+        return False
+    if value in _ALL:
+        return True
+    names = {n.strip() for n in value.split(",") if n.strip()}
+    unknown = names - {s.name for s in shipped_sets()}
+    if unknown:
+        known = ", ".join(s.name for s in shipped_sets()) or "none"
+        raise ResourceError(
+            f"{SHIPPED_ENV} names {', '.join(sorted(unknown))}: no shipped parses of that name "
+            f"(shipped: {known}; 0 turns them all off)"
+        )
+    return store.name in names
 
 
 def shipped_dir() -> Path:
@@ -86,6 +109,7 @@ class ShippedParses:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.name = path.stem  # "coco-val2014"
         with np.load(path, allow_pickle=False) as z:
             self.header = json.loads(z["header"].tobytes())
         if self.header.get("format") != FORMAT:
@@ -131,19 +155,24 @@ def shipped_sets() -> tuple[ShippedParses, ...]:
     root = shipped_dir()
     if not root.is_dir():
         return ()
-    return tuple(ShippedParses(p) for p in sorted(root.glob("*.npz")))
+    # smallest first (COCO val2014 before train2014): :func:`lookup` stops opening files
+    # once every text is found, and the usual references are all in the smaller one
+    paths = sorted(root.glob("*.npz"), key=lambda p: (p.stat().st_size, p.name))
+    return tuple(ShippedParses(p) for p in paths)
 
 
 def shipped_for(identity: str) -> tuple[ShippedParses, ...]:
-    """The shipped files made by parser ``identity`` (none when turned off)."""
-    if not shipped_enabled():
-        return ()
-    return tuple(s for s in shipped_sets() if s.identity == identity)
+    """The shipped files made by parser ``identity`` that the environment variable keeps."""
+    return tuple(s for s in shipped_sets() if s.identity == identity and shipped_kept(s))
 
 
 def lookup(identity: str, texts: Sequence[str]) -> dict[str, tuple[Tuple, ...]]:
-    """Shipped tuples of ``texts`` for parser ``identity``."""
+    """Shipped tuples of ``texts`` for parser ``identity``; a file is opened (once per
+    process) only while some text is still unfound."""
     out: dict[str, tuple[Tuple, ...]] = {}
     for store in shipped_for(identity):
-        out.update(store.lookup(t for t in texts if t not in out))
+        rest = [t for t in texts if t not in out]
+        if not rest:
+            break
+        out.update(store.lookup(rest))
     return out

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from capeval_core.errors import ResourceError
 from capeval_core.spice import shipped
 from capeval_core.spice.parse import CaptionParser, model_identity
 
@@ -60,28 +61,69 @@ def test_the_parser_reads_them_first_only_for_its_identity(tmp_path, monkeypatch
     ]
 
 
-@pytest.fixture(scope="module")
-def coco_val():
-    stores = [s for s in shipped.shipped_sets() if s.header["source"] == "COCO val2014"]
-    assert len(stores) == 1, "the package ships COCO val2014's parses"
-    return stores[0]
+def test_lookup_opens_a_later_file_only_for_texts_still_unfound(tmp_path, monkeypatch):
+    """The larger file (COCO train2014's) is not read when the first holds every text."""
+    first, second = tmp_path / "a.npz", tmp_path / "b.npz"
+    shipped.write_parses(first, "p", {"a dog on a red mat": [["dog"]]}, source="one")
+    shipped.write_parses(second, "p", {"two cats": [["cat", "2"]]}, source="two")
+    stores = (shipped.ShippedParses(first), shipped.ShippedParses(second))
+    monkeypatch.setattr(shipped, "shipped_sets", lambda: stores)
+    assert shipped.lookup("p", ["a dog on a red mat"]) == {"a dog on a red mat": (("dog",),)}
+    assert "_tables" in vars(stores[0]) and "_tables" not in vars(stores[1])
+    assert shipped.lookup("p", ["a dog on a red mat", "two cats", "absent"]) == {
+        "a dog on a red mat": (("dog",),),
+        "two cats": (("cat", "2"),),
+    }
 
 
-def test_the_shipped_coco_val2014_parses_are_the_default_parsers(coco_val):
+def test_the_environment_variable_keeps_the_files_it_names(tmp_path, monkeypatch):
+    """``coco-val2014`` keeps that file alone (how the SPICE bench makes train2014 captions new
+    to the parser); a name no file has is one clear error, not a quiet full parse."""
+    paths = [tmp_path / "coco-val2014.npz", tmp_path / "coco-train2014.npz"]
+    for path in paths:
+        shipped.write_parses(path, "p", {f"from {path.stem}": [["x"]]}, source=path.stem)
+    stores = tuple(shipped.ShippedParses(p) for p in paths)
+    monkeypatch.setattr(shipped, "shipped_sets", lambda: stores)
+    texts = ["from coco-val2014", "from coco-train2014"]
+    assert set(shipped.lookup("p", texts)) == set(texts)
+    monkeypatch.setenv(shipped.SHIPPED_ENV, "coco-val2014")
+    assert set(shipped.lookup("p", texts)) == {"from coco-val2014"}
+    monkeypatch.setenv(shipped.SHIPPED_ENV, " coco-train2014, coco-val2014 ")
+    assert set(shipped.lookup("p", texts)) == set(texts)
+    monkeypatch.setenv(shipped.SHIPPED_ENV, "off")
+    assert shipped.lookup("p", texts) == {}
+    monkeypatch.setenv(shipped.SHIPPED_ENV, "coco-val")
+    with pytest.raises(ResourceError, match=r"names coco-val: .*shipped: coco-val2014, coco-t"):
+        shipped.lookup("p", texts)
+
+
+#: distinct texts SPICE gets from each COCO 2014 split (PTB tokens joined by spaces), counted
+#: by ``tools.spice_coco_parses.coco_texts`` on the captions pycocoevalcap 1.2's SPICE jar holds
+COCO_TEXTS = {"val": 197_313}
+
+
+@pytest.fixture(scope="module", params=sorted(COCO_TEXTS))
+def coco_split(request):
+    from tools.spice_coco_parses import coco_texts
+
+    split = request.param
+    stores = [s for s in shipped.shipped_sets() if s.header["source"] == f"COCO {split}2014"]
+    assert len(stores) == 1, f"the package ships COCO {split}2014's parses"
+    return split, stores[0], coco_texts(split)
+
+
+def test_the_shipped_coco_parses_are_the_default_parsers(coco_split):
     """Made by today's parser identity (a change of the parse or the rules without a rebuild
-    of the file fails here), and holding every distinct val2014 caption as SPICE gets it."""
-    from tools.spice_coco_parses import coco_texts
-
-    assert coco_val.identity == model_identity("stanford-pcfg")
-    texts = coco_texts("val")
-    assert len(coco_val) == len(texts) == 197_313
-    assert len(coco_val.lookup(texts)) == len(texts)
+    of the file fails here), and holding every distinct caption of the split as SPICE gets it."""
+    split, store, texts = coco_split
+    assert store.identity == model_identity("stanford-pcfg")
+    assert len(store) == len(texts) == COCO_TEXTS[split]
+    assert len(store.lookup(texts)) == len(texts)
 
 
-def test_shipped_coco_parses_equal_a_live_parse(coco_val):
-    """200 val2014 captions drawn at random (fixed seed), parsed live without the shipped file."""
-    from tools.spice_coco_parses import coco_texts
-
-    sample = random.Random(2014).sample(coco_texts("val"), 200)
+def test_shipped_coco_parses_equal_a_live_parse(coco_split):
+    """200 captions of the split drawn at random (fixed seed), parsed live without the file."""
+    _, store, texts = coco_split
+    sample = random.Random(2014).sample(texts, 200)
     live = CaptionParser("stanford-pcfg", cache=False, shipped=False, n_process=1).parse(sample)
-    assert coco_val.lookup(sample) == live
+    assert store.lookup(sample) == live
