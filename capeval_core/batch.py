@@ -91,7 +91,7 @@ def load_entry(
 
 
 def _discard(path: Path, reason: str) -> None:
-    discard_damaged(path, "judgment-score cache entry", reason, "the scores are computed again")
+    discard_damaged(path, "score cache entry", reason, "the scores are computed again")
     return None
 
 

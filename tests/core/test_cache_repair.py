@@ -1,7 +1,7 @@
 """Damaged caches heal themselves: each corruption is discarded, rebuilt and reported once
 (DamagedCacheWarning), and the run gives the same numbers as with a clean cache.
 
-The damaged judgment-score entries and SPICE rows come from ``tests/malformed/caches/``
+The damaged score-cache entries and SPICE rows come from ``tests/malformed/caches/``
 (written by ``tools/make_malformed_corpus.py``); the paraphrase index is built here from a
 small table and damaged in place.
 """
@@ -121,7 +121,7 @@ def test_command_line_reports_the_repair_in_one_line(tmp_path, monkeypatch):
     healed, lines = run()
     assert healed == clean
     repairs = [line for line in lines if "damaged" in line]
-    assert len(repairs) == 1 and "capeval: warning: damaged judgment-score" in repairs[0]
+    assert len(repairs) == 1 and "capeval: warning: damaged score cache entry" in repairs[0]
     _, lines = run()
     assert not [line for line in lines if "damaged" in line]
 
