@@ -1,12 +1,13 @@
 """Parse COCO 2014's captions with SPICE's exact parser, ahead of time, for the package.
 
 SPICE reads each caption's tuples; parsing COCO val2014's 197,000 distinct captions with
-``stanford-pcfg`` takes about half an hour on two cores, so the package ships them
-(``capeval_core/data/spice_parses/``, read by :mod:`capeval_core.spice.shipped`). This tool
-rebuilds that file from the shipped grammar, resumably and in parallel:
+``stanford-pcfg`` takes about half an hour on two cores (train2014's 398,000 about 50 min), so
+the package ships them (``capeval_core/data/spice_parses/``, read by
+:mod:`capeval_core.spice.shipped`). This tool rebuilds a split's file from the shipped grammar,
+resumably and in parallel:
 
-    python -m tools.spice_coco_parses parse --split val --work DIR [--workers N]
-    python -m tools.spice_coco_parses pack --split val --work DIR
+    python -m tools.spice_coco_parses parse --split val|train --work DIR [--workers N]
+    python -m tools.spice_coco_parses pack --split val|train --work DIR
 
 ``parse`` writes one file per chunk of captions into ``DIR`` as it finishes it, so a stopped
 run goes on where it stopped; ``pack`` checks that every chunk is there and was made by the

@@ -99,7 +99,7 @@ def test_the_environment_variable_keeps_the_files_it_names(tmp_path, monkeypatch
 
 #: distinct texts SPICE gets from each COCO 2014 split (PTB tokens joined by spaces), counted
 #: by ``tools.spice_coco_parses.coco_texts`` on the captions pycocoevalcap 1.2's SPICE jar holds
-COCO_TEXTS = {"val": 197_313}
+COCO_TEXTS = {"val": 197_313, "train": 398_460}
 
 
 @pytest.fixture(scope="module", params=sorted(COCO_TEXTS))
