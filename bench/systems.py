@@ -151,7 +151,7 @@ def _page_cold(data, cache: Path, workers: int) -> dict:
 
 def _new_to_the_parser(data) -> int:
     """How many distinct captions SPICE's default parser had to parse: those the package does
-    not ship parsed (COCO val2014's captions ship parsed; system outputs are new)."""
+    not ship parsed (COCO 2014's captions ship parsed; a system's own captions are new)."""
     from capeval_core.metrics import make_batch, metric_class
     from capeval_core.spice.parse import CaptionParser
 
@@ -165,10 +165,13 @@ def _new_to_the_parser(data) -> int:
 
 def _page_cold_process(ann: Path, paths: list[Path], cache: Path, workers: int) -> dict:
     """:func:`_page_cold` in a fresh interpreter: nothing the runs before it loaded or
-    memoized in this process makes it warmer."""
+    memoized in this process makes it warmer. The modules the Systems page imports (scipy.stats
+    and pandas through ``capeval_core.stats``, the page's views) are imported first, as they
+    are when its Score button is pressed; nothing is scored or loaded from disk before."""
     code = (
         "import json, sys\n"
         "from pathlib import Path\n"
+        "import capeval_core.stats.resampling, capeval_core.systems, capeval_ui.systems_views\n"
         "from bench.systems import _page_cold\n"
         "from capeval_core.systems import load_systems\n"
         "ann, cache, workers, *paths = sys.argv[1:]\n"
@@ -250,7 +253,8 @@ def main(n_images: int = 5000) -> None:
         f"tests {page['total'] - page['scored']:.1f} s); {page['updates']} progress updates, "
         f"the longest wait {page['wait']:.1f} s (after {page['after']!r}); SPICE parsed "
         f"{page['parsed']:,} captions new to the package (the other captions are COCO "
-        "val2014's, which ship parsed; a real system's are all new)"
+        "val2014's, which ship parsed; a real system's are new unless they repeat COCO "
+        "captions word for word)"
     )
     for key, why in page["skipped"].items():
         print(f"  skipped {key}: {why.splitlines()[0][:120]}")
