@@ -39,6 +39,7 @@ def test_a_caption_with_a_line_break_cannot_be_written(tmp_path):
 
 def test_the_parser_reads_them_first_only_for_its_identity(tmp_path, monkeypatch):
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(shipped, "OPEN_MIN", 1)  # the file is read for any number of texts
     identity = model_identity("stanford-pcfg")
     fake = {"a dog on a red mat": [["made", "up"]]}  # differs from a live parse on purpose
     path = tmp_path / "mine.npz"
@@ -63,22 +64,38 @@ def test_the_parser_reads_them_first_only_for_its_identity(tmp_path, monkeypatch
 
 def test_lookup_opens_a_later_file_only_for_texts_still_unfound(tmp_path, monkeypatch):
     """The larger file (COCO train2014's) is not read when the first holds every text."""
+    monkeypatch.setattr(shipped, "OPEN_MIN", 1)
     first, second = tmp_path / "a.npz", tmp_path / "b.npz"
     shipped.write_parses(first, "p", {"a dog on a red mat": [["dog"]]}, source="one")
     shipped.write_parses(second, "p", {"two cats": [["cat", "2"]]}, source="two")
     stores = (shipped.ShippedParses(first), shipped.ShippedParses(second))
     monkeypatch.setattr(shipped, "shipped_sets", lambda: stores)
     assert shipped.lookup("p", ["a dog on a red mat"]) == {"a dog on a red mat": (("dog",),)}
-    assert "_tables" in vars(stores[0]) and "_tables" not in vars(stores[1])
+    assert stores[0].is_read and not stores[1].is_read
     assert shipped.lookup("p", ["a dog on a red mat", "two cats", "absent"]) == {
         "a dog on a red mat": (("dog",),),
         "two cats": (("cat", "2"),),
     }
 
 
+def test_a_few_texts_do_not_open_a_file_not_yet_read(tmp_path, monkeypatch):
+    """Fewer than OPEN_MIN unfound texts are parsed rather than paying for reading a file;
+    once read (by a larger lookup), the file serves any lookup."""
+    monkeypatch.setattr(shipped, "OPEN_MIN", 3)
+    path = tmp_path / "p.npz"
+    shipped.write_parses(path, "p", {"two cats": [["cat", "2"]]}, source="here")
+    store = shipped.ShippedParses(path)
+    monkeypatch.setattr(shipped, "shipped_sets", lambda: (store,))
+    assert shipped.lookup("p", ["two cats", "a cat"]) == {} and not store.is_read
+    assert shipped.lookup("p", ["two cats", "a cat", "a dog"]) == {"two cats": (("cat", "2"),)}
+    assert store.is_read
+    assert shipped.lookup("p", ["two cats"]) == {"two cats": (("cat", "2"),)}
+
+
 def test_the_environment_variable_keeps_the_files_it_names(tmp_path, monkeypatch):
     """``coco-val2014`` keeps that file alone (how the SPICE bench makes train2014 captions new
     to the parser); a name no file has is one clear error, not a quiet full parse."""
+    monkeypatch.setattr(shipped, "OPEN_MIN", 1)
     paths = [tmp_path / "coco-val2014.npz", tmp_path / "coco-train2014.npz"]
     for path in paths:
         shipped.write_parses(path, "p", {f"from {path.stem}": [["x"]]}, source=path.stem)
