@@ -15,7 +15,7 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS
-from capeval_core.metrics import available_keys, optional_keys
+from capeval_core.metrics import COCO_CAPTION_KEYS, available_keys, optional_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
 from capeval_core.systems import signatures_text
 from capeval_ui import cached, choices, current_tokenizer, state, systems_views
@@ -124,6 +124,13 @@ keys = left.multiselect(
     [*available_keys(), *optional_keys()],
     key="systems_metrics",
     help="METEOR and SPICE take longer on large sets; scores are cached per system.",
+)
+left.button(
+    "coco-caption's metrics",
+    key="systems_coco_caption",
+    help="BLEU-1 to BLEU-4, METEOR, ROUGE-L, CIDEr-D and SPICE: what coco-caption reports and "
+    "captioning papers print",
+    on_click=lambda: st.session_state.update(systems_metrics=list(COCO_CAPTION_KEYS)),
 )
 paired = right.radio(
     "Paired test", list(TESTS), format_func=TESTS.get, key="systems_paired", horizontal=True

@@ -34,13 +34,22 @@ from capeval_core.coco_files import (
 )
 from capeval_core.errors import CapevalError, CapevalWarning, InputError
 from capeval_core.files import Limits
-from capeval_core.metrics import OPTIONAL_KEYS, available_keys, make_batch, metric_class
+from capeval_core.metrics import (
+    COCO_CAPTION_KEYS,
+    COCO_CAPTION_SET,
+    OPTIONAL_KEYS,
+    available_keys,
+    make_batch,
+    metric_class,
+)
 from capeval_core.metrics.spice import Spice
 from capeval_core.results import MetricResult
 from capeval_core.spice.parse import DEFAULT_PARSER, PARSERS
 
 #: keys scored when --metrics is not given
 DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
+#: --metrics help: the name of the coco-caption set
+SET_HELP = f"{COCO_CAPTION_SET} = {' '.join(COCO_CAPTION_KEYS)}"
 #: show a progress bar from this many images on
 PROGRESS_FROM = 1000
 
@@ -130,13 +139,20 @@ def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
             print(f"warning ({metric}): {note}", file=sys.stderr)
 
 
+def _split_keys(values: Sequence[str]) -> list[str]:
+    """--metrics words split at commas, ``coco-caption`` replaced by the keys it names."""
+    keys = [k.strip() for v in values for k in v.split(",") if k.strip()]
+    return [k for key in keys for k in (COCO_CAPTION_KEYS if key == COCO_CAPTION_SET else (key,))]
+
+
 def metric_keys(
     values: Sequence[str] | None, default: Sequence[str], optional: bool = False
 ) -> list[str]:
     """The --metrics keys, as separate words or comma lists (``bleu_4,cider_d``), checked
-    against the registry before any file is read; ``optional`` admits the keys scored only
-    when asked for (SPICE's categories, which ``compare`` keeps)."""
-    keys = [k.strip() for v in values or default for k in v.split(",") if k.strip()]
+    against the registry before any file is read; ``coco-caption`` stands for the metrics
+    coco-caption reports (BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE); ``optional`` admits
+    the keys scored only when asked for (SPICE's categories, which ``compare`` keeps)."""
+    keys = _split_keys(values or default)
     if values and not keys:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
     for key in keys:
@@ -210,7 +226,7 @@ def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]
     loaded)."""
     from capeval_core.metrics import METRICS, REPORTED_KEYS
 
-    names = [k.strip() for v in values or () for k in v.split(",") if k.strip()]
+    names = _split_keys(values or ())
     if values and not names:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
     other = [k for k in names if k not in METRICS and k not in REPORTED_KEYS]
@@ -607,6 +623,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         print(f"{key:<10} {cls.name:<10} range {cls.bounds[0]:g}-{cls.bounds[1]:g}, {direction}")
     for key in OPTIONAL_KEYS:
         print(f"{key:<15} {metric_class(key).label(key)} (capeval compare only, when asked for)")
+    print(f"{COCO_CAPTION_SET:<15} {' '.join(COCO_CAPTION_KEYS)} (what coco-caption reports)")
     return 0
 
 
@@ -723,7 +740,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="KEY",
         help=f"metric keys, separate or comma-separated (default: {' '.join(DEFAULT_KEYS)}); "
-        "see `capeval metrics`",
+        f"{SET_HELP}; see `capeval metrics`",
     )
     score.add_argument("--per-item", metavar="OUT", help="write per-image scores (.csv or .json)")
     score.add_argument("--json", action="store_true", help="print a JSON object on stdout")
@@ -770,7 +787,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="KEY",
         help=f"metric keys, separate or comma-separated (default: {' '.join(CORRELATE_KEYS)}); "
-        "see `capeval metrics`",
+        f"{SET_HELP}; see `capeval metrics`",
     )
     correlate.add_argument(
         "--metric-scores",
@@ -833,7 +850,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="KEY",
         help=f"metric keys, separate or comma-separated (default: {' '.join(PERTURB_KEYS)}); "
-        "see `capeval metrics`",
+        f"{SET_HELP}; see `capeval metrics`",
     )
     pert.add_argument("--json", action="store_true", help="print a JSON object on stdout")
     pert.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
@@ -879,7 +896,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics",
         nargs="+",
         metavar="KEY",
-        help=f"metric keys (default: {' '.join(DEFAULT_KEYS)}); see `capeval metrics`",
+        help=f"metric keys (default: {' '.join(DEFAULT_KEYS)}); {SET_HELP}; see `capeval metrics`",
     )
     comp.add_argument(
         "--paired",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from capeval_core.errors import InputError
-from capeval_core.metrics import metric_class
+from capeval_core.metrics import COCO_CAPTION_KEYS, metric_class
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from capeval_core.systems import SystemsComparison
 
 #: the order captioning papers print the metrics in; any other key follows, in its own order
-PAPER_ORDER = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider_d", "spice")
+PAPER_ORDER = COCO_CAPTION_KEYS
 #: the table formats :meth:`PaperTable.render` writes
 TABLE_FORMATS = ("text", "markdown", "latex", "csv")
 #: p below this is "significant" and marked with a dagger

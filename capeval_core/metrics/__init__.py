@@ -29,6 +29,20 @@ METRICS: dict[str, type[Metric]] = {m.key: m for m in _METRICS}
 REPORTED_KEYS: dict[str, type[Metric]] = {k: m for m in _METRICS for k in m.report_keys()}
 #: keys a metric reports only when asked for (``spice_object`` ...): see Metric.optional_reports
 OPTIONAL_KEYS: dict[str, type[Metric]] = {k: m for m in _METRICS for k in m.optional_reports}
+#: what coco-caption's evaluation (pycocoevalcap's COCOEvalCap) reports, in the order papers
+#: print it: the set ``--metrics coco-caption`` and the Systems page's button choose
+COCO_CAPTION_KEYS = (
+    "bleu_1",
+    "bleu_2",
+    "bleu_3",
+    "bleu_4",
+    "meteor",
+    "rouge_l",
+    "cider_d",
+    "spice",
+)
+#: the name that stands for :data:`COCO_CAPTION_KEYS` where metric keys are given
+COCO_CAPTION_SET = "coco-caption"
 
 
 def metric_class(key: str) -> type[Metric]:
@@ -98,6 +112,8 @@ def optional_keys() -> list[str]:
 
 
 __all__ = [
+    "COCO_CAPTION_KEYS",
+    "COCO_CAPTION_SET",
     "METRICS",
     "OPTIONAL_KEYS",
     "REPORTED_KEYS",

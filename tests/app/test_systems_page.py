@@ -317,6 +317,20 @@ def test_a_removed_file_takes_its_error_with_it() -> None:
     assert not at.error and any("Upload one or more results files" in i.value for i in at.info)
 
 
+def test_the_coco_caption_button_chooses_a_papers_metrics() -> None:
+    """One click gives the metrics coco-caption reports, the table's columns in their order."""
+    from capeval_core.metrics import COCO_CAPTION_KEYS
+
+    at = _page(systems_metrics=["cider_d"])
+    at.button(key="systems_coco_caption").click().run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="systems_metrics").value == list(COCO_CAPTION_KEYS)
+    summary = _frame(at, "BLEU-4")
+    assert list(summary.columns[1:]) == [
+        "BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr-D", "SPICE"
+    ]  # fmt: skip
+
+
 def test_chart_panels_in_the_papers_order_in_rows_that_leave_room_for_ticks() -> None:
     from capeval_ui.systems_views import PANELS_PER_ROW, systems_chart
     from tests.core.test_systems_table import fixed_comparison

@@ -144,6 +144,24 @@ def test_metrics_and_info_subcommands():
     assert code == 0 and "COCO 2014 captions" in out
 
 
+def test_coco_caption_names_the_metrics_coco_caption_reports(tmp_path):
+    """``--metrics coco-caption``: BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE, in that order,
+    beside other keys without repeats, in every command that takes --metrics."""
+    from capeval_core.cli import _correlate_keys, metric_keys
+    from capeval_core.metrics import COCO_CAPTION_KEYS
+
+    assert metric_keys(["coco-caption"], ()) == list(COCO_CAPTION_KEYS)
+    assert metric_keys(["wmd,coco-caption", "bleu_4"], ()) == ["wmd", *COCO_CAPTION_KEYS]
+    assert _correlate_keys(["coco-caption"]) == (list(COCO_CAPTION_KEYS), [])
+    code, out, _ = _run("metrics")
+    assert code == 0 and "coco-caption    bleu_1 bleu_2" in out
+    res, ann = _write_coco(tmp_path, golden_small()[:2])
+    argv = ("score", "--results", str(res), "--annotations", str(ann), "--json")
+    code, out, err = _run(*argv, "--metrics", "coco-caption")
+    assert code == 0, err
+    assert list(json.loads(out)["corpus"]) == list(COCO_CAPTION_KEYS)
+
+
 def test_score_says_how_many_captions_spice_parses_before_it_parses_them(tmp_path, monkeypatch):
     """SPICE's parse is its slow part (minutes for the exact parser on a cold cache): on a large
     batch the CLI says how many captions it parses, once, and not when the cache has them."""
