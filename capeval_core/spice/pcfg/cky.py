@@ -19,7 +19,8 @@ nearly tied parses resolve as they do in Java.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,9 @@ from capeval_core.spice.pcfg.trees import Tree
 NEG_INF = np.float32(-np.inf)
 #: the score CoreNLP gives every tag of a word when it parses again after a failure
 FLOOD_SCORE = np.float32(-1000.0)
+#: the compiled chart is dense up to this many words (the dense cells take 46 MB at 40 words,
+#: 2.7 GB at 320; the sparse ones a third of that, and are as quick from about this length on)
+DENSE_MAX_WORDS = 40
 #: no taggings: (tags, scores) arrays of length 0
 _NONE = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
 
@@ -58,10 +62,14 @@ class _Rules:
     # first of ``l``'s), and closed unary rules grouped by child, each as (start, ...arrays)
     by_left: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     by_child: tuple[np.ndarray, np.ndarray, np.ndarray]
+    #: states that are the left child of some binary rule
+    has_left: np.ndarray
 
 
 @functools.cache
 def _rules(g: Grammar) -> _Rules:
+    if len(g.states) > np.iinfo(np.uint16).max + 1:  # the compiled chart's state numbers
+        raise ValueError(f"a grammar of {len(g.states)} states (at most 65,536)")
     order = np.argsort(g.b_parent, kind="stable")
     parent = g.b_parent[order]
     runs = np.flatnonzero(np.r_[True, parent[1:] != parent[:-1]])
@@ -100,6 +108,7 @@ def _rules(g: Grammar) -> _Rules:
             g.c_parent[child_order].astype(np.int32),
             g.c_score[child_order].astype(np.float32),
         ),
+        has_left=np.bincount(g.b_left, minlength=n_states) > 0,
     )
 
 
@@ -128,23 +137,94 @@ def _unaries(v: np.ndarray, rules: _Rules) -> None:
     _relax(v, *rules.down)  # from the scores at each state's visit: computed before any update
 
 
+class SparseCells(Mapping[tuple[int, int], np.ndarray]):
+    """The compiled chart's cells, each stored as its live states (state number and score,
+    :func:`.kernel.fill_columns`), read as dense float32 vectors like the numpy chart's
+    (the last :data:`CACHED` read are kept: reading a parse back asks for the same cells
+    many times)."""
+
+    CACHED = 1024
+
+    def __init__(
+        self,
+        spans: Sequence[tuple[int, int]],
+        idx: list[np.ndarray],
+        val: list[np.ndarray],
+        off: np.ndarray,
+        n_live: np.ndarray,
+        n_states: int,
+    ) -> None:
+        self._spans = dict.fromkeys(spans)
+        self._idx, self._val, self._off, self._n_live = idx, val, off, n_live
+        self._n_states = n_states
+        self._cache: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+
+    def live(self, span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """The cell's live states and their scores (not in state order)."""
+        if span not in self._spans:
+            raise KeyError(span)
+        start, end = span
+        o, k = int(self._off[start, end]), int(self._n_live[start, end])
+        return self._idx[end][o : o + k], self._val[end][o : o + k]
+
+    def __getitem__(self, span: tuple[int, int]) -> np.ndarray:
+        cell = self._cache.get(span)
+        if cell is not None:
+            self._cache.move_to_end(span)
+            return cell
+        states, scores = self.live(span)
+        cell = np.full(self._n_states, NEG_INF, dtype=np.float32)
+        cell[states] = scores
+        cell.flags.writeable = False
+        self._cache[span] = cell
+        if len(self._cache) > self.CACHED:
+            self._cache.popitem(last=False)
+        return cell
+
+    def __contains__(self, span: object) -> bool:
+        return span in self._spans
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def nbytes(self) -> int:
+        """The memory the stored cells take."""
+        return sum(a.nbytes for a in self._idx) + sum(a.nbytes for a in self._val)
+
+
 class Chart:
     """Inside scores of one sentence (its words plus the boundary word).
 
     ``kernel`` is ``"compiled"`` (:mod:`.kernel`, the default) or ``"numpy"`` (the reference
-    the compiled loops are checked against, cell by cell, bit for bit)."""
+    the compiled loops are checked against, cell by cell, bit for bit). The compiled chart is
+    dense up to :data:`DENSE_MAX_WORDS` words and sparse beyond (:class:`SparseCells`; a
+    third of the memory), unless ``layout`` says ``"dense"`` or ``"sparse"``. ``progress``,
+    where given, hears the share of the sparse chart's work done (0 to 1) as it goes, a
+    column of spans at a time."""
 
     def __init__(
-        self, g: Grammar, lexicon: Lexicon, words: Sequence[str], kernel: str = "compiled"
+        self,
+        g: Grammar,
+        lexicon: Lexicon,
+        words: Sequence[str],
+        kernel: str = "compiled",
+        progress: Callable[[float], None] | None = None,
+        layout: str | None = None,
     ) -> None:
         if kernel not in ("compiled", "numpy"):
             raise ValueError(f"`kernel` must be 'compiled' or 'numpy' (got {kernel!r})")
+        if layout not in (None, "dense", "sparse"):
+            raise ValueError(f"`layout` must be None, 'dense' or 'sparse' (got {layout!r})")
         self.g, self.lexicon, self.rules = g, lexicon, _rules(g)
-        self.kernel = kernel
+        self.kernel, self.layout = kernel, layout
+        self.progress = progress
         self.words = [*words, BOUNDARY_WORD]
         self.n = len(self.words)
         self.flooded = False
-        self.cells: dict[tuple[int, int], np.ndarray] = {}
+        self.cells: Mapping[tuple[int, int], np.ndarray] = {}
         self._fill()
         if not self.has_parse() and not self.flooded:  # CoreNLP's recovery parse
             self.flooded = True
@@ -179,6 +259,10 @@ class Chart:
             self.live[(start, end)] = cell > NEG_INF
 
     def _fill_compiled(self) -> None:
+        sparse = self.n - 1 > DENSE_MAX_WORDS if self.layout is None else self.layout == "sparse"
+        if sparse:
+            self._fill_sparse()
+            return
         from capeval_core.spice.pcfg import kernel
 
         spans = self.spans()
@@ -191,6 +275,48 @@ class Chart:
         r = self.rules
         kernel.fill(chart, row, self.n, *r.by_left, *r.by_child)
         self.cells = {span: chart[k] for k, span in enumerate(spans)}
+
+    def _fill_sparse(self) -> None:
+        from numba.typed import List
+
+        from capeval_core.spice.pcfg import kernel
+
+        n, n_states, r = self.n, len(self.g.states), self.rules
+        lex_start, lex_state, lex_score = self._lexical_entries()
+        col = np.full((n, n_states), NEG_INF, dtype=np.float32)
+        idx, val = List([np.zeros(0, dtype=np.uint16)]), List([np.zeros(0, dtype=np.float32)])
+        off = np.zeros((n + 1, n + 1), dtype=np.int64)
+        n_left = np.zeros((n + 1, n + 1), dtype=np.int32)
+        n_live = np.zeros((n + 1, n + 1), dtype=np.int32)
+        args = (n, col, idx, val, off, n_left, n_live, lex_start, lex_state, lex_score,
+                r.has_left, *r.by_left, *r.by_child)  # fmt: skip
+        if self.progress is None:
+            kernel.fill_columns(1, n + 1, *args)
+        else:  # a column at a time, each taking its share of the work (its spans' splits)
+            work = np.cumsum([1 + end * (end - 1) / 2 for end in range(1, n + 1)])
+            for end in range(1, n + 1):
+                kernel.fill_columns(end, end + 1, *args)
+                self.progress(float(work[end - 1] / work[-1]))
+        del col
+        self.cells = SparseCells(self.spans(), list(idx), list(val), off, n_live, n_states)
+
+    def _lexical_entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each word's tag scores (before unaries) as (state, score) entries, word ``i``'s
+        from ``starts[i]`` to ``starts[i + 1]``."""
+        v = np.empty(len(self.g.states), dtype=np.float32)
+        states, scores, starts = [], [], [0]
+        for start in range(self.n):
+            v.fill(NEG_INF)
+            self._tag_scores(start, v)
+            live = np.flatnonzero(v > NEG_INF)
+            states.append(live)
+            scores.append(v[live])
+            starts.append(starts[-1] + live.size)
+        return (
+            np.array(starts, dtype=np.int64),
+            np.concatenate(states).astype(np.int32),
+            np.concatenate(scores).astype(np.float32),
+        )
 
     def _lexical(self, start: int) -> np.ndarray:
         v = np.full(len(self.g.states), NEG_INF, dtype=np.float32)
