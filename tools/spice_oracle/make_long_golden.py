@@ -1,0 +1,115 @@
+"""Write the long-sentence SPICE golden (``tests/golden/spice-long.json.gz``).
+
+    python -m tools.spice_oracle.make_long_golden OUT.json.gz
+
+Two parts, both from train2014 text (:mod:`.long_captions`):
+
+- ``long``: the ten long candidates (90 to 400 words, each one sentence to the jar) with their
+  references, scored by spice-1.0.jar as coco-caption runs it (``java -Xmx8G ... SpiceScorer
+  IN.json -out OUT.json -detailed -subset -silent``), with ``-threads 1`` so that no two long
+  charts are in the heap at once; per image the jar's counts and F of every category, and the
+  candidate's tuples. The captions are kept as annotation ids (the test rebuilds them).
+- ``fallback``: what the jar gives a sentence whose chart does not fit in its heap, measured
+  at ``-Xmx1200m`` (SpiceOracle.java, Java's serial collector, with which CoreNLP recovers from
+  the OutOfMemoryError; see the SPICE card): per sentence the tokens (word, tag, lemma), the
+  tree and the basic dependencies, and the caption's tuples.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tools import spice_oracle
+from tools.spice_oracle.golden import write_golden
+from tools.spice_oracle.long_captions import long_items
+
+#: the SPICE jar's command, as coco-caption runs it (but one parse thread)
+JAR_COMMAND = "java -Xmx8G -cp CLASSPATH edu.anu.spice.SpiceScorer IN.json -out OUT.json " \
+    "-detailed -subset -silent -threads 1"  # fmt: skip
+#: the heap the fallback records are made at
+FALLBACK_HEAP = "1200m"
+
+
+def fallback_texts() -> list[str]:
+    """Texts with a sentence far too long for ``FALLBACK_HEAP``: four long candidates, one
+    after a short sentence, one with digits and capitals."""
+    items = long_items()
+    texts = [items[k].candidate for k in (6, 7, 8, 9)]
+    texts.append("Two dogs play in the park. " + items[6].candidate)
+    texts.append(items[7].candidate.replace("two", "2").replace(" man ", " John "))
+    return texts
+
+
+def run_jar(items) -> list[dict]:
+    """spice-1.0.jar's ``-detailed`` output on ``items``, in order."""
+    spice_oracle.compile_drivers()
+    payload = [
+        {"image_id": it.image_id, "test": it.candidate, "refs": list(it.references)} for it in items
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "in.json", Path(tmp) / "out.json"
+        src.write_text(json.dumps(payload), encoding="utf-8")
+        command = JAR_COMMAND.split()
+        command[command.index("CLASSPATH")] = spice_oracle.classpath()
+        command[command.index("IN.json")] = str(src)
+        command[command.index("OUT.json")] = str(out)
+        subprocess.run(command, check=True, capture_output=True)
+        return json.loads(out.read_text(encoding="utf-8"))
+
+
+def main() -> None:
+    dst = Path(sys.argv[1])
+    items = long_items()
+    scored = {r["image_id"]: r for r in run_jar(items)}
+    long = []
+    for it in items:
+        r = scored[it.image_id]
+        long.append(
+            {
+                "image_id": it.image_id,
+                "words": len(it.candidate.split()),
+                "candidate_ids": list(it.candidate_ids),
+                "reference_ids": list(it.reference_ids),
+                "scores": {
+                    cat: {k: s[k] for k in ("tp", "fp", "fn", "f")}
+                    for cat, s in r["scores"].items()
+                },
+                "tuples": [t["tuple"] for t in r["test_tuples"]],
+            }
+        )
+    texts = fallback_texts()
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "in.tsv", Path(tmp) / "out.jsonl"
+        src.write_text("".join(f"{k}\t{t}\n" for k, t in enumerate(texts)), encoding="utf-8")
+        spice_oracle.java("edu.anu.spice.SpiceOracle", str(src), str(out), heap=FALLBACK_HEAP)
+        records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    fallback = [
+        {
+            "text": text,
+            "sentences": [
+                {"tokens": s["tokens"], "tree": s["tree"], "basic": s["basic"]}
+                for s in record["sentences"]
+            ],
+            "tuples": record["tuples"],
+        }
+        for text, record in zip(texts, records, strict=True)
+    ]
+    write_golden(
+        dst,
+        {
+            "source": "spice-1.0.jar + CoreNLP 3.6.0 on Java 17",
+            "long_command": JAR_COMMAND,
+            "fallback_command": f"SpiceOracle.java at -Xmx{FALLBACK_HEAP}, -XX:+UseSerialGC",
+            "long": long,
+            "fallback": fallback,
+        },
+    )
+    print(f"{dst}: {len(long)} long captions, {len(fallback)} fallback texts")
+
+
+if __name__ == "__main__":
+    main()
