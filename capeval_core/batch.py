@@ -398,7 +398,7 @@ def _collect_workers(
             for mkey, calls in shared.items():
                 for call in calls:
                     with contextlib.suppress(BrokenProcessPool):
-                        futures[pool.submit(call)] = mkey
+                        futures[pool.submit(_shared_part, mkey, call)] = mkey
                         waiting[mkey] += 1
             shared_sent = True
         if task[0] in held:
@@ -460,4 +460,11 @@ def _score_part(
         with open(batches_file, "rb") as fh:
             _WORKER_BATCHES = (batches_file, pickle.load(fh))
     parts = [b.part(start, stop) for b in _WORKER_BATCHES[1]]
-    return score_metric(metric_key, options, tokenizer, parts)
+    with progress.listening(lambda label: progress.to_parent(f"{metric_key}: {label}")):
+        return score_metric(metric_key, options, tokenizer, parts)
+
+
+def _shared_part(metric_key: str, call: Callable[[], Any]) -> Any:
+    """Runs in a worker: a piece of a metric's shared work, what it reports named after it."""
+    with progress.listening(lambda label: progress.to_parent(f"{metric_key}: {label}")):
+        return call()

@@ -46,7 +46,13 @@ def report(label: str) -> None:
     stack = _stack()
     if stack:
         stack[-1](label)
-    elif _CHANNEL is not None:
+    else:
+        to_parent(label)
+
+
+def to_parent(label: str) -> None:
+    """In a worker process: pass ``label`` to the parent (nothing elsewhere)."""
+    if _CHANNEL is not None:
         with contextlib.suppress(Exception):  # a full or closed queue only loses a message
             _CHANNEL.put_nowait(label)
 
