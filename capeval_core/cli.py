@@ -15,6 +15,7 @@ Images are scored in the order pycocoevalcap's ``COCOEvalCap`` uses (the annotat
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -105,6 +106,17 @@ def check_per_item(path: Path) -> Path:
     if path.suffix.lower() not in (".csv", ".json"):
         raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
     return files.check_output(path, option="--per-item")
+
+
+@contextlib.contextmanager
+def held_warnings() -> Any:
+    """Warnings about the inputs (a blank reference, an image listed twice) shown once every
+    input is read: a run that then refuses an input prints its one error line alone."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CapevalWarning)
+        yield
+    for w in caught:
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def plan_outputs(args: argparse.Namespace, inputs: Sequence[tuple[str, str | None]]) -> None:
@@ -233,8 +245,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
             ("--embeddings file", args.embeddings),
         ],
     )
-    refs = read_references_of(args)
-    batch = load_coco(Path(args.results), refs, limits_of(args))
+    with held_warnings():
+        refs = read_references_of(args)
+        batch = load_coco(Path(args.results), refs, limits_of(args))
     embeddings = None
     if args.embeddings and any(metric_class(k).key in ("wmd", "mean") for k in keys):
         from capeval_core.embeddings import load_embeddings
@@ -327,37 +340,38 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     from capeval_core.stats import pairwise_accuracy, williams_matrix
 
     keys, maybe_external = _correlate_keys(args.metrics)
-    plan_outputs(
-        args,
-        [("--judgments " + ("folder" if Path(args.judgments).is_dir() else "file"),
-          args.judgments), ("--metric-scores file", args.metric_scores)],
-    )  # fmt: skip
+    inputs = [("--judgments file", args.judgments), ("--metric-scores file", args.metric_scores)]
+    plan_outputs(args, inputs)
     for option, value in (("--judgments", args.judgments), ("--metric-scores", args.metric_scores)):
         if value and not Path(value).exists():
             raise InputError(f"{option} {value}: no such file or folder")
     limits = {name: getattr(args, name) for name in LIMIT_FLAGS}
-    jset = load_judgments(args.judgments, args.format, args.preset, **limits)
-    if args.metric_scores:
-        from capeval_core.judgments.external import join_scores_file
+    with held_warnings():
+        jset = load_judgments(args.judgments, args.format, args.preset, **limits)
+        if Path(args.judgments).is_dir():  # the files read from the folder, now known
+            read = [Path(args.judgments) / name for name in jset.source]
+            inputs += [(f"{p.name} of --judgments", str(p)) for p in read if p.is_file()]
+            plan_outputs(args, inputs)
+        if args.metric_scores:
+            from capeval_core.judgments.external import join_scores_file
 
-        jset = join_scores_file(jset, args.metric_scores, max_bytes=limits["max_bytes"])
+            jset = join_scores_file(jset, args.metric_scores, max_bytes=limits["max_bytes"])
     keys += _external_keys(jset, maybe_external)
     check_human(jset, args.human)
+    if jset.kind == "pairwise":
+        from capeval_core.judgments.protocols import label_counts, missing_labels_warning
+
+        if label_counts(jset)[1] == 0:
+            raise InputError(f"{args.format} {args.judgments}: {missing_labels_warning(jset)}")
     print(f"{args.format}: {jset.describe()}", file=sys.stderr)
     for note in jset.notes:
         print(f"note: {note}", file=sys.stderr)
     protocol = None
     if jset.kind == "pairwise":
-        from capeval_core.judgments.protocols import (
-            label_counts,
-            missing_labels_warning,
-            protocol_for,
-        )
+        from capeval_core.judgments.protocols import protocol_for
 
         protocol = protocol_for(jset)
         missing = missing_labels_warning(jset)
-        if missing and label_counts(jset)[1] == 0:
-            raise InputError(f"{args.format} {args.judgments}: {missing}")
         if missing:
             print(f"warning: {missing}", file=sys.stderr)
     n_references, draws = protocol.sampling if protocol is not None else (5, 5)
@@ -670,10 +684,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         args,
         [*(("--results file", r) for r in args.results), ("--annotations file", args.annotations)],
     )
-    refs = read_references_of(args)
-    data = load_systems(
-        args.results, refs, names, on_missing=args.on_missing, limits=limits_of(args)
-    )
+    with held_warnings():
+        refs = read_references_of(args)
+        data = load_systems(
+            args.results, refs, names, on_missing=args.on_missing, limits=limits_of(args)
+        )
     with tqdm(
         total=None,
         desc="capeval compare",

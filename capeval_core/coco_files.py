@@ -184,8 +184,9 @@ class References:
         listed = (
             tuple(i for i in images if isinstance(i, dict)) if isinstance(images, list) else None
         )
+        checked = _checked(refs, source, limits)
         _warn_repeats(data, source)
-        return cls(source, _checked(refs, source, limits), listed, "coco")
+        return cls(source, checked, listed, "coco")
 
     @classmethod
     def from_json(

@@ -472,22 +472,15 @@ def _same_place(a: Path, b: Path) -> bool:
         return False
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(folder.resolve())
-    except (OSError, ValueError):
-        return False
-
-
 def check_outputs(
     outputs: Iterable[tuple[str, str | os.PathLike[str]]],
     inputs: Iterable[tuple[str, str | os.PathLike[str]]] = (),
 ) -> list[Path]:
     """Every output of a run, checked together before any work: each is a file name in a
-    folder that exists and takes a new file (a probe file is made and removed), none is an
-    input of the run (``inputs``: ``(what, path)``; an output inside an input folder counts,
-    since the folder is read whole), and no two share a path. ``outputs`` are
-    ``(option, path)`` pairs; a sidecar is passed as its own pair.
+    folder that exists and takes a new file (a probe file is made and removed), none is a
+    file the run reads (``inputs``: ``(what, path)``; a folder given as an input is passed
+    again, as the files read from it, once they are known), and no two share a path.
+    ``outputs`` are ``(option, path)`` pairs; a sidecar is passed as its own pair.
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -509,11 +502,6 @@ def check_outputs(
             if _same_place(p, q):
                 raise InputError(
                     f"{option} {p} is the {what} this run reads: write the output elsewhere"
-                )
-            if q.is_dir() and _inside(p, q):
-                raise InputError(
-                    f"{option} {p} lies in the folder {q} this run reads ({what}): write the "
-                    "output elsewhere"
                 )
         _probe(p, option)
         seen.append((option, p))

@@ -402,7 +402,7 @@ def graded_cases() -> None:
     case(
         g + "caption-too-long.csv",
         HEADER + f"1,{'a dog ' * 600},a dog,2\n",
-        "1,200 tokens, above the 1,000-token limit.*max_caption_tokens",
+        "1,200 tokens, above the 1,000-token limit.*--max-caption-tokens",
         "item '1', column 'candidate'",
     )
     rec = {"candidate": "a dog", "references": ["a dog runs"], "score": 1}
