@@ -197,7 +197,7 @@ def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
     notes = {r.signature.metric: r.warnings for r in results.values()}
     for metric, metric_notes in notes.items():
         for note in metric_notes:
-            print(f"warning ({metric}): {note}", file=sys.stderr)
+            print(f"warning ({metric}): {files.printable(note)}", file=sys.stderr)
 
 
 def _split_keys(values: Sequence[str]) -> list[str]:
@@ -363,9 +363,9 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
 
         if label_counts(jset)[1] == 0:
             raise InputError(f"{args.format} {args.judgments}: {missing_labels_warning(jset)}")
-    print(f"{args.format}: {jset.describe()}", file=sys.stderr)
+    print(f"{args.format}: {files.printable(jset.describe())}", file=sys.stderr)
     for note in jset.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {files.printable(note)}", file=sys.stderr)
     protocol = None
     if jset.kind == "pairwise":
         from capeval_core.judgments.protocols import protocol_for
@@ -373,7 +373,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         protocol = protocol_for(jset)
         missing = missing_labels_warning(jset)
         if missing:
-            print(f"warning: {missing}", file=sys.stderr)
+            print(f"warning: {files.printable(missing)}", file=sys.stderr)
     n_references, draws = protocol.sampling if protocol is not None else (5, 5)
     with tqdm(total=None, desc="scoring", unit="metric", file=sys.stderr) as bar:
         progress = _bar_progress(bar)
@@ -510,7 +510,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 cells = ("        -" if math.isnan(p) else f"{p:>9.4g}" for p in matrix.pvalues[i])
                 print(f"{a:<{width}}  " + "  ".join(cells))
     for key, msg in scores.skipped.items():
-        print(f"warning: {key} skipped: {msg}", file=sys.stderr)
+        print(f"warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if args.json:
         text = json.dumps(_jsonable(out), indent=1, allow_nan=False)
         if args.json == "-":
@@ -618,10 +618,15 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             "skipped": dict(result.skipped),
         }
         if not args.json:
-            print(f"{result.name} on {source}: {out['n_changed']} of {out['n']} changed")
+            print(
+                f"{result.name} on {files.printable(source)}: {out['n_changed']} of "
+                f"{out['n']} changed"
+            )
             print(summary.drop(columns="signature").to_string(index=False))
             if not corr.empty:
-                print(f"\ncorrelation with human scores ({human_name}), before -> after")
+                print(
+                    f"\ncorrelation with human scores ({files.printable(human_name)}), before -> after"
+                )
                 print(corr.to_string(index=False))
     else:
         if args.candidate is None or not args.reference:
@@ -654,12 +659,14 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             "skipped": {k: str(e) for k, e in errors.items()},
         }
         if not args.json:
-            print(f"original:  {p.original}\nperturbed: {p.perturbed}\n({p.note})")
+            shown = files.printable
+            print(f"original:  {shown(p.original)}\nperturbed: {shown(p.perturbed)}")
+            print(f"({shown(p.note)})")
             for k in scores.before:
                 b, a = scores.before[k], scores.after[k]
                 print(f"{k:<10} {b:.6f} -> {a:.6f}  ({a - b:+.6f})")
     for key, msg in out["skipped"].items():
-        print(f"warning: {key} skipped: {msg}", file=sys.stderr)
+        print(f"warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if args.json:
         print(json.dumps(_jsonable(out), indent=1, allow_nan=False))
     return 0

@@ -39,7 +39,7 @@ from capeval_core.coco_files import (
     read_references,
 )
 from capeval_core.errors import InputError
-from capeval_core.files import Limits, shared_name, text_digest
+from capeval_core.files import Limits, printable, shared_name, text_digest
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
@@ -626,7 +626,7 @@ class SystemsComparison:
         header = ["System", *(f"{label} (± {pct} CI)" for label in labels)]
         rows: list[list[str]] = []
         for s in self.systems:
-            cells = [f"Baseline: {s}" if s == self.baseline else s]
+            cells = [printable(f"Baseline: {s}" if s == self.baseline else s)]
             for k in self.keys:
                 low, high = self.ci[s][k]
                 half = (high - low) / 2
@@ -659,7 +659,7 @@ class SystemsComparison:
         rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
         out = [
             f"capeval {__version__}: {len(self.systems)} systems, {len(self.scores.input):,} "
-            f"images, references from {self.scores.input.reference_source}",
+            f"images, references from {printable(self.scores.input.reference_source)}",
             rule,
             line(header),
             rule.replace("-", "="),
@@ -687,10 +687,11 @@ class SystemsComparison:
         lost = self.dropped_lines()
         if lost:
             out += ["", "Scored on the images every system captions (on-missing: intersect):"]
-            out += [f"  {line}" for line in lost]
+            out += [f"  {printable(line)}" for line in lost]
         out += [
             "",
-            f"Each system against the baseline ({self.baseline}) with {tests}, seed {r.seed}.",
+            f"Each system against the baseline ({printable(self.baseline)}) with {tests}, "
+            f"seed {r.seed}.",
             f"Value ± half the width of its {pct} bootstrap interval over images; Δ = system "
             "minus baseline.",
             "Null hypothesis: the system and the baseline captions come from the same process; "
