@@ -624,9 +624,8 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             )
             print(summary.drop(columns="signature").to_string(index=False))
             if not corr.empty:
-                print(
-                    f"\ncorrelation with human scores ({files.printable(human_name)}), before -> after"
-                )
+                shown = files.printable(human_name)
+                print(f"\ncorrelation with human scores ({shown}), before -> after")
                 print(corr.to_string(index=False))
     else:
         if args.candidate is None or not args.reference:
