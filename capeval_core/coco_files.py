@@ -300,7 +300,7 @@ def _gts(data: dict, source: str, limits: Limits | None) -> References:
     limits = limits or Limits()
     refs: dict[Any, list[str]] = {}
     for key, captions in data.items():
-        fail = files.failer(f"references file {source}, image_id {key!r}")
+        fail = files.failer(f"references file {source}, image_id {canonical_id(key)!r}")
         if not isinstance(captions, list):
             raise fail(
                 "expected a list of captions (the {image_id: [captions]} shape; COCO "
