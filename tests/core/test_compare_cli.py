@@ -360,8 +360,8 @@ def test_score_defaults_to_coco_val2014_like_compare(tmp_path):
 @pytest.mark.parametrize(
     ("references", "message"),
     [
-        ({"1": "a dog"}, "image_id '1': expected a list of captions"),
-        ({"1": ["a dog", 3]}, "image_id '1', record 1, column 'caption': expected text"),
+        ({"1": "a dog"}, "image_id 1: expected a list of captions"),
+        ({"1": ["a dog", 3]}, "image_id 1, record 1, column 'caption': expected text"),
         ({"images": [{"split": "test", "sentences": []}]}, "record 0: missing field 'cocoid'"),
         (
             {"images": [{"split": "test", "cocoid": 1, "sentences": [{"tokens": []}]}]},
