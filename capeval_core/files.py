@@ -449,15 +449,19 @@ def text_digest(text: str) -> str:
 def check_output(path: str | os.PathLike[str], *, option: str = "output") -> Path:
     """The output path, refused where it could not be written: a folder, or in a folder that
     does not exist. Called before the work starts, so a long run does not end in this."""
+    if not str(path):
+        raise InputError(f"{option} is empty: give a file name")
     p = Path(path)
     try:
-        if p.is_dir():
-            raise InputError(f"{option} {p}: this is a folder; give a file name")
-        if not p.parent.is_dir():
-            what = "is not a folder" if p.parent.exists() else "does not exist"
-            raise InputError(f"{option} {p}: the folder {p.parent} {what}")
+        is_dir, parent_is_dir, parent_exists = p.is_dir(), p.parent.is_dir(), p.parent.exists()
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
-        raise InputError(f"{option} {p!r}: not a usable file name ({_reason(exc)})") from None
+        raise InputError(f"{option} {str(p)!r}: not a usable file name ({_reason(exc)})") from None
+    if is_dir:
+        raise InputError(f"{option} {p}: this is a folder; give a file name")
+    if not parent_is_dir and parent_exists:
+        raise InputError(f"{option} {p}: {p.parent} is a file, not a folder")
+    if not parent_is_dir:
+        raise InputError(f"{option} {p}: the folder {p.parent} does not exist")
     return p
 
 
