@@ -1235,6 +1235,13 @@ CLI_WORDS = {
     "the `max_caption_tokens` option": "--max-caption-tokens",
     "the `max_references` option": "--max-references",
     "(give names explicitly)": "(give them with --names)",
+    # keyword arguments the command line has no option for: their suggestion is dropped, or
+    # said as what to do with the files
+    "; name one with `score_columns`": "",
+    ", or pass `file_format`": "",
+    ", or a COCO captions file as `references_from`": "",
+    "pass `references_from` (a Flickr token file or COCO captions JSON)": "put its caption "
+    "file (a Flickr token file or COCO captions JSON) in the folder",
 }
 
 

@@ -19,8 +19,8 @@ References as distributed, one rule each (pycocoevalcap 1.2 measured on each cas
 * an image with no reference at all (``{"42": []}``, ``"sentences": []``) is refused: every
   pycocoevalcap scorer requires one;
 * an image listed twice in a COCO file's ``images`` is scored once, at its first place, as
-  pycocotools indexes it; annotation records that share an ``id`` are each a reference, as
-  pycocotools' ``imgToAnns`` keeps them; both with a warning;
+  pycocotools indexes it, with a warning; annotation records that share an ``id`` are each a
+  reference, as pycocotools' ``imgToAnns`` keeps them;
 * an image twice in one split of a Karpathy file is refused with both records: that is no
   file Karpathy distributed, and merging the two records' sentences would be a guess.
 
@@ -224,32 +224,31 @@ def _kind(data: Any) -> str:
 
 
 def _warn_repeats(data: dict, source: str) -> None:
-    """Images listed twice, annotation ids used twice: read as pycocotools reads them (see
-    the module), and said."""
+    """Images listed twice: read as pycocotools reads them (see the module), and said, since
+    a file listing its images twice is often two files joined, whose annotations then count
+    twice too (in pycocoevalcap as here). Annotation ids used twice are not said: many
+    files number each image's captions from 0, and pycocoevalcap's references do not depend
+    on the ids."""
     import warnings
 
     from capeval_core.errors import CapevalWarning
 
-    for key, what, how in (
-        ("images", "image id", "scored once, at its first place, as pycocotools indexes it"),
-        ("annotations", "annotation id", "each record is a reference, as pycocotools keeps them"),
-    ):
-        rows = data.get(key)
-        if not isinstance(rows, list):
-            continue
-        counts: dict[Any, int] = {}
-        for row in rows:
-            if isinstance(row, dict) and isinstance(row.get("id"), int | str):
-                counts[row["id"]] = counts.get(row["id"], 0) + 1
-        twice = [k for k, n in counts.items() if n > 1]
-        if twice:
-            shown = ", ".join(map(repr, twice[:5])) + (" ..." if len(twice) > 5 else "")
-            warnings.warn(
-                f"annotations file {source}, list {key!r}: {len(twice):,} {what}(s) appear more "
-                f"than once ({shown}); {how}",
-                CapevalWarning,
-                stacklevel=3,
-            )
+    rows = data.get("images")
+    if not isinstance(rows, list):
+        return
+    counts: dict[Any, int] = {}
+    for row in rows:
+        if isinstance(row, dict) and isinstance(row.get("id"), int | str):
+            counts[row["id"]] = counts.get(row["id"], 0) + 1
+    twice = [k for k, n in counts.items() if n > 1]
+    if twice:
+        shown = ", ".join(map(repr, twice[:5])) + (" ..." if len(twice) > 5 else "")
+        warnings.warn(
+            f"annotations file {source}, list 'images': {len(twice):,} image id(s) appear more "
+            f"than once ({shown}); scored once, at its first place, as pycocotools indexes it",
+            CapevalWarning,
+            stacklevel=3,
+        )
 
 
 def _checked(

@@ -86,7 +86,7 @@ def test_annotation_ids_used_twice_are_each_a_reference(tmp_path):
     anns = [*ANNS, dict(ANNS[1])]  # the record repeated: pycocotools' imgToAnns keeps both
     corpus, err = _score(tmp_path, anns)
     plain, _ = _score(tmp_path, [*ANNS, dict(ANNS[1], id=99)])
-    assert corpus == plain and "1 annotation id(s) appear more than once (2)" in err
+    assert corpus == plain and err == ""  # ids numbered per image are common and harmless
 
 
 # -- outputs --------------------------------------------------------------------------------

@@ -109,6 +109,8 @@ def test_malformed_input_gives_one_clear_line(rel, tmp_path):
     assert len(lines) == 1, err
     line = lines[0]
     assert re.match(expected.get("prefix", "capeval: error: "), line), line
+    # in the command line's words: no keyword argument of the library (`token_file`)
+    assert not re.search(r"`[a-z]+_[a-z_]+`", line), line
     assert "Traceback" not in err
     assert (expected.get("names") or Path(rel).name) in line, line
     assert re.search(expected["message"], line), line
