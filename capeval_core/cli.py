@@ -275,6 +275,8 @@ def _jsonable(value: Any) -> Any:
     """NaN -> None, recursively (the correlate JSON contract says null)."""
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value

@@ -212,11 +212,12 @@ def test_constant_external_metric_is_reported_and_left_out_of_williams(tmp_path)
     out = tmp_path / "out.json"
     code, _, err = _run(
         "correlate", "--judgments", THUMB, "--format", "thumb", "--metrics", "bleu_1",
-        "--metric-scores", scores, "--workers", "0", "--json", out,
+        "--metric-scores", scores, "--workers", "0", "--json", out, "--resamples", "5",
     )  # fmt: skip
     assert code == 0, err
     data = json.loads(out.read_text())
     assert "warning: flat is constant (0.5 for all 40 values)" in err
+    assert data["intervals"]["flat"]["pearson"] == [None, None]  # NaN bounds are null
     assert all(v is None for v in data["correlations"]["flat"].values())
     assert "flat" not in data["williams"] and "varied" in data["williams"]
 
