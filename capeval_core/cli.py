@@ -688,6 +688,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.table and args.json == "-":
         raise InputError("--table and --json - both print on stdout: write the JSON to a file")
     names = _names(args.names, args.results)
+    for i, path in enumerate(args.results):
+        for earlier in args.results[:i]:
+            if files.same_place(Path(path), Path(earlier)):
+                raise InputError(
+                    f"--results lists {path} twice (as {earlier} too): compare different "
+                    "systems' files"
+                )
     plan_outputs(
         args,
         [*(("--results file", r) for r in args.results), ("--annotations file", args.annotations)],

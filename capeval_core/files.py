@@ -465,7 +465,7 @@ def check_output(path: str | os.PathLike[str], *, option: str = "output") -> Pat
     return p
 
 
-def _same_place(a: Path, b: Path) -> bool:
+def same_place(a: Path, b: Path) -> bool:
     """Whether two paths name one file (the same inode where both exist, else the same
     resolved path: a link, ``./x`` and ``x`` are one place)."""
     try:
@@ -500,10 +500,10 @@ def check_outputs(
     for option, path in outputs:
         p = check_output(path, option=option)
         for other, q in seen:
-            if _same_place(p, q):
+            if same_place(p, q):
                 raise InputError(f"{other} and {option} both write {p}: give each its own file")
         for what, q in given:
-            if _same_place(p, q):
+            if same_place(p, q):
                 raise InputError(
                     f"{option} {p} is the {what} this run reads: write the output elsewhere"
                 )

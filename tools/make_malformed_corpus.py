@@ -1026,6 +1026,13 @@ def option_cases() -> None:
         prefix=cli,
     )
     opt(
+        "compare-same-file-twice.json",
+        ["compare", "--results", "{case}", "{case}", "--annotations", GOOD_ANN],
+        "--results lists .* twice",
+        "--results",
+        prefix=cli,
+    )
+    opt(
         "compare-names-twice.json",
         [*compare, "--names", "a,a"],
         "--names: 'a' is given twice",
