@@ -660,9 +660,7 @@ class SystemsComparison:
         some out, over the images every system scored with it."""
         if not any(self.on_compared.values()):
             return self.scores.corpus
-        return {
-            s: {**self.scores.corpus[s], **self.on_compared.get(s, {})} for s in self.systems
-        }
+        return {s: {**self.scores.corpus[s], **self.on_compared.get(s, {})} for s in self.systems}
 
     def n_compared(self, key: str) -> int:
         """How many images ``key``'s values, intervals and tests are over."""
@@ -673,6 +671,35 @@ class SystemsComparison:
         """``{key: {system: {image_id: reason}}}`` for the keys whose metric left images out."""
         out = {k: self.scores.left_out(k) for k in self.keys}
         return {k: v for k, v in out.items() if v}
+
+    def left_out_warnings(self, shown: int = 5) -> list[str]:
+        """One line per metric that could not score some images: which (for any system;
+        ``shown`` ids, none with 0) and on how many images its values, intervals and tests
+        are (the CLI's stderr; the page's warning, the ids then given as text)."""
+        lines = []
+        done: set[str] = set()
+        ids = self.scores.input.image_ids
+        for key in self.left_out():
+            metric = metric_class(key)
+            if metric.key in done:
+                continue
+            done.add(metric.key)
+            label = metric.label(metric.primary_key())
+            rows = set(self.scores.compared[metric.key])
+            gone = [ids[i] for i in range(len(ids)) if i not in rows]
+            listed = ", ".join(map(str, gone[:shown]))
+            more = f" ... ({len(gone) - shown:,} more)" if len(gone) > shown else ""
+            which = (
+                f"image ids {listed}{more}; reasons in the report and the JSON"
+                if shown
+                else "which and why below"
+            )
+            lines.append(
+                f"{label} could not score {len(gone):,} of {len(ids):,} images for some "
+                f"system ({which}): its values, intervals and tests use the {len(rows):,} "
+                "images every system scored"
+            )
+        return lines
 
     def left_out_lines(self, shown: int = 5) -> list[str]:
         """What each metric that could not score some images left out and why, one line per

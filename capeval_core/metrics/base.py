@@ -354,9 +354,7 @@ class Metric(ABC):
             for note in notes if warn else ():
                 warnings.warn(note, DegenerateCorpusWarning, stacklevel=4)
             scored = []
-            for i, (value, details) in zip(
-                kept, self.score_items(sub, sub_prepared), strict=True
-            ):
+            for i, (value, details) in zip(kept, self.score_items(sub, sub_prepared), strict=True):
                 scores = value if isinstance(value, Mapping) else {key: float(value)}
                 scored.append(SegmentScore(i, key, scores, details))
             segments.update((s.index, s) for s in scored)

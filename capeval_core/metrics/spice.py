@@ -286,8 +286,7 @@ class Spice(Metric):
             longest = max((len(s) for s in sentences(corenlp_words(text))), default=0)
             if longest > limit:
                 out[text] = (
-                    f"a sentence of {longest} words, over the limit of {limit} "
-                    "(max_sentence_words)"
+                    f"a sentence of {longest} words, over the limit of {limit} (max_sentence_words)"
                 )
         return out
 
