@@ -105,7 +105,8 @@ def test_correlations_page_uses_the_items_every_metric_scored() -> None:
         f"statistics here use the {n - 1} items every metric scored."
     ) in [w.value for w in at.warning]
     text = "\n".join(t.value for t in at.text)
-    assert f"SPICE left out 1 of {n} items (not scored): {items[7].id} (candidate: a sentence" in text
+    line = f"SPICE left out 1 of {n} items (not scored): {items[7].id} (candidate: a sentence"
+    assert line in text
     table = next(df.value for df in at.dataframe if "95% CI low" in df.value.columns)
     assert set(table["metric"]) >= {"bleu_4", "spice"}
     assert set(table["n"]) == {n - 1}
