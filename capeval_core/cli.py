@@ -248,8 +248,10 @@ def _cmd_score(args: argparse.Namespace) -> int:
         out = {
             "corpus": {k: r.value for k, r in results.items()},
             "signatures": {k: str(r.signature) for k, r in results.items()},
-            "left_out": left_out_json(results, batch.image_ids),
         }
+        left_out = left_out_json(results, batch.image_ids)
+        if left_out:  # only then: the JSON of a run that scored everything stays as it was
+            out["left_out"] = left_out
         print(json.dumps(_jsonable(out), indent=1))
     else:
         _print_table(results, len(batch.image_ids))
@@ -413,7 +415,6 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 k: accuracy_signature(scores.signatures[k], full, **knobs) for k in scores.keys
             },
             "preset": jset.preset,
-            "left_out": left_json,
         }
         cats = list(next(iter(accuracy.values()))) if accuracy else []
         width = max([len(k) for k in accuracy] + [6])
@@ -465,7 +466,6 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         out = {
             "n_rows": len(full),
             "dropped": dict(jset.dropped),
-            "left_out": left_json,
             "level": args.level,
             "correlations": correlations,
             "williams": williams,
@@ -496,6 +496,8 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 print(f"{a:<{width}}  " + "  ".join(cells))
     for key, msg in scores.skipped.items():
         print(f"warning: {key} skipped: {msg}", file=sys.stderr)
+    if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was
+        out["left_out"] = left_json
     if args.json:
         text = json.dumps(_jsonable(out), indent=1, allow_nan=False)
         if args.json == "-":

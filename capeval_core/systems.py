@@ -731,11 +731,11 @@ class SystemsComparison:
         return f"{self.scores.signatures[key]}|{self.resampling}"
 
     def as_dict(self) -> dict[str, Any]:
-        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped",
-        "left_out"}`` (NaN as None); ``dropped[system]`` is ``{"n", "image_ids"}``, the
-        images of its file left out because another system does not caption them;
-        ``left_out[key]``, for a key whose metric could not score some images, is ``{"n",
-        "image_ids", "n_compared", "reasons"}``: the images left out of its comparison, how
+        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"}``
+        (NaN as None); ``dropped[system]`` is ``{"n", "image_ids"}``, the images of its file
+        left out because another system does not caption them. When a metric could not
+        score some images, ``left_out[key]`` too, for each of its keys: ``{"n",
+        "image_ids", "n_compared", "reasons"}``, the images left out of its comparison, how
         many are compared, and ``{"system", "image_id", "reason"}`` per image a system lost."""
         out = {
             "systems": list(self.systems),
@@ -758,13 +758,12 @@ class SystemsComparison:
                 s: {"n": len(lost), "image_ids": list(lost)}
                 for s, lost in zip(self.systems, self._lost(), strict=True)
             },
-            "left_out": {},
         }
         ids = self.scores.input.image_ids
         for key, per_system in self.left_out().items():
             rows = set(self.scores.compared[metric_class(key).key])
             gone = [ids[i] for i in range(len(ids)) if i not in rows]
-            out["left_out"][key] = {
+            out.setdefault("left_out", {})[key] = {
                 "n": len(gone),
                 "image_ids": gone,
                 "n_compared": len(rows),

@@ -374,7 +374,7 @@ def test_cli_score_without_a_limit_lists_nothing(tmp_path, capsys):
     argv = ["score", "--results", str(res), "--annotations", str(ann), "--metrics", "spice"]
     assert main([*argv, "--json"]) == 0
     out = capsys.readouterr()
-    assert json.loads(out.out)["left_out"] == {} and "warning" not in out.err
+    assert set(json.loads(out.out)) == {"corpus", "signatures"} and "warning" not in out.err
 
 
 def test_cli_compare_warns_and_writes_the_left_out_images(tmp_path, capsys):
@@ -433,3 +433,13 @@ def test_cli_correlate_uses_the_common_items_and_says_so(tmp_path, capsys):
     bleu = score_many(["bleu_4"], [r["candidate"] for r in kept], [r["references"] for r in kept])
     expected = stats.pearsonr(bleu["bleu_4"].segment_values(), [r["score"] for r in kept])
     assert data["correlations"]["bleu_4"]["pearson"] == pytest.approx(expected.statistic)
+
+
+def test_one_caption_a_metric_cannot_score_is_named_and_the_others_score():
+    """Compare captions' call: the metric that left the caption out says why, as a metric
+    that could not run does; the others score it."""
+    from capeval_core.api import score_caption
+
+    got = score_caption(["bleu_1", "spice"], LONG, ["a dog"], options=SPICE_LIMIT)
+    assert list(got.results) == ["bleu_1"]
+    assert got.errors == {"spice": f"SPICE could not score this caption: candidate: {OVER}"}
