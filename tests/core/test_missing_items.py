@@ -23,6 +23,7 @@ from capeval_core.metrics.cider import CiderD
 from capeval_core.metrics.meteor import Meteor
 from capeval_core.metrics.spice import Spice
 from capeval_core.resources import coco_caption_sets
+from tests.conftest import requires_java
 
 #: a made-up caption of one 100-word sentence (the kind a detailed captioner writes)
 LONG = " ".join(["a man and a dog"] * 20)
@@ -146,6 +147,41 @@ def test_pooled_metrics_without_an_item_are_the_metric_on_the_others(cls):
     # resampling covers the scored items, and recomputes the corpus value bit for bit
     resampled = cls().resampling(result, make_batch(cands, refs))
     assert len(resampled) == len(kept) and resampled.point() == dict(result.corpus)
+
+
+@pytest.mark.slow
+@requires_java
+def test_pooled_values_without_items_are_coco_captions_on_the_files_without_them():
+    """The oracle: pycocoevalcap 1.2 (Java PTB tokenizer, BLEU, CIDEr-D, the METEOR 1.5 jar)
+    run on the files with the left-out items removed gives the corpus values capeval gives
+    when those items are left out."""
+    import contextlib
+    import io
+
+    from pycocoevalcap.bleu.bleu import Bleu as CocoBleu
+    from pycocoevalcap.cider.cider import Cider as CocoCider
+    from pycocoevalcap.meteor.meteor import Meteor as CocoMeteor
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    _, cands, refs = _dataset(40, long_at=())
+    left = {2: "a limit", 17: "a limit", 33: "a limit"}
+    kept = [i for i in range(40) if i not in left]
+    gts = {i: [{"caption": r} for r in refs[i]] for i in kept}
+    res = {i: [{"caption": cands[i]}] for i in kept}
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        tok = PTBTokenizer()
+        gts_t, res_t = tok.tokenize(gts), tok.tokenize(res)
+        bleu, _ = CocoBleu(4).compute_score(gts_t, res_t)
+        meteor, _ = CocoMeteor().compute_score(gts_t, res_t)
+    cider, _ = CocoCider().compute_score(gts_t, res_t)
+    batch = make_batch(cands, refs)
+    got = {
+        cls.key: _leaving_out(cls, left)().score_batch(batch, warn=False)
+        for cls in (Bleu, CiderD, Meteor)
+    }
+    # bit for bit (measured: every difference 0.0)
+    assert got["bleu"].corpus == {f"bleu_{k + 1}": bleu[k] for k in range(4)}
+    assert got["cider_d"].value == cider and got["meteor"].value == meteor
 
 
 # -- the engine and its cache ----------------------------------------------------------------------
