@@ -151,7 +151,8 @@ def score_metric(
     """Every reported key of one metric over one or more batches: (batches, items); and,
     under ``STATISTICS_PREFIX``, the metric's sufficient statistics (batches, items, ...)."""
     metric = metric_class(metric_key)(tokenizer=tokenizer, **dict(options))
-    out: dict[str, list[list[float]]] = {}
+    out: dict[str, list[Any]] = {}
+    statistics: list[dict[str, np.ndarray]] = []
     reasons: list[list[str]] = []
     # Only the values are kept: each result (with its evidence, hundreds of thousands of
     # objects) is freed before the garbage collector resumes, which would otherwise scan it
@@ -165,14 +166,20 @@ def score_metric(
                 out.setdefault(k, []).append(result.segment_values(k))
             # what resampling needs beyond the values (BLEU's and METEOR's statistics), of
             # the scored items; NaN rows for the others
-            for name, rows in _statistics_rows(metric, result).items():
-                out.setdefault(STATISTICS_PREFIX + name, []).append(rows)
+            statistics.append(_statistics_rows(metric, result))
             reasons.append([s.missing or "" for s in result.segments])
             del result
         if _IN_WORKER:
             # What a worker holds now is resources and caches, alive until it exits: frozen,
             # the collector never rescans them (~2 s per worker over the 17,000-row bench).
             gc.freeze()
+    # a batch whose items were all left out has no statistics: NaN rows, shaped as another's
+    for name in dict.fromkeys(k for rows in statistics for k in rows):
+        shape = next(rows[name].shape for rows in statistics if name in rows)
+        out[STATISTICS_PREFIX + name] = [
+            rows[name] if name in rows else np.full((len(batches[b]), *shape[1:]), np.nan)
+            for b, rows in enumerate(statistics)
+        ]
     values = {k: np.asarray(v, dtype=float) for k, v in out.items()}
     if any(r for row in reasons for r in row):
         values[MISSING] = np.asarray(reasons, dtype=str)

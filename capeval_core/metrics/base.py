@@ -1,8 +1,9 @@
 """The Metric base class, input validation and the tokenized batch every metric scores.
 
 Authors implement :meth:`Metric.segment` (and optionally :meth:`Metric.prepare` for corpus
-statistics and :meth:`Metric.aggregate` when the corpus value is not the mean of the items).
-Callers use :meth:`Metric.score`.
+statistics, :meth:`Metric.aggregate` when the corpus value is not the mean of the items, and
+:meth:`Metric.unscorable` when some item may be beyond it: such items are left out with the
+reason, the others scored as a set of their own). Callers use :meth:`Metric.score`.
 """
 
 from __future__ import annotations

@@ -385,6 +385,38 @@ def test_systems_where_a_metric_scored_nothing_in_common():
     json.dumps(comparison.as_dict(), allow_nan=False)
 
 
+def test_a_system_whose_every_image_is_left_out_keeps_the_others_values():
+    """One system's captions all over the limit, scored in one batch with the others (their
+    SPICE categories' statistics beside): that system has no value, the others keep theirs."""
+    from capeval_core.systems import References, compare_systems, load_systems, score_systems
+
+    sets = _sets(8)
+    refs = References("test", {s.image_id: tuple(s.references[2:]) for s in sets}, None)
+    rows = {
+        "a": [s.candidate for s in sets],
+        "b": [LONG for _ in sets],
+        "c": [s.references[1] for s in sets],
+    }
+    data = load_systems(
+        [
+            (f"{n}.json", json.dumps([{"image_id": s.image_id, "caption": c}
+                                      for s, c in zip(sets, caps, strict=True)]).encode())
+            for n, caps in rows.items()
+        ],
+        refs,
+    )  # fmt: skip
+    scores = score_systems(data, ["spice", "spice_object"], options=SPICE_LIMIT)
+    assert math.isnan(scores.corpus["b"]["spice"]) and len(scores.missing["b"]["spice"]) == 8
+    for name in ("a", "c"):
+        alone = Spice().score(rows[name], [list(s.references[2:]) for s in sets])
+        assert scores.corpus[name]["spice"] == alone.value
+        assert scores.corpus[name]["spice_object"] == alone.details.categories["Object"][2]
+    comparison = compare_systems(scores, n_resamples=20, n_trials=20)
+    assert comparison.n_compared("spice") == 0 and "SPICE of b left out 8 of 8" in (
+        comparison.format_table()
+    )
+
+
 # -- the command line ------------------------------------------------------------------------------
 
 
