@@ -236,8 +236,10 @@ def test_limits_are_named_by_their_flags_and_compare_accepts_them(tmp_path):
         )
         assert code == 2 and "(raise it with --max-caption-tokens" in err
         assert "`max_caption_tokens`" not in err and err.count("\n") == 1
+    other = tmp_path / "other.json"
+    other.write_text(long.read_text())
     code, _, err = _run(
-        "compare", "--results", long, long, "--names", "a,b", "--annotations", ann,
+        "compare", "--results", long, other, "--annotations", ann,
         "--max-caption-tokens", "10", "--metrics", "bleu_4", "--resamples", "10", "--workers", "0",
     )  # fmt: skip
     assert code == 0, err
