@@ -583,7 +583,7 @@ def caption_cell(row: Row, path: str | os.PathLike[str], column: str) -> str:
     >>> caption_cell(Row(1, {"hyp": None}), "t.jsonl", "hyp")
     Traceback (most recent call last):
     ...
-    capeval_core.judgments.base.JudgmentFormatError: t.jsonl, line 1, column 'hyp': \
+    capeval_core.errors.JudgmentFormatError: t.jsonl, line 1, column 'hyp': \
 expected text, got null
     """
     from capeval_core.files import json_kind
