@@ -1,6 +1,8 @@
 """Write the long-sentence SPICE golden (``tests/golden/spice-long.json.gz``).
 
-    python -m tools.spice_oracle.make_long_golden OUT.json.gz
+    python -m tools.spice_oracle.make_long_golden OUT.json.gz [long|fallback]
+
+(one part only: the other is kept from OUT.json.gz as it is)
 
 Two parts, both from train2014 text (:mod:`.long_captions`):
 
@@ -17,6 +19,7 @@ Two parts, both from train2014 text (:mod:`.long_captions`):
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -61,14 +64,14 @@ def run_jar(items) -> list[dict]:
         return json.loads(out.read_text(encoding="utf-8"))
 
 
-def main() -> None:
-    dst = Path(sys.argv[1])
+def long_part() -> list[dict]:
+    """The jar's scores and candidate tuples of the ten long captions."""
     items = long_items()
     scored = {r["image_id"]: r for r in run_jar(items)}
-    long = []
+    out = []
     for it in items:
         r = scored[it.image_id]
-        long.append(
+        out.append(
             {
                 "image_id": it.image_id,
                 "words": len(it.candidate.split()),
@@ -81,13 +84,18 @@ def main() -> None:
                 "tuples": [t["tuple"] for t in r["test_tuples"]],
             }
         )
+    return out
+
+
+def fallback_part() -> list[dict]:
+    """The jar's record of each of :func:`fallback_texts` at ``FALLBACK_HEAP``."""
     texts = fallback_texts()
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "in.tsv", Path(tmp) / "out.jsonl"
         src.write_text("".join(f"{k}\t{t}\n" for k, t in enumerate(texts)), encoding="utf-8")
         spice_oracle.java("edu.anu.spice.SpiceOracle", str(src), str(out), heap=FALLBACK_HEAP)
         records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    fallback = [
+    return [
         {
             "text": text,
             "sentences": [
@@ -98,17 +106,26 @@ def main() -> None:
         }
         for text, record in zip(texts, records, strict=True)
     ]
-    write_golden(
-        dst,
-        {
-            "source": "spice-1.0.jar + CoreNLP 3.6.0 on Java 17",
-            "long_command": JAR_COMMAND,
-            "fallback_command": f"SpiceOracle.java at -Xmx{FALLBACK_HEAP}, -XX:+UseSerialGC",
-            "long": long,
-            "fallback": fallback,
-        },
+
+
+def main() -> None:
+    dst = Path(sys.argv[1])
+    parts = sys.argv[2:] or ["long", "fallback"]
+    payload = {"long": [], "fallback": []}
+    if dst.is_file():
+        with gzip.open(dst, "rt", encoding="utf-8") as fh:
+            payload.update(json.load(fh))
+    if "long" in parts:
+        payload["long"] = long_part()
+    if "fallback" in parts:
+        payload["fallback"] = fallback_part()
+    payload.update(
+        source="spice-1.0.jar + CoreNLP 3.6.0 on Java 17",
+        long_command=JAR_COMMAND,
+        fallback_command=f"SpiceOracle.java at -Xmx{FALLBACK_HEAP}, -XX:+UseSerialGC",
     )
-    print(f"{dst}: {len(long)} long captions, {len(fallback)} fallback texts")
+    write_golden(dst, payload)
+    print(f"{dst}: {len(payload['long'])} long captions, {len(payload['fallback'])} fallback texts")
 
 
 if __name__ == "__main__":
