@@ -1,16 +1,18 @@
 """Write the long-sentence SPICE golden (``tests/golden/spice-long.json.gz``).
 
-    python -m tools.spice_oracle.make_long_golden OUT.json.gz [long|fallback]
+    python -m tools.spice_oracle.make_long_golden OUT.json.gz [long|fallback] [--up-to N]
 
-(one part only: the other is kept from OUT.json.gz as it is)
+(one part only: the other is kept from OUT.json.gz as it is; ``--up-to N``: the long
+captions of at most N words only)
 
 Two parts, both from train2014 text (:mod:`.long_captions`):
 
 - ``long``: the ten long candidates (90 to 400 words, each one sentence to the jar) with their
-  references, scored by spice-1.0.jar as coco-caption runs it (``java -Xmx8G ... SpiceScorer
-  IN.json -out OUT.json -detailed -subset -silent``), with ``-threads 1`` so that no two long
-  charts are in the heap at once; per image the jar's counts and F of every category, and the
-  candidate's tuples. The captions are kept as annotation ids (the test rebuilds them).
+  references, scored by spice-1.0.jar as coco-caption runs it (``java ... SpiceScorer IN.json -out
+  OUT.json -detailed -subset -silent``), with ``-threads 1`` so that no two long charts are
+  in the heap at once, and ``-Xmx5G`` (:data:`JAR_COMMAND`); per image the jar's counts and
+  F of every category, and the candidate's tuples. The captions are kept as annotation ids
+  (the test rebuilds them).
 - ``fallback``: what the jar gives a sentence whose chart does not fit in its heap, measured
   at ``-Xmx1200m`` (SpiceOracle.java, Java's serial collector, with which CoreNLP recovers from
   the OutOfMemoryError; see the SPICE card): per sentence the tokens (word, tag, lemma), the
@@ -30,9 +32,12 @@ from tools import spice_oracle
 from tools.spice_oracle.golden import write_golden
 from tools.spice_oracle.long_captions import long_items
 
-#: the SPICE jar's command, as coco-caption runs it (but one parse thread)
-JAR_COMMAND = "java -Xmx8G -cp CLASSPATH edu.anu.spice.SpiceScorer IN.json -out OUT.json " \
-    "-detailed -subset -silent -threads 1"  # fmt: skip
+#: the SPICE jar's command, as coco-caption runs it but with one parse thread and a 5 GB heap
+#: (its parses do not depend on the heap while their charts fit: 4.3 GB at 400 words)
+JAR_COMMAND = (
+    "java -Xmx5G -cp CLASSPATH edu.anu.spice.SpiceScorer IN.json -out OUT.json "
+    "-detailed -subset -silent -threads 1"
+)
 #: the heap the fallback records are made at
 FALLBACK_HEAP = "1200m"
 
@@ -64,9 +69,9 @@ def run_jar(items) -> list[dict]:
         return json.loads(out.read_text(encoding="utf-8"))
 
 
-def long_part() -> list[dict]:
-    """The jar's scores and candidate tuples of the ten long captions."""
-    items = long_items()
+def long_part(up_to: int) -> list[dict]:
+    """The jar's scores and candidate tuples of the long captions of at most ``up_to`` words."""
+    items = [it for it in long_items() if len(it.candidate.split()) <= up_to]
     scored = {r["image_id"]: r for r in run_jar(items)}
     out = []
     for it in items:
@@ -109,14 +114,19 @@ def fallback_part() -> list[dict]:
 
 
 def main() -> None:
-    dst = Path(sys.argv[1])
-    parts = sys.argv[2:] or ["long", "fallback"]
+    dst, args = Path(sys.argv[1]), sys.argv[2:]
+    up_to = 10**9
+    if "--up-to" in args:
+        at = args.index("--up-to")
+        up_to = int(args[at + 1])
+        del args[at : at + 2]
+    parts = args or ["long", "fallback"]
     payload = {"long": [], "fallback": []}
     if dst.is_file():
         with gzip.open(dst, "rt", encoding="utf-8") as fh:
             payload.update(json.load(fh))
     if "long" in parts:
-        payload["long"] = long_part()
+        payload["long"] = long_part(up_to)
     if "fallback" in parts:
         payload["fallback"] = fallback_part()
     payload.update(
