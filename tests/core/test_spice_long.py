@@ -131,13 +131,14 @@ def test_a_deep_tree_of_a_long_sentence_is_converted_within_pythons_recursion_li
 
 
 @pytest.mark.slow
-def test_long_captions_get_the_jars_spice():
+def test_long_captions_get_the_jars_spice(tmp_path, monkeypatch):
     """The golden's long captions of up to 163 words (the longer ones cost minutes each:
     ``python -m bench spice_long`` compares all ten with the jar itself), rebuilt from
     train2014 and scored by capeval: per category the jar's counts and F."""
     from capeval_core.metrics.spice import Spice
     from tools.spice_oracle.long_captions import long_items
 
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))  # parsed now, not read back
     by_image = {r["image_id"]: r for r in golden()["long"]}
     checked = 0
     for item in long_items():
