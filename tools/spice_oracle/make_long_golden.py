@@ -1,9 +1,10 @@
 """Write the long-sentence SPICE golden (``tests/golden/spice-long.json.gz``).
 
     python -m tools.spice_oracle.make_long_golden OUT.json.gz [long|fallback] [--up-to N]
+        [--over N]
 
-(one part only: the other is kept from OUT.json.gz as it is; ``--up-to N``: the long
-captions of at most N words only)
+(one part only: the other is kept from OUT.json.gz as it is; ``--up-to N`` / ``--over N``:
+the long captions of at most / more than N words only, the others kept)
 
 Two parts, both from train2014 text (:mod:`.long_captions`):
 
@@ -69,9 +70,10 @@ def run_jar(items) -> list[dict]:
         return json.loads(out.read_text(encoding="utf-8"))
 
 
-def long_part(up_to: int) -> list[dict]:
-    """The jar's scores and candidate tuples of the long captions of at most ``up_to`` words."""
-    items = [it for it in long_items() if len(it.candidate.split()) <= up_to]
+def long_part(up_to: int, over: int) -> list[dict]:
+    """The jar's scores and candidate tuples of the long captions of more than ``over`` and at
+    most ``up_to`` words."""
+    items = [it for it in long_items() if over < len(it.candidate.split()) <= up_to]
     scored = {r["image_id"]: r for r in run_jar(items)}
     out = []
     for it in items:
@@ -115,18 +117,23 @@ def fallback_part() -> list[dict]:
 
 def main() -> None:
     dst, args = Path(sys.argv[1]), sys.argv[2:]
-    up_to = 10**9
-    if "--up-to" in args:
-        at = args.index("--up-to")
-        up_to = int(args[at + 1])
-        del args[at : at + 2]
+    bounds = {"--up-to": 10**9, "--over": 0}
+    for flag in bounds:
+        if flag in args:
+            at = args.index(flag)
+            bounds[flag] = int(args[at + 1])
+            del args[at : at + 2]
     parts = args or ["long", "fallback"]
     payload = {"long": [], "fallback": []}
     if dst.is_file():
         with gzip.open(dst, "rt", encoding="utf-8") as fh:
             payload.update(json.load(fh))
     if "long" in parts:
-        payload["long"] = long_part(up_to)
+        fresh = {r["image_id"]: r for r in long_part(bounds["--up-to"], bounds["--over"])}
+        kept = {r["image_id"]: r for r in payload["long"] if r["image_id"] not in fresh}
+        order = [it.image_id for it in long_items()]
+        merged = {**kept, **fresh}
+        payload["long"] = [merged[i] for i in order if i in merged]
     if "fallback" in parts:
         payload["fallback"] = fallback_part()
     payload.update(
