@@ -1,7 +1,7 @@
 """Write the long-sentence SPICE golden (``tests/golden/spice-long.json.gz``).
 
     python -m tools.spice_oracle.make_long_golden OUT.json.gz [long|fallback] [--up-to N]
-        [--over N]
+        [--over N] [--heap 8G]
 
 (one part only: the other is kept from OUT.json.gz as it is; ``--up-to N`` / ``--over N``:
 the long captions of at most / more than N words only, the others kept)
@@ -11,7 +11,7 @@ Two parts, both from train2014 text (:mod:`.long_captions`):
 - ``long``: the ten long candidates (90 to 400 words, each one sentence to the jar) with their
   references, scored by spice-1.0.jar as coco-caption runs it (``java ... SpiceScorer IN.json -out
   OUT.json -detailed -subset -silent``), with ``-threads 1`` so that no two long charts are
-  in the heap at once, and ``-Xmx5G`` (:data:`JAR_COMMAND`); per image the jar's counts and
+  in the heap at once (:data:`JAR_COMMAND`); per image the jar's counts and
   F of every category, and the candidate's tuples. The captions are kept as annotation ids
   (the test rebuilds them).
 - ``fallback``: what the jar gives a sentence whose chart does not fit in its heap, measured
@@ -33,10 +33,11 @@ from tools import spice_oracle
 from tools.spice_oracle.golden import write_golden
 from tools.spice_oracle.long_captions import long_items
 
-#: the SPICE jar's command, as coco-caption runs it but with one parse thread and a 5 GB heap
-#: (its parses do not depend on the heap while their charts fit: 4.3 GB at 400 words)
+#: the SPICE jar's command, as coco-caption runs it but with one parse thread (``HEAP``: 8G as
+#: coco-caption, or less with ``--heap``: the parses do not depend on it while every chart
+#: fits, 1.3 GB at 215 words, 4.3 GB at 400)
 JAR_COMMAND = (
-    "java -Xmx5G -cp CLASSPATH edu.anu.spice.SpiceScorer IN.json -out OUT.json "
+    "java -XmxHEAP -cp CLASSPATH edu.anu.spice.SpiceScorer IN.json -out OUT.json "
     "-detailed -subset -silent -threads 1"
 )
 #: the heap the fallback records are made at
@@ -53,7 +54,7 @@ def fallback_texts() -> list[str]:
     return texts
 
 
-def run_jar(items) -> list[dict]:
+def run_jar(items, heap: str) -> list[dict]:
     """spice-1.0.jar's ``-detailed`` output on ``items``, in order."""
     spice_oracle.compile_drivers()
     payload = [
@@ -62,7 +63,7 @@ def run_jar(items) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "in.json", Path(tmp) / "out.json"
         src.write_text(json.dumps(payload), encoding="utf-8")
-        command = JAR_COMMAND.split()
+        command = JAR_COMMAND.replace("HEAP", heap).split()
         command[command.index("CLASSPATH")] = spice_oracle.classpath()
         command[command.index("IN.json")] = str(src)
         command[command.index("OUT.json")] = str(out)
@@ -70,11 +71,11 @@ def run_jar(items) -> list[dict]:
         return json.loads(out.read_text(encoding="utf-8"))
 
 
-def long_part(up_to: int, over: int) -> list[dict]:
+def long_part(up_to: int, over: int, heap: str) -> list[dict]:
     """The jar's scores and candidate tuples of the long captions of more than ``over`` and at
     most ``up_to`` words."""
     items = [it for it in long_items() if over < len(it.candidate.split()) <= up_to]
-    scored = {r["image_id"]: r for r in run_jar(items)}
+    scored = {r["image_id"]: r for r in run_jar(items, heap)}
     out = []
     for it in items:
         r = scored[it.image_id]
@@ -117,6 +118,11 @@ def fallback_part() -> list[dict]:
 
 def main() -> None:
     dst, args = Path(sys.argv[1]), sys.argv[2:]
+    heap = "8G"
+    if "--heap" in args:
+        at = args.index("--heap")
+        heap = args[at + 1]
+        del args[at : at + 2]
     bounds = {"--up-to": 10**9, "--over": 0}
     for flag in bounds:
         if flag in args:
@@ -129,7 +135,8 @@ def main() -> None:
         with gzip.open(dst, "rt", encoding="utf-8") as fh:
             payload.update(json.load(fh))
     if "long" in parts:
-        fresh = {r["image_id"]: r for r in long_part(bounds["--up-to"], bounds["--over"])}
+        fresh = {r["image_id"]: r for r in long_part(bounds["--up-to"], bounds["--over"], heap)}
+        payload["long_command"] = JAR_COMMAND.replace("HEAP", heap)
         kept = {r["image_id"]: r for r in payload["long"] if r["image_id"] not in fresh}
         order = [it.image_id for it in long_items()]
         merged = {**kept, **fresh}
@@ -138,7 +145,6 @@ def main() -> None:
         payload["fallback"] = fallback_part()
     payload.update(
         source="spice-1.0.jar + CoreNLP 3.6.0 on Java 17",
-        long_command=JAR_COMMAND,
         fallback_command=f"SpiceOracle.java at -Xmx{FALLBACK_HEAP}, -XX:+UseSerialGC",
     )
     write_golden(dst, payload)
