@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from capeval_core.errors import OptionError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
 from capeval_core.options import check_bool, check_choice
 from capeval_core.results import SegmentScore
@@ -31,9 +32,11 @@ from capeval_core.spice.matching import (
 from capeval_core.spice.parse import (
     DEFAULT_PARSER,
     PARSERS,
+    RETIRED_PARSERS,
     CaptionParser,
     model_identity,
     parse_into_cache,
+    retired_parser_message,
 )
 from capeval_core.spice.rules import Tuple
 from capeval_core.tokenize import Tokens
@@ -43,10 +46,17 @@ from capeval_core.tokenize import Tokens
 class SpiceConfig(MetricConfig):
     """``synsets=False`` is SPICE's ``-noSynsets`` (no synonym matching, no node merging);
     ``parse_input`` picks what is parsed: the batch tokens, as coco-caption, or raw text;
-    ``parser`` is ``"stanford-pcfg"`` (the default: CoreNLP 3.6.0's PCFG itself, with the
-    grammar the package ships: the jar's tuples), ``"stanford-emulation"`` (a faster learned
-    emulation of SPICE-1.0's parses: close to the jar, not equal) or ``"spacy-sm"`` (spaCy's
-    small model converted by rules; capeval before 0.2)."""
+    ``parser`` is ``"stanford-pcfg"``, the only one (CoreNLP 3.6.0's PCFG itself, with the
+    grammar the package ships: the jar's tuples); it stays an option so that signatures name
+    it, and the retired ``"stanford-emulation"`` and ``"spacy-sm"`` get a message naming it.
+
+    >>> SpiceConfig(parser="stanford-emulation")
+    Traceback (most recent call last):
+    ...
+    capeval_core.errors.OptionError: SPICE's parser 'stanford-emulation' (a learned emulation \
+of the jar's parses) was retired: its numbers were not the SPICE jar's; use 'stanford-pcfg', \
+SPICE-1.0's own CoreNLP 3.6.0 PCFG (the jar's numbers)
+    """
 
     synsets: bool = True
     parse_input: str = "tokens"
@@ -55,6 +65,8 @@ class SpiceConfig(MetricConfig):
     def __post_init__(self) -> None:
         check_bool("synsets", self.synsets)
         check_choice("parse_input", self.parse_input, ("tokens", "raw"))
+        if self.parser in RETIRED_PARSERS:
+            raise OptionError(retired_parser_message(self.parser))
         check_choice("parser", self.parser, tuple(PARSERS))
 
 

@@ -404,8 +404,8 @@ def test_the_golden_captions_parse_to_the_jars_trees(real_grammar):
 
 
 def test_the_pcfg_parser_needs_no_models_jar(tmp_path, monkeypatch):
+    from capeval_core.spice.corenlp import jar_order
     from capeval_core.spice.parse import CaptionParser
-    from capeval_core.spice.stanford import jar_order
 
     monkeypatch.setenv(G.MODELS_ENV, str(tmp_path / "no-such.jar"))
     monkeypatch.setattr("capeval_core.resources.pycocoevalcap_dir", lambda: tmp_path)
@@ -420,8 +420,8 @@ def test_the_pcfg_parser_needs_no_models_jar(tmp_path, monkeypatch):
 
 def test_the_golden_captions_give_the_jars_tuples(real_grammar):
     """End to end through the parse workers: the first 600 captions of the stage golden."""
+    from capeval_core.spice.corenlp import jar_order
     from capeval_core.spice.parse import CaptionParser
-    from capeval_core.spice.stanford import jar_order
     from tests.core.spice_golden import oracle_captions
 
     captions = oracle_captions()[:600]
@@ -446,8 +446,8 @@ def test_the_jars_trees_convert_to_the_jars_basic_trees_and_tuples():
     """No CoreNLP needed: the stage golden's 3,000 phrase-structure trees (the jar's PCFG
     parses) through the UD conversion and every later stage give the jar's basic trees and
     its tuples, in order."""
+    from capeval_core.spice.corenlp import basic_graph, jar_order, sentence_tuples, tree_of
     from capeval_core.spice.pcfg.ud import basic_dependencies
-    from capeval_core.spice.stanford import basic_graph, jar_order, sentence_tuples, tree_of
     from tests.core.spice_golden import oracle_captions
 
     basic_differ, tuples_differ = [], []
@@ -534,8 +534,8 @@ def test_raw_texts_of_several_sentences_give_the_jars_tuples(real_grammar, tmp_p
     stanford-pcfg's, end to end from the raw text."""
     import json
 
+    from capeval_core.spice.corenlp import corenlp_words, jar_order, sentences
     from capeval_core.spice.pcfg.parser import PCFGParser
-    from capeval_core.spice.stanford import corenlp_words, jar_order, sentences
     from capeval_core.spice.stanford_pcfg import caption_tuples
     from tools import spice_oracle
 
