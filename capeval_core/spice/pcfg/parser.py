@@ -59,8 +59,7 @@ class PCFGParser:
         if len(words) > MAX_WORDS:
             raise InputError(
                 f"SPICE's exact parser (stanford-pcfg) takes sentences of at most {MAX_WORDS} "
-                f"words (got one of {len(words)}: {' '.join(words[:8])} ...); the "
-                "stanford-emulation parser takes text this long"
+                f"words (got one of {len(words)}: {' '.join(words[:8])} ...)"
             )
         chart = Chart(self.grammar, self.lexicon, [americanize(w) for w in words])
         return parser_output(extract(chart), list(words), BOUNDARY_TAG, BOUNDARY_WORD)
