@@ -20,7 +20,6 @@ from capeval_core.api import CaptionScores, score_caption
 from capeval_core.errors import CapevalError
 from capeval_core.metrics import metric_class
 from capeval_core.resources import CaptionSet, ResourceInfo
-from capeval_core.spice.parse import DEFAULT_PARSER
 
 if TYPE_CHECKING:
     from capeval_core.judgments.analysis import CorrelationReport
@@ -92,9 +91,8 @@ def _score(
     references: tuple[str, ...],
     tokenizer: str,
     cider_idf: str,
-    spice_parser: str,
 ) -> CaptionScores:
-    options = {"cider_d": {"idf": cider_idf}, "spice": {"parser": spice_parser}}
+    options = {"cider_d": {"idf": cider_idf}}
     return score_caption(keys, candidate, references, tokenizer=tokenizer, options=options)
 
 
@@ -108,7 +106,6 @@ def score_captions(
     references: tuple[str, ...],
     tokenizer: str,
     cider_idf: str,
-    spice_parser: str = DEFAULT_PARSER,
 ) -> CaptionScores:
     """Score one candidate against its references with every key
     (``capeval_core.api.score_caption``).
@@ -119,7 +116,7 @@ def score_captions(
     may have provided the resource since (word vectors, a reinstalled package), and the
     same inputs must then score without a restart.
     """
-    args = (candidate, references, tokenizer, cider_idf, spice_parser)
+    args = (candidate, references, tokenizer, cider_idf)
     scores = _cached_scores(keys, *args)
     retry = tuple(k for k in keys if metric_class(k).key in scores.missing)
     if not retry:
