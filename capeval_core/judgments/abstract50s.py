@@ -31,10 +31,10 @@ from capeval_core.judgments.base import (
     Row,
     count_into,
     format_error,
+    image_key,
     read_json_records,
     text_cell,
 )
-from capeval_core.judgments.coco import image_key
 from capeval_core.judgments.consensus import (
     ConsensusMatch,
     match_key,
