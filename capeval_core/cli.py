@@ -635,7 +635,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from capeval_core.resources import inventory
+    from capeval_core.inventory import inventory
 
     for item in inventory():
         status = "ok" if item.available else "absent" if item.optional else "MISSING"

@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from capeval_core import inventory as resource_inventory
 from capeval_core import resources
 from capeval_core.api import CaptionScores, score_caption
 from capeval_core.errors import CapevalError
+from capeval_core.inventory import ResourceInfo
 from capeval_core.metrics import metric_class
-from capeval_core.resources import CaptionSet, ResourceInfo
+from capeval_core.resources import CaptionSet
 
 if TYPE_CHECKING:
     from capeval_core.judgments.analysis import CorrelationReport
@@ -45,7 +47,7 @@ def coco_examples(n: int) -> list[CaptionSet]:
 @st.cache_data(ttl=60, show_spinner=False)
 def inventory() -> list[ResourceInfo]:
     """What capeval finds on this machine; re-read after a minute so installs show up."""
-    return resources.inventory()
+    return resource_inventory.inventory()
 
 
 def prepare_coco_idf(tokenizer: str) -> None:

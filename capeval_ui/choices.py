@@ -8,7 +8,7 @@ Page wording and defaults only; nothing here is cached (the COCO examples are re
 
 from __future__ import annotations
 
-from capeval_core import examples, resources
+from capeval_core import examples, inventory
 from capeval_core.examples import BUILTIN_EXAMPLES, Example
 from capeval_ui import cached
 
@@ -64,11 +64,11 @@ def scoring_message(cider_idf: str) -> str:
     """Spinner text naming what the first scoring run prepares (resources load once).
 
     METEOR's paraphrase index and the default word vectors are each built or loaded on first
-    use (``capeval_core.resources.first_use_pending``), which takes a while; the COCO val2014
+    use (``capeval_core.inventory.first_use_pending``), which takes a while; the COCO val2014
     IDF table has its own progress bar (``cached.prepare_coco_idf``), and is named here only
     for callers that skip it.
     """
-    pending = resources.first_use_pending()
+    pending = inventory.first_use_pending()
     if cider_idf == "coco-val2014":
         pending.append(
             "the first use of the COCO val2014 IDF builds its table once (a few seconds) "
