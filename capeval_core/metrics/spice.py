@@ -65,7 +65,7 @@ SPICE-1.0's own CoreNLP 3.6.0 PCFG (the jar's numbers)
     def __post_init__(self) -> None:
         check_bool("synsets", self.synsets)
         check_choice("parse_input", self.parse_input, ("tokens", "raw"))
-        if self.parser in RETIRED_PARSERS:
+        if isinstance(self.parser, str) and self.parser in RETIRED_PARSERS:
             raise OptionError(retired_parser_message(self.parser))
         check_choice("parser", self.parser, tuple(PARSERS))
 

@@ -59,7 +59,7 @@ jar's numbers)
 
 def parser_module(name: str) -> Any:
     """The module of parser ``name`` (imported on first use)."""
-    if name in RETIRED_PARSERS:
+    if isinstance(name, str) and name in RETIRED_PARSERS:
         raise InputError(retired_parser_message(name))
     if name not in PARSERS:
         raise InputError(f"`parser` must be one of {sorted(PARSERS)} (got {name!r})")
