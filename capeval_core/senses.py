@@ -133,9 +133,9 @@ def _tags_of(texts: Sequence[str]) -> list[dict[int, str]]:
 
 
 def _tag_all(todo: list[str], n_process: int | None) -> list[dict[int, str]]:
-    """The tags of ``todo``, in order. The chunks are queued for the workers while this
-    process takes them from the back, claiming each by cancelling its queued future, so each
-    chunk is parsed once however fast the workers start (as SPICE's parse workers share)."""
+    """The tags of ``todo``, in order: the first chunks in spawned workers, the last ones here
+    (their shares in proportion to their number); a chunk whose worker died is parsed here.
+    No queued task is ever cancelled (Python 3.11's pool can then raise in its own thread)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -149,25 +149,23 @@ def _tag_all(todo: list[str], n_process: int | None) -> list[dict[int, str]]:
     n_process = min(n_process, len(todo) // PARALLEL_MIN)
     if n_process <= 1:
         return _tags_of(todo)
-    size = max(MIN_CHUNK, len(todo) // (8 * n_process))
+    size = max(MIN_CHUNK, len(todo) // (4 * n_process))
     chunks = [todo[k : k + size] for k in range(0, len(todo), size)]
+    remote = len(chunks) * (n_process - 1) // n_process
     try:
         pool = ProcessPoolExecutor(n_process - 1, mp_context=multiprocessing.get_context("spawn"))
-        futures = [pool.submit(_tags_of, chunk) for chunk in chunks]
+        futures = [pool.submit(_tags_of, chunk) for chunk in chunks[:remote]]
     except (OSError, RuntimeError):  # no process support here
         return _tags_of(todo)
-    done: dict[int, list[dict[int, str]]] = {}
     with pool:
-        for k in reversed(range(len(chunks))):
-            if futures[k].cancel():
-                done[k] = _tags_of(chunks[k])
-        for k, future in enumerate(futures):
-            if k not in done:
-                try:
-                    done[k] = future.result()
-                except (BrokenProcessPool, OSError):  # a worker died: its chunk is done here
-                    done[k] = _tags_of(chunks[k])
-    return [tags for k in range(len(chunks)) for tags in done[k]]
+        here = _tags_of([text for chunk in chunks[remote:] for text in chunk])
+        out: list[dict[int, str]] = []
+        for chunk, future in zip(chunks, futures, strict=False):
+            try:
+                out.extend(future.result())
+            except (BrokenProcessPool, OSError):  # a worker died: its chunk is done here
+                out.extend(_tags_of(chunk))
+    return out + here
 
 
 def word_parts(text: str, starts: Sequence[int]) -> list[str | None]:
