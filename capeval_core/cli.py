@@ -35,7 +35,13 @@ from capeval_core.coco_files import (
     CocoBatch,
     load_coco,
 )
-from capeval_core.errors import CapevalError, CapevalWarning, InputError, ItemsLeftOutWarning
+from capeval_core.errors import (
+    CapevalError,
+    CapevalWarning,
+    InputError,
+    ItemsLeftOutWarning,
+    OptionError,
+)
 from capeval_core.files import Limits
 from capeval_core.metrics import (
     COCO_CAPTION_KEYS,
@@ -47,7 +53,12 @@ from capeval_core.metrics import (
 )
 from capeval_core.metrics.spice import Spice
 from capeval_core.results import MetricResult
-from capeval_core.spice.parse import DEFAULT_PARSER, PARSERS
+from capeval_core.spice.parse import (
+    DEFAULT_PARSER,
+    PARSERS,
+    RETIRED_PARSERS,
+    retired_parser_message,
+)
 
 #: keys scored when --metrics is not given
 DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
@@ -282,6 +293,7 @@ def _annotations(args: argparse.Namespace) -> Path | None:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
+    _check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS)
     plan_outputs(
         args,
@@ -758,6 +770,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         systems_per_item_outputs,
     )
 
+    _check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
     if args.table and args.json == "-":
         raise InputError("--table and --json - both print on stdout: write the JSON to a file")
@@ -859,7 +872,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from capeval_core.resources import inventory
+    from capeval_core.inventory import inventory
 
     for item in inventory():
         status = "ok" if item.available else "absent" if item.optional else "MISSING"
@@ -947,12 +960,19 @@ def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--spice-parser",
         default=DEFAULT_PARSER,
-        choices=sorted(PARSERS),
-        help="SPICE's parser: stanford-pcfg (the default: CoreNLP 3.6.0's PCFG itself, shipped "
-        "with capeval, the jar's tuples; COCO val2014 captions come parsed), stanford-emulation "
-        "(a faster learned emulation, close to the jar, not equal) or spacy-sm (spaCy's small "
-        "model converted by rules)",
+        metavar=DEFAULT_PARSER,
+        help="SPICE's parser: stanford-pcfg, the only one (CoreNLP 3.6.0's PCFG itself, shipped "
+        "with capeval: the jar's tuples; COCO 2014 captions come parsed); the retired "
+        "stanford-emulation and spacy-sm are refused",
     )
+
+
+def _check_spice_parser(name: str) -> None:
+    """``--spice-parser`` checked before any work: one line for a retired or unknown name."""
+    if name in RETIRED_PARSERS:
+        raise OptionError(retired_parser_message(name))
+    if name not in PARSERS:
+        raise OptionError(f"--spice-parser must be {DEFAULT_PARSER!r} (got {name!r})")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -32,9 +32,11 @@ from capeval_core.spice.matching import (
 from capeval_core.spice.parse import (
     DEFAULT_PARSER,
     PARSERS,
+    RETIRED_PARSERS,
     CaptionParser,
     model_identity,
     parse_into_cache,
+    retired_parser_message,
 )
 from capeval_core.spice.rules import Tuple
 from capeval_core.tokenize import Tokens
@@ -44,16 +46,23 @@ from capeval_core.tokenize import Tokens
 class SpiceConfig(MetricConfig):
     """``synsets=False`` is SPICE's ``-noSynsets`` (no synonym matching, no node merging);
     ``parse_input`` picks what is parsed: the batch tokens, as coco-caption, or raw text;
-    ``parser`` is ``"stanford-pcfg"`` (the default: CoreNLP 3.6.0's PCFG itself, with the
-    grammar the package ships: the jar's tuples), ``"stanford-emulation"`` (a faster learned
-    emulation of SPICE-1.0's parses: close to the jar, not equal) or ``"spacy-sm"`` (spaCy's
-    small model converted by rules; capeval before 0.2).
+    ``parser`` is ``"stanford-pcfg"``, the only one (CoreNLP 3.6.0's PCFG itself, with the
+    grammar the package ships: the jar's tuples); it stays an option so that signatures name
+    it, and the retired ``"stanford-emulation"`` and ``"spacy-sm"`` get a message naming it.
 
     ``max_sentence_words`` bounds the parse's time and memory (they grow with the cube and
     the square of a sentence's length): a caption with a longer sentence, counted in the
     words SPICE-1.0's CoreNLP makes and cut into sentences as it cuts them, is not parsed,
     and the items with it (as candidate or reference) are left out of SPICE with that
-    reason; every other item is scored. Default None: no limit, as the jar."""
+    reason; every other item is scored. Default None: no limit, as the jar.
+
+    >>> SpiceConfig(parser="stanford-emulation")
+    Traceback (most recent call last):
+    ...
+    capeval_core.errors.OptionError: SPICE's parser 'stanford-emulation' (a learned emulation \
+of the jar's parses) was retired: its numbers were not the SPICE jar's; use 'stanford-pcfg', \
+SPICE-1.0's own CoreNLP 3.6.0 PCFG (the jar's numbers)
+    """
 
     synsets: bool = True
     parse_input: str = "tokens"
@@ -63,6 +72,8 @@ class SpiceConfig(MetricConfig):
     def __post_init__(self) -> None:
         check_bool("synsets", self.synsets)
         check_choice("parse_input", self.parse_input, ("tokens", "raw"))
+        if isinstance(self.parser, str) and self.parser in RETIRED_PARSERS:
+            raise OptionError(retired_parser_message(self.parser))
         check_choice("parser", self.parser, tuple(PARSERS))
         limit = self.max_sentence_words
         if limit is not None and (
@@ -275,11 +286,11 @@ class Spice(Metric):
     def over_limit(self, texts: Iterable[str]) -> dict[str, str]:
         """The ``texts`` with a sentence longer than ``max_sentence_words``, and why (none
         without a limit). Words and sentences are SPICE-1.0's CoreNLP's (what the
-        stanford-pcfg parser parses), whichever parser is chosen."""
+        stanford-pcfg parser parses)."""
         limit = self.config.max_sentence_words
         if limit is None:
             return {}
-        from capeval_core.spice.stanford import corenlp_words, sentences
+        from capeval_core.spice.corenlp import corenlp_words, sentences
 
         out = {}
         for text in dict.fromkeys(texts):

@@ -1,17 +1,16 @@
 """The ``stanford-pcfg`` parser: SPICE-1.0's own CoreNLP 3.6.0 pipeline, stage by stage,
-with the PCFG itself in place of a learned emulation of it.
+the PCFG itself included.
 
-1. :func:`.stanford.corenlp_words`: CoreNLP's tokens, cut into sentences as its sentence
-   splitter cuts them (:func:`.stanford.sentences`);
+1. :func:`.corenlp.corenlp_words`: CoreNLP's tokens, cut into sentences as its sentence
+   splitter cuts them (:func:`.corenlp.sentences`);
 2. :mod:`.pcfg`: CoreNLP's exhaustive PCFG parse, computed as the jar computes it (the chart
    in a compiled kernel), with CoreNLP 3.6.0's grammar shipped in the package, and the tree
    converted to basic Universal Dependencies;
-3. then the same stages as ``stanford-emulation``: CoreNLP's lemmas, the CC-processed graph,
-   SceneGraphParser's enhancements and SpiceParser's rules.
+3. then CoreNLP's lemmas, the CC-processed graph, SceneGraphParser's enhancements and
+   SpiceParser's rules (:mod:`.corenlp`).
 
 Every stage is deterministic and checked against the jar, so the tuples are the jar's: this
-is SPICE's default parser. COCO 2014's captions come parsed with the package
-(:mod:`.shipped`); ``stanford-emulation`` is a faster option, close to the jar but not equal.
+is SPICE's parser. COCO 2014's captions come parsed with the package (:mod:`.shipped`).
 """
 
 from __future__ import annotations
@@ -22,9 +21,9 @@ import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
+from capeval_core.spice.corenlp import basic_graph, corenlp_words, sentence_tuples, sentences
 from capeval_core.spice.pcfg.parser import PCFGParser
 from capeval_core.spice.rules import RULES_VERSION, Tuple
-from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples, sentences
 
 #: a parse worker (a fresh interpreter reading the grammar, about 2 s) pays for itself on
 #: this many captions, and chunks this long keep the workers evenly busy

@@ -99,7 +99,6 @@ def test_compare_inputs_survive_a_visit_to_another_page() -> None:
     at.text_area(key="candidate").input("a dog runs on the beach")
     at.text_area(key="candidate_b").input("a cat sleeps")
     at.radio(key="cider_idf").set_value("scored set").run()
-    at.radio(key="spice_parser").set_value("spaCy sm").run()
     for page in ("app_pages/perturb.py", "app_pages/judgments.py"):
         at.switch_page(page).run()
         assert not at.exception, at.exception
@@ -108,7 +107,6 @@ def test_compare_inputs_survive_a_visit_to_another_page() -> None:
     assert at.text_area(key="candidate").value == "a dog runs on the beach"
     assert at.text_area(key="candidate_b").value == "a cat sleeps"
     assert at.radio(key="cider_idf").value == "scored set"
-    assert at.radio(key="spice_parser").value == "spaCy sm"
     assert at.text_area(key="references").value == "\n".join(DEFAULT.references)
 
 

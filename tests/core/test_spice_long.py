@@ -32,9 +32,9 @@ def test_past_the_jars_limit_a_sentence_gets_what_the_jar_gives_it(monkeypatch):
     the text are parsed as usual. capeval past its limit (lowered here, so that the golden's
     250-word sentences are past it) gives the same tokens, tree, basic dependencies and tuples.
     """
+    from capeval_core.spice.corenlp import corenlp_words, jar_order, sentences, tree_of
     from capeval_core.spice.pcfg import parser as pcfg_parser
     from capeval_core.spice.pcfg.ud import basic_dependencies
-    from capeval_core.spice.stanford import corenlp_words, jar_order, sentences, tree_of
     from capeval_core.spice.stanford_pcfg import caption_tuples, load_pipeline
 
     monkeypatch.setattr(pcfg_parser, "JAR_MAX_WORDS", 200)

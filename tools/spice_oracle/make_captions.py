@@ -1,11 +1,12 @@
-"""The captions the SPICE oracle parses for training: COCO train2014 as SPICE receives them.
+"""The captions the SPICE oracle parses: COCO train2014 as SPICE receives them.
 
-    python tools/spice_parser/make_captions.py OUT.tsv
+    python tools/spice_oracle/make_captions.py OUT.tsv
 
 Every train2014 caption of the installed pycocoevalcap, PTB-tokenized as coco-caption feeds
 SPICE (capeval's ``ptb`` tokenizer), in a random order (``random.Random(2026)``) so that any
 prefix is a random sample, duplicates and empty captions dropped: ``annotation_id<TAB>text``
-lines. Never val2014: SPICE parity is measured there.
+lines. The stage goldens and ``check_pcfg.py`` read the oracle's output of this file;
+never val2014, where SPICE parity is measured.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
-"""The stanford-emulation parser's deterministic stages, composed, against the SPICE jar.
+"""CoreNLP's stages around the parse, composed, against the SPICE jar.
 
-Given the jar's own tags and basic tree (the only learned stage's output), CoreNLP's
-re-tokenization, lemmas, CC-processing, SceneGraphParser's enhancements and SpiceParser's rules
-must give exactly the jar's proposed tuples, in order (golden: tests/core/spice_golden.py).
+Given the jar's own tags and basic tree (the parse's output), CoreNLP's re-tokenization,
+lemmas, CC-processing, SceneGraphParser's enhancements and SpiceParser's rules must give
+exactly the jar's proposed tuples, in order (golden: tests/core/spice_golden.py).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from capeval_core.spice.stanford import (
+from capeval_core.spice.corenlp import (
     basic_graph,
     corenlp_words,
     jar_order,
@@ -25,7 +25,7 @@ def _basic_of(sentence):
     return tree_of(len(sentence.words), basic["edges"], basic["roots"])
 
 
-def test_jar_trees_give_the_jar_tuples_through_every_emulated_stage():
+def test_jar_trees_give_the_jar_tuples_through_every_later_stage():
     differ = []
     for caption in oracle_captions():
         tuples = []
@@ -90,23 +90,22 @@ def test_brackets_in_a_lower_case_caption_keep_corenlps_names():
     ]  # fmt: skip
 
 
-def test_the_emulation_parses_each_corenlp_sentence_of_a_caption_alone(monkeypatch):
+def test_each_corenlp_sentence_of_a_caption_is_parsed_alone():
     """As the jar does: two sentences are two trees (each with its root), the second's tuples
     numbered as CoreNLP's second sentence; a caption as coco-caption feeds SPICE stays one."""
-    from capeval_core.spice import stanford
+    from capeval_core.spice import stanford_pcfg
+    from capeval_core.spice.pcfg.ud import basic_dependencies
 
+    parser = stanford_pcfg.load_pipeline()
     given: list[list[str]] = []
 
-    def one_tree_each(loaded, words_of, batch_size=256):
-        given.extend(list(w) for w in words_of)
-        # every word a noun under the sentence's first word: enough for the later stages
-        return [
-            (["NN"] * len(w), [0] * len(w), ["root"] + ["dep"] * (len(w) - 1)) for w in words_of
-        ]
+    class Recording:
+        def parse(self, words):
+            given.append(list(words))
+            return parser.parse(words)
 
-    monkeypatch.setattr(stanford, "parse_words", one_tree_each)
     texts = ["A dog runs. A cat sleeps!", "a man riding a wave on a surfboard", ""]
-    got = stanford.parse_texts(None, texts, 64)
+    got = stanford_pcfg.parse_texts(Recording(), texts, 64)
     assert given == [
         ["A", "dog", "runs", "."],
         ["A", "cat", "sleeps", "!"],
@@ -114,8 +113,8 @@ def test_the_emulation_parses_each_corenlp_sentence_of_a_caption_alone(monkeypat
     ]
     first, second = given[0], given[1]
     expected = [
-        *sentence_tuples(basic_graph(first, *one_tree_each(None, [first])[0]), 0),
-        *sentence_tuples(basic_graph(second, *one_tree_each(None, [second])[0]), 1),
+        *sentence_tuples(basic_graph(first, *basic_dependencies(parser.parse(first))), 0),
+        *sentence_tuples(basic_graph(second, *basic_dependencies(parser.parse(second))), 1),
     ]
     assert list(got[0]) == expected and got[2] == ()
     assert len(got) == len(texts)
