@@ -3,27 +3,28 @@
 * Function words, WordNet synsets and irregular inflections, and the non-breaking prefixes of
   the normaliser live inside ``meteor-1.5.jar``; they are read with :mod:`zipfile`
   (metric-spec §5.3), never copied into the project.
-* The paraphrase table ``data/paraphrase-en.gz`` (5.27 M entries) is turned once into a
-  compact index file in :func:`~capeval_core.resources.cache_dir` that later processes
-  memory-map, so a fresh process opens it in milliseconds and only touches the pages that
-  its sentences need (see :class:`ParaphraseIndex`).
+* The paraphrase table ``data/paraphrase-en.gz`` (5.27 M entries) is turned once, in about
+  two seconds (compiled, :mod:`capeval_core.meteor_kernel`), into an index file in
+  :func:`~capeval_core.resources.cache_dir` that later processes memory-map, so a fresh
+  process opens it in milliseconds and only touches the pages that its sentences need (see
+  :class:`ParaphraseIndex`).
 
 :func:`meteor_synsets` is public because SPICE reuses METEOR's WordNet synonym sets.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import gzip
 import hashlib
-import io
+import itertools
 import json
 import mmap
 import sys
 import time
 import warnings
 import zipfile
-from array import array
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +47,9 @@ JAR = "meteor/meteor-1.5.jar"
 PARAPHRASE_TABLE = "meteor/data/paraphrase-en.gz"
 
 #: Bumped whenever the index layout changes, so stale files are rebuilt rather than misread.
-#: Format 4 adds the SHA-256 of everything after it, checked once per file version.
-INDEX_FORMAT = 4
+#: Format 4 adds the SHA-256 of everything after it, checked once per file version; format 5
+#: is a hash table of the phrases 1 with their entries in table order, built compiled.
+INDEX_FORMAT = 5
 _MAGIC = b"CAPEVAL-METEOR-PARAPHRASE\n"
 _DIGEST_SIZE = 32
 
@@ -274,26 +276,23 @@ def synset_members() -> Mapping[int, tuple[str, ...]]:
 
 # -- paraphrase index --------------------------------------------------------------------------
 
-
-def _word_hash(word: bytes) -> int:
-    """A stable 64-bit hash of one word (Python's ``hash`` is salted per process)."""
-    return int.from_bytes(hashlib.blake2b(word, digest_size=8).digest(), "little")
-
-
-#: Phrase hashes roll word hashes: H(w1..wL) = H(w1..wL-1) * _ROLL + h(wL) (mod 2**64), so a
-#: whole sentence's spans are hashed with a few vectorised numpy operations.
-_ROLL = 0x9E3779B97F4A7C15
+# Phrase hashes: FNV-1a over the UTF-8 bytes, finished by MurmurHash3's 64-bit mixer. The
+# compiled twin is in capeval_core.meteor_kernel; both are checked equal by the tests.
 _MASK = (1 << 64) - 1
+_FNV_OFFSET = 0xCBF29CE484222325
+_FNV_PRIME = 0x100000001B3
 
 
-def _phrase_hash(phrase: bytes, cache: dict[bytes, int]) -> int:
-    value = 0
-    for word in phrase.split(b" "):
-        h = cache.get(word)
-        if h is None:
-            h = cache[word] = _word_hash(word)
-        value = (value * _ROLL + h) & _MASK
-    return value
+def phrase_hash(phrase: bytes) -> int:
+    """The index's 64-bit hash of one phrase (its UTF-8 bytes)."""
+    h = _FNV_OFFSET
+    for byte in phrase:
+        h = ((h ^ byte) * _FNV_PRIME) & _MASK
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & _MASK
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & _MASK
+    return h ^ (h >> 33)
 
 
 def paraphrase_table() -> Path:
@@ -311,126 +310,117 @@ _INDEX_GLOBS = ("meteor-paraphrase-en-v*.idx", "meteor-paraphrase-en.v*.idx")
 
 
 # Sections of the index file, in file order: name, dtype. Offsets and lengths go in a JSON
-# header. Phrase-1 keys are sorted by hash; entries keep the table's file order per key, which
-# decides the generation order of paraphrase matches (§5.4).
+# header. The table lists the entries of one phrase 1 together (sorted, in the file
+# pycocoevalcap ships), and the index keeps them so: one key per phrase 1, its entries in
+# table order, which decides the generation order of paraphrase matches (§5.4).
 _SECTIONS = (
-    ("key_hash", "<u8"),  # rolling hash of each distinct phrase 1, sorted
-    ("key_text_offsets", "<u8"),  # n_keys + 1 offsets into key_text
-    ("key_entry_offsets", "<u8"),  # n_keys + 1 offsets into entry_target
-    ("entry_target", "<u4"),  # phrase-2 id of each entry
-    ("target_text_offsets", "<u8"),  # n_targets + 1 offsets into target_text
-    ("target_hash", "<u8"),  # rolling hash of each distinct phrase 2
+    ("key_slots", "<i4"),  # open-addressing table of key numbers by hash, -1 empty
+    ("key_hash", "<u8"),  # hash of each distinct phrase 1
+    ("key_entry_offsets", "<i8"),  # n_keys + 1: the entries of key k are [off[k], off[k+1])
+    ("key_text_offsets", "<i8"),  # n_keys + 1 offsets into key_text
+    ("target_hash", "<u8"),  # per entry: hash of its phrase 2
+    ("target_words", "u1"),  # per entry: words in its phrase 2
+    ("target_text_offsets", "<u4"),  # n_entries + 1 offsets into target_text
     ("key_text", "u1"),  # UTF-8 phrase-1 strings, in key order
-    ("target_text", "u1"),  # UTF-8 phrase-2 strings, in id order
+    ("target_text", "u1"),  # UTF-8 phrase-2 strings, in entry order
 )
 
 
-def _read_triples(source: Path):
-    """Yield (phrase 1, phrase 2) as UTF-8 bytes; the probability line is ignored (§5.3)."""
-    with gzip.open(source, "rb") as raw, io.BufferedReader(raw, 1 << 20) as fh:
-        while True:
-            prob = fh.readline()
-            if not prob:
-                return
-            first = fh.readline().rstrip(b"\r\n")
-            second = fh.readline().rstrip(b"\r\n")
-            # the jar reads the table as UTF-8 text; undecodable bytes become U+FFFD
-            yield (
-                first.decode("utf-8", "replace").encode("utf-8"),
-                second.decode("utf-8", "replace").encode("utf-8"),
-            )
+def _decompress(source: Path) -> bytes:
+    """The whole table as bytes (every gzip member, as ``gzip`` reads them)."""
+    raw = source.read_bytes()
+    parts = []
+    while raw:
+        inflate = zlib.decompressobj(wbits=31)
+        parts.append(inflate.decompress(raw))
+        parts.append(inflate.flush())
+        if not inflate.eof:
+            raise ResourceError(f"{source} is truncated")
+        raw = inflate.unused_data.lstrip(b"\0")  # gzip allows zero padding between members
+    return b"".join(parts)
 
 
-def _data_start(header_size: int) -> int:
-    start = len(_MAGIC) + _DIGEST_SIZE + 8 + header_size
-    return start + (-start % 8)
+def _lines(raw: bytes) -> int:
+    return raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
 
 
-def _offsets(lengths: list[int] | np.ndarray) -> np.ndarray:
-    out = np.zeros(len(lengths) + 1, dtype=np.uint64)
-    np.cumsum(np.asarray(lengths, dtype=np.uint64), out=out[1:])
-    return out
+def _regroup(raw: bytes) -> bytes:
+    """The table with each phrase 1's entries together, in table order (only for a table
+    that does not list them together, as the one pycocoevalcap ships does)."""
+    lines = raw.split(b"\n")
+    if raw.endswith(b"\n"):
+        lines.pop()
+    lines += [b""] * (-len(lines) % 3)
+    groups: dict[bytes, list[bytes]] = {}
+    for k in range(0, len(lines), 3):
+        groups.setdefault(lines[k + 1].rstrip(b"\r"), []).extend(lines[k : k + 3])
+    return b"\n".join(itertools.chain.from_iterable(groups.values())) + b"\n"
 
 
 def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> Path:
     """Turn the paraphrase table into the index file ``dest`` (written atomically).
 
-    Takes about half a minute and a few hundred MB while it runs; done once per machine.
+    Compiled (numba): a few seconds and 700 MB while it runs; done once per machine.
     """
+    from capeval_core import meteor_kernel as kernel
+
     started = time.perf_counter()
-
-    def say(msg: str) -> None:
-        if not quiet:
-            print(f"capeval: {msg}", file=sys.stderr, flush=True)
-
-    say(f"building the METEOR paraphrase index from {source.name} (once, about a minute) ...")
-    key_ids: dict[bytes, int] = {}
-    target_ids: dict[bytes, int] = {}
-    entry_key = array("I")
-    entry_target = array("I")
-    for n, (first, second) in enumerate(_read_triples(source), 1):
-        k = key_ids.get(first)
-        if k is None:
-            k = key_ids[first] = len(key_ids)
-        t = target_ids.get(second)
-        if t is None:
-            t = target_ids[second] = len(target_ids)
-        entry_key.append(k)
-        entry_target.append(t)
-        if n % 1_000_000 == 0:
-            say(f"  {n:,} paraphrases read")
-    keys = list(key_ids)
-    del key_ids
-    word_hashes: dict[bytes, int] = {}
-    hashes = np.fromiter(
-        (_phrase_hash(k, word_hashes) for k in keys), dtype=np.uint64, count=len(keys)
+    if not quiet:
+        print(
+            f"capeval: indexing METEOR's paraphrase table {source.name} (once, a few seconds)",
+            file=sys.stderr,
+            flush=True,
+        )
+    raw = _decompress(source)
+    if not raw.isascii() and not kernel.utf8_valid(np.frombuffer(raw, dtype=np.uint8)):
+        # the jar reads the table as UTF-8 text: undecodable bytes become U+FFFD
+        raw = raw.decode("utf-8", "replace").encode("utf-8")
+    data = np.frombuffer(raw, dtype=np.uint8)
+    runs, key_bounds, target_bounds, target_hash, target_words, grouped = kernel.parse_table(
+        data, _lines(raw)
     )
-    order = np.argsort(hashes, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    entry_rank = rank[np.frombuffer(entry_key, dtype=np.uint32)]
-    # stable: the entries of one key stay in file order
-    entry_order = np.argsort(entry_rank, kind="stable")
-    targets = list(target_ids)
-    del target_ids
+    if not grouped:
+        raw = _regroup(raw)
+        data = np.frombuffer(raw, dtype=np.uint8)
+        runs, key_bounds, target_bounds, target_hash, target_words, _ = kernel.parse_table(
+            data, _lines(raw)
+        )
+    slots, key_hash, key_text, key_text_off, target_text, target_text_off, max_words = (
+        kernel.table_index(data, runs, key_bounds, target_bounds, target_words)
+    )
+    del data, raw, key_bounds, target_bounds
+    if target_text.size >= 1 << 32 or max_words > 255:
+        raise ResourceError(f"{source} is beyond what the paraphrase index holds")
     sections = {
-        "key_hash": hashes[order],
-        "key_text_offsets": _offsets([len(keys[i]) for i in order]),
-        "key_entry_offsets": _offsets(np.bincount(entry_rank, minlength=len(keys))),
-        "entry_target": np.frombuffer(entry_target, dtype=np.uint32)[entry_order],
-        "target_text_offsets": _offsets([len(t) for t in targets]),
-        "target_hash": np.fromiter(
-            (_phrase_hash(t, word_hashes) for t in targets), dtype=np.uint64, count=len(targets)
-        ),
-        "key_text": np.frombuffer(b"".join(keys[i] for i in order), dtype=np.uint8),
-        "target_text": np.frombuffer(b"".join(targets), dtype=np.uint8),
+        "key_slots": slots,
+        "key_hash": key_hash,
+        "key_entry_offsets": runs,
+        "key_text_offsets": key_text_off,
+        "target_hash": target_hash,
+        "target_words": target_words,
+        "target_text_offsets": target_text_off,
+        "key_text": key_text,
+        "target_text": target_text,
     }
     header: dict = {
         "format": INDEX_FORMAT,
         "source": source.name,
-        "source_stamp": source_stamp(source),
-        "n_keys": len(keys),
-        "n_entries": len(entry_target),
-        "n_targets": len(targets),
-        "max_words": max(p.count(b" ") + 1 for p in (*keys, *targets)),
+        "source_stamp": table_stamp(source),
+        "n_keys": len(key_hash),
+        "n_entries": len(target_hash),
+        "max_words": int(max_words),
         "sections": {},
     }
-    # lay the sections out after the header, each aligned to 8 bytes
-    pos = 0
-    layout = {}
+    pos = 0  # the sections follow the header, each aligned to 8 bytes
     for name, dtype in _SECTIONS:
-        arr = sections[name].astype(dtype, copy=False)
-        layout[name] = (pos, len(arr))
+        arr = sections[name] = np.ascontiguousarray(sections[name], dtype=dtype)
+        header["sections"][name] = [pos, len(arr), dtype]
         pos += arr.nbytes + (-arr.nbytes % 8)
-    header["sections"] = {
-        name: [layout[name][0], layout[name][1], dtype] for name, dtype in _SECTIONS
-    }
     head = json.dumps(header).encode()
-    # the data starts after magic, header length and header, aligned to 8 bytes
     base = _data_start(len(head))
     digest = hashlib.sha256()
 
-    def write(data: bytes) -> None:
+    def write(data: bytes | memoryview) -> None:
         digest.update(data)
         out.write(data)
 
@@ -440,26 +430,35 @@ def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> 
         write(len(head).to_bytes(8, "little"))
         write(head)
         write(b"\0" * (base - out.tell()))
-        for name, dtype in _SECTIONS:
-            arr = sections[name].astype(dtype, copy=False)
-            write(arr.tobytes())
+        for name, _ in _SECTIONS:
+            arr = sections[name]
+            write(memoryview(arr).cast("B"))
             write(b"\0" * (-arr.nbytes % 8))
         out.seek(len(_MAGIC))
         out.write(digest.digest())
-    say(
-        f"paraphrase index ready: {dest} ({dest.stat().st_size / 1e6:.0f} MB, "
-        f"{time.perf_counter() - started:.0f} s)"
-    )
+    if not quiet:
+        print(
+            f"capeval: paraphrase index ready: {dest} ({dest.stat().st_size / 1e6:.0f} MB, "
+            f"{time.perf_counter() - started:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
     return dest
+
+
+def _data_start(header_size: int) -> int:
+    start = len(_MAGIC) + _DIGEST_SIZE + 8 + header_size
+    return start + (-start % 8)
 
 
 class ParaphraseIndex:
     """Read-only, memory-mapped view of the paraphrase table (§5.3, §5.4 "Paraphrase").
 
     The only question METEOR asks is "which entries have phrase 1 equal to the words
-    ``w[k:k+L]`` of a sentence", which a sorted array of phrase hashes answers for a whole
-    sentence in one :func:`numpy.searchsorted`; every hit is confirmed against the stored
-    text, so hash collisions cannot create matches.
+    ``w[k:k+L]`` of a sentence": a hash table of the distinct phrases 1 answers it, and every
+    hit is confirmed against the stored text, so hash collisions cannot create matches. The
+    compiled aligner reads the same arrays (:attr:`arrays`); the methods here are the
+    pure-Python reference.
     """
 
     def __init__(self, path: Path) -> None:
@@ -479,17 +478,10 @@ class ParaphraseIndex:
         arrays = {}
         for name, (off, count, dtype) in self.header["sections"].items():
             arrays[name] = np.frombuffer(mm, dtype=dtype, count=count, offset=base + off)
-        self._key_hash = arrays["key_hash"]
-        self._key_text_off = arrays["key_text_offsets"]
-        self._key_entry_off = arrays["key_entry_offsets"]
-        self._entry_target = arrays["entry_target"]
-        self._target_off = arrays["target_text_offsets"]
-        self._target_hash = arrays["target_hash"]
-        self._key_text_base = base + self.header["sections"]["key_text"][0]
-        self._target_text_base = base + self.header["sections"]["target_text"][0]
+        #: the sections by name, as the compiled aligner takes them
+        self.arrays: dict[str, np.ndarray] = arrays
         self.max_words: int = int(self.header["max_words"])
-        self._word_hash_cache: dict[str, int] = {}
-        self._targets_cache: dict[int, tuple[tuple[str, ...], dict[str, tuple[int, ...]]]] = {}
+        self._targets_cache: dict[int, tuple[str, ...]] = {}
 
     def __len__(self) -> int:
         return int(self.header["n_entries"])
@@ -501,62 +493,37 @@ class ParaphraseIndex:
         stored = self._mm[len(_MAGIC) : start]
         return hashlib.sha256(memoryview(self._mm)[start:]).digest() == stored
 
-    def _key_text(self, key: int) -> bytes:
-        a, b = int(self._key_text_off[key]), int(self._key_text_off[key + 1])
-        return self._mm[self._key_text_base + a : self._key_text_base + b]
-
-    def _word_hashes(self, words: Sequence[str]) -> np.ndarray:
-        cache = self._word_hash_cache
-        out = []
-        for w in words:
-            h = cache.get(w)
-            if h is None:
-                if len(cache) > 500_000:
-                    cache.clear()
-                h = cache[w] = _word_hash(w.encode("utf-8"))
-            out.append(h)
-        return np.array(out, dtype=np.uint64)
-
-    def _confirm(self, pos: int, query: int, phrase: bytes) -> int:
-        """Key number at or after ``pos`` with hash ``query`` and text ``phrase``, or -1."""
-        n = len(self._key_hash)
-        while pos < n and int(self._key_hash[pos]) == query:
-            if self._key_text(pos) == phrase:
-                return pos
-            pos += 1
-        return -1
-
     def find_key(self, phrase: str) -> int:
         """Key number of one phrase 1 (-1 where the table has no entry for it)."""
-        words = phrase.split(" ")
-        hashes = self._word_hashes(words).tolist()
-        query = 0
-        for h in hashes:
-            query = (query * _ROLL + h) & _MASK
-        pos = int(np.searchsorted(self._key_hash, np.uint64(query)))
-        return self._confirm(pos, query, phrase.encode("utf-8"))
+        text = phrase.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing
+        h = phrase_hash(text)
+        a = self.arrays
+        slots, hashes, offsets, key_text = (
+            a["key_slots"], a["key_hash"], a["key_text_offsets"], a["key_text"]
+        )  # fmt: skip
+        mask = len(slots) - 1
+        s = h & mask
+        while (k := int(slots[s])) >= 0:
+            if int(hashes[k]) == h and key_text[offsets[k] : offsets[k + 1]].tobytes() == text:
+                return k
+            s = (s + 1) & mask
+        return -1
 
-    def targets(self, key: int) -> tuple[tuple[str, ...], dict[int, tuple[int, ...]]]:
-        """The phrase-2 strings of a key in file order, and a map from each phrase-2 hash to
-        its positions in that list (cached: common keys recur in every sentence)."""
+    def targets(self, key: int) -> tuple[str, ...]:
+        """The phrase-2 strings of a key, in table order (cached: common keys recur)."""
         cached = self._targets_cache.get(key)
-        if cached is not None:
-            return cached
-        a, b = int(self._key_entry_off[key]), int(self._key_entry_off[key + 1])
-        ids = self._entry_target[a:b]
-        base = self._target_text_base
-        off = self._target_off
-        texts = tuple(
-            self._mm[base + int(off[t]) : base + int(off[t + 1])].decode("utf-8")
-            for t in ids.tolist()
-        )
-        where: dict[int, list[int]] = {}
-        for n, h in enumerate(self._target_hash[ids].tolist()):
-            where.setdefault(h, []).append(n)
-        cached = (texts, {h: tuple(v) for h, v in where.items()})
-        if len(self._targets_cache) > 100_000:  # bounded: a long-running app sees many phrases
-            self._targets_cache.clear()
-        self._targets_cache[key] = cached
+        if cached is None:
+            a = self.arrays
+            first, last = a["key_entry_offsets"][key : key + 2].tolist()
+            offsets = a["target_text_offsets"][first : last + 1].tolist()
+            text = a["target_text"][offsets[0] : offsets[-1]].tobytes()
+            base = offsets[0]
+            cached = tuple(
+                text[x - base : y - base].decode("utf-8") for x, y in itertools.pairwise(offsets)
+            )
+            if len(self._targets_cache) > 100_000:  # bounded: a long-running app sees many
+                self._targets_cache.clear()
+            self._targets_cache[key] = cached
         return cached
 
     def lookup(self, phrase: str) -> tuple[str, ...]:
@@ -566,75 +533,47 @@ class ParaphraseIndex:
         True
         """
         key = self.find_key(phrase)
-        return self.targets(key)[0] if key >= 0 else ()
-
-    def sentence_spans(
-        self, words: Sequence[str]
-    ) -> tuple[list[tuple[int, int, int]], dict[int, list[int]]]:
-        """Look a whole sentence up at once.
-
-        Returns every ``(start, length, key)`` with a table entry for
-        ``words[start:start+length]``, ordered by start then length (the order of METEOR's
-        trie walk from each start: a walk that stops early finds no more entries than exact
-        look-ups of every span), and the start positions of every span by its hash, against
-        which the phrase-2 hashes of :meth:`targets` are checked.
-        """
-        n = len(words)
-        if n == 0:
-            return [], {}
-        word_hashes = self._word_hashes(words)
-        blocks = [word_hashes]  # block L-1 holds the hashes of all spans of L words
-        rolled = word_hashes
-        for length in range(2, min(self.max_words, n) + 1):
-            rolled = rolled[:-1] * np.uint64(_ROLL) + word_hashes[length - 1 :]
-            blocks.append(rolled)
-        queries = np.concatenate(blocks)
-        pos = np.searchsorted(self._key_hash, queries)
-        np.minimum(pos, len(self._key_hash) - 1, out=pos)
-        hits = np.flatnonzero(self._key_hash[pos] == queries).tolist()
-        qs = queries.tolist()
-        found = []
-        if hits:
-            ps = pos.tolist()
-            for h in hits:
-                length, start = self._span_of(h, n)
-                phrase = " ".join(words[start : start + length]).encode("utf-8")
-                key = self._confirm(ps[h], qs[h], phrase)
-                if key >= 0:
-                    found.append((start, length, key))
-            found.sort()
-        starts: dict[int, list[int]] = {}
-        k = 0
-        for block in blocks:
-            for start in range(len(block)):
-                starts.setdefault(qs[k], []).append(start)
-                k += 1
-        return found, starts
-
-    @staticmethod
-    def _span_of(flat: int, n: int) -> tuple[int, int]:
-        """(length, start) of position ``flat`` in the concatenated blocks of span hashes."""
-        length = 1
-        while flat >= n - length + 1:
-            flat -= n - length + 1
-            length += 1
-        return length, flat
+        return self.targets(key) if key >= 0 else ()
 
     def sentence_keys(self, words: Sequence[str]) -> list[tuple[int, int, int]]:
-        """``(start, length, key)`` of every span of ``words`` that is a phrase 1.
+        """``(start, length, key)`` of every span of ``words`` that is a phrase 1, ordered by
+        start then length (the order of METEOR's trie walk from each start).
 
         >>> idx = paraphrase_index()
         >>> [(s, n) for s, n, _ in idx.sentence_keys("a man is sitting".split())][:4]
         [(0, 2), (1, 1), (1, 2), (2, 1)]
         """
-        return self.sentence_spans(words)[0]
+        found = []
+        for start in range(len(words)):
+            for length in range(1, min(self.max_words, len(words) - start) + 1):
+                key = self.find_key(" ".join(words[start : start + length]))
+                if key >= 0:
+                    found.append((start, length, key))
+        return found
 
 
 _INDEX: ParaphraseIndex | None = None
 
 
+def table_stamp(source: Path) -> str:
+    """:func:`~capeval_core.resources.source_stamp` of the table, remembered in the cache per
+    file version (path, size, modification time): hashing 60 MB would cost every process
+    that opens the index (scoring workers included) a tenth of a second."""
+    st = source.stat()
+    version = f"{source.resolve()}\n{st.st_size}\n{st.st_mtime_ns}\n"
+    memo = cache_dir() / "meteor-paraphrase-en.stamp"
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        known = memo.read_text("utf-8")
+        if known.startswith(version) and known.count("\n") == 4:
+            return known[len(version) :].strip()
+    stamp = source_stamp(source)
+    with contextlib.suppress(OSError), atomic_write(memo, "w") as fh:
+        fh.write(version + stamp + "\n")
+    return stamp
+
+
 def paraphrase_index() -> ParaphraseIndex:
-    """The paraphrase index, built on first use (progress on stderr) and then memory-mapped.
+    """The paraphrase index, built on first use (one line on stderr) and then memory-mapped.
 
     Rebuilt when the table's :func:`~capeval_core.resources.source_stamp` changes, the index
     format of this capeval version differs, or the file fails its checksum (then with one
@@ -642,7 +581,7 @@ def paraphrase_index() -> ParaphraseIndex:
     """
     global _INDEX
     source = paraphrase_table()
-    stamp = source_stamp(source)
+    stamp = table_stamp(source)
     if _INDEX is not None and _INDEX.header.get("source_stamp") == stamp:
         return _INDEX
     path = paraphrase_index_path()

@@ -11,12 +11,13 @@ the jar is reproduced on purpose and marked with its spec section.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import numbers
 import operator
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -297,6 +298,16 @@ class MeteorStats:
             v[20], sum(c_h) + sum(f_h), sum(c_r) + sum(f_r),
         )  # fmt: skip
 
+    @classmethod
+    def from_row(cls, v: Sequence[int]) -> MeteorStats:
+        """The 23 integers in the jar's order, taken as they are (the matched totals too)."""
+        return cls(
+            v[0], v[1], v[2], v[3],
+            (v[4], v[8], v[12], v[16]), (v[5], v[9], v[13], v[17]),
+            (v[6], v[10], v[14], v[18]), (v[7], v[11], v[15], v[19]),
+            v[20], v[21], v[22],
+        )  # fmt: skip
+
     @property
     def perfect(self) -> bool:
         """Every word of both sides matched, in a single chunk (§5.7, §5.8)."""
@@ -395,32 +406,41 @@ class MeteorAlignment:
 class MeteorDetails:
     """Evidence for one item: the strings the jar saw, one alignment per reference, the winner.
 
-    ``alignments[best]`` is the first reference with the strictly highest score; its
-    statistics are the item's (§5.7).
+    ``best`` is the first reference with the strictly highest score (``reference_scores``);
+    its statistics ``stats`` are the item's (§5.7). The full evidence per reference,
+    :attr:`alignments`, is the reference aligner's: a batch scored by the compiled aligner
+    computes it when it is first read (the two agree statistic for statistic).
     """
 
     candidate: Tokens
     references: tuple[Tokens, ...]
     hypothesis: str
     hyp_tokens: Tokens
-    alignments: tuple[MeteorAlignment, ...]
     best: int
+    reference_scores: tuple[float, ...]
+    stats: MeteorStats
+    parameters: tuple[float, float, float, float, tuple[float, ...]] = field(repr=False)
+    _alignments: tuple[MeteorAlignment, ...] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def alignments(self) -> tuple[MeteorAlignment, ...]:
+        """One alignment per reference as the jar saw them (§5.9)."""
+        if self._alignments is None:
+            aligner = _aligner()
+            refs = jar_inputs(self.candidate, self.references)[1]
+            alignments = tuple(
+                aligner.align(self.hyp_tokens, normalize(r), self.parameters, r) for r in refs
+            )
+            object.__setattr__(self, "_alignments", alignments)
+        return self._alignments  # type: ignore[return-value]
 
     @property
     def winner(self) -> MeteorAlignment:
         return self.alignments[self.best]
 
     @property
-    def stats(self) -> MeteorStats:
-        return self.winner.stats
-
-    @property
-    def reference_scores(self) -> tuple[float, ...]:
-        return tuple(a.score for a in self.alignments)
-
-    @property
     def score(self) -> float:
-        return self.winner.score
+        return self.reference_scores[self.best]
 
 
 @dataclass(frozen=True)
@@ -622,18 +642,32 @@ class MeteorAligner:
         self.function_words = function_words()
         self.synsets = meteor_synsets()
         self.paraphrases = paraphrase_index()
-        self._sentence_cache: dict[Tokens, tuple[list, dict[str, list[int]]]] = {}
+        self._keys_cache: dict[Tokens, list[tuple[int, int, int]]] = {}
+        self._spans_cache: dict[Tokens, dict[str, list[int]]] = {}
         self._views_cache: dict[Tokens, _SentenceViews] = {}
 
-    def _sentence(self, words: Tokens) -> tuple[list[tuple[int, int, int]], dict[int, list[int]]]:
-        """Paraphrase keys found in a sentence and the starts of its spans by hash (cached:
-        a hypothesis is aligned with every reference of its image)."""
-        cached = self._sentence_cache.get(words)
+    def _keys(self, words: Tokens) -> list[tuple[int, int, int]]:
+        """``(start, length, key)`` of the sentence's spans that are a phrase 1 (cached: a
+        hypothesis is aligned with every reference of its image)."""
+        cached = self._keys_cache.get(words)
         if cached is None:
-            cached = self.paraphrases.sentence_spans(words)
-            if len(self._sentence_cache) > 50_000:
-                self._sentence_cache.clear()
-            self._sentence_cache[words] = cached
+            cached = self.paraphrases.sentence_keys(words)
+            if len(self._keys_cache) > 50_000:
+                self._keys_cache.clear()
+            self._keys_cache[words] = cached
+        return cached
+
+    def _spans(self, words: Tokens) -> dict[str, list[int]]:
+        """The sentence's spans of up to the table's longest phrase, text -> starts."""
+        cached = self._spans_cache.get(words)
+        if cached is None:
+            cached = {}
+            for length in range(1, min(self.paraphrases.max_words, len(words)) + 1):
+                for start in range(len(words) - length + 1):
+                    cached.setdefault(" ".join(words[start : start + length]), []).append(start)
+            if len(self._spans_cache) > 50_000:
+                self._spans_cache.clear()
+            self._spans_cache[words] = cached
         return cached
 
     def _paraphrase(self, from_words: Tokens, to_words: Tokens):
@@ -642,20 +676,11 @@ class MeteorAligner:
         Yields (from start, from length, to start, to length) in generation order: by start,
         then phrase length, then table order, then position in ``to_words``.
         """
-        keys, _ = self._sentence(from_words)
-        _, to_starts = self._sentence(to_words)
-        for start, length, key in keys:
-            texts, where = self.paraphrases.targets(key)
-            common = where.keys() & to_starts.keys()
-            if not common:
-                continue
-            for n, h in sorted((i, x) for x in common for i in where[x]):
-                text = texts[n]
-                size = text.count(" ") + 1
-                for to in to_starts[h]:
-                    # the hashes found the span; the words confirm it
-                    if " ".join(to_words[to : to + size]) == text:
-                        yield start, length, to, size
+        spans = self._spans(to_words)
+        for start, length, key in self._keys(from_words):
+            for text in self.paraphrases.targets(key):
+                for to in spans.get(text, ()):
+                    yield start, length, to, text.count(" ") + 1
 
     def _views(self, words: Tokens) -> _SentenceViews:
         """What the exact, stem and synonym matchers need of a sentence (cached: a hypothesis
@@ -790,6 +815,154 @@ def _aligner() -> MeteorAligner:
     return MeteorAligner()
 
 
+class _Vocabulary:
+    """Integer ids of the words this process has aligned, and what the compiled aligner reads
+    of each word: its UTF-8 text, stem id, function-word flag and sorted synset ids (§5.4).
+    Grows by doubling; words are never forgotten (their number is bounded by the language).
+    """
+
+    def __init__(self) -> None:
+        from capeval_core.meteor_resources import function_words, meteor_synsets
+
+        self._synsets_of = meteor_synsets().synsets_of
+        self._function = function_words()
+        self.ids: dict[str, int] = {}
+        self._stem_ids: dict[str, int] = {}
+        self._stem = np.empty(1024, dtype=np.int64)
+        self._func = np.empty(1024, dtype=np.uint8)
+        self._syn_off = np.zeros(1025, dtype=np.int64)
+        self._syn = np.empty(4096, dtype=np.int64)
+        self._text_off = np.zeros(1025, dtype=np.int64)
+        self._text = np.empty(8192, dtype=np.uint8)
+
+    @staticmethod
+    def _room(arr: np.ndarray, need: int) -> np.ndarray:
+        if need <= len(arr):
+            return arr
+        grown = np.zeros(max(need, 2 * len(arr)), dtype=arr.dtype)
+        grown[: len(arr)] = arr
+        return grown
+
+    def add(self, words: Sequence[str]) -> None:
+        """Give ids to new words (in this order)."""
+        n = len(self.ids)
+        end = n + len(words)
+        self._stem = self._room(self._stem, end)
+        self._func = self._room(self._func, end)
+        self._syn_off = self._room(self._syn_off, end + 1)
+        self._text_off = self._room(self._text_off, end + 1)
+        syn_end, text_end = int(self._syn_off[n]), int(self._text_off[n])
+        for k, word in enumerate(words, n):
+            self.ids[word] = k
+            self._stem[k] = self._stem_ids.setdefault(_stem(word), len(self._stem_ids))
+            self._func[k] = word in self._function
+            synsets = sorted(self._synsets_of(word))
+            self._syn = self._room(self._syn, syn_end + len(synsets))
+            self._syn[syn_end : syn_end + len(synsets)] = synsets
+            syn_end += len(synsets)
+            self._syn_off[k + 1] = syn_end
+            text = word.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing
+            self._text = self._room(self._text, text_end + len(text))
+            self._text[text_end : text_end + len(text)] = np.frombuffer(text, dtype=np.uint8)
+            text_end += len(text)
+            self._text_off[k + 1] = text_end
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """Stem ids, function flags, synset offsets and ids, text offsets and bytes."""
+        n = len(self.ids)
+        return (
+            self._stem[:n],
+            self._func[:n],
+            self._syn_off[: n + 1],
+            self._syn[: self._syn_off[n]],
+            self._text_off[: n + 1],
+            self._text[: self._text_off[n]],
+        )
+
+
+class _CompiledAligner:
+    """Drives :func:`capeval_core.meteor_kernel.align_pairs` over a batch: distinct sentences
+    as word ids, their paraphrase spans, then every (hypothesis, reference) pair at once.
+    Pairs the kernel leaves (a side over 64 words) go to the reference aligner."""
+
+    def __init__(self) -> None:
+        self.vocabulary = _Vocabulary()
+
+    def score(
+        self,
+        hyps: Sequence[Tokens],
+        refs: Sequence[Sequence[Tokens]],
+        parameters: tuple[float, float, float, float, tuple[float, ...]],
+    ) -> tuple[list[int], list[tuple[float, ...]], list[MeteorStats]]:
+        """Per item: the best reference, every reference's score, the best one's statistics."""
+        from capeval_core import meteor_kernel as kernel
+        from capeval_core.meteor_resources import paraphrase_index
+
+        index = paraphrase_index()
+        sentence_ids: dict[Tokens, int] = {}
+        pair_hyp: list[int] = []
+        pair_ref: list[int] = []
+        item_off = [0]
+        for hyp, rs in zip(hyps, refs, strict=True):
+            h = sentence_ids.setdefault(hyp, len(sentence_ids))
+            for r in rs:
+                pair_hyp.append(h)
+                pair_ref.append(sentence_ids.setdefault(r, len(sentence_ids)))
+            item_off.append(len(pair_hyp))
+        sentences = list(sentence_ids)
+        vocabulary = self.vocabulary
+        ids = vocabulary.ids
+        new = [w for w in dict.fromkeys(itertools.chain.from_iterable(sentences)) if w not in ids]
+        if new:
+            vocabulary.add(new)
+        lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+        s_off = np.zeros(len(sentences) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=s_off[1:])
+        s_words = np.fromiter(
+            map(ids.__getitem__, itertools.chain.from_iterable(sentences)),
+            dtype=np.int64,
+            count=int(s_off[-1]),
+        )
+        w_stem, w_func, syn_off, syn_ids, w_text_off, w_text = vocabulary.arrays()
+        a = index.arrays
+        text, _, word_pos, span_hash, span_off, key_start, key_len, key_id, key_off = (
+            kernel.sentence_spans(
+                s_off, s_words, w_text_off, w_text, index.max_words,
+                a["key_slots"], a["key_hash"], a["key_text"], a["key_text_offsets"],
+            )
+        )  # fmt: skip
+        alpha, beta, gamma, delta, weights = parameters
+        stats, scores = kernel.align_pairs(
+            np.array(pair_hyp, dtype=np.int64), np.array(pair_ref, dtype=np.int64),
+            s_off, s_words, w_stem, w_func, syn_off, syn_ids,
+            word_pos, text, span_hash, span_off, key_start, key_len, key_id, key_off,
+            a["key_entry_offsets"], a["target_hash"], a["target_words"], a["target_text"],
+            a["target_text_offsets"], alpha, beta, gamma, delta, np.array(weights),
+        )  # fmt: skip
+        rows = stats.tolist()
+        values = scores.tolist()
+        for p in np.flatnonzero(stats[:, 0] < 0).tolist():  # beyond the kernel: in Python
+            aligned = _aligner().align(sentences[pair_hyp[p]], sentences[pair_ref[p]], parameters)
+            rows[p] = list(aligned.stats.as_tuple())
+            values[p] = aligned.score
+        best, item_scores, item_stats = [], [], []
+        for k in range(len(hyps)):
+            lo, hi = item_off[k], item_off[k + 1]
+            b = lo
+            for p in range(lo + 1, hi):  # the first reference with the strictly best score
+                if values[p] > values[b]:
+                    b = p
+            best.append(b - lo)
+            item_scores.append(tuple(values[lo:hi]))
+            item_stats.append(MeteorStats.from_row(rows[b]))
+        return best, item_scores, item_stats
+
+
+@functools.cache
+def _compiled() -> _CompiledAligner:
+    return _CompiledAligner()
+
+
 class Meteor(Metric):
     """METEOR 1.5 (Denkowski & Lavie 2014) exactly as coco-caption runs ``meteor-1.5.jar``.
 
@@ -824,13 +997,14 @@ class Meteor(Metric):
             "paraphrase": f"{PARAPHRASE_TABLE.rsplit('/', 1)[-1]} (index v{INDEX_FORMAT})",
         }
 
-    def prepare(self, batch: Batch) -> MeteorAligner:
-        return _aligner()
+    def prepare(self, batch: Batch) -> None:
+        return None
 
     def segment(
-        self, candidate: Tokens, references: tuple[Tokens, ...], prepared: MeteorAligner | None
+        self, candidate: Tokens, references: tuple[Tokens, ...], prepared: Any
     ) -> tuple[float, MeteorDetails]:
-        aligner = prepared if prepared is not None else _aligner()
+        """One item by the pure-Python reference aligner (the full evidence at once)."""
+        aligner = prepared if isinstance(prepared, MeteorAligner) else _aligner()
         parameters = self.config.parameters  # type: ignore[attr-defined]
         hypothesis, jar_refs = jar_inputs(candidate, references)
         hyp = normalize(hypothesis)
@@ -839,8 +1013,30 @@ class Meteor(Metric):
         for i, a in enumerate(alignments):  # the first reference with the strictly best score
             if a.score > alignments[best].score:
                 best = i
-        details = MeteorDetails(candidate, references, hypothesis, hyp, alignments, best)
+        scores = tuple(a.score for a in alignments)
+        details = MeteorDetails(
+            candidate, references, hypothesis, hyp, best, scores, alignments[best].stats,
+            parameters, alignments,
+        )  # fmt: skip
         return alignments[best].score, details
+
+    def score_items(self, batch: Batch, prepared: Any) -> list[tuple[float, MeteorDetails]]:
+        """The whole batch through the compiled aligner (:mod:`capeval_core.meteor_kernel`):
+        the same statistics and scores as :meth:`segment`, bit for bit; the evidence of an
+        item is computed when it is first read."""
+        parameters = self.config.parameters  # type: ignore[attr-defined]
+        items = list(zip(batch.candidate_tokens, batch.reference_tokens, strict=True))
+        jar = [jar_inputs(c, r) for c, r in items]
+        hyps = [normalize(h) for h, _ in jar]
+        refs = [[normalize(r) for r in rs] for _, rs in jar]
+        best, scores, stats = _compiled().score(hyps, refs, parameters)
+        out = []
+        for k, (cand, references) in enumerate(items):
+            details = MeteorDetails(
+                cand, references, jar[k][0], hyps[k], best[k], scores[k], stats[k], parameters
+            )
+            out.append((scores[k][best[k]], details))
+        return out
 
     def aggregate(
         self, segments: list[SegmentScore], prepared: Any
