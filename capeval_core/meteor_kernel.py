@@ -232,66 +232,144 @@ def _gather(data, bounds):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _insert(slots, h, pid):  # pragma: no cover - compiled
+    """Put phrase ``pid`` with hash ``h`` in the first empty slot of its probe sequence."""
+    mask = np.uint64(slots.shape[0] - 1)
+    s = h & mask
+    while slots[s] != _ZERO:
+        s = (s + _ONE) & mask
+    slots[s] = ((h >> np.uint64(32)) << np.uint64(32)) | np.uint64(pid + 1)
+
+
+@njit(cache=True, nogil=True)
 def table_index(data, runs, key_bounds, target_bounds, target_words):  # pragma: no cover
-    """The index's arrays from entries grouped by phrase 1 (one run per distinct key):
-    key slots (open addressing, -1 empty, linear probing from ``hash & mask``), key hashes,
-    key texts and offsets, the phrase-2 texts and offsets, and the most words of a phrase."""
+    """The index's arrays from entries grouped by phrase 1 (one run per distinct key).
+
+    The phrase table holds every key and every proper word prefix of a key (so a sentence
+    is walked from each start only while its words are a prefix, as the jar walks its
+    trie): ``phrase_slots`` is an open-addressing table (linear probing from
+    ``hash & mask``) of ``(hash >> 32) << 32 | (phrase + 1)``, 0 empty; per phrase its full
+    hash, its key number (-1: a prefix only) and whether it is a prefix. Also returned: key
+    hashes, key texts and offsets, the phrase-2 texts and offsets, the most words of a phrase.
+    """
     n_keys = runs.shape[0] - 1
     key_text, key_text_off = _gather(data, key_bounds)
     target_text, target_text_off = _gather(data, target_bounds)
     key_hash = np.empty(n_keys, dtype=np.uint64)
     max_words = 0
+    n_prefixes = 0
     for k in range(n_keys):
         key_hash[k] = _hash_range(key_text, key_text_off[k], key_text_off[k + 1])
         words = 1
         for i in range(key_text_off[k], key_text_off[k + 1]):
             if key_text[i] == 32:
                 words += 1
+        n_prefixes += words - 1
         max_words = max(max_words, words)
     for e in range(target_words.shape[0]):
         max_words = max(max_words, target_words[e])
+    # every phrase: keys first (phrase k is key k), then the prefixes not already there
+    phrase_hash = np.empty(n_keys + n_prefixes, dtype=np.uint64)
+    phrase_hash[:n_keys] = key_hash
+    prefix = np.zeros(n_keys + n_prefixes, dtype=np.uint8)
     size = 1
-    while size < 2 * n_keys:
+    while size < 2 * (n_keys + n_prefixes):
         size *= 2
-    mask = np.uint64(size - 1)
-    slots = np.full(size, -1, dtype=np.int32)
+    slots = np.zeros(size, dtype=np.uint64)
     for k in range(n_keys):
-        s = key_hash[k] & mask
-        while slots[s] >= 0:
-            s = (s + _ONE) & mask
-        slots[s] = k
-    return slots, key_hash, key_text, key_text_off, target_text, target_text_off, max_words
+        _insert(slots, key_hash[k], k)
+    mask = np.uint64(size - 1)
+    n_phrases = n_keys
+    for k in range(n_keys):
+        h = FNV_OFFSET
+        for i in range(key_text_off[k], key_text_off[k + 1]):
+            c = key_text[i]
+            if c == 32:  # the words so far are a prefix of this key
+                hv = _finish(h)
+                s = hv & mask
+                found = False
+                while slots[s] != _ZERO:
+                    pid = np.int64(slots[s] & np.uint64(0xFFFFFFFF)) - 1
+                    if phrase_hash[pid] == hv:
+                        prefix[pid] = 1
+                        found = True
+                    s = (s + _ONE) & mask
+                if not found:
+                    phrase_hash[n_phrases] = hv
+                    prefix[n_phrases] = 1
+                    _insert(slots, hv, n_phrases)
+                    n_phrases += 1
+            h = _feed(h, c)
+    size = 1
+    while size < 2 * n_phrases:
+        size *= 2
+    final = np.zeros(size, dtype=np.uint64)
+    for pid in range(n_phrases):
+        _insert(final, phrase_hash[pid], pid)
+    phrase_key = np.full(n_phrases, -1, dtype=np.int32)
+    for k in range(n_keys):
+        phrase_key[k] = k
+    return (
+        final,
+        phrase_hash[:n_phrases].copy(),
+        phrase_key,
+        prefix[:n_phrases].copy(),
+        key_hash,
+        key_text,
+        key_text_off,
+        target_text,
+        target_text_off,
+        max_words,
+    )
 
 
 # -- sentences ----------------------------------------------------------------------------------
 
 
 @njit(cache=True, nogil=True)
-def _find_key(text, t0, t1, h, slots, key_hash, key_text, key_text_off):  # pragma: no cover
-    """Key number of the phrase ``text[t0:t1]`` with hash ``h``, or -1."""
-    mask = np.uint64(slots.shape[0] - 1)
+def _find_phrase(
+    text, t0, t1, h, phrase_slots, phrase_hash, phrase_key, phrase_prefix, key_text, key_text_off
+):  # pragma: no cover - compiled
+    """For the phrase ``text[t0:t1]`` with hash ``h``: its key number (-1 if it is no
+    phrase 1) and whether a longer phrase 1 starts with it."""
+    mask = np.uint64(phrase_slots.shape[0] - 1)
+    tag = (h >> np.uint64(32)) << np.uint64(32)
+    low = np.uint64(0xFFFFFFFF)
     s = h & mask
+    key = -1
+    is_prefix = False
     while True:
-        k = slots[s]
-        if k < 0:
-            return -1
-        if key_hash[k] == h and _same_bytes(
-            text, t0, t1, key_text, key_text_off[k], key_text_off[k + 1]
-        ):
-            return k
+        slot = phrase_slots[s]
+        if slot == _ZERO:
+            return key, is_prefix
+        if (slot & ~low) == tag:
+            pid = np.int64(slot & low) - 1
+            if phrase_hash[pid] == h:
+                if phrase_prefix[pid]:
+                    is_prefix = True
+                k = phrase_key[pid]
+                if (
+                    k >= 0
+                    and key < 0
+                    and _same_bytes(text, t0, t1, key_text, key_text_off[k], key_text_off[k + 1])
+                ):
+                    key = k
         s = (s + _ONE) & mask
 
 
 @njit(cache=True, nogil=True)
 def sentence_spans(
-    s_off, s_words, w_text_off, w_text, max_words, slots, key_hash, key_text, key_text_off
-):  # pragma: no cover - compiled
+    s_off, s_words, w_text_off, w_text, max_words, phrase_slots, phrase_hash, phrase_key,
+    phrase_prefix, key_text, key_text_off,
+):  # pragma: no cover - compiled  # fmt: skip
     """Per sentence: its UTF-8 text (words joined by single spaces), the hash of every span
-    of up to ``max_words`` words, and the spans that are a phrase 1 of the table.
+    of up to ``max_words`` words, a 256-bit Bloom filter of those hashes, and the spans that
+    are a phrase 1 of the table.
 
     Span hashes of a sentence of ``n`` words are laid out by length then start:
     ``span_off[s] + block(L) + start`` with ``block(L) = sum(n - l + 1 for l < L)``.
-    Key spans come ordered by start then length, each ``(start, length, key)``.
+    Key spans come ordered by start then length, each ``(start, length, key)``: from each
+    start the span grows while its words are a prefix of some phrase 1 (the jar's trie walk).
     """
     n_sent = s_off.shape[0] - 1
     byte_off = np.zeros(n_sent + 1, dtype=np.int64)
@@ -310,9 +388,10 @@ def sentence_spans(
         span_off[s + 1] = span_off[s] + spans
     text = np.empty(byte_off[-1], dtype=np.uint8)
     span_hash = np.empty(span_off[-1], dtype=np.uint64)
-    key_start = np.empty(span_off[-1], dtype=np.int32)
-    key_len = np.empty(span_off[-1], dtype=np.int32)
-    key_id = np.empty(span_off[-1], dtype=np.int32)
+    bloom = np.zeros((n_sent, 4), dtype=np.uint64)
+    key_start = np.empty(span_off[-1], dtype=np.int64)
+    key_len = np.empty(span_off[-1], dtype=np.int64)
+    key_id = np.empty(span_off[-1], dtype=np.int64)
     key_off = np.zeros(n_sent + 1, dtype=np.int64)
     n_found = 0
     for s in range(n_sent):
@@ -332,6 +411,8 @@ def sentence_spans(
         top = min(max_words, n)
         for start in range(n):
             h = FNV_OFFSET
+            walking = True
+            block = 0
             for length in range(1, top + 1):
                 if start + length > n:
                     break
@@ -342,13 +423,18 @@ def sentence_spans(
                 for i in range(w0, w1):
                     h = _feed(h, text[i])
                 hv = _finish(h)
-                block = 0
-                for ll in range(1, length):
-                    block += n - ll + 1
                 span_hash[span_off[s] + block + start] = hv
-                k = _find_key(
-                    text, word_pos[a + s + start], w1, hv, slots, key_hash, key_text, key_text_off
-                )
+                block += n - length + 1
+                b1 = hv >> np.uint64(56)
+                b2 = (hv >> np.uint64(48)) & np.uint64(255)
+                bloom[s, b1 >> np.uint64(6)] |= _ONE << (b1 & np.uint64(63))
+                bloom[s, b2 >> np.uint64(6)] |= _ONE << (b2 & np.uint64(63))
+                if not walking:
+                    continue
+                k, walking = _find_phrase(
+                    text, word_pos[a + s + start], w1, hv, phrase_slots, phrase_hash,
+                    phrase_key, phrase_prefix, key_text, key_text_off,
+                )  # fmt: skip
                 if k >= 0:
                     key_start[n_found] = start
                     key_len[n_found] = length
@@ -357,15 +443,46 @@ def sentence_spans(
         key_off[s + 1] = n_found
     return (
         text,
-        byte_off,
         word_pos,
         span_hash,
         span_off,
+        bloom,
         key_start[:n_found].copy(),
         key_len[:n_found].copy(),
         key_id[:n_found].copy(),
         key_off,
     )
+
+
+@njit(cache=True, nogil=True)
+def sentence_synsets(s_off, s_words, syn_off, syn_ids):  # pragma: no cover - compiled
+    """Per sentence, ``(synset << 16) | position`` for every synset of every word, sorted:
+    two sentences' synonym pairs are then one merge of their lists (§5.4 "Synonym").
+
+    Synsets are dense ids below 2**24; one sort of ``(sentence << 40) | ...`` orders every
+    sentence's list at once (fewer than 2**23 sentences; a position past 65,535 is clamped,
+    and only sentences of at most :data:`MAX_WORDS` words are ever merged)."""
+    n_sent = s_off.shape[0] - 1
+    out_off = np.zeros(n_sent + 1, dtype=np.int64)
+    for s in range(n_sent):
+        size = 0
+        for j in range(s_off[s], s_off[s + 1]):
+            w = s_words[j]
+            size += syn_off[w + 1] - syn_off[w]
+        out_off[s + 1] = out_off[s] + size
+    out = np.empty(out_off[-1], dtype=np.int64)
+    k = 0
+    for s in range(n_sent):
+        for j in range(s_off[s], s_off[s + 1]):
+            w = s_words[j]
+            pos = min(j - s_off[s], 0xFFFF)
+            for x in range(syn_off[w], syn_off[w + 1]):
+                out[k] = (s << 40) | (syn_ids[x] << 16) | pos
+                k += 1
+    out.sort()
+    for i in range(out.shape[0]):
+        out[i] &= (1 << 40) - 1
+    return out, out_off
 
 
 # -- alignment ----------------------------------------------------------------------------------
@@ -379,25 +496,10 @@ def _mask(start, length):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _intersects(ids, a0, a1, b0, b1):  # pragma: no cover - compiled
-    """Whether the sorted runs ``ids[a0:a1]`` and ``ids[b0:b1]`` share a value."""
-    while a0 < a1 and b0 < b1:
-        x = ids[a0]
-        y = ids[b0]
-        if x == y:
-            return True
-        if x < y:
-            a0 += 1
-        else:
-            b0 += 1
-    return False
-
-
-@njit(cache=True, nogil=True)
 def _paraphrases(
-    frm, to, s_off, word_pos, text, span_hash, span_off, key_start, key_len, key_id, key_off,
-    key_entry_off, target_hash, target_words, target_text, target_text_off, out, count,
-    reverse,
+    frm, to, s_off, word_pos, text, span_hash, span_off, bloom, key_start, key_len, key_id,
+    key_off, key_entry_off, target_hash, target_words, target_text, target_text_off, out,
+    count, reverse,
 ):  # pragma: no cover - compiled  # fmt: skip
     """§5.4 (a): every phrase 1 of sentence ``frm`` with a phrase 2 found verbatim in ``to``,
     in generation order (start, length, table order, position in ``to``). Appends
@@ -412,6 +514,12 @@ def _paraphrases(
             if m > n_to:
                 continue
             h = target_hash[e]
+            b1 = h >> np.uint64(56)
+            b2 = (h >> np.uint64(48)) & np.uint64(255)
+            if not (bloom[to, b1 >> np.uint64(6)] >> (b1 & np.uint64(63))) & _ONE:
+                continue  # no span of ``to`` has this hash
+            if not (bloom[to, b2 >> np.uint64(6)] >> (b2 & np.uint64(63))) & _ONE:
+                continue
             block = 0
             for ll in range(1, m):
                 block += n_to - ll + 1
@@ -448,8 +556,16 @@ def _paraphrases(
 def _sort_keys(keys, n):  # pragma: no cover - compiled
     """Sort the first ``n`` packed keys in place (they are distinct: the low bits hold the
     position, so the order is stable)."""
-    if n > 1:
-        keys[:n] = np.sort(keys[:n])
+    if n > 32:
+        keys[:n].sort()
+        return
+    for i in range(1, n):
+        x = keys[i]
+        j = i - 1
+        while j >= 0 and keys[j] > x:
+            keys[j + 1] = keys[j]
+            j -= 1
+        keys[j + 1] = x
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -481,8 +597,8 @@ def _score(stats, alpha, beta, gamma, delta, weights):  # pragma: no cover - com
 
 @njit(cache=True, nogil=True)
 def align_pairs(
-    pair_hyp, pair_ref, s_off, s_words, w_stem, w_func, syn_off, syn_ids,
-    word_pos, text, span_hash, span_off, key_start, key_len, key_id, key_off,
+    pair_hyp, pair_ref, s_off, s_words, w_stem, w_func, syn_pos, syn_pos_off,
+    word_pos, text, span_hash, span_off, bloom, key_start, key_len, key_id, key_off,
     key_entry_off, target_hash, target_words, target_text, target_text_off,
     alpha, beta, gamma, delta, weights,
 ):  # pragma: no cover - compiled  # fmt: skip
@@ -506,6 +622,13 @@ def align_pairs(
     nxt_uh = np.empty(1024, dtype=np.uint64)
     node_cand = np.empty(1024, dtype=np.int64)
     node_parent = np.empty(1024, dtype=np.int64)
+    first = np.empty(MAX_WORDS + 1, dtype=np.int64)
+    fill = np.empty(MAX_WORDS, dtype=np.int64)
+    cov_ref = np.empty(MAX_WORDS, dtype=np.int64)
+    cov_hyp = np.empty(MAX_WORDS, dtype=np.int64)
+    fixed = np.empty(MAX_WORDS, dtype=np.int64)
+    at = np.empty(MAX_WORDS, dtype=np.int64)
+    synonym = np.empty(MAX_WORDS, dtype=np.uint64)
     for p in range(n_pairs):
         hs, rs = pair_hyp[p], pair_ref[p]
         h0, r0 = s_off[hs], s_off[rs]
@@ -553,14 +676,32 @@ def align_pairs(
                         cands[count, 3] = 1
                         cands[count, 4] = 1
                         count += 1
+            # synonyms: S(ref word) meets S(hyp word); one merge of the two sorted lists
+            a, a_end = syn_pos_off[rs], syn_pos_off[rs + 1]
+            b, b_end = syn_pos_off[hs], syn_pos_off[hs + 1]
+            synonym[:nr] = _ZERO
+            while a < a_end and b < b_end:
+                x = syn_pos[a] >> 16
+                y = syn_pos[b] >> 16
+                if x < y:
+                    a += 1
+                elif y < x:
+                    b += 1
+                else:
+                    hyp_bits = _ZERO
+                    while b < b_end and (syn_pos[b] >> 16) == x:
+                        hyp_bits |= _ONE << np.uint64(syn_pos[b] & 0xFFFF)
+                        b += 1
+                    while a < a_end and (syn_pos[a] >> 16) == x:
+                        synonym[syn_pos[a] & 0xFFFF] |= hyp_bits
+                        a += 1
             for i in range(nr):
-                wr = s_words[r0 + i]
-                a0, a1 = syn_off[wr], syn_off[wr + 1]
-                if a0 == a1:
+                bits = synonym[i]
+                if bits == _ZERO:
                     continue
+                wr = s_words[r0 + i]
                 for j in range(nh):
-                    wh = s_words[h0 + j]
-                    if wh != wr and _intersects(syn_ids, a0, a1, syn_off[wh], syn_off[wh + 1]):
+                    if (bits >> np.uint64(j)) & _ONE and s_words[h0 + j] != wr:
                         if count == cands.shape[0]:
                             bigger = np.empty((2 * count, 5), dtype=np.int64)
                             bigger[:count] = cands[:count]
@@ -572,30 +713,30 @@ def align_pairs(
                         cands[count, 4] = 2
                         count += 1
             cands, count = _paraphrases(
-                rs, hs, s_off, word_pos, text, span_hash, span_off, key_start, key_len,
+                rs, hs, s_off, word_pos, text, span_hash, span_off, bloom, key_start, key_len,
                 key_id, key_off, key_entry_off, target_hash, target_words, target_text,
                 target_text_off, cands, count, False,
             )  # fmt: skip
             cands, count = _paraphrases(
-                hs, rs, s_off, word_pos, text, span_hash, span_off, key_start, key_len,
+                hs, rs, s_off, word_pos, text, span_hash, span_off, bloom, key_start, key_len,
                 key_id, key_off, key_entry_off, target_hash, target_words, target_text,
                 target_text_off, cands, count, True,
             )  # fmt: skip
         # -- per reference position, module order then generation order (stable)
         if order.shape[0] < count:
             order = np.empty(2 * count, dtype=np.int64)
-        first = np.zeros(nr + 1, dtype=np.int64)
+        first[: nr + 1] = 0
         for c in range(count):
             first[cands[c, 0] + 1] += 1
         for i in range(nr):
             first[i + 1] += first[i]
-        fill = first[:nr].copy()
+        fill[:nr] = first[:nr]
         for c in range(count):
             i = cands[c, 0]
             order[fill[i]] = c
             fill[i] += 1
-        cov_ref = np.zeros(nr, dtype=np.int64)
-        cov_hyp = np.zeros(nh, dtype=np.int64)
+        cov_ref[:nr] = 0
+        cov_hyp[:nh] = 0
         dist_total = 0
         for c in range(count):
             for i in range(cands[c, 0], cands[c, 0] + cands[c, 1]):
@@ -604,7 +745,7 @@ def align_pairs(
                 cov_hyp[j] += 1
             dist_total += abs(cands[c, 0] - cands[c, 2])
         # §5.5 step 1: a lone candidate touching no other candidate's words is fixed
-        fixed = np.full(nr, -1, dtype=np.int64)
+        fixed[:nr] = -1
         used_ref = _ZERO
         used_hyp = _ZERO
         for i in range(nr):
@@ -746,7 +887,7 @@ def align_pairs(
         _sort_keys(keys, n_cur)
         best = keys[0] & 0xFFFF
         # -- the alignment: fixed matches and the best path's, by reference start (§5.6)
-        at = np.full(nr, -1, dtype=np.int64)
+        at[:nr] = -1
         for i in range(nr):
             if fixed[i] >= 0:
                 at[i] = fixed[i]

@@ -20,7 +20,9 @@ import hashlib
 import itertools
 import json
 import mmap
+import os
 import sys
+import threading
 import time
 import warnings
 import zipfile
@@ -143,6 +145,49 @@ MORPH_RULES: tuple[tuple[str, str], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=1 << 17)
+def _synset_ids(line: str) -> frozenset[int]:
+    """One id line of ``english.synsets`` (words with the same line share one set)."""
+    return frozenset(int(i) for i in line.split())
+
+
+class SynsetTable(Mapping[str, frozenset[int]]):
+    """Word form -> synset ids, each line of ids parsed when its word is first asked for
+    (a process looks up a few thousand of the 147,306 words; parsing all costs 0.6 s)."""
+
+    __slots__ = ("_lines",)
+
+    def __init__(self, lines: dict[str, str]) -> None:
+        self._lines = lines
+
+    def __getitem__(self, word: str) -> frozenset[int]:
+        return _synset_ids(self._lines[word])
+
+    def get(self, word: str, default=None):  # type: ignore[override]
+        line = self._lines.get(word)
+        return default if line is None else _synset_ids(line)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._lines
+
+    def __iter__(self):
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SynsetTable):
+            return self._lines == other._lines
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def lines(self) -> dict[str, str]:
+        """The raw id lines by word (what the cache stores)."""
+        return self._lines
+
+
 @dataclass(frozen=True, eq=False)
 class MeteorSynsets:
     """WordNet synonym sets as METEOR 1.5 uses them (§5.3, §5.4 "Synonym").
@@ -199,17 +244,17 @@ class MeteorSynsets:
         return self.synsets.get(word, frozenset()) | self.stem_synsets(word)
 
 
-#: Bumped whenever the cached synonym tables change shape.
-SYNSETS_FORMAT = 1
+#: Bumped whenever the cached synonym tables change shape (2: id lines kept as text).
+SYNSETS_FORMAT = 2
 
 
 @functools.cache
 def meteor_synsets() -> MeteorSynsets:
     """Load ``synonym/english.synsets`` and ``synonym/english.exceptions`` from the jar (§5.3).
 
-    ``english.relations`` is not loaded: the 1.5 jar does not use it. The parsed tables are
-    cached in the user cache directory, keyed by the jar's content (reading them back takes
-    a quarter of the 0.8 s parsing does, in every process that aligns).
+    ``english.relations`` is not loaded: the 1.5 jar does not use it. The tables are cached
+    in the user cache directory, keyed by the jar's content; the synset ids of a word are
+    parsed when it is first looked up (:class:`SynsetTable`).
 
     >>> len(meteor_synsets().synsets) > 100_000
     True
@@ -218,9 +263,9 @@ def meteor_synsets() -> MeteorSynsets:
         f"meteor-synsets-v{SYNSETS_FORMAT}-{source_stamp(meteor_jar())}.checked-pickle"
     )
     try:
-        synsets, exceptions = load_checked(path)
-        if isinstance(synsets, dict) and isinstance(exceptions, dict):
-            return MeteorSynsets(synsets, exceptions)
+        lines, exceptions = load_checked(path)
+        if isinstance(lines, dict) and isinstance(exceptions, dict):
+            return MeteorSynsets(SynsetTable(lines), exceptions)
         raise ResourceError(f"{path.name} does not hold synonym tables")
     except FileNotFoundError:
         pass  # parsed once, below
@@ -232,7 +277,7 @@ def meteor_synsets() -> MeteorSynsets:
         )
     table = _parse_synsets()
     try:
-        dump_checked((table.synsets, table.exceptions), path)
+        dump_checked((table.synsets.lines(), table.exceptions), path)  # type: ignore[attr-defined]
         for pattern in ("meteor-synsets-v*.checked-pickle", "meteor-synsets-v*.pickle"):
             for stale in path.parent.glob(pattern):
                 if stale != path:  # tables of another jar or format
@@ -243,18 +288,12 @@ def meteor_synsets() -> MeteorSynsets:
 
 
 def _parse_synsets() -> MeteorSynsets:
-    synsets: dict[str, frozenset[int]] = {}
-    interned: dict[str, frozenset[int]] = {}  # many words share the same id line
-    for word, ids in _pairs(_jar_text("synonym/english.synsets")):
-        value = interned.get(ids)
-        if value is None:
-            value = interned[ids] = frozenset(int(i) for i in ids.split())
-        synsets[word] = value
+    lines: dict[str, str] = dict(_pairs(_jar_text("synonym/english.synsets")))
     exceptions: dict[str, list[str]] = {}
     for base, forms in _pairs(_jar_text("synonym/english.exceptions")):
         for form in forms.split():
             exceptions.setdefault(form, []).append(base)
-    return MeteorSynsets(synsets, {k: tuple(v) for k, v in exceptions.items()})
+    return MeteorSynsets(SynsetTable(lines), {k: tuple(v) for k, v in exceptions.items()})
 
 
 @functools.cache
@@ -314,7 +353,10 @@ _INDEX_GLOBS = ("meteor-paraphrase-en-v*.idx", "meteor-paraphrase-en.v*.idx")
 # pycocoevalcap ships), and the index keeps them so: one key per phrase 1, its entries in
 # table order, which decides the generation order of paraphrase matches (§5.4).
 _SECTIONS = (
-    ("key_slots", "<i4"),  # open-addressing table of key numbers by hash, -1 empty
+    ("phrase_slots", "<u8"),  # open addressing: (hash >> 32) << 32 | (phrase + 1), 0 empty
+    ("phrase_hash", "<u8"),  # each phrase 1 and each word prefix of one: its hash,
+    ("phrase_key", "<i4"),  # its key number (-1: only a prefix)
+    ("phrase_prefix", "u1"),  # and whether it is a prefix of a phrase 1
     ("key_hash", "<u8"),  # hash of each distinct phrase 1
     ("key_entry_offsets", "<i8"),  # n_keys + 1: the entries of key k are [off[k], off[k+1])
     ("key_text_offsets", "<i8"),  # n_keys + 1 offsets into key_text
@@ -357,20 +399,10 @@ def _regroup(raw: bytes) -> bytes:
     return b"\n".join(itertools.chain.from_iterable(groups.values())) + b"\n"
 
 
-def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> Path:
-    """Turn the paraphrase table into the index file ``dest`` (written atomically).
-
-    Compiled (numba): a few seconds and 700 MB while it runs; done once per machine.
-    """
+def _index_sections(source: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """The index's header and sections, computed from the table (compiled, numba)."""
     from capeval_core import meteor_kernel as kernel
 
-    started = time.perf_counter()
-    if not quiet:
-        print(
-            f"capeval: indexing METEOR's paraphrase table {source.name} (once, a few seconds)",
-            file=sys.stderr,
-            flush=True,
-        )
     raw = _decompress(source)
     if not raw.isascii() and not kernel.utf8_valid(np.frombuffer(raw, dtype=np.uint8)):
         # the jar reads the table as UTF-8 text: undecodable bytes become U+FFFD
@@ -385,14 +417,26 @@ def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> 
         runs, key_bounds, target_bounds, target_hash, target_words, _ = kernel.parse_table(
             data, _lines(raw)
         )
-    slots, key_hash, key_text, key_text_off, target_text, target_text_off, max_words = (
-        kernel.table_index(data, runs, key_bounds, target_bounds, target_words)
-    )
+    (
+        phrase_slots,
+        phrase_hash,
+        phrase_key,
+        phrase_prefix,
+        key_hash,
+        key_text,
+        key_text_off,
+        target_text,
+        target_text_off,
+        max_words,
+    ) = kernel.table_index(data, runs, key_bounds, target_bounds, target_words)
     del data, raw, key_bounds, target_bounds
     if target_text.size >= 1 << 32 or max_words > 255:
         raise ResourceError(f"{source} is beyond what the paraphrase index holds")
-    sections = {
-        "key_slots": slots,
+    arrays = {
+        "phrase_slots": phrase_slots,
+        "phrase_hash": phrase_hash,
+        "phrase_key": phrase_key,
+        "phrase_prefix": phrase_prefix,
         "key_hash": key_hash,
         "key_entry_offsets": runs,
         "key_text_offsets": key_text_off,
@@ -412,10 +456,16 @@ def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> 
         "sections": {},
     }
     pos = 0  # the sections follow the header, each aligned to 8 bytes
+    sections = {}
     for name, dtype in _SECTIONS:
-        arr = sections[name] = np.ascontiguousarray(sections[name], dtype=dtype)
+        arr = sections[name] = np.ascontiguousarray(arrays[name], dtype=dtype)
         header["sections"][name] = [pos, len(arr), dtype]
         pos += arr.nbytes + (-arr.nbytes % 8)
+    return header, sections
+
+
+def _write_index(dest: Path, header: dict, sections: dict[str, np.ndarray]) -> None:
+    """Write the index file atomically, with the SHA-256 of everything after the digest."""
     head = json.dumps(header).encode()
     base = _data_start(len(head))
     digest = hashlib.sha256()
@@ -436,6 +486,17 @@ def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> 
             write(b"\0" * (-arr.nbytes % 8))
         out.seek(len(_MAGIC))
         out.write(digest.digest())
+
+
+def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> Path:
+    """Turn the paraphrase table into the index file ``dest`` (written atomically).
+
+    Compiled (numba): about two seconds and 700 MB while it runs; done once per machine.
+    """
+    started = time.perf_counter()
+    _announce(source, quiet)
+    header, sections = _index_sections(source)
+    _write_index(dest, header, sections)
     if not quiet:
         print(
             f"capeval: paraphrase index ready: {dest} ({dest.stat().st_size / 1e6:.0f} MB, "
@@ -444,6 +505,15 @@ def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> 
             flush=True,
         )
     return dest
+
+
+def _announce(source: Path, quiet: bool) -> None:
+    if not quiet:
+        print(
+            f"capeval: indexing METEOR's paraphrase table {source.name} (once, a few seconds)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _data_start(header_size: int) -> int:
@@ -463,6 +533,7 @@ class ParaphraseIndex:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._targets_cache: dict[int, tuple[str, ...]] = {}
         with open(path, "rb") as fh:
             self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         mm = self._mm
@@ -481,7 +552,20 @@ class ParaphraseIndex:
         #: the sections by name, as the compiled aligner takes them
         self.arrays: dict[str, np.ndarray] = arrays
         self.max_words: int = int(self.header["max_words"])
-        self._targets_cache: dict[int, tuple[str, ...]] = {}
+
+    @classmethod
+    def in_memory(cls, path: Path, header: dict, sections: dict[str, np.ndarray]):
+        """The index from freshly computed sections, before (or while) ``path`` is written."""
+        index = cls.__new__(cls)
+        index.path = path
+        index._targets_cache = {}
+        index._mm = None
+        index.header = header
+        index.arrays = {name: arr for name, arr in sections.items()}
+        for arr in index.arrays.values():
+            arr.flags.writeable = False  # as the memory-mapped sections are
+        index.max_words = int(header["max_words"])
+        return index
 
     def __len__(self) -> int:
         return int(self.header["n_entries"])
@@ -498,13 +582,18 @@ class ParaphraseIndex:
         text = phrase.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing
         h = phrase_hash(text)
         a = self.arrays
-        slots, hashes, offsets, key_text = (
-            a["key_slots"], a["key_hash"], a["key_text_offsets"], a["key_text"]
-        )  # fmt: skip
+        slots, hashes, keys = a["phrase_slots"], a["phrase_hash"], a["phrase_key"]
+        offsets, key_text = a["key_text_offsets"], a["key_text"]
         mask = len(slots) - 1
         s = h & mask
-        while (k := int(slots[s])) >= 0:
-            if int(hashes[k]) == h and key_text[offsets[k] : offsets[k + 1]].tobytes() == text:
+        while slot := int(slots[s]):
+            phrase = (slot & 0xFFFFFFFF) - 1
+            k = int(keys[phrase])
+            if (
+                int(hashes[phrase]) == h
+                and k >= 0
+                and key_text[offsets[k] : offsets[k + 1]].tobytes() == text
+            ):
                 return k
             s = (s + 1) & mask
         return -1
@@ -572,40 +661,140 @@ def table_stamp(source: Path) -> str:
     return stamp
 
 
-def paraphrase_index() -> ParaphraseIndex:
-    """The paraphrase index, built on first use (one line on stderr) and then memory-mapped.
+class _Build:
+    """The index built by a background thread of this process (its GIL-free parts, zlib
+    and the compiled kernels, overlap the caller's own start-up). The sections are handed
+    over as soon as they are computed; the thread then writes the file, holding the build
+    lock until it is complete, so other processes wait for it and then read it."""
 
-    Rebuilt when the table's :func:`~capeval_core.resources.source_stamp` changes, the index
-    format of this capeval version differs, or the file fails its checksum (then with one
-    :class:`~capeval_core.errors.DamagedCacheWarning`).
-    """
-    global _INDEX
+    def __init__(self, source: Path, path: Path, stamp: str) -> None:
+        self.source, self.path, self.stamp = source, path, stamp
+        self.pid = os.getpid()
+        self.index: ParaphraseIndex | None = None
+        self.error: BaseException | None = None
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="capeval-meteor-index")
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            with build_lock(self.path):
+                index, _ = _current_index(self.path, self.stamp)  # built meanwhile elsewhere?
+                if index is None:
+                    started = time.perf_counter()
+                    _announce(self.source, quiet=False)
+                    header, sections = _index_sections(self.source)
+                    self.index = ParaphraseIndex.in_memory(self.path, header, sections)
+                    self.ready.set()
+                    _write_index(self.path, header, sections)
+                    index = ParaphraseIndex(self.path)
+                    _remember_intact(index)
+                    _remove_stale(self.path)
+                    print(
+                        f"capeval: paraphrase index ready: {self.path} "
+                        f"({self.path.stat().st_size / 1e6:.0f} MB, "
+                        f"{time.perf_counter() - started:.1f} s)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                self.index = index  # the memory-mapped file from now on
+        except BaseException as exc:  # handed to the caller of result()
+            self.error = exc
+        finally:
+            self.ready.set()
+
+    def result(self) -> ParaphraseIndex:
+        """The index as soon as its sections exist (the file may still be being written)."""
+        self.ready.wait()
+        if self.index is None:
+            raise self.error  # type: ignore[misc]
+        return self.index
+
+    def finish(self) -> ParaphraseIndex:
+        """The index once the file is written (or its writing failed: then the sections)."""
+        self.thread.join()
+        return self.result()
+
+
+_BUILD: _Build | None = None
+
+
+def _forget_build_in_child() -> None:
+    global _BUILD
+    _BUILD = None  # a forked child has no copy of the thread
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_build_in_child)
+
+
+def prefetch_paraphrase_index() -> None:
+    """Start building the paraphrase index in the background if this machine has none;
+    returns at once. :func:`paraphrase_index` then waits for it."""
+    _start()
+
+
+def _start() -> ParaphraseIndex | _Build:
+    """The current index, or the build of it that is running in this process."""
+    global _INDEX, _BUILD
     source = paraphrase_table()
     stamp = table_stamp(source)
     if _INDEX is not None and _INDEX.header.get("source_stamp") == stamp:
         return _INDEX
+    if _BUILD is not None and _BUILD.stamp == stamp and _BUILD.pid == os.getpid():
+        return _BUILD
     path = paraphrase_index_path()
     index, problem = _current_index(path, stamp)
-    if index is None:
-        if problem:
-            warnings.warn(
-                f"the METEOR paraphrase index {path} is damaged ({problem}); rebuilding it",
-                DamagedCacheWarning,
-                stacklevel=2,
-            )
-        with build_lock(path):
-            index, _ = _current_index(path, stamp)  # another process may have built it meanwhile
-            if index is None:
-                build_paraphrase_index(source, path)
-                index = ParaphraseIndex(path)
-                _remember_intact(index)
-                for pattern in _INDEX_GLOBS:
-                    for stale in path.parent.glob(pattern):
-                        if stale != path:  # indexes of other capeval formats
-                            stale.unlink(missing_ok=True)
-                            _checked_path(stale).unlink(missing_ok=True)
-    _INDEX = index
+    if index is not None:
+        _INDEX = index
+        return index
+    if problem:
+        warnings.warn(
+            f"the METEOR paraphrase index {path} is damaged ({problem}); rebuilding it",
+            DamagedCacheWarning,
+            stacklevel=3,
+        )
+    _BUILD = _Build(source, path, stamp)
+    return _BUILD
+
+
+def paraphrase_index(*, wait_for_file: bool = True) -> ParaphraseIndex:
+    """The paraphrase index, built on first use (one line on stderr) and then memory-mapped.
+
+    Rebuilt when the table's :func:`~capeval_core.resources.source_stamp` changes, the index
+    format of this capeval version differs, or the file fails its checksum (then with one
+    :class:`~capeval_core.errors.DamagedCacheWarning`). ``wait_for_file=False`` returns a
+    freshly built index before its file is written (the caller waits with
+    :func:`paraphrase_index_written`).
+    """
+    global _INDEX, _BUILD
+    found = _start()
+    if isinstance(found, ParaphraseIndex):
+        return found
+    if not wait_for_file:
+        return found.result()
+    index = found.finish()
+    if found is _BUILD:
+        _INDEX, _BUILD = index, None
     return index
+
+
+def paraphrase_index_written() -> None:
+    """Wait until a paraphrase index this process is building is written to its file."""
+    global _INDEX, _BUILD
+    build = _BUILD
+    if build is not None and build.pid == os.getpid():
+        index = build.finish()
+        if build is _BUILD:
+            _INDEX, _BUILD = index, None
+
+
+def _remove_stale(path: Path) -> None:
+    for pattern in _INDEX_GLOBS:
+        for stale in path.parent.glob(pattern):
+            if stale != path:  # indexes of other capeval formats
+                stale.unlink(missing_ok=True)
+                _checked_path(stale).unlink(missing_ok=True)
 
 
 def _current_index(path: Path, stamp: str) -> tuple[ParaphraseIndex | None, str | None]:

@@ -94,14 +94,12 @@ class MeteorConfig(MetricConfig):
 # -- §5.1: the strings the jar sees -------------------------------------------------------------
 
 
+_JAVA_TRIMMED = "".join(map(chr, range(0x21)))
+
+
 def _java_trim(s: str) -> str:
     """Java's ``String.trim``: strips every character up to U+0020, nothing else."""
-    start, end = 0, len(s)
-    while start < end and s[start] <= " ":
-        start += 1
-    while end > start and s[end - 1] <= " ":
-        end -= 1
-    return s[start:end]
+    return s.strip(_JAVA_TRIMMED)
 
 
 def jar_inputs(candidate: Tokens, references: Sequence[Tokens]) -> tuple[str, tuple[str, ...]]:
@@ -459,27 +457,11 @@ class MeteorCorpusDetails:
 
 def aggregate_statistics(items: Sequence[MeteorStats]) -> MeteorStats:
     """Sum statistics as the jar's EVAL does: chunks are added only for imperfect items."""
-    zero4 = (0, 0, 0, 0)
-
-    def add4(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, int, int, int]:
-        return tuple(x + y for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
-
-    total = MeteorStats(0, 0, 0, 0, zero4, zero4, zero4, zero4, 0, 0, 0)
-    for s in items:
-        total = MeteorStats(
-            total.hyp_length + s.hyp_length,
-            total.ref_length + s.ref_length,
-            total.hyp_function_words + s.hyp_function_words,
-            total.ref_function_words + s.ref_function_words,
-            add4(total.content_hyp, s.content_hyp),
-            add4(total.content_ref, s.content_ref),
-            add4(total.function_hyp, s.function_hyp),
-            add4(total.function_ref, s.function_ref),
-            total.chunks + (0 if s.perfect else s.chunks),
-            total.matched_hyp + s.matched_hyp,
-            total.matched_ref + s.matched_ref,
-        )
-    return total
+    sums = [sum(column) for column in zip(*(s.as_tuple() for s in items), strict=True)]
+    if not sums:
+        sums = [0] * 23
+    sums[20] = sum(s.chunks for s in items if not s.perfect)
+    return MeteorStats.from_row(sums)
 
 
 # -- §5.4-§5.6: the aligner ---------------------------------------------------------------------
@@ -600,17 +582,11 @@ def _chunks(alignment: list[MeteorMatch]) -> list[tuple[MeteorMatch, ...]]:
     return [tuple(c) for c in chunks]
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
-    return _stemmer().stem(word)
+    """§5.4: the jar's Snowball English stemmer (see :mod:`capeval_core.meteor_stemmer`)."""
+    from capeval_core.meteor_stemmer import stem
 
-
-@functools.cache
-def _stemmer():
-    # §5.4: NLTK's EnglishStemmer agrees with the jar's 2015 Snowball stemmer on COCO
-    from nltk.stem.snowball import EnglishStemmer
-
-    return EnglishStemmer()
+    return stem(word)
 
 
 class _SentenceViews(NamedTuple):
@@ -828,6 +804,7 @@ class _Vocabulary:
         self._function = function_words()
         self.ids: dict[str, int] = {}
         self._stem_ids: dict[str, int] = {}
+        self._synset_ids: dict[int, int] = {}  # WordNet offset -> dense id (< 2**24)
         self._stem = np.empty(1024, dtype=np.int64)
         self._func = np.empty(1024, dtype=np.uint8)
         self._syn_off = np.zeros(1025, dtype=np.int64)
@@ -856,7 +833,8 @@ class _Vocabulary:
             self.ids[word] = k
             self._stem[k] = self._stem_ids.setdefault(_stem(word), len(self._stem_ids))
             self._func[k] = word in self._function
-            synsets = sorted(self._synsets_of(word))
+            dense = self._synset_ids
+            synsets = sorted(dense.setdefault(i, len(dense)) for i in self._synsets_of(word))
             self._syn = self._room(self._syn, syn_end + len(synsets))
             self._syn[syn_end : syn_end + len(synsets)] = synsets
             syn_end += len(synsets)
@@ -888,6 +866,10 @@ class _CompiledAligner:
     def __init__(self) -> None:
         self.vocabulary = _Vocabulary()
 
+    #: items are aligned in chunks of about this many pairs (bounds memory and the packed
+    #: sort keys of :func:`~capeval_core.meteor_kernel.sentence_synsets`)
+    CHUNK_PAIRS = 200_000
+
     def score(
         self,
         hyps: Sequence[Tokens],
@@ -895,10 +877,34 @@ class _CompiledAligner:
         parameters: tuple[float, float, float, float, tuple[float, ...]],
     ) -> tuple[list[int], list[tuple[float, ...]], list[MeteorStats]]:
         """Per item: the best reference, every reference's score, the best one's statistics."""
+        from capeval_core.meteor_resources import paraphrase_index_written
+
+        best: list[int] = []
+        scores: list[tuple[float, ...]] = []
+        stats: list[MeteorStats] = []
+        start = 0
+        while start < len(hyps):
+            stop, pairs = start, 0
+            while stop < len(hyps) and (pairs == 0 or pairs + len(refs[stop]) <= self.CHUNK_PAIRS):
+                pairs += len(refs[stop])
+                stop += 1
+            b, sc, st = self._score(hyps[start:stop], refs[start:stop], parameters)
+            best += b
+            scores += sc
+            stats += st
+            start = stop
+        paraphrase_index_written()  # a first run's index file is complete when scores are
+        return best, scores, stats
+
+    def _score(
+        self,
+        hyps: Sequence[Tokens],
+        refs: Sequence[Sequence[Tokens]],
+        parameters: tuple[float, float, float, float, tuple[float, ...]],
+    ) -> tuple[list[int], list[tuple[float, ...]], list[MeteorStats]]:
         from capeval_core import meteor_kernel as kernel
         from capeval_core.meteor_resources import paraphrase_index
 
-        index = paraphrase_index()
         sentence_ids: dict[Tokens, int] = {}
         pair_hyp: list[int] = []
         pair_ref: list[int] = []
@@ -924,18 +930,21 @@ class _CompiledAligner:
             count=int(s_off[-1]),
         )
         w_stem, w_func, syn_off, syn_ids, w_text_off, w_text = vocabulary.arrays()
+        syn_pos, syn_pos_off = kernel.sentence_synsets(s_off, s_words, syn_off, syn_ids)
+        index = paraphrase_index(wait_for_file=False)
         a = index.arrays
-        text, _, word_pos, span_hash, span_off, key_start, key_len, key_id, key_off = (
+        text, word_pos, span_hash, span_off, bloom, key_start, key_len, key_id, key_off = (
             kernel.sentence_spans(
-                s_off, s_words, w_text_off, w_text, index.max_words,
-                a["key_slots"], a["key_hash"], a["key_text"], a["key_text_offsets"],
+                s_off, s_words, w_text_off, w_text, index.max_words, a["phrase_slots"],
+                a["phrase_hash"], a["phrase_key"], a["phrase_prefix"], a["key_text"],
+                a["key_text_offsets"],
             )
         )  # fmt: skip
         alpha, beta, gamma, delta, weights = parameters
         stats, scores = kernel.align_pairs(
             np.array(pair_hyp, dtype=np.int64), np.array(pair_ref, dtype=np.int64),
-            s_off, s_words, w_stem, w_func, syn_off, syn_ids,
-            word_pos, text, span_hash, span_off, key_start, key_len, key_id, key_off,
+            s_off, s_words, w_stem, w_func, syn_pos, syn_pos_off,
+            word_pos, text, span_hash, span_off, bloom, key_start, key_len, key_id, key_off,
             a["key_entry_offsets"], a["target_hash"], a["target_words"], a["target_text"],
             a["target_text_offsets"], alpha, beta, gamma, delta, np.array(weights),
         )  # fmt: skip
@@ -961,6 +970,11 @@ class _CompiledAligner:
 @functools.cache
 def _compiled() -> _CompiledAligner:
     return _CompiledAligner()
+
+
+#: below this many items, a process that has not loaded the compiled aligner yet scores with
+#: the reference one: the same numbers, without numba's one-time start-up (about a second)
+SMALL_BATCH = 64
 
 
 class Meteor(Metric):
@@ -1023,7 +1037,13 @@ class Meteor(Metric):
     def score_items(self, batch: Batch, prepared: Any) -> list[tuple[float, MeteorDetails]]:
         """The whole batch through the compiled aligner (:mod:`capeval_core.meteor_kernel`):
         the same statistics and scores as :meth:`segment`, bit for bit; the evidence of an
-        item is computed when it is first read."""
+        item is computed when it is first read. A small batch in a process that has not
+        loaded the compiled aligner yet goes through :meth:`segment` (no numba start-up)."""
+        if len(batch) < SMALL_BATCH and not _compiled.cache_info().currsize:
+            return super().score_items(batch, prepared)  # type: ignore[return-value]
+        from capeval_core.meteor_resources import prefetch_paraphrase_index
+
+        prefetch_paraphrase_index()  # a first run builds it meanwhile, in the background
         parameters = self.config.parameters  # type: ignore[attr-defined]
         items = list(zip(batch.candidate_tokens, batch.reference_tokens, strict=True))
         jar = [jar_inputs(c, r) for c, r in items]
