@@ -25,6 +25,12 @@ MAX_WORDS = 64
 #: the number of statistics per pair, in the jar's order (see ``MeteorStats.as_tuple``)
 N_STATS = 23
 BEAM_SIZE = 40
+#: most candidate matches of one pair, paths of one search step (the sort keys hold the
+#: path number in 16 bits) and matches chosen over a search; a pair beyond any of them
+#: (never seen on COCO) is left to the Python aligner
+CANDIDATES = 1 << 15
+PATHS = 1 << 16
+NODES = 1 << 20
 
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 FNV_PRIME = np.uint64(0x100000001B3)
@@ -124,10 +130,9 @@ def utf8_valid(data):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _line_end(data, pos):  # pragma: no cover - compiled
-    """Index of the newline ending the line at ``pos`` (or the end of the data)."""
-    n = data.shape[0]
-    while pos < n and data[pos] != 10:
+def _line_end(data, pos, end):  # pragma: no cover - compiled
+    """Index of the newline ending the line at ``pos``, or ``end`` if none before it."""
+    while pos < end and data[pos] != 10:
         pos += 1
     return pos
 
@@ -152,83 +157,140 @@ def _bytes_less(data, a0, a1, b0, b1):  # pragma: no cover - compiled
     return la < lb
 
 
+#: fields of the state array of :func:`parse_chunk`
+POS, N_ENTRIES, N_KEYS, ORDERED, PREV_START, PREV_END, LONGEST, CHECKED, INVALID = range(9)
+
+
+class TableParse:
+    """What :func:`parse_chunk` fills, grown between calls (the kernel itself never
+    reallocates: an array reassigned inside a compiled loop costs reference counting on
+    every iteration)."""
+
+    def __init__(self) -> None:
+        self.state = np.zeros(9, dtype=np.int64)
+        self.state[ORDERED] = 1
+        self.runs = np.zeros(1 << 16, dtype=np.int64)  # first entry of each key, then the end
+        self.key_hash = np.empty(1 << 16, dtype=np.uint64)
+        self.key_text = np.empty(1 << 20, dtype=np.uint8)
+        self.key_text_off = np.zeros(1 << 16, dtype=np.int64)
+        self.target_hash = np.empty(1 << 18, dtype=np.uint64)  # per entry, of phrase 2
+        self.target_words = np.empty(1 << 18, dtype=np.uint8)
+        self.target_text = np.empty(1 << 22, dtype=np.uint8)
+        self.target_text_off = np.zeros(1 << 18, dtype=np.int64)
+
+    @staticmethod
+    def _room(arr: np.ndarray, need: int, used: int) -> np.ndarray:
+        if need <= len(arr):
+            return arr
+        out = np.empty(max(need, 2 * len(arr)), dtype=arr.dtype)
+        out[:used] = arr[:used]
+        return out
+
+    def parse(self, data: np.ndarray, end: int, final: bool) -> None:
+        """Parse what ``data[:end]`` holds (see :func:`parse_chunk`)."""
+        st = self.state
+        span = end - int(st[POS])
+        n, n_keys = int(st[N_ENTRIES]), int(st[N_KEYS])
+        more = span // 3 + 3  # a triple takes three bytes at least
+        self.runs = self._room(self.runs, n_keys + more, n_keys + 1)
+        self.key_hash = self._room(self.key_hash, n_keys + more, n_keys)
+        self.key_text_off = self._room(self.key_text_off, n_keys + more, n_keys + 1)
+        used = int(self.key_text_off[n_keys])
+        self.key_text = self._room(self.key_text, used + span, used)
+        self.target_hash = self._room(self.target_hash, n + more, n)
+        self.target_words = self._room(self.target_words, n + more, n)
+        self.target_text_off = self._room(self.target_text_off, n + more, n + 1)
+        used = int(self.target_text_off[n])
+        self.target_text = self._room(self.target_text, used + span, used)
+        parse_chunk(
+            data, end, final, st, self.runs, self.key_hash, self.key_text, self.key_text_off,
+            self.target_hash, self.target_words, self.target_text, self.target_text_off,
+        )  # fmt: skip
+
+
 @njit(cache=True, nogil=True)
-def parse_table(data, n_lines):  # pragma: no cover - compiled
-    """One pass over the decompressed table (``n_lines`` lines, the last one possibly without
-    its newline): per entry the hash and word count of phrase 2, per run of equal phrases 1
-    its first entry, and whether those runs come in strictly increasing byte order (then no
-    phrase 1 appears in two runs, as in the table pycocoevalcap ships).
+def parse_chunk(
+    data, end, final, state, runs, key_hash, key_text, key_text_off, target_hash,
+    target_words, target_text, target_text_off,
+):  # pragma: no cover - compiled  # fmt: skip
+    """Parse the entries of the decompressed table that lie complete in ``data[:end]``
+    (``final``: the table ends at ``end``), from ``state[POS]`` on, into the arrays (which
+    have room for it, see :class:`TableParse`); ``state`` is updated.
 
     The table is triples of lines (probability, phrase 1, phrase 2); the probability is not
     used (metric-spec §5.3). As the reference reader does, a triple cut short by the end of
-    the file has empty phrases, and trailing carriage returns are not part of a phrase.
-    """
-    n = data.shape[0]
-    n_entries = (n_lines + 2) // 3
-    runs = np.empty(n_entries + 1, dtype=np.int64)
-    key_bounds = np.empty((n_entries, 2), dtype=np.int64)
-    target_bounds = np.empty((n_entries, 2), dtype=np.int64)
-    target_hash = np.empty(n_entries, dtype=np.uint64)
-    target_words = np.empty(n_entries, dtype=np.int64)
-    n_keys = 0
-    ordered = True
-    pos = 0
-    p0 = p1 = 0
-    for e in range(n_entries):
-        pos = min(_line_end(data, pos) + 1, n)  # the probability line
-        a = pos
-        b = _line_end(data, a)
-        pos = min(b + 1, n)
-        b = _strip_cr(data, a, b)
-        if e == 0 or not _same_bytes(data, p0, p1, data, a, b):
-            if e > 0 and not _bytes_less(data, p0, p1, a, b):
-                ordered = False
-            runs[n_keys] = e
-            key_bounds[n_keys, 0] = a
-            key_bounds[n_keys, 1] = b
+    the file has empty phrases, and trailing carriage returns are not part of a phrase. Per
+    run of equal phrases 1: its first entry, hash and text; per entry: the hash, word count
+    and text of phrase 2; ``state[ORDERED]`` stays 1 while the runs come in strictly
+    increasing byte order (then no phrase 1 appears in two runs, as in the table
+    pycocoevalcap ships). Bytes are first checked to be UTF-8 (``state[INVALID]``)."""
+    # UTF-8: up to the last complete line (a newline is never inside a character)
+    stop = end
+    if not final:
+        while stop > state[CHECKED] and data[stop - 1] != 10:
+            stop -= 1
+    if stop > state[CHECKED]:
+        if not utf8_valid(data[state[CHECKED] : stop]):
+            state[INVALID] = 1
+            return
+        state[CHECKED] = stop
+    pos = state[POS]
+    n = state[N_ENTRIES]
+    n_keys = state[N_KEYS]
+    p0, p1 = state[PREV_START], state[PREV_END]
+    max_words = state[LONGEST]
+    while pos < end:
+        e0 = _line_end(data, pos, end)
+        if e0 == end and not final:
+            break
+        a1 = min(e0 + 1, end)
+        e1 = _line_end(data, a1, end)
+        if e1 == end and not final:
+            break
+        a2 = min(e1 + 1, end)
+        e2 = _line_end(data, a2, end)
+        if e2 == end and not final:
+            break
+        b1 = _strip_cr(data, a1, e1)
+        if n == 0 or not _same_bytes(data, p0, p1, data, a1, b1):
+            if n > 0 and not _bytes_less(data, p0, p1, a1, b1):
+                state[ORDERED] = 0
+            start = key_text_off[n_keys]
+            key_text[start : start + b1 - a1] = data[a1:b1]
+            key_text_off[n_keys + 1] = start + b1 - a1
+            key_hash[n_keys] = _hash_range(data, a1, b1)
+            runs[n_keys] = n
+            words = 1
+            for i in range(a1, b1):
+                if data[i] == 32:
+                    words += 1
+            max_words = max(max_words, words)
             n_keys += 1
-            p0, p1 = a, b
-        a = pos
+            p0, p1 = a1, b1
+        b2 = _strip_cr(data, a2, e2)
+        start = target_text_off[n]
         h = FNV_OFFSET
         words = 1
-        while pos < n and data[pos] != 10:
-            c = data[pos]
+        for i in range(a2, b2):
+            c = data[i]
             h = _feed(h, c)
             if c == 32:
                 words += 1
-            pos += 1
-        b = _strip_cr(data, a, pos)
-        if b < pos:  # carriage returns were hashed: hash the phrase again without them
-            h = FNV_OFFSET
-            for i in range(a, b):
-                h = _feed(h, data[i])
-        pos = min(pos + 1, n)
-        target_bounds[e, 0] = a
-        target_bounds[e, 1] = b
-        target_hash[e] = _finish(h)
-        target_words[e] = words
-    runs[n_keys] = n_entries
-    return (
-        runs[: n_keys + 1].copy(),
-        key_bounds[:n_keys].copy(),
-        target_bounds,
-        target_hash,
-        target_words,
-        ordered,
-    )
-
-
-@njit(cache=True, nogil=True)
-def _gather(data, bounds):  # pragma: no cover - compiled
-    """Concatenated bytes of the ranges ``bounds`` and their offsets."""
-    offsets = np.empty(bounds.shape[0] + 1, dtype=np.int64)
-    offsets[0] = 0
-    for k in range(bounds.shape[0]):
-        offsets[k + 1] = offsets[k] + bounds[k, 1] - bounds[k, 0]
-    text = np.empty(offsets[-1], dtype=np.uint8)
-    for k in range(bounds.shape[0]):
-        text[offsets[k] : offsets[k + 1]] = data[bounds[k, 0] : bounds[k, 1]]
-    return text, offsets
+        target_text[start : start + b2 - a2] = data[a2:b2]
+        target_text_off[n + 1] = start + b2 - a2
+        target_hash[n] = _finish(h)
+        target_words[n] = min(words, 255)
+        max_words = max(max_words, words)
+        n += 1
+        pos = min(e2 + 1, end)
+    if final:
+        runs[n_keys] = n
+    state[POS] = pos
+    state[N_ENTRIES] = n
+    state[N_KEYS] = n_keys
+    state[PREV_START] = p0
+    state[PREV_END] = p1
+    state[LONGEST] = max_words
 
 
 @njit(cache=True, nogil=True)
@@ -242,32 +304,17 @@ def _insert(slots, h, pid):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def table_index(data, runs, key_bounds, target_bounds, target_words):  # pragma: no cover
-    """The index's arrays from entries grouped by phrase 1 (one run per distinct key).
-
-    The phrase table holds every key and every proper word prefix of a key (so a sentence
-    is walked from each start only while its words are a prefix, as the jar walks its
-    trie): ``phrase_slots`` is an open-addressing table (linear probing from
-    ``hash & mask``) of ``(hash >> 32) << 32 | (phrase + 1)``, 0 empty; per phrase its full
-    hash, its key number (-1: a prefix only) and whether it is a prefix. Also returned: key
-    hashes, key texts and offsets, the phrase-2 texts and offsets, the most words of a phrase.
-    """
-    n_keys = runs.shape[0] - 1
-    key_text, key_text_off = _gather(data, key_bounds)
-    target_text, target_text_off = _gather(data, target_bounds)
-    key_hash = np.empty(n_keys, dtype=np.uint64)
-    max_words = 0
+def phrase_table(key_hash, key_text, key_text_off):  # pragma: no cover - compiled
+    """The table of every key and every proper word prefix of a key (so a sentence is
+    walked from each start only while its words are a prefix, as the jar walks its trie):
+    ``phrase_slots`` is an open-addressing table (linear probing from ``hash & mask``) of
+    ``(hash >> 32) << 32 | (phrase + 1)``, 0 empty; per phrase its full hash, its key
+    number (-1: a prefix only) and whether it is a prefix."""
+    n_keys = key_hash.shape[0]
     n_prefixes = 0
-    for k in range(n_keys):
-        key_hash[k] = _hash_range(key_text, key_text_off[k], key_text_off[k + 1])
-        words = 1
-        for i in range(key_text_off[k], key_text_off[k + 1]):
-            if key_text[i] == 32:
-                words += 1
-        n_prefixes += words - 1
-        max_words = max(max_words, words)
-    for e in range(target_words.shape[0]):
-        max_words = max(max_words, target_words[e])
+    for i in range(key_text_off[n_keys]):
+        if key_text[i] == 32:
+            n_prefixes += 1
     # every phrase: keys first (phrase k is key k), then the prefixes not already there
     phrase_hash = np.empty(n_keys + n_prefixes, dtype=np.uint64)
     phrase_hash[:n_keys] = key_hash
@@ -309,18 +356,7 @@ def table_index(data, runs, key_bounds, target_bounds, target_words):  # pragma:
     phrase_key = np.full(n_phrases, -1, dtype=np.int32)
     for k in range(n_keys):
         phrase_key[k] = k
-    return (
-        final,
-        phrase_hash[:n_phrases].copy(),
-        phrase_key,
-        prefix[:n_phrases].copy(),
-        key_hash,
-        key_text,
-        key_text_off,
-        target_text,
-        target_text_off,
-        max_words,
-    )
+    return final, phrase_hash[:n_phrases].copy(), phrase_key, prefix[:n_phrases].copy()
 
 
 # -- sentences ----------------------------------------------------------------------------------
@@ -503,8 +539,8 @@ def _paraphrases(
 ):  # pragma: no cover - compiled  # fmt: skip
     """§5.4 (a): every phrase 1 of sentence ``frm`` with a phrase 2 found verbatim in ``to``,
     in generation order (start, length, table order, position in ``to``). Appends
-    ``(ref start, ref len, hyp start, hyp len)`` rows to ``out`` (``reverse``: ``frm`` is the
-    hypothesis). Returns the new count and the array (grown if needed)."""
+    ``(ref start, ref len, hyp start, hyp len, 3)`` rows to ``out`` (``reverse``: ``frm`` is
+    the hypothesis). Returns the new count, or -1 when ``out`` is full."""
     n_to = s_off[to + 1] - s_off[to]
     to_base = s_off[to] + to
     for q in range(key_off[frm], key_off[frm + 1]):
@@ -534,9 +570,7 @@ def _paraphrases(
                 ):
                     continue
                 if count == out.shape[0]:
-                    bigger = np.empty((2 * out.shape[0], 5), dtype=np.int64)
-                    bigger[:count] = out[:count]
-                    out = bigger
+                    return -1
                 if reverse:
                     out[count, 0] = t
                     out[count, 1] = m
@@ -549,7 +583,7 @@ def _paraphrases(
                     out[count, 3] = m
                 out[count, 4] = 3
                 count += 1
-    return out, count
+    return count
 
 
 @njit(cache=True, nogil=True)
@@ -610,18 +644,20 @@ def align_pairs(
     n_pairs = pair_hyp.shape[0]
     stats = np.zeros((n_pairs, N_STATS), dtype=np.int64)
     scores = np.empty(n_pairs, dtype=np.float64)
-    cands = np.empty((256, 5), dtype=np.int64)
-    order = np.empty(256, dtype=np.int64)
-    keys = np.empty(1024, dtype=np.int64)
+    # fixed buffers (a pair that would overflow one goes to the Python aligner): an array
+    # reassigned inside the loop would cost reference counting on every pair
+    cands = np.empty((CANDIDATES, 5), dtype=np.int64)
+    order = np.empty(CANDIDATES, dtype=np.int64)
+    keys = np.empty(PATHS, dtype=np.int64)
     # paths: negw, chunks, dist, idx, last, node; masks apart
     cur = np.empty((BEAM_SIZE, 6), dtype=np.int64)
     cur_ur = np.empty(BEAM_SIZE, dtype=np.uint64)
     cur_uh = np.empty(BEAM_SIZE, dtype=np.uint64)
-    nxt = np.empty((1024, 6), dtype=np.int64)
-    nxt_ur = np.empty(1024, dtype=np.uint64)
-    nxt_uh = np.empty(1024, dtype=np.uint64)
-    node_cand = np.empty(1024, dtype=np.int64)
-    node_parent = np.empty(1024, dtype=np.int64)
+    nxt = np.empty((PATHS, 6), dtype=np.int64)
+    nxt_ur = np.empty(PATHS, dtype=np.uint64)
+    nxt_uh = np.empty(PATHS, dtype=np.uint64)
+    node_cand = np.empty(NODES, dtype=np.int64)
+    node_parent = np.empty(NODES, dtype=np.int64)
     first = np.empty(MAX_WORDS + 1, dtype=np.int64)
     fill = np.empty(MAX_WORDS, dtype=np.int64)
     cov_ref = np.empty(MAX_WORDS, dtype=np.int64)
@@ -649,10 +685,8 @@ def align_pairs(
             wr = s_words[r0 + i]
             for j in range(nh):
                 if s_words[h0 + j] == wr:
-                    if count == cands.shape[0]:
-                        bigger = np.empty((2 * count, 5), dtype=np.int64)
-                        bigger[:count] = cands[:count]
-                        cands = bigger
+                    if count == CANDIDATES:
+                        break
                     cands[count, 0] = i
                     cands[count, 1] = 1
                     cands[count, 2] = j
@@ -666,10 +700,8 @@ def align_pairs(
                 for j in range(nh):
                     wh = s_words[h0 + j]
                     if w_stem[wh] == sr and wh != wr:
-                        if count == cands.shape[0]:
-                            bigger = np.empty((2 * count, 5), dtype=np.int64)
-                            bigger[:count] = cands[:count]
-                            cands = bigger
+                        if count == CANDIDATES:
+                            break
                         cands[count, 0] = i
                         cands[count, 1] = 1
                         cands[count, 2] = j
@@ -702,29 +734,31 @@ def align_pairs(
                 wr = s_words[r0 + i]
                 for j in range(nh):
                     if (bits >> np.uint64(j)) & _ONE and s_words[h0 + j] != wr:
-                        if count == cands.shape[0]:
-                            bigger = np.empty((2 * count, 5), dtype=np.int64)
-                            bigger[:count] = cands[:count]
-                            cands = bigger
+                        if count == CANDIDATES:
+                            break
                         cands[count, 0] = i
                         cands[count, 1] = 1
                         cands[count, 2] = j
                         cands[count, 3] = 1
                         cands[count, 4] = 2
                         count += 1
-            cands, count = _paraphrases(
-                rs, hs, s_off, word_pos, text, span_hash, span_off, bloom, key_start, key_len,
-                key_id, key_off, key_entry_off, target_hash, target_words, target_text,
-                target_text_off, cands, count, False,
-            )  # fmt: skip
-            cands, count = _paraphrases(
-                hs, rs, s_off, word_pos, text, span_hash, span_off, bloom, key_start, key_len,
-                key_id, key_off, key_entry_off, target_hash, target_words, target_text,
-                target_text_off, cands, count, True,
-            )  # fmt: skip
+            if count < CANDIDATES:
+                count = _paraphrases(
+                    rs, hs, s_off, word_pos, text, span_hash, span_off, bloom, key_start,
+                    key_len, key_id, key_off, key_entry_off, target_hash, target_words,
+                    target_text, target_text_off, cands, count, False,
+                )  # fmt: skip
+            if 0 <= count < CANDIDATES:
+                count = _paraphrases(
+                    hs, rs, s_off, word_pos, text, span_hash, span_off, bloom, key_start,
+                    key_len, key_id, key_off, key_entry_off, target_hash, target_words,
+                    target_text, target_text_off, cands, count, True,
+                )  # fmt: skip
+        if count < 0 or count >= CANDIDATES:  # full: the Python aligner takes the pair
+            stats[p, :] = -1
+            scores[p] = np.nan
+            continue
         # -- per reference position, module order then generation order (stable)
-        if order.shape[0] < count:
-            order = np.empty(2 * count, dtype=np.int64)
         first[: nr + 1] = 0
         for c in range(count):
             first[cands[c, 0] + 1] += 1
@@ -784,8 +818,6 @@ def align_pairs(
         nxt_uh[0] = used_hyp
         for step in range(nr + 1):
             # sort the paths by (-(weight), chunks, distance), stable; keep the best 40
-            if keys.shape[0] < n_nxt:
-                keys = np.empty(2 * n_nxt, dtype=np.int64)
             for q in range(n_nxt):
                 keys[q] = ((nxt[q, 0] + 256) << 53) | (nxt[q, 1] << 46) | (nxt[q, 2] << 16) | q
             _sort_keys(keys, n_nxt)
@@ -801,20 +833,9 @@ def align_pairs(
             n_nxt = 0
             lo, hi = first[step], first[step + 1]
             need = n_cur * (hi - lo + 1)
-            if need >= 1 << 16:  # beyond the packed sort keys: the Python aligner takes it
+            if need > PATHS or n_nodes + need > NODES:  # the Python aligner takes it
                 too_many = True
                 break
-            if nxt.shape[0] < need:
-                nxt = np.empty((2 * need, 6), dtype=np.int64)
-                nxt_ur = np.empty(2 * need, dtype=np.uint64)
-                nxt_uh = np.empty(2 * need, dtype=np.uint64)
-            if n_nodes + need > node_cand.shape[0]:
-                grown = np.empty(2 * (n_nodes + need), dtype=np.int64)
-                grown[:n_nodes] = node_cand[:n_nodes]
-                node_cand = grown
-                grown = np.empty(2 * (n_nodes + need), dtype=np.int64)
-                grown[:n_nodes] = node_parent[:n_nodes]
-                node_parent = grown
             for q in range(n_cur):
                 negw, chunks, dist = cur[q, 0], cur[q, 1], cur[q, 2]
                 idx, last = cur[q, 3], cur[q, 4]
@@ -944,17 +965,3 @@ def _search_weight(cands, c):  # pragma: no cover - compiled
     if cands[c, 4] == 0:
         return cands[c, 1] + cands[c, 3]
     return cands[c, 1] // 2 + cands[c, 3] // 2
-
-
-@njit(cache=True, nogil=True)
-def best_references(item_off, scores):  # pragma: no cover - compiled
-    """Per item, the first of its pairs with the strictly highest score (§5.7)."""
-    n = item_off.shape[0] - 1
-    best = np.empty(n, dtype=np.int64)
-    for k in range(n):
-        b = item_off[k]
-        for p in range(item_off[k] + 1, item_off[k + 1]):
-            if scores[p] > scores[b]:
-                b = p
-        best[k] = b
-    return best

@@ -368,22 +368,17 @@ _SECTIONS = (
 )
 
 
-def _decompress(source: Path) -> bytes:
+def _decompress(raw: bytes) -> bytes:
     """The whole table as bytes (every gzip member, as ``gzip`` reads them)."""
-    raw = source.read_bytes()
     parts = []
     while raw:
         inflate = zlib.decompressobj(wbits=31)
         parts.append(inflate.decompress(raw))
         parts.append(inflate.flush())
         if not inflate.eof:
-            raise ResourceError(f"{source} is truncated")
+            raise ResourceError("the paraphrase table is truncated")
         raw = inflate.unused_data.lstrip(b"\0")  # gzip allows zero padding between members
     return b"".join(parts)
-
-
-def _lines(raw: bytes) -> int:
-    return raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
 
 
 def _regroup(raw: bytes) -> bytes:
@@ -399,49 +394,118 @@ def _regroup(raw: bytes) -> bytes:
     return b"\n".join(itertools.chain.from_iterable(groups.values())) + b"\n"
 
 
+def _parse_whole(data: np.ndarray):
+    """Parse a whole decompressed table, a few megabytes per call (bounded room)."""
+    from capeval_core import meteor_kernel as kernel
+
+    parse = kernel.TableParse()
+    for end in range(1 << 23, len(data), 1 << 23):
+        parse.parse(data, end, False)
+    parse.parse(data, len(data), True)
+    return parse
+
+
+def _parse_streaming(raw: bytes):
+    """Parse the table while it is being decompressed (a second thread inflates into a
+    buffer of the size the gzip trailer gives): the parse costs little more than the
+    decompression. None where this does not apply (several gzip members, a size that does
+    not match, bytes that are not UTF-8, phrases 1 not listed together): then the caller
+    takes the whole table at once."""
+    from capeval_core import meteor_kernel as kernel
+
+    size = int.from_bytes(raw[-4:], "little") if len(raw) >= 18 else 0
+    if size == 0:
+        return None
+    data = np.empty(size, dtype=np.uint8)
+    cond = threading.Condition()
+    progress = {"filled": 0, "done": False, "ok": False}
+
+    def inflate() -> None:
+        filled, ok = 0, False
+        try:
+            unzip = zlib.decompressobj(wbits=31)
+            view = memoryview(raw)
+            for start in range(0, len(raw), 1 << 20):
+                out = unzip.decompress(view[start : start + (1 << 20)])
+                if filled + len(out) > size:
+                    break
+                data[filled : filled + len(out)] = np.frombuffer(out, dtype=np.uint8)
+                filled += len(out)
+                with cond:
+                    progress["filled"] = filled
+                    cond.notify()
+                if unzip.eof:
+                    break
+            ok = unzip.eof and filled == size and not unzip.unused_data.strip(b"\0")
+        except zlib.error:
+            ok = False
+        finally:
+            with cond:
+                progress["done"], progress["ok"] = True, ok
+                cond.notify()
+
+    thread = threading.Thread(target=inflate, name="capeval-meteor-inflate")
+    thread.start()
+    parse = kernel.TableParse()
+    seen = 0
+    try:
+        while True:
+            with cond:
+                while progress["filled"] == seen and not progress["done"]:
+                    cond.wait()
+                filled, done, ok = progress["filled"], progress["done"], progress["ok"]
+            if done and not ok:
+                return None
+            parse.parse(data, filled, done)
+            if parse.state[kernel.INVALID]:
+                return None
+            seen = filled
+            if done:
+                break
+    finally:
+        thread.join()
+    return parse if parse.state[kernel.ORDERED] else None
+
+
 def _index_sections(source: Path) -> tuple[dict, dict[str, np.ndarray]]:
     """The index's header and sections, computed from the table (compiled, numba)."""
     from capeval_core import meteor_kernel as kernel
 
-    raw = _decompress(source)
-    if not raw.isascii() and not kernel.utf8_valid(np.frombuffer(raw, dtype=np.uint8)):
-        # the jar reads the table as UTF-8 text: undecodable bytes become U+FFFD
-        raw = raw.decode("utf-8", "replace").encode("utf-8")
-    data = np.frombuffer(raw, dtype=np.uint8)
-    runs, key_bounds, target_bounds, target_hash, target_words, grouped = kernel.parse_table(
-        data, _lines(raw)
-    )
-    if not grouped:
-        raw = _regroup(raw)
-        data = np.frombuffer(raw, dtype=np.uint8)
-        runs, key_bounds, target_bounds, target_hash, target_words, _ = kernel.parse_table(
-            data, _lines(raw)
-        )
-    (
-        phrase_slots,
-        phrase_hash,
-        phrase_key,
-        phrase_prefix,
-        key_hash,
-        key_text,
-        key_text_off,
-        target_text,
-        target_text_off,
-        max_words,
-    ) = kernel.table_index(data, runs, key_bounds, target_bounds, target_words)
-    del data, raw, key_bounds, target_bounds
+    raw = source.read_bytes()
+    parsed = _parse_streaming(raw)
+    if parsed is None:
+        table = _decompress(raw)
+        data = np.frombuffer(table, dtype=np.uint8)
+        if not kernel.utf8_valid(data):
+            # the jar reads the table as UTF-8 text: undecodable bytes become U+FFFD
+            table = table.decode("utf-8", "replace").encode("utf-8")
+            data = np.frombuffer(table, dtype=np.uint8)
+        parsed = _parse_whole(data)
+        if not parsed.state[kernel.ORDERED]:
+            parsed = _parse_whole(np.frombuffer(_regroup(table), dtype=np.uint8))
+    del raw
+    state = parsed.state
+    n, n_keys = int(state[kernel.N_ENTRIES]), int(state[kernel.N_KEYS])
+    key_hash, key_text_off = parsed.key_hash[:n_keys], parsed.key_text_off[: n_keys + 1]
+    key_text = parsed.key_text[: key_text_off[-1]]
+    target_text_off = parsed.target_text_off[: n + 1]
+    target_text = parsed.target_text[: target_text_off[-1]]
+    max_words = int(state[kernel.LONGEST])
     if target_text.size >= 1 << 32 or max_words > 255:
         raise ResourceError(f"{source} is beyond what the paraphrase index holds")
+    phrase_slots, phrase_hash, phrase_key, phrase_prefix = kernel.phrase_table(
+        key_hash, key_text, key_text_off
+    )
     arrays = {
         "phrase_slots": phrase_slots,
         "phrase_hash": phrase_hash,
         "phrase_key": phrase_key,
         "phrase_prefix": phrase_prefix,
         "key_hash": key_hash,
-        "key_entry_offsets": runs,
+        "key_entry_offsets": parsed.runs[: n_keys + 1],
         "key_text_offsets": key_text_off,
-        "target_hash": target_hash,
-        "target_words": target_words,
+        "target_hash": parsed.target_hash[:n],
+        "target_words": parsed.target_words[:n],
         "target_text_offsets": target_text_off,
         "key_text": key_text,
         "target_text": target_text,
@@ -450,9 +514,9 @@ def _index_sections(source: Path) -> tuple[dict, dict[str, np.ndarray]]:
         "format": INDEX_FORMAT,
         "source": source.name,
         "source_stamp": table_stamp(source),
-        "n_keys": len(key_hash),
-        "n_entries": len(target_hash),
-        "max_words": int(max_words),
+        "n_keys": n_keys,
+        "n_entries": n,
+        "max_words": max_words,
         "sections": {},
     }
     pos = 0  # the sections follow the header, each aligned to 8 bytes

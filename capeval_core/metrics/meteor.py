@@ -865,6 +865,8 @@ class _CompiledAligner:
 
     def __init__(self) -> None:
         self.vocabulary = _Vocabulary()
+        #: pairs of the last batch the kernel left to the reference aligner
+        self.fallbacks = 0
 
     #: items are aligned in chunks of about this many pairs (bounds memory and the packed
     #: sort keys of :func:`~capeval_core.meteor_kernel.sentence_synsets`)
@@ -882,6 +884,7 @@ class _CompiledAligner:
         best: list[int] = []
         scores: list[tuple[float, ...]] = []
         stats: list[MeteorStats] = []
+        self.fallbacks = 0
         start = 0
         while start < len(hyps):
             stop, pairs = start, 0
@@ -951,6 +954,7 @@ class _CompiledAligner:
         rows = stats.tolist()
         values = scores.tolist()
         for p in np.flatnonzero(stats[:, 0] < 0).tolist():  # beyond the kernel: in Python
+            self.fallbacks += 1
             aligned = _aligner().align(sentences[pair_hyp[p]], sentences[pair_ref[p]], parameters)
             rows[p] = list(aligned.stats.as_tuple())
             values[p] = aligned.score

@@ -586,7 +586,7 @@ def _assert_same(result, reference) -> None:
 def test_compiled_equals_reference_on_coco(monkeypatch):
     """1,500 COCO val2014 images, a third with another image's caption as candidate, and
     every task's parameters: statistics, scores and winning reference identical."""
-    from capeval_core.metrics import make_batch
+    from capeval_core.metrics import make_batch, meteor
     from capeval_core.resources import coco_caption_sets
 
     sets = coco_caption_sets("val", 1500)
@@ -601,6 +601,7 @@ def test_compiled_equals_reference_on_coco(monkeypatch):
         part = batch.part(0, n)
         metric = Meteor(task=task)
         result = metric.score_batch(part)
+        assert meteor._compiled().fallbacks == 0  # every pair aligned by the kernel
         _assert_same(result, _reference(metric, part))
 
 
@@ -622,6 +623,11 @@ def test_compiled_equals_reference_on_odd_input(monkeypatch):
     batch = make_batch([h for h, _ in cases], [r for _, r in cases], "whitespace")
     metric = _whitespace()
     result = metric.score_batch(batch)
+    long_pairs = 0  # a side over 64 words: the pairs the kernel leaves to Python
+    for c, refs in zip(batch.candidate_tokens, batch.reference_tokens, strict=True):
+        hyp, jar_refs = jar_inputs(c, refs)
+        long_pairs += sum(len(normalize(hyp)) > 64 or len(normalize(r)) > 64 for r in jar_refs)
+    assert long_pairs == 3 and meteor._compiled().fallbacks == long_pairs
     _assert_same(result, _reference(metric, batch))
     assert result.segments[-1].details.stats.hyp_length == 65
 
