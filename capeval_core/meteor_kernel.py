@@ -46,12 +46,12 @@ _SPACE = np.uint64(32)
 # -- hashing ------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _feed(h, byte):  # pragma: no cover - compiled
     return (h ^ np.uint64(byte)) * FNV_PRIME
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _finish(h):  # pragma: no cover - compiled
     h ^= h >> _S33
     h *= _MIX1
@@ -69,7 +69,7 @@ def _hash_range(data, start, end):  # pragma: no cover - compiled
     return _finish(h)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _same_bytes(a, a0, a1, b, b0, b1):  # pragma: no cover - compiled
     if a1 - a0 != b1 - b0:
         return False
@@ -129,7 +129,7 @@ def utf8_valid(data):  # pragma: no cover - compiled
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _line_end(data, pos, end):  # pragma: no cover - compiled
     """Index of the newline ending the line at ``pos``, or ``end`` if none before it."""
     while pos < end and data[pos] != 10:
@@ -137,14 +137,14 @@ def _line_end(data, pos, end):  # pragma: no cover - compiled
     return pos
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _strip_cr(data, start, end):  # pragma: no cover - compiled
     while end > start and data[end - 1] == 13:
         end -= 1
     return end
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _bytes_less(data, a0, a1, b0, b1):  # pragma: no cover - compiled
     """data[a0:a1] < data[b0:b1] as byte strings."""
     la = a1 - a0
@@ -175,8 +175,8 @@ class TableParse:
         self.key_text_off = np.zeros(1 << 16, dtype=np.int64)
         self.target_hash = np.empty(1 << 18, dtype=np.uint64)  # per entry, of phrase 2
         self.target_words = np.empty(1 << 18, dtype=np.uint8)
-        self.target_text = np.empty(1 << 22, dtype=np.uint8)
-        self.target_text_off = np.zeros(1 << 18, dtype=np.int64)
+        self.target_start = np.empty(1 << 18, dtype=np.int64)  # its bytes in the table
+        self.target_end = np.empty(1 << 18, dtype=np.int64)
 
     @staticmethod
     def _room(arr: np.ndarray, need: int, used: int) -> np.ndarray:
@@ -199,19 +199,18 @@ class TableParse:
         self.key_text = self._room(self.key_text, used + span, used)
         self.target_hash = self._room(self.target_hash, n + more, n)
         self.target_words = self._room(self.target_words, n + more, n)
-        self.target_text_off = self._room(self.target_text_off, n + more, n + 1)
-        used = int(self.target_text_off[n])
-        self.target_text = self._room(self.target_text, used + span, used)
+        self.target_start = self._room(self.target_start, n + more, n)
+        self.target_end = self._room(self.target_end, n + more, n)
         parse_chunk(
             data, end, final, st, self.runs, self.key_hash, self.key_text, self.key_text_off,
-            self.target_hash, self.target_words, self.target_text, self.target_text_off,
+            self.target_hash, self.target_words, self.target_start, self.target_end,
         )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def parse_chunk(
     data, end, final, state, runs, key_hash, key_text, key_text_off, target_hash,
-    target_words, target_text, target_text_off,
+    target_words, target_start, target_end,
 ):  # pragma: no cover - compiled  # fmt: skip
     """Parse the entries of the decompressed table that lie complete in ``data[:end]``
     (``final``: the table ends at ``end``), from ``state[POS]`` on, into the arrays (which
@@ -221,8 +220,8 @@ def parse_chunk(
     used (metric-spec §5.3). As the reference reader does, a triple cut short by the end of
     the file has empty phrases, and trailing carriage returns are not part of a phrase. Per
     run of equal phrases 1: its first entry, hash and text; per entry: the hash, word count
-    and text of phrase 2; ``state[ORDERED]`` stays 1 while the runs come in strictly
-    increasing byte order (then no phrase 1 appears in two runs, as in the table
+    and byte range in ``data`` of phrase 2; ``state[ORDERED]`` stays 1 while the runs come in
+    strictly increasing byte order (then no phrase 1 appears in two runs, as in the table
     pycocoevalcap ships). Bytes are first checked to be UTF-8 (``state[INVALID]``)."""
     # UTF-8: up to the last complete line (a newline is never inside a character)
     stop = end
@@ -268,7 +267,6 @@ def parse_chunk(
             n_keys += 1
             p0, p1 = a1, b1
         b2 = _strip_cr(data, a2, e2)
-        start = target_text_off[n]
         h = FNV_OFFSET
         words = 1
         for i in range(a2, b2):
@@ -276,8 +274,8 @@ def parse_chunk(
             h = _feed(h, c)
             if c == 32:
                 words += 1
-        target_text[start : start + b2 - a2] = data[a2:b2]
-        target_text_off[n + 1] = start + b2 - a2
+        target_start[n] = a2
+        target_end[n] = b2
         target_hash[n] = _finish(h)
         target_words[n] = min(words, 255)
         max_words = max(max_words, words)
@@ -291,6 +289,20 @@ def parse_chunk(
     state[PREV_START] = p0
     state[PREV_END] = p1
     state[LONGEST] = max_words
+
+
+@njit(cache=True, nogil=True)
+def gather(data, starts, ends):  # pragma: no cover - compiled
+    """The byte ranges ``data[starts[k]:ends[k]]`` one after another, and their offsets."""
+    n = starts.shape[0]
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    for k in range(n):
+        offsets[k + 1] = offsets[k] + ends[k] - starts[k]
+    out = np.empty(offsets[n], dtype=np.uint8)
+    for k in range(n):
+        out[offsets[k] : offsets[k + 1]] = data[starts[k] : ends[k]]
+    return out, offsets
 
 
 @njit(cache=True, nogil=True)
@@ -524,7 +536,7 @@ def sentence_synsets(s_off, s_words, syn_off, syn_ids):  # pragma: no cover - co
 # -- alignment ----------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _mask(start, length):  # pragma: no cover - compiled
     if length >= 64:
         return _ALL
@@ -534,7 +546,7 @@ def _mask(start, length):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def _paraphrases(
     frm, to, s_off, word_pos, text, span_hash, span_off, bloom, key_start, key_len, key_id,
-    key_off, key_entry_off, target_hash, target_words, target_text, target_text_off, out,
+    key_off, key_entry_off, target_hash, target_words, target_text, target_start, target_end, out,
     count, reverse,
 ):  # pragma: no cover - compiled  # fmt: skip
     """§5.4 (a): every phrase 1 of sentence ``frm`` with a phrase 2 found verbatim in ``to``,
@@ -565,9 +577,7 @@ def _paraphrases(
                     continue
                 b0 = word_pos[to_base + t]
                 b1 = word_pos[to_base + t + m] - 1
-                if not _same_bytes(
-                    text, b0, b1, target_text, target_text_off[e], target_text_off[e + 1]
-                ):
+                if not _same_bytes(text, b0, b1, target_text, target_start[e], target_end[e]):
                     continue
                 if count == out.shape[0]:
                     return -1
@@ -633,7 +643,7 @@ def _score(stats, alpha, beta, gamma, delta, weights):  # pragma: no cover - com
 def align_pairs(
     pair_hyp, pair_ref, s_off, s_words, w_stem, w_func, syn_pos, syn_pos_off,
     word_pos, text, span_hash, span_off, bloom, key_start, key_len, key_id, key_off,
-    key_entry_off, target_hash, target_words, target_text, target_text_off,
+    key_entry_off, target_hash, target_words, target_text, target_start, target_end,
     alpha, beta, gamma, delta, weights,
 ):  # pragma: no cover - compiled  # fmt: skip
     """The 23 statistics and the score of every (hypothesis, reference) pair (§5.4-§5.7).
@@ -746,13 +756,13 @@ def align_pairs(
                 count = _paraphrases(
                     rs, hs, s_off, word_pos, text, span_hash, span_off, bloom, key_start,
                     key_len, key_id, key_off, key_entry_off, target_hash, target_words,
-                    target_text, target_text_off, cands, count, False,
+                    target_text, target_start, target_end, cands, count, False,
                 )  # fmt: skip
             if 0 <= count < CANDIDATES:
                 count = _paraphrases(
                     hs, rs, s_off, word_pos, text, span_hash, span_off, bloom, key_start,
                     key_len, key_id, key_off, key_entry_off, target_hash, target_words,
-                    target_text, target_text_off, cands, count, True,
+                    target_text, target_start, target_end, cands, count, True,
                 )  # fmt: skip
         if count < 0 or count >= CANDIDATES:  # full: the Python aligner takes the pair
             stats[p, :] = -1
@@ -959,7 +969,7 @@ def align_pairs(
     return stats, scores
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _search_weight(cands, c):  # pragma: no cover - compiled
     """floor(len_hyp * w) + floor(len_ref * w), w = 1 for exact and 0.5 otherwise (§5.5)."""
     if cands[c, 4] == 0:

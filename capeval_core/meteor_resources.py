@@ -399,6 +399,7 @@ def _parse_whole(data: np.ndarray):
     from capeval_core import meteor_kernel as kernel
 
     parse = kernel.TableParse()
+    parse.data = data
     for end in range(1 << 23, len(data), 1 << 23):
         parse.parse(data, end, False)
     parse.parse(data, len(data), True)
@@ -447,6 +448,7 @@ def _parse_streaming(raw: bytes):
     thread = threading.Thread(target=inflate, name="capeval-meteor-inflate")
     thread.start()
     parse = kernel.TableParse()
+    parse.data = data
     seen = 0
     try:
         while True:
@@ -467,8 +469,9 @@ def _parse_streaming(raw: bytes):
     return parse if parse.state[kernel.ORDERED] else None
 
 
-def _index_sections(source: Path) -> tuple[dict, dict[str, np.ndarray]]:
-    """The index's header and sections, computed from the table (compiled, numba)."""
+def _index_arrays(source: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """The index's header (without the file layout) and arrays, computed from the table
+    (compiled, numba)."""
     from capeval_core import meteor_kernel as kernel
 
     raw = source.read_bytes()
@@ -488,10 +491,8 @@ def _index_sections(source: Path) -> tuple[dict, dict[str, np.ndarray]]:
     n, n_keys = int(state[kernel.N_ENTRIES]), int(state[kernel.N_KEYS])
     key_hash, key_text_off = parsed.key_hash[:n_keys], parsed.key_text_off[: n_keys + 1]
     key_text = parsed.key_text[: key_text_off[-1]]
-    target_text_off = parsed.target_text_off[: n + 1]
-    target_text = parsed.target_text[: target_text_off[-1]]
     max_words = int(state[kernel.LONGEST])
-    if target_text.size >= 1 << 32 or max_words > 255:
+    if max_words > 255:
         raise ResourceError(f"{source} is beyond what the paraphrase index holds")
     phrase_slots, phrase_hash, phrase_key, phrase_prefix = kernel.phrase_table(
         key_hash, key_text, key_text_off
@@ -504,11 +505,14 @@ def _index_sections(source: Path) -> tuple[dict, dict[str, np.ndarray]]:
         "key_hash": key_hash,
         "key_entry_offsets": parsed.runs[: n_keys + 1],
         "key_text_offsets": key_text_off,
+        "key_text": key_text,
         "target_hash": parsed.target_hash[:n],
         "target_words": parsed.target_words[:n],
-        "target_text_offsets": target_text_off,
-        "key_text": key_text,
-        "target_text": target_text,
+        # phrase 2 of entry e is target_text[target_start[e]:target_end[e]]: here the
+        # decompressed table itself, in the file a compact copy (_file_sections)
+        "target_start": parsed.target_start[:n],
+        "target_end": parsed.target_end[:n],
+        "target_text": parsed.data,
     }
     header: dict = {
         "format": INDEX_FORMAT,
@@ -517,8 +521,22 @@ def _index_sections(source: Path) -> tuple[dict, dict[str, np.ndarray]]:
         "n_keys": n_keys,
         "n_entries": n,
         "max_words": max_words,
-        "sections": {},
     }
+    return header, arrays
+
+
+def _file_sections(header: dict, arrays: dict[str, np.ndarray]):
+    """The file's header and sections from the arrays of :func:`_index_arrays` (the phrases
+    2 gathered into one compact text)."""
+    from capeval_core import meteor_kernel as kernel
+
+    text, offsets = kernel.gather(
+        arrays["target_text"], arrays["target_start"], arrays["target_end"]
+    )
+    if text.size >= 1 << 32:
+        raise ResourceError("the paraphrase table is beyond what the paraphrase index holds")
+    arrays = {**arrays, "target_text": text, "target_text_offsets": offsets}
+    header = {**header, "sections": {}}
     pos = 0  # the sections follow the header, each aligned to 8 bytes
     sections = {}
     for name, dtype in _SECTIONS:
@@ -559,8 +577,7 @@ def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> 
     """
     started = time.perf_counter()
     _announce(source, quiet)
-    header, sections = _index_sections(source)
-    _write_index(dest, header, sections)
+    _write_index(dest, *_file_sections(*_index_arrays(source)))
     if not quiet:
         print(
             f"capeval: paraphrase index ready: {dest} ({dest.stat().st_size / 1e6:.0f} MB, "
@@ -613,19 +630,22 @@ class ParaphraseIndex:
         arrays = {}
         for name, (off, count, dtype) in self.header["sections"].items():
             arrays[name] = np.frombuffer(mm, dtype=dtype, count=count, offset=base + off)
-        #: the sections by name, as the compiled aligner takes them
+        offsets = arrays.pop("target_text_offsets")
+        arrays["target_start"], arrays["target_end"] = offsets[:-1], offsets[1:]
+        #: the sections by name, as the compiled aligner takes them (phrase 2 of entry e is
+        #: ``target_text[target_start[e]:target_end[e]]``)
         self.arrays: dict[str, np.ndarray] = arrays
         self.max_words: int = int(self.header["max_words"])
 
     @classmethod
-    def in_memory(cls, path: Path, header: dict, sections: dict[str, np.ndarray]):
-        """The index from freshly computed sections, before (or while) ``path`` is written."""
+    def in_memory(cls, path: Path, header: dict, arrays: dict[str, np.ndarray]):
+        """The index from freshly computed arrays, before (or while) ``path`` is written."""
         index = cls.__new__(cls)
         index.path = path
         index._targets_cache = {}
         index._mm = None
         index.header = header
-        index.arrays = {name: arr for name, arr in sections.items()}
+        index.arrays = dict(arrays)
         for arr in index.arrays.values():
             arr.flags.writeable = False  # as the memory-mapped sections are
         index.max_words = int(header["max_words"])
@@ -668,11 +688,14 @@ class ParaphraseIndex:
         if cached is None:
             a = self.arrays
             first, last = a["key_entry_offsets"][key : key + 2].tolist()
-            offsets = a["target_text_offsets"][first : last + 1].tolist()
-            text = a["target_text"][offsets[0] : offsets[-1]].tobytes()
-            base = offsets[0]
+            text = a["target_text"]
             cached = tuple(
-                text[x - base : y - base].decode("utf-8") for x, y in itertools.pairwise(offsets)
+                text[x:y].tobytes().decode("utf-8")
+                for x, y in zip(
+                    a["target_start"][first:last].tolist(),
+                    a["target_end"][first:last].tolist(),
+                    strict=True,
+                )
             )
             if len(self._targets_cache) > 100_000:  # bounded: a long-running app sees many
                 self._targets_cache.clear()
@@ -747,10 +770,11 @@ class _Build:
                 if index is None:
                     started = time.perf_counter()
                     _announce(self.source, quiet=False)
-                    header, sections = _index_sections(self.source)
-                    self.index = ParaphraseIndex.in_memory(self.path, header, sections)
+                    header, arrays = _index_arrays(self.source)
+                    self.index = ParaphraseIndex.in_memory(self.path, header, arrays)
                     self.ready.set()
-                    _write_index(self.path, header, sections)
+                    _write_index(self.path, *_file_sections(header, arrays))
+                    del arrays
                     index = ParaphraseIndex(self.path)
                     _remember_intact(index)
                     _remove_stale(self.path)

@@ -824,26 +824,31 @@ class _Vocabulary:
         """Give ids to new words (in this order)."""
         n = len(self.ids)
         end = n + len(words)
-        self._stem = self._room(self._stem, end)
-        self._func = self._room(self._func, end)
-        self._syn_off = self._room(self._syn_off, end + 1)
-        self._text_off = self._room(self._text_off, end + 1)
-        syn_end, text_end = int(self._syn_off[n]), int(self._text_off[n])
+        stem_ids, synset_ids = self._stem_ids, self._synset_ids
+        stems, synsets, texts = [], [], []
         for k, word in enumerate(words, n):
             self.ids[word] = k
-            self._stem[k] = self._stem_ids.setdefault(_stem(word), len(self._stem_ids))
-            self._func[k] = word in self._function
-            dense = self._synset_ids
-            synsets = sorted(dense.setdefault(i, len(dense)) for i in self._synsets_of(word))
-            self._syn = self._room(self._syn, syn_end + len(synsets))
-            self._syn[syn_end : syn_end + len(synsets)] = synsets
-            syn_end += len(synsets)
-            self._syn_off[k + 1] = syn_end
-            text = word.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing
-            self._text = self._room(self._text, text_end + len(text))
-            self._text[text_end : text_end + len(text)] = np.frombuffer(text, dtype=np.uint8)
-            text_end += len(text)
-            self._text_off[k + 1] = text_end
+            stems.append(stem_ids.setdefault(_stem(word), len(stem_ids)))
+            synsets.append(
+                sorted(synset_ids.setdefault(i, len(synset_ids)) for i in self._synsets_of(word))
+            )
+            texts.append(word.encode("utf-8", "surrogatepass"))  # a lone surrogate: no match
+        self._stem = self._room(self._stem, end)
+        self._stem[n:end] = stems
+        self._func = self._room(self._func, end)
+        self._func[n:end] = [w in self._function for w in words]
+        self._syn_off = self._room(self._syn_off, end + 1)
+        self._syn_off[n + 1 : end + 1] = self._syn_off[n] + np.cumsum([len(x) for x in synsets])
+        self._syn = self._room(self._syn, int(self._syn_off[end]))
+        self._syn[self._syn_off[n] : self._syn_off[end]] = list(
+            itertools.chain.from_iterable(synsets)
+        )
+        self._text_off = self._room(self._text_off, end + 1)
+        self._text_off[n + 1 : end + 1] = self._text_off[n] + np.cumsum([len(t) for t in texts])
+        self._text = self._room(self._text, int(self._text_off[end]))
+        self._text[self._text_off[n] : self._text_off[end]] = np.frombuffer(
+            b"".join(texts), dtype=np.uint8
+        )
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """Stem ids, function flags, synset offsets and ids, text offsets and bytes."""
@@ -949,7 +954,7 @@ class _CompiledAligner:
             s_off, s_words, w_stem, w_func, syn_pos, syn_pos_off,
             word_pos, text, span_hash, span_off, bloom, key_start, key_len, key_id, key_off,
             a["key_entry_offsets"], a["target_hash"], a["target_words"], a["target_text"],
-            a["target_text_offsets"], alpha, beta, gamma, delta, np.array(weights),
+            a["target_start"], a["target_end"], alpha, beta, gamma, delta, np.array(weights),
         )  # fmt: skip
         rows = stats.tolist()
         values = scores.tolist()
