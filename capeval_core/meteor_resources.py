@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import itertools
 import json
 import mmap
@@ -49,8 +48,9 @@ JAR = "meteor/meteor-1.5.jar"
 PARAPHRASE_TABLE = "meteor/data/paraphrase-en.gz"
 
 #: Bumped whenever the index layout changes, so stale files are rebuilt rather than misread.
-#: Format 4 adds the SHA-256 of everything after it, checked once per file version; format 5
-#: is a hash table of the phrases 1 with their entries in table order, built compiled.
+#: Format 4 added a checksum of everything after it, checked once per file version; format 5
+#: is a hash table of the phrases 1 with their entries in table order, built compiled, and
+#: its checksum a CRC-32 (in the 32-byte field).
 INDEX_FORMAT = 5
 _MAGIC = b"CAPEVAL-METEOR-PARAPHRASE\n"
 _DIGEST_SIZE = 32
@@ -547,13 +547,15 @@ def _file_sections(header: dict, arrays: dict[str, np.ndarray]):
 
 
 def _write_index(dest: Path, header: dict, sections: dict[str, np.ndarray]) -> None:
-    """Write the index file atomically, with the SHA-256 of everything after the digest."""
+    """Write the index file atomically, with the CRC-32 of everything after the checksum
+    field (a damage check: a third of SHA-256's time on 190 MB, on a first run's path)."""
     head = json.dumps(header).encode()
     base = _data_start(len(head))
-    digest = hashlib.sha256()
+    crc = 0
 
     def write(data: bytes | memoryview) -> None:
-        digest.update(data)
+        nonlocal crc
+        crc = zlib.crc32(data, crc)
         out.write(data)
 
     with atomic_write(dest) as out:
@@ -567,7 +569,7 @@ def _write_index(dest: Path, header: dict, sections: dict[str, np.ndarray]) -> N
             write(memoryview(arr).cast("B"))
             write(b"\0" * (-arr.nbytes % 8))
         out.seek(len(_MAGIC))
-        out.write(digest.digest())
+        out.write(_checksum_field(crc))
 
 
 def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> Path:
@@ -595,6 +597,10 @@ def _announce(source: Path, quiet: bool) -> None:
             file=sys.stderr,
             flush=True,
         )
+
+
+def _checksum_field(crc: int) -> bytes:
+    return crc.to_bytes(4, "little") + b"\0" * (_DIGEST_SIZE - 4)
 
 
 def _data_start(header_size: int) -> int:
@@ -655,11 +661,11 @@ class ParaphraseIndex:
         return int(self.header["n_entries"])
 
     def intact(self) -> bool:
-        """Whether the file's content matches the SHA-256 written when it was built (any
-        changed byte after the digest, header included, fails)."""
+        """Whether the file's content matches the CRC-32 written when it was built (any
+        changed byte after the checksum field, header included, fails)."""
         start = len(_MAGIC) + _DIGEST_SIZE
         stored = self._mm[len(_MAGIC) : start]
-        return hashlib.sha256(memoryview(self._mm)[start:]).digest() == stored
+        return _checksum_field(zlib.crc32(memoryview(self._mm)[start:])) == stored
 
     def find_key(self, phrase: str) -> int:
         """Key number of one phrase 1 (-1 where the table has no entry for it)."""
@@ -754,7 +760,7 @@ class _Build:
     over as soon as they are computed; the thread then writes the file, holding the build
     lock until it is complete, so other processes wait for it and then read it."""
 
-    def __init__(self, source: Path, path: Path, stamp: str) -> None:
+    def __init__(self, source: Path, path: Path, stamp: str | None) -> None:
         self.source, self.path, self.stamp = source, path, stamp
         self.pid = os.getpid()
         self.index: ParaphraseIndex | None = None
@@ -766,6 +772,8 @@ class _Build:
     def _run(self) -> None:
         try:
             with build_lock(self.path):
+                if self.stamp is None:
+                    self.stamp = table_stamp(self.source)
                 index, _ = _current_index(self.path, self.stamp)  # built meanwhile elsewhere?
                 if index is None:
                     started = time.perf_counter()
@@ -826,12 +834,15 @@ def _start() -> ParaphraseIndex | _Build:
     """The current index, or the build of it that is running in this process."""
     global _INDEX, _BUILD
     source = paraphrase_table()
+    if _BUILD is not None and _BUILD.source == source and _BUILD.pid == os.getpid():
+        return _BUILD
+    path = paraphrase_index_path()
+    if _INDEX is None and not path.exists():  # a first run: the build hashes the table
+        _BUILD = _Build(source, path, None)
+        return _BUILD
     stamp = table_stamp(source)
     if _INDEX is not None and _INDEX.header.get("source_stamp") == stamp:
         return _INDEX
-    if _BUILD is not None and _BUILD.stamp == stamp and _BUILD.pid == os.getpid():
-        return _BUILD
-    path = paraphrase_index_path()
     index, problem = _current_index(path, stamp)
     if index is not None:
         _INDEX = index
