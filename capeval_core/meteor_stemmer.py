@@ -1,7 +1,7 @@
 """The Snowball English ("Porter2") stemmer that METEOR 1.5's stem module uses (§5.4).
 
-Written from the algorithm's published definition (snowballstem.org, ``english.sbl``, the
-version the ``meteor-1.5.jar`` of 2015 carries as ``org.tartarus.snowball.ext.englishStemmer``)
+Written from the algorithm's published definition (the Snowball project's ``english.sbl``,
+the version the ``meteor-1.5.jar`` of 2015 carries as ``org.tartarus.snowball.ext.englishStemmer``)
 so that a process stems words without importing NLTK, whose package import costs a second
 (it loads scipy.stats). The tests compare it with the jar's own stemmer class and with NLTK's
 ``EnglishStemmer`` word for word.
