@@ -830,8 +830,16 @@ def prefetch_paraphrase_index() -> None:
     _start()
 
 
+_START_LOCK = threading.Lock()  # threads of one process (the app's) start one build
+
+
 def _start() -> ParaphraseIndex | _Build:
     """The current index, or the build of it that is running in this process."""
+    with _START_LOCK:
+        return _start_locked()
+
+
+def _start_locked() -> ParaphraseIndex | _Build:
     global _INDEX, _BUILD
     source = paraphrase_table()
     if _BUILD is not None and _BUILD.source == source and _BUILD.pid == os.getpid():
@@ -851,7 +859,7 @@ def _start() -> ParaphraseIndex | _Build:
         warnings.warn(
             f"the METEOR paraphrase index {path} is damaged ({problem}); rebuilding it",
             DamagedCacheWarning,
-            stacklevel=3,
+            stacklevel=5,  # the caller of paraphrase_index or of the metric
         )
     _BUILD = _Build(source, path, stamp)
     return _BUILD

@@ -16,6 +16,7 @@ import math
 import numbers
 import operator
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -872,6 +873,8 @@ class _CompiledAligner:
         self.vocabulary = _Vocabulary()
         #: pairs of the last batch the kernel left to the reference aligner
         self.fallbacks = 0
+        # the app scores from several threads: a word's id must not be seen before its data
+        self._lock = threading.Lock()
 
     #: items are aligned in chunks of about this many pairs (bounds memory and the packed
     #: sort keys of :func:`~capeval_core.meteor_kernel.sentence_synsets`)
@@ -924,20 +927,23 @@ class _CompiledAligner:
                 pair_ref.append(sentence_ids.setdefault(r, len(sentence_ids)))
             item_off.append(len(pair_hyp))
         sentences = list(sentence_ids)
-        vocabulary = self.vocabulary
-        ids = vocabulary.ids
-        new = [w for w in dict.fromkeys(itertools.chain.from_iterable(sentences)) if w not in ids]
-        if new:
-            vocabulary.add(new)
         lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
         s_off = np.zeros(len(sentences) + 1, dtype=np.int64)
         np.cumsum(lengths, out=s_off[1:])
-        s_words = np.fromiter(
-            map(ids.__getitem__, itertools.chain.from_iterable(sentences)),
-            dtype=np.int64,
-            count=int(s_off[-1]),
-        )
-        w_stem, w_func, syn_off, syn_ids, w_text_off, w_text = vocabulary.arrays()
+        with self._lock:
+            vocabulary = self.vocabulary
+            ids = vocabulary.ids
+            words = itertools.chain.from_iterable(sentences)
+            new = [w for w in dict.fromkeys(words) if w not in ids]
+            if new:
+                vocabulary.add(new)
+            s_words = np.fromiter(
+                map(ids.__getitem__, itertools.chain.from_iterable(sentences)),
+                dtype=np.int64,
+                count=int(s_off[-1]),
+            )
+            # views of the words so far: a later growth copies, so they stay as they are
+            w_stem, w_func, syn_off, syn_ids, w_text_off, w_text = vocabulary.arrays()
         syn_pos, syn_pos_off = kernel.sentence_synsets(s_off, s_words, syn_off, syn_ids)
         index = paraphrase_index(wait_for_file=False)
         a = index.arrays

@@ -793,3 +793,33 @@ def test_synonym_table_reads_ids_on_demand():
     assert parsed == table and len(parsed) == len(table) > 100_000
     line = table.lines()["couch"]  # type: ignore[attr-defined]
     assert _synset_ids(line) == frozenset(int(i) for i in line.split())
+
+
+def test_compiled_aligner_is_safe_across_threads(monkeypatch):
+    """The app's server scores from several threads at once: every thread's new words get
+    their data before another thread reads their ids."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from capeval_core.metrics import meteor
+
+    monkeypatch.setattr(meteor, "SMALL_BATCH", 0)
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(400)] + ["dog", "dogs", "kid", "child", "sits", "sofa"]
+    jobs = [
+        (
+            [" ".join(rng.choice(vocab) for _ in range(8)) for _ in range(30)],
+            [[" ".join(rng.choice(vocab) for _ in range(8))] for _ in range(30)],
+        )
+        for _ in range(8)
+    ]
+    metric = _whitespace()
+    expected = [[v for v, _ in _reference(metric, _ws_batch(c, r))] for c, r in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda job: metric.score(*job).segment_values(), jobs))
+    assert got == expected
+
+
+def _ws_batch(cands, refs):
+    from capeval_core.metrics import make_batch
+
+    return make_batch(cands, refs, "whitespace")
