@@ -14,6 +14,8 @@ Both sides score the same PTB tokens (tokenized once here). Reported:
 * the first run after installing capeval, when numba compiles the kernels (once), and the
   memory the loaded resources take.
 
+Wall-clock ratios move with the load of a shared machine; each figure also has the CPU time
+both sides used (every thread; the JVM's read from ``/proc``), which moves much less.
 Corpus values are printed side by side. Prints ratios; asserts nothing.
 """
 
@@ -38,20 +40,26 @@ from capeval_core.metrics import make_batch
 from capeval_core.metrics.meteor import Meteor
 hyps, refs = json.load(open(sys.argv[1]))[0]
 r = Meteor(tokenizer="whitespace").score_batch(make_batch(hyps, refs, "whitespace"))
-print(json.dumps({"end_to_end": time.perf_counter() - t0, "value": r.value}))
+cpu = time.process_time()  # every thread of the process
+print(json.dumps({"end_to_end": time.perf_counter() - t0, "cpu": cpu, "value": r.value}))
 """
 
+# The JVM is a child of the child: its CPU time is read from /proc before it is stopped.
 _JAR_RUN = """
 import time
 t0 = time.perf_counter()
-import contextlib, io, json, sys
+import contextlib, io, json, os, sys
 from pycocoevalcap.meteor.meteor import Meteor
 hyps, refs = json.load(open(sys.argv[1]))[0]
 with contextlib.redirect_stderr(io.StringIO()):
-    value, _ = Meteor().compute_score(
+    jar = Meteor()
+    value, _ = jar.compute_score(
         {i: r for i, r in enumerate(refs)}, {i: [h] for i, h in enumerate(hyps)}
     )
-print(json.dumps({"end_to_end": time.perf_counter() - t0, "value": value}))
+end = time.perf_counter() - t0
+fields = open(f"/proc/{jar.meteor_p.pid}/stat").read().rsplit(")", 1)[1].split()
+jvm = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+print(json.dumps({"end_to_end": end, "cpu": time.process_time() + jvm, "value": value}))
 """
 
 _CAPEVAL_FIRST = """
@@ -156,20 +164,31 @@ def _per_pair(data: list, n_images: int) -> None:
         jar.compute_score(
             {i: r for i, r in enumerate(data[0][1])}, {i: [h] for i, h in enumerate(data[0][0])}
         )
-        ours, theirs = [], []
+        ours, theirs, ours_cpu, theirs_cpu = [], [], [], []
         for _ in range(3):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             value = metric.score_batch(second).value
             ours.append(time.perf_counter() - start)
-            start = time.perf_counter()
+            ours_cpu.append(time.process_time() - cpu)
+            start, cpu, jvm = time.perf_counter(), time.process_time(), _cpu_of(jar.meteor_p.pid)
             jar_value, _ = jar.compute_score(gts, res)
             theirs.append(time.perf_counter() - start)
+            theirs_cpu.append(time.process_time() - cpu + _cpu_of(jar.meteor_p.pid) - jvm)
     cap, jar_t = min(ours) / pairs, min(theirs) / pairs
+    cap_cpu, jar_cpu = min(ours_cpu) / pairs, min(theirs_cpu) / pairs
     print(
         f"  per warm pair ({pairs} pairs of {n_images} other sets, best of 3, alternating): "
         f"capeval {cap * 1e6:6.1f} us | jar {jar_t * 1e6:6.1f} us | "
-        f"jar/capeval {jar_t / cap:5.1f}x   corpus {value:.12f} vs {jar_value:.12f}   ({_load()})"
+        f"jar/capeval {jar_t / cap:5.1f}x; CPU time {cap_cpu * 1e6:.1f} us vs "
+        f"{jar_cpu * 1e6:.1f} us: {jar_cpu / cap_cpu:4.1f}x   "
+        f"corpus {value:.12f} vs {jar_value:.12f}   ({_load()})"
     )
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds a process (every thread) has used so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _load() -> str:
@@ -209,12 +228,14 @@ def main(n_images: int = 5000) -> None:
         warm = json.loads(_run(_CAPEVAL_RUN, str(path))[1])
         jar.append(json.loads(_run(_JAR_RUN, str(path))[1]))
         jar_e2e = sum(j["end_to_end"] for j in jar) / 2
+        jar_cpu = sum(j["cpu"] for j in jar) / 2
         for name, run in (("cold", cold), ("warm", warm)):
             print(
                 f"  {n_images} sets end to end, {name} : capeval {run['end_to_end']:6.2f} s | "
                 f"jar {jar_e2e:6.2f} s (mean of {jar[0]['end_to_end']:.2f} and "
                 f"{jar[1]['end_to_end']:.2f}; JVM start-up included) | "
-                f"jar/capeval {jar_e2e / run['end_to_end']:5.1f}x   "
+                f"jar/capeval {jar_e2e / run['end_to_end']:5.1f}x; CPU time "
+                f"{run['cpu']:.2f} s vs {jar_cpu:.2f} s: {jar_cpu / run['cpu']:4.1f}x   "
                 f"corpus {run['value']:.12f} vs {jar[0]['value']:.12f}   ({_load()})"
             )
         fresh_env = {

@@ -91,12 +91,25 @@ _STEP4 = (
 )  # fmt: skip
 
 
-def _longest(word: str, suffixes) -> str | None:
-    found = None
-    for s in suffixes:
-        if word.endswith(s) and (found is None or len(s) > len(found)):
-            found = s
-    return found
+def _by_length(suffixes) -> tuple[tuple[int, frozenset[str]], ...]:
+    """Suffixes grouped by length, longest first (for :func:`_longest`)."""
+    lengths = sorted({len(s) for s in suffixes}, reverse=True)
+    return tuple((n, frozenset(s for s in suffixes if len(s) == n)) for n in lengths)
+
+
+def _longest(word: str, groups: tuple[tuple[int, frozenset[str]], ...]) -> str | None:
+    """The longest of the suffixes (grouped by :func:`_by_length`) that ``word`` ends with."""
+    for n, group in groups:
+        if len(word) >= n and word[-n:] in group:
+            return word[-n:]
+    return None
+
+
+_STEP1A = _by_length(("sses", "ied", "ies", "s", "us", "ss"))
+_STEP1B = _by_length(("eed", "eedly", "ed", "edly", "ing", "ingly"))
+_STEP2_GROUPS = _by_length(_STEP2)
+_STEP3_GROUPS = _by_length(_STEP3)
+_STEP4_GROUPS = _by_length(_STEP4)
 
 
 def _region(word: str, start: int) -> int:
@@ -196,7 +209,7 @@ def _step1a(word: str) -> str:
         if word.endswith(s):
             word = word[: -len(s)]
             break
-    s = _longest(word, ("sses", "ied", "ies", "s", "us", "ss"))
+    s = _longest(word, _STEP1A)
     if s == "sses":
         return word[:-2]
     if s in ("ied", "ies"):
@@ -207,7 +220,7 @@ def _step1a(word: str) -> str:
 
 
 def _step1b(word: str, p1: int) -> str:
-    s = _longest(word, ("eed", "eedly", "ed", "edly", "ing", "ingly"))
+    s = _longest(word, _STEP1B)
     if s is None:
         return word
     start = len(word) - len(s)
@@ -232,7 +245,7 @@ def _step1c(word: str) -> str:
 
 
 def _step2(word: str, p1: int) -> str:
-    s = _longest(word, _STEP2)
+    s = _longest(word, _STEP2_GROUPS)
     if s is None or len(word) - len(s) < p1:
         return word
     start = len(word) - len(s)
@@ -244,7 +257,7 @@ def _step2(word: str, p1: int) -> str:
 
 
 def _step3(word: str, p1: int, p2: int) -> str:
-    s = _longest(word, _STEP3)
+    s = _longest(word, _STEP3_GROUPS)
     if s is None or len(word) - len(s) < p1:
         return word
     start = len(word) - len(s)
@@ -254,7 +267,7 @@ def _step3(word: str, p1: int, p2: int) -> str:
 
 
 def _step4(word: str, p2: int) -> str:
-    s = _longest(word, _STEP4)
+    s = _longest(word, _STEP4_GROUPS)
     if s is None or len(word) - len(s) < p2:
         return word
     start = len(word) - len(s)
