@@ -948,7 +948,7 @@ def _file_version(path: Path) -> str:
 
 def _known_intact(index: ParaphraseIndex) -> bool:
     """Whether this version of the file (size, mtime, inode) passed its checksum before: the
-    check reads the whole 130 MB file, which a fresh process otherwise never does."""
+    check reads the whole 190 MB file, which a fresh process otherwise never does."""
     try:
         return _checked_path(index.path).read_text() == _file_version(index.path)
     except OSError:
