@@ -16,6 +16,7 @@ BENCHMARKS = (
     "spice",
     "spice_exact",
     "spice_parity",
+    "spice_long",
     "perturb",
     "compare",
     "meta_pages",

@@ -28,6 +28,7 @@ import os
 import pickle
 import tempfile
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -36,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from capeval_core import progress
 from capeval_core.errors import CapevalError, ItemsLeftOutWarning
 from capeval_core.metrics import Batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
@@ -237,13 +239,17 @@ def plan_tasks(
 _IN_WORKER = False
 
 
-def _worker_setup() -> None:
+def _worker_setup(channel: Any = None) -> None:
     """Runs first in each worker. The workers are the parallelism, so BLAS threads inside
-    them would only compete for the same cores (I2CE's encoder ran 2x slower that way)."""
+    them would only compete for the same cores (I2CE's encoder ran 2x slower that way).
+    What the worker's long work reports (:mod:`capeval_core.progress`) goes to ``channel``."""
     global _IN_WORKER
     from threadpoolctl import threadpool_limits
 
+    from capeval_core import progress
+
     threadpool_limits(1)
+    progress.worker_channel(channel)
     _IN_WORKER = True
 
 
@@ -255,16 +261,26 @@ def start_pool(workers: int) -> ProcessPoolExecutor | None:
     """A pool of ``workers`` spawned processes (fresh interpreters: safe to start from the
     app's threaded server), their start-up begun; None where processes cannot start."""
     try:
+        context = multiprocessing.get_context("spawn")
+        channel = context.Queue()
         pool = ProcessPoolExecutor(
             max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=context,
             initializer=_worker_setup,
+            initargs=(channel,),
         )
+        _CHANNELS[pool] = channel
         for _ in range(workers):  # the pool spawns a worker per submitted task, up to max
             pool.submit(_started)
     except (OSError, RuntimeError):  # no process support here
         return None
     return pool
+
+
+#: each pool's queue of what its workers report (:mod:`capeval_core.progress`)
+_CHANNELS: weakref.WeakKeyDictionary[ProcessPoolExecutor, Any] = weakref.WeakKeyDictionary()
+#: how often (seconds) a caller waiting on workers passes on what they report
+REPORT_EVERY = 0.5
 
 
 def score_all(
@@ -310,7 +326,9 @@ def score_all(
     for mkey, path in todo:
         status(mkey)
         try:
-            values = score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
+            # long work inside the metric (a long caption's parse) says how far it is
+            with progress.listening(lambda label, m=mkey: status(f"{m}: {label}")):
+                values = score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
         except CapevalError as exc:
             if on_error != "skip":
                 raise
@@ -451,7 +469,7 @@ def _collect_workers(
             for mkey, calls in shared.items():
                 for call in calls:
                     with contextlib.suppress(BrokenProcessPool):
-                        futures[pool.submit(call)] = mkey
+                        futures[pool.submit(_shared_part, mkey, call)] = mkey
                         waiting[mkey] += 1
             shared_sent = True
         if task[0] in held:
@@ -461,8 +479,11 @@ def _collect_workers(
     for mkey in [m for m, n in waiting.items() if n == 0]:
         release(mkey)
     pending = set(futures)
+    channel = _CHANNELS.get(pool)
     while pending:
-        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        done, pending = wait(pending, timeout=REPORT_EVERY, return_when=FIRST_COMPLETED)
+        if channel is not None:  # what the workers' long work says (a long caption's parse)
+            progress.drain(channel, report)
         for future in done:
             what = futures.pop(future)
             if isinstance(what, str):  # a piece of shared work
@@ -510,4 +531,11 @@ def _score_part(
         with open(batches_file, "rb") as fh:
             _WORKER_BATCHES = (batches_file, pickle.load(fh))
     parts = [b.part(start, stop) for b in _WORKER_BATCHES[1]]
-    return score_metric(metric_key, options, tokenizer, parts)
+    with progress.listening(lambda label: progress.to_parent(f"{metric_key}: {label}")):
+        return score_metric(metric_key, options, tokenizer, parts)
+
+
+def _shared_part(metric_key: str, call: Callable[[], Any]) -> Any:
+    """Runs in a worker: a piece of a metric's shared work, what it reports named after it."""
+    with progress.listening(lambda label: progress.to_parent(f"{metric_key}: {label}")):
+        return call()

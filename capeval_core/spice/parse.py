@@ -21,11 +21,12 @@ import sqlite3
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from capeval_core import progress
 from capeval_core.errors import DamagedCacheWarning, InputError
 from capeval_core.resources import available_cpus, cache_dir
 from capeval_core.spice.rules import Tuple
@@ -174,7 +175,14 @@ class CaptionParser:
         chunks = [missing[k : k + size] for k in range(0, len(missing), size)]
         out: dict[str, tuple[Tuple, ...]] = {}
         try:
-            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+            context = multiprocessing.get_context("spawn")
+            channel = context.Queue()  # what the workers' long parses report
+            pool = ProcessPoolExecutor(
+                workers,
+                mp_context=context,
+                initializer=progress.worker_channel,
+                initargs=(channel,),
+            )
             futures = [pool.submit(_parse_in_worker, self.parser, chunk) for chunk in chunks]
         except (OSError, RuntimeError):  # no process support here: parse everything in-process
             return dict(zip(missing, self.tuples_of(missing), strict=True))
@@ -185,6 +193,8 @@ class CaptionParser:
             for chunk, future in zip(chunks, futures, strict=True):
                 if future.cancelled():
                     continue
+                while not wait([future], timeout=0.5).done:
+                    progress.drain(channel, progress.report)
                 try:
                     out.update(zip(chunk, future.result(), strict=True))
                 except (BrokenProcessPool, OSError):  # a worker died: parse its chunk here
