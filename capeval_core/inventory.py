@@ -75,7 +75,7 @@ def first_use_pending() -> list[str]:
         if not meteor_resources.paraphrase_index_path().is_file():
             pending.append(
                 "building METEOR's paraphrase index once into the user cache "
-                "(30–100 s, only the very first time on this machine)"
+                "(a few seconds, only the very first time on this machine)"
             )
         elif not meteor_resources.meteor_synsets.cache_info().currsize:
             pending.append("opening METEOR's synonym and paraphrase resources")
