@@ -11,7 +11,7 @@ copy's command, and :func:`java_env` puts the standalone Nashorn on the module p
 
     python -m tools.pycocoevalcap_oracle golden [--images 300] [--out tests/golden/...]
 
-writes ``tests/golden/pycocoevalcap-coco300.json``: a client script run the way captioning
+writes ``tests/golden/pycocoevalcap-coco300.json.gz``: a client script run the way captioning
 repositories run it (pycocotools' ``COCO``, ``loadRes``, ``COCOEvalCap``, ``evaluate``) on
 COCO val2014 images (seeded random, in the annotation file's order) with model-like
 candidates (:func:`model_like_captions`), plus each scorer class called directly on designed
@@ -21,6 +21,7 @@ token strings; every number as pycocoevalcap printed or returned it.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import os
@@ -37,7 +38,7 @@ import numpy as np
 
 from tools import spice_oracle
 
-GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "pycocoevalcap-coco300.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "pycocoevalcap-coco300.json.gz"
 #: the CoreNLP jars pycocoevalcap's SPICE wants in ``spice/lib`` (its downloader's names)
 CORENLP_JARS = ("stanford-corenlp-3.6.0.jar", "stanford-corenlp-3.6.0-models.jar")
 #: the jars the standalone Nashorn needs on the module path
@@ -370,8 +371,19 @@ def make_golden(n_images: int, dest: Path) -> None:
         "scorer_inputs": DESIGNED,
         "scorers": direct,
     }
-    dest.write_text(json.dumps(_jsonable(golden), indent=0) + "\n", encoding="utf-8")
+    write_golden(dest, _jsonable(golden))
     print(f"{dest}: {len(ids)} images")
+
+
+def write_golden(dest: Path, golden: dict) -> None:
+    """Compact JSON (NaN as pycocoevalcap's json.dump writes it), gzip level 9."""
+    with gzip.open(dest, "wt", encoding="utf-8", compresslevel=9) as fh:
+        json.dump(golden, fh, separators=(",", ":"))
+
+
+def read_golden(path: Path = GOLDEN) -> dict:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return json.load(fh)
 
 
 def main() -> None:

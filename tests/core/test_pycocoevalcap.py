@@ -1,7 +1,7 @@
 """The pycocoevalcap drop-in (``capeval_core.pycocoevalcap``): the same API and the same
 numbers as pycocoevalcap 1.2 with its jars, per-image SPICE on the right image.
 
-Reference values: ``tests/golden/pycocoevalcap-coco300.json``, written by
+Reference values: ``tests/golden/pycocoevalcap-coco300.json.gz``, written by
 ``python -m tools.pycocoevalcap_oracle golden --images 300`` (pycocoevalcap 1.2, Java 17,
 CoreNLP 3.4.1's PTB tokenizer, meteor-1.5.jar, spice-1.0.jar with CoreNLP 3.6.0, no -cache);
 equality is exact (``==``, NaN equal to NaN). The ``slow`` tests run pycocoevalcap itself
@@ -29,10 +29,8 @@ from capeval_core.pycocoevalcap.meteor.meteor import Meteor
 from capeval_core.pycocoevalcap.rouge.rouge import Rouge
 from capeval_core.pycocoevalcap.spice.spice import JAR_CATEGORIES, Spice
 from capeval_core.pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
-from tests.conftest import load_golden
 from tools import pycocoevalcap_oracle as oracle
 
-GOLDEN = "pycocoevalcap-coco300"
 #: the lines COCOEvalCap itself prints (pycocotools' timings and the jars' own chatter aside)
 OWN_LINE = re.compile(
     r"^(tokenization\.\.\.|setting up scorers\.\.\.|computing \w+ score\.\.\.|\{'testlen'.*"
@@ -63,7 +61,7 @@ def own_lines(printed: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def golden():
-    return load_golden(GOLDEN)
+    return oracle.read_golden()
 
 
 @pytest.fixture(scope="module")
@@ -314,7 +312,7 @@ def live(tmp_path_factory):
     from capeval_core.resources import coco_caption_file
 
     data = coco_caption_file("val")
-    golden_ids = set(load_golden(GOLDEN)["image_ids"])
+    golden_ids = set(oracle.read_golden()["image_ids"])
     first: dict[int, tuple[int, str]] = {}
     for a in data["annotations"]:
         if a["image_id"] not in first or a["id"] < first[a["image_id"]][0]:
