@@ -15,7 +15,8 @@ the metric's own corpus value, bit for bit). Results scored in workers carry no 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,30 @@ class ScoredSet:
     statistics: dict[str, dict[str, np.ndarray]]
     batch: Batch
     workers: int
+
+
+@contextlib.contextmanager
+def main_left_alone() -> Iterator[None]:
+    """While capeval starts worker processes, they do not run the user's main script.
+
+    A spawned process imports the parent's ``__main__`` (to unpickle what it defines), which
+    runs a script's top-level code: an evaluation script written without an ``if __name__ ==
+    "__main__"`` guard, as captioning repositories write them, would evaluate again in every
+    worker (its lines printed twice). capeval's workers need nothing from it (their tasks are
+    capeval's functions), so the main module shows no path and no module name meanwhile.
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
 
 
 def _portable(options: Mapping[str, Any]) -> bool:
@@ -90,45 +115,46 @@ def score_set(
     workers = available_cpus() if workers is None else max(0, workers)
     portable = [m for m in metrics if _portable(options.get(m, {}))]
     parallel = workers > 1 and len(candidates) >= engine.MIN_PART and bool(portable)
-    pool = engine.start_pool(workers) if parallel else None  # they start while we tokenize
-    values: dict[str, MetricResult] = {}
-    statistics: dict[str, dict[str, np.ndarray]] = {}
-    with pool or contextlib.nullcontext():
-        progress(0, total, "tokenizing")
-        batch = make_batch(candidates, references, tokenizer)
-        if on_batch is not None:
-            on_batch(batch)
-        done = 1
-        progress(done, total, "tokenized")
-        here = [m for m in metrics if pool is None or m not in portable]
-        if pool is not None:
+    with main_left_alone():
+        pool = engine.start_pool(workers) if parallel else None  # they start while we tokenize
+        values: dict[str, MetricResult] = {}
+        statistics: dict[str, dict[str, np.ndarray]] = {}
+        with pool or contextlib.nullcontext():
+            progress(0, total, "tokenizing")
+            batch = make_batch(candidates, references, tokenizer)
+            if on_batch is not None:
+                on_batch(batch)
+            done = 1
+            progress(done, total, "tokenized")
+            here = [m for m in metrics if pool is None or m not in portable]
+            if pool is not None:
 
-            def finish(mkey: str, _path: Path, got: dict[str, np.ndarray]) -> None:
-                nonlocal done
-                values[mkey], statistics[mkey] = _from_values(metrics[mkey], got, batch)
+                def finish(mkey: str, _path: Path, got: dict[str, np.ndarray]) -> None:
+                    nonlocal done
+                    values[mkey], statistics[mkey] = _from_values(metrics[mkey], got, batch)
+                    done += 1
+                    progress(done, total, f"{mkey} done")
+
+                engine.score_all(
+                    [(m, Path(m)) for m in portable],
+                    metrics,
+                    options,
+                    tokenizer,
+                    [batch],
+                    finish,
+                    {},
+                    "raise",
+                    pool=pool,
+                    workers=workers,
+                    status=lambda label: progress(done, total, label),
+                )
+            for mkey in here:
+                progress(done, total, mkey)
+                metric = metrics[mkey]
+                result = metric.score_batch(batch)
+                values[mkey], statistics[mkey] = result, metric.sufficient_statistics(result)
                 done += 1
                 progress(done, total, f"{mkey} done")
-
-            engine.score_all(
-                [(m, Path(m)) for m in portable],
-                metrics,
-                options,
-                tokenizer,
-                [batch],
-                finish,
-                {},
-                "raise",
-                pool=pool,
-                workers=workers,
-                status=lambda label: progress(done, total, label),
-            )
-        for mkey in here:
-            progress(done, total, mkey)
-            metric = metrics[mkey]
-            result = metric.score_batch(batch)
-            values[mkey], statistics[mkey] = result, metric.sufficient_statistics(result)
-            done += 1
-            progress(done, total, f"{mkey} done")
     results = {}
     for key in keys:
         result = values[metric_class(key).key]

@@ -138,8 +138,8 @@ def test_reference_attaches_spice_to_other_images_when_ids_are_unsorted(golden, 
     list with params['image_id'] (the annotation file's order here, unsorted as COCO's): the
     k-th image gets the SPICE of the k-th smallest id. capeval gives each image its own."""
     _, ours = client_run
-    ids = [str(i) for i in golden["image_ids"]]
-    assert ids != sorted(ids, key=int)
+    ids = list(golden["client"]["imgToEval"])  # params['image_id'], as the script set it
+    assert ids == [str(i) for i in golden["image_ids"]] != sorted(ids, key=int)
     by_sorted = dict(zip(ids, sorted(ids, key=int), strict=True))
     theirs = golden["client"]["imgToEval"]
     own = golden["spice_by_image"]
@@ -360,8 +360,8 @@ def test_live_reference_misattaches_spice_and_ours_does_not(live):
     """With the reference's own code: its k-th image (unsorted ids) holds the SPICE of the
     k-th smallest id; capeval's holds the image's own (which is, in the reference's output,
     under the image at that id's place)."""
-    ids, (_, theirs), (_, ours) = live
-    keys = [str(i) for i in ids]
+    _, (_, theirs), (_, ours) = live
+    keys = list(theirs["imgToEval"])  # params['image_id']: the annotation file's order
     order = sorted(keys, key=int)
     by_place = dict(zip(order, keys, strict=True))  # id -> the image holding its SPICE there
     assert keys != order
