@@ -152,7 +152,8 @@ def score_set(
                 progress(done, total, mkey)
                 metric = metrics[mkey]
                 result = metric.score_batch(batch)
-                values[mkey], statistics[mkey] = result, metric.sufficient_statistics(result)
+                # as the engine keeps them: the scored items' rows, NaN rows for the others
+                values[mkey], statistics[mkey] = result, engine._statistics_rows(metric, result)
                 done += 1
                 progress(done, total, f"{mkey} done")
     results = {}
@@ -166,16 +167,34 @@ def _from_values(
     metric: Metric, got: Mapping[str, np.ndarray], batch: Batch
 ) -> tuple[MetricResult, dict[str, np.ndarray]]:
     """A result (without evidence) and the sufficient statistics from what the engine hands
-    back: values and statistics of one batch, ``(1, items, ...)`` arrays."""
+    back: values and statistics of one batch, ``(1, items, ...)`` arrays, and the reasons of
+    the items the metric left out. The corpus value is over the items it scored, as
+    :meth:`~capeval_core.metrics.base.Metric.score_batch` takes it."""
     prefix = engine.STATISTICS_PREFIX
-    items = {k: np.asarray(v[0], dtype=float) for k, v in got.items() if not k.startswith(prefix)}
+    reasons = engine.missing_reasons(got)
+    why = [str(r) or None for r in reasons[0]] if reasons is not None else [None] * len(batch)
+    items = {
+        k: np.asarray(v[0], dtype=float)
+        for k, v in got.items()
+        if not k.startswith(prefix) and k != engine.MISSING
+    }
     stats = {k[len(prefix) :]: v[0] for k, v in got.items() if k.startswith(prefix)}
-    point = metric.item_statistics(items, stats, batch).point()
     report = metric.report_keys()
+    kept = [i for i, r in enumerate(why) if r is None]
+    if len(kept) == len(batch):
+        point = metric.item_statistics(items, stats, batch).point()
+    elif kept:
+        point = metric.item_statistics(
+            {k: v[kept] for k, v in items.items()},
+            {k: v[kept] for k, v in stats.items()},
+            batch.subset(kept),
+        ).point()
+    else:
+        point = dict.fromkeys(report, float("nan"))
     corpus = {k: point[k] for k in report}
     rows = {k: items[k].tolist() for k in report}
     segments = tuple(
-        SegmentScore(i, metric.primary_key(), {k: rows[k][i] for k in report})
+        SegmentScore(i, metric.primary_key(), {k: rows[k][i] for k in report}, None, why[i])
         for i in range(len(batch))
     )
     return MetricResult(metric.primary_key(), corpus, segments, metric.signature()), stats

@@ -18,7 +18,7 @@ import numpy as np
 from capeval_core.metrics import COCO_CAPTION_KEYS
 from capeval_core.metrics.bleu import SMALL, TINY
 from capeval_core.metrics.spice import COUNTS_STATISTIC
-from capeval_core.pycocoevalcap.spice.spice import image_scores
+from capeval_core.pycocoevalcap.spice.spice import corpus_value, image_scores
 
 #: pycocoevalcap's scorers in its order: the name ``method()`` gives and the keys it sets
 SCORERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -152,7 +152,7 @@ def _values(name: str, result: Any, scored: Any, ids: list[Any]) -> tuple[Any, l
             order = sorted(range(len(ids)), key=ids.__getitem__)
         except TypeError:  # ids of mixed types (pycocoevalcap cannot sort them at all)
             order = list(range(len(ids)))
-        return np.mean(np.array([scores[k]["All"]["f"] for k in order])), scores
+        return corpus_value([scores[k] for k in order]), scores
     values = result.segment_values()
     if name in ("ROUGE_L", "CIDEr"):  # numpy arrays and means there
         return np.float64(result.value), list(np.array(values))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -13,17 +14,22 @@ from capeval_core.pycocoevalcap import _inputs
 
 #: the categories in the order the jar's ``-subset`` output lists them
 JAR_CATEGORIES = ("All", "Relation", "Cardinality", "Attribute", "Size", "Color", "Object")
+#: each category's fields, in the jar's order
+SCORE_KEYS = ("pr", "re", "f", "fn", "numImages", "fp", "tp")
 
 
 def image_scores(counts: Sequence[float]) -> dict[str, dict[str, float]]:
     """One image's SPICE as pycocoevalcap returns it: per category (the jar's order) ``pr``,
     ``re``, ``f``, ``fn``, ``numImages``, ``fp``, ``tp`` as floats, NaN where the jar gives
-    null; from a row of SPICE's ``category_counts`` statistic.
+    null; from a row of SPICE's ``category_counts`` statistic. An image SPICE left out (a
+    caption its parser refuses; see ``Spice.unscorable``) has NaN everywhere.
 
     >>> image_scores([2, 1, 1] + [0, 0, 0] * 6)["All"]
     {'pr': 0.6666666666666666, 're': 0.6666666666666666, 'f': 0.6666666666666666, 'fn': 1.0, \
 'numImages': 1.0, 'fp': 1.0, 'tp': 2.0}
     """
+    if any(math.isnan(x) for x in counts):  # an image SPICE could not score
+        return {name: dict.fromkeys(SCORE_KEYS, math.nan) for name in JAR_CATEGORIES}
     cats = category_scores(counts)
     out = {}
     for name in JAR_CATEGORIES:
@@ -58,6 +64,13 @@ def score_images(
     return [image_scores(row) for row in scored.statistics["spice"][COUNTS_STATISTIC].tolist()]
 
 
+def corpus_value(scores: Sequence[dict[str, dict[str, float]]]) -> np.float64:
+    """The mean of the images' All F in their order, as pycocoevalcap takes it; over the
+    images SPICE scored when it left some out."""
+    f = np.array([s["All"]["f"] for s in scores])
+    return np.mean(f[~np.isnan(f)]) if np.isnan(f).any() else np.mean(f)
+
+
 class Spice:
     """SPICE 1.0 as pycocoevalcap 1.2 runs ``spice-1.0.jar`` with ``-subset``: no Java, no
     CoreNLP download (its parser's grammar ships with capeval), no 8 GB heap.
@@ -84,7 +97,7 @@ class Spice:
         ids = sorted(gts.keys())
         cands, refs = _inputs.texts(gts, res, ids)
         scores = score_images(cands, refs)
-        average = np.mean(np.array([s["All"]["f"] for s in scores]))
+        average = corpus_value(scores)
         return average, scores
 
     def method(self) -> str:
