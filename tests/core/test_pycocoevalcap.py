@@ -291,6 +291,14 @@ def test_evaluate_takes_string_ids_and_a_subset_of_images():
     assert type(ev.imgToEval["a"]["METEOR"]) is float
 
 
+def test_evaluate_scores_the_coco_caption_set():
+    from capeval_core.metrics import COCO_CAPTION_KEYS
+    from capeval_core.pycocoevalcap.eval import KEYS, SCORERS
+
+    assert sorted(KEYS.values()) == sorted(COCO_CAPTION_KEYS)
+    assert [k for _, names in SCORERS for k in names] == list(KEYS)
+
+
 def test_evaluate_asserts_on_missing_and_double_results():
     gts = {1: ["a dog"], 2: ["a cat"]}
     with pytest.raises(AssertionError, match=r"without a result: \[2\]"):
