@@ -7,6 +7,7 @@ orders because they share their counts.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import operator
 from collections import Counter
@@ -291,11 +292,14 @@ def _item_values(
 
 @dataclass(frozen=True)
 class BleuValues:
-    """What :func:`bleu_values` gives: corpus BLEU-1..4, each item's, and the pooled counts."""
+    """What :func:`bleu_values` gives: corpus BLEU-1..4, each item's, the pooled counts and
+    each item's counts (``counts[i]``: clipped matches and n-grams per order, candidate
+    length, effective reference length, every reference's length)."""
 
     corpus: list[float]
     items: list[list[float]]
     totals: BleuCorpusDetails
+    counts: list[tuple[list[int], list[int], int, float, list[int]]]
 
 
 def bleu_values(candidates: Sequence[Tokens], references: Sequence[Sequence[Tokens]]) -> BleuValues:
@@ -323,9 +327,18 @@ def bleu_values(candidates: Sequence[Tokens], references: Sequence[Sequence[Toke
             "whitespace",
         )
         result = Bleu(tokenizer="whitespace").score_batch(batch, warn=False)
-        details = result.details
         items = [result.segment_values(k) for k in Bleu.reports]
-        return BleuValues([result.corpus[k] for k in Bleu.reports], items, details)
+        counts = [
+            (
+                list(d.correct),
+                list(d.guess),
+                d.candidate_length,
+                d.reference_length,
+                [len(r) for r in d.references],
+            )
+            for d in (seg.details for seg in result.segments)
+        ]
+        return BleuValues([result.corpus[k] for k in Bleu.reports], items, result.details, counts)
     ref_start = np.full(n + 1, n, dtype=np.int64)
     np.cumsum([len(group) for group in refs], out=ref_start[1:])
     ref_start[1:] += n
@@ -345,7 +358,10 @@ def bleu_values(candidates: Sequence[Tokens], references: Sequence[Sequence[Toke
         sum(ref_lens),
     )
     corpus, totals = _pooled([total], Bleu.reports)
-    return BleuValues([corpus[k] for k in Bleu.reports], items, totals)
+    lengths = table.lengths.tolist()
+    all_lens = [lengths[a:b] for a, b in itertools.pairwise(ref_start.tolist())]
+    counts = list(zip(correct, guesses, cand_lens.tolist(), ref_lens, all_lens, strict=True))
+    return BleuValues([corpus[k] for k in Bleu.reports], items, totals, counts)
 
 
 def _pooled(details: Sequence[Any], reports: tuple[str, ...]):

@@ -184,6 +184,22 @@ def test_scorers_called_directly_give_pycocoevalcaps_values(golden):
     assert scores == pytest.approx(their_scores, abs=METEOR_TOL)
 
 
+@pytest.mark.parametrize("n", [1, 2, 4])
+@pytest.mark.parametrize("verbose", [0, 1, 2])
+def test_bleu_prints_and_returns_what_pycocoevalcap_does(golden, n, verbose):
+    """pycocoevalcap's Bleu is Python: it runs here, on the golden's token strings."""
+    from pycocoevalcap.bleu.bleu import Bleu as TheirBleu
+
+    gts, res = golden["scorer_inputs"]["gts"], golden["scorer_inputs"]["res"]
+    printed = []
+    for scorer in (TheirBleu(n), Bleu(n)):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            returned = scorer.compute_score(gts, res, verbose=verbose)
+        printed.append((out.getvalue(), returned))
+    assert printed[0] == printed[1]
+
+
 def test_return_types_and_shapes_are_pycocoevalcaps():
     gts = {"b": ["a dog runs on the grass", "a brown dog"], "a": ["a red bus"]}
     res = {"b": ["a dog running"], "a": ["a bus on a road"]}

@@ -32,7 +32,8 @@ class Bleu:
         self, gts: Mapping[Any, list[str]], res: Mapping[Any, list[str]], verbose: int = 1
     ) -> tuple[list[float], list[list[float]]]:
         """``(corpus BLEU-1..n, per-image lists of BLEU-1..n)``, images in ``gts``'s order;
-        ``verbose > 0`` prints the pooled counts and the length ratio, as pycocoevalcap."""
+        ``verbose > 0`` prints the pooled counts and the length ratio, ``verbose > 1`` each
+        image's counts first, as pycocoevalcap."""
         ids = _inputs.check(gts, res, "Bleu")
         cands, refs = _inputs.texts(gts, res, ids)
         values = bleu_values(
@@ -40,6 +41,10 @@ class Bleu:
         )
         n = self._n
         totals = values.totals
+        if verbose > 1:  # each image's counts (all four orders, every reference's length)
+            for correct, guess, testlen, reflen, lengths in values.counts:
+                comps = {"reflen": lengths, "testlen": testlen, "guess": guess, "correct": correct}
+                print(comps, reflen)
         if verbose > 0:
             # BleuScorer's totals dict and length ratio, printed as it prints them
             reflen = totals.reference_length
