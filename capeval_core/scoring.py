@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from capeval_core import batch as engine
+from capeval_core.errors import ItemsLeftOutWarning
 from capeval_core.metrics import Batch, configure, make_batch, metric_class
 from capeval_core.metrics.base import Metric
 from capeval_core.resources import available_cpus
-from capeval_core.results import MetricResult, SegmentScore
+from capeval_core.results import MetricResult, SegmentScore, left_out_line
 
 #: ``on_progress(done, total, label)``: ``total`` steps are tokenizing and each metric
 Progress = Callable[[int, int, str], None]
@@ -132,6 +134,9 @@ def score_set(
                 def finish(mkey: str, _path: Path, got: dict[str, np.ndarray]) -> None:
                     nonlocal done
                     values[mkey], statistics[mkey] = _from_values(metrics[mkey], got, batch)
+                    if left := values[mkey].missing:  # said here, as score_batch says it
+                        line = left_out_line(metrics[mkey].name, left, len(batch))
+                        warnings.warn(line, ItemsLeftOutWarning, stacklevel=2)
                     done += 1
                     progress(done, total, f"{mkey} done")
 
