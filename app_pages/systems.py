@@ -205,7 +205,7 @@ try:
         _data=data,
     )
 except CapevalError as exc:
-    st.error(str(exc))
+    st.error(choices.page_message(str(exc)))
     st.stop()
 
 for key, why in comparison.scores.skipped.items():
