@@ -307,6 +307,18 @@ def test_evaluate_takes_string_ids_and_a_subset_of_images():
     assert type(ev.imgToEval["a"]["METEOR"]) is float
 
 
+def test_ids_of_both_kinds_work_in_evaluate_and_not_in_spices_sorted_list():
+    gts = {1: ["a dog runs on the grass"], "a": ["a red bus"]}
+    res = {1: ["a dog running"], "a": ["a bus on a road"]}
+    ev, _ = _evaluate(gts, res)
+    assert list(ev.imgToEval) == [1, "a"]
+    assert same(
+        ev.imgToEval["a"]["SPICE"], Spice().compute_score({"a": gts["a"]}, {"a": res["a"]})[1][0]
+    )
+    with pytest.raises(TypeError):
+        Spice().compute_score(gts, res)
+
+
 def test_evaluate_scores_the_coco_caption_set():
     from capeval_core.metrics import COCO_CAPTION_KEYS
     from capeval_core.pycocoevalcap.eval import KEYS, SCORERS
