@@ -157,7 +157,8 @@ def score_set(
                 progress(done, total, mkey)
                 metric = metrics[mkey]
                 result = metric.score_batch(batch)
-                # as the engine keeps them: the scored items' rows, NaN rows for the others
+                # the engine's own rows (its helper, so both paths keep them alike): the
+                # scored items' statistics, NaN rows for the items left out
                 values[mkey], statistics[mkey] = result, engine._statistics_rows(metric, result)
                 done += 1
                 progress(done, total, f"{mkey} done")

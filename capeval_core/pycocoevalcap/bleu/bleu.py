@@ -14,7 +14,7 @@ class Bleu:
 
     >>> score, scores = Bleu(4).compute_score({1: ["a cat sits on a mat"]},
     ...                                       {1: ["a cat is on a mat"]}, verbose=0)
-    >>> [round(s, 6) for s in score], len(scores), len(scores[0])
+    >>> [round(s, 6) for s in score], len(scores), len(scores[0])  # = pycocoevalcap 1.2
     ([0.833333, 0.707107, 0.5, 8e-05], 4, 1)
     """
 

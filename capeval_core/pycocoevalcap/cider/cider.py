@@ -20,7 +20,7 @@ class Cider:
     >>> gts = {1: ["a cat sits on a mat"], 2: ["a dog runs in a park"]}
     >>> res = {1: ["a cat is on a mat"], 2: ["a dog is running"]}
     >>> score, scores = Cider().compute_score(gts, res)
-    >>> round(float(score), 6), scores.shape
+    >>> round(float(score), 6), scores.shape  # = pycocoevalcap 1.2
     (2.646651, (2,))
     """
 
