@@ -20,6 +20,7 @@ BENCHMARKS = (
     "perturb",
     "compare",
     "meta_pages",
+    "pycocoevalcap",
 )
 
 

@@ -48,7 +48,6 @@ from capeval_core.metrics import (
     COCO_CAPTION_SET,
     OPTIONAL_KEYS,
     available_keys,
-    make_batch,
     metric_class,
 )
 from capeval_core.metrics.spice import Spice
@@ -76,14 +75,19 @@ def score_coco(
     embeddings: Any = None,
     spice_parser: str | None = None,
     spice_max_words: int | None = None,
+    workers: int | None = None,
 ) -> dict[str, MetricResult]:
-    """Score a COCO batch with the given keys, tokenizing once.
+    """Score a COCO batch with the given keys, tokenizing once; large batches in ``workers``
+    processes (default: one per available CPU), as :func:`capeval_core.scoring.score_set`
+    scores them for the pycocoevalcap drop-in too.
 
     ``embeddings`` (an ``Embeddings``; None = the default GloVe) goes to WMD and MEAN;
     ``spice_parser`` (None = SPICE's default) and ``spice_max_words`` (SPICE's
     ``max_sentence_words``) to SPICE.
     """
     from tqdm import tqdm
+
+    from capeval_core.scoring import score_set
 
     options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
     options["spice"] = spice_options(spice_parser, spice_max_words)
@@ -94,22 +98,33 @@ def score_coco(
     with tqdm(
         total=len(metrics) + 1, desc="capeval", unit="step", file=sys.stderr, disable=not show
     ) as bar:
-        bar.set_postfix_str("tokenizing")
-        coco = make_batch(batch.candidates, batch.references, tokenizer)
-        bar.update()
-        by_metric: dict[str, MetricResult] = {}
-        for key in metrics:
-            bar.set_postfix_str(key)
-            metric = metric_class(key)(tokenizer=tokenizer, **options.get(key, {}))
-            if show and isinstance(metric, Spice) and (todo := metric.uncached(coco)):
+
+        def progress(done: int, total: int, label: str) -> None:
+            bar.update(done - bar.n)
+            bar.set_postfix_str(label)
+
+        def announce(tokenized: Any) -> None:
+            if not show or "spice" not in metrics:
+                return
+            spice = Spice(tokenizer=tokenizer, **options.get("spice", {}))
+            if todo := spice.uncached(tokenized):
                 bar.write(
-                    f"SPICE: parsing {todo:,} captions with the {metric.config.parser} parser "
+                    f"SPICE: parsing {todo:,} captions with the {spice.config.parser} parser "
                     "(kept in the parse cache for later runs)",
                     file=sys.stderr,
                 )
-            by_metric[key] = metric.score_batch(coco)
-            bar.update()
-    return {k: by_metric[metric_class(k).key].select(k) for k in keys}
+
+        scored = score_set(
+            batch.candidates,
+            batch.references,
+            keys,
+            tokenizer=tokenizer,
+            options={k: v for k, v in options.items() if k in metrics},
+            workers=workers,
+            on_progress=progress,
+            on_batch=announce,
+        )
+    return scored.results
 
 
 def spice_options(parser: str | None, max_words: int | None) -> dict[str, Any]:

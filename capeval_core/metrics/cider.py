@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -456,6 +457,59 @@ class _BatchScores(_Evidence):
             vec = self._vector(g.references, self.refs, row, words, self.ref_bigrams[row])
             refs.append(CiderReference(words, vec, tuple(self.similarity[row].tolist())))
         return cand, tuple(refs)
+
+
+def cider_d_values(
+    candidates: Sequence[Tokens], references: Sequence[Sequence[Tokens]], sigma: float = 6.0
+) -> np.ndarray:
+    """Every item's CIDEr-D with the items' own IDF (coco-caption's ``Cider``), nothing else:
+    the values of :class:`CiderD` (``idf="corpus"``) bit for bit, without evidence objects,
+    in compiled loops (:mod:`.ngram_kernels`) for training loops that score a few hundred
+    captions per call. The corpus value is ``np.mean`` of them, as coco-caption takes it.
+
+    >>> cider_d_values([("a", "cat"), ("a", "dog")], [[("a", "cat")], [("the", "dog")]]).round(6)
+    array([5.  , 1.25])
+    """
+    from capeval_core.metrics.ngram_kernels import cider_scores, count_table, document_frequency
+
+    cands = [coco_words(c) for c in candidates]
+    refs = [[coco_words(r) for r in group] for group in references]
+    n = len(cands)
+    table = count_table(cands + [r for group in refs for r in group])
+    if table is None:  # too many distinct words to pack: the batch tables
+        batch = Batch(
+            tuple(" ".join(c) for c in cands),
+            tuple(tuple(" ".join(r) for r in group) for group in refs),
+            tuple(cands),
+            tuple(tuple(group) for group in refs),
+            "whitespace",
+        )
+        return _BatchScores(batch_ngrams(batch), sigma).scores
+    ref_start = np.full(n + 1, n, dtype=np.int64)
+    np.cumsum([len(group) for group in refs], out=ref_start[1:])
+    ref_start[1:] += n
+    df = document_frequency(table.grams, table.starts, ref_start, n, table.n_grams)
+    log_documents = float(np.log(float(n)))
+    # each distinct df (0..n) once, found by a table rather than a sort
+    present = np.zeros(n + 1, dtype=bool)
+    present[df] = True
+    distinct = np.flatnonzero(present)
+    position = np.zeros(n + 1, dtype=np.int64)
+    position[distinct] = np.arange(distinct.size)
+    # the same scalar operations as DocumentFrequency.idf
+    idf_of = np.array(
+        [log_documents - float(np.log(max(1.0, float(d)))) for d in distinct.tolist()]
+    )
+    entry_df = position[df][table.grams]
+    weights = table.counts.astype(float) * idf_of[entry_df]
+    squares = _squares(table.counts, entry_df, idf_of)
+    bigrams = np.maximum(table.lengths - 1, 0)
+    top = int(bigrams.max()) if bigrams.size else 0
+    penalty = np.array([_penalty(float(d), sigma) for d in range(-top, top + 1)])
+    return cider_scores(
+        table.grams, table.orders, table.starts, weights, squares, bigrams, ref_start, n,
+        penalty, table.n_grams,
+    )  # fmt: skip
 
 
 # -- resampling -------------------------------------------------------------------------------

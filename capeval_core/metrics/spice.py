@@ -196,6 +196,20 @@ def _prf(tp: int, n_cand: int, n_ref: int, nan: bool) -> SpiceCategory:
     return SpiceCategory(tp, fp, fn, p, r, f)
 
 
+def category_scores(counts: Sequence[float]) -> dict[str, SpiceCategory]:
+    """Each category's counts and P/R/F from a row of the ``category_counts`` statistic, as
+    :meth:`Spice.segment` computes them.
+
+    >>> category_scores([1, 1, 2] + [0, 0, 0] * 6)["All"].f
+    0.4
+    """
+    out = {}
+    for j, cat in enumerate(CATEGORIES):
+        tp, fp, fn = (int(x) for x in counts[3 * j : 3 * j + 3])
+        out[cat] = _prf(tp, tp + fp, tp + fn, nan=cat != "All" and tp + fn == 0)
+    return out
+
+
 #: the optional keys of SPICE's categories and the category each reports (SPICE's names)
 CATEGORY_KEYS: Mapping[str, str] = {
     "spice_object": "Object",
@@ -207,6 +221,10 @@ CATEGORY_KEYS: Mapping[str, str] = {
 }
 #: the sufficient statistic holding each item's category F-scores (columns: CATEGORY_KEYS)
 CATEGORY_STATISTIC = "category_f"
+#: the sufficient statistic holding each item's tp, fp and fn of every category of
+#: ``CATEGORIES`` (columns: All's tp, fp, fn, then Object's, ...): with :func:`category_scores`
+#: they give back SPICE's per-image output (what pycocoevalcap's ``Spice`` returns)
+COUNTS_STATISTIC = "category_counts"
 
 
 def _view(graph: SceneGraph) -> GraphView:
@@ -419,7 +437,14 @@ class Spice(Metric):
         rows = [
             [s.details.categories[cat].f for cat in CATEGORY_KEYS.values()] for s in result.segments
         ]
-        return {CATEGORY_STATISTIC: np.asarray(rows, dtype=float).reshape(-1, len(CATEGORY_KEYS))}
+        counts = [
+            [getattr(c, k) for c in s.details.categories.values() for k in ("tp", "fp", "fn")]
+            for s in result.segments
+        ]
+        return {
+            CATEGORY_STATISTIC: np.asarray(rows, dtype=float).reshape(-1, len(CATEGORY_KEYS)),
+            COUNTS_STATISTIC: np.asarray(counts, dtype=float).reshape(-1, 3 * len(CATEGORIES)),
+        }
 
     def optional_values(self, statistics: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         table = statistics.get(CATEGORY_STATISTIC)
