@@ -100,9 +100,9 @@ def test_each_corenlp_sentence_of_a_caption_is_parsed_alone():
     given: list[list[str]] = []
 
     class Recording:
-        def parse(self, words):
+        def parse(self, words, progress=None):
             given.append(list(words))
-            return parser.parse(words)
+            return parser.parse(words, progress=progress)
 
     texts = ["A dog runs. A cat sleeps!", "a man riding a wave on a surfboard", ""]
     got = stanford_pcfg.parse_texts(Recording(), texts, 64)
