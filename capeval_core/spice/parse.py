@@ -14,6 +14,7 @@ by the same parser identity) are read.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
 import multiprocessing
@@ -21,7 +22,6 @@ import sqlite3
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from typing import Any
 from capeval_core.errors import DamagedCacheWarning, InputError
 from capeval_core.resources import available_cpus, cache_dir
 from capeval_core.spice.rules import Tuple
+from capeval_core.workers import Claims, WorkerPool, claim, install
 
 #: The parsers, each a module with ``identity()``, ``load_pipeline()`` and
 #: ``parse_texts(loaded, texts, batch_size)`` (and, where they differ from this module's,
@@ -164,8 +165,9 @@ class CaptionParser:
         """Parse in this process and, for large batches, in spawned workers too.
 
         The chunks are queued for the workers in order while this process takes them from
-        the back, claiming each by cancelling its queued future; so the work splits itself
-        however fast the workers start, and each chunk is parsed exactly once.
+        the back; each side claims a chunk before parsing it (:class:`~capeval_core.workers.
+        Claims`), so the work splits itself however fast the workers start, and each chunk is
+        parsed exactly once. The workers stop at once if parsing here fails or is stopped.
         """
         workers = self.n_process - 1 if len(missing) >= self.parallel_min else 0
         if workers <= 0:
@@ -174,21 +176,27 @@ class CaptionParser:
         chunks = [missing[k : k + size] for k in range(0, len(missing), size)]
         out: dict[str, tuple[Tuple, ...]] = {}
         try:
-            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            futures = [pool.submit(_parse_in_worker, self.parser, chunk) for chunk in chunks]
+            claims = Claims(len(chunks))
+            pool = WorkerPool(workers, initializer=install, initargs=(claims.share(),))
+            parse = functools.partial(_parse_in_worker, self.parser)
+            futures = [pool.submit(parse, chunk, i) for i, chunk in enumerate(chunks)]
         except (OSError, RuntimeError):  # no process support here: parse everything in-process
             return dict(zip(missing, self.tuples_of(missing), strict=True))
+        here: set[int] = set()
         with pool:
-            for chunk, future in zip(reversed(chunks), reversed(futures), strict=True):
-                if future.cancel():
-                    out.update(zip(chunk, self.tuples_of(chunk), strict=True))
-            for chunk, future in zip(chunks, futures, strict=True):
-                if future.cancelled():
+            for i in reversed(range(len(chunks))):
+                if not claims.claim(i):  # the workers have come this far
+                    break
+                out.update(zip(chunks[i], self.tuples_of(chunks[i]), strict=True))
+                here.add(i)
+            for i, (chunk, future) in enumerate(zip(chunks, futures, strict=True)):
+                if i in here:
                     continue
                 try:
-                    out.update(zip(chunk, future.result(), strict=True))
+                    parsed = future.result()
                 except (BrokenProcessPool, OSError):  # a worker died: parse its chunk here
-                    out.update(zip(chunk, self.tuples_of(chunk), strict=True))
+                    parsed = self.tuples_of(chunk)
+                out.update(zip(chunk, parsed, strict=True))
         return out
 
     def _connect(self) -> sqlite3.Connection | None:
@@ -331,8 +339,11 @@ def parse_into_cache(texts: list[str], parser: str = DEFAULT_PARSER) -> None:
 _WORKER_PARSERS: dict[str, CaptionParser] = {}
 
 
-def _parse_in_worker(parser: str, texts: list[str]) -> list[tuple[Tuple, ...]]:
-    """Runs in a parse worker: one parser per worker process, kept for its next chunks."""
+def _parse_in_worker(parser: str, texts: list[str], chunk: int) -> list[tuple[Tuple, ...]] | None:
+    """Runs in a parse worker: one parser per worker process, kept for its next chunks;
+    None for a chunk the caller claimed first (see CaptionParser._parse_missing)."""
+    if not claim(chunk):
+        return None
     if parser not in _WORKER_PARSERS:
         _WORKER_PARSERS[parser] = CaptionParser(parser, cache=False, n_process=1, shipped=False)
     return _WORKER_PARSERS[parser].tuples_of(texts)
