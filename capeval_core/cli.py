@@ -32,7 +32,7 @@ from capeval_core.coco_files import (
     CocoBatch,
     load_coco,
 )
-from capeval_core.errors import CapevalError, CapevalWarning, InputError
+from capeval_core.errors import CapevalError, CapevalWarning, InputError, ItemsLeftOutWarning
 from capeval_core.files import Limits
 from capeval_core.metrics import (
     COCO_CAPTION_KEYS,
@@ -61,17 +61,18 @@ def score_coco(
     cider_idf: str = "corpus",
     embeddings: Any = None,
     spice_parser: str | None = None,
+    spice_max_words: int | None = None,
 ) -> dict[str, MetricResult]:
     """Score a COCO batch with the given keys, tokenizing once.
 
     ``embeddings`` (an ``Embeddings``; None = the default GloVe) goes to WMD and MEAN;
-    ``spice_parser`` (None = SPICE's default) to SPICE.
+    ``spice_parser`` (None = SPICE's default) and ``spice_max_words`` (SPICE's
+    ``max_sentence_words``) to SPICE.
     """
     from tqdm import tqdm
 
     options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
-    if spice_parser is not None:
-        options["spice"] = {"parser": spice_parser}
+    options["spice"] = spice_options(spice_parser, spice_max_words)
     if embeddings is not None:
         options["wmd"] = options["mean"] = {"embeddings": embeddings}
     metrics = list(dict.fromkeys(metric_class(k).key for k in keys))
@@ -95,6 +96,51 @@ def score_coco(
             by_metric[key] = metric.score_batch(coco)
             bar.update()
     return {k: by_metric[metric_class(k).key].select(k) for k in keys}
+
+
+def spice_options(parser: str | None, max_words: int | None) -> dict[str, Any]:
+    """SPICE's options from --spice-parser and --spice-max-words (None: the default)."""
+    options: dict[str, Any] = {}
+    if parser is not None:
+        options["parser"] = parser
+    if max_words is not None:
+        options["max_sentence_words"] = max_words
+    return options
+
+
+def left_out_json(results: dict[str, MetricResult], image_ids: Sequence[Any]) -> dict[str, Any]:
+    """``{key: {"n", "image_ids", "reasons": [{"image_id", "reason"}]}}`` for the keys whose
+    metric could not score some images (the JSON of ``score``)."""
+    out = {}
+    for key, result in results.items():
+        missing = result.missing
+        if missing:
+            ids = [image_ids[i] for i in sorted(missing)]
+            out[key] = {
+                "n": len(ids),
+                "image_ids": ids,
+                "reasons": [
+                    {"image_id": image_ids[i], "reason": missing[i]} for i in sorted(missing)
+                ],
+            }
+    return out
+
+
+def warn_left_out(results: dict[str, MetricResult], image_ids: Sequence[Any]) -> None:
+    """One warning line on stderr per metric that could not score some images (which and
+    why); the others are scored and the exit status stays 0."""
+    from capeval_core.results import left_out_line
+
+    seen = set()
+    for result in results.values():
+        metric = result.signature.metric
+        missing = result.missing
+        if missing and metric not in seen:
+            seen.add(metric)
+            what = metric_class(metric).name
+            ids = {image_ids[i]: why for i, why in sorted(missing.items())}
+            line = left_out_line(what, ids, len(image_ids), "images")
+            print(f"capeval: warning: {line}; its value is over the other images", file=sys.stderr)
 
 
 def check_per_item(path: Path) -> Path:
@@ -184,7 +230,18 @@ def _cmd_score(args: argparse.Namespace) -> int:
         from capeval_core.embeddings import load_embeddings
 
         embeddings = load_embeddings(args.embeddings)
-    results = score_coco(batch, keys, args.tokenizer, args.cider_idf, embeddings, args.spice_parser)
+    with warnings.catch_warnings():  # left-out images are reported below, with their ids
+        warnings.simplefilter("ignore", ItemsLeftOutWarning)
+        results = score_coco(
+            batch,
+            keys,
+            args.tokenizer,
+            args.cider_idf,
+            embeddings,
+            args.spice_parser,
+            args.spice_max_words,
+        )
+    warn_left_out(results, batch.image_ids)
     if args.per_item:
         write_per_item(Path(args.per_item), batch, results)
     if args.json:
@@ -192,7 +249,10 @@ def _cmd_score(args: argparse.Namespace) -> int:
             "corpus": {k: r.value for k, r in results.items()},
             "signatures": {k: str(r.signature) for k, r in results.items()},
         }
-        print(json.dumps(out, indent=1))
+        left_out = left_out_json(results, batch.image_ids)
+        if left_out:  # only then: the JSON of a run that scored everything stays as it was
+            out["left_out"] = left_out
+        print(json.dumps(_jsonable(out), indent=1))
     else:
         _print_table(results, len(batch.image_ids))
     return 0
@@ -266,7 +326,12 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from capeval_core.judgments import load_judgments
-    from capeval_core.judgments.scoring import score_judgments
+    from capeval_core.judgments.scoring import (
+        judgments_left_out_json,
+        left_out_lines,
+        on_common_items,
+        score_judgments,
+    )
     from capeval_core.resources import available_cpus
     from capeval_core.stats import pairwise_accuracy, williams_matrix
 
@@ -301,12 +366,19 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             jset,
             keys,
             tokenizer=args.tokenizer,
+            options={"spice": spice_options(None, args.spice_max_words)},
             n_references=n_references,
             draws=draws,
             seed=args.seed,
             workers=workers,
             on_progress=progress,
         )
+    # the statistics compare metrics on the items every one of them scored
+    left_out = left_out_lines(jset, scores)
+    if left_out:
+        print(f"warning: {'; '.join(left_out)}", file=sys.stderr)
+    full, left_json = jset, judgments_left_out_json(jset, scores)
+    jset, scores = on_common_items(jset, scores)
     if protocol is not None:
         from capeval_core.judgments.protocols import (
             ALL_REFERENCES,
@@ -336,11 +408,11 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             "human_tie": protocol.human_tie,
         }
         out: dict[str, Any] = {
-            "n_pairs": len(jset),
-            "n_labelled": label_counts(jset)[1],
+            "n_pairs": len(full),
+            "n_labelled": label_counts(full)[1],
             "accuracy": accuracy,
             "signatures": {
-                k: accuracy_signature(scores.signatures[k], jset, **knobs) for k in scores.keys
+                k: accuracy_signature(scores.signatures[k], full, **knobs) for k in scores.keys
             },
             "preset": jset.preset,
         }
@@ -392,7 +464,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             )
         williams = matrix.as_dict() if matrix is not None else {}
         out = {
-            "n_rows": len(jset),
+            "n_rows": len(full),
             "dropped": dict(jset.dropped),
             "level": args.level,
             "correlations": correlations,
@@ -424,6 +496,8 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 print(f"{a:<{width}}  " + "  ".join(cells))
     for key, msg in scores.skipped.items():
         print(f"warning: {key} skipped: {msg}", file=sys.stderr)
+    if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was
+        out["left_out"] = left_json
     if args.json:
         text = json.dumps(_jsonable(out), indent=1, allow_nan=False)
         if args.json == "-":
@@ -587,7 +661,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             data,
             keys,
             tokenizer=args.tokenizer,
-            options={"cider_d": {"idf": args.cider_idf}, "spice": {"parser": args.spice_parser}},
+            options={
+                "cider_d": {"idf": args.cider_idf},
+                "spice": spice_options(args.spice_parser, args.spice_max_words),
+            },
             workers=workers,
             on_progress=progress,
         )
@@ -599,6 +676,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             n_trials=args.trials,
             seed=args.seed,
         )
+    for line in comparison.left_out_warnings():
+        print(f"capeval: warning: {line}", file=sys.stderr)
     if args.per_item:
         write_systems_per_item(Path(args.per_item), comparison)
     if args.json:
@@ -723,6 +802,19 @@ def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_spice_limit_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--spice-max-words",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="SPICE: leave out the items with a sentence of more than N words (CoreNLP's "
+        "words and sentences), to bound the parse's time and memory; they are reported on "
+        "stderr and in the JSON, every other item and metric is scored (default: no limit, "
+        "as the jar)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     from capeval_core.judgments import LOADERS  # the correlate help lists their presets anyway
 
@@ -752,6 +844,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
     )
     _add_spice_parser_option(score)
+    _add_spice_limit_option(score)
     score.add_argument(
         "--embeddings",
         metavar="PATH",
@@ -833,6 +926,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed for sampling references and breaking human ties (pairwise sets) and for "
         "the bootstrap intervals (graded sets)",
     )
+    _add_spice_limit_option(correlate)
     _add_limit_options(correlate)
     correlate.set_defaults(func=_cmd_correlate)
 
@@ -937,6 +1031,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
     )
     _add_spice_parser_option(comp)
+    _add_spice_limit_option(comp)
     comp.add_argument(
         "--workers",
         type=int,

@@ -353,6 +353,20 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
             f"{s} {len(ids):,}" for s, ids in zip(comparison.systems, lost, strict=True) if ids
         )
         notes.append(f"Images not captioned by every system were left out: {counts}.")
+    left = comparison.left_out()
+    if left:
+        done = {}
+        for k in left:
+            metric = metric_class(k)
+            label = metric.label(metric.primary_key())
+            done.setdefault(label, comparison.n_compared(k))
+        counts = ", ".join(
+            f"{label} on {n:,} ({len(data) - n:,} left out)" for label, n in done.items()
+        )
+        notes.append(
+            "Metrics that could not score some system's images compare every system on the "
+            f"images all of them scored: {counts}."
+        )
     return notes
 
 
@@ -363,6 +377,9 @@ def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:
     for k in comparison.keys:
         if k in metric_class(k).optional_reports:
             values = comparison.scores.items[comparison.systems[0]][k]
+            rows = comparison.scores.compared.get(metric_class(k).key)
+            if rows is not None:  # of the images compared (the others are left out)
+                values = values[list(rows)]
             out[k] = int(np.count_nonzero(~np.isfinite(values)))
     return out
 

@@ -359,16 +359,45 @@ def scores_frame(jset: object, scores: object) -> pd.DataFrame:
     return frame
 
 
+def render_left_out(jset: object, scores: object) -> None:
+    """Which items a metric could not score and why (nothing when every item was scored):
+    a warning with the counts, the ids and reasons as plain text (they are user text)."""
+    from capeval_core.judgments.scoring import left_out_lines
+
+    lines = left_out_lines(jset, scores)
+    if not lines:
+        return
+    unit = "items" if jset.kind == "graded" else "pairs"
+    n = len(scores.left_out())
+    st.warning(
+        f"{n:,} of {len(jset):,} {unit} left out: a metric could not score them (which and "
+        f"why below); the statistics here use the {len(jset) - n:,} {unit} every metric scored."
+    )
+    st.text("\n".join(lines))
+
+
+def on_common_items(jset: object, scores: object) -> tuple[Any, Any]:
+    """:func:`render_left_out`, then the set and scores on the items every metric scored
+    (``capeval_core.judgments.scoring.on_common_items``), for a page's statistics."""
+    from capeval_core.judgments.scoring import on_common_items as common
+
+    render_left_out(jset, scores)
+    return common(jset, scores)
+
+
 def render_scores(jset: object, scores: object, *, key: str) -> None:
-    """Per metric: mean score, signature, whether it came from the cache; skipped metrics."""
+    """Per metric: mean score (over the items it scored), signature, whether it came from
+    the cache; skipped metrics; items a metric could not score."""
+    render_left_out(jset, scores)
     rows = []
     for k in scores.keys:
         values = scores.values[k] if jset.kind == "graded" else scores.values_a[k]
+        scored = values[np.isfinite(values)]
         rows.append(
             {
                 "metric": key_label(k),
                 "key": k,
-                "mean": float(np.mean(values)),
+                "mean": float(np.mean(scored)) if scored.size else math.nan,
                 "from cache": bool(scores.from_cache.get(k)),
                 "signature": scores.signatures[k],
             }
