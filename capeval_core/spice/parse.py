@@ -19,7 +19,7 @@ import importlib
 import json
 import multiprocessing
 import sqlite3
-import threading
+import types
 import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures.process import BrokenProcessPool
@@ -60,8 +60,12 @@ PARALLEL_MIN = 2000
 #: Fewest captions per chunk handed to a worker (smaller chunks balance better, cost more).
 MIN_CHUNK = 250
 
-#: Per thread: each parser's loaded pipeline (see CaptionParser._load)
-_PIPELINES = threading.local()
+#: Each parser's loaded pipeline (see CaptionParser._load), shared by the threads of the
+#: process: the app runs every script run in a thread of its own, so a pipeline per thread was
+#: loaded again on each Compare edit that parsed a caption (0.7 s, holding the interpreter lock
+#: while other people's pages waited; issue 42). stanford-pcfg's parser keeps no state
+#: between parses.
+_PIPELINES = types.SimpleNamespace()
 
 
 class CaptionParser:
