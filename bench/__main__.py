@@ -19,6 +19,7 @@ BENCHMARKS = (
     "perturb",
     "compare",
     "meta_pages",
+    "app_load",
 )
 
 
