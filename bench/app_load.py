@@ -214,20 +214,28 @@ async def _edit_until(page, person: Person, captions: list[str], done: asyncio.E
 
 
 async def _prepare_systems(page, url: str, files: list[Path], ann: Path) -> None:  # type: ignore[no-untyped-def]
-    """Open Systems, upload the files, choose coco-caption's metrics: ready to press Score."""
+    """Open Systems, upload the files, choose coco-caption's metrics: ready to press Score.
+    Each step waits for what it shows (a settled page alone may not have begun its run)."""
+    main = page.locator('[data-testid="stMain"]')
     await page.goto(f"{url}/systems")
-    await page.get_by_role("heading", name="Systems", exact=True).wait_for(timeout=WAIT_MS)
+    await page.get_by_role("heading", name="Systems", exact=True).wait_for()
     await _settled(page)
     await page.get_by_text("Upload results files", exact=True).click()
-    await _settled(page)
+    await page.locator('.st-key-systems_results input[type="file"]').wait_for(state="attached")
     await page.get_by_text("Upload a references file", exact=True).click()
-    await _settled(page)
+    annotations = page.locator('.st-key-systems_annotations input[type="file"]')
+    await annotations.wait_for(state="attached")
     results = page.locator('.st-key-systems_results input[type="file"]')
     await results.set_input_files([str(p) for p in files])
-    await _settled(page)
-    await page.locator('.st-key-systems_annotations input[type="file"]').set_input_files(str(ann))
-    await _settled(page)
-    await page.locator(".st-key-systems_coco_caption button").first.click()
+    await main.get_by_text(files[-1].name, exact=True).wait_for()
+    await annotations.set_input_files(str(ann))
+    await main.get_by_text(ann.name, exact=True).first.wait_for()
+    await page.get_by_role("button", name="coco-caption's metrics").click()
+    await page.wait_for_function(
+        "() => (document.querySelector('.st-key-systems_metrics') || {}).innerText"
+        "?.includes('SPICE')"
+    )
+    await page.locator(".st-key-systems_score button").first.wait_for()
     await _settled(page)
     errors = await _errors(page)
     if errors:
@@ -239,7 +247,8 @@ async def _score_systems(page, n_images: int) -> float:  # type: ignore[no-untyp
     start = time.perf_counter()
     await page.locator(".st-key-systems_score button").first.click()
     heading = page.get_by_role("heading", name=f"3 systems on {n_images:,} images")
-    await heading.wait_for(timeout=WAIT_MS)
+    await heading.wait_for()
+    await page.locator(".st-key-systems_cancel").wait_for(state="detached")
     await _settled(page)
     return time.perf_counter() - start
 
