@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from capeval_core.once import once
 from capeval_core.spice.pcfg.parser import PCFGParser
 from capeval_core.spice.rules import RULES_VERSION, Tuple
 from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples, sentences
@@ -46,6 +47,7 @@ def identity() -> str:
     )
 
 
+@once  # one parser per process: its caches fill once, whichever thread asks first
 def load_pipeline() -> PCFGParser:
     """The parser over the shipped grammar."""
     identity()  # a clear error when the grammar is missing
