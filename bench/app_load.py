@@ -35,6 +35,7 @@ import random
 import re
 import shutil
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -50,7 +51,7 @@ GOAL_EDIT_MS = 1000
 GOAL_SLOWDOWN = 1.2
 GOAL_MEMORY_GB = 3.0
 #: the longest a page may take to show what a person asked for
-WAIT_MS = 1_800_000
+WAIT_MS = 1_200_000
 SUFFIXES = (
     "at dusk",
     "in the rain",
@@ -253,6 +254,11 @@ async def _score_systems(page, n_images: int) -> float:  # type: ignore[no-untyp
     return time.perf_counter() - start
 
 
+def _say(started: float, what: str) -> None:
+    """Where the bench is, on stderr (a run takes minutes)."""
+    print(f"  [{time.perf_counter() - started:6.1f} s] {what}", file=sys.stderr, flush=True)
+
+
 async def _scenario(
     url: str, files: list[Path], ann: Path, n_images: int, editors: int, wrapper: Path
 ) -> tuple[float, list[Person], list[str]]:
@@ -267,22 +273,33 @@ async def _scenario(
                 context.set_default_timeout(WAIT_MS)
                 pages.append(await context.new_page())
             people = [Person(f"editor {i + 1}") for i in range(editors)]
-            await asyncio.gather(
-                *(_open_compare(p, url, person) for p, person in zip(pages, people, strict=False))
-            )
-            systems = pages[-1]
-            await _prepare_systems(systems, url, files, ann)
-            done = asyncio.Event()
-            edits = [
-                asyncio.create_task(_edit_until(p, person, _edits(i), done))
-                for i, (p, person) in enumerate(zip(pages, people, strict=False))
-            ]
+            started = time.perf_counter()
             try:
-                took = await _score_systems(systems, n_images)
-            finally:
-                done.set()
-                await asyncio.gather(*edits)
-            errors = await _errors(systems)
+                await asyncio.gather(
+                    *(_open_compare(p, url, who) for p, who in zip(pages, people, strict=False))
+                )
+                _say(started, f"{editors} people opened Compare")
+                systems = pages[-1]
+                await _prepare_systems(systems, url, files, ann)
+                _say(started, "Systems: files uploaded, coco-caption's metrics chosen; Score")
+                done = asyncio.Event()
+                edits = [
+                    asyncio.create_task(_edit_until(p, person, _edits(i), done))
+                    for i, (p, person) in enumerate(zip(pages, people, strict=False))
+                ]
+                try:
+                    took = await _score_systems(systems, n_images)
+                finally:
+                    done.set()
+                    await asyncio.gather(*edits)
+                _say(started, f"Systems table shown after {took:.1f} s")
+                errors = await _errors(systems)
+            except Exception:
+                for i, page in enumerate(pages):  # what each person saw last
+                    with contextlib.suppress(Exception):
+                        text = await page.inner_text('[data-testid="stMain"]', timeout=5000)
+                        _say(started, f"page {i + 1} shows: ...{text[-800:]!r}")
+                raise
         finally:
             await browser.close()
     return took, people, errors
