@@ -52,6 +52,8 @@ GOAL_SLOWDOWN = 1.2
 GOAL_MEMORY_GB = 3.0
 #: the longest a page may take to show what a person asked for
 WAIT_MS = 1_200_000
+#: the longest one step of preparing the Systems page may take before it is tried again
+STEP_MS = 60_000
 SUFFIXES = (
     "at dusk",
     "in the rain",
@@ -214,27 +216,57 @@ async def _edit_until(page, person: Person, captions: list[str], done: asyncio.E
             await asyncio.wait_for(done.wait(), rng.uniform(*THINK_S))
 
 
+async def _until(page, action, shown: str, what: str, tries: int = 5) -> None:  # type: ignore[no-untyped-def]
+    """Do ``action`` until the page shows ``shown`` (a JavaScript condition): a click that
+    lands while the page reruns for the click before can be lost."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(tries):
+        await action()
+        with contextlib.suppress(PlaywrightTimeout):
+            await page.wait_for_function(shown, timeout=STEP_MS)
+            return
+    raise RuntimeError(f"the Systems page did not show {what} after {tries} tries")
+
+
+def _has(selector: str, text: str = "") -> str:
+    """A JavaScript condition: an element matching ``selector`` (holding ``text``) exists."""
+    if not text:
+        return f"() => !!document.querySelector({selector!r})"
+    return f"() => (document.querySelector({selector!r}) || {{}}).innerText?.includes({text!r})"
+
+
 async def _prepare_systems(page, url: str, files: list[Path], ann: Path) -> None:  # type: ignore[no-untyped-def]
     """Open Systems, upload the files, choose coco-caption's metrics: ready to press Score.
-    Each step waits for what it shows (a settled page alone may not have begun its run)."""
-    main = page.locator('[data-testid="stMain"]')
+    Each step waits for what it shows (a settled page may not have begun its run yet)."""
     await page.goto(f"{url}/systems")
     await page.get_by_role("heading", name="Systems", exact=True).wait_for()
     await _settled(page)
-    await page.get_by_text("Upload results files", exact=True).click()
-    await page.locator('.st-key-systems_results input[type="file"]').wait_for(state="attached")
-    await page.get_by_text("Upload a references file", exact=True).click()
-    annotations = page.locator('.st-key-systems_annotations input[type="file"]')
-    await annotations.wait_for(state="attached")
-    results = page.locator('.st-key-systems_results input[type="file"]')
-    await results.set_input_files([str(p) for p in files])
-    await main.get_by_text(files[-1].name, exact=True).wait_for()
-    await annotations.set_input_files(str(ann))
-    await main.get_by_text(ann.name, exact=True).first.wait_for()
-    await page.get_by_role("button", name="coco-caption's metrics").click()
-    await page.wait_for_function(
-        "() => (document.querySelector('.st-key-systems_metrics') || {}).innerText"
-        "?.includes('SPICE')"
+    results = '.st-key-systems_results input[type="file"]'
+    annotations = '.st-key-systems_annotations input[type="file"]'
+
+    async def click(text: str) -> None:
+        await page.get_by_text(text, exact=True).first.click()
+
+    await _until(page, lambda: click("Upload results files"), _has(results), "the uploader")
+    await _until(page, lambda: click("Upload a references file"), _has(annotations), "its uploader")
+    await _until(
+        page,
+        lambda: page.locator(results).set_input_files([str(p) for p in files]),
+        _has(".st-key-systems_results", files[-1].name),
+        "the results files",
+    )
+    await _until(
+        page,
+        lambda: page.locator(annotations).set_input_files(str(ann)),
+        _has(".st-key-systems_annotations", ann.name),
+        "the references file",
+    )
+    await _until(
+        page,
+        lambda: page.get_by_role("button", name="coco-caption's metrics").click(),
+        _has(".st-key-systems_metrics", "SPICE"),
+        "coco-caption's metrics",
     )
     await page.locator(".st-key-systems_score button").first.wait_for()
     await _settled(page)
@@ -246,8 +278,14 @@ async def _prepare_systems(page, url: str, files: list[Path], ann: Path) -> None
 async def _score_systems(page, n_images: int) -> float:  # type: ignore[no-untyped-def]
     """Press Score; seconds until the table of the uploads is shown."""
     start = time.perf_counter()
-    await page.locator(".st-key-systems_score button").first.click()
-    heading = page.get_by_role("heading", name=f"3 systems on {n_images:,} images")
+    title = f"3 systems on {n_images:,} images"
+    await _until(
+        page,
+        lambda: page.locator(".st-key-systems_score button").first.click(),
+        f"() => {_has('.st-key-systems_cancel')[6:]} || {_has('body', title)[6:]}",
+        "the run (its Cancel button)",
+    )
+    heading = page.get_by_role("heading", name=title)
     await heading.wait_for()
     await page.locator(".st-key-systems_cancel").wait_for(state="detached")
     await _settled(page)
