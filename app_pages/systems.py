@@ -14,8 +14,6 @@ session, so a drill-down to Compare captions and back loses nothing.
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from capeval_core import CapevalError
@@ -69,16 +67,6 @@ def _kept_files(files, annotations) -> tuple[tuple[tuple[str, bytes], ...], tupl
             f"Using the results files uploaded before: {names} (upload others to replace them)."
         )
     return kept_uploads, kept_own
-
-
-#: a loader's remedy for its limits, as the command line gives it (its flags)
-_CLI_LIMIT = re.compile(r" \(raise it with --[\w-]+ if the (?:data are|file is) genuine\)")
-
-
-def _page_words(exc: CapevalError) -> str:
-    """A loader's message as this page says it: no command-line flag (a limit a web user
-    cannot raise is named as the app's)."""
-    return _CLI_LIMIT.sub(" (a limit of this app)", str(exc))
 
 
 def _open_demo() -> None:
@@ -255,7 +243,7 @@ except CoverageError as exc:  # the page's own words for the command line's --on
     systems_state.write(URL, in_use)
     st.stop()
 except CapevalError as exc:
-    st.error(_page_words(exc))
+    st.error(choices.page_message(str(exc)))
     systems_state.write(URL, in_use)
     st.stop()
 
@@ -333,7 +321,7 @@ if score_now:
     except CapevalError as exc:
         st.session_state.pop(systems_state.RUNNING, None)
         cancel_slot.empty()
-        st.error(_page_words(exc))
+        st.error(choices.page_message(str(exc)))
         st.stop()
     st.session_state.pop(systems_state.RUNNING, None)
     cancel_slot.empty()

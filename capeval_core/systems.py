@@ -40,6 +40,7 @@ from capeval_core.coco_files import (
     read_references,
 )
 from capeval_core.errors import InputError
+from capeval_core.files import Limits, printable, shared_name, text_digest
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
@@ -128,10 +129,10 @@ def _shown(ids: Sequence[Any]) -> str:
     return ", ".join(map(repr, ids[:5])) + (f" ... ({len(ids)} in all)" if len(ids) > 5 else "")
 
 
-def _results(source: Source) -> tuple[str, dict[Any, str]]:
+def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[Any, str]]:
     """One results file: its name and ``image_id -> caption``, each image once."""
-    name, data = read_json_source(source, "results")
-    rows = caption_rows(data, name, "results")
+    name, data = read_json_source(source, "results", limits)
+    rows = caption_rows(data, name, "results", limits)
     if not rows:
         raise InputError(f"results file {name} holds no captions")
     captions: dict[Any, str] = {}
@@ -194,6 +195,7 @@ def load_systems(
     *,
     split: str = DEFAULT_SPLIT,
     on_missing: str = "error",
+    limits: Limits | None = None,
 ) -> SystemsInput:
     """Read and align results files (COCO format: ``[{"image_id", "caption", ...}]``).
 
@@ -203,13 +205,14 @@ def load_systems(
     to the files' stems. Raises :class:`InputError` naming the file and the image ids when a
     file captions an image twice, when an image has no reference, or (``on_missing="error"``)
     when the systems do not caption the same images; ``on_missing="intersect"`` scores the
-    images every system captions and records what each file lost in ``dropped``.
+    images every system captions and records what each file lost in ``dropped``. Every file
+    is held to ``limits`` (default: :class:`~capeval_core.files.Limits`).
     """
     if on_missing not in ON_MISSING:
         raise InputError(f"on_missing must be one of {', '.join(ON_MISSING)} (got {on_missing!r})")
     if not results:
         raise InputError("no results file given: nothing to compare")
-    loaded = [_results(source) for source in results]
+    loaded = [_results(source, limits) for source in results]
     files = [name for name, _ in loaded]
     if names is None:
         names = [Path(f).stem for f in files]
@@ -237,7 +240,7 @@ def load_systems(
     dropped = tuple(tuple(k for k in captions if k not in keep) for _, captions in loaded)
     loaded = [(f, {k: v for k, v in c.items() if k in keep}) for f, c in loaded]
     first = loaded[0][1]
-    refs = read_references(annotations, split)
+    refs = read_references(annotations, split, limits)
     missing = [k for k in first if k not in refs.captions]
     if missing:
         raise InputError(
@@ -820,7 +823,7 @@ class SystemsComparison:
         header = ["System", *(f"{label} (± {pct} CI)" for label in labels)]
         rows: list[list[str]] = []
         for s in self.systems:
-            cells = [f"Baseline: {s}" if s == self.baseline else s]
+            cells = [printable(f"Baseline: {s}" if s == self.baseline else s)]
             for k in self.keys:
                 low, high = self.ci[s][k]
                 half = (high - low) / 2
@@ -853,7 +856,7 @@ class SystemsComparison:
         rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
         out = [
             f"capeval {__version__}: {len(self.systems)} systems, {len(self.scores.input):,} "
-            f"images, references from {self.scores.input.reference_source}",
+            f"images, references from {printable(self.scores.input.reference_source)}",
             rule,
             line(header),
             rule.replace("-", "="),
@@ -881,13 +884,14 @@ class SystemsComparison:
         lost = self.dropped_lines()
         if lost:
             out += ["", "Scored on the images every system captions (on-missing: intersect):"]
-            out += [f"  {line}" for line in lost]
+            out += [f"  {printable(line)}" for line in lost]
         left = self.left_out_lines()
         if left:
             out += ["", *left]
         out += [
             "",
-            f"Each system against the baseline ({self.baseline}) with {tests}, seed {r.seed}.",
+            f"Each system against the baseline ({printable(self.baseline)}) with {tests}, "
+            f"seed {r.seed}.",
             f"Value ± half the width of its {pct} bootstrap interval over images; Δ = system "
             "minus baseline.",
             "Null hypothesis: the system and the baseline captions come from the same process; "
@@ -952,7 +956,7 @@ def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
         payload = {
             "capeval": __version__,
             "systems": list(comparison.systems),
-            "references": comparison.scores.input.reference_source,
+            **references_fields(comparison.scores.input),
             "signatures": signatures,
             "items": [_finite(r) for r in frame.to_dict("records")],
         }
@@ -969,24 +973,41 @@ def signatures_text(comparison: SystemsComparison, describes: str = "") -> str:
         {k: comparison.signature(k) for k in comparison.keys},
         describes,
         systems=list(comparison.systems),
-        references=comparison.scores.input.reference_source,
+        **references_fields(comparison.scores.input),
     )
 
 
-def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:
-    """:func:`per_item_text` into ``path`` (``.csv`` or ``.json``); beside a CSV, its
-    signatures in the sidecar JSON (:func:`capeval_core.stats.export.sidecar_path`)."""
-    from capeval_core import files
+def references_fields(data: SystemsInput) -> dict[str, str]:
+    """How a shared output names the references: the file name only (no folders of this
+    machine) and a digest of the references read, which tells two files of one name apart."""
+    return {
+        "references": shared_name(data.reference_source),
+        "references_sha256": text_digest(json.dumps(data.references, ensure_ascii=False)),
+    }
+
+
+def systems_per_item_outputs(
+    path: Path, comparison: SystemsComparison
+) -> list[tuple[str, Path, str]]:
+    """:func:`per_item_text` for ``path`` (``.csv`` or ``.json``) and, beside a CSV, its
+    signatures' sidecar JSON (:func:`capeval_core.stats.export.sidecar_path`), as
+    ``(option, path, text)`` for :func:`capeval_core.files.write_all`."""
     from capeval_core.stats.export import sidecar_path
 
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".json"):
         raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
-    files.write_text(path, per_item_text(comparison, suffix[1:]), option="--per-item")
+    out = [("--per-item", path, per_item_text(comparison, suffix[1:]))]
     if suffix == ".csv":
-        files.write_text(
-            sidecar_path(path), signatures_text(comparison, path.name), option="--per-item"
-        )
+        out.append(("--per-item", sidecar_path(path), signatures_text(comparison, path.name)))
+    return out
+
+
+def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:
+    """:func:`systems_per_item_outputs` written, all or none."""
+    from capeval_core import files
+
+    files.write_all(systems_per_item_outputs(path, comparison))
 
 
 def demo_systems(n_images: int = 200) -> SystemsInput:
@@ -1184,5 +1205,6 @@ __all__ = [
     "per_item_text",
     "score_systems",
     "signatures_text",
+    "systems_per_item_outputs",
     "write_systems_per_item",
 ]

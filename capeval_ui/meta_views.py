@@ -127,7 +127,7 @@ def set_or_stop(kind: str) -> Any:
     try:
         jset, origin = set_for(kind)
     except CapevalError as exc:
-        st.error(str(exc))
+        st.error(choices.page_message(str(exc)))
         st.stop()
     if origin == "loaded":
         state.share_judgment_set(cached.remember_set(jset))

@@ -556,8 +556,7 @@ def test_a_link_to_files_the_server_does_not_hold_says_so_and_shows_no_numbers()
 
 def test_a_limit_is_named_as_the_apps_never_as_a_command_line_flag() -> None:
     """A caption over the token limit: the loader names the file and the image; the page says
-    it is the app's limit (the command line's remedy, --max-caption-tokens, is not the web
-    user's)."""
+    it keeps the limit (the command line raises it), never to use a flag here."""
     files, ann = _uploads(10)
     rows = json.loads(files[1][1])
     rows[3]["caption"] = "a dog " * 600
@@ -565,4 +564,4 @@ def test_a_limit_is_named_as_the_apps_never_as_a_command_line_flag() -> None:
     at = _upload(_page(), files, ann, score=False)
     (error,) = [e.value for e in at.error]
     assert "theirs.json" in error and "1,000-token limit" in error
-    assert "--" not in error and "a limit of this app" in error
+    assert "the page keeps this limit" in error and "raise it with" not in error
