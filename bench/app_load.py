@@ -190,8 +190,13 @@ async def _errors(page) -> list[str]:  # type: ignore[no-untyped-def]
 
 async def _open_compare(page, url: str, person: Person) -> None:  # type: ignore[no-untyped-def]
     start = time.perf_counter()
-    await page.goto(f"{url}/compare-captions")
-    await page.get_by_text("Scored on the server in").first.wait_for(timeout=WAIT_MS)
+    await _until(
+        page,
+        lambda: page.goto(f"{url}/compare-captions"),
+        _has('[data-testid="stMain"]', "Scored on the server in"),
+        "Compare's first scores",
+        wait_ms=WAIT_MS,
+    )
     await _settled(page)
     person.first_wait_s = time.perf_counter() - start
     person.first_server_ms = await _server_ms(page)
@@ -216,17 +221,18 @@ async def _edit_until(page, person: Person, captions: list[str], done: asyncio.E
             await asyncio.wait_for(done.wait(), rng.uniform(*THINK_S))
 
 
-async def _until(page, action, shown: str, what: str, tries: int = 5) -> None:  # type: ignore[no-untyped-def]
-    """Do ``action`` until the page shows ``shown`` (a JavaScript condition): a click that
-    lands while the page reruns for the click before can be lost."""
+async def _until(page, action, shown: str, what: str, tries: int = 5, wait_ms: int = 0) -> None:  # type: ignore[no-untyped-def]
+    """Do ``action`` until the page shows ``shown`` (a JavaScript condition), waiting
+    ``wait_ms`` (default :data:`STEP_MS`) each time: a click that lands while the page reruns
+    for the click before can be lost, and a page can fail to open on a busy machine."""
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
     for _ in range(tries):
         await action()
         with contextlib.suppress(PlaywrightTimeout):
-            await page.wait_for_function(shown, timeout=STEP_MS)
+            await page.wait_for_function(shown, timeout=wait_ms or STEP_MS)
             return
-    raise RuntimeError(f"the Systems page did not show {what} after {tries} tries")
+    raise RuntimeError(f"the page did not show {what} after {tries} tries")
 
 
 def _has(selector: str, text: str = "") -> str:
@@ -239,8 +245,12 @@ def _has(selector: str, text: str = "") -> str:
 async def _prepare_systems(page, url: str, files: list[Path], ann: Path) -> None:  # type: ignore[no-untyped-def]
     """Open Systems, upload the files, choose coco-caption's metrics: ready to press Score.
     Each step waits for what it shows (a settled page may not have begun its run yet)."""
-    await page.goto(f"{url}/systems")
-    await page.get_by_role("heading", name="Systems", exact=True).wait_for()
+    await _until(
+        page,
+        lambda: page.goto(f"{url}/systems"),
+        _has('[data-testid="stMain"] h1', "Systems"),
+        "its title (the page opened again)",
+    )
     await _settled(page)
     results = '.st-key-systems_results input[type="file"]'
     annotations = '.st-key-systems_annotations input[type="file"]'
@@ -309,7 +319,9 @@ async def _scenario(
             for _ in range(editors + 1):
                 context = await browser.new_context(viewport=VIEWPORT)
                 context.set_default_timeout(WAIT_MS)
-                pages.append(await context.new_page())
+                page = await context.new_page()
+                page.on("crash", lambda p: print(f"  a page crashed: {p.url}", file=sys.stderr))
+                pages.append(page)
             people = [Person(f"editor {i + 1}") for i in range(editors)]
             started = time.perf_counter()
             try:
