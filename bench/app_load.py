@@ -142,21 +142,45 @@ def server_pid(port: str) -> int:
     raise RuntimeError(f"no streamlit process of this bench on port {port}")
 
 
-class MemoryPeak:
-    """The largest PSS sum of a process tree, sampled every ``every`` seconds in a thread."""
+def _cpu_s(pid: int) -> float | None:
+    """CPU seconds (user and system) a process has used so far."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return None
+
+
+class Usage:
+    """The largest PSS sum of a process tree and each process's CPU time, sampled every
+    ``every`` seconds in a thread (a worker's last half second before it exits is missed)."""
 
     def __init__(self, root: int, every: float = 0.5) -> None:
         self.root, self.every, self.peak_kb = root, every, 0
+        self.cpu: dict[int, float] = {}
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            total = sum(_pss_kb(pid) for pid in process_tree(self.root))
-            self.peak_kb = max(self.peak_kb, total)
+            pids = process_tree(self.root)
+            self.peak_kb = max(self.peak_kb, sum(_pss_kb(pid) for pid in pids))
+            with self._lock:
+                for pid in pids:
+                    if (used := _cpu_s(pid)) is not None:
+                        self.cpu[pid] = used
             self._stop.wait(self.every)
 
-    def __enter__(self) -> MemoryPeak:
+    def snapshot(self) -> dict[int, float]:
+        with self._lock:
+            return dict(self.cpu)
+
+    def split(self, before: dict[int, float], after: dict[int, float]) -> tuple[float, float]:
+        """CPU seconds between two snapshots: the server's own, its workers' together."""
+        used = {pid: t - before.get(pid, 0.0) for pid, t in after.items()}
+        return used.get(self.root, 0.0), sum(t for pid, t in used.items() if pid != self.root)
+
+    def __enter__(self) -> Usage:
         self._thread.start()
         return self
 
@@ -308,8 +332,14 @@ def _say(started: float, what: str) -> None:
 
 
 async def _scenario(
-    url: str, files: list[Path], ann: Path, n_images: int, editors: int, wrapper: Path
-) -> tuple[float, list[Person], list[str]]:
+    url: str,
+    files: list[Path],
+    ann: Path,
+    n_images: int,
+    editors: int,
+    wrapper: Path,
+    usage: Usage | None = None,
+) -> tuple[float, list[Person], list[str], tuple[float, float]]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
@@ -337,8 +367,10 @@ async def _scenario(
                     asyncio.create_task(_edit_until(p, person, _edits(i), done))
                     for i, (p, person) in enumerate(zip(pages, people, strict=False))
                 ]
+                before = usage.snapshot() if usage else {}
                 try:
                     took = await _score_systems(systems, n_images)
+                    cpu = usage.split(before, usage.snapshot()) if usage else (0.0, 0.0)
                 finally:
                     done.set()
                     await asyncio.gather(*edits)
@@ -352,7 +384,7 @@ async def _scenario(
                 raise
         finally:
             await browser.close()
-    return took, people, errors
+    return took, people, errors, cpu
 
 
 def _run(
@@ -369,9 +401,9 @@ def _run(
     log = folder / f"server-{editors}.log"
     load = os.getloadavg()[0]
     try:
-        with serve(log) as url, MemoryPeak(server_pid(url.rpartition(":")[2])) as memory:
-            took, people, errors = asyncio.run(
-                _scenario(url, files, ann, n_images, editors, wrapper)
+        with serve(log) as url, Usage(server_pid(url.rpartition(":")[2])) as usage:
+            took, people, errors, cpu = asyncio.run(
+                _scenario(url, files, ann, n_images, editors, wrapper, usage)
             )
     finally:
         for key, value in saved.items():
@@ -385,7 +417,8 @@ def _run(
         "seconds": took,
         "people": people,
         "errors": errors + [e for p in people for e in p.errors] + tracebacks,
-        "memory_gb": memory.peak_kb / 1024**2,
+        "memory_gb": usage.peak_kb / 1024**2,
+        "cpu": cpu,
         "load": (load, os.getloadavg()[0]),
     }
 
@@ -448,6 +481,11 @@ def main(n_images: int = 5000) -> None:
         f"{loaded['load'][1]:.1f}; server memory peak {loaded['memory_gb']:.2f} GB, goal <= "
         f"{GOAL_MEMORY_GB:.0f} GB)"
     )
+    for name, run in (("alone", alone), (f"with {EDITORS} editors", loaded)):
+        print(
+            f"  CPU seconds while the Systems table was scored, {name}: server process "
+            f"{run['cpu'][0]:.1f}, its workers {run['cpu'][1]:.1f}"
+        )
     server = [ms for p in people for ms in p.server_ms]
     waits = [ms for p in people for ms in p.wait_ms]
     if server:
