@@ -32,6 +32,12 @@ ON_MISSING = {
     "intersect": "intersect: score the images every file captions",
 }
 ON_MISSING_LABEL = "When a file lacks images another captions"
+#: the resampling controls' bounds
+BOUNDS = {
+    "systems_resamples": (100, 100_000),
+    "systems_trials": (100, 1_000_000),
+    "systems_seed": (0, 2**32 - 1),
+}
 TESTS = {
     "both": "both (p = the larger)",
     "bs": "paired bootstrap",
@@ -98,6 +104,9 @@ for key, options in (  # a link's value the page does not offer is dropped for t
     ("systems_split", tuple(KARPATHY_SPLITS)),
 ):
     state.valid_choice(key, options)
+for key, (low, high) in BOUNDS.items():  # an edited link's number within the control's bounds
+    if key in st.session_state:
+        st.session_state[key] = min(max(int(st.session_state[key]), low), high)
 state.default("systems_source", DEMO)
 state.default("systems_references", COCO_VAL)
 state.default("systems_metrics", list(choices.SYSTEMS_DEFAULT_KEYS))
@@ -168,12 +177,12 @@ paired = paired_col.radio(
 with st.expander("Resampling"):
     a, b, c = st.columns(3)
     n_resamples = a.number_input(
-        "Bootstrap resamples", 100, 100_000, step=100, key="systems_resamples"
+        "Bootstrap resamples", *BOUNDS["systems_resamples"], step=100, key="systems_resamples"
     )
     n_trials = b.number_input(
-        "Randomization trials", 100, 1_000_000, step=1000, key="systems_trials"
+        "Randomization trials", *BOUNDS["systems_trials"], step=1000, key="systems_trials"
     )
-    seed = c.number_input("Seed", 0, 2**32 - 1, key="systems_seed")
+    seed = c.number_input("Seed", *BOUNDS["systems_seed"], key="systems_seed")
 
 in_use = None  # the digest of the uploads in use, for the URL
 try:

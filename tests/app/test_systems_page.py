@@ -565,3 +565,24 @@ def test_a_limit_is_named_as_the_apps_never_as_a_command_line_flag() -> None:
     (error,) = [e.value for e in at.error]
     assert "theirs.json" in error and "1,000-token limit" in error
     assert "the page keeps this limit" in error and "raise it with" not in error
+
+
+def test_an_edited_link_opens_with_the_nearest_choices_the_page_offers() -> None:
+    """A hand-edited link: numbers outside the controls' bounds are brought within them,
+    values the page does not offer give way to the defaults; no crash, no error."""
+    at = _open_link(
+        {
+            "source": "demo",
+            "resamples": "5",
+            "seed": "99999999999",
+            "paired": "t-test",
+            "metric": ["bleu_4", "no_such_metric"],
+            "on_missing": "maybe",
+        }
+    )
+    assert not at.error, [e.value for e in at.error]
+    assert at.number_input(key="systems_resamples").value == 100
+    assert at.number_input(key="systems_seed").value == 2**32 - 1
+    assert at.radio(key="systems_paired").value == "both"
+    assert at.multiselect(key="systems_metrics").value == ["bleu_4"]
+    assert _keys_shown(at) == ["BLEU-4"]
