@@ -5,8 +5,9 @@ Inputs -> one call through ``capeval_ui.cached`` per candidate -> drawing throug
 ``capeval_ui.views``. The panels loop over the metric registry, so a new metric needs no
 change here. The inputs survive a visit to another page (``capeval_ui.state``) and are kept in
 the URL with every choice (``?candidate=...&candidate_b=...&ref=...&ref=...&idf=...&
-spice_parser=...&tokenizer=...``), so the address is a link that reproduces every number; the
-"Copy link" button shows it whole.
+tokenizer=...``), so the address is a link that reproduces every number; the "Copy link"
+button shows it whole. A link naming a retired SPICE parser (``spice_parser=...``) gets a note;
+SPICE has one parser now.
 """
 
 from __future__ import annotations
@@ -67,10 +68,7 @@ def _idf_sources() -> dict[str, str]:
 
 
 IDF_SOURCES = _idf_sources()
-URL_CHOICES = {
-    "idf": ("cider_idf", IDF_SOURCES),
-    "spice_parser": ("spice_parser", choices.SPICE_PARSERS),
-}
+URL_CHOICES = {"idf": ("cider_idf", IDF_SOURCES)}
 
 
 def _to_lab() -> None:
@@ -98,10 +96,11 @@ try:
     state.default("cider_idf", choices.DEFAULT_IDF)
     if st.session_state["cider_idf"] not in IDF_SOURCES:  # a set this page no longer offers
         st.session_state["cider_idf"] = choices.DEFAULT_IDF
-    state.default("spice_parser", choices.DEFAULT_SPICE_PARSER)
     if "candidate" not in st.session_state:
         _apply_example()
     state.compare_from_url(URL_CHOICES)
+    if note := choices.retired_parser_note(st.query_params.get("spice_parser")):
+        st.info(note)
     state.name_own_inputs("example", ("candidate", "candidate_b", "references"), choices.YOUR_OWN)
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
@@ -132,29 +131,20 @@ try:
     references = views.split_lines(
         right.text_area("References (one per line)", key="references", height=268)
     )
-    idf_column, parser_column = st.columns(2)
-    idf_label = idf_column.radio(
+    idf_label = st.radio(
         "CIDEr-D IDF source",
         list(IDF_SOURCES),
         key="cider_idf",
         horizontal=True,
         help=choices.IDF_HELP,
     )
-    parser_label = parser_column.radio(
-        "SPICE parser",
-        list(choices.SPICE_PARSERS),
-        key="spice_parser",
-        horizontal=True,
-        help=choices.SPICE_PARSER_HELP,
-    )
     idf = IDF_SOURCES.get(idf_label or choices.DEFAULT_IDF, "coco-val2014")
-    spice_parser = choices.SPICE_PARSERS[parser_label or choices.DEFAULT_SPICE_PARSER]
     tokenizer = current_tokenizer()
     query = state.sync_compare_url(
         candidate,
         candidate_b,
         references,
-        {"idf": idf, "spice_parser": spice_parser, "tokenizer": tokenizer},
+        {"idf": idf, "tokenizer": tokenizer},
     )
     share, lab = st.columns(2)
     if lab.button(
@@ -189,11 +179,9 @@ try:
     keys = tuple(REPORTED_KEYS)
     started = time.perf_counter()
     with st.spinner(choices.scoring_message(idf)):
-        scored = cached.score_captions(keys, candidate, references, tokenizer, idf, spice_parser)
+        scored = cached.score_captions(keys, candidate, references, tokenizer, idf)
         scored_b = (
-            cached.score_captions(keys, candidate_b, references, tokenizer, idf, spice_parser)
-            if two
-            else None
+            cached.score_captions(keys, candidate_b, references, tokenizer, idf) if two else None
         )
     server_ms = 1000 * (time.perf_counter() - started)
 except CapevalError as exc:

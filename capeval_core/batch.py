@@ -23,10 +23,13 @@ import contextlib
 import gc
 import hashlib
 import itertools
+import multiprocessing
 import os
 import pickle
 import tempfile
+import time
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -35,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from capeval_core import progress
 from capeval_core.errors import CapevalError, ItemsLeftOutWarning
 from capeval_core.metrics import Batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
@@ -237,13 +241,17 @@ def plan_tasks(
 _IN_WORKER = False
 
 
-def _worker_setup() -> None:
+def _worker_setup(channel: Any = None) -> None:
     """Runs first in each worker. The workers are the parallelism, so BLAS threads inside
-    them would only compete for the same cores (I2CE's encoder ran 2x slower that way)."""
+    them would only compete for the same cores (I2CE's encoder ran 2x slower that way).
+    What the worker's long work reports (:mod:`capeval_core.progress`) goes to ``channel``."""
     global _IN_WORKER
     from threadpoolctl import threadpool_limits
 
+    from capeval_core import progress
+
     threadpool_limits(1)
+    progress.worker_channel(channel)
     _IN_WORKER = True
 
 
@@ -253,9 +261,23 @@ def start_pool(workers: int) -> WorkerPool | None:
     an ``on_progress`` callback: how the app cancels a run) stops its workers at once
     (:class:`~capeval_core.workers.WorkerPool`)."""
     try:
-        return WorkerPool(workers, initializer=_worker_setup, executor=ProcessPoolExecutor).start()
+        channel = multiprocessing.get_context("spawn").Queue()
+        pool = WorkerPool(
+            workers,
+            initializer=_worker_setup,
+            initargs=(channel,),
+            executor=ProcessPoolExecutor,
+        )
     except (OSError, RuntimeError, NotImplementedError):  # no process support here
         return None
+    _CHANNELS[pool] = channel
+    return pool.start()
+
+
+#: each pool's queue of what its workers report (:mod:`capeval_core.progress`)
+_CHANNELS: weakref.WeakKeyDictionary[WorkerPool, Any] = weakref.WeakKeyDictionary()
+#: how often (seconds) a caller waiting on workers passes on what they report
+REPORT_EVERY = 0.5
 
 
 def score_all(
@@ -301,7 +323,9 @@ def score_all(
     for mkey, path in todo:
         status(mkey)
         try:
-            values = score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
+            # long work inside the metric (a long caption's parse) says how far it is
+            with progress.listening(lambda label, m=mkey: status(f"{m}: {label}")):
+                values = score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
         except CapevalError as exc:
             if on_error != "skip":
                 raise
@@ -463,6 +487,12 @@ def _collect_workers(
             submit(task)
 
     counts = {m: sum(1 for t in tasks if t[0] == m) for m, _, _ in tasks}
+    quiet = [time.monotonic()]  # when the caller last heard something
+
+    def tell(label: str) -> None:
+        quiet[0] = time.monotonic()
+        report(label)
+
     try:
         shared_sent = False
         for task in tasks:  # whole metrics come first (see plan_tasks)
@@ -470,7 +500,7 @@ def _collect_workers(
                 for mkey, calls in shared.items():
                     for call in calls:
                         with contextlib.suppress(BrokenProcessPool):
-                            futures[pool.submit(call)] = mkey
+                            futures[pool.submit(_shared_part, mkey, call)] = mkey
                             waiting[mkey] += 1
                 shared_sent = True
             if task[0] in held:
@@ -480,9 +510,13 @@ def _collect_workers(
         for mkey in [m for m, n in waiting.items() if n == 0]:
             release(mkey)
         pending = set(futures)
+        channel = _CHANNELS.get(pool)
         while pending:
-            done, pending = wait(pending, timeout=TICK, return_when=FIRST_COMPLETED)
-            if not done:
+            done, pending = wait(pending, timeout=REPORT_EVERY, return_when=FIRST_COMPLETED)
+            if channel is not None:  # what the workers' long work says (a long caption's parse)
+                progress.drain(channel, tell)
+            if not done and time.monotonic() - quiet[0] >= TICK:
+                quiet[0] = time.monotonic()
                 tick()
             for future in done:
                 what = futures.pop(future)
@@ -492,7 +526,7 @@ def _collect_workers(
                     waiting[what] -= 1
                     finished[what] += 1
                     done_n, total = finished[what], finished[what] + waiting[what]
-                    report(f"{what}: {labels[what]}, {done_n} of {total}")
+                    tell(f"{what}: {labels[what]}, {done_n} of {total}")
                     if waiting[what] == 0:
                         release(what)
                     continue
@@ -531,4 +565,11 @@ def _score_part(
         with open(batches_file, "rb") as fh:
             _WORKER_BATCHES = (batches_file, pickle.load(fh))
     parts = [b.part(start, stop) for b in _WORKER_BATCHES[1]]
-    return score_metric(metric_key, options, tokenizer, parts)
+    with progress.listening(lambda label: progress.to_parent(f"{metric_key}: {label}")):
+        return score_metric(metric_key, options, tokenizer, parts)
+
+
+def _shared_part(metric_key: str, call: Callable[[], Any]) -> Any:
+    """Runs in a worker: a piece of a metric's shared work, what it reports named after it."""
+    with progress.listening(lambda label: progress.to_parent(f"{metric_key}: {label}")):
+        return call()

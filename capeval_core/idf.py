@@ -23,7 +23,7 @@ import numpy as np
 
 from capeval_core import resources
 from capeval_core.errors import DamagedCacheWarning, ResourceError
-from capeval_core.metrics.cider import (
+from capeval_core.metrics.document_frequency import (
     ORDER,
     SET_PREFIX,
     DocumentFrequency,

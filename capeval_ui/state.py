@@ -8,7 +8,7 @@ their page runs again. Such widgets take their defaults from :func:`default` (se
 never from a ``value=``/``index=`` argument, so Streamlit sees one source of truth.
 
 The Compare page's inputs and choices are also mirrored in the URL (``?candidate=...&ref=...
-&ref=...&idf=...&spice_parser=...&tokenizer=...``, :func:`sync_compare_url`), so a link opens
+&ref=...&idf=...&tokenizer=...``, :func:`sync_compare_url`), so a link opens
 the same example with the same numbers; the loaded judgment set is named
 in the URL of the meta-evaluation pages (``?set=...``), so a reload finds it again while the
 server keeps it.
@@ -33,7 +33,6 @@ KEPT: tuple[str, ...] = (
     "candidate_b",
     "references",
     "cider_idf",
-    "spice_parser",
     # Perturbation lab
     "lab_mode",
     "lab_example",
@@ -100,8 +99,8 @@ DISTRACTOR_SET_KEY = "distractor_set"
 #: Compare's query parameters: the candidate, an optional second one, one ``ref`` per line
 CANDIDATE_PARAM, CANDIDATE_B_PARAM, REF_PARAM = "candidate", "candidate_b", "ref"
 #: Compare's choices in its URL, each as the library spells its value (``idf=corpus``,
-#: ``spice_parser=stanford-pcfg``, ``tokenizer=ptb``), so a link reproduces every number
-COMPARE_CHOICE_PARAMS: tuple[str, ...] = ("idf", "spice_parser", "tokenizer")
+#: ``tokenizer=ptb``), so a link reproduces every number
+COMPARE_CHOICE_PARAMS: tuple[str, ...] = ("idf", "tokenizer")
 #: the query parameter naming the loaded judgment set (a prefix of its content digest)
 SET_PARAM = "set"
 _COMPARE_URL = "_compare_url"

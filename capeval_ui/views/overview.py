@@ -8,8 +8,8 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
+from capeval_core.inventory import ResourceInfo
 from capeval_core.metrics import METRICS, metric_class
-from capeval_core.resources import ResourceInfo
 from capeval_core.results import MetricResult
 from capeval_ui.views.common import (
     dataframe,

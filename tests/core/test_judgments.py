@@ -493,16 +493,13 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
     separate, empty cache."""
     import capeval_core.batch as batch
     import capeval_core.judgments.scoring as scoring
-    import capeval_core.spice.parse as spice_parse
     from capeval_core.judgments.demo import demo_graded
-
-    monkeypatch.setattr(batch, "MIN_PART", 4)
     from capeval_core.spice import stanford_pcfg
 
-    # the default threshold and the default parser's own
-    monkeypatch.setattr(spice_parse, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(batch, "MIN_PART", 4)
+    # the parser's thresholds: any batch is shared out, in chunks of 250 captions
     monkeypatch.setattr(stanford_pcfg, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(stanford_pcfg, "MIN_CHUNK", spice_parse.MIN_CHUNK)
+    monkeypatch.setattr(stanford_pcfg, "MIN_CHUNK", 250)
     shared_seen = []
     real = batch._shared_work
 
