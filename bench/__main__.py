@@ -21,6 +21,7 @@ BENCHMARKS = (
     "compare",
     "meta_pages",
     "pycocoevalcap",
+    "app_load",
 )
 
 

@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import pickle
 import tempfile
+import time
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -42,6 +43,7 @@ from capeval_core.errors import CapevalError, ItemsLeftOutWarning
 from capeval_core.metrics import Batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
 from capeval_core.resources import atomic_write, discard_damaged
+from capeval_core.workers import WorkerPool
 
 #: ``on_progress(done, total, label)``: the CLI draws a tqdm bar with it, the app an
 #: ``st.progress``
@@ -253,32 +255,27 @@ def _worker_setup(channel: Any = None) -> None:
     _IN_WORKER = True
 
 
-def _started() -> None:
-    """A first task per worker: submitting it makes the pool start that worker now."""
-
-
-def start_pool(workers: int) -> ProcessPoolExecutor | None:
-    """A pool of ``workers`` spawned processes (fresh interpreters: safe to start from the
-    app's threaded server), their start-up begun; None where processes cannot start."""
+def start_pool(workers: int) -> WorkerPool | None:
+    """A pool of ``workers`` spawned processes, their start-up begun; None where processes
+    cannot start. Leaving its ``with`` block by an exception (an error, Ctrl-C, a raise from
+    an ``on_progress`` callback: how the app cancels a run) stops its workers at once
+    (:class:`~capeval_core.workers.WorkerPool`)."""
     try:
-        context = multiprocessing.get_context("spawn")
-        channel = context.Queue()
-        pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=context,
+        channel = multiprocessing.get_context("spawn").Queue()
+        pool = WorkerPool(
+            workers,
             initializer=_worker_setup,
             initargs=(channel,),
+            executor=ProcessPoolExecutor,
         )
-        _CHANNELS[pool] = channel
-        for _ in range(workers):  # the pool spawns a worker per submitted task, up to max
-            pool.submit(_started)
-    except (OSError, RuntimeError):  # no process support here
+    except (OSError, RuntimeError, NotImplementedError):  # no process support here
         return None
-    return pool
+    _CHANNELS[pool] = channel
+    return pool.start()
 
 
 #: each pool's queue of what its workers report (:mod:`capeval_core.progress`)
-_CHANNELS: weakref.WeakKeyDictionary[ProcessPoolExecutor, Any] = weakref.WeakKeyDictionary()
+_CHANNELS: weakref.WeakKeyDictionary[WorkerPool, Any] = weakref.WeakKeyDictionary()
 #: how often (seconds) a caller waiting on workers passes on what they report
 REPORT_EVERY = 0.5
 
@@ -293,7 +290,7 @@ def score_all(
     skipped: dict[str, str],
     on_error: str,
     *,
-    pool: ProcessPoolExecutor | None,
+    pool: WorkerPool | None,
     workers: int,
     status: Callable[[str], None],
     unit: str = "items",
@@ -338,7 +335,7 @@ def score_all(
 
 
 def score_in_workers(
-    pool: ProcessPoolExecutor,
+    pool: WorkerPool,
     tasks: Sequence[tuple[str, int, int]],
     todo: Sequence[tuple[str, Path]],
     metrics: Mapping[str, Metric],
@@ -357,9 +354,18 @@ def score_in_workers(
     ``status(label)`` is called as each part but a metric's last comes back ("meteor: 2,500
     of 5,000 images") and as each piece of shared work does ("spice: parsing new captions, 3
     of 16"), so a progress bar moves while METEOR or SPICE run (issue #33: it sat on one
-    label for 80 s).
+    label for 80 s). While the workers are busy it is called again with the last label at
+    least every :data:`TICK` seconds: a caller stops the run by raising from it (the app's
+    Cancel button, a closed browser tab), and the workers then stop at once
+    (:meth:`~capeval_core.workers.WorkerPool.stop`).
     """
-    report = status or (lambda label: None)
+    said = [f"scoring in {pool.workers} worker processes"]
+
+    def report(label: str) -> None:
+        said[0] = label
+        if status is not None:
+            status(label)
+
     paths = dict(todo)
     parts: dict[str, dict[int, dict[str, np.ndarray]]] = {m: {} for m in paths}
     expected = {m: sum(1 for t in tasks if t[0] == m) for m in paths}
@@ -402,7 +408,17 @@ def score_in_workers(
         shared = _shared_work(expected, metrics, batches)
         labels = {m: metrics[m].shared_work_label for m in shared}
         _collect_workers(
-            pool, tasks, options, tokenizer, name, collect, here, shared, labels, report
+            pool,
+            tasks,
+            options,
+            tokenizer,
+            name,
+            collect,
+            here,
+            shared,
+            labels,
+            report,
+            lambda: report(said[0]),
         )
     finally:
         Path(name).unlink(missing_ok=True)
@@ -426,8 +442,12 @@ def _shared_work(
     return out
 
 
+#: longest wait, in seconds, between two calls of a status callback while workers are busy
+TICK = 1.0
+
+
 def _collect_workers(
-    pool: ProcessPoolExecutor,
+    pool: WorkerPool,
     tasks: Sequence[tuple[str, int, int]],
     options: Mapping[str, Mapping[str, Any]],
     tokenizer: str,
@@ -437,8 +457,12 @@ def _collect_workers(
     shared: Mapping[str, Sequence[Callable[[], Any]]],
     labels: Mapping[str, str],
     report: Callable[[str], None],
+    tick: Callable[[], None] = lambda: None,
 ) -> None:
-    """Submit the tasks, then collect the parts as they finish (scored here if lost).
+    """Submit the tasks, then collect the parts as they finish (scored here if lost), calling
+    ``tick()`` after every :data:`TICK` seconds without news. Whatever ends the collection
+    early (an error, or an exception raised by ``report`` or ``tick`` to cancel the run)
+    stops the workers at once before it propagates.
 
     Whole metrics go first, then the shared work, then the parts; the parts of a metric with
     shared work are held back until all of it is done (it fills the cache they read). Shared
@@ -463,53 +487,63 @@ def _collect_workers(
             submit(task)
 
     counts = {m: sum(1 for t in tasks if t[0] == m) for m, _, _ in tasks}
-    shared_sent = False
-    for task in tasks:  # whole metrics come first (see plan_tasks)
-        if not shared_sent and counts[task[0]] > 1:
-            for mkey, calls in shared.items():
-                for call in calls:
-                    with contextlib.suppress(BrokenProcessPool):
-                        futures[pool.submit(_shared_part, mkey, call)] = mkey
-                        waiting[mkey] += 1
-            shared_sent = True
-        if task[0] in held:
-            held[task[0]].append(task)
-        else:
-            submit(task)
-    for mkey in [m for m, n in waiting.items() if n == 0]:
-        release(mkey)
-    pending = set(futures)
-    channel = _CHANNELS.get(pool)
-    while pending:
-        done, pending = wait(pending, timeout=REPORT_EVERY, return_when=FIRST_COMPLETED)
-        if channel is not None:  # what the workers' long work says (a long caption's parse)
-            progress.drain(channel, report)
-        for future in done:
-            what = futures.pop(future)
-            if isinstance(what, str):  # a piece of shared work
-                with contextlib.suppress(Exception):
-                    future.result()
-                waiting[what] -= 1
-                finished[what] += 1
-                done, total = finished[what], finished[what] + waiting[what]
-                report(f"{what}: {labels[what]}, {done} of {total}")
-                if waiting[what] == 0:
-                    release(what)
-                continue
-            mkey, start, stop = what
+    quiet = [time.monotonic()]  # when the caller last heard something
 
-            def values(future=future, mkey=mkey, start=start, stop=stop):
-                try:
-                    return future.result()
-                except (BrokenProcessPool, OSError):  # the worker died: score the part here
-                    return here(mkey, start, stop)
+    def tell(label: str) -> None:
+        quiet[0] = time.monotonic()
+        report(label)
 
-            try:
+    try:
+        shared_sent = False
+        for task in tasks:  # whole metrics come first (see plan_tasks)
+            if not shared_sent and counts[task[0]] > 1:
+                for mkey, calls in shared.items():
+                    for call in calls:
+                        with contextlib.suppress(BrokenProcessPool):
+                            futures[pool.submit(_shared_part, mkey, call)] = mkey
+                            waiting[mkey] += 1
+                shared_sent = True
+            if task[0] in held:
+                held[task[0]].append(task)
+            else:
+                submit(task)
+        for mkey in [m for m, n in waiting.items() if n == 0]:
+            release(mkey)
+        pending = set(futures)
+        channel = _CHANNELS.get(pool)
+        while pending:
+            done, pending = wait(pending, timeout=REPORT_EVERY, return_when=FIRST_COMPLETED)
+            if channel is not None:  # what the workers' long work says (a long caption's parse)
+                progress.drain(channel, tell)
+            if not done and time.monotonic() - quiet[0] >= TICK:
+                quiet[0] = time.monotonic()
+                tick()
+            for future in done:
+                what = futures.pop(future)
+                if isinstance(what, str):  # a piece of shared work
+                    with contextlib.suppress(Exception):
+                        future.result()
+                    waiting[what] -= 1
+                    finished[what] += 1
+                    done_n, total = finished[what], finished[what] + waiting[what]
+                    tell(f"{what}: {labels[what]}, {done_n} of {total}")
+                    if waiting[what] == 0:
+                        release(what)
+                    continue
+                mkey, start, stop = what
+
+                def values(future=future, mkey=mkey, start=start, stop=stop):
+                    try:
+                        return future.result()
+                    except (BrokenProcessPool, OSError):  # the worker died: score it here
+                        return here(mkey, start, stop)
+
                 collect(mkey, start, values)
-            except CapevalError:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-        pending = set(futures)  # what is still running, with the parts just released
+            pending = set(futures)  # what is still running, with the parts just released
+    except BaseException:
+        # nobody will read the parts still queued or running: their workers stop now
+        pool.stop(now=True)
+        raise
 
 
 #: In a worker: the batches file read last, and its batches

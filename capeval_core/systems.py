@@ -157,6 +157,22 @@ def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[An
 ON_MISSING = ("error", "intersect")
 
 
+class CoverageError(InputError):
+    """The results files do not caption the same images (``on_missing="error"``).
+    ``problem`` names the file and the image ids; the message adds how to score the images
+    they share, as the command line says it (the app says it in its own words)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+    def __str__(self) -> str:
+        return (
+            f"{self.problem} (every system must caption the same images; to score only the "
+            "images they all caption, use --on-missing intersect)"
+        )
+
+
 def _check_names(names: Sequence[str], files: Sequence[str]) -> None:
     if len(names) != len(files):
         raise InputError(
@@ -215,11 +231,7 @@ def load_systems(
                 parts.append(f"lacks {len(missing)} image_id(s) of {first_file}: {_shown(missing)}")
             if extra:
                 parts.append(f"has {len(extra)} image_id(s) {first_file} lacks: {_shown(extra)}")
-            raise InputError(
-                f"results file {file} {'; and '.join(parts)} (every system must caption the "
-                "same images; to score only the images they all caption, use --on-missing "
-                "intersect)"
-            )
+            raise CoverageError(f"results file {file} {'; and '.join(parts)}")
     if not shared:
         raise InputError(
             f"the results files {', '.join(files)} have no image in common: nothing to compare"

@@ -14,14 +14,15 @@ a process opens the cache.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
 import multiprocessing
 import sqlite3
-import threading
+import types
 import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures import wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from capeval_core import progress
 from capeval_core.errors import DamagedCacheWarning, InputError
 from capeval_core.resources import available_cpus, cache_dir
 from capeval_core.spice.rules import Tuple
+from capeval_core.workers import Claims, WorkerPool, claim, install
 
 #: The parsers, each a module with ``identity()``, ``load_pipeline()``,
 #: ``parse_texts(loaded, texts, batch_size)``, ``PARALLEL_MIN`` and ``MIN_CHUNK``.
@@ -72,8 +74,12 @@ def parse_cache_path() -> Path:
     return cache_dir() / "spice-parses.sqlite"
 
 
-#: Per thread: each parser's loaded pipeline (see CaptionParser._load)
-_PIPELINES = threading.local()
+#: Each parser's loaded pipeline (see CaptionParser._load), shared by the threads of the
+#: process: the app runs every script run in a thread of its own, so a pipeline per thread was
+#: loaded again on each Compare edit that parsed a caption (0.7 s, holding the interpreter lock
+#: while other people's pages waited; issue 42). stanford-pcfg's parser keeps no state
+#: between parses.
+_PIPELINES = types.SimpleNamespace()
 
 
 class CaptionParser:
@@ -117,8 +123,8 @@ class CaptionParser:
     def _load(self) -> None:
         if self._loaded is not None:
             return
-        # one loaded parser per thread: a scoring worker's parsers, one per SPICE part, load
-        # the grammar once
+        # one loaded parser per process (see _PIPELINES): a scoring worker's parsers, one per
+        # SPICE part, and every script run of the app load the grammar once
         loaded = getattr(_PIPELINES, "loaded", None)
         if loaded is None:
             loaded = _PIPELINES.loaded = {}
@@ -171,8 +177,9 @@ class CaptionParser:
         """Parse in this process and, for large batches, in spawned workers too.
 
         The chunks are queued for the workers in order while this process takes them from
-        the back, claiming each by cancelling its queued future; so the work splits itself
-        however fast the workers start, and each chunk is parsed exactly once.
+        the back; each side claims a chunk before parsing it (:class:`~capeval_core.workers.
+        Claims`), so the work splits itself however fast the workers start, and each chunk is
+        parsed exactly once. The workers stop at once if parsing here fails or is stopped.
         """
         workers = self.n_process - 1 if len(missing) >= self.parallel_min else 0
         if workers <= 0:
@@ -181,30 +188,32 @@ class CaptionParser:
         chunks = [missing[k : k + size] for k in range(0, len(missing), size)]
         out: dict[str, tuple[Tuple, ...]] = {}
         try:
-            context = multiprocessing.get_context("spawn")
-            channel = context.Queue()  # what the workers' long parses report
-            pool = ProcessPoolExecutor(
-                workers,
-                mp_context=context,
-                initializer=progress.worker_channel,
-                initargs=(channel,),
+            channel = multiprocessing.get_context("spawn").Queue()  # the workers' long parses
+            claims = Claims(len(chunks))
+            pool = WorkerPool(
+                workers, initializer=_parse_worker_setup, initargs=(channel, claims.share())
             )
-            futures = [pool.submit(_parse_in_worker, self.parser, chunk) for chunk in chunks]
+            parse = functools.partial(_parse_in_worker, self.parser)
+            futures = [pool.submit(parse, chunk, i) for i, chunk in enumerate(chunks)]
         except (OSError, RuntimeError):  # no process support here: parse everything in-process
             return dict(zip(missing, self.tuples_of(missing), strict=True))
+        here: set[int] = set()
         with pool:
-            for chunk, future in zip(reversed(chunks), reversed(futures), strict=True):
-                if future.cancel():
-                    out.update(zip(chunk, self.tuples_of(chunk), strict=True))
-            for chunk, future in zip(chunks, futures, strict=True):
-                if future.cancelled():
+            for i in reversed(range(len(chunks))):
+                if not claims.claim(i):  # the workers have come this far
+                    break
+                out.update(zip(chunks[i], self.tuples_of(chunks[i]), strict=True))
+                here.add(i)
+            for i, (chunk, future) in enumerate(zip(chunks, futures, strict=True)):
+                if i in here:
                     continue
                 while not wait([future], timeout=0.5).done:
                     progress.drain(channel, progress.report)
                 try:
-                    out.update(zip(chunk, future.result(), strict=True))
+                    parsed = future.result()
                 except (BrokenProcessPool, OSError):  # a worker died: parse its chunk here
-                    out.update(zip(chunk, self.tuples_of(chunk), strict=True))
+                    parsed = self.tuples_of(chunk)
+                out.update(zip(chunk, parsed, strict=True))
         return out
 
     def _connect(self) -> sqlite3.Connection | None:
@@ -369,8 +378,18 @@ def parse_into_cache(texts: list[str], parser: str = DEFAULT_PARSER) -> None:
 _WORKER_PARSERS: dict[str, CaptionParser] = {}
 
 
-def _parse_in_worker(parser: str, texts: list[str]) -> list[tuple[Tuple, ...]]:
-    """Runs in a parse worker: one parser per worker process, kept for its next chunks."""
+def _parse_worker_setup(channel: Any, claims: Any) -> None:
+    """A parse worker's first call: its long parses report to ``channel``, and it claims
+    chunks through the pool's shared flags (see CaptionParser._parse_missing)."""
+    progress.worker_channel(channel)
+    install(claims)
+
+
+def _parse_in_worker(parser: str, texts: list[str], chunk: int) -> list[tuple[Tuple, ...]] | None:
+    """Runs in a parse worker: one parser per worker process, kept for its next chunks;
+    None for a chunk the caller claimed first (see CaptionParser._parse_missing)."""
+    if not claim(chunk):
+        return None
     if parser not in _WORKER_PARSERS:
         _WORKER_PARSERS[parser] = CaptionParser(parser, cache=False, n_process=1, shipped=False)
     return _WORKER_PARSERS[parser].tuples_of(texts)

@@ -21,6 +21,7 @@ import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
+from capeval_core.once import once
 from capeval_core.spice.corenlp import basic_graph, corenlp_words, sentence_tuples, sentences
 from capeval_core.spice.pcfg.parser import PCFGParser
 from capeval_core.spice.rules import RULES_VERSION, Tuple
@@ -48,6 +49,7 @@ def identity() -> str:
     )
 
 
+@once  # one parser per process: its caches fill once, whichever thread asks first
 def load_pipeline() -> PCFGParser:
     """The parser over the shipped grammar."""
     identity()  # a clear error when the grammar is missing

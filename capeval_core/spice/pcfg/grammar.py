@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from capeval_core.errors import MissingResourceError, ResourceError
+from capeval_core.once import once
 
 #: Environment variable naming the CoreNLP 3.6.0 models jar.
 MODELS_ENV = "CAPEVAL_CORENLP_MODELS"
@@ -176,7 +177,7 @@ def shipped_source() -> dict[str, Any]:
     return json.loads(record.read_text(encoding="utf-8"))
 
 
-@functools.cache
+@once
 def load_grammar(jar: Path | None = None) -> Grammar:
     """The grammar shipped with the package; with ``jar``, the one read from that models jar
     (through the capeval cache), to rebuild or cross-check the shipped arrays."""
