@@ -3,8 +3,8 @@
 Written from the algorithm's published definition (the Snowball project's ``english.sbl``,
 the version the ``meteor-1.5.jar`` of 2015 carries as ``org.tartarus.snowball.ext.englishStemmer``)
 so that METEOR needs no stemming package (NLTK's ``EnglishStemmer`` differs from the jar's
-on words like "realization", see the tests). The tests
-compare it with the jar's own stemmer class word for word.
+on words like "realization", see the tests). The tests compare it with the jar's own stemmer
+class word for word.
 
 Like the Java original it counts UTF-16 code units: a character outside the Basic
 Multilingual Plane is two units (it matters to the length test and the R1/R2 regions).
