@@ -2,9 +2,9 @@
 
 Written from the algorithm's published definition (the Snowball project's ``english.sbl``,
 the version the ``meteor-1.5.jar`` of 2015 carries as ``org.tartarus.snowball.ext.englishStemmer``)
-so that a process stems words without importing NLTK, whose package import costs a second
-(it loads scipy.stats). The tests compare it with the jar's own stemmer class and with NLTK's
-``EnglishStemmer`` word for word.
+so that METEOR needs no stemming package (NLTK's ``EnglishStemmer`` differs from the jar's
+on words like "realization", see the tests). The tests compare it with the jar's own stemmer
+class word for word.
 
 Like the Java original it counts UTF-16 code units: a character outside the Basic
 Multilingual Plane is two units (it matters to the length test and the R1/R2 regions).
