@@ -85,8 +85,7 @@ def score_coco(
     ``spice_parser`` (None = SPICE's default) and ``spice_max_words`` (SPICE's
     ``max_sentence_words``) to SPICE.
     """
-    from tqdm import tqdm
-
+    from capeval_core.progress import StderrBar
     from capeval_core.scoring import score_set
 
     options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
@@ -94,24 +93,17 @@ def score_coco(
     if embeddings is not None:
         options["wmd"] = options["mean"] = {"embeddings": embeddings}
     metrics = list(dict.fromkeys(metric_class(k).key for k in keys))
-    show = len(batch.candidates) >= PROGRESS_FROM
-    with tqdm(
-        total=len(metrics) + 1, desc="capeval", unit="step", file=sys.stderr, disable=not show
-    ) as bar:
-
-        def progress(done: int, total: int, label: str) -> None:
-            bar.update(done - bar.n)
-            bar.set_postfix_str(label)
+    # a small batch shows the bar only while a long caption's parse says how far it is
+    with StderrBar("capeval", "step", shown=len(batch.candidates) >= PROGRESS_FROM) as bar:
 
         def announce(tokenized: Any) -> None:
-            if not show or "spice" not in metrics:
+            if not bar.shown or "spice" not in metrics:
                 return
             spice = Spice(tokenizer=tokenizer, **options.get("spice", {}))
             if todo := spice.uncached(tokenized):
                 bar.write(
                     f"SPICE: parsing {todo:,} captions with the {spice.config.parser} parser "
-                    "(kept in the parse cache for later runs)",
-                    file=sys.stderr,
+                    "(kept in the parse cache for later runs)"
                 )
 
         scored = score_set(
@@ -121,7 +113,7 @@ def score_coco(
             tokenizer=tokenizer,
             options={k: v for k, v in options.items() if k in metrics},
             workers=workers,
-            on_progress=progress,
+            on_progress=bar,
             on_batch=announce,
         )
     return scored.results

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from capeval_core import batch as engine
+from capeval_core import progress as long_work
 from capeval_core.errors import ItemsLeftOutWarning
 from capeval_core.metrics import Batch, configure, make_batch, metric_class
 from capeval_core.metrics.base import Metric
@@ -156,7 +157,11 @@ def score_set(
             for mkey in here:
                 progress(done, total, mkey)
                 metric = metrics[mkey]
-                result = metric.score_batch(batch)
+                # long work inside the metric (a long caption's parse) says how far it is
+                with long_work.listening(
+                    lambda label, m=mkey, d=done: progress(d, total, f"{m}: {label}")
+                ):
+                    result = metric.score_batch(batch)
                 # the engine's own rows (its helper, so both paths keep them alike): the
                 # scored items' statistics, NaN rows for the items left out
                 values[mkey], statistics[mkey] = result, engine._statistics_rows(metric, result)

@@ -17,6 +17,7 @@ import numpy as np
 
 from capeval_core.metrics.bleu import SMALL, TINY
 from capeval_core.metrics.spice import COUNTS_STATISTIC
+from capeval_core.progress import StderrBar
 from capeval_core.pycocoevalcap.spice.spice import corpus_value, image_scores
 
 #: pycocoevalcap's scorers in its order: the name ``method()`` gives and the keys it sets
@@ -70,13 +71,17 @@ class COCOEvalCap:
         candidates = [res[i][0]["caption"] for i in ids]
         references = [[a["caption"] for a in gts[i]] for i in ids]
         print("setting up scorers...")
-        scored = score_set(
-            candidates,
-            references,
-            list(KEYS.values()),
-            tokenizer="ptb",
-            workers=self.workers,
-        )
+        # stdout as pycocoevalcap's; a bar on stderr only while a long caption's parse says
+        # how far it is (the jar, too, writes its progress on stderr)
+        with StderrBar("capeval", "step", shown=False, leave=False) as bar:
+            scored = score_set(
+                candidates,
+                references,
+                list(KEYS.values()),
+                tokenizer="ptb",
+                workers=self.workers,
+                on_progress=bar,
+            )
         results = scored.results
         for method, names in SCORERS:
             print(f"computing {method} score...")

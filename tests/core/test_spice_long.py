@@ -8,10 +8,14 @@ ids), and what the jar gives a sentence whose chart does not fit in its heap.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
+import io
 import json
 import math
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -183,3 +187,129 @@ def test_a_workers_long_work_reaches_the_parent_named_after_its_metric():
     heard: list[str] = []
     progress.drain(channel, heard.append)
     assert heard == ["parsing a 90-word caption, 50 %"] and channel.empty()
+
+
+#: a caption just long enough to say how far its parse is, and a short one
+LONG_CAPTION = " ".join(("a man on a red bike rides past two dogs and a cat " * 6).split()[:60])
+SMALL_SET = [
+    {"image_id": 1, "caption": LONG_CAPTION, "refs": ["a man rides a bike past dogs"]},
+    {"image_id": 2, "caption": "a dog on a mat", "refs": ["a dog lies on a mat"]},
+]
+#: what the bar says while the long caption parses
+PARSING = re.compile(r"spice: parsing a 60-word caption, \d+ %")
+
+
+def _score_files(folder: Path) -> list[str]:
+    """``capeval score`` arguments for :data:`SMALL_SET` written to ``folder``."""
+    from capeval_core.spice.stanford_pcfg import REPORT_FROM_WORDS
+
+    assert len(LONG_CAPTION.split()) == REPORT_FROM_WORDS
+    results, annotations = folder / "results.json", folder / "captions.json"
+    results.write_text(json.dumps([{k: s[k] for k in ("image_id", "caption")} for s in SMALL_SET]))
+    anns = [
+        {"image_id": s["image_id"], "id": 10 * s["image_id"] + k, "caption": r}
+        for s in SMALL_SET
+        for k, r in enumerate(s["refs"])
+    ]
+    annotations.write_text(json.dumps({"annotations": anns}))
+    return ["score", "--results", str(results), "--annotations", str(annotations),
+            "--metrics", "bleu_4", "spice", "--json"]  # fmt: skip
+
+
+def _main(argv: list[str]) -> tuple[int, str, str]:
+    from capeval_core.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_capeval_score_shows_a_long_parses_progress_on_stderr_only(tmp_path, monkeypatch):
+    """A small set (no bar otherwise) scored in this process: while the 60-word caption parses
+    stderr shows the bar with the metric and how far the parse is; stdout (the JSON) is what a
+    run that parses nothing prints (the same set again, its parses now cached), whose stderr
+    stays empty."""
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CAPEVAL_SPICE_SHIPPED", "0")
+    argv = _score_files(tmp_path)
+    code, out, err = _main(argv)
+    assert code == 0, err
+    assert "spice: parsing a 60-word caption, 100 %" in err and PARSING.search(err)
+    assert json.loads(out)["corpus"]["spice"] > 0
+    code, again, quiet = _main(argv)
+    assert code == 0 and again == out and quiet == ""
+
+
+#: ``capeval score`` with the batch engine's threshold lowered so that two items go to two
+#: worker processes (the long caption's parse among their work)
+WORKER_SCRIPT = """
+import sys
+from capeval_core import batch, scoring
+from capeval_core.cli import main
+
+batch.MIN_PART = 1
+scoring.available_cpus = lambda: 2
+in_workers = batch.score_in_workers
+
+
+def said(*args, **kwargs):
+    print("scored in worker processes", file=sys.stderr)
+    return in_workers(*args, **kwargs)
+
+
+batch.score_in_workers = said
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_capeval_score_shows_a_long_parse_in_a_worker_on_stderr_only(tmp_path, monkeypatch):
+    """The same set scored in two worker processes: the parse in a worker reaches the parent's
+    bar on stderr, named after SPICE; stdout is the in-process run's JSON."""
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CAPEVAL_SPICE_SHIPPED", "0")
+    argv = _score_files(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER_SCRIPT, *argv], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "scored in worker processes" in done.stderr and PARSING.search(done.stderr)
+    code, out, quiet = _main(argv)  # in this process, the parses cached
+    assert code == 0 and quiet == "" and done.stdout == out
+
+
+class _Coco:
+    """What ``COCOEvalCap`` reads of a pycocotools ``COCO``."""
+
+    def __init__(self, anns: dict) -> None:
+        self.imgToAnns = anns
+
+    def getImgIds(self) -> list:
+        return list(self.imgToAnns)
+
+
+def test_the_drop_ins_evaluate_shows_a_long_parse_on_stderr_and_prints_pycocoevalcaps_lines(
+    tmp_path, monkeypatch
+):
+    """``COCOEvalCap.evaluate()``: stdout keeps pycocoevalcap's lines (the same as a run that
+    parses nothing); the long parse is shown on stderr, as the jar writes its own there."""
+    from capeval_core.pycocoevalcap.eval import COCOEvalCap
+    from capeval_core.spice import parse
+
+    # a parse cache of its own (the other caches, METEOR's paraphrase index, are the user's)
+    monkeypatch.setattr(parse, "parse_cache_path", lambda: tmp_path / "spice-parses.sqlite")
+    monkeypatch.setenv("CAPEVAL_SPICE_SHIPPED", "0")
+    gts = _Coco({s["image_id"]: [{"caption": r} for r in s["refs"]] for s in SMALL_SET})
+    res = _Coco({s["image_id"]: [{"caption": s["caption"]}] for s in SMALL_SET})
+    runs = []
+    for _ in range(2):  # parsed, then read from the parse cache
+        out, err = io.StringIO(), io.StringIO()
+        ev = COCOEvalCap(gts, res)
+        ev.workers = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            ev.evaluate()
+        runs.append((out.getvalue(), err.getvalue(), ev.eval))
+    (out, err, scores), (again, quiet, scores_again) = runs
+    assert "spice: parsing a 60-word caption, 100 %" in err and quiet == ""
+    assert out == again and out.startswith("tokenization...\nsetting up scorers...\n")
+    assert "SPICE: " in out and "%" not in out and scores == scores_again
