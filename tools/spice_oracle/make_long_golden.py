@@ -31,7 +31,7 @@ from pathlib import Path
 
 from tools import spice_oracle
 from tools.spice_oracle.golden import write_golden
-from tools.spice_oracle.long_captions import long_items
+from tools.spice_oracle.long_captions import joined_items, long_items
 
 #: the SPICE jar's command, as coco-caption runs it but with one parse thread (``HEAP``: 8G as
 #: coco-caption, or less with ``--heap``: the parses do not depend on it while every chart
@@ -47,8 +47,8 @@ FALLBACK_HEAP = "1200m"
 def fallback_texts() -> list[str]:
     """Texts with a sentence far too long for ``FALLBACK_HEAP``: four long candidates, one
     after a short sentence, one with digits and capitals."""
-    items = long_items()
-    texts = [items[k].candidate for k in (6, 7, 8, 9)]
+    items = joined_items()
+    texts = [items[k].candidate for k in (6, 7, 8, 9)]  # the plain ones the golden was made of
     texts.append("Two dogs play in the park. " + items[6].candidate)
     texts.append(items[7].candidate.replace("two", "2").replace(" man ", " John "))
     return texts
@@ -90,6 +90,7 @@ def long_part(up_to: int, over: int, heap: str) -> list[dict]:
                     for cat, s in r["scores"].items()
                 },
                 "tuples": [t["tuple"] for t in r["test_tuples"]],
+                "ref_tuples": [t["tuple"] for t in r["ref_tuples"]],
             }
         )
     return out
