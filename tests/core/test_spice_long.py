@@ -162,7 +162,8 @@ def _long_case(words: int):
 )
 def test_a_long_caption_gets_the_jars_spice(words, tmp_path, monkeypatch):
     """Each golden paragraph, rebuilt from train2014 and parsed now by capeval: per category
-    the jar's counts and F, and the jar's candidate tuples. The 90-word one runs in the fast
+    the jar's counts and F, and the jar's scene-graph tuples of the candidate and of the
+    references. The 90-word one runs in the fast
     suite (seconds); the others cost up to minutes each (the cube of the length) and are
     slow."""
     from capeval_core.metrics.spice import Spice
@@ -180,9 +181,10 @@ def test_a_long_caption_gets_the_jars_spice(words, tmp_path, monkeypatch):
             assert math.isnan(ours.f), name
         else:
             assert ours.f == pytest.approx(jar["f"], abs=1e-12), name
-    ours = sorted(tuple("/".join(sorted(c)) for c in t.concepts) for t in details.candidate)
-    jar = sorted(tuple("/".join(sorted(c.split("/"))) for c in t) for t in record["tuples"])
-    assert ours == jar
+    for graph, key in ((details.candidate, "tuples"), (details.reference, "ref_tuples")):
+        ours = sorted(tuple("/".join(sorted(c)) for c in t.concepts) for t in graph)
+        jar = sorted(tuple("/".join(sorted(c.split("/"))) for c in t) for t in record[key])
+        assert ours == jar, key
 
 
 def test_a_workers_long_work_reaches_the_parent_named_after_its_metric():

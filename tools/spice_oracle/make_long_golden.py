@@ -12,7 +12,8 @@ Two parts, both from train2014 text (:mod:`.long_captions`):
   references, scored by spice-1.0.jar as coco-caption runs it (``java ... SpiceScorer IN.json -out
   OUT.json -detailed -subset -silent``), with ``-threads 1`` so that no two long charts are
   in the heap at once (:data:`JAR_COMMAND`); per image the jar's counts and
-  F of every category, and the candidate's tuples. The captions are kept as annotation ids
+  F of every category, the candidate's tuples and the references' (the jar's scene-graph
+  tuples, a merged concept's words joined by ``/``). The captions are kept as annotation ids
   (the test rebuilds them).
 - ``fallback``: what the jar gives a sentence whose chart does not fit in its heap, measured
   at ``-Xmx1200m`` (SpiceOracle.java, Java's serial collector, with which CoreNLP recovers from
