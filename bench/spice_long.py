@@ -15,8 +15,9 @@ stops), so its parse costs the PCFG's cube of the length. Printed, with the mach
    (the process's peak RSS) against the jar's (its ``Parsing test captions`` step, after its
    models are loaded, and its peak RSS), in the same run.
 3. **PASCAL-50S end to end** (where at hand): ``capeval correlate --format pascal50s
-   --metrics coco-caption``, the default preset, its time, and SPICE's accuracy per
-   category beside CLIPScore's Table 7.
+   --metrics coco-caption``, the default preset, its time (a first run, with empty caches,
+   parses every distinct sentence: about an hour on two busy cores), and SPICE's accuracy
+   per category beside CLIPScore's Table 7.
 
 PASCAL-50S is not in the repository: point ``$CAPEVAL_PASCAL50S`` at a folder holding
 ``pair_pascal.mat`` and ``pascal50S.mat`` as the CIDEr authors distribute them. Prints;
@@ -296,8 +297,9 @@ def _pascal(reason: str | None) -> None:
     )
     worst = max((abs(100 * accuracy[c] - TABLE7_SPICE[c]) for c in accuracy), default=math.nan)
     print(f"  PASCAL-50S, --metrics coco-caption, default preset: ran to the end in "
-          f"{seconds:.0f} s; SPICE accuracy (CLIPScore Table 7): {shown}; "
-          f"at most {worst:.1f} points from it ({_load()})")  # fmt: skip
+          f"{seconds:.0f} s (with the parse and score caches as they were); SPICE accuracy "
+          f"(CLIPScore Table 7): {shown}; at most {worst:.1f} points from it "
+          f"({_load()})")  # fmt: skip
 
 
 def _spice_accuracy(data: dict) -> dict[str, float]:
