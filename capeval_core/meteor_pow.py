@@ -3,10 +3,11 @@
 meteor-1.5.jar raises the fragmentation (chunks over the mean number of matched words) to the
 power beta with Java's ``Math.pow``. On x86-64 HotSpot (OpenJDK 17: the interpreter and both
 compilers call one intrinsic) that function is faithfully rounded, not correctly rounded, and
-neither is the C library's ``pow``: for beta = 0.2 they disagree on about one base in 800
-(by one unit in the last place), ``Math.pow`` misses the correctly rounded result on about
-one in 1,500 and ``StrictMath.pow`` (fdlibm) on one in eleven. So capeval computes the power by
-a rule that does not depend on the platform's mathematics library:
+neither is the C library's ``pow`` (glibc's): for beta = 0.2 they disagree, by one unit in the
+last place, on about one base in 800, and ``Math.pow`` misses the correctly rounded result on
+one distinct base in 1,600 (1,500 to 1,900 for the tasks' other betas; none for beta = 1). So
+capeval computes the power by a rule that does not depend on the platform's mathematics
+library:
 
 * for beta of a METEOR task (:data:`capeval_core.metrics.meteor.TASKS`) and every base the
   jar can form from at most :data:`SPARSE_MAX` matched words (``c / (s / 2.0)``, ``c`` chunks
@@ -15,8 +16,9 @@ a rule that does not depend on the platform's mathematics library:
   ``SPARSE_MAX``, the bases where ``Math.pow`` is not correctly rounded with the direction of
   its error (``tools/meteor_pow_table.py`` made it with OpenJDK 17 on x86-64);
 * any other base or beta (a corpus of many images, a beta given by hand): the correctly
-  rounded power, which is ``Math.pow``'s on all but about one base in 1,500 (measured on the
-  table's domain), computed with :mod:`decimal` at 40 digits.
+  rounded power, which is ``Math.pow``'s on all but about one base in 1,600 (measured on the
+  table's domain), computed with :mod:`decimal` at 40 digits. A corpus's pooled statistics
+  can therefore still be one unit in the last place off the jar's, that rarely.
 
 A value is a function of the double ``x`` alone, so a base formed from other counts that
 rounds to a tabled double gets the tabled value, as ``Math.pow`` would give.

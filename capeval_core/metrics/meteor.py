@@ -1153,10 +1153,12 @@ class MeteorStatistics(SummedStatistics):
         lw_r = delta * (ref_len - ref_fw) + (1.0 - delta) * ref_fw
         mw_h = np.zeros(sums.shape[0])
         mw_r = np.zeros(sums.shape[0])
+        # the jar's order: content words of every module (hypothesis, then reference), then
+        # function words
         for j, factor in ((4, delta), (5, delta), (6, 1.0 - delta), (7, 1.0 - delta)):
-            total = mw_h if j % 2 == 0 else mw_r
+            weighted = mw_h if j % 2 == 0 else mw_r  # updated in place
             for m, w in enumerate(weights):
-                total += sums[:, j + 4 * m] * w * factor
+                weighted += sums[:, j + 4 * m] * w * factor
         with np.errstate(divide="ignore", invalid="ignore"):
             precision, recall = mw_h / lw_h, mw_r / lw_r
             fmean = 1.0 / ((1.0 - alpha) / precision + alpha / recall)
