@@ -119,6 +119,31 @@ def test_score_statistics_uses_the_jars_math_pow():
     assert summed.finish(sums, np.ones(3))[:, 0].tolist() == _POW_SCORES
 
 
+def test_shipped_pow_table_is_one_function_of_the_base():
+    """Every dense value of the default task's beta is the correctly rounded power, or one
+    unit off it in the listed direction where Math.pow is (the table's two parts agree)."""
+    from capeval_core.meteor_pow import correctly_rounded_pow, pow_tables
+
+    table = pow_tables()[0.2]
+    assert "OpenJDK" in str(np.load(_pow_table_path())["origin"])
+    off = 0
+    for x, value in table.by_base.items():
+        want = correctly_rounded_pow(x, 0.2)
+        if x in table.errors:
+            want = math.nextafter(want, math.inf * table.errors[x])
+            off += 1
+        assert value == want, x
+    assert off == 1  # 110/117 is the only such base up to 128 matched words
+
+
+def _pow_table_path():
+    from importlib.resources import files
+
+    from capeval_core.meteor_pow import TABLE
+
+    return files("capeval_core").joinpath(TABLE)
+
+
 def test_statistics_line_round_trip():
     line = golden_small()[2]["meteor_stats"]
     stats = MeteorStats.from_numbers([float(x) for x in line.split()])
