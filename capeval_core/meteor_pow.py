@@ -146,11 +146,3 @@ def dense_values(beta: float) -> np.ndarray:
         for c in range(s // 2 + 1):
             out[offsets[s] + c] = correctly_rounded_pow(c / (s / 2.0) if c else 0.0, beta)
     return out
-
-
-def fragmentation_power(chunks: int, matched: int, beta: float) -> float:
-    """``frag ** beta`` for ``frag = chunks / (matched / 2)`` (0 for a perfect alignment:
-    pass ``chunks = 0``); NaN when nothing matched."""
-    if matched == 0:
-        return math.nan
-    return jar_pow(chunks / (matched / 2.0) if chunks else 0.0, beta)
