@@ -300,6 +300,34 @@ def _pascal(reason: str | None) -> None:
           f"{seconds:.0f} s (with the parse and score caches as they were); SPICE accuracy "
           f"(CLIPScore Table 7): {shown}; at most {worst:.1f} points from it "
           f"({_load()})")  # fmt: skip
+    _spice_ties(folder)
+
+
+def _spice_ties(folder: Path) -> None:
+    """How often SPICE scores a pair's two captions the same (both 0, mostly), and SPICE's
+    accuracy were each such tie decided for the second caption (as a strict ``>`` between
+    the two scores decides it) instead of counted half: a diagnostic of where a published
+    figure may differ, never capeval's rule. Scored as ``correlate`` scored them (cached)."""
+    import numpy as np
+
+    from capeval_core.judgments import load_judgments
+    from capeval_core.judgments.scoring import score_judgments
+    from capeval_core.stats.pairwise import preference
+
+    jset = load_judgments(folder, "pascal50s")
+    cats = np.array(jset.categories(), dtype=object)
+    pref = np.asarray(jset.preferences(), dtype=float)
+    scores = score_judgments(jset, ["spice"], n_references=5, draws=5, seed=0, workers=0)
+    diff = preference(scores.values_a["spice"], scores.values_b["spice"])
+    ties, second = [], []
+    for c in TABLE7_SPICE:
+        rows = (cats == c) & np.isin(pref, (-1.0, 1.0))  # pairs people did not tie
+        d = diff[:, rows]
+        p = np.broadcast_to(pref[rows], d.shape)
+        ties.append(f"{c} {100 * (d == 0).mean():.1f} %")
+        second.append(f"{c} {100 * ((d == p) | ((d == 0) & (p == -1))).mean():.1f}")
+    print(f"  SPICE ties (equal scores) per category: {', '.join(ties)}; were each decided for "
+          f"the second caption instead of counted half: {'  '.join(second)}")  # fmt: skip
 
 
 def _spice_accuracy(data: dict) -> dict[str, float]:
