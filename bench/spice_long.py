@@ -17,7 +17,9 @@ stops), so its parse costs the PCFG's cube of the length. Printed, with the mach
 3. **PASCAL-50S end to end** (where at hand): ``capeval correlate --format pascal50s
    --metrics coco-caption``, the default preset, its time (a first run, with empty caches,
    parses every distinct sentence: about an hour on two busy cores), and SPICE's accuracy
-   per category beside CLIPScore's Table 7.
+   per category beside CLIPScore's Table 7; then how often SPICE ties a pair (both captions
+   0, mostly: over a third of the MM pairs) and its accuracy were each tie decided for the
+   second caption rather than counted half (where Table 7's MM figure lands).
 
 PASCAL-50S is not in the repository: point ``$CAPEVAL_PASCAL50S`` at a folder holding
 ``pair_pascal.mat`` and ``pascal50S.mat`` as the CIDEr authors distribute them. Prints;
