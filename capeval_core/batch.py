@@ -20,6 +20,7 @@ neither, so a reader of either path does not walk through the other.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import itertools
@@ -416,8 +417,11 @@ def score_in_workers(
     try:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(list(batches), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        shared = _shared_work(expected, metrics, batches)
-        labels = {m: metrics[m].shared_work_label for m in shared}
+        # worked out in _collect_workers once the first tasks are out (SPICE's look-up of
+        # which captions are new takes the parent a second while the workers would wait)
+        shared = functools.partial(_shared_work, expected, metrics, batches)
+        labels = {m: metrics[m].shared_work_label for m in expected}
+        sharing = {m for m in expected if _may_share(metrics[m])}
         _collect_workers(
             pool,
             tasks,
@@ -428,11 +432,18 @@ def score_in_workers(
             here,
             shared,
             labels,
+            sharing,
             report,
             lambda: report(said[0]),
         )
     finally:
         Path(name).unlink(missing_ok=True)
+
+
+def _may_share(metric: Metric) -> bool:
+    """Whether ``metric`` may have :meth:`~capeval_core.metrics.base.Metric.shared_work`
+    (its class defines any)."""
+    return type(metric).shared_work is not Metric.shared_work
 
 
 def _shared_work(
@@ -465,8 +476,9 @@ def _collect_workers(
     batches_file: str,
     collect: Callable[[str, int, Callable[[], dict[str, np.ndarray]]], None],
     here: Callable[[str, int, int], dict[str, np.ndarray]],
-    shared: Mapping[str, Sequence[Callable[[], Any]]],
+    shared: Callable[[], Mapping[str, Sequence[Callable[[], Any]]]],
     labels: Mapping[str, str],
+    sharing: set[str],
     report: Callable[[str], None],
     tick: Callable[[], None] = lambda: None,
 ) -> None:
@@ -476,15 +488,16 @@ def _collect_workers(
     stops the workers at once before it propagates.
 
     Whole metrics go first, then the first part of each metric without shared work (see
-    :func:`plan_tasks`), then the shared work, then the other parts; the parts of a metric with
+    :func:`plan_tasks`), then the shared work (``shared()``, worked out meanwhile; only the
+    metrics of ``sharing`` may have some), then the other parts; the parts of a metric with
     shared work are held back until all of it is done (it fills the cache they read). Shared
     work that fails only costs time: the parts then do it themselves. ``report`` names each
     finished piece of shared work (SPICE's parsing takes most of a cold run).
     """
     futures: dict[Future, tuple[str, int, int] | str] = {}
-    held: dict[str, list[tuple[str, int, int]]] = {m: [] for m in shared}
-    waiting = dict.fromkeys(shared, 0)
-    finished = dict.fromkeys(shared, 0)
+    held: dict[str, list[tuple[str, int, int]]] = {}
+    waiting: dict[str, int] = {}
+    finished: dict[str, int] = {}
 
     def submit(task: tuple[str, int, int]) -> None:
         mkey, start, stop = task
@@ -510,12 +523,15 @@ def _collect_workers(
     # plan_tasks: a leader starts its metric's one-time start-up in one worker), then the
     # shared work, then the other parts
     first = [
-        t for t in tasks if counts[t[0]] == 1 or (leading_part(t, n_items) and t[0] not in held)
+        t for t in tasks if counts[t[0]] == 1 or (leading_part(t, n_items) and t[0] not in sharing)
     ]
     try:
         for task in first:
             submit(task)
-        for mkey, calls in shared.items():
+        work = shared()  # the workers have the first tasks meanwhile
+        for mkey, calls in work.items():
+            held[mkey] = []
+            waiting[mkey] = finished[mkey] = 0
             for call in calls:
                 with contextlib.suppress(BrokenProcessPool):
                     futures[pool.submit(_shared_part, mkey, call)] = mkey
