@@ -31,7 +31,7 @@ PYTEST_WORKERS ?= 2
 
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
 # Everything but the slow oracle cross-checks and browser screenshots.
 test-fast: $(VENV)/.stamp-test
