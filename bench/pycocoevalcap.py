@@ -11,6 +11,8 @@ all its jars, in one run.
      paraphrase index, SPICE's parse cache, all of it built in the run);
    * capeval again from a new cache folder holding the user cache's one-time resources
      (METEOR's paraphrase index, the IDF tables) but no parses;
+   * capeval from empty caches as the first run after installing it: numba's cache of
+     compiled kernels (beside the package's modules, made on first use) also empty;
    * pycocoevalcap with its jars (CoreNLP 3.4.1's tokenizer, meteor-1.5.jar, spice-1.0.jar
      with CoreNLP 3.6.0 from Maven, without ``-cache``, Java 17, Nashorn on the module path:
      see ``tools/pycocoevalcap_oracle.py``), where Java and the jars are present.
@@ -73,13 +75,18 @@ def _run(import_line: str, ann: Path, res: Path, out: Path, env: dict[str, str])
     start = time.perf_counter()
     printed = oracle.run_client(import_line, ann, res, out, env)
     wall = time.perf_counter() - start
-    return wall, _cpu() - cpu, printed, json.loads(out.read_text(encoding="utf-8"))
+    load = os.getloadavg()[0]
+    return wall, _cpu() - cpu, printed, json.loads(out.read_text(encoding="utf-8")), load
 
 
-def _with_cache(folder: Path) -> dict[str, str]:
+def _with_cache(folder: Path, kernels: Path | None = None) -> dict[str, str]:
+    """The environment of a run with the user cache ``folder`` and, if given, numba's cache
+    of compiled kernels in the (new) folder ``kernels``."""
     env = dict(os.environ)
     env[CACHE_ENV] = str(folder)
     env.pop("CAPEVAL_SCORES_CACHE_DIR", None)
+    if kernels is not None:
+        env["NUMBA_CACHE_DIR"] = str(kernels)
     return env
 
 
@@ -192,20 +199,28 @@ def main(n_images: int = 5000) -> None:
             folder / "kept.json",
             _with_cache(_linked_cache(folder / "c2")),
         )
+        runs["capeval, first run after installing"] = _run(
+            oracle.DROPIN_IMPORT,
+            ann,
+            res,
+            folder / "installed.json",
+            _with_cache(folder / "c3", kernels=folder / "kernels"),
+        )
         if why is None:
             site = oracle.oracle_copy(folder)
             runs["pycocoevalcap + jars"] = _run(
                 oracle.REFERENCE_IMPORT, ann, res, folder / "ref.json", oracle.java_env(site)
             )
-    print(f"{'':<36}{'seconds':>9}{'CPU s':>9}")
-    for name, (wall, cpu, _, _) in runs.items():
-        print(f"{name:<36}{wall:>9.1f}{cpu:>9.1f}")
+    print(f"{'':<38}{'seconds':>9}{'CPU s':>9}{'load':>7}")
+    for name, (wall, cpu, _, _, load) in runs.items():
+        print(f"{name:<38}{wall:>9.1f}{cpu:>9.1f}{load:>7.1f}")
+    print("(load: uptime's 1-minute load at the end of the run; wall seconds grow with it)")
     print(f"load after: {os.getloadavg()[0]:.1f}")
     if why is not None:
         print(f"pycocoevalcap with its jars not run: {why}")
     else:
         ref = runs["pycocoevalcap + jars"]
-        for name in ("capeval, empty caches", "capeval, one-time resources kept"):
+        for name in [n for n in runs if n.startswith("capeval")]:
             print(f"pycocoevalcap's time / {name}'s: {ref[0] / runs[name][0]:.1f}x (goal >= 20x)")
         print("agreement with pycocoevalcap (capeval, empty caches):")
         for line in _agreement(runs["capeval, empty caches"][3], ref[3]):

@@ -20,6 +20,7 @@ neither, so a reader of either path does not walk through the other.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import itertools
@@ -224,7 +225,14 @@ def plan_tasks(
 ) -> list[tuple[str, int, int]]:
     """``(metric, start, stop)`` item ranges to score. With workers, a metric whose items
     are independent is cut into up to ``2 * workers`` parts, so one slow metric (METEOR,
-    SPICE) does not leave the other workers idle; the others stay whole."""
+    SPICE) does not leave the other workers idle; the others stay whole.
+
+    The order: whole metrics first (the longest tasks start early), then each cut metric's
+    first part (its *leader*, see :func:`leading_part`), then the other parts. A leader pays
+    its metric's one-time start-up in one worker (METEOR's paraphrase index built on a first
+    run, compiled kernels loaded or, on a first run after installing, compiled) while the
+    other workers get on with the rest; its later parts find it done instead of all waiting
+    for one build, or all compiling the same kernels at once."""
     tasks: list[tuple[str, int, int]] = []
     for mkey, _ in todo:
         parts = 1
@@ -232,9 +240,13 @@ def plan_tasks(
             parts = max(1, min(2 * workers, n_items // MIN_PART))
         bounds = np.linspace(0, n_items, parts + 1).round().astype(int).tolist()
         tasks.extend((mkey, a, b) for a, b in itertools.pairwise(bounds))
-    # whole metrics first: the longest tasks start early (longest-processing-time first)
     whole = {m for m, a, b in tasks if (a, b) == (0, n_items)}
-    return sorted(tasks, key=lambda t: t[0] not in whole)
+    return sorted(tasks, key=lambda t: 0 if t[0] in whole else 1 if t[1] == 0 else 2)
+
+
+def leading_part(task: tuple[str, int, int], n_items: int) -> bool:
+    """Whether ``task`` is the first part of a metric cut into parts (see :func:`plan_tasks`)."""
+    return task[1] == 0 and task[2] != n_items
 
 
 #: True in the worker processes of :func:`start_pool`
@@ -405,8 +417,11 @@ def score_in_workers(
     try:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(list(batches), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        shared = _shared_work(expected, metrics, batches)
-        labels = {m: metrics[m].shared_work_label for m in shared}
+        # worked out in _collect_workers once the first tasks are out (SPICE's look-up of
+        # which captions are new takes the parent a second while the workers would wait)
+        shared = functools.partial(_shared_work, expected, metrics, batches)
+        labels = {m: metrics[m].shared_work_label for m in expected}
+        sharing = {m for m in expected if _may_share(metrics[m])}
         _collect_workers(
             pool,
             tasks,
@@ -417,11 +432,18 @@ def score_in_workers(
             here,
             shared,
             labels,
+            sharing,
             report,
             lambda: report(said[0]),
         )
     finally:
         Path(name).unlink(missing_ok=True)
+
+
+def _may_share(metric: Metric) -> bool:
+    """Whether ``metric`` may have :meth:`~capeval_core.metrics.base.Metric.shared_work`
+    (its class defines any)."""
+    return type(metric).shared_work is not Metric.shared_work
 
 
 def _shared_work(
@@ -454,8 +476,9 @@ def _collect_workers(
     batches_file: str,
     collect: Callable[[str, int, Callable[[], dict[str, np.ndarray]]], None],
     here: Callable[[str, int, int], dict[str, np.ndarray]],
-    shared: Mapping[str, Sequence[Callable[[], Any]]],
+    shared: Callable[[], Mapping[str, Sequence[Callable[[], Any]]]],
     labels: Mapping[str, str],
+    sharing: set[str],
     report: Callable[[str], None],
     tick: Callable[[], None] = lambda: None,
 ) -> None:
@@ -464,15 +487,17 @@ def _collect_workers(
     early (an error, or an exception raised by ``report`` or ``tick`` to cancel the run)
     stops the workers at once before it propagates.
 
-    Whole metrics go first, then the shared work, then the parts; the parts of a metric with
+    Whole metrics go first, then the first part of each metric without shared work (see
+    :func:`plan_tasks`), then the shared work (``shared()``, worked out meanwhile; only the
+    metrics of ``sharing`` may have some), then the other parts; the parts of a metric with
     shared work are held back until all of it is done (it fills the cache they read). Shared
     work that fails only costs time: the parts then do it themselves. ``report`` names each
     finished piece of shared work (SPICE's parsing takes most of a cold run).
     """
     futures: dict[Future, tuple[str, int, int] | str] = {}
-    held: dict[str, list[tuple[str, int, int]]] = {m: [] for m in shared}
-    waiting = dict.fromkeys(shared, 0)
-    finished = dict.fromkeys(shared, 0)
+    held: dict[str, list[tuple[str, int, int]]] = {}
+    waiting: dict[str, int] = {}
+    finished: dict[str, int] = {}
 
     def submit(task: tuple[str, int, int]) -> None:
         mkey, start, stop = task
@@ -493,16 +518,27 @@ def _collect_workers(
         quiet[0] = time.monotonic()
         report(label)
 
+    n_items = max((b for _, _, b in tasks), default=0)
+    # whole metrics and the leaders of the metrics without shared work first (see
+    # plan_tasks: a leader starts its metric's one-time start-up in one worker), then the
+    # shared work, then the other parts
+    first = [
+        t for t in tasks if counts[t[0]] == 1 or (leading_part(t, n_items) and t[0] not in sharing)
+    ]
     try:
-        shared_sent = False
-        for task in tasks:  # whole metrics come first (see plan_tasks)
-            if not shared_sent and counts[task[0]] > 1:
-                for mkey, calls in shared.items():
-                    for call in calls:
-                        with contextlib.suppress(BrokenProcessPool):
-                            futures[pool.submit(_shared_part, mkey, call)] = mkey
-                            waiting[mkey] += 1
-                shared_sent = True
+        for task in first:
+            submit(task)
+        work = shared()  # the workers have the first tasks meanwhile
+        for mkey, calls in work.items():
+            held[mkey] = []
+            waiting[mkey] = finished[mkey] = 0
+            for call in calls:
+                with contextlib.suppress(BrokenProcessPool):
+                    futures[pool.submit(_shared_part, mkey, call)] = mkey
+                    waiting[mkey] += 1
+        for task in tasks:
+            if task in first:
+                continue
             if task[0] in held:
                 held[task[0]].append(task)
             else:

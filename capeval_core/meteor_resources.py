@@ -659,6 +659,12 @@ class ParaphraseIndex:
         index._mm = None
         index.header = header
         index.arrays = dict(arrays)
+        if arrays["target_text"].size < 1 << 32:
+            # the file's offset type (uint32): the compiled aligner then has one
+            # specialization for both indexes, not a second compile (seconds, on a first
+            # run after installing) for the file read by the later parts of a run
+            for name in ("target_start", "target_end"):
+                index.arrays[name] = arrays[name].astype(np.uint32)
         for arr in index.arrays.values():
             arr.flags.writeable = False  # as the memory-mapped sections are
         index.max_words = int(header["max_words"])

@@ -819,6 +819,26 @@ def test_index_of_an_odd_table(tmp_path):
     assert index.intact()
 
 
+def test_index_in_memory_has_the_file_types(tmp_path):
+    """The index handed over before its file is written gives the compiled aligner arrays
+    of the types the file gives (a first run's later parts read the file: with other types
+    every kernel is compiled a second time, seconds on a first run after installing)."""
+    from numba import typeof
+
+    from capeval_core import meteor_resources as mr
+
+    table = tmp_path / "paraphrase-en.gz"
+    table.write_bytes(gzip.compress(ODD_TABLE))
+    header, arrays = mr._index_arrays(table)
+    memory = mr.ParaphraseIndex.in_memory(tmp_path / "odd.idx", header, arrays)
+    disk = mr.ParaphraseIndex(mr.build_paraphrase_index(table, tmp_path / "odd.idx", quiet=True))
+    assert memory.arrays.keys() == disk.arrays.keys()
+    for name, arr in disk.arrays.items():
+        assert typeof(memory.arrays[name]) == typeof(arr), name
+    for key in _table_entries(ODD_TABLE):
+        assert memory.lookup(key) == disk.lookup(key), key
+
+
 @pytest.mark.slow
 def test_index_holds_the_whole_table():
     """Every phrase 1 of pycocoevalcap's table with its phrases 2 in table order."""
