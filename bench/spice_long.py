@@ -3,17 +3,23 @@
 A paragraph caption reaches the jar as one sentence (coco-caption's tokenizer drops its full
 stops), so its parse costs the PCFG's cube of the length. Printed, with the machine's load:
 
-1. **Ten long captions** (:mod:`tools.spice_oracle.long_captions`: COCO train2014 captions
-   joined into 90 to 400 words) and, where PASCAL-50S is at hand, its long machine candidates
-   (over 90 words) with five of their image's references: per caption capeval's SPICE and
-   parse time, the jar's SPICE (``-Xmx8G -threads 1``, as coco-caption runs it but one parse
-   at a time) and whether they are equal; the total parse time of each (the jar's: its
-   ``Parsing test captions`` step, after its models are loaded).
+1. **Ten long captions** (:mod:`tools.spice_oracle.long_captions`: paragraphs of 90 to 400
+   words written from COCO train2014 captions): per caption capeval's SPICE, parsed now, and
+   its time, against the jar's SPICE in ``tests/golden/spice-long.json.gz`` (spice-1.0.jar at
+   coco-caption's ``-Xmx8G``, written by ``tools/spice_oracle/make_long_golden.py``; running
+   the jar on all ten again costs half an hour), equal when every category's counts and F
+   are. Where PASCAL-50S is at hand, its long machine candidates (90 words or more) with five
+   of their image's references, against the jar run now (``-Xmx8G -threads 1``, as
+   coco-caption runs it but one parse at a time).
 2. **320 words alone**: each in a process of its own, capeval's parse time and peak memory
-   (the process's peak RSS) against the jar's.
+   (the process's peak RSS) against the jar's (its ``Parsing test captions`` step, after its
+   models are loaded, and its peak RSS), in the same run.
 3. **PASCAL-50S end to end** (where at hand): ``capeval correlate --format pascal50s
-   --metrics coco-caption``, the default preset, its time, and SPICE's accuracy per
-   category beside CLIPScore's Table 7.
+   --metrics coco-caption``, the default preset, its time (a first run, with empty caches,
+   parses every distinct sentence: about an hour on two busy cores), and SPICE's accuracy
+   per category beside CLIPScore's Table 7; then how often SPICE ties a pair (both captions
+   0, mostly: over a third of the MM pairs) and its accuracy were each tie decided for the
+   second caption rather than counted half (where Table 7's MM figure lands).
 
 PASCAL-50S is not in the repository: point ``$CAPEVAL_PASCAL50S`` at a folder holding
 ``pair_pascal.mat`` and ``pascal50S.mat`` as the CIDEr authors distribute them. Prints;
@@ -22,6 +28,7 @@ asserts nothing. ``python -m bench spice_long``.
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -32,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+#: the jar's SPICE of the ten long captions
+GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "spice-long.json.gz"
 #: where PASCAL-50S's files are (a folder), if anywhere
 PASCAL_ENV = "CAPEVAL_PASCAL50S"
 #: a candidate this long or longer counts as long
@@ -46,10 +55,11 @@ from capeval_core.spice.stanford_pcfg import caption_tuples, load_pipeline
 parser = load_pipeline()
 caption_tuples(parser, "a warm up caption")
 text = sys.stdin.read()
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 caption_tuples(parser, text)
-seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+print(json.dumps({"seconds": seconds, "cpu": cpu,
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """
 
 #: a command run in a process of its own, reporting that process's peak RSS (kB)
@@ -57,8 +67,9 @@ _MEASURED = """
 import json, resource, subprocess, sys, time
 start = time.perf_counter()
 done = subprocess.run(json.loads(sys.argv[1]), capture_output=True, text=True)
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"seconds": time.perf_counter() - start, "returncode": done.returncode,
-                  "rss": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+                  "rss": used.ru_maxrss, "cpu": used.ru_utime + used.ru_stime,
                   "stderr": done.stderr[-20000:]}))
 """
 
@@ -97,30 +108,50 @@ def _pascal_long_items() -> list[tuple[str, str, tuple[str, ...]]]:
     return out
 
 
-def _capeval(items) -> tuple[list[float], list[float]]:
-    """capeval's SPICE and parse time of each (candidate, references), one at a time."""
+def _capeval(items) -> tuple[list, list[float]]:
+    """capeval's SPICE details of each (candidate, references), parsed now one at a time (a
+    parse cache of its own), and the time each took."""
     from capeval_core.metrics.spice import Spice
     from capeval_core.spice.stanford_pcfg import caption_tuples, load_pipeline
 
-    parser = load_pipeline()
-    caption_tuples(parser, "a warm up caption")
-    values, seconds = [], []
-    for _, cand, refs in items:
-        start = time.perf_counter()
-        caption_tuples(parser, cand)
-        seconds.append(time.perf_counter() - start)
-        old = os.environ.get("CAPEVAL_CACHE_DIR")
-        with tempfile.TemporaryDirectory() as tmp:  # a parse cache of its own: parsed again
-            os.environ["CAPEVAL_CACHE_DIR"] = tmp
-            try:
+    caption_tuples(load_pipeline(), "a warm up caption")
+    details, seconds = [], []
+    old = os.environ.get("CAPEVAL_CACHE_DIR")
+    try:
+        for _, cand, refs in items:
+            with tempfile.TemporaryDirectory() as tmp:
+                os.environ["CAPEVAL_CACHE_DIR"] = tmp
+                start = time.perf_counter()
                 result = Spice(parser="stanford-pcfg").score([cand], [list(refs)])
-            finally:
-                if old is None:
-                    os.environ.pop("CAPEVAL_CACHE_DIR", None)
-                else:
-                    os.environ["CAPEVAL_CACHE_DIR"] = old
-        values.append(result.segments[0].value)
-    return values, seconds
+                seconds.append(time.perf_counter() - start)
+            details.append(result.segments[0].details)
+    finally:
+        if old is None:
+            os.environ.pop("CAPEVAL_CACHE_DIR", None)
+        else:
+            os.environ["CAPEVAL_CACHE_DIR"] = old
+    return details, seconds
+
+
+def _same(details, jar: dict | None) -> bool:
+    """capeval's categories against the jar's (``-detailed`` scores: tp, fp, fn, f)."""
+    if jar is None:
+        return False
+    for name, want in jar.items():
+        ours = details.categories.get(name)
+        if ours is None or (ours.tp, ours.fp, ours.fn) != (want["tp"], want["fp"], want["fn"]):
+            return False
+        if want["f"] is None or (isinstance(want["f"], float) and math.isnan(want["f"])):
+            if not math.isnan(ours.f):
+                return False
+        elif abs(ours.f - want["f"]) > 1e-12:
+            return False
+    return True
+
+
+def _golden_long() -> list[dict]:
+    with gzip.open(GOLDEN, "rt", encoding="utf-8") as fh:
+        return json.load(fh)["long"]
 
 
 def _jar_command(src: Path, out: Path) -> list[str]:
@@ -132,8 +163,8 @@ def _jar_command(src: Path, out: Path) -> list[str]:
             "-threads", "1"]  # fmt: skip
 
 
-def _jar(items) -> tuple[list[float | None], float | None, dict]:
-    """The jar's SPICE of each item, its time parsing the candidates, and the measurement
+def _jar(items) -> tuple[list[dict | None], float | None, dict]:
+    """The jar's SPICE categories of each item, its time parsing the candidates, and the measurement
     of its process (time, peak RSS)."""
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "in.json", Path(tmp) / "out.json"
@@ -145,7 +176,7 @@ def _jar(items) -> tuple[list[float | None], float | None, dict]:
         measured = _measured(_jar_command(src, out))
         if measured["returncode"] != 0 or not out.is_file():
             return [None] * len(items), None, measured
-        scores = {r["image_id"]: r["scores"]["All"]["f"] for r in json.loads(out.read_text())}
+        scores = {r["image_id"]: r["scores"] for r in json.loads(out.read_text())}
     # SpiceScorer times its two parsing steps: references, then the candidates
     steps = re.findall(r"Threads\( StanfordCoreNLP \) \[([^\]]+)\]", measured["stderr"])
     seconds = _seconds(steps[-1]) if steps else None
@@ -185,47 +216,60 @@ def main(n_images: int = 0) -> None:
     from tools import spice_oracle
     from tools.spice_oracle.long_captions import long_items
 
-    items = [(f"train2014 image {it.image_id}", it.candidate, it.references)
-             for it in long_items()]  # fmt: skip
-    items += _pascal_long_items()
+    golden = {r["image_id"]: r for r in _golden_long()}
+    ten = [(f"train2014 image {it.image_id}", it.candidate, it.references)
+           for it in long_items()]  # fmt: skip
     print(f"SPICE on long captions, stanford-pcfg against spice-1.0.jar ({_load()})")
-    ours, our_seconds = _capeval(items)
+    ours, our_seconds = _capeval(ten)
+    jar = [golden.get(it.image_id, {}).get("scores") for it in long_items()]
+    print("  ten paragraphs against the jar's golden (spice-1.0.jar, -Xmx8G):")
+    equal = _table(ten, ours, jar, our_seconds)
+    print(f"  equal to the jar's SPICE (every category): {equal} of {len(ten)}; capeval parsed "
+          f"them in {sum(our_seconds):.0f} s ({_load()})")  # fmt: skip
     reason = spice_oracle.available()
-    jar, jar_seconds = [None] * len(items), None
-    if reason is None:
-        jar, jar_seconds, _ = _jar(items)
+    pascal = _pascal_long_items()
+    if pascal:
+        mine, seconds = _capeval(pascal)
+        live, jar_seconds = [None] * len(pascal), None
+        if reason is None:
+            live, jar_seconds, _ = _jar(pascal)
+        print("  PASCAL-50S's long candidates against the jar run now (-Xmx8G -threads 1):")
+        equal = _table(pascal, mine, live, seconds)
+        line = f"  equal: {equal} of {len(pascal)}"
+        if jar_seconds is not None:
+            line += (f"; parsing them: capeval {sum(seconds):.0f} s, the jar "
+                     f"{jar_seconds:.0f} s")  # fmt: skip
+        print(line + ("" if reason is None else f" (the jar: skipped, {reason})"))
+    _alone(ten, reason)
+    _pascal(reason)
+
+
+def _table(items, ours, jar, seconds) -> int:
+    """Print one line per caption; the number equal to the jar's."""
     print(f"  {'words':>5}  {'capeval':>8}  {'jar':>8}  {'equal':>5}  {'capeval s':>9}  caption")
     equal = 0
-    for (label, cand, _), v, j, s in zip(items, ours, jar, our_seconds, strict=True):
-        same = j is not None and abs(v - j) < 1e-9
+    for (label, cand, _), d, j, s in zip(items, ours, jar, seconds, strict=True):
+        same = _same(d, j)
         equal += same
-        shown = "-" if j is None else f"{j:.4f}"
-        print(f"  {len(cand.split()):>5}  {v:>8.4f}  {shown:>8}  {'yes' if same else 'NO':>5}"
-              f"  {s:>9.1f}  {label}")  # fmt: skip
-    print(f"  equal to the jar's SPICE: {equal} of {len(items)}"
-          + ("" if reason is None else f" (the jar: skipped, {reason})"))  # fmt: skip
-    total = sum(our_seconds)
-    if jar_seconds is not None:
-        print(f"  parsing them all: capeval {total:.0f} s, the jar {jar_seconds:.0f} s "
-              f"(capeval {jar_seconds / total:.2f}x as fast; {_load()})")  # fmt: skip
-    else:
-        print(f"  parsing them all: capeval {total:.0f} s")
-    _alone(items, reason)
-    _pascal(reason)
+        shown = "-" if j is None or j["All"]["f"] is None else f"{j['All']['f']:.4f}"
+        print(f"  {len(cand.split()):>5}  {d.categories['All'].f:>8.4f}  {shown:>8}"
+              f"  {'yes' if same else 'NO':>5}  {s:>9.1f}  {label}")  # fmt: skip
+    return equal
 
 
 def _alone(items, reason: str | None) -> None:
     """The 320-word caption, each tool in a process of its own."""
     label, cand, refs = next(it for it in items if len(it[1].split()) == 320)
     ours = _alone_capeval(cand)
-    line = (f"  320 words alone: capeval {ours['seconds']:.0f} s, peak RSS "
-            f"{ours['rss'] / 2**20:.2f} GB")  # fmt: skip
+    line = (f"  320 words alone: capeval {ours['seconds']:.0f} s parsing it ({ours['cpu']:.0f} s "
+            f"CPU), peak RSS {ours['rss'] / 2**20:.2f} GB")  # fmt: skip
     if reason is None:
         _, seconds, measured = _jar([(label, cand, refs)])
         if seconds is not None:
             line += (f"; the jar {seconds:.0f} s parsing it ({measured['seconds']:.0f} s with "
-                     f"start-up), peak RSS {measured['rss'] / 2**20:.2f} GB "
-                     f"(capeval {seconds / ours['seconds']:.2f}x as fast)")  # fmt: skip
+                     f"start-up, {measured['cpu']:.0f} s CPU in all threads), peak RSS "
+                     f"{measured['rss'] / 2**20:.2f} GB (capeval "
+                     f"{seconds / ours['seconds']:.2f}x as fast)")  # fmt: skip
     print(line + f" ({_load()})")
 
 
@@ -255,8 +299,37 @@ def _pascal(reason: str | None) -> None:
     )
     worst = max((abs(100 * accuracy[c] - TABLE7_SPICE[c]) for c in accuracy), default=math.nan)
     print(f"  PASCAL-50S, --metrics coco-caption, default preset: ran to the end in "
-          f"{seconds:.0f} s; SPICE accuracy (CLIPScore Table 7): {shown}; "
-          f"at most {worst:.1f} points from it ({_load()})")  # fmt: skip
+          f"{seconds:.0f} s (with the parse and score caches as they were); SPICE accuracy "
+          f"(CLIPScore Table 7): {shown}; at most {worst:.1f} points from it "
+          f"({_load()})")  # fmt: skip
+    _spice_ties(folder)
+
+
+def _spice_ties(folder: Path) -> None:
+    """How often SPICE scores a pair's two captions the same (both 0, mostly), and SPICE's
+    accuracy were each such tie decided for the second caption (as a strict ``>`` between
+    the two scores decides it) instead of counted half: a diagnostic of where a published
+    figure may differ, never capeval's rule. Scored as ``correlate`` scored them (cached)."""
+    import numpy as np
+
+    from capeval_core.judgments import load_judgments
+    from capeval_core.judgments.scoring import score_judgments
+    from capeval_core.stats.pairwise import preference
+
+    jset = load_judgments(folder, "pascal50s")
+    cats = np.array(jset.categories(), dtype=object)
+    pref = np.asarray(jset.preferences(), dtype=float)
+    scores = score_judgments(jset, ["spice"], n_references=5, draws=5, seed=0, workers=0)
+    diff = preference(scores.values_a["spice"], scores.values_b["spice"])
+    ties, second = [], []
+    for c in TABLE7_SPICE:
+        rows = (cats == c) & np.isin(pref, (-1.0, 1.0))  # pairs people did not tie
+        d = diff[:, rows]
+        p = np.broadcast_to(pref[rows], d.shape)
+        ties.append(f"{c} {100 * (d == 0).mean():.1f} %")
+        second.append(f"{c} {100 * ((d == p) | ((d == 0) & (p == -1))).mean():.1f}")
+    print(f"  SPICE ties (equal scores) per category: {', '.join(ties)}; were each decided for "
+          f"the second caption instead of counted half: {'  '.join(second)}")  # fmt: skip
 
 
 def _spice_accuracy(data: dict) -> dict[str, float]:

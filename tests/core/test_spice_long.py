@@ -2,8 +2,9 @@
 
 The golden (``tests/golden/spice-long.json.gz``, written by
 ``tools/spice_oracle/make_long_golden.py`` with spice-1.0.jar and CoreNLP 3.6.0 on Java 17)
-holds the jar's SPICE of ten long captions made from COCO train2014 captions (as annotation
-ids), and what the jar gives a sentence whose chart does not fit in its heap.
+holds the jar's SPICE (at coco-caption's ``-Xmx8G``) of ten paragraph captions of 90 to 400
+words made from COCO train2014 captions (as annotation ids), and what the jar gives a sentence
+whose chart does not fit in its heap.
 """
 
 from __future__ import annotations
@@ -134,34 +135,56 @@ def test_a_deep_tree_of_a_long_sentence_is_converted_within_pythons_recursion_li
         sys.setrecursionlimit(old)
 
 
-@pytest.mark.slow
-def test_long_captions_get_the_jars_spice(tmp_path, monkeypatch):
-    """The golden's long captions of up to 163 words (the longer ones cost minutes each:
-    ``python -m bench spice_long`` compares all ten with the jar itself), rebuilt from
-    train2014 and scored by capeval: per category the jar's counts and F."""
+def test_the_golden_holds_ten_long_captions_rebuilt_from_train2014():
+    """The ten paragraphs (90 to 400 words, three of them 250 or more) are rebuilt from
+    train2014 as the golden's jar scored them: the same captions, references and lengths."""
+    from tools.spice_oracle.long_captions import LENGTHS, long_items
+
+    records = golden()["long"]
+    assert [r["words"] for r in records] == list(LENGTHS)
+    assert sum(250 <= n <= 400 for n in LENGTHS) >= 3 and min(LENGTHS) >= 90
+    assert "-Xmx8G" in golden()["long_command"]
+    for item, record in zip(long_items(), records, strict=True):
+        assert item.image_id == record["image_id"]
+        assert list(item.candidate_ids) == record["candidate_ids"]
+        assert list(item.reference_ids) == record["reference_ids"]
+        assert len(item.candidate.split()) == record["words"]
+        assert item.paragraph.startswith("The image shows ") and item.paragraph.count(". ") > 5
+
+
+def _long_case(words: int):
+    marks = () if words <= 90 else (pytest.mark.slow,)
+    return pytest.param(words, marks=marks, id=f"{words}-words")
+
+
+@pytest.mark.parametrize(
+    "words", [_long_case(n) for n in (90, 120, 150, 163, 190, 215, 250, 290, 320, 400)]
+)
+def test_a_long_caption_gets_the_jars_spice(words, tmp_path, monkeypatch):
+    """Each golden paragraph, rebuilt from train2014 and parsed now by capeval: per category
+    the jar's counts and F, and the jar's scene-graph tuples of the candidate and of the
+    references. The 90-word one runs in the fast
+    suite (seconds); the others cost up to minutes each (the cube of the length) and are
+    slow."""
     from capeval_core.metrics.spice import Spice
     from tools.spice_oracle.long_captions import long_items
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))  # parsed now, not read back
-    by_image = {r["image_id"]: r for r in golden()["long"]}
-    checked = 0
-    for item in long_items():
-        if len(item.candidate.split()) > 163:
-            continue
-        record = by_image[item.image_id]
-        assert list(item.candidate_ids) == record["candidate_ids"]
-        assert list(item.reference_ids) == record["reference_ids"]
-        assert len(item.candidate.split()) == record["words"]
-        details = Spice().score([item.candidate], [list(item.references)]).segments[0].details
-        for name, jar in record["scores"].items():
-            ours = details.categories[name]
-            assert (ours.tp, ours.fp, ours.fn) == (jar["tp"], jar["fp"], jar["fn"]), name
-            if jar["f"] is None:
-                assert math.isnan(ours.f), name
-            else:
-                assert ours.f == pytest.approx(jar["f"], abs=1e-12), name
-        checked += 1
-    assert checked == 4
+    record = next(r for r in golden()["long"] if r["words"] == words)
+    item = next(it for it in long_items() if it.image_id == record["image_id"])
+    assert len(item.candidate.split()) == words
+    details = Spice().score([item.candidate], [list(item.references)]).segments[0].details
+    for name, jar in record["scores"].items():
+        ours = details.categories[name]
+        assert (ours.tp, ours.fp, ours.fn) == (jar["tp"], jar["fp"], jar["fn"]), name
+        if jar["f"] is None:
+            assert math.isnan(ours.f), name
+        else:
+            assert ours.f == pytest.approx(jar["f"], abs=1e-12), name
+    for graph, key in ((details.candidate, "tuples"), (details.reference, "ref_tuples")):
+        ours = sorted(tuple("/".join(sorted(c)) for c in t.concepts) for t in graph)
+        jar = sorted(tuple("/".join(sorted(c.split("/"))) for c in t) for t in record[key])
+        assert ours == jar, key
 
 
 def test_a_workers_long_work_reaches_the_parent_named_after_its_metric():

@@ -12,7 +12,8 @@ Two parts, both from train2014 text (:mod:`.long_captions`):
   references, scored by spice-1.0.jar as coco-caption runs it (``java ... SpiceScorer IN.json -out
   OUT.json -detailed -subset -silent``), with ``-threads 1`` so that no two long charts are
   in the heap at once (:data:`JAR_COMMAND`); per image the jar's counts and
-  F of every category, and the candidate's tuples. The captions are kept as annotation ids
+  F of every category, the candidate's tuples and the references' (the jar's scene-graph
+  tuples, a merged concept's words joined by ``/``). The captions are kept as annotation ids
   (the test rebuilds them).
 - ``fallback``: what the jar gives a sentence whose chart does not fit in its heap, measured
   at ``-Xmx1200m`` (SpiceOracle.java, Java's serial collector, with which CoreNLP recovers from
@@ -31,7 +32,7 @@ from pathlib import Path
 
 from tools import spice_oracle
 from tools.spice_oracle.golden import write_golden
-from tools.spice_oracle.long_captions import long_items
+from tools.spice_oracle.long_captions import joined_items, long_items
 
 #: the SPICE jar's command, as coco-caption runs it but with one parse thread (``HEAP``: 8G as
 #: coco-caption, or less with ``--heap``: the parses do not depend on it while every chart
@@ -47,8 +48,8 @@ FALLBACK_HEAP = "1200m"
 def fallback_texts() -> list[str]:
     """Texts with a sentence far too long for ``FALLBACK_HEAP``: four long candidates, one
     after a short sentence, one with digits and capitals."""
-    items = long_items()
-    texts = [items[k].candidate for k in (6, 7, 8, 9)]
+    items = joined_items()
+    texts = [items[k].candidate for k in (6, 7, 8, 9)]  # the plain ones the golden was made of
     texts.append("Two dogs play in the park. " + items[6].candidate)
     texts.append(items[7].candidate.replace("two", "2").replace(" man ", " John "))
     return texts
@@ -90,6 +91,7 @@ def long_part(up_to: int, over: int, heap: str) -> list[dict]:
                     for cat, s in r["scores"].items()
                 },
                 "tuples": [t["tuple"] for t in r["test_tuples"]],
+                "ref_tuples": [t["tuple"] for t in r["ref_tuples"]],
             }
         )
     return out
