@@ -17,6 +17,13 @@ from pandas.io.formats.style import Styler
 
 from capeval_core.metrics import metric_class
 from capeval_core.results import MetricResult, SegmentScore
+from capeval_ui.formats import (
+    EMPTY,
+    format_number,
+    format_percent,
+    format_pvalue,
+    format_signed,
+)
 
 MATCH_STYLE = "background-color: #b7e4c7; color: #081c15; font-weight: 600"
 BLUE, ORANGE, GREEN = "#1f77b4", "#ff7f0e", "#2ca02c"
@@ -151,7 +158,10 @@ def panel_columns(spec: int | Sequence[float]) -> list[Any]:
 
 
 def order_radio(orders: list[int], key: str) -> int | None:
-    """The n-gram order picker shared by the BLEU and CIDEr-D panels."""
+    """The n-gram order picker shared by the BLEU and CIDEr-D panels (an order a link names
+    that the panel does not draw gives way to the first)."""
+    if st.session_state.get(f"{key}-order", orders[0] if orders else None) not in orders:
+        del st.session_state[f"{key}-order"]
     return st.radio(
         "n-gram order",
         orders,
@@ -167,9 +177,12 @@ def reference_picker(n: int, best: int, winner: str, inputs: Hashable, *, key: s
 
     A selectbox keeps its position when its options change, so after an edit it would draw a
     reference that no longer wins under a heading that names the new winner (issue 34); the
-    widget's state is therefore reset whenever the inputs it was last drawn for change.
+    widget's state is therefore reset whenever the inputs it was last drawn for change, unless
+    a link named the reference (its inputs are the link's).
     """
     widget, drawn_for = f"{key}-reference", f"{key}-reference-inputs"
+    if st.session_state.pop(f"{widget}-linked", False):
+        st.session_state[drawn_for] = (inputs, best)
     stale = st.session_state.get(drawn_for) != (inputs, best)
     if stale or st.session_state.get(widget) not in range(n):
         st.session_state[widget] = best
@@ -382,60 +395,7 @@ def cell_width(values: Iterable[object], *, minimum: int = 36, maximum: int = 42
     return max(minimum, min(maximum, round(8.5 * longest + 24)))
 
 
-# -- readable numbers ---------------------------------------------------------------------------
-#: what an empty or undefined cell shows (never "None" or "nan")
-EMPTY = "—"
-
-
-def format_number(value: object, digits: int = 4) -> str:
-    """A score with ``digits`` decimals; tiny non-zero values in scientific notation, so
-    nothing that is not 0 reads as 0.
-
-    >>> format_number(0.123456), format_number(0.00003), format_number(0.0), format_number(None)
-    ('0.1235', '3.000e-05', '0.0000', '—')
-    """
-    if value is None or isinstance(value, str):
-        return EMPTY if value is None else value
-    v = float(value)
-    if math.isnan(v):
-        return EMPTY
-    if v != 0 and abs(v) < 0.5 * 10**-digits:
-        return f"{v:.3e}"
-    return f"{v:.{digits}f}"
-
-
-def format_signed(value: object, digits: int = 4) -> str:
-    """:func:`format_number` with a sign: ``+0.0312``, ``−0.2500``."""
-    text = format_number(value, digits)
-    if text == EMPTY or text.startswith("-"):
-        return text.replace("-", "−", 1)
-    return "+" + text
-
-
-def format_pvalue(value: object) -> str:
-    """A p-value: 4 decimals, scientific below 0.0001, and ``< 1e-300`` where the double
-    underflowed to 0 (a p-value is never exactly 0).
-
-    >>> [format_pvalue(p) for p in (0.0312, 1.4e-24, 0.0, float("nan"))]
-    ['0.0312', '1.40e-24', '< 1e-300', '—']
-    """
-    if value is None:
-        return EMPTY
-    v = float(value)  # type: ignore[arg-type]
-    if math.isnan(v):
-        return EMPTY
-    if v == 0:
-        return "< 1e-300"
-    return f"{v:.2e}" if v < 1e-4 else f"{v:.4f}"
-
-
-def format_percent(value: object) -> str:
-    """A share in per cent with one decimal (``87.5%``)."""
-    if value is None or math.isnan(float(value)):  # type: ignore[arg-type]
-        return EMPTY
-    return f"{float(value):.1f}%"  # type: ignore[arg-type]
-
-
+# -- readable numbers: the rule lives in capeval_ui.formats ------------------------------------
 def _text_cell(value: object) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -11,6 +12,8 @@ from streamlit.errors import StreamlitPageNotFoundError
 from capeval_core.metrics import METRICS, metric_class
 from capeval_core.resources import ResourceInfo
 from capeval_core.results import MetricResult
+from capeval_ui.formats import exact, is_small
+from capeval_ui.state import share_link, url_path
 from capeval_ui.views.common import (
     dataframe,
     direction,
@@ -43,6 +46,29 @@ def page_link(page: str, label: str, icon: str) -> None:
         st.page_link(page, label=label, icon=icon)
     except StreamlitPageNotFoundError:
         st.info(f"{label}: start the whole app (`streamlit run app.py`) to open it.")
+
+
+def copy_link(where: Any, *, holds: str = "") -> Any:
+    """A "Copy link" popover in ``where`` (a column, or ``st``); returns the slot its address
+    goes into (:func:`show_link`), filled once the page has written its URL. ``holds`` names
+    what the link names by a digest instead of carrying it (an uploaded set)."""
+    with where.popover("Copy link", icon=":material/link:"):
+        st.caption(
+            "This address opens this page with every choice on it (and the sidebar's "
+            "tokenizer), so it shows these numbers again. Copy it with the icon at its right."
+            + (
+                f" {holds} is named by its digest: the link opens it on this server while it "
+                "holds it; elsewhere, or after a restart, the page asks for it again."
+                if holds
+                else ""
+            )
+        )
+        return st.empty()
+
+
+def show_link(slot: Any, page: str, query: str) -> None:
+    """The address of this view (``state.share_link``) in the slot of :func:`copy_link`."""
+    slot.code(share_link(url_path(page), query), language=None, wrap_lines=True)
 
 
 def input_problems(
@@ -142,8 +168,9 @@ def render_scoring_errors(errors: Mapping[str, str]) -> None:
 
 def card_help(key: str, result: MetricResult) -> str:
     """A score card's "?": what the number measures, its range and direction in one line,
-    then the signature that reproduces it."""
-    return f"{metric_class(key).describe(key)}\n\nSignature: `{result.signature}`"
+    the exact value where the card shows ``< 0.001``, then the signature that reproduces it."""
+    value = f"\n\nExact value: {exact(result.value)}" if is_small(result.value) else ""
+    return f"{metric_class(key).describe(key)}{value}\n\nSignature: `{result.signature}`"
 
 
 def render_summary(results: Mapping[str, MetricResult]) -> None:
