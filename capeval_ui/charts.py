@@ -82,3 +82,49 @@ def scale_title(scale: float, keys: Sequence[str], labels: Sequence[str]) -> str
     """
     names = ", ".join(labels) if len(labels) <= 2 else "other metrics"
     return f"{names} (0–{scale:g} scale)"
+
+
+def scaled_axes(
+    fig: go.Figure,
+    groups: Sequence[tuple[float, Sequence[float], str]],
+    *,
+    pad: float = 0.12,
+) -> None:
+    """Give each scale group of a chart its own y axis (the first on the left, the second on
+    the right, overlaid), with 0 at the same height and the ranges in the ratio of the
+    scales, so bars of the two groups compare as shares of their ranges and neither group
+    is flattened. ``groups``: (scale, the values drawn on it, axis title), smallest scale
+    first; at most two. Traces of group ``i`` are drawn with ``yaxis="y"`` or ``"y2"``
+    (:func:`axis_of`)."""
+    if not groups:
+        return
+    base = groups[0][0]
+    # every value in units of the first axis: the one range both axes show
+    spans = [v * base / scale for scale, values, _ in groups for v in values if math.isfinite(v)]
+    low, high = min([0.0, *spans]), max([0.0, *spans])
+    room = (high - low) * pad or base * pad
+    low, high = low - (room if low < 0 else 0), high + room
+    fig.update_layout(yaxis={"title": groups[0][2], "range": [low, high]})
+    if len(groups) > 1:
+        scale, _, title = groups[1]
+        ratio = scale / base
+        fig.update_layout(
+            yaxis2={
+                "title": title,
+                "range": [low * ratio, high * ratio],
+                "overlaying": "y",
+                "side": "right",
+                "showgrid": False,
+                "hoverformat": ".4f",
+                "exponentformat": "e",
+            }
+        )
+
+
+def axis_of(group: int) -> str:
+    """The y axis of scale group ``group`` (:func:`scaled_axes`).
+
+    >>> axis_of(0), axis_of(1)
+    ('y', 'y2')
+    """
+    return "y" if group == 0 else f"y{group + 1}"

@@ -12,6 +12,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from capeval_core.stats import MIN_N_FOR_PVALUE, pvalue_meaningful
+from capeval_ui import charts
+from capeval_ui.formats import hover_texts
 from capeval_ui.meta_views.common import (
     COLOURS,
     METHOD_LABELS,
@@ -240,10 +242,10 @@ def render_scatter(
             y=values[idx],
             mode="markers",
             marker={"size": 6, "opacity": 0.55, "color": COLOURS[0]},
-            customdata=np.stack([human[idx], values[idx]], axis=1),
+            customdata=np.stack([hover_texts(human[idx]), hover_texts(values[idx])], axis=1),
             hovertext=hover,
-            hovertemplate="%{hovertext}<br>human %{customdata[0]:.3f}, metric "
-            "%{customdata[1]:.4f}<extra></extra>",
+            hovertemplate="%{hovertext}<br>human %{customdata[0]}, metric "
+            "%{customdata[1]}<extra></extra>",
         )
     )
     layout(
@@ -292,13 +294,11 @@ def render_combined(report: object, top: int = 15) -> None:
             y=shown["subset"],
             orientation="h",
             marker_color=["#2ca02c" if m > 1 else "#1f77b4" for m in shown["metrics"]],
-            texttemplate="%{x:.3f}",
-            textposition="outside",
-            cliponaxis=False,
+            hovertemplate="%{y}: %{customdata}<extra></extra>",
+            **charts.bar_labels(list(shown["correlation"])),
         )
     )
     layout(fig, height=80 + 28 * len(shown), xaxis={"title": "correlation with humans"})
     fig.update_yaxes(type="category")
-    fig.update_xaxes(hoverformat=".4f")
     st.plotly_chart(fig, key="combined-bars", width="stretch")
     download_csv(frame, {}, "combined-metric.csv", key="combined-csv")

@@ -8,8 +8,9 @@ import math
 import pandas as pd
 import streamlit as st
 
+from capeval_ui.formats import exact
 from capeval_ui.meta_views.common import METHOD_LABELS, download_csv, render_heatmap
-from capeval_ui.views import format_pvalue, key_label, table
+from capeval_ui.views import format_number, format_pvalue, key_label, table
 
 
 def render_williams_matrix(matrix: object) -> None:
@@ -84,11 +85,15 @@ def render_williams_detail(result: object, a: str, b: str, correlation: str) -> 
         (
             "p",
             result.pvalue,
-            "P(T > t)" if result.alternative == "greater" else "2·P(T > |t|)",
+            ("P(T > t)" if result.alternative == "greater" else "2·P(T > |t|)")
+            + f" = {exact(result.pvalue)}",
         ),
     ]
     frame = pd.DataFrame(rows, columns=["quantity", "value", "arithmetic"])
-    shown = [format_pvalue(v) if q == "p" else f"{float(v):.6g}" for q, v, _ in rows]
+    shown = [
+        format_pvalue(v) if q == "p" else f"{v:,}" if isinstance(v, int) else format_number(v, 6)
+        for q, v, _ in rows
+    ]
     table(
         frame.assign(shown=shown)[["quantity", "shown", "arithmetic", "value"]].rename(
             columns={"shown": "result"}

@@ -17,17 +17,18 @@ from pandas.io.formats.style import Styler
 
 from capeval_core.metrics import metric_class
 from capeval_core.results import MetricResult, SegmentScore
+from capeval_ui import charts
 from capeval_ui.formats import (
     EMPTY,
     format_number,
     format_percent,
     format_pvalue,
     format_signed,
+    is_small,
 )
 
 MATCH_STYLE = "background-color: #b7e4c7; color: #081c15; font-weight: 600"
 BLUE, ORANGE, GREEN = "#1f77b4", "#ff7f0e", "#2ca02c"
-NUMBER = st.column_config.NumberColumn(format="%.4f")
 
 
 # -- shared pieces ---------------------------------------------------------------------------
@@ -198,36 +199,32 @@ def reference_picker(n: int, best: int, winner: str, inputs: Hashable, *, key: s
 def bar_chart(
     x: Sequence[str], series: Mapping[str, Sequence[float]], y_title: str, *, key: str
 ) -> None:
-    """A small grouped bar chart; ``x`` and series names must not be user text."""
+    """A small grouped bar chart; ``x`` and series names must not be user text. Each bar
+    is labelled by the app's number rule (``capeval_ui.charts``): a label that does not
+    fit its bar is hidden, never written over its neighbour's; the exact value on hover."""
     colours = [BLUE, ORANGE, GREEN]
-    # value labels only while they fit above the bars
-    labelled = len(series) * len(x) <= 8
     fig = go.Figure()
     for i, (name, values) in enumerate(series.items()):
+        shown = [None if v is None or math.isnan(v) else v for v in values]
         fig.add_bar(
             x=list(x),
-            y=[None if v is None or math.isnan(v) else v for v in values],
+            y=shown,
             name=name,
             marker_color=colours[i % len(colours)],
-            texttemplate="%{y:.3f}" if labelled else None,
-            textposition="outside" if labelled else "none",
-            cliponaxis=False,
+            hovertemplate=f"{name}, %{{x}}: %{{customdata}}<extra></extra>",
+            **charts.bar_labels([float("nan") if v is None else v for v in shown]),
         )
     fig.update_layout(
         barmode="group",
+        bargroupgap=0.08,
         height=280,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         xaxis={"type": "category"},
-        # plain decimals in hover labels and ticks, never SI prefixes ("72.59795μ")
-        yaxis={
-            "title": y_title,
-            "rangemode": "tozero",
-            "hoverformat": ".4f",
-            "exponentformat": "e",
-        },
+        yaxis={"title": y_title, "rangemode": "tozero"},
         legend={"orientation": "h", "y": 1.15, "x": 0},
         showlegend=len(series) > 1,
     )
+    charts.readable(fig)
     st.plotly_chart(fig, key=key, width="stretch")
 
 
@@ -260,10 +257,35 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     numbers = [c for c in numbers if c in frame.columns]
     if numbers:
         data = data.style.format(dict.fromkeys(numbers, format_number))
+        kwargs["column_config"] = small_value_help(frame, numbers, kwargs.get("column_config"))
     budget = table_budget()
     if isinstance(frame, pd.DataFrame) and budget is not None:
         _fit_grid(frame, kwargs, budget)
     return st.dataframe(data, **kwargs)
+
+
+#: a column's tooltip where a cell reads "< 0.001" (a grid cell has no tooltip of its own)
+SMALL_HELP = (
+    "< 0.001: closer to 0 than 0.001, and not 0 (the exact value is in the downloads and "
+    "the signature block)."
+)
+
+
+def small_value_help(
+    frame: pd.DataFrame, columns: Iterable[str], config: Mapping[Any, Any] | None
+) -> dict[Any, Any]:
+    """``config`` with :data:`SMALL_HELP` added to the help of each of ``columns`` holding
+    a value written ``< 0.001`` (issue 42: the short form says where the exact one is)."""
+    out = dict(config or {})
+    for column in columns:
+        if column not in frame.columns or not any(is_small(v) for v in frame[column]):
+            continue
+        given = out.get(column)
+        given = dict(given) if isinstance(given, Mapping) else {}
+        help_text = given.get("help")
+        given["help"] = f"{help_text} {SMALL_HELP}" if help_text else SMALL_HELP
+        out[column] = given
+    return out
 
 
 #: pixels of the grid's named column widths
@@ -423,6 +445,7 @@ def table(
     caption of the caller's; missing text shows nothing), and each column wide enough for its
     values. The cells keep their values (sorting and tests see numbers).
     """
+    numbers, signed, pvalues = list(numbers), list(signed), list(pvalues)
     formats: dict[str, Any] = {}
     for column in numbers:
         formats[column] = functools.partial(format_number, digits=digits)
@@ -444,6 +467,7 @@ def table(
         shown = [frame[column].name, *(formats.get(column, str)(v) for v in frame[column])]
         width = (widths or {}).get(column) or cell_width(shown, maximum=360)
         config[column] = st.column_config.Column(width=width, help=(help or {}).get(column))
+    config = small_value_help(frame, [*numbers, *signed, *pvalues], config)
     kwargs: dict[str, Any] = {"height": height} if height else {}
     dataframe(
         styler,

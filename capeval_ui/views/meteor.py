@@ -373,7 +373,8 @@ def _meteor_why(a: MeteorDetails, b: MeteorDetails, key: str) -> str:
         s = al.stats
         return (
             f"{s.matched_hyp} of {s.hyp_length} words aligned in {s.chunks} chunk(s) "
-            f"(Fmean {al.fmean:.2f}, fragmentation penalty {al.penalty:.2f})"
+            f"(Fmean {format_number(al.fmean, 3)}, "
+            f"fragmentation penalty {format_number(al.penalty, 3)})"
         )
 
     return f"best alignment: A {best(a)}; B {best(b)}"

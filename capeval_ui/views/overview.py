@@ -213,10 +213,15 @@ def render_score_table(results: Mapping[str, MetricResult]) -> None:
     )
     if not results:
         return
-    # the full signatures, copyable for a paper (the table column truncates long ones)
+    # the exact values and full signatures, copyable for a paper (the table rounds values and
+    # truncates long signatures)
     width = max(len(k) for k in results)
+    values = {k: repr(float(r.value)) for k, r in results.items()}
+    value_width = max(len(v) for v in values.values())
     st.code(
-        "\n".join(f"{k:<{width}}  {r.signature}" for k, r in results.items()),
+        "\n".join(
+            f"{k:<{width}}  {values[k]:<{value_width}}  {r.signature}" for k, r in results.items()
+        ),
         language=None,
         wrap_lines=True,
     )
