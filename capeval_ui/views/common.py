@@ -253,7 +253,14 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     frame = data.data if isinstance(data, Styler) else data
     if isinstance(frame, pd.DataFrame):
         given = kwargs.get("column_config") or {}
-        kwargs["column_config"] = {**_text_widths(frame, skip=given), **given}
+        merged: dict[Any, Any] = dict(_text_widths(frame))
+        for column, config in given.items():
+            # a column configured without a width keeps the width of its text
+            keep = merged.get(column) if isinstance(config, Mapping) else None
+            if isinstance(keep, Mapping):
+                config = {**keep, **{k: v for k, v in config.items() if v is not None}}
+            merged[column] = config
+        kwargs["column_config"] = merged
     numbers = [c for c in numbers if c in frame.columns]
     if numbers:
         data = data.style.format(dict.fromkeys(numbers, format_number))
@@ -261,6 +268,8 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     budget = table_budget()
     if isinstance(frame, pd.DataFrame) and budget is not None:
         _fit_grid(frame, kwargs, budget)
+    if isinstance(frame, pd.DataFrame):
+        kwargs["column_config"] = _headers_whole(frame, kwargs.get("column_config") or {})
     return st.dataframe(data, **kwargs)
 
 
@@ -309,8 +318,15 @@ def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
     room = budget - index - GRID_FRAME_PX
     if sum(widths.values()) <= room:
         return
+    # a cell wraps at its spaces, a header never: a column keeps its header's width
     floors = {
-        c: min(w, cell_width(word for v in [c, *frame[c]] for word in format_number(v).split()))
+        c: min(
+            w,
+            max(
+                cell_width(word for v in frame[c] for word in format_number(v).split()),
+                header_width(c, config),
+            ),
+        )
         for c, w in widths.items()
     }
     spare = sum(widths.values()) - sum(floors.values())
@@ -327,6 +343,25 @@ def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
     kwargs["column_config"] = config
     # the grid wraps a cell's text only in rows taller than 4rem
     kwargs["row_height"] = max(kwargs.get("row_height") or 0, 66, lines * LINE_PX + ROW_PAD_PX)
+
+
+def header_width(column: Any, config: Mapping[Any, Any]) -> int:
+    """Pixels a column's header needs uncut: its label (the configured one, else its name);
+    the grid never wraps a header (issue 42: "first matching reference" was cut)."""
+    given = config.get(column)
+    label = given.get("label") if isinstance(given, Mapping) else None
+    return cell_width([label or str(column)])
+
+
+def _headers_whole(frame: pd.DataFrame, config: Mapping[Any, Any]) -> dict[Any, Any]:
+    """``config`` with every column at least as wide as its header (:func:`header_width`)."""
+    out = dict(config)
+    for column, width in _column_widths(frame, config).items():
+        need = header_width(column, config)
+        given = out.get(column)
+        if isinstance(given, Mapping) and given.get("width") is not None and width < need:
+            out[column] = {**given, "width": need}
+    return out
 
 
 def _column_widths(frame: pd.DataFrame, config: Mapping[Any, Any]) -> dict[Any, int]:
