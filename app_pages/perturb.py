@@ -105,7 +105,9 @@ def _one_caption() -> None:
         horizontal=True,
         help=choices.IDF_HELP,
     )
-    keys = st.multiselect("Metrics", list(REPORTED_KEYS), key="lab_metrics")
+    keys = st.multiselect(
+        "Metrics", list(REPORTED_KEYS), key="lab_metrics", format_func=views.key_label
+    )
     table2 = st.toggle(
         "Table 2 preset: the caption against itself (upper bound), then synonyms, redundancy "
         "and word order, each scored against the original caption",
@@ -174,7 +176,9 @@ def _batch() -> None:
         c2.number_input("Images", min_value=10, max_value=40_000, step=100, key="lab_images")
     )
     seed = int(c3.number_input("Seed", min_value=0, step=1, key="lab_batch_seed"))
-    keys = st.multiselect("Metrics", list(REPORTED_KEYS), key="lab_batch_metrics")
+    keys = st.multiselect(
+        "Metrics", list(REPORTED_KEYS), key="lab_batch_metrics", format_func=views.key_label
+    )
     dataset = choices.LAB_DATASETS[dataset_label or next(iter(choices.LAB_DATASETS))]
     loaded = st.session_state.get(state.JSET_KEY) if dataset == "loaded" else None
     # the URL names the Judgments page's set only when the batch runs on it

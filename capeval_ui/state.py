@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -324,7 +324,7 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
     user has not decided yet, and the URL stays the link they opened."""
     pending = _live_pending()
     if any(p.kind == "set" and p.key in pending for p in params):
-        return urlencode(_url(), doseq=True, quote_via=quote)
+        return urlencode(_url(), doseq=True)
     given = values or {}
     query: dict[str, list[str]] = {}
     for param in params:
@@ -336,7 +336,7 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
     if _url() != flat:
         st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in query.items()})
     st.session_state[_SEEN] = flat
-    return urlencode(query, doseq=True, quote_via=quote)
+    return urlencode(query, doseq=True)
 
 
 def share_link(page: str, query: str) -> str:
