@@ -26,7 +26,7 @@ from capeval_core.perturb import (
 )
 from capeval_ui import charts
 from capeval_ui.formats import hover_texts
-from capeval_ui.views import key_label, show_tokens, table, token_strip
+from capeval_ui.views import key_label, show_tokens, signature_block, table, token_strip
 
 #: one colour per series, distinct for all eleven perturbations at once (24 colours)
 COLOURS: tuple[str, ...] = tuple(qualitative.Dark24)
@@ -156,10 +156,11 @@ def render_deltas(scores: Sequence[PerturbationScores], *, key: str) -> None:
         frame,
         numbers=("before", "after"),
         signed=("delta", "relative"),
-        widths={"signature": "medium"},
         help={"relative": "(after − before) / before; — where before reads as 0"},
+        hidden=("signature",),
         key=f"{key}-table",
     )
+    signature_block(dict(zip(frame["key"], frame["signature"], strict=True)))
     fig = go.Figure()
     series = [
         (str(name), dict(zip(group["key"], group["delta"], strict=True)))
@@ -176,7 +177,12 @@ def render_table2(table2: Table2, *, key: str) -> None:
     (CIDEr-D on an axis of its own)."""
     frame = table2.to_frame()
     metrics = [c for c in frame.columns if c not in ("variant", "caption")]
-    table(frame, numbers=metrics, key=f"{key}-table")
+    variants = list(frame["variant"])
+    table(frame[["variant", "caption"]], key=f"{key}-captions")
+    # a metric per row, a variant per column: eleven metric columns ran past the page
+    scores = frame.set_index("variant")[metrics].T.reset_index(names="key")
+    scores.insert(1, "metric", [key_label(k) for k in scores["key"]])
+    table(scores, numbers=variants, hidden=("key",), key=f"{key}-table")
     fig = go.Figure()
     series = [(str(row["variant"]), {k: row[k] for k in metrics}) for _, row in frame.iterrows()]
     _bar_layout(fig, "score against the original caption")
@@ -217,9 +223,11 @@ def render_batch(result: BatchPerturbation, *, key: str) -> None:
         signed=("mean delta", "median delta"),
         percents=(),
         integers=("n changed",),
-        widths={"signature": "medium"},
+        hidden=("signature",),
         key=f"{key}-summary",
     )
+    if "signature" in summary.columns:
+        signature_block(dict(zip(summary["key"], summary["signature"], strict=True)))
     if n_changed:
         st.markdown(f"**Examples** (the first {min(n_changed, BATCH_EXAMPLES)} changed captions)")
         examples = examples_frame(result)

@@ -67,6 +67,9 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
         pvalues=("pvalue",),
         integers=("n",),
         help={"pvalue": f"shown from n = {MIN_N_FOR_PVALUE} pairs", "note": "why a cell is —"},
+        # the metric's key and the level (the caption says it) stay in the data, not drawn:
+        # the table fits its page at 1,280 px
+        hidden=("metric", "level"),
         key="correlation-table",
     )
     intervals = "" if report.ci_kendall else " (Pearson and Spearman only: Kendall's is off)"
@@ -76,7 +79,8 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
         else "items"
     )
     st.caption(
-        f"Kendall: τb corrects for ties in both variables (scipy's default); τc (Stuart's) "
+        f"{report.level.capitalize()} level. Kendall: τb corrects for ties in both variables "
+        "(scipy's default); τc (Stuart's) "
         f"suits rectangular tables such as 4-point grades. This set's protocol reports "
         f"**τ{kendall_variant}**. Intervals{intervals}: percentile bootstrap over {over}, "
         f"{report.n_resamples:,} resamples, seed {report.seed}."

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from capeval_ui.meta_views.common import download_csv
-from capeval_ui.views import key_label, table
+from capeval_ui.views import key_label, signature_block, table
 
 #: per format: the files it needs and what is in them (judgment-formats.md), as shown on the page
 FORMAT_HELP: dict[str, str] = {
@@ -179,7 +179,8 @@ def render_preview(jset: object, rows: int = 200) -> None:
     """The first ``rows`` items as a table (captions as plain cells, empty cells empty)."""
     frame = jset.to_frame().head(rows)
     numeric = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
-    table(frame, numbers=numeric, digits=3, height=300)
+    # a file's own columns, as many as it has: the grid scrolls sideways when they are many
+    table(frame, numbers=numeric, digits=3, height=300, key="judgments-preview")
 
 
 def scores_frame(jset: object, scores: object) -> pd.DataFrame:
@@ -209,7 +210,8 @@ def render_scores(jset: object, scores: object, *, key: str) -> None:
             }
         )
     if rows:
-        table(pd.DataFrame(rows), numbers=("mean",), widths={"signature": "large"})
+        table(pd.DataFrame(rows), numbers=("mean",), hidden=("signature",))
+        signature_block(scores.signatures)
     for name, message in scores.skipped.items():
         st.warning(f"{name} was skipped (see below).")
         st.text(message)

@@ -56,11 +56,12 @@ def render_williams_matrix(matrix: object) -> None:
 
 def render_williams_detail(result: object, a: str, b: str, correlation: str) -> None:
     """The Williams test for one pair, with its arithmetic written out."""
+    # two formulas, one per line: on one line they ran past the page at 1,280 px
     st.latex(
         r"t = (r_{12} - r_{13})\sqrt{\frac{(n-1)(1+r_{23})}"
         r"{2\frac{n-1}{n-3}|R| + \left(\frac{r_{12}+r_{13}}{2}\right)^2 (1-r_{23})^3}}"
-        r",\quad |R| = 1 - r_{12}^2 - r_{13}^2 - r_{23}^2 + 2 r_{12} r_{13} r_{23}"
     )
+    st.latex(r"|R| = 1 - r_{12}^2 - r_{13}^2 - r_{23}^2 + 2 r_{12} r_{13} r_{23}")
     n, r12, r13, r23 = result.n, result.r12, result.r13, result.r23
     left = 2 * (n - 1) / (n - 3) * result.det_r
     right = ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3

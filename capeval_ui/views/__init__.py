@@ -36,6 +36,7 @@ from capeval_ui.views.common import (
     render_details,
     show_tokens,
     side_by_side,
+    signature_block,
     table,
     token_strip,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "show_link",
     "show_tokens",
     "side_by_side",
+    "signature_block",
     "spice_graph_figure",
     "spice_layout",
     "split_lines",

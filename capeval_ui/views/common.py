@@ -115,9 +115,7 @@ class _Column:
 
     def __enter__(self) -> Any:
         budget = table_budget()
-        self._tokens.append(
-            _BUDGET.set(None if budget is None else round(budget * self._share) - 16)
-        )
+        self._tokens.append(_BUDGET.set(round(budget * self._share) - 16))
         return self._column.__enter__()
 
     def __exit__(self, *exc: Any) -> Any:
@@ -136,14 +134,15 @@ def evidence_tab() -> Iterator[None]:
         _BUDGET.reset(token)
 
 
-def table_budget() -> int | None:
+def table_budget() -> int:
     """Pixels a table has where it is drawn: a tab at 1,280 px (:func:`evidence_tab`), one
-    of two side by side panels, or a column of :func:`panel_columns` inside either; None
-    outside the evidence panels (the table takes its page's width)."""
+    of two side by side panels, or a column of :func:`panel_columns` inside either; the
+    page's width at 1,280 px elsewhere (a wider table scrolled there, its last columns cut,
+    issue 42), so a page's tables wrap their cells rather than scroll on a laptop."""
     budget = _BUDGET.get()
     if budget is not None:
         return budget
-    return NARROW_TABLE_PX if _NARROW.get() else None
+    return NARROW_TABLE_PX if _NARROW.get() else PAGE_TABLE_PX
 
 
 def panel_columns(spec: int | Sequence[float]) -> list[Any]:
@@ -265,9 +264,8 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     if numbers:
         data = data.style.format(dict.fromkeys(numbers, format_number))
         kwargs["column_config"] = small_value_help(frame, numbers, kwargs.get("column_config"))
-    budget = table_budget()
-    if isinstance(frame, pd.DataFrame) and budget is not None:
-        _fit_grid(frame, kwargs, budget)
+    if isinstance(frame, pd.DataFrame):
+        _fit_grid(frame, kwargs, table_budget())
     if isinstance(frame, pd.DataFrame):
         kwargs["column_config"] = _headers_whole(frame, kwargs.get("column_config") or {})
     return st.dataframe(data, **kwargs)
@@ -301,6 +299,10 @@ def small_value_help(
 _NAMED_WIDTHS = {"small": 75, "medium": 200, "large": 400}
 
 
+#: a table of at most this many rows is drawn whole when its rows grow to wrap their text
+WHOLE_ROWS = 15
+#: pixels of a grid's header row
+HEADER_PX = 35
 #: pixels of a grid's frame and borders beside its columns
 GRID_FRAME_PX = 8
 #: pixels of one line of text in a grid cell, and of the cell's padding
@@ -313,7 +315,8 @@ def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
     longest value needs: a grid past its panel scrolled, its last columns cut at 1,280 px
     (issue 34). Changes ``kwargs`` in place."""
     config = dict(kwargs.get("column_config") or {})
-    widths = _column_widths(frame, config)
+    shown = kwargs.get("column_order")
+    widths = _column_widths(frame if shown is None else frame[list(shown)], config)
     index = 0 if kwargs.get("hide_index") else cell_width([*map(str, frame.index)], maximum=240)
     room = budget - index - GRID_FRAME_PX
     if sum(widths.values()) <= room:
@@ -332,7 +335,7 @@ def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
     spare = sum(widths.values()) - sum(floors.values())
     factor = max(0.0, room - sum(floors.values())) / max(spare, 1)
     lines = 1
-    for column, width in widths.items():
+    for column, width in widths.items():  # only the columns shown
         narrowed = floors[column] + int((width - floors[column]) * factor)
         if narrowed >= width:
             continue
@@ -342,7 +345,10 @@ def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
         lines = max(lines, math.ceil(longest * 8.5 / max(narrowed - 24, 1)))
     kwargs["column_config"] = config
     # the grid wraps a cell's text only in rows taller than 4rem
-    kwargs["row_height"] = max(kwargs.get("row_height") or 0, 66, lines * LINE_PX + ROW_PAD_PX)
+    row = max(kwargs.get("row_height") or 0, 66, lines * LINE_PX + ROW_PAD_PX)
+    kwargs["row_height"] = row
+    if "height" not in kwargs and len(frame) <= WHOLE_ROWS:  # taller rows: all still in view
+        kwargs["height"] = HEADER_PX + row * len(frame) + GRID_FRAME_PX
 
 
 def header_width(column: Any, config: Mapping[Any, Any]) -> int:
@@ -403,6 +409,9 @@ TEXT_MAX_PX = 640
 #: border and padding, 34 px); stacked at 1,280 px, a half is wider (a grid past its panel
 #: scrolls, its last columns cut)
 TABLE_PX, NARROW_TABLE_PX = 816, (PAIR_STACK_PX - 16) // 2 - 34
+#: pixels a table elsewhere on a page may take: the inside of an expander at 1,280 px (784 px,
+#: measured), the narrowest box a page's tables are drawn in
+PAGE_TABLE_PX = 780
 #: pixels a token strip may take before it wraps onto another strip, likewise (a strip past
 #: it was cut after word 7; issue 34)
 STRIP_PX, NARROW_STRIP_PX = TABLE_PX - 16, NARROW_TABLE_PX - 6
@@ -472,13 +481,15 @@ def table(
     help: Mapping[str, str] | None = None,
     height: int | None = None,
     hide_index: bool = True,
+    hidden: Iterable[str] = (),
     key: str | None = None,
 ) -> None:
     """A dataframe that reads well: every number formatted as its kind (scores with
     ``digits`` decimals, p-values by :func:`format_pvalue`, shares in per cent), no cell
     showing "None"/"nan" (a missing number shows :data:`EMPTY`: say why in a column or a
     caption of the caller's; missing text shows nothing), and each column wide enough for its
-    values. The cells keep their values (sorting and tests see numbers).
+    values. The cells keep their values (sorting and tests see numbers). ``hidden`` columns
+    stay in the data but are not drawn (a signature goes in :func:`signature_block`).
     """
     numbers, signed, pvalues = list(numbers), list(signed), list(pvalues)
     formats: dict[str, Any] = {}
@@ -504,6 +515,9 @@ def table(
         config[column] = st.column_config.Column(width=width, help=(help or {}).get(column))
     config = small_value_help(frame, [*numbers, *signed, *pvalues], config)
     kwargs: dict[str, Any] = {"height": height} if height else {}
+    hidden = [c for c in hidden if c in frame.columns]
+    if hidden:  # kept in the data (a download, a test), not drawn
+        kwargs["column_order"] = [c for c in frame.columns if c not in hidden]
     dataframe(
         styler,
         hide_index=hide_index,
@@ -511,6 +525,20 @@ def table(
         column_config=config,
         key=key,
         **kwargs,
+    )
+
+
+def signature_block(signatures: Mapping[str, str]) -> None:
+    """Each metric's signature in full, copyable for a paper (a grid column cut them, or ran
+    a table past its page at 1,280 px)."""
+    if not signatures:
+        return
+    width = max(len(k) for k in signatures)
+    st.caption("Signatures (each reproduces its metric's numbers):")
+    st.code(
+        "\n".join(f"{k:<{width}}  {sig}" for k, sig in signatures.items()),
+        language=None,
+        wrap_lines=True,
     )
 
 

@@ -153,8 +153,15 @@ def render_registry() -> None:
 
 
 def render_card(key: str) -> None:
-    """A metric's card (markdown shipped with the package, not user text)."""
-    st.markdown(metric_class(key).card())
+    """A metric's card (markdown shipped with the package, not user text); its code blocks
+    (command lines) wrap instead of scrolling past the page."""
+    for i, part in enumerate(metric_class(key).card().split("```")):
+        if i % 2 == 0:
+            if part.strip():
+                st.markdown(part)
+        else:
+            language, _, code = part.partition("\n")
+            st.code(code.rstrip("\n"), language=language.strip() or None, wrap_lines=True)
 
 
 def render_scoring_errors(errors: Mapping[str, str]) -> None:
