@@ -80,9 +80,13 @@ def _mean(details: MeanDetails, segment: SegmentScore, result: MetricResult, key
             "cosine": st.column_config.Column(
                 help="cosine between this mean vector and the candidate's"
             ),
+            # short headers: a grid never wraps one, and a candidate's half of a tab is narrow
             "nearest words to the mean": st.column_config.TextColumn(
-                width="large",
+                "nearest words",
                 help="vocabulary words closest to this side's mean vector (cosine)",
+            ),
+            "stop words / OOV removed": st.column_config.TextColumn(
+                "removed", help="stop words and out-of-vocabulary words, left out of the mean"
             ),
         },
     )

@@ -323,6 +323,12 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         hide_index=True,
         width="stretch",
         numbers=number_cols,
+        # a short header: a grid never wraps one, and a candidate's half of a tab is narrow
+        column_config={
+            "normalised text": st.column_config.TextColumn(
+                "text", help="the reference as METEOR normalises it"
+            )
+        },
     )
     with st.expander(f"Every candidate match the four matchers found for reference #{chosen + 1}"):
         chosen_set = set(alignment.alignment)

@@ -223,7 +223,24 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
             _side_rows(f"reference #{chosen + 1}", pair.reference),
         ]
     )
-    dataframe(frame, hide_index=True, width="stretch")
+    # short headers: a grid never wraps one, and a candidate's half of a tab is narrow
+    dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "words kept (share of the caption)": st.column_config.TextColumn(
+                "words kept (share)",
+                help="each content word and its share of the caption (its nBOW weight)",
+            ),
+            "stop words removed": st.column_config.TextColumn(
+                "stop words", help="coco-caption's stop words, removed first"
+            ),
+            "out of vocabulary": st.column_config.TextColumn(
+                "OOV", help="out of vocabulary: words without a vector, removed"
+            ),
+        },
+    )
     st.caption(
         "Stop words (coco-caption's list) are removed first, then words missing from the "
         "vectors; what remains becomes a normalised bag of words (nBOW)."
