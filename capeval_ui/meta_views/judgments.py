@@ -180,7 +180,8 @@ def render_preview(jset: object, rows: int = 200) -> None:
     frame = jset.to_frame().head(rows)
     numeric = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
     # a file's own columns, as many as it has: the grid scrolls sideways when they are many
-    table(frame, numbers=numeric, digits=3, height=300, key="judgments-preview")
+    with st.container(key="judgments-preview"):
+        table(frame, numbers=numeric, digits=3, height=300)
 
 
 def scores_frame(jset: object, scores: object) -> pd.DataFrame:
