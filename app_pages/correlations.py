@@ -68,6 +68,7 @@ if not keys:
 try:
     tokenizer = current_tokenizer()
     scores = cached.judgment_scores(jset.content_digest, keys, tokenizer, _jset=jset)
+    jset, scores = meta_views.on_common_items(jset, scores)  # statistics on common items
     report = cached.correlation_report(
         jset.content_digest,
         tuple(scores.keys),

@@ -76,6 +76,7 @@ try:
     scores = cached.judgment_scores(
         jset.content_digest, keys, tokenizer, int(n_references), int(draws), int(seed), _jset=jset
     )
+    jset, scores = meta_views.on_common_items(jset, scores)  # statistics on common items
     results = cached.pairwise_report(
         jset.content_digest,
         tuple(scores.keys),

@@ -131,6 +131,7 @@ try:
     scores = cached.judgment_scores(
         jset.content_digest, keys, tokenizer, protocols.ALL_REFERENCES, 1, 0, _jset=jset
     )
+    jset, scores = meta_views.on_common_items(jset, scores)  # statistics on common items
     results = cached.forced_choice_report(
         jset.content_digest, tuple(scores.keys), tokenizer, metric_tie, _jset=jset, _scores=scores
     )

@@ -45,6 +45,7 @@ if len(keys) < 2:
 try:
     tokenizer = current_tokenizer()
     scores = cached.judgment_scores(jset.content_digest, keys, tokenizer, _jset=jset)
+    jset, scores = meta_views.on_common_items(jset, scores)  # statistics on common items
     matrix = cached.williams(
         jset.content_digest,
         tuple(scores.keys),

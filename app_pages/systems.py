@@ -205,11 +205,15 @@ try:
         _data=data,
     )
 except CapevalError as exc:
-    st.error(str(exc))
+    st.error(choices.page_message(str(exc)))
     st.stop()
 
 for key, why in comparison.scores.skipped.items():
     st.warning(f"{key} could not be scored: {why}")
+for line in comparison.left_out_warnings(shown=0):  # which images, and why: as text below
+    st.warning(line)
+if comparison.left_out():
+    st.text("\n".join(comparison.left_out_lines()))  # image ids and captions are user text
 if not comparison.keys:
     st.stop()
 

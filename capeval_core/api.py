@@ -90,8 +90,9 @@ class CaptionScores:
     """What :func:`score_caption` returns: the results, and why any metric is missing.
 
     ``errors`` maps a metric key (``"wmd"``, not ``"bleu_2"``) to the message of the
-    :class:`CapevalError` that stopped it (e.g. a missing resource); its keys are absent
-    from ``results`` and the other metrics still score. ``missing`` holds the keys of
+    :class:`CapevalError` that stopped it (e.g. a missing resource), or to why it could not
+    score this caption (a limit, a caption its parser refuses); its keys are absent from
+    ``results`` and the other metrics still score. ``missing`` holds the keys of
     ``errors`` whose cause was a missing resource.
     """
 
@@ -128,6 +129,12 @@ def score_caption(
         errors=errors,
     )
     messages = {metric_class(k).key: str(exc) for k, exc in errors.items()}
+    for key, result in list(results.items()):  # the one item left out: nothing to show
+        if result.missing:
+            messages[metric_class(key).key] = (
+                f"{metric_class(key).name} could not score this caption: {result.missing[0]}"
+            )
+            del results[key]
     missing = frozenset(
         metric_class(k).key for k, exc in errors.items() if isinstance(exc, MissingResourceError)
     )

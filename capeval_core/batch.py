@@ -7,6 +7,10 @@ parts (see :func:`plan_tasks`). Per-item values are
 cached on disk in :func:`scores_cache_dir`, one ``.npz`` file per (content digest, metric
 signature, caller's extra key) (:func:`cache_path`, :func:`load_entry`, :func:`save_entry`).
 
+An item a metric could not score (see :meth:`~capeval_core.metrics.base.Metric.unscorable`)
+has NaN values, and its reason under :data:`MISSING` (an array of strings beside the values,
+empty where scored; present only when some item is missing), so a cached rerun keeps it.
+
 What the items are (a judgment set's captions, each system's captions of the same images)
 and how cache entries are keyed is the callers' business
 (:mod:`capeval_core.judgments.scoring`, :mod:`capeval_core.systems`); this module imports
@@ -23,6 +27,7 @@ import multiprocessing
 import os
 import pickle
 import tempfile
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -31,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from capeval_core.errors import CapevalError
+from capeval_core.errors import CapevalError, ItemsLeftOutWarning
 from capeval_core.metrics import Batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
 from capeval_core.resources import atomic_write, discard_damaged
@@ -87,6 +92,13 @@ def load_entry(
             return _discard(
                 path, f"{k!r} is {arr.dtype} of shape {arr.shape}, expected float of {shape}"
             )
+    reasons = values.get(MISSING)
+    if reasons is not None and (
+        reasons.dtype.kind != "U" or (shape is not None and reasons.shape != shape)
+    ):
+        return _discard(
+            path, f"{MISSING!r} is {reasons.dtype} of shape {reasons.shape}, expected text"
+        )
     return values
 
 
@@ -102,6 +114,35 @@ def save_entry(path: Path, values: Mapping[str, np.ndarray]) -> None:
 
 #: prefix of the arrays of Metric.sufficient_statistics among a metric's values
 STATISTICS_PREFIX = "statistics:"
+#: among a metric's values, why each item was not scored ("" where it was), shaped as the
+#: values; absent when every item was scored
+MISSING = "missing:reason"
+
+
+def missing_reasons(values: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """The :data:`MISSING` array of a metric's values, or None when every item was scored."""
+    reasons = values.get(MISSING)
+    return reasons if reasons is not None and (reasons != "").any() else None
+
+
+def drop_empty_reasons(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``values`` without a :data:`MISSING` array that gives no reason (a system of a group
+    whose other systems lost items): what a cache entry of items all scored holds."""
+    if MISSING in values and missing_reasons(values) is None:
+        del values[MISSING]
+    return values
+
+
+def merge_parts(parts: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The values of consecutive item ranges, joined along the item axis; a part in which
+    every item was scored gets empty reasons where another part has some."""
+    keys = list(dict.fromkeys(k for p in parts for k in p))
+    if MISSING in keys:
+        first = next(k for k in keys if k != MISSING)
+        parts = [
+            p if MISSING in p else {**p, MISSING: np.full(p[first].shape[:2], "")} for p in parts
+        ]
+    return {k: np.concatenate([p[k] for p in parts], axis=1) for k in keys}
 
 
 def score_metric(
@@ -110,24 +151,55 @@ def score_metric(
     """Every reported key of one metric over one or more batches: (batches, items); and,
     under ``STATISTICS_PREFIX``, the metric's sufficient statistics (batches, items, ...)."""
     metric = metric_class(metric_key)(tokenizer=tokenizer, **dict(options))
-    out: dict[str, list[list[float]]] = {}
+    out: dict[str, list[Any]] = {}
+    statistics: list[dict[str, np.ndarray]] = []
+    reasons: list[list[str]] = []
     # Only the values are kept: each result (with its evidence, hundreds of thousands of
     # objects) is freed before the garbage collector resumes, which would otherwise scan it
     # up to three times (0.3 s per 4,000 SPICE items).
     with collector_paused():
         for batch in batches:
-            result = metric.score_batch(batch)
+            with warnings.catch_warnings():  # the callers report them, once, with their ids
+                warnings.simplefilter("ignore", ItemsLeftOutWarning)
+                result = metric.score_batch(batch)
             for k in result.corpus:
                 out.setdefault(k, []).append(result.segment_values(k))
-            # what resampling needs beyond the values (BLEU's and METEOR's statistics)
-            for name, rows in metric.sufficient_statistics(result).items():
-                out.setdefault(STATISTICS_PREFIX + name, []).append(rows)
+            # what resampling needs beyond the values (BLEU's and METEOR's statistics), of
+            # the scored items; NaN rows for the others
+            statistics.append(_statistics_rows(metric, result))
+            reasons.append([s.missing or "" for s in result.segments])
             del result
         if _IN_WORKER:
             # What a worker holds now is resources and caches, alive until it exits: frozen,
             # the collector never rescans them (~2 s per worker over the 17,000-row bench).
             gc.freeze()
-    return {k: np.asarray(v, dtype=float) for k, v in out.items()}
+    # a batch whose items were all left out has no statistics: NaN rows, shaped as another's
+    for name in dict.fromkeys(k for rows in statistics for k in rows):
+        shape = next(rows[name].shape for rows in statistics if name in rows)
+        out[STATISTICS_PREFIX + name] = [
+            rows[name] if name in rows else np.full((len(batches[b]), *shape[1:]), np.nan)
+            for b, rows in enumerate(statistics)
+        ]
+    values = {k: np.asarray(v, dtype=float) for k, v in out.items()}
+    if any(r for row in reasons for r in row):
+        values[MISSING] = np.asarray(reasons, dtype=str)
+    return values
+
+
+def _statistics_rows(metric: Metric, result: Any) -> dict[str, np.ndarray]:
+    """:meth:`~capeval_core.metrics.base.Metric.sufficient_statistics` of ``result``, one
+    row per item: computed on the scored items, NaN rows for the missing ones."""
+    if not result.missing:
+        return metric.sufficient_statistics(result)
+    scored = result.scored()
+    rows = [s.index for s in scored.segments]
+    out = {}
+    for name, part in (metric.sufficient_statistics(scored) if rows else {}).items():
+        part = np.asarray(part, dtype=float)
+        full = np.full((len(result.segments), *part.shape[1:]), np.nan)
+        full[rows] = part
+        out[name] = full
+    return out
 
 
 def metric_signature(key: str, tokenizer: str, options: Mapping[str, Any]) -> str:
@@ -293,8 +365,7 @@ def score_in_workers(
             skipped[mkey] = str(exc)
             return
         if len(parts[mkey]) == expected[mkey]:
-            ordered = [parts[mkey][k] for k in sorted(parts[mkey])]
-            merged = {k: np.concatenate([p[k] for p in ordered], axis=1) for k in ordered[0]}
+            merged = merge_parts([parts[mkey][k] for k in sorted(parts[mkey])])
             finish(mkey, paths[mkey], merged)
         else:
             report(f"{mkey}: {sum(sizes[mkey, a] for a in parts[mkey]):,} of {n_items:,} {unit}")

@@ -15,6 +15,7 @@ Images are scored in the order pycocoevalcap's ``COCOEvalCap`` uses (the annotat
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -22,6 +23,8 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from capeval_core import files
 from capeval_core._version import __version__
@@ -32,7 +35,7 @@ from capeval_core.coco_files import (
     CocoBatch,
     load_coco,
 )
-from capeval_core.errors import CapevalError, CapevalWarning, InputError
+from capeval_core.errors import CapevalError, CapevalWarning, InputError, ItemsLeftOutWarning
 from capeval_core.files import Limits
 from capeval_core.metrics import (
     COCO_CAPTION_KEYS,
@@ -61,17 +64,18 @@ def score_coco(
     cider_idf: str = "corpus",
     embeddings: Any = None,
     spice_parser: str | None = None,
+    spice_max_words: int | None = None,
 ) -> dict[str, MetricResult]:
     """Score a COCO batch with the given keys, tokenizing once.
 
     ``embeddings`` (an ``Embeddings``; None = the default GloVe) goes to WMD and MEAN;
-    ``spice_parser`` (None = SPICE's default) to SPICE.
+    ``spice_parser`` (None = SPICE's default) and ``spice_max_words`` (SPICE's
+    ``max_sentence_words``) to SPICE.
     """
     from tqdm import tqdm
 
     options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
-    if spice_parser is not None:
-        options["spice"] = {"parser": spice_parser}
+    options["spice"] = spice_options(spice_parser, spice_max_words)
     if embeddings is not None:
         options["wmd"] = options["mean"] = {"embeddings": embeddings}
     metrics = list(dict.fromkeys(metric_class(k).key for k in keys))
@@ -97,6 +101,51 @@ def score_coco(
     return {k: by_metric[metric_class(k).key].select(k) for k in keys}
 
 
+def spice_options(parser: str | None, max_words: int | None) -> dict[str, Any]:
+    """SPICE's options from --spice-parser and --spice-max-words (None: the default)."""
+    options: dict[str, Any] = {}
+    if parser is not None:
+        options["parser"] = parser
+    if max_words is not None:
+        options["max_sentence_words"] = max_words
+    return options
+
+
+def left_out_json(results: dict[str, MetricResult], image_ids: Sequence[Any]) -> dict[str, Any]:
+    """``{key: {"n", "image_ids", "reasons": [{"image_id", "reason"}]}}`` for the keys whose
+    metric could not score some images (the JSON of ``score``)."""
+    out = {}
+    for key, result in results.items():
+        missing = result.missing
+        if missing:
+            ids = [image_ids[i] for i in sorted(missing)]
+            out[key] = {
+                "n": len(ids),
+                "image_ids": ids,
+                "reasons": [
+                    {"image_id": image_ids[i], "reason": missing[i]} for i in sorted(missing)
+                ],
+            }
+    return out
+
+
+def warn_left_out(results: dict[str, MetricResult], image_ids: Sequence[Any]) -> None:
+    """One warning line on stderr per metric that could not score some images (which and
+    why); the others are scored and the exit status stays 0."""
+    from capeval_core.results import left_out_line
+
+    seen = set()
+    for result in results.values():
+        metric = result.signature.metric
+        missing = result.missing
+        if missing and metric not in seen:
+            seen.add(metric)
+            what = metric_class(metric).name
+            ids = {image_ids[i]: why for i, why in sorted(missing.items())}
+            line = left_out_line(what, ids, len(image_ids), "images")
+            print(f"capeval: warning: {line}; its value is over the other images", file=sys.stderr)
+
+
 def check_per_item(path: Path) -> Path:
     """The --per-item destination, refused before any work: a suffix other than .csv/.json,
     a folder, or a folder that does not exist."""
@@ -105,9 +154,64 @@ def check_per_item(path: Path) -> Path:
     return files.check_output(path, option="--per-item")
 
 
-def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult]) -> None:
+@contextlib.contextmanager
+def held_warnings() -> Any:
+    """Warnings about the inputs (a blank reference, an image listed twice) shown once every
+    input is read: a run that then refuses an input prints its one error line alone."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CapevalWarning)
+        yield
+    for w in caught:
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def plan_outputs(args: argparse.Namespace, inputs: Sequence[tuple[str, str | None]]) -> None:
+    """Every file the command will write (--per-item and its signatures sidecar, --json to a
+    file), checked before any input is read or scored: a writable folder, no input of the
+    run, no two outputs on one path (:func:`capeval_core.files.check_outputs`)."""
+    from capeval_core.stats.export import sidecar_path
+
+    outputs: list[tuple[str, str | Path]] = []
+    per_item = getattr(args, "per_item", None)
+    if per_item:
+        check_per_item(Path(per_item))
+        outputs.append(("--per-item", per_item))
+        if Path(per_item).suffix.lower() == ".csv":
+            outputs.append(("the signatures of --per-item", sidecar_path(per_item)))
+    if isinstance(getattr(args, "json", None), str) and args.json != "-":
+        outputs.append(("--json", args.json))
+    files.check_outputs(outputs, [(what, p) for what, p in inputs if p])
+
+
+def read_references_of(args: argparse.Namespace) -> Any:
+    """The --annotations references (COCO val2014 without), held to the limits; --split given
+    for a file that has no splits is an error, not ignored."""
+    from capeval_core.coco_files import read_references
+
+    split = args.split or DEFAULT_SPLIT
+    if args.split is not None and not args.annotations:
+        raise InputError(
+            "--split picks a split of Karpathy's dataset_coco.json given as --annotations; "
+            "without --annotations the references are COCO val2014, which has no splits"
+        )
+    refs = read_references(_annotations(args), split, limits_of(args))
+    if args.split is not None and refs.shape != "karpathy":
+        shape = "COCO captions annotations"
+        if refs.shape != "coco":
+            shape = "an {image_id: [captions]} object"
+        raise InputError(
+            f"--split {args.split}: references file {args.annotations} has no splits (it is "
+            f"{shape}); leave --split out, or give Karpathy's dataset_coco.json"
+        )
+    return refs
+
+
+def per_item_outputs(
+    path: Path, batch: CocoBatch, results: dict[str, MetricResult]
+) -> list[tuple[str, Path, str]]:
     """One row per image: CSV (image_id, then a column per key; the signatures in a sidecar
-    JSON beside it) or a JSON list; each file is complete or absent, never partial."""
+    JSON beside it) or a JSON list, as ``(option, path, text)`` for
+    :func:`capeval_core.files.write_all` (each file complete or absent, never partial)."""
     check_per_item(path)
     rows = [
         [image_id, *(result.segments[i].scores[key] for key, result in results.items())]
@@ -115,28 +219,31 @@ def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult
     ]
     header = ["image_id", *results]
     if path.suffix.lower() == ".json":
-        files.write_json(
-            path, [_jsonable(dict(zip(header, r, strict=True))) for r in rows], option="--per-item"
-        )
-    else:
-        from capeval_core.stats.export import sidecar_path, signatures_text
+        records = [_jsonable(dict(zip(header, r, strict=True))) for r in rows]
+        return [("--per-item", path, json.dumps(records, indent=1, allow_nan=False) + "\n")]
+    from capeval_core.stats.export import sidecar_path, signatures_text
 
-        files.write_csv(path, header, rows, option="--per-item")
-        signatures = {k: str(r.signature) for k, r in results.items()}
-        files.write_text(
-            sidecar_path(path), signatures_text(signatures, path.name), option="--per-item"
-        )
+    signatures = {k: str(r.signature) for k, r in results.items()}
+    return [
+        ("--per-item", path, files.csv_text(header, rows)),
+        ("--per-item", sidecar_path(path), signatures_text(signatures, path.name)),
+    ]
+
+
+def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult]) -> None:
+    """:func:`per_item_outputs` written, all or none."""
+    files.write_all(per_item_outputs(path, batch, results))
 
 
 def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
     width = max(len(k) for k in results)
     print(f"capeval {__version__} - {n_images} images")
     for key, result in results.items():
-        print(f"{key:<{width}}  {result.value:.6f}  {result.signature}")
+        print(f"{key:<{width}}  {result.value:.6f}  {files.printable(result.signature)}")
     notes = {r.signature.metric: r.warnings for r in results.values()}
     for metric, metric_notes in notes.items():
         for note in metric_notes:
-            print(f"warning ({metric}): {note}", file=sys.stderr)
+            print(f"warning ({metric}): {files.printable(note)}", file=sys.stderr)
 
 
 def _split_keys(values: Sequence[str]) -> list[str]:
@@ -176,15 +283,34 @@ def _annotations(args: argparse.Namespace) -> Path | None:
 
 def _cmd_score(args: argparse.Namespace) -> int:
     keys = metric_keys(args.metrics, DEFAULT_KEYS)
-    if args.per_item:
-        check_per_item(Path(args.per_item))
-    batch = load_coco(Path(args.results), _annotations(args), limits_of(args), args.split)
+    plan_outputs(
+        args,
+        [
+            ("--results file", args.results),
+            ("--annotations file", args.annotations),
+            ("--embeddings file", args.embeddings),
+        ],
+    )
+    with held_warnings():
+        refs = read_references_of(args)
+        batch = load_coco(Path(args.results), refs, limits_of(args))
     embeddings = None
     if args.embeddings and any(metric_class(k).key in ("wmd", "mean") for k in keys):
         from capeval_core.embeddings import load_embeddings
 
         embeddings = load_embeddings(args.embeddings)
-    results = score_coco(batch, keys, args.tokenizer, args.cider_idf, embeddings, args.spice_parser)
+    with warnings.catch_warnings():  # left-out images are reported below, with their ids
+        warnings.simplefilter("ignore", ItemsLeftOutWarning)
+        results = score_coco(
+            batch,
+            keys,
+            args.tokenizer,
+            args.cider_idf,
+            embeddings,
+            args.spice_parser,
+            args.spice_max_words,
+        )
+    warn_left_out(results, batch.image_ids)
     if args.per_item:
         write_per_item(Path(args.per_item), batch, results)
     if args.json:
@@ -192,7 +318,10 @@ def _cmd_score(args: argparse.Namespace) -> int:
             "corpus": {k: r.value for k, r in results.items()},
             "signatures": {k: str(r.signature) for k, r in results.items()},
         }
-        print(json.dumps(out, indent=1))
+        left_out = left_out_json(results, batch.image_ids)
+        if left_out:  # only then: the JSON of a run that scored everything stays as it was
+            out["left_out"] = left_out
+        print(json.dumps(_jsonable(out), indent=1))
     else:
         _print_table(results, len(batch.image_ids))
     return 0
@@ -206,6 +335,8 @@ def _jsonable(value: Any) -> Any:
     """NaN -> None, recursively (the correlate JSON contract says null)."""
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
@@ -266,32 +397,50 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from capeval_core.judgments import load_judgments
-    from capeval_core.judgments.scoring import score_judgments
+    from capeval_core.judgments.scoring import (
+        judgments_left_out_json,
+        left_out_lines,
+        on_common_items,
+        score_judgments,
+    )
     from capeval_core.resources import available_cpus
     from capeval_core.stats import pairwise_accuracy, williams_matrix
 
     keys, maybe_external = _correlate_keys(args.metrics)
-    if args.json and args.json != "-":
-        files.check_output(args.json, option="--json")
+    inputs = [("--judgments file", args.judgments), ("--metric-scores file", args.metric_scores)]
+    plan_outputs(args, inputs)
+    for option, value in (("--judgments", args.judgments), ("--metric-scores", args.metric_scores)):
+        if value and not Path(value).exists():
+            raise InputError(f"{option} {value}: no such file or folder")
     limits = {name: getattr(args, name) for name in LIMIT_FLAGS}
-    jset = load_judgments(args.judgments, args.format, args.preset, **limits)
-    if args.metric_scores:
-        from capeval_core.judgments.external import join_scores_file
+    with held_warnings():
+        jset = load_judgments(args.judgments, args.format, args.preset, **limits)
+        if Path(args.judgments).is_dir():  # the files read from the folder, now known
+            read = [Path(args.judgments) / name for name in jset.source]
+            inputs += [(f"{p.name} of --judgments", str(p)) for p in read if p.is_file()]
+            plan_outputs(args, inputs)
+        if args.metric_scores:
+            from capeval_core.judgments.external import join_scores_file
 
-        jset = join_scores_file(jset, args.metric_scores, max_bytes=limits["max_bytes"])
+            jset = join_scores_file(jset, args.metric_scores, max_bytes=limits["max_bytes"])
     keys += _external_keys(jset, maybe_external)
     check_human(jset, args.human)
-    print(f"{args.format}: {jset.describe()}", file=sys.stderr)
+    if jset.kind == "pairwise":
+        from capeval_core.judgments.protocols import label_counts, missing_labels_warning
+
+        if label_counts(jset)[1] == 0:
+            raise InputError(f"{args.format} {args.judgments}: {missing_labels_warning(jset)}")
+    print(f"{args.format}: {files.printable(jset.describe())}", file=sys.stderr)
     for note in jset.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {files.printable(note)}", file=sys.stderr)
     protocol = None
     if jset.kind == "pairwise":
-        from capeval_core.judgments.protocols import missing_labels_warning, protocol_for
+        from capeval_core.judgments.protocols import protocol_for
 
         protocol = protocol_for(jset)
         missing = missing_labels_warning(jset)
         if missing:
-            print(f"warning: {missing}", file=sys.stderr)
+            print(f"warning: {files.printable(missing)}", file=sys.stderr)
     n_references, draws = protocol.sampling if protocol is not None else (5, 5)
     with tqdm(total=None, desc="scoring", unit="metric", file=sys.stderr) as bar:
         progress = _bar_progress(bar)
@@ -301,12 +450,22 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             jset,
             keys,
             tokenizer=args.tokenizer,
+            options={"spice": spice_options(None, args.spice_max_words)},
             n_references=n_references,
             draws=draws,
             seed=args.seed,
             workers=workers,
             on_progress=progress,
         )
+    # the statistics compare metrics on the items every one of them scored
+    left_out = left_out_lines(jset, scores)
+    if left_out:
+        print(f"warning: {'; '.join(left_out)}", file=sys.stderr)
+    full, left_json = jset, judgments_left_out_json(jset, scores)
+    jset, scores = on_common_items(jset, scores)
+    degenerate = _degenerate_metrics(scores, jset.kind)
+    for key, why in degenerate.items():
+        print(f"warning: {key} {why}", file=sys.stderr)
     if protocol is not None:
         from capeval_core.judgments.protocols import (
             ALL_REFERENCES,
@@ -336,11 +495,11 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             "human_tie": protocol.human_tie,
         }
         out: dict[str, Any] = {
-            "n_pairs": len(jset),
-            "n_labelled": label_counts(jset)[1],
+            "n_pairs": len(full),
+            "n_labelled": label_counts(full)[1],
             "accuracy": accuracy,
             "signatures": {
-                k: accuracy_signature(scores.signatures[k], jset, **knobs) for k in scores.keys
+                k: accuracy_signature(scores.signatures[k], full, **knobs) for k in scores.keys
             },
             "preset": jset.preset,
         }
@@ -384,15 +543,17 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 if args.resamples:
                     bounds = [float(row.ci_low), float(row.ci_high)]
                     intervals.setdefault(row.metric, {})[row.method] = bounds
-            level_human, level_values = at_level(human, scores.values, systems)
+            level_human, level_values = at_level(
+                human, {k: v for k, v in scores.values.items() if k not in degenerate}, systems
+            )
             matrix = (
                 williams_matrix(level_human, level_values, args.williams_correlation)
-                if len(level_human) > 3
+                if len(level_human) > 3 and len(level_values) > 1
                 else None
             )
         williams = matrix.as_dict() if matrix is not None else {}
         out = {
-            "n_rows": len(jset),
+            "n_rows": len(full),
             "dropped": dict(jset.dropped),
             "level": args.level,
             "correlations": correlations,
@@ -423,14 +584,42 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 cells = ("        -" if math.isnan(p) else f"{p:>9.4g}" for p in matrix.pvalues[i])
                 print(f"{a:<{width}}  " + "  ".join(cells))
     for key, msg in scores.skipped.items():
-        print(f"warning: {key} skipped: {msg}", file=sys.stderr)
+        print(f"warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
+    if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was
+        out["left_out"] = left_json
     if args.json:
         text = json.dumps(_jsonable(out), indent=1, allow_nan=False)
         if args.json == "-":
             print(text)
         else:
-            files.write_text(args.json, text + "\n", option="--json")
+            files.write_all([("--json", args.json, text + "\n")])
     return 0
+
+
+def _degenerate_metrics(scores: Any, kind: str) -> dict[str, str]:
+    """Metrics no correlation or test can use: fewer than two finite values, or one value
+    throughout (each with why, for a warning); they stay in the tables (as NaN, null in
+    the JSON) and are left out of the Williams tests."""
+    out = {}
+    for key in scores.keys:
+        if kind == "pairwise":
+            values = np.concatenate([scores.values_a[key], scores.values_b[key]])
+        else:
+            values = np.asarray(scores.values[key], dtype=float)
+        finite = values[np.isfinite(values)]
+        if finite.size < 2:
+            out[key] = (
+                f"has {finite.size} finite value(s) of {values.size:,}: its correlations are "
+                "undefined and it is left out of the tests"
+            )
+        elif np.all(finite == finite[0]):
+            out[key] = f"is constant ({finite[0]:g} for all {values.size:,} values): " + (
+                "every pair is a metric tie"
+                if kind == "pairwise"
+                else "its correlations are undefined (null in the JSON) and it is left out of "
+                "the Williams tests"
+            )
+    return out
 
 
 #: keys ``perturb`` scores when --metrics is not given
@@ -505,10 +694,14 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             "skipped": dict(result.skipped),
         }
         if not args.json:
-            print(f"{result.name} on {source}: {out['n_changed']} of {out['n']} changed")
+            print(
+                f"{result.name} on {files.printable(source)}: {out['n_changed']} of "
+                f"{out['n']} changed"
+            )
             print(summary.drop(columns="signature").to_string(index=False))
             if not corr.empty:
-                print(f"\ncorrelation with human scores ({human_name}), before -> after")
+                shown = files.printable(human_name)
+                print(f"\ncorrelation with human scores ({shown}), before -> after")
                 print(corr.to_string(index=False))
     else:
         if args.candidate is None or not args.reference:
@@ -541,12 +734,14 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             "skipped": {k: str(e) for k, e in errors.items()},
         }
         if not args.json:
-            print(f"original:  {p.original}\nperturbed: {p.perturbed}\n({p.note})")
+            shown = files.printable
+            print(f"original:  {shown(p.original)}\nperturbed: {shown(p.perturbed)}")
+            print(f"({shown(p.note)})")
             for k in scores.before:
                 b, a = scores.before[k], scores.after[k]
                 print(f"{k:<10} {b:.6f} -> {a:.6f}  ({a - b:+.6f})")
     for key, msg in out["skipped"].items():
-        print(f"warning: {key} skipped: {msg}", file=sys.stderr)
+        print(f"warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if args.json:
         print(json.dumps(_jsonable(out), indent=1, allow_nan=False))
     return 0
@@ -560,19 +755,29 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         compare_systems,
         load_systems,
         score_systems,
-        write_systems_per_item,
+        systems_per_item_outputs,
     )
 
     keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
-    for option, value in (("--trials", args.trials), ("--resamples", args.resamples)):
-        if value < 1:
-            raise InputError(f"{option} must be at least 1 (got {value})")
     if args.table and args.json == "-":
         raise InputError("--table and --json - both print on stdout: write the JSON to a file")
-    names = [n.strip() for n in args.names.split(",")] if args.names else None
-    data = load_systems(
-        args.results, _annotations(args), names, split=args.split, on_missing=args.on_missing
+    names = _names(args.names, args.results)
+    for i, path in enumerate(args.results):
+        for earlier in args.results[:i]:
+            if files.same_place(Path(path), Path(earlier)):
+                raise InputError(
+                    f"--results lists {path} twice (as {earlier} too): compare different "
+                    "systems' files"
+                )
+    plan_outputs(
+        args,
+        [*(("--results file", r) for r in args.results), ("--annotations file", args.annotations)],
     )
+    with held_warnings():
+        refs = read_references_of(args)
+        data = load_systems(
+            args.results, refs, names, on_missing=args.on_missing, limits=limits_of(args)
+        )
     with tqdm(
         total=None,
         desc="capeval compare",
@@ -587,7 +792,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             data,
             keys,
             tokenizer=args.tokenizer,
-            options={"cider_d": {"idf": args.cider_idf}, "spice": {"parser": args.spice_parser}},
+            options={
+                "cider_d": {"idf": args.cider_idf},
+                "spice": spice_options(args.spice_parser, args.spice_max_words),
+            },
             workers=workers,
             on_progress=progress,
         )
@@ -599,14 +807,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             n_trials=args.trials,
             seed=args.seed,
         )
+    for line in comparison.left_out_warnings():
+        print(f"capeval: warning: {files.printable(line)}", file=sys.stderr)
+    outputs = []
     if args.per_item:
-        write_systems_per_item(Path(args.per_item), comparison)
-    if args.json:
-        text = json.dumps(comparison.as_dict(), indent=1, allow_nan=False)
-        if args.json == "-":
-            print(text)
-        else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
+        outputs += systems_per_item_outputs(Path(args.per_item), comparison)
+    text = json.dumps(comparison.as_dict(), indent=1, allow_nan=False)
+    if args.json and args.json != "-":
+        outputs.append(("--json", Path(args.json), text + "\n"))
+    files.write_all(outputs)
+    if args.json == "-":
+        print(text)
     if args.table:
         from capeval_core.systems_table import paper_table
 
@@ -614,6 +825,26 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     elif args.json != "-":
         print(comparison.format_table())
     return 0
+
+
+def _names(text: str | None, results: Sequence[str]) -> list[str] | None:
+    """--names: one name per results file, comma-separated, each given and distinct."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",")]
+    if not any(names):
+        raise InputError("--names is empty: give one name per results file, comma-separated")
+    if len(names) != len(results):
+        raise InputError(
+            f"--names gives {len(names)} name(s) for {len(results)} results file(s): give one "
+            "per file, comma-separated, in the order of --results"
+        )
+    for i, name in enumerate(names):
+        if not name:
+            raise InputError(f"--names: name {i + 1} (for {results[i]}) is empty")
+        if names.index(name) != i:
+            raise InputError(f"--names: {files.printable(name)!r} is given twice")
+    return names
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
@@ -705,9 +936,10 @@ def _add_reference_options(sub: argparse.ArgumentParser) -> None:
     )
     sub.add_argument(
         "--split",
-        default=DEFAULT_SPLIT,
+        default=None,
         choices=KARPATHY_SPLITS,
-        help=f"the split read from a Karpathy dataset_coco.json (default: {DEFAULT_SPLIT})",
+        help=f"the split read from a Karpathy dataset_coco.json (default: {DEFAULT_SPLIT}); "
+        "an error with references that have no splits",
     )
 
 
@@ -723,10 +955,31 @@ def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the README's promise for bad input: one line on stderr, exit status 2
+    (argparse's own error prints the usage first)."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _add_spice_limit_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--spice-max-words",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="SPICE: leave out the items with a sentence of more than N words (CoreNLP's "
+        "words and sentences), to bound the parse's time and memory; they are reported on "
+        "stderr and in the JSON, every other item and metric is scored (default: no limit, "
+        "as the jar)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     from capeval_core.judgments import LOADERS  # the correlate help lists their presets anyway
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="capeval", description="Image-captioning metrics that match the references."
     )
     parser.add_argument("--version", action="version", version=f"capeval {__version__}")
@@ -752,6 +1005,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
     )
     _add_spice_parser_option(score)
+    _add_spice_limit_option(score)
     score.add_argument(
         "--embeddings",
         metavar="PATH",
@@ -808,11 +1062,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     correlate.add_argument(
         "--resamples",
-        type=int,
+        type=_resamples_or_none,
         default=0,
         metavar="N",
-        help="graded sets: percentile bootstrap intervals from N resamples, in the JSON's "
-        "`intervals` (default 0: none)",
+        help="graded sets: percentile bootstrap intervals from N resamples (N >= 2), in the "
+        "JSON's `intervals` (default 0: none)",
     )
     correlate.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
     correlate.add_argument(
@@ -822,17 +1076,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     correlate.add_argument(
         "--workers",
-        type=int,
+        type=_whole(0),
         default=None,
         help="worker processes for scoring (default: one per available CPU; 0 or 1: none)",
     )
     correlate.add_argument(
         "--seed",
-        type=int,
+        type=_SEED,
         default=0,
         help="seed for sampling references and breaking human ties (pairwise sets) and for "
         "the bootstrap intervals (graded sets)",
     )
+    _add_spice_limit_option(correlate)
     _add_limit_options(correlate)
     correlate.set_defaults(func=_cmd_correlate)
 
@@ -844,7 +1099,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--reference", action="append", metavar="TEXT", help="a reference (repeat the option)"
     )
     pert.add_argument("--perturbation", required=True, metavar="NAME", help="registry name")
-    pert.add_argument("--seed", type=int, default=0)
+    pert.add_argument("--seed", type=_SEED, default=0)
     pert.add_argument(
         "--metrics",
         nargs="+",
@@ -865,7 +1120,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME|PATH",
         help=f"batch mode: {' or '.join(PERTURB_DATASETS)}, or a graded judgment file",
     )
-    pert.add_argument("--images", type=int, default=5000, help="images of coco-val/demo-graded")
+    pert.add_argument(
+        "--images", type=_whole(1), default=5000, help="images of coco-val/demo-graded"
+    )
     pert.add_argument("--format", help="judgment format of a --dataset file (e.g. graded)")
     pert.add_argument("--preset", help="protocol preset of a --dataset file")
     pert.add_argument("--human", help="human-score column (default: the first)")
@@ -884,7 +1141,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RESULTS",
         help="one or more COCO results files; the first is the baseline",
     )
-    comp.add_argument("--names", help="comma-separated system names (default: the file stems)")
+    comp.add_argument(
+        "--names",
+        help="comma-separated system names, one per results file (default: the file stems)",
+    )
     comp.add_argument(
         "--on-missing",
         default="error",
@@ -905,14 +1165,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="paired bootstrap resampling, approximate randomization, or both (default); "
         "with both, the JSON's p_value is the larger of the two",
     )
-    comp.add_argument("--trials", type=int, default=10_000, help="approximate randomization trials")
+    comp.add_argument(
+        "--trials", type=_whole(1), default=10_000, help="approximate randomization trials"
+    )
     comp.add_argument(
         "--resamples",
-        type=int,
+        type=_whole(2),
         default=1000,
-        help="bootstrap resamples (intervals and the paired bootstrap test)",
+        help="bootstrap resamples, at least 2 (intervals and the paired bootstrap test)",
     )
-    comp.add_argument("--seed", type=int, default=12345, help="seed of both tests (sacrebleu's)")
+    comp.add_argument("--seed", type=_SEED, default=12345, help="seed of both tests (sacrebleu's)")
     comp.add_argument(
         "--per-item", metavar="OUT", help="write per-image captions and scores (.csv or .json)"
     )
@@ -937,12 +1199,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
     )
     _add_spice_parser_option(comp)
+    _add_spice_limit_option(comp)
     comp.add_argument(
         "--workers",
-        type=int,
+        type=_whole(0),
         default=None,
         help="worker processes for scoring (default: one per available CPU; 0 or 1: none)",
     )
+    _add_limit_options(comp)
     comp.set_defaults(func=_cmd_compare)
 
     metrics = sub.add_parser("metrics", help="list the metric keys")
@@ -957,31 +1221,71 @@ def build_parser() -> argparse.ArgumentParser:
     from capeval_core.i2ce.model import TRAIN_DEFAULTS as _d
 
     tr.add_argument("--output", default="i2ce-model", help="folder for weights, config and log")
-    tr.add_argument("--vocab-size", type=int, default=_d["vocab_size"], help="encoder words")
-    tr.add_argument("--output-vocab", type=int, default=_d["output_vocab"], help="decoder words")
-    tr.add_argument("--max-captions", type=int, default=_d["max_captions"])
-    tr.add_argument("--max-len", type=int, default=_d["max_len"], help="longest caption kept")
-    tr.add_argument("--hidden", type=int, default=_d["hidden"], help="encoder GRU size/direction")
-    tr.add_argument("--decoder-hidden", type=int, default=_d["decoder_hidden"])
-    tr.add_argument("--attention", type=int, default=_d["attention"])
-    tr.add_argument("--epochs", type=int, default=_d["epochs"])
-    tr.add_argument("--batch-size", type=int, default=_d["batch_size"])
-    tr.add_argument("--lr", type=float, default=_d["lr"])
-    tr.add_argument("--seed", type=int, default=_d["seed"])
-    tr.add_argument("--threads", type=int, default=_d["threads"], help="torch CPU threads")
-    tr.add_argument("--val-captions", type=int, default=_d["val_captions"])
-    tr.add_argument("--log-every", type=int, default=_d["log_every"], help="loss log interval")
+    tr.add_argument("--vocab-size", type=_whole(1), default=_d["vocab_size"], help="encoder words")
+    tr.add_argument(
+        "--output-vocab", type=_whole(1), default=_d["output_vocab"], help="decoder words"
+    )
+    tr.add_argument("--max-captions", type=_whole(1), default=_d["max_captions"])
+    tr.add_argument("--max-len", type=_whole(1), default=_d["max_len"], help="longest caption kept")
+    tr.add_argument(
+        "--hidden", type=_whole(1), default=_d["hidden"], help="encoder GRU size/direction"
+    )
+    tr.add_argument("--decoder-hidden", type=_whole(1), default=_d["decoder_hidden"])
+    tr.add_argument("--attention", type=_whole(1), default=_d["attention"])
+    tr.add_argument("--epochs", type=_whole(1), default=_d["epochs"])
+    tr.add_argument("--batch-size", type=_whole(1), default=_d["batch_size"])
+    tr.add_argument("--lr", type=_positive_float, default=_d["lr"])
+    tr.add_argument("--seed", type=_SEED, default=_d["seed"])
+    tr.add_argument("--threads", type=_whole(1), default=_d["threads"], help="torch CPU threads")
+    tr.add_argument("--val-captions", type=_whole(0), default=_d["val_captions"])
+    tr.add_argument(
+        "--log-every", type=_whole(1), default=_d["log_every"], help="loss log interval"
+    )
     tr.set_defaults(func=_cmd_train_i2ce)
     return parser
 
 
-def _positive_int(text: str) -> int:
+def _whole(minimum: int, maximum: int | None = None) -> Any:
+    """An argparse ``type``: a whole number from ``minimum`` (to ``maximum``), else one line
+    saying what was expected and what came."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum:,}"
+            raise argparse.ArgumentTypeError(f"expected a whole number {bound}, got {value}")
+        return value
+
+    whole.__name__ = "whole number"
+    return whole
+
+
+_positive_int = _whole(1)
+#: seeds: numpy's generators take any whole number >= 0; torch's (train-i2ce) one below 2**63
+_SEED = _whole(0, 2**63 - 1)
+
+
+def _resamples_or_none(text: str) -> int:
+    """--resamples of correlate: 0 (no intervals) or at least 2 (one resample has no spread)."""
+    value = _whole(0)(text)
+    if value == 1:
+        raise argparse.ArgumentTypeError(
+            "expected 0 (no intervals) or at least 2 resamples, got 1 (one resample gives an "
+            "interval of width 0)"
+        )
+    return value
+
+
+def _positive_float(text: str) -> float:
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
     return value
 
 
@@ -1028,6 +1332,31 @@ def _one_line_warnings(previous: Any) -> Any:
     return show
 
 
+#: the library's words for what the command line calls by an option: a core message names
+#: its keyword argument (a Python caller's word), the command line prints the flag
+CLI_WORDS = {
+    "the `max_bytes` option": "--max-bytes",
+    "the `max_caption_tokens` option": "--max-caption-tokens",
+    "the `max_references` option": "--max-references",
+    "(give names explicitly)": "(give them with --names)",
+    # keyword arguments the command line has no option for: their suggestion is dropped, or
+    # said as what to do with the files
+    "; name one with `score_columns`": "",
+    ", or pass `file_format`": "",
+    ", or a COCO captions file as `references_from`": "",
+    "pass `references_from` (a Flickr token file or COCO captions JSON)": "put its caption "
+    "file (a Flickr token file or COCO captions JSON) in the folder",
+}
+
+
+def cli_message(message: str) -> str:
+    """A core message in the command line's words, on one line (control characters of file
+    names or captions escaped)."""
+    for library, cli in CLI_WORDS.items():
+        message = message.replace(library, cli)
+    return files.printable(message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for bad input, as argparse does)."""
     args = build_parser().parse_args(argv)
@@ -1036,7 +1365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return args.func(args)
         except CapevalError as exc:
-            print(f"capeval: error: {exc}", file=sys.stderr)
+            print(f"capeval: error: {cli_message(str(exc))}", file=sys.stderr)
             return 2
 
 

@@ -10,6 +10,20 @@
 Image ids are whole numbers or text; text of digits only (``"391895"``) is the number, since
 JSON object keys are always text and files disagree on which they write.
 
+References as distributed, one rule each (pycocoevalcap 1.2 measured on each case):
+
+* a blank reference (``""`` or spaces) is kept and scored as an empty reference, as
+  pycocoevalcap scores it (in the measured case it lowers CIDEr-D and no other metric), with
+  a warning that names the images; text the PTB tokenizer empties (``"..."``) is scored the
+  same way, as it is there;
+* an image with no reference at all (``{"42": []}``, ``"sentences": []``) is refused: every
+  pycocoevalcap scorer requires one;
+* an image listed twice in a COCO file's ``images`` is scored once, at its first place, as
+  pycocotools indexes it, with a warning; annotation records that share an ``id`` are each a
+  reference, as pycocotools' ``imgToAnns`` keeps them;
+* an image twice in one split of a Karpathy file is refused with both records: that is no
+  file Karpathy distributed, and merging the two records' sentences would be a guess.
+
 Every file goes through :mod:`capeval_core.files` (size cap, encodings, JSON depth, lone
 surrogates) and every record is validated, so bad input ends in one :class:`InputError`
 naming the file, record and field. ``capeval score``, ``capeval compare`` and the Systems page
@@ -30,11 +44,12 @@ from capeval_core.files import Limits
 #: a file to read: a path, or an upload as (file name, bytes)
 Source = str | Path | tuple[str, bytes]
 
-#: how a caller raises each limit (the command line's flags by default)
+#: how a message says to raise each limit: the keyword argument of the library, which the
+#: command line shows as its flag (``--max-caption-tokens``) and a page as its control
 LIMIT_FLAGS: Mapping[str, str] = {
-    "max_bytes": "--max-bytes",
-    "max_caption_tokens": "--max-caption-tokens",
-    "max_references": "--max-references",
+    "max_bytes": "the `max_bytes` option",
+    "max_caption_tokens": "the `max_caption_tokens` option",
+    "max_references": "the `max_references` option",
 }
 
 
@@ -169,7 +184,9 @@ class References:
         listed = (
             tuple(i for i in images if isinstance(i, dict)) if isinstance(images, list) else None
         )
-        return cls(source, _checked(refs, source, limits), listed, "coco")
+        checked = _checked(refs, source, limits)
+        _warn_repeats(data, source)
+        return cls(source, checked, listed, "coco")
 
     @classmethod
     def from_json(
@@ -206,17 +223,65 @@ def _kind(data: Any) -> str:
     return files.json_kind(data)
 
 
+def _warn_repeats(data: dict, source: str) -> None:
+    """Images listed twice: read as pycocotools reads them (see the module), and said, since
+    a file listing its images twice is often two files joined, whose annotations then count
+    twice too (in pycocoevalcap as here). Annotation ids used twice are not said: many
+    files number each image's captions from 0, and pycocoevalcap's references do not depend
+    on the ids."""
+    import warnings
+
+    from capeval_core.errors import CapevalWarning
+
+    rows = data.get("images")
+    if not isinstance(rows, list):
+        return
+    counts: dict[Any, int] = {}
+    for row in rows:
+        if isinstance(row, dict) and isinstance(row.get("id"), int | str):
+            counts[row["id"]] = counts.get(row["id"], 0) + 1
+    twice = [k for k, n in counts.items() if n > 1]
+    if twice:
+        shown = ", ".join(map(repr, twice[:5])) + (" ..." if len(twice) > 5 else "")
+        warnings.warn(
+            f"annotations file {source}, list 'images': {len(twice):,} image id(s) appear more "
+            f"than once ({shown}); scored once, at its first place, as pycocotools indexes it",
+            CapevalWarning,
+            stacklevel=3,
+        )
+
+
 def _checked(
     refs: Mapping[Any, list[str]], source: str, limits: Limits | None
 ) -> dict[Any, tuple[str, ...]]:
+    import warnings
+
+    from capeval_core.errors import CapevalWarning
+
     limits = limits or Limits()
+    blank = []
     for image_id, captions in refs.items():
+        if not captions:
+            raise InputError(
+                f"references file {source}: image_id {image_id!r} has no reference (every "
+                "image needs one; pycocoevalcap's scorers refuse an empty list too)"
+            )
+        if any(not c.strip() for c in captions):
+            blank.append(image_id)
         problem = limits.references_problem(len(captions))
         if problem:
             raise InputError(
                 f"references file {source}: image_id {image_id!r} has "
                 + over_limit(problem, "max_references")
             )
+    if blank:
+        shown = ", ".join(map(repr, blank[:5])) + (" ..." if len(blank) > 5 else "")
+        warnings.warn(
+            f"references file {source}: {len(blank):,} image(s) have a blank reference "
+            f"({shown}); each is scored as an empty reference, as pycocoevalcap scores it",
+            CapevalWarning,
+            stacklevel=3,
+        )
     return {k: tuple(v) for k, v in refs.items()}
 
 
@@ -234,7 +299,7 @@ def _gts(data: dict, source: str, limits: Limits | None) -> References:
     limits = limits or Limits()
     refs: dict[Any, list[str]] = {}
     for key, captions in data.items():
-        fail = files.failer(f"references file {source}, image_id {key!r}")
+        fail = files.failer(f"references file {source}, image_id {canonical_id(key)!r}")
         if not isinstance(captions, list):
             raise fail(
                 "expected a list of captions (the {image_id: [captions]} shape; COCO "
@@ -259,6 +324,7 @@ def _karpathy(images: list, source: str, split: str, limits: Limits | None) -> R
     limits = limits or Limits()
     fail = files.failer(f"references file {source}, list 'images'")
     refs: dict[Any, list[str]] = {}
+    first: dict[Any, int] = {}
     splits: dict[str, int] = {}
     for i, img in enumerate(images):
         if not isinstance(img, dict):
@@ -278,6 +344,16 @@ def _karpathy(images: list, source: str, split: str, limits: Limits | None) -> R
         if img["split"] != split:
             continue
         image_id = image_id_of(img["cocoid"], fail, i, "cocoid")
+        if image_id in first:
+            raise fail(
+                f"cocoid {image_id!r} is listed twice in split {split!r} (records "
+                f"{first[image_id]} "
+                f"and {i}); Karpathy's file lists each image once, and merging the two records' "
+                "sentences would be a guess: keep one",
+                record=i,
+                column="cocoid",
+            )
+        first[image_id] = i
         sentences = img["sentences"]
         if not isinstance(sentences, list):
             raise fail(

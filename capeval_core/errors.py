@@ -45,3 +45,8 @@ class DegenerateCorpusWarning(CapevalWarning):
 
 class DamagedCacheWarning(CapevalWarning):
     """A cache entry failed its checks when read; it was discarded and is being rebuilt."""
+
+
+class ItemsLeftOutWarning(CapevalWarning):
+    """A metric could not score some items (a limit the user set, a caption its parser
+    refuses): their values are missing with the reason, every other item is scored."""

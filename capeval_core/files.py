@@ -412,16 +412,116 @@ class Limits:
 # -- outputs ----------------------------------------------------------------------------------
 
 
+#: characters that would break a line of a terminal or a text table, or act on the terminal:
+#: C0 and C1 controls (newline, tab, ESC of ANSI sequences, DEL), line and paragraph
+#: separators, and the bidirectional overrides that reorder what a terminal shows
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on one line: each control character as its escape.
+
+    >>> printable("sys\\n\\x1b[31mred")
+    'sys\\\\n\\\\u001b[31mred'
+    """
+    return _CONTROL.sub(lambda m: json.dumps(m.group())[1:-1], str(text))
+
+
+def shared_name(source: str | os.PathLike[str]) -> str:
+    """An input as a shared output names it: the file name without its folders (a table in a
+    paper, a sidecar sent to a colleague must not carry the machine's paths); text that is
+    no path (``COCO val2014 captions ...``) is kept.
+
+    >>> shared_name("/home/me/data/captions_val2014.json, split test")
+    'captions_val2014.json, split test'
+    """
+    return str(source).replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def text_digest(text: str) -> str:
+    """First 12 hex digits of the sha256 of ``text`` (UTF-8): a content digest for outputs
+    that name an input by its file name only."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
 def check_output(path: str | os.PathLike[str], *, option: str = "output") -> Path:
     """The output path, refused where it could not be written: a folder, or in a folder that
     does not exist. Called before the work starts, so a long run does not end in this."""
+    if not str(path):
+        raise InputError(f"{option} is empty: give a file name")
     p = Path(path)
-    if p.is_dir():
+    try:
+        is_dir, parent_is_dir, parent_exists = p.is_dir(), p.parent.is_dir(), p.parent.exists()
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        raise InputError(f"{option} {str(p)!r}: not a usable file name ({_reason(exc)})") from None
+    if is_dir:
         raise InputError(f"{option} {p}: this is a folder; give a file name")
-    if not p.parent.is_dir():
-        what = "is not a folder" if p.parent.exists() else "does not exist"
-        raise InputError(f"{option} {p}: the folder {p.parent} {what}")
+    if not parent_is_dir and parent_exists:
+        raise InputError(f"{option} {p}: {p.parent} is a file, not a folder")
+    if not parent_is_dir:
+        raise InputError(f"{option} {p}: the folder {p.parent} does not exist")
     return p
+
+
+def same_place(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (the same inode where both exist, else the same
+    resolved path: a link, ``./x`` and ``x`` are one place)."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except (OSError, ValueError):
+        return False
+
+
+def check_outputs(
+    outputs: Iterable[tuple[str, str | os.PathLike[str]]],
+    inputs: Iterable[tuple[str, str | os.PathLike[str]]] = (),
+) -> list[Path]:
+    """Every output of a run, checked together before any work: each is a file name in a
+    folder that exists and takes a new file (a probe file is made and removed), none is a
+    file the run reads (``inputs``: ``(what, path)``; a folder given as an input is passed
+    again, as the files read from it, once they are known), and no two share a path.
+    ``outputs`` are ``(option, path)`` pairs; a sidecar is passed as its own pair.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> try:
+    ...     check_outputs([("--json", d / "a.json"), ("--per-item", d / "a.json")])
+    ... except InputError as exc:
+    ...     print(str(exc).replace(str(d), "D"))
+    --json and --per-item both write D/a.json: give each its own file
+    """
+    seen: list[tuple[str, Path]] = []
+    given = [(what, Path(p)) for what, p in inputs]
+    checked = []
+    for option, path in outputs:
+        p = check_output(path, option=option)
+        for other, q in seen:
+            if same_place(p, q):
+                raise InputError(f"{other} and {option} both write {p}: give each its own file")
+        for what, q in given:
+            if same_place(p, q):
+                raise InputError(
+                    f"{option} {p} is the {what} this run reads: write the output elsewhere"
+                )
+        _probe(p, option)
+        seen.append((option, p))
+        checked.append(p)
+    return checked
+
+
+def _probe(p: Path, option: str) -> None:
+    """Make and remove a file beside ``p``: a folder that takes none (read-only, full, on a
+    read-only mount) is found before the work, not after it."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=p.parent)
+    except OSError as exc:
+        raise InputError(f"{option} {p}: cannot write in {p.parent} ({_reason(exc)})") from None
+    os.close(fd)
+    Path(tmp).unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -446,6 +546,38 @@ def atomic_output(
         raise InputError(f"{option} {p}: cannot write it ({_reason(exc)})") from None
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+def write_all(outputs: Sequence[tuple[str, str | os.PathLike[str], str]]) -> list[Path]:
+    """Write several outputs of one run, ``(option, path, text)`` each, all or none: every
+    text goes to a temporary file beside its destination first, and only when all are
+    complete are they moved into place (a failure removes the temporary files and leaves
+    every destination as it was)."""
+    staged: list[tuple[str, str, Path]] = []
+    try:
+        for option, path, text in outputs:
+            p = check_output(path, option=option)
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
+            except OSError as exc:
+                raise InputError(f"{option} {p}: cannot write there ({_reason(exc)})") from None
+            staged.append((option, tmp, p))
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                    fh.write(text)
+                mode = stat.S_IMODE(p.stat().st_mode) if p.is_file() else 0o644
+                os.chmod(tmp, mode)  # mkstemp creates 0600
+            except OSError as exc:
+                raise InputError(f"{option} {p}: cannot write it ({_reason(exc)})") from None
+        for option, tmp, p in staged:
+            try:
+                os.replace(tmp, p)
+            except OSError as exc:
+                raise InputError(f"{option} {p}: cannot write it ({_reason(exc)})") from None
+    finally:
+        for _, tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+    return [p for _, _, p in staged]
 
 
 def write_text(path: str | os.PathLike[str], text: str, *, option: str = "output") -> Path:

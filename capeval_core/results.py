@@ -43,6 +43,21 @@ class Signature:
         }
 
 
+def left_out_line(
+    what: str, missing: Mapping[Any, str], total: int, unit: str = "items", shown: int = 5
+) -> str:
+    """One line saying how many items ``what`` left out and which, with the reasons:
+    ``missing`` maps an item's id (or index) to why it was not scored.
+
+    >>> left_out_line("SPICE", {7: "a sentence of 215 words"}, 500, "images")
+    'SPICE left out 1 of 500 images (not scored): 7 (a sentence of 215 words)'
+    """
+    items = list(missing.items())
+    listed = "; ".join(f"{k} ({why})" for k, why in items[:shown])
+    more = f"; ... ({len(items) - shown:,} more)" if len(items) > shown else ""
+    return f"{what} left out {len(items):,} of {total:,} {unit} (not scored): {listed}{more}"
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, tuple):
         return ",".join(_fmt(v) for v in value)
@@ -54,19 +69,24 @@ class SegmentScore:
     """One item's score(s) and the evidence behind them.
 
     ``scores`` maps every key the metric reports (BLEU reports ``bleu_1`` … ``bleu_4``) to
-    its value; ``key`` names the one ``value`` returns.
+    its value; ``key`` names the one ``value`` returns. An item the metric could not score
+    (see :attr:`MetricResult.missing`) has NaN for every key, no details, and the reason in
+    ``missing``.
     """
 
     index: int
     key: str
     scores: Mapping[str, float]
     details: Any = None
+    missing: str | None = None
 
     @property
     def value(self) -> float:
         return self.scores[self.key]
 
     def __str__(self) -> str:
+        if self.missing is not None:
+            return f"#{self.index} {self.key} missing ({self.missing})"
         return f"#{self.index} {self.key}={self.value:.6f}"
 
 
@@ -76,6 +96,12 @@ class MetricResult:
 
     Corpus and segment values come from one call because CIDEr-D's IDF and BLEU's pooled
     counts depend on the whole set.
+
+    Items the metric could not score (a limit the user set, a caption its parser refuses)
+    are :attr:`missing`, each with its reason; the corpus value is then the metric's value
+    on the other items alone, computed as if the missing ones were not in the set (means
+    over the scored items, BLEU's and METEOR's statistics pooled over them, CIDEr-D's
+    document frequencies from their references).
     """
 
     key: str
@@ -103,16 +129,43 @@ class MetricResult:
         return replace(self, key=key, segments=segments)
 
     def segment_values(self, key: str | None = None) -> list[float]:
-        """Per-item values of ``key`` (default: this result's key), in input order."""
+        """Per-item values of ``key`` (default: this result's key), in input order (NaN
+        where the item is :attr:`missing`)."""
         k = key or self.key
         return [s.scores[k] for s in self.segments]
 
+    @property
+    def missing(self) -> dict[int, str]:
+        """The items this metric could not score: ``{item index: reason}`` (empty when it
+        scored every item).
+
+        >>> from capeval_core import score
+        >>> score("rouge_l", ["a dog"], [["a dog runs"]]).missing
+        {}
+        """
+        return {s.index: s.missing for s in self.segments if s.missing is not None}
+
+    def scored(self) -> MetricResult:
+        """The same result with only the items it scored (their indices kept)."""
+        if not any(s.missing is not None for s in self.segments):
+            return self
+        return replace(self, segments=tuple(s for s in self.segments if s.missing is None))
+
     def to_frame(self) -> pd.DataFrame:
-        """Tidy per-item table: one row per item, one column per reported key."""
+        """Tidy per-item table: one row per item, one column per reported key (and, when
+        some item is missing, a ``missing`` column with the reason, empty where scored)."""
         import pandas as pd  # only here: scoring processes never pay its import
 
         rows = [{"index": s.index, **s.scores} for s in self.segments]
-        return pd.DataFrame(rows, columns=["index", *self.corpus])
+        columns = ["index", *self.corpus]
+        if self.missing:
+            for row, s in zip(rows, self.segments, strict=True):
+                row["missing"] = s.missing or ""
+            columns.append("missing")
+        return pd.DataFrame(rows, columns=columns)
 
     def __str__(self) -> str:
-        return f"{self.key} = {self.value:.5f} (n={len(self.segments)}) [{self.signature}]"
+        n = len(self.segments)
+        left = len(self.missing)
+        count = f"n={n}" if not left else f"n={n}, {left} missing"
+        return f"{self.key} = {self.value:.5f} ({count}) [{self.signature}]"

@@ -15,6 +15,7 @@ Each system's corpus values equal ``capeval score`` on its file alone, bit for b
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -39,6 +40,7 @@ from capeval_core.coco_files import (
     read_references,
 )
 from capeval_core.errors import InputError
+from capeval_core.files import Limits, printable, shared_name, text_digest
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
@@ -127,10 +129,10 @@ def _shown(ids: Sequence[Any]) -> str:
     return ", ".join(map(repr, ids[:5])) + (f" ... ({len(ids)} in all)" if len(ids) > 5 else "")
 
 
-def _results(source: Source) -> tuple[str, dict[Any, str]]:
+def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[Any, str]]:
     """One results file: its name and ``image_id -> caption``, each image once."""
-    name, data = read_json_source(source, "results")
-    rows = caption_rows(data, name, "results")
+    name, data = read_json_source(source, "results", limits)
+    rows = caption_rows(data, name, "results", limits)
     if not rows:
         raise InputError(f"results file {name} holds no captions")
     captions: dict[Any, str] = {}
@@ -177,6 +179,7 @@ def load_systems(
     *,
     split: str = DEFAULT_SPLIT,
     on_missing: str = "error",
+    limits: Limits | None = None,
 ) -> SystemsInput:
     """Read and align results files (COCO format: ``[{"image_id", "caption", ...}]``).
 
@@ -186,13 +189,14 @@ def load_systems(
     to the files' stems. Raises :class:`InputError` naming the file and the image ids when a
     file captions an image twice, when an image has no reference, or (``on_missing="error"``)
     when the systems do not caption the same images; ``on_missing="intersect"`` scores the
-    images every system captions and records what each file lost in ``dropped``.
+    images every system captions and records what each file lost in ``dropped``. Every file
+    is held to ``limits`` (default: :class:`~capeval_core.files.Limits`).
     """
     if on_missing not in ON_MISSING:
         raise InputError(f"on_missing must be one of {', '.join(ON_MISSING)} (got {on_missing!r})")
     if not results:
         raise InputError("no results file given: nothing to compare")
-    loaded = [_results(source) for source in results]
+    loaded = [_results(source, limits) for source in results]
     files = [name for name, _ in loaded]
     if names is None:
         names = [Path(f).stem for f in files]
@@ -224,7 +228,7 @@ def load_systems(
     dropped = tuple(tuple(k for k in captions if k not in keep) for _, captions in loaded)
     loaded = [(f, {k: v for k, v in c.items() if k in keep}) for f, c in loaded]
     first = loaded[0][1]
-    refs = read_references(annotations, split)
+    refs = read_references(annotations, split, limits)
     missing = [k for k in first if k not in refs.captions]
     if missing:
         raise InputError(
@@ -271,14 +275,34 @@ class SystemsScores:
     signatures: Mapping[str, str]
     from_cache: Mapping[str, bool] = field(default_factory=dict)
     skipped: Mapping[str, str] = field(default_factory=dict)
+    #: ``missing[system][key]``: the images (indices) the metric could not score for that
+    #: system, with the reason (see :meth:`~capeval_core.metrics.base.Metric.unscorable`);
+    #: only systems and keys with some. Their values are NaN; ``corpus`` is over the others
+    missing: Mapping[str, Mapping[str, Mapping[int, str]]] = field(default_factory=dict)
+    #: ``compared[metric]``: for a metric (by metric key, e.g. ``"spice"``) that left some
+    #: system's images out, the images every system scored with it; ``statistics`` of that
+    #: metric cover those images only, so intervals and paired tests compare like with like
+    compared: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def systems(self) -> tuple[str, ...]:
         return self.input.names
 
+    def left_out(self, key: str) -> dict[str, dict[Any, str]]:
+        """Per system, the images (by id) ``key``'s metric could not score and why; empty
+        when it scored every image of every system."""
+        ids = self.input.image_ids
+        return {
+            name: {ids[i]: why for i, why in sorted(self.missing[name][key].items())}
+            for name in self.systems
+            if key in self.missing.get(name, {})
+        }
+
     def item_frame(self) -> pd.DataFrame:
         """One row per image: its id, each system's caption and each system's value of
-        every key (columns ``"<system>: caption"``, ``"<system>: <key>"``)."""
+        every key (columns ``"<system>: caption"``, ``"<system>: <key>"``; NaN where the
+        metric could not score the image, with the reason in ``"<system>: <key> left out"``
+        for the keys that left images out)."""
         import pandas as pd
 
         data: dict[str, Any] = {"image_id": list(self.input.image_ids)}
@@ -287,6 +311,12 @@ class SystemsScores:
         for key in self.keys:
             for name in self.systems:
                 data[f"{name}: {key}"] = self.items[name][key]
+        for key in self.keys:  # why a value is missing, for the keys that left images out
+            for name in self.systems:
+                if key in self.missing.get(name, {}):
+                    why = self.missing[name][key]
+                    column = [why.get(i, "") for i in range(len(self.input))]
+                    data[f"{name}: {key} left out"] = column
         return pd.DataFrame(data)
 
     def differences(self, a: str, b: str, key: str) -> pd.DataFrame:
@@ -415,7 +445,7 @@ def score_systems(
             def finish(mkey: str, path: Path, got: dict[str, np.ndarray], missing=missing) -> None:
                 nonlocal done
                 for j, s in enumerate(missing):
-                    one = {k: v[j] for k, v in got.items()}
+                    one = batch.drop_empty_reasons({k: v[j] for k, v in got.items()})
                     if use_cache:
                         batch.save_entry(_cache_file(digests[s], signatures[mkey]), one)
                     values[mkey][s] = one
@@ -457,12 +487,25 @@ def _assemble(
     corpus: dict[str, dict[str, float]] = {name: {} for name in data.names}
     items: dict[str, dict[str, np.ndarray]] = {name: {} for name in data.names}
     statistics: dict[str, dict[str, ItemStatistics]] = {name: {} for name in data.names}
+    missing: dict[str, dict[str, dict[int, str]]] = {}
+    compared: dict[str, tuple[int, ...]] = {}
     out_keys = [
         k for k in keys if metric_class(k).key in metrics and metric_class(k).key not in skipped
     ]
     for mkey, metric in metrics.items():
         if mkey in skipped:
             continue
+        left: dict[str, dict[int, str]] = {}
+        for s, name in enumerate(data.names):
+            reasons = batch.missing_reasons(values[mkey][s] or {})
+            if reasons is not None:
+                left[name] = {i: str(r) for i, r in enumerate(reasons) if r}
+        rows = None  # every image, unless some system's images are left out
+        if left:
+            gone = {i for lost in left.values() for i in lost}
+            rows = [i for i in range(len(data)) if i not in gone]
+            compared[mkey] = tuple(rows)
+        mine = [k for k in out_keys if metric_class(k).key == mkey]
         for s, name in enumerate(data.names):
             got = values[mkey][s]
             assert got is not None
@@ -474,21 +517,31 @@ def _assemble(
             }
             # keys reported only when asked for (SPICE's categories) come from the statistics
             item_values.update(metric.optional_values(stats))
-            statistics[name][mkey] = metric.item_statistics(item_values, stats, batches[s])
-            point = statistics[name][mkey].point()
+            # resampling runs on the images every system scored with this metric
+            statistics[name][mkey] = _statistics(metric, item_values, stats, batches[s], rows)
             order = data.order(s)
-            if order is not None:  # summed in the system's own order, as capeval score does
-                own = list(order)
+            own = left.get(name, {})
+            if own:  # over the images it scored (in its own order), as capeval score does
+                sequence = range(len(data)) if order is None else order
+                kept = [i for i in sequence if i not in own]
+                point = _statistics(metric, item_values, stats, batches[s], kept).point()
+            elif order is not None:  # summed in the system's own order, as capeval score does
+                ordered = list(order)
                 point = metric.item_statistics(
-                    {k: v[own] for k, v in item_values.items()},
-                    {k: v[own] for k, v in stats.items()},
+                    {k: v[ordered] for k, v in item_values.items()},
+                    {k: v[ordered] for k, v in stats.items()},
                     batches[s],
                 ).point()
-            for key in out_keys:
-                if metric_class(key).key == mkey:
-                    report = key if key in point else metric.primary_key()
-                    corpus[name][key] = point[report]
-                    items[name][key] = item_values[report]
+            elif rows is None:
+                point = statistics[name][mkey].point()
+            else:
+                point = metric.item_statistics(item_values, stats, batches[s]).point()
+            for key in mine:
+                report = key if key in point else metric.primary_key()
+                corpus[name][key] = point[report]
+                items[name][key] = item_values[report]
+                if own:
+                    missing.setdefault(name, {})[key] = own
     return SystemsScores(
         data,
         tuple(out_keys),
@@ -498,7 +551,50 @@ def _assemble(
         {k: signatures[metric_class(k).key] for k in out_keys},
         {k: cached[metric_class(k).key] for k in out_keys},
         {k: skipped[metric_class(k).key] for k in keys if metric_class(k).key in skipped},
+        missing,
+        compared,
     )
+
+
+def _statistics(
+    metric: Metric,
+    values: Mapping[str, np.ndarray],
+    stats: Mapping[str, np.ndarray],
+    whole: Batch,
+    rows: Sequence[int] | None,
+) -> ItemStatistics:
+    """``metric``'s item statistics over the images ``rows`` (in that order; None: all, in
+    the shared order). No rows: a metric that scored no image, NaN everywhere."""
+    if rows is None:
+        return metric.item_statistics(values, stats, whole)
+    if not rows:
+        return _Empty((*metric.report_keys(), *metric.optional_values(stats)))
+    rows = list(rows)
+    return metric.item_statistics(
+        {k: v[rows] for k, v in values.items()},
+        {k: v[rows] for k, v in stats.items()},
+        whole.subset(rows),
+    )
+
+
+class _Empty(ItemStatistics):
+    """The statistics of no image: NaN for every key (never resampled: nothing to draw)."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        self.keys = tuple(keys)
+
+    def __len__(self) -> int:
+        return 0
+
+    def point(self) -> dict[str, float]:
+        return dict.fromkeys(self.keys, math.nan)
+
+    def resample(self, weights: np.ndarray, memo: dict[Any, Any] | None = None) -> np.ndarray:
+        return np.full((weights.shape[0], len(self.keys)), math.nan)
+
+    def swap(self, other: ItemStatistics, take: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        nan = np.full((take.shape[0], len(self.keys)), math.nan)
+        return nan, nan
 
 
 # -- comparison ---------------------------------------------------------------------------------
@@ -534,6 +630,12 @@ class SystemsComparison:
     ``paired[key][system]`` holds a :class:`~capeval_core.stats.resampling.PairedResult`
     for every system but the baseline (the first). ``mean`` and ``ci`` come from the same
     bootstrap resamples. :meth:`as_dict` is the JSON ``capeval compare`` writes.
+
+    A metric that could not score some system's images (``scores.missing``) is compared on
+    the images every system scored with it (``scores.compared``), as ``on_missing=
+    "intersect"`` does for images some system does not caption: its values (``on_compared``,
+    which :attr:`corpus` shows), intervals and paired tests all use those images;
+    :meth:`left_out_lines` says which were left out and why.
     """
 
     scores: SystemsScores
@@ -541,6 +643,7 @@ class SystemsComparison:
     mean: Mapping[str, Mapping[str, float]]
     paired: Mapping[str, Mapping[str, PairedResult]]
     resampling: ResamplingSignature
+    on_compared: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -554,18 +657,89 @@ class SystemsComparison:
     def keys(self) -> tuple[str, ...]:
         return self.scores.keys
 
-    @property
+    @functools.cached_property
     def corpus(self) -> Mapping[str, Mapping[str, float]]:
-        return self.scores.corpus
+        """Each system's value of every key: over every image, or for a metric that left
+        some out, over the images every system scored with it."""
+        if not any(self.on_compared.values()):
+            return self.scores.corpus
+        return {s: {**self.scores.corpus[s], **self.on_compared.get(s, {})} for s in self.systems}
+
+    def n_compared(self, key: str) -> int:
+        """How many images ``key``'s values, intervals and tests are over."""
+        rows = self.scores.compared.get(metric_class(key).key)
+        return len(self.scores.input) if rows is None else len(rows)
+
+    def left_out(self) -> dict[str, dict[str, dict[Any, str]]]:
+        """``{key: {system: {image_id: reason}}}`` for the keys whose metric left images out."""
+        out = {k: self.scores.left_out(k) for k in self.keys}
+        return {k: v for k, v in out.items() if v}
+
+    def left_out_warnings(self, shown: int = 5) -> list[str]:
+        """One line per metric that could not score some images: which (for any system;
+        ``shown`` ids, none with 0) and on how many images its values, intervals and tests
+        are (the CLI's stderr; the page's warning, the ids then given as text)."""
+        lines = []
+        done: set[str] = set()
+        ids = self.scores.input.image_ids
+        for key in self.left_out():
+            metric = metric_class(key)
+            if metric.key in done:
+                continue
+            done.add(metric.key)
+            label = metric.label(metric.primary_key())
+            rows = set(self.scores.compared[metric.key])
+            gone = [ids[i] for i in range(len(ids)) if i not in rows]
+            listed = ", ".join(map(str, gone[:shown]))
+            more = f" ... ({len(gone) - shown:,} more)" if len(gone) > shown else ""
+            which = (
+                f"image ids {listed}{more}; reasons in the report and the JSON"
+                if shown
+                else "which and why below"
+            )
+            lines.append(
+                f"{label} could not score {len(gone):,} of {len(ids):,} images for some "
+                f"system ({which}): its values, intervals and tests use the {len(rows):,} "
+                "images every system scored"
+            )
+        return lines
+
+    def left_out_lines(self, shown: int = 5) -> list[str]:
+        """What each metric that could not score some images left out and why, one line per
+        metric (its keys share the images), then one per system that lost images."""
+        from capeval_core.results import left_out_line
+
+        lines = []
+        done: set[str] = set()
+        n = len(self.scores.input)
+        for key, per_system in self.left_out().items():
+            metric = metric_class(key)
+            if metric.key in done:
+                continue
+            done.add(metric.key)
+            label = metric.label(metric.primary_key())
+            together = sorted({i for lost in per_system.values() for i in lost}, key=str)
+            lines.append(
+                f"{label}: compared on the {self.n_compared(key):,} of {n:,} images every "
+                f"system's {label} scored ({len(together):,} left out):"
+            )
+            lines += [
+                "  " + left_out_line(f"{label} of {s}", lost, n, "images", shown)
+                for s, lost in per_system.items()
+            ]
+        return lines
 
     def signature(self, key: str) -> str:
         """The metric's signature followed by the resampling's."""
         return f"{self.scores.signatures[key]}|{self.resampling}"
 
     def as_dict(self) -> dict[str, Any]:
-        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"}`` (NaN
-        as None); ``dropped[system]`` is ``{"n", "image_ids"}``, the images of its file left
-        out because another system does not caption them."""
+        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"}``
+        (NaN as None); ``dropped[system]`` is ``{"n", "image_ids"}``, the images of its file
+        left out because another system does not caption them. When a metric could not
+        score some images, ``left_out[key]`` too, for each of its keys: ``{"n",
+        "image_ids", "n_compared", "reasons"}``, the images left out of its comparison, how
+        many are compared, and ``{"system", "image_id", "reason"}`` per image a system lost."""
         out = {
             "systems": list(self.systems),
             "corpus": {s: {k: self.corpus[s][k] for k in self.keys} for s in self.systems},
@@ -588,6 +762,20 @@ class SystemsComparison:
                 for s, lost in zip(self.systems, self._lost(), strict=True)
             },
         }
+        ids = self.scores.input.image_ids
+        for key, per_system in self.left_out().items():
+            rows = set(self.scores.compared[metric_class(key).key])
+            gone = [ids[i] for i in range(len(ids)) if i not in rows]
+            out.setdefault("left_out", {})[key] = {
+                "n": len(gone),
+                "image_ids": gone,
+                "n_compared": len(rows),
+                "reasons": [
+                    {"system": s, "image_id": image_id, "reason": why}
+                    for s, lost in per_system.items()
+                    for image_id, why in lost.items()
+                ],
+            }
         return _finite(out)
 
     def _lost(self) -> list[tuple[Any, ...]]:
@@ -623,7 +811,7 @@ class SystemsComparison:
         header = ["System", *(f"{label} (± {pct} CI)" for label in labels)]
         rows: list[list[str]] = []
         for s in self.systems:
-            cells = [f"Baseline: {s}" if s == self.baseline else s]
+            cells = [printable(f"Baseline: {s}" if s == self.baseline else s)]
             for k in self.keys:
                 low, high = self.ci[s][k]
                 half = (high - low) / 2
@@ -656,7 +844,7 @@ class SystemsComparison:
         rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
         out = [
             f"capeval {__version__}: {len(self.systems)} systems, {len(self.scores.input):,} "
-            f"images, references from {self.scores.input.reference_source}",
+            f"images, references from {printable(self.scores.input.reference_source)}",
             rule,
             line(header),
             rule.replace("-", "="),
@@ -684,10 +872,14 @@ class SystemsComparison:
         lost = self.dropped_lines()
         if lost:
             out += ["", "Scored on the images every system captions (on-missing: intersect):"]
-            out += [f"  {line}" for line in lost]
+            out += [f"  {printable(line)}" for line in lost]
+        left = self.left_out_lines()
+        if left:
+            out += ["", *left]
         out += [
             "",
-            f"Each system against the baseline ({self.baseline}) with {tests}, seed {r.seed}.",
+            f"Each system against the baseline ({printable(self.baseline)}) with {tests}, "
+            f"seed {r.seed}.",
             f"Value ± half the width of its {pct} bootstrap interval over images; Δ = system "
             "minus baseline.",
             "Null hypothesis: the system and the baseline captions come from the same process; "
@@ -752,7 +944,7 @@ def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
         payload = {
             "capeval": __version__,
             "systems": list(comparison.systems),
-            "references": comparison.scores.input.reference_source,
+            **references_fields(comparison.scores.input),
             "signatures": signatures,
             "items": [_finite(r) for r in frame.to_dict("records")],
         }
@@ -769,24 +961,41 @@ def signatures_text(comparison: SystemsComparison, describes: str = "") -> str:
         {k: comparison.signature(k) for k in comparison.keys},
         describes,
         systems=list(comparison.systems),
-        references=comparison.scores.input.reference_source,
+        **references_fields(comparison.scores.input),
     )
 
 
-def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:
-    """:func:`per_item_text` into ``path`` (``.csv`` or ``.json``); beside a CSV, its
-    signatures in the sidecar JSON (:func:`capeval_core.stats.export.sidecar_path`)."""
-    from capeval_core import files
+def references_fields(data: SystemsInput) -> dict[str, str]:
+    """How a shared output names the references: the file name only (no folders of this
+    machine) and a digest of the references read, which tells two files of one name apart."""
+    return {
+        "references": shared_name(data.reference_source),
+        "references_sha256": text_digest(json.dumps(data.references, ensure_ascii=False)),
+    }
+
+
+def systems_per_item_outputs(
+    path: Path, comparison: SystemsComparison
+) -> list[tuple[str, Path, str]]:
+    """:func:`per_item_text` for ``path`` (``.csv`` or ``.json``) and, beside a CSV, its
+    signatures' sidecar JSON (:func:`capeval_core.stats.export.sidecar_path`), as
+    ``(option, path, text)`` for :func:`capeval_core.files.write_all`."""
     from capeval_core.stats.export import sidecar_path
 
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".json"):
         raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
-    files.write_text(path, per_item_text(comparison, suffix[1:]), option="--per-item")
+    out = [("--per-item", path, per_item_text(comparison, suffix[1:]))]
     if suffix == ".csv":
-        files.write_text(
-            sidecar_path(path), signatures_text(comparison, path.name), option="--per-item"
-        )
+        out.append(("--per-item", sidecar_path(path), signatures_text(comparison, path.name)))
+    return out
+
+
+def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:
+    """:func:`systems_per_item_outputs` written, all or none."""
+    from capeval_core import files
+
+    files.write_all(systems_per_item_outputs(path, comparison))
 
 
 def demo_systems(n_images: int = 200) -> SystemsInput:
@@ -832,15 +1041,14 @@ def _bootstrap(
     """Every (system, metric)'s resampled corpus values, from the cache where they are; the
     others in one bootstrap (each chunk of weights drawn once, CIDEr-D's reference work
     shared)."""
-    from capeval_core.stats import resampling as rs
-
     signature = {metric_class(k).key: v for k, v in scores.signatures.items()}
     extra = f"bootstrap|resamples:{n_resamples}|seed:{seed}|n:{len(scores.input)}"
     paths, boot = {}, {}
     for i, s in enumerate(scores.systems):
         digest = scores.input.digest(i)
         for m in metrics:
-            paths[s, m] = _cache_file(digest, f"{signature[m]}|{extra}")
+            rows = _rows_key(scores, m)  # the images compared, when some were left out
+            paths[s, m] = _cache_file(digest, f"{signature[m]}|{extra}{rows}")
             got = (
                 batch.load_entry(paths[s, m], ["values"], None)
                 if use_cache and seed is not None
@@ -849,13 +1057,37 @@ def _bootstrap(
             if got is not None and got.get("values", np.empty(0)).shape[0] == n_resamples:
                 boot[s, m] = got["values"]
     todo = {k: scores.statistics[k[0]][k[1]] for k in paths if k not in boot}
-    if todo:
-        fresh = rs.bootstrap(todo, n_resamples, seed)
+    # one bootstrap per set of compared images (every image, or those a metric left in)
+    groups: dict[tuple[int, ...] | None, dict[tuple[str, str], ItemStatistics]] = {}
+    for k, stats in todo.items():
+        groups.setdefault(scores.compared.get(k[1]), {})[k] = stats
+    for group in groups.values():
+        fresh = _bootstrap_group(group, n_resamples, seed)
         for k, values in fresh.items():
             if use_cache and seed is not None:
                 batch.save_entry(paths[k], {"values": values})
             boot[k] = values
     return boot
+
+
+def _bootstrap_group(
+    group: Mapping[tuple[str, str], ItemStatistics], n_resamples: int, seed: int | None
+) -> dict[tuple[str, str], np.ndarray]:
+    from capeval_core.stats import resampling as rs
+
+    size = len(next(iter(group.values())))
+    if size == 0:  # a metric that scored no image for some system: nothing to resample
+        return {k: np.full((n_resamples, len(v.keys)), math.nan) for k, v in group.items()}
+    return rs.bootstrap(group, n_resamples, seed)
+
+
+def _rows_key(scores: SystemsScores, metric: str) -> str:
+    """What names a metric's compared images in a cache key ("" when it compares them all)."""
+    rows = scores.compared.get(metric)
+    if rows is None:
+        return ""
+    digest = hashlib.sha256(np.asarray(rows, dtype=np.int64).tobytes()).hexdigest()[:16]
+    return f"|compared:{len(rows)}:{digest}"
 
 
 def compare_systems(
@@ -905,29 +1137,46 @@ def compare_systems(
             ci[s][k] = rs.confidence_interval(values, level)
             finite = values[np.isfinite(values)]
             mean[s][k] = float(finite.mean()) if finite.size else math.nan
+    # a metric that left images out is compared on the images every system scored with it
+    on_compared: dict[str, dict[str, float]] = {s: {} for s in systems}
+    for k, (m, _) in columns.items():
+        if m in scores.compared:
+            for s in systems:
+                point = scores.statistics[s][m].point()
+                on_compared[s][k] = point[k if k in point else metric_class(k).primary_key()]
+    signature = ResamplingSignature(paired, n_resamples, n_trials, seed, level)
     base = systems[0]
     if len(systems) < 2:  # one system: intervals only, nothing to test against
-        return SystemsComparison(
-            scores, ci, mean, tests, ResamplingSignature(paired, n_resamples, n_trials, seed, level)
-        )
-    # every (system, metric) against the baseline in one pass over the swaps
-    results = rs.paired_tests_many(
-        {
+        return SystemsComparison(scores, ci, mean, tests, signature, on_compared)
+    # every (system, metric) against the baseline in one pass over the swaps (one per set of
+    # compared images)
+    groups: dict[tuple[int, ...] | None, list[str]] = {}
+    for m in metrics:
+        groups.setdefault(scores.compared.get(m), []).append(m)
+    results = {}
+    for rows, group in groups.items():
+        pairs = {
             (s, m): (scores.statistics[base][m], scores.statistics[s][m], boot[base, m], boot[s, m])
             for s in systems[1:]
-            for m in metrics
-        },
-        tests=paired,
-        n_trials=n_trials,
-        seed=seed,
-        level=level,
-    )
+            for m in group
+        }
+        if rows is not None and not rows:  # no image compared: nothing to test
+            results.update({k: _untested(v[0].keys) for k, v in pairs.items()})
+            continue
+        results.update(
+            rs.paired_tests_many(pairs, tests=paired, n_trials=n_trials, seed=seed, level=level)
+        )
     for s in systems[1:]:
         for k, (m, j) in columns.items():
             tests[k][s] = results[s, m][scores.statistics[base][m].keys[j]]
-    return SystemsComparison(
-        scores, ci, mean, tests, ResamplingSignature(paired, n_resamples, n_trials, seed, level)
-    )
+    return SystemsComparison(scores, ci, mean, tests, signature, on_compared)
+
+
+def _untested(keys: Sequence[str]) -> dict[str, PairedResult]:
+    from capeval_core.stats.resampling import PairedResult
+
+    nan = math.nan
+    return {k: PairedResult(nan, (nan, nan), nan, nan) for k in keys}
 
 
 __all__ = [
@@ -944,5 +1193,6 @@ __all__ = [
     "per_item_text",
     "score_systems",
     "signatures_text",
+    "systems_per_item_outputs",
     "write_systems_per_item",
 ]

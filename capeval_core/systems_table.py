@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from capeval_core.errors import InputError
+from capeval_core.files import printable
 from capeval_core.metrics import COCO_CAPTION_KEYS, metric_class
 
 if TYPE_CHECKING:
@@ -165,9 +166,10 @@ class PaperTable:
         return values, [heading], deltas
 
     def to_text(self) -> str:
-        """Fixed-width columns for a terminal."""
+        """Fixed-width columns for a terminal; control characters in names escaped."""
         header = ["System", *self.labels]
-        values, heading, deltas = self._grid(str)
+        values, heading, deltas = self._grid(printable)
+        heading = [printable(h) for h in heading]
         rows = [*values, *([[], heading, *deltas] if deltas else [])]
         widths = [max(len(r[j]) for r in [header, *rows] if len(r) > j) for j in range(len(header))]
 
@@ -180,7 +182,7 @@ class PaperTable:
 
         rule = "-" * (sum(widths) + 2 * (len(widths) - 1))
         out = [line(header), rule, *(line(r) if r else rule for r in rows), rule]
-        return "\n".join([*out, *self.notes]) + "\n"
+        return "\n".join([*out, *map(printable, self.notes)]) + "\n"
 
     def to_markdown(self) -> str:
         """A GitHub-flavoured Markdown table; system names escaped."""
@@ -325,7 +327,7 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
     notes = [
         f"{len(comparison.systems)} system{'s' if len(comparison.systems) != 1 else ''} on "
         f"{len(data):,} image{'s' if len(data) != 1 else ''}; "
-        f"references: {data.reference_source}.",
+        f"references: {_references(data)}.",
         f"Values {scale}; ± half the width of the {pct} bootstrap interval over the images "
         f"({r.n_resamples:,} resamples, seed {r.seed}).",
     ]
@@ -353,7 +355,30 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
             f"{s} {len(ids):,}" for s, ids in zip(comparison.systems, lost, strict=True) if ids
         )
         notes.append(f"Images not captioned by every system were left out: {counts}.")
+    left = comparison.left_out()
+    if left:
+        done = {}
+        for k in left:
+            metric = metric_class(k)
+            label = metric.label(metric.primary_key())
+            done.setdefault(label, comparison.n_compared(k))
+        counts = ", ".join(
+            f"{label} on {n:,} ({len(data) - n:,} left out)" for label, n in done.items()
+        )
+        notes.append(
+            "Metrics that could not score some system's images compare every system on the "
+            f"images all of them scored: {counts}."
+        )
     return notes
+
+
+def _references(data: Any) -> str:
+    """The references as a shared table names them: the file name, no folders of this
+    machine, and the digest of what was read (two files of one name stay apart)."""
+    from capeval_core.systems import references_fields
+
+    fields = references_fields(data)
+    return f"{fields['references']} (sha256 {fields['references_sha256']})"
 
 
 def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:
@@ -363,6 +388,9 @@ def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:
     for k in comparison.keys:
         if k in metric_class(k).optional_reports:
             values = comparison.scores.items[comparison.systems[0]][k]
+            rows = comparison.scores.compared.get(metric_class(k).key)
+            if rows is not None:  # of the images compared (the others are left out)
+                values = values[list(rows)]
             out[k] = int(np.count_nonzero(~np.isfinite(values)))
     return out
 
@@ -375,8 +403,11 @@ def _markdown_escape(text: str) -> str:
 
     >>> _markdown_escape("a|b *c* <d>")
     'a\\\\|b \\\\*c\\\\* \\\\<d\\\\>'
+
+    Control characters (a newline would end the table row, ESC starts a terminal sequence)
+    are written as escapes first.
     """
-    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in text)
+    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in printable(text))
 
 
 _LATEX_SPECIAL = {
@@ -409,12 +440,12 @@ def _latex(text: str, math_ok: bool = False) -> str:
     """
     if math_ok:
         return text
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in printable(text))
 
 
 def _latex_comment(text: str) -> str:
     """A note on a ``%`` line: no line breaks, and symbols spelt out where pdflatex has none."""
-    text = " ".join(text.split())
+    text = " ".join(printable(text).split())
     for char, word in (("Δ", "Delta"), ("±", "+/-"), ("†", "dagger"), ("²", "2"), ("×", "x")):
         text = text.replace(char, word)
     return text

@@ -94,3 +94,30 @@ LAB_DATASETS: dict[str, str] = {
 }
 #: what the Systems page scores by default
 SYSTEMS_DEFAULT_KEYS = ("bleu_4", "rouge_l", "cider_d")
+
+
+# -- messages in the page's words --------------------------------------------------------------
+#: the library's name for a limit -> how a page says it: the pages keep the documented limits
+#: (no control raises them); the command line does, with the flag named
+_PAGE_LIMITS = {
+    "max_bytes": "--max-bytes",
+    "max_caption_tokens": "--max-caption-tokens",
+    "max_references": "--max-references",
+}
+
+
+def page_message(message: str) -> str:
+    """A core error in a page's words: where it says to raise a limit by the library's
+    keyword (``the `max_caption_tokens` option``), the page says that it keeps the limit
+    and that the command line raises it.
+
+    >>> page_message("9 tokens (raise it with the `max_caption_tokens` option)").split("; ")
+    ['9 tokens (the page keeps this limit', '`capeval` on the command line raises it with \
+--max-caption-tokens)']
+    """
+    for name, flag in _PAGE_LIMITS.items():
+        message = message.replace(
+            f"raise it with the `{name}` option",
+            f"the page keeps this limit; `capeval` on the command line raises it with {flag}",
+        )
+    return message

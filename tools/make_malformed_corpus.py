@@ -6,7 +6,10 @@ are committed, so the tests never run this).
 Each case is one file (or, where a format is a folder of files, one folder) that the command
 line must refuse with exit status 2 and one line on stderr; ``expected.json`` maps each case
 to a regular expression for that line's message and one for where it points (record, line,
-column) and, where the message names another file than the case itself, that file's name.
+column) and, where the message names another file than the case itself, that file's name
+(or the option it names). A case whose command is not its folder's (an output path, an
+option) carries its ``argv``, with ``{case}``, ``{good}`` and ``{out}`` standing for the
+case's path, the folder of valid files and the test's empty output folder.
 ``tests/core/test_malformed_corpus.py`` runs every case. ``caches/`` holds damaged cache
 files for ``tests/core/test_cache_repair.py``.
 """
@@ -48,8 +51,15 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
 
 def good_files() -> None:
     """The valid counterparts: a results file is run against good/captions.json, an
-    annotations file against good/results.json."""
+    annotations file against good/results.json, a scores file joined to good/graded.csv."""
     (OUT / "good").mkdir(parents=True, exist_ok=True)
+    (OUT / "good" / "graded.csv").write_text(
+        "id,candidate,references,score\n1,a dog runs,a dog running,3\n2,a red bus,a bus,4\n"
+        "3,a cat sleeps,a cat on a bed,2\n4,two birds,birds on a wire,5\n"
+    )
+    (OUT / "good" / "gts.json").write_text(
+        dumps({"1": ["a dog running", "a dog on grass"], "2": ["a bus", "a red bus"]}) + "\n"
+    )
     results = [{"image_id": i, "caption": c} for i, c in ((1, "a dog runs"), (2, "a red bus"))]
     anns = [
         {"image_id": i, "id": 10 * i + k, "caption": c}
@@ -402,7 +412,7 @@ def graded_cases() -> None:
     case(
         g + "caption-too-long.csv",
         HEADER + f"1,{'a dog ' * 600},a dog,2\n",
-        "1,200 tokens, above the 1,000-token limit.*max_caption_tokens",
+        "1,200 tokens, above the 1,000-token limit.*--max-caption-tokens",
         "item '1', column 'candidate'",
     )
     rec = {"candidate": "a dog", "references": ["a dog runs"], "score": 1}
@@ -732,6 +742,511 @@ def abstract_cases() -> None:
     case(a + "lone-surrogate", None, "lone surrogate", "record 0", names="abstract_candsC.json")
 
 
+GOOD = "{good}/results.json"
+GOOD_ANN = "{good}/captions.json"
+GOOD_GRADED = "{good}/graded.csv"
+
+
+def output_cases() -> None:
+    """Output paths (issue 44): checked before any work, never an input, never shared."""
+    o = "outputs/"
+    results = dumps([{"image_id": 1, "caption": "a dog runs"}, {"image_id": 2, "caption": "a bus"}])
+    graded = "id,candidate,references,score\n1,a dog,a dog runs,2\n2,a cat,a cat sits,3\n"
+
+    def out_case(name, argv, message, content=results, **extra):
+        case(o + name, content, message, None, argv=argv, **extra)
+
+    out_case(
+        "per-item-is-the-results.json",
+        ["score", "--results", "{case}", "--annotations", GOOD_ANN, "--per-item", "{case}"],
+        "--per-item .* is the --results file this run reads",
+    )
+    out_case(
+        "json-is-the-annotations.json",
+        ["compare", "--results", "{case}", GOOD, "--annotations", GOOD_ANN, "--json", GOOD_ANN],
+        "--json .* is the --annotations file this run reads",
+        names="captions.json",
+    )
+    out_case(
+        "json-is-a-results-file.json",
+        ["compare", "--results", GOOD, "{case}", "--annotations", GOOD_ANN, "--json", "{case}"],
+        "--json .* is the --results file this run reads",
+    )
+    out_case(
+        "json-in-a-missing-folder.json",
+        [
+            "compare",
+            "--results",
+            "{case}",
+            GOOD,
+            "--annotations",
+            GOOD_ANN,
+            "--json",
+            "{out}/no-such-folder/out.json",
+        ],
+        "--json .*out.json: the folder .*no-such-folder does not exist",
+        names="no-such-folder",
+    )
+    out_case(
+        "per-item-in-a-missing-folder.json",
+        [
+            "score",
+            "--results",
+            "{case}",
+            "--annotations",
+            GOOD_ANN,
+            "--per-item",
+            "{out}/missing/items.csv",
+        ],
+        "--per-item .*items.csv: the folder .*missing does not exist",
+        names="missing",
+    )
+    out_case(
+        "json-where-nothing-can-be-written.json",
+        [
+            "compare",
+            "--results",
+            "{case}",
+            GOOD,
+            "--annotations",
+            GOOD_ANN,
+            "--json",
+            "/proc/capeval-out.json",
+        ],
+        "--json /proc/capeval-out.json: cannot write in /proc",
+        names="/proc",
+    )
+    out_case(
+        "json-and-per-item-on-one-path.json",
+        [
+            "compare",
+            "--results",
+            "{case}",
+            GOOD,
+            "--annotations",
+            GOOD_ANN,
+            "--per-item",
+            "{out}/same.json",
+            "--json",
+            "{out}/same.json",
+        ],
+        "--per-item and --json both write .*same.json: give each its own file",
+        names="same.json",
+    )
+    out_case(
+        "json-on-the-per-item-sidecar.json",
+        [
+            "compare",
+            "--results",
+            "{case}",
+            GOOD,
+            "--annotations",
+            GOOD_ANN,
+            "--per-item",
+            "{out}/items.csv",
+            "--json",
+            "{out}/items.signatures.json",
+        ],
+        "the signatures of --per-item and --json both write .*items.signatures.json",
+        names="items.signatures.json",
+    )
+    out_case(
+        "per-item-a-folder.json",
+        ["score", "--results", "{case}", "--annotations", GOOD_ANN, "--per-item", "{out}"],
+        "--per-item must end in .csv or .json",
+        names="--per-item",
+    )
+    out_case(
+        "correlate-json-is-the-judgments.csv",
+        ["correlate", "--judgments", "{case}", "--format", "graded", "--json", "{case}"],
+        "--json .* is the --judgments file this run reads",
+        content=graded,
+    )
+    out_case(
+        "correlate-json-is-the-scores.csv",
+        [
+            "correlate",
+            "--judgments",
+            GOOD_GRADED,
+            "--format",
+            "graded",
+            "--metric-scores",
+            "{case}",
+            "--json",
+            "{case}",
+        ],
+        "--json .* is the --metric-scores file this run reads",
+        content="id,mine\n1,0.5\n2,0.1\n3,0.3\n4,0.9\n",
+    )
+    folder = OUT / o / "json-is-a-file-of-the-folder"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "abstract48S.json").write_text(
+        dumps([{"image_id": i, "caption": f"a scene {i}"} for i in (1, 2)])
+    )
+    (folder / "abstract_candsB.json").write_text(
+        dumps([{"image_id": i, "caption": f"b {i}"} for i in (1, 2)])
+    )
+    (folder / "abstract_candsC.json").write_text(
+        dumps([{"image_id": i, "caption": f"c {i}"} for i in (1, 2)])
+    )
+    case(
+        o + "json-is-a-file-of-the-folder",
+        None,
+        "--json .*abstract_candsB.json is the abstract_candsB.json of --judgments this run reads",
+        argv=[
+            "correlate",
+            "--judgments",
+            "{case}",
+            "--format",
+            "abstract50s",
+            "--json",
+            "{case}/abstract_candsB.json",
+        ],
+    )
+
+
+def option_cases() -> None:
+    """Numeric options, names and splits: refused by the command line in one line, before
+    any file is read (issue 44)."""
+    o = "options/"
+    results = dumps([{"image_id": 1, "caption": "a dog runs"}, {"image_id": 2, "caption": "a bus"}])
+    graded = "id,candidate,references,score\n1,a dog,a dog runs,2\n2,a cat,a cat sits,3\n"
+    compare = ["compare", "--results", "{case}", GOOD, "--annotations", GOOD_ANN]
+    correlate = ["correlate", "--judgments", "{case}", "--format", "graded"]
+    argparse_line = r"^capeval \w[\w-]*: error: "
+
+    def opt(name, argv, message, option, content=results, prefix=argparse_line):
+        case(o + name, content, message, None, argv=argv, names=option, prefix=prefix)
+
+    opt(
+        "compare-negative-seed.json",
+        [*compare, "--seed", "-1"],
+        "argument --seed: expected a whole number from 0",
+        "--seed",
+    )
+    opt(
+        "correlate-negative-seed.csv",
+        [*correlate, "--seed", "-3"],
+        "argument --seed: expected a whole number from 0",
+        "--seed",
+        graded,
+    )
+    opt(
+        "perturb-negative-seed.json",
+        [
+            "perturb",
+            "--candidate",
+            "a dog",
+            "--reference",
+            "a dog",
+            "--perturbation",
+            "shuffle",
+            "--seed",
+            "-1",
+        ],
+        "expected a whole number",
+        "--seed",
+    )
+    opt(
+        "compare-one-resample.json",
+        [*compare, "--resamples", "1"],
+        "argument --resamples: expected a whole number >= 2, got 1",
+        "--resamples",
+    )
+    opt(
+        "compare-negative-resamples.json",
+        [*compare, "--resamples", "-5"],
+        "argument --resamples: expected a whole number >= 2",
+        "--resamples",
+    )
+    opt(
+        "correlate-one-resample.csv",
+        [*correlate, "--resamples", "1"],
+        "argument --resamples: expected 0 .* or at least 2",
+        "--resamples",
+        graded,
+    )
+    opt(
+        "correlate-negative-workers.csv",
+        [*correlate, "--workers", "-1"],
+        "argument --workers: expected a whole number >= 0",
+        "--workers",
+        graded,
+    )
+    opt(
+        "compare-negative-workers.json",
+        [*compare, "--workers", "-2"],
+        "argument --workers: expected a whole number >= 0",
+        "--workers",
+    )
+    opt(
+        "compare-zero-trials.json",
+        [*compare, "--trials", "0"],
+        "argument --trials: expected a whole number >= 1",
+        "--trials",
+    )
+    opt(
+        "compare-text-seed.json",
+        [*compare, "--seed", "abc"],
+        "argument --seed: expected a whole number, got 'abc'",
+        "--seed",
+    )
+    opt(
+        "compare-zero-caption-limit.json",
+        [*compare, "--max-caption-tokens", "0"],
+        "argument --max-caption-tokens: expected a whole number >= 1",
+        "--max-caption-tokens",
+    )
+    opt(
+        "perturb-no-images.json",
+        ["perturb", "--dataset", "demo-graded", "--perturbation", "shuffle", "--images", "0"],
+        "argument --images: expected a whole number >= 1",
+        "--images",
+    )
+    cli = "^capeval: error: "
+    opt(
+        "compare-empty-names.json",
+        [*compare, "--names", ""],
+        "--names is empty",
+        "--names",
+        prefix=cli,
+    )
+    opt(
+        "compare-blank-names.json",
+        [*compare, "--names", "a, "],
+        "--names: name 2 .* is empty",
+        "--names",
+        prefix=cli,
+    )
+    opt(
+        "compare-too-few-names.json",
+        [*compare, "--names", "mine"],
+        "--names gives 1 name.* for 2 results file",
+        "--names",
+        prefix=cli,
+    )
+    opt(
+        "compare-same-file-twice.json",
+        ["compare", "--results", "{case}", "{case}", "--annotations", GOOD_ANN],
+        "--results lists .* twice",
+        "--results",
+        prefix=cli,
+    )
+    opt(
+        "compare-names-twice.json",
+        [*compare, "--names", "a,a"],
+        "--names: 'a' is given twice",
+        "--names",
+        prefix=cli,
+    )
+    opt(
+        "score-split-on-coco-captions.json",
+        ["score", "--results", "{case}", "--annotations", GOOD_ANN, "--split", "val"],
+        "--split val: references file .*captions.json has no splits",
+        "--split",
+        prefix=cli,
+    )
+    opt(
+        "compare-split-on-gts.json",
+        [
+            "compare",
+            "--results",
+            "{case}",
+            GOOD,
+            "--annotations",
+            "{good}/gts.json",
+            "--split",
+            "train",
+        ],
+        "--split train: references file .*gts.json has no splits",
+        "--split",
+        prefix=cli,
+    )
+    opt(
+        "compare-caption-over-the-limit.json",
+        [*compare, "--max-caption-tokens", "2"],
+        "caption has 3 tokens, above the 2-token limit \\(raise it with --max-caption-tokens",
+        "--max-caption-tokens",
+        prefix=cli,
+    )
+    opt(
+        "correlate-missing-judgments.csv",
+        ["correlate", "--judgments", "{case}/nothing-here.csv", "--format", "graded"],
+        "--judgments .*nothing-here.csv: no such file or folder",
+        "--judgments",
+        graded,
+        prefix=cli,
+    )
+
+
+THUMB_ROW = {
+    "SYS": "Up-Down",
+    "seg_id": "974",
+    "set_id": 5,
+    "hyp": "a group of people",
+    "image": "COCO_val2014_000000000974.jpg",
+    "P": 4.0,
+    "R": 3.0,
+    "Fl": 0.0,
+    "Inc": 0.0,
+    "Con": 0.0,
+    "human_score": 3.5,
+}
+
+
+def thumb_cases() -> None:
+    """THumB 1.0 rows: its systems only, captions as text (issue 44)."""
+    t = "thumb/"
+
+    def rows(**change: Any) -> str:
+        other = dict(THUMB_ROW, SYS="VinVL-base")
+        return dumps(THUMB_ROW) + "\n" + dumps(dict(other, **change)) + "\n"
+
+    case(
+        t + "unknown-system.jsonl",
+        rows(SYS="My-Model"),
+        "SYS 'My-Model' is not one of THumB",
+        "line 2, column 'SYS'",
+    )
+    case(
+        t + "null-caption.jsonl", rows(hyp=None), "expected text, got null", "line 2, column 'hyp'"
+    )
+    case(
+        t + "number-caption.jsonl",
+        rows(hyp=42),
+        "expected text, got a number 42",
+        "line 2, column 'hyp'",
+    )
+    case(
+        t + "list-caption.jsonl",
+        rows(hyp=["a", "dog"]),
+        "expected text, got a list",
+        "line 2, column 'hyp'",
+    )
+
+
+def scores_cases() -> None:
+    """Scores files joined to good/graded.csv (issue 44): long files pivoted, their damage
+    refused with the line."""
+    s = "scores/"
+    long = "id,metric,score\n" + "".join(f"{i},mine,0.{i}\n" for i in range(1, 5))
+    case(
+        s + "long-repeated-score.csv",
+        long + "2,mine,0.7\n",
+        "a second 'mine' score for the same ids \\(first on line 3\\)",
+        "line 6",
+    )
+    case(
+        s + "long-two-value-columns.csv",
+        "id,metric,score,other\n" + "".join(f"{i},mine,0.{i},1\n" for i in range(1, 5)),
+        "a long scores file has .* one column of values",
+        "line 1, column 'metric'",
+    )
+    case(
+        s + "long-missing-score.csv",
+        long + "".join(f"{i},theirs,0.{i}\n" for i in range(1, 4)),
+        "no 'theirs' score for id '4'",
+        "line 5, column 'theirs'",
+    )
+    case(
+        s + "long-bad-metric-name.csv",
+        "id,metric,score\n" + "".join(f"{i},my metric,0.{i}\n" for i in range(1, 5)),
+        "external metric name 'my metric'",
+        "column 'my metric'",
+    )
+    case(
+        s + "long-text-value.csv",
+        long.replace("0.3", "high"),
+        "not a number: 'high'",
+        "line 4, column 'mine'",
+    )
+    case(
+        s + "wide-text-in-a-score.csv",
+        "id,set_id,mine\n1,5,0.1\n2,6,0.2\n3,7,n/a\n4,8,0.4\n",
+        "not a number: 'n/a'",
+        "line 4, column 'mine'",
+    )
+    case(
+        s + "only-ids.csv",
+        "id,set_id,image_id\n1,5,9\n2,6,9\n3,7,9\n4,8,9\n",
+        "no metric column besides the ids",
+        "line 1",
+    )
+
+
+def reference_cases() -> None:
+    """References as distributed (issue 44), run like annotations/."""
+    a = "annotations/"
+    images = [
+        {"split": "test", "cocoid": i, "sentences": [{"raw": f"a photo {i}"}, {"raw": "a thing"}]}
+        for i in (1, 2)
+    ]
+    case(
+        a + "karpathy-image-twice.json",
+        dumps({"images": [*images, images[0]]}),
+        "cocoid 1 is listed twice in split 'test' \\(records 0 and 2\\)",
+        "list 'images', record 2, column 'cocoid'",
+    )
+    empty = [dict(images[0], sentences=[]), images[1]]
+    case(a + "karpathy-no-sentences.json", dumps({"images": empty}), "image_id 1 has no reference")
+    case(a + "gts-empty-list.json", dumps({"1": [], "2": ["a bus"]}), "image_id 1 has no reference")
+    case(
+        a + "gts-null-reference.json",
+        dumps({"1": ["a dog", None], "2": ["a bus"]}),
+        "expected text, got null",
+        "image_id 1, record 1, column 'caption'",
+    )
+
+
+def more_judgment_cases() -> None:
+    """Captions that are no text, and sets without labels (issue 44)."""
+    rec = {"candidate": "a dog", "references": ["a dog runs"], "score": 1}
+    case(
+        "graded/null-candidate.json",
+        dumps([rec, dict(rec, candidate=None)]),
+        "expected text, got null",
+        "record 1, line 1, column 'candidate'",
+    )
+    case(
+        "graded/number-candidate.jsonl",
+        dumps(rec) + "\n" + dumps(dict(rec, candidate=7)) + "\n",
+        "expected text, got a number 7",
+        "line 2, column 'candidate'",
+    )
+    pair = {"candidate_a": "a dog", "candidate_b": "a cat", "references": ["z"], "preferred": "a"}
+    case(
+        "pairwise/null-candidate.json",
+        dumps([dict(pair, candidate_b=None)]),
+        "expected text, got null",
+        "record 0, line 1, column 'candidate_b'",
+    )
+    folder = OUT / "abstract50s" / "no-labels"
+    folder.mkdir(parents=True, exist_ok=True)
+    for file, prefix in (
+        ("abstract48S.json", "a scene"),
+        ("abstract_candsB.json", "b"),
+        ("abstract_candsC.json", "c"),
+    ):
+        (folder / file).write_text(
+            dumps([{"image_id": i, "caption": f"{prefix} {i}"} for i in (1, 2)])
+        )
+    case(
+        "abstract50s/no-labels",
+        None,
+        "None of the 2 pairs has a human label",
+        names="consensus_abstract.mat",
+    )
+    folder = OUT / "flickr8k-expert" / "no-token-file"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "ExpertAnnotations.txt").write_text("a.jpg\tb.jpg#1\t1\t2\t1\n")
+    case(
+        "flickr8k-expert/no-token-file",
+        None,
+        "Flickr8k.token.txt not found beside ExpertAnnotations.txt: .*put it in the same folder",
+        names="Flickr8k.token.txt",
+    )
+
+
 def cache_files() -> None:
     """Damaged cache entries (for test_cache_repair): variants of one valid score entry."""
     d = OUT / "caches"
@@ -788,6 +1303,10 @@ def main() -> None:
         "composite",
         "pascal50s",
         "abstract50s",
+        "outputs",
+        "options",
+        "thumb",
+        "scores",
         "caches",
         "good",
     ):
@@ -800,6 +1319,12 @@ def main() -> None:
     flickr_cases()
     pascal_cases()
     abstract_cases()
+    output_cases()
+    option_cases()
+    thumb_cases()
+    scores_cases()
+    reference_cases()
+    more_judgment_cases()
     cache_files()
     (OUT / "expected.json").write_text(json.dumps(CASES, indent=1, ensure_ascii=True) + "\n")
     print(f"{len(CASES)} cases written to {OUT}")

@@ -29,10 +29,10 @@ from capeval_core.judgments.base import (
     JudgmentSet,
     PairItem,
     Row,
+    caption_cell,
     count_into,
     format_error,
     read_json_records,
-    text_cell,
 )
 from capeval_core.judgments.coco import image_key
 from capeval_core.judgments.consensus import (
@@ -67,7 +67,7 @@ def _captions(path: Path, max_bytes: int) -> list[tuple[Row, str, str]]:
             (
                 row,
                 image_key(row.values["image_id"]),
-                text_cell(row.values["caption"], path, row, "caption").strip(),
+                caption_cell(row, path, "caption").strip(),
             )
         )
     return out
@@ -105,7 +105,7 @@ def _locate(path: Path, consensus_file: str | os.PathLike[str] | None) -> tuple[
     if consensus_file is not None:
         consensus = Path(consensus_file)
         if not consensus.is_file():
-            raise format_error(consensus, "consensus file not found (`consensus_file`)")
+            raise format_error(consensus, "file does not exist")
     elif path.is_file() and path.suffix.lower() == ".mat":
         consensus = path
     else:

@@ -575,6 +575,35 @@ def text_cell(value: Any, path: str | os.PathLike[str], row: Row, column: str) -
     )
 
 
+def caption_cell(row: Row, path: str | os.PathLike[str], column: str) -> str:
+    """A caption cell: text only. A JSON ``null``, number, list or object is an error naming
+    the line (a null caption would otherwise score as an empty one); an empty CSV cell is
+    empty text, which the loader decides about.
+
+    >>> caption_cell(Row(1, {"hyp": None}), "t.jsonl", "hyp")
+    Traceback (most recent call last):
+    ...
+    capeval_core.errors.JudgmentFormatError: t.jsonl, line 1, column 'hyp': \
+expected text, got null
+    """
+    from capeval_core.files import json_kind
+
+    if column not in row.values:
+        raise format_error(
+            path, f"no {column!r} in this record", line=row.line, column=column, record=row.record
+        )
+    value = row.values[column]
+    if isinstance(value, str):
+        return value
+    raise format_error(
+        path,
+        f"expected text, got {json_kind(value)}",
+        line=row.line,
+        column=column,
+        record=row.record,
+    )
+
+
 def id_cell(value: Any, path: str | os.PathLike[str], row: Row, column: str) -> Any:
     """An id cell as read: text or a whole number. ``true``, lists, objects and fractions
     are errors (``true`` would otherwise match id 1, and a list is no id at all)."""

@@ -191,6 +191,12 @@ def join_scores_file(
 
     Pairwise sets: columns ``<name>:a`` and ``<name>:b`` (or ``metric:<name>:a`` ...) hold
     the two candidates' scores.
+
+    Columns that are not scores: every id column (the set's, and any other whose name says
+    id: ``set_id``, ``image_id``, ``segId``) and every column of text only (a caption, an
+    image file name) are left out (said in the notes). A long file (the set's ids, a
+    ``metric`` column naming the metric and one column of values, as leaderboards distribute
+    scores) is pivoted to one column per metric: each (id, metric) once, a repeat refused.
     """
     _, columns, rows = read_records(path, file_format, max_bytes=max_bytes)
     ids = tuple(jset.id_columns)
@@ -203,6 +209,7 @@ def join_scores_file(
             line=1,
             column=missing[0],
         )
+    columns, rows, left_out = _wide(path, columns, rows, ids)
     metrics = _score_columns(path, columns, ids, jset.kind)
     by_id: dict[str, Row] = {}
     for row in rows:
@@ -231,15 +238,101 @@ def join_scores_file(
     source = Path(path).name
     out = jset
     for name, cols in metrics.items():
-        arrays = [
-            [parse_number(by_id[i].values.get(c), path, by_id[i], c) for i in wanted] for c in cols
-        ]
+        _file_name(path, cols[0], name)
+        arrays = [[_score(path, by_id[i], c, i) for i in wanted] for c in cols]
         out = add_metric_scores(out, name, *arrays, checksum=checksum, source=source)
+    notes = []
+    if left_out:
+        notes.append(f"{source}: not scores, left out: {', '.join(map(repr, left_out))}")
     extra = len(set(by_id) - set(wanted))
     if extra:
-        note = f"{extra:,} row(s) of {source} match no item of the set (ignored)"
-        out = dataclasses.replace(out, notes=(*out.notes, note))
+        notes.append(f"{extra:,} row(s) of {source} match no item of the set (ignored)")
+    if notes:
+        out = dataclasses.replace(out, notes=(*out.notes, *notes))
     return out
+
+
+def _score(path: str | os.PathLike[str], row: Row, column: str, key: str) -> float:
+    cell = row.values.get(column)
+    if cell is None or (isinstance(cell, str) and not cell.strip()):
+        raise format_error(
+            path,
+            f"no {column!r} score for id {key!r}",
+            line=row.line,
+            column=column,
+            record=row.record,
+        )
+    return parse_number(cell, path, row, column)
+
+
+#: the column that names the metric of each row in a long scores file
+LONG_NAME_COLUMNS = ("metric", "metric_name", "measure")
+
+
+def _wide(
+    path: str | os.PathLike[str], columns: Sequence[str], rows: Sequence[Row], ids: Sequence[str]
+) -> tuple[list[str], list[Row], list[str]]:
+    """``(columns, rows, left out)`` with the columns that hold no scores left out (other id
+    columns, text-only columns) and a long file pivoted to one column per metric."""
+    other = [c for c in columns if c not in ids]
+    text_only = [c for c in other if _text_only(rows, c)]
+    left_out = [c for c in other if is_id_column(c) or (c in text_only and not _long_name(c))]
+    names = [c for c in other if _long_name(c) and c in text_only]
+    values = [c for c in other if c not in left_out and c not in names]
+    if not names:
+        return [c for c in columns if c not in left_out], list(rows), left_out
+    if len(names) > 1 or len(values) != 1:
+        raise format_error(
+            path,
+            f"a long scores file has the id columns {list(ids)}, one column naming the metric "
+            f"({names[0]!r}) and one column of values (found {values or 'none'}); or give one "
+            "column per metric",
+            line=1,
+            column=names[0],
+        )
+    name_col, value_col = names[0], values[0]
+    wide: dict[tuple, Row] = {}
+    seen: dict[tuple, int] = {}
+    metrics: list[str] = []
+    for row in rows:
+        metric = str(row.values.get(name_col) or "").strip()
+        if not metric:
+            raise format_error(
+                path, "no metric name", line=row.line, column=name_col, record=row.record
+            )
+        key = tuple(row.values.get(c) for c in ids)
+        if (key, metric) in seen:
+            raise format_error(
+                path,
+                f"a second {metric!r} score for the same ids (first on line "
+                f"{seen[key, metric]}); a long file holds each (id, metric) once",
+                line=row.line,
+                column=value_col,
+                record=row.record,
+            )
+        seen[key, metric] = row.line
+        if metric not in metrics:
+            metrics.append(metric)
+        if key not in wide:
+            wide[key] = Row(row.line, {c: row.values.get(c) for c in ids}, row.record)
+        wide[key].values[metric] = row.values.get(value_col)
+    clash = [m for m in metrics if m in ids]
+    if clash:
+        raise format_error(path, f"metric name {clash[0]!r} is an id column", column=name_col)
+    return [*ids, *metrics], list(wide.values()), left_out
+
+
+def _long_name(column: str) -> bool:
+    return column.strip().lower() in LONG_NAME_COLUMNS
+
+
+def _text_only(rows: Sequence[Row], column: str) -> bool:
+    """Whether every filled cell of ``column`` is text that is no number (a caption, a file
+    name, a metric's name): such a column holds no scores."""
+    from capeval_core.judgments.base import is_number
+
+    filled = [r.values.get(c) for r in rows for c in (column,) if r.values.get(c) not in (None, "")]
+    return bool(filled) and all(isinstance(v, str) and not is_number(v) for v in filled)
 
 
 def _score_columns(

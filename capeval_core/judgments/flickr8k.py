@@ -112,10 +112,12 @@ def _locate(
         raise format_error(p / name, f"{name} not found in the folder {p.name!r}")
     token = Path(token_file) if token_file is not None else annotations.parent / TOKEN_FILE
     if not token.is_file():
+        if token_file is not None:
+            raise format_error(token, "file does not exist")
         raise format_error(
             token,
-            f"{TOKEN_FILE} must lie beside {annotations.name} (or pass "
-            "`token_file`): it holds the captions the annotations name",
+            f"{TOKEN_FILE} not found beside {annotations.name}: it holds the captions the "
+            "annotations name; put it in the same folder",
         )
     return annotations, token
 

@@ -21,6 +21,7 @@ from capeval_core.judgments.base import (
     GradedItem,
     JudgmentSet,
     Row,
+    caption_cell,
     count_into,
     format_error,
     id_cell,
@@ -231,7 +232,7 @@ scores=(3.0,), system=None)
             if row.values.get("image_id") not in (None, "")
             else ident
         )
-        candidate = text_cell(row.values.get("candidate"), path, row, "candidate").strip()
+        candidate = caption_cell(row, path, "candidate").strip()
         empty += not candidate
         references = refs.get(row, image)
         values: list[float] = []

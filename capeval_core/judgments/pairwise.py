@@ -14,6 +14,7 @@ from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
     JudgmentSet,
     PairItem,
+    caption_cell,
     format_error,
     id_cell,
     parse_number,
@@ -81,8 +82,8 @@ def load_pairwise(
             if row.values.get("image_id") not in (None, "")
             else ident
         )
-        cand_a = text_cell(row.values.get("candidate_a"), path, row, "candidate_a").strip()
-        cand_b = text_cell(row.values.get("candidate_b"), path, row, "candidate_b").strip()
+        cand_a = caption_cell(row, path, "candidate_a").strip()
+        cand_b = caption_cell(row, path, "candidate_b").strip()
         preferred = None
         if "preferred" in columns:
             raw = text_cell(row.values.get("preferred"), path, row, "preferred").strip()

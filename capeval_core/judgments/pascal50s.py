@@ -106,10 +106,12 @@ def _pairs_file(path: Path) -> Path:
 def _refs_file(pairs: Path, refs_file: str | os.PathLike[str] | None) -> Path:
     refs = Path(refs_file) if refs_file is not None else pairs.parent / REFS_FILE
     if not refs.is_file():
+        if refs_file is not None:
+            raise format_error(refs, "file does not exist")
         raise format_error(
             refs,
-            f"{REFS_FILE} must lie beside {pairs.name} (or pass "
-            "`refs_file`): it holds the 50 references per image",
+            f"{REFS_FILE} not found beside {pairs.name}: it holds the 50 references per "
+            "image; put it in the same folder",
         )
     return refs
 
@@ -118,10 +120,12 @@ def _consensus_file(
     pairs: Path, consensus_file: str | os.PathLike[str] | None, preset: str
 ) -> Path:
     path = Path(consensus_file) if consensus_file is not None else pairs.parent / CONSENSUS_FILE
+    if not path.is_file() and consensus_file is not None:
+        raise format_error(path, "file does not exist")
     if not path.is_file():
         raise format_error(
             path,
-            f"not found beside {pairs.name} (or pass `consensus_file`): "
+            f"not found beside {pairs.name}: "
             f"preset {preset} takes its labels from its triplets; preset clipscore-table7 "
             f"uses the votes of {PAIRS_FILE} instead",
         )

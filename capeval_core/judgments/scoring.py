@@ -10,11 +10,18 @@ caption) are scored once, so corpus statistics such as CIDEr-D's document freque
 each judged caption once and every preset of a dataset gets the same metric values.
 Pairwise sets are scored per draw of sampled references (PASCAL-50S protocol: 5 references,
 5 draws), candidates a and b of all pairs in one batch per draw.
+
+An item a metric cannot score (a limit the user set, a caption its parser refuses; see
+:meth:`~capeval_core.metrics.base.Metric.unscorable`) has NaN values and its reason in
+:attr:`JudgmentScores.missing`; every other item and metric is scored. Statistics that compare
+metrics (correlations, Williams tests, the combined metric, pairwise accuracy) take the items
+every compared metric scored: :func:`on_common_items`, which :func:`left_out_lines` reports.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +34,7 @@ from capeval_core import batch
 from capeval_core.batch import Progress
 from capeval_core.judgments.base import JudgmentSet
 from capeval_core.metrics import Batch, configure, make_batch, metric_class
+from capeval_core.results import left_out_line
 
 
 @dataclass(frozen=True)
@@ -34,7 +42,8 @@ class JudgmentScores:
     """Per-item metric values for a JudgmentSet.
 
     Graded sets: ``values[key]`` has one value per item. Pairwise sets: ``values_a[key]`` and
-    ``values_b[key]`` have shape (draws, pairs).
+    ``values_b[key]`` have shape (draws, pairs). ``missing[key]`` maps the items (pairs) the
+    metric could not score to the reason (only keys with some); their values are NaN.
     """
 
     digest: str
@@ -47,6 +56,15 @@ class JudgmentScores:
     from_cache: Mapping[str, bool] = field(default_factory=dict)
     skipped: Mapping[str, str] = field(default_factory=dict)
     sampling: Mapping[str, Any] = field(default_factory=dict)
+    missing: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
+
+    def left_out(self) -> dict[int, dict[str, str]]:
+        """Every item (pair) some metric could not score: ``{index: {key: reason}}``."""
+        out: dict[int, dict[str, str]] = {}
+        for key, items in self.missing.items():
+            for i, why in items.items():
+                out.setdefault(i, {})[key] = why
+        return dict(sorted(out.items()))
 
 
 def _report_key(key: str) -> str:
@@ -162,12 +180,16 @@ def score_judgments(
     out_keys = tuple(k for k in keys if metric_class(k).key in results)
     n = len(jset)
     vals, va, vb = {}, {}, {}
+    missing = {}
     for key in out_keys:
         arr = results[metric_class(key).key][_report_key(key)]
         if pairwise:
             va[key], vb[key] = arr[:, :n], arr[:, n:]
         else:
             vals[key] = arr[0]
+        reasons = batch.missing_reasons(results[metric_class(key).key])
+        if reasons is not None:
+            missing[key] = _reasons(reasons, n if pairwise else None)
     return JudgmentScores(
         jset.content_digest,
         jset.kind,
@@ -179,7 +201,99 @@ def score_judgments(
         {k: cached[metric_class(k).key] for k in out_keys},
         skipped,
         sampling,
+        missing,
     )
+
+
+def _reasons(reasons: np.ndarray, pairs: int | None) -> dict[int, str]:
+    """``{item: reason}`` from a metric's reasons array, (1, items) for graded sets; for
+    pairwise ones (draws, 2 x ``pairs``), a pair is left out when either caption is, in any
+    draw (the first reason found is given; "caption a" or "b" names a refused candidate)."""
+    if pairs is None:
+        return {i: str(r) for i, r in enumerate(reasons[0]) if r}
+    out: dict[int, str] = {}
+    for i in range(pairs):
+        for side, column in (("a", i), ("b", pairs + i)):
+            found = [str(r) for r in reasons[:, column] if r]
+            if found and i not in out:  # references are the pair's: only the candidate is named
+                why = found[0]
+                out[i] = f"caption {side}: {why.removeprefix('candidate: ')}"
+    return out
+
+
+def on_common_items(
+    jset: JudgmentSet, scores: JudgmentScores
+) -> tuple[JudgmentSet, JudgmentScores]:
+    """The set and its scores on the items every metric of ``scores`` scored (the same
+    objects when no item was left out), so correlations, Williams tests, the combined metric
+    and pairwise accuracy compare metrics on the same items. The restricted set has its own
+    content digest; what was left out is in :func:`left_out_lines` of the originals."""
+    gone = scores.left_out()
+    if not gone:
+        return jset, scores
+    kept = [i for i in range(len(jset)) if i not in gone]
+    external = tuple(
+        dataclasses.replace(e, values=np.asarray(e.values)[..., kept]) for e in jset.external
+    )
+    subset = dataclasses.replace(
+        jset,
+        items=tuple(jset.items[i] for i in kept),
+        external=external,
+        join_keys=tuple(jset.join_keys[i] for i in kept) if jset.join_keys else (),
+        content_digest="",
+        items_digest="",
+    )
+    return subset, dataclasses.replace(
+        scores,
+        digest=subset.content_digest,
+        values={k: v[kept] for k, v in scores.values.items()},
+        values_a={k: v[:, kept] for k, v in scores.values_a.items()},
+        values_b={k: v[:, kept] for k, v in scores.values_b.items()},
+        missing={},
+    )
+
+
+def left_out_lines(jset: JudgmentSet, scores: JudgmentScores, shown: int = 5) -> list[str]:
+    """What each metric could not score (one line per key, with item ids and reasons), then
+    how many items the statistics that compare metrics use; empty when every item was
+    scored."""
+    if not scores.missing:
+        return []
+    unit = "items" if jset.kind == "graded" else "pairs"
+    ids = [it.id for it in jset.items]
+    lines = [
+        left_out_line(
+            metric_class(key).label(key),
+            {ids[i]: why for i, why in sorted(items.items())},
+            len(jset),
+            unit,
+            shown,
+        )
+        for key, items in scores.missing.items()
+    ]
+    n = len(jset) - len(scores.left_out())
+    lines.append(
+        f"correlations, Williams tests, the combined metric and accuracies use the {n:,} "
+        f"{unit} every metric scored"
+    )
+    return lines
+
+
+def judgments_left_out_json(jset: JudgmentSet, scores: JudgmentScores) -> dict[str, Any]:
+    """What the metrics left out, as ``capeval correlate`` writes it: ``{"n", "ids",
+    "n_used", "by_metric"}``, ``by_metric[key]`` a list of ``{"id", "reason"}`` (``n`` 0 and
+    empty lists when every item was scored)."""
+    gone = scores.left_out()
+    ids = [it.id for it in jset.items]
+    return {
+        "n": len(gone),
+        "ids": [ids[i] for i in gone],
+        "n_used": len(jset) - len(gone),
+        "by_metric": {
+            key: [{"id": ids[i], "reason": why} for i, why in sorted(items.items())]
+            for key, items in scores.missing.items()
+        },
+    }
 
 
 def _with_external(jset: JudgmentSet, inner: JudgmentScores, keys: Sequence[str]) -> JudgmentScores:
@@ -209,6 +323,7 @@ def _with_external(jset: JudgmentSet, inner: JudgmentScores, keys: Sequence[str]
         {k: cached[k] for k in out_keys},
         inner.skipped,
         inner.sampling,
+        inner.missing,
     )
 
 

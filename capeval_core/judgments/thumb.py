@@ -42,6 +42,7 @@ from capeval_core.judgments.base import (
     GradedItem,
     JudgmentSet,
     Row,
+    caption_cell,
     count_into,
     format_error,
     parse_number,
@@ -64,6 +65,9 @@ HUMAN_COLUMNS = ("human_score", "P", "R", "Fl", "Con", "Inc")
 ID_COLUMNS = ("seg_id", "SYS")
 REQUIRED = ("SYS", "seg_id", "hyp", "image", *HUMAN_COLUMNS)
 HUMAN_SYSTEM = "Human"
+#: THumB 1.0's systems: a row of any other is refused, so no fifth "system" enters the
+#: system-level correlations the presets promise over these
+SYSTEMS = ("Up-Down", "Unified-VLP", "VinVL-base", "VinVL-large", HUMAN_SYSTEM)
 #: captions per image in the Karpathy split THumB's images come from: the first five of the
 #: image's COCO captions by annotation id (three THumB images have a sixth in COCO, which the
 #: split, and so the paper's 4 references, leave out)
@@ -226,7 +230,18 @@ def _files(
 
 def _parse(path: Path, row: Row) -> tuple[dict, Row]:
     v = row.values
-    out: dict = {k: text_cell(v[k], path, row, k).strip() for k in ("SYS", "seg_id", "hyp")}
+    out: dict = {k: text_cell(v[k], path, row, k).strip() for k in ("SYS", "seg_id")}
+    out["hyp"] = caption_cell(row, path, "hyp").strip()
+    if out["SYS"] not in SYSTEMS:
+        raise format_error(
+            path,
+            f"SYS {out['SYS']!r} is not one of THumB 1.0's systems ({', '.join(SYSTEMS)}), "
+            "which its presets score; judge other systems' captions as a graded set (a "
+            "`system` column)",
+            line=row.line,
+            column="SYS",
+            record=row.record,
+        )
     image = text_cell(v["image"], path, row, "image").strip()
     match = _IMAGE.fullmatch(image)
     if match is None:

@@ -1,8 +1,9 @@
 """The Metric base class, input validation and the tokenized batch every metric scores.
 
 Authors implement :meth:`Metric.segment` (and optionally :meth:`Metric.prepare` for corpus
-statistics and :meth:`Metric.aggregate` when the corpus value is not the mean of the items).
-Callers use :meth:`Metric.score`.
+statistics, :meth:`Metric.aggregate` when the corpus value is not the mean of the items, and
+:meth:`Metric.unscorable` when some item may be beyond it: such items are left out with the
+reason, the others scored as a set of their own). Callers use :meth:`Metric.score`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import math
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -20,9 +22,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from capeval_core._version import __version__
-from capeval_core.errors import DegenerateCorpusWarning, InputError, OptionError
+from capeval_core.errors import (
+    DegenerateCorpusWarning,
+    InputError,
+    ItemsLeftOutWarning,
+    OptionError,
+)
 from capeval_core.metrics.statistics import ItemStatistics, MeanStatistics
-from capeval_core.results import MetricResult, SegmentScore, Signature
+from capeval_core.results import MetricResult, SegmentScore, Signature, left_out_line
 from capeval_core.tokenize import Tokenizer, Tokens, get_tokenizer
 
 
@@ -82,6 +89,16 @@ class Batch:
             self.references[start:stop],
             self.candidate_tokens[start:stop],
             self.reference_tokens[start:stop],
+            self.tokenizer,
+        )
+
+    def subset(self, indices: Sequence[int]) -> Batch:
+        """The items at ``indices`` with their tokens as tokenized here (as :meth:`part`)."""
+        return Batch(
+            tuple(self.candidates[i] for i in indices),
+            tuple(self.references[i] for i in indices),
+            tuple(self.candidate_tokens[i] for i in indices),
+            tuple(self.reference_tokens[i] for i in indices),
             self.tokenizer,
         )
 
@@ -162,6 +179,12 @@ def make_batch(
 @dataclass(frozen=True, kw_only=True)
 class MetricConfig:
     """Options of a metric; subclasses add fields with the paper's defaults."""
+
+
+#: ``field(metadata=UNLESS_DEFAULT)``: an option left out of the signature while it holds its
+#: default (an option added later that changes nothing at its default, so the signatures and
+#: score-cache entries made before it stay valid)
+UNLESS_DEFAULT: Mapping[str, str] = {"signature": "unless-default"}
 
 
 class Metric(ABC):
@@ -248,7 +271,9 @@ class Metric(ABC):
 
     def signature(self) -> Signature:
         options = tuple(
-            (f.name, getattr(self.config, f.name)) for f in dataclasses.fields(self.config)
+            (f.name, getattr(self.config, f.name))
+            for f in dataclasses.fields(self.config)
+            if not (f.metadata == UNLESS_DEFAULT and getattr(self.config, f.name) == f.default)
         )
         return Signature(
             self.key, options, self.tokenizer.name, tuple(self.resources().items()), __version__
@@ -291,6 +316,9 @@ class Metric(ABC):
             )
         with collector_paused():
             prepared = self.prepare(batch)
+            left_out = self.unscorable(batch, prepared)
+            if left_out:
+                return self._score_leaving_out(batch, prepared, left_out, warn)
             notes = tuple(self.corpus_warnings(batch, prepared))
             for note in notes if warn else ():
                 warnings.warn(note, DegenerateCorpusWarning, stacklevel=3)
@@ -303,10 +331,65 @@ class Metric(ABC):
             self.primary_key(), corpus, tuple(segments), self.signature(), corpus_details, notes
         )
 
+    def _score_leaving_out(
+        self, batch: Batch, prepared: Any, left_out: Mapping[int, str], warn: bool
+    ) -> MetricResult:
+        """:meth:`score_batch` when some items cannot be scored: the others are scored as a
+        set of their own (tokens as tokenized with all items, corpus statistics from the
+        kept items alone: :meth:`prepare_kept`), the left-out items get NaN and the reason."""
+        key, keys = self.primary_key(), self.report_keys()
+        if warn:
+            line = left_out_line(self.name, left_out, len(batch))
+            warnings.warn(line, ItemsLeftOutWarning, stacklevel=4)
+        kept = [i for i in range(len(batch)) if i not in left_out]
+        segments: dict[int, SegmentScore] = {
+            i: SegmentScore(i, key, dict.fromkeys(keys, math.nan), None, why)
+            for i, why in left_out.items()
+        }
+        if not kept:
+            corpus, corpus_details, notes = dict.fromkeys(keys, math.nan), None, ()
+        else:
+            sub = batch.subset(kept)
+            sub_prepared = self.prepare_kept(sub, prepared)
+            notes = tuple(self.corpus_warnings(sub, sub_prepared))
+            for note in notes if warn else ():
+                warnings.warn(note, DegenerateCorpusWarning, stacklevel=4)
+            scored = []
+            for i, (value, details) in zip(kept, self.score_items(sub, sub_prepared), strict=True):
+                scores = value if isinstance(value, Mapping) else {key: float(value)}
+                scored.append(SegmentScore(i, key, scores, details))
+            segments.update((s.index, s) for s in scored)
+            corpus, corpus_details = self.aggregate(scored, sub_prepared)
+        return MetricResult(
+            key,
+            corpus,
+            tuple(segments[i] for i in range(len(batch))),
+            self.signature(),
+            corpus_details,
+            notes,
+        )
+
     # -- what authors implement -------------------------------------------------------------
     def prepare(self, batch: Batch) -> Any:
         """Corpus statistics needed by :meth:`segment` (default: none)."""
         return None
+
+    def unscorable(self, batch: Batch, prepared: Any) -> Mapping[int, str]:
+        """The items of ``batch`` this metric cannot score, ``{index: reason}``: a limit the
+        user set (SPICE's ``max_sentence_words``) or something the item alone needs that is
+        not there (a caption the parser refuses). They are left out, every other item is
+        scored (:meth:`prepare_kept`). Default: none. A resource every item needs (word
+        vectors, a grammar) is not an item's: its absence raises
+        :class:`~capeval_core.errors.MissingResourceError` and the metric is skipped."""
+        return {}
+
+    def prepare_kept(self, batch: Batch, prepared: Any) -> Any:
+        """:meth:`prepare` for ``batch``, the items kept when :meth:`unscorable` leaves some
+        out; ``prepared`` is what :meth:`prepare` gave for all items. Default: prepared
+        again from the kept items, so corpus statistics (CIDEr-D's document frequencies) are
+        the kept items' alone, as if the others were not in the set. A metric whose prepared
+        data hold per-caption work that covers any subset (SPICE's parses) returns it."""
+        return self.prepare(batch)
 
     def corpus_warnings(self, batch: Batch, prepared: Any) -> list[str]:
         """Messages about degenerate but valid input, raised as DegenerateCorpusWarning."""
@@ -368,6 +451,10 @@ class Metric(ABC):
         return MeanStatistics.from_values(self.report_keys(), values)
 
     def resampling(self, result: MetricResult, batch: Batch) -> ItemStatistics:
-        """:meth:`item_statistics` of a result of this metric on ``batch``."""
+        """:meth:`item_statistics` of a result of this metric on ``batch``; over the items
+        it scored when some are :attr:`~capeval_core.results.MetricResult.missing`."""
+        if result.missing:
+            result = result.scored()
+            batch = batch.subset([s.index for s in result.segments])
         values = {k: np.asarray(result.segment_values(k), dtype=float) for k in result.corpus}
         return self.item_statistics(values, self.sufficient_statistics(result), batch)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.errors import InputError, OptionError
+from capeval_core.metrics.base import UNLESS_DEFAULT, Batch, Metric, MetricConfig
 from capeval_core.options import check_bool, check_choice
 from capeval_core.results import SegmentScore
 from capeval_core.spice.graph import SceneGraph, concept_lookup
@@ -46,16 +47,30 @@ class SpiceConfig(MetricConfig):
     ``parser`` is ``"stanford-pcfg"`` (the default: CoreNLP 3.6.0's PCFG itself, with the
     grammar the package ships: the jar's tuples), ``"stanford-emulation"`` (a faster learned
     emulation of SPICE-1.0's parses: close to the jar, not equal) or ``"spacy-sm"`` (spaCy's
-    small model converted by rules; capeval before 0.2)."""
+    small model converted by rules; capeval before 0.2).
+
+    ``max_sentence_words`` bounds the parse's time and memory (they grow with the cube and
+    the square of a sentence's length): a caption with a longer sentence, counted in the
+    words SPICE-1.0's CoreNLP makes and cut into sentences as it cuts them, is not parsed,
+    and the items with it (as candidate or reference) are left out of SPICE with that
+    reason; every other item is scored. Default None: no limit, as the jar."""
 
     synsets: bool = True
     parse_input: str = "tokens"
     parser: str = DEFAULT_PARSER
+    max_sentence_words: int | None = field(default=None, metadata=UNLESS_DEFAULT)
 
     def __post_init__(self) -> None:
         check_bool("synsets", self.synsets)
         check_choice("parse_input", self.parse_input, ("tokens", "raw"))
         check_choice("parser", self.parser, tuple(PARSERS))
+        limit = self.max_sentence_words
+        if limit is not None and (
+            not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
+        ):
+            raise OptionError(
+                f"`max_sentence_words` must be a whole number >= 1 or None (got {limit!r})"
+            )
 
 
 @dataclass(frozen=True)
@@ -135,6 +150,29 @@ class SpicePrepared:
     tuples: Mapping[str, tuple[Tuple, ...]]
     texts: Mapping[Tokens, str]
     reference_graphs: dict[tuple[Tokens, ...], SceneGraph] = field(default_factory=dict)
+    #: texts not parsed, and why: over ``max_sentence_words``, or refused by the parser
+    refused: Mapping[str, str] = field(default_factory=dict)
+
+
+def _parse_each_refusal(
+    parser: CaptionParser, texts: list[str], refused: dict[str, str]
+) -> dict[str, tuple[Tuple, ...]]:
+    """``parser.parse(texts)``; when the parser refuses a caption (an :class:`InputError`),
+    the texts are parsed again in halves (each parsed half goes to the parse cache) until
+    the refused captions are alone: each goes into ``refused`` with the parser's message,
+    the others are parsed. One caption never stops a batch."""
+    if not texts:
+        return {}
+    try:
+        return parser.parse(texts)
+    except InputError as exc:
+        if len(texts) == 1:
+            refused[texts[0]] = f"the {parser.parser} parser refuses it: {exc}"
+            return {}
+    mid = len(texts) // 2
+    out = _parse_each_refusal(parser, texts[:mid], refused)
+    out.update(_parse_each_refusal(parser, texts[mid:], refused))
+    return out
 
 
 def _prf(tp: int, n_cand: int, n_ref: int, nan: bool) -> SpiceCategory:
@@ -234,15 +272,62 @@ class Spice(Metric):
             self._parser = CaptionParser(self.config.parser)
         return self._parser
 
+    def over_limit(self, texts: Iterable[str]) -> dict[str, str]:
+        """The ``texts`` with a sentence longer than ``max_sentence_words``, and why (none
+        without a limit). Words and sentences are SPICE-1.0's CoreNLP's (what the
+        stanford-pcfg parser parses), whichever parser is chosen."""
+        limit = self.config.max_sentence_words
+        if limit is None:
+            return {}
+        from capeval_core.spice.stanford import corenlp_words, sentences
+
+        out = {}
+        for text in dict.fromkeys(texts):
+            longest = max((len(s) for s in sentences(corenlp_words(text))), default=0)
+            if longest > limit:
+                out[text] = (
+                    f"a sentence of {longest} words, over the limit of {limit} (max_sentence_words)"
+                )
+        return out
+
     def uncached(self, batch: Batch) -> int:
-        """How many distinct captions of the batch the parse cache lacks: the parse is SPICE's
-        slow part, so a caller can say what is coming."""
-        return len(self._caption_parser().uncached(list(self._texts(batch).values())))
+        """How many distinct captions of the batch the parse cache lacks (and would be
+        parsed): the parse is SPICE's slow part, so a caller can say what is coming."""
+        texts = list(self._texts(batch).values())
+        skip = self.over_limit(texts)
+        return len(self._caption_parser().uncached([t for t in texts if t not in skip]))
 
     def prepare(self, batch: Batch) -> SpicePrepared:
-        """Parse every distinct caption of the batch once (batched, through the parse cache)."""
+        """Parse every distinct caption of the batch once (batched, through the parse cache),
+        but those over ``max_sentence_words``; a caption the parser refuses is recorded with
+        its message (the items with it are left out: :meth:`unscorable`)."""
         texts = self._texts(batch)
-        return SpicePrepared(self._caption_parser().parse(texts.values()), texts)
+        refused = self.over_limit(texts.values())
+        wanted = [t for t in dict.fromkeys(texts.values()) if t not in refused]
+        tuples = _parse_each_refusal(self._caption_parser(), wanted, refused)
+        return SpicePrepared(tuples, texts, refused=refused)
+
+    def unscorable(self, batch: Batch, prepared: SpicePrepared) -> dict[int, str]:
+        """The items whose candidate or one of whose references was not parsed, and why."""
+        if not prepared.refused:
+            return {}
+        refused, texts = prepared.refused, prepared.texts
+        out = {}
+        for i in range(len(batch)):
+            text = texts[tuple(batch.candidate_tokens[i])]
+            if text in refused:
+                out[i] = f"candidate: {refused[text]}"
+                continue
+            for j, ref in enumerate(batch.reference_tokens[i]):
+                text = texts[tuple(ref)]
+                if text in refused:
+                    out[i] = f"reference {j + 1}: {refused[text]}"
+                    break
+        return out
+
+    def prepare_kept(self, batch: Batch, prepared: SpicePrepared) -> SpicePrepared:
+        """The parses of all items serve the kept ones (SPICE has no corpus statistics)."""
+        return prepared
 
     def shared_work(self, batches: Sequence[Batch], pieces: int) -> list[Callable[[], Any]]:
         """The uncached captions of all parts, parsed once in chunks into the parse cache
@@ -253,7 +338,8 @@ class Spice(Metric):
         texts: dict[str, None] = {}
         for batch in batches:
             texts.update(dict.fromkeys(self._texts(batch).values()))
-        missing = parser.uncached(list(texts))
+        skip = self.over_limit(texts)
+        missing = parser.uncached([t for t in texts if t not in skip])
         if len(missing) < parser.parallel_min:
             return []
         size = max(parser.min_chunk, -(-len(missing) // pieces))

@@ -124,7 +124,7 @@ def set_or_stop(kind: str) -> tuple[Any, bool]:
     try:
         jset, origin = set_for(kind)
     except CapevalError as exc:
-        st.error(str(exc))
+        st.error(choices.page_message(str(exc)))
         st.stop()
     loaded = origin == "loaded"
     if loaded:
@@ -142,6 +142,34 @@ def render_set_banner(jset: object, origin: str) -> None:
             icon=":material/science:",
         )
     st.text(str(jset))  # file names are user text: shown literally
+
+
+# -- items a metric left out (issue 41) -------------------------------------------------------
+def render_left_out(jset: object, scores: object) -> None:
+    """Which items a metric could not score and why (nothing when every item was scored):
+    a warning with the counts, the ids and reasons as plain text (they are user text)."""
+    from capeval_core.judgments.scoring import left_out_lines
+
+    lines = left_out_lines(jset, scores)
+    if not lines:
+        return
+    unit = "items" if jset.kind == "graded" else "pairs"  # type: ignore[attr-defined]
+    n = len(scores.left_out())  # type: ignore[attr-defined]
+    total = len(jset)  # type: ignore[arg-type]
+    st.warning(
+        f"{n:,} of {total:,} {unit} left out: a metric could not score them (which and "
+        f"why below); the statistics here use the {total - n:,} {unit} every metric scored."
+    )
+    st.text("\n".join(lines))
+
+
+def on_common_items(jset: object, scores: object) -> tuple[Any, Any]:
+    """:func:`render_left_out`, then the set and scores on the items every metric scored
+    (``capeval_core.judgments.scoring.on_common_items``), for a page's statistics."""
+    from capeval_core.judgments.scoring import on_common_items as common
+
+    render_left_out(jset, scores)
+    return common(jset, scores)
 
 
 # -- shared widgets --------------------------------------------------------------------------------

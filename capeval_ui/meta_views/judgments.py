@@ -3,11 +3,13 @@ report, the preview and the scores of the loaded set."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from capeval_ui.meta_views.common import download_csv
+from capeval_ui.meta_views.common import download_csv, render_left_out
 from capeval_ui.views import key_label, signature_block, table
 
 #: per format: the files it needs and what is in them (judgment-formats.md), as shown on the page
@@ -197,15 +199,18 @@ def scores_frame(jset: object, scores: object) -> pd.DataFrame:
 
 
 def render_scores(jset: object, scores: object, *, key: str) -> None:
-    """Per metric: mean score, signature, whether it came from the cache; skipped metrics."""
+    """Per metric: mean score (over the items it scored), signature, whether it came from
+    the cache; skipped metrics; items a metric could not score."""
+    render_left_out(jset, scores)
     rows = []
     for k in scores.keys:
         values = scores.values[k] if jset.kind == "graded" else scores.values_a[k]
+        scored = values[np.isfinite(values)]
         rows.append(
             {
                 "metric": key_label(k),
                 "key": k,
-                "mean": float(np.mean(values)),
+                "mean": float(np.mean(scored)) if scored.size else math.nan,
                 "from cache": bool(scores.from_cache.get(k)),
                 "signature": scores.signatures[k],
             }

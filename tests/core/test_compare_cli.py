@@ -180,7 +180,7 @@ def test_bad_results_give_one_line_and_status_2(tmp_path, edit, message):
 def test_other_bad_input(tmp_path):
     ann, paths = _files(tmp_path, 10)
     code, _, err = _run("compare", "--annotations", ann, "--results", *paths, "--names", "a,b")
-    assert code == 2 and "2 system name(s) for 3 results file(s)" in err
+    assert code == 2 and "--names gives 2 name(s) for 3 results file(s)" in err
     code, _, err = _run("compare", "--annotations", ann, "--results", *paths, "--metrics", "nope")
     assert code == 2 and "unknown metric" in err
     rows = json.loads(paths[0].read_text())
@@ -360,8 +360,8 @@ def test_score_defaults_to_coco_val2014_like_compare(tmp_path):
 @pytest.mark.parametrize(
     ("references", "message"),
     [
-        ({"1": "a dog"}, "image_id '1': expected a list of captions"),
-        ({"1": ["a dog", 3]}, "image_id '1', record 1, column 'caption': expected text"),
+        ({"1": "a dog"}, "image_id 1: expected a list of captions"),
+        ({"1": ["a dog", 3]}, "image_id 1, record 1, column 'caption': expected text"),
         ({"images": [{"split": "test", "sentences": []}]}, "record 0: missing field 'cocoid'"),
         (
             {"images": [{"split": "test", "cocoid": 1, "sentences": [{"tokens": []}]}]},

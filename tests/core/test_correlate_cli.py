@@ -336,14 +336,20 @@ def test_abstract50s_json_contract_and_notes(tmp_path):
     assert "3 labelled pairs scored" in err
 
 
-def test_abstract50s_without_labels_warns_and_writes_nulls(tmp_path):
+def test_abstract50s_without_labels_is_refused_like_pascal50s(tmp_path):
+    # issue 44: a pairwise set none of whose pairs has a label has no accuracy to compute;
+    # every format refuses it with one line (exit 2), and no JSON is written
     folder = _abstract_pairs(tmp_path)
     (folder / "consensus_abstract.mat").unlink()
-    data, _, err = _correlate_json(tmp_path, folder, "abstract50s", "--preset", "kilickaya2017")
-    assert data["n_labelled"] == 0 and data["preset"] == "kilickaya2017"
-    assert all(v is None for row in data["accuracy"].values() for v in row.values())
-    assert "warning: None of the 4 pairs has a human label (no human labels: " in err
-    assert "refs:triplets:allx1" in data["signatures"]["cider_d"]
+    out = tmp_path / "out.json"
+    code, stdout, err = _run(
+        "correlate", "--judgments", str(folder), "--format", "abstract50s",
+        "--preset", "kilickaya2017", "--workers", "0", "--json", str(out),
+    )  # fmt: skip
+    assert code == 2 and stdout == "" and not out.exists()
+    assert err.count("\n") == 1, err
+    assert "None of the 4 pairs has a human label (no human labels: " in err
+    assert "consensus_abstract.mat not found" in err
 
 
 def test_pascal50s_presets_choose_the_labels(tmp_path):

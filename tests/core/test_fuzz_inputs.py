@@ -23,6 +23,7 @@ from capeval_core.cli import main
 from capeval_core.files import Limits, lone_surrogate
 from capeval_core.judgments import load_judgments
 from capeval_core.metrics import METRICS
+from capeval_core.metrics.base import UNLESS_DEFAULT
 
 CORPUS = Path(__file__).resolve().parents[1] / "malformed" / "good"
 FUZZ = settings(
@@ -267,11 +268,21 @@ def test_every_metric_option(key, option, value):
         return
     result = metric.score(CANDS, REFS)
     lo, hi = metric.bounds
+    scored = [seg for seg in result.segments if seg.missing is None]
     for k in metric.report_keys():
-        assert math.isfinite(result.corpus[k]) and lo - 1e-9 <= result.corpus[k] <= hi + 1e-9
+        if scored:
+            assert math.isfinite(result.corpus[k]) and lo - 1e-9 <= result.corpus[k] <= hi + 1e-9
         for seg in result.segments:
+            if seg.missing is not None:  # an item left out (a limit this value sets) says why
+                assert math.isnan(seg.scores[k]) and seg.missing
+                continue
             assert math.isfinite(seg.scores[k]) and lo - 1e-9 <= seg.scores[k] <= hi + 1e-9
-    assert f"{option}:" in str(result.signature)
+    field = next(f for f in dataclasses.fields(metric.Config) if f.name == option)
+    # an option added later stays out of the signature at its default (UNLESS_DEFAULT)
+    at_default = (
+        field.metadata == UNLESS_DEFAULT and getattr(metric.config, option) == field.default
+    )
+    assert (f"{option}:" in str(result.signature)) != at_default
 
 
 @settings(max_examples=40, deadline=None)

@@ -256,7 +256,7 @@ CASES = [
         '{"candidate": ["a"], "references": ["b"], "score": 1}\n',
         "graded",
         {},
-        r"expected text, got list",
+        r"expected text, got a list",
         r"line 1, column 'candidate'",
     ),
     (
