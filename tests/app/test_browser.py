@@ -111,7 +111,7 @@ def _screenshot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
         ".map(e => e.scrollHeight))"
     )
     page.set_viewport_size({"width": 1400, "height": min(max(int(height), 1000), 8000)})
-    page.wait_for_timeout(800)
+    page.wait_for_timeout(2500)  # a grid and a chart repaint once the window grew
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size(VIEWPORT)
@@ -366,14 +366,14 @@ COMPARE_TABS = ("BLEU", "ROUGE-L", "CIDEr-D", "METEOR", "WMD", "SPICE", "MEAN", 
 #: that needs a scroll bar), a grid whose columns are wider than the grid, or anything
 #: reaching past the main block's right edge
 CUT_ELEMENTS_JS = r"""
-() => {
+(whole) => {
   const main = document.querySelector('[data-testid="stMain"] [data-testid="stMainBlockContainer"]')
     || document.querySelector('[data-testid="stMain"]');
   const right = main.getBoundingClientRect().right;
   const panel = [...main.querySelectorAll('[role="tabpanel"]')]
     .find(p => !p.hidden && p.offsetParent !== null);
   // a page with tabs: the visible tab and the cards above it; any other page: all of it
-  const roots = panel
+  const roots = panel && !whole
     ? [panel, ...main.querySelectorAll('[data-testid="stMetric"]')]
     : [main];
   const visible = e => e.offsetParent !== null && e.getBoundingClientRect().width > 0;
@@ -433,7 +433,7 @@ def _screenshot_at(page, name: str, width: int) -> Path:  # type: ignore[no-unty
         ".map(e => e.scrollHeight))"
     )
     page.set_viewport_size({"width": width, "height": min(max(int(height), 1000), 8000)})
-    page.wait_for_timeout(800)
+    page.wait_for_timeout(2500)  # a grid and a chart repaint once the window grew
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
@@ -514,6 +514,13 @@ def test_compare_nothing_cut(server, browser, width: int, candidates: int) -> No
 #: once it is drawn, a button to press first. Compare's tabs are the test above.
 VIEWS = (
     pytest.param("", "Resources", None, id="home"),
+    # the page around Compare's tabs (its tables in expanders); the tabs are the test above
+    pytest.param(
+        "compare-captions" + LONG_EXAMPLE + SECOND_CANDIDATE,
+        "Score tables with signatures",
+        None,
+        id="compare-page",
+    ),
     pytest.param(
         "systems",
         "Where two systems differ",
@@ -579,7 +586,7 @@ def test_nothing_cut_on_any_page_at_1280(server, browser, path: str, ready: str,
         _assert_no_error(page, log)
         name = path.split("?")[0] or "home"
         _screenshot_at(page, f"{name}-{'batch' if 'batch' in path else 'page'}-1280", 1280)
-        cut = page.evaluate(CUT_ELEMENTS_JS)
+        cut = page.evaluate(CUT_ELEMENTS_JS, True)
         assert not cut, "\n".join(cut)
         _assert_local(requests, url)
     finally:
