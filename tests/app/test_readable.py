@@ -117,3 +117,36 @@ def test_no_column_is_narrower_than_its_header(pages: dict[str, AppTest], name: 
             if isinstance(width, int) and width < cell_width([label]):
                 cut.append(f"{label!r}: {width} px")
     assert not cut, cut
+
+
+def _figures(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_bar_labels_hide_rather_than_collide(pages: dict[str, AppTest], name: str) -> None:
+    """Issue 42: two labels of neighbouring bars ran together ("0.8890.889"). A labelled bar
+    chart shrinks each label to its bar and hides one that would be too small to read."""
+    for figure in _figures(pages[name]):
+        bars = [t for t in figure["data"] if t.get("type") == "bar" and t.get("text")]
+        if not bars:
+            continue
+        assert figure["layout"].get("uniformtext") == {"minsize": 10, "mode": "hide"}
+        assert all(t.get("constraintext") == "both" for t in bars)
+
+
+def test_the_lab_draws_cider_on_an_axis_of_its_own(pages: dict[str, AppTest]) -> None:
+    """Issue 42: the lab drew CIDEr-D (0–10) on one axis with the 0–1 metrics, flattening
+    them. CIDEr-D's bars now stand on a right-hand axis whose range is ten times the left's
+    (0 at the same height), and its title says so."""
+    (figure,) = [
+        f for f in _figures(pages["lab"]) if "after − before" in str(f["layout"]["yaxis"]["title"])
+    ]
+    for trace in figure["data"]:
+        on_right = trace.get("yaxis") == "y2"
+        assert on_right == ("CIDEr-D" in trace["x"]), trace["x"]
+    layout = figure["layout"]
+    assert "CIDEr-D (0–10 scale)" in layout["yaxis2"]["title"]["text"]
+    left, right = layout["yaxis"]["range"], layout["yaxis2"]["range"]
+    assert right == pytest.approx([10 * left[0], 10 * left[1]])
+    assert left[0] < 0 < left[1] or left[0] == 0
