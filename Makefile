@@ -42,7 +42,7 @@ test-fast: $(VENV)/.stamp-test
 # CUDA build of torch.
 test-torch: $(VENV)/.stamp-test
 	$(BIN)/pip install --quiet -e ".[train]"
-	$(BIN)/python -m pytest -m torch tests/core/test_i2ce.py tests/core/test_spice_biaffine.py
+	$(BIN)/python -m pytest -m torch tests/core/test_i2ce.py
 
 bench: $(VENV)/.stamp-test
 	$(BIN)/python -m bench

@@ -5,10 +5,11 @@ Inputs -> one call through ``capeval_ui.cached`` per candidate -> drawing throug
 ``capeval_ui.views``. The panels loop over the metric registry, so a new metric needs no
 change here. The inputs survive a visit to another page (``capeval_ui.state``) and are kept in
 the URL with every choice (``?candidate=...&candidate_b=...&ref=...&ref=...&idf=...&
-spice_parser=...&tokenizer=...&tab=...``, and each panel's n-gram order or reference), so the
+tokenizer=...&tab=...``, and each panel's n-gram order or reference), so the
 address is a link that reproduces every number and drawing; the "Copy link" button shows it
 whole. A link naming a Systems table's IDF set this server does not hold says so and scores
-nothing until the user picks another source.
+nothing until the user picks another source. A link naming a retired SPICE parser
+(``spice_parser=...``) gets a note; SPICE has one parser now.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def _use_idf(label: str | None = None) -> None:
 MISSING_IDF = "_compare_missing_idf"
 IDF_SOURCES = _idf_sources()
 TABS = [cls.name for cls in METRICS.values()]
-PARAMS = state.compare_params(IDF_SOURCES, choices.SPICE_PARSERS, TABS)
+PARAMS = state.compare_params(IDF_SOURCES, TABS)
 
 
 def _to_lab() -> None:
@@ -134,7 +135,6 @@ try:
     state.default("cider_idf", choices.DEFAULT_IDF)
     if st.session_state["cider_idf"] not in IDF_SOURCES:  # a set this page no longer offers
         st.session_state["cider_idf"] = choices.DEFAULT_IDF
-    state.default("spice_parser", choices.DEFAULT_SPICE_PARSER)
     if "candidate" not in st.session_state:
         _apply_example()
     missing_idf = _missing_idf(state.restore(PARAMS))
@@ -156,6 +156,8 @@ try:
                 on_click=_use_idf,
                 args=(label,),
             )
+    if note := choices.retired_parser_note(st.query_params.get("spice_parser")):
+        st.info(note)
     state.name_own_inputs("example", ("candidate", "candidate_b", "references"), choices.YOUR_OWN)
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
@@ -186,8 +188,7 @@ try:
     references = views.split_lines(
         right.text_area("References (one per line)", key="references", height=268)
     )
-    idf_column, parser_column = st.columns(2)
-    idf_label = idf_column.radio(
+    idf_label = st.radio(
         "CIDEr-D IDF source",
         list(IDF_SOURCES),
         key="cider_idf",
@@ -195,15 +196,7 @@ try:
         help=choices.IDF_HELP,
         on_change=_use_idf,
     )
-    parser_label = parser_column.radio(
-        "SPICE parser",
-        list(choices.SPICE_PARSERS),
-        key="spice_parser",
-        horizontal=True,
-        help=choices.SPICE_PARSER_HELP,
-    )
     idf = IDF_SOURCES.get(idf_label or choices.DEFAULT_IDF, "coco-val2014")
-    spice_parser = choices.SPICE_PARSERS[parser_label or choices.DEFAULT_SPICE_PARSER]
     tokenizer = current_tokenizer()
     if missing_idf:  # the URL stays the link's until the user picks a source
         st.stop()
@@ -234,11 +227,9 @@ try:
     keys = tuple(REPORTED_KEYS)
     started = time.perf_counter()
     with st.spinner(choices.scoring_message(idf)):
-        scored = cached.score_captions(keys, candidate, references, tokenizer, idf, spice_parser)
+        scored = cached.score_captions(keys, candidate, references, tokenizer, idf)
         scored_b = (
-            cached.score_captions(keys, candidate_b, references, tokenizer, idf, spice_parser)
-            if two
-            else None
+            cached.score_captions(keys, candidate_b, references, tokenizer, idf) if two else None
         )
     server_ms = 1000 * (time.perf_counter() - started)
 except CapevalError as exc:

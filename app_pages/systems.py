@@ -2,11 +2,14 @@
 are significant, and the images where two of them differ most.
 
 Inputs (uploaded COCO results files and references in any distributed shape, or the demo) ->
-``capeval_ui.cached`` -> drawing through ``capeval_ui.systems_views``: a paper's table (×100
-or raw, renamed systems, a chosen baseline) with LaTeX, Markdown and CSV downloads. A bad
-upload shows the loader's message (file and image ids) and keeps the widgets as they were;
-the last uploads stay in use for the session, so a drill-down to Compare captions and back
-loses nothing.
+the Score button -> ``capeval_ui.cached`` -> drawing through ``capeval_ui.systems_views``: a
+paper's table (×100 or raw, renamed systems, a chosen baseline) with LaTeX, Markdown and CSV
+downloads. Scoring starts when Score is pressed (the demo is scored when the page opens) and
+can be cancelled; a change of choices afterwards marks the table out of date. The choices are
+in the URL, and a link naming uploaded files this server does not hold says so
+(``capeval_ui.systems_state``). A bad upload shows the loader's message (file and image ids)
+and keeps the widgets as they were; the last uploads and the last table stay for the
+session, so a drill-down to Compare captions and back loses nothing.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from capeval_core import CapevalError
 from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS
 from capeval_core.metrics import COCO_CAPTION_KEYS, available_keys, optional_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
-from capeval_core.systems import signatures_text
-from capeval_ui import cached, choices, current_tokenizer, state, systems_views
+from capeval_core.systems import CoverageError, signatures_text
+from capeval_ui import cached, choices, current_tokenizer, state, systems_state, systems_views
 
 DEMO = "Demo: three systems on COCO val2014"
 UPLOAD = "Upload results files"
@@ -27,6 +30,13 @@ OWN = "Upload a references file"
 ON_MISSING = {
     "error": "error: stop and name the images",
     "intersect": "intersect: score the images every file captions",
+}
+ON_MISSING_LABEL = "When a file lacks images another captions"
+#: the resampling controls' bounds
+BOUNDS = {
+    "systems_resamples": (100, 100_000),
+    "systems_trials": (100, 1_000_000),
+    "systems_seed": (0, 2**32 - 1),
 }
 TESTS = {
     "both": "both (p = the larger)",
@@ -39,7 +49,7 @@ def _forget_removed(key: str, slot: int) -> None:
     """``on_change`` of an uploader: files the user removes (their ×) are forgotten, and with
     them their error (a visit to another page empties the uploader without calling this)."""
     if not st.session_state.get(key):
-        kept = list(st.session_state.get(state.SYSTEMS_FILES, ((), None)))
+        kept = list(st.session_state.get(systems_state.FILES, ((), None)))
         kept[slot] = () if slot == 0 else None
         st.session_state[state.SYSTEMS_FILES] = tuple(kept)
 
@@ -49,12 +59,14 @@ def _kept_files(files, annotations) -> tuple[tuple[tuple[str, bytes], ...], tupl
     (a file uploader is empty again after a visit to Compare captions)."""
     uploads = tuple((f.name, f.getvalue()) for f in files or [])
     own = (annotations.name, annotations.getvalue()) if annotations is not None else None
-    kept_uploads, kept_own = st.session_state.get(state.SYSTEMS_FILES, ((), None))
+    kept_uploads, kept_own = st.session_state.get(systems_state.FILES, ((), None))
     if uploads:
         kept_uploads = uploads
     if own is not None:
         kept_own = own
-    st.session_state[state.SYSTEMS_FILES] = (kept_uploads, kept_own)
+    if uploads or own is not None:  # the user chose files: a link's are no longer awaited
+        systems_state.decline_linked_files()
+    st.session_state[systems_state.FILES] = (kept_uploads, kept_own)
     if not uploads and kept_uploads:
         names = ", ".join(name for name, _ in kept_uploads)
         st.text(  # file names are user text: never markdown
@@ -63,14 +75,38 @@ def _kept_files(files, annotations) -> tuple[tuple[tuple[str, bytes], ...], tupl
     return kept_uploads, kept_own
 
 
+def _open_demo() -> None:
+    """The "open the demo" button of a link whose files are not here: the user decided."""
+    systems_state.decline_linked_files()
+    st.session_state["systems_source"] = DEMO
+
+
 st.title("Systems")
 st.caption(
     "Score two or more captioning systems on the same images with every metric, see each "
     "value with its bootstrap interval, test every system against the first (the baseline) "
     "with paired bootstrap resampling and approximate randomization, and find the images "
-    "where two systems differ most."
+    "where two systems differ most. Choose the files and metrics, then press Score."
 )
+notice = st.container()  # what a link could not bring goes at the top
 
+URL = systems_state.params(
+    {DEMO: "demo", UPLOAD: "upload"}, {COCO_VAL: "coco-val2014", OWN: "file"}
+)
+systems_state.restore(URL)
+offered = [*available_keys(), *optional_keys()]
+state.valid_choices("systems_metrics", offered)
+for key, options in (  # a link's value the page does not offer is dropped for the default
+    ("systems_source", (DEMO, UPLOAD)),
+    ("systems_references", (COCO_VAL, OWN)),
+    ("systems_paired", tuple(TESTS)),
+    ("systems_on_missing", tuple(ON_MISSING)),
+    ("systems_split", tuple(KARPATHY_SPLITS)),
+):
+    state.valid_choice(key, options)
+for key, (low, high) in BOUNDS.items():  # an edited link's number within the control's bounds
+    if key in st.session_state:
+        st.session_state[key] = min(max(int(st.session_state[key]), low), high)
 state.default("systems_source", DEMO)
 state.default("systems_references", COCO_VAL)
 state.default("systems_metrics", list(choices.SYSTEMS_DEFAULT_KEYS))
@@ -82,6 +118,7 @@ state.default("systems_split", DEFAULT_SPLIT)
 state.default("systems_on_missing", "error")
 state.default("systems_names", "")
 state.default("systems_raw", False)
+
 source = st.radio("Systems", [DEMO, UPLOAD], key="systems_source", horizontal=True)
 if source == UPLOAD:
     files = st.file_uploader(
@@ -112,53 +149,69 @@ if source == UPLOAD:
             help="read from a Karpathy dataset_coco.json only",
         )
     st.radio(
-        "When a file lacks images another captions (on-missing)",
+        ON_MISSING_LABEL,
         list(ON_MISSING),
         format_func=ON_MISSING.get,
         key="systems_on_missing",
         horizontal=True,
     )
-left, right = st.columns([3, 2])
-keys = left.multiselect(
+# full width, names not keys: eight chips (coco-caption's metrics) fit at 1,280 px
+keys = st.multiselect(
     "Metrics",
-    [*available_keys(), *optional_keys()],
+    offered,
+    format_func=systems_views.label,
     key="systems_metrics",
     help="METEOR and SPICE take longer on large sets; scores are cached per system.",
 )
-left.button(
+coco_col, paired_col = st.columns([1, 2], vertical_alignment="bottom")
+coco_col.button(
     "coco-caption's metrics",
     key="systems_coco_caption",
     help="BLEU-1 to BLEU-4, METEOR, ROUGE-L, CIDEr-D and SPICE: what coco-caption reports and "
     "captioning papers print",
     on_click=lambda: st.session_state.update(systems_metrics=list(COCO_CAPTION_KEYS)),
 )
-paired = right.radio(
+paired = paired_col.radio(
     "Paired test", list(TESTS), format_func=TESTS.get, key="systems_paired", horizontal=True
 )
 with st.expander("Resampling"):
     a, b, c = st.columns(3)
     n_resamples = a.number_input(
-        "Bootstrap resamples", 100, 100_000, step=100, key="systems_resamples"
+        "Bootstrap resamples", *BOUNDS["systems_resamples"], step=100, key="systems_resamples"
     )
     n_trials = b.number_input(
-        "Randomization trials", 100, 1_000_000, step=1000, key="systems_trials"
+        "Randomization trials", *BOUNDS["systems_trials"], step=1000, key="systems_trials"
     )
-    seed = c.number_input("Seed", 0, 2**32 - 1, key="systems_seed")
+    seed = c.number_input("Seed", *BOUNDS["systems_seed"], key="systems_seed")
 
+in_use = None  # the digest of the uploads in use, for the URL
 try:
     if source == UPLOAD:
+        fresh = bool(files) or annotations is not None
+        if systems_state.linked_files() is not None and not fresh:
+            # a link's files, not on this server: say so, keep its choices, show no numbers
+            notice.warning(
+                "This link's results files are not on this server (it was restarted since, "
+                "or the link comes from another machine): upload them again below, and the "
+                "link's choices are kept; or open the demo.",
+                icon=":material/link_off:",
+            )
+            notice.button("Open the demo instead", key="systems_open_demo", on_click=_open_demo)
+            systems_state.write(URL, None)
+            st.stop()
         uploads, own = _kept_files(files, annotations if refs_choice == OWN else None)
         if not uploads:
             st.info("Upload one or more results files (the first is the baseline).")
+            systems_state.write(URL, None)
             st.stop()
         if refs_choice == OWN and own is None:
             st.info("Upload the references file, or use COCO val2014.")
+            systems_state.write(URL, None)
             st.stop()
+        kept = (uploads, own if refs_choice == OWN else None)
+        in_use = systems_state.remember_files(kept)
         data = cached.systems_input(
-            uploads,
-            own if refs_choice == OWN else None,
-            st.session_state["systems_split"],
-            st.session_state["systems_on_missing"],
+            *kept, st.session_state["systems_split"], st.session_state["systems_on_missing"]
         )
     else:
         data = cached.demo_systems_input()
@@ -191,22 +244,113 @@ try:
     first = shown_names.index(baseline)
     order = [first, *(i for i in range(len(data.names)) if i != first)]
     data = data.arranged(order, [shown_names[i] for i in order] if names else None)
-    if not keys:
-        st.info("Choose at least one metric.")
-        st.stop()
-    comparison = cached.systems_comparison(
-        tuple(data.digest(i) for i in range(len(data.names))) + data.names,
-        tuple(keys),
-        current_tokenizer(),
-        paired,
-        int(n_resamples),
-        int(n_trials),
-        int(seed),
-        _data=data,
+except CoverageError as exc:  # the page's own words for the command line's --on-missing
+    st.error(
+        f"{exc.problem}. Every system must caption the same images; to score only the images "
+        f"they all caption, choose “intersect” under “{ON_MISSING_LABEL}” above."
     )
+    systems_state.write(URL, in_use)
+    st.stop()
 except CapevalError as exc:
     st.error(choices.page_message(str(exc)))
+    systems_state.write(URL, in_use)
     st.stop()
+
+request = systems_state.Request(
+    tuple(data.digest(i) for i in range(len(data.names))),
+    data.names,
+    tuple(keys),
+    current_tokenizer(),
+    paired,
+    int(n_resamples),
+    int(n_trials),
+    int(seed),
+)
+score_col, cancel_col, link_col = st.columns([1, 1, 3], vertical_alignment="center")
+pressed = score_col.button(
+    "Score", key="systems_score", type="primary", icon=":material/play_arrow:", disabled=not keys
+)
+cancel_slot = cancel_col.empty()
+table = st.session_state.get(systems_state.TABLE)
+cut_short = systems_state.interrupted(request)
+linked_table = systems_state.link_shows_table()
+first_visit = source == DEMO and table is None and not st.session_state.get(systems_state.OPENED)
+asked = pressed or cut_short == "resume" or linked_table
+score_now = bool(keys) and (asked or (first_visit and not cut_short))
+view = request if score_now else (table["request"] if table is not None else None)
+if view is not None:  # the differences' choices of the table about to be shown, for the URL
+    for widget, options in (
+        ("systems_a", view.names),
+        ("systems_b", view.names),
+        ("systems_key", view.metrics),
+    ):
+        state.valid_choice(widget, options)
+    state.default("systems_a", view.names[0])
+    state.default("systems_b", view.names[min(1, len(view.names) - 1)])
+query = systems_state.write(URL, in_use, scored=view == request)
+with link_col.popover("Copy link", icon=":material/link:"):
+    st.caption(
+        "This address opens the page with these choices (uploaded files are named by their "
+        "content: a server that no longer holds them asks for them again). Copy it with the "
+        "icon at its right:"
+    )
+    st.code(state.share_link(state.url_path("Systems"), query), language=None, wrap_lines=True)
+if cut_short == "cancelled" and not pressed:
+    st.info(
+        "Scoring cancelled; its worker processes were stopped. Press Score to start again "
+        "(metrics scored before the cancel come back from the cache).",
+        icon=":material/cancel:",
+    )
+elif cut_short == "superseded" and not pressed:
+    st.info(
+        "Scoring stopped: the choices changed while it ran. Press Score to score these.",
+        icon=":material/edit:",
+    )
+if score_now:
+    st.session_state[systems_state.OPENED] = True
+    st.session_state[systems_state.RUNNING] = request
+    cancel_slot.button(
+        "Cancel",
+        key="systems_cancel",
+        icon=":material/stop:",
+        on_click=systems_state.cancel,
+        help="Stop this run and its worker processes",
+    )
+    try:
+        comparison = cached.systems_comparison(
+            request.systems + data.names,
+            request.metrics,
+            request.tokenizer,
+            paired,
+            request.n_resamples,
+            request.n_trials,
+            request.seed,
+            _data=data,
+        )
+    except CapevalError as exc:
+        st.session_state.pop(systems_state.RUNNING, None)
+        cancel_slot.empty()
+        st.error(choices.page_message(str(exc)))
+        st.stop()
+    st.session_state.pop(systems_state.RUNNING, None)
+    cancel_slot.empty()
+    table = {"request": request, "comparison": comparison, "data": data}
+    st.session_state[systems_state.TABLE] = table
+if not keys:
+    st.info("Choose at least one metric.")
+if table is None:
+    if keys and not cut_short:
+        st.info("Press Score to score these systems with these metrics.")
+    st.stop()
+if table["request"] != request:
+    changed = " and ".join(systems_state.changes(table["request"], request))
+    st.warning(
+        f"The table below is out of date: {changed} changed since it was scored. Press Score "
+        "to score the choices above.",
+        icon=":material/history:",
+    )
+comparison, data = table["comparison"], table["data"]
+tokenizer = table["request"].tokenizer
 
 for key, why in comparison.scores.skipped.items():
     st.warning(f"{key} could not be scored: {why}")
@@ -248,13 +392,13 @@ if system_a == system_b:
 else:
     row = systems_views.render_differences(comparison, system_a, system_b, metric_key)
     if row is not None:  # one click opens the image in Compare captions, as the table scores it
-        idf = cached.systems_reference_set(digest, current_tokenizer(), _data=data)
+        idf = cached.systems_reference_set(digest, tokenizer, _data=data)
         st.session_state[state.FROM_SYSTEMS] = systems_views.drill_down_note(
             row, system_a, system_b, metric_key, len(data), idf
         )
         st.switch_page(
             "app_pages/compare.py",
-            query_params=systems_views.compare_params(row, current_tokenizer(), idf),
+            query_params=systems_views.compare_params(row, tokenizer, idf),
         )
 
 csv_col, sig_col, json_col = st.columns(3)
@@ -279,3 +423,4 @@ json_col.download_button(
     mime="application/json",
     key="systems_json",
 )
+systems_state.write(URL, in_use, scored=table["request"] == request)  # with all choices drawn

@@ -16,9 +16,12 @@ BENCHMARKS = (
     "spice",
     "spice_exact",
     "spice_parity",
+    "spice_long",
     "perturb",
     "compare",
     "meta_pages",
+    "pycocoevalcap",
+    "app_load",
 )
 
 

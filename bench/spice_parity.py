@@ -3,10 +3,11 @@
 The jar (with CoreNLP 3.6.0, ``-detailed -subset`` as coco-caption runs it) scores the first
 ``n_images`` sets of the bench protocol (:func:`capeval_core.resources.coco_caption_sets`),
 and its proposed tuples of every caption are dumped (``tools/spice_oracle``); both are cached
-beside the jars, so a second run only scores capeval. Printed per parser: images whose SPICE
-equals the jar's, images within 0.01, the corpus SPICE and its relative difference, tuple
-precision and recall against the jar's tuples (per caption, as sets, micro-averaged), and each
-category's corpus value (mean F over images where it is defined) with its relative difference.
+beside the jars, so a second run only scores capeval. Printed for SPICE's parser
+(``stanford-pcfg``): images whose SPICE equals the jar's, images within 0.01, the corpus SPICE
+and its relative difference, tuple precision and recall against the jar's tuples (per caption,
+as sets, micro-averaged), and each category's corpus value (mean F over images where it is
+defined) with its relative difference.
 val2014 is measured here, never trained or tuned on. Prints; asserts nothing.
 """
 
@@ -21,10 +22,10 @@ from pathlib import Path
 from capeval_core.errors import MissingResourceError
 from capeval_core.metrics import make_batch
 from capeval_core.resources import coco_caption_sets
-from capeval_core.spice.stanford import jar_order
+from capeval_core.spice.corenlp import jar_order
 
 PARITY_IMAGES = 1000
-PARSERS = ("stanford-pcfg", "stanford-emulation", "spacy-sm")
+PARSERS = ("stanford-pcfg",)
 
 
 def _jar_outputs(sets, texts_by_set) -> tuple[list[dict], dict[str, list]] | None:

@@ -27,7 +27,9 @@ import multiprocessing
 import os
 import pickle
 import tempfile
+import time
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -36,10 +38,12 @@ from typing import Any
 
 import numpy as np
 
+from capeval_core import progress
 from capeval_core.errors import CapevalError, ItemsLeftOutWarning
 from capeval_core.metrics import Batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
 from capeval_core.resources import atomic_write, discard_damaged
+from capeval_core.workers import WorkerPool
 
 #: ``on_progress(done, total, label)``: the CLI draws a tqdm bar with it, the app an
 #: ``st.progress``
@@ -237,34 +241,43 @@ def plan_tasks(
 _IN_WORKER = False
 
 
-def _worker_setup() -> None:
+def _worker_setup(channel: Any = None) -> None:
     """Runs first in each worker. The workers are the parallelism, so BLAS threads inside
-    them would only compete for the same cores (I2CE's encoder ran 2x slower that way)."""
+    them would only compete for the same cores (I2CE's encoder ran 2x slower that way).
+    What the worker's long work reports (:mod:`capeval_core.progress`) goes to ``channel``."""
     global _IN_WORKER
     from threadpoolctl import threadpool_limits
 
+    from capeval_core import progress
+
     threadpool_limits(1)
+    progress.worker_channel(channel)
     _IN_WORKER = True
 
 
-def _started() -> None:
-    """A first task per worker: submitting it makes the pool start that worker now."""
-
-
-def start_pool(workers: int) -> ProcessPoolExecutor | None:
-    """A pool of ``workers`` spawned processes (fresh interpreters: safe to start from the
-    app's threaded server), their start-up begun; None where processes cannot start."""
+def start_pool(workers: int) -> WorkerPool | None:
+    """A pool of ``workers`` spawned processes, their start-up begun; None where processes
+    cannot start. Leaving its ``with`` block by an exception (an error, Ctrl-C, a raise from
+    an ``on_progress`` callback: how the app cancels a run) stops its workers at once
+    (:class:`~capeval_core.workers.WorkerPool`)."""
     try:
-        pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
+        channel = multiprocessing.get_context("spawn").Queue()
+        pool = WorkerPool(
+            workers,
             initializer=_worker_setup,
+            initargs=(channel,),
+            executor=ProcessPoolExecutor,
         )
-        for _ in range(workers):  # the pool spawns a worker per submitted task, up to max
-            pool.submit(_started)
-    except (OSError, RuntimeError):  # no process support here
+    except (OSError, RuntimeError, NotImplementedError):  # no process support here
         return None
-    return pool
+    _CHANNELS[pool] = channel
+    return pool.start()
+
+
+#: each pool's queue of what its workers report (:mod:`capeval_core.progress`)
+_CHANNELS: weakref.WeakKeyDictionary[WorkerPool, Any] = weakref.WeakKeyDictionary()
+#: how often (seconds) a caller waiting on workers passes on what they report
+REPORT_EVERY = 0.5
 
 
 def score_all(
@@ -277,7 +290,7 @@ def score_all(
     skipped: dict[str, str],
     on_error: str,
     *,
-    pool: ProcessPoolExecutor | None,
+    pool: WorkerPool | None,
     workers: int,
     status: Callable[[str], None],
     unit: str = "items",
@@ -310,7 +323,9 @@ def score_all(
     for mkey, path in todo:
         status(mkey)
         try:
-            values = score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
+            # long work inside the metric (a long caption's parse) says how far it is
+            with progress.listening(lambda label, m=mkey: status(f"{m}: {label}")):
+                values = score_metric(mkey, options.get(mkey, {}), tokenizer, batches)
         except CapevalError as exc:
             if on_error != "skip":
                 raise
@@ -320,7 +335,7 @@ def score_all(
 
 
 def score_in_workers(
-    pool: ProcessPoolExecutor,
+    pool: WorkerPool,
     tasks: Sequence[tuple[str, int, int]],
     todo: Sequence[tuple[str, Path]],
     metrics: Mapping[str, Metric],
@@ -339,9 +354,18 @@ def score_in_workers(
     ``status(label)`` is called as each part but a metric's last comes back ("meteor: 2,500
     of 5,000 images") and as each piece of shared work does ("spice: parsing new captions, 3
     of 16"), so a progress bar moves while METEOR or SPICE run (issue #33: it sat on one
-    label for 80 s).
+    label for 80 s). While the workers are busy it is called again with the last label at
+    least every :data:`TICK` seconds: a caller stops the run by raising from it (the app's
+    Cancel button, a closed browser tab), and the workers then stop at once
+    (:meth:`~capeval_core.workers.WorkerPool.stop`).
     """
-    report = status or (lambda label: None)
+    said = [f"scoring in {pool.workers} worker processes"]
+
+    def report(label: str) -> None:
+        said[0] = label
+        if status is not None:
+            status(label)
+
     paths = dict(todo)
     parts: dict[str, dict[int, dict[str, np.ndarray]]] = {m: {} for m in paths}
     expected = {m: sum(1 for t in tasks if t[0] == m) for m in paths}
@@ -384,7 +408,17 @@ def score_in_workers(
         shared = _shared_work(expected, metrics, batches)
         labels = {m: metrics[m].shared_work_label for m in shared}
         _collect_workers(
-            pool, tasks, options, tokenizer, name, collect, here, shared, labels, report
+            pool,
+            tasks,
+            options,
+            tokenizer,
+            name,
+            collect,
+            here,
+            shared,
+            labels,
+            report,
+            lambda: report(said[0]),
         )
     finally:
         Path(name).unlink(missing_ok=True)
@@ -408,8 +442,12 @@ def _shared_work(
     return out
 
 
+#: longest wait, in seconds, between two calls of a status callback while workers are busy
+TICK = 1.0
+
+
 def _collect_workers(
-    pool: ProcessPoolExecutor,
+    pool: WorkerPool,
     tasks: Sequence[tuple[str, int, int]],
     options: Mapping[str, Mapping[str, Any]],
     tokenizer: str,
@@ -419,8 +457,12 @@ def _collect_workers(
     shared: Mapping[str, Sequence[Callable[[], Any]]],
     labels: Mapping[str, str],
     report: Callable[[str], None],
+    tick: Callable[[], None] = lambda: None,
 ) -> None:
-    """Submit the tasks, then collect the parts as they finish (scored here if lost).
+    """Submit the tasks, then collect the parts as they finish (scored here if lost), calling
+    ``tick()`` after every :data:`TICK` seconds without news. Whatever ends the collection
+    early (an error, or an exception raised by ``report`` or ``tick`` to cancel the run)
+    stops the workers at once before it propagates.
 
     Whole metrics go first, then the shared work, then the parts; the parts of a metric with
     shared work are held back until all of it is done (it fills the cache they read). Shared
@@ -445,50 +487,63 @@ def _collect_workers(
             submit(task)
 
     counts = {m: sum(1 for t in tasks if t[0] == m) for m, _, _ in tasks}
-    shared_sent = False
-    for task in tasks:  # whole metrics come first (see plan_tasks)
-        if not shared_sent and counts[task[0]] > 1:
-            for mkey, calls in shared.items():
-                for call in calls:
-                    with contextlib.suppress(BrokenProcessPool):
-                        futures[pool.submit(call)] = mkey
-                        waiting[mkey] += 1
-            shared_sent = True
-        if task[0] in held:
-            held[task[0]].append(task)
-        else:
-            submit(task)
-    for mkey in [m for m, n in waiting.items() if n == 0]:
-        release(mkey)
-    pending = set(futures)
-    while pending:
-        done, pending = wait(pending, return_when=FIRST_COMPLETED)
-        for future in done:
-            what = futures.pop(future)
-            if isinstance(what, str):  # a piece of shared work
-                with contextlib.suppress(Exception):
-                    future.result()
-                waiting[what] -= 1
-                finished[what] += 1
-                done, total = finished[what], finished[what] + waiting[what]
-                report(f"{what}: {labels[what]}, {done} of {total}")
-                if waiting[what] == 0:
-                    release(what)
-                continue
-            mkey, start, stop = what
+    quiet = [time.monotonic()]  # when the caller last heard something
 
-            def values(future=future, mkey=mkey, start=start, stop=stop):
-                try:
-                    return future.result()
-                except (BrokenProcessPool, OSError):  # the worker died: score the part here
-                    return here(mkey, start, stop)
+    def tell(label: str) -> None:
+        quiet[0] = time.monotonic()
+        report(label)
 
-            try:
+    try:
+        shared_sent = False
+        for task in tasks:  # whole metrics come first (see plan_tasks)
+            if not shared_sent and counts[task[0]] > 1:
+                for mkey, calls in shared.items():
+                    for call in calls:
+                        with contextlib.suppress(BrokenProcessPool):
+                            futures[pool.submit(_shared_part, mkey, call)] = mkey
+                            waiting[mkey] += 1
+                shared_sent = True
+            if task[0] in held:
+                held[task[0]].append(task)
+            else:
+                submit(task)
+        for mkey in [m for m, n in waiting.items() if n == 0]:
+            release(mkey)
+        pending = set(futures)
+        channel = _CHANNELS.get(pool)
+        while pending:
+            done, pending = wait(pending, timeout=REPORT_EVERY, return_when=FIRST_COMPLETED)
+            if channel is not None:  # what the workers' long work says (a long caption's parse)
+                progress.drain(channel, tell)
+            if not done and time.monotonic() - quiet[0] >= TICK:
+                quiet[0] = time.monotonic()
+                tick()
+            for future in done:
+                what = futures.pop(future)
+                if isinstance(what, str):  # a piece of shared work
+                    with contextlib.suppress(Exception):
+                        future.result()
+                    waiting[what] -= 1
+                    finished[what] += 1
+                    done_n, total = finished[what], finished[what] + waiting[what]
+                    tell(f"{what}: {labels[what]}, {done_n} of {total}")
+                    if waiting[what] == 0:
+                        release(what)
+                    continue
+                mkey, start, stop = what
+
+                def values(future=future, mkey=mkey, start=start, stop=stop):
+                    try:
+                        return future.result()
+                    except (BrokenProcessPool, OSError):  # the worker died: score it here
+                        return here(mkey, start, stop)
+
                 collect(mkey, start, values)
-            except CapevalError:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-        pending = set(futures)  # what is still running, with the parts just released
+            pending = set(futures)  # what is still running, with the parts just released
+    except BaseException:
+        # nobody will read the parts still queued or running: their workers stop now
+        pool.stop(now=True)
+        raise
 
 
 #: In a worker: the batches file read last, and its batches
@@ -510,4 +565,11 @@ def _score_part(
         with open(batches_file, "rb") as fh:
             _WORKER_BATCHES = (batches_file, pickle.load(fh))
     parts = [b.part(start, stop) for b in _WORKER_BATCHES[1]]
-    return score_metric(metric_key, options, tokenizer, parts)
+    with progress.listening(lambda label: progress.to_parent(f"{metric_key}: {label}")):
+        return score_metric(metric_key, options, tokenizer, parts)
+
+
+def _shared_part(metric_key: str, call: Callable[[], Any]) -> Any:
+    """Runs in a worker: a piece of a metric's shared work, what it reports named after it."""
+    with progress.listening(lambda label: progress.to_parent(f"{metric_key}: {label}")):
+        return call()

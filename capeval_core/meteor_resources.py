@@ -3,28 +3,31 @@
 * Function words, WordNet synsets and irregular inflections, and the non-breaking prefixes of
   the normaliser live inside ``meteor-1.5.jar``; they are read with :mod:`zipfile`
   (metric-spec §5.3), never copied into the project.
-* The paraphrase table ``data/paraphrase-en.gz`` (5.27 M entries) is turned once into a
-  compact index file in :func:`~capeval_core.resources.cache_dir` that later processes
-  memory-map, so a fresh process opens it in milliseconds and only touches the pages that
-  its sentences need (see :class:`ParaphraseIndex`).
+* The paraphrase table ``data/paraphrase-en.gz`` (5.27 M entries) is turned once, in about
+  two seconds (compiled, :mod:`capeval_core.meteor_kernel`), into an index file in
+  :func:`~capeval_core.resources.cache_dir` that later processes memory-map, so a fresh
+  process opens it in milliseconds and only touches the pages that its sentences need (see
+  :class:`ParaphraseIndex`).
 
 :func:`meteor_synsets` is public because SPICE reuses METEOR's WordNet synonym sets.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import gzip
-import hashlib
-import io
+import itertools
 import json
 import mmap
+import os
 import sys
+import threading
 import time
 import warnings
 import zipfile
-from array import array
+import zlib
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,8 +49,10 @@ JAR = "meteor/meteor-1.5.jar"
 PARAPHRASE_TABLE = "meteor/data/paraphrase-en.gz"
 
 #: Bumped whenever the index layout changes, so stale files are rebuilt rather than misread.
-#: Format 4 adds the SHA-256 of everything after it, checked once per file version.
-INDEX_FORMAT = 4
+#: Format 4 added a checksum of everything after it, checked once per file version; format 5
+#: is a hash table of the phrases 1 with their entries in table order, built compiled, and
+#: its checksum a CRC-32 (in the 32-byte field).
+INDEX_FORMAT = 5
 _MAGIC = b"CAPEVAL-METEOR-PARAPHRASE\n"
 _DIGEST_SIZE = 32
 
@@ -141,6 +146,49 @@ MORPH_RULES: tuple[tuple[str, str], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=1 << 17)
+def _synset_ids(line: str) -> frozenset[int]:
+    """One id line of ``english.synsets`` (words with the same line share one set)."""
+    return frozenset(int(i) for i in line.split())
+
+
+class SynsetTable(Mapping[str, frozenset[int]]):
+    """Word form -> synset ids, each line of ids parsed when its word is first asked for
+    (a process looks up a few thousand of the 147,306 words; parsing all costs 0.6 s)."""
+
+    __slots__ = ("_lines",)
+
+    def __init__(self, lines: dict[str, str]) -> None:
+        self._lines = lines
+
+    def __getitem__(self, word: str) -> frozenset[int]:
+        return _synset_ids(self._lines[word])
+
+    def get(self, word: str, default=None):  # type: ignore[override]
+        line = self._lines.get(word)
+        return default if line is None else _synset_ids(line)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._lines
+
+    def __iter__(self):
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SynsetTable):
+            return self._lines == other._lines
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def lines(self) -> dict[str, str]:
+        """The raw id lines by word (what the cache stores)."""
+        return self._lines
+
+
 @dataclass(frozen=True, eq=False)
 class MeteorSynsets:
     """WordNet synonym sets as METEOR 1.5 uses them (§5.3, §5.4 "Synonym").
@@ -197,17 +245,17 @@ class MeteorSynsets:
         return self.synsets.get(word, frozenset()) | self.stem_synsets(word)
 
 
-#: Bumped whenever the cached synonym tables change shape.
-SYNSETS_FORMAT = 1
+#: Bumped whenever the cached synonym tables change shape (2: id lines kept as text).
+SYNSETS_FORMAT = 2
 
 
 @functools.cache
 def meteor_synsets() -> MeteorSynsets:
     """Load ``synonym/english.synsets`` and ``synonym/english.exceptions`` from the jar (§5.3).
 
-    ``english.relations`` is not loaded: the 1.5 jar does not use it. The parsed tables are
-    cached in the user cache directory, keyed by the jar's content (reading them back takes
-    a quarter of the 0.8 s parsing does, in every process that aligns).
+    ``english.relations`` is not loaded: the 1.5 jar does not use it. The tables are cached
+    in the user cache directory, keyed by the jar's content; the synset ids of a word are
+    parsed when it is first looked up (:class:`SynsetTable`).
 
     >>> len(meteor_synsets().synsets) > 100_000
     True
@@ -216,9 +264,9 @@ def meteor_synsets() -> MeteorSynsets:
         f"meteor-synsets-v{SYNSETS_FORMAT}-{source_stamp(meteor_jar())}.checked-pickle"
     )
     try:
-        synsets, exceptions = load_checked(path)
-        if isinstance(synsets, dict) and isinstance(exceptions, dict):
-            return MeteorSynsets(synsets, exceptions)
+        lines, exceptions = load_checked(path)
+        if isinstance(lines, dict) and isinstance(exceptions, dict):
+            return MeteorSynsets(SynsetTable(lines), exceptions)
         raise ResourceError(f"{path.name} does not hold synonym tables")
     except FileNotFoundError:
         pass  # parsed once, below
@@ -230,7 +278,7 @@ def meteor_synsets() -> MeteorSynsets:
         )
     table = _parse_synsets()
     try:
-        dump_checked((table.synsets, table.exceptions), path)
+        dump_checked((table.synsets.lines(), table.exceptions), path)  # type: ignore[attr-defined]
         for pattern in ("meteor-synsets-v*.checked-pickle", "meteor-synsets-v*.pickle"):
             for stale in path.parent.glob(pattern):
                 if stale != path:  # tables of another jar or format
@@ -241,18 +289,12 @@ def meteor_synsets() -> MeteorSynsets:
 
 
 def _parse_synsets() -> MeteorSynsets:
-    synsets: dict[str, frozenset[int]] = {}
-    interned: dict[str, frozenset[int]] = {}  # many words share the same id line
-    for word, ids in _pairs(_jar_text("synonym/english.synsets")):
-        value = interned.get(ids)
-        if value is None:
-            value = interned[ids] = frozenset(int(i) for i in ids.split())
-        synsets[word] = value
+    lines: dict[str, str] = dict(_pairs(_jar_text("synonym/english.synsets")))
     exceptions: dict[str, list[str]] = {}
     for base, forms in _pairs(_jar_text("synonym/english.exceptions")):
         for form in forms.split():
             exceptions.setdefault(form, []).append(base)
-    return MeteorSynsets(synsets, {k: tuple(v) for k, v in exceptions.items()})
+    return MeteorSynsets(SynsetTable(lines), {k: tuple(v) for k, v in exceptions.items()})
 
 
 @functools.cache
@@ -274,26 +316,23 @@ def synset_members() -> Mapping[int, tuple[str, ...]]:
 
 # -- paraphrase index --------------------------------------------------------------------------
 
-
-def _word_hash(word: bytes) -> int:
-    """A stable 64-bit hash of one word (Python's ``hash`` is salted per process)."""
-    return int.from_bytes(hashlib.blake2b(word, digest_size=8).digest(), "little")
-
-
-#: Phrase hashes roll word hashes: H(w1..wL) = H(w1..wL-1) * _ROLL + h(wL) (mod 2**64), so a
-#: whole sentence's spans are hashed with a few vectorised numpy operations.
-_ROLL = 0x9E3779B97F4A7C15
+# Phrase hashes: FNV-1a over the UTF-8 bytes, finished by MurmurHash3's 64-bit mixer. The
+# compiled twin is in capeval_core.meteor_kernel; both are checked equal by the tests.
 _MASK = (1 << 64) - 1
+_FNV_OFFSET = 0xCBF29CE484222325
+_FNV_PRIME = 0x100000001B3
 
 
-def _phrase_hash(phrase: bytes, cache: dict[bytes, int]) -> int:
-    value = 0
-    for word in phrase.split(b" "):
-        h = cache.get(word)
-        if h is None:
-            h = cache[word] = _word_hash(word)
-        value = (value * _ROLL + h) & _MASK
-    return value
+def phrase_hash(phrase: bytes) -> int:
+    """The index's 64-bit hash of one phrase (its UTF-8 bytes)."""
+    h = _FNV_OFFSET
+    for byte in phrase:
+        h = ((h ^ byte) * _FNV_PRIME) & _MASK
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & _MASK
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & _MASK
+    return h ^ (h >> 33)
 
 
 def paraphrase_table() -> Path:
@@ -311,127 +350,219 @@ _INDEX_GLOBS = ("meteor-paraphrase-en-v*.idx", "meteor-paraphrase-en.v*.idx")
 
 
 # Sections of the index file, in file order: name, dtype. Offsets and lengths go in a JSON
-# header. Phrase-1 keys are sorted by hash; entries keep the table's file order per key, which
-# decides the generation order of paraphrase matches (§5.4).
+# header. The table lists the entries of one phrase 1 together (sorted, in the file
+# pycocoevalcap ships), and the index keeps them so: one key per phrase 1, its entries in
+# table order, which decides the generation order of paraphrase matches (§5.4).
 _SECTIONS = (
-    ("key_hash", "<u8"),  # rolling hash of each distinct phrase 1, sorted
-    ("key_text_offsets", "<u8"),  # n_keys + 1 offsets into key_text
-    ("key_entry_offsets", "<u8"),  # n_keys + 1 offsets into entry_target
-    ("entry_target", "<u4"),  # phrase-2 id of each entry
-    ("target_text_offsets", "<u8"),  # n_targets + 1 offsets into target_text
-    ("target_hash", "<u8"),  # rolling hash of each distinct phrase 2
+    ("phrase_slots", "<u8"),  # open addressing: (hash >> 32) << 32 | (phrase + 1), 0 empty
+    ("phrase_hash", "<u8"),  # each phrase 1 and each word prefix of one: its hash,
+    ("phrase_key", "<i4"),  # its key number (-1: only a prefix)
+    ("phrase_prefix", "u1"),  # and whether it is a prefix of a phrase 1
+    ("key_hash", "<u8"),  # hash of each distinct phrase 1
+    ("key_entry_offsets", "<i8"),  # n_keys + 1: the entries of key k are [off[k], off[k+1])
+    ("key_text_offsets", "<i8"),  # n_keys + 1 offsets into key_text
+    ("target_hash", "<u8"),  # per entry: hash of its phrase 2
+    ("target_words", "u1"),  # per entry: words in its phrase 2
+    ("target_text_offsets", "<u4"),  # n_entries + 1 offsets into target_text
     ("key_text", "u1"),  # UTF-8 phrase-1 strings, in key order
-    ("target_text", "u1"),  # UTF-8 phrase-2 strings, in id order
+    ("target_text", "u1"),  # UTF-8 phrase-2 strings, in entry order
 )
 
 
-def _read_triples(source: Path):
-    """Yield (phrase 1, phrase 2) as UTF-8 bytes; the probability line is ignored (§5.3)."""
-    with gzip.open(source, "rb") as raw, io.BufferedReader(raw, 1 << 20) as fh:
+def _decompress(raw: bytes) -> bytes:
+    """The whole table as bytes (every gzip member, as ``gzip`` reads them)."""
+    parts = []
+    while raw:
+        inflate = zlib.decompressobj(wbits=31)
+        parts.append(inflate.decompress(raw))
+        parts.append(inflate.flush())
+        if not inflate.eof:
+            raise ResourceError("the paraphrase table is truncated")
+        raw = inflate.unused_data.lstrip(b"\0")  # gzip allows zero padding between members
+    return b"".join(parts)
+
+
+def _regroup(raw: bytes) -> bytes:
+    """The table with each phrase 1's entries together, in table order (only for a table
+    that does not list them together, as the one pycocoevalcap ships does)."""
+    lines = raw.split(b"\n")
+    if raw.endswith(b"\n"):
+        lines.pop()
+    lines += [b""] * (-len(lines) % 3)
+    groups: dict[bytes, list[bytes]] = {}
+    for k in range(0, len(lines), 3):
+        groups.setdefault(lines[k + 1].rstrip(b"\r"), []).extend(lines[k : k + 3])
+    return b"\n".join(itertools.chain.from_iterable(groups.values())) + b"\n"
+
+
+def _parse_whole(data: np.ndarray):
+    """Parse a whole decompressed table, a few megabytes per call (bounded room)."""
+    from capeval_core import meteor_kernel as kernel
+
+    parse = kernel.TableParse()
+    parse.data = data
+    for end in range(1 << 23, len(data), 1 << 23):
+        parse.parse(data, end, False)
+    parse.parse(data, len(data), True)
+    return parse
+
+
+#: compressed bytes inflated per call (4.4 MB of table): small enough for the parse to follow
+#: closely, large enough that the GIL is not taken back too often (measured: 1 MB beat 256 KB,
+#: 4 MB and 16 MB)
+_INFLATE_CHUNK = 1 << 20
+
+
+def _parse_streaming(raw: bytes):
+    """Parse the table while it is being decompressed (a second thread inflates into a
+    buffer of the size the gzip trailer gives): the parse costs little more than the
+    decompression. None where this does not apply (several gzip members, a size that does
+    not match, bytes that are not UTF-8, phrases 1 not listed together): then the caller
+    takes the whole table at once."""
+    from capeval_core import meteor_kernel as kernel
+
+    size = int.from_bytes(raw[-4:], "little") if len(raw) >= 18 else 0
+    if size == 0:
+        return None
+    data = np.empty(size, dtype=np.uint8)
+    cond = threading.Condition()
+    progress = {"filled": 0, "done": False, "ok": False}
+
+    def inflate() -> None:
+        filled, ok = 0, False
+        try:
+            unzip = zlib.decompressobj(wbits=31)
+            view = memoryview(raw)
+            for start in range(0, len(raw), _INFLATE_CHUNK):
+                out = unzip.decompress(view[start : start + _INFLATE_CHUNK])
+                if filled + len(out) > size:
+                    break
+                data[filled : filled + len(out)] = np.frombuffer(out, dtype=np.uint8)
+                filled += len(out)
+                with cond:
+                    progress["filled"] = filled
+                    cond.notify()
+                if unzip.eof:
+                    break
+            ok = unzip.eof and filled == size and not unzip.unused_data.strip(b"\0")
+        except zlib.error:
+            ok = False
+        finally:
+            with cond:
+                progress["done"], progress["ok"] = True, ok
+                cond.notify()
+
+    thread = threading.Thread(target=inflate, name="capeval-meteor-inflate")
+    thread.start()
+    parse = kernel.TableParse()
+    parse.data = data
+    seen = 0
+    try:
         while True:
-            prob = fh.readline()
-            if not prob:
-                return
-            first = fh.readline().rstrip(b"\r\n")
-            second = fh.readline().rstrip(b"\r\n")
-            # the jar reads the table as UTF-8 text; undecodable bytes become U+FFFD
-            yield (
-                first.decode("utf-8", "replace").encode("utf-8"),
-                second.decode("utf-8", "replace").encode("utf-8"),
-            )
+            with cond:
+                while progress["filled"] == seen and not progress["done"]:
+                    cond.wait()
+                filled, done, ok = progress["filled"], progress["done"], progress["ok"]
+            if done and not ok:
+                return None
+            parse.parse(data, filled, done)
+            if parse.state[kernel.INVALID]:
+                return None
+            seen = filled
+            if done:
+                break
+    finally:
+        thread.join()
+    return parse if parse.state[kernel.ORDERED] else None
 
 
-def _data_start(header_size: int) -> int:
-    start = len(_MAGIC) + _DIGEST_SIZE + 8 + header_size
-    return start + (-start % 8)
+def _index_arrays(source: Path, stamping: Future | None = None) -> tuple[dict, dict]:
+    """The index's header (without the file layout) and arrays, computed from the table
+    (compiled, numba)."""
+    from capeval_core import meteor_kernel as kernel
 
-
-def _offsets(lengths: list[int] | np.ndarray) -> np.ndarray:
-    out = np.zeros(len(lengths) + 1, dtype=np.uint64)
-    np.cumsum(np.asarray(lengths, dtype=np.uint64), out=out[1:])
-    return out
-
-
-def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> Path:
-    """Turn the paraphrase table into the index file ``dest`` (written atomically).
-
-    Takes about half a minute and a few hundred MB while it runs; done once per machine.
-    """
-    started = time.perf_counter()
-
-    def say(msg: str) -> None:
-        if not quiet:
-            print(f"capeval: {msg}", file=sys.stderr, flush=True)
-
-    say(f"building the METEOR paraphrase index from {source.name} (once, about a minute) ...")
-    key_ids: dict[bytes, int] = {}
-    target_ids: dict[bytes, int] = {}
-    entry_key = array("I")
-    entry_target = array("I")
-    for n, (first, second) in enumerate(_read_triples(source), 1):
-        k = key_ids.get(first)
-        if k is None:
-            k = key_ids[first] = len(key_ids)
-        t = target_ids.get(second)
-        if t is None:
-            t = target_ids[second] = len(target_ids)
-        entry_key.append(k)
-        entry_target.append(t)
-        if n % 1_000_000 == 0:
-            say(f"  {n:,} paraphrases read")
-    keys = list(key_ids)
-    del key_ids
-    word_hashes: dict[bytes, int] = {}
-    hashes = np.fromiter(
-        (_phrase_hash(k, word_hashes) for k in keys), dtype=np.uint64, count=len(keys)
+    raw = source.read_bytes()
+    parsed = _parse_streaming(raw)
+    if parsed is None:
+        table = _decompress(raw)
+        data = np.frombuffer(table, dtype=np.uint8)
+        if not kernel.utf8_valid(data):
+            # the jar reads the table as UTF-8 text: undecodable bytes become U+FFFD
+            table = table.decode("utf-8", "replace").encode("utf-8")
+            data = np.frombuffer(table, dtype=np.uint8)
+        parsed = _parse_whole(data)
+        if not parsed.state[kernel.ORDERED]:
+            parsed = _parse_whole(np.frombuffer(_regroup(table), dtype=np.uint8))
+    del raw
+    state = parsed.state
+    n, n_keys = int(state[kernel.N_ENTRIES]), int(state[kernel.N_KEYS])
+    key_hash, key_text_off = parsed.key_hash[:n_keys], parsed.key_text_off[: n_keys + 1]
+    key_text = parsed.key_text[: key_text_off[-1]]
+    max_words = int(state[kernel.LONGEST])
+    if max_words > 255:
+        raise ResourceError(f"{source} is beyond what the paraphrase index holds")
+    phrase_slots, phrase_hash, phrase_key, phrase_prefix = kernel.phrase_table(
+        key_hash, key_text, key_text_off
     )
-    order = np.argsort(hashes, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    entry_rank = rank[np.frombuffer(entry_key, dtype=np.uint32)]
-    # stable: the entries of one key stay in file order
-    entry_order = np.argsort(entry_rank, kind="stable")
-    targets = list(target_ids)
-    del target_ids
-    sections = {
-        "key_hash": hashes[order],
-        "key_text_offsets": _offsets([len(keys[i]) for i in order]),
-        "key_entry_offsets": _offsets(np.bincount(entry_rank, minlength=len(keys))),
-        "entry_target": np.frombuffer(entry_target, dtype=np.uint32)[entry_order],
-        "target_text_offsets": _offsets([len(t) for t in targets]),
-        "target_hash": np.fromiter(
-            (_phrase_hash(t, word_hashes) for t in targets), dtype=np.uint64, count=len(targets)
-        ),
-        "key_text": np.frombuffer(b"".join(keys[i] for i in order), dtype=np.uint8),
-        "target_text": np.frombuffer(b"".join(targets), dtype=np.uint8),
+    arrays = {
+        "phrase_slots": phrase_slots,
+        "phrase_hash": phrase_hash,
+        "phrase_key": phrase_key,
+        "phrase_prefix": phrase_prefix,
+        "key_hash": key_hash,
+        "key_entry_offsets": parsed.runs[: n_keys + 1],
+        "key_text_offsets": key_text_off,
+        "key_text": key_text,
+        "target_hash": parsed.target_hash[:n],
+        "target_words": parsed.target_words[:n],
+        # phrase 2 of entry e is target_text[target_start[e]:target_end[e]]: here the
+        # decompressed table itself, in the file a compact copy (_file_sections)
+        "target_start": parsed.target_start[:n],
+        "target_end": parsed.target_end[:n],
+        "target_text": parsed.data,
     }
     header: dict = {
         "format": INDEX_FORMAT,
         "source": source.name,
-        "source_stamp": source_stamp(source),
-        "n_keys": len(keys),
-        "n_entries": len(entry_target),
-        "n_targets": len(targets),
-        "max_words": max(p.count(b" ") + 1 for p in (*keys, *targets)),
-        "sections": {},
+        "source_stamp": stamping.result() if stamping else table_stamp(source),
+        "n_keys": n_keys,
+        "n_entries": n,
+        "max_words": max_words,
     }
-    # lay the sections out after the header, each aligned to 8 bytes
-    pos = 0
-    layout = {}
-    for name, dtype in _SECTIONS:
-        arr = sections[name].astype(dtype, copy=False)
-        layout[name] = (pos, len(arr))
-        pos += arr.nbytes + (-arr.nbytes % 8)
-    header["sections"] = {
-        name: [layout[name][0], layout[name][1], dtype] for name, dtype in _SECTIONS
-    }
-    head = json.dumps(header).encode()
-    # the data starts after magic, header length and header, aligned to 8 bytes
-    base = _data_start(len(head))
-    digest = hashlib.sha256()
+    return header, arrays
 
-    def write(data: bytes) -> None:
-        digest.update(data)
+
+def _file_sections(header: dict, arrays: dict[str, np.ndarray]):
+    """The file's header and sections from the arrays of :func:`_index_arrays` (the phrases
+    2 gathered into one compact text)."""
+    from capeval_core import meteor_kernel as kernel
+
+    text, offsets = kernel.gather(
+        arrays["target_text"], arrays["target_start"], arrays["target_end"]
+    )
+    if text.size >= 1 << 32:
+        raise ResourceError("the paraphrase table is beyond what the paraphrase index holds")
+    arrays = {**arrays, "target_text": text, "target_text_offsets": offsets}
+    header = {**header, "sections": {}}
+    pos = 0  # the sections follow the header, each aligned to 8 bytes
+    sections = {}
+    for name, dtype in _SECTIONS:
+        arr = sections[name] = np.ascontiguousarray(arrays[name], dtype=dtype)
+        header["sections"][name] = [pos, len(arr), dtype]
+        pos += arr.nbytes + (-arr.nbytes % 8)
+    return header, sections
+
+
+def _write_index(dest: Path, header: dict, sections: dict[str, np.ndarray]) -> None:
+    """Write the index file atomically, with the CRC-32 of everything after the checksum
+    field (a damage check: a third of SHA-256's time on 190 MB, on a first run's path)."""
+    head = json.dumps(header).encode()
+    base = _data_start(len(head))
+    crc = 0
+
+    def write(data: bytes | memoryview) -> None:
+        nonlocal crc
+        crc = zlib.crc32(data, crc)
         out.write(data)
 
     with atomic_write(dest) as out:
@@ -440,30 +571,63 @@ def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> 
         write(len(head).to_bytes(8, "little"))
         write(head)
         write(b"\0" * (base - out.tell()))
-        for name, dtype in _SECTIONS:
-            arr = sections[name].astype(dtype, copy=False)
-            write(arr.tobytes())
+        for name, _ in _SECTIONS:
+            arr = sections[name]
+            write(memoryview(arr).cast("B"))
             write(b"\0" * (-arr.nbytes % 8))
         out.seek(len(_MAGIC))
-        out.write(digest.digest())
-    say(
-        f"paraphrase index ready: {dest} ({dest.stat().st_size / 1e6:.0f} MB, "
-        f"{time.perf_counter() - started:.0f} s)"
-    )
+        out.write(_checksum_field(crc))
+
+
+def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> Path:
+    """Turn the paraphrase table into the index file ``dest`` (written atomically).
+
+    Compiled (numba): about two seconds and 700 MB while it runs; done once per machine.
+    """
+    started = time.perf_counter()
+    _announce(source, quiet)
+    _write_index(dest, *_file_sections(*_index_arrays(source)))
+    if not quiet:
+        print(
+            f"capeval: paraphrase index ready: {dest} ({dest.stat().st_size / 1e6:.0f} MB, "
+            f"{time.perf_counter() - started:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
     return dest
+
+
+def _announce(source: Path, quiet: bool) -> None:
+    if not quiet:
+        print(
+            f"capeval: indexing METEOR's paraphrase table {source.name} (once, a few seconds)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _checksum_field(crc: int) -> bytes:
+    return crc.to_bytes(4, "little") + b"\0" * (_DIGEST_SIZE - 4)
+
+
+def _data_start(header_size: int) -> int:
+    start = len(_MAGIC) + _DIGEST_SIZE + 8 + header_size
+    return start + (-start % 8)
 
 
 class ParaphraseIndex:
     """Read-only, memory-mapped view of the paraphrase table (§5.3, §5.4 "Paraphrase").
 
     The only question METEOR asks is "which entries have phrase 1 equal to the words
-    ``w[k:k+L]`` of a sentence", which a sorted array of phrase hashes answers for a whole
-    sentence in one :func:`numpy.searchsorted`; every hit is confirmed against the stored
-    text, so hash collisions cannot create matches.
+    ``w[k:k+L]`` of a sentence": a hash table of the distinct phrases 1 answers it, and every
+    hit is confirmed against the stored text, so hash collisions cannot create matches. The
+    compiled aligner reads the same arrays (:attr:`arrays`); the methods here are the
+    pure-Python reference.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._targets_cache: dict[int, tuple[str, ...]] = {}
         with open(path, "rb") as fh:
             self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         mm = self._mm
@@ -479,84 +643,76 @@ class ParaphraseIndex:
         arrays = {}
         for name, (off, count, dtype) in self.header["sections"].items():
             arrays[name] = np.frombuffer(mm, dtype=dtype, count=count, offset=base + off)
-        self._key_hash = arrays["key_hash"]
-        self._key_text_off = arrays["key_text_offsets"]
-        self._key_entry_off = arrays["key_entry_offsets"]
-        self._entry_target = arrays["entry_target"]
-        self._target_off = arrays["target_text_offsets"]
-        self._target_hash = arrays["target_hash"]
-        self._key_text_base = base + self.header["sections"]["key_text"][0]
-        self._target_text_base = base + self.header["sections"]["target_text"][0]
+        offsets = arrays.pop("target_text_offsets")
+        arrays["target_start"], arrays["target_end"] = offsets[:-1], offsets[1:]
+        #: the sections by name, as the compiled aligner takes them (phrase 2 of entry e is
+        #: ``target_text[target_start[e]:target_end[e]]``)
+        self.arrays: dict[str, np.ndarray] = arrays
         self.max_words: int = int(self.header["max_words"])
-        self._word_hash_cache: dict[str, int] = {}
-        self._targets_cache: dict[int, tuple[tuple[str, ...], dict[str, tuple[int, ...]]]] = {}
+
+    @classmethod
+    def in_memory(cls, path: Path, header: dict, arrays: dict[str, np.ndarray]):
+        """The index from freshly computed arrays, before (or while) ``path`` is written."""
+        index = cls.__new__(cls)
+        index.path = path
+        index._targets_cache = {}
+        index._mm = None
+        index.header = header
+        index.arrays = dict(arrays)
+        for arr in index.arrays.values():
+            arr.flags.writeable = False  # as the memory-mapped sections are
+        index.max_words = int(header["max_words"])
+        return index
 
     def __len__(self) -> int:
         return int(self.header["n_entries"])
 
     def intact(self) -> bool:
-        """Whether the file's content matches the SHA-256 written when it was built (any
-        changed byte after the digest, header included, fails)."""
+        """Whether the file's content matches the CRC-32 written when it was built (any
+        changed byte after the checksum field, header included, fails)."""
         start = len(_MAGIC) + _DIGEST_SIZE
         stored = self._mm[len(_MAGIC) : start]
-        return hashlib.sha256(memoryview(self._mm)[start:]).digest() == stored
-
-    def _key_text(self, key: int) -> bytes:
-        a, b = int(self._key_text_off[key]), int(self._key_text_off[key + 1])
-        return self._mm[self._key_text_base + a : self._key_text_base + b]
-
-    def _word_hashes(self, words: Sequence[str]) -> np.ndarray:
-        cache = self._word_hash_cache
-        out = []
-        for w in words:
-            h = cache.get(w)
-            if h is None:
-                if len(cache) > 500_000:
-                    cache.clear()
-                h = cache[w] = _word_hash(w.encode("utf-8"))
-            out.append(h)
-        return np.array(out, dtype=np.uint64)
-
-    def _confirm(self, pos: int, query: int, phrase: bytes) -> int:
-        """Key number at or after ``pos`` with hash ``query`` and text ``phrase``, or -1."""
-        n = len(self._key_hash)
-        while pos < n and int(self._key_hash[pos]) == query:
-            if self._key_text(pos) == phrase:
-                return pos
-            pos += 1
-        return -1
+        return _checksum_field(zlib.crc32(memoryview(self._mm)[start:])) == stored
 
     def find_key(self, phrase: str) -> int:
         """Key number of one phrase 1 (-1 where the table has no entry for it)."""
-        words = phrase.split(" ")
-        hashes = self._word_hashes(words).tolist()
-        query = 0
-        for h in hashes:
-            query = (query * _ROLL + h) & _MASK
-        pos = int(np.searchsorted(self._key_hash, np.uint64(query)))
-        return self._confirm(pos, query, phrase.encode("utf-8"))
+        text = phrase.encode("utf-8", "surrogatepass")  # a lone surrogate matches nothing
+        h = phrase_hash(text)
+        a = self.arrays
+        slots, hashes, keys = a["phrase_slots"], a["phrase_hash"], a["phrase_key"]
+        offsets, key_text = a["key_text_offsets"], a["key_text"]
+        mask = len(slots) - 1
+        s = h & mask
+        while slot := int(slots[s]):
+            phrase = (slot & 0xFFFFFFFF) - 1
+            k = int(keys[phrase])
+            if (
+                int(hashes[phrase]) == h
+                and k >= 0
+                and key_text[offsets[k] : offsets[k + 1]].tobytes() == text
+            ):
+                return k
+            s = (s + 1) & mask
+        return -1
 
-    def targets(self, key: int) -> tuple[tuple[str, ...], dict[int, tuple[int, ...]]]:
-        """The phrase-2 strings of a key in file order, and a map from each phrase-2 hash to
-        its positions in that list (cached: common keys recur in every sentence)."""
+    def targets(self, key: int) -> tuple[str, ...]:
+        """The phrase-2 strings of a key, in table order (cached: common keys recur)."""
         cached = self._targets_cache.get(key)
-        if cached is not None:
-            return cached
-        a, b = int(self._key_entry_off[key]), int(self._key_entry_off[key + 1])
-        ids = self._entry_target[a:b]
-        base = self._target_text_base
-        off = self._target_off
-        texts = tuple(
-            self._mm[base + int(off[t]) : base + int(off[t + 1])].decode("utf-8")
-            for t in ids.tolist()
-        )
-        where: dict[int, list[int]] = {}
-        for n, h in enumerate(self._target_hash[ids].tolist()):
-            where.setdefault(h, []).append(n)
-        cached = (texts, {h: tuple(v) for h, v in where.items()})
-        if len(self._targets_cache) > 100_000:  # bounded: a long-running app sees many phrases
-            self._targets_cache.clear()
-        self._targets_cache[key] = cached
+        if cached is None:
+            a = self.arrays
+            first, last = a["key_entry_offsets"][key : key + 2].tolist()
+            text = a["target_text"]
+            cached = tuple(
+                text[x:y].tobytes().decode("utf-8")
+                for x, y in zip(
+                    a["target_start"][first:last].tolist(),
+                    a["target_end"][first:last].tolist(),
+                    strict=True,
+                )
+            )
+            if len(self._targets_cache) > 100_000:  # bounded: a long-running app sees many
+                self._targets_cache.clear()
+            self._targets_cache[key] = cached
         return cached
 
     def lookup(self, phrase: str) -> tuple[str, ...]:
@@ -566,107 +722,199 @@ class ParaphraseIndex:
         True
         """
         key = self.find_key(phrase)
-        return self.targets(key)[0] if key >= 0 else ()
-
-    def sentence_spans(
-        self, words: Sequence[str]
-    ) -> tuple[list[tuple[int, int, int]], dict[int, list[int]]]:
-        """Look a whole sentence up at once.
-
-        Returns every ``(start, length, key)`` with a table entry for
-        ``words[start:start+length]``, ordered by start then length (the order of METEOR's
-        trie walk from each start: a walk that stops early finds no more entries than exact
-        look-ups of every span), and the start positions of every span by its hash, against
-        which the phrase-2 hashes of :meth:`targets` are checked.
-        """
-        n = len(words)
-        if n == 0:
-            return [], {}
-        word_hashes = self._word_hashes(words)
-        blocks = [word_hashes]  # block L-1 holds the hashes of all spans of L words
-        rolled = word_hashes
-        for length in range(2, min(self.max_words, n) + 1):
-            rolled = rolled[:-1] * np.uint64(_ROLL) + word_hashes[length - 1 :]
-            blocks.append(rolled)
-        queries = np.concatenate(blocks)
-        pos = np.searchsorted(self._key_hash, queries)
-        np.minimum(pos, len(self._key_hash) - 1, out=pos)
-        hits = np.flatnonzero(self._key_hash[pos] == queries).tolist()
-        qs = queries.tolist()
-        found = []
-        if hits:
-            ps = pos.tolist()
-            for h in hits:
-                length, start = self._span_of(h, n)
-                phrase = " ".join(words[start : start + length]).encode("utf-8")
-                key = self._confirm(ps[h], qs[h], phrase)
-                if key >= 0:
-                    found.append((start, length, key))
-            found.sort()
-        starts: dict[int, list[int]] = {}
-        k = 0
-        for block in blocks:
-            for start in range(len(block)):
-                starts.setdefault(qs[k], []).append(start)
-                k += 1
-        return found, starts
-
-    @staticmethod
-    def _span_of(flat: int, n: int) -> tuple[int, int]:
-        """(length, start) of position ``flat`` in the concatenated blocks of span hashes."""
-        length = 1
-        while flat >= n - length + 1:
-            flat -= n - length + 1
-            length += 1
-        return length, flat
+        return self.targets(key) if key >= 0 else ()
 
     def sentence_keys(self, words: Sequence[str]) -> list[tuple[int, int, int]]:
-        """``(start, length, key)`` of every span of ``words`` that is a phrase 1.
+        """``(start, length, key)`` of every span of ``words`` that is a phrase 1, ordered by
+        start then length (the order of METEOR's trie walk from each start).
 
         >>> idx = paraphrase_index()
         >>> [(s, n) for s, n, _ in idx.sentence_keys("a man is sitting".split())][:4]
         [(0, 2), (1, 1), (1, 2), (2, 1)]
         """
-        return self.sentence_spans(words)[0]
+        found = []
+        for start in range(len(words)):
+            for length in range(1, min(self.max_words, len(words) - start) + 1):
+                key = self.find_key(" ".join(words[start : start + length]))
+                if key >= 0:
+                    found.append((start, length, key))
+        return found
 
 
 _INDEX: ParaphraseIndex | None = None
 
 
-def paraphrase_index() -> ParaphraseIndex:
-    """The paraphrase index, built on first use (progress on stderr) and then memory-mapped.
+def table_stamp(source: Path) -> str:
+    """:func:`~capeval_core.resources.source_stamp` of the table, remembered in the cache per
+    file version (path, size, modification time): hashing 60 MB would cost every process
+    that opens the index (scoring workers included) a tenth of a second."""
+    st = source.stat()
+    version = f"{source.resolve()}\n{st.st_size}\n{st.st_mtime_ns}\n"
+    memo = cache_dir() / "meteor-paraphrase-en.stamp"
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        known = memo.read_text("utf-8")
+        if known.startswith(version) and known.count("\n") == 4:
+            return known[len(version) :].strip()
+    stamp = source_stamp(source)
+    with contextlib.suppress(OSError), atomic_write(memo, "w") as fh:
+        fh.write(version + stamp + "\n")
+    return stamp
+
+
+class _Build:
+    """The index built by a background thread of this process (its GIL-free parts, zlib
+    and the compiled kernels, overlap the caller's own start-up). The sections are handed
+    over as soon as they are computed; the thread then writes the file, holding the build
+    lock until it is complete, so other processes wait for it and then read it."""
+
+    def __init__(self, source: Path, path: Path, stamp: str | None) -> None:
+        self.source, self.path, self.stamp = source, path, stamp
+        self.pid = os.getpid()
+        self.index: ParaphraseIndex | None = None
+        self.error: BaseException | None = None
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="capeval-meteor-index")
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            with build_lock(self.path):
+                stamping = None
+                if self.stamp is None and not self.path.exists():
+                    # hashing the table (its identity, for the header) overlaps the build
+                    pool = ThreadPoolExecutor(1)
+                    stamping = pool.submit(table_stamp, self.source)
+                    pool.shutdown(wait=False)  # the task still runs; no thread is left over
+                elif self.stamp is None:
+                    self.stamp = table_stamp(self.source)
+                index, _ = (None, None) if stamping else _current_index(self.path, self.stamp)
+                if index is None:
+                    started = time.perf_counter()
+                    _announce(self.source, quiet=False)
+                    header, arrays = _index_arrays(self.source, stamping)
+                    self.index = ParaphraseIndex.in_memory(self.path, header, arrays)
+                    self.ready.set()
+                    _write_index(self.path, *_file_sections(header, arrays))
+                    del arrays
+                    index = ParaphraseIndex(self.path)
+                    _remember_intact(index)
+                    _remove_stale(self.path)
+                    print(
+                        f"capeval: paraphrase index ready: {self.path} "
+                        f"({self.path.stat().st_size / 1e6:.0f} MB, "
+                        f"{time.perf_counter() - started:.1f} s)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                self.index = index  # the memory-mapped file from now on
+        except BaseException as exc:  # handed to the caller of result()
+            self.error = exc
+        finally:
+            self.ready.set()
+
+    def result(self) -> ParaphraseIndex:
+        """The index as soon as its sections exist (the file may still be being written)."""
+        self.ready.wait()
+        if self.index is None:
+            raise self.error  # type: ignore[misc]
+        return self.index
+
+    def finish(self) -> ParaphraseIndex:
+        """The index once the file is written (or its writing failed: then the sections)."""
+        self.thread.join()
+        return self.result()
+
+
+_BUILD: _Build | None = None
+
+
+def _forget_build_in_child() -> None:
+    global _BUILD
+    _BUILD = None  # a forked child has no copy of the thread
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_build_in_child)
+
+
+def prefetch_paraphrase_index() -> None:
+    """Start building the paraphrase index in the background if this machine has none;
+    returns at once. :func:`paraphrase_index` then waits for it."""
+    _start()
+
+
+_START_LOCK = threading.Lock()  # threads of one process (the app's) start one build
+
+
+def _start() -> ParaphraseIndex | _Build:
+    """The current index, or the build of it that is running in this process."""
+    with _START_LOCK:
+        return _start_locked()
+
+
+def _start_locked() -> ParaphraseIndex | _Build:
+    global _INDEX, _BUILD
+    source = paraphrase_table()
+    if _BUILD is not None and _BUILD.source == source and _BUILD.pid == os.getpid():
+        return _BUILD
+    path = paraphrase_index_path()
+    if _INDEX is None and not path.exists():  # a first run: the build hashes the table
+        _BUILD = _Build(source, path, None)
+        return _BUILD
+    stamp = table_stamp(source)
+    if _INDEX is not None and _INDEX.header.get("source_stamp") == stamp:
+        return _INDEX
+    index, problem = _current_index(path, stamp)
+    if index is not None:
+        _INDEX = index
+        return index
+    if problem:
+        warnings.warn(
+            f"the METEOR paraphrase index {path} is damaged ({problem}); rebuilding it",
+            DamagedCacheWarning,
+            stacklevel=5,  # the caller of paraphrase_index or of the metric
+        )
+    _BUILD = _Build(source, path, stamp)
+    return _BUILD
+
+
+def paraphrase_index(*, wait_for_file: bool = True) -> ParaphraseIndex:
+    """The paraphrase index, built on first use (one line on stderr) and then memory-mapped.
 
     Rebuilt when the table's :func:`~capeval_core.resources.source_stamp` changes, the index
     format of this capeval version differs, or the file fails its checksum (then with one
-    :class:`~capeval_core.errors.DamagedCacheWarning`).
+    :class:`~capeval_core.errors.DamagedCacheWarning`). ``wait_for_file=False`` returns a
+    freshly built index before its file is written (the caller waits with
+    :func:`paraphrase_index_written`).
     """
-    global _INDEX
-    source = paraphrase_table()
-    stamp = source_stamp(source)
-    if _INDEX is not None and _INDEX.header.get("source_stamp") == stamp:
-        return _INDEX
-    path = paraphrase_index_path()
-    index, problem = _current_index(path, stamp)
-    if index is None:
-        if problem:
-            warnings.warn(
-                f"the METEOR paraphrase index {path} is damaged ({problem}); rebuilding it",
-                DamagedCacheWarning,
-                stacklevel=2,
-            )
-        with build_lock(path):
-            index, _ = _current_index(path, stamp)  # another process may have built it meanwhile
-            if index is None:
-                build_paraphrase_index(source, path)
-                index = ParaphraseIndex(path)
-                _remember_intact(index)
-                for pattern in _INDEX_GLOBS:
-                    for stale in path.parent.glob(pattern):
-                        if stale != path:  # indexes of other capeval formats
-                            stale.unlink(missing_ok=True)
-                            _checked_path(stale).unlink(missing_ok=True)
-    _INDEX = index
+    global _INDEX, _BUILD
+    found = _start()
+    if isinstance(found, ParaphraseIndex):
+        return found
+    if not wait_for_file:
+        return found.result()
+    index = found.finish()
+    if found is _BUILD:
+        _INDEX, _BUILD = index, None
     return index
+
+
+def paraphrase_index_written() -> None:
+    """Wait until a paraphrase index this process is building is written to its file."""
+    global _INDEX, _BUILD
+    build = _BUILD
+    if build is not None and build.pid == os.getpid():
+        index = build.finish()
+        if build is _BUILD:
+            _INDEX, _BUILD = index, None
+
+
+def _remove_stale(path: Path) -> None:
+    for pattern in _INDEX_GLOBS:
+        for stale in path.parent.glob(pattern):
+            if stale != path:  # indexes of other capeval formats
+                stale.unlink(missing_ok=True)
+                _checked_path(stale).unlink(missing_ok=True)
 
 
 def _current_index(path: Path, stamp: str) -> tuple[ParaphraseIndex | None, str | None]:
@@ -700,7 +948,7 @@ def _file_version(path: Path) -> str:
 
 def _known_intact(index: ParaphraseIndex) -> bool:
     """Whether this version of the file (size, mtime, inode) passed its checksum before: the
-    check reads the whole 130 MB file, which a fresh process otherwise never does."""
+    check reads the whole 190 MB file, which a fresh process otherwise never does."""
     try:
         return _checked_path(index.path).read_text() == _file_version(index.path)
     except OSError:

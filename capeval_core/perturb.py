@@ -419,7 +419,7 @@ def synonyms(word: str, pos: str | None = None, *, common: bool = False) -> tupl
     "synonym",
     "Synonym substitution",
     "replace content words by a WordNet synonym of the same part of speech, from one of the "
-    "word's common senses (METEOR's synonym file; spaCy's tagger; GloVe similarity)",
+    "word's common senses (METEOR's synonym file; SPICE's parser's tags; GloVe similarity)",
     n=1,
     positions=None,
 )

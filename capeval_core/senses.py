@@ -7,16 +7,14 @@ perturbation lab needs both: "grass" in "a dog on the grass" is a noun, so the v
 "grass = inform on" (snitch) must not be used, and "play" in "children play" should not
 become "toy", a rare sense. Both are recovered from resources capeval already ships:
 
-* **A synset's part of speech.** spaCy's English model carries WordNet's lemma index per
-  part of speech (its lemmatizer's ``lemma_index``: which words are nouns, verbs, adjectives,
-  adverbs). A synset can only have a part of speech all its indexed members have; and each
-  word lists its synsets in sense-key order, nouns first, then verbs, adjectives, adverbs and
-  satellite adjectives, so a synset between two nouns of a word is a noun too. Both rules
-  are applied until nothing changes; a synset left with more than one possibility (about one
-  in nine, mostly of multi-word members) is never used.
-* **A word's part of speech in the caption.** spaCy's tagger (Penn Treebank tags), on the
-  caption as written; a word the tagger gives no noun, verb, adjective or adverb tag gets no
-  synonym.
+* **A synset's part of speech.** Inferred once from WordNet 3.0's lemma index per part of
+  speech and the order of each word's synsets, and shipped as a table
+  (``data/synset_parts.tsv.gz``, written by ``tools/synset_parts.py``, whose docstring gives
+  the rules); a synset the rules leave undecided (about one in nine) is never used.
+* **A word's part of speech in the caption.** The Penn Treebank tag SPICE's parser gives it
+  (CoreNLP 3.6.0's PCFG, :mod:`capeval_core.spice.pcfg`), on the caption as written, each of
+  its CoreNLP sentences parsed alone; a word tagged neither noun, verb, adjective nor adverb
+  gets no synonym.
 * **Common senses.** A word's distributional vector is dominated by its frequent senses
   (Arora et al. 2018, "Linear algebraic structure of word senses, with applications to
   polysemy"), so a synonym from a rare sense lies far from it in GloVe 6B 50-d: grass–snitch
@@ -26,9 +24,6 @@ become "toy", a rare sense. Both are recovered from resources capeval already sh
   WordNet's sense frequencies are not among capeval's resources, and a rare sense whose
   words are distributionally close (big–bad, play–run) still gets through.
 
-The synset table is computed once (about two seconds) and cached in the user cache, keyed by
-the METEOR jar and the spaCy model.
-
 >>> from capeval_core.meteor_resources import meteor_synsets
 >>> synset_pos()[next(iter(meteor_synsets().synsets["sofa"]))]
 'noun'
@@ -37,152 +32,74 @@ the METEOR jar and the spaCy model.
 from __future__ import annotations
 
 import functools
-import importlib.util
-import pickle
+import gzip
+import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from importlib.resources import files
 from typing import Any
 
-from capeval_core.meteor_resources import _jar_text, _pairs, meteor_jar
-from capeval_core.resources import atomic_write, cache_dir, package_version, source_stamp
-from capeval_core.spice.spacy_runtime import model_package
+from capeval_core.errors import InputError, ResourceError
 
 #: a synonym's GloVe cosine with the word it replaces must reach this (see the module doc)
 COMMON_SENSE_SIMILARITY = 0.5
-#: WordNet's parts of speech as the lemma index names them
+#: WordNet's parts of speech, as the synset table names them
 PARTS = ("noun", "verb", "adj", "adv")
 #: Penn Treebank tag prefix -> part of speech
 TAG_PARTS = {"NN": "noun", "VB": "verb", "JJ": "adj", "RB": "adv"}
-#: bumped whenever the cached table changes shape or rules
-TABLE_FORMAT = 1
-
-# Sense-key order of the parts of speech within a word's synset list (WordNet's ss_type):
-# noun 1, verb 2, adjective 3, adverb 4, satellite adjective 5; "adj" is either 3 or 5.
-_RANK_MASK = {"noun": 0b00001, "verb": 0b00010, "adj": 0b10100, "adv": 0b01000}
-_ALL = 0b11111
-_PART_OF_MASK = {0b00001: "noun", 0b00010: "verb", 0b00100: "adj", 0b10000: "adj", 0b10100: "adj"}
-_PART_OF_MASK[0b01000] = "adv"
-
-
-def _model_package() -> str:
-    return model_package(
-        "synonym substitution needs spaCy's English model `en_core_web_sm` to tag words"
-    )
-
-
-def _model_path(name: str) -> Path:
-    """The model's data folder (the one holding ``config.cfg``) inside its package."""
-    package = Path(importlib.util.find_spec(name).origin).parent  # type: ignore[union-attr,arg-type]
-    return next((p.parent for p in sorted(package.glob("**/config.cfg"))), package)
-
-
-def _lemma_index(name: str) -> dict[str, set[str]]:
-    """word -> the parts of speech WordNet lists it under (spaCy's ``lemma_index``)."""
-    from spacy.lookups import Lookups
-
-    lookups = Lookups().from_disk(_model_path(name) / "lemmatizer" / "lookups")
-    table = lookups.get_table("lemma_index")
-    parts: dict[str, set[str]] = {}
-    for part in PARTS:
-        for word in table.get(part, []):
-            parts.setdefault(word, set()).add(part)
-    return parts
-
-
-def _low_bit(mask: int) -> int:
-    return (mask & -mask).bit_length() - 1
-
-
-def infer_synset_pos(
-    lines: Sequence[tuple[str, Sequence[int]]], parts: Mapping[str, set[str]]
-) -> dict[int, str]:
-    """Part of speech of every synset the rules decide (see the module doc).
-
-    ``lines`` are (word, its synset ids in the file's order); ``parts`` the lemma index.
-
-    >>> lines = [("grass", [1, 2, 3]), ("lawn", [1]), ("inform", [3]), ("sward", [2, 1])]
-    >>> parts = {"grass": {"noun", "verb"}, "lawn": {"noun"}, "inform": {"verb"}}
-    >>> infer_synset_pos(lines, parts)  # 2 comes before the noun 1 in "sward": a noun too
-    {1: 'noun', 2: 'noun', 3: 'verb'}
-    """
-    dom: dict[int, int] = {}
-    for word, ids in lines:
-        mask = _ALL
-        if word in parts:
-            mask = 0
-            for part in parts[word]:
-                mask |= _RANK_MASK[part]
-        for i in ids:
-            dom[i] = dom.get(i, _ALL) & mask
-    for _ in range(20):
-        changed = False
-        for _, ids in lines:
-            low = 0  # forward: ranks never go down along a word's list
-            for i in ids:
-                d = dom[i]
-                if not d:
-                    continue  # one id shared by synsets of two parts of speech: unusable
-                kept = d & ~((1 << low) - 1)
-                if kept and kept != d:
-                    dom[i], changed = kept, True
-                low = _low_bit(dom[i])
-            high = 4  # backward: ranks never go up towards the front
-            for i in reversed(ids):
-                d = dom[i]
-                if not d:
-                    continue
-                kept = d & ((1 << (high + 1)) - 1)
-                if kept and kept != d:
-                    dom[i], changed = kept, True
-                high = dom[i].bit_length() - 1
-        if not changed:
-            break
-    return {i: _PART_OF_MASK[d] for i, d in dom.items() if d in _PART_OF_MASK}
-
-
-def _cache_path(name: str) -> Path:
-    model = f"{name}-{package_version(name.replace('_', '-'))}"
-    return cache_dir() / f"synset-pos-v{TABLE_FORMAT}-{source_stamp(meteor_jar())}-{model}.pickle"
 
 
 @functools.cache
 def synset_pos() -> Mapping[int, str]:
     """synset id (as in METEOR's file) -> "noun", "verb", "adj" or "adv", where decided."""
-    name = _model_package()
-    path = _cache_path(name)
+    path = files("capeval_core") / "data" / "synset_parts.tsv.gz"
+    table: dict[int, str] = {}
     try:
-        with path.open("rb") as fh:
-            table = pickle.load(fh)
-        if isinstance(table, dict):
-            return table
-    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError):
-        pass  # missing or unreadable: infer again
-    lines = [
-        (w, [int(i) for i in ids.split()])
-        for w, ids in _pairs(_jar_text("synonym/english.synsets"))
-    ]
-    table = infer_synset_pos(lines, _lemma_index(name))
-    try:
-        with atomic_write(path) as fh:
-            pickle.dump(table, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        for stale in path.parent.glob("synset-pos-v*.pickle"):
-            if stale != path:
-                stale.unlink(missing_ok=True)
-    except OSError:
-        pass  # an unwritable cache only costs time
+        with gzip.open(str(path), "rt", encoding="utf-8") as fh:
+            for line in fh:
+                if not line.startswith("#"):
+                    synset, part = line.rstrip("\n").split("\t")
+                    table[int(synset)] = part
+    except (OSError, EOFError, ValueError) as exc:
+        raise ResourceError(
+            f"cannot read the synset table {path.name} ({exc}); reinstall capeval"
+        ) from exc
     return table
 
 
 @functools.cache
-def _tagger() -> Any:
-    """spaCy's English model with only its tagger (and the embedding layer it reads)."""
-    import spacy
+def _parser() -> Any:
+    """SPICE's parser over the shipped grammar, loaded once per process."""
+    from capeval_core.spice.stanford_pcfg import load_pipeline
 
-    name = _model_package()
-    keep = {"tok2vec", "tagger"}
-    nlp = spacy.load(name)
-    nlp.select_pipes(disable=[p for p in nlp.pipe_names if p not in keep])
-    return nlp
+    return load_pipeline()
+
+
+def caption_tags(text: str) -> dict[int, str]:
+    """The PTB tag SPICE's parser gives each word of ``text``, by the word's character offset.
+
+    A sentence beyond the parser's length limit leaves its words untagged; so does a token
+    CoreNLP writes otherwise than the text (``-LRB-`` for "(").
+
+    >>> caption_tags("A man rides a horse (on a beach).")
+    {0: 'DT', 2: 'NN', 6: 'VBZ', 12: 'DT', 14: 'NN', 21: 'IN', 24: 'DT', 26: 'NN', 32: '.'}
+    """
+    from capeval_core.spice.corenlp import corenlp_words, sentences
+
+    tags: dict[int, str] = {}
+    at = 0
+    for sentence in sentences(corenlp_words(text)):
+        try:
+            tagged = [node.label for node in _parser().parse(sentence).preterminals()]
+        except InputError:  # over the length limit
+            tagged = [""] * len(sentence)
+        for word, tag in zip(sentence, tagged, strict=True):
+            found = re.compile(re.escape(word), re.IGNORECASE).search(text, at)
+            if found is None or any(ch.isalnum() for ch in text[at : found.start()]):
+                continue  # not in the text as written: the next token is looked for here
+            if tag:
+                tags[found.start()] = tag
+            at = found.end()
+    return tags
 
 
 #: tags of recently seen captions: text -> {character offset: PTB tag}
@@ -190,22 +107,69 @@ _TAGS: dict[str, dict[int, str]] = {}
 _TAGS_KEPT = 20_000
 
 
-def _keep_tags(text: str, doc: Any) -> dict[int, str]:
+def _keep_tags(text: str, tags: dict[int, str]) -> dict[int, str]:
     if len(_TAGS) >= _TAGS_KEPT:
         _TAGS.clear()
-    tags = _TAGS[text] = {token.idx: token.tag_ for token in doc}
+    _TAGS[text] = tags
     return tags
 
 
-def tag_captions(texts: Sequence[str]) -> None:
-    """Tag many captions in one ``nlp.pipe`` call ahead of :func:`word_parts` (batch mode)."""
+def tag_captions(texts: Sequence[str], n_process: int | None = None) -> None:
+    """Tag many captions ahead of :func:`word_parts` (batch mode).
+
+    ``n_process`` processes share the parsing (this one and spawned workers; default: one per
+    available CPU, at most 4, or 1 inside a worker process) when there are at least
+    :data:`~capeval_core.spice.stanford_pcfg.PARALLEL_MIN` captions per process, as SPICE's
+    parse workers do.
+    """
     todo = list(dict.fromkeys(t for t in texts if t not in _TAGS))
-    for text, doc in zip(todo, _tagger().pipe(todo, batch_size=256), strict=True):
-        _keep_tags(text, doc)
+    for text, tags in zip(todo, _tag_all(todo, n_process), strict=True):
+        _keep_tags(text, tags)
+
+
+def _tags_of(texts: Sequence[str]) -> list[dict[int, str]]:
+    """Runs in a worker process (and in this one): the tags of each caption."""
+    return [caption_tags(text) for text in texts]
+
+
+def _tag_all(todo: list[str], n_process: int | None) -> list[dict[int, str]]:
+    """The tags of ``todo``, in order: the first chunks in spawned workers, the last ones here
+    (their shares in proportion to their number); a chunk whose worker died is parsed here.
+    No queued task is ever cancelled (Python 3.11's pool can then raise in its own thread)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from capeval_core.resources import available_cpus
+    from capeval_core.spice.stanford_pcfg import MIN_CHUNK, PARALLEL_MIN
+
+    if n_process is None:
+        in_worker = multiprocessing.parent_process() is not None
+        n_process = 1 if in_worker else min(4, available_cpus())
+    n_process = min(n_process, len(todo) // PARALLEL_MIN)
+    if n_process <= 1:
+        return _tags_of(todo)
+    size = max(MIN_CHUNK, len(todo) // (4 * n_process))
+    chunks = [todo[k : k + size] for k in range(0, len(todo), size)]
+    remote = len(chunks) * (n_process - 1) // n_process
+    try:
+        pool = ProcessPoolExecutor(n_process - 1, mp_context=multiprocessing.get_context("spawn"))
+        futures = [pool.submit(_tags_of, chunk) for chunk in chunks[:remote]]
+    except (OSError, RuntimeError):  # no process support here
+        return _tags_of(todo)
+    with pool:
+        here = _tags_of([text for chunk in chunks[remote:] for text in chunk])
+        out: list[dict[int, str]] = []
+        for chunk, future in zip(chunks, futures, strict=False):
+            try:
+                out.extend(future.result())
+            except (BrokenProcessPool, OSError):  # a worker died: its chunk is done here
+                out.extend(_tags_of(chunk))
+    return out + here
 
 
 def word_parts(text: str, starts: Sequence[int]) -> list[str | None]:
-    """The part of speech (:data:`PARTS`) spaCy's tagger gives the word starting at each
+    """The part of speech (:data:`PARTS`) SPICE's parser gives the word starting at each
     character offset of ``text``; None where it gives none of them (or no word starts there).
 
     >>> word_parts("children play in the grass", [0, 9, 21])
@@ -215,7 +179,7 @@ def word_parts(text: str, starts: Sequence[int]) -> list[str | None]:
         return []
     tags = _TAGS.get(text)
     if tags is None:
-        tags = _keep_tags(text, _tagger()(text))
+        tags = _keep_tags(text, caption_tags(text))
     return [TAG_PARTS.get(tags.get(s, "")[:2]) for s in starts]
 
 
@@ -232,7 +196,7 @@ def similarity(word: str, other: str) -> float | None:
 __all__ = [
     "COMMON_SENSE_SIMILARITY",
     "PARTS",
-    "infer_synset_pos",
+    "caption_tags",
     "similarity",
     "synset_pos",
     "tag_captions",

@@ -157,6 +157,22 @@ def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[An
 ON_MISSING = ("error", "intersect")
 
 
+class CoverageError(InputError):
+    """The results files do not caption the same images (``on_missing="error"``).
+    ``problem`` names the file and the image ids; the message adds how to score the images
+    they share, as the command line says it (the app says it in its own words)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+    def __str__(self) -> str:
+        return (
+            f"{self.problem} (every system must caption the same images; to score only the "
+            "images they all caption, use --on-missing intersect)"
+        )
+
+
 def _check_names(names: Sequence[str], files: Sequence[str]) -> None:
     if len(names) != len(files):
         raise InputError(
@@ -215,11 +231,7 @@ def load_systems(
                 parts.append(f"lacks {len(missing)} image_id(s) of {first_file}: {_shown(missing)}")
             if extra:
                 parts.append(f"has {len(extra)} image_id(s) {first_file} lacks: {_shown(extra)}")
-            raise InputError(
-                f"results file {file} {'; and '.join(parts)} (every system must caption the "
-                "same images; to score only the images they all caption, use --on-missing "
-                "intersect)"
-            )
+            raise CoverageError(f"results file {file} {'; and '.join(parts)}")
     if not shared:
         raise InputError(
             f"the results files {', '.join(files)} have no image in common: nothing to compare"
@@ -800,7 +812,6 @@ class SystemsComparison:
         value ± the half-width of its interval, then its difference to the baseline and the
         p-value (``*`` where p < 0.05; at the floor of the resampling, ``p < 0.001``)."""
         from capeval_core._version import __version__
-        from capeval_core.systems_table import format_p
 
         r = self.resampling
         resolution = {"bs": r.n_resamples, "ar": r.n_trials}.get(
@@ -859,8 +870,6 @@ class SystemsComparison:
             "both": f"paired bootstrap resampling ({r.n_resamples:,} resamples) and "
             f"approximate randomization ({r.n_trials:,} trials)",
         }[r.paired]
-        from capeval_core.systems_table import categories_left_out
-
         undefined = categories_left_out(self)
         if undefined:
             counts = ", ".join(f"{metric_class(k).label(k)} {n:,}" for k, n in undefined.items())
@@ -926,6 +935,40 @@ class SystemsComparison:
                 )
                 rows.append(row)
         return pd.DataFrame(rows)
+
+
+#: p-values below this are written "< 0.001" however many resamples were drawn
+P_SHOWN_FROM = 0.001
+
+
+def format_p(p: float, resolution: int) -> str:
+    """A p-value as a paper prints it (:meth:`SystemsComparison.format_table` and
+    :mod:`capeval_core.systems_table`'s tables): three decimals, and below 0.001 (or at the floor of
+    ``resolution`` resamples or trials, ``1/(resolution+1)``) an upper bound.
+
+    >>> format_p(1 / 1001, 1000), format_p(0.0321, 1000), format_p(1 / 201, 200), format_p(1, 1000)
+    ('< 0.001', '0.032', '< 0.005', '1.000')
+    """
+    if not math.isfinite(p):
+        return "n/a"
+    bound = max(P_SHOWN_FROM, 1 / resolution)
+    if p < bound or p * (resolution + 1) <= 1 + 1e-9:
+        return f"< {bound:.2g}"
+    return f"{p:.3f}"
+
+
+def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:
+    """Per optional key shown (SPICE's categories), how many images have no value: their
+    references hold no tuple of the category, so the mean leaves them out."""
+    out = {}
+    for k in comparison.keys:
+        if k in metric_class(k).optional_reports:
+            values = comparison.scores.items[comparison.systems[0]][k]
+            rows = comparison.scores.compared.get(metric_class(k).key)
+            if rows is not None:  # of the images compared (the others are left out)
+                values = values[list(rows)]
+            out[k] = int(np.count_nonzero(~np.isfinite(values)))
+    return out
 
 
 def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
@@ -1186,9 +1229,11 @@ __all__ = [
     "SystemsComparison",
     "SystemsInput",
     "SystemsScores",
+    "categories_left_out",
     "coco_val_references",
     "compare_systems",
     "demo_systems",
+    "format_p",
     "load_systems",
     "per_item_text",
     "score_systems",

@@ -18,16 +18,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from capeval_core.errors import InputError
 from capeval_core.files import printable
 from capeval_core.metrics import COCO_CAPTION_KEYS, metric_class
+from capeval_core.systems import (
+    SystemsComparison,
+    categories_left_out,
+    format_p,
+    references_fields,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from capeval_core.systems import SystemsComparison
 
 #: the order captioning papers print the metrics in; any other key follows, in its own order
 PAPER_ORDER = COCO_CAPTION_KEYS
@@ -35,8 +37,6 @@ PAPER_ORDER = COCO_CAPTION_KEYS
 TABLE_FORMATS = ("text", "markdown", "latex", "csv")
 #: p below this is "significant" and marked with a dagger
 ALPHA = 0.05
-#: p-values below this are written "< 0.001" however many resamples were drawn
-P_SHOWN_FROM = 0.001
 DAGGER = "†"
 
 
@@ -48,21 +48,6 @@ def paper_order(keys: Sequence[str]) -> list[str]:
     """
     known = [k for k in PAPER_ORDER if k in keys]
     return known + [k for k in keys if k not in PAPER_ORDER]
-
-
-def format_p(p: float, resolution: int) -> str:
-    """A p-value as a paper prints it: three decimals, and below 0.001 (or at the floor of
-    ``resolution`` resamples or trials, ``1/(resolution+1)``) an upper bound.
-
-    >>> format_p(1 / 1001, 1000), format_p(0.0321, 1000), format_p(1 / 201, 200), format_p(1, 1000)
-    ('< 0.001', '0.032', '< 0.005', '1.000')
-    """
-    if not math.isfinite(p):
-        return "n/a"
-    bound = max(P_SHOWN_FROM, 1 / resolution)
-    if p < bound or p * (resolution + 1) <= 1 + 1e-9:
-        return f"< {bound:.2g}"
-    return f"{p:.3f}"
 
 
 @dataclass(frozen=True)
@@ -375,24 +360,8 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
 def _references(data: Any) -> str:
     """The references as a shared table names them: the file name, no folders of this
     machine, and the digest of what was read (two files of one name stay apart)."""
-    from capeval_core.systems import references_fields
-
     fields = references_fields(data)
     return f"{fields['references']} (sha256 {fields['references_sha256']})"
-
-
-def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:
-    """Per optional key shown (SPICE's categories), how many images have no value: their
-    references hold no tuple of the category, so the mean leaves them out."""
-    out = {}
-    for k in comparison.keys:
-        if k in metric_class(k).optional_reports:
-            values = comparison.scores.items[comparison.systems[0]][k]
-            rows = comparison.scores.compared.get(metric_class(k).key)
-            if rows is not None:  # of the images compared (the others are left out)
-                values = values[list(rows)]
-            out[k] = int(np.count_nonzero(~np.isfinite(values)))
-    return out
 
 
 _MARKDOWN_SPECIAL = set("\\`*_[]<>|#~")

@@ -10,6 +10,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from capeval_core import workers
+
+#: how far below the server the app's scoring workers run (``os.nice`` steps): the requests
+#: of the people using the app (a Compare edit, a page opened) are served first while a large
+#: Systems or Judgments table is scored in the background (issue 42); the command line keeps
+#: its workers at its own priority
+WORKER_NICENESS = 10
+workers.set_niceness(WORKER_NICENESS)
+
 #: session-state key of the sidebar's tokenizer choice
 TOKENIZER_KEY = "tokenizer"
 #: tokenizer keys offered in the sidebar; the first is the default (coco-caption compatible)

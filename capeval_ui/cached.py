@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from capeval_core import inventory as resource_inventory
 from capeval_core import resources
 from capeval_core.api import CaptionScores, score_caption
+from capeval_core.inventory import ResourceInfo
 from capeval_core.metrics import metric_class
-from capeval_core.resources import CaptionSet, ResourceInfo
-from capeval_core.spice.parse import DEFAULT_PARSER
+from capeval_core.resources import CaptionSet
 from capeval_ui.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def coco_examples(n: int) -> list[CaptionSet]:
 @st.cache_data(ttl=60, show_spinner=False)
 def inventory() -> list[ResourceInfo]:
     """What capeval finds on this machine; re-read after a minute so installs show up."""
-    return resources.inventory()
+    return resource_inventory.inventory()
 
 
 def _score(
@@ -43,9 +44,8 @@ def _score(
     references: tuple[str, ...],
     tokenizer: str,
     cider_idf: str,
-    spice_parser: str,
 ) -> CaptionScores:
-    options = {"cider_d": {"idf": cider_idf}, "spice": {"parser": spice_parser}}
+    options = {"cider_d": {"idf": cider_idf}}
     return score_caption(keys, candidate, references, tokenizer=tokenizer, options=options)
 
 
@@ -59,7 +59,6 @@ def score_captions(
     references: tuple[str, ...],
     tokenizer: str,
     cider_idf: str,
-    spice_parser: str = DEFAULT_PARSER,
 ) -> CaptionScores:
     """Score one candidate against its references with every key
     (``capeval_core.api.score_caption``).
@@ -70,7 +69,7 @@ def score_captions(
     may have provided the resource since (word vectors, a reinstalled package), and the
     same inputs must then score without a restart.
     """
-    args = (candidate, references, tokenizer, cider_idf, spice_parser)
+    args = (candidate, references, tokenizer, cider_idf)
     scores = _cached_scores(keys, *args)
     retry = tuple(k for k in keys if metric_class(k).key in scores.missing)
     if not retry:

@@ -8,7 +8,7 @@ Page wording and defaults only; nothing here is cached (the COCO examples are re
 
 from __future__ import annotations
 
-from capeval_core import examples, resources
+from capeval_core import examples, inventory
 from capeval_core.examples import BUILTIN_EXAMPLES, Example
 from capeval_ui import cached
 
@@ -17,19 +17,6 @@ from capeval_ui import cached
 #: scored set is coco-caption's behaviour, the default of batch scoring and the CLI.
 IDF_SOURCES: dict[str, str] = {"COCO val2014": "coco-val2014", "scored set": "corpus"}
 DEFAULT_IDF = "COCO val2014"
-#: SPICE's parsers as the Compare page offers them
-SPICE_PARSERS: dict[str, str] = {
-    "CoreNLP's PCFG (the jar's)": "stanford-pcfg",
-    "emulated (fast, close)": "stanford-emulation",
-    "spaCy sm": "spacy-sm",
-}
-DEFAULT_SPICE_PARSER = "CoreNLP's PCFG (the jar's)"
-SPICE_PARSER_HELP = (
-    "CoreNLP's PCFG (the default): the SPICE jar's own parser, recomputed without Java, so the "
-    "jar's numbers; about 10 ms a caption, COCO val2014 captions come parsed. Emulated: a "
-    "parser trained on the jar's own parses, about 1 ms a caption, the jar's tuples for about "
-    "four captions in five. spaCy sm: capeval's first parser."
-)
 IDF_HELP = (
     "COCO val2014 (the default here) takes document frequencies from the references of the "
     "40,504 val2014 images, so a single caption gets informative weights. The scored set is "
@@ -41,6 +28,24 @@ IDF_HELP = (
 COCO_RANDOM = "Random COCO val2014 image"
 #: what the example pickers show once their text areas are edited
 YOUR_OWN = "Your own captions"
+
+
+def retired_parser_note(name: str | None) -> str | None:
+    """What Compare says to a link naming a retired SPICE parser (``spice_parser=...``, from
+    the versions that offered a choice); None for any other value.
+
+    >>> retired_parser_note("stanford-pcfg") is None
+    True
+    """
+    from capeval_core.spice.parse import RETIRED_PARSERS
+
+    if name not in RETIRED_PARSERS:
+        return None
+    return (
+        f"This link asks for SPICE's parser {name!r} ({RETIRED_PARSERS[name][0]}), which was "
+        "retired: its numbers were not the SPICE jar's. SPICE here is computed with CoreNLP "
+        "3.6.0's PCFG (stanford-pcfg), the jar's own parser."
+    )
 
 
 def example_names() -> list[str]:
@@ -59,11 +64,11 @@ def scoring_message(cider_idf: str) -> str:
     """Spinner text naming what the first scoring run prepares (resources load once).
 
     METEOR's paraphrase index and the default word vectors are each built or loaded on first
-    use (``capeval_core.resources.first_use_pending``), which takes a while; the COCO val2014
+    use (``capeval_core.inventory.first_use_pending``), which takes a while; the COCO val2014
     IDF table has its own progress bar (``cached.prepare_coco_idf``), and is named here only
     for callers that skip it.
     """
-    pending = resources.first_use_pending()
+    pending = inventory.first_use_pending()
     if cider_idf == "coco-val2014":
         pending.append(
             "the first use of the COCO val2014 IDF builds its table once (a few seconds) "

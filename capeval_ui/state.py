@@ -42,7 +42,6 @@ KEPT: tuple[str, ...] = (
     "candidate_b",
     "references",
     "cider_idf",
-    "spice_parser",
     "compare_tab",
     # Perturbation lab
     "lab_mode",
@@ -455,18 +454,15 @@ COMPARE_PANELS: tuple[Param, ...] = tuple(
 )
 
 
-def compare_params(
-    idf_sources: Mapping[str, str], spice_parsers: Mapping[str, str], tabs: Sequence[str]
-) -> tuple[Param, ...]:
+def compare_params(idf_sources: Mapping[str, str], tabs: Sequence[str]) -> tuple[Param, ...]:
     """Compare's parameters: the candidate, an optional second one, one ``ref`` per line,
-    the CIDEr-D IDF source, the SPICE parser, the tokenizer, the open tab and each panel's
-    choice (the offered labels and their spellings come from the page)."""
+    the CIDEr-D IDF source, the tokenizer, the open tab and each panel's choice (the offered
+    labels and their spellings come from the page)."""
     return (
         Param("candidate", "candidate"),
         Param("candidate_b", "candidate_b", absent=""),
         Param("references", "ref", "lines"),
         Param("cider_idf", "idf", spell=idf_sources),
-        Param("spice_parser", "spice_parser", spell=spice_parsers),
         TOKENIZER,
         Param("compare_tab", "tab", spell={t: t for t in tabs}),
         *COMPARE_PANELS,

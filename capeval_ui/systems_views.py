@@ -20,7 +20,6 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from capeval_core.metrics import metric_class
-from capeval_core.spice.parse import DEFAULT_PARSER
 from capeval_core.systems import SystemsComparison
 from capeval_core.systems_table import paper_order, paper_table
 from capeval_ui.views import format_number
@@ -225,16 +224,13 @@ def differences_frame(comparison: SystemsComparison, a: str, b: str, key: str) -
     return table
 
 
-def compare_params(
-    row: pd.Series, tokenizer: str, idf: str, spice_parser: str = DEFAULT_PARSER
-) -> dict[str, Any]:
+def compare_params(row: pd.Series, tokenizer: str, idf: str) -> dict[str, Any]:
     """Compare captions' query parameters for one row of :func:`differences_frame`: both
-    captions, the references, and the table's tokenizer, SPICE parser and CIDEr-D IDF
-    (``idf``: the set's references, registered by name), so every number there is the
-    table's.
+    captions, the references, and the table's tokenizer and CIDEr-D IDF (``idf``: the set's
+    references, registered by name), so every number there is the table's.
 
     >>> row = pd.Series({"caption_a": "a dog", "caption_b": "a cat", "reference_list": ["a | b"]})
-    >>> compare_params(row, "ptb", "set-0123", "stanford-pcfg")["ref"]
+    >>> compare_params(row, "ptb", "set-0123")["ref"]
     ['a | b']
     """
     return {
@@ -242,7 +238,6 @@ def compare_params(
         "candidate_b": row["caption_b"],
         "ref": list(row["reference_list"]),
         "tokenizer": tokenizer,
-        "spice_parser": spice_parser,
         "idf": idf,
     }
 

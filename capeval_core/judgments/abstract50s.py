@@ -32,9 +32,9 @@ from capeval_core.judgments.base import (
     caption_cell,
     count_into,
     format_error,
+    image_key,
     read_json_records,
 )
-from capeval_core.judgments.coco import image_key
 from capeval_core.judgments.consensus import (
     ConsensusMatch,
     match_key,

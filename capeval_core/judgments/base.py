@@ -28,12 +28,31 @@ from capeval_core.files import DEFAULT_MAX_BYTES, SURROGATE_ESCAPE, Fail, locate
 if TYPE_CHECKING:
     import pandas as pd
 
-    from capeval_core.judgments.external import ExternalScores
-
 #: Separator of references packed into one CSV/TSV cell (judgment-formats.md, generic formats).
 REF_SEPARATOR = "|||"
 
 Kind = Literal["graded", "pairwise"]
+
+
+@dataclass(frozen=True)
+class ExternalScores:
+    """One external metric's per-item values (:mod:`~capeval_core.judgments.external` reads
+    and joins them): graded sets one value per item, pairwise sets two rows (candidate a,
+    candidate b) of one value per pair."""
+
+    name: str
+    values: np.ndarray = field(repr=False, compare=False)
+    checksum: str
+    source: str
+
+    @property
+    def signature(self) -> str:
+        """``external:<name>|sha256:<12 hex digits>`` (the checksum of its source)."""
+        return f"external:{self.name}|sha256:{self.checksum[:12]}"
+
+    @property
+    def values_digest(self) -> str:
+        return hashlib.sha256(np.ascontiguousarray(self.values, dtype=float).tobytes()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -573,6 +592,17 @@ def text_cell(value: Any, path: str | os.PathLike[str], row: Row, column: str) -
         column=column,
         record=row.record,
     )
+
+
+def image_key(value: object) -> str:
+    """Image ids compare as text: ``391895``, ``"391895"`` and ``391895.0`` are one image.
+
+    >>> image_key(391895), image_key("391895"), image_key(" a.jpg ")
+    ('391895', '391895', 'a.jpg')
+    """
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
 
 
 def caption_cell(row: Row, path: str | os.PathLike[str], column: str) -> str:

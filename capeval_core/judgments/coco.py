@@ -10,18 +10,14 @@ import os
 from collections import defaultdict
 
 from capeval_core.files import parse_json
-from capeval_core.judgments.base import DEFAULT_MAX_BYTES, Row, format_error, id_cell, read_text
-
-
-def image_key(value: object) -> str:
-    """Image ids compare as text: ``391895``, ``"391895"`` and ``391895.0`` are one image.
-
-    >>> image_key(391895), image_key("391895"), image_key(" a.jpg ")
-    ('391895', '391895', 'a.jpg')
-    """
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value).strip()
+from capeval_core.judgments.base import (
+    DEFAULT_MAX_BYTES,
+    Row,
+    format_error,
+    id_cell,
+    image_key,
+    read_text,
+)
 
 
 def load_coco_references(

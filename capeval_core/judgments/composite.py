@@ -42,11 +42,12 @@ from capeval_core.judgments.base import (
     JudgmentSet,
     Row,
     format_error,
+    image_key,
     parse_number,
     read_delimited,
     unique_ids,
 )
-from capeval_core.judgments.coco import image_key, load_coco_references
+from capeval_core.judgments.coco import load_coco_references
 from capeval_core.judgments.external import (
     METRIC_PREFIX,
     add_metric_scores,

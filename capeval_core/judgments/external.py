@@ -23,7 +23,6 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +30,11 @@ import numpy as np
 from capeval_core.errors import InputError
 from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
+    ExternalScores,
     JudgmentSet,
     Row,
     format_error,
+    image_key,
     parse_number,
     read_records,
     text_cell,
@@ -44,26 +45,6 @@ METRIC_PREFIX = "metric:"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 #: how many unmatched ids an error message lists
 SHOWN_IDS = 5
-
-
-@dataclass(frozen=True)
-class ExternalScores:
-    """One external metric's per-item values: graded sets one value per item, pairwise sets
-    two rows (candidate a, candidate b) of one value per pair."""
-
-    name: str
-    values: np.ndarray = field(repr=False, compare=False)
-    checksum: str
-    source: str
-
-    @property
-    def signature(self) -> str:
-        """``external:<name>|sha256:<12 hex digits>`` (the checksum of its source)."""
-        return f"external:{self.name}|sha256:{self.checksum[:12]}"
-
-    @property
-    def values_digest(self) -> str:
-        return hashlib.sha256(np.ascontiguousarray(self.values, dtype=float).tobytes()).hexdigest()
 
 
 def metric_columns(columns: Sequence[str]) -> dict[str, str]:
@@ -367,8 +348,6 @@ def _score_columns(
 
 
 def _row_key(path: str | os.PathLike[str], row: Row, ids: Sequence[str]) -> str:
-    from capeval_core.judgments.coco import image_key
-
     parts = []
     for c in ids:
         value = row.values.get(c)

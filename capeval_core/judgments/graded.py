@@ -25,13 +25,14 @@ from capeval_core.judgments.base import (
     count_into,
     format_error,
     id_cell,
+    image_key,
     is_number,
     parse_number,
     read_records,
     text_cell,
     unique_ids,
 )
-from capeval_core.judgments.coco import image_key, load_coco_references
+from capeval_core.judgments.coco import load_coco_references
 from capeval_core.judgments.external import (
     METRIC_PREFIX,
     is_id_column,

@@ -17,12 +17,12 @@ from capeval_core.judgments.base import (
     caption_cell,
     format_error,
     id_cell,
+    image_key,
     parse_number,
     read_records,
     text_cell,
     unique_ids,
 )
-from capeval_core.judgments.coco import image_key
 from capeval_core.judgments.external import read_pair_metric_cells, with_file_metrics
 from capeval_core.judgments.graded import ReferenceSource, require_columns, row_id
 

@@ -85,7 +85,8 @@ def load_references(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str,
     out: dict[str, tuple[str, ...]] = {}
     for i, s in enumerate(structs):
         name = text_of(field_of(s, ("image", "name"), path, var, i), path, f"{var}.image", i)
-        raw = field_of(s, ("sentences", "refs", "references", "sentence"), path, var, i)
+        # "sent": the field name of the pascal50S.mat the CIDEr authors distribute
+        raw = field_of(s, ("sentences", "sent", "refs", "references", "sentence"), path, var, i)
         sentences = [text_of(x, path, f"{var}.sentences", i) for x in elements(raw)]
         sentences = [x for x in sentences if x][:N_REFERENCES]
         if not sentences:

@@ -7,6 +7,7 @@ orders because they share their counts.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import operator
 from collections import Counter
@@ -231,21 +232,10 @@ class Bleu(Metric):
         else:
             sums = np.add.reduceat(lengths, offsets[:-1]).tolist()
             ref_lens = [float(t) / int(c) for t, c in zip(sums, np.diff(offsets), strict=True)]
-        # _bleu_scores for every item: the element-wise products and quotients are the same
-        # IEEE operations side by side; the roots and exp are Python's (libm's), as coco's
-        guess = np.maximum(cand_lens[:, None] - np.arange(MAX_ORDER)[None, :], 0)
-        factors = (np.array(correct, dtype=float) + TINY) / (guess + SMALL)
-        running = np.cumprod(factors, axis=1)  # 1.0 * f1, then * f2, ...: sequential
-        roots = [[r ** (1.0 / (k + 1)) for r in running[:, k].tolist()] for k in range(MAX_ORDER)]
-        ratios = ((cand_lens + TINY) / (np.array(ref_lens, dtype=float) + SMALL)).tolist()
-        guesses = guess.tolist()
+        guesses, values = _item_values(correct, cand_lens, ref_lens)
         out = []
         for i, cand_len in enumerate(cand_lens.tolist()):
-            scores = [roots[k][i] for k in range(MAX_ORDER)]
-            penalty = 1.0
-            if ratios[i] < 1:
-                penalty = math.exp(1 - 1 / ratios[i])
-                scores = [x * penalty for x in scores]
+            scores, penalty = values[i]
             details = BleuDetails(
                 grams.candidate_words[i],
                 grams.reference_words[i],
@@ -275,6 +265,103 @@ class Bleu(Metric):
 
 #: reference lengths below this (about a million words) sort with their distance in one int
 _LENGTH_KEY = 2**20
+
+
+def _item_values(
+    correct: list[list[int]], cand_lens: np.ndarray, ref_lens: Sequence[float]
+) -> tuple[list[list[int]], list[tuple[list[float], float]]]:
+    """Every item's n-gram counts per order and its BLEU-1..4 and brevity penalty:
+    :func:`_bleu_scores` for all items at once. The element-wise products and quotients are
+    the same IEEE operations side by side; the roots and exp are Python's (libm's), as
+    coco-caption's."""
+    guess = np.maximum(cand_lens[:, None] - np.arange(MAX_ORDER)[None, :], 0)
+    factors = (np.array(correct, dtype=float).reshape(-1, MAX_ORDER) + TINY) / (guess + SMALL)
+    running = np.cumprod(factors, axis=1)  # 1.0 * f1, then * f2, ...: sequential
+    roots = [[r ** (1.0 / (k + 1)) for r in running[:, k].tolist()] for k in range(MAX_ORDER)]
+    ratios = ((cand_lens + TINY) / (np.array(ref_lens, dtype=float) + SMALL)).tolist()
+    values = []
+    for i in range(len(ratios)):
+        scores = [roots[k][i] for k in range(MAX_ORDER)]
+        penalty = 1.0
+        if ratios[i] < 1:
+            penalty = math.exp(1 - 1 / ratios[i])
+            scores = [x * penalty for x in scores]
+        values.append((scores, penalty))
+    return guess.tolist(), values
+
+
+@dataclass(frozen=True)
+class BleuValues:
+    """What :func:`bleu_values` gives: corpus BLEU-1..4, each item's, the pooled counts and
+    each item's counts (``counts[i]``: clipped matches and n-grams per order, candidate
+    length, effective reference length, every reference's length)."""
+
+    corpus: list[float]
+    items: list[list[float]]
+    totals: BleuCorpusDetails
+    counts: list[tuple[list[int], list[int], int, float, list[int]]]
+
+
+def bleu_values(candidates: Sequence[Tokens], references: Sequence[Sequence[Tokens]]) -> BleuValues:
+    """BLEU-1..4 of the corpus and of every item, with the closest reference length, as
+    coco-caption's ``Bleu(4)``: the values of :class:`Bleu` bit for bit, without evidence
+    objects, the counts in compiled loops (:mod:`.ngram_kernels`) for training loops that
+    score a few hundred captions per call. ``items[k][i]`` is item ``i``'s BLEU-``k + 1``.
+
+    >>> v = bleu_values([("a", "cat", "sits")], [[("a", "cat", "sits", "down")]])
+    >>> [round(x, 4) for x in v.corpus], v.totals.candidate_length
+    ([0.7165, 0.7165, 0.7165, 0.0227], 3)
+    """
+    from capeval_core.metrics.ngram_kernels import bleu_counts, count_table
+
+    cands = [coco_words(c) for c in candidates]
+    refs = [[coco_words(r) for r in group] for group in references]
+    n = len(cands)
+    table = count_table(cands + [r for group in refs for r in group])
+    if table is None:  # too many distinct words to pack: the batch tables
+        batch = Batch(
+            tuple(" ".join(c) for c in cands),
+            tuple(tuple(" ".join(r) for r in group) for group in refs),
+            tuple(cands),
+            tuple(tuple(group) for group in refs),
+            "whitespace",
+        )
+        result = Bleu(tokenizer="whitespace").score_batch(batch, warn=False)
+        items = [result.segment_values(k) for k in Bleu.reports]
+        counts = [
+            (
+                list(d.correct),
+                list(d.guess),
+                d.candidate_length,
+                d.reference_length,
+                [len(r) for r in d.references],
+            )
+            for d in (seg.details for seg in result.segments)
+        ]
+        return BleuValues([result.corpus[k] for k in Bleu.reports], items, result.details, counts)
+    ref_start = np.full(n + 1, n, dtype=np.int64)
+    np.cumsum([len(group) for group in refs], out=ref_start[1:])
+    ref_start[1:] += n
+    correct_arr, ref_len_arr = bleu_counts(
+        table.grams, table.counts, table.orders, table.starts, table.lengths, ref_start, n,
+        table.n_grams,
+    )  # fmt: skip
+    correct = correct_arr.tolist()
+    ref_lens = ref_len_arr.tolist()
+    cand_lens = table.lengths[:n]
+    guesses, values = _item_values(correct, cand_lens, ref_lens)
+    items = [[v[0][k] for v in values] for k in range(MAX_ORDER)]
+    total = _Pooled(
+        tuple(int(x) for x in correct_arr.sum(axis=0).tolist()) if n else (0,) * MAX_ORDER,
+        tuple(int(x) for x in np.sum(guesses, axis=0).tolist()) if n else (0,) * MAX_ORDER,
+        int(cand_lens.sum()),
+        sum(ref_lens),
+    )
+    corpus, totals = _pooled([total], Bleu.reports)
+    lengths = table.lengths.tolist()
+    all_lens = [lengths[a:b] for a, b in itertools.pairwise(ref_start.tolist())]
+    counts = list(zip(correct, guesses, cand_lens.tolist(), ref_lens, all_lens, strict=True))
+    return BleuValues([corpus[k] for k in Bleu.reports], items, totals, counts)
 
 
 def _pooled(details: Sequence[Any], reports: tuple[str, ...]):

@@ -13,22 +13,25 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
+from capeval_core.metrics.document_frequency import (
+    ORDER,
+    SET_PREFIX,
+    DocumentFrequency,
+)
 from capeval_core.metrics.ngram_index import BatchNgrams, NgramTable, batch_ngrams
 from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
 from capeval_core.metrics.statistics import ItemStatistics, MeanStatistics
 from capeval_core.options import check_choice, check_number
 from capeval_core.tokenize import Tokens
 
-ORDER = 4
 IDF_SOURCES = ("corpus", "coco-val2014")
-#: an IDF source named ``set-<digest>``: a scored set's references (capeval_core.idf)
-SET_PREFIX = "set-"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,34 +48,6 @@ class CiderConfig(MetricConfig):
             check_choice("idf", self.idf, IDF_SOURCES)
         # the length penalty divides by 2 sigma^2, which must stay a positive finite float
         check_number("sigma", self.sigma, at_least=1e-150, at_most=1e150)
-
-
-@dataclass(frozen=True)
-class DocumentFrequency:
-    """Per n-gram document frequencies and the log of the number of documents (images)."""
-
-    df: dict[Ngram, float]
-    log_documents: float
-    documents: int
-    source: str
-
-    def __post_init__(self) -> None:
-        # log(df) takes few distinct values: computing each once keeps numpy's exact log cheap
-        object.__setattr__(self, "_log_cache", {})
-        object.__setattr__(self, "_idf_cache", {})
-
-    def idf(self, gram: Ngram) -> float:
-        """``log(N) - log(max(1, df))``: 0 for an n-gram in every image, log N for an unseen one."""
-        idf_cache: dict[Ngram, float] = self._idf_cache  # type: ignore[attr-defined]
-        value = idf_cache.get(gram)
-        if value is None:
-            d = self.df.get(gram, 0.0)
-            log_cache: dict[float, float] = self._log_cache  # type: ignore[attr-defined]
-            log_df = log_cache.get(d)
-            if log_df is None:
-                log_df = log_cache[d] = float(np.log(max(1.0, d)))
-            value = idf_cache[gram] = self.log_documents - log_df
-        return value
 
 
 @dataclass(frozen=True)
@@ -189,33 +164,6 @@ class CiderCorpusDetails:
     log_documents: float
 
 
-def corpus_document_frequency(
-    reference_tokens: tuple[tuple[Tokens, ...], ...],
-) -> DocumentFrequency:
-    """Document frequency over the scored set: an image counts once per n-gram."""
-    return _corpus_statistics(reference_tokens)[0]
-
-
-def _corpus_statistics(
-    reference_tokens: tuple[tuple[Tokens, ...], ...],
-) -> tuple[DocumentFrequency, dict[Tokens, Counter[Ngram]]]:
-    """The scored set's document frequencies, plus each reference's n-gram counts for reuse."""
-    df: Counter[Ngram] = Counter()
-    counts: dict[Tokens, Counter[Ngram]] = {}
-    for refs in reference_tokens:
-        seen: set[Ngram] = set()
-        for ref in map(coco_words, refs):
-            if ref not in counts:
-                counts[ref] = ngram_counts(ref, ORDER)
-            seen.update(counts[ref])
-        df.update(seen)
-    n = len(reference_tokens)
-    table = DocumentFrequency(
-        {g: float(c) for g, c in df.items()}, float(np.log(float(n))), n, "corpus"
-    )
-    return table, counts
-
-
 class _Vectors:
     """Per-batch memo: each distinct sentence's tf-idf vector is computed once."""
 
@@ -296,7 +244,8 @@ class CiderD(Metric):
     def segment(self, candidate: Tokens, references: tuple[Tokens, ...], prepared: _Vectors | None):
         """One item, n-gram by n-gram. With the scored set's IDF the document frequencies
         come from the whole batch, so ``prepared`` must hold them (``_Vectors`` of
-        :func:`corpus_document_frequency`); :meth:`score_batch` scores such batches at once."""
+        :func:`~capeval_core.metrics.document_frequency.corpus_document_frequency`);
+        :meth:`score_batch` scores such batches at once."""
         if not isinstance(prepared, _Vectors):
             raise TypeError("CiderD.segment needs the document frequencies (a _Vectors)")
         sigma = self.config.sigma
@@ -508,6 +457,59 @@ class _BatchScores(_Evidence):
             vec = self._vector(g.references, self.refs, row, words, self.ref_bigrams[row])
             refs.append(CiderReference(words, vec, tuple(self.similarity[row].tolist())))
         return cand, tuple(refs)
+
+
+def cider_d_values(
+    candidates: Sequence[Tokens], references: Sequence[Sequence[Tokens]], sigma: float = 6.0
+) -> np.ndarray:
+    """Every item's CIDEr-D with the items' own IDF (coco-caption's ``Cider``), nothing else:
+    the values of :class:`CiderD` (``idf="corpus"``) bit for bit, without evidence objects,
+    in compiled loops (:mod:`.ngram_kernels`) for training loops that score a few hundred
+    captions per call. The corpus value is ``np.mean`` of them, as coco-caption takes it.
+
+    >>> cider_d_values([("a", "cat"), ("a", "dog")], [[("a", "cat")], [("the", "dog")]]).round(6)
+    array([5.  , 1.25])
+    """
+    from capeval_core.metrics.ngram_kernels import cider_scores, count_table, document_frequency
+
+    cands = [coco_words(c) for c in candidates]
+    refs = [[coco_words(r) for r in group] for group in references]
+    n = len(cands)
+    table = count_table(cands + [r for group in refs for r in group])
+    if table is None:  # too many distinct words to pack: the batch tables
+        batch = Batch(
+            tuple(" ".join(c) for c in cands),
+            tuple(tuple(" ".join(r) for r in group) for group in refs),
+            tuple(cands),
+            tuple(tuple(group) for group in refs),
+            "whitespace",
+        )
+        return _BatchScores(batch_ngrams(batch), sigma).scores
+    ref_start = np.full(n + 1, n, dtype=np.int64)
+    np.cumsum([len(group) for group in refs], out=ref_start[1:])
+    ref_start[1:] += n
+    df = document_frequency(table.grams, table.starts, ref_start, n, table.n_grams)
+    log_documents = float(np.log(float(n)))
+    # each distinct df (0..n) once, found by a table rather than a sort
+    present = np.zeros(n + 1, dtype=bool)
+    present[df] = True
+    distinct = np.flatnonzero(present)
+    position = np.zeros(n + 1, dtype=np.int64)
+    position[distinct] = np.arange(distinct.size)
+    # the same scalar operations as DocumentFrequency.idf
+    idf_of = np.array(
+        [log_documents - float(np.log(max(1.0, float(d)))) for d in distinct.tolist()]
+    )
+    entry_df = position[df][table.grams]
+    weights = table.counts.astype(float) * idf_of[entry_df]
+    squares = _squares(table.counts, entry_df, idf_of)
+    bigrams = np.maximum(table.lengths - 1, 0)
+    top = int(bigrams.max()) if bigrams.size else 0
+    penalty = np.array([_penalty(float(d), sigma) for d in range(-top, top + 1)])
+    return cider_scores(
+        table.grams, table.orders, table.starts, weights, squares, bigrams, ref_start, n,
+        penalty, table.n_grams,
+    )  # fmt: skip
 
 
 # -- resampling -------------------------------------------------------------------------------

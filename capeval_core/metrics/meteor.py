@@ -11,12 +11,14 @@ the jar is reproduced on purpose and marked with its spec section.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import numbers
 import operator
 import re
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -93,14 +95,12 @@ class MeteorConfig(MetricConfig):
 # -- §5.1: the strings the jar sees -------------------------------------------------------------
 
 
+_JAVA_TRIMMED = "".join(map(chr, range(0x21)))
+
+
 def _java_trim(s: str) -> str:
     """Java's ``String.trim``: strips every character up to U+0020, nothing else."""
-    start, end = 0, len(s)
-    while start < end and s[start] <= " ":
-        start += 1
-    while end > start and s[end - 1] <= " ":
-        end -= 1
-    return s[start:end]
+    return s.strip(_JAVA_TRIMMED)
 
 
 def jar_inputs(candidate: Tokens, references: Sequence[Tokens]) -> tuple[str, tuple[str, ...]]:
@@ -297,6 +297,16 @@ class MeteorStats:
             v[20], sum(c_h) + sum(f_h), sum(c_r) + sum(f_r),
         )  # fmt: skip
 
+    @classmethod
+    def from_row(cls, v: Sequence[int]) -> MeteorStats:
+        """The 23 integers in the jar's order, taken as they are (the matched totals too)."""
+        return cls(
+            v[0], v[1], v[2], v[3],
+            (v[4], v[8], v[12], v[16]), (v[5], v[9], v[13], v[17]),
+            (v[6], v[10], v[14], v[18]), (v[7], v[11], v[15], v[19]),
+            v[20], v[21], v[22],
+        )  # fmt: skip
+
     @property
     def perfect(self) -> bool:
         """Every word of both sides matched, in a single chunk (§5.7, §5.8)."""
@@ -395,32 +405,41 @@ class MeteorAlignment:
 class MeteorDetails:
     """Evidence for one item: the strings the jar saw, one alignment per reference, the winner.
 
-    ``alignments[best]`` is the first reference with the strictly highest score; its
-    statistics are the item's (§5.7).
+    ``best`` is the first reference with the strictly highest score (``reference_scores``);
+    its statistics ``stats`` are the item's (§5.7). The full evidence per reference,
+    :attr:`alignments`, is the reference aligner's: a batch scored by the compiled aligner
+    computes it when it is first read (the two agree statistic for statistic).
     """
 
     candidate: Tokens
     references: tuple[Tokens, ...]
     hypothesis: str
     hyp_tokens: Tokens
-    alignments: tuple[MeteorAlignment, ...]
     best: int
+    reference_scores: tuple[float, ...]
+    stats: MeteorStats
+    parameters: tuple[float, float, float, float, tuple[float, ...]] = field(repr=False)
+    _alignments: tuple[MeteorAlignment, ...] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def alignments(self) -> tuple[MeteorAlignment, ...]:
+        """One alignment per reference as the jar saw them (§5.9)."""
+        if self._alignments is None:
+            aligner = _aligner()
+            refs = jar_inputs(self.candidate, self.references)[1]
+            alignments = tuple(
+                aligner.align(self.hyp_tokens, normalize(r), self.parameters, r) for r in refs
+            )
+            object.__setattr__(self, "_alignments", alignments)
+        return self._alignments  # type: ignore[return-value]
 
     @property
     def winner(self) -> MeteorAlignment:
         return self.alignments[self.best]
 
     @property
-    def stats(self) -> MeteorStats:
-        return self.winner.stats
-
-    @property
-    def reference_scores(self) -> tuple[float, ...]:
-        return tuple(a.score for a in self.alignments)
-
-    @property
     def score(self) -> float:
-        return self.winner.score
+        return self.reference_scores[self.best]
 
 
 @dataclass(frozen=True)
@@ -439,27 +458,11 @@ class MeteorCorpusDetails:
 
 def aggregate_statistics(items: Sequence[MeteorStats]) -> MeteorStats:
     """Sum statistics as the jar's EVAL does: chunks are added only for imperfect items."""
-    zero4 = (0, 0, 0, 0)
-
-    def add4(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, int, int, int]:
-        return tuple(x + y for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
-
-    total = MeteorStats(0, 0, 0, 0, zero4, zero4, zero4, zero4, 0, 0, 0)
-    for s in items:
-        total = MeteorStats(
-            total.hyp_length + s.hyp_length,
-            total.ref_length + s.ref_length,
-            total.hyp_function_words + s.hyp_function_words,
-            total.ref_function_words + s.ref_function_words,
-            add4(total.content_hyp, s.content_hyp),
-            add4(total.content_ref, s.content_ref),
-            add4(total.function_hyp, s.function_hyp),
-            add4(total.function_ref, s.function_ref),
-            total.chunks + (0 if s.perfect else s.chunks),
-            total.matched_hyp + s.matched_hyp,
-            total.matched_ref + s.matched_ref,
-        )
-    return total
+    sums = [sum(column) for column in zip(*(s.as_tuple() for s in items), strict=True)]
+    if not sums:
+        sums = [0] * 23
+    sums[20] = sum(s.chunks for s in items if not s.perfect)
+    return MeteorStats.from_row(sums)
 
 
 # -- §5.4-§5.6: the aligner ---------------------------------------------------------------------
@@ -580,17 +583,11 @@ def _chunks(alignment: list[MeteorMatch]) -> list[tuple[MeteorMatch, ...]]:
     return [tuple(c) for c in chunks]
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
-    return _stemmer().stem(word)
+    """§5.4: the jar's Snowball English stemmer (see :mod:`capeval_core.meteor_stemmer`)."""
+    from capeval_core.meteor_stemmer import stem
 
-
-@functools.cache
-def _stemmer():
-    # §5.4: NLTK's EnglishStemmer agrees with the jar's 2015 Snowball stemmer on COCO
-    from nltk.stem.snowball import EnglishStemmer
-
-    return EnglishStemmer()
+    return stem(word)
 
 
 class _SentenceViews(NamedTuple):
@@ -622,18 +619,32 @@ class MeteorAligner:
         self.function_words = function_words()
         self.synsets = meteor_synsets()
         self.paraphrases = paraphrase_index()
-        self._sentence_cache: dict[Tokens, tuple[list, dict[str, list[int]]]] = {}
+        self._keys_cache: dict[Tokens, list[tuple[int, int, int]]] = {}
+        self._spans_cache: dict[Tokens, dict[str, list[int]]] = {}
         self._views_cache: dict[Tokens, _SentenceViews] = {}
 
-    def _sentence(self, words: Tokens) -> tuple[list[tuple[int, int, int]], dict[int, list[int]]]:
-        """Paraphrase keys found in a sentence and the starts of its spans by hash (cached:
-        a hypothesis is aligned with every reference of its image)."""
-        cached = self._sentence_cache.get(words)
+    def _keys(self, words: Tokens) -> list[tuple[int, int, int]]:
+        """``(start, length, key)`` of the sentence's spans that are a phrase 1 (cached: a
+        hypothesis is aligned with every reference of its image)."""
+        cached = self._keys_cache.get(words)
         if cached is None:
-            cached = self.paraphrases.sentence_spans(words)
-            if len(self._sentence_cache) > 50_000:
-                self._sentence_cache.clear()
-            self._sentence_cache[words] = cached
+            cached = self.paraphrases.sentence_keys(words)
+            if len(self._keys_cache) > 50_000:
+                self._keys_cache.clear()
+            self._keys_cache[words] = cached
+        return cached
+
+    def _spans(self, words: Tokens) -> dict[str, list[int]]:
+        """The sentence's spans of up to the table's longest phrase, text -> starts."""
+        cached = self._spans_cache.get(words)
+        if cached is None:
+            cached = {}
+            for length in range(1, min(self.paraphrases.max_words, len(words)) + 1):
+                for start in range(len(words) - length + 1):
+                    cached.setdefault(" ".join(words[start : start + length]), []).append(start)
+            if len(self._spans_cache) > 50_000:
+                self._spans_cache.clear()
+            self._spans_cache[words] = cached
         return cached
 
     def _paraphrase(self, from_words: Tokens, to_words: Tokens):
@@ -642,20 +653,11 @@ class MeteorAligner:
         Yields (from start, from length, to start, to length) in generation order: by start,
         then phrase length, then table order, then position in ``to_words``.
         """
-        keys, _ = self._sentence(from_words)
-        _, to_starts = self._sentence(to_words)
-        for start, length, key in keys:
-            texts, where = self.paraphrases.targets(key)
-            common = where.keys() & to_starts.keys()
-            if not common:
-                continue
-            for n, h in sorted((i, x) for x in common for i in where[x]):
-                text = texts[n]
-                size = text.count(" ") + 1
-                for to in to_starts[h]:
-                    # the hashes found the span; the words confirm it
-                    if " ".join(to_words[to : to + size]) == text:
-                        yield start, length, to, size
+        spans = self._spans(to_words)
+        for start, length, key in self._keys(from_words):
+            for text in self.paraphrases.targets(key):
+                for to in spans.get(text, ()):
+                    yield start, length, to, text.count(" ") + 1
 
     def _views(self, words: Tokens) -> _SentenceViews:
         """What the exact, stem and synonym matchers need of a sentence (cached: a hypothesis
@@ -790,6 +792,206 @@ def _aligner() -> MeteorAligner:
     return MeteorAligner()
 
 
+class _Vocabulary:
+    """Integer ids of the words this process has aligned, and what the compiled aligner reads
+    of each word: its UTF-8 text, stem id, function-word flag and sorted synset ids (§5.4).
+    Grows by doubling; words are never forgotten (their number is bounded by the language).
+    """
+
+    def __init__(self) -> None:
+        from capeval_core.meteor_resources import function_words, meteor_synsets
+
+        self._synsets_of = meteor_synsets().synsets_of
+        self._function = function_words()
+        self.ids: dict[str, int] = {}
+        self._stem_ids: dict[str, int] = {}
+        self._synset_ids: dict[int, int] = {}  # WordNet offset -> dense id (< 2**24)
+        self._stem = np.empty(1024, dtype=np.int64)
+        self._func = np.empty(1024, dtype=np.uint8)
+        self._syn_off = np.zeros(1025, dtype=np.int64)
+        self._syn = np.empty(4096, dtype=np.int64)
+        self._text_off = np.zeros(1025, dtype=np.int64)
+        self._text = np.empty(8192, dtype=np.uint8)
+
+    @staticmethod
+    def _room(arr: np.ndarray, need: int) -> np.ndarray:
+        if need <= len(arr):
+            return arr
+        grown = np.zeros(max(need, 2 * len(arr)), dtype=arr.dtype)
+        grown[: len(arr)] = arr
+        return grown
+
+    def add(self, words: Sequence[str]) -> None:
+        """Give ids to new words (in this order)."""
+        n = len(self.ids)
+        end = n + len(words)
+        stem_ids, synset_ids = self._stem_ids, self._synset_ids
+        stems, synsets, texts = [], [], []
+        for k, word in enumerate(words, n):
+            self.ids[word] = k
+            stems.append(stem_ids.setdefault(_stem(word), len(stem_ids)))
+            synsets.append(
+                sorted(synset_ids.setdefault(i, len(synset_ids)) for i in self._synsets_of(word))
+            )
+            texts.append(word.encode("utf-8", "surrogatepass"))  # a lone surrogate: no match
+        self._stem = self._room(self._stem, end)
+        self._stem[n:end] = stems
+        self._func = self._room(self._func, end)
+        self._func[n:end] = [w in self._function for w in words]
+        self._syn_off = self._room(self._syn_off, end + 1)
+        self._syn_off[n + 1 : end + 1] = self._syn_off[n] + np.cumsum([len(x) for x in synsets])
+        self._syn = self._room(self._syn, int(self._syn_off[end]))
+        self._syn[self._syn_off[n] : self._syn_off[end]] = list(
+            itertools.chain.from_iterable(synsets)
+        )
+        self._text_off = self._room(self._text_off, end + 1)
+        self._text_off[n + 1 : end + 1] = self._text_off[n] + np.cumsum([len(t) for t in texts])
+        self._text = self._room(self._text, int(self._text_off[end]))
+        self._text[self._text_off[n] : self._text_off[end]] = np.frombuffer(
+            b"".join(texts), dtype=np.uint8
+        )
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """Stem ids, function flags, synset offsets and ids, text offsets and bytes."""
+        n = len(self.ids)
+        return (
+            self._stem[:n],
+            self._func[:n],
+            self._syn_off[: n + 1],
+            self._syn[: self._syn_off[n]],
+            self._text_off[: n + 1],
+            self._text[: self._text_off[n]],
+        )
+
+
+class _CompiledAligner:
+    """Drives :func:`capeval_core.meteor_kernel.align_pairs` over a batch: distinct sentences
+    as word ids, their paraphrase spans, then every (hypothesis, reference) pair at once.
+    Pairs the kernel leaves (a side over 64 words) go to the reference aligner."""
+
+    def __init__(self) -> None:
+        self.vocabulary = _Vocabulary()
+        #: pairs of the last batch the kernel left to the reference aligner
+        self.fallbacks = 0
+        # the app scores from several threads: a word's id must not be seen before its data
+        self._lock = threading.Lock()
+
+    #: items are aligned in chunks of about this many pairs (bounds memory and the packed
+    #: sort keys of :func:`~capeval_core.meteor_kernel.sentence_synsets`)
+    CHUNK_PAIRS = 200_000
+
+    def score(
+        self,
+        hyps: Sequence[Tokens],
+        refs: Sequence[Sequence[Tokens]],
+        parameters: tuple[float, float, float, float, tuple[float, ...]],
+    ) -> tuple[list[int], list[tuple[float, ...]], list[MeteorStats]]:
+        """Per item: the best reference, every reference's score, the best one's statistics."""
+        from capeval_core.meteor_resources import paraphrase_index_written
+
+        best: list[int] = []
+        scores: list[tuple[float, ...]] = []
+        stats: list[MeteorStats] = []
+        self.fallbacks = 0
+        start = 0
+        while start < len(hyps):
+            stop, pairs = start, 0
+            while stop < len(hyps) and (pairs == 0 or pairs + len(refs[stop]) <= self.CHUNK_PAIRS):
+                pairs += len(refs[stop])
+                stop += 1
+            b, sc, st = self._score(hyps[start:stop], refs[start:stop], parameters)
+            best += b
+            scores += sc
+            stats += st
+            start = stop
+        paraphrase_index_written()  # a first run's index file is complete when scores are
+        return best, scores, stats
+
+    def _score(
+        self,
+        hyps: Sequence[Tokens],
+        refs: Sequence[Sequence[Tokens]],
+        parameters: tuple[float, float, float, float, tuple[float, ...]],
+    ) -> tuple[list[int], list[tuple[float, ...]], list[MeteorStats]]:
+        from capeval_core import meteor_kernel as kernel
+        from capeval_core.meteor_resources import paraphrase_index
+
+        sentence_ids: dict[Tokens, int] = {}
+        pair_hyp: list[int] = []
+        pair_ref: list[int] = []
+        item_off = [0]
+        for hyp, rs in zip(hyps, refs, strict=True):
+            h = sentence_ids.setdefault(hyp, len(sentence_ids))
+            for r in rs:
+                pair_hyp.append(h)
+                pair_ref.append(sentence_ids.setdefault(r, len(sentence_ids)))
+            item_off.append(len(pair_hyp))
+        sentences = list(sentence_ids)
+        lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+        s_off = np.zeros(len(sentences) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=s_off[1:])
+        with self._lock:
+            vocabulary = self.vocabulary
+            ids = vocabulary.ids
+            words = itertools.chain.from_iterable(sentences)
+            new = [w for w in dict.fromkeys(words) if w not in ids]
+            if new:
+                vocabulary.add(new)
+            s_words = np.fromiter(
+                map(ids.__getitem__, itertools.chain.from_iterable(sentences)),
+                dtype=np.int64,
+                count=int(s_off[-1]),
+            )
+            # views of the words so far: a later growth copies, so they stay as they are
+            w_stem, w_func, syn_off, syn_ids, w_text_off, w_text = vocabulary.arrays()
+        syn_pos, syn_pos_off = kernel.sentence_synsets(s_off, s_words, syn_off, syn_ids)
+        index = paraphrase_index(wait_for_file=False)
+        a = index.arrays
+        text, word_pos, span_hash, span_off, bloom, key_start, key_len, key_id, key_off = (
+            kernel.sentence_spans(
+                s_off, s_words, w_text_off, w_text, index.max_words, a["phrase_slots"],
+                a["phrase_hash"], a["phrase_key"], a["phrase_prefix"], a["key_text"],
+                a["key_text_offsets"],
+            )
+        )  # fmt: skip
+        alpha, beta, gamma, delta, weights = parameters
+        stats, scores = kernel.align_pairs(
+            np.array(pair_hyp, dtype=np.int64), np.array(pair_ref, dtype=np.int64),
+            s_off, s_words, w_stem, w_func, syn_pos, syn_pos_off,
+            word_pos, text, span_hash, span_off, bloom, key_start, key_len, key_id, key_off,
+            a["key_entry_offsets"], a["target_hash"], a["target_words"], a["target_text"],
+            a["target_start"], a["target_end"], alpha, beta, gamma, delta, np.array(weights),
+        )  # fmt: skip
+        rows = stats.tolist()
+        values = scores.tolist()
+        for p in np.flatnonzero(stats[:, 0] < 0).tolist():  # beyond the kernel: in Python
+            self.fallbacks += 1
+            aligned = _aligner().align(sentences[pair_hyp[p]], sentences[pair_ref[p]], parameters)
+            rows[p] = list(aligned.stats.as_tuple())
+            values[p] = aligned.score
+        best, item_scores, item_stats = [], [], []
+        for k in range(len(hyps)):
+            lo, hi = item_off[k], item_off[k + 1]
+            b = lo
+            for p in range(lo + 1, hi):  # the first reference with the strictly best score
+                if values[p] > values[b]:
+                    b = p
+            best.append(b - lo)
+            item_scores.append(tuple(values[lo:hi]))
+            item_stats.append(MeteorStats.from_row(rows[b]))
+        return best, item_scores, item_stats
+
+
+@functools.cache
+def _compiled() -> _CompiledAligner:
+    return _CompiledAligner()
+
+
+#: below this many items, a process that has not loaded the compiled aligner yet scores with
+#: the reference one: the same numbers, without numba's one-time start-up (about a second)
+SMALL_BATCH = 64
+
+
 class Meteor(Metric):
     """METEOR 1.5 (Denkowski & Lavie 2014) exactly as coco-caption runs ``meteor-1.5.jar``.
 
@@ -824,13 +1026,14 @@ class Meteor(Metric):
             "paraphrase": f"{PARAPHRASE_TABLE.rsplit('/', 1)[-1]} (index v{INDEX_FORMAT})",
         }
 
-    def prepare(self, batch: Batch) -> MeteorAligner:
-        return _aligner()
+    def prepare(self, batch: Batch) -> None:
+        return None
 
     def segment(
-        self, candidate: Tokens, references: tuple[Tokens, ...], prepared: MeteorAligner | None
+        self, candidate: Tokens, references: tuple[Tokens, ...], prepared: Any
     ) -> tuple[float, MeteorDetails]:
-        aligner = prepared if prepared is not None else _aligner()
+        """One item by the pure-Python reference aligner (the full evidence at once)."""
+        aligner = prepared if isinstance(prepared, MeteorAligner) else _aligner()
         parameters = self.config.parameters  # type: ignore[attr-defined]
         hypothesis, jar_refs = jar_inputs(candidate, references)
         hyp = normalize(hypothesis)
@@ -839,8 +1042,36 @@ class Meteor(Metric):
         for i, a in enumerate(alignments):  # the first reference with the strictly best score
             if a.score > alignments[best].score:
                 best = i
-        details = MeteorDetails(candidate, references, hypothesis, hyp, alignments, best)
+        scores = tuple(a.score for a in alignments)
+        details = MeteorDetails(
+            candidate, references, hypothesis, hyp, best, scores, alignments[best].stats,
+            parameters, alignments,
+        )  # fmt: skip
         return alignments[best].score, details
+
+    def score_items(self, batch: Batch, prepared: Any) -> list[tuple[float, MeteorDetails]]:
+        """The whole batch through the compiled aligner (:mod:`capeval_core.meteor_kernel`):
+        the same statistics and scores as :meth:`segment`, bit for bit; the evidence of an
+        item is computed when it is first read. A small batch in a process that has not
+        loaded the compiled aligner yet goes through :meth:`segment` (no numba start-up)."""
+        if len(batch) < SMALL_BATCH and not _compiled.cache_info().currsize:
+            return super().score_items(batch, prepared)  # type: ignore[return-value]
+        from capeval_core.meteor_resources import prefetch_paraphrase_index
+
+        prefetch_paraphrase_index()  # a first run builds it meanwhile, in the background
+        parameters = self.config.parameters  # type: ignore[attr-defined]
+        items = list(zip(batch.candidate_tokens, batch.reference_tokens, strict=True))
+        jar = [jar_inputs(c, r) for c, r in items]
+        hyps = [normalize(h) for h, _ in jar]
+        refs = [[normalize(r) for r in rs] for _, rs in jar]
+        best, scores, stats = _compiled().score(hyps, refs, parameters)
+        out = []
+        for k, (cand, references) in enumerate(items):
+            details = MeteorDetails(
+                cand, references, jar[k][0], hyps[k], best[k], scores[k], stats[k], parameters
+            )
+            out.append((scores[k][best[k]], details))
+        return out
 
     def aggregate(
         self, segments: list[SegmentScore], prepared: Any

@@ -32,9 +32,11 @@ from capeval_core.spice.matching import (
 from capeval_core.spice.parse import (
     DEFAULT_PARSER,
     PARSERS,
+    RETIRED_PARSERS,
     CaptionParser,
     model_identity,
     parse_into_cache,
+    retired_parser_message,
 )
 from capeval_core.spice.rules import Tuple
 from capeval_core.tokenize import Tokens
@@ -44,16 +46,23 @@ from capeval_core.tokenize import Tokens
 class SpiceConfig(MetricConfig):
     """``synsets=False`` is SPICE's ``-noSynsets`` (no synonym matching, no node merging);
     ``parse_input`` picks what is parsed: the batch tokens, as coco-caption, or raw text;
-    ``parser`` is ``"stanford-pcfg"`` (the default: CoreNLP 3.6.0's PCFG itself, with the
-    grammar the package ships: the jar's tuples), ``"stanford-emulation"`` (a faster learned
-    emulation of SPICE-1.0's parses: close to the jar, not equal) or ``"spacy-sm"`` (spaCy's
-    small model converted by rules; capeval before 0.2).
+    ``parser`` is ``"stanford-pcfg"``, the only one (CoreNLP 3.6.0's PCFG itself, with the
+    grammar the package ships: the jar's tuples); it stays an option so that signatures name
+    it, and the retired ``"stanford-emulation"`` and ``"spacy-sm"`` get a message naming it.
 
     ``max_sentence_words`` bounds the parse's time and memory (they grow with the cube and
     the square of a sentence's length): a caption with a longer sentence, counted in the
     words SPICE-1.0's CoreNLP makes and cut into sentences as it cuts them, is not parsed,
     and the items with it (as candidate or reference) are left out of SPICE with that
-    reason; every other item is scored. Default None: no limit, as the jar."""
+    reason; every other item is scored. Default None: no limit, as the jar.
+
+    >>> SpiceConfig(parser="stanford-emulation")
+    Traceback (most recent call last):
+    ...
+    capeval_core.errors.OptionError: SPICE's parser 'stanford-emulation' (a learned emulation \
+of the jar's parses) was retired: its numbers were not the SPICE jar's; use 'stanford-pcfg', \
+SPICE-1.0's own CoreNLP 3.6.0 PCFG (the jar's numbers)
+    """
 
     synsets: bool = True
     parse_input: str = "tokens"
@@ -63,6 +72,8 @@ class SpiceConfig(MetricConfig):
     def __post_init__(self) -> None:
         check_bool("synsets", self.synsets)
         check_choice("parse_input", self.parse_input, ("tokens", "raw"))
+        if isinstance(self.parser, str) and self.parser in RETIRED_PARSERS:
+            raise OptionError(retired_parser_message(self.parser))
         check_choice("parser", self.parser, tuple(PARSERS))
         limit = self.max_sentence_words
         if limit is not None and (
@@ -185,6 +196,20 @@ def _prf(tp: int, n_cand: int, n_ref: int, nan: bool) -> SpiceCategory:
     return SpiceCategory(tp, fp, fn, p, r, f)
 
 
+def category_scores(counts: Sequence[float]) -> dict[str, SpiceCategory]:
+    """Each category's counts and P/R/F from a row of the ``category_counts`` statistic, as
+    :meth:`Spice.segment` computes them.
+
+    >>> category_scores([1, 1, 2] + [0, 0, 0] * 6)["All"].f
+    0.4
+    """
+    out = {}
+    for j, cat in enumerate(CATEGORIES):
+        tp, fp, fn = (int(x) for x in counts[3 * j : 3 * j + 3])
+        out[cat] = _prf(tp, tp + fp, tp + fn, nan=cat != "All" and tp + fn == 0)
+    return out
+
+
 #: the optional keys of SPICE's categories and the category each reports (SPICE's names)
 CATEGORY_KEYS: Mapping[str, str] = {
     "spice_object": "Object",
@@ -196,6 +221,10 @@ CATEGORY_KEYS: Mapping[str, str] = {
 }
 #: the sufficient statistic holding each item's category F-scores (columns: CATEGORY_KEYS)
 CATEGORY_STATISTIC = "category_f"
+#: the sufficient statistic holding each item's tp, fp and fn of every category of
+#: ``CATEGORIES`` (columns: All's tp, fp, fn, then Object's, ...): with :func:`category_scores`
+#: they give back SPICE's per-image output (what pycocoevalcap's ``Spice`` returns)
+COUNTS_STATISTIC = "category_counts"
 
 
 def _view(graph: SceneGraph) -> GraphView:
@@ -275,11 +304,11 @@ class Spice(Metric):
     def over_limit(self, texts: Iterable[str]) -> dict[str, str]:
         """The ``texts`` with a sentence longer than ``max_sentence_words``, and why (none
         without a limit). Words and sentences are SPICE-1.0's CoreNLP's (what the
-        stanford-pcfg parser parses), whichever parser is chosen."""
+        stanford-pcfg parser parses)."""
         limit = self.config.max_sentence_words
         if limit is None:
             return {}
-        from capeval_core.spice.stanford import corenlp_words, sentences
+        from capeval_core.spice.corenlp import corenlp_words, sentences
 
         out = {}
         for text in dict.fromkeys(texts):
@@ -408,7 +437,14 @@ class Spice(Metric):
         rows = [
             [s.details.categories[cat].f for cat in CATEGORY_KEYS.values()] for s in result.segments
         ]
-        return {CATEGORY_STATISTIC: np.asarray(rows, dtype=float).reshape(-1, len(CATEGORY_KEYS))}
+        counts = [
+            [getattr(c, k) for c in s.details.categories.values() for k in ("tp", "fp", "fn")]
+            for s in result.segments
+        ]
+        return {
+            CATEGORY_STATISTIC: np.asarray(rows, dtype=float).reshape(-1, len(CATEGORY_KEYS)),
+            COUNTS_STATISTIC: np.asarray(counts, dtype=float).reshape(-1, 3 * len(CATEGORIES)),
+        }
 
     def optional_values(self, statistics: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         table = statistics.get(CATEGORY_STATISTIC)

@@ -51,9 +51,10 @@ def enhance(g: DepGraph, sentence: int = 0) -> None:
     which CoreNLP's node hashes include). Afterwards ``g.edges`` lists the edges in the order
     CoreNLP added them, which the tuple rules read as the graph's insertion order.
 
-    >>> from capeval_core.spice.spacy_sm import to_ud_graph
-    >>> g = to_ud_graph(["a", "bunch", "of", "bananas"], ["a", "bunch", "of", "banana"],
-    ...                 ["DT", "NN", "IN", "NNS"], ["det", "ROOT", "prep", "pobj"], [1, 1, 1, 2])
+    >>> from capeval_core.spice.ccprocess import cc_process
+    >>> from capeval_core.spice.corenlp import basic_graph
+    >>> g = cc_process(basic_graph(["a", "bunch", "of", "bananas"], ["DT", "NN", "IN", "NNS"],
+    ...                            [1, 1, 3, 1], ["det", "ROOT", "case", "nmod"]))
     >>> enhance(g)
     >>> [e for e in g.as_triples() if e[1] in ("det:qmod", "mwe")]
     [('bananas', 'det:qmod', 'a'), ('a', 'mwe', 'bunch'), ('a', 'mwe', 'of')]

@@ -1,48 +1,69 @@
 """Parsing captions into SPICE tuples, through an on-disk cache and parse worker processes.
 
-Three parsers (:data:`PARSERS`): ``"stanford-pcfg"`` (the default; :mod:`.stanford_pcfg`,
-CoreNLP's PCFG itself, computed as the jar computes it from the grammar the package ships),
-``"stanford-emulation"`` (:mod:`.stanford`, a pipeline trained to give SPICE-1.0's CoreNLP
-3.6.0 parses, then CoreNLP's lemmas and dependency conversion emulated: faster, close to
-the jar but not equal) and ``"spacy-sm"`` (:mod:`.spacy_sm`, spaCy's small model converted
-by hand). Extracted tuples are cached per caption text (:func:`parse_cache_path`), keyed by
-the parser's identity (:func:`model_identity`), so a warm run never loads a parser; before
-that cache, the tuples of COCO's captions that ship with the package (:mod:`.shipped`, made
-by the same parser identity) are read.
+One parser (:data:`PARSERS`): ``"stanford-pcfg"`` (:mod:`.stanford_pcfg`, CoreNLP's PCFG
+itself, computed as the jar computes it from the grammar the package ships). The two parsers
+of earlier versions that gave other numbers than the jar, ``"stanford-emulation"`` and
+``"spacy-sm"`` (:data:`RETIRED_PARSERS`), are refused with a message naming this one.
+Extracted tuples are cached per caption text (:func:`parse_cache_path`), keyed by the
+parser's identity (:func:`model_identity`), so a warm run never loads a parser; before that
+cache, the tuples of COCO's captions that ship with the package (:mod:`.shipped`, made by the
+same parser identity) are read. Cached rows of the retired parsers are deleted the first time
+a process opens the cache.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
 import multiprocessing
 import sqlite3
-import threading
+import types
 import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from capeval_core import progress
 from capeval_core.errors import DamagedCacheWarning, InputError
 from capeval_core.resources import available_cpus, cache_dir
 from capeval_core.spice.rules import Tuple
+from capeval_core.workers import Claims, WorkerPool, claim, install
 
-#: The parsers, each a module with ``identity()``, ``load_pipeline()`` and
-#: ``parse_texts(loaded, texts, batch_size)`` (and, where they differ from this module's,
-#: its own ``PARALLEL_MIN`` and ``MIN_CHUNK``).
-PARSERS: dict[str, str] = {
-    "stanford-emulation": "capeval_core.spice.stanford",
-    "stanford-pcfg": "capeval_core.spice.stanford_pcfg",
-    "spacy-sm": "capeval_core.spice.spacy_sm",
-}
+#: The parsers, each a module with ``identity()``, ``load_pipeline()``,
+#: ``parse_texts(loaded, texts, batch_size)``, ``PARALLEL_MIN`` and ``MIN_CHUNK``.
+PARSERS: dict[str, str] = {"stanford-pcfg": "capeval_core.spice.stanford_pcfg"}
 DEFAULT_PARSER = "stanford-pcfg"
+#: parsers of earlier versions, no longer part of capeval: name -> what it was, and the
+#: prefix of its identity in parse-cache rows
+RETIRED_PARSERS: dict[str, tuple[str, str]] = {
+    "stanford-emulation": ("a learned emulation of the jar's parses", "stanford-emulation-"),
+    "spacy-sm": ("spaCy's small model converted by rules", "spacy-"),
+}
+
+
+def retired_parser_message(name: str) -> str:
+    """What a retired parser's name gets: what it was, and the parser to use.
+
+    >>> print(retired_parser_message("spacy-sm"))
+    SPICE's parser 'spacy-sm' (spaCy's small model converted by rules) was retired: its \
+numbers were not the SPICE jar's; use 'stanford-pcfg', SPICE-1.0's own CoreNLP 3.6.0 PCFG (the \
+jar's numbers)
+    """
+    what = RETIRED_PARSERS[name][0]
+    return (
+        f"SPICE's parser {name!r} ({what}) was retired: its numbers were not the SPICE jar's; "
+        f"use {DEFAULT_PARSER!r}, SPICE-1.0's own CoreNLP 3.6.0 PCFG (the jar's numbers)"
+    )
 
 
 def parser_module(name: str) -> Any:
     """The module of parser ``name`` (imported on first use)."""
+    if isinstance(name, str) and name in RETIRED_PARSERS:
+        raise InputError(retired_parser_message(name))
     if name not in PARSERS:
         raise InputError(f"`parser` must be one of {sorted(PARSERS)} (got {name!r})")
     return importlib.import_module(PARSERS[name])
@@ -53,14 +74,12 @@ def parse_cache_path() -> Path:
     return cache_dir() / "spice-parses.sqlite"
 
 
-#: Below this many uncached captions one process parses them all: a worker process (a fresh
-#: interpreter loading spaCy, ~2 s) costs about what parsing that many captions costs.
-PARALLEL_MIN = 2000
-#: Fewest captions per chunk handed to a worker (smaller chunks balance better, cost more).
-MIN_CHUNK = 250
-
-#: Per thread: each parser's loaded pipeline (see CaptionParser._load)
-_PIPELINES = threading.local()
+#: Each parser's loaded pipeline (see CaptionParser._load), shared by the threads of the
+#: process: the app runs every script run in a thread of its own, so a pipeline per thread was
+#: loaded again on each Compare edit that parsed a caption (0.7 s, holding the interpreter lock
+#: while other people's pages waited; issue 42). stanford-pcfg's parser keeps no state
+#: between parses.
+_PIPELINES = types.SimpleNamespace()
 
 
 class CaptionParser:
@@ -97,15 +116,15 @@ class CaptionParser:
         self._loaded: Any = None
         self.model_id = self._module.identity()
         #: batches this large are worth parse workers, in chunks at least ``min_chunk`` long
-        self.parallel_min: int = getattr(self._module, "PARALLEL_MIN", PARALLEL_MIN)
-        self.min_chunk: int = getattr(self._module, "MIN_CHUNK", MIN_CHUNK)
+        self.parallel_min: int = self._module.PARALLEL_MIN
+        self.min_chunk: int = self._module.MIN_CHUNK
 
     # the parser is imported lazily: a warm cache never needs it
     def _load(self) -> None:
         if self._loaded is not None:
             return
-        # one loaded model per thread (spaCy pipelines are not shared between threads): a
-        # scoring worker's parsers, one per SPICE part, load the model once
+        # one loaded parser per process (see _PIPELINES): a scoring worker's parsers, one per
+        # SPICE part, and every script run of the app load the grammar once
         loaded = getattr(_PIPELINES, "loaded", None)
         if loaded is None:
             loaded = _PIPELINES.loaded = {}
@@ -115,8 +134,7 @@ class CaptionParser:
 
     @property
     def model(self) -> Any:
-        """The loaded model, as the parser's module loads it (loading it if needed): a spaCy
-        pipeline and its helper for the spaCy parsers, the PCFG parser for stanford-pcfg."""
+        """The loaded parser, as the parser's module loads it (loading it if needed)."""
         self._load()
         return self._loaded
 
@@ -152,20 +170,16 @@ class CaptionParser:
 
     def tuples_of(self, texts: Sequence[str]) -> list[tuple[Tuple, ...]]:
         """Parse ``texts`` in this process, without the cache."""
-        from threadpoolctl import threadpool_limits
-
         self._load()
-        # one BLAS thread: parse workers and this process already keep the cores busy, and
-        # the model's matrices are too small for threads to pay
-        with threadpool_limits(1, user_api="blas"):
-            return self._module.parse_texts(self._loaded, texts, self.batch_size)
+        return self._module.parse_texts(self._loaded, texts, self.batch_size)
 
     def _parse_missing(self, missing: list[str]) -> dict[str, tuple[Tuple, ...]]:
         """Parse in this process and, for large batches, in spawned workers too.
 
         The chunks are queued for the workers in order while this process takes them from
-        the back, claiming each by cancelling its queued future; so the work splits itself
-        however fast the workers start, and each chunk is parsed exactly once.
+        the back; each side claims a chunk before parsing it (:class:`~capeval_core.workers.
+        Claims`), so the work splits itself however fast the workers start, and each chunk is
+        parsed exactly once. The workers stop at once if parsing here fails or is stopped.
         """
         workers = self.n_process - 1 if len(missing) >= self.parallel_min else 0
         if workers <= 0:
@@ -174,21 +188,32 @@ class CaptionParser:
         chunks = [missing[k : k + size] for k in range(0, len(missing), size)]
         out: dict[str, tuple[Tuple, ...]] = {}
         try:
-            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            futures = [pool.submit(_parse_in_worker, self.parser, chunk) for chunk in chunks]
+            channel = multiprocessing.get_context("spawn").Queue()  # the workers' long parses
+            claims = Claims(len(chunks))
+            pool = WorkerPool(
+                workers, initializer=_parse_worker_setup, initargs=(channel, claims.share())
+            )
+            parse = functools.partial(_parse_in_worker, self.parser)
+            futures = [pool.submit(parse, chunk, i) for i, chunk in enumerate(chunks)]
         except (OSError, RuntimeError):  # no process support here: parse everything in-process
             return dict(zip(missing, self.tuples_of(missing), strict=True))
+        here: set[int] = set()
         with pool:
-            for chunk, future in zip(reversed(chunks), reversed(futures), strict=True):
-                if future.cancel():
-                    out.update(zip(chunk, self.tuples_of(chunk), strict=True))
-            for chunk, future in zip(chunks, futures, strict=True):
-                if future.cancelled():
+            for i in reversed(range(len(chunks))):
+                if not claims.claim(i):  # the workers have come this far
+                    break
+                out.update(zip(chunks[i], self.tuples_of(chunks[i]), strict=True))
+                here.add(i)
+            for i, (chunk, future) in enumerate(zip(chunks, futures, strict=True)):
+                if i in here:
                     continue
+                while not wait([future], timeout=0.5).done:
+                    progress.drain(channel, progress.report)
                 try:
-                    out.update(zip(chunk, future.result(), strict=True))
+                    parsed = future.result()
                 except (BrokenProcessPool, OSError):  # a worker died: parse its chunk here
-                    out.update(zip(chunk, self.tuples_of(chunk), strict=True))
+                    parsed = self.tuples_of(chunk)
+                out.update(zip(chunk, parsed, strict=True))
         return out
 
     def _connect(self) -> sqlite3.Connection | None:
@@ -205,6 +230,7 @@ class CaptionParser:
                 )
                 columns = [row[1] for row in con.execute("PRAGMA table_info(parses)")]
                 if columns == ["model", "text", "tuples"]:
+                    _prune_retired(con)
                     return con
                 problem = f"its table has the columns {columns}"
             except sqlite3.Error as exc:
@@ -281,6 +307,26 @@ class CaptionParser:
             con.close()
 
 
+#: parse-cache files whose rows of retired parsers this process has deleted
+_PRUNED: set[str] = set()
+
+
+def _prune_retired(con: sqlite3.Connection) -> None:
+    """Delete the rows of :data:`RETIRED_PARSERS` (never read again), once per process and
+    file; a busy or read-only cache keeps them, unread."""
+    path = str(parse_cache_path())
+    if path in _PRUNED:
+        return
+    _PRUNED.add(path)
+    try:
+        with con:
+            for _, prefix in RETIRED_PARSERS.values():
+                after = prefix[:-1] + chr(ord(prefix[-1]) + 1)  # the rows starting with prefix
+                con.execute("DELETE FROM parses WHERE model >= ? AND model < ?", (prefix, after))
+    except sqlite3.Error:
+        pass
+
+
 def _cached_tuples(blob: object) -> tuple[Tuple, ...] | None:
     """A cache row's tuples: a JSON list of 1-3 strings each; None for anything else."""
     try:
@@ -315,9 +361,10 @@ def _discard_parse_cache(problem: str) -> None:
 
 
 def model_identity(parser: str = DEFAULT_PARSER) -> str:
-    """Parser identity for signatures and cache keys (its model, versions, rules, BLAS).
+    """Parser identity for signatures and cache keys (its grammar, versions, rules).
 
-    Raises :class:`MissingResourceError` when the parser's model cannot be found.
+    Raises :class:`MissingResourceError` when the parser's grammar cannot be found, and
+    :class:`InputError` for a retired parser.
     """
     return parser_module(parser).identity()
 
@@ -331,8 +378,18 @@ def parse_into_cache(texts: list[str], parser: str = DEFAULT_PARSER) -> None:
 _WORKER_PARSERS: dict[str, CaptionParser] = {}
 
 
-def _parse_in_worker(parser: str, texts: list[str]) -> list[tuple[Tuple, ...]]:
-    """Runs in a parse worker: one parser per worker process, kept for its next chunks."""
+def _parse_worker_setup(channel: Any, claims: Any) -> None:
+    """A parse worker's first call: its long parses report to ``channel``, and it claims
+    chunks through the pool's shared flags (see CaptionParser._parse_missing)."""
+    progress.worker_channel(channel)
+    install(claims)
+
+
+def _parse_in_worker(parser: str, texts: list[str], chunk: int) -> list[tuple[Tuple, ...]] | None:
+    """Runs in a parse worker: one parser per worker process, kept for its next chunks;
+    None for a chunk the caller claimed first (see CaptionParser._parse_missing)."""
+    if not claim(chunk):
+        return None
     if parser not in _WORKER_PARSERS:
         _WORKER_PARSERS[parser] = CaptionParser(parser, cache=False, n_process=1, shipped=False)
     return _WORKER_PARSERS[parser].tuples_of(texts)

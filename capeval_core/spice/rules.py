@@ -47,9 +47,9 @@ def extract_tuples(g: DepGraph, sentence: int = 0) -> list[Tuple]:
     :func:`~capeval_core.spice.enhancement.enhance`); ``sentence`` is the sentence's position
     in its caption.
 
-    >>> from capeval_core.spice.spacy_sm import to_ud_graph
-    >>> g = to_ud_graph(["two", "dogs"], ["two", "dog"], ["CD", "NNS"],
-    ...                 ["nummod", "ROOT"], [1, 1])
+    >>> from capeval_core.spice.ccprocess import cc_process
+    >>> from capeval_core.spice.corenlp import basic_graph
+    >>> g = cc_process(basic_graph(["two", "dogs"], ["CD", "NNS"], [1, 1], ["nummod", "ROOT"]))
     >>> extract_tuples(g)
     [('dog', 'two'), ('dog',)]
     """

@@ -1,27 +1,30 @@
 """The ``stanford-pcfg`` parser: SPICE-1.0's own CoreNLP 3.6.0 pipeline, stage by stage,
-with the PCFG itself in place of a learned emulation of it.
+the PCFG itself included.
 
-1. :func:`.stanford.corenlp_words`: CoreNLP's tokens, cut into sentences as its sentence
-   splitter cuts them (:func:`.stanford.sentences`);
+1. :func:`.corenlp.corenlp_words`: CoreNLP's tokens, cut into sentences as its sentence
+   splitter cuts them (:func:`.corenlp.sentences`);
 2. :mod:`.pcfg`: CoreNLP's exhaustive PCFG parse, computed as the jar computes it (the chart
    in a compiled kernel), with CoreNLP 3.6.0's grammar shipped in the package, and the tree
    converted to basic Universal Dependencies;
-3. then the same stages as ``stanford-emulation``: CoreNLP's lemmas, the CC-processed graph,
-   SceneGraphParser's enhancements and SpiceParser's rules.
+3. then CoreNLP's lemmas, the CC-processed graph, SceneGraphParser's enhancements and
+   SpiceParser's rules (:mod:`.corenlp`).
 
 Every stage is deterministic and checked against the jar, so the tuples are the jar's: this
-is SPICE's default parser. COCO 2014's captions come parsed with the package
-(:mod:`.shipped`); ``stanford-emulation`` is a faster option, close to the jar but not equal.
+is SPICE's parser. COCO 2014's captions come parsed with the package (:mod:`.shipped`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Sequence
+import math
+import sys
+from collections.abc import Callable, Iterator, Sequence
 
+from capeval_core.once import once
+from capeval_core.spice.corenlp import basic_graph, corenlp_words, sentence_tuples, sentences
 from capeval_core.spice.pcfg.parser import PCFGParser
 from capeval_core.spice.rules import RULES_VERSION, Tuple
-from capeval_core.spice.stanford import basic_graph, corenlp_words, sentence_tuples, sentences
 
 #: a parse worker (a fresh interpreter reading the grammar, about 2 s) pays for itself on
 #: this many captions, and chunks this long keep the workers evenly busy
@@ -46,10 +49,18 @@ def identity() -> str:
     )
 
 
+@once  # one parser per process: its caches fill once, whichever thread asks first
 def load_pipeline() -> PCFGParser:
     """The parser over the shipped grammar."""
     identity()  # a clear error when the grammar is missing
     return PCFGParser()
+
+
+#: a sentence this long says how far its parse is (:mod:`capeval_core.progress`): it takes
+#: a few seconds or more
+REPORT_FROM_WORDS = 60
+#: and says it at most this often (seconds)
+REPORT_EVERY = 0.5
 
 
 def caption_tuples(parser: PCFGParser, text: str) -> tuple[Tuple, ...]:
@@ -57,10 +68,50 @@ def caption_tuples(parser: PCFGParser, text: str) -> tuple[Tuple, ...]:
     from capeval_core.spice.pcfg.ud import basic_dependencies
 
     out: list[Tuple] = []
-    for k, words in enumerate(sentences(corenlp_words(text))):
-        tags, heads, labels = basic_dependencies(parser.parse(words))
-        out.extend(sentence_tuples(basic_graph(words, tags, heads, labels), k))
+    parts = sentences(corenlp_words(text))
+    for k, words in enumerate(parts):
+        what = f"{len(words)}-word caption" if len(parts) == 1 else f"{len(words)}-word sentence"
+        progress = _reporter(what) if len(words) >= REPORT_FROM_WORDS else None
+        with _recursion_for(len(words)):
+            tags, heads, labels = basic_dependencies(parser.parse(words, progress=progress))
+            out.extend(sentence_tuples(basic_graph(words, tags, heads, labels), k))
     return tuple(out)
+
+
+@contextlib.contextmanager
+def _recursion_for(n_words: int) -> Iterator[None]:
+    """Python's recursion limit raised, while the block runs, to what the tree of a sentence
+    of ``n_words`` may need (its stages walk the tree recursively; a chain of phrases, each
+    inside the last, makes it as deep as a few levels a word)."""
+    need = 8 * n_words + 500
+    old = sys.getrecursionlimit()
+    if need <= old:
+        yield
+        return
+    sys.setrecursionlimit(need)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _reporter(what: str) -> Callable[[float], None]:
+    """A chart's progress callback telling :func:`capeval_core.progress.report` how far the
+    parse of ``what`` is, now and then."""
+    import time
+
+    from capeval_core.progress import report
+
+    last = [-math.inf]
+
+    def tell(done: float) -> None:
+        now = time.monotonic()
+        if now - last[0] >= REPORT_EVERY or done >= 1.0:
+            last[0] = now
+            report(f"parsing a {what}, {math.floor(100 * done)} %")
+
+    tell(0.0)
+    return tell
 
 
 def parse_texts(parser: PCFGParser, texts: Sequence[str], batch_size: int) -> list:

@@ -17,6 +17,7 @@ from scipy import stats
 
 from capeval_core.errors import InputError
 from capeval_core.resources import available_cpus
+from capeval_core.stats.intervals import ConfidenceInterval, percentile_interval
 from capeval_core.stats.kendall_counts import levels, resampled_kendall, sorted_groups
 
 Method = Literal["pearson", "spearman", "kendall_b", "kendall_c"]
@@ -25,18 +26,6 @@ _K = TypeVar("_K")
 #: an array's stable sort order, where each tie group starts in it (None: no ties), and
 #: each item's tie group
 _Ties = tuple[np.ndarray, np.ndarray | None, np.ndarray]
-
-
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    """A bootstrap interval and how it was drawn (so it can be reproduced)."""
-
-    low: float
-    high: float
-    level: float
-    n_resamples: int
-    seed: int | None
-    method: str = "percentile bootstrap over items"
 
 
 @dataclass(frozen=True)
@@ -85,19 +74,6 @@ class CorrelationResult:
 
     def __str__(self) -> str:
         return f"{self.method} = {self.statistic:.4f} (p = {self.pvalue:.3g}, n = {self.n})"
-
-
-def percentile_interval(
-    values: np.ndarray, level: float, n_resamples: int, seed: int | None
-) -> ConfidenceInterval:
-    """The percentile interval of bootstrap ``values`` (NaN, from degenerate resamples, left
-    out), shared by :meth:`CorrelationResult.confidence_interval` and batched callers."""
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return ConfidenceInterval(np.nan, np.nan, level, n_resamples, seed)
-    alpha = (1 - level) / 2
-    low, high = np.quantile(values, [alpha, 1 - alpha])
-    return ConfidenceInterval(float(low), float(high), level, n_resamples, seed)
 
 
 def _pair(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:

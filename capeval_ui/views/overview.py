@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
+from capeval_core.inventory import ResourceInfo
 from capeval_core.metrics import METRICS, metric_class
-from capeval_core.resources import ResourceInfo
 from capeval_core.results import MetricResult
 from capeval_ui.formats import exact, is_small
 from capeval_ui.state import share_link, url_path

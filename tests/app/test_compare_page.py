@@ -8,6 +8,7 @@ import re
 import warnings
 from typing import Any
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from capeval_core import DegenerateCorpusWarning, score_many
@@ -232,33 +233,36 @@ def _param(at: AppTest, key: str) -> str:
 
 def test_every_choice_is_in_the_url_and_comes_back_on_a_reload() -> None:
     at = _compare()
-    assert [_param(at, k) for k in ("idf", "spice_parser", "tokenizer")] == [
-        "coco-val2014",
-        "stanford-pcfg",
-        "ptb",
-    ]
+    assert [_param(at, k) for k in ("idf", "tokenizer")] == ["coco-val2014", "ptb"]
     at.radio(key="cider_idf").set_value("scored set").run()
-    at.radio(key="spice_parser").set_value("emulated (fast, close)").run()
     at.radio(key="tokenizer").set_value("whitespace").run()
     assert not at.exception, at.exception
-    params = {k: _param(at, k) for k in ("idf", "spice_parser", "tokenizer", "candidate")}
-    assert params == {
-        "idf": "corpus",
-        "spice_parser": "stanford-emulation",
-        "tokenizer": "whitespace",
-        "candidate": DEFAULT.candidate,
-    }
+    params = {k: _param(at, k) for k in ("idf", "tokenizer", "candidate")}
+    assert params == {"idf": "corpus", "tokenizer": "whitespace", "candidate": DEFAULT.candidate}
     # a reload is a new session that keeps only the URL
     params["ref"] = list(DEFAULT.references)
     again = _compare(**params)
     assert again.radio(key="cider_idf").value == "scored set"
-    assert again.radio(key="spice_parser").value == "emulated (fast, close)"
     assert again.radio(key="tokenizer").value == "whitespace"
     (scores,) = [df.value for df in again.dataframe if "signature" in df.value.columns]
     signatures = scores.set_index("key")["signature"]
     assert "tok:whitespace" in signatures["bleu_4"]
     assert "idf-source" not in signatures["cider_d"]  # the scored set
-    assert "stanford-emulation" in signatures["spice"]
+    assert "parser:stanford-pcfg|" in signatures["spice"]
+
+
+@pytest.mark.parametrize("parser", ["stanford-emulation", "spacy-sm"])
+def test_a_link_naming_a_retired_parser_scores_with_the_exact_one_and_says_so(parser) -> None:
+    """Links from the versions that offered three parsers still open: a note names the
+    retired parser, SPICE is scored with stanford-pcfg, and the page's URL drops the choice."""
+    at = _compare(candidate=HORSE, ref=list(SHORE), spice_parser=parser)
+    assert not at.exception, at.exception
+    (note,) = [i.value for i in at.info if parser in i.value]
+    assert "retired" in note and "stanford-pcfg" in note
+    (scores,) = [df.value for df in at.dataframe if "signature" in df.value.columns]
+    assert "parser:stanford-pcfg|" in scores.set_index("key")["signature"]["spice"]
+    assert "spice_parser" not in at.query_params
+    assert _param(at, "candidate") == HORSE
 
 
 def test_the_copy_link_holds_the_whole_address() -> None:

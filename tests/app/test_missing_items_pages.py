@@ -72,6 +72,8 @@ def test_systems_page_says_which_images_a_metric_left_out() -> None:
         ("captions.json", json.dumps(ann).encode(), "application/json")
     )
     _run(at)
+    at.button(key="systems_score").click()  # scoring starts when Score is pressed
+    _run(at)
     assert not at.error, [e.value for e in at.error]
     warnings = [w.value for w in at.warning]
     assert (

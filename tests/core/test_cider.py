@@ -70,3 +70,23 @@ def test_a_registered_sets_idf_scores_one_image_as_the_whole_set_does():
     assert f"idf:{name}" in str(alone.score([cands[0]], [refs[0]]).signature)
     with pytest.raises(CapevalError, match="set-0000000000000000"):
         CiderD(idf="set-0000000000000000").score([cands[0]], [refs[0]])
+
+
+def test_compiled_values_equal_the_metric_bit_for_bit():
+    """cider_d_values (the training-loop path) against CiderD over the same tokens."""
+    from capeval_core.metrics import Batch
+    from capeval_core.metrics.cider import cider_d_values
+    from tests.core.fast_paths_cases import cases
+
+    for cands, refs in cases():
+        batch = Batch(
+            tuple(" ".join(c) for c in cands),
+            tuple(tuple(" ".join(r) for r in rs) for rs in refs),
+            cands,
+            refs,
+            "whitespace",
+        )
+        expected = CiderD(tokenizer="whitespace").score_batch(batch, warn=False)
+        got = cider_d_values(cands, refs)
+        assert got.tolist() == expected.segment_values()
+        assert float(got.mean()) == expected.value

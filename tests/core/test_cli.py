@@ -183,6 +183,21 @@ def test_score_says_how_many_captions_spice_parses_before_it_parses_them(tmp_pat
     assert code == 0 and "SPICE: parsing" not in err
 
 
+@pytest.mark.parametrize("command", ["score", "compare"])
+@pytest.mark.parametrize("parser", ["stanford-emulation", "spacy-sm", "spacy"])
+def test_a_retired_or_unknown_spice_parser_gets_one_line_naming_the_parser(
+    tmp_path, command, parser
+):
+    """Before any file is read (the results file does not exist): exit 2, one line."""
+    missing = str(tmp_path / "results.json")
+    code, out, err = _run(command, "--results", missing, "--spice-parser", parser)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "'stanford-pcfg'" in err and parser in err
+    assert ("retired" in err) == (parser != "spacy")
+    code, _, err = _run(command, "--results", missing, "--spice-parser", "stanford-pcfg")
+    assert code == 2 and "results.json" in err and "parser" not in err  # accepted, then the file
+
+
 def test_info_shows_the_shipped_spice_grammar_without_any_jar(tmp_path, monkeypatch):
     monkeypatch.setenv("CAPEVAL_CORENLP_MODELS", str(tmp_path / "absent.jar"))
     code, out, _ = _run("info")

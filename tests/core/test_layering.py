@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pkgutil
+from pathlib import Path
 
 import capeval_core
 from tests.conftest import fresh_python
@@ -103,3 +104,121 @@ def test_the_rules_name_real_modules():
         assert importlib.util.find_spec(module) is not None, module
         for b in banned:
             assert importlib.util.find_spec(b) is not None, b
+
+
+# -- no import circles -------------------------------------------------------------------------
+
+#: the packages whose import graph must have no circle
+CHECKED_PACKAGES = ("capeval_core", "capeval_ui")
+
+
+def _module_files() -> dict[str, tuple[Path, bool]]:
+    """Every module of :data:`CHECKED_PACKAGES`: name -> (file, is a package)."""
+    root = Path(__file__).resolve().parents[2]
+    out = {}
+    for package in CHECKED_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            out[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the modules of the checked packages its import statements name (see
+    :func:`test_no_import_circles` for what counts)."""
+    import ast
+
+    modules = _module_files()
+    graph: dict[str, set[str]] = {}
+    for name, (path, is_package) in modules.items():
+        package = name if is_package else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in modules:  # `from package import module`
+                        targets.add(f"{base}.{alias.name}")
+                    elif base in modules:
+                        targets.add(base)
+        graph[name] = targets - {name}
+    return graph
+
+
+def find_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle through each group of modules that reach each other (Tarjan's strongly
+    connected components), as the modules in import order with the first repeated at the end.
+
+    >>> find_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    [['a', 'b', 'c', 'a']]
+    >>> find_circles({"a": {"b"}, "b": set()})
+    []
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    circles = []
+    for group in groups:
+        start = min(group)
+        path, seen = [start], {start}
+        while True:  # walk inside the group until a module repeats
+            nxt = min(w for w in graph[path[-1]] if w in group)
+            if nxt in seen:
+                circles.append([*path[path.index(nxt) :], nxt])
+                break
+            path.append(nxt)
+            seen.add(nxt)
+    return sorted(circles)
+
+
+def test_no_import_circles():
+    """No two modules of capeval_core and capeval_ui need each other, directly or through
+    others: such a circle means neither can be read or tested without the other.
+
+    What counts is every import statement a module's author wrote, wherever it stands: at
+    module level; inside a function (a lazy import defers loading, nothing more: the function
+    still cannot run, nor the module be tested, without the other module); and under
+    ``if TYPE_CHECKING:`` (the module's annotations cannot be read without it). ``from
+    package import name`` imports the module ``package.name`` where there is one, else the
+    package itself. Importing a submodule is not counted as importing its parent packages'
+    ``__init__``: Python loads them first, but that is its loading order, not a need the
+    module states. A circle is broken by moving code to the module it belongs to, not by
+    hiding an import inside a function.
+    """
+    graph = import_graph()
+    assert "capeval_core.metrics.cider" in graph and "capeval_ui.state" in graph
+    circles = find_circles(graph)
+    assert not circles, "import circles: " + "; ".join(" -> ".join(c) for c in circles)

@@ -7,6 +7,7 @@ pycocoevalcap's own ``Meteor`` wrapper.
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import math
 import random
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import time
 
+import numpy as np
 import pytest
 
 from capeval_core.errors import DamagedCacheWarning
@@ -27,7 +29,7 @@ from capeval_core.metrics.meteor import (
     normalize,
     score_statistics,
 )
-from tests.conftest import golden_coco200, golden_small, load_golden, requires_java
+from tests.conftest import fresh_python, golden_coco200, golden_small, load_golden, requires_java
 
 TOL = 1e-12
 
@@ -435,13 +437,39 @@ public class StemWords {
 """
 
 
+def _synthetic_words(n: int) -> set[str]:
+    """Random words built to reach every rule of the stemmer: its suffixes, apostrophes,
+    y after vowels, the R1 prefixes and characters outside the Basic Multilingual Plane."""
+    rng = random.Random(40)
+    letters = "aeiouybcdlgnrstwxzmpk'"
+    suffixes = (
+        "ing", "ed", "eed", "ly", "ies", "ied", "s", "sses", "ational", "tional", "ization",
+        "iveness", "fulness", "ousli", "li", "ogi", "ative", "ement", "ion", "e", "l", "ll",
+        "'s'", "'s", "'", "y", "bb", "at", "iz", "bl", "able",
+    )  # fmt: skip
+    words = set()
+    for _ in range(n):
+        w = "".join(rng.choice(letters) for _ in range(rng.randint(1, 9)))
+        if rng.random() < 0.6:
+            w += rng.choice(suffixes)
+        if rng.random() < 0.05:
+            k = rng.randint(0, len(w))
+            w = w[:k] + rng.choice(["😀", "é", "𝔘", "中"]) + w[k:]
+        if rng.random() < 0.1:
+            w = rng.choice(["gener", "commun", "arsen", "y", "'"]) + w
+        words.add(w)
+    return words
+
+
 @pytest.mark.slow
 @requires_java
 @pytest.mark.skipif(shutil.which("javac") is None, reason="needs javac to call the jar's stemmer")
-def test_stemmer_agrees_with_the_jar_on_coco_vocabulary(tmp_path):
+def test_stemmer_agrees_with_the_jar(tmp_path):
     """The jar's own Snowball stemmer class, called through its public Snowball API by a
-    five-line Java program compiled here, against NLTK's EnglishStemmer (§5.4)."""
-    from capeval_core.meteor_resources import meteor_jar
+    five-line Java program compiled here, against capeval's stemmer (§5.4), on every word
+    type of the COCO 2014 captions, every word of the jar's synonym files and 60,000
+    synthetic words."""
+    from capeval_core.meteor_resources import _jar_text, _pairs, meteor_jar
     from capeval_core.metrics.meteor import _stem
     from capeval_core.resources import coco_captions
 
@@ -450,7 +478,10 @@ def test_stemmer_agrees_with_the_jar_on_coco_vocabulary(tmp_path):
         for cap in coco_captions(split):
             raw.update(cap.caption.split())
     vocab = {w for token in raw for w in normalize(token)}  # the words METEOR would compare
-    words = sorted(w for w in vocab if "\n" not in w and "\r" not in w)
+    coco = len(vocab)
+    vocab.update(w for w, _ in _pairs(_jar_text("synonym/english.synsets")))
+    vocab |= _synthetic_words(60_000)
+    words = sorted(w for w in vocab if w and "\n" not in w and "\r" not in w)
     jar = str(meteor_jar())
     (tmp_path / "StemWords.java").write_text(_STEMMER_SOURCE)
     subprocess.run(["javac", "-cp", jar, "StemWords.java"], cwd=tmp_path, check=True)
@@ -463,8 +494,54 @@ def test_stemmer_agrees_with_the_jar_on_coco_vocabulary(tmp_path):
         check=True,
     ).stdout.split("\n")[: len(words)]
     differ = {w: (j, _stem(w)) for w, j in zip(words, out, strict=True) if _stem(w) != j}
-    assert len(words) > 25_000
+    assert coco > 25_000 and len(words) > 200_000
     assert differ == {}, f"{len(differ)} of {len(words)} word types differ"
+
+
+#: Stems printed by meteor-1.5.jar's ``org.tartarus.snowball.ext.englishStemmer`` (the
+#: Java program of test_stemmer_agrees_with_the_jar, Java 17), for words that reach its
+#: special cases; NLTK 3.10's EnglishStemmer differs from it on the first nine.
+JAR_STEMS = {
+    "realization": "realiz", "realizations": "realiz", "irrationally": "irrat",
+    "irrationality": "irrat", "rotationally": "rotat", "sensationally": "sensat",
+    "sensationalism": "sensat", "communization": "communiz", "stylization": "styliz",
+    "generously": "generous", "generalization": "general", "communities": "communiti",
+    "arsenal": "arsenal", "sitting": "sit", "couches": "couch", "running": "run",
+    "skies": "sky", "skis": "ski", "dying": "die", "lying": "lie", "tying": "tie",
+    "idly": "idl", "early": "earli", "only": "onli", "news": "news", "atlas": "atlas",
+    "bias": "bias", "andes": "andes", "innings": "inning", "proceeds": "proceed",
+    "succeeded": "succeed", "'s": "'s", "'em": "em", "dog's": "dog", "dogs'": "dog",
+    "sayings": "say", "yelling": "yell", "boyish": "boyish", "crying": "cri", "cries": "cri",
+    "ties": "tie", "lies": "lie", "hopping": "hop", "hoping": "hope", "agreed": "agre",
+    "feed": "feed", "bleed": "bleed", "happily": "happili", "ski😀ing": "ski😀",
+    "😀😀s": "😀😀s", "universal": "univers", "ponies": "poni", "caresses": "caress",
+    "sensational": "sensat", "conditional": "condit", "fluently": "fluentli",
+    "hopefully": "hope", "kindness": "kind", "relational": "relat", "electrical": "electr",
+    "formative": "format", "adjustable": "adjust", "ionization": "ioniz",
+    "irritant": "irrit", "effective": "effect", "allowance": "allow",
+}  # fmt: skip
+
+
+def test_stemmer_reference_values():
+    from capeval_core.meteor_stemmer import stem
+
+    assert {w: stem(w) for w in JAR_STEMS} == JAR_STEMS
+
+
+def test_scoring_imports_neither_nltk_nor_numba_for_one_pair():
+    """One pair in a fresh process: the reference aligner, no NLTK (its import loads
+    scipy.stats, a second) and no numba start-up."""
+    from capeval_core.meteor_resources import paraphrase_index
+
+    paraphrase_index()  # built beforehand, so the fresh process only opens it
+    code = (
+        "import sys\n"
+        "from capeval_core.metrics.meteor import Meteor\n"
+        "r = Meteor(tokenizer='whitespace').score(['a kid is sitting on a couch'],"
+        " [['a child sits on a sofa']])\n"
+        "print(round(r.value, 6), 'nltk' in sys.modules, 'numba' in sys.modules)\n"
+    )
+    assert fresh_python(code).split() == ["0.797654", "False", "False"]
 
 
 def test_synonym_tables_are_cached_and_survive_a_corrupt_cache(tmp_path, monkeypatch):
@@ -485,3 +562,264 @@ def test_synonym_tables_are_cached_and_survive_a_corrupt_cache(tmp_path, monkeyp
             again = mr.meteor_synsets.__wrapped__()
         assert again.synsets == built.synsets and again.exceptions == built.exceptions
         assert path.read_bytes() == good  # rewritten
+
+
+# -- (6) the compiled aligner against the reference aligner ------------------------------------
+
+
+def _reference(metric: Meteor, batch) -> list:
+    """Every item through the pure-Python reference aligner (Meteor.segment)."""
+    return [
+        metric.segment(c, r, None)
+        for c, r in zip(batch.candidate_tokens, batch.reference_tokens, strict=True)
+    ]
+
+
+def _assert_same(result, reference) -> None:
+    for k, (seg, (value, details)) in enumerate(zip(result.segments, reference, strict=True)):
+        assert seg.details.stats.line() == details.stats.line(), k
+        assert seg.value == value, k  # bit for bit
+        assert seg.details.reference_scores == details.reference_scores, k
+        assert seg.details.best == details.best, k
+
+
+def test_compiled_equals_reference_on_coco(monkeypatch):
+    """1,500 COCO val2014 images, a third with another image's caption as candidate, and
+    every task's parameters: statistics, scores and winning reference identical."""
+    from capeval_core.metrics import make_batch, meteor
+    from capeval_core.resources import coco_caption_sets
+
+    sets = coco_caption_sets("val", 1500)
+    rng = random.Random(40)
+    cands = [
+        sets[rng.randrange(len(sets))].candidate if i % 3 == 2 else s.candidate
+        for i, s in enumerate(sets)
+    ]
+    batch = make_batch(cands, [s.references for s in sets], "ptb")
+    for task in ("rank", "adq", "hter", "li", "tune", "util"):
+        n = len(sets) if task == "rank" else 150
+        part = batch.part(0, n)
+        metric = Meteor(task=task)
+        result = metric.score_batch(part)
+        assert meteor._compiled().fallbacks == 0  # every pair aligned by the kernel
+        _assert_same(result, _reference(metric, part))
+
+
+def test_compiled_equals_reference_on_odd_input(monkeypatch):
+    """Long sentences (over 64 words go to the reference aligner inside a compiled batch),
+    repeated words, empty sides, identical sentences, Unicode, pipes."""
+    from capeval_core.metrics import make_batch, meteor
+
+    monkeypatch.setattr(meteor, "SMALL_BATCH", 0)  # the compiled aligner for every batch
+    long = " ".join(("a man rides a brown horse along the sandy beach " * 12).split()[:70])
+    cases = [(h, r) for h, r in ODD_INPUTS if len(h) < 5000] + [
+        (long, [long[:200], "a man on a horse"]),
+        ("a a a a a a a a a a a a dog", ["a dog a dog a dog a a a"]),
+        ("the cat sat on the mat", ["the cat sat on the mat", "a cat is sitting on a mat"]),
+        ("a kid is sitting on a couch", ["a child sits on a sofa", "a boy on a sofa"]),
+        (" ".join(["dog"] * 64), [" ".join(["dog"] * 64), " ".join(["dogs"] * 63)]),
+        (" ".join(["dog"] * 65), [" ".join(["dogs"] * 64)]),
+    ]
+    batch = make_batch([h for h, _ in cases], [r for _, r in cases], "whitespace")
+    metric = _whitespace()
+    result = metric.score_batch(batch)
+    long_pairs = 0  # a side over 64 words: the pairs the kernel leaves to Python
+    for c, refs in zip(batch.candidate_tokens, batch.reference_tokens, strict=True):
+        hyp, jar_refs = jar_inputs(c, refs)
+        long_pairs += sum(len(normalize(hyp)) > 64 or len(normalize(r)) > 64 for r in jar_refs)
+    assert long_pairs == 3 and meteor._compiled().fallbacks == long_pairs
+    _assert_same(result, _reference(metric, batch))
+    assert result.segments[-1].details.stats.hyp_length == 65
+
+
+def test_compiled_details_are_the_reference_evidence(monkeypatch):
+    """A compiled batch's evidence is computed when read, and agrees with its numbers."""
+    from capeval_core.metrics import meteor
+
+    monkeypatch.setattr(meteor, "SMALL_BATCH", 0)
+    cases = golden_small()
+    metric = _whitespace()
+    result = metric.score([c["candidate_tok"] for c in cases], [c["references_tok"] for c in cases])
+    for case, seg in zip(cases, result.segments, strict=True):
+        d = seg.details
+        assert d.stats.line() == case["meteor_stats"], case["name"]
+        assert d._alignments is None  # not computed yet
+        for a in d.alignments:
+            _check_alignment(a, d.hyp_tokens, metric.config.parameters)
+        assert d.winner.stats == d.stats
+        assert tuple(a.score for a in d.alignments) == d.reference_scores
+
+
+def test_small_batches_use_the_reference_aligner_until_the_compiled_one_is_loaded():
+    code = (
+        "import sys\n"
+        "from capeval_core.metrics.meteor import Meteor\n"
+        "m = Meteor(tokenizer='whitespace')\n"
+        "a = m.score(['a dog runs'] * 3, [['a dog is running']] * 3)\n"
+        "first = 'capeval_core.meteor_kernel' in sys.modules\n"
+        "b = m.score(['a dog runs'] * 70, [['a dog is running']] * 70)\n"
+        "c = m.score(['a dog runs'] * 3, [['a dog is running']] * 3)\n"
+        "print(first, a.segments[0].details._alignments is None,"
+        " c.segments[0].details._alignments is None,"
+        " a.segments[0].value == b.segments[0].value == c.segments[0].value)\n"
+    )
+    assert fresh_python(code).split() == ["False", "False", "True", "True"]
+
+
+# -- (7) the paraphrase index and its build ----------------------------------------------------
+
+
+def test_phrase_hash_twins_agree():
+    from capeval_core import meteor_kernel as kernel
+    from capeval_core.meteor_resources import phrase_hash
+
+    rng = random.Random(5)
+    for _ in range(300):
+        text = "".join(rng.choice("ab é中😀") for _ in range(rng.randrange(0, 30))).encode()
+        data = np.frombuffer(text, dtype=np.uint8)
+        assert kernel._hash_range(data, 0, len(data)) == phrase_hash(text)
+
+
+def test_utf8_check_is_pythons():
+    from capeval_core import meteor_kernel as kernel
+
+    rng = random.Random(8)
+    # valid characters of 1-4 bytes; a surrogate, overlong forms, above U+10FFFF, stray bytes
+    pieces = [b"a", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xed\xa0\x80",
+              b"\xc0\xaf", b"\xe0\x80\xaf", b"\xf4\x90\x80\x80", b"\x80", b"\xff"]  # fmt: skip
+    for _ in range(2000):
+        raw = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 12)))
+        raw = raw[: rng.randrange(0, len(raw) + 1)] if rng.random() < 0.2 else raw
+        try:
+            raw.decode("utf-8")
+            valid = True
+        except UnicodeDecodeError:
+            valid = False
+        assert kernel.utf8_valid(np.frombuffer(raw, dtype=np.uint8)) == valid, raw
+
+
+def _table_entries(raw: bytes) -> dict[str, list[str]]:
+    """phrase 1 -> its phrases 2 in file order, read the way the jar reads the table."""
+    lines = raw.decode("utf-8", "replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines += [""] * (-len(lines) % 3)
+    table: dict[str, list[str]] = {}
+    for k in range(0, len(lines), 3):
+        table.setdefault(lines[k + 1].rstrip("\r"), []).append(lines[k + 2].rstrip("\r"))
+    return table
+
+
+ODD_TABLE = (
+    "0.5\nis sitting\nsits\n"
+    "0.4\na man\na person\n"
+    "0.3\nis sitting\nis seated\r\n"  # a carriage return, and the key again, not adjacent
+    "0.2\ncafé\ncoffee shop\n"
+    "0.1\nbad \udcff byte\nok\n"  # an undecodable byte
+    "0.1\n😀 face\nsmiley face\n"
+    "0.05\na man\na person\n"  # the same entry twice
+    "0.01\nlast one"  # cut short: no phrase 2, no final newline
+).encode("utf-8", "surrogateescape")
+
+
+def test_index_of_an_odd_table(tmp_path):
+    """Unsorted keys, repeated entries, CR, invalid UTF-8, non-BMP text and a truncated
+    last entry: every key's paraphrases as a plain reading of the table gives them."""
+    from capeval_core import meteor_resources as mr
+
+    table = tmp_path / "paraphrase-en.gz"
+    table.write_bytes(gzip.compress(ODD_TABLE))
+    dest = mr.build_paraphrase_index(table, tmp_path / "odd.idx", quiet=True)
+    index = mr.ParaphraseIndex(dest)
+    expected = _table_entries(ODD_TABLE)
+    assert expected["is sitting"] == ["sits", "is seated"]
+    assert len(index) == 8 and index.header["n_keys"] == len(expected)
+    for key, targets in expected.items():
+        assert list(index.lookup(key)) == targets, key
+    assert index.lookup("is") == () and index.lookup("sitting") == ()
+    assert index.max_words == 3
+    assert index.intact()
+
+
+@pytest.mark.slow
+def test_index_holds_the_whole_table():
+    """Every phrase 1 of pycocoevalcap's table with its phrases 2 in table order."""
+    import zlib
+
+    from capeval_core.meteor_resources import paraphrase_index, paraphrase_table
+
+    raw = zlib.decompress(paraphrase_table().read_bytes(), 31)
+    expected = _table_entries(raw)
+    index = paraphrase_index()
+    assert index.header["n_keys"] == len(expected) == 430_639
+    assert len(index) == sum(map(len, expected.values())) == 5_274_084
+    for key, targets in expected.items():
+        k = index.find_key(key)
+        assert k >= 0 and list(index.targets(k)) == targets, key
+
+
+def test_compiled_scoring_builds_the_index_in_the_background(tmp_path, monkeypatch):
+    """A first run with an empty cache: the index is built while the batch is prepared, and
+    its file is complete and intact when the scores come back."""
+    from capeval_core import meteor_resources as mr
+    from capeval_core.metrics import meteor
+
+    table = tmp_path / "paraphrase-en.gz"
+    table.write_bytes(gzip.compress(ODD_TABLE))
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(mr, "paraphrase_table", lambda: table)
+    monkeypatch.setattr(mr, "_INDEX", None)
+    monkeypatch.setattr(meteor, "SMALL_BATCH", 0)
+    path = mr.paraphrase_index_path()
+    assert not path.exists()
+    try:
+        result = _whitespace().score(["a man sits here"], [["a person is sitting here"]])
+        assert path.is_file() and mr.ParaphraseIndex(path).intact()
+        assert mr._BUILD is None and mr._INDEX is not None and mr._INDEX.path == path
+        modules = {m.module_name for m in result.segments[0].details.winner.alignment}
+        assert "paraphrase" in modules
+    finally:
+        mr._INDEX = None  # the next test opens the real index again
+        meteor._aligner.cache_clear()
+
+
+def test_synonym_table_reads_ids_on_demand():
+    from capeval_core.meteor_resources import _parse_synsets, _synset_ids, meteor_synsets
+
+    table = meteor_synsets().synsets
+    assert "sofa" in table and "xyzzyq" not in table and table.get("xyzzyq") is None
+    assert table["sofa"] == table.get("sofa") and isinstance(table["sofa"], frozenset)
+    parsed = _parse_synsets().synsets
+    assert parsed == table and len(parsed) == len(table) > 100_000
+    line = table.lines()["couch"]  # type: ignore[attr-defined]
+    assert _synset_ids(line) == frozenset(int(i) for i in line.split())
+
+
+def test_compiled_aligner_is_safe_across_threads(monkeypatch):
+    """The app's server scores from several threads at once: every thread's new words get
+    their data before another thread reads their ids."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from capeval_core.metrics import meteor
+
+    monkeypatch.setattr(meteor, "SMALL_BATCH", 0)
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(400)] + ["dog", "dogs", "kid", "child", "sits", "sofa"]
+    jobs = [
+        (
+            [" ".join(rng.choice(vocab) for _ in range(8)) for _ in range(30)],
+            [[" ".join(rng.choice(vocab) for _ in range(8))] for _ in range(30)],
+        )
+        for _ in range(8)
+    ]
+    metric = _whitespace()
+    expected = [[v for v, _ in _reference(metric, _ws_batch(c, r))] for c, r in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda job: metric.score(*job).segment_values(), jobs))
+    assert got == expected
+
+
+def _ws_batch(cands, refs):
+    from capeval_core.metrics import make_batch
+
+    return make_batch(cands, refs, "whitespace")

@@ -182,7 +182,8 @@ def test_synonym_keeps_the_part_of_speech_and_common_senses() -> None:
 
 
 def test_synset_parts_of_speech_follow_the_members_and_the_sense_order() -> None:
-    from capeval_core.senses import infer_synset_pos, word_parts
+    from capeval_core.senses import word_parts
+    from tools.synset_parts import infer_synset_pos
 
     lines = [("grass", [1, 2, 3]), ("lawn", [1]), ("inform", [3]), ("pot", [2])]
     parts = {"grass": {"noun", "verb"}, "lawn": {"noun"}, "inform": {"verb"}}
@@ -192,6 +193,39 @@ def test_synset_parts_of_speech_follow_the_members_and_the_sense_order() -> None
     lines.append(("pot", [2, 1]))  # a noun (1) after 2 in another word's list: 2 is a noun
     assert infer_synset_pos(lines, {**parts, "pot": {"noun", "verb"}})[2] == "noun"
     assert word_parts("a dog plays on the grass", [2, 6, 19]) == ["noun", "verb", "noun"]
+
+
+def test_the_synset_table_is_of_the_installed_synonym_file() -> None:
+    """The shipped parts of speech name the synonym file they were inferred from, and hold
+    synsets of it only."""
+    import gzip
+    from importlib.resources import files
+
+    from capeval_core.meteor_resources import meteor_jar
+    from capeval_core.resources import source_stamp
+    from capeval_core.senses import PARTS, synset_pos
+
+    path = files("capeval_core") / "data" / "synset_parts.tsv.gz"
+    with gzip.open(str(path), "rt", encoding="utf-8") as fh:
+        header = [line for line in fh if line.startswith("#")]
+    assert f"# synonym file: meteor-1.5.jar {source_stamp(meteor_jar())} " in "".join(header)
+    assert any("WordNet 3.0 Copyright 2006 by Princeton University" in h for h in header)
+    table = synset_pos()
+    ids = {i for own in meteor_synsets().synsets.values() for i in own}
+    # tools/synset_parts.py (METEOR 1.5's file in pycocoevalcap 1.2, en_core_web_sm 3.8.0's
+    # lemma index) decided 81,134 of the file's 117,374 synsets
+    assert len(table) == 81_134 and len(ids) == 117_374 and set(table) <= ids
+    assert set(table.values()) == set(PARTS)
+
+
+def test_batch_tags_in_worker_processes_equal_those_of_this_process(monkeypatch) -> None:
+    from capeval_core import senses
+    from capeval_core.spice import stanford_pcfg
+
+    monkeypatch.setattr(stanford_pcfg, "PARALLEL_MIN", 2)
+    monkeypatch.setattr(stanford_pcfg, "MIN_CHUNK", 1)
+    texts = [CAPTION, "a child on two couches", "Child on a sofa", "two dogs run", "a red bus"]
+    assert senses._tag_all(texts, 2) == [senses.caption_tags(t) for t in texts]
 
 
 @pytest.mark.parametrize("seed", range(20))

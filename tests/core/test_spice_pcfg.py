@@ -332,34 +332,58 @@ def test_a_words_tag_scores_at_once_are_each_tags_score(real_grammar):
 
 
 def test_the_compiled_chart_is_the_numpy_charts_bit_for_bit(real_grammar):
-    """Every cell of every span, as float32 bits, on the stage golden's first 300 sentences
-    (and once more with every tag flooded, CoreNLP's recovery parse)."""
+    """Every cell of every span, as float32 bits, in both compiled layouts (dense, for short
+    sentences, and sparse, for long ones), on the stage golden's first 100 captions (and once
+    more with every tag flooded, CoreNLP's recovery parse)."""
     from capeval_core.spice.pcfg.parser import americanize
     from tests.core.spice_golden import oracle_captions
 
     lexicon = Lexicon(real_grammar)
-    sentences = [s.words for c in oracle_captions()[:300] for s in c.sentences]
+    sentences = [s.words for c in oracle_captions()[:100] for s in c.sentences]
     differ = []
     for words in sentences:
         w = [americanize(x) for x in words]
-        a = Chart(real_grammar, lexicon, w)
         b = Chart(real_grammar, lexicon, w, kernel="numpy")
-        if a.cells.keys() != b.cells.keys() or any(
-            not np.array_equal(a.cells[k].view(np.int32), b.cells[k].view(np.int32))
-            for k in a.cells
-        ):
-            differ.append(words)
-    assert len(sentences) >= 300 and differ == []
+        for layout in ("dense", "sparse"):
+            a = Chart(real_grammar, lexicon, w, layout=layout)
+            if a.cells.keys() != b.cells.keys() or any(
+                not np.array_equal(a.cells[k].view(np.int32), b.cells[k].view(np.int32))
+                for k in a.cells
+            ):
+                differ.append((layout, words))
+    assert len(sentences) >= 100 and differ == []
     # the recovery parse: every tag of every word at CoreNLP's flood score
     flooded = []
-    for kernel in ("compiled", "numpy"):
-        chart = Chart(real_grammar, lexicon, ["a", "dog", "on", "a", "mat"], kernel=kernel)
+    for kernel, layout in (("numpy", None), ("compiled", "dense"), ("compiled", "sparse")):
+        words = ["a", "dog", "on", "a", "mat"]
+        chart = Chart(real_grammar, lexicon, words, kernel=kernel, layout=layout)
         chart.flooded, chart.cells = True, {}
         chart._fill()
         flooded.append(chart.cells)
-    assert flooded[0].keys() == flooded[1].keys()
-    assert all(np.array_equal(flooded[0][k].view(np.int32), flooded[1][k].view(np.int32))
-               for k in flooded[0])  # fmt: skip
+    for cells in flooded[1:]:
+        assert cells.keys() == flooded[0].keys()
+        assert all(np.array_equal(cells[k].view(np.int32), flooded[0][k].view(np.int32))
+                   for k in cells)  # fmt: skip
+
+
+def test_a_long_sentences_chart_is_sparse_and_says_how_far_it_is(real_grammar):
+    """Past DENSE_MAX_WORDS the compiled chart keeps each cell's live states only, reads back
+    as dense cells, and reports its progress column by column up to 1."""
+    from capeval_core.spice.pcfg.cky import DENSE_MAX_WORDS, SparseCells
+
+    words = ("a man on a red bike rides past two dogs and a cat " * 4).split()[:48]
+    assert len(words) > DENSE_MAX_WORDS
+    heard: list[float] = []
+    chart = Chart(real_grammar, Lexicon(real_grammar), words, progress=heard.append)
+    assert isinstance(chart.cells, SparseCells)
+    dense = Chart(real_grammar, Lexicon(real_grammar), words, layout="dense")
+    assert chart.cells.keys() == dense.cells.keys()
+    assert all(np.array_equal(chart.cells[k].view(np.int32), dense.cells[k].view(np.int32))
+               for k in dense.cells)  # fmt: skip
+    assert str(extract(chart)) == str(extract(dense))
+    # a third of the dense chart's memory, or less
+    assert chart.cells.nbytes() < len(dense.cells) * len(real_grammar.states) * 4 / 3
+    assert len(heard) == len(words) + 1 and heard[-1] == 1.0 and heard == sorted(heard)
 
 
 @pytest.mark.slow
@@ -404,8 +428,8 @@ def test_the_golden_captions_parse_to_the_jars_trees(real_grammar):
 
 
 def test_the_pcfg_parser_needs_no_models_jar(tmp_path, monkeypatch):
+    from capeval_core.spice.corenlp import jar_order
     from capeval_core.spice.parse import CaptionParser
-    from capeval_core.spice.stanford import jar_order
 
     monkeypatch.setenv(G.MODELS_ENV, str(tmp_path / "no-such.jar"))
     monkeypatch.setattr("capeval_core.resources.pycocoevalcap_dir", lambda: tmp_path)
@@ -419,12 +443,14 @@ def test_the_pcfg_parser_needs_no_models_jar(tmp_path, monkeypatch):
 
 
 def test_the_golden_captions_give_the_jars_tuples(real_grammar):
-    """End to end through the parse workers: the first 600 captions of the stage golden."""
+    """End to end through the parse workers: the first 150 captions of the stage golden (enough
+    for workers to start; every golden caption's tree is the jar's, tested above, and the
+    jar's trees give its tuples, tested below)."""
+    from capeval_core.spice.corenlp import jar_order
     from capeval_core.spice.parse import CaptionParser
-    from capeval_core.spice.stanford import jar_order
     from tests.core.spice_golden import oracle_captions
 
-    captions = oracle_captions()[:600]
+    captions = oracle_captions()[:150]
     parser = CaptionParser("stanford-pcfg", cache=False, shipped=False, n_process=2)
     assert len(captions) >= parser.parallel_min  # parse workers start
     got = parser.parse(c.text for c in captions)
@@ -432,22 +458,25 @@ def test_the_golden_captions_give_the_jars_tuples(real_grammar):
     assert differ == []
 
 
-def test_a_sentence_over_the_length_limit_is_refused_with_one_clear_line():
-    from capeval_core.errors import InputError
-    from capeval_core.spice.pcfg.parser import MAX_WORDS, PCFGParser
+def test_a_sentence_longer_than_the_jar_parses_gets_corenlps_fallback_tree():
+    """Past JAR_MAX_WORDS the jar's chart does not fit in coco-caption's heap and CoreNLP
+    gives the sentence a flat tree (every word XX under X): no parse is attempted."""
+    from capeval_core.spice.pcfg.parser import JAR_MAX_WORDS, PCFGParser, fallback_tree
 
     parser = PCFGParser(toy_grammar())
     assert str(parser.parse(["a", "dog"])) == "(ROOT (NP (DT a) (NN dog)))"
-    with pytest.raises(InputError, match=f"at most {MAX_WORDS} words"):
-        parser.parse(["dog"] * (MAX_WORDS + 1))
+    words = ["dog"] * (JAR_MAX_WORDS + 1)
+    tree = parser.parse(words)
+    assert str(tree) == str(fallback_tree(words)) and tree.label == "X"
+    assert {t.label for t in tree.children} == {"XX"} and tree.leaves() == words
 
 
 def test_the_jars_trees_convert_to_the_jars_basic_trees_and_tuples():
     """No CoreNLP needed: the stage golden's 3,000 phrase-structure trees (the jar's PCFG
     parses) through the UD conversion and every later stage give the jar's basic trees and
     its tuples, in order."""
+    from capeval_core.spice.corenlp import basic_graph, jar_order, sentence_tuples, tree_of
     from capeval_core.spice.pcfg.ud import basic_dependencies
-    from capeval_core.spice.stanford import basic_graph, jar_order, sentence_tuples, tree_of
     from tests.core.spice_golden import oracle_captions
 
     basic_differ, tuples_differ = [], []
@@ -534,8 +563,8 @@ def test_raw_texts_of_several_sentences_give_the_jars_tuples(real_grammar, tmp_p
     stanford-pcfg's, end to end from the raw text."""
     import json
 
+    from capeval_core.spice.corenlp import corenlp_words, jar_order, sentences
     from capeval_core.spice.pcfg.parser import PCFGParser
-    from capeval_core.spice.stanford import corenlp_words, jar_order, sentences
     from capeval_core.spice.stanford_pcfg import caption_tuples
     from tools import spice_oracle
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from capeval_core.metrics.spice import Spice, SpicePrepared, match_tuples
+from capeval_core.spice.corenlp import jar_order
 from capeval_core.spice.graph import Concept, SceneGraph
-from capeval_core.spice.stanford import jar_order
 
 
 def syn(table):
@@ -120,11 +120,23 @@ def test_signature_records_parser_and_options():
     # the shipped grammar's source (CoreNLP 3.6.0's englishPCFG: CRC and size), the rules
     assert "model:stanford-pcfg-1/englishPCFG-c7b6ced1-1883795/" in sig and "/rules-" in sig
     assert str(Spice(synsets=False).signature()) != sig
-    emulated = str(Spice(parser="stanford-emulation").signature())
-    assert "model:stanford-emulation-" in emulated  # the trained pipeline's digest
-    assert "/span-256/" in emulated  # the tree decoder's longest one-piece sentence
-    old = str(Spice(parser="spacy-sm").signature())
-    assert "parser:spacy-sm|" in old and "model:spacy-3" in old
+
+
+@pytest.mark.parametrize("retired", ["stanford-emulation", "spacy-sm"])
+def test_a_retired_parser_is_refused_naming_the_one_left(retired):
+    """A signature of an earlier version names its parser; asking for it again gets one line
+    saying what it was and which parser gives SPICE's numbers, never another parse."""
+    from capeval_core.errors import InputError, OptionError
+    from capeval_core.spice.parse import CaptionParser, model_identity
+
+    with pytest.raises(OptionError, match=f"parser '{retired}' .* retired.* use 'stanford-pcfg'"):
+        Spice(parser=retired)
+    for call in (lambda: CaptionParser(retired), lambda: model_identity(retired)):
+        with pytest.raises(InputError, match="retired") as caught:
+            call()
+        assert "\n" not in str(caught.value)
+    with pytest.raises(OptionError, match="`parser` must be one of 'stanford-pcfg'"):
+        Spice(parser="stanford")
 
 
 def test_reference_graph_shared_by_candidates_of_one_reference_set():
@@ -141,17 +153,13 @@ def test_reference_graph_shared_by_candidates_of_one_reference_set():
 def test_shared_work_parses_each_uncached_caption_once(tmp_path, monkeypatch):
     """Scored in parts by workers, SPICE first parses the set's uncached captions in pieces
     into the parse cache (each distinct caption once), which the parts then read."""
-    import capeval_core.spice.parse as spice_parse
     from capeval_core.metrics import make_batch
+    from capeval_core.spice import stanford_pcfg
     from capeval_core.spice.parse import CaptionParser
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
-    from capeval_core.spice import stanford_pcfg
-
-    # the default thresholds and the default parser's own
-    for module in (spice_parse, stanford_pcfg):
-        monkeypatch.setattr(module, "PARALLEL_MIN", 1)
-        monkeypatch.setattr(module, "MIN_CHUNK", 1)
+    monkeypatch.setattr(stanford_pcfg, "PARALLEL_MIN", 1)  # the parser's thresholds
+    monkeypatch.setattr(stanford_pcfg, "MIN_CHUNK", 1)
     batch = make_batch(
         ["a dog on a bed", "a cat on a mat"],
         [("a dog lying on a bed", "a cat on a mat"), ("a cat on a mat", "a red mat")],

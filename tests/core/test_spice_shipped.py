@@ -57,7 +57,10 @@ def test_the_parser_reads_them_first_only_for_its_identity(tmp_path, monkeypatch
         "a dog on a red mat": real
     }
     monkeypatch.delenv(shipped.SHIPPED_ENV)
-    assert CaptionParser("stanford-emulation", cache=False).uncached(["a dog on a red mat"]) == [
+    other = tmp_path / "other.npz"
+    shipped.write_parses(other, "another-parser-1/rules-1", fake, source="here")
+    monkeypatch.setattr(shipped, "shipped_sets", lambda: (shipped.ShippedParses(other),))
+    assert CaptionParser("stanford-pcfg", cache=False).uncached(["a dog on a red mat"]) == [
         "a dog on a red mat"
     ]
 

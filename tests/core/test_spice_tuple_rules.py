@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
+from capeval_core.spice.corenlp import jar_order
 from capeval_core.spice.depgraph import DepGraph, Token
 from capeval_core.spice.enhancement import enhance
 from capeval_core.spice.rules import extract_tuples
-from capeval_core.spice.stanford import jar_order
 from tests.core.spice_golden import oracle_captions
 
 

@@ -1,10 +1,14 @@
-"""THumB 1.0 as distributed (issue 32), on a 10-image excerpt of the released files
-(tests/golden/thumb/SOURCE.md names their origin). References come from COCO val2014 in the
-installed package."""
+"""THumB 1.0's loader (issue 32) on a synthetic file in its exact format: 10 COCO val2014 images
+x 5 systems, written by tools/make_thumb_fixture.py (tests/golden/thumb/SOURCE.md). References
+come from COCO val2014 in the installed package. The files as distributed are not in the
+repository (their repository states no licence): the tests that need them read the folder
+named by ``CAPEVAL_THUMB_DIR`` and are skipped without it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -14,15 +18,19 @@ import pytest
 from capeval_core.errors import JudgmentFormatError
 from capeval_core.judgments import LOADERS, load_judgments
 from capeval_core.judgments.external import join_scores_file
-from capeval_core.judgments.thumb import HUMAN_LEFT_OUT, _same
+from capeval_core.judgments.thumb import HUMAN_LEFT_OUT, _same, coco_val_by_file
 
 HERE = Path(__file__).resolve().parent.parent / "golden" / "thumb"
 JUDGMENTS = HERE / "mscoco_THumB-1.0.jsonl"
 REFERENCES = HERE / "mscoco_references.json"
 
 
-def _rows():
-    return [json.loads(line) for line in JUDGMENTS.read_text().splitlines()]
+def _rows(path: Path = JUDGMENTS) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _machine_rows(path: Path = JUDGMENTS) -> list[dict]:
+    return [r for r in _rows(path) if r["SYS"] != "Human"]
 
 
 def test_registered_with_presets():
@@ -38,15 +46,20 @@ def test_default_preset_leaves_human_out_with_four_coco_references():
     assert "seg_id" not in js.score_names and "set_id" not in js.score_names
     assert set(js.systems()) == {"Up-Down", "Unified-VLP", "VinVL-base", "VinVL-large"}
     assert {len(it.references) for it in js.items} == {4}
-    first = js.items[0]
-    assert first.id == "974|Up-Down" and first.image_id == "974"
-    assert first.candidate == "A group of people riding on the back of an elephant."
-    assert js.human().tolist()[:2] == [3.5, 3.5]
+    machine = _machine_rows()
+    assert [it.id for it in js.items] == [f"{r['seg_id']}|{r['SYS']}" for r in machine]
+    assert [it.candidate for it in js.items] == [r["hyp"] for r in machine]
+    assert js.human().tolist() == [r["human_score"] for r in machine]
+    assert js.human("Fl").tolist() == [r["Fl"] for r in machine]
     humans = {r["seg_id"]: r["hyp"] for r in _rows() if r["SYS"] == "Human"}
     # the Human caption's own COCO annotation is never a reference; 39081's second copy is
     for it in js.items:
         n_same = sum(_same(r) == _same(humans[it.image_id]) for r in it.references)
         assert n_same == (1 if it.image_id == "39081" else 0)
+    # 475330 has six COCO captions: the Karpathy split's first five, less the Human one
+    (bears,) = {it.references for it in js.items if it.image_id == "475330"}
+    coco = coco_val_by_file()["COCO_val2014_000000475330.jpg"]
+    assert coco[5].strip() not in bears and set(bears) < {c.strip() for c in coco[:5]}
 
 
 def test_with_human_no_human_caption_among_its_own_references():
@@ -67,7 +80,10 @@ def test_thumb_references_file_when_given():
         if x
     }
     assert all(list(it.references) == refs[it.image_id] for it in js.items)
-    assert any("predates" in note for note in js.notes)
+    humans = {r["seg_id"]: r["hyp"] for r in _rows() if r["SYS"] == "Human"}
+    leaked = sum(any(_same(r) == _same(humans[s]) for r in refs[s]) for s in humans)
+    assert leaked > 0
+    assert any(note.startswith(f"{leaked:,} image(s) ") and "predates" in note for note in js.notes)
     with_human = load_judgments(
         JUDGMENTS, "thumb", "kasai2022-with-human", references_from=REFERENCES
     )
@@ -165,7 +181,7 @@ def test_correlate_cli_system_level_with_intervals(tmp_path, monkeypatch):
 
 
 def test_coco_references_are_the_karpathy_five_without_the_human_caption(tmp_path):
-    rows = [r for r in _rows() if r["seg_id"] == "974"]
+    rows = [r for r in _rows() if r["seg_id"] == _rows()[0]["seg_id"]]
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     human = next(r["hyp"] for r in rows if r["SYS"] == "Human")
@@ -173,3 +189,66 @@ def test_coco_references_are_the_karpathy_five_without_the_human_caption(tmp_pat
     js = load_judgments(path, "thumb", coco=coco)
     assert {it.references for it in js.items} == {("c1.", "c3", "c4", "c5")}
     assert not js.notes
+
+
+# -- THumB 1.0 as distributed (where a copy is at hand) ----------------------------------------
+#: the folder holding THumB 1.0's mscoco_THumB-1.0.jsonl and mscoco_references.json
+REAL_ENV = "CAPEVAL_THUMB_DIR"
+#: sha256 of the files of THumB 1.0 at commit fd099b4f311d9c4fd24e6c58ef0df038ec1615f3
+REAL_SHA256 = {
+    "mscoco_THumB-1.0.jsonl": "463ebf947c793a541922ead33eb10a885e77c19e9c7d27cf89e034bfff643efa",
+    "mscoco_references.json": "897672f1f53ed33a376237c33fabc89ebbd04b40e9ced82691c2e9c9324d8fdf",
+}
+
+
+@pytest.fixture(scope="module")
+def real_thumb() -> Path:
+    """THumB 1.0's folder as distributed, from ``$CAPEVAL_THUMB_DIR``; skipped without it."""
+    folder = os.environ.get(REAL_ENV)
+    if not folder:
+        pytest.skip(
+            f"THumB 1.0 as distributed is not in the repository (its repository states no "
+            f"licence): set {REAL_ENV} to a folder holding its mscoco_THumB-1.0.jsonl and "
+            "mscoco_references.json to run this"
+        )
+    path = Path(folder)
+    for name, digest in REAL_SHA256.items():
+        assert (path / name).is_file(), f"{REAL_ENV}={folder} holds no {name}"
+        got = hashlib.sha256((path / name).read_bytes()).hexdigest()
+        assert got == digest, f"{path / name} is not THumB 1.0 as distributed (sha256 {got})"
+    return path
+
+
+def test_the_real_file_loads_with_four_coco_references_per_caption(real_thumb):
+    """All 500 Human captions are found among their image's first five COCO captions."""
+    js = load_judgments(real_thumb / "mscoco_THumB-1.0.jsonl", "thumb")
+    assert js.n_read == 2500 and len(js) == 2000 and js.dropped == {HUMAN_LEFT_OUT: 500}
+    assert {len(it.references) for it in js.items} == {4} and not js.notes
+    assert js.human().tolist() == [
+        r["human_score"] for r in _machine_rows(real_thumb / "mscoco_THumB-1.0.jsonl")
+    ]
+    with_human = load_judgments(real_thumb, "thumb", "kasai2022-with-human")
+    assert len(with_human) == 2500
+    for it in with_human.items:
+        if it.system == "Human":
+            assert all(_same(r) != _same(it.candidate) for r in it.references), it.id
+
+
+def test_the_real_references_file_lists_human_captions_it_predates(real_thumb):
+    """THumB's references file was not regenerated after the Human rows were re-aligned: the
+    loader counts the images whose references hold their Human caption (39 of 500 in THumB
+    1.0's files, counted here from the files themselves)."""
+    js = load_judgments(real_thumb, "thumb")
+    humans = {
+        r["seg_id"]: r["hyp"]
+        for r in _rows(real_thumb / "mscoco_THumB-1.0.jsonl")
+        if r["SYS"] == "Human"
+    }
+    refs = {
+        (row := json.loads(line))["seg_id"]: row["refs"]
+        for line in (real_thumb / "mscoco_references.json").read_text().splitlines()
+        if line
+    }
+    leaked = sum(any(_same(r) == _same(humans[s]) for r in refs[s]) for s in humans)
+    assert leaked == 39
+    assert any(note.startswith(f"{leaked} image(s) ") for note in js.notes)

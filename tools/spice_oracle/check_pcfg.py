@@ -17,9 +17,7 @@ import json
 import time
 from pathlib import Path
 
-from capeval_core.spice.pcfg.parser import PCFGParser
-from capeval_core.spice.pcfg.ud import basic_dependencies
-from capeval_core.spice.stanford import (
+from capeval_core.spice.corenlp import (
     basic_graph,
     corenlp_words,
     jar_order,
@@ -27,6 +25,8 @@ from capeval_core.spice.stanford import (
     sentences,
     tree_of,
 )
+from capeval_core.spice.pcfg.parser import PCFGParser
+from capeval_core.spice.pcfg.ud import basic_dependencies
 from tools.spice_oracle import use_models_jar
 
 

@@ -1,9 +1,11 @@
-"""The deterministic stages of ``stanford-emulation`` against every record of an oracle file.
+"""CoreNLP's stages around the parse (``capeval_core.spice.corenlp``) against every record of an
+oracle file.
 
     python tools/spice_oracle/check_stages.py ORACLE.jsonl
 
 The committed goldens check a few thousand captions in ``make test``; this runs the same check
-on everything the oracle parsed (the training file: about 400,000 captions, a few minutes).
+on everything the oracle parsed (``make_captions.py``'s file: about 400,000 captions, a few
+minutes).
 From each caption's text: CoreNLP's tokens; from the jar's own tags and basic tree: its lemmas
 and its proposed tuples, in order. Prints the counts as JSON and the first few differences.
 """
@@ -14,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from capeval_core.spice.stanford import (
+from capeval_core.spice.corenlp import (
     basic_graph,
     corenlp_words,
     jar_order,

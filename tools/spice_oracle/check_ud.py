@@ -20,9 +20,9 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from capeval_core.spice.corenlp import tree_of
 from capeval_core.spice.pcfg.trees import read_tree
 from capeval_core.spice.pcfg.ud import basic_dependencies
-from capeval_core.spice.stanford import tree_of
 
 
 def sentences(

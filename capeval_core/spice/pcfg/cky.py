@@ -19,7 +19,8 @@ nearly tied parses resolve as they do in Java.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,9 @@ from capeval_core.spice.pcfg.trees import Tree
 NEG_INF = np.float32(-np.inf)
 #: the score CoreNLP gives every tag of a word when it parses again after a failure
 FLOOD_SCORE = np.float32(-1000.0)
+#: the compiled chart is dense up to this many words (the dense cells take 46 MB at 40 words,
+#: 2.7 GB at 320; the sparse ones a third of that, and are as quick from about this length on)
+DENSE_MAX_WORDS = 40
 #: no taggings: (tags, scores) arrays of length 0
 _NONE = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
 
@@ -62,6 +66,8 @@ class _Rules:
 
 @functools.cache
 def _rules(g: Grammar) -> _Rules:
+    if len(g.states) > np.iinfo(np.uint16).max + 1:  # the compiled chart's state numbers
+        raise ValueError(f"a grammar of {len(g.states)} states (at most 65,536)")
     order = np.argsort(g.b_parent, kind="stable")
     parent = g.b_parent[order]
     runs = np.flatnonzero(np.r_[True, parent[1:] != parent[:-1]])
@@ -103,6 +109,56 @@ def _rules(g: Grammar) -> _Rules:
     )
 
 
+#: a caption-like sentence whose chart says which states are live most often (its order
+#: only speeds the sparse chart up: any order gives the same cells)
+CALIBRATION = (
+    "a man in a red shirt is riding a bike down a busy street next to a white car while two "
+    "small dogs run on the green grass near a tall building and a woman holds an umbrella"
+)
+
+
+@dataclass(frozen=True)
+class _Renumbered:
+    """The sparse chart's state numbers (:func:`.kernel.fill_columns`): ``number[s]`` is
+    state ``s``'s, ``state[i]`` the state numbered ``i``; the binary rules grouped by left
+    child and the closed unary rules' parents in those numbers."""
+
+    number: np.ndarray
+    state: np.ndarray
+    has_left: np.ndarray
+    by_left: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    by_child: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+@functools.cache
+def _renumbered(g: Grammar) -> _Renumbered:
+    """States numbered by how many cells of :data:`CALIBRATION`'s chart they are live in,
+    most first (ties in their own order)."""
+    n_states = len(g.states)
+    chart = Chart(g, Lexicon(g), CALIBRATION.split(), layout="dense")
+    live = np.zeros(n_states, dtype=np.int64)
+    for cell in chart.cells.values():
+        live += cell > NEG_INF
+    state = np.argsort(-live, kind="stable")
+    number = np.empty(n_states, dtype=np.int64)
+    number[state] = np.arange(n_states)
+    left, right, parent = number[g.b_left], number[g.b_right], number[g.b_parent]
+    order = np.lexsort((right, left))
+    c_start, c_parent, c_score = _rules(g).by_child
+    return _Renumbered(
+        number=number,
+        state=state,
+        has_left=np.bincount(left, minlength=n_states) > 0,
+        by_left=(
+            _group_starts(left, n_states),
+            right[order].astype(np.int32),
+            parent[order].astype(np.int32),
+            g.b_score[order].astype(np.float32),
+        ),
+        by_child=(c_start, number[c_parent].astype(np.int32), c_score),
+    )
+
+
 def _group_starts(keys: np.ndarray, n: int) -> np.ndarray:
     """Where each key's run starts once ``keys`` are sorted (``n + 1`` entries)."""
     return np.r_[0, np.cumsum(np.bincount(keys, minlength=n))].astype(np.int64)
@@ -128,23 +184,94 @@ def _unaries(v: np.ndarray, rules: _Rules) -> None:
     _relax(v, *rules.down)  # from the scores at each state's visit: computed before any update
 
 
+class SparseCells(Mapping[tuple[int, int], np.ndarray]):
+    """The compiled chart's cells, each stored as its live states (state number and score,
+    :func:`.kernel.fill_columns`), read as dense float32 vectors like the numpy chart's
+    (the last :data:`CACHED` read are kept: reading a parse back asks for the same cells
+    many times)."""
+
+    CACHED = 1024
+
+    def __init__(
+        self,
+        spans: Sequence[tuple[int, int]],
+        idx: list[np.ndarray],
+        val: list[np.ndarray],
+        off: np.ndarray,
+        n_live: np.ndarray,
+        state: np.ndarray,
+    ) -> None:
+        self._spans = dict.fromkeys(spans)
+        self._idx, self._val, self._off, self._n_live = idx, val, off, n_live
+        self._state = state  # the kernel's state numbers -> the grammar's
+        self._cache: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+
+    def live(self, span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """The cell's live states (the grammar's numbers) and their scores, in no order."""
+        if span not in self._spans:
+            raise KeyError(span)
+        start, end = span
+        o, k = int(self._off[start, end]), int(self._n_live[start, end])
+        return self._state[self._idx[end][o : o + k]], self._val[end][o : o + k]
+
+    def __getitem__(self, span: tuple[int, int]) -> np.ndarray:
+        cell = self._cache.get(span)
+        if cell is not None:
+            self._cache.move_to_end(span)
+            return cell
+        states, scores = self.live(span)
+        cell = np.full(len(self._state), NEG_INF, dtype=np.float32)
+        cell[states] = scores
+        cell.flags.writeable = False
+        self._cache[span] = cell
+        if len(self._cache) > self.CACHED:
+            self._cache.popitem(last=False)
+        return cell
+
+    def __contains__(self, span: object) -> bool:
+        return span in self._spans
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def nbytes(self) -> int:
+        """The memory the stored cells take."""
+        return sum(a.nbytes for a in self._idx) + sum(a.nbytes for a in self._val)
+
+
 class Chart:
     """Inside scores of one sentence (its words plus the boundary word).
 
     ``kernel`` is ``"compiled"`` (:mod:`.kernel`, the default) or ``"numpy"`` (the reference
-    the compiled loops are checked against, cell by cell, bit for bit)."""
+    the compiled loops are checked against, cell by cell, bit for bit). The compiled chart is
+    dense up to :data:`DENSE_MAX_WORDS` words and sparse beyond (:class:`SparseCells`; a
+    third of the memory), unless ``layout`` says ``"dense"`` or ``"sparse"``. ``progress``,
+    where given, hears the share of the sparse chart's work done (0 to 1) as it goes, a
+    column of spans at a time."""
 
     def __init__(
-        self, g: Grammar, lexicon: Lexicon, words: Sequence[str], kernel: str = "compiled"
+        self,
+        g: Grammar,
+        lexicon: Lexicon,
+        words: Sequence[str],
+        kernel: str = "compiled",
+        progress: Callable[[float], None] | None = None,
+        layout: str | None = None,
     ) -> None:
         if kernel not in ("compiled", "numpy"):
             raise ValueError(f"`kernel` must be 'compiled' or 'numpy' (got {kernel!r})")
+        if layout not in (None, "dense", "sparse"):
+            raise ValueError(f"`layout` must be None, 'dense' or 'sparse' (got {layout!r})")
         self.g, self.lexicon, self.rules = g, lexicon, _rules(g)
-        self.kernel = kernel
+        self.kernel, self.layout = kernel, layout
+        self.progress = progress
         self.words = [*words, BOUNDARY_WORD]
         self.n = len(self.words)
         self.flooded = False
-        self.cells: dict[tuple[int, int], np.ndarray] = {}
+        self.cells: Mapping[tuple[int, int], np.ndarray] = {}
         self._fill()
         if not self.has_parse() and not self.flooded:  # CoreNLP's recovery parse
             self.flooded = True
@@ -179,6 +306,10 @@ class Chart:
             self.live[(start, end)] = cell > NEG_INF
 
     def _fill_compiled(self) -> None:
+        sparse = self.n - 1 > DENSE_MAX_WORDS if self.layout is None else self.layout == "sparse"
+        if sparse:
+            self._fill_sparse()
+            return
         from capeval_core.spice.pcfg import kernel
 
         spans = self.spans()
@@ -191,6 +322,49 @@ class Chart:
         r = self.rules
         kernel.fill(chart, row, self.n, *r.by_left, *r.by_child)
         self.cells = {span: chart[k] for k, span in enumerate(spans)}
+
+    def _fill_sparse(self) -> None:
+        from numba.typed import List
+
+        from capeval_core.spice.pcfg import kernel
+
+        n, n_states, r = self.n, len(self.g.states), _renumbered(self.g)
+        lex_start, lex_state, lex_score = self._lexical_entries()
+        lex_state = r.number[lex_state].astype(np.int32)
+        col = np.full((n, n_states), NEG_INF, dtype=np.float32)
+        idx, val = List([np.zeros(0, dtype=np.uint16)]), List([np.zeros(0, dtype=np.float32)])
+        off = np.zeros((n + 1, n + 1), dtype=np.int64)
+        n_left = np.zeros((n + 1, n + 1), dtype=np.int32)
+        n_live = np.zeros((n + 1, n + 1), dtype=np.int32)
+        args = (n, col, idx, val, off, n_left, n_live, lex_start, lex_state, lex_score,
+                r.has_left, *r.by_left, r.number, *r.by_child)  # fmt: skip
+        if self.progress is None:
+            kernel.fill_columns(1, n + 1, *args)
+        else:  # a column at a time, each taking its share of the work (its spans' splits)
+            work = np.cumsum([1 + end * (end - 1) / 2 for end in range(1, n + 1)])
+            for end in range(1, n + 1):
+                kernel.fill_columns(end, end + 1, *args)
+                self.progress(float(work[end - 1] / work[-1]))
+        del col
+        self.cells = SparseCells(self.spans(), list(idx), list(val), off, n_live, r.state)
+
+    def _lexical_entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each word's tag scores (before unaries) as (state, score) entries, word ``i``'s
+        from ``starts[i]`` to ``starts[i + 1]``."""
+        v = np.empty(len(self.g.states), dtype=np.float32)
+        states, scores, starts = [], [], [0]
+        for start in range(self.n):
+            v.fill(NEG_INF)
+            self._tag_scores(start, v)
+            live = np.flatnonzero(v > NEG_INF)
+            states.append(live)
+            scores.append(v[live])
+            starts.append(starts[-1] + live.size)
+        return (
+            np.array(starts, dtype=np.int64),
+            np.concatenate(states).astype(np.int32),
+            np.concatenate(scores).astype(np.float32),
+        )
 
     def _lexical(self, start: int) -> np.ndarray:
         v = np.full(len(self.g.states), NEG_INF, dtype=np.float32)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from capeval_core.errors import MissingResourceError, ResourceError
+from capeval_core.once import once
 
 #: Environment variable naming the CoreNLP 3.6.0 models jar.
 MODELS_ENV = "CAPEVAL_CORENLP_MODELS"
@@ -72,7 +73,7 @@ def models_jar() -> Path:
         "which capeval does not ship (it is GPL-licensed): download it from Maven Central "
         "(edu.stanford.nlp:stanford-corenlp:3.6.0, classifier models) and point "
         f"${MODELS_ENV} at it, or run pycocoevalcap's Java SPICE once (it puts the jar in "
-        f"{path.parent}); or choose parser='stanford-emulation'"
+        f"{path.parent})"
     )
 
 
@@ -171,12 +172,12 @@ def shipped_source() -> dict[str, Any]:
     if not arrays.is_file() or not record.is_file():
         raise MissingResourceError(
             f"SPICE's stanford-pcfg grammar is missing from the installed package ({arrays}); "
-            "reinstall capeval, or choose parser='stanford-emulation'"
+            "reinstall capeval"
         )
     return json.loads(record.read_text(encoding="utf-8"))
 
 
-@functools.cache
+@once
 def load_grammar(jar: Path | None = None) -> Grammar:
     """The grammar shipped with the package; with ``jar``, the one read from that models jar
     (through the capeval cache), to rebuild or cross-check the shipped arrays."""

@@ -1,13 +1,28 @@
 """The PCFG chart's inner loops, compiled (numba): the same float32 cells as the numpy
-reference in :mod:`.cky`, bit for bit, several times faster.
+reference in :mod:`.cky`, bit for bit, in two layouts: dense (:func:`fill`, for short
+sentences, where it is quickest) and sparse (:func:`fill_columns`, for long ones, in a third
+of the dense chart's memory).
 
 Bit-identical because every score is computed by the same float32 operations in the same
 association (a binary item is ``(rule + left) + right``; a unary one ``child + rule``) and
-only maxima are taken over them, which do not depend on the order they are tried in.
+only maxima are taken over them, which do not depend on the order they are tried in (no
+score is NaN or +inf: a dead child is -inf, and -inf in a sum is never the maximum).
 
-The loops follow CoreNLP's own shape rather than the numpy code's: for each span, each
-left child state, each rule with that left child, only the split points where both children
-can be live (:func:`fill`).
+**Sparse chart.** A cell keeps only its live states (about a fifth of the 12,977 at any width),
+as a state number (``uint16``) and a score: about 6 bytes a live state against 4 bytes a
+state in a dense chart, a third of its size. The chart is built column by column (all spans
+ending at one word, :func:`fill_columns`, from the shortest up): span ``(start, end)`` needs
+``(start, m)``, finished in an earlier column, and ``(m, end)``, finished in this one. So the
+column being built is dense (its cells are read at random as right children) and every
+finished cell is stored sparse (read in order as a left child: its live states one by one).
+
+For each span, each split point, each live left state (those with a binary rule
+first, so the others are never visited), each rule with that left child: the same sums as
+CoreNLP's loops, without its bookkeeping of split-point bounds, and with every read of a
+left child in order.
+
+**Dense chart.** The loops follow CoreNLP's own shape: for each span, each left child state,
+each rule with that left child, only the split points where both children can be live.
 
 The unary step is CoreNLP's sequential pass (states in increasing order, each passing its
 score as it is at its visit through its closed unary rules), which gives what :func:`.cky._unaries`
@@ -35,6 +50,125 @@ def unaries(v, c_start, c_parent, c_score):  # pragma: no cover - compiled
             p = c_parent[k]
             if cand > v[p]:
                 v[p] = cand
+
+
+@njit(cache=True, nogil=True)
+def unaries_renumbered(v, number, c_start, c_parent, c_score):  # pragma: no cover - compiled
+    """:func:`unaries` on a cell whose states are renumbered (``v[number[s]]`` is state
+    ``s``'s score; ``c_parent`` in the new numbers, rules grouped by child in the old),
+    visiting the states in their own order, as CoreNLP does."""
+    for s in range(v.shape[0]):
+        vs = v[number[s]]
+        if vs == NEG_INF:
+            continue
+        for k in range(c_start[s], c_start[s + 1]):
+            cand = vs + c_score[k]
+            p = c_parent[k]
+            if cand > v[p]:
+                v[p] = cand
+
+
+@njit(cache=True, nogil=True)
+def fill_columns(
+    first,
+    last,
+    n,
+    col,
+    idx,
+    val,
+    off,
+    n_left,
+    n_live,
+    lex_start,
+    lex_state,
+    lex_score,
+    has_left,
+    l_start,
+    l_right,
+    l_parent,
+    l_score,
+    number,
+    c_start,
+    c_parent,
+    c_score,
+):  # pragma: no cover - compiled
+    """Build the columns ``first`` to ``last - 1`` (a column: the spans ending there).
+
+    States are renumbered (state ``s`` is ``number[s]`` here, the most often live first, so
+    that the cells' busy part stays in the processor's nearest cache): the binary rules
+    (``l_*``, grouped by left child), the tag scores and the stored cells use the new
+    numbers; the unary step visits the states in their own order (:func:`unaries_renumbered`).
+
+    ``col`` (rows: start) is the dense column under construction, all -inf on entry and
+    left so. The finished cells of column ``end`` go to ``idx[end]`` (state numbers) and
+    ``val[end]`` (scores), appended to those typed lists: cell ``(start, end)`` is entries
+    ``off[start, end]`` on, its ``n_left`` states with a binary rule as left child first,
+    then the rest, ``n_live`` in all. Word ``i``'s tag scores are entries
+    ``lex_start[i]:lex_start[i + 1]`` of ``lex_state`` / ``lex_score``. The sentence's
+    last word is the boundary, which only the whole sentence combines with: of the spans
+    ending there only it and the boundary's own cell are built."""
+    for end in range(first, last):
+        word = col[end - 1]
+        for j in range(lex_start[end - 1], lex_start[end]):
+            word[lex_state[j]] = lex_score[j]
+        unaries_renumbered(word, number, c_start, c_parent, c_score)
+        whole = end == n
+        for start in range(end - 2, -1, -1):
+            if whole and start != 0:
+                continue
+            v = col[start]
+            for m in range(start + 1, end):
+                if whole and m != end - 1:
+                    continue
+                left_idx = idx[m]
+                left_val = val[m]
+                right = col[m]
+                o = off[start, m]
+                for j in range(o, o + n_left[start, m]):
+                    ls = left_idx[j]
+                    score_l = left_val[j]
+                    for k in range(l_start[ls], l_start[ls + 1]):
+                        # -inf (a dead right child) gives -inf, never the maximum
+                        cand = (l_score[k] + score_l) + right[l_right[k]]
+                        p = l_parent[k]
+                        v[p] = max(v[p], cand)
+            unaries_renumbered(v, number, c_start, c_parent, c_score)
+        cells_idx, cells_val = _store(col, end, off, n_left, n_live, has_left)
+        idx.append(cells_idx)
+        val.append(cells_val)
+
+
+@njit(cache=True, nogil=True)
+def _store(col, end, off, n_left, n_live, has_left):  # pragma: no cover - compiled
+    """Column ``end``'s cells as (state, score) entries, each cell's states with a left rule
+    first; the dense rows are reset to -inf."""
+    total = 0
+    for start in range(end):
+        row = col[start]
+        for s in range(row.shape[0]):
+            if row[s] != NEG_INF:
+                total += 1
+    out_idx = np.empty(total, dtype=np.uint16)
+    out_val = np.empty(total, dtype=np.float32)
+    j = 0
+    for start in range(end):
+        row = col[start]
+        first = j
+        off[start, end] = first
+        for s in range(row.shape[0]):
+            if row[s] != NEG_INF and has_left[s]:
+                out_idx[j] = s
+                out_val[j] = row[s]
+                j += 1
+        n_left[start, end] = j - first
+        for s in range(row.shape[0]):
+            if row[s] != NEG_INF and not has_left[s]:
+                out_idx[j] = s
+                out_val[j] = row[s]
+                j += 1
+        n_live[start, end] = j - first
+        row[:] = NEG_INF
+    return out_idx, out_val
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,149 @@
+"""What long work deep inside a metric is doing, told to whoever draws the progress bar.
+
+A paragraph caption reaches SPICE's parser as one sentence, and its chart takes minutes; the
+batch engine, several calls above, only knows that SPICE is running. The parser calls
+:func:`report` ("parsing a 215-word caption, 40 %"); the caller that draws a progress bar
+hears it through :func:`listening` (same thread), or, when the work runs in a worker process
+of the batch engine's pool, through the pool's queue (:func:`worker_channel` in the worker,
+:func:`drain` in the caller's thread, which then tells its own listener).
+
+>>> heard = []
+>>> with listening(heard.append):
+...     report("parsing a 215-word caption, 40 %")
+>>> heard
+['parsing a 215-word caption, 40 %']
+>>> report("nobody listens")  # nothing happens
+
+A label says how far the work is at its end ("..., 40 %": :func:`says_how_far`), so that a
+command line quiet on small runs (``capeval score`` under a thousand images, the pycocoevalcap
+drop-in) shows a bar on stderr while such work runs (:class:`StderrBar`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue as queue_module
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+_LOCAL = threading.local()
+#: in a worker process of a pool: the queue its parent drains (see :func:`worker_channel`)
+_CHANNEL: Any = None
+
+
+@contextlib.contextmanager
+def listening(callback: Callable[[str], None]) -> Iterator[None]:
+    """Hear :func:`report` calls made in this thread while the block runs (the innermost
+    listener hears them)."""
+    stack = _stack()
+    stack.append(callback)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def report(label: str) -> None:
+    """Say what is being done now and how far it is ("parsing a 215-word caption, 40 %"): to
+    this thread's listener, else to the parent of this worker process, else to no one."""
+    stack = _stack()
+    if stack:
+        stack[-1](label)
+    else:
+        to_parent(label)
+
+
+def to_parent(label: str) -> None:
+    """In a worker process: pass ``label`` to the parent (nothing elsewhere)."""
+    if _CHANNEL is not None:
+        with contextlib.suppress(Exception):  # a full or closed queue only loses a message
+            _CHANNEL.put_nowait(label)
+
+
+def worker_channel(channel: Any) -> None:
+    """In a worker process: send :func:`report` calls nobody here listens to to ``channel``
+    (a multiprocessing queue its parent drains)."""
+    global _CHANNEL
+    _CHANNEL = channel
+
+
+def drain(channel: Any, callback: Callable[[str], None]) -> None:
+    """Hand the last message waiting in ``channel`` to ``callback`` (the others are stale)."""
+    last = None
+    while True:
+        try:
+            last = channel.get_nowait()
+        except (queue_module.Empty, OSError, ValueError, EOFError):
+            break
+    if last is not None:
+        callback(last)
+
+
+def says_how_far(label: str) -> bool:
+    """Whether ``label`` is long work saying how far it is (ends in "N %", as :func:`report`'s
+    labels do; the batch engine's own labels count parts: "spice: 3 of 8").
+
+    >>> says_how_far("spice: parsing a 215-word caption, 40 %"), says_how_far("spice: 3 of 8")
+    (True, False)
+    """
+    head, _, tail = label.rpartition(" ")
+    return tail == "%" and head.rpartition(" ")[2].isdigit()
+
+
+class StderrBar:
+    """An ``on_progress(done, total, label)`` callback drawing a tqdm bar on stderr: from the
+    start when ``shown``, else from the first label of long work (:func:`says_how_far`, a long
+    caption's parse) on, so that a quick run prints nothing and a parse of minutes shows that
+    work is going on and on what. Use it as a context manager (the bar is closed at the end).
+    """
+
+    def __init__(self, desc: str, unit: str, *, shown: bool, leave: bool = True) -> None:
+        self._options = {"desc": desc, "unit": unit, "leave": leave}
+        self._bar: Any = None
+        if shown:
+            self._open(0, None)
+
+    def _open(self, done: int, total: int | None) -> None:
+        import sys
+
+        from tqdm import tqdm
+
+        self._bar = tqdm(total=total, initial=done, file=sys.stderr, **self._options)
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        if self._bar is None:
+            if not says_how_far(label):
+                return
+            self._open(done, total)
+        bar = self._bar
+        bar.total = total
+        bar.n = done
+        bar.set_postfix_str(label)  # refreshes the bar
+
+    @property
+    def shown(self) -> bool:
+        """Whether the bar is on stderr now."""
+        return self._bar is not None
+
+    def write(self, line: str) -> None:
+        """Print ``line`` on stderr clear of the bar (only while it is shown)."""
+        if self._bar is not None:
+            self._bar.write(line, file=self._bar.fp)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+    def __enter__(self) -> StderrBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _stack() -> list[Callable[[str], None]]:
+    stack = getattr(_LOCAL, "stack", None)
+    if stack is None:
+        stack = _LOCAL.stack = []
+    return stack

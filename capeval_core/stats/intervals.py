@@ -1,0 +1,41 @@
+"""Bootstrap intervals: the result type and the percentile interval of resampled statistics,
+shared by item-level resampling (:mod:`.correlation`), resampling within systems
+(:mod:`.within_systems`) and the judgment analyses.
+
+>>> import numpy as np
+>>> ci = percentile_interval(np.array([1.0, 2.0, np.nan, 3.0]), 0.5, 4, 0)  # NaN left out
+>>> ci.low, ci.high
+(1.5, 2.5)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A bootstrap interval and how it was drawn (so it can be reproduced)."""
+
+    low: float
+    high: float
+    level: float
+    n_resamples: int
+    seed: int | None
+    method: str = "percentile bootstrap over items"
+
+
+def percentile_interval(
+    values: np.ndarray, level: float, n_resamples: int, seed: int | None
+) -> ConfidenceInterval:
+    """The percentile interval of bootstrap ``values`` (NaN, from degenerate resamples, left
+    out), shared by :meth:`~capeval_core.stats.correlation.CorrelationResult.confidence_interval`
+    and batched callers."""
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return ConfidenceInterval(np.nan, np.nan, level, n_resamples, seed)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(values, [alpha, 1 - alpha])
+    return ConfidenceInterval(float(low), float(high), level, n_resamples, seed)

@@ -1,0 +1,186 @@
+"""Worker processes for one run: started together, stopped together, and stopped at once when
+the run ends early.
+
+A run that ends early (an error, Ctrl-C, the app's Cancel button, a closed browser tab, a newer
+run of the same page) must not leave its workers computing parts nobody will read. Leaving the
+``with`` block of a :class:`WorkerPool` by an exception drops the queued tasks, ends the
+processes of the running ones and waits until they are gone (the standard pool's own exit would
+wait for every queued task to finish first).
+
+No task's future is ever cancelled from outside the pool's own thread: Python 3.11's pool,
+when one of its processes dies, sets an error on every future still queued, and a future
+cancelled meanwhile makes that thread raise ``InvalidStateError`` (CPython gh-107219, fixed in
+3.12). A caller that wants to take a queued task back uses a :class:`Claims` flag instead.
+
+Workers run at the priority the process asked for (:func:`set_niceness`): the app lowers its
+workers' so that the people editing on its other pages are served first; a command-line run
+keeps the normal priority. This module imports nothing of capeval, so every pool of the
+package (the scoring engine's, SPICE's parse workers) can use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+#: seconds a terminated worker gets to exit before it is killed
+_EXIT_S = 5.0
+
+_niceness = 0
+
+
+def set_niceness(increment: int) -> None:
+    """Start later workers ``increment`` steps below this process's priority (``os.nice``;
+    0: the same priority). The app calls it once, so its scoring workers give way to the
+    requests of the people using it."""
+    global _niceness
+    _niceness = max(0, int(increment))
+
+
+def niceness() -> int:
+    """The increment :func:`set_niceness` chose for workers started from now on."""
+    return _niceness
+
+
+def _setup(increment: int, initializer: Callable[..., None] | None, initargs: tuple) -> None:
+    """Runs first in each worker: its priority, then the caller's initializer."""
+    if increment:
+        with contextlib.suppress(OSError, AttributeError):  # no os.nice on this platform
+            os.nice(increment)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _started() -> None:
+    """A first task per worker: submitting it makes the pool start that worker now."""
+
+
+class WorkerPool:
+    """Spawned worker processes (fresh interpreters: safe to start from the app's threaded
+    server) for one run.
+
+    >>> with WorkerPool(1) as pool:
+    ...     pool.submit(abs, -3).result()
+    3
+    """
+
+    def __init__(
+        self,
+        workers: int,
+        *,
+        initializer: Callable[..., None] | None = None,
+        initargs: tuple = (),
+        executor: Callable[..., Any] = ProcessPoolExecutor,
+    ) -> None:
+        self.workers = workers
+        self._executor = executor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_setup,
+            initargs=(_niceness, initializer, initargs),
+        )
+        self._stopped = False
+        self._ended: list[int] = []
+
+    def start(self) -> WorkerPool:
+        """Begin starting every worker now (the pool would start one per submitted task)."""
+        for _ in range(self.workers):
+            self._executor.submit(_started)
+        return self
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future:
+        """``fn(*args)`` in a worker (raises ``BrokenProcessPool`` once a worker died)."""
+        return self._executor.submit(fn, *args)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """The standard pool's shutdown (queued tasks dropped by the pool's own thread)."""
+        self._executor.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    def pids(self) -> list[int]:
+        """The process ids of the workers started so far (once stopped: of those it had)."""
+        if self._stopped:
+            return list(self._ended)
+        return [p.pid for p in self._processes() if p.pid is not None]
+
+    def _processes(self) -> list[Any]:
+        # the standard pool keeps its processes in ``_processes`` (Python 3.8 to 3.14)
+        return list((getattr(self._executor, "_processes", None) or {}).values())
+
+    def stop(self, *, now: bool = False) -> None:
+        """Shut the pool down and wait until its processes are gone: after the queued tasks
+        are done, or (``now``) at once, the queued tasks dropped and the running ones ended
+        (their futures then raise ``BrokenProcessPool``; nobody is waiting for them)."""
+        if self._stopped:
+            return
+        self._ended = self.pids()
+        self._stopped = True
+        if not now:
+            self._executor.shutdown(wait=True)
+            return
+        processes = self._processes()
+        # the pool's own thread drops the queued tasks (see the module's note on cancelling)
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                process.terminate()
+        for process in processes:
+            with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
+                process.join(_EXIT_S)
+                if process.is_alive():
+                    process.kill()
+                    process.join(_EXIT_S)
+        self._executor.shutdown(wait=True)  # the pool's thread has seen them go
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        # an exception of any kind (a KeyboardInterrupt, the app's stop of a run) ends the
+        # run: its workers stop at once
+        self.stop(now=exc_type is not None)
+
+
+class Claims:
+    """One flag per task, shared with the workers, so that a task is done exactly once by
+    whichever side claims it first: the caller works through the tasks from the back while
+    the workers take them from the front (instead of cancelling queued futures; see the
+    module's note). Pass :meth:`share` to the pool's initializer, :func:`claim` in a worker.
+    """
+
+    def __init__(self, n: int) -> None:
+        self._flags = multiprocessing.get_context("spawn").Array("b", n)
+
+    def share(self) -> Any:
+        """What the workers' initializer hands to :func:`install`."""
+        return self._flags
+
+    def claim(self, i: int) -> bool:
+        """Claim task ``i`` here: False when a worker has it already."""
+        return _claim(self._flags, i)
+
+
+def _claim(flags: Any, i: int) -> bool:
+    with flags.get_lock():
+        if flags[i]:
+            return False
+        flags[i] = 1
+        return True
+
+
+#: in a worker: the claim flags its pool shares (see :class:`Claims`)
+_worker_claims: Any = None
+
+
+def install(flags: Any) -> None:
+    """A worker's initializer: keep the pool's claim flags."""
+    global _worker_claims
+    _worker_claims = flags
+
+
+def claim(i: int) -> bool:
+    """In a worker: claim task ``i``; False when the caller (or another worker) has it."""
+    return _worker_claims is None or _claim(_worker_claims, i)

@@ -1,0 +1,188 @@
+"""The Systems page in a real browser (issue 42 items 3 and 5, issue 43 item 5): a run is
+started with Score and stopped with Cancel, or abandoned by closing the tab; either way the
+server's scoring workers are gone at once and its log shows no error (the InvalidStateError of
+a worker pool broken while its run was cancelled). Needs ``/usr/bin/chromium``."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.app_load import process_tree, server_pid
+from bench.app_server import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, ServerError, serve
+from bench.app_server import settle as _settle
+from bench.systems import _write
+
+pytestmark = pytest.mark.browser
+
+#: images per system: enough for the page to score in worker processes (batch.MIN_PART)
+N_IMAGES = 1200
+#: a bound on the waits for the server (a stuck run fails instead of hanging)
+BOUND_S = 240
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).is_file():
+        message = f"chromium must be installed at {CHROMIUM} for the browser tests"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    from capeval_core.resources import coco_caption_sets
+
+    return _write(tmp_path_factory.mktemp("systems"), coco_caption_sets("val", N_IMAGES))
+
+
+@pytest.fixture
+def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
+    """A server of its own, with an empty score cache (every run scores in workers)."""
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
+    log = tmp_path / "server.log"
+    try:
+        with serve(log) as url:
+            yield url, log
+    except ServerError as exc:
+        pytest.fail(str(exc))
+
+
+def _workers(server_process: int) -> list[int]:
+    """The scoring (and parse) worker processes of the server: spawned interpreters."""
+    out = []
+    for pid in process_tree(server_process)[1:]:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in cmdline:
+            out.append(pid)
+    return out
+
+
+def _until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + BOUND_S
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {BOUND_S} s: {what}")
+        time.sleep(0.2)
+
+
+def _start_scoring(page, url: str, files: tuple[Path, list[Path]]) -> int:  # type: ignore[no-untyped-def]
+    """Upload the files, choose coco-caption's metrics, press Score; once the server's
+    workers are scoring, return the server's process id."""
+    ann, results = files
+    page.goto(f"{url}/systems")
+    page.get_by_role("heading", name="Systems", exact=True).wait_for()
+    _settle(page)
+    page.get_by_text("Upload results files", exact=True).click()
+    _settle(page)
+    page.get_by_text("Upload a references file", exact=True).click()
+    _settle(page)
+    page.locator('.st-key-systems_results input[type="file"]').set_input_files(
+        [str(p) for p in results]
+    )
+    _settle(page)
+    page.locator('.st-key-systems_annotations input[type="file"]').set_input_files(str(ann))
+    _settle(page)
+    page.locator(".st-key-systems_coco_caption button").first.click()
+    _settle(page)
+    page.locator(".st-key-systems_score button").first.click()
+    server = server_pid(url.rpartition(":")[2])
+    _until(lambda: len(_workers(server)) >= 2, "the server's scoring workers start")
+    return server
+
+
+#: score cache entries of a finished run: 3 systems x coco-caption's 5 metrics (BLEU-1..4 are one)
+FINISHED_ENTRIES = 3 * 5
+
+
+def _unfinished(log: Path) -> bool:
+    """The run stopped before scoring everything: its score cache lacks some entries."""
+    return len(list((log.parent / "scores").glob("*.npz"))) < FINISHED_ENTRIES
+
+
+def _assert_clean_log(log: Path) -> None:
+    text = log.read_text(errors="replace")
+    for marker in ("Traceback", "InvalidStateError", "BrokenProcessPool"):
+        assert marker not in text, text[-3000:]
+
+
+def test_cancel_stops_the_run_and_its_workers(server, browser, files) -> None:  # type: ignore[no-untyped-def]
+    url, log = server
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(BOUND_S * 1000)
+    try:
+        process = _start_scoring(page, url, files)
+        running = _workers(process)
+        page.locator(".st-key-systems_cancel button").first.click()
+        page.get_by_text("Scoring cancelled").wait_for()
+        _until(lambda: not _workers(process), "the workers are gone after Cancel")
+        assert all(not Path(f"/proc/{pid}").exists() for pid in running)
+        main = page.inner_text('[data-testid="stMain"]')
+        assert f"3 systems on {N_IMAGES:,} images" not in main  # no table of the cancelled run
+        assert page.locator(".st-key-systems_cancel").count() == 0
+        assert _unfinished(log)
+        _assert_clean_log(log)
+    finally:
+        context.close()
+
+
+def test_a_closed_tab_frees_the_workers_of_its_run(server, browser, files) -> None:  # type: ignore[no-untyped-def]
+    url, log = server
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(BOUND_S * 1000)
+    try:
+        process = _start_scoring(page, url, files)
+    finally:
+        context.close()  # the person closes the tab mid-run
+    _until(lambda: not _workers(process), "the workers are gone after the tab closed")
+    assert _unfinished(log)
+    _assert_clean_log(log)
+
+
+#: every chip of the metric picker: its label, and whether its text is cut
+CHIPS_JS = """
+() => [...document.querySelectorAll('.st-key-systems_metrics [data-tag]')].map(tag => {
+  const text = tag.querySelector('[title]') || tag;
+  return [text.innerText.trim(), text.scrollWidth > text.clientWidth + 1];
+})
+"""
+
+
+def test_the_metric_chips_show_whole_names_at_1280_px(server, browser) -> None:  # type: ignore[no-untyped-def]
+    """Issue 42: the chips were cut at 1,280 px, and showed keys (bleu_1) where the table
+    shows names (BLEU-1)."""
+    from capeval_core.metrics import COCO_CAPTION_KEYS, metric_class
+
+    url, log = server
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(BOUND_S * 1000)
+    try:
+        query = "&".join(f"metric={k}" for k in (*COCO_CAPTION_KEYS, "wmd", "mean", "i2ce"))
+        page.goto(f"{url}/systems?{query}")
+        page.get_by_role("heading", name="Systems", exact=True).wait_for()
+        _settle(page)
+        chips = page.evaluate(CHIPS_JS)
+        names = [metric_class(k).label(k) for k in (*COCO_CAPTION_KEYS, "wmd", "mean", "i2ce")]
+        assert [text for text, _ in chips] == names
+        assert not [text for text, cut in chips if cut]
+        _assert_clean_log(log)
+    finally:
+        context.close()

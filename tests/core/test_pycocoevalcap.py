@@ -1,0 +1,409 @@
+"""The pycocoevalcap drop-in (``capeval_core.pycocoevalcap``): the same API and the same
+numbers as pycocoevalcap 1.2 with its jars, per-image SPICE on the right image.
+
+Reference values: ``tests/golden/pycocoevalcap-coco300.json.gz``, written by
+``python -m tools.pycocoevalcap_oracle golden --images 300`` (pycocoevalcap 1.2, Java 17,
+CoreNLP 3.4.1's PTB tokenizer, meteor-1.5.jar, spice-1.0.jar with CoreNLP 3.6.0, no -cache);
+equality is exact (``==``, NaN equal to NaN). The ``slow`` tests run pycocoevalcap itself
+where Java and the jars are present (a temporary copy of the installed package: see
+``tools/pycocoevalcap_oracle.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import io
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from capeval_core.pycocoevalcap.bleu.bleu import Bleu
+from capeval_core.pycocoevalcap.cider.cider import Cider
+from capeval_core.pycocoevalcap.eval import COCOEvalCap
+from capeval_core.pycocoevalcap.meteor.meteor import Meteor
+from capeval_core.pycocoevalcap.rouge.rouge import Rouge
+from capeval_core.pycocoevalcap.spice.spice import JAR_CATEGORIES, Spice
+from capeval_core.pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+from tools import pycocoevalcap_oracle as oracle
+
+#: the lines COCOEvalCap itself prints (pycocotools' timings and the jars' own chatter aside)
+OWN_LINE = re.compile(
+    r"^(tokenization\.\.\.|setting up scorers\.\.\.|computing \w+ score\.\.\.|\{'testlen'.*"
+    r"|ratio: .*|(Bleu_[1-4]|METEOR|ROUGE_L|CIDEr|SPICE): \d+\.\d{3})$"
+)
+SCORE_KEYS = ("pr", "re", "f", "fn", "numImages", "fp", "tp")
+#: METEOR's per-image score can differ from the jar's in the last bits (the jar raises the
+#: fragmentation to the power beta with Java's Math.pow, capeval with the C library's pow;
+#: metric-spec §5.11): 4 of the golden's 300 images and the corpus value of the designed
+#: scorer inputs, all within this
+METEOR_TOL = 1e-12
+
+
+def same(a, b) -> bool:
+    """Exact equality of nested JSON-like values, NaN equal to NaN."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def own_lines(printed: str) -> list[str]:
+    return [line for line in printed.splitlines() if OWN_LINE.match(line)]
+
+
+@pytest.fixture(scope="module")
+def golden():
+    return oracle.read_golden()
+
+
+@pytest.fixture(scope="module")
+def client_run(golden, tmp_path_factory):
+    """The client script, import line changed, on the golden's images: what it printed and
+    the JSON it dumped."""
+    folder = tmp_path_factory.mktemp("client")
+    ann, res = oracle.write_coco_files(folder, golden["image_ids"], golden["captions"])
+    printed = oracle.run_client(oracle.DROPIN_IMPORT, ann, res, folder / "out.json")
+    return printed, json.loads((folder / "out.json").read_text(encoding="utf-8"))
+
+
+# -- the API ------------------------------------------------------------------------------------
+
+MIRRORED = [
+    ("eval", "COCOEvalCap", ("__init__", "evaluate", "setEval", "setImgToEvalImgs", "setEvalImgs")),
+    ("tokenizer.ptbtokenizer", "PTBTokenizer", ("tokenize",)),
+    ("bleu.bleu", "Bleu", ("__init__", "compute_score", "method")),
+    ("meteor.meteor", "Meteor", ("compute_score", "method")),
+    ("rouge.rouge", "Rouge", ("__init__", "calc_score", "compute_score", "method")),
+    ("cider.cider", "Cider", ("__init__", "compute_score", "method")),
+    ("spice.spice", "Spice", ("float_convert", "compute_score", "method")),
+]
+
+
+def _parameters(func) -> list[tuple[str, object, object]]:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(func).parameters.values()]
+
+
+@pytest.mark.parametrize(("module", "name", "methods"), MIRRORED)
+def test_modules_classes_and_signatures_are_pycocoevalcaps(module, name, methods):
+    theirs = getattr(importlib.import_module(f"pycocoevalcap.{module}"), name)
+    ours = getattr(importlib.import_module(f"capeval_core.pycocoevalcap.{module}"), name)
+    for method in methods:
+        assert _parameters(getattr(ours, method)) == _parameters(getattr(theirs, method)), method
+    if hasattr(theirs, "method"):
+        assert ours.method(None) == theirs.method(None)  # self unused: a constant
+
+
+# -- the acceptance script ----------------------------------------------------------------------
+
+
+def test_client_script_prints_pycocoevalcaps_numbers(golden, client_run):
+    printed, _ = client_run
+    assert own_lines(printed) == own_lines(golden["printed"])
+    assert len(own_lines(printed)) == 2 + 5 + 2 + 8 + 8  # progress, headers, Bleu's, twice
+
+
+def test_client_script_dumps_pycocoevalcaps_values(golden, client_run):
+    _, ours = client_run
+    theirs = golden["client"]
+    assert same(ours["overall"], theirs["overall"])
+    assert list(ours["overall"]) == [
+        "Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR", "ROUGE_L", "CIDEr", "SPICE"
+    ]  # fmt: skip
+    assert list(ours["imgToEval"]) == list(theirs["imgToEval"])  # same images, same order
+    meteor_off = 0
+    for image, row in ours["imgToEval"].items():
+        expected = dict(theirs["imgToEval"][image])
+        # the deliberate difference: each image's own SPICE (the jar's, by image id)
+        expected["SPICE"] = golden["spice_by_image"][image]
+        assert list(row) == list(expected)
+        for key in row:
+            if key == "METEOR" and row[key] != expected[key]:
+                meteor_off += 1
+                assert row[key] == pytest.approx(expected[key], abs=METEOR_TOL), image
+            else:
+                assert same(row[key], expected[key]), (image, key)
+    assert meteor_off <= 6  # 4 of the 300 today
+
+
+def test_reference_attaches_spice_to_other_images_when_ids_are_unsorted(golden, client_run):
+    """pycocoevalcap's Spice returns the images in sorted id order and COCOEvalCap zips that
+    list with params['image_id'] (the annotation file's order here, unsorted as COCO's): the
+    k-th image gets the SPICE of the k-th smallest id. capeval gives each image its own."""
+    _, ours = client_run
+    ids = list(golden["client"]["imgToEval"])  # params['image_id'], as the script set it
+    assert ids == [str(i) for i in golden["image_ids"]] != sorted(ids, key=int)
+    by_sorted = dict(zip(ids, sorted(ids, key=int), strict=True))
+    theirs = golden["client"]["imgToEval"]
+    own = golden["spice_by_image"]
+    wrong = [i for i in ids if not same(theirs[i]["SPICE"], own[i])]
+    assert len(wrong) > len(ids) // 2
+    assert all(same(theirs[i]["SPICE"], own[by_sorted[i]]) for i in ids)
+    assert all(same(ours["imgToEval"][i]["SPICE"], own[i]) for i in ids)
+    # the corpus SPICE is the same mean either way
+    assert same(ours["overall"]["SPICE"], golden["client"]["overall"]["SPICE"])
+
+
+# -- the scorers called directly ----------------------------------------------------------------
+
+
+def _direct(inputs):
+    gts, res = inputs["gts"], inputs["res"]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        bleu = Bleu(4).compute_score(gts, res)
+    score, scores = Rouge().compute_score(gts, res)
+    c_score, c_scores = Cider().compute_score(gts, res)
+    s_score, s_scores = Spice().compute_score(gts, res)
+    return {
+        "Bleu": list(bleu),
+        "Bleu_verbose": printed.getvalue(),
+        "METEOR": list(Meteor().compute_score(gts, res)),
+        "ROUGE_L": [float(score), *map(float, scores)],
+        "CIDEr": [float(c_score), *map(float, c_scores)],
+        "SPICE": [float(s_score), s_scores],
+    }
+
+
+def test_scorers_called_directly_give_pycocoevalcaps_values(golden):
+    """Token strings as users pass them: double and trailing spaces, an empty caption,
+    punctuation left in, a no-break space inside a token, a tab."""
+    ours = _direct(golden["scorer_inputs"])
+    theirs = golden["scorers"]
+    for key in ("Bleu", "Bleu_verbose", "ROUGE_L", "CIDEr", "SPICE"):
+        assert same(json.loads(json.dumps(ours[key])), theirs[key]), key
+    (score, scores), (their_score, their_scores) = ours["METEOR"], theirs["METEOR"]
+    assert score == pytest.approx(their_score, abs=METEOR_TOL)  # 1 ulp off today
+    assert scores == pytest.approx(their_scores, abs=METEOR_TOL)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+@pytest.mark.parametrize("verbose", [0, 1, 2])
+def test_bleu_prints_and_returns_what_pycocoevalcap_does(golden, n, verbose):
+    """pycocoevalcap's Bleu is Python: it runs here, on the golden's token strings."""
+    from pycocoevalcap.bleu.bleu import Bleu as TheirBleu
+
+    gts, res = golden["scorer_inputs"]["gts"], golden["scorer_inputs"]["res"]
+    printed = []
+    for scorer in (TheirBleu(n), Bleu(n)):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            returned = scorer.compute_score(gts, res, verbose=verbose)
+        printed.append((out.getvalue(), returned))
+    assert printed[0] == printed[1]
+
+
+def test_return_types_and_shapes_are_pycocoevalcaps():
+    gts = {"b": ["a dog runs on the grass", "a brown dog"], "a": ["a red bus"]}
+    res = {"b": ["a dog running"], "a": ["a bus on a road"]}
+    with contextlib.redirect_stdout(io.StringIO()):
+        score, scores = Bleu(4).compute_score(gts, res)
+    assert isinstance(score, list) and len(score) == 4 and all(type(s) is float for s in score)
+    assert len(scores) == 4 and all(len(row) == 2 and type(row[0]) is float for row in scores)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert len(Bleu(2).compute_score(gts, res)[0]) == 2
+    for scorer in (Rouge(), Cider()):
+        score, scores = scorer.compute_score(gts, res)
+        assert type(score) is np.float64 and isinstance(scores, np.ndarray) and scores.shape == (2,)
+    score, scores = Meteor().compute_score(gts, res)
+    assert type(score) is float and type(scores) is list and type(scores[0]) is float
+    score, scores = Spice().compute_score(gts, res)
+    assert type(score) is np.float64 and len(scores) == 2
+    for row in scores:
+        assert list(row) == list(JAR_CATEGORIES)
+        assert all(list(row[c]) == list(SCORE_KEYS) for c in row)
+        assert all(type(v) is float for c in row for v in row[c].values())
+    # sorted id order, as pycocoevalcap: "a" first although gts lists "b" first
+    assert scores == [Spice().compute_score({k: gts[k]}, {k: res[k]})[1][0] for k in ("a", "b")]
+    assert Spice().float_convert(None) != Spice().float_convert(None)  # NaN
+
+
+@pytest.mark.parametrize("scorer", [Bleu(4), Meteor(), Rouge(), Cider(), Spice()])
+def test_scorers_assert_where_pycocoevalcap_asserts(scorer):
+    gts = {1: ["a dog"], 2: ["a cat"]}
+    with pytest.raises(AssertionError, match="same image ids"):
+        scorer.compute_score(gts, {1: ["a dog"]})
+    with pytest.raises(AssertionError, match=r"exactly one caption.*got 2"):
+        scorer.compute_score(gts, {1: ["a dog"], 2: ["a cat", "a kitten"]})
+    with pytest.raises(AssertionError, match="no reference"):
+        scorer.compute_score({1: ["a dog"], 2: []}, {1: ["a dog"], 2: ["a cat"]})
+    with pytest.raises(TypeError, match="PTBTokenizer"):
+        scorer.compute_score({1: [{"caption": "a dog"}]}, {1: [{"caption": "a dog"}]})
+
+
+def test_tokenizer_takes_records_and_keeps_image_ids():
+    captions = {
+        "img-2": [{"caption": "A dog (really) isn't here.", "id": 7}],
+        391895: [{"caption": "Two\ncats."}, {"caption": "..."}],
+        5: [],
+    }
+    assert PTBTokenizer().tokenize(captions) == {
+        "img-2": ["a dog -lrb- really -rrb- is n't here"],
+        391895: ["two cats", ""],
+    }
+
+
+class _Coco:
+    """Anything with getImgIds() and imgToAnns, as COCOEvalCap reads it."""
+
+    def __init__(self, anns: dict) -> None:
+        self.imgToAnns = anns
+
+    def getImgIds(self):
+        return list(self.imgToAnns)
+
+
+def _evaluate(gts: dict, res: dict, ids=None) -> tuple[COCOEvalCap, str]:
+    ev = COCOEvalCap(
+        _Coco({k: [{"caption": c} for c in v] for k, v in gts.items()}),
+        _Coco({k: [{"caption": c} for c in v] for k, v in res.items()}),
+    )
+    if ids is not None:
+        ev.params["image_id"] = ids
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ev.evaluate()
+    return ev, printed.getvalue()
+
+
+def test_each_image_gets_its_own_spice_on_unsorted_ids():
+    """Jar-free: with ids in a non-sorted order, imgToEval[id]["SPICE"] is what SPICE gives
+    that image alone (an image's SPICE depends on its own captions only)."""
+    gts = {
+        30: ["a man riding a horse on a beach"],
+        10: ["two dogs play in the grass", "dogs on a lawn"],
+        20: ["a red bus on a city street"],
+    }
+    res = {30: ["a person on a horse"], 10: ["two dogs playing"], 20: ["a bus parked"]}
+    ev, _ = _evaluate(gts, res)
+    assert list(ev.imgToEval) == [30, 10, 20]
+    for i in gts:
+        alone = Spice().compute_score({i: gts[i]}, {i: res[i]})[1][0]
+        assert same(ev.imgToEval[i]["SPICE"], alone), i
+    assert ev.evalImgs == list(ev.imgToEval.values())
+    assert list(ev.imgToEval[30]) == ["image_id", *ev.eval]
+
+
+def test_evaluate_takes_string_ids_and_a_subset_of_images():
+    gts = {"b": ["a dog runs on the grass"], "a": ["a red bus"], "c": ["a cat"]}
+    res = {"b": ["a dog running"], "a": ["a bus on a road"], "c": ["a cat sleeping"]}
+    ev, printed = _evaluate(gts, res, ids=["a", "b"])
+    assert list(ev.imgToEval) == ["a", "b"]
+    assert own_lines(printed)[:3] == [
+        "tokenization...",
+        "setting up scorers...",
+        "computing Bleu score...",
+    ]
+    assert printed.splitlines()[3].startswith("{'testlen': ")
+    assert type(ev.eval["Bleu_4"]) is float and type(ev.eval["CIDEr"]) is np.float64
+    assert type(ev.imgToEval["a"]["ROUGE_L"]) is np.float64
+    assert type(ev.imgToEval["a"]["METEOR"]) is float
+
+
+def test_ids_of_both_kinds_work_in_evaluate_and_not_in_spices_sorted_list():
+    gts = {1: ["a dog runs on the grass"], "a": ["a red bus"]}
+    res = {1: ["a dog running"], "a": ["a bus on a road"]}
+    ev, _ = _evaluate(gts, res)
+    assert list(ev.imgToEval) == [1, "a"]
+    assert same(
+        ev.imgToEval["a"]["SPICE"], Spice().compute_score({"a": gts["a"]}, {"a": res["a"]})[1][0]
+    )
+    with pytest.raises(TypeError):
+        Spice().compute_score(gts, res)
+
+
+def test_evaluate_scores_the_coco_caption_set():
+    from capeval_core.metrics import COCO_CAPTION_KEYS
+    from capeval_core.pycocoevalcap.eval import KEYS, SCORERS
+
+    assert sorted(KEYS.values()) == sorted(COCO_CAPTION_KEYS)
+    assert [k for _, names in SCORERS for k in names] == list(KEYS)
+
+
+def test_evaluate_asserts_on_missing_and_double_results():
+    gts = {1: ["a dog"], 2: ["a cat"]}
+    with pytest.raises(AssertionError, match=r"without a result: \[2\]"):
+        _evaluate(gts, {1: ["a dog"], 2: []})
+    with pytest.raises(AssertionError, match="more than one caption"):
+        _evaluate(gts, {1: ["a dog"], 2: ["a cat", "a kitten"]})
+
+
+# -- the slow live checks: pycocoevalcap itself -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """pycocoevalcap (a copy with its jars) and the drop-in, each running the client script
+    on 30 COCO val2014 images other than the golden's, in the annotation file's order."""
+    why = oracle.available()
+    if why:
+        pytest.skip(why)
+    from capeval_core.resources import coco_caption_file
+
+    data = coco_caption_file("val")
+    golden_ids = set(oracle.read_golden()["image_ids"])
+    first: dict[int, tuple[int, str]] = {}
+    for a in data["annotations"]:
+        if a["image_id"] not in first or a["id"] < first[a["image_id"]][0]:
+            first[a["image_id"]] = (a["id"], a["caption"])
+    ids = [im["id"] for im in reversed(data["images"]) if im["id"] not in golden_ids][:30]
+    captions = [first[j][1] for j in ids[1:] + ids[:1]]  # another image's caption
+    folder = tmp_path_factory.mktemp("live")
+    site = oracle.oracle_copy(folder)
+    ann, res = oracle.write_coco_files(folder, ids, captions)
+    theirs = oracle.run_client(
+        oracle.REFERENCE_IMPORT, ann, res, folder / "theirs.json", oracle.java_env(site)
+    )
+    ours = oracle.run_client(oracle.DROPIN_IMPORT, ann, res, folder / "ours.json")
+    load = json.loads
+    return (
+        ids,
+        (theirs, load((folder / "theirs.json").read_text())),
+        (ours, load((folder / "ours.json").read_text())),
+    )
+
+
+@pytest.mark.slow
+def test_live_client_script_matches_pycocoevalcap(live):
+    _, (their_print, theirs), (our_print, ours) = live
+    assert own_lines(our_print) == own_lines(their_print)
+    assert list(ours["overall"]) == list(theirs["overall"])
+    for key, value in ours["overall"].items():
+        assert value == pytest.approx(
+            theirs["overall"][key], abs=METEOR_TOL if key == "METEOR" else 0
+        )
+    # every per-image value but SPICE, which pycocoevalcap attaches to other images here
+    assert list(ours["imgToEval"]) == list(theirs["imgToEval"])
+    for image, row in ours["imgToEval"].items():
+        expected = theirs["imgToEval"][image]
+        assert list(row) == list(expected)
+        for key in row:
+            if key == "METEOR":
+                assert row[key] == pytest.approx(expected[key], abs=METEOR_TOL), image
+            elif key != "SPICE":
+                assert same(row[key], expected[key]), (image, key)
+
+
+@pytest.mark.slow
+def test_live_reference_misattaches_spice_and_ours_does_not(live):
+    """With the reference's own code: its k-th image (unsorted ids) holds the SPICE of the
+    k-th smallest id; capeval's holds the image's own (which is, in the reference's output,
+    under the image at that id's place)."""
+    _, (_, theirs), (_, ours) = live
+    keys = list(theirs["imgToEval"])  # params['image_id']: the annotation file's order
+    order = sorted(keys, key=int)
+    by_place = dict(zip(order, keys, strict=True))  # id -> the image holding its SPICE there
+    assert keys != order
+    for key in keys:
+        assert same(ours["imgToEval"][key]["SPICE"], theirs["imgToEval"][by_place[key]]["SPICE"])
+    moved = [
+        k for k in keys if not same(ours["imgToEval"][k]["SPICE"], theirs["imgToEval"][k]["SPICE"])
+    ]
+    assert len(moved) > len(keys) // 2

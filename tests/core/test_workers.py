@@ -1,0 +1,178 @@
+"""Worker pools stop cleanly (issue #43 item 5, issue #42 item 5): a run stopped mid-way, by an
+error or by its caller (the app's Cancel button, a closed tab), ends its worker processes at
+once, and nothing is left raising in a thread of the pool; the workers run at the priority the
+process chose for them."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import CancelledError
+from concurrent.futures.process import BrokenProcessPool
+
+import pytest
+
+from capeval_core import batch, workers
+from capeval_core.workers import Claims, WorkerPool
+
+pytestmark = pytest.mark.filterwarnings(
+    "error::pytest.PytestUnhandledThreadExceptionWarning",
+    "error::pytest.PytestUnraisableExceptionWarning",
+)
+
+
+class Cancelled(Exception):
+    """What a caller raises from its progress callback to stop a run."""
+
+
+@pytest.fixture
+def thread_errors(monkeypatch):
+    """Every exception that escapes a thread (the pools' own threads) during the test."""
+    seen: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(args.exc_value))
+    return seen
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _niceness() -> int:
+    return os.nice(0)
+
+
+def _claim_and_sleep(i: int, seconds: float) -> int | None:
+    """A task that claims its index, then works (sleeps); None when the caller had it."""
+    if not workers.claim(i):
+        return None
+    time.sleep(seconds)
+    return i
+
+
+def test_a_pool_left_by_an_exception_ends_its_running_and_queued_tasks(thread_errors):
+    pool = WorkerPool(2).start()
+    pids: list[int] = []
+    futures = []
+    with pytest.raises(Cancelled), pool:
+        futures = [pool.submit(time.sleep, 600) for _ in range(6)]  # two run, four wait
+        while len(pids) < 2 or not all(f.running() for f in futures[:2]):
+            time.sleep(0.05)
+            pids = pool.pids()
+        raise Cancelled
+    assert all(_gone(pid) for pid in pids), pids
+    for future in futures:  # nobody waits for them; each says it did not run to its end
+        assert future.done()
+        with pytest.raises((BrokenProcessPool, CancelledError)):
+            future.result()
+    assert not thread_errors, thread_errors
+
+
+def test_claims_split_the_tasks_between_the_caller_and_the_workers(thread_errors):
+    """The caller works from the back, the workers from the front, each task done once; a
+    task the caller took back is never cancelled (the cancel that made Python 3.11's pool
+    raise InvalidStateError in its thread when a worker then died)."""
+    n = 12
+    claims = Claims(n)
+    here = []
+    with WorkerPool(1, initializer=workers.install, initargs=(claims.share(),)) as pool:
+        futures = [pool.submit(_claim_and_sleep, i, 0.05) for i in range(n)]
+        for i in reversed(range(n)):
+            if not claims.claim(i):
+                break
+            here.append(i)
+            time.sleep(0.05)
+        done_there = [f.result() for f in futures]
+    there = [i for i in done_there if i is not None]
+    assert sorted(here + there) == list(range(n))
+    assert not any(f.cancelled() for f in futures)
+    assert not thread_errors, thread_errors
+
+
+@pytest.mark.parametrize("end", ["stopped", "worker killed"])
+def test_a_pool_ended_while_the_caller_holds_claims_raises_nothing_in_its_thread(
+    end, thread_errors
+):
+    """The caller has taken the last tasks back while a worker runs the first: the run is
+    stopped, or the worker dies (out of memory, killed). Futures cancelled from outside made
+    Python 3.11's pool raise InvalidStateError in its thread here; claims leave every
+    future to the pool."""
+    import signal
+
+    n = 8
+    claims = Claims(n)
+    pool = WorkerPool(1, initializer=workers.install, initargs=(claims.share(),))
+    with pytest.raises(Cancelled), pool:
+        futures = [pool.submit(_claim_and_sleep, i, 600) for i in range(n)]
+        for i in reversed(range(4, n)):
+            assert claims.claim(i)
+        while not claims.share()[0]:  # a worker has begun the first task
+            time.sleep(0.05)
+        pids = pool.pids()
+        if end == "worker killed":
+            os.kill(pids[0], signal.SIGKILL)
+            with pytest.raises(BrokenProcessPool):
+                futures[0].result(timeout=60)
+        raise Cancelled
+    assert all(_gone(pid) for pid in pids)
+    assert not thread_errors, thread_errors
+
+
+def test_workers_run_at_the_priority_the_process_chose(monkeypatch):
+    monkeypatch.setattr(workers, "_niceness", 0)
+    with WorkerPool(1) as pool:
+        same = pool.submit(_niceness).result()
+    workers.set_niceness(5)
+    with WorkerPool(1) as pool:
+        lower = pool.submit(_niceness).result()
+    assert lower == min(same + 5, 19), (same, lower)
+    assert _niceness() == same  # this process keeps its own
+
+
+def test_a_scoring_run_cancelled_by_its_progress_callback_stops_its_workers(
+    monkeypatch, tmp_path, thread_errors
+):
+    """The app's Cancel, as the core sees it: ``on_progress`` raises while the workers score
+    METEOR in parts; the error reaches the caller, the pool's processes are gone at once, and
+    nothing of the unfinished metric is cached."""
+    from capeval_core.resources import coco_caption_sets
+    from capeval_core.systems import SystemsInput, score_systems
+
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
+    monkeypatch.setattr(batch, "MIN_PART", 4)
+    started: list[WorkerPool] = []
+    start_pool = batch.start_pool
+
+    def spy(n: int) -> WorkerPool | None:
+        pool = start_pool(n)
+        started.append(pool)
+        return pool
+
+    monkeypatch.setattr(batch, "start_pool", spy)
+    sets = coco_caption_sets("val", 40)
+    data = SystemsInput(
+        ("a", "b"),
+        tuple(s.image_id for s in sets),
+        (tuple(s.candidate for s in sets), tuple(s.references[0] for s in sets)),
+        tuple(s.references[1:] for s in sets),
+        ("a.json", "b.json"),
+        "test",
+    )
+    labels: list[str] = []
+
+    def progress(done: int, total: int, label: str) -> None:
+        if labels and labels[-1].startswith("scoring in"):
+            raise Cancelled  # the first news (or tick) while the workers score the parts
+        labels.append(label)
+
+    with pytest.raises(Cancelled):
+        score_systems(data, ["meteor"], workers=2, on_progress=progress)
+    (pool,) = started
+    assert pool is not None and pool.pids()
+    assert all(_gone(pid) for pid in pool.pids())
+    assert not list((tmp_path / "scores").glob("*.npz"))
+    assert not thread_errors, thread_errors
