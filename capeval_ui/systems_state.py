@@ -32,7 +32,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from capeval_ui import state, store
+from capeval_ui import TOKENIZER_KEY, current_tokenizer, state, store
 from capeval_ui.state import SYSTEMS_FILES as FILES  # (results files, references file or None)
 from capeval_ui.state import Param
 
@@ -113,7 +113,11 @@ def write(page_params: Sequence[Param], files: str | None, scored: bool = False)
         return urlencode(
             {name: st.query_params.get_all(name) for name in st.query_params}, doseq=True
         )
-    given = {_FILES.key: files, _SCORED.key: True if scored else None}
+    given = {
+        _FILES.key: files,
+        _SCORED.key: True if scored else None,
+        TOKENIZER_KEY: current_tokenizer(),  # the sidebar's, or the default on a page alone
+    }
     return state.write((*page_params, _FILES, _SCORED), given)
 
 
