@@ -181,7 +181,7 @@ def _per_pair(data: list, n_images: int) -> None:
         f"capeval {cap * 1e6:6.1f} us | jar {jar_t * 1e6:6.1f} us | "
         f"jar/capeval {jar_t / cap:5.1f}x; CPU time {cap_cpu * 1e6:.1f} us vs "
         f"{jar_cpu * 1e6:.1f} us: {jar_cpu / cap_cpu:4.1f}x   "
-        f"corpus {value:.12f} vs {jar_value:.12f}   ({_load()})"
+        f"corpus {_same(value, jar_value)}   ({_load()})"
     )
 
 
@@ -189,6 +189,11 @@ def _cpu_of(pid: int) -> float:
     """CPU seconds a process (every thread) has used so far, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _same(ours: float, jar: float) -> str:
+    """Both corpus values, and whether they are the same double."""
+    return f"{ours!r} vs {jar!r} ({'equal' if ours == jar else 'DIFFER'})"
 
 
 def _load() -> str:
@@ -236,7 +241,7 @@ def main(n_images: int = 5000) -> None:
                 f"{jar[1]['end_to_end']:.2f}; JVM start-up included) | "
                 f"jar/capeval {jar_e2e / run['end_to_end']:5.1f}x; CPU time "
                 f"{run['cpu']:.2f} s vs {jar_cpu:.2f} s: {jar_cpu / run['cpu']:4.1f}x   "
-                f"corpus {run['value']:.12f} vs {jar[0]['value']:.12f}   ({_load()})"
+                f"corpus {_same(run['value'], jar[0]['value'])}   ({_load()})"
             )
         fresh_env = {
             "CAPEVAL_CACHE_DIR": str(Path(tmp) / "cache-2"),

@@ -613,26 +613,39 @@ def _sort_keys(keys, n):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _score(stats, alpha, beta, gamma, delta, weights):  # pragma: no cover - compiled
+def _score(
+    stats, alpha, gamma, delta, weights, pow_values, pow_offsets
+):  # pragma: no cover - compiled
     """``score_statistics`` (§5.7) on one row, in the same order of floating-point
-    operations (numpy's error model: x/0 is inf or nan, as in Java)."""
+    operations (numpy's error model: x/0 is inf or nan, as in Java); ``frag ** beta`` is
+    read from ``pow_values`` (:func:`capeval_core.meteor_pow.dense_values`). -1 if the
+    fragmentation is beyond that table (never for pairs of at most 64 words a side)."""
     hl, rl, hf, rf = stats[0], stats[1], stats[2], stats[3]
     lw_h = delta * (hl - hf) + (1.0 - delta) * hf
     lw_r = delta * (rl - rf) + (1.0 - delta) * rf
     mw_h = 0.0
+    for m in range(4):
+        mw_h += stats[4 + 4 * m] * weights[m] * delta
     mw_r = 0.0
     for m in range(4):
-        w = weights[m]
-        mw_h += w * (delta * stats[4 + 4 * m] + (1.0 - delta) * stats[6 + 4 * m])
-        mw_r += w * (delta * stats[5 + 4 * m] + (1.0 - delta) * stats[7 + 4 * m])
+        mw_r += stats[5 + 4 * m] * weights[m] * delta
+    for m in range(4):
+        mw_h += stats[6 + 4 * m] * weights[m] * (1.0 - delta)
+    for m in range(4):
+        mw_r += stats[7 + 4 * m] * weights[m] * (1.0 - delta)
     precision = mw_h / lw_h
     recall = mw_r / lw_r
     fmean = 1.0 / ((1.0 - alpha) / precision + alpha / recall)
     chunks, mh, mr = stats[20], stats[21], stats[22]
-    frag = 0.0 if mh == hl and mr == rl and chunks == 1 else chunks / ((mh + mr) / 2.0)
-    if np.isnan(frag):
+    if mh + mr == 0:  # nothing matched: the jar's 0/0
         return 0.0
-    penalty = gamma * frag**beta
+    if mh == hl and mr == rl and chunks == 1:
+        power = pow_values[0]  # frag = 0
+    elif mh + mr < pow_offsets.shape[0] - 1 and chunks <= (mh + mr) // 2:
+        power = pow_values[pow_offsets[mh + mr] + chunks]
+    else:
+        return -1.0
+    penalty = gamma * power
     score = fmean * (1.0 - penalty)
     if np.isnan(score):
         return 0.0
@@ -644,9 +657,10 @@ def align_pairs(
     pair_hyp, pair_ref, s_off, s_words, w_stem, w_func, syn_pos, syn_pos_off,
     word_pos, text, span_hash, span_off, bloom, key_start, key_len, key_id, key_off,
     key_entry_off, target_hash, target_words, target_text, target_start, target_end,
-    alpha, beta, gamma, delta, weights,
+    alpha, gamma, delta, weights, pow_values, pow_offsets,
 ):  # pragma: no cover - compiled  # fmt: skip
-    """The 23 statistics and the score of every (hypothesis, reference) pair (§5.4-§5.7).
+    """The 23 statistics and the score of every (hypothesis, reference) pair (§5.4-§5.7);
+    ``pow_values`` and ``pow_offsets`` give ``frag ** beta`` (see :func:`_score`).
 
     A pair with a side longer than :data:`MAX_WORDS` words gets ``-1`` statistics and a NaN
     score: the caller aligns it in Python.
@@ -965,7 +979,12 @@ def align_pairs(
             row[21] += hyp_l
             row[22] += ref_l
         row[20] = n_chunks
-        scores[p] = _score(row, alpha, beta, gamma, delta, weights)
+        value = _score(row, alpha, gamma, delta, weights, pow_values, pow_offsets)
+        if value < 0.0:  # beyond the power table: the Python aligner takes it
+            stats[p, :] = -1
+            scores[p] = np.nan
+            continue
+        scores[p] = value
     return stats, scores
 
 

@@ -341,12 +341,17 @@ class MeteorScore:
 def score_statistics(
     stats: MeteorStats, parameters: tuple[float, float, float, float, Sequence[float]]
 ) -> MeteorScore:
-    """§5.7, in the jar's order of floating-point operations.
+    """§5.7, in the jar's order of floating-point operations: the weighted matches add up
+    every module's content words (count x weight x delta) before any function word
+    (count x weight x (1 - delta)), and ``frag ** beta`` is the jar's ``Math.pow``
+    (:func:`capeval_core.meteor_pow.jar_pow`).
 
     >>> s = MeteorStats.from_numbers([3, 3, 1, 1, 2, 2, 1, 1] + [0] * 12 + [1, 3, 3])
     >>> score_statistics(s, MeteorConfig().parameters).score
     1.0
     """
+    from capeval_core.meteor_pow import jar_pow
+
     alpha, beta, gamma, delta, weights = parameters
     lw_h = (
         delta * (stats.hyp_length - stats.hyp_function_words)
@@ -357,10 +362,15 @@ def score_statistics(
         + (1.0 - delta) * stats.ref_function_words
     )
     mw_h = 0.0
+    for m, w in enumerate(weights):
+        mw_h += stats.content_hyp[m] * w * delta
     mw_r = 0.0
     for m, w in enumerate(weights):
-        mw_h += w * (delta * stats.content_hyp[m] + (1.0 - delta) * stats.function_hyp[m])
-        mw_r += w * (delta * stats.content_ref[m] + (1.0 - delta) * stats.function_ref[m])
+        mw_r += stats.content_ref[m] * w * delta
+    for m, w in enumerate(weights):
+        mw_h += stats.function_hyp[m] * w * (1.0 - delta)
+    for m, w in enumerate(weights):
+        mw_r += stats.function_ref[m] * w * (1.0 - delta)
     precision = _div(mw_h, lw_h)
     recall = _div(mw_r, lw_r)
     fmean = _div(1.0, _div(1.0 - alpha, precision) + _div(alpha, recall))
@@ -368,7 +378,7 @@ def score_statistics(
         frag = 0.0
     else:
         frag = _div(stats.chunks, (stats.matched_hyp + stats.matched_ref) / 2.0)
-    penalty = gamma * frag**beta if not math.isnan(frag) else math.nan
+    penalty = gamma * jar_pow(frag, beta) if not math.isnan(frag) else math.nan
     score = fmean * (1.0 - penalty)
     if math.isnan(score):  # empty sentences or no matches: 0/0 in the jar
         score = 0.0
@@ -914,6 +924,7 @@ class _CompiledAligner:
         parameters: tuple[float, float, float, float, tuple[float, ...]],
     ) -> tuple[list[int], list[tuple[float, ...]], list[MeteorStats]]:
         from capeval_core import meteor_kernel as kernel
+        from capeval_core.meteor_pow import dense_offsets, dense_values
         from capeval_core.meteor_resources import paraphrase_index
 
         sentence_ids: dict[Tokens, int] = {}
@@ -955,12 +966,14 @@ class _CompiledAligner:
             )
         )  # fmt: skip
         alpha, beta, gamma, delta, weights = parameters
+        pow_values = dense_values(beta)
         stats, scores = kernel.align_pairs(
             np.array(pair_hyp, dtype=np.int64), np.array(pair_ref, dtype=np.int64),
             s_off, s_words, w_stem, w_func, syn_pos, syn_pos_off,
             word_pos, text, span_hash, span_off, bloom, key_start, key_len, key_id, key_off,
             a["key_entry_offsets"], a["target_hash"], a["target_words"], a["target_text"],
-            a["target_start"], a["target_end"], alpha, beta, gamma, delta, np.array(weights),
+            a["target_start"], a["target_end"], alpha, gamma, delta, np.array(weights),
+            pow_values, dense_offsets(),
         )  # fmt: skip
         rows = stats.tolist()
         values = scores.tolist()
@@ -1130,22 +1143,29 @@ class MeteorStatistics(SummedStatistics):
         return {self.keys[0]: score_statistics(self._total(sums), self.parameters).score}
 
     def finish(self, sums: np.ndarray, total: np.ndarray) -> np.ndarray:
-        """:func:`score_statistics` for many summed rows at once (numpy's IEEE division
-        gives the jar's x/0 semantics)."""
+        """:func:`score_statistics` for many summed rows at once, in the same order of
+        operations (numpy's IEEE division gives the jar's x/0 semantics)."""
+        from capeval_core.meteor_pow import jar_pow
+
         alpha, beta, gamma, delta, weights = self.parameters
         hyp_len, ref_len, hyp_fw, ref_fw = sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3]
         lw_h = delta * (hyp_len - hyp_fw) + (1.0 - delta) * hyp_fw
         lw_r = delta * (ref_len - ref_fw) + (1.0 - delta) * ref_fw
         mw_h = np.zeros(sums.shape[0])
         mw_r = np.zeros(sums.shape[0])
-        for m, w in enumerate(weights):
-            c_h, c_r, f_h, f_r = (sums[:, 4 + 4 * m + j] for j in range(4))
-            mw_h += w * (delta * c_h + (1.0 - delta) * f_h)
-            mw_r += w * (delta * c_r + (1.0 - delta) * f_r)
-        precision, recall = mw_h / lw_h, mw_r / lw_r
-        fmean = 1.0 / ((1.0 - alpha) / precision + alpha / recall)
-        chunks, matched_h, matched_r = sums[:, 20], sums[:, 21], sums[:, 22]
-        perfect = (matched_h == hyp_len) & (matched_r == ref_len) & (chunks == 1)
-        frag = np.where(perfect, 0.0, chunks / ((matched_h + matched_r) / 2.0))
-        score = fmean * (1.0 - gamma * frag**beta)
+        # the jar's order: content words of every module (hypothesis, then reference), then
+        # function words
+        for j, factor in ((4, delta), (5, delta), (6, 1.0 - delta), (7, 1.0 - delta)):
+            weighted = mw_h if j % 2 == 0 else mw_r  # updated in place
+            for m, w in enumerate(weights):
+                weighted += sums[:, j + 4 * m] * w * factor
+        with np.errstate(divide="ignore", invalid="ignore"):
+            precision, recall = mw_h / lw_h, mw_r / lw_r
+            fmean = 1.0 / ((1.0 - alpha) / precision + alpha / recall)
+            chunks, matched_h, matched_r = sums[:, 20], sums[:, 21], sums[:, 22]
+            perfect = (matched_h == hyp_len) & (matched_r == ref_len) & (chunks == 1)
+            frag = np.where(perfect, 0.0, chunks / ((matched_h + matched_r) / 2.0))
+        bases, where = np.unique(frag, return_inverse=True)
+        power = np.array([jar_pow(x, beta) for x in bases.tolist()])[where.reshape(-1)]
+        score = fmean * (1.0 - gamma * power)
         return np.maximum(np.nan_to_num(score, nan=0.0), 0.0)[:, None]

@@ -50,8 +50,19 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
 
 @pytest.fixture
 def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
-    """A server of its own, with an empty score cache (every run scores in workers)."""
+    """A server of its own, with an empty score cache (every run scores in workers) and no
+    SPICE parses cached: the reversed captions are parsed afresh, so a run lasts long enough
+    to be stopped (with an earlier run's parses, it could finish before the server saw the tab
+    close). The rest of the user cache (IDF tables, METEOR's index) is the user's."""
+    from capeval_core.resources import CACHE_ENV, cache_dir
+
     monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
+    user, mine = cache_dir(), tmp_path / "cache"
+    mine.mkdir()
+    for entry in user.iterdir():
+        if not entry.name.startswith("spice-parses"):
+            (mine / entry.name).symlink_to(entry)
+    monkeypatch.setenv(CACHE_ENV, str(mine))
     log = tmp_path / "server.log"
     try:
         with serve(log) as url:
