@@ -267,7 +267,9 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     if isinstance(frame, pd.DataFrame):
         _fit_grid(frame, kwargs, table_budget())
     if isinstance(frame, pd.DataFrame):
-        kwargs["column_config"] = _headers_whole(frame, kwargs.get("column_config") or {})
+        shown = kwargs.get("column_order")
+        drawn = frame if shown is None else frame[list(shown)]
+        kwargs["column_config"] = _headers_whole(drawn, kwargs.get("column_config") or {})
     return st.dataframe(data, **kwargs)
 
 
@@ -309,6 +311,10 @@ GRID_FRAME_PX = 8
 LINE_PX, ROW_PAD_PX = 21, 10
 
 
+#: pixels of the row-marker column a grid adds when its rows can be selected
+ROW_MARKER_PX = 40
+
+
 def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
     """Narrow the columns of a grid wider than ``budget`` pixels until it fits, each down to
     its longest word at the least, and let their cells wrap onto as many lines as their
@@ -319,6 +325,8 @@ def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
     widths = _column_widths(frame if shown is None else frame[list(shown)], config)
     index = 0 if kwargs.get("hide_index") else cell_width([*map(str, frame.index)], maximum=240)
     room = budget - index - GRID_FRAME_PX
+    if kwargs.get("on_select") not in (None, "ignore"):  # the grid adds its row markers
+        room -= ROW_MARKER_PX
     if sum(widths.values()) <= room:
         return
     # a cell wraps at its spaces, a header never: a column keeps its header's width

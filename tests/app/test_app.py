@@ -539,6 +539,10 @@ def test_spinner_names_the_paraphrase_index_build(
     )
     assert "paraphrase index" in choices.scoring_message("corpus")
     assert "COCO val2014 IDF" in choices.scoring_message("coco-val2014")
+    # a paragraph caption: SPICE's parse of it is named before it starts (issue 41)
+    long = choices.scoring_message("corpus", ["a dog runs.", " and ".join(["a dog"] * 40)])
+    assert "SPICE parses a 119-word sentence" in long
+    assert "SPICE" not in choices.scoring_message("corpus", ["a dog runs.", "a cat sleeps."])
 
 
 # Markup in a caption, as the issue gives it: HTML, a markdown link, emphasis and LaTeX.

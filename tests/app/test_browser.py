@@ -531,11 +531,6 @@ VIEWS = (
         "Where two systems differ",
         "Score",
         id="systems",
-        marks=pytest.mark.xfail(
-            reason="the Systems page (its metric chips, its differences table) is reworked "
-            "on the Systems branch of issue 42, which makes this test pass",
-            strict=False,
-        ),
     ),
     pytest.param(
         "perturbation-lab?lab_table2=1", "Scores before and after", None, id="lab-one-caption"
