@@ -261,7 +261,7 @@ def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) 
     st.text(f"A: {a}; B: {b}; values of {name}.")  # system names are user text
     st.caption("Click a row to open its image, with its references, in Compare captions.")
     event = dataframe(
-        table.drop(columns=["reference_list"]),  # lists: the same rows, in the same order
+        table,
         hide_index=True,
         width="stretch",
         column_config=config,
