@@ -216,11 +216,18 @@ def _url() -> dict[str, tuple[str, ...]]:
     return {name: tuple(params.get_all(name)) for name in params}
 
 
+#: the URLs the app wrote since the page last restored one: a run writes its URL more than
+#: once (choices, then the table drawn), and a click made meanwhile comes back with an
+#: earlier one, which is not a link (restoring it undid the click)
+_WRITTEN = "_url_written"
+
+
 def link_is_new() -> bool:
     """Whether the URL names inputs the app has not seen in this session: a shared link, a
     reload (a new session), an address typed or edited, the browser's Back."""
     url = _url()
-    return bool(url) and url != st.session_state.get(_SEEN)
+    seen = st.session_state.get(_SEEN)
+    return bool(url) and url != seen and url not in st.session_state.get(_WRITTEN, [])
 
 
 def restore(params: Sequence[Param]) -> bool:
@@ -228,7 +235,9 @@ def restore(params: Sequence[Param]) -> bool:
     it did. A value the page does not offer (an unknown spelling, a number that is not one)
     is left out and noted (:func:`rejected`); the caller checks that the choices are still
     offered (:func:`valid_choice`, :func:`valid_choices`)."""
-    if not link_is_new():
+    new = link_is_new()
+    st.session_state[_WRITTEN] = []
+    if not new:
         return False
     url = _url()
     st.session_state[_SEEN] = url
@@ -335,6 +344,7 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
     if _url() != flat:
         st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in query.items()})
     st.session_state[_SEEN] = flat
+    st.session_state.setdefault(_WRITTEN, []).append(flat)
     return urlencode(query, doseq=True)
 
 
