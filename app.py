@@ -1,7 +1,7 @@
 """capeval's Streamlit app: the router. It computes nothing.
 
-Page config, the shared sidebar (tokenizer choice, stored in ``st.session_state``), the
-session state kept across pages (``capeval_ui.state``) and one navigation
+Page config, the shared sidebar (tokenizer choice, stored in ``st.session_state`` and named in
+every page's URL), the session state kept across pages (``capeval_ui.state``) and one navigation
 (``st.navigation`` over ``app_pages/``). Run with ``streamlit run app.py``.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from capeval_ui import TOKENIZER_KEY, TOKENIZERS, cached, state
+from capeval_ui import TOKENIZER_KEY, TOKENIZERS, state
 
 # An emoji favicon is drawn by the browser itself; a ":material/...:" page icon would be
 # fetched from a font server on every page load (the app stays offline).
@@ -41,9 +41,8 @@ def _page(path: str, title: str, icon: str) -> st.Page:
 # Widgets of other pages lose their values when a page without them runs; the router runs on
 # every page, so it keeps them here (inputs survive navigation within a session).
 state.keep_inputs()
-# after a reload, the judgment set the URL names (?set=...) is loaded again if the server has it
-state.restore_judgment_set(state.JSET_KEY, cached.find_set)
-# a Compare link names its tokenizer (?tokenizer=...): set before the sidebar draws it
+# a link names its tokenizer (?tokenizer=...): set before the sidebar draws it; each page
+# restores the rest of its state from the URL itself (capeval_ui.state)
 state.tokenizer_from_url(TOKENIZER_KEY, TOKENIZERS)
 page = st.navigation(
     {

@@ -5,9 +5,11 @@ Inputs -> one call through ``capeval_ui.cached`` per candidate -> drawing throug
 ``capeval_ui.views``. The panels loop over the metric registry, so a new metric needs no
 change here. The inputs survive a visit to another page (``capeval_ui.state``) and are kept in
 the URL with every choice (``?candidate=...&candidate_b=...&ref=...&ref=...&idf=...&
-tokenizer=...``), so the address is a link that reproduces every number; the "Copy link"
-button shows it whole. A link naming a retired SPICE parser (``spice_parser=...``) gets a note;
-SPICE has one parser now.
+tokenizer=...&tab=...``, and each panel's n-gram order or reference), so the
+address is a link that reproduces every number and drawing; the "Copy link" button shows it
+whole. A link naming a Systems table's IDF set this server does not hold says so and scores
+nothing until the user picks another source. A link naming a retired SPICE parser
+(``spice_parser=...``) gets a note; SPICE has one parser now.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ import streamlit as st
 
 from capeval_core import CapevalError, examples
 from capeval_core.metrics import METRICS, REPORTED_KEYS
-from capeval_ui import cached, choices, current_tokenizer, state, systems_views, views
+from capeval_ui import (
+    cached,
+    choices,
+    current_tokenizer,
+    progress,
+    state,
+    systems_views,
+    views,
+)
 
 
 def _apply_example() -> None:
@@ -54,21 +64,49 @@ def _inputs_of(example: examples.Example) -> dict[str, str]:
     }
 
 
-#: Compare's choices in its URL: parameter -> (the control's key, its options)
 def _idf_sources() -> dict[str, str]:
-    """The IDF sources offered: COCO val2014 and the scored set, and the Systems table's set
-    while this page shows an image opened from it (registered in this server process)."""
-    from capeval_core.idf import has_reference_set
+    """The IDF sources offered: COCO val2014 and the scored set, and a Systems table's set
+    while this page shows an image opened from it, or a link names it (registered in this
+    server process: a link from the table's "open" column opens in a new session)."""
+    from capeval_core.idf import SET_PREFIX, has_reference_set
 
     sources = dict(choices.IDF_SOURCES)
     note = st.session_state.get(state.FROM_SYSTEMS)
     if note and has_reference_set(note["idf"]):
         sources[note["idf_label"]] = note["idf"]
+    linked = st.query_params.get("idf", "")
+    if (
+        linked.startswith(SET_PREFIX)
+        and has_reference_set(linked)
+        and linked not in sources.values()
+    ):
+        sources[f"a Systems table's references ({linked})"] = linked
     return sources
 
 
+def _missing_idf(restored: bool) -> str | None:
+    """The IDF set a link named that this server does not hold (a Systems table's references
+    registered before a restart, or on another server), until the user picks a source."""
+    from capeval_core.idf import SET_PREFIX
+
+    linked = state.rejected().get("idf", "") if restored else ""
+    if linked.startswith(SET_PREFIX):
+        st.session_state[MISSING_IDF] = linked
+    return st.session_state.get(MISSING_IDF)
+
+
+def _use_idf(label: str | None = None) -> None:
+    """The user decided which IDF source scores this link's captions (button or radio)."""
+    st.session_state.pop(MISSING_IDF, None)
+    if label is not None:
+        st.session_state["cider_idf"] = label
+
+
+#: the link's IDF set this server does not hold (see _missing_idf)
+MISSING_IDF = "_compare_missing_idf"
 IDF_SOURCES = _idf_sources()
-URL_CHOICES = {"idf": ("cider_idf", IDF_SOURCES)}
+TABS = [cls.name for cls in METRICS.values()]
+PARAMS = state.compare_params(IDF_SOURCES, TABS)
 
 
 def _to_lab() -> None:
@@ -84,7 +122,8 @@ def _evidence(results: dict, key: str, suffix: str = "") -> None:
     views.render_metric(results[cls.primary_key()], key=f"{cls.key}{suffix}")
 
 
-st.title("Compare captions")
+TITLE = "Compare captions"
+st.title(TITLE)
 st.caption(
     "Score a caption against reference captions with every metric, and see what each metric "
     "counted to get its number. Add a second candidate to see which one each metric prefers."
@@ -98,7 +137,25 @@ try:
         st.session_state["cider_idf"] = choices.DEFAULT_IDF
     if "candidate" not in st.session_state:
         _apply_example()
-    state.compare_from_url(URL_CHOICES)
+    missing_idf = _missing_idf(state.restore(PARAMS))
+    if missing_idf:
+        st.warning(
+            f"This link's CIDEr-D IDF source ({missing_idf}, the references of a Systems "
+            "table) is not on this server: it was registered on another server, or before this "
+            "one restarted. Open the Systems page on the same files and click the image again, "
+            "or score these captions with another IDF source (CIDEr-D then differs from the "
+            "table's). Nothing is scored until you choose.",
+            icon=":material/link_off:",
+        )
+        for column, label in zip(
+            st.columns(len(choices.IDF_SOURCES)), choices.IDF_SOURCES, strict=True
+        ):
+            column.button(
+                f"Use {label}'s IDF",
+                key=f"use-idf-{label}",
+                on_click=_use_idf,
+                args=(label,),
+            )
     if note := choices.retired_parser_note(st.query_params.get("spice_parser")):
         st.info(note)
     state.name_own_inputs("example", ("candidate", "candidate_b", "references"), choices.YOUR_OWN)
@@ -137,15 +194,16 @@ try:
         key="cider_idf",
         horizontal=True,
         help=choices.IDF_HELP,
+        on_change=_use_idf,
     )
     idf = IDF_SOURCES.get(idf_label or choices.DEFAULT_IDF, "coco-val2014")
     tokenizer = current_tokenizer()
-    query = state.sync_compare_url(
-        candidate,
-        candidate_b,
-        references,
-        {"idf": idf, "tokenizer": tokenizer},
-    )
+    if missing_idf:  # the URL stays the link's until the user picks a source
+        st.stop()
+    two = bool(candidate_b.strip())
+    # candidate B's panel choices only while there is a candidate B
+    only_a = {p.key: None for p in state.COMPARE_PANELS if "-b-" in p.key and not two}
+    query = state.write(PARAMS, only_a)
     share, lab = st.columns(2)
     if lab.button(
         "Perturb caption A in the lab",
@@ -155,17 +213,8 @@ try:
         help="Opens the Perturbation lab on this candidate and these references.",
     ):
         st.switch_page("app_pages/perturb.py")
-    with share.popover("Copy link", icon=":material/link:"):
-        st.caption(
-            "This address opens the page with these captions and every choice above (and the "
-            "sidebar's tokenizer), so it reproduces every number. Copy it with the icon at its "
-            "right:"
-        )
-        st.code(
-            state.share_link(state.url_path("Compare captions"), query),
-            language=None,
-            wrap_lines=True,
-        )
+    link = views.copy_link(share)
+    views.show_link(link, TITLE, query)
 
     problems = views.input_problems(candidate, references, {"candidate B": candidate_b})
     for problem in problems:
@@ -173,12 +222,11 @@ try:
     if problems:
         st.stop()
 
-    two = bool(candidate_b.strip())
     if idf == "coco-val2014":
-        cached.prepare_coco_idf(tokenizer)
+        progress.prepare_coco_idf(tokenizer)
     keys = tuple(REPORTED_KEYS)
     started = time.perf_counter()
-    with st.spinner(choices.scoring_message(idf)):
+    with st.spinner(choices.scoring_message(idf, [candidate, candidate_b, *references])):
         scored = cached.score_captions(keys, candidate, references, tokenizer, idf)
         scored_b = (
             cached.score_captions(keys, candidate_b, references, tokenizer, idf) if two else None
@@ -229,7 +277,9 @@ if longest > views.EVIDENCE_MAX_WORDS:
     )
     st.stop()
 
-tabs = st.tabs([cls.name for cls in METRICS.values()])
+state.valid_choice("compare_tab", TABS)
+# the open tab is a choice of the view, so it is in the URL: switching reruns the page
+tabs = st.tabs(TABS, key="compare_tab", on_change="rerun")
 for tab, cls in zip(tabs, METRICS.values(), strict=True):
     with tab:
         if cls.key in scored.errors:
@@ -246,3 +296,6 @@ for tab, cls in zip(tabs, METRICS.values(), strict=True):
         with side_b, views.side_by_side():
             st.markdown("**Candidate B**")
             _evidence(scored_b.results, cls.key, "-b")
+
+# the panels' choices (n-gram order, reference) exist once drawn: the URL and its link now
+views.show_link(link, TITLE, state.write(PARAMS, only_a))

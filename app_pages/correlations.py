@@ -11,16 +11,19 @@ import streamlit as st
 from capeval_core import CapevalError
 from capeval_core.stats import METHODS
 from capeval_core.stats.within_systems import system_means
-from capeval_ui import cached, current_tokenizer, meta_views, state
+from capeval_ui import cached, current_tokenizer, meta_views, state, views
 from capeval_ui.views import key_label
 
-st.title("Correlations")
+TITLE = "Correlations"
+PARAMS = state.correlations_params(list(METHODS))
+st.title(TITLE)
 st.caption(
     "How closely does each metric follow the people who judged the captions? A correlation "
     "of 1 means the metric ranks the captions exactly as people do, 0 that it does not "
     "follow them at all."
 )
-jset = meta_views.set_or_stop("graded")
+state.restore(PARAMS)
+jset, loaded = meta_views.set_or_stop("graded")
 
 keys = meta_views.metric_picker(jset.external_names)
 left, middle, right = st.columns(3)
@@ -36,7 +39,6 @@ level = middle.radio(
     horizontal=True,
     help="System level correlates the per-system means (the set's `system` column).",
 )
-state.share_choices(human=human_name, level=level)
 state.default("resamples", 1000)
 n_resamples = right.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], key="resamples")
 state.default("ci_kendall", len(jset) <= 5000)
@@ -52,6 +54,13 @@ combined_on = st.selectbox(
     key="combined_correlation",
     format_func=meta_views.METHOD_LABELS.get,
 )
+if keys:
+    # the metric drawn against the human scores, chosen further down, before it is drawn
+    state.valid_choice("distribution_metric", list(keys), keys[0])
+holds = "" if not loaded or jset.synthetic else "The loaded set"
+link = views.copy_link(st, holds=holds)
+set_shown = {state.JSET_KEY: jset if loaded else None}
+views.show_link(link, TITLE, state.write(PARAMS, set_shown))
 if not keys:
     st.warning("Choose at least one metric.")
     st.stop()
@@ -92,6 +101,7 @@ st.caption(
 )
 state.valid_choice("distribution_metric", list(scores.keys))
 shown = st.selectbox("Metric", list(scores.keys), key="distribution_metric", format_func=key_label)
+views.show_link(link, TITLE, state.write(PARAMS, set_shown))
 if shown and level == "system":
     # the statistics above are on system means, so is this plot: one point per system
     systems = jset.systems()

@@ -2,9 +2,11 @@
 validate, choose a protocol preset, and score them with the chosen metrics.
 
 The loaded set lives in ``st.session_state`` (``state.JSET_KEY``); the other
-meta-evaluation pages use it, and the URL names it (``?set=``), so a reload finds it again
-while the server keeps it. A failed upload shows the loader's message (file, line, column,
-named as uploaded) and keeps the previously loaded set. Changing the format starts a new
+meta-evaluation pages use it, and the URL names it (``?set=``, with where it came from and the
+metrics), so a reload or a copied link finds it again while the server keeps it; a link whose
+set this server does not hold says so at the top and keeps its choices until a set is
+loaded. A failed upload shows the loader's message (file, line, column, named as uploaded)
+and keeps the previously loaded set. Changing the format starts a new
 upload: the uploader is one per format.
 """
 
@@ -17,7 +19,7 @@ from capeval_core.judgments import LOADERS
 from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
 from capeval_core.judgments.mapping import GRADED_ROLES, PAIRWISE_ROLES
 from capeval_core.judgments.protocols import BY_FORMAT, missing_labels_warning
-from capeval_ui import cached, choices, current_tokenizer, meta_views, state
+from capeval_ui import cached, choices, current_tokenizer, meta_views, state, store, views
 
 UNMAPPED = "(none)"
 NO_PRESET = "(no preset)"
@@ -82,19 +84,29 @@ def _column_roles(
 
 
 def _join_scores() -> None:
-    """Join the uploaded scores file to the loaded set; on an error the set is unchanged."""
+    """Join the uploaded scores file to the loaded set; on an error the set is unchanged.
+    Not cached: the join is quick, and the set is new each time."""
+    from capeval_core.judgments.uploads import join_uploaded_scores
+
     upload = st.session_state.get("metric_scores_file")
     jset = st.session_state.get(state.JSET_KEY)
     if upload is None or jset is None:
         return
     try:
-        joined = cached.join_scores_upload(jset, upload.name, upload.getvalue())
+        joined = join_uploaded_scores(jset, upload.name, upload.getvalue())
     except CapevalError as exc:
         st.session_state["scores_error"] = str(exc)
         return
     st.session_state.pop("scores_error", None)
-    st.session_state[state.JSET_KEY] = joined
-    cached.remember_set(joined)
+    _loaded(joined)
+
+
+def _loaded(jset: object) -> None:
+    """``jset`` is the session's set from now on (the user decided: a link's set that was
+    not on this server is no longer waited for)."""
+    st.session_state[state.JSET_KEY] = jset
+    store.remember_set(jset)
+    state.decline_linked_set(state.JSET_KEY)
 
 
 def load_files(
@@ -112,8 +124,7 @@ def load_files(
         st.session_state["judgment_error"] = str(exc)
         return False
     st.session_state.pop("judgment_error", None)
-    st.session_state[state.JSET_KEY] = jset
-    cached.remember_set(jset)
+    _loaded(jset)
     return True
 
 
@@ -121,20 +132,29 @@ def _load_demo() -> None:
     label = st.session_state.get("demo_set", next(iter(choices.DEMO_SETS)))
     generator, n_images = choices.DEMO_SETS[label]
     try:
-        jset = cached.demo_judgments(generator, n_images)
-        st.session_state[state.JSET_KEY] = jset
-        cached.remember_set(jset)
+        _loaded(cached.demo_judgments(generator, n_images))
         st.session_state.pop("judgment_error", None)
     except CapevalError as exc:
         st.session_state["judgment_error"] = str(exc)
 
 
-st.title("Judgments")
+TITLE = "Judgments"
+PARAMS = state.judgments_params(
+    {label: gen for label, (gen, _) in choices.DEMO_SETS.items()}, list(LOADERS)
+)
+st.title(TITLE)
 st.caption(
     "Human judgments of captions: a graded file (one score per caption) or a pairwise one "
     "(which of two captions people preferred). The other meta-evaluation pages use the set "
     "loaded here, or a synthetic demo set when none is."
 )
+state.restore(PARAMS)
+# a link naming a set this server does not hold: said at the top; the controls below load it
+missing = state.linked_set(state.JSET_KEY, meta_views.find_set)
+if missing:
+    meta_views.render_missing_set(
+        state.JSET_KEY, "judgment set", missing, where="below", on_demo=_load_demo
+    )
 
 source = st.radio("Source", ["Demo set", "Upload a file"], key="judgment_source", horizontal=True)
 if source == "Demo set":
@@ -210,10 +230,13 @@ if "judgment_error" in st.session_state:
     st.error(f"The file was not loaded{kept}. {st.session_state['judgment_error']}")
 
 jset = st.session_state.get(state.JSET_KEY)
+if missing:
+    st.stop()  # the URL stays the link's until the user loads a set or opens the demo
 if jset is None:
+    state.write(PARAMS)
     st.info("No set loaded yet: load a demo set or upload a file.")
     st.stop()
-state.share_judgment_set(cached.remember_set(jset))
+store.remember_set(jset)
 
 st.subheader("Loaded set")
 st.text(str(jset))
@@ -245,6 +268,8 @@ with st.expander("Your own metric: join a scores file"):
 
 st.subheader("Scores")
 keys = meta_views.metric_picker(jset.external_names)
+holds = "" if jset.synthetic else "The loaded set"
+views.show_link(views.copy_link(st, holds=holds), TITLE, state.write(PARAMS))
 try:
     scores = cached.judgment_scores(jset.content_digest, keys, current_tokenizer(), _jset=jset)
 except CapevalError as exc:

@@ -13,12 +13,15 @@ from capeval_core.judgments.protocols import (
     missing_labels_warning,
     protocol_for,
 )
-from capeval_ui import cached, current_tokenizer, meta_views, state
+from capeval_ui import cached, current_tokenizer, meta_views, state, views
 
 METRIC_TIES, HUMAN_TIES = ["half", "correct", "wrong"], ["random", "drop"]
 
-st.title("Pairwise accuracy")
-jset = meta_views.set_or_stop("pairwise")
+TITLE = "Pairwise accuracy"
+PARAMS = state.pairwise_params(METRIC_TIES, HUMAN_TIES)
+st.title(TITLE)
+state.restore(PARAMS)
+jset, loaded = meta_views.set_or_stop("pairwise")
 missing = missing_labels_warning(jset)
 if missing:
     st.warning(missing)
@@ -42,6 +45,9 @@ preset_refs, preset_draws = protocol.sampling
 state.default("n_references", preset_refs if preset_refs <= max(50, most) else most)
 state.default("draws", preset_draws)
 state.default("seed", 0)
+state.default("metric_tie", protocol.metric_tie)
+state.default("human_tie", protocol.human_tie)
+state.clamp("n_references", 1, max(50, most))
 c1, c2, c3, c4, c5 = st.columns(5)
 n_references = c1.number_input("References per pair", 1, max(50, most), key="n_references")
 draws = c2.number_input("Draws", 1, 20, key="draws")
@@ -49,17 +55,18 @@ seed = c3.number_input("Seed", 0, 2**31 - 1, key="seed")
 metric_tie = c4.selectbox(
     "Metric tie",
     METRIC_TIES,
-    index=METRIC_TIES.index(protocol.metric_tie),
     key="metric_tie",
     help="Credit for equal scores.",
 )
 human_tie = c5.selectbox(
     "Human tie",
     HUMAN_TIES,
-    index=HUMAN_TIES.index(protocol.human_tie),
     key="human_tie",
     help="Pairs with equal votes.",
 )
+holds = "" if not loaded or jset.synthetic else "The loaded set"
+set_shown = {state.JSET_KEY: jset if loaded else None}
+views.show_link(views.copy_link(st, holds=holds), TITLE, state.write(PARAMS, set_shown))
 if not keys:
     st.warning("Choose at least one metric.")
     st.stop()

@@ -2,8 +2,10 @@
 
 Inputs -> one call through ``capeval_ui.cached`` -> drawing through ``capeval_ui.perturb_views``.
 The perturbation list loops over the registry in ``capeval_core.perturb``. The lab starts from
-the caption being studied on Compare (whose "Perturb caption A" button hands it over), and its
-one-caption inputs are kept in its URL (``?lab_caption=...&lab_ref=...``), so a reload keeps them.
+the caption being studied on Compare (whose "Perturb caption A" button hands it over), and each
+mode's inputs are kept in its URL (``?lab_caption=...&lab_ref=...``, ``?lab_mode=batch&...``),
+so a reload or a copied link reopens the same view; a batch on the Judgments page's set names
+it by its digest, and a link to it on a server without that set says so.
 """
 
 from __future__ import annotations
@@ -13,7 +15,16 @@ import streamlit as st
 from capeval_core import CapevalError, examples
 from capeval_core.metrics import REPORTED_KEYS
 from capeval_core.perturb import PERTURBATIONS
-from capeval_ui import cached, choices, current_tokenizer, perturb_views, state, views
+from capeval_ui import (
+    cached,
+    choices,
+    current_tokenizer,
+    meta_views,
+    perturb_views,
+    progress,
+    state,
+    views,
+)
 
 MODES = ("One caption", "Batch")
 DEFAULT_PERTURBATIONS = ["synonym", "redundant", "shuffle"]
@@ -57,13 +68,7 @@ def _one_caption() -> None:
     state.default("lab_n", 1)
     state.default("lab_cider_idf", choices.DEFAULT_IDF)
     state.default("lab_metrics", list(REPORTED_KEYS))
-    if "lab_candidate" not in st.session_state:
-        _apply_example()
-        _from_compare()
-    if state.inputs_from_url():  # a reload, or a link: the lab's own inputs come back
-        state.valid_choices("lab_perturbations", list(PERTURBATIONS))
-        state.valid_choices("lab_metrics", list(REPORTED_KEYS))
-        state.valid_choice("lab_cider_idf", list(choices.IDF_SOURCES), choices.DEFAULT_IDF)
+    state.default("lab_table2", False)
     state.name_own_inputs("lab_example", ("lab_candidate", "lab_references"), choices.YOUR_OWN)
     example_name = st.selectbox(
         "Example",
@@ -100,14 +105,17 @@ def _one_caption() -> None:
         horizontal=True,
         help=choices.IDF_HELP,
     )
-    keys = st.multiselect("Metrics", list(REPORTED_KEYS), key="lab_metrics")
+    keys = st.multiselect(
+        "Metrics", list(REPORTED_KEYS), key="lab_metrics", format_func=views.key_label
+    )
     table2 = st.toggle(
         "Table 2 preset: the caption against itself (upper bound), then synonyms, redundancy "
         "and word order, each scored against the original caption",
         key="lab_table2",
     )
 
-    state.sync_inputs_url()
+    query = state.write(ONE_PARAMS)
+    views.show_link(views.copy_link(st), TITLE, query)
 
     problems = views.input_problems(candidate, references)
     if not keys:
@@ -119,7 +127,7 @@ def _one_caption() -> None:
     idf = choices.IDF_SOURCES.get(idf_label or choices.DEFAULT_IDF, "coco-val2014")
     tokenizer = current_tokenizer()
     if idf == "coco-val2014" and "cider_d" in keys:
-        cached.prepare_coco_idf(tokenizer)
+        progress.prepare_coco_idf(tokenizer)
 
     if table2:
         st.subheader("Table 2 preset")
@@ -155,6 +163,7 @@ def _batch() -> None:
     state.default("lab_images", 500)
     state.default("lab_batch_seed", 0)
     state.default("lab_batch_metrics", BATCH_KEYS)
+    state.default("lab_batch_on", False)
     dataset_label = st.selectbox("Dataset", list(choices.LAB_DATASETS), key="lab_dataset")
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox(
@@ -167,16 +176,22 @@ def _batch() -> None:
         c2.number_input("Images", min_value=10, max_value=40_000, step=100, key="lab_images")
     )
     seed = int(c3.number_input("Seed", min_value=0, step=1, key="lab_batch_seed"))
-    keys = st.multiselect("Metrics", list(REPORTED_KEYS), key="lab_batch_metrics")
+    keys = st.multiselect(
+        "Metrics", list(REPORTED_KEYS), key="lab_batch_metrics", format_func=views.key_label
+    )
+    dataset = choices.LAB_DATASETS[dataset_label or next(iter(choices.LAB_DATASETS))]
+    loaded = st.session_state.get(state.JSET_KEY) if dataset == "loaded" else None
+    # the URL names the Judgments page's set only when the batch runs on it
+    query = state.write(BATCH_PARAMS, {state.JSET_KEY: loaded})
     if not keys:
         st.error("Pick at least one metric.")
         st.stop()
-    st.button("Run batch", key="lab_run_batch", type="primary", on_click=_start_batch)
+    run, link = st.columns(2)
+    run.button("Run batch", key="lab_run_batch", type="primary", on_click=_start_batch)
+    views.show_link(views.copy_link(link), TITLE, query)
     if not st.session_state.get("lab_batch_on"):
         st.info("Choose a dataset and a perturbation, then run.")
         return
-    dataset = choices.LAB_DATASETS[dataset_label or next(iter(choices.LAB_DATASETS))]
-    loaded = st.session_state.get(state.JSET_KEY) if dataset == "loaded" else None
     if dataset == "loaded" and (loaded is None or loaded.kind != "graded"):
         st.error("Load a graded judgment set on the Judgments page first.")
         st.stop()
@@ -194,7 +209,12 @@ def _batch() -> None:
     perturb_views.render_batch(result, key="lab-batch")
 
 
-st.title("Perturbation lab")
+TITLE = "Perturbation lab"
+ONE_PARAMS = state.lab_one_params(list(PERTURBATIONS), list(REPORTED_KEYS), choices.IDF_SOURCES)
+BATCH_PARAMS = state.lab_batch_params(
+    choices.LAB_DATASETS, list(PERTURBATIONS), list(REPORTED_KEYS)
+)
+st.title(TITLE)
 st.caption(
     "How does each metric react to a synonym, a redundant word or a changed word order? "
     "Change a caption in a known way and compare every metric's score before and after. "
@@ -202,6 +222,17 @@ st.caption(
 )
 views.page_link("app_pages/compare.py", "Back to Compare captions", ":material/arrow_back:")
 try:
+    if "lab_candidate" not in st.session_state:  # a first visit: Compare's caption, if any
+        _apply_example()
+        _from_compare()
+    # a reload or a link: the lab's inputs come back (each mode has its own parameters)
+    if state.restore((*ONE_PARAMS, *BATCH_PARAMS)):
+        state.valid_choices("lab_perturbations", list(PERTURBATIONS))
+        state.valid_choices("lab_metrics", list(REPORTED_KEYS))
+        state.valid_choices("lab_batch_metrics", list(REPORTED_KEYS))
+    # a link to a batch on the Judgments page's set this server does not hold says so
+    if st.session_state.get("lab_mode") == "Batch":
+        meta_views.stop_if_linked_set_missing()
     mode = st.radio("Mode", MODES, key="lab_mode", horizontal=True)
     if mode == "Batch":
         _batch()

@@ -9,7 +9,7 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.judgments import protocols
-from capeval_ui import cached, choices, current_tokenizer, meta_views, state
+from capeval_ui import cached, choices, current_tokenizer, meta_views, state, store, views
 
 GENERATED = "Generated from COCO val2014 captions (synthetic)"
 UPLOADED = "Upload a pairwise file"
@@ -26,16 +26,31 @@ def load_distractors(name: str, data: bytes) -> bool:
         return False
     st.session_state.pop("distractor_error", None)
     st.session_state[state.DISTRACTOR_SET_KEY] = jset
+    store.remember_set(jset)
+    state.decline_linked_set(state.DISTRACTOR_SET_KEY)
     return True
 
 
-st.title("Robustness")
+TITLE = "Robustness"
+METRIC_TIES = ["half", "correct", "wrong"]
+SOURCES = {LOADED: "loaded", GENERATED: "generated", UPLOADED: "upload"}
+PARAMS = state.robustness_params(SOURCES, METRIC_TIES)
+st.title(TITLE)
 st.caption(
     "Each pair holds a correct caption (`candidate_a`, or the one marked `preferred`) and a "
     "distracted one (`candidate_b`); `category` names the distractor type, e.g. the seed "
     "paper's replace-scene, replace-person, share-scene and share-person. A metric passes a "
     "pair when it scores the correct caption higher."
 )
+state.restore(PARAMS)
+# a link naming a set this server does not hold (the loaded pairwise set, or an uploaded
+# distractor file) says so, keeps its choices and computes nothing until the user decides
+meta_views.stop_if_linked_set_missing()
+short = state.linked_set(state.DISTRACTOR_SET_KEY, meta_views.find_set)
+if short is not None:
+    meta_views.render_missing_set(
+        state.DISTRACTOR_SET_KEY, "distractor file", short, where="below (Upload a pairwise file)"
+    )
 loaded = st.session_state.get(state.JSET_KEY)
 loaded = loaded if loaded is not None and loaded.kind == "pairwise" else None
 state.default("distractor_source", LOADED if loaded is not None else GENERATED)
@@ -72,6 +87,8 @@ if source == UPLOADED:
             f"{st.session_state['distractor_error']}"
         )
 
+if short is not None:
+    st.stop()  # the URL stays the link's until the user uploads a file or opens the demo
 try:
     jset = st.session_state.get(state.DISTRACTOR_SET_KEY) if source == UPLOADED else None
     if source == LOADED:
@@ -98,9 +115,14 @@ try:
     ]
     if unscored:
         st.info(meta_views.external_not_offered(unscored), icon=":material/info:")
-    metric_tie = st.radio(
-        "Metric tie", ["half", "correct", "wrong"], key="forced_tie", horizontal=True
-    )
+    metric_tie = st.radio("Metric tie", METRIC_TIES, key="forced_tie", horizontal=True)
+    # the URL names the set the page shows, by its digest, only where it is not generated
+    shown = {
+        state.JSET_KEY: loaded if source == LOADED else None,
+        state.DISTRACTOR_SET_KEY: jset if source == UPLOADED and not jset.synthetic else None,
+    }
+    holds = "" if jset.synthetic else "The distractor set"
+    views.show_link(views.copy_link(st, holds=holds), TITLE, state.write(PARAMS, shown))
     if not keys:
         st.warning("Choose at least one metric.")
         st.stop()

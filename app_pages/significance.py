@@ -7,22 +7,25 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.stats import METHODS
-from capeval_ui import cached, current_tokenizer, meta_views, state
+from capeval_ui import cached, current_tokenizer, meta_views, state, views
 from capeval_ui.views import key_label
 
-st.title("Significance")
+TITLE = "Significance"
+ALTERNATIVES = ["greater", "two-sided"]
+PARAMS = state.significance_params(list(METHODS), ALTERNATIVES)
+st.title(TITLE)
 st.caption(
     "Is one metric's correlation with people really higher than another's, or could the "
     "difference be chance? The Williams test answers for two correlations measured on the "
     "same captions (a small p-value: the difference is unlikely to be chance)."
 )
-jset = meta_views.set_or_stop("graded")
+state.restore(PARAMS)
+jset, loaded = meta_views.set_or_stop("graded")
 
 keys = meta_views.metric_picker(jset.external_names)
 left, middle, right = st.columns(3)
 state.valid_choice("human_column", list(jset.score_names))
 human_name = left.selectbox("Human score", list(jset.score_names), key="human_column")
-state.share_choices(human=human_name)
 state.valid_choice("williams_correlation", list(METHODS), f"kendall_{jset.kendall_variant}")
 correlation = middle.selectbox(
     "Correlation",
@@ -30,9 +33,11 @@ correlation = middle.selectbox(
     key="williams_correlation",
     format_func=meta_views.METHOD_LABELS.get,
 )
-alternative = right.radio(
-    "Test", ["greater", "two-sided"], key="williams_alternative", horizontal=True
-)
+alternative = right.radio("Test", ALTERNATIVES, key="williams_alternative", horizontal=True)
+holds = "" if not loaded or jset.synthetic else "The loaded set"
+link = views.copy_link(st, holds=holds)
+set_shown = {state.JSET_KEY: jset if loaded else None}
+views.show_link(link, TITLE, state.write(PARAMS, set_shown))
 if len(keys) < 2:
     st.warning("Choose at least two metrics to compare.")
     st.stop()
@@ -65,6 +70,7 @@ state.valid_choice("pair_a", ordered, ordered[0])
 state.valid_choice("pair_b", ordered, ordered[min(1, len(ordered) - 1)])
 a = pick_a.selectbox("Metric A", ordered, key="pair_a", format_func=key_label)
 b = pick_b.selectbox("Metric B", ordered, key="pair_b", format_func=key_label)
+views.show_link(link, TITLE, state.write(PARAMS, set_shown))
 if a == b:
     st.warning("Choose two different metrics.")
     st.stop()

@@ -91,7 +91,7 @@ st.caption(
 notice = st.container()  # what a link could not bring goes at the top
 
 URL = systems_state.params(
-    {DEMO: "demo", UPLOAD: "upload"}, {COCO_VAL: "coco-val2014", OWN: "file"}
+    {DEMO: "demo", UPLOAD: "upload"}, {COCO_VAL: "coco-val2014", OWN: "file"}, BOUNDS
 )
 systems_state.restore(URL)
 offered = [*available_keys(), *optional_keys()]
@@ -104,9 +104,6 @@ for key, options in (  # a link's value the page does not offer is dropped for t
     ("systems_split", tuple(KARPATHY_SPLITS)),
 ):
     state.valid_choice(key, options)
-for key, (low, high) in BOUNDS.items():  # an edited link's number within the control's bounds
-    if key in st.session_state:
-        st.session_state[key] = min(max(int(st.session_state[key]), low), high)
 state.default("systems_source", DEMO)
 state.default("systems_references", COCO_VAL)
 state.default("systems_metrics", list(choices.SYSTEMS_DEFAULT_KEYS))

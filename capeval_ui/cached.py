@@ -9,33 +9,21 @@ long); the logic lives in ``capeval_core``, the pages' wording in ``capeval_ui.c
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from capeval_core import inventory as resource_inventory
 from capeval_core import resources
 from capeval_core.api import CaptionScores, score_caption
-from capeval_core.errors import CapevalError
 from capeval_core.inventory import ResourceInfo
 from capeval_core.metrics import metric_class
 from capeval_core.resources import CaptionSet
+from capeval_ui.progress import progress_bar
 
 if TYPE_CHECKING:
     from capeval_core.judgments.analysis import CorrelationReport
     from capeval_core.stats import ForcedChoiceResult
-
-
-def _progress_bar(text: str) -> tuple[Any, Callable[[int, int, str], None]]:
-    """A Streamlit progress bar and the ``on_progress(done, total, label)`` that moves it."""
-    bar = st.progress(0.0, text=text)
-
-    def progress(done: int, total: int, label: str) -> None:
-        bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {label} ({done}/{total})")
-
-    return bar, progress
 
 
 @st.cache_data(show_spinner="Reading COCO val2014 captions…", max_entries=4)
@@ -48,43 +36,6 @@ def coco_examples(n: int) -> list[CaptionSet]:
 def inventory() -> list[ResourceInfo]:
     """What capeval finds on this machine; re-read after a minute so installs show up."""
     return resource_inventory.inventory()
-
-
-def prepare_coco_idf(tokenizer: str) -> None:
-    """Have the COCO val2014 document frequencies of ``tokenizer`` in memory before scoring:
-    read back from the user cache (about a second, with a spinner), or built there once with
-    a progress bar. The table stays in the process (``capeval_core.idf``) for every session.
-
-    A build that cannot run (no pycocoevalcap) is left to the scoring call, which reports it
-    as CIDEr-D's error.
-    """
-    from capeval_core import idf
-    from capeval_core.tokenize import get_tokenizer
-
-    tok = get_tokenizer(tokenizer)
-    where = idf.coco_val_state(tok)
-    if where == "memory":
-        return
-    if where == "cache":
-        with st.spinner("Reading the COCO val2014 document frequencies from the cache…"):
-            _quietly(idf.coco_val_document_frequency, tok)
-        return
-    bar = st.progress(0.0, text="Building the COCO val2014 document frequencies (once)…")
-
-    def progress(done: int, total: int, what: str) -> None:
-        bar.progress(
-            min(done / max(total, 1), 1.0),
-            text=f"Building the COCO val2014 document frequencies once: {what}",
-        )
-
-    _quietly(idf.coco_val_document_frequency, tok, progress)
-    bar.empty()
-
-
-def _quietly(fn: Any, *args: Any) -> None:
-    # a failure is reported by the scoring call, as CIDEr-D's error
-    with contextlib.suppress(CapevalError):
-        fn(*args)
 
 
 def _score(
@@ -135,9 +86,9 @@ def clear_scores() -> None:
 
 
 # -- meta-evaluation (Judgments, Correlations, Significance, Pairwise accuracy, Robustness) -----
-# The loaded JudgmentSet lives in st.session_state (``state.JSET_KEY``); cached functions take
-# its content digest (hashable, the cache key) and the set itself as ``_jset`` (not hashed by
-# Streamlit).
+# The loaded JudgmentSet lives in st.session_state (``state.JSET_KEY``) and in
+# ``capeval_ui.store``; cached functions take its content digest (hashable, the cache key) and
+# the set itself as ``_jset`` (not hashed by Streamlit).
 
 #: the pairwise knobs of the published PASCAL-50S protocol
 PASCAL_REFERENCES, PASCAL_DRAWS = 5, 5
@@ -154,33 +105,6 @@ def demo_judgments(generator: str, n_images: int, seed: int = 0) -> object:
         "distractors": demo.demo_distractors,
     }[generator]
     return make(n_images, seed=seed)
-
-
-@st.cache_resource(show_spinner=False)
-def _loaded_sets() -> dict[str, object]:
-    """The judgment sets this server process has loaded, by digest prefix (newest last)."""
-    return {}
-
-
-#: how many loaded sets a reload can find again (uploads are kept in memory this long anyway:
-#: ``load_upload`` caches its last 8 results)
-KEEP_SETS = 8
-
-
-def remember_set(jset: object) -> str:
-    """Keep ``jset`` findable by its digest prefix (the URL's ``set``); returns the prefix."""
-    sets = _loaded_sets()
-    short = jset.content_digest[:16]  # type: ignore[attr-defined]
-    sets.pop(short, None)
-    sets[short] = jset
-    while len(sets) > KEEP_SETS:
-        sets.pop(next(iter(sets)))
-    return short
-
-
-def find_set(short: str) -> object | None:
-    """A set :func:`remember_set` kept, or None (unknown prefix, or dropped since)."""
-    return _loaded_sets().get(short)
 
 
 @st.cache_data(show_spinner="Reading the file…", max_entries=16)
@@ -207,14 +131,6 @@ def load_upload(
     return load_uploaded(files, fmt, preset, mapping=mapping, score_columns=score_columns)
 
 
-def join_scores_upload(jset: object, name: str, data: bytes) -> object:
-    """``jset`` with an uploaded scores file joined (its external metrics); errors name the
-    file as uploaded. Not cached: the join is quick, and the set is new each time."""
-    from capeval_core.judgments.uploads import join_uploaded_scores
-
-    return join_uploaded_scores(jset, name, data)  # type: ignore[arg-type]
-
-
 @st.cache_data(show_spinner=False, max_entries=32)
 def judgment_scores(
     digest: str,
@@ -235,7 +151,7 @@ def judgment_scores(
     from capeval_core.judgments.scoring import score_judgments
     from capeval_core.resources import available_cpus
 
-    bar, progress = _progress_bar("Scoring the judgments…")
+    bar, progress = progress_bar("Scoring the judgments…")
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateCorpusWarning)
@@ -555,7 +471,7 @@ def systems_comparison(
     from capeval_core.resources import available_cpus
     from capeval_core.systems import compare_systems, score_systems
 
-    bar, progress = _progress_bar("Scoring the systems…")
+    bar, progress = progress_bar("Scoring the systems…")
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateCorpusWarning)

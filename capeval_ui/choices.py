@@ -8,6 +8,8 @@ Page wording and defaults only; nothing here is cached (the COCO examples are re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from capeval_core import examples, inventory
 from capeval_core.examples import BUILTIN_EXAMPLES, Example
 from capeval_ui import cached
@@ -60,15 +62,25 @@ def load_example(name: str, draw: int = 0) -> Example:
     return BUILTIN_EXAMPLES[name]
 
 
-def scoring_message(cider_idf: str) -> str:
-    """Spinner text naming what the first scoring run prepares (resources load once).
+def scoring_message(cider_idf: str, texts: Sequence[str] = ()) -> str:
+    """Spinner text naming what the first scoring run prepares (resources load once), and a
+    long sentence among ``texts`` that SPICE's parser works on for a while (issue 41).
 
     METEOR's paraphrase index and the default word vectors are each built or loaded on first
     use (``capeval_core.inventory.first_use_pending``), which takes a while; the COCO val2014
     IDF table has its own progress bar (``cached.prepare_coco_idf``), and is named here only
     for callers that skip it.
     """
+    from capeval_core.spice.stanford_pcfg import long_sentences
+
     pending = inventory.first_use_pending()
+    long = long_sentences(texts)
+    if long:
+        many = f" (and {len(long) - 1} more)" if len(long) > 1 else ""
+        pending.append(
+            f"SPICE parses a {long[0]}-word sentence{many} with CoreNLP's exact parser, as "
+            "the jar does: a long sentence takes from seconds to minutes (parses are cached)"
+        )
     if cider_idf == "coco-val2014":
         pending.append(
             "the first use of the COCO val2014 IDF builds its table once (a few seconds) "

@@ -24,7 +24,9 @@ from capeval_core.perturb import (
     Table2,
     split_words,
 )
-from capeval_ui.views import key_label, show_tokens, table, token_strip
+from capeval_ui import charts
+from capeval_ui.formats import hover_texts
+from capeval_ui.views import key_label, show_tokens, signature_block, table, token_strip
 
 #: one colour per series, distinct for all eleven perturbations at once (24 colours)
 COLOURS: tuple[str, ...] = tuple(qualitative.Dark24)
@@ -94,13 +96,59 @@ def _bar_layout(fig: go.Figure, y_title: str, height: int = 320) -> None:
         barmode="group",
         height=height,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        yaxis={"title": y_title, "hoverformat": ".4f", "exponentformat": "e"},
+        yaxis={"title": y_title},
         legend={"orientation": "h", "y": 1.15, "x": 0},
     )
+    charts.readable(fig)
+
+
+def _scaled_bars(
+    fig: go.Figure, series: Sequence[tuple[str, dict[str, float]]], y_title: str
+) -> list[str]:
+    """Grouped bars, one series per name (metric key -> value), each metric on the axis of
+    its scale (CIDEr-D's 0–10 on its own, right-hand axis: on one axis with the 0–1 metrics
+    it flattens them, issue 42); returns the x categories in order."""
+    keys = list(dict.fromkeys(k for _, values in series for k in values))
+    groups = charts.scale_groups(keys)
+    for i, (name, values) in enumerate(series):
+        for g, (_, group) in enumerate(groups):
+            shown = [k for k in group if k in values]
+            fig.add_bar(
+                x=[_safe(key_label(k)) for k in shown],
+                y=[values[k] for k in shown],
+                name=_safe(name),
+                marker_color=COLOURS[i % len(COLOURS)],
+                offsetgroup=str(i),
+                legendgroup=str(i),
+                showlegend=g == 0,
+                yaxis=charts.axis_of(g),
+                customdata=hover_texts(values[k] for k in shown),
+                hovertemplate="%{x}: %{customdata}<extra>" + _safe(name) + "</extra>",
+            )
+    titles = _axis_titles(groups, y_title)
+    charts.scaled_axes(
+        fig,
+        [
+            (scale, [v for _, values in series for k, v in values.items() if k in group], title)
+            for (scale, group), title in zip(groups, titles, strict=True)
+        ],
+    )
+    return [_safe(key_label(k)) for _, group in groups for k in group]
+
+
+def _axis_titles(groups: Sequence[tuple[float, Sequence[str]]], y_title: str) -> list[str]:
+    """One title per axis: the quantity, and the metrics and range when there are two."""
+    if len(groups) < 2:
+        return [y_title]
+    return [
+        f"{y_title}: {charts.scale_title(scale, keys, [key_label(k) for k in keys])}"
+        for scale, keys in groups
+    ]
 
 
 def render_deltas(scores: Sequence[PerturbationScores], *, key: str) -> None:
-    """Every metric's score before and after, as a table and a grouped bar chart of deltas."""
+    """Every metric's score before and after, as a table and a grouped bar chart of deltas
+    (CIDEr-D on an axis of its own)."""
     frame = score_frame(scores)
     if frame.empty:
         return
@@ -108,41 +156,38 @@ def render_deltas(scores: Sequence[PerturbationScores], *, key: str) -> None:
         frame,
         numbers=("before", "after"),
         signed=("delta", "relative"),
-        widths={"signature": "medium"},
         help={"relative": "(after − before) / before; — where before reads as 0"},
+        hidden=("signature",),
         key=f"{key}-table",
     )
-    keys = list(dict.fromkeys(frame["key"]))
+    signature_block(dict(zip(frame["key"], frame["signature"], strict=True)))
     fig = go.Figure()
-    for i, (name, group) in enumerate(frame.groupby("perturbation", sort=False)):
-        fig.add_bar(
-            x=[_safe(key_label(k)) for k in group["key"]],
-            y=group["delta"].tolist(),
-            name=_safe(str(name)),
-            marker_color=COLOURS[i % len(COLOURS)],
-        )
+    series = [
+        (str(name), dict(zip(group["key"], group["delta"], strict=True)))
+        for name, group in frame.groupby("perturbation", sort=False)
+    ]
     _bar_layout(fig, "after − before")
-    fig.update_xaxes(
-        type="category", categoryorder="array", categoryarray=[_safe(key_label(k)) for k in keys]
-    )
+    order = _scaled_bars(fig, series, "after − before")
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=order)
     st.plotly_chart(fig, key=key, width="stretch")
 
 
 def render_table2(table2: Table2, *, key: str) -> None:
-    """The Table 2 rows (caption vs itself, synonyms, redundancy, word order) and a chart."""
+    """The Table 2 rows (caption vs itself, synonyms, redundancy, word order) and a chart
+    (CIDEr-D on an axis of its own)."""
     frame = table2.to_frame()
     metrics = [c for c in frame.columns if c not in ("variant", "caption")]
-    table(frame, numbers=metrics, key=f"{key}-table")
+    variants = list(frame["variant"])
+    table(frame[["variant", "caption"]], key=f"{key}-captions")
+    # a metric per row, a variant per column: eleven metric columns ran past the page
+    scores = frame.set_index("variant")[metrics].T.reset_index(names="key")
+    scores.insert(1, "metric", [key_label(k) for k in scores["key"]])
+    table(scores, numbers=variants, hidden=("key",), key=f"{key}-table")
     fig = go.Figure()
-    for i, row in frame.iterrows():
-        fig.add_bar(
-            x=[_safe(key_label(k)) for k in metrics],
-            y=[row[k] for k in metrics],
-            name=_safe(str(row["variant"])),
-            marker_color=COLOURS[int(i) % len(COLOURS)],
-        )
+    series = [(str(row["variant"]), {k: row[k] for k in metrics}) for _, row in frame.iterrows()]
     _bar_layout(fig, "score against the original caption")
-    fig.update_xaxes(type="category")
+    order = _scaled_bars(fig, series, "score against the original caption")
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=order)
     st.plotly_chart(fig, key=key, width="stretch")
 
 
@@ -178,9 +223,11 @@ def render_batch(result: BatchPerturbation, *, key: str) -> None:
         signed=("mean delta", "median delta"),
         percents=(),
         integers=("n changed",),
-        widths={"signature": "medium"},
+        hidden=("signature",),
         key=f"{key}-summary",
     )
+    if "signature" in summary.columns:
+        signature_block(dict(zip(summary["key"], summary["signature"], strict=True)))
     if n_changed:
         st.markdown(f"**Examples** (the first {min(n_changed, BATCH_EXAMPLES)} changed captions)")
         examples = examples_frame(result)
@@ -194,14 +241,24 @@ def render_batch(result: BatchPerturbation, *, key: str) -> None:
     if n_changed:
         changed = deltas[deltas["changed"]]
         fig = go.Figure()
-        for i, k in enumerate(result.keys):
-            fig.add_box(
-                y=changed.loc[changed["key"] == k, "delta"].tolist(),
-                name=_safe(key_label(k)),
-                marker_color=COLOURS[i % len(COLOURS)],
-                boxmean=True,
-            )
-        _bar_layout(fig, "after − before (changed items)", height=360)
+        groups = charts.scale_groups(list(result.keys))
+        drawn: list[tuple[float, list[float], str]] = []
+        titles = _axis_titles(groups, "after − before (changed items)")
+        for g, ((scale, group), title) in enumerate(zip(groups, titles, strict=True)):
+            values: list[float] = []
+            for k in group:
+                ys = changed.loc[changed["key"] == k, "delta"].tolist()
+                values += ys
+                fig.add_box(
+                    y=ys,
+                    name=_safe(key_label(k)),
+                    marker_color=COLOURS[list(result.keys).index(k) % len(COLOURS)],
+                    boxmean=True,
+                    yaxis=charts.axis_of(g),
+                )
+            drawn.append((scale, values, title))
+        _bar_layout(fig, titles[0], height=360)
+        charts.scaled_axes(fig, drawn)
         fig.update_layout(showlegend=False)
         st.plotly_chart(fig, key=f"{key}-box", width="stretch")
     corr = result.correlations()

@@ -1,4 +1,4 @@
-"""What the app keeps for a session: inputs across pages, and the parts of it a URL carries.
+"""What the app keeps for a session, and a page's state in its URL: one place for both.
 
 Streamlit drops a widget's value when a run does not draw that widget (another page), so a
 caption typed on Compare would be gone after a visit to the Perturbation lab. The router
@@ -7,22 +7,31 @@ listed in :data:`KEPT` back to Streamlit as a value of its own; the widgets then
 their page runs again. Such widgets take their defaults from :func:`default` (session state),
 never from a ``value=``/``index=`` argument, so Streamlit sees one source of truth.
 
-The Compare page's inputs and choices are also mirrored in the URL (``?candidate=...&ref=...
-&ref=...&idf=...&tokenizer=...``, :func:`sync_compare_url`), so a link opens
-the same example with the same numbers; the loaded judgment set is named
-in the URL of the meta-evaluation pages (``?set=...``), so a reload finds it again while the
-server keeps it.
+**A page's state is its URL** (issue 42). Each page lists its inputs as :class:`Param`\\ s
+(:data:`COMPARE`, :data:`LAB_ONE`, :data:`CORRELATIONS`, ...): every choice that changes a
+number or a drawing, spelled in the URL as the library spells it (``idf=corpus``,
+``correlation=kendall_b``). A page calls :func:`restore` before its widgets (a link or a
+reload fills them) and :func:`write` after them (the address bar, and its "Copy link", then
+reopen exactly this view). What the user changed since the app last read or wrote the URL is
+never overwritten: a URL is restored only when it is not the one the app has seen.
+
+**Data a URL cannot carry** (an uploaded judgment set, a Systems table's references) is named
+by a digest; the server holds it (``capeval_ui.store``) while it runs. A link naming data this
+server does not hold leaves the name pending (:func:`linked_set`): the page says so, keeps
+the URL and the choices, and shows no numbers until the user decides (issue 42).
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import streamlit as st
+
+from capeval_ui import TOKENIZER_KEY, TOKENIZERS
 
 #: inputs kept across pages: Compare, Perturbation lab, Judgments and the meta-evaluation
 #: pages. Buttons and file uploaders are not here: Streamlit does not let a script set them.
@@ -33,6 +42,7 @@ KEPT: tuple[str, ...] = (
     "candidate_b",
     "references",
     "cider_idf",
+    "compare_tab",
     # Perturbation lab
     "lab_mode",
     "lab_example",
@@ -95,15 +105,9 @@ SYSTEMS_FILES = "_systems_files"
 #: uploaded on the Robustness page
 JSET_KEY = "judgment_set"
 DISTRACTOR_SET_KEY = "distractor_set"
-
-#: Compare's query parameters: the candidate, an optional second one, one ``ref`` per line
-CANDIDATE_PARAM, CANDIDATE_B_PARAM, REF_PARAM = "candidate", "candidate_b", "ref"
-#: Compare's choices in its URL, each as the library spells its value (``idf=corpus``,
-#: ``tokenizer=ptb``), so a link reproduces every number
-COMPARE_CHOICE_PARAMS: tuple[str, ...] = ("idf", "tokenizer")
-#: the query parameter naming the loaded judgment set (a prefix of its content digest)
-SET_PARAM = "set"
-_COMPARE_URL = "_compare_url"
+#: the note Compare captions shows when opened from a row of Compare systems (a dict with the
+#: two captions it is about and its text; see systems_views.drill_down_note)
+FROM_SYSTEMS = "_from_systems"
 
 
 def url_path(title: str) -> str:
@@ -143,6 +147,12 @@ def valid_choices(key: str, options: Sequence[Any]) -> None:
         st.session_state[key] = [v for v in st.session_state[key] if v in options]
 
 
+def clamp(key: str, low: int, high: int) -> None:
+    """Bring a kept number into a widget's range (an edited link's ``draws=99``)."""
+    if key in st.session_state:
+        st.session_state[key] = min(max(int(st.session_state[key]), low), high)
+
+
 # -- example pickers -------------------------------------------------------------------------
 def remember_example(picker: str, inputs: Mapping[str, str]) -> None:
     """Note what an example picker just put into its text areas (see :func:`name_own_inputs`)."""
@@ -167,235 +177,419 @@ def _captions(inputs: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
     }
 
 
-#: the note Compare captions shows when opened from a row of Compare systems (a dict with the
-#: two captions it is about and its text; see systems_views.drill_down_note)
-FROM_SYSTEMS = "_from_systems"
+# -- a page's state in its URL ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Param:
+    """One input of a page as its URL carries it.
 
-
-# -- Compare's URL ---------------------------------------------------------------------------
-def _compare_params() -> dict[str, Any]:
-    params = st.query_params
-    out: dict[str, Any] = {}
-    if CANDIDATE_PARAM in params:
-        out["candidate"] = params.get(CANDIDATE_PARAM, "")
-    if CANDIDATE_B_PARAM in params:
-        out["candidate_b"] = params.get(CANDIDATE_B_PARAM, "")
-    refs = params.get_all(REF_PARAM)
-    if refs:
-        out["references"] = "\n".join(refs)
-    for name in COMPARE_CHOICE_PARAMS:
-        if name in params:
-            out[name] = params.get(name, "")
-    return out
-
-
-def _new_link() -> dict[str, Any]:
-    """Compare's parameters when the URL names inputs the page did not write itself (a shared
-    link, a reload in a new session), else nothing."""
-    wanted = _compare_params()
-    if not wanted or wanted == st.session_state.get(_COMPARE_URL):
-        return {}
-    return wanted
-
-
-def compare_from_url(choices: Mapping[str, tuple[str, Mapping[str, str]]] | None = None) -> bool:
-    """Fill Compare's inputs from the URL when it names an example the page did not write
-    itself (a shared link, a new tab): True when it did. Inputs the user typed since the page
-    last wrote the URL are never overwritten.
-
-    ``choices`` maps a choice's parameter to its control's key and options (label -> the
-    library's value, as the control offers them); a value the control does not offer is
-    ignored.
+    ``key`` is the session key (the widget's), ``name`` the query parameter. ``kind``:
+    ``"text"`` (one value), ``"lines"`` (a text area, one parameter per line), ``"list"`` (a
+    multiselect, one parameter per item), ``"int"``, ``"bool"``, ``"index"`` (a 0-based
+    position, written from 1 as a reader counts) or ``"set"`` (data the server holds, named
+    by its digest prefix; see :func:`linked_set`). ``spell`` maps a control's labels to their
+    URL spelling (the library's value); a spelling it does not know is not restored.
+    ``absent`` is what a restored link without the parameter sets (None: leaves the value).
+    ``low``/``high`` bound a number (an edited link's ``seed=-3`` opens as 0).
     """
-    wanted = _new_link()
-    if not wanted:
+
+    key: str
+    name: str
+    kind: str = "text"
+    spell: Mapping[str, str] | None = None
+    absent: Any = None
+    low: int | None = None
+    high: int | None = None
+    #: further session values a restore of this parameter sets (e.g. "the link chose")
+    also: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: the URL the app last read or wrote in this session (parameter -> values)
+_SEEN = "_url_seen"
+#: digest prefixes of sets a restored link named, by session key, until found or declined
+_PENDING = "_linked_sets"
+#: parameters of the last restored link that named something not offered (name -> value)
+_REJECTED = "_url_rejected"
+
+
+def _url() -> dict[str, tuple[str, ...]]:
+    params = st.query_params
+    return {name: tuple(params.get_all(name)) for name in params}
+
+
+#: the URLs the app wrote since the page last restored one: a run writes its URL more than
+#: once (choices, then the table drawn), and a click made meanwhile comes back with an
+#: earlier one, which is not a link (restoring it undid the click)
+_WRITTEN = "_url_written"
+
+
+def link_is_new() -> bool:
+    """Whether the URL names inputs the app has not seen in this session: a shared link, a
+    reload (a new session), an address typed or edited, the browser's Back."""
+    url = _url()
+    seen = st.session_state.get(_SEEN)
+    return bool(url) and url != seen and url not in st.session_state.get(_WRITTEN, [])
+
+
+def restore(params: Sequence[Param]) -> bool:
+    """Fill the session from the URL when it is a new link (:func:`link_is_new`): True when
+    it did. A value the page does not offer (an unknown spelling, a number that is not one)
+    is left out and noted (:func:`rejected`); the caller checks that the choices are still
+    offered (:func:`valid_choice`, :func:`valid_choices`)."""
+    new = link_is_new()
+    st.session_state[_WRITTEN] = []
+    if not new:
         return False
-    # what the link names, exactly: a missing second candidate is none; missing references
-    # or candidate leave the ones on the page
-    st.session_state["candidate_b"] = wanted.get("candidate_b", "")
-    for key in ("candidate", "references"):
-        if key in wanted:
-            st.session_state[key] = wanted[key]
-    for name, (key, options) in (choices or {}).items():
-        labels = {value: label for label, value in options.items()}
-        if wanted.get(name) in labels:
-            st.session_state[key] = labels[wanted[name]]
-    st.session_state[_COMPARE_URL] = wanted
+    url = _url()
+    st.session_state[_SEEN] = url
+    rejected: dict[str, str] = {}
+    for param in params:
+        if param.key == TOKENIZER_KEY:  # the router set it, before the sidebar drew it
+            continue
+        values = url.get(param.name)
+        if not values:
+            if param.absent is not None:
+                st.session_state[param.key] = param.absent
+            continue
+        value = _from_url(param, values)
+        if value is _REJECT:
+            rejected[param.name] = values[0]
+            continue
+        if param.kind == "set":
+            st.session_state.setdefault(_PENDING, {})[param.key] = value
+        else:
+            st.session_state[param.key] = value
+        for key, also in param.also.items():
+            st.session_state[key] = also
+    st.session_state[_REJECTED] = rejected
     return True
 
 
-def tokenizer_from_url(key: str, offered: Sequence[str]) -> None:
-    """The router's half of :func:`compare_from_url`: a link's tokenizer, set before the
-    sidebar draws its control (a page runs after it, too late to change it)."""
-    value = _new_link().get("tokenizer")
-    if value in offered:
-        st.session_state[key] = value
+def rejected() -> dict[str, str]:
+    """Parameters of the link restored last that named a value not offered here."""
+    return dict(st.session_state.get(_REJECTED) or {})
 
 
-def _compare_url_params(
-    candidate: str,
-    candidate_b: str,
-    references: Sequence[str],
-    choices: Mapping[str, str],
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What the page remembers writing, and the query parameters themselves."""
-    wanted: dict[str, Any] = {"candidate": candidate}
-    params: dict[str, Any] = {CANDIDATE_PARAM: candidate}
-    if candidate_b.strip():
-        wanted["candidate_b"] = candidate_b
-        params[CANDIDATE_B_PARAM] = candidate_b
-    if references:
-        wanted["references"] = "\n".join(references)
-        params[REF_PARAM] = list(references)
-    for name in COMPARE_CHOICE_PARAMS:
-        if name in choices:
-            wanted[name] = params[name] = choices[name]
-    return wanted, params
+_REJECT = object()
 
 
-def sync_compare_url(
-    candidate: str,
-    candidate_b: str,
-    references: Sequence[str],
-    choices: Mapping[str, str] | None = None,
-) -> str:
-    """Write Compare's inputs and ``choices`` (parameter -> the library's value) into the
-    URL, so the address bar is a link to this example; returns the query string."""
-    wanted, params = _compare_url_params(candidate, candidate_b, references, choices or {})
-    st.session_state[_COMPARE_URL] = wanted
-    if dict(_flat(st.query_params)) != dict(_flat_items(params)):
-        st.query_params.from_dict(params)
-    return urlencode(params, doseq=True, quote_via=quote)
+def _unspell(param: Param, value: str) -> Any:
+    if param.spell is None:
+        return value
+    labels = {spelled: label for label, spelled in param.spell.items()}
+    return labels.get(value, _REJECT)
+
+
+def _from_url(param: Param, values: tuple[str, ...]) -> Any:
+    """The session value of a parameter's URL values (or ``_REJECT``)."""
+    kind = param.kind
+    if kind == "lines":
+        return "\n".join(values)
+    if kind == "list":
+        kept = [_unspell(param, v) for v in values]
+        return [v for v in kept if v is not _REJECT]
+    if kind in ("int", "index"):
+        try:
+            number = int(values[0]) - (1 if kind == "index" else 0)
+        except ValueError:
+            return _REJECT
+        if param.low is not None:
+            number = max(number, param.low)
+        if param.high is not None:
+            number = min(number, param.high)
+        return number
+    if kind == "bool":
+        return values[0].lower() in ("1", "true", "on", "yes")
+    return _unspell(param, values[0])
+
+
+def _to_url(param: Param, value: Any) -> list[str]:
+    """A session value as the parameter's URL values (none: the parameter is left out)."""
+    spell = param.spell or {}
+    kind = param.kind
+    if value is None:
+        return []
+    if kind == "lines":
+        return [line.strip() for line in str(value).splitlines() if line.strip()]
+    if kind == "list":
+        return [str(spell.get(v, v)) for v in value]
+    if kind == "index":
+        return [str(int(value) + 1)]
+    if kind == "int":
+        return [str(int(value))]
+    if kind == "bool":
+        return ["1" if value else "0"]
+    if kind == "set":
+        digest = getattr(value, "content_digest", None)
+        return [digest[:16]] if digest else []
+    text = str(spell.get(value, value))
+    return [text] if text.strip() else []
+
+
+def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> str:
+    """Write a page's inputs into its URL (the reverse of :func:`restore`) and return the
+    query string. ``values`` (session key -> value) gives inputs the session does not hold
+    as such (the set a page works on). Nothing changes while a link's set is pending: the
+    user has not decided yet, and the URL stays the link they opened."""
+    pending = _live_pending()
+    if any(p.kind == "set" and p.key in pending for p in params):
+        return urlencode(_url(), doseq=True)
+    given = values or {}
+    query: dict[str, list[str]] = {}
+    for param in params:
+        value = given[param.key] if param.key in given else st.session_state.get(param.key)
+        spelled = _to_url(param, value)
+        if spelled:
+            query[param.name] = spelled
+    flat = {name: tuple(v) for name, v in query.items()}
+    if _url() != flat:
+        st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in query.items()})
+    st.session_state[_SEEN] = flat
+    st.session_state.setdefault(_WRITTEN, []).append(flat)
+    return urlencode(query, doseq=True)
 
 
 def share_link(page: str, query: str) -> str:
-    """The address of ``page`` (its URL path) with ``query``: whole when the browser told the
-    server where the app is, else from the app's root (``/compare-captions?...``)."""
-    base = (st.context.url or "").rstrip("/")
-    return f"{base}/{page}?{query}"
+    """The address that opens this view: the page's address as the browser gave it (with
+    the server's name and any base path) and ``query``; from the app's root
+    (``/compare-captions?...``) when the browser has not said (a page run in a test)."""
+    here = (st.context.url or "").rstrip("/")
+    base = here if here else f"/{page}".rstrip("/")
+    return f"{base}?{query}" if query else base or "/"
 
 
-def _flat(params: Any) -> list[tuple[str, tuple[str, ...]]]:
-    return [(k, tuple(params.get_all(k))) for k in params]
+def tokenizer_from_url(key: str = TOKENIZER_KEY, offered: Sequence[str] = TOKENIZERS) -> None:
+    """The router's part of :func:`restore`: a link's tokenizer, set before the sidebar
+    draws its control (a page runs after it, too late to change it)."""
+    if not link_is_new():
+        return
+    values = st.query_params.get_all(TOKENIZER.name)
+    if values and values[0] in offered:
+        st.session_state[key] = values[0]
 
 
-def _flat_items(params: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
-    return [(k, tuple(v) if isinstance(v, list) else (v,)) for k, v in params.items()]
+# -- data a URL names, held by the server ------------------------------------------------------
+def linked_set(key: str, lookup: Callable[[str], Any]) -> str | None:
+    """The set a restored link named for ``key`` (its digest prefix): put into the session
+    when ``lookup`` finds it on this server (None returned), else returned, so the page can
+    say the link's data is not here. None as well when no link named one."""
+    pending = _live_pending()
+    short = pending.get(key)
+    if short is None:
+        return None
+    current = st.session_state.get(key)
+    if current is not None and str(getattr(current, "content_digest", "")).startswith(short):
+        pending.pop(key, None)
+        return None
+    found = lookup(short)
+    if found is None:
+        return short
+    st.session_state[key] = found
+    pending.pop(key, None)
+    return None
 
 
-# -- a page's own inputs in its URL -------------------------------------------------------------
-#: the Perturbation lab's inputs in its URL: session key -> (parameter, kind). Kinds: "text"
-#: (one value), "lines" (a text area, one parameter per line), "list" (a multiselect, one
-#: per item), "int". Parameters start with ``lab_``, apart from Compare's.
-LAB_URL: dict[str, tuple[str, str]] = {
-    "lab_candidate": ("lab_caption", "text"),
-    "lab_references": ("lab_ref", "lines"),
-    "lab_perturbations": ("lab_perturbation", "list"),
-    "lab_seed": ("lab_seed", "int"),
-    "lab_n": ("lab_n", "int"),
-    "lab_cider_idf": ("lab_idf", "text"),
-    "lab_metrics": ("lab_metric", "list"),
-}
-_LAB_URL = "_lab_url"
+def _live_pending() -> dict[str, str]:
+    """The sets still waited for: those the URL still names (a page the user went on to,
+    whose URL does not name them, drops them: the link was left)."""
+    pending = st.session_state.get(_PENDING) or {}
+    named = {value for values in _url().values() for value in values}
+    for key in [k for k, short in pending.items() if short not in named]:
+        del pending[key]
+    return pending
 
 
-def inputs_from_url(
-    fields: Mapping[str, tuple[str, str]] = LAB_URL, memory: str = _LAB_URL
-) -> bool:
-    """Fill a page's inputs from its URL when the URL names values the page did not write
-    itself (a reload in a new session, a shared link): True when it did. What the user
-    changed since the page last wrote the URL is never overwritten. The caller checks that
-    the choices are still offered (:func:`valid_choice`, :func:`valid_choices`)."""
-    params = st.query_params
-    wanted = {
-        key: tuple(params.get_all(param)) for key, (param, _) in fields.items() if param in params
-    }
-    if not wanted or wanted == st.session_state.get(memory):
-        return False
-    for key, values in wanted.items():
-        kind = fields[key][1]
-        if kind == "lines":
-            st.session_state[key] = "\n".join(values)
-        elif kind == "list":
-            st.session_state[key] = list(values)
-        elif kind == "int":
-            with contextlib.suppress(ValueError):
-                st.session_state[key] = int(values[0])
-        else:
-            st.session_state[key] = values[0]
-    st.session_state[memory] = wanted
-    return True
+def decline_linked_set(key: str) -> None:
+    """The user decided (opened the demo, loaded another set): the link's set is no longer
+    waited for."""
+    (st.session_state.get(_PENDING) or {}).pop(key, None)
 
 
-def sync_inputs_url(
-    fields: Mapping[str, tuple[str, str]] = LAB_URL, memory: str = _LAB_URL
+# -- the metric selection of the meta-evaluation pages --------------------------------------------
+#: the multiselect's own key, and the plain key mirroring it (a widget's own key is dropped
+#: when a page without it runs, so the choice is kept under a plain key)
+METRICS_KEY = "meta_metrics"
+KEPT_METRICS = "_meta_metrics_kept"
+#: external metric names the picker has offered in this session (None: a link chose the
+#: metrics, so an external metric offered now is not added to them)
+SEEN_EXTERNAL = "_meta_external_seen"
+
+
+def chosen_metrics(
+    options: Sequence[str], external: Sequence[str], fallback: Sequence[str]
 ) -> None:
-    """Write a page's inputs into its URL (the reverse of :func:`inputs_from_url`)."""
-    wanted: dict[str, tuple[str, ...]] = {}
-    for key, (_, kind) in fields.items():
-        if key not in st.session_state:
-            continue
-        value = st.session_state[key]
-        if kind == "lines":
-            values = tuple(line.strip() for line in str(value).splitlines() if line.strip())
-        elif kind == "list":
-            values = tuple(str(v) for v in value)
-        else:
-            values = (str(value),)
-        if values:
-            wanted[key] = values
-    st.session_state[memory] = wanted
-    params = {fields[key][0]: list(values) for key, values in wanted.items()}
-    if dict(_flat(st.query_params)) != {p: tuple(v) for p, v in params.items()}:
-        st.query_params.from_dict(params)
+    """Put the kept metric choice into the picker's key before it is drawn: the metrics
+    chosen on any meta-evaluation page (``fallback`` at first), and an external metric the
+    first time a set offers it (it is what its designer came to compare), unless a link
+    named the metrics."""
+    kept = list(st.session_state.get(KEPT_METRICS, fallback))
+    seen = st.session_state.get(SEEN_EXTERNAL, [])
+    if seen is None:  # a link chose: what it offers now counts as seen
+        st.session_state[SEEN_EXTERNAL] = list(external)
+    else:
+        new = [k for k in external if k not in seen]
+        if new:
+            st.session_state[SEEN_EXTERNAL] = [*seen, *new]
+            kept += [k for k in new if k not in kept]
+    st.session_state[KEPT_METRICS] = kept
+    st.session_state[METRICS_KEY] = [k for k in kept if k in options]
 
 
-# -- the loaded judgment set ---------------------------------------------------------------------
-def share_judgment_set(digest: str) -> None:
-    """Name the loaded set in the URL (a reload of the page then finds it again)."""
-    short = digest[:16]
-    if st.query_params.get(SET_PARAM) != short:
-        st.query_params[SET_PARAM] = short
+def keep_metrics() -> None:
+    """The picker's ``on_change``: the choice kept under the plain key."""
+    st.session_state[KEPT_METRICS] = list(st.session_state[METRICS_KEY])
 
 
-def restore_judgment_set(key: str, lookup: Callable[[str], Any]) -> None:
-    """After a reload: put the set the URL names back into the session (``lookup`` finds it
-    among the sets this server process has loaded; a set it no longer has stays unloaded)."""
-    if key in st.session_state:
-        return
-    short = st.query_params.get(SET_PARAM)
-    if short:
-        found = lookup(short)
-        if found is not None:
-            st.session_state[key] = found
+# -- every page's parameters --------------------------------------------------------------------
+#: the sidebar's tokenizer: every page whose numbers depend on it carries it
+TOKENIZER = Param(TOKENIZER_KEY, "tokenizer", spell={t: t for t in TOKENIZERS})
+
+#: Compare's evidence panels: the n-gram order and the reference each one draws, for
+#: candidate A and B (widget keys ``<metric>[-b]-order`` / ``-reference``, the same names)
+COMPARE_PANELS: tuple[Param, ...] = tuple(
+    Param(
+        f"{metric}{side}-{what}",
+        f"{metric}{side}-{what}",
+        "int" if what == "order" else "index",
+        low=1 if what == "order" else 0,
+        also={} if what == "order" else {f"{metric}{side}-reference-linked": True},
+    )
+    for metric, what in (
+        ("bleu", "order"),
+        ("cider_d", "order"),
+        ("rouge_l", "reference"),
+        ("meteor", "reference"),
+        ("wmd", "reference"),
+    )
+    for side in ("", "-b")
+)
 
 
-# -- the meta-evaluation choices in the URL ------------------------------------------------------
-#: query parameter -> the session key it restores: the chosen metrics (the picker's kept
-#: list), the human-score column and the correlation level
-META_CHOICE_PARAMS: dict[str, str] = {
-    "metric": "_meta_metrics_kept",
-    "human": "human_column",
-    "level": "correlation_level",
-}
-_CHOICES_RESTORED = "_choices_restored"
+def compare_params(idf_sources: Mapping[str, str], tabs: Sequence[str]) -> tuple[Param, ...]:
+    """Compare's parameters: the candidate, an optional second one, one ``ref`` per line,
+    the CIDEr-D IDF source, the tokenizer, the open tab and each panel's choice (the offered
+    labels and their spellings come from the page)."""
+    return (
+        Param("candidate", "candidate"),
+        Param("candidate_b", "candidate_b", absent=""),
+        Param("references", "ref", "lines"),
+        Param("cider_idf", "idf", spell=idf_sources),
+        TOKENIZER,
+        Param("compare_tab", "tab", spell={t: t for t in tabs}),
+        *COMPARE_PANELS,
+    )
 
 
-def restore_choices() -> None:
-    """Once per session (a reload starts a new one): the choices the URL names, for every
-    key the session does not hold yet."""
-    if st.session_state.get(_CHOICES_RESTORED):
-        return
-    st.session_state[_CHOICES_RESTORED] = True
-    for param, key in META_CHOICE_PARAMS.items():
-        values = st.query_params.get_all(param)
-        if values and key not in st.session_state:
-            st.session_state[key] = list(values) if param == "metric" else values[0]
+def lab_one_params(
+    perturbations: Sequence[str], metrics: Sequence[str], idf_sources: Mapping[str, str]
+) -> tuple[Param, ...]:
+    """The lab's one-caption parameters (``lab_`` before each, apart from the tokenizer)."""
+    return (
+        Param("lab_mode", "lab_mode", spell={"One caption": "one", "Batch": "batch"}),
+        Param("lab_candidate", "lab_caption"),
+        Param("lab_references", "lab_ref", "lines"),
+        Param("lab_perturbations", "lab_perturbation", "list", spell=_same(perturbations)),
+        Param("lab_seed", "lab_seed", "int", low=0),
+        Param("lab_n", "lab_n", "int", low=1),
+        Param("lab_cider_idf", "lab_idf", spell=idf_sources),
+        Param("lab_metrics", "lab_metric", "list", spell=_same(metrics)),
+        Param("lab_table2", "lab_table2", "bool"),
+        TOKENIZER,
+    )
 
 
-def share_choices(**choices: Any) -> None:
-    """Write meta-evaluation choices into the URL (``metric=`` once per chosen metric)."""
-    for param, value in choices.items():
-        wanted = [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
-        if st.query_params.get_all(param) != wanted:
-            st.query_params[param] = wanted if param == "metric" else wanted[0]
+def lab_batch_params(
+    datasets: Mapping[str, str], perturbations: Sequence[str], metrics: Sequence[str]
+) -> tuple[Param, ...]:
+    """The lab's batch parameters; ``set`` names the Judgments page's set when the batch
+    runs on it, ``lab_run`` says the batch was run (a link shows its results)."""
+    return (
+        Param("lab_mode", "lab_mode", spell={"One caption": "one", "Batch": "batch"}),
+        Param("lab_dataset", "lab_dataset", spell=datasets),
+        Param("lab_batch_perturbation", "lab_batch_perturbation", spell=_same(perturbations)),
+        Param("lab_images", "lab_images", "int", low=10, high=40_000),
+        Param("lab_batch_seed", "lab_batch_seed", "int", low=0),
+        Param("lab_batch_metrics", "lab_batch_metric", "list", spell=_same(metrics)),
+        Param("lab_batch_on", "lab_run", "bool", absent=False),
+        Param(JSET_KEY, "set", "set"),
+        TOKENIZER,
+    )
+
+
+def _same(options: Sequence[str]) -> dict[str, str]:
+    return {o: o for o in options}
+
+
+#: the meta-evaluation pages' shared parameters: the set, the metrics, the human-score column
+SET = Param(JSET_KEY, "set", "set")
+METRICS = Param(KEPT_METRICS, "metric", "list", also={SEEN_EXTERNAL: None})
+HUMAN = Param("human_column", "human")
+
+
+def judgments_params(demo_sets: Mapping[str, str], formats: Sequence[str]) -> tuple[Param, ...]:
+    """Judgments: where the set came from (demo or upload, which demo, which format), the
+    set itself and the metrics scored."""
+    return (
+        Param("judgment_source", "source", spell={"Demo set": "demo", "Upload a file": "upload"}),
+        Param("demo_set", "demo", spell=demo_sets),
+        Param("judgment_format", "format", spell=_same(formats)),
+        SET,
+        METRICS,
+        TOKENIZER,
+    )
+
+
+def correlations_params(methods: Sequence[str]) -> tuple[Param, ...]:
+    """Correlations: human column, level, bootstrap, the combined metric's correlation and
+    the metric drawn against the human scores."""
+    return (
+        SET,
+        METRICS,
+        HUMAN,
+        Param("correlation_level", "level", spell={"item": "item", "system": "system"}),
+        Param("resamples", "resamples", "int", low=1),
+        Param("ci_kendall", "ci_kendall", "bool"),
+        Param("combined_correlation", "combined", spell=_same(methods)),
+        Param("distribution_metric", "scatter"),
+        TOKENIZER,
+    )
+
+
+def significance_params(methods: Sequence[str], alternatives: Sequence[str]) -> tuple[Param, ...]:
+    """Significance: the correlation, the test's direction and the pair detailed."""
+    return (
+        SET,
+        METRICS,
+        HUMAN,
+        Param("williams_correlation", "correlation", spell=_same(methods)),
+        Param("williams_alternative", "test", spell=_same(alternatives)),
+        Param("pair_a", "a"),
+        Param("pair_b", "b"),
+        TOKENIZER,
+    )
+
+
+def pairwise_params(metric_ties: Sequence[str], human_ties: Sequence[str]) -> tuple[Param, ...]:
+    """Pairwise accuracy: the protocol's knobs."""
+    return (
+        SET,
+        METRICS,
+        Param("n_references", "refs", "int", low=1),
+        Param("draws", "draws", "int", low=1, high=20),
+        Param("seed", "seed", "int", low=0),
+        Param("metric_tie", "metric_tie", spell=_same(metric_ties)),
+        Param("human_tie", "human_tie", spell=_same(human_ties)),
+        TOKENIZER,
+    )
+
+
+def robustness_params(sources: Mapping[str, str], metric_ties: Sequence[str]) -> tuple[Param, ...]:
+    """Robustness: which distractor set (the loaded one, the generated one, an upload,
+    named by its digest) and how a metric tie counts."""
+    return (
+        Param("distractor_source", "source", spell=sources),
+        SET,
+        Param(DISTRACTOR_SET_KEY, "distractors", "set"),
+        METRICS,
+        Param("forced_tie", "tie", spell=_same(metric_ties)),
+        TOKENIZER,
+    )

@@ -5,7 +5,8 @@ table it scored when the user pressed Score.
 metrics, on-missing choice, paired test and resampling, raw values, the differences' systems
 and metric) is written to the URL and restored from a link (:data:`PARAMS`,
 :func:`restore`, :func:`write`); choices are spelled as the library spells them
-(``paired=bs``, ``metric=cider_d``).
+(``paired=bs``, ``metric=cider_d``), with the sidebar's tokenizer, through the app's one URL
+mechanism (:mod:`capeval_ui.state`).
 
 **Files a link cannot carry.** Uploaded results files are named in the URL by a digest of
 their content (``files=…``); this server process keeps the files it was given
@@ -24,18 +25,16 @@ that changed nothing the numbers depend on: the last is resumed (:func:`interrup
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, NamedTuple
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import streamlit as st
 
+from capeval_ui import TOKENIZER_KEY, current_tokenizer, state, store
 from capeval_ui.state import SYSTEMS_FILES as FILES  # (results files, references file or None)
+from capeval_ui.state import Param
 
 #: the session keys of what the page keeps besides its widgets (and FILES, the files in use)
 TABLE = "_systems_table"  # the last table scored: {"request", "comparison", "data"}
@@ -44,23 +43,19 @@ CANCELLED = "_systems_cancelled"  # the Cancel button was pressed during a run
 OPENED = "_systems_opened"  # the page opened the demo once already
 _LINKED = "_systems_linked_files"  # the files digest a link named, until found or declined
 _LINK_SCORED = "_systems_link_scored"  # a link restored showed a table: score it on opening
-_SEEN = "_systems_url"  # the URL the page last read or wrote
 
 
-class Param(NamedTuple):
-    """One choice as the URL carries it: session key, parameter name, kind (``text``,
-    ``list``, ``int``, ``bool``) and, for a control whose values are labels, the labels'
-    URL spelling."""
-
-    key: str
-    name: str
-    kind: str = "text"
-    spell: Mapping[str, str] | None = None
-
-
-def params(sources: Mapping[str, str], references: Mapping[str, str]) -> tuple[Param, ...]:
+def params(
+    sources: Mapping[str, str], references: Mapping[str, str], bounds: Mapping[str, tuple[int, int]]
+) -> tuple[Param, ...]:
     """The Systems page's URL: ``sources`` and ``references`` map the radios' labels to
-    their spelling (``source=upload``, ``references=coco-val2014``)."""
+    their spelling (``source=upload``, ``references=coco-val2014``), ``bounds`` the number
+    inputs' keys to their (low, high) (an edited link's number is brought within them)."""
+
+    def number(key: str, name: str) -> Param:
+        low, high = bounds[key]
+        return Param(key, name, "int", low=low, high=high)
+
     return (
         Param("systems_source", "source", spell=sources),
         Param("systems_references", "references", spell=references),
@@ -70,13 +65,14 @@ def params(sources: Mapping[str, str], references: Mapping[str, str]) -> tuple[P
         Param("systems_baseline", "baseline"),
         Param("systems_metrics", "metric", "list"),
         Param("systems_paired", "paired"),
-        Param("systems_resamples", "resamples", "int"),
-        Param("systems_trials", "trials", "int"),
-        Param("systems_seed", "seed", "int"),
+        number("systems_resamples", "resamples"),
+        number("systems_trials", "trials"),
+        number("systems_seed", "seed"),
         Param("systems_raw", "raw", "bool"),
         Param("systems_a", "a"),
         Param("systems_b", "b"),
         Param("systems_key", "differences"),
+        state.TOKENIZER,
     )
 
 
@@ -86,31 +82,21 @@ FILES_PARAM = "files"
 #: then reopens the table, scored at once; without it, the link waits for Score as the page did
 SCORED_PARAM = "scored"
 #: digits of the files' digest a URL carries (64 bits)
-PREFIX = 16
-
-
-def _url() -> dict[str, tuple[str, ...]]:
-    return {name: tuple(st.query_params.get_all(name)) for name in st.query_params}
+PREFIX = store.PREFIX
+#: the two parameters :func:`write` adds to the page's (their values are given, not kept)
+_FILES = Param("_systems_files_in_url", FILES_PARAM)
+_SCORED = Param("_systems_scored_in_url", SCORED_PARAM, "bool")
 
 
 def restore(page_params: Sequence[Param]) -> bool:
     """Fill the choices from the URL when it is a link the page has not seen in this session
-    (a shared link, a reload): True when it did. A value the page does not spell is left as
-    it was; the caller checks the choices are still offered."""
-    url = _url()
-    if not url or url == st.session_state.get(_SEEN):
+    (a shared link, a reload; :func:`capeval_ui.state.restore`): True when it did. Also notes
+    the files the link names (:func:`linked_files`) and whether it showed a table."""
+    if not state.restore(page_params):
         return False
-    st.session_state[_SEEN] = url
-    for param in page_params:
-        values = url.get(param.name)
-        if not values:
-            continue
-        value = _from_url(param, values)
-        if value is not None:
-            st.session_state[param.key] = value
-    files = url.get(FILES_PARAM)
+    files = st.query_params.get_all(FILES_PARAM)
     st.session_state[_LINKED] = files[0] if files else None
-    st.session_state[_LINK_SCORED] = url.get(SCORED_PARAM) == ("1",)
+    st.session_state[_LINK_SCORED] = st.query_params.get_all(SCORED_PARAM) == ["1"]
     return True
 
 
@@ -119,59 +105,24 @@ def link_shows_table() -> bool:
     return bool(st.session_state.pop(_LINK_SCORED, False))
 
 
-def _from_url(param: Param, values: tuple[str, ...]) -> Any:
-    labels = {spelled: label for label, spelled in (param.spell or {}).items()}
-    if param.kind == "list":
-        return list(values)
-    if param.kind == "int":
-        with contextlib.suppress(ValueError):
-            return max(0, int(values[0]))
-        return None
-    if param.kind == "bool":
-        return values[0].lower() in ("1", "true", "on", "yes")
-    return labels.get(values[0]) if param.spell else values[0]
-
-
-def _to_url(param: Param, value: Any) -> list[str]:
-    if value is None:
-        return []
-    if param.kind == "list":
-        return [str(v) for v in value]
-    if param.kind == "bool":
-        return ["1" if value else "0"]
-    text = str((param.spell or {}).get(value, value))
-    return [text] if text.strip() else []
-
-
 def write(page_params: Sequence[Param], files: str | None, scored: bool = False) -> str:
     """Write the choices (and ``files``, the digest of the uploads in use; ``scored``, whether
     the table of these choices is shown) into the URL and return its query string. A link
     whose files are pending keeps its URL: the user has not decided yet."""
     if linked_files() is not None:
-        return urlencode(_url(), doseq=True, quote_via=quote)
-    query: dict[str, list[str]] = {}
-    for param in page_params:
-        spelled = _to_url(param, st.session_state.get(param.key))
-        if spelled:
-            query[param.name] = spelled
-    if files:
-        query[FILES_PARAM] = [files]
-    if scored:
-        query[SCORED_PARAM] = ["1"]
-    flat = {name: tuple(v) for name, v in query.items()}
-    if _url() != flat:
-        st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in query.items()})
-    st.session_state[_SEEN] = flat
-    return urlencode(query, doseq=True, quote_via=quote)
+        return urlencode(
+            {name: st.query_params.get_all(name) for name in st.query_params}, doseq=True
+        )
+    given = {
+        _FILES.key: files,
+        _SCORED.key: True if scored else None,
+        TOKENIZER_KEY: current_tokenizer(),  # the sidebar's, or the default on a page alone
+    }
+    return state.write((*page_params, _FILES, _SCORED), given)
 
 
-# -- the uploaded files, held by this server process -------------------------------------------
+# -- the uploaded files, held by this server process (``capeval_ui.store``) -------------------
 Files = tuple[tuple[tuple[str, bytes], ...], tuple[str, bytes] | None]
-
-#: how many sets of uploaded files a link can find again
-KEEP_FILES = 8
-_lock = threading.Lock()
-_held: OrderedDict[str, Files] = OrderedDict()
 
 
 def files_digest(files: Files) -> str:
@@ -185,27 +136,19 @@ def files_digest(files: Files) -> str:
 
 
 def remember_files(files: Files) -> str:
-    """Keep ``files`` findable by their digest (the newest :data:`KEEP_FILES` sets)."""
-    short = files_digest(files)
-    with _lock:
-        _held.pop(short, None)
-        _held[short] = files
-        while len(_held) > KEEP_FILES:
-            _held.popitem(last=False)
-    return short
+    """Keep ``files`` findable by their digest (the newest ``store.KEEP_SETS`` sets)."""
+    return store.FILES.put(files_digest(files), files)
 
 
 def find_files(short: str) -> Files | None:
     """Files :func:`remember_files` kept, or None (unknown, dropped, or another server's)."""
-    with _lock:
-        return _held.get(short)
+    return store.FILES.get(short)  # type: ignore[return-value]
 
 
 def forget_all_files() -> None:
     """Empty the store, as a restart of the server does (tests open a link on a server that
     does not hold its files)."""
-    with _lock:
-        _held.clear()
+    store.FILES.clear()
 
 
 def linked_files() -> str | None:

@@ -22,7 +22,8 @@ from plotly.subplots import make_subplots
 from capeval_core.metrics import metric_class
 from capeval_core.systems import SystemsComparison
 from capeval_core.systems_table import paper_order, paper_table
-from capeval_ui.views import format_number
+from capeval_ui.views import cell_width, format_number, signature_block
+from capeval_ui.views.common import dataframe
 
 _NUMBER = st.column_config.NumberColumn(format="%.4f")
 _PVALUE = st.column_config.NumberColumn(format="%.4g")
@@ -47,39 +48,6 @@ def compare_link(candidate: str, candidate_b: str, references: list[str]) -> str
     return f"{COMPARE_PAGE}?{urlencode(params, quote_via=quote)}"
 
 
-def render_summary(comparison: SystemsComparison) -> None:
-    """Per system and metric: the value, ± half the width of its interval, and for every
-    system but the baseline the difference to it and the p-value."""
-    rows = []
-    for s in comparison.systems:
-        row: dict[str, Any] = {"system": s}
-        for k in comparison.keys:
-            low, high = comparison.ci[s][k]
-            paired = comparison.paired[k].get(s)
-            row[label(k)] = comparison.corpus[s][k]
-            row[f"{label(k)} ±"] = (high - low) / 2
-            row[f"{label(k)} Δ"] = paired.delta if paired else None
-            row[f"{label(k)} p"] = paired.p_value if paired else None
-        rows.append(row)
-    config: dict[str, Any] = {}
-    for k in comparison.keys:
-        config[label(k)] = _NUMBER
-        config[f"{label(k)} ±"] = st.column_config.NumberColumn(
-            format="%.4f", help="half the width of the bootstrap interval"
-        )
-        config[f"{label(k)} Δ"] = st.column_config.NumberColumn(
-            format="%+.4f", help="minus the baseline (the first system)"
-        )
-        config[f"{label(k)} p"] = st.column_config.NumberColumn(
-            format="%.4f", help="p-value of the paired test(s) against the baseline"
-        )
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=config)
-    st.caption(
-        f"Δ and p compare each system with the baseline, {comparison.systems[0]}, so its own "
-        "Δ and p cells are empty."
-    )
-
-
 def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None:
     """The paper's table (:func:`capeval_core.systems_table.paper_table`): values with their
     intervals and † marks, then Δ and p against the baseline (its own cells empty), with
@@ -87,13 +55,13 @@ def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None
     table = paper_table(comparison, raw=raw)
     text = st.column_config.TextColumn
     config = {"system": text("System")}
-    st.dataframe(
+    dataframe(
         table.value_frame(), hide_index=True, width="stretch", column_config=config,
         key="systems_paper_values",
     )  # fmt: skip
     if len(comparison.systems) > 1:
         st.text(f"Δ to the baseline, {comparison.baseline}, and p (in brackets):")
-        st.dataframe(
+        dataframe(
             table.delta_frame(), hide_index=True, width="stretch", column_config=config,
             key="systems_paper_deltas",
         )  # fmt: skip
@@ -128,26 +96,53 @@ def comparison_frame(comparison: SystemsComparison) -> pd.DataFrame:
 
 
 def render_table(comparison: SystemsComparison) -> None:
-    """The full table: every system and metric with its interval, Δ, p-values, signature."""
+    """The full table: every system and metric with its interval, then (with a baseline) Δ
+    and the p-values, then each metric's signature. One frame drawn as two tables of its
+    columns, each narrow enough for the page at 1,280 px (as one table it ran past the page,
+    its last columns cut); every column stays in the data of both."""
     frame = comparison_frame(comparison)
     pct = f"{comparison.resampling.level * 100:g}%"
+
+    def number(label_: str, **kwargs: Any) -> Any:
+        # a grid sizes a number column wider than its text: each is given its width
+        return st.column_config.NumberColumn(
+            label_, width=cell_width([label_, "-0.0000"]), **kwargs
+        )
+
     config = {
-        "value": _NUMBER,
-        "ci_low": st.column_config.NumberColumn(f"{pct} CI low", format="%.4f"),
-        "ci_high": st.column_config.NumberColumn(f"{pct} CI high", format="%.4f"),
-        "bootstrap_mean": st.column_config.NumberColumn("bootstrap mean", format="%.4f"),
-        "delta": st.column_config.NumberColumn("Δ to baseline", format="%+.4f"),
-        "delta_ci_low": st.column_config.NumberColumn("Δ CI low", format="%+.4f"),
-        "delta_ci_high": st.column_config.NumberColumn("Δ CI high", format="%+.4f"),
-        "p_bootstrap": st.column_config.NumberColumn("p (bootstrap)", format="%.4g"),
-        "p_randomization": st.column_config.NumberColumn("p (randomization)", format="%.4g"),
-        "p_value": st.column_config.NumberColumn(
-            "p", format="%.4g", help="the larger of the tests' p-values"
-        ),
+        "value": number("value", format="%.4f"),
+        "ci_low": number(f"{pct} CI low", format="%.4f"),
+        "ci_high": number(f"{pct} CI high", format="%.4f"),
+        "bootstrap_mean": number("bootstrap mean", format="%.4f"),
+        "delta": number("Δ", format="%+.4f", help="minus the baseline's value"),
+        "delta_ci_low": number("Δ low", format="%+.4f", help=f"low end of Δ's {pct} interval"),
+        "delta_ci_high": number("Δ high", format="%+.4f", help=f"high end of Δ's {pct} interval"),
+        "p_bootstrap": number("p boot", format="%.4g", help="p of the paired bootstrap"),
+        "p_randomization": number("p rand", format="%.4g", help="p of approximate randomization"),
+        "p_value": number("p", format="%.4g", help="the larger of the tests' p-values"),
         "significant": st.column_config.CheckboxColumn("p < 0.05"),
-        "key": None,
     }
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key="systems_table")
+    names = ["system", "metric"]
+    dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        column_config=config,
+        column_order=[*names, "value", "ci_low", "ci_high", "bootstrap_mean"],
+        key="systems_table",
+    )
+    if len(comparison.systems) > 1:
+        st.caption(f"Against the baseline, {comparison.baseline}:")
+        against = ["delta", "delta_ci_low", "delta_ci_high", "p_bootstrap", "p_randomization"]
+        dataframe(
+            frame[frame["system"] != comparison.baseline],
+            hide_index=True,
+            width="stretch",
+            column_config=config,
+            column_order=[*names, *against, "p_value", "significant"],
+            key="systems_table_paired",
+        )
+    signature_block({label(k): comparison.signature(k) for k in comparison.keys})
 
 
 def _error_bars(comparison: SystemsComparison, system: str, key: str) -> tuple[float, float]:
@@ -248,24 +243,32 @@ def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) 
     table = differences_frame(comparison, a, b, key)
     name = label(key)
     config: dict[str, Any] = {
-        "image_id": st.column_config.TextColumn("image id"),
-        "caption_a": st.column_config.TextColumn(f"caption: {a}"),
-        "caption_b": st.column_config.TextColumn(f"caption: {b}"),
-        "value_a": st.column_config.NumberColumn(f"{name}: {a}", format="%.4f"),
-        "value_b": st.column_config.NumberColumn(f"{name}: {b}", format="%.4f"),
-        "difference": st.column_config.NumberColumn(f"{name}: {b} − {a}", format="%+.4f"),
+        "image_id": st.column_config.TextColumn("image id", width=88),
+        "caption_a": st.column_config.TextColumn("caption A"),
+        "caption_b": st.column_config.TextColumn("caption B"),
+        "value_a": st.column_config.NumberColumn("A", format="%.4f", width=84),
+        "value_b": st.column_config.NumberColumn("B", format="%.4f", width=84),
+        "difference": st.column_config.NumberColumn("B − A", format="%+.4f", width=80),
         "open": st.column_config.LinkColumn(
-            "new tab", display_text="open", help="both captions with the references, in a new tab"
+            "new tab",
+            display_text="open",
+            help="both captions with the references, in a new tab",
+            width=72,  # its cells read "open", not the address
         ),
     }
-    st.caption("Click a row to open its image in Compare captions.")
-    event = st.dataframe(
+    # the headers name A and B (a header never wraps: with the systems' names in each, the
+    # table ran past the page at 1,280 px)
+    st.text(f"A: {a}; B: {b}; values of {name}.")  # system names are user text
+    st.caption("Click a row to open its image, with its references, in Compare captions.")
+    event = dataframe(
         table,
         hide_index=True,
         width="stretch",
         column_config=config,
         key="systems_items",
-        column_order=[c for c in table.columns if c != "reference_list"],
+        # the references are in the data (and in Compare, a click away), not drawn: with
+        # them the table ran past the page at 1,280 px
+        column_order=[c for c in table.columns if c not in ("references", "reference_list")],
         on_select="rerun",
         selection_mode="single-row",
     )

@@ -63,6 +63,18 @@ REPORT_FROM_WORDS = 60
 REPORT_EVERY = 0.5
 
 
+def long_sentences(texts: Sequence[str]) -> list[int]:
+    """The word counts of the sentences of ``texts`` long enough for the parser to report
+    its progress (:data:`REPORT_FROM_WORDS` words or more), longest first: a page says
+    before scoring that such a parse takes a while.
+
+    >>> long_sentences(["a dog runs.", " ".join(["word"] * 70)])
+    [70]
+    """
+    counts = (len(words) for text in texts for words in sentences(corenlp_words(text)))
+    return sorted((n for n in counts if n >= REPORT_FROM_WORDS), reverse=True)
+
+
 def caption_tuples(parser: PCFGParser, text: str) -> tuple[Tuple, ...]:
     """The tuples of one caption, its sentences' in order."""
     from capeval_core.spice.pcfg.ud import basic_dependencies

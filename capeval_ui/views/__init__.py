@@ -36,6 +36,7 @@ from capeval_ui.views.common import (
     render_details,
     show_tokens,
     side_by_side,
+    signature_block,
     table,
     token_strip,
 )
@@ -44,6 +45,7 @@ from capeval_ui.views.meteor import MODULE_COLOURS, meteor_alignment_figure
 from capeval_ui.views.overview import (
     EVIDENCE_MAX_WORDS,
     MAX_WORDS,
+    copy_link,
     input_problems,
     longest_caption,
     page_link,
@@ -54,6 +56,7 @@ from capeval_ui.views.overview import (
     render_score_table,
     render_scoring_errors,
     render_summary,
+    show_link,
     split_lines,
 )
 from capeval_ui.views.spice import spice_graph_figure, spice_layout
@@ -75,6 +78,7 @@ __all__ = [
     "candidate_pair",
     "cell_width",
     "comparison_frame",
+    "copy_link",
     "evidence_tab",
     "explain",
     "format_number",
@@ -97,8 +101,10 @@ __all__ = [
     "render_score_table",
     "render_scoring_errors",
     "render_summary",
+    "show_link",
     "show_tokens",
     "side_by_side",
+    "signature_block",
     "spice_graph_figure",
     "spice_layout",
     "split_lines",

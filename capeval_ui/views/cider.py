@@ -90,18 +90,16 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
         row["×10 mean"] = 10.0 * sum(ref.similarity) / len(ref.similarity)
         rows.append(row)
     config: dict[str, Any] = {
-        "penalty": st.column_config.NumberColumn(
-            format="%.4f", help="Gaussian length penalty against this reference"
-        ),
-        "×10 mean": st.column_config.NumberColumn(
-            format="%.4f", help="CIDEr-D against this reference alone: 10 × mean of the orders"
+        "penalty": st.column_config.Column(help="Gaussian length penalty against this reference"),
+        "×10 mean": st.column_config.Column(
+            help="CIDEr-D against this reference alone: 10 × mean of the orders"
         ),
     }
     for n in orders:
-        config[f"sim {n}"] = st.column_config.NumberColumn(
-            format="%.4f", help=f"{n}-gram cosine × length penalty"
-        )
-    dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=config)
+        config[f"sim {n}"] = st.column_config.Column(help=f"{n}-gram cosine × length penalty")
+    per_ref = pd.DataFrame(rows)
+    numbers = ["penalty", "×10 mean", *(f"sim {n}" for n in orders)]
+    dataframe(per_ref, hide_index=True, width="stretch", column_config=config, numbers=numbers)
     st.caption(
         f"Length penalty = exp(−(Δ bigrams)² / (2σ²)); the candidate has {details.vector.length} "
         "bigram(s). Each similarity is already multiplied by its length penalty."
@@ -139,7 +137,7 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
 @explain.register
 def _cider_why(a: CiderDetails, b: CiderDetails, key: str) -> str:
     def orders(d: CiderDetails) -> str:
-        return " ".join(f"{s:.2f}" for s in d.per_order)
+        return " ".join(f"{format_number(s, 3)}" for s in d.per_order)
 
     return (
         "tf-idf similarity to the references per n-gram order 1–4 (rare shared n-grams weigh "

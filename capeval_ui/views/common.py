@@ -17,10 +17,18 @@ from pandas.io.formats.style import Styler
 
 from capeval_core.metrics import metric_class
 from capeval_core.results import MetricResult, SegmentScore
+from capeval_ui import charts
+from capeval_ui.formats import (
+    EMPTY,
+    format_number,
+    format_percent,
+    format_pvalue,
+    format_signed,
+    is_small,
+)
 
 MATCH_STYLE = "background-color: #b7e4c7; color: #081c15; font-weight: 600"
 BLUE, ORANGE, GREEN = "#1f77b4", "#ff7f0e", "#2ca02c"
-NUMBER = st.column_config.NumberColumn(format="%.4f")
 
 
 # -- shared pieces ---------------------------------------------------------------------------
@@ -107,9 +115,7 @@ class _Column:
 
     def __enter__(self) -> Any:
         budget = table_budget()
-        self._tokens.append(
-            _BUDGET.set(None if budget is None else round(budget * self._share) - 16)
-        )
+        self._tokens.append(_BUDGET.set(round(budget * self._share) - 16))
         return self._column.__enter__()
 
     def __exit__(self, *exc: Any) -> Any:
@@ -128,14 +134,15 @@ def evidence_tab() -> Iterator[None]:
         _BUDGET.reset(token)
 
 
-def table_budget() -> int | None:
+def table_budget() -> int:
     """Pixels a table has where it is drawn: a tab at 1,280 px (:func:`evidence_tab`), one
-    of two side by side panels, or a column of :func:`panel_columns` inside either; None
-    outside the evidence panels (the table takes its page's width)."""
+    of two side by side panels, or a column of :func:`panel_columns` inside either; the
+    page's width at 1,280 px elsewhere (a wider table scrolled there, its last columns cut,
+    issue 42), so a page's tables wrap their cells rather than scroll on a laptop."""
     budget = _BUDGET.get()
     if budget is not None:
         return budget
-    return NARROW_TABLE_PX if _NARROW.get() else None
+    return NARROW_TABLE_PX if _NARROW.get() else PAGE_TABLE_PX
 
 
 def panel_columns(spec: int | Sequence[float]) -> list[Any]:
@@ -151,7 +158,10 @@ def panel_columns(spec: int | Sequence[float]) -> list[Any]:
 
 
 def order_radio(orders: list[int], key: str) -> int | None:
-    """The n-gram order picker shared by the BLEU and CIDEr-D panels."""
+    """The n-gram order picker shared by the BLEU and CIDEr-D panels (an order a link names
+    that the panel does not draw gives way to the first)."""
+    if st.session_state.get(f"{key}-order", orders[0] if orders else None) not in orders:
+        del st.session_state[f"{key}-order"]
     return st.radio(
         "n-gram order",
         orders,
@@ -167,9 +177,12 @@ def reference_picker(n: int, best: int, winner: str, inputs: Hashable, *, key: s
 
     A selectbox keeps its position when its options change, so after an edit it would draw a
     reference that no longer wins under a heading that names the new winner (issue 34); the
-    widget's state is therefore reset whenever the inputs it was last drawn for change.
+    widget's state is therefore reset whenever the inputs it was last drawn for change, unless
+    a link named the reference (its inputs are the link's).
     """
     widget, drawn_for = f"{key}-reference", f"{key}-reference-inputs"
+    if st.session_state.pop(f"{widget}-linked", False):
+        st.session_state[drawn_for] = (inputs, best)
     stale = st.session_state.get(drawn_for) != (inputs, best)
     if stale or st.session_state.get(widget) not in range(n):
         st.session_state[widget] = best
@@ -185,36 +198,32 @@ def reference_picker(n: int, best: int, winner: str, inputs: Hashable, *, key: s
 def bar_chart(
     x: Sequence[str], series: Mapping[str, Sequence[float]], y_title: str, *, key: str
 ) -> None:
-    """A small grouped bar chart; ``x`` and series names must not be user text."""
+    """A small grouped bar chart; ``x`` and series names must not be user text. Each bar
+    is labelled by the app's number rule (``capeval_ui.charts``): a label that does not
+    fit its bar is hidden, never written over its neighbour's; the exact value on hover."""
     colours = [BLUE, ORANGE, GREEN]
-    # value labels only while they fit above the bars
-    labelled = len(series) * len(x) <= 8
     fig = go.Figure()
     for i, (name, values) in enumerate(series.items()):
+        shown = [None if v is None or math.isnan(v) else v for v in values]
         fig.add_bar(
             x=list(x),
-            y=[None if v is None or math.isnan(v) else v for v in values],
+            y=shown,
             name=name,
             marker_color=colours[i % len(colours)],
-            texttemplate="%{y:.3f}" if labelled else None,
-            textposition="outside" if labelled else "none",
-            cliponaxis=False,
+            hovertemplate=f"{name}, %{{x}}: %{{customdata}}<extra></extra>",
+            **charts.bar_labels([float("nan") if v is None else v for v in shown]),
         )
     fig.update_layout(
         barmode="group",
+        bargroupgap=0.08,
         height=280,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         xaxis={"type": "category"},
-        # plain decimals in hover labels and ticks, never SI prefixes ("72.59795μ")
-        yaxis={
-            "title": y_title,
-            "rangemode": "tozero",
-            "hoverformat": ".4f",
-            "exponentformat": "e",
-        },
+        yaxis={"title": y_title, "rangemode": "tozero"},
         legend={"orientation": "h", "y": 1.15, "x": 0},
         showlegend=len(series) > 1,
     )
+    charts.readable(fig)
     st.plotly_chart(fig, key=key, width="stretch")
 
 
@@ -243,24 +252,67 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
     frame = data.data if isinstance(data, Styler) else data
     if isinstance(frame, pd.DataFrame):
         given = kwargs.get("column_config") or {}
-        kwargs["column_config"] = {**_text_widths(frame, skip=given), **given}
+        merged: dict[Any, Any] = dict(_text_widths(frame))
+        for column, config in given.items():
+            # a column configured without a width keeps the width of its text
+            keep = merged.get(column) if isinstance(config, Mapping) else None
+            if isinstance(keep, Mapping):
+                config = {**keep, **{k: v for k, v in config.items() if v is not None}}
+            merged[column] = config
+        kwargs["column_config"] = merged
     numbers = [c for c in numbers if c in frame.columns]
     if numbers:
         data = data.style.format(dict.fromkeys(numbers, format_number))
-    budget = table_budget()
-    if isinstance(frame, pd.DataFrame) and budget is not None:
-        _fit_grid(frame, kwargs, budget)
+        kwargs["column_config"] = small_value_help(frame, numbers, kwargs.get("column_config"))
+    if isinstance(frame, pd.DataFrame):
+        _fit_grid(frame, kwargs, table_budget())
+    if isinstance(frame, pd.DataFrame):
+        shown = kwargs.get("column_order")
+        drawn = frame if shown is None else frame[list(shown)]
+        kwargs["column_config"] = _headers_whole(drawn, kwargs.get("column_config") or {})
     return st.dataframe(data, **kwargs)
+
+
+#: a column's tooltip where a cell reads "< 0.001" (a grid cell has no tooltip of its own)
+SMALL_HELP = (
+    "< 0.001: closer to 0 than 0.001, and not 0 (the exact value is in the downloads and "
+    "the signature block)."
+)
+
+
+def small_value_help(
+    frame: pd.DataFrame, columns: Iterable[str], config: Mapping[Any, Any] | None
+) -> dict[Any, Any]:
+    """``config`` with :data:`SMALL_HELP` added to the help of each of ``columns`` holding
+    a value written ``< 0.001`` (issue 42: the short form says where the exact one is)."""
+    out = dict(config or {})
+    for column in columns:
+        if column not in frame.columns or not any(is_small(v) for v in frame[column]):
+            continue
+        given = out.get(column)
+        given = dict(given) if isinstance(given, Mapping) else {}
+        help_text = given.get("help")
+        given["help"] = f"{help_text} {SMALL_HELP}" if help_text else SMALL_HELP
+        out[column] = given
+    return out
 
 
 #: pixels of the grid's named column widths
 _NAMED_WIDTHS = {"small": 75, "medium": 200, "large": 400}
 
 
+#: a table of at most this many rows is drawn whole when its rows grow to wrap their text
+WHOLE_ROWS = 15
+#: pixels of a grid's header row
+HEADER_PX = 35
 #: pixels of a grid's frame and borders beside its columns
 GRID_FRAME_PX = 8
 #: pixels of one line of text in a grid cell, and of the cell's padding
 LINE_PX, ROW_PAD_PX = 21, 10
+
+
+#: pixels of the row-marker column a grid adds when its rows can be selected
+ROW_MARKER_PX = 40
 
 
 def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
@@ -269,19 +321,29 @@ def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
     longest value needs: a grid past its panel scrolled, its last columns cut at 1,280 px
     (issue 34). Changes ``kwargs`` in place."""
     config = dict(kwargs.get("column_config") or {})
-    widths = _column_widths(frame, config)
+    shown = kwargs.get("column_order")
+    widths = _column_widths(frame if shown is None else frame[list(shown)], config)
     index = 0 if kwargs.get("hide_index") else cell_width([*map(str, frame.index)], maximum=240)
     room = budget - index - GRID_FRAME_PX
+    if kwargs.get("on_select") not in (None, "ignore"):  # the grid adds its row markers
+        room -= ROW_MARKER_PX
     if sum(widths.values()) <= room:
         return
+    # a cell wraps at its spaces, a header never: a column keeps its header's width
     floors = {
-        c: min(w, cell_width(word for v in [c, *frame[c]] for word in format_number(v).split()))
+        c: min(
+            w,
+            max(
+                cell_width(word for v in frame[c] for word in format_number(v).split()),
+                header_width(c, config),
+            ),
+        )
         for c, w in widths.items()
     }
     spare = sum(widths.values()) - sum(floors.values())
     factor = max(0.0, room - sum(floors.values())) / max(spare, 1)
     lines = 1
-    for column, width in widths.items():
+    for column, width in widths.items():  # only the columns shown
         narrowed = floors[column] + int((width - floors[column]) * factor)
         if narrowed >= width:
             continue
@@ -291,7 +353,29 @@ def _fit_grid(frame: pd.DataFrame, kwargs: dict[str, Any], budget: int) -> None:
         lines = max(lines, math.ceil(longest * 8.5 / max(narrowed - 24, 1)))
     kwargs["column_config"] = config
     # the grid wraps a cell's text only in rows taller than 4rem
-    kwargs["row_height"] = max(kwargs.get("row_height") or 0, 66, lines * LINE_PX + ROW_PAD_PX)
+    row = max(kwargs.get("row_height") or 0, 66, lines * LINE_PX + ROW_PAD_PX)
+    kwargs["row_height"] = row
+    if "height" not in kwargs and len(frame) <= WHOLE_ROWS:  # taller rows: all still in view
+        kwargs["height"] = HEADER_PX + row * len(frame) + GRID_FRAME_PX
+
+
+def header_width(column: Any, config: Mapping[Any, Any]) -> int:
+    """Pixels a column's header needs uncut: its label (the configured one, else its name);
+    the grid never wraps a header (issue 42: "first matching reference" was cut)."""
+    given = config.get(column)
+    label = given.get("label") if isinstance(given, Mapping) else None
+    return cell_width([label or str(column)])
+
+
+def _headers_whole(frame: pd.DataFrame, config: Mapping[Any, Any]) -> dict[Any, Any]:
+    """``config`` with every column at least as wide as its header (:func:`header_width`)."""
+    out = dict(config)
+    for column, width in _column_widths(frame, config).items():
+        need = header_width(column, config)
+        given = out.get(column)
+        if isinstance(given, Mapping) and given.get("width") is not None and width < need:
+            out[column] = {**given, "width": need}
+    return out
 
 
 def _column_widths(frame: pd.DataFrame, config: Mapping[Any, Any]) -> dict[Any, int]:
@@ -333,6 +417,9 @@ TEXT_MAX_PX = 640
 #: border and padding, 34 px); stacked at 1,280 px, a half is wider (a grid past its panel
 #: scrolls, its last columns cut)
 TABLE_PX, NARROW_TABLE_PX = 816, (PAIR_STACK_PX - 16) // 2 - 34
+#: pixels a table elsewhere on a page may take: the inside of an expander at 1,280 px (784 px,
+#: measured), the narrowest box a page's tables are drawn in
+PAGE_TABLE_PX = 780
 #: pixels a token strip may take before it wraps onto another strip, likewise (a strip past
 #: it was cut after word 7; issue 34)
 STRIP_PX, NARROW_STRIP_PX = TABLE_PX - 16, NARROW_TABLE_PX - 6
@@ -382,60 +469,7 @@ def cell_width(values: Iterable[object], *, minimum: int = 36, maximum: int = 42
     return max(minimum, min(maximum, round(8.5 * longest + 24)))
 
 
-# -- readable numbers ---------------------------------------------------------------------------
-#: what an empty or undefined cell shows (never "None" or "nan")
-EMPTY = "—"
-
-
-def format_number(value: object, digits: int = 4) -> str:
-    """A score with ``digits`` decimals; tiny non-zero values in scientific notation, so
-    nothing that is not 0 reads as 0.
-
-    >>> format_number(0.123456), format_number(0.00003), format_number(0.0), format_number(None)
-    ('0.1235', '3.000e-05', '0.0000', '—')
-    """
-    if value is None or isinstance(value, str):
-        return EMPTY if value is None else value
-    v = float(value)
-    if math.isnan(v):
-        return EMPTY
-    if v != 0 and abs(v) < 0.5 * 10**-digits:
-        return f"{v:.3e}"
-    return f"{v:.{digits}f}"
-
-
-def format_signed(value: object, digits: int = 4) -> str:
-    """:func:`format_number` with a sign: ``+0.0312``, ``−0.2500``."""
-    text = format_number(value, digits)
-    if text == EMPTY or text.startswith("-"):
-        return text.replace("-", "−", 1)
-    return "+" + text
-
-
-def format_pvalue(value: object) -> str:
-    """A p-value: 4 decimals, scientific below 0.0001, and ``< 1e-300`` where the double
-    underflowed to 0 (a p-value is never exactly 0).
-
-    >>> [format_pvalue(p) for p in (0.0312, 1.4e-24, 0.0, float("nan"))]
-    ['0.0312', '1.40e-24', '< 1e-300', '—']
-    """
-    if value is None:
-        return EMPTY
-    v = float(value)  # type: ignore[arg-type]
-    if math.isnan(v):
-        return EMPTY
-    if v == 0:
-        return "< 1e-300"
-    return f"{v:.2e}" if v < 1e-4 else f"{v:.4f}"
-
-
-def format_percent(value: object) -> str:
-    """A share in per cent with one decimal (``87.5%``)."""
-    if value is None or math.isnan(float(value)):  # type: ignore[arg-type]
-        return EMPTY
-    return f"{float(value):.1f}%"  # type: ignore[arg-type]
-
-
+# -- readable numbers: the rule lives in capeval_ui.formats ------------------------------------
 def _text_cell(value: object) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
@@ -455,14 +489,17 @@ def table(
     help: Mapping[str, str] | None = None,
     height: int | None = None,
     hide_index: bool = True,
+    hidden: Iterable[str] = (),
     key: str | None = None,
 ) -> None:
     """A dataframe that reads well: every number formatted as its kind (scores with
     ``digits`` decimals, p-values by :func:`format_pvalue`, shares in per cent), no cell
     showing "None"/"nan" (a missing number shows :data:`EMPTY`: say why in a column or a
     caption of the caller's; missing text shows nothing), and each column wide enough for its
-    values. The cells keep their values (sorting and tests see numbers).
+    values. The cells keep their values (sorting and tests see numbers). ``hidden`` columns
+    stay in the data but are not drawn (a signature goes in :func:`signature_block`).
     """
+    numbers, signed, pvalues = list(numbers), list(signed), list(pvalues)
     formats: dict[str, Any] = {}
     for column in numbers:
         formats[column] = functools.partial(format_number, digits=digits)
@@ -484,7 +521,11 @@ def table(
         shown = [frame[column].name, *(formats.get(column, str)(v) for v in frame[column])]
         width = (widths or {}).get(column) or cell_width(shown, maximum=360)
         config[column] = st.column_config.Column(width=width, help=(help or {}).get(column))
+    config = small_value_help(frame, [*numbers, *signed, *pvalues], config)
     kwargs: dict[str, Any] = {"height": height} if height else {}
+    hidden = [c for c in hidden if c in frame.columns]
+    if hidden:  # kept in the data (a download, a test), not drawn
+        kwargs["column_order"] = [c for c in frame.columns if c not in hidden]
     dataframe(
         styler,
         hide_index=hide_index,
@@ -492,6 +533,20 @@ def table(
         column_config=config,
         key=key,
         **kwargs,
+    )
+
+
+def signature_block(signatures: Mapping[str, str]) -> None:
+    """Each metric's signature in full, copyable for a paper (a grid column cut them, or ran
+    a table past its page at 1,280 px)."""
+    if not signatures:
+        return
+    width = max(len(k) for k in signatures)
+    st.caption("Signatures (each reproduces its metric's numbers):")
+    st.code(
+        "\n".join(f"{k:<{width}}  {sig}" for k, sig in signatures.items()),
+        language=None,
+        wrap_lines=True,
     )
 
 

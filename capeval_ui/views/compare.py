@@ -13,6 +13,7 @@ import streamlit as st
 
 from capeval_core.metrics import metric_class
 from capeval_core.results import MetricResult
+from capeval_ui.formats import exact, is_small
 from capeval_ui.views.common import explain, format_number, format_signed, key_label
 
 #: scores closer than this are a tie (the metrics print 4 decimals)
@@ -69,8 +70,15 @@ def render_comparison(
         + (f", {n_tie} tie" + ("s" if n_tie != 1 else "") if n_tie else "")
         + ".** Each row says what the metric counted for each candidate."
     )
-    # a static table: every row and the whole "why" in view (no user text in it)
+    # a static table: every row and the whole "why" in view (no user text in it); a value
+    # written "< 0.001" shows its exact value on hover (a static table's cells take tooltips)
+    numbers = ["A", "B", "A − B"]
     styler = frame.style.format(
         {"A": format_number, "B": format_number, "A − B": format_signed}
     ).hide(axis="index")
+    tips = pd.DataFrame("", index=frame.index, columns=frame.columns)
+    for column in numbers:
+        tips[column] = [f"exactly {exact(v)}" if is_small(v) else "" for v in frame[column]]
+    if tips.to_numpy().any():
+        styler = styler.set_tooltips(tips)
     st.table(styler)

@@ -66,9 +66,10 @@ def _i2ce(details: I2CEDetails, segment: SegmentScore, result: MetricResult, key
         pd.DataFrame(rows),
         hide_index=True,
         width="stretch",
+        numbers=["cosine"],
         column_config={
-            "cosine": st.column_config.NumberColumn(
-                format="%.4f", help="cosine between this sentence vector and the candidate's"
+            "cosine": st.column_config.Column(
+                help="cosine between this sentence vector and the candidate's"
             ),
             "out of vocabulary": st.column_config.TextColumn(
                 help="words missing from the encoder's vocabulary (encoded as <unk>)"
@@ -91,6 +92,6 @@ def _i2ce(details: I2CEDetails, segment: SegmentScore, result: MetricResult, key
 @explain.register
 def _i2ce_why(a: I2CEDetails, b: I2CEDetails, key: str) -> str:
     def cosines(d: I2CEDetails) -> str:
-        return " ".join(f"{c:.2f}" for c in d.cosines) or "none"
+        return " ".join(f"{format_number(c, 3)}" for c in d.cosines) or "none"
 
     return f"cosine of sentence vectors with each reference: A {cosines(a)}; B {cosines(b)}"

@@ -32,7 +32,7 @@ TERMS["mean"] = (
 
 # -- MEAN ---------------------------------------------------------------------------------------
 def _nearest_text(nearest: Sequence[tuple[str, float]]) -> str:
-    return ", ".join(f"{w} ({c:.2f})" for w, c in nearest)
+    return ", ".join(f"{w} ({format_number(c, 3)})" for w, c in nearest)
 
 
 @render_details.register
@@ -75,13 +75,18 @@ def _mean(details: MeanDetails, segment: SegmentScore, result: MetricResult, key
         pd.DataFrame(rows),
         hide_index=True,
         width="stretch",
+        numbers=["cosine"],
         column_config={
-            "cosine": st.column_config.NumberColumn(
-                format="%.4f", help="cosine between this mean vector and the candidate's"
+            "cosine": st.column_config.Column(
+                help="cosine between this mean vector and the candidate's"
             ),
+            # short headers: a grid never wraps one, and a candidate's half of a tab is narrow
             "nearest words to the mean": st.column_config.TextColumn(
-                width="large",
+                "nearest words",
                 help="vocabulary words closest to this side's mean vector (cosine)",
+            ),
+            "stop words / OOV removed": st.column_config.TextColumn(
+                "removed", help="stop words and out-of-vocabulary words, left out of the mean"
             ),
         },
     )
@@ -102,6 +107,6 @@ def _mean(details: MeanDetails, segment: SegmentScore, result: MetricResult, key
 @explain.register
 def _mean_why(a: MeanDetails, b: MeanDetails, key: str) -> str:
     def cosines(d: MeanDetails) -> str:
-        return " ".join(f"{c:.2f}" for c in d.cosines) or "none"
+        return " ".join(f"{format_number(c, 3)}" for c in d.cosines) or "none"
 
     return f"cosine of mean word vectors with each reference: A {cosines(a)}; B {cosines(b)}"

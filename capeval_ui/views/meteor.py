@@ -323,6 +323,12 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
         hide_index=True,
         width="stretch",
         numbers=number_cols,
+        # a short header: a grid never wraps one, and a candidate's half of a tab is narrow
+        column_config={
+            "normalised text": st.column_config.TextColumn(
+                "text", help="the reference as METEOR normalises it"
+            )
+        },
     )
     with st.expander(f"Every candidate match the four matchers found for reference #{chosen + 1}"):
         chosen_set = set(alignment.alignment)
@@ -373,7 +379,8 @@ def _meteor_why(a: MeteorDetails, b: MeteorDetails, key: str) -> str:
         s = al.stats
         return (
             f"{s.matched_hyp} of {s.hyp_length} words aligned in {s.chunks} chunk(s) "
-            f"(Fmean {al.fmean:.2f}, fragmentation penalty {al.penalty:.2f})"
+            f"(Fmean {format_number(al.fmean, 3)}, "
+            f"fragmentation penalty {format_number(al.penalty, 3)})"
         )
 
     return f"best alignment: A {best(a)}; B {best(b)}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -11,6 +12,8 @@ from streamlit.errors import StreamlitPageNotFoundError
 from capeval_core.inventory import ResourceInfo
 from capeval_core.metrics import METRICS, metric_class
 from capeval_core.results import MetricResult
+from capeval_ui.formats import exact, is_small
+from capeval_ui.state import share_link, url_path
 from capeval_ui.views.common import (
     dataframe,
     direction,
@@ -43,6 +46,29 @@ def page_link(page: str, label: str, icon: str) -> None:
         st.page_link(page, label=label, icon=icon)
     except StreamlitPageNotFoundError:
         st.info(f"{label}: start the whole app (`streamlit run app.py`) to open it.")
+
+
+def copy_link(where: Any, *, holds: str = "") -> Any:
+    """A "Copy link" popover in ``where`` (a column, or ``st``); returns the slot its address
+    goes into (:func:`show_link`), filled once the page has written its URL. ``holds`` names
+    what the link names by a digest instead of carrying it (an uploaded set)."""
+    with where.popover("Copy link", icon=":material/link:"):
+        st.caption(
+            "This address opens this page with every choice on it (and the sidebar's "
+            "tokenizer), so it shows these numbers again. Copy it with the icon at its right."
+            + (
+                f" {holds} is named by its digest: the link opens it on this server while it "
+                "holds it; elsewhere, or after a restart, the page asks for it again."
+                if holds
+                else ""
+            )
+        )
+        return st.empty()
+
+
+def show_link(slot: Any, page: str, query: str) -> None:
+    """The address of this view (``state.share_link``) in the slot of :func:`copy_link`."""
+    slot.code(share_link(url_path(page), query), language=None, wrap_lines=True)
 
 
 def input_problems(
@@ -127,8 +153,15 @@ def render_registry() -> None:
 
 
 def render_card(key: str) -> None:
-    """A metric's card (markdown shipped with the package, not user text)."""
-    st.markdown(metric_class(key).card())
+    """A metric's card (markdown shipped with the package, not user text); its code blocks
+    (command lines) wrap instead of scrolling past the page."""
+    for i, part in enumerate(metric_class(key).card().split("```")):
+        if i % 2 == 0:
+            if part.strip():
+                st.markdown(part)
+        else:
+            language, _, code = part.partition("\n")
+            st.code(code.rstrip("\n"), language=language.strip() or None, wrap_lines=True)
 
 
 def render_scoring_errors(errors: Mapping[str, str]) -> None:
@@ -142,8 +175,9 @@ def render_scoring_errors(errors: Mapping[str, str]) -> None:
 
 def card_help(key: str, result: MetricResult) -> str:
     """A score card's "?": what the number measures, its range and direction in one line,
-    then the signature that reproduces it."""
-    return f"{metric_class(key).describe(key)}\n\nSignature: `{result.signature}`"
+    the exact value where the card shows ``< 0.001``, then the signature that reproduces it."""
+    value = f"\n\nExact value: {exact(result.value)}" if is_small(result.value) else ""
+    return f"{metric_class(key).describe(key)}{value}\n\nSignature: `{result.signature}`"
 
 
 def render_summary(results: Mapping[str, MetricResult]) -> None:
@@ -186,10 +220,15 @@ def render_score_table(results: Mapping[str, MetricResult]) -> None:
     )
     if not results:
         return
-    # the full signatures, copyable for a paper (the table column truncates long ones)
+    # the exact values and full signatures, copyable for a paper (the table rounds values and
+    # truncates long signatures)
     width = max(len(k) for k in results)
+    values = {k: repr(float(r.value)) for k, r in results.items()}
+    value_width = max(len(v) for v in values.values())
     st.code(
-        "\n".join(f"{k:<{width}}  {r.signature}" for k, r in results.items()),
+        "\n".join(
+            f"{k:<{width}}  {values[k]:<{value_width}}  {r.signature}" for k, r in results.items()
+        ),
         language=None,
         wrap_lines=True,
     )

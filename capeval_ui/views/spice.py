@@ -251,6 +251,10 @@ def _dash(value: float) -> str:
     return format_number(value)
 
 
+#: the candidate tuples' column naming the reference tuple each one matched
+MATCH_COLUMN = "first matching reference tuple"
+
+
 def _spice_tuple_frame(
     tuples: Sequence[SpiceTuple], matches: Sequence[SpiceTuple] = ()
 ) -> pd.DataFrame:
@@ -258,9 +262,9 @@ def _spice_tuple_frame(
     for t in tuples:
         row = {"tuple": str(t), "kind": t.kind, "status": t.status}
         if matches:
-            row["first matching reference tuple"] = "" if t.match is None else str(matches[t.match])
+            row[MATCH_COLUMN] = "" if t.match is None else str(matches[t.match])
         rows.append(row)
-    columns = ["tuple", "kind", "status"] + (["first matching reference tuple"] if matches else [])
+    columns = ["tuple", "kind", "status"] + ([MATCH_COLUMN] if matches else [])
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -304,6 +308,12 @@ def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, k
             _styled_by_status(_spice_tuple_frame(details.candidate, details.reference)),
             hide_index=True,
             width="stretch",
+            # a short header: a grid never wraps one, and a half of a tab is narrow
+            column_config={
+                MATCH_COLUMN: st.column_config.TextColumn(
+                    "first match", help="the first reference tuple this tuple matches"
+                )
+            },
         )
     with right:
         st.caption("Reference tuples (all references merged)")

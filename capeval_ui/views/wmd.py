@@ -56,8 +56,14 @@ def wmd_sankey_figure(pair: WMDPair) -> go.Figure:
     colour = word distance (the cost), with a colour bar. Labels are escaped user text."""
     flows = pair.flows()
     cand, ref = pair.candidate, pair.reference
-    labels = [f"{plot_text(w)} ({m:.2f})" for w, m in zip(cand.words, cand.weights, strict=True)]
-    labels += [f"{plot_text(w)} ({m:.2f})" for w, m in zip(ref.words, ref.weights, strict=True)]
+    labels = [
+        f"{plot_text(w)} ({format_number(m, 3)})"
+        for w, m in zip(cand.words, cand.weights, strict=True)
+    ]
+    labels += [
+        f"{plot_text(w)} ({format_number(m, 3)})"
+        for w, m in zip(ref.words, ref.weights, strict=True)
+    ]
     n = len(cand.words)
     source = [cand.words.index(w) for w in flows["candidate_word"]]
     target = [n + ref.words.index(w) for w in flows["reference_word"]]
@@ -147,7 +153,7 @@ def _side_rows(name: str, side: WMDSide) -> dict[str, Any]:
     return {
         "side": name,
         "words kept (share of the caption)": ", ".join(
-            f"{w} {m:.3f}" for w, m in zip(side.words, side.weights, strict=True)
+            f"{w} {format_number(m, 3)}" for w, m in zip(side.words, side.weights, strict=True)
         ),
         "stop words removed": " ".join(side.stopwords),
         "out of vocabulary": " ".join(side.oov),
@@ -217,7 +223,24 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
             _side_rows(f"reference #{chosen + 1}", pair.reference),
         ]
     )
-    dataframe(frame, hide_index=True, width="stretch")
+    # short headers: a grid never wraps one, and a candidate's half of a tab is narrow
+    dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "words kept (share of the caption)": st.column_config.TextColumn(
+                "words kept (share)",
+                help="each content word and its share of the caption (its nBOW weight)",
+            ),
+            "stop words removed": st.column_config.TextColumn(
+                "stop words", help="coco-caption's stop words, removed first"
+            ),
+            "out of vocabulary": st.column_config.TextColumn(
+                "OOV", help="out of vocabulary: words without a vector, removed"
+            ),
+        },
+    )
     st.caption(
         "Stop words (coco-caption's list) are removed first, then words missing from the "
         "vectors; what remains becomes a normalised bag of words (nBOW)."
@@ -247,5 +270,5 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
 def _wmd_why(a: WMDDetails, b: WMDDetails, key: str) -> str:
     return (
         "distance the word mass travels to the closest reference (smaller: higher score): "
-        f"A {a.distance:.3f}, B {b.distance:.3f}"
+        f"A {format_number(a.distance, 3)}, B {format_number(b.distance, 3)}"
     )

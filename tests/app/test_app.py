@@ -143,9 +143,13 @@ def test_home_lists_resources_and_every_metric_with_its_card() -> None:
     registry = next(f for f in frames if "direction" in f.columns)
     assert list(registry["key"]) == list(METRICS)
     assert len(at.expander) == len(METRICS)
-    cards = "\n".join(m.value for m in at.markdown)
+    # the cards' prose as markdown, their code blocks (command lines) as wrapping code
+    cards = "\n".join([*(m.value for m in at.markdown), *(c.value for c in at.code)])
     for cls in METRICS.values():
-        assert cls.card().strip() in cards
+        for i, part in enumerate(cls.card().split("```")):
+            text = part.strip() if i % 2 == 0 else part.partition("\n")[2].strip()
+            assert text in cards, (cls.key, text[:80])
+    assert all(c.proto.wrap_lines for c in at.code)
 
 
 def test_home_shows_no_warning_on_first_contact_and_the_shipped_spice_parser(
@@ -535,6 +539,10 @@ def test_spinner_names_the_paraphrase_index_build(
     )
     assert "paraphrase index" in choices.scoring_message("corpus")
     assert "COCO val2014 IDF" in choices.scoring_message("coco-val2014")
+    # a paragraph caption: SPICE's parse of it is named before it starts (issue 41)
+    long = choices.scoring_message("corpus", ["a dog runs.", " and ".join(["a dog"] * 40)])
+    assert "SPICE parses a 119-word sentence" in long
+    assert "SPICE" not in choices.scoring_message("corpus", ["a dog runs.", "a cat sleeps."])
 
 
 # Markup in a caption, as the issue gives it: HTML, a markdown link, emphasis and LaTeX.

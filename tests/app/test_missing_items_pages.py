@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from capeval_core.judgments.demo import demo_graded
 from capeval_core.metrics.spice import SpiceConfig
 from capeval_core.resources import coco_caption_sets
-from capeval_ui import meta_views, state
+from capeval_ui import state
 from tests.app.apptest import ROOT, TIMEOUT
 
 #: a made-up caption of one 79-word sentence, and a limit under it and over every COCO
@@ -94,7 +94,7 @@ def test_correlations_page_uses_the_items_every_metric_scored() -> None:
     items[7] = dataclasses.replace(items[7], candidate=LONG)
     js = dataclasses.replace(js, items=tuple(items), content_digest="", items_digest="")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    values: dict[str, Any] = {state.JSET_KEY: js, meta_views._KEPT_METRICS: ["bleu_4", "spice"]}
+    values: dict[str, Any] = {state.JSET_KEY: js, state.KEPT_METRICS: ["bleu_4", "spice"]}
     for key, value in values.items():
         at.session_state[key] = value
     _run(at)

@@ -100,9 +100,12 @@ def test_table2_preset_reproduces_the_pattern() -> None:
     at = _lab(lab_perturbations=[], lab_metrics=["bleu_4", "rouge_l", "wmd"])
     at.toggle(key="lab_table2").set_value(True).run()
     assert not at.exception, at.exception
-    frame = next(df.value for df in at.dataframe if "variant" in df.value.columns)
-    rows = frame.set_index("variant")
-    assert list(rows.index) == ["original (itself)", "synonyms", "redundancy", "word order"]
+    captions = next(df.value for df in at.dataframe if "caption" in df.value.columns)
+    variants = ["original (itself)", "synonyms", "redundancy", "word order"]
+    assert list(captions["variant"]) == variants
+    # a metric per row, a variant per column
+    frame = next(df.value for df in at.dataframe if "original (itself)" in df.value.columns)
+    rows = frame.set_index("key")[variants].T
     assert rows.loc["original (itself)", "bleu_4"] == pytest.approx(1.0)
     for variant in ("synonyms", "redundancy", "word order"):
         assert rows.loc[variant, "bleu_4"] < 1.0

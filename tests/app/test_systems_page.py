@@ -508,6 +508,7 @@ def test_every_choice_is_in_the_url_and_a_link_reopens_the_same_numbers() -> Non
     assert (link["on_missing"], link["raw"], link["differences"]) == ("intersect", "1", "cider_d")
     assert (link["resamples"], link["trials"], link["scored"]) == ("200", "500", "1")
     assert len(link["files"]) == systems_state.PREFIX
+    assert link["tokenizer"] == "ptb"  # the table's numbers depend on it too
     # another browser on the same server: the same table, scored on opening
     again = _open_link(link)
     assert not again.error, [e.value for e in again.error]

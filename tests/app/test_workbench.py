@@ -439,7 +439,8 @@ def test_compare_tables_name_a_placeholder_for_missing_values() -> None:
 def test_p_values_are_never_zero_and_small_n_gets_none() -> None:
     from capeval_ui.views import format_pvalue
 
-    assert format_pvalue(0.0) == "< 1e-300" and format_pvalue(1.4e-24) == "1.40e-24"
+    # issue 42: one rule for every small value, the exact one beside it where it matters
+    assert format_pvalue(0.0) == "< 1e-300" and format_pvalue(1.4e-24) == "< 0.001"
     at = _meta("app_pages/correlations.py")
     frame = next(df for df in at.dataframe if "95% CI low" in df.value.columns)
     cells = shown(frame)
@@ -465,10 +466,11 @@ def test_kendall_intervals_say_the_bootstrap_is_off() -> None:
     assert set(values.loc[~kendall, "note"]) == {""}
 
 
-def test_williams_cells_show_small_p_values_whole() -> None:
+def test_williams_cells_never_read_zero_and_hover_the_exact_p_value() -> None:
     from capeval_ui.meta_views import heatmap_text
 
-    assert heatmap_text(0.0003, "p") == "3.0e-04"  # issue 14: the heatmap showed 0.000
+    # issue 14: the heatmap showed 0.000; issue 42: "< 0.001" as everywhere else
+    assert heatmap_text(0.0003, "p") == "< 0.001" and heatmap_text(0.0, "p") == "< 1e-300"
     at = _meta("app_pages/significance.py")
     frame = next(df for df in at.dataframe if df.value.shape == (4, 5))
     cells = shown(frame).set_index("metric")
@@ -480,11 +482,14 @@ def test_williams_cells_show_small_p_values_whole() -> None:
     heat = next(
         json.loads(e.proto.spec) for e in at.get("plotly_chart") if "Williams" in e.proto.spec
     )
-    assert all(
-        t == "" or "e-" in t or float(t.lstrip("<")) >= 0.001
-        for row in heat["data"][0]["text"]
-        for t in row
-    )
+    trace = heat["data"][0]
+    for row, exact_row in zip(trace["text"], trace["customdata"], strict=True):
+        for text, exact in zip(row, exact_row, strict=True):
+            if exact == views.EMPTY:  # undefined (NaN)
+                assert text == ""
+                continue
+            assert text in ("< 0.001", "< 1e-300") or float(text) >= 0.001, text
+            assert text == heatmap_text(float(exact), "p")  # the hover's exact value
 
 
 def test_meta_charts_hover_in_plain_decimals() -> None:

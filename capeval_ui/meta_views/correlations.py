@@ -1,0 +1,308 @@
+"""The Correlations page's drawing: the correlation table and chart, the metric x metric
+Spearman heatmap, each metric against the human scores (scatter, box and violin plots) and
+the combined metric."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from capeval_core.stats import MIN_N_FOR_PVALUE, pvalue_meaningful
+from capeval_ui import charts
+from capeval_ui.formats import hover_texts
+from capeval_ui.meta_views.common import (
+    COLOURS,
+    METHOD_LABELS,
+    download_csv,
+    layout,
+    render_heatmap,
+    safe,
+)
+from capeval_ui.views import key_label, table
+
+
+def render_correlation_table(report: object, kendall_variant: str, signatures: Mapping) -> None:
+    """Statistic, bootstrap interval, p-value per metric and method; the set's Kendall variant
+    named explicitly; no p-value where too few pairs make it meaningless, and intervals that
+    were not computed say why."""
+    frame = report.table.copy()
+    n = int(frame["n"].max()) if len(frame) else 0
+    small = not pvalue_meaningful(n)
+    if small:
+        unit = "systems" if report.level == "system" else "items"
+        st.warning(
+            f"n = {n} {unit}: too few for a meaningful p-value (shown from n = "
+            f"{MIN_N_FOR_PVALUE}). The correlations stand; their bootstrap intervals "
+            + (
+                "resample the items within each system, so they show how far each system's "
+                "mean could move."
+                if report.level == "system"
+                else f"over {n} items are wide, as they should be."
+            ),
+            icon=":material/warning:",
+        )
+        frame["pvalue"] = np.nan
+    frame.insert(0, "metric name", [key_label(k) for k in frame["metric"]])
+    kendall = frame["method"].str.startswith("kendall").to_numpy()
+    frame["method"] = [METHOD_LABELS.get(m, m) for m in frame["method"]]
+    level = 95
+    low, high = f"{level}% CI low", f"{level}% CI high"
+    frame = frame.rename(columns={"ci_low": low, "ci_high": high})
+    notes = []
+    for k in kendall:
+        why = []
+        if k and not report.ci_kendall:
+            why.append("no interval: bootstrap for Kendall is off")
+        if small:
+            why.append(f"no p-value: n < {MIN_N_FOR_PVALUE}")
+        notes.append("; ".join(why))
+    frame["note"] = notes
+    table(
+        frame,
+        numbers=("statistic", low, high, "level"),
+        pvalues=("pvalue",),
+        integers=("n",),
+        help={"pvalue": f"shown from n = {MIN_N_FOR_PVALUE} pairs", "note": "why a cell is —"},
+        # the metric's key and the level (the caption says it) stay in the data, not drawn:
+        # the table fits its page at 1,280 px
+        hidden=("metric", "level"),
+        key="correlation-table",
+    )
+    intervals = "" if report.ci_kendall else " (Pearson and Spearman only: Kendall's is off)"
+    over = (
+        "items within systems (each system's mean recomputed per resample)"
+        if report.level == "system"
+        else "items"
+    )
+    st.caption(
+        f"{report.level.capitalize()} level. Kendall: τb corrects for ties in both variables "
+        "(scipy's default); τc (Stuart's) "
+        f"suits rectangular tables such as 4-point grades. This set's protocol reports "
+        f"**τ{kendall_variant}**. Intervals{intervals}: percentile bootstrap over {over}, "
+        f"{report.n_resamples:,} resamples, seed {report.seed}."
+    )
+    download_csv(report.table, signatures, "correlations.csv", key="correlations-csv")
+
+
+def render_correlation_chart(report: object) -> None:
+    """Grouped bars (metric x method) with the bootstrap intervals as error bars."""
+    frame = report.table
+    fig = go.Figure()
+    for i, method in enumerate(dict.fromkeys(frame["method"])):
+        rows = frame[frame["method"] == method]
+        stat = rows["statistic"].to_numpy(float)
+        fig.add_bar(
+            x=[key_label(k) for k in rows["metric"]],
+            y=stat,
+            name=METHOD_LABELS.get(method, method),
+            marker_color=COLOURS[i % len(COLOURS)],
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": np.nan_to_num(rows["ci_high"].to_numpy(float) - stat),
+                "arrayminus": np.nan_to_num(stat - rows["ci_low"].to_numpy(float)),
+                "thickness": 1.2,
+            },
+        )
+    layout(
+        fig,
+        barmode="group",
+        yaxis={"title": f"correlation with {safe(report.human_name)}"},
+        xaxis={"type": "category"},
+    )
+    st.plotly_chart(fig, key="correlation-bars", width="stretch")
+
+
+def render_spearman_heatmap(report: object) -> None:
+    """Metric x metric Spearman ρ, ordered by |ρ| with humans (seed Fig. 4a)."""
+    system = getattr(report, "level", "item") == "system"
+    render_heatmap(
+        report.between,
+        key="spearman-heatmap",
+        title=(
+            f"Spearman ρ between the metrics' system means ({len(report.between)} metrics, "
+            "ordered by correlation with humans)"
+            if system
+            else "Spearman ρ between metrics (ordered by correlation with humans)"
+        ),
+        zmin=-1,
+        zmax=1,
+    )
+
+
+def grade_bins(human: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Each item's bin and the bin names in numeric order: the human grades as they are, or
+    5 quantile bins when there are more than 10 distinct values (issue 32: bins named by
+    their range sort as numbers, not as text).
+
+    >>> human = np.r_[np.linspace(1.9, 3.9, 8), [4.0] * 8, [4.5] * 8, [5.0] * 8]
+    >>> codes, names = grade_bins(human)
+    >>> names, names == sorted(names)
+    (['1.9–3.67', '3.67–4', '4–4.5', '4.5–5'], False)
+    >>> [int(c) for c in codes[[0, 7, 8, 16]]]
+    [0, 1, 2, 3]
+    """
+    human = np.asarray(human, dtype=float)
+    values = np.unique(human)
+    if values.size <= 10:
+        return np.searchsorted(values, human), [f"{v:g}" for v in values]
+    edges = np.unique(np.quantile(human, np.linspace(0, 1, 6)))
+    codes = np.clip(np.searchsorted(edges, human, side="right") - 1, 0, len(edges) - 2)
+    names = [f"{edges[i]:.3g}–{edges[i + 1]:.3g}" for i in range(len(edges) - 1)]
+    used = np.unique(codes)
+    return np.searchsorted(used, codes), [names[i] for i in used]
+
+
+def violin_span(key: str, values: np.ndarray) -> dict[str, object]:
+    """How far a violin's density is drawn: a metric with known bounds (BLEU, METEOR, ...
+    in [0, 1]) never past them, so no violin shows scores below 0 or above 1; other metrics
+    (external ones) plotly's default.
+
+    >>> violin_span("bleu_4", np.array([0.0, 0.2, 1.0]))
+    {'spanmode': 'manual', 'span': [0.0, 1.0]}
+    """
+    from capeval_core.errors import UnknownKeyError
+    from capeval_core.metrics import metric_class
+
+    try:
+        low, high = metric_class(key).bounds
+    except UnknownKeyError:
+        return {}
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return {}
+    lo = max(float(finite.min()), low) if np.isfinite(low) else float(finite.min())
+    hi = min(float(finite.max()), high) if np.isfinite(high) else float(finite.max())
+    return {"spanmode": "manual", "span": [lo, hi]}
+
+
+def render_distribution(human: np.ndarray, values: np.ndarray, key: str, human_name: str) -> None:
+    """One metric's scores per human grade (seed Fig. 3): box plots (median, quartiles, mean)
+    beside violin plots (the whole distribution, within the metric's bounds)."""
+    codes, names = grade_bins(np.asarray(human, dtype=float))
+    values = np.asarray(values, dtype=float)
+    box, violin = go.Figure(), go.Figure()
+    for i, grade in enumerate(names):
+        mask = codes == i
+        name = safe(grade)
+        colour = COLOURS[i % len(COLOURS)]
+        box.add_box(y=values[mask], name=name, marker_color=colour, boxmean=True, showlegend=False)
+        violin.add_violin(
+            y=values[mask],
+            name=name,
+            line_color=colour,
+            box_visible=True,
+            meanline_visible=True,
+            points=False,
+            showlegend=False,
+            **violin_span(key, values[mask]),
+        )
+    axes = {
+        "xaxis": {"title": f"human score: {safe(human_name)}", "type": "category"},
+        "yaxis": {"title": key_label(key)},
+    }
+    left, right = st.columns(2)
+    with left:
+        layout(box, title={"text": "box plots", "font": {"size": 14}}, **axes)
+        st.plotly_chart(box, key=f"distribution-{key}", width="stretch")
+    with right:
+        layout(violin, title={"text": "violin plots", "font": {"size": 14}}, **axes)
+        st.plotly_chart(violin, key=f"violin-{key}", width="stretch")
+
+
+#: the most points the scatter draws (a random sample beyond, seeded)
+SCATTER_POINTS = 5000
+
+
+def render_scatter(
+    human: np.ndarray,
+    values: np.ndarray,
+    captions: Sequence[str],
+    key: str,
+    human_name: str,
+    seed: int = 0,
+    jitter: bool = True,
+) -> None:
+    """Metric score against human score, one point per item, the caption on hover. Grades
+    are jittered sideways a little so equal grades do not hide each other (``jitter=False``:
+    points where they are, e.g. system means)."""
+    human = np.asarray(human, dtype=float)
+    values = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = np.arange(human.size)
+    if idx.size > SCATTER_POINTS:
+        idx = np.sort(rng.choice(idx, SCATTER_POINTS, replace=False))
+    step = np.diff(np.unique(human)).min() if np.unique(human).size > 1 else 1.0
+    few = np.unique(human).size <= 10
+    shift = rng.uniform(-0.15, 0.15, idx.size) * step if jitter and few else 0.0
+    hover = [safe(captions[i]) for i in idx]
+    fig = go.Figure(
+        go.Scattergl(
+            x=human[idx] + shift,
+            y=values[idx],
+            mode="markers",
+            marker={"size": 6, "opacity": 0.55, "color": COLOURS[0]},
+            customdata=np.stack([hover_texts(human[idx]), hover_texts(values[idx])], axis=1),
+            hovertext=hover,
+            hovertemplate="%{hovertext}<br>human %{customdata[0]}, metric "
+            "%{customdata[1]}<extra></extra>",
+        )
+    )
+    layout(
+        fig,
+        height=380,
+        xaxis={"title": f"human score: {safe(human_name)}"},
+        yaxis={"title": key_label(key)},
+    )
+    st.plotly_chart(fig, key=f"scatter-{key}", width="stretch")
+    if idx.size < human.size:
+        st.caption(f"{idx.size:,} of {human.size:,} items drawn (a random sample, seed {seed}).")
+
+
+def render_combined(report: object, top: int = 15) -> None:
+    """Every subset of the metrics, min–max normalised and averaged, ranked."""
+    rows = [
+        {
+            "rank": i + 1,
+            "subset": " + ".join(key_label(k) for k in s.subset),
+            "metrics": len(s.subset),
+            "correlation": s.statistic,
+            "Williams p vs best single": s.pvalue_vs_best,
+            "best single metric": key_label(s.best_single),
+        }
+        for i, s in enumerate(report.combined)
+    ]
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        st.text("No metrics selected.")
+        return
+    table(
+        frame,
+        numbers=("correlation",),
+        pvalues=("Williams p vs best single",),
+        help={
+            "Williams p vs best single": "one-sided: — where the subset does not correlate "
+            "more strongly than the best single metric (or is that metric)"
+        },
+        height=min(38 + 35 * len(frame), 420),
+        key="combined-table",
+    )
+    shown = frame.head(top).iloc[::-1]
+    fig = go.Figure(
+        go.Bar(
+            x=shown["correlation"],
+            y=shown["subset"],
+            orientation="h",
+            marker_color=["#2ca02c" if m > 1 else "#1f77b4" for m in shown["metrics"]],
+            hovertemplate="%{y}: %{customdata}<extra></extra>",
+            **charts.bar_labels(list(shown["correlation"])),
+        )
+    )
+    layout(fig, height=80 + 28 * len(shown), xaxis={"title": "correlation with humans"})
+    fig.update_yaxes(type="category")
+    st.plotly_chart(fig, key="combined-bars", width="stretch")
+    download_csv(frame, {}, "combined-metric.csv", key="combined-csv")

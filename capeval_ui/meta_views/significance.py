@@ -1,0 +1,112 @@
+"""The Significance page's drawing: the Williams p-value matrix and one pair's test with its
+arithmetic written out."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from capeval_ui.formats import exact
+from capeval_ui.meta_views.common import METHOD_LABELS, download_csv, render_heatmap
+from capeval_ui.views import format_number, format_pvalue, key_label, table
+
+
+def render_williams_matrix(matrix: object) -> None:
+    """p-values "row metric beats column metric" (seed Fig. 4b); green where p < 0.05."""
+    frame = matrix.to_frame()
+    render_heatmap(
+        frame,
+        key="williams-heatmap",
+        title=f"Williams test p-values ({matrix.alternative}) on "
+        f"{METHOD_LABELS[matrix.correlation]}",
+        zmin=0,
+        zmax=0.1,
+        fmt="p",
+    )
+    st.caption(
+        "Row metric vs column metric; metrics ordered by |correlation| with humans. "
+        + (
+            "One-sided: H1 = the row metric correlates more strongly; — where it does not."
+            if matrix.alternative == "greater"
+            else "Two-sided: H1 = the two correlations differ."
+        )
+        + f" n = {matrix.n:,} items; darker green = smaller p (scale capped at 0.1)."
+    )
+    shown = frame.copy()
+    shown.index = [key_label(k) for k in shown.index]
+    shown.columns = [key_label(k) for k in shown.columns]
+    # every column wide enough for "1.23e-45", however many metrics there are
+    table(
+        shown.reset_index(names="metric"),
+        pvalues=list(shown.columns),
+        widths={c: 84 for c in shown.columns},
+        key="williams-table",
+    )
+    corr = pd.DataFrame(
+        {
+            "metric": [key_label(k) for k in matrix.human_correlations],
+            "correlation with humans": list(matrix.human_correlations.values()),
+        }
+    )
+    download_csv(frame.reset_index(names="metric"), {}, "williams-pvalues.csv", key="williams-csv")
+    table(corr, numbers=("correlation with humans",), key="williams-correlations")
+
+
+def render_williams_detail(result: object, a: str, b: str, correlation: str) -> None:
+    """The Williams test for one pair, with its arithmetic written out."""
+    # two formulas, one per line: on one line they ran past the page at 1,280 px
+    st.latex(
+        r"t = (r_{12} - r_{13})\sqrt{\frac{(n-1)(1+r_{23})}"
+        r"{2\frac{n-1}{n-3}|R| + \left(\frac{r_{12}+r_{13}}{2}\right)^2 (1-r_{23})^3}}"
+    )
+    st.latex(r"|R| = 1 - r_{12}^2 - r_{13}^2 - r_{23}^2 + 2 r_{12} r_{13} r_{23}")
+    n, r12, r13, r23 = result.n, result.r12, result.r13, result.r23
+    left = 2 * (n - 1) / (n - 3) * result.det_r
+    right = ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
+    rows = [
+        ("r12 = |corr(human, A)|", r12, f"{METHOD_LABELS[correlation]} of {key_label(a)}"),
+        ("r13 = |corr(human, B)|", r13, f"{METHOD_LABELS[correlation]} of {key_label(b)}"),
+        ("r23 = |corr(A, B)|", r23, "between the two metrics"),
+        ("n", n, "items"),
+        (
+            "|R|",
+            result.det_r,
+            f"1 - {r12:.4f}² - {r13:.4f}² - {r23:.4f}² + 2·{r12:.4f}·{r13:.4f}·{r23:.4f}",
+        ),
+        ("2(n-1)/(n-3)·|R|", left, f"2·{n - 1}/{n - 3}·{result.det_r:.6f}"),
+        ("((r12+r13)/2)²(1-r23)³", right, f"({(r12 + r13) / 2:.4f})²·({1 - r23:.4f})³"),
+        (
+            "t",
+            result.statistic,
+            f"({r12:.4f} - {r13:.4f})·√({n - 1}·{1 + r23:.4f} / {left + right:.6f})",
+        ),
+        ("df", result.df, "n - 3"),
+        (
+            "p",
+            result.pvalue,
+            ("P(T > t)" if result.alternative == "greater" else "2·P(T > |t|)")
+            + f" = {exact(result.pvalue)}",
+        ),
+    ]
+    frame = pd.DataFrame(rows, columns=["quantity", "value", "arithmetic"])
+    shown = [
+        format_pvalue(v) if q == "p" else f"{v:,}" if isinstance(v, int) else format_number(v, 6)
+        for q, v, _ in rows
+    ]
+    table(
+        frame.assign(shown=shown)[["quantity", "shown", "arithmetic", "value"]].rename(
+            columns={"shown": "result"}
+        ),
+        numbers=("value",),
+        digits=6,
+        widths={"arithmetic": "large"},
+        key="williams-detail",
+    )
+    verdict = (
+        "significant at 0.05"
+        if math.isfinite(result.pvalue) and result.pvalue < 0.05
+        else "not significant at 0.05"
+    )
+    st.text(f"{key_label(a)} vs {key_label(b)}: {result} — {verdict}.")

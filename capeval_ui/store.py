@@ -1,0 +1,80 @@
+"""What this server process holds for every session: the judgment sets loaded here and the
+Systems page's uploaded files.
+
+A URL cannot carry an uploaded file, so a page names the set it works on by a prefix of its
+content digest (``?set=…``, ``?distractors=…``); a reload, another tab or a copied link opened
+while this server runs finds the set here again. A restart empties the store: a link naming a
+set that is not here is then said to be so by the page (``capeval_ui.state.linked_set``).
+
+A plain module-level mapping (a module is imported once per process), guarded by a lock since
+every session's script runs in a thread of its own; it caches nothing, so it is not in
+``capeval_ui.cached``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+#: how many loaded sets a link can find again (uploads are kept in memory this long anyway:
+#: ``cached.load_upload`` keeps its last 8 results)
+KEEP_SETS = 8
+#: the digest prefix a URL carries: 64 bits, unique among the sets one server holds
+PREFIX = 16
+
+
+class Shelf:
+    """The newest ``keep`` objects put here, by the digest prefix a URL names them with; the
+    oldest beyond ``keep`` is dropped. Locked: every session's script runs in its own thread."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self._lock = threading.Lock()
+        self._held: OrderedDict[str, object] = OrderedDict()
+
+    def put(self, short: str, obj: object) -> str:
+        """Keep ``obj`` under ``short`` (as the newest); returns ``short``."""
+        with self._lock:
+            self._held.pop(short, None)
+            self._held[short] = obj
+            while len(self._held) > self.keep:
+                self._held.popitem(last=False)
+        return short
+
+    def get(self, short: str) -> object | None:
+        """What :meth:`put` kept under ``short``, or None (unknown prefix, dropped since, or
+        held by another server process)."""
+        with self._lock:
+            return self._held.get(short)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._held.clear()
+
+
+#: the judgment sets (Judgments, the meta-evaluation pages, Robustness' distractors)
+SETS = Shelf(KEEP_SETS)
+#: the Systems page's uploaded results and references files (``capeval_ui.systems_state``)
+FILES = Shelf(KEEP_SETS)
+
+
+def short_digest(jset: object) -> str:
+    """The prefix of ``jset``'s content digest that names it in a URL."""
+    return str(jset.content_digest)[:PREFIX]  # type: ignore[attr-defined]
+
+
+def remember_set(jset: object) -> str:
+    """Keep ``jset`` findable by its digest prefix; returns the prefix."""
+    return SETS.put(short_digest(jset), jset)
+
+
+def find_set(short: str) -> object | None:
+    """A set :func:`remember_set` kept, or None."""
+    return SETS.get(short)
+
+
+def forget_all() -> None:
+    """Empty the store, as a restart of the server does (tests use it to open a link on a
+    server that does not hold its data)."""
+    SETS.clear()
+    FILES.clear()

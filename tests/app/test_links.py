@@ -1,0 +1,382 @@
+"""A page's state is its URL (issue 42): every choice that changes a number or a drawing is
+written to the URL and restored from it, the "Copy link" holds that URL, and a link naming
+data the server no longer holds says so instead of showing something else.
+
+A reload or a copied link opened elsewhere is a new session that keeps only the URL: here a
+second AppTest given the first one's query parameters. A server restart is
+``store.forget_all()`` (the judgment sets a server holds live in ``capeval_ui.store``; the
+demo sets are rebuilt the same anywhere). The browser tests (``test_browser.py``) do both
+for real: a copied link in a fresh browser context, and a server stopped and started again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from capeval_ui import state, store
+from tests.app.apptest import ROOT, TIMEOUT
+
+GRADED_CSV = (
+    "id,image_id,candidate,references,quality,system,metric:mine\n"
+    "1,img1,a dog runs on the grass,a dog running on grass|||a brown dog runs,4,A,0.9\n"
+    "2,img1,a cat sleeps,a dog running on grass|||a brown dog runs,1,B,0.1\n"
+    "3,img2,a man rides a wave,a surfer rides a wave|||a man surfing,5,A,0.8\n"
+    "4,img2,a wave,a surfer rides a wave|||a man surfing,2,B,0.3\n"
+    "5,img3,two people on a beach,people walking on a beach|||two people at the sea,4,A,0.7\n"
+    "6,img3,a red car,people walking on a beach|||two people at the sea,1,B,0.2\n"
+    "7,img4,a bus on a street,a red bus in the city|||a bus drives down a road,5,A,0.6\n"
+    "8,img4,a tree,a red bus in the city|||a bus drives down a road,2,B,0.4\n"
+    "9,img5,a plate of food,a plate with rice and meat|||food on a white plate,4,A,0.75\n"
+    "10,img5,a shoe,a plate with rice and meat|||food on a white plate,1,B,0.15\n"
+    "11,img6,a cat on a sofa,a cat lying on a couch|||a grey cat on a sofa,5,A,0.85\n"
+    "12,img6,a road,a cat lying on a couch|||a grey cat on a sofa,2,B,0.35\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def _a_server_of_its_own() -> Iterator[None]:
+    """Each test starts with no uploaded set held, as on a fresh server."""
+    store.forget_all()
+    yield
+    store.forget_all()
+
+
+def _app(**params: Any) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at
+
+
+def _open(page: str, **params: Any) -> AppTest:
+    """``page`` opened by a link: a new session whose URL holds ``params``."""
+    at = _app(**params).run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _navigate(at: AppTest, page: str) -> None:
+    """A click on a page in the sidebar: the browser opens its address, without the last
+    page's query (an AppTest keeps it across ``switch_page``)."""
+    for name in list(at.query_params):
+        del at.query_params[name]
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+
+
+def _params(at: AppTest) -> dict[str, Any]:
+    return {k: at.query_params[k] for k in at.query_params}
+
+
+def _copied(at: AppTest) -> dict[str, list[str]]:
+    """The query of the page's "Copy link" (the address it shows)."""
+    (popover,) = [p for p in at.get("popover") if p.proto.popover.label == "Copy link"]
+    (link,) = [c.value for c in popover.code]
+    return parse_qs(link.partition("?")[2])
+
+
+def _as_lists(params: dict[str, Any]) -> dict[str, list[str]]:
+    return {k: v if isinstance(v, list) else [v] for k, v in params.items()}
+
+
+def _reopened(at: AppTest, page: str) -> AppTest:
+    """The page opened from its copied link in a new session; the link is the URL."""
+    copied = _copied(at)
+    assert copied == _as_lists(_params(at)), "the copied link is not the page's URL"
+    return _open(page, **copied)
+
+
+def _frames(at: AppTest) -> list[pd.DataFrame]:
+    return [df.value for df in at.dataframe]
+
+
+def _assert_same_frames(a: AppTest, b: AppTest) -> None:
+    left, right = _frames(a), _frames(b)
+    assert len(left) == len(right)
+    for x, y in zip(left, right, strict=True):
+        pd.testing.assert_frame_equal(x.reset_index(drop=True), y.reset_index(drop=True))
+
+
+# -- every choice comes back from the link -------------------------------------------------------
+def test_significance_link_keeps_correlation_test_and_pair() -> None:
+    """Issue 42: a Williams p of a Pearson, two-sided test became Kendall's, one-sided, on a
+    reload."""
+    at = _open("app_pages/significance.py")
+    at.selectbox(key="williams_correlation").select("pearson").run()
+    at.radio(key="williams_alternative").set_value("two-sided").run()
+    at.selectbox(key="pair_a").select("meteor").run()
+    at.selectbox(key="pair_b").select("bleu_4").run()
+    at.radio(key="tokenizer").set_value("whitespace").run()
+    assert not at.exception, at.exception
+    params = _params(at)
+    assert params["correlation"] == "pearson" and params["test"] == "two-sided"
+    assert (params["a"], params["b"], params["tokenizer"]) == ("meteor", "bleu_4", "whitespace")
+    again = _reopened(at, "app_pages/significance.py")
+    assert again.selectbox(key="williams_correlation").value == "pearson"
+    assert again.radio(key="williams_alternative").value == "two-sided"
+    assert again.radio(key="tokenizer").value == "whitespace"
+    assert (again.selectbox(key="pair_a").value, again.selectbox(key="pair_b").value) == (
+        "meteor",
+        "bleu_4",
+    )
+    _assert_same_frames(at, again)
+
+
+def test_correlations_link_keeps_the_combined_metric_and_the_scatter_metric() -> None:
+    at = _open("app_pages/correlations.py")
+    at.selectbox(key="combined_correlation").select("spearman").run()
+    at.selectbox(key="distribution_metric").select("rouge_l").run()
+    at.select_slider(key="resamples").set_value(200).run()
+    at.toggle(key="ci_kendall").set_value(False).run()
+    assert not at.exception, at.exception
+    params = _params(at)
+    assert (params["combined"], params["scatter"], params["resamples"]) == (
+        "spearman",
+        "rouge_l",
+        "200",
+    )
+    again = _reopened(at, "app_pages/correlations.py")
+    assert again.selectbox(key="combined_correlation").value == "spearman"
+    assert again.selectbox(key="distribution_metric").value == "rouge_l"
+    assert again.select_slider(key="resamples").value == 200
+    assert again.toggle(key="ci_kendall").value is False
+    _assert_same_frames(at, again)
+
+
+def test_pairwise_and_robustness_links_keep_their_knobs() -> None:
+    at = _open("app_pages/pairwise.py")
+    at.number_input(key="n_references").set_value(2).run()
+    at.number_input(key="draws").set_value(3).run()
+    at.number_input(key="seed").set_value(4).run()
+    at.selectbox(key="metric_tie").select("wrong").run()
+    assert not at.exception, at.exception
+    again = _reopened(at, "app_pages/pairwise.py")
+    assert [again.number_input(key=k).value for k in ("n_references", "draws", "seed")] == [2, 3, 4]
+    assert again.selectbox(key="metric_tie").value == "wrong"
+    _assert_same_frames(at, again)
+
+    at = _open("app_pages/robustness.py")
+    at.radio(key="forced_tie").set_value("correct").run()
+    at.multiselect(key=state.METRICS_KEY).set_value(["rouge_l", "bleu_4"]).run()
+    again = _reopened(at, "app_pages/robustness.py")
+    assert again.radio(key="forced_tie").value == "correct"
+    assert again.multiselect(key=state.METRICS_KEY).value == ["rouge_l", "bleu_4"]
+    _assert_same_frames(at, again)
+
+
+def test_judgments_link_keeps_its_source_and_set() -> None:
+    """Issue 42: after a reload the loaded set stayed but the Source control said "Demo
+    set"."""
+    at = _open("app_pages/judgments.py")
+    _upload(at)
+    params = _params(at)
+    assert params["source"] == "upload" and params["format"] == "graded" and "set" in params
+    again = _reopened(at, "app_pages/judgments.py")
+    assert again.radio(key="judgment_source").value == "Upload a file"
+    assert again.session_state[state.JSET_KEY] is at.session_state[state.JSET_KEY]
+    _assert_same_frames(at, again)
+
+
+def test_lab_links_keep_mode_perturbation_seed_and_metrics() -> None:
+    at = _open("app_pages/perturb.py", lab_metric=["bleu_4", "cider_d"])
+    at.toggle(key="lab_table2").set_value(True).run()
+    at.number_input(key="lab_seed").set_value(3).run()
+    assert not at.exception, at.exception
+    again = _reopened(at, "app_pages/perturb.py")
+    assert again.toggle(key="lab_table2").value is True
+    assert again.number_input(key="lab_seed").value == 3
+    assert again.multiselect(key="lab_metrics").value == ["bleu_4", "cider_d"]
+    _assert_same_frames(at, again)
+
+    at.radio(key="lab_mode").set_value("Batch").run()
+    at.selectbox(key="lab_dataset").select("Synthetic graded demo (has human-like scores)").run()
+    at.selectbox(key="lab_batch_perturbation").select("shuffle").run()
+    at.number_input(key="lab_images").set_value(40).run()
+    at.number_input(key="lab_batch_seed").set_value(5).run()
+    at.multiselect(key="lab_batch_metrics").set_value(["bleu_4", "cider_d"]).run()
+    at.button(key="lab_run_batch").click().run()
+    assert not at.exception, at.exception
+    params = _params(at)
+    assert params["lab_mode"] == "batch" and params["lab_run"] == "1"
+    assert params["lab_batch_perturbation"] == "shuffle" and params["lab_batch_seed"] == "5"
+    again = _reopened(at, "app_pages/perturb.py")
+    assert again.radio(key="lab_mode").value == "Batch"
+    assert again.selectbox(key="lab_batch_perturbation").value == "shuffle"
+    assert again.multiselect(key="lab_batch_metrics").value == ["bleu_4", "cider_d"]
+    _assert_same_frames(at, again)
+
+
+def test_compare_link_keeps_the_tab_and_each_panels_choice() -> None:
+    refs = ["a man rides a wave on a surfboard", "a surfer on a big wave", "a man surfing"]
+    at = _open("app_pages/compare.py", candidate="a man surfing on a wave", ref=refs)
+    at.radio(key="bleu-order").set_value(3).run()
+    at.selectbox(key="meteor-reference").set_value(2).run()
+    at.session_state["compare_tab"] = "METEOR"
+    at.run()
+    assert not at.exception, at.exception
+    params = _params(at)
+    assert (params["tab"], params["bleu-order"], params["meteor-reference"]) == ("METEOR", "3", "3")
+    again = _reopened(at, "app_pages/compare.py")
+    assert again.radio(key="bleu-order").value == 3
+    assert again.selectbox(key="meteor-reference").value == 2  # #3, not the winning one
+    assert again.session_state["compare_tab"] == "METEOR"
+
+
+def test_the_copy_link_names_the_page_once() -> None:
+    """Issue 42: Compare's link read /compare-captions/compare-captions?… (a blank page)."""
+    at = _open("app_pages/correlations.py")
+    (popover,) = [p for p in at.get("popover") if p.proto.popover.label == "Copy link"]
+    (link,) = [c.value for c in popover.code]
+    path = link.partition("?")[0]
+    assert path.endswith("/correlations") and path.count("correlations") == 1
+
+
+# -- data a link cannot carry -------------------------------------------------------------------
+def _upload(at: AppTest) -> AppTest:
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("graded").run()
+    at.file_uploader(key="judgment_files-graded").set_value(
+        ("mine.csv", GRADED_CSV.encode(), "text/csv")
+    )
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _says_not_on_this_server(at: AppTest) -> bool:
+    return any("is not on this server" in w.value for w in at.warning)
+
+
+def _numbers_shown(at: AppTest) -> bool:
+    return bool(at.dataframe) or bool(at.get("plotly_chart")) or bool(at.metric)
+
+
+def test_a_link_to_an_uploaded_set_after_a_restart_says_so_and_keeps_its_choices() -> None:
+    """Issue 42: after a restart, /correlations?set=… showed the demo set's results,
+    rewrote the URL (human=quality) and dropped the external metric."""
+    at = _open("app_pages/judgments.py")
+    _upload(at)
+    at.switch_page("app_pages/correlations.py").run()
+    at.multiselect(key=state.METRICS_KEY).set_value(["bleu_4", "mine"]).run()
+    at.selectbox(key="combined_correlation").select("pearson").run()
+    assert not at.exception, at.exception
+    link = _params(at)
+    assert link["metric"] == ["bleu_4", "mine"] and link["human"] == "quality"
+
+    store.forget_all()  # the server restarts
+    again = _open("app_pages/correlations.py", **link)
+    assert _says_not_on_this_server(again)
+    assert not _numbers_shown(again)
+    assert not any("synthetic demo set" in i.value for i in again.info)
+    assert _params(again) == link  # the URL stays the link
+    assert again.session_state[state.KEPT_METRICS] == ["bleu_4", "mine"]
+    assert again.session_state["combined_correlation"] == "pearson"
+
+    # the user loads the set again: the link's choices are all there, the external one too
+    _navigate(again, "app_pages/judgments.py")
+    assert not _says_not_on_this_server(again)  # this page's URL names no set
+    _upload(again)
+    _navigate(again, "app_pages/correlations.py")
+    assert again.multiselect(key=state.METRICS_KEY).value == ["bleu_4", "mine"]
+    assert again.selectbox(key="combined_correlation").value == "pearson"
+    assert again.selectbox(key="human_column").value == "quality"
+
+
+def test_open_the_demo_is_the_users_choice() -> None:
+    at = _open("app_pages/judgments.py")
+    _upload(at)
+    at.switch_page("app_pages/significance.py").run()
+    link = _params(at)
+    store.forget_all()
+    again = _open("app_pages/significance.py", **link)
+    assert _says_not_on_this_server(again) and not _numbers_shown(again)
+    again.button(key=f"decline-{state.JSET_KEY}").click().run()
+    assert not again.exception, again.exception
+    assert not _says_not_on_this_server(again)
+    assert any("synthetic demo set" in i.value for i in again.info)
+    assert _numbers_shown(again)
+    assert "set" not in _params(again)  # the URL now names what is shown
+
+
+def test_the_judgments_page_says_so_and_loads_it_again() -> None:
+    at = _open("app_pages/judgments.py")
+    _upload(at)
+    link = _params(at)
+    store.forget_all()
+    again = _open("app_pages/judgments.py", **link)
+    assert _says_not_on_this_server(again)
+    assert not any(s.value == "Loaded set" for s in again.subheader)
+    assert again.radio(key="judgment_source").value == "Upload a file"
+    _upload(again)
+    assert not _says_not_on_this_server(again)
+    assert any(s.value == "Loaded set" for s in again.subheader)
+    assert _params(again)["set"] == link["set"]  # the same file: the same set
+
+
+def test_a_link_to_a_demo_set_opens_on_any_server() -> None:
+    at = _open("app_pages/judgments.py")
+    at.button(key="load_demo").click().run()
+    link = _params(at)
+    store.forget_all()  # a demo is built the same anywhere: nothing is missing
+    again = _open("app_pages/correlations.py", **link)
+    assert not _says_not_on_this_server(again)
+    assert again.session_state[state.JSET_KEY].synthetic
+
+
+def test_robustness_link_to_an_uploaded_distractor_file_after_a_restart() -> None:
+    upload = (
+        "candidate_a,candidate_b,references,preferred,category\n"
+        "a man rides a wave,a man rides a horse,a surfer rides a wave|||a man surfing,a,"
+        "replace-scene\n"
+        "a dog on grass,a man on grass,a dog lying on grass|||a brown dog,a,replace-person\n"
+    )
+    at = _open("app_pages/robustness.py")
+    at.radio(key="distractor_source").set_value("Upload a pairwise file").run()
+    at.file_uploader(key="distractor_file").set_value(("d.csv", upload.encode(), "text/csv"))
+    at.run()
+    at.button(key="load_distractors").click().run()
+    assert not at.exception, at.exception
+    link = _params(at)
+    assert link["source"] == "upload" and "distractors" in link
+    store.forget_all()
+    again = _open("app_pages/robustness.py", **link)
+    assert _says_not_on_this_server(again) and not _numbers_shown(again)
+    assert _params(again) == link
+
+
+def test_lab_batch_on_the_judgments_set_after_a_restart() -> None:
+    at = _open("app_pages/judgments.py")
+    _upload(at)
+    at.switch_page("app_pages/perturb.py").run()
+    at.radio(key="lab_mode").set_value("Batch").run()
+    at.selectbox(key="lab_dataset").select("Judgment set loaded on the Judgments page").run()
+    at.number_input(key="lab_images").set_value(10).run()
+    at.multiselect(key="lab_batch_metrics").set_value(["bleu_4"]).run()
+    at.button(key="lab_run_batch").click().run()
+    assert not at.exception, at.exception
+    link = _params(at)
+    assert link["lab_dataset"] == "loaded" and "set" in link
+    store.forget_all()
+    again = _open("app_pages/perturb.py", **link)
+    assert _says_not_on_this_server(again) and not _numbers_shown(again)
+
+
+def test_compare_link_to_a_systems_idf_set_this_server_does_not_hold() -> None:
+    refs = ["a man rides a wave on a surfboard", "a surfer on a big wave"]
+    link = {"candidate": "a man surfing", "ref": refs, "idf": "set-0123456789abcdef"}
+    at = _open("app_pages/compare.py", **link)
+    assert any("IDF source (set-0123456789abcdef" in w.value for w in at.warning)
+    assert not at.metric  # nothing scored until the user picks a source
+    assert _params(at)["idf"] == "set-0123456789abcdef"
+    at.button(key="use-idf-scored set").click().run()
+    assert not at.exception, at.exception
+    assert at.metric and _params(at)["idf"] == "corpus"
