@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test test-fast test-torch bench lint format clean
+.PHONY: run test test-fast test-long test-torch bench lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,11 @@ PYTEST_WORKERS ?= 2
 
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist load --durations=25 -m "not long"
+
+# The long captions' SPICE checks (250-400 words, minutes each) that `make test` leaves out.
+test-long: $(VENV)/.stamp-test
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m long
 
 # Everything but the slow oracle cross-checks and browser screenshots.
 test-fast: $(VENV)/.stamp-test

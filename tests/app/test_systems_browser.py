@@ -153,7 +153,10 @@ def test_cancel_stops_the_run_and_its_workers(server, browser, files) -> None:  
         assert all(not Path(f"/proc/{pid}").exists() for pid in running)
         main = page.inner_text('[data-testid="stMain"]')
         assert f"3 systems on {N_IMAGES:,} images" not in main  # no table of the cancelled run
-        assert page.locator(".st-key-systems_cancel").count() == 0
+        _until(
+            lambda: page.locator(".st-key-systems_cancel").count() == 0,
+            "the Cancel button is gone once the run stopped",
+        )
         assert _unfinished(before)
         _assert_clean_log(log)
     finally:

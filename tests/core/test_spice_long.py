@@ -152,8 +152,15 @@ def test_the_golden_holds_ten_long_captions_rebuilt_from_train2014():
         assert item.paragraph.startswith("The image shows ") and item.paragraph.count(". ") > 5
 
 
+#: beyond this, a caption's parse takes minutes: those cases are ``long`` (``make test-long``;
+#: ``python -m bench spice_long`` checks all ten against the golden too), out of ``make test``
+LONG_FROM_WORDS = 250
+
+
 def _long_case(words: int):
-    marks = () if words <= 90 else (pytest.mark.slow,)
+    marks: tuple = () if words <= 90 else (pytest.mark.slow,)
+    if words >= LONG_FROM_WORDS:
+        marks = (*marks, pytest.mark.long)
     return pytest.param(words, marks=marks, id=f"{words}-words")
 
 
@@ -165,7 +172,8 @@ def test_a_long_caption_gets_the_jars_spice(words, tmp_path, monkeypatch):
     the jar's counts and F, and the jar's scene-graph tuples of the candidate and of the
     references. The 90-word one runs in the fast
     suite (seconds); the others cost up to minutes each (the cube of the length) and are
-    slow."""
+    slow; from 250 words they are ``long`` too (3-4 minutes each) and left to
+    ``make test-long``."""
     from capeval_core.metrics.spice import Spice
     from tools.spice_oracle.long_captions import long_items
 
