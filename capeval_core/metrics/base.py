@@ -68,6 +68,20 @@ class Batch:
     def __len__(self) -> int:
         return len(self.candidates)
 
+    @classmethod
+    def of_tokens(
+        cls, candidates: Sequence[Tokens], references: Sequence[Sequence[Tokens]]
+    ) -> Batch:
+        """A batch of captions given as tokens (a caller that tokenized them already, as the
+        pycocoevalcap scorers' ``compute_score`` inputs are): each text is its tokens joined."""
+        return cls(
+            tuple(" ".join(c) for c in candidates),
+            tuple(tuple(" ".join(r) for r in group) for group in references),
+            tuple(tuple(c) for c in candidates),
+            tuple(tuple(tuple(r) for r in group) for group in references),
+            "whitespace",
+        )
+
     def memo(self, name: str, build: Callable[[], Any]) -> Any:
         """A value derived from this batch, built once (the n-gram tables BLEU and CIDEr-D
         share). Memos are not pickled: a batch sent to a worker process arrives bare."""

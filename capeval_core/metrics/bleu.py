@@ -319,13 +319,7 @@ def bleu_values(candidates: Sequence[Tokens], references: Sequence[Sequence[Toke
     n = len(cands)
     table = count_table(cands + [r for group in refs for r in group])
     if table is None:  # too many distinct words to pack: the batch tables
-        batch = Batch(
-            tuple(" ".join(c) for c in cands),
-            tuple(tuple(" ".join(r) for r in group) for group in refs),
-            tuple(cands),
-            tuple(tuple(group) for group in refs),
-            "whitespace",
-        )
+        batch = Batch.of_tokens(cands, refs)
         result = Bleu(tokenizer="whitespace").score_batch(batch, warn=False)
         items = [result.segment_values(k) for k in Bleu.reports]
         counts = [

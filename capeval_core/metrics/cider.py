@@ -477,13 +477,7 @@ def cider_d_values(
     n = len(cands)
     table = count_table(cands + [r for group in refs for r in group])
     if table is None:  # too many distinct words to pack: the batch tables
-        batch = Batch(
-            tuple(" ".join(c) for c in cands),
-            tuple(tuple(" ".join(r) for r in group) for group in refs),
-            tuple(cands),
-            tuple(tuple(group) for group in refs),
-            "whitespace",
-        )
+        batch = Batch.of_tokens(cands, refs)
         return _BatchScores(batch_ngrams(batch), sigma).scores
     ref_start = np.full(n + 1, n, dtype=np.int64)
     np.cumsum([len(group) for group in refs], out=ref_start[1:])
