@@ -10,14 +10,13 @@ turns them into the small ones committed under ``docs/screenshots/``.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from bench.app_server import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, RequestLog, ServerError, serve
+from bench.app_server import VIEWPORT, RequestLog, ServerError, serve
 from bench.app_server import settle as _settle
 
 pytestmark = pytest.mark.browser
@@ -52,32 +51,6 @@ PAGES = (
 )
 NAV = ("Home", *(title for path, title, _ in PAGES if path))
 RENDER_TIMEOUT_MS = 180_000
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    """Debian's chromium, or skip (fail under CI: the browser check must run there)."""
-    if not Path(CHROMIUM).is_file():
-        message = (
-            f"chromium must be installed at {CHROMIUM} for the browser tests: "
-            "run `apt-get install -y chromium`"
-        )
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return CHROMIUM
-
-
-@pytest.fixture(scope="module")
-def browser(chromium: str) -> Iterator[object]:
-    """One chromium for the module; each test opens a context (a new visitor) of its own."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.app_load import process_tree, server_pid
-from bench.app_server import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, ServerError, serve
+from bench.app_server import VIEWPORT, ServerError, serve
 from bench.app_server import settle as _settle
 from bench.systems import _write
 
@@ -23,22 +23,6 @@ pytestmark = pytest.mark.browser
 N_IMAGES = 1200
 #: a bound on the waits for the server (a stuck run fails instead of hanging)
 BOUND_S = 240
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not Path(CHROMIUM).is_file():
-        message = f"chromium must be installed at {CHROMIUM} for the browser tests"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture(scope="module")
