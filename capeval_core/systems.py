@@ -19,7 +19,8 @@ import functools
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -1215,6 +1216,91 @@ def compare_systems(
     return SystemsComparison(scores, ci, mean, tests, signature, on_compared)
 
 
+def score_and_compare(
+    data: SystemsInput,
+    keys: Sequence[str],
+    *,
+    tokenizer: str = "ptb",
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    workers: int = 0,
+    on_error: str = "raise",
+    paired: str = "both",
+    n_resamples: int | None = None,
+    n_trials: int | None = None,
+    seed: int | None = None,
+    on_progress: Progress | None = None,
+    on_stage: Callable[[str], None] | None = None,
+    ignore: tuple[type[Warning], ...] = (),
+) -> SystemsComparison:
+    """:func:`score_systems`, then :func:`compare_systems`: the table a reader of a paper
+    wants. ``on_stage(text)`` is told when the resampling begins; warnings of the classes in
+    ``ignore`` are not shown.
+
+    With :func:`~capeval_core.workers.run_apart` (:func:`score_and_compare_apart`) it runs
+    whole in a process of its own: the app's server then only waits for the comparison.
+    """
+    with warnings.catch_warnings():
+        for category in ignore:
+            warnings.simplefilter("ignore", category)
+        scores = score_systems(
+            data,
+            keys,
+            tokenizer=tokenizer,
+            options=options,
+            workers=workers,
+            on_progress=on_progress,
+            on_error=on_error,
+        )
+        if on_stage is not None:
+            on_stage("Bootstrap resamples and paired tests…")
+        return compare_systems(
+            scores, paired=paired, n_resamples=n_resamples, n_trials=n_trials, seed=seed
+        )
+
+
+def _apart(
+    report: Callable[..., None], data: SystemsInput, keys: Sequence[str], kw: Mapping[str, Any]
+) -> SystemsComparison:
+    """:func:`score_and_compare` in the process of :func:`~capeval_core.workers.run_apart`:
+    its progress and stages are reports (``("progress", done, total, label)``,
+    ``("stage", text)``)."""
+    return score_and_compare(
+        data,
+        keys,
+        on_progress=lambda done, total, label: report("progress", done, total, label),
+        on_stage=lambda text: report("stage", text),
+        **kw,
+    )
+
+
+def score_and_compare_apart(
+    data: SystemsInput,
+    keys: Sequence[str],
+    *,
+    on_progress: Progress | None = None,
+    on_stage: Callable[[str], None] | None = None,
+    **options: Any,
+) -> SystemsComparison:
+    """:func:`score_and_compare` (the same ``options``) in a spawned process of its own, run
+    at the priority of the app's workers (:func:`capeval_core.workers.niceness`).
+
+    A server that serves several people in threads of one process (the app) calls this:
+    tokenizing, collecting the workers' parts and resampling are Python work that would
+    otherwise queue for the server's interpreter lock behind every page being drawn. The
+    callbacks are called here, in the calling thread (the last progress again every second
+    while nothing new comes); raising from one stops the run, its process and its workers.
+    """
+    from capeval_core.workers import run_apart
+
+    def relay(kind: str, *message: Any) -> None:
+        if kind == "progress" and on_progress is not None:
+            on_progress(*message)
+        elif kind == "stage" and on_stage is not None:
+            on_stage(*message)
+
+    return run_apart(_apart, data, tuple(keys), dict(options), on_report=relay)
+
+
 def _untested(keys: Sequence[str]) -> dict[str, PairedResult]:
     from capeval_core.stats.resampling import PairedResult
 
@@ -1236,6 +1322,8 @@ __all__ = [
     "format_p",
     "load_systems",
     "per_item_text",
+    "score_and_compare",
+    "score_and_compare_apart",
     "score_systems",
     "signatures_text",
     "systems_per_item_outputs",

@@ -16,6 +16,10 @@ Workers run at the priority the process asked for (:func:`set_niceness`): the ap
 workers' so that the people editing on its other pages are served first; a command-line run
 keeps the normal priority. This module imports nothing of capeval, so every pool of the
 package (the scoring engine's, SPICE's parse workers) can use it.
+
+A long computation can also run whole in a process of its own (:func:`run_apart`): its
+Python work (tokenizing, collecting the workers' parts, resampling) then never waits for the
+interpreter lock of the app's server, where every page of every person runs in a thread.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import pickle
+import queue
+import signal
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
@@ -184,3 +191,123 @@ def install(flags: Any) -> None:
 def claim(i: int) -> bool:
     """In a worker: claim task ``i``; False when the caller (or another worker) has it."""
     return _worker_claims is None or _claim(_worker_claims, i)
+
+
+# -- one computation in a process of its own -----------------------------------------------------
+#: longest wait, in seconds, between two calls of :func:`run_apart`'s ``on_report`` (with the
+#: last report again when nothing new came): a caller stops the run by raising from it
+TICK = 1.0
+
+
+class ApartError(RuntimeError):
+    """The process of :func:`run_apart` ended without an answer (killed, out of memory)."""
+
+
+class _Stopped(BaseException):
+    """Raised in the process of :func:`run_apart` when its caller stops it (SIGTERM), so that
+    its ``with`` blocks (a :class:`WorkerPool`'s above all) stop what they started."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped
+
+
+def _apart_main(channel: Any, increment: int, fn: Callable[..., Any], args: tuple) -> None:
+    """The process of :func:`run_apart`: its priority, then ``fn(report, *args)``; every
+    report, then the result or the exception, pickled here (an object that cannot be pickled
+    is told as an error instead of being lost in the queue's thread)."""
+    global _niceness
+    signal.signal(signal.SIGTERM, _stop)
+    if increment:
+        with contextlib.suppress(OSError, AttributeError):
+            os.nice(increment)
+    _niceness = 0  # its own workers inherit this process's priority
+
+    def report(*message: Any) -> None:
+        channel.put(("report", message))
+
+    try:
+        answer = ("result", pickle.dumps(fn(report, *args), pickle.HIGHEST_PROTOCOL))
+    except _Stopped:
+        return  # the caller stopped it and waits for nothing
+    except BaseException as exc:  # handed to the caller, who raises it
+        try:
+            answer = ("error", pickle.dumps(exc, pickle.HIGHEST_PROTOCOL))
+        except Exception:  # an exception that cannot be pickled
+            answer = ("error", pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}")))
+    channel.put(answer)
+
+
+def run_apart(
+    fn: Callable[..., Any],
+    /,
+    *args: Any,
+    on_report: Callable[..., None] = lambda *message: None,
+    niceness: int | None = None,
+) -> Any:
+    """``fn(report, *args)`` in a spawned process of its own; returns what it returns, or
+    raises what it raises.
+
+    Each ``report(*message)`` there is ``on_report(*message)`` here, in the calling thread,
+    and the last one is repeated every :data:`TICK` seconds without news (so a caller that
+    stops a run by raising from its callback, as the app's Cancel button does, is heard
+    while ``fn`` works). Whatever ends the wait early ends the process: it is terminated,
+    ``fn`` is interrupted where it is (its ``with`` blocks run, so a :class:`WorkerPool` it
+    holds stops its workers at once) and waited for. The process runs ``niceness`` steps
+    below this one (default: :func:`niceness`) and so do the workers it starts. ``fn`` and
+    ``args`` must pickle (``fn`` a module-level function).
+
+    >>> run_apart(isinstance, int)  # isinstance(report, int), computed apart
+    False
+    """
+    context = multiprocessing.get_context("spawn")
+    channel = context.Queue()
+    increment = _niceness if niceness is None else max(0, int(niceness))
+    process = context.Process(
+        target=_apart_main, args=(channel, increment, fn, args), name="capeval-apart", daemon=False
+    )
+    process.start()
+    last: tuple[Any, ...] | None = None
+    try:
+        while True:
+            try:
+                kind, payload = channel.get(timeout=TICK)
+            except queue.Empty:
+                if not process.is_alive():
+                    with contextlib.suppress(queue.Empty):  # an answer put just before its end
+                        kind, payload = channel.get(timeout=TICK)
+                        break
+                    raise ApartError(
+                        f"the computation's process ended without an answer (exit code "
+                        f"{process.exitcode})"
+                    ) from None
+                if last is not None:
+                    on_report(*last)
+                continue
+            if kind != "report":
+                break
+            last = payload
+            on_report(*payload)
+    except BaseException:
+        _end(process)
+        raise
+    finally:
+        channel.close()
+    process.join(_EXIT_S)
+    if process.is_alive():
+        _end(process)
+    value = pickle.loads(payload)
+    if kind == "error":
+        raise value
+    return value
+
+
+def _end(process: Any) -> None:
+    """Stop the process of :func:`run_apart` and wait until it (and so its workers) are gone."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        process.terminate()
+        # it stops its own workers first (a WorkerPool's exit waits up to _EXIT_S for each)
+        process.join(4 * _EXIT_S)
+        if process.is_alive():
+            process.kill()
+            process.join(_EXIT_S)

@@ -464,28 +464,34 @@ def systems_comparison(
     """Every system of ``_data`` (a ``SystemsInput``; ``digest``, its systems' content
     digests, is the cache key) scored with ``keys`` (disk-cached per system too), with
     bootstrap intervals and paired tests against the first. A progress bar is shown while
-    it runs and removed after, so a cache hit replays nothing visible."""
-    import warnings
+    it runs and removed after, so a cache hit replays nothing visible.
 
+    The whole computation runs in a process of its own (``score_and_compare_apart``): this
+    server's threads (every person's page) share one interpreter lock, and a Systems run's
+    own Python work (tokenizing, collecting the workers' parts, resampling) queued behind
+    them (issue 42's load goal). A Streamlit stop (the Cancel button, a closed tab) raised
+    from the progress bar ends that process and its workers. A set too small for worker
+    processes (the demo) is scored in this thread: a process would take longer to start."""
+    from capeval_core.batch import MIN_PART
     from capeval_core.errors import DegenerateCorpusWarning
     from capeval_core.resources import available_cpus
-    from capeval_core.systems import compare_systems, score_systems
+    from capeval_core.systems import score_and_compare, score_and_compare_apart
 
     bar, progress = progress_bar("Scoring the systems…")
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateCorpusWarning)
-        scores = score_systems(
-            _data,  # type: ignore[arg-type]
-            keys,
-            tokenizer=tokenizer,
-            workers=available_cpus(),  # used on large sets only
-            on_progress=progress,
-            on_error="skip",
-        )
-    bar.progress(1.0, text="Bootstrap resamples and paired tests…")
-    comparison = compare_systems(
-        scores, paired=paired, n_resamples=n_resamples, n_trials=n_trials, seed=seed
+    run = score_and_compare_apart if len(_data) >= MIN_PART else score_and_compare  # type: ignore[arg-type]
+    comparison = run(
+        _data,  # type: ignore[arg-type]
+        keys,
+        tokenizer=tokenizer,
+        workers=available_cpus(),  # used on large sets only
+        on_error="skip",
+        paired=paired,
+        n_resamples=n_resamples,
+        n_trials=n_trials,
+        seed=seed,
+        ignore=(DegenerateCorpusWarning,),
+        on_progress=progress,
+        on_stage=lambda text: bar.progress(1.0, text=text),
     )
     bar.empty()
     return comparison

@@ -349,3 +349,29 @@ def test_spice_categories_are_means_over_the_images_where_defined():
     assert "SPICE Count" in table.labels and table.keys[0] == "spice"
     assert f"SPICE Count {missing['spice_count']:,}" in table.notes[-1]
     assert "images left out" in comparison.format_table()
+
+
+def test_a_comparison_computed_apart_equals_the_one_computed_here():
+    """The app scores a large comparison in a process of its own (issue 42's load goal): the
+    same numbers, its progress and stages told here, and its warnings as asked."""
+    from capeval_core.errors import DegenerateCorpusWarning
+    from capeval_core.systems import score_and_compare, score_and_compare_apart
+
+    sets = _sets(60)
+    data = _data(sets, {"a": lambda s: s.candidate, "b": lambda s: _reverse(s.candidate)})
+    options = dict(paired="both", n_resamples=200, n_trials=300, seed=7, on_error="skip")
+    here = score_and_compare(data, FAST_KEYS, **options)
+    told: list[tuple] = []
+    apart = score_and_compare_apart(
+        data,
+        FAST_KEYS,
+        on_progress=lambda *p: told.append(("progress", *p)),
+        on_stage=lambda text: told.append(("stage", text)),
+        ignore=(DegenerateCorpusWarning,),
+        **options,
+    )
+    assert apart.as_dict() == here.as_dict()
+    assert apart.to_frame().equals(here.to_frame())
+    assert told[-1] == ("stage", "Bootstrap resamples and paired tests…")
+    last = [t for t in told if t[0] == "progress"][-1]  # (the last is told again each second)
+    assert last[1] == last[2]  # every step done

@@ -176,3 +176,76 @@ def test_a_scoring_run_cancelled_by_its_progress_callback_stops_its_workers(
     assert all(_gone(pid) for pid in pool.pids())
     assert not list((tmp_path / "scores").glob("*.npz"))
     assert not thread_errors, thread_errors
+
+
+# -- one computation in a process of its own (issue 42's load goal) ------------------------------
+def _apart_reports(report, n: int) -> int:
+    """Runs apart: reports its priority and ``n`` steps, returns ``n * 2``."""
+    report("niceness", os.nice(0))
+    for i in range(n):
+        report("step", i)
+    return n * 2
+
+
+def _apart_fails(report) -> None:
+    from capeval_core.errors import InputError
+
+    raise InputError("results file a.json: no captions")
+
+
+def _apart_pool_then_wait(report) -> None:
+    """Runs apart: starts two workers busy for ten minutes, says their pids, waits."""
+    with WorkerPool(2).start() as pool:
+        futures = [pool.submit(time.sleep, 600) for _ in range(2)]
+        while len(pool.pids()) < 2 or not all(f.running() for f in futures):
+            time.sleep(0.05)
+        report("workers", os.getpid(), pool.pids())
+        for future in futures:
+            future.result()
+
+
+def _apart_dies(report) -> None:
+    os._exit(3)
+
+
+def test_run_apart_returns_the_result_and_relays_every_report_in_order(monkeypatch):
+    monkeypatch.setattr(workers, "_niceness", 0)
+    seen: list[tuple] = []
+    assert workers.run_apart(_apart_reports, 3, on_report=lambda *m: seen.append(m)) == 6
+    assert seen[1:] == [("step", 0), ("step", 1), ("step", 2)]
+    assert seen[0] == ("niceness", _niceness())  # this process's priority
+    seen.clear()
+    workers.run_apart(_apart_reports, 0, on_report=lambda *m: seen.append(m), niceness=4)
+    assert seen == [("niceness", min(_niceness() + 4, 19))]
+
+
+def test_run_apart_raises_the_error_of_its_process():
+    from capeval_core.errors import InputError
+
+    with pytest.raises(InputError, match="a.json: no captions"):
+        workers.run_apart(_apart_fails)
+
+
+def test_run_apart_stopped_by_its_callback_ends_its_process_and_the_workers_it_started(
+    thread_errors,
+):
+    """The app's Cancel (or a closed tab) raises from the progress callback: the process
+    computing apart is ended, and before it goes it stops the workers it started."""
+    started: list[tuple] = []
+
+    def on_report(kind: str, pid: int, pids: list[int]) -> None:
+        started.append((pid, pids))
+        raise Cancelled
+
+    with pytest.raises(Cancelled):
+        workers.run_apart(_apart_pool_then_wait, on_report=on_report)
+    ((apart, pool),) = started
+    assert len(pool) == 2
+    assert _gone(apart)
+    assert all(_gone(pid) for pid in pool), pool
+    assert not thread_errors, thread_errors
+
+
+def test_run_apart_says_when_its_process_ended_without_an_answer():
+    with pytest.raises(workers.ApartError, match="exit code 3"):
+        workers.run_apart(_apart_dies)
