@@ -209,7 +209,23 @@ class _Stopped(BaseException):
 
 
 def _stop(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the clean-up is not interrupted
     raise _Stopped
+
+
+def _end_children() -> None:
+    """Stop every process this one started and still has (a worker whose start the stop
+    interrupted, before any ``with`` block held it)."""
+    children = multiprocessing.active_children()
+    for child in children:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            child.terminate()
+    for child in children:
+        with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
+            child.join(_EXIT_S)
+            if child.is_alive():
+                child.kill()
+                child.join(_EXIT_S)
 
 
 def _apart_main(channel: Any, increment: int, fn: Callable[..., Any], args: tuple) -> None:
@@ -229,6 +245,7 @@ def _apart_main(channel: Any, increment: int, fn: Callable[..., Any], args: tupl
     try:
         answer = ("result", pickle.dumps(fn(report, *args), pickle.HIGHEST_PROTOCOL))
     except _Stopped:
+        _end_children()
         return  # the caller stopped it and waits for nothing
     except BaseException as exc:  # handed to the caller, who raises it
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import pandas as pd
@@ -100,15 +101,33 @@ def spice_layout(graph: GraphView) -> tuple[list[Point], list[list[Point]], list
     of piling onto the edges. networkx's Kamada-Kawai layout is deterministic; parts of the
     graph that share no edge are kept a little apart (at half the longest path inside any
     part, so one stray object does not shrink the rest).
+
+    The layout depends on the graph's shape only (how many attributes each object has, which
+    objects each relation joins), so it is computed once per shape: the references' graph of
+    a page is laid out once however often its candidate is edited (the layout was a quarter
+    of an edit's work on the server; issue 42's load goal).
     """
+    shape = (
+        tuple(len(attributes) for _, attributes in graph.nodes),
+        tuple((source, target) for source, _, target in graph.edges),
+    )
+    objects, attributes, relations = _shape_layout(*shape)
+    return list(objects), [list(a) for a in attributes], list(relations)
+
+
+@functools.lru_cache(maxsize=256)
+def _shape_layout(
+    n_attributes: tuple[int, ...], edges: tuple[tuple[int, int], ...]
+) -> tuple[tuple[Point, ...], tuple[tuple[Point, ...], ...], tuple[Point, ...]]:
+    """:func:`spice_layout` of a graph of this shape (immutable: a cached value is shared)."""
     import networkx as nx
 
     g = nx.Graph()
-    for i, (_, attributes) in enumerate(graph.nodes):
+    for i, n in enumerate(n_attributes):
         g.add_node(("o", i))
-        for k in range(len(attributes)):
+        for k in range(n):
             g.add_edge(("o", i), ("a", i, k), weight=0.7)
-    for e, (source, _, target) in enumerate(graph.edges):
+    for e, (source, target) in enumerate(edges):
         g.add_edge(("o", source), ("r", e), weight=0.6)
         g.add_edge(("r", e), ("o", target), weight=0.6)
     dist = {a: dict(d) for a, d in nx.shortest_path_length(g, weight="weight")}
@@ -118,9 +137,9 @@ def spice_layout(graph: GraphView) -> tuple[list[Point], list[list[Point]], list
             dist[a].setdefault(b, far)
     xy = nx.kamada_kawai_layout(g, dist=dist) if len(g) > 1 else dict.fromkeys(g, (0.0, 0.0))
     at = {node: (float(p[0]), float(p[1])) for node, p in xy.items()}
-    objects = [at[("o", i)] for i in range(len(graph.nodes))]
-    attributes = [[at[("a", i, k)] for k in range(len(a))] for i, (_, a) in enumerate(graph.nodes)]
-    relations = [at[("r", e)] for e in range(len(graph.edges))]
+    objects = tuple(at[("o", i)] for i in range(len(n_attributes)))
+    attributes = tuple(tuple(at[("a", i, k)] for k in range(n)) for i, n in enumerate(n_attributes))
+    relations = tuple(at[("r", e)] for e in range(len(edges)))
     return objects, attributes, relations
 
 
