@@ -15,6 +15,7 @@ and so is GloVe 6B.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import hashlib
@@ -42,6 +43,10 @@ _DIGEST_ROWS = 1024
 #: formats :func:`load_embeddings` understands
 FORMATS = ("word2vec-binary", "word2vec-text", "glove-text", "fasttext-vec")
 _GZIP_MAGIC = b"\x1f\x8b"
+
+
+#: how many answers of :meth:`Embeddings.nearest` a table keeps
+NEAREST_KEPT = 512
 
 
 class Embeddings:
@@ -120,11 +125,25 @@ class Embeddings:
         return rows / self.kv.norms[idx][:, None]
 
     def nearest(self, vector: np.ndarray, topn: int = 5) -> tuple[tuple[str, float], ...]:
-        """The ``topn`` vocabulary words most cosine-similar to ``vector`` (gensim's scan)."""
+        """The ``topn`` vocabulary words most cosine-similar to ``vector`` (gensim's scan).
+
+        A scan reads the whole table, so the answers for the last :data:`NEAREST_KEPT`
+        vectors are kept: a page that scores one edited candidate after another against the
+        same references asks again for the references' (issue 42's load goal)."""
         if not np.any(vector):
             return ()
-        found = self.kv.similar_by_vector(np.asarray(vector, dtype=np.float32), topn=topn)
-        return tuple((str(w), float(s)) for w, s in found)
+        query = np.asarray(vector, dtype=np.float32)
+        key = (query.tobytes(), query.shape, topn)
+        memo = self.__dict__.setdefault("_nearest", {})
+        if (found := memo.get(key)) is not None:
+            return found
+        found = tuple((str(w), float(s)) for w, s in self.kv.similar_by_vector(query, topn=topn))
+        if len(memo) >= NEAREST_KEPT:
+            # the oldest goes (another thread may have changed the memo meanwhile: no matter)
+            with contextlib.suppress(RuntimeError, StopIteration):
+                memo.pop(next(iter(memo)), None)
+        memo[key] = found
+        return found
 
 
 def _sample_rows(n: int) -> np.ndarray:

@@ -49,8 +49,11 @@ def _score(
     return score_caption(keys, candidate, references, tokenizer=tokenizer, options=options)
 
 
-#: the same scoring, cached on its whole input
-_cached_scores = st.cache_data(show_spinner=False, max_entries=256)(_score)
+#: the same scoring, cached on its whole input. The results are frozen, so every session
+#: shares them as they are (``cache_resource``): a copy pickled into the cache and out again on
+#: every rerun cost each edit a tenth of a second on a busy server, and made MEAN find its
+#: nearest words while the page waited for its scores (issue 42's load goal)
+_cached_scores = st.cache_resource(show_spinner=False, max_entries=256)(_score)
 
 
 def score_captions(
