@@ -234,3 +234,31 @@ def test_cli_bad_embeddings_file_is_exit_2(tmp_path):
         )
     assert code == 2
     assert "bad.txt, line 3" in err.getvalue()
+
+
+def test_nearest_words_of_a_vector_asked_again_are_not_scanned_again(monkeypatch):
+    """Compare asks for its references' nearest words on every edit of the candidate (issue
+    42's load goal): the answer is kept, and only a new vector scans the table."""
+    from gensim.models import KeyedVectors
+
+    import capeval_core.embeddings as module
+
+    kv = KeyedVectors(vector_size=VECTORS.shape[1])
+    kv.add_vectors(WORDS, VECTORS)
+    emb = Embeddings(kv, name="toy")
+    scans: list[np.ndarray] = []
+    scan = kv.similar_by_vector
+
+    def counted(vector, topn):
+        scans.append(vector)
+        return scan(vector, topn=topn)
+
+    monkeypatch.setattr(kv, "similar_by_vector", counted)
+    first = emb.nearest(VECTORS[0], 2)
+    assert first == tuple((w, float(s)) for w, s in scan(VECTORS[0], topn=2))
+    assert first[0][0] == "cat"
+    assert emb.nearest(VECTORS[0].copy(), 2) == first and len(scans) == 1
+    assert emb.nearest(VECTORS[0], 3)[:2] == first and len(scans) == 2  # another topn
+    monkeypatch.setattr(module, "NEAREST_KEPT", 2)
+    emb.nearest(VECTORS[1], 2)  # the oldest answer goes
+    assert emb.nearest(VECTORS[0], 2) == first and len(scans) == 4

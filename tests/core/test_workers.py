@@ -222,7 +222,7 @@ def test_run_apart_returns_the_result_and_relays_every_report_in_order(monkeypat
 def test_run_apart_raises_the_error_of_its_process():
     from capeval_core.errors import InputError
 
-    with pytest.raises(InputError, match="a.json: no captions"):
+    with pytest.raises(InputError, match=r"a\.json: no captions"):
         workers.run_apart(_apart_fails)
 
 
