@@ -15,9 +15,8 @@ the metric's own corpus value, bit for bit). Results scored in workers carry no 
 from __future__ import annotations
 
 import contextlib
-import sys
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from capeval_core.metrics import Batch, configure, make_batch, metric_class
 from capeval_core.metrics.base import Metric
 from capeval_core.resources import available_cpus
 from capeval_core.results import MetricResult, SegmentScore, left_out_line
+from capeval_core.workers import main_left_alone
 
 #: ``on_progress(done, total, label)``: ``total`` steps are tokenizing and each metric
 Progress = Callable[[int, int, str], None]
@@ -50,30 +50,6 @@ class ScoredSet:
     statistics: dict[str, dict[str, np.ndarray]]
     batch: Batch
     workers: int
-
-
-@contextlib.contextmanager
-def main_left_alone() -> Iterator[None]:
-    """While capeval starts worker processes, they do not run the user's main script.
-
-    A spawned process imports the parent's ``__main__`` (to unpickle what it defines), which
-    runs a script's top-level code: an evaluation script written without an ``if __name__ ==
-    "__main__"`` guard, as captioning repositories write them, would evaluate again in every
-    worker (its lines printed twice). capeval's workers need nothing from it (their tasks are
-    capeval's functions), so the main module shows no path and no module name meanwhile.
-    """
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
-    main.__dict__.pop("__file__", None)
-    main.__dict__["__spec__"] = None
-    try:
-        yield
-    finally:
-        main.__dict__.pop("__spec__", None)
-        main.__dict__.update(saved)
 
 
 def _portable(options: Mapping[str, Any]) -> bool:

@@ -30,7 +30,7 @@ import os
 import pickle
 import queue
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
@@ -51,6 +51,35 @@ def set_niceness(increment: int) -> None:
 def niceness() -> int:
     """The increment :func:`set_niceness` chose for workers started from now on."""
     return _niceness
+
+
+@contextlib.contextmanager
+def main_left_alone() -> Iterator[None]:
+    """While capeval starts processes, they do not run the main script of this one.
+
+    A spawned process imports the parent's ``__main__`` (to unpickle what it defines), which
+    runs a script's top-level code: an evaluation script written without an ``if __name__ ==
+    "__main__"`` guard, as captioning repositories write them, would evaluate again in every
+    worker (its lines printed twice), and in the app, whose pages Streamlit runs as
+    ``__main__``, every process would run the app's page in bare mode (seconds of imports
+    and drawing for nothing, a screen of warnings in the server's log). capeval's processes
+    need nothing from it (their tasks are capeval's functions), so the main module shows no
+    path and no module name meanwhile.
+    """
+    import sys
+
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
 
 
 def _setup(increment: int, initializer: Callable[..., None] | None, initargs: tuple) -> None:
@@ -94,9 +123,11 @@ class WorkerPool:
         self._ended: list[int] = []
 
     def start(self) -> WorkerPool:
-        """Begin starting every worker now (the pool would start one per submitted task)."""
-        for _ in range(self.workers):
-            self._executor.submit(_started)
+        """Begin starting every worker now (the pool would start one per submitted task),
+        without the main script (:func:`main_left_alone`)."""
+        with main_left_alone():
+            for _ in range(self.workers):
+                self._executor.submit(_started)
         return self
 
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future:
@@ -283,7 +314,8 @@ def run_apart(
     process = context.Process(
         target=_apart_main, args=(channel, increment, fn, args), name="capeval-apart", daemon=False
     )
-    process.start()
+    with main_left_alone():
+        process.start()
     last: tuple[Any, ...] | None = None
     try:
         while True:

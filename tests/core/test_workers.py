@@ -249,3 +249,30 @@ def test_run_apart_stopped_by_its_callback_ends_its_process_and_the_workers_it_s
 def test_run_apart_says_when_its_process_ended_without_an_answer():
     with pytest.raises(workers.ApartError, match="exit code 3"):
         workers.run_apart(_apart_dies)
+
+
+#: a script without a main guard that computes apart and starts a pool: its top-level code
+#: must run once (in the app, Streamlit runs each page as ``__main__``: every process started
+#: from a page ran the page again in bare mode)
+SCRIPT = """
+import os
+
+from capeval_core import workers
+
+print("top-level code ran", flush=True)
+print("apart:", workers.run_apart(isinstance, int), flush=True)
+with workers.WorkerPool(1).start() as pool:
+    print("worker:", pool.submit(abs, -3).result(), flush=True)
+"""
+
+
+def test_processes_started_apart_or_in_a_pool_do_not_run_the_main_script(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "client.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert done.stdout.splitlines() == ["top-level code ran", "apart: False", "worker: 3"]
