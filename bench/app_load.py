@@ -17,10 +17,9 @@ user cache, as in ``bench systems``). Before the Systems run, the three Compare 
 the page at the same moment (first visits load every resource of the server).
 
 The browsers stand for the people's own machines: chromium runs 19 steps nicer than the
-server, its session too where the kernel shares the processor between sessions first, so the
-figures are the server's, not the rendering of four pages on the same two cores. Memory is
-the sum of the proportional set sizes (PSS: shared pages counted once) of the server and the
-processes it started, sampled every half second.
+server, so the figures are the server's, not the rendering of four pages on the same two
+cores. Memory is the sum of the proportional set sizes (PSS: shared pages counted once) of
+the server and its worker processes, sampled every half second.
 
 Goal: every Compare edit's server time <= 1 s, the Systems table no later than alone + 20 %,
 no error, server memory <= 3 GB. Prints the figures with the machine's load; asserts nothing.
@@ -428,23 +427,12 @@ def _chromium_wrapper(folder: Path) -> Path:
     """chromium started 19 steps nicer: the browsers stand for the people's own machines.
     Run as root, chromium sets its own processes' priorities (its GPU process 8 steps above
     normal), so it starts without the right to raise a priority (``setpriv``), where that
-    tool is installed.
-
-    Where the kernel shares the processor between sessions first (``sched_autogroup``, on in
-    most Linux kernels), a process's niceness only orders it within its session, and
-    Playwright starts the browser in a session of its own: four pages being drawn then took
-    half of the two cores from the server and its workers, whatever their niceness. So the
-    browser's session is made 19 steps nicer too (``/proc/PID/autogroup``), when the wrapper
-    leads a session of its own (never the bench's, which holds the server)."""
+    tool is installed."""
     drop = ""
     if shutil.which("setpriv"):
         drop = "setpriv --bounding-set -sys_nice --inh-caps -sys_nice "
-    group = (
-        'if [ "$(cut -d" " -f6 /proc/$$/stat)" = "$$" ]; then '
-        "echo 19 > /proc/$$/autogroup 2>/dev/null; fi\n"
-    )
     wrapper = folder / "chromium-nice"
-    wrapper.write_text(f'#!/bin/sh\n{group}exec {drop}nice -n 19 {CHROMIUM} "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec {drop}nice -n 19 {CHROMIUM} "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
 
@@ -496,16 +484,11 @@ def main(n_images: int = 5000) -> None:
     for name, run in (("alone", alone), (f"with {EDITORS} editors", loaded)):
         print(
             f"  CPU seconds while the Systems table was scored, {name}: server process "
-            f"{run['cpu'][0]:.1f}, the processes it started (the table's and its workers) "
-            f"{run['cpu'][1]:.1f}"
+            f"{run['cpu'][0]:.1f}, its workers {run['cpu'][1]:.1f}"
         )
     server = [ms for p in people for ms in p.server_ms]
     waits = [ms for p in people for ms in p.wait_ms]
     if server:
-        # the server's own CPU beyond the alone run's, per edit: what one edit costs it (a
-        # figure the machine's other load changes less than wall times)
-        extra = loaded["cpu"][0] - alone["cpu"][0]
-        print(f"  server CPU per Compare edit: {extra / len(server):.2f} s")
         within = sum(ms <= GOAL_EDIT_MS for ms in server)
         print(
             f"Compare edits during the Systems run: {len(server)}; server time median "
