@@ -484,11 +484,16 @@ def main(n_images: int = 5000) -> None:
     for name, run in (("alone", alone), (f"with {EDITORS} editors", loaded)):
         print(
             f"  CPU seconds while the Systems table was scored, {name}: server process "
-            f"{run['cpu'][0]:.1f}, its workers {run['cpu'][1]:.1f}"
+            f"{run['cpu'][0]:.1f}, the processes it started (the table's and its workers) "
+            f"{run['cpu'][1]:.1f}"
         )
     server = [ms for p in people for ms in p.server_ms]
     waits = [ms for p in people for ms in p.wait_ms]
     if server:
+        # the server's own CPU beyond the alone run's, per edit: what one edit costs it (a
+        # figure the machine's other load changes less than wall times)
+        extra = loaded["cpu"][0] - alone["cpu"][0]
+        print(f"  server CPU per Compare edit: {extra / len(server):.2f} s")
         within = sum(ms <= GOAL_EDIT_MS for ms in server)
         print(
             f"Compare edits during the Systems run: {len(server)}; server time median "
