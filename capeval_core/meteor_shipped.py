@@ -24,6 +24,7 @@ table is indexed itself, as before (:func:`capeval_core.meteor_resources.paraphr
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -120,8 +121,15 @@ def encode(header: dict, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]
 
 
 def write(path: Path, members: dict[str, np.ndarray]) -> None:
-    """The members as a compressed ``.npz`` (deflate, readable by :func:`numpy.load`)."""
-    np.savez_compressed(path, **members)
+    """The members as a compressed ``.npz`` (deflate, readable by :func:`numpy.load`), byte
+    for byte the same for the same members (fixed member times, unlike
+    :func:`numpy.savez_compressed`)."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, arr in members.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with zf.open(info, "w", force_zip64=True) as fh:
+                np.lib.format.write_array(fh, np.ascontiguousarray(arr), allow_pickle=False)
 
 
 def shipped_meta(path: Path) -> dict:
