@@ -403,17 +403,18 @@ def expand_phrases(shared, fresh, words, vocab_text, vocab_off):  # pragma: no c
     state[0] = FNV_OFFSET
     size[0] = 0
     pos = 0
+    before = 0
     for i in range(n):
         s = np.int64(shared[i])
         k = s + np.int64(fresh[i])
         at = off[i]
-        if s > 0:  # the words shared with the previous phrase, spaces included
-            text[at : at + size[s]] = text[off[i - 1] : off[i - 1] + size[s]]
+        for x in range(size[s]):  # the words shared with the phrase before, spaces included
+            text[at + x] = text[before + x]
         at += size[s]
+        h = state[s]
         for j in range(s, k):
             w = np.int64(words[pos])
             pos += 1
-            h = state[j]
             if j > 0:
                 text[at] = 32
                 at += 1
@@ -427,6 +428,7 @@ def expand_phrases(shared, fresh, words, vocab_text, vocab_off):  # pragma: no c
             size[j + 1] = at - off[i]
         hashes[i] = _finish(state[k])
         n_words[i] = min(k, 255)
+        before = off[i]
     return text, off, hashes, n_words
 
 
