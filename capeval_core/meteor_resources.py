@@ -3,11 +3,13 @@
 * Function words, WordNet synsets and irregular inflections, and the non-breaking prefixes of
   the normaliser live inside ``meteor-1.5.jar``; they are read with :mod:`zipfile`
   (metric-spec §5.3), never copied into the project.
-* The paraphrase table ``data/paraphrase-en.gz`` (5.27 M entries) is turned once, in about
-  two seconds (compiled, :mod:`capeval_core.meteor_kernel`), into an index file in
-  :func:`~capeval_core.resources.cache_dir` that later processes memory-map, so a fresh
-  process opens it in milliseconds and only touches the pages that its sentences need (see
-  :class:`ParaphraseIndex`).
+* The paraphrase table ``data/paraphrase-en.gz`` (5.27 M entries) is indexed once into a
+  file in :func:`~capeval_core.resources.cache_dir` that later processes memory-map, so a
+  fresh process opens it in milliseconds and only touches the pages that its sentences need
+  (see :class:`ParaphraseIndex`). A first run does not read the table: it expands the index
+  the package ships (:mod:`capeval_core.meteor_shipped`, made from the very table
+  pycocoevalcap 1.2 installs) in a fraction of a second; only a table with another content
+  stamp is indexed itself, in about two seconds (compiled, :mod:`capeval_core.meteor_kernel`).
 
 :func:`meteor_synsets` is public because SPICE reuses METEOR's WordNet synonym sets.
 """
@@ -931,7 +933,8 @@ def _start_locked() -> ParaphraseIndex | _Build:
 
 
 def paraphrase_index(*, wait_for_file: bool = True) -> ParaphraseIndex:
-    """The paraphrase index, built on first use (one line on stderr) and then memory-mapped.
+    """The paraphrase index, made on first use (from the shipped index where it was made from
+    this table, else from the table itself, with one line on stderr) and then memory-mapped.
 
     Rebuilt when the table's :func:`~capeval_core.resources.source_stamp` changes, the index
     format of this capeval version differs, or the file fails its checksum (then with one

@@ -133,7 +133,12 @@ def write(path: Path, members: dict[str, np.ndarray]) -> None:
 
 
 def shipped_meta(path: Path) -> dict:
-    """The ``meta`` member alone (what the file was made from), without reading the rest."""
+    """The ``meta`` member alone (what the file was made from), without reading the rest.
+
+    >>> meta = shipped_meta(shipped_path())
+    >>> meta["source"], meta["n_keys"], meta["n_entries"]
+    ('paraphrase-en.gz', 430639, 5274084)
+    """
     with np.load(path) as npz:
         meta = json.loads(npz["meta"].tobytes())
     if not isinstance(meta, dict):
@@ -145,7 +150,14 @@ def decode(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
     """The index's header and arrays from the shipped file, as ``_index_arrays`` gives them
     for the table the file names (phrase 2 of entry ``e`` is
     ``target_text[target_start[e]:target_end[e]]``, here in one text of the distinct
-    phrases)."""
+    phrases).
+
+    >>> header, a = decode(shipped_path())  # the table's first entry: "00" -> "000"
+    >>> a["key_text"][: a["key_text_offsets"][1]].tobytes()
+    b'00'
+    >>> a["target_text"][a["target_start"][0] : a["target_end"][0]].tobytes()
+    b'000'
+    """
     from capeval_core import meteor_kernel as kernel
     from capeval_core.meteor_resources import INDEX_FORMAT
 
