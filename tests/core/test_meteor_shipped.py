@@ -8,6 +8,7 @@ Reference: the index capeval builds from ``meteor/data/paraphrase-en.gz`` as pyc
 from __future__ import annotations
 
 import gzip
+import shutil
 import zlib
 
 import numpy as np
@@ -27,6 +28,7 @@ def cold_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(mr, "_BUILD", None)
     yield mr
     mr._INDEX = None  # the next test opens the real index again
+    shutil.rmtree(tmp_path / "cache", ignore_errors=True)  # 180 MB: not kept among pytest's tmp
 
 
 def test_coding_round_trips_an_odd_table(tmp_path):
