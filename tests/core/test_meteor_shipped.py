@@ -138,7 +138,7 @@ def test_first_run_expands_the_shipped_index(cold_cache, capfd):
 
 def test_shipped_index_of_another_table_is_not_used(cold_cache, tmp_path, monkeypatch, capfd):
     """A table other than the one the file was made from is indexed itself, with one line
-    saying why; so is the installed table when the shipped file is damaged."""
+    saying why; so is it when the shipped file cannot be read (here: cut short)."""
     from capeval_core import meteor_shipped
 
     mr = cold_cache
@@ -177,3 +177,25 @@ def test_expanded_hashes_are_the_reference_hashes(tmp_path):
         assert int(arrays["target_hash"][e]) == phrase_hash(phrase)
         assert int(arrays["target_words"][e]) == phrase.count(b" ") + 1
     assert np.all(np.diff(arrays["key_entry_offsets"]) > 0)
+
+
+def test_a_flipped_byte_in_the_shipped_file_is_refused(tmp_path):
+    """Each member carries the zip format's CRC-32: a damaged shipped file raises on reading
+    (a first run then indexes the table, as above) instead of giving other paraphrases."""
+    import struct
+    import zipfile
+
+    from capeval_core import meteor_shipped
+
+    path = meteor_shipped.shipped_path()
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("entry_phrase.npy")
+    name_len, extra_len = struct.unpack(
+        "<HH", data[info.header_offset + 26 : info.header_offset + 30]
+    )
+    data[info.header_offset + 30 + name_len + extra_len + info.compress_size // 2] ^= 1
+    damaged = tmp_path / "damaged.npz"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises((zipfile.BadZipFile, zlib.error)):
+        meteor_shipped.decode(damaged)
