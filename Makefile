@@ -25,15 +25,17 @@ $(VENV)/.stamp-test: $(VENV)/.stamp-app requirements-test.txt
 run: $(VENV)/.stamp-app
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
-# Two workers (CI has two cores); a file's tests stay on one worker so its fixtures (the
-# oracle run, the app server) are built once.
+# Two workers (CI has two cores); an idle worker takes tests from the other's queue, so one
+# long test does not hold back the tests queued behind it. Module fixtures (an app server, the
+# oracle run) are built once per worker that needs them.
 PYTEST_WORKERS ?= 2
 
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist load --durations=25 -m "not long"
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=25 -m "not long"
 
-# The long captions' SPICE checks (250-400 words, minutes each) that `make test` leaves out.
+# The long captions' SPICE checks (150 and 190-400 words, half a minute to minutes each) that
+# `make test` leaves out.
 test-long: $(VENV)/.stamp-test
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m long
 

@@ -105,13 +105,34 @@ class RequestLog:
         ]
 
 
-def settle(page) -> None:  # type: ignore[no-untyped-def]
-    """Wait until Streamlit has finished the run: no running icon, no stale element."""
+#: how long the page must stay unchanged after a run before it counts as drawn (ms): plotly
+#: and the data grid draw after the run's last message
+QUIET_MS = 300
+#: true once Streamlit's run is over (``stApp``'s script state, which turns to
+#: ``rerunRequested`` the moment a widget asks for a run), no element is stale, every visible
+#: plotly chart has drawn its SVG, and nothing in the page has changed for ``quiet`` ms (a
+#: MutationObserver, installed on first use, stamps the last change)
+SETTLED_JS = """
+(quiet) => {
+  if (!window.__capevalLastChange) {
+    window.__capevalLastChange = performance.now();
+    new MutationObserver(() => { window.__capevalLastChange = performance.now(); })
+      .observe(document.body,
+               {subtree: true, childList: true, attributes: true, characterData: true});
+  }
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (document.querySelector('[data-stale="true"]')) return false;
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+    .filter(c => c.offsetParent !== null && c.getBoundingClientRect().width > 0);
+  if (charts.some(c => !c.querySelector('.main-svg'))) return false;
+  return performance.now() - window.__capevalLastChange > quiet;
+}
+"""
+
+
+def settle(page, quiet_ms: int = QUIET_MS) -> None:  # type: ignore[no-untyped-def]
+    """Wait until Streamlit has finished the run and the page has drawn it (a fixed pause
+    cost 1.5 s a step and still raced a page that computed for longer)."""
     page.wait_for_selector('[data-testid="stApp"]')
-    page.wait_for_function(
-        "() => !document.querySelector("
-        '\'[data-testid^="stStatusWidgetRunning"], [data-testid="stStatusWidgetNewYearsIcon"]\')'
-        " && !document.querySelector('[data-stale=\"true\"]')"
-    )
-    # plotly draws after the run; give it a moment
-    page.wait_for_timeout(1500)
+    page.wait_for_function(SETTLED_JS, arg=quiet_ms, polling=100)

@@ -371,6 +371,99 @@ def phrase_table(key_hash, key_text, key_text_off):  # pragma: no cover - compil
     return final, phrase_hash[:n_phrases].copy(), phrase_key, prefix[:n_phrases].copy()
 
 
+# -- the shipped index (capeval_core.meteor_shipped) --------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def expand_phrases(shared, fresh, words, vocab_text, vocab_off):  # pragma: no cover - compiled
+    """Front-coded phrases back to text: phrase ``i`` is the first ``shared[i]`` words of
+    phrase ``i - 1`` and then the next ``fresh[i]`` ids of ``words``, joined by single
+    spaces. Returns the texts one after another, their offsets, and per phrase the hash and
+    the word count (at most 255) that :func:`parse_chunk` gives the same text."""
+    n = shared.shape[0]
+    longest = 1
+    for i in range(n):
+        longest = max(longest, np.int64(shared[i]) + np.int64(fresh[i]))
+    size = np.zeros(longest + 1, dtype=np.int64)  # bytes of the first j words, spaces included
+    off = np.empty(n + 1, dtype=np.int64)
+    off[0] = 0
+    pos = 0
+    for i in range(n):
+        s = np.int64(shared[i])
+        k = s + np.int64(fresh[i])
+        for j in range(s, k):
+            w = np.int64(words[pos])
+            pos += 1
+            size[j + 1] = size[j] + vocab_off[w + 1] - vocab_off[w] + (1 if j > 0 else 0)
+        off[i + 1] = off[i] + size[k]
+    text = np.empty(off[n], dtype=np.uint8)
+    hashes = np.empty(n, dtype=np.uint64)
+    n_words = np.empty(n, dtype=np.uint8)
+    state = np.empty(longest + 1, dtype=np.uint64)  # the hash state after the first j words
+    state[0] = FNV_OFFSET
+    size[0] = 0
+    pos = 0
+    before = 0
+    for i in range(n):
+        s = np.int64(shared[i])
+        k = s + np.int64(fresh[i])
+        at = off[i]
+        for x in range(size[s]):  # the words shared with the phrase before, spaces included
+            text[at + x] = text[before + x]
+        at += size[s]
+        h = state[s]
+        for j in range(s, k):
+            w = np.int64(words[pos])
+            pos += 1
+            if j > 0:
+                text[at] = 32
+                at += 1
+                h = _feed(h, 32)
+            for x in range(vocab_off[w], vocab_off[w + 1]):
+                c = vocab_text[x]
+                text[at] = c
+                at += 1
+                h = _feed(h, c)
+            state[j + 1] = h
+            size[j + 1] = at - off[i]
+        hashes[i] = _finish(state[k])
+        n_words[i] = min(k, 255)
+        before = off[i]
+    return text, off, hashes, n_words
+
+
+@njit(cache=True, nogil=True)
+def expand_entries(key_delta, counts, target_delta, phrase_off, phrase_hash, phrase_words):
+    """Keys and entries of the shipped index: key ``k`` is phrase ``key_delta[0] + ... +
+    key_delta[k]`` and has ``counts[k]`` entries, whose phrases 2 are coded the same way
+    from 0 at each key (sums modulo 2**32). Returns each key's phrase, the entry offsets of
+    the keys, and per entry the hash, word count and text range of its phrase 2."""
+    n_keys = counts.shape[0]
+    mask = np.int64(0xFFFFFFFF)
+    key_phrase = np.empty(n_keys, dtype=np.int64)
+    runs = np.empty(n_keys + 1, dtype=np.int64)
+    runs[0] = 0
+    p = np.int64(0)
+    for k in range(n_keys):
+        p = (p + np.int64(key_delta[k])) & mask
+        key_phrase[k] = p
+        runs[k + 1] = runs[k] + np.int64(counts[k])
+    n = runs[n_keys]
+    target_hash = np.empty(n, dtype=np.uint64)
+    target_words = np.empty(n, dtype=np.uint8)
+    target_start = np.empty(n, dtype=np.uint32)
+    target_end = np.empty(n, dtype=np.uint32)
+    for k in range(n_keys):
+        t = np.int64(0)
+        for e in range(runs[k], runs[k + 1]):
+            t = (t + np.int64(target_delta[e])) & mask
+            target_hash[e] = phrase_hash[t]
+            target_words[e] = phrase_words[t]
+            target_start[e] = phrase_off[t]
+            target_end[e] = phrase_off[t + 1]
+    return key_phrase, runs, target_hash, target_words, target_start, target_end
+
+
 # -- sentences ----------------------------------------------------------------------------------
 
 

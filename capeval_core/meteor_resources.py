@@ -3,11 +3,13 @@
 * Function words, WordNet synsets and irregular inflections, and the non-breaking prefixes of
   the normaliser live inside ``meteor-1.5.jar``; they are read with :mod:`zipfile`
   (metric-spec §5.3), never copied into the project.
-* The paraphrase table ``data/paraphrase-en.gz`` (5.27 M entries) is turned once, in about
-  two seconds (compiled, :mod:`capeval_core.meteor_kernel`), into an index file in
-  :func:`~capeval_core.resources.cache_dir` that later processes memory-map, so a fresh
-  process opens it in milliseconds and only touches the pages that its sentences need (see
-  :class:`ParaphraseIndex`).
+* The paraphrase table ``data/paraphrase-en.gz`` (5.27 M entries) is indexed once into a
+  file in :func:`~capeval_core.resources.cache_dir` that later processes memory-map, so a
+  fresh process opens it in milliseconds and only touches the pages that its sentences need
+  (see :class:`ParaphraseIndex`). A first run does not read the table: it expands the index
+  the package ships (:mod:`capeval_core.meteor_shipped`, made from the very table
+  pycocoevalcap 1.2 installs) in a fraction of a second; only a table with another content
+  stamp is indexed itself, in about two seconds (compiled, :mod:`capeval_core.meteor_kernel`).
 
 :func:`meteor_synsets` is public because SPICE reuses METEOR's WordNet synonym sets.
 """
@@ -51,8 +53,10 @@ PARAPHRASE_TABLE = "meteor/data/paraphrase-en.gz"
 #: Bumped whenever the index layout changes, so stale files are rebuilt rather than misread.
 #: Format 4 added a checksum of everything after it, checked once per file version; format 5
 #: is a hash table of the phrases 1 with their entries in table order, built compiled, and
-#: its checksum a CRC-32 (in the 32-byte field).
-INDEX_FORMAT = 5
+#: its checksum a CRC-32 (in the 32-byte field); format 6 keeps the start and end of each
+#: phrase 2 (so an index expanded from the shipped file is written as it is, without
+#: gathering its phrases 2 into one text first).
+INDEX_FORMAT = 6
 _MAGIC = b"CAPEVAL-METEOR-PARAPHRASE\n"
 _DIGEST_SIZE = 32
 
@@ -363,7 +367,8 @@ _SECTIONS = (
     ("key_text_offsets", "<i8"),  # n_keys + 1 offsets into key_text
     ("target_hash", "<u8"),  # per entry: hash of its phrase 2
     ("target_words", "u1"),  # per entry: words in its phrase 2
-    ("target_text_offsets", "<u4"),  # n_entries + 1 offsets into target_text
+    ("target_start", "<u4"),  # per entry: its phrase 2 is target_text[start:end]
+    ("target_end", "<u4"),
     ("key_text", "u1"),  # UTF-8 phrase-1 strings, in key order
     ("target_text", "u1"),  # UTF-8 phrase-2 strings, in entry order
 )
@@ -532,17 +537,59 @@ def _index_arrays(source: Path, stamping: Future | None = None) -> tuple[dict, d
     return header, arrays
 
 
+def _shipped_arrays(source: Path, stamping: Future | None = None) -> tuple[dict, dict] | None:
+    """The index from the file the package ships (:mod:`capeval_core.meteor_shipped`) when it
+    was made from this very table (same :func:`table_stamp`); None where it is absent, or
+    made from another table or in another format, or unreadable (then one line on stderr
+    says so, and the caller indexes the table itself)."""
+    from capeval_core import meteor_shipped
+
+    path = meteor_shipped.shipped_path()
+    if not path.is_file():
+        return None
+    built: tuple[dict, dict] | None = None
+    made_from = problem = ""
+    try:
+        meta = meteor_shipped.shipped_meta(path)
+        made_from = str(meta.get("source_stamp"))
+        if meta.get("format") != meteor_shipped.SHIPPED_FORMAT:
+            problem = f"is of format {meta.get('format')}, not {meteor_shipped.SHIPPED_FORMAT}"
+        elif made_from.split("-")[0] == str(source.stat().st_size):  # cheap: the size first
+            built = meteor_shipped.decode(path)
+    except Exception as exc:  # a damaged or foreign file: ValueError, KeyError, OSError, ...
+        problem = f"cannot be read ({type(exc).__name__}: {exc})"
+    stamp = stamping.result() if stamping else table_stamp(source)
+    if built is not None and built[0]["source_stamp"] == stamp:
+        built[0]["source"] = source.name
+        return built
+    if made_from and not problem:
+        problem = f"was made from another table ({made_from}) than {source} ({stamp})"
+    print(
+        f"capeval: the paraphrase index shipped in {path.name} {problem}; "
+        f"indexing {source} instead",
+        file=sys.stderr,
+        flush=True,
+    )
+    return None
+
+
 def _file_sections(header: dict, arrays: dict[str, np.ndarray]):
     """The file's header and sections from the arrays of :func:`_index_arrays` (the phrases
-    2 gathered into one compact text)."""
+    2 gathered into one compact text) or of the shipped file (written as they are)."""
     from capeval_core import meteor_kernel as kernel
 
-    text, offsets = kernel.gather(
-        arrays["target_text"], arrays["target_start"], arrays["target_end"]
-    )
-    if text.size >= 1 << 32:
-        raise ResourceError("the paraphrase table is beyond what the paraphrase index holds")
-    arrays = {**arrays, "target_text": text, "target_text_offsets": offsets}
+    if arrays["target_text"].size >= 1 << 32 or arrays["target_start"].dtype != np.uint32:
+        text, offsets = kernel.gather(
+            arrays["target_text"], arrays["target_start"], arrays["target_end"]
+        )
+        if text.size >= 1 << 32:
+            raise ResourceError("the paraphrase table is beyond what the paraphrase index holds")
+        arrays = {
+            **arrays,
+            "target_text": text,
+            "target_start": offsets[:-1],
+            "target_end": offsets[1:],
+        }
     header = {**header, "sections": {}}
     pos = 0  # the sections follow the header, each aligned to 8 bytes
     sections = {}
@@ -643,8 +690,6 @@ class ParaphraseIndex:
         arrays = {}
         for name, (off, count, dtype) in self.header["sections"].items():
             arrays[name] = np.frombuffer(mm, dtype=dtype, count=count, offset=base + off)
-        offsets = arrays.pop("target_text_offsets")
-        arrays["target_start"], arrays["target_end"] = offsets[:-1], offsets[1:]
         #: the sections by name, as the compiled aligner takes them (phrase 2 of entry e is
         #: ``target_text[target_start[e]:target_end[e]]``)
         self.arrays: dict[str, np.ndarray] = arrays
@@ -664,7 +709,7 @@ class ParaphraseIndex:
             # specialization for both indexes, not a second compile (seconds, on a first
             # run after installing) for the file read by the later parts of a run
             for name in ("target_start", "target_end"):
-                index.arrays[name] = arrays[name].astype(np.uint32)
+                index.arrays[name] = arrays[name].astype(np.uint32, copy=False)
         for arr in index.arrays.values():
             arr.flags.writeable = False  # as the memory-mapped sections are
         index.max_words = int(header["max_words"])
@@ -796,8 +841,10 @@ class _Build:
                 index, _ = (None, None) if stamping else _current_index(self.path, self.stamp)
                 if index is None:
                     started = time.perf_counter()
-                    _announce(self.source, quiet=False)
-                    header, arrays = _index_arrays(self.source, stamping)
+                    shipped = _shipped_arrays(self.source, stamping)
+                    if shipped is None:
+                        _announce(self.source, quiet=False)
+                    header, arrays = shipped or _index_arrays(self.source, stamping)
                     self.index = ParaphraseIndex.in_memory(self.path, header, arrays)
                     self.ready.set()
                     _write_index(self.path, *_file_sections(header, arrays))
@@ -805,13 +852,14 @@ class _Build:
                     index = ParaphraseIndex(self.path)
                     _remember_intact(index)
                     _remove_stale(self.path)
-                    print(
-                        f"capeval: paraphrase index ready: {self.path} "
-                        f"({self.path.stat().st_size / 1e6:.0f} MB, "
-                        f"{time.perf_counter() - started:.1f} s)",
-                        file=sys.stderr,
-                        flush=True,
-                    )
+                    if shipped is None:
+                        print(
+                            f"capeval: paraphrase index ready: {self.path} "
+                            f"({self.path.stat().st_size / 1e6:.0f} MB, "
+                            f"{time.perf_counter() - started:.1f} s)",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                 self.index = index  # the memory-mapped file from now on
         except BaseException as exc:  # handed to the caller of result()
             self.error = exc
@@ -885,7 +933,8 @@ def _start_locked() -> ParaphraseIndex | _Build:
 
 
 def paraphrase_index(*, wait_for_file: bool = True) -> ParaphraseIndex:
-    """The paraphrase index, built on first use (one line on stderr) and then memory-mapped.
+    """The paraphrase index, made on first use (from the shipped index where it was made from
+    this table, else from the table itself, with one line on stderr) and then memory-mapped.
 
     Rebuilt when the table's :func:`~capeval_core.resources.source_stamp` changes, the index
     format of this capeval version differs, or the file fails its checksum (then with one
