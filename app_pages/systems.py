@@ -21,6 +21,7 @@ from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS
 from capeval_core.metrics import COCO_CAPTION_KEYS, available_keys, optional_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
 from capeval_core.systems import CoverageError, signatures_text
+from capeval_core.workers import ApartError
 from capeval_ui import cached, choices, current_tokenizer, state, systems_state, systems_views
 
 DEMO = "Demo: three systems on COCO val2014"
@@ -324,7 +325,7 @@ if score_now:
             request.seed,
             _data=data,
         )
-    except CapevalError as exc:
+    except (CapevalError, ApartError) as exc:  # ApartError: its process died (out of memory)
         st.session_state.pop(systems_state.RUNNING, None)
         cancel_slot.empty()
         st.error(choices.page_message(str(exc)))

@@ -30,6 +30,7 @@ import os
 import pickle
 import queue
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
@@ -38,6 +39,8 @@ from typing import Any
 _EXIT_S = 5.0
 
 _niceness = 0
+#: one thread at a time hides and restores the main module (the app's sessions share it)
+_MAIN_LOCK = threading.RLock()
 
 
 def set_niceness(increment: int) -> None:
@@ -68,18 +71,19 @@ def main_left_alone() -> Iterator[None]:
     """
     import sys
 
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
-    main.__dict__.pop("__file__", None)
-    main.__dict__["__spec__"] = None
-    try:
-        yield
-    finally:
-        main.__dict__.pop("__spec__", None)
-        main.__dict__.update(saved)
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__")
+        if main is None:
+            yield
+            return
+        saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+        main.__dict__.pop("__file__", None)
+        main.__dict__["__spec__"] = None
+        try:
+            yield
+        finally:
+            main.__dict__.pop("__spec__", None)
+            main.__dict__.update(saved)
 
 
 def _setup(increment: int, initializer: Callable[..., None] | None, initargs: tuple) -> None:
@@ -131,8 +135,10 @@ class WorkerPool:
         return self
 
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future:
-        """``fn(*args)`` in a worker (raises ``BrokenProcessPool`` once a worker died)."""
-        return self._executor.submit(fn, *args)
+        """``fn(*args)`` in a worker (raises ``BrokenProcessPool`` once a worker died). A pool
+        not started starts a worker here: without the main script too."""
+        with main_left_alone():
+            return self._executor.submit(fn, *args)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """The standard pool's shutdown (queued tasks dropped by the pool's own thread)."""

@@ -60,7 +60,9 @@ def test_a_pool_left_by_an_exception_ends_its_running_and_queued_tasks(thread_er
     futures = []
     with pytest.raises(Cancelled), pool:
         futures = [pool.submit(time.sleep, 600) for _ in range(6)]  # two run, four wait
+        deadline = time.monotonic() + 120
         while len(pids) < 2 or not all(f.running() for f in futures[:2]):
+            assert time.monotonic() < deadline, [f.exception() for f in futures if f.done()]
             time.sleep(0.05)
             pids = pool.pids()
         raise Cancelled
@@ -110,7 +112,9 @@ def test_a_pool_ended_while_the_caller_holds_claims_raises_nothing_in_its_thread
         futures = [pool.submit(_claim_and_sleep, i, 600) for i in range(n)]
         for i in reversed(range(4, n)):
             assert claims.claim(i)
+        deadline = time.monotonic() + 120
         while not claims.share()[0]:  # a worker has begun the first task
+            assert time.monotonic() < deadline, "no worker began a task within 120 s"
             time.sleep(0.05)
         pids = pool.pids()
         if end == "worker killed":
@@ -263,6 +267,8 @@ print("top-level code ran", flush=True)
 print("apart:", workers.run_apart(isinstance, int), flush=True)
 with workers.WorkerPool(1).start() as pool:
     print("worker:", pool.submit(abs, -3).result(), flush=True)
+with workers.WorkerPool(1) as pool:  # not started: the first task starts its worker
+    print("lazy worker:", pool.submit(abs, -4).result(), flush=True)
 """
 
 
@@ -275,4 +281,9 @@ def test_processes_started_apart_or_in_a_pool_do_not_run_the_main_script(tmp_pat
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=True
     )
-    assert done.stdout.splitlines() == ["top-level code ran", "apart: False", "worker: 3"]
+    assert done.stdout.splitlines() == [
+        "top-level code ran",
+        "apart: False",
+        "worker: 3",
+        "lazy worker: 4",
+    ]
