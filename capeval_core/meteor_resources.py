@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from capeval_core.errors import DamagedCacheWarning, MissingResourceError, ResourceError
+from capeval_core.meteor_shipped import INDEX_FORMAT
 from capeval_core.resources import (
     atomic_write,
     build_lock,
@@ -50,13 +51,6 @@ from capeval_core.resources import (
 JAR = "meteor/meteor-1.5.jar"
 PARAPHRASE_TABLE = "meteor/data/paraphrase-en.gz"
 
-#: Bumped whenever the index layout changes, so stale files are rebuilt rather than misread.
-#: Format 4 added a checksum of everything after it, checked once per file version; format 5
-#: is a hash table of the phrases 1 with their entries in table order, built compiled, and
-#: its checksum a CRC-32 (in the 32-byte field); format 6 keeps the start and end of each
-#: phrase 2 (so an index expanded from the shipped file is written as it is, without
-#: gathering its phrases 2 into one text first).
-INDEX_FORMAT = 6
 _MAGIC = b"CAPEVAL-METEOR-PARAPHRASE\n"
 _DIGEST_SIZE = 32
 

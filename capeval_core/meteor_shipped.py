@@ -29,6 +29,15 @@ from pathlib import Path
 
 import numpy as np
 
+#: The layout of the index in memory and in the user cache (``meteor_resources``), here
+#: because the shipped file expands into it. Bumped whenever it changes, so stale files are
+#: rebuilt rather than misread.
+#: Format 4 added a checksum of everything after it, checked once per file version; format 5
+#: is a hash table of the phrases 1 with their entries in table order, built compiled, and
+#: its checksum a CRC-32 (in the 32-byte field); format 6 keeps the start and end of each
+#: phrase 2 (so an index expanded from the shipped file is written as it is, without
+#: gathering its phrases 2 into one text first).
+INDEX_FORMAT = 6
 #: Bumped whenever the shipped layout changes (a file of another format is not used).
 SHIPPED_FORMAT = 1
 SHIPPED_NAME = "meteor_paraphrase.npz"
@@ -159,7 +168,6 @@ def decode(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
     b'000'
     """
     from capeval_core import meteor_kernel as kernel
-    from capeval_core.meteor_resources import INDEX_FORMAT
 
     with np.load(path) as npz:
         members = {name: npz[name] for name in npz.files}
