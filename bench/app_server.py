@@ -134,5 +134,4 @@ SETTLED_JS = """
 def settle(page, quiet_ms: int = QUIET_MS) -> None:  # type: ignore[no-untyped-def]
     """Wait until Streamlit has finished the run and the page has drawn it (a fixed pause
     cost 1.5 s a step and still raced a page that computed for longer)."""
-    page.wait_for_selector('[data-testid="stApp"]')
     page.wait_for_function(SETTLED_JS, arg=quiet_ms, polling=100)

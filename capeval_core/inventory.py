@@ -74,8 +74,9 @@ def first_use_pending() -> list[str]:
     try:
         if not meteor_resources.paraphrase_index_path().is_file():
             pending.append(
-                "building METEOR's paraphrase index once into the user cache "
-                "(a few seconds, only the very first time on this machine)"
+                "writing METEOR's paraphrase index once into the user cache "
+                "(about a second from the shipped index, only the very first time on this "
+                "machine)"
             )
         elif not meteor_resources.meteor_synsets.cache_info().currsize:
             pending.append("opening METEOR's synonym and paraphrase resources")

@@ -134,7 +134,12 @@ def test_cancel_stops_the_run_and_its_workers(server, browser, files) -> None:  
         page.locator(".st-key-systems_cancel button").first.click()
         page.get_by_text("Scoring cancelled").wait_for()
         _until(lambda: not _workers(process), "the workers are gone after Cancel")
-        assert all(not Path(f"/proc/{pid}").exists() for pid in running)
+        # a scoring process that did not stop in time is killed: its workers, no longer the
+        # server's, end on their own once their parent is gone
+        _until(
+            lambda: all(not Path(f"/proc/{pid}").exists() for pid in running),
+            "every process of the run is gone after Cancel",
+        )
         main = page.inner_text('[data-testid="stMain"]')
         assert f"3 systems on {N_IMAGES:,} images" not in main  # no table of the cancelled run
         _until(
