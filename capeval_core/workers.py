@@ -31,8 +31,10 @@ import pickle
 import queue
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 #: seconds a terminated worker gets to exit before it is killed
@@ -168,15 +170,7 @@ class WorkerPool:
         processes = self._processes()
         # the pool's own thread drops the queued tasks (see the module's note on cancelling)
         self._executor.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                process.terminate()
-        for process in processes:
-            with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
-                process.join(_EXIT_S)
-                if process.is_alive():
-                    process.kill()
-                    process.join(_EXIT_S)
+        _terminate(processes)
         self._executor.shutdown(wait=True)  # the pool's thread has seen them go
 
     def __enter__(self) -> WorkerPool:
@@ -253,16 +247,21 @@ def _stop(signum: int, frame: object) -> None:
 def _end_children() -> None:
     """Stop every process this one started and still has (a worker whose start the stop
     interrupted, before any ``with`` block held it)."""
-    children = multiprocessing.active_children()
-    for child in children:
+    _terminate(multiprocessing.active_children())
+
+
+def _terminate(processes: list[Any]) -> None:
+    """Terminate every process, then wait for each (killed if it has not ended in
+    :data:`_EXIT_S`)."""
+    for process in processes:
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            child.terminate()
-    for child in children:
+            process.terminate()
+    for process in processes:
         with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
-            child.join(_EXIT_S)
-            if child.is_alive():
-                child.kill()
-                child.join(_EXIT_S)
+            process.join(_EXIT_S)
+            if process.is_alive():
+                process.kill()
+                process.join(_EXIT_S)
 
 
 def _apart_main(channel: Any, increment: int, fn: Callable[..., Any], args: tuple) -> None:
@@ -358,7 +357,8 @@ def run_apart(
 
 
 def _end(process: Any) -> None:
-    """Stop the process of :func:`run_apart` and wait until it (and so its workers) are gone."""
+    """Stop the process of :func:`run_apart` and wait until it and its workers are gone."""
+    workers = _children(process.pid)
     with contextlib.suppress(OSError, ValueError, AttributeError):
         process.terminate()
         # it stops its own workers first (a WorkerPool's exit waits up to _EXIT_S for each)
@@ -366,3 +366,31 @@ def _end(process: Any) -> None:
         if process.is_alive():
             process.kill()
             process.join(_EXIT_S)
+    # a worker it had no time to stop (killed, or ended at an unlucky moment) is no longer
+    # anyone's child here: end it and wait until it is gone
+    for pid in workers:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + _EXIT_S
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _children(pid: int | None) -> list[int]:
+    """The processes ``pid`` started and still has (Linux's /proc; none known elsewhere)."""
+    children: list[int] = []
+    with contextlib.suppress(OSError):  # each of its threads' children
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                children += [int(c) for c in (task / "children").read_text().split()]
+    return children
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
