@@ -35,11 +35,7 @@ def thread_errors(monkeypatch):
 
 
 def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
+    return not workers._alive(pid)
 
 
 def _niceness() -> int:
