@@ -10,8 +10,9 @@ Both sides score the same PTB tokens (tokenized once here). Reported:
   package ships, and written to the cache, during the run), capeval **cold, table indexed**
   (empty cache and the shipped file set aside, as for a paraphrase table other than the one
   it was made from: the 272 MB table is indexed during the run), capeval **warm** (the cache
-  filled), and the jar (which loads everything at every start, so it has no cold/warm; run
-  before and after capeval's runs, both printed);
+  filled), and the jar (which loads everything at every start, so it has no cold/warm):
+  :data:`ROUNDS` rounds, the jar and each capeval run alternating, each figure the median of
+  its rounds (every round's time printed);
 * per warm pair: another ``n_images`` sets scored by both in this process, resources
   loaded, the two alternating three times (best of each), divided by the pairs;
 * the first run after installing capeval, when numba compiles the kernels (once), and the
@@ -26,11 +27,15 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+#: rounds of the end-to-end runs, jar and capeval alternating; each figure is their median
+ROUNDS = 3
 
 PAIR = ("a kid is sitting on a couch", ["a child sits on a sofa", "a boy on a sofa"])
 
@@ -195,6 +200,15 @@ def _per_pair(data: list, n_images: int) -> None:
     )
 
 
+def _median(runs: list[dict], key: str) -> float:
+    return statistics.median(run[key] for run in runs)
+
+
+def _each(runs: list[dict]) -> str:
+    """Each run's wall time: the spread behind a median."""
+    return "median of " + ", ".join(f"{run['end_to_end']:.2f}" for run in runs)
+
+
 def _cpu_of(pid: int) -> float:
     """CPU seconds a process (every thread) has used so far, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -237,24 +251,27 @@ def main(n_images: int = 5000) -> None:
     with tempfile.TemporaryDirectory(prefix="capeval-bench-meteor-") as tmp:
         path = Path(tmp) / "captions.json"
         path.write_text(json.dumps(data))
-        cold_env = {"CAPEVAL_CACHE_DIR": str(Path(tmp) / "cache")}
-        jar = [json.loads(_run(_JAR_RUN, str(path))[1])]
-        cold = json.loads(_run(_CAPEVAL_RUN, str(path), env=cold_env)[1])
-        indexing_env = {"CAPEVAL_CACHE_DIR": str(Path(tmp) / "cache-indexing")}
-        indexing = json.loads(_run(_CAPEVAL_RUN_INDEXING, str(path), env=indexing_env)[1])
-        warm = json.loads(_run(_CAPEVAL_RUN, str(path))[1])
-        jar.append(json.loads(_run(_JAR_RUN, str(path))[1]))
-        jar_e2e = sum(j["end_to_end"] for j in jar) / 2
-        jar_cpu = sum(j["cpu"] for j in jar) / 2
+        # three rounds, each side alternating with the other, each cold run from a cache of
+        # its own; every figure is the median of its three (one run is noisy on a shared
+        # machine: a cold run right after the jar's has measured anywhere from 2 to 3.6 s)
+        jar, cold, indexing, warm = [], [], [], []
+        for round_ in range(ROUNDS):
+            jar.append(json.loads(_run(_JAR_RUN, str(path))[1]))
+            cold_env = {"CAPEVAL_CACHE_DIR": str(Path(tmp) / f"cache-{round_}")}
+            cold.append(json.loads(_run(_CAPEVAL_RUN, str(path), env=cold_env)[1]))
+            indexing_env = {"CAPEVAL_CACHE_DIR": str(Path(tmp) / f"cache-indexing-{round_}")}
+            indexing.append(json.loads(_run(_CAPEVAL_RUN_INDEXING, str(path), env=indexing_env)[1]))
+            warm.append(json.loads(_run(_CAPEVAL_RUN, str(path))[1]))
+        jar_e2e, jar_cpu = _median(jar, "end_to_end"), _median(jar, "cpu")
         runs = (("cold", cold), ("cold, table indexed", indexing), ("warm", warm))
-        for name, run in runs:
+        for name, rounds in runs:
+            e2e, cpu = _median(rounds, "end_to_end"), _median(rounds, "cpu")
             print(
-                f"  {n_images} sets end to end, {name}: capeval {run['end_to_end']:6.2f} s | "
-                f"jar {jar_e2e:6.2f} s (mean of {jar[0]['end_to_end']:.2f} and "
-                f"{jar[1]['end_to_end']:.2f}; JVM start-up included) | "
-                f"jar/capeval {jar_e2e / run['end_to_end']:5.1f}x; CPU time "
-                f"{run['cpu']:.2f} s vs {jar_cpu:.2f} s: {jar_cpu / run['cpu']:4.1f}x   "
-                f"corpus {_same(run['value'], jar[0]['value'])}   ({_load()})"
+                f"  {n_images} sets end to end, {name}: capeval {e2e:6.2f} s "
+                f"({_each(rounds)}) | jar {jar_e2e:6.2f} s ({_each(jar)}; JVM start-up "
+                f"included) | jar/capeval {jar_e2e / e2e:5.1f}x; CPU time {cpu:.2f} s vs "
+                f"{jar_cpu:.2f} s: {jar_cpu / cpu:4.1f}x   "
+                f"corpus {_same(rounds[0]['value'], jar[0]['value'])}   ({_load()})"
             )
         fresh_env = {
             "CAPEVAL_CACHE_DIR": str(Path(tmp) / "cache-2"),
