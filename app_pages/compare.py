@@ -278,9 +278,12 @@ if longest > views.EVIDENCE_MAX_WORDS:
     st.stop()
 
 state.valid_choice("compare_tab", TABS)
-# the open tab is a choice of the view, so it is in the URL: switching reruns the page
+# the open tab is a choice of the view, so it is in the URL: switching reruns the page, and
+# only the open tab is drawn (the others' panels keep their choices: state.KEPT)
 tabs = st.tabs(TABS, key="compare_tab", on_change="rerun")
 for tab, cls in zip(tabs, METRICS.values(), strict=True):
+    if not tab.open:
+        continue
     with tab:
         if cls.key in scored.errors:
             st.info(f"{cls.name} could not be scored; see the warning above.")

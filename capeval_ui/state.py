@@ -33,6 +33,15 @@ import streamlit as st
 
 from capeval_ui import TOKENIZER_KEY, TOKENIZERS
 
+#: the choice each Compare panel offers: (metric key, what is chosen)
+_PANEL_CHOICES = (
+    ("bleu", "order"),
+    ("cider_d", "order"),
+    ("rouge_l", "reference"),
+    ("meteor", "reference"),
+    ("wmd", "reference"),
+)
+
 #: inputs kept across pages: Compare, Perturbation lab, Judgments and the meta-evaluation
 #: pages. Buttons and file uploaders are not here: Streamlit does not let a script set them.
 KEPT: tuple[str, ...] = (
@@ -97,6 +106,8 @@ KEPT: tuple[str, ...] = (
     "systems_names",
     "systems_baseline",
     "systems_raw",
+    # Compare's panels (n-gram order, reference), drawn only while their tab is open
+    *(f"{metric}{side}-{what}" for metric, what in _PANEL_CHOICES for side in ("", "-b")),
 )
 #: the Systems page's last uploaded results and annotations files, kept for the session
 #: (Streamlit empties a file uploader whenever its page is left)
@@ -453,13 +464,7 @@ COMPARE_PANELS: tuple[Param, ...] = tuple(
         low=1 if what == "order" else 0,
         also={} if what == "order" else {f"{metric}{side}-reference-linked": True},
     )
-    for metric, what in (
-        ("bleu", "order"),
-        ("cider_d", "order"),
-        ("rouge_l", "reference"),
-        ("meteor", "reference"),
-        ("wmd", "reference"),
-    )
+    for metric, what in _PANEL_CHOICES
     for side in ("", "-b")
 )
 

@@ -10,3 +10,13 @@ ROOT = Path(__file__).resolve().parents[2]
 #: seconds an AppTest run may take before it is called hung: a bound on a stuck script, not a
 #: speed check (the first run of a page loads models and data, and CI's two cores may be busy)
 TIMEOUT = 180
+
+
+def open_tab(at, label: str):  # type: ignore[no-untyped-def]
+    """Open Compare's tab ``label`` (the page draws only the open tab) and return it."""
+    at.session_state["compare_tab"] = label
+    at.run()
+    assert not at.exception, at.exception
+    found = [t for t in at.tabs if t.label == label]
+    assert len(found) == 1, [t.label for t in at.tabs]
+    return found[0]

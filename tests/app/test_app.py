@@ -30,7 +30,7 @@ from capeval_core.metrics import METRICS, REPORTED_KEYS
 from capeval_ui import cached, choices, state, views
 from capeval_ui.views import key_label
 from capeval_ui.views.common import PAIR_CSS
-from tests.app.apptest import ROOT, TIMEOUT
+from tests.app.apptest import ROOT, TIMEOUT, open_tab
 
 PAGES = ("app_pages/home.py", "app_pages/compare.py")
 DEFAULT = BUILTIN_EXAMPLES[DEFAULT_EXAMPLE]
@@ -198,7 +198,7 @@ def test_default_example_scores_cider_with_coco_val_document_frequencies() -> No
 def test_one_image_cider_warning_is_shown_for_the_scored_set() -> None:
     at = _compare()
     at.radio(key="cider_idf").set_value("scored set").run()
-    assert not at.exception, at.exception
+    open_tab(at, "CIDEr-D")  # the warning is the CIDEr-D panel's
     expected = _expected(DEFAULT.candidate, DEFAULT.references, idf="corpus")["cider_d"]
     assert expected.warnings, "the core should warn about a one-image corpus"
     assert [w.value for w in at.warning] == [views.in_app_words(w) for w in expected.warnings]
@@ -260,15 +260,20 @@ def test_switching_the_idf_source_to_the_scored_set_and_back() -> None:
 
 def test_evidence_widgets_work_by_key() -> None:
     at = _compare()
+    open_tab(at, "BLEU")
     at.radio(key="bleu-order").set_value(3).run()
+    open_tab(at, "ROUGE-L")
     at.selectbox(key="rouge_l-reference").select(2).run()
+    open_tab(at, "CIDEr-D")
     at.radio(key="cider_d-order").set_value(4).run()
     assert not at.exception, at.exception
-    frames = [df.value for df in at.dataframe]
-    bleu = next(f for f in frames if "clipped count" in f.columns)
-    assert all(len(g.split()) == 3 for g in bleu["n-gram"])
-    cider = next(f for f in frames if "weight (count × idf)" in f.columns)
+    cider = next(df.value for df in at.dataframe if "weight (count × idf)" in df.value.columns)
     assert all(len(g.split()) == 4 for g in cider["n-gram"])
+    # the BLEU panel, drawn again, kept its order while another tab was open
+    open_tab(at, "BLEU")
+    bleu = next(df.value for df in at.dataframe if "clipped count" in df.value.columns)
+    assert all(len(g.split()) == 3 for g in bleu["n-gram"])
+    assert open_tab(at, "ROUGE-L") and at.selectbox(key="rouge_l-reference").value == 2
 
 
 # -- Compare: invalid input ----------------------------------------------------------------------
@@ -389,6 +394,7 @@ def _shown_tokens(figure: dict[str, Any], row: str) -> list[str]:
 
 def test_meteor_panel_draws_the_alignment_of_the_chosen_reference() -> None:
     at = _compare()
+    open_tab(at, "METEOR")
     details = _expected(DEFAULT.candidate, DEFAULT.references)["meteor"].segments[0].details
     selector = at.selectbox(key="meteor-reference")
     assert selector.value == details.best
@@ -418,6 +424,7 @@ def test_meteor_panel_colours_lines_by_module_with_a_legend() -> None:
     at.text_area(key="references").input(reference).run()
     assert not at.exception, at.exception
     details = _expected(candidate, (reference,))["meteor"].segments[0].details
+    open_tab(at, "METEOR")
     lines = [t for t in _meteor_figure(at)["data"] if t.get("mode") == "lines"]
     modules = {m.module_name for m in details.winner.alignment}
     assert len(modules) > 1, "expected several modules"
@@ -428,6 +435,7 @@ def test_meteor_panel_colours_lines_by_module_with_a_legend() -> None:
 
 def test_wmd_panel_sankey_moves_the_plan_of_the_chosen_reference() -> None:
     at = _compare()
+    open_tab(at, "WMD")
     details = _expected(DEFAULT.candidate, DEFAULT.references)["wmd"].segments[0].details
     assert at.selectbox(key="wmd-reference").value == details.best
     for chosen in [details.best, *(i for i in range(len(details.pairs)) if i != details.best)]:
@@ -453,14 +461,15 @@ def test_wmd_and_mean_notes_are_shown_for_a_candidate_of_stop_words() -> None:
     at.text_area(key="candidate").input("a the of on").run()
     assert not at.exception, at.exception
     results = _expected("a the of on", DEFAULT.references)
-    notes = [i.value for i in at.info]
-    assert results["wmd"].segments[0].details.note in notes
-    assert results["mean"].segments[0].details.note in notes
     _assert_shows(at, results)
+    for tab, key in (("WMD", "wmd"), ("MEAN", "mean")):
+        open_tab(at, tab)
+        assert results[key].segments[0].details.note in [i.value for i in at.info]
 
 
 def test_mean_panel_shows_the_library_cosines_and_nearest_words() -> None:
     at = _compare()
+    open_tab(at, "MEAN")
     result = _expected(DEFAULT.candidate, DEFAULT.references)["mean"]
     details = result.segments[0].details
     shown = {m.label: m.value for m in at.metric}
@@ -494,6 +503,7 @@ def test_a_missing_resource_leaves_the_other_metrics_on_the_page(
         shown = {m.label for m in at.metric}
         assert "METEOR" in shown and "CIDEr-D" in shown
         assert "WMD" not in shown and "MEAN" not in shown
+        open_tab(at, "METEOR")
         _meteor_figure(at)  # the other panels still draw
     finally:
         cached.clear_scores()
@@ -557,21 +567,24 @@ def test_markup_in_captions_stays_text_in_the_new_panels(tokenizer: str) -> None
     at.text_area(key="candidate").input(f"{ISSUE_HOSTILE} a man riding a wave <")
     at.text_area(key="references").input(f"{ISSUE_HOSTILE}\na man > riding a wave").run()
     assert not at.exception, at.exception
-    elements = list(_elements(at._tree))
-    assert not [e for e in elements if e.type == "html"]
-    for element in elements:
-        proto = getattr(element, "proto", None)
-        text = str(proto) if proto is not None else ""
-        if element.type in MARKDOWN_TYPES:
-            assert not any(m in text for m in HOSTILE_MARKERS), (element.type, text)
-        if proto is not None and getattr(proto, "allow_html", False):
-            pytest.fail(f"{element.type} allows HTML: {text}")
-    figures = _figures(at)
-    for figure in figures:
-        spec = json.dumps(figure)
-        assert not any(m in spec for m in PLOTLY_MARKUP), spec
+    for tab in [t.label for t in at.tabs]:  # the page with each tab open in turn
+        open_tab(at, tab)
+        elements = list(_elements(at._tree))
+        assert not [e for e in elements if e.type == "html"]
+        for element in elements:
+            proto = getattr(element, "proto", None)
+            text = str(proto) if proto is not None else ""
+            if element.type in MARKDOWN_TYPES:
+                assert not any(m in text for m in HOSTILE_MARKERS), (element.type, text)
+            if proto is not None and getattr(proto, "allow_html", False):
+                pytest.fail(f"{element.type} allows HTML: {text}")
+        for figure in _figures(at):
+            spec = json.dumps(figure)
+            assert not any(m in spec for m in PLOTLY_MARKUP), spec
     # the tokens are drawn, escaped: METEOR's rows and the WMD labels ("<" is a GloVe word)
+    open_tab(at, "METEOR")
     assert "&lt;" in json.dumps(_meteor_figure(at))
+    open_tab(at, "WMD")
     assert any("&lt;" in label for label in _sankey(at)["node"]["label"])
     # and the words WMD drops are listed as dataframe cells (plain text)
     kept = next(df.value for df in at.dataframe if "out of vocabulary" in df.value.columns)
@@ -793,10 +806,8 @@ def test_meta_pages_show_uploaded_markup_literally() -> None:
 
 # -- Compare: the SPICE and I²CE panels -----------------------------------------------------------
 def _tab(at: AppTest, label: str) -> Any:
-    """The Compare page's tab of one metric, found by its label."""
-    found = [t for t in at.tabs if t.label == label]
-    assert len(found) == 1, [t.label for t in at.tabs]
-    return found[0]
+    """The Compare page's tab of one metric, opened (the page draws the open tab only)."""
+    return open_tab(at, label)
 
 
 def _spice_graphs(at: AppTest) -> dict[str, dict[str, Any]]:
@@ -913,7 +924,7 @@ def test_markup_in_captions_stays_text_in_the_spice_graphs(tokenizer: str, escap
     at = _compare(tokenizer=tokenizer)
     at.text_area(key="candidate").input(hostile)
     at.text_area(key="references").input(f"{hostile}\na dog on a sofa").run()
-    assert not at.exception, at.exception
+    open_tab(at, "SPICE")
     for figure in _spice_graphs(at).values():
         spec = json.dumps(figure)
         assert not any(m in spec for m in PLOTLY_MARKUP), spec

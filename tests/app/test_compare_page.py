@@ -16,7 +16,7 @@ from capeval_core.examples import BUILTIN_EXAMPLES, DEFAULT_EXAMPLE
 from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
 from capeval_ui import choices, views
 from capeval_ui.views import key_label
-from tests.app.apptest import ROOT, TIMEOUT
+from tests.app.apptest import ROOT, TIMEOUT, open_tab
 from tests.app.test_workbench import COMPARE, _app, _compare
 
 DEFAULT = BUILTIN_EXAMPLES[DEFAULT_EXAMPLE]
@@ -50,7 +50,7 @@ def _picked(at: AppTest, key: str) -> tuple[int, str]:
 def _assert_evidence_on_the_winner(at: AppTest, candidate: str, refs: tuple[str, ...]) -> None:
     """Heading, picker and drawing of METEOR, ROUGE-L and WMD all name the winning reference."""
     details = _details(candidate, refs)
-    text = "\n".join(t.value for t in at.text)
+    open_tab(at, "METEOR")
     markdown = "\n".join(m.value for m in at.markdown)
 
     best = details["meteor"].best
@@ -63,6 +63,7 @@ def _assert_evidence_on_the_winner(at: AppTest, candidate: str, refs: tuple[str,
     arithmetic = next(c.value for c in at.code if c.value.startswith("parameters:"))
     assert arithmetic.rstrip().endswith(f"= {details['meteor'].alignments[best].score:.4f}")
 
+    open_tab(at, "ROUGE-L")
     rouge = details["rouge_l"]
     fs = [r.f_measure for r in rouge.references]
     best = fs.index(max(fs))
@@ -74,6 +75,8 @@ def _assert_evidence_on_the_winner(at: AppTest, candidate: str, refs: tuple[str,
     (strip,) = [df.value for df in tab.dataframe if "candidate" in df.value.index]
     assert list(strip.index) == ["candidate", f"reference #{best + 1}"]
 
+    open_tab(at, "WMD")
+    text = "\n".join(t.value for t in at.text)
     wmd = details["wmd"]
     best = wmd.best
     shown = {m.label: m.value for m in at.metric}
@@ -99,15 +102,19 @@ def test_the_picker_follows_the_winning_reference_after_an_edit() -> None:
 def test_the_picker_follows_a_reordering_of_the_references_and_keeps_a_choice_otherwise() -> None:
     at = _compare(candidate=HORSE, ref=list(SHORE))
     _assert_evidence_on_the_winner(at, HORSE, SHORE)
-    # a reference picked by hand stays picked while the inputs stay
+    # a reference picked by hand stays picked while the inputs stay, another tab opened or not
+    open_tab(at, "METEOR")
     at.selectbox(key="meteor-reference").select(2).run()
+    open_tab(at, "BLEU")
     at.radio(key="bleu-order").set_value(2).run()
+    open_tab(at, "METEOR")
     assert at.selectbox(key="meteor-reference").value == 2
     # the winner moves to the top: every picker goes with it
     reordered = (SHORE[1], SHORE[2], SHORE[0])
     at.text_area(key="references").input("\n".join(reordered)).run()
     assert not at.exception, at.exception
     _assert_evidence_on_the_winner(at, HORSE, reordered)
+    open_tab(at, "METEOR")
     assert at.selectbox(key="meteor-reference").value == 0
 
 
@@ -218,7 +225,7 @@ def test_a_tiny_score_reads_the_same_on_its_card_its_tables_and_the_a_b_table() 
 def test_messages_on_the_page_say_controls_not_library_options() -> None:
     at = _compare()
     at.radio(key="cider_idf").set_value("scored set").run()
-    assert not at.exception, at.exception
+    open_tab(at, "CIDEr-D")  # its panel's warning
     words = [e.value for kind in ("warning", "error", "info") for e in at.get(kind)]
     assert any("CIDEr-D IDF source" in w.value and "COCO val2014" in w.value for w in at.warning)
     for message in words:
@@ -365,11 +372,12 @@ def test_side_by_side_panel_labels_are_short_and_heatmap_numbers_readable() -> N
     at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
     assert not at.exception, at.exception
     for name in ("ROUGE-L", "WMD", "SPICE"):
-        (tab,) = [t for t in at.tabs if t.label == name]
+        tab = open_tab(at, name)
         labels = [m.label for m in tab.metric]
         assert len(labels) == 6, (name, labels)  # three per candidate, a third of a half each
         # about 18 characters fit a third of half the page at 1,280 px ("distance WMD (winn…")
         assert all(len(label) <= 18 for label in labels), labels
+    open_tab(at, "WMD")
     heatmaps = [f for f in _figures(at) if f["data"] and f["data"][0]["type"] == "heatmap"]
     assert len(heatmaps) == 4  # cost and flow, per candidate
     for figure in heatmaps:
@@ -380,6 +388,7 @@ def test_side_by_side_panels_stack_their_inner_columns_and_text_columns_fit_thei
     at = _compare(candidate=HORSE, ref=list(SHORE))
     # one candidate: a caption's column is as wide as its longest text ("…near the ocea"),
     # or, where the table would be wider than the tab, its rows tall enough to wrap it
+    open_tab(at, "ROUGE-L")
     (rouge,) = [df for df in at.dataframe if "LCS" in df.value.columns]
     config = json.loads(rouge.proto.columns)
     needed = views.cell_width(["text", *rouge.value["text"]])
@@ -387,7 +396,7 @@ def test_side_by_side_panels_stack_their_inner_columns_and_text_columns_fit_thei
     at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
     assert not at.exception, at.exception
     for name in ("BLEU", "CIDEr-D", "METEOR"):
-        (tab,) = [t for t in at.tabs if t.label == name]
+        tab = open_tab(at, name)
         # the two candidates' halves, and no column inside either: a quarter of the page
         # cut the BLEU tables side by side
         assert len(tab.columns) == 2, name

@@ -20,7 +20,7 @@ from capeval_core.judgments import DEFAULT_MAX_BYTES
 from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
 from capeval_ui import cached, choices, state, views
 from capeval_ui.views import key_label
-from tests.app.apptest import ROOT, TIMEOUT
+from tests.app.apptest import ROOT, TIMEOUT, open_tab
 
 DEFAULT = BUILTIN_EXAMPLES[DEFAULT_EXAMPLE]
 COMPARE = "app_pages/compare.py"
@@ -178,7 +178,7 @@ def test_two_candidates_side_by_side_metric_by_metric() -> None:
         f"B {bleu_b.correct[0]}/{bleu_b.guess[0]}"
     )
     # each metric's tab draws both candidates' evidence
-    tab = next(t for t in at.tabs if t.label == METRICS["meteor"].name)
+    tab = open_tab(at, METRICS["meteor"].name)
     assert [m.value for m in tab.markdown if m.value.startswith("**Candidate")] == [
         "**Candidate A**",
         "**Candidate B**",
@@ -431,7 +431,10 @@ def test_no_cell_reads_none_or_nan(page: str) -> None:
 
 def test_compare_tables_name_a_placeholder_for_missing_values() -> None:
     at = _compare()
-    assert at.dataframe and all(df.proto.placeholder == views.EMPTY for df in at.dataframe)
+    for tab in [t.label for t in at.tabs]:
+        open_tab(at, tab)
+        assert at.dataframe and all(df.proto.placeholder == views.EMPTY for df in at.dataframe)
+    open_tab(at, METRICS["mean"].name)
     mean = next(df for df in at.dataframe if "nearest words to the mean" in df.value.columns)
     assert mean.value["cosine"].isna().iloc[0]  # the candidate's own row has no cosine
 
@@ -535,10 +538,10 @@ def test_pairwise_draws_that_collapse_are_explained() -> None:
 def test_each_panel_says_in_one_sentence_what_it_shows_and_keeps_the_terms() -> None:
     at = _compare()
     for cls in METRICS.values():
-        tab = next(t for t in at.tabs if t.label == cls.name)
+        tab = open_tab(at, cls.name)
         assert views.INTROS[cls.key] in [c.value for c in tab.caption], cls.key
         assert any(e.label == "Terms used in this panel" for e in tab.expander), cls.key
-    meteor = next(t for t in at.tabs if t.label == METRICS["meteor"].name)
+    meteor = open_tab(at, METRICS["meteor"].name)
     assert any("the jar's 23 statistics" in e.label for e in meteor.expander)
 
 
