@@ -762,7 +762,8 @@ def test_each_copied_link_reopens_its_view_in_a_new_browser(  # type: ignore[no-
         again = _numbers(other, ready)
         if again != shown:
             _screenshot(other, f"link-{path}-reopened")
-        assert shown and again == shown, (path, link)
+        differ = [(a, b) for a, b in zip(shown, again, strict=False) if a != b]
+        assert shown and again == shown, (path, link, len(shown), len(again), differ[:10])
         assert _same_address(other.url, link), (other.url, link)
         _assert_no_error(other, log)
         _assert_local(requests, url)
