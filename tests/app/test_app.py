@@ -112,6 +112,21 @@ def _elements(node: Any) -> Iterator[Any]:
         yield node
 
 
+def assert_shown_as_text(elements: list[Any], figure_markers: tuple[str, ...]) -> None:
+    """No markdown element carries ``HOSTILE_MARKERS``, none allows HTML, and no plotly
+    figure's spec holds ``figure_markers`` (words drawn in figures are escaped)."""
+    for element in elements:
+        proto = getattr(element, "proto", None)
+        text = str(proto) if proto is not None else ""
+        if element.type in MARKDOWN_TYPES:
+            assert not any(m in text for m in HOSTILE_MARKERS), (element.type, text)
+        if proto is not None and getattr(proto, "allow_html", False):
+            pytest.fail(f"{element.type} allows HTML: {text}")
+        if element.type == "plotly_chart":
+            spec = json.dumps(json.loads(proto.spec))
+            assert not any(m in spec for m in figure_markers), spec
+
+
 # -- smoke: the router and every page ----------------------------------------------------------
 def test_app_runs_and_lands_on_home() -> None:
     at = _app().run()
@@ -328,17 +343,8 @@ def test_markup_in_captions_is_shown_literally() -> None:
     # the one st.html is the page's own constant style sheet (A above B in a narrow tab)
     html = {e.proto.body for e in elements if e.type == "html"}
     assert html == {PAIR_CSS}, f"st.html other than the pair's style sheet: {html}"
-    for element in elements:
-        proto = getattr(element, "proto", None)
-        text = str(proto) if proto is not None else ""
-        if element.type in MARKDOWN_TYPES:
-            assert not any(m in text for m in HOSTILE_MARKERS), (element.type, text)
-        if proto is not None and getattr(proto, "allow_html", False):
-            pytest.fail(f"{element.type} allows HTML: {text}")
-        if element.type == "plotly_chart":
-            # words drawn in figures are escaped ("&lt;b&gt;"); plotly ignores markdown
-            spec = json.dumps(json.loads(proto.spec))
-            assert not any(m in spec for m in PLOTLY_MARKUP), spec
+    # words drawn in figures are escaped ("&lt;b&gt;"); plotly ignores markdown
+    assert_shown_as_text(elements, PLOTLY_MARKUP)
 
     # the tokens do appear, as dataframe cells (plain text)
     cells = {str(v) for df in at.dataframe for v in df.value.to_numpy().ravel()}
@@ -571,16 +577,7 @@ def test_markup_in_captions_stays_text_in_the_new_panels(tokenizer: str) -> None
         open_tab(at, tab)
         elements = list(_elements(at._tree))
         assert not [e for e in elements if e.type == "html"]
-        for element in elements:
-            proto = getattr(element, "proto", None)
-            text = str(proto) if proto is not None else ""
-            if element.type in MARKDOWN_TYPES:
-                assert not any(m in text for m in HOSTILE_MARKERS), (element.type, text)
-            if proto is not None and getattr(proto, "allow_html", False):
-                pytest.fail(f"{element.type} allows HTML: {text}")
-        for figure in _figures(at):
-            spec = json.dumps(figure)
-            assert not any(m in spec for m in PLOTLY_MARKUP), spec
+        assert_shown_as_text(elements, PLOTLY_MARKUP)
     # the tokens are drawn, escaped: METEOR's rows and the WMD labels ("<" is a GloVe word)
     open_tab(at, "METEOR")
     assert "&lt;" in json.dumps(_meteor_figure(at))
