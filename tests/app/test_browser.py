@@ -664,15 +664,16 @@ def _numbers(page, ready: str) -> list[str]:  # type: ignore[no-untyped-def]
     )
     page.set_viewport_size({"width": size["width"], "height": min(max(int(height), 1000), 8000)})
     try:
-        # read until two reads half a second apart agree: a chart may still be drawing
-        shown, last = page.evaluate(NUMBERS_JS), None
-        for _ in range(40):
-            if shown == last:
+        # read until three reads half a second apart agree and show numbers: a chart may
+        # still be drawing, and a page still opening on a busy machine shows none yet
+        reads = [page.evaluate(NUMBERS_JS)]
+        for _ in range(60):
+            if reads[-1] and len(reads) >= 3 and reads[-1] == reads[-2] == reads[-3]:
                 break
             page.wait_for_timeout(500)
             _settle(page)
-            shown, last = page.evaluate(NUMBERS_JS), shown
-        return shown
+            reads.append(page.evaluate(NUMBERS_JS))
+        return reads[-1]
     finally:
         page.set_viewport_size(size)
 
