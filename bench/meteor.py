@@ -251,9 +251,9 @@ def main(n_images: int = 5000) -> None:
     with tempfile.TemporaryDirectory(prefix="capeval-bench-meteor-") as tmp:
         path = Path(tmp) / "captions.json"
         path.write_text(json.dumps(data))
-        # three rounds, each side alternating with the other, each cold run from a cache of
-        # its own; every figure is the median of its three (one run is noisy on a shared
-        # machine: a cold run right after the jar's has measured anywhere from 2 to 3.6 s)
+        # the sides alternate, each cold run from a cache of its own; every figure is the
+        # median of its rounds (one run is noisy: a cold run right after the jar's has
+        # measured anywhere from 2 to 3.6 s)
         jar, cold, indexing, warm = [], [], [], []
         for round_ in range(ROUNDS):
             jar.append(json.loads(_run(_JAR_RUN, str(path))[1]))
