@@ -57,10 +57,7 @@ combined_on = st.selectbox(
 if keys:
     # the metric drawn against the human scores, chosen further down, before it is drawn
     state.valid_choice("distribution_metric", list(keys), keys[0])
-holds = "" if not loaded or jset.synthetic else "The loaded set"
-link = views.copy_link(st, holds=holds)
-set_shown = {state.JSET_KEY: jset if loaded else None}
-views.show_link(link, TITLE, state.write(PARAMS, set_shown))
+link, set_shown = meta_views.set_link(jset, loaded, TITLE, PARAMS)
 if not keys:
     st.warning("Choose at least one metric.")
     st.stop()

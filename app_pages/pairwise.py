@@ -13,7 +13,7 @@ from capeval_core.judgments.protocols import (
     missing_labels_warning,
     protocol_for,
 )
-from capeval_ui import cached, current_tokenizer, meta_views, state, views
+from capeval_ui import cached, current_tokenizer, meta_views, state
 
 METRIC_TIES, HUMAN_TIES = ["half", "correct", "wrong"], ["random", "drop"]
 
@@ -64,9 +64,7 @@ human_tie = c5.selectbox(
     key="human_tie",
     help="Pairs with equal votes.",
 )
-holds = "" if not loaded or jset.synthetic else "The loaded set"
-set_shown = {state.JSET_KEY: jset if loaded else None}
-views.show_link(views.copy_link(st, holds=holds), TITLE, state.write(PARAMS, set_shown))
+meta_views.set_link(jset, loaded, TITLE, PARAMS)
 if not keys:
     st.warning("Choose at least one metric.")
     st.stop()

@@ -34,10 +34,7 @@ correlation = middle.selectbox(
     format_func=meta_views.METHOD_LABELS.get,
 )
 alternative = right.radio("Test", ALTERNATIVES, key="williams_alternative", horizontal=True)
-holds = "" if not loaded or jset.synthetic else "The loaded set"
-link = views.copy_link(st, holds=holds)
-set_shown = {state.JSET_KEY: jset if loaded else None}
-views.show_link(link, TITLE, state.write(PARAMS, set_shown))
+link, set_shown = meta_views.set_link(jset, loaded, TITLE, PARAMS)
 if len(keys) < 2:
     st.warning("Choose at least two metrics to compare.")
     st.stop()

@@ -37,6 +37,7 @@ from capeval_ui.meta_views.common import (
     render_missing_set,
     render_set_banner,
     set_for,
+    set_link,
     set_or_stop,
     stop_if_linked_set_missing,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "render_williams_matrix",
     "scores_frame",
     "set_for",
+    "set_link",
     "set_or_stop",
     "stop_if_linked_set_missing",
     "template",

@@ -17,7 +17,7 @@ from capeval_core.stats import to_csv_text
 from capeval_core.stats.export import sidecar_path, signatures_text
 from capeval_ui import cached, charts, choices, state, store
 from capeval_ui.formats import UNDERFLOW_TEXT, exact, label_texts
-from capeval_ui.views import key_label, page_link
+from capeval_ui.views import copy_link, key_label, page_link, show_link
 
 METRICS_KEY = state.METRICS_KEY
 METHOD_LABELS = {
@@ -131,6 +131,19 @@ def set_or_stop(kind: str) -> tuple[Any, bool]:
         store.remember_set(jset)
     render_set_banner(jset, origin)
     return jset, loaded
+
+
+def set_link(
+    jset: Any, loaded: bool, title: str, params: Sequence[state.Param]
+) -> tuple[Any, dict]:
+    """The page's "Copy link", filled with its URL (written now): the link names the loaded
+    set by its digest, a demo set by nothing. Returns the link's slot and the set the URL
+    names, for writing the URL again after choices made further down the page."""
+    holds = "" if not loaded or jset.synthetic else "The loaded set"
+    link = copy_link(st, holds=holds)
+    set_shown = {state.JSET_KEY: jset if loaded else None}
+    show_link(link, title, state.write(params, set_shown))
+    return link, set_shown
 
 
 def render_set_banner(jset: object, origin: str) -> None:
