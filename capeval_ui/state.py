@@ -33,13 +33,18 @@ import streamlit as st
 
 from capeval_ui import TOKENIZER_KEY, TOKENIZERS
 
-#: the choice each Compare panel offers: (metric key, what is chosen)
-_PANEL_CHOICES = (
-    ("bleu", "order"),
-    ("cider_d", "order"),
-    ("rouge_l", "reference"),
-    ("meteor", "reference"),
-    ("wmd", "reference"),
+#: each Compare panel (a metric key, "-b" after it for candidate B's) and what it lets the
+#: reader choose; the choice's session key is "{panel}-{what}"
+_PANELS = tuple(
+    (f"{metric}{side}", what)
+    for metric, what in (
+        ("bleu", "order"),
+        ("cider_d", "order"),
+        ("rouge_l", "reference"),
+        ("meteor", "reference"),
+        ("wmd", "reference"),
+    )
+    for side in ("", "-b")
 )
 
 #: inputs kept across pages: Compare, Perturbation lab, Judgments and the meta-evaluation
@@ -107,7 +112,7 @@ KEPT: tuple[str, ...] = (
     "systems_baseline",
     "systems_raw",
     # Compare's panels (n-gram order, reference), drawn only while their tab is open
-    *(f"{metric}{side}-{what}" for metric, what in _PANEL_CHOICES for side in ("", "-b")),
+    *(f"{panel}-{what}" for panel, what in _PANELS),
 )
 #: the Systems page's last uploaded results and annotations files, kept for the session
 #: (Streamlit empties a file uploader whenever its page is left)
@@ -458,14 +463,13 @@ TOKENIZER = Param(TOKENIZER_KEY, "tokenizer", spell={t: t for t in TOKENIZERS})
 #: candidate A and B (widget keys ``<metric>[-b]-order`` / ``-reference``, the same names)
 COMPARE_PANELS: tuple[Param, ...] = tuple(
     Param(
-        f"{metric}{side}-{what}",
-        f"{metric}{side}-{what}",
+        f"{panel}-{what}",
+        f"{panel}-{what}",
         "int" if what == "order" else "index",
         low=1 if what == "order" else 0,
-        also={} if what == "order" else {f"{metric}{side}-reference-linked": True},
+        also={} if what == "order" else {f"{panel}-reference-linked": True},
     )
-    for metric, what in _PANEL_CHOICES
-    for side in ("", "-b")
+    for panel, what in _PANELS
 )
 
 

@@ -802,11 +802,6 @@ def test_meta_pages_show_uploaded_markup_literally() -> None:
 
 
 # -- Compare: the SPICE and I²CE panels -----------------------------------------------------------
-def _tab(at: AppTest, label: str) -> Any:
-    """The Compare page's tab of one metric, opened (the page draws the open tab only)."""
-    return open_tab(at, label)
-
-
 def _spice_graphs(at: AppTest) -> dict[str, dict[str, Any]]:
     """The two SPICE scene-graph figures, by title (candidate / references)."""
     titles = ("candidate", "references (one merged graph)")
@@ -823,7 +818,7 @@ def test_spice_panel_shows_the_library_tuples_graphs_and_categories() -> None:
     at = _compare()
     result = _expected(DEFAULT.candidate, DEFAULT.references)["spice"]
     details = result.segments[0].details
-    tab = _tab(at, "SPICE")
+    tab = open_tab(at, "SPICE")
     shown = {m.label: m.value for m in tab.metric}
     assert shown["SPICE = F"] == f"{result.value:.4f}"
 
@@ -928,7 +923,7 @@ def test_markup_in_captions_stays_text_in_the_spice_graphs(tokenizer: str, escap
         # the parsed words are drawn, escaped ("dog</b" with whitespace, ">" with PTB)
         assert escaped in spec, spec
     # the tuples themselves are dataframe cells (plain text)
-    frames = [df.value for df in _tab(at, "SPICE").dataframe]
+    frames = [df.value for df in open_tab(at, "SPICE").dataframe]
     assert any("tuple" in f.columns for f in frames)
 
 
@@ -936,7 +931,7 @@ def test_i2ce_panel_shows_the_library_cosines() -> None:
     at = _compare()
     result = _expected(DEFAULT.candidate, DEFAULT.references)["i2ce"]
     details = result.segments[0].details
-    tab = _tab(at, "I²CE")
+    tab = open_tab(at, "I²CE")
     shown = {m.label: m.value for m in tab.metric}
     assert shown[f"I²CE: mean cosine over {len(details.cosines)} references"] == (
         f"{result.value:.4f}"
@@ -965,5 +960,5 @@ def test_i2ce_panel_lists_out_of_vocabulary_words() -> None:
     assert not at.exception, at.exception
     details = _expected(candidate, DEFAULT.references)["i2ce"].segments[0].details
     assert "zzqxwave" in details.candidate.unknown
-    frame = next(df.value for df in _tab(at, "I²CE").dataframe if "cosine" in df.value.columns)
+    frame = next(df.value for df in open_tab(at, "I²CE").dataframe if "cosine" in df.value.columns)
     assert "zzqxwave" in frame["out of vocabulary"].iloc[0]
