@@ -51,10 +51,12 @@ PAGES = (
 )
 NAV = ("Home", *(title for path, title, _ in PAGES if path))
 #: the pages opened on a server of their own: the deep-link router does not depend on the page
-#: (home, the page with the most resources, the one whose text is checked); every page is
-#: opened by its link on the shared server in ``test_nothing_cut_on_any_page_at_1280``
-FRESH = ("home", "compare", "perturbation-lab")
+#: (home, and the page with the most resources); every other page is opened by its link on the
+#: shared server (``test_nothing_cut_on_any_page_at_1280``, the copied-link tests)
+FRESH = ("home", "compare")
 RENDER_TIMEOUT_MS = 180_000
+#: a laptop's window, where issue 42 found text cut
+LAPTOP = {"width": 1280, "height": VIEWPORT["height"]}
 
 
 @pytest.fixture
@@ -129,17 +131,10 @@ def _metric_value(page, label: str) -> float:  # type: ignore[no-untyped-def]
 
 
 def _wait_for_page(page, path: str, title: str) -> None:  # type: ignore[no-untyped-def]
+    """Home or Compare captions drawn (the pages opened before any other)."""
     page.get_by_role("heading", name=title).first.wait_for()
-    if path == "judgments":
-        page.get_by_role("button", name="Load demo").click()
-        page.get_by_text("Loaded set", exact=True).wait_for()
-        page.locator('[data-testid="stDataFrame"]').first.wait_for()
-    elif path == "compare-captions":
+    if path == "compare-captions":
         page.locator('[data-testid="stMetric"]').first.wait_for()
-    elif path == "perturbation-lab":
-        page.get_by_text("Scores before and after").wait_for()
-    elif path:
-        page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
     else:
         page.get_by_text("Resources", exact=True).wait_for()
     _settle(page)
@@ -172,10 +167,6 @@ def test_a_fresh_server_opened_by_deep_link(
                 # one caption is scored with COCO val2014 document frequencies by default
                 assert _metric_value(page, "CIDEr-D") > 0
                 assert re.search(r"Scored on the server in [\d,]+ ms", text), text
-            if path == "perturbation-lab":
-                text = page.inner_text('[data-testid="stMain"]')
-                for word in ("Synonym substitution", "Word-order shuffle", "Perturbed:"):
-                    assert word in text, f"{word!r} missing:\n{text}"
             _assert_local(requests, url)
     except ServerError as exc:
         pytest.fail(str(exc))
@@ -235,53 +226,13 @@ def test_compare_link_opens_its_example_and_two_candidates(server, visitor) -> N
     _assert_local(requests, url)
 
 
-def test_compare_evidence_tabs(server, visitor) -> None:  # type: ignore[no-untyped-def]
-    url, log = server
-    page, requests = visitor
-    page.goto(f"{url}/compare-captions")
-    _wait_for_page(page, "compare-captions", "Compare captions")
-    for tab in ("ROUGE-L", "CIDEr-D", "METEOR", "WMD", "SPICE", "MEAN"):
-        page.get_by_role("tab", name=tab, exact=True).click()
-        _settle(page)
-        _screenshot(page, f"compare-{tab.lower()}")
-        _assert_no_error(page, log)
-        if tab in ("METEOR", "WMD", "SPICE"):
-            # the evidence is drawn: the alignment / the Sankey and its two heatmaps / the
-            # two scene graphs and the per-category chart
-            charts = page.locator('[data-testid="stPlotlyChart"]:visible')
-            assert charts.count() >= {"METEOR": 1, "WMD": 3, "SPICE": 3}[tab], tab
-    _assert_local(requests, url)
-
-
-def test_perturbation_lab_table2(server, visitor) -> None:  # type: ignore[no-untyped-def]
-    url, log = server
-    page, requests = visitor
-    page.goto(f"{url}/perturbation-lab")
-    _wait_for_page(page, "perturbation-lab", "Perturbation lab")
-    page.get_by_text("Table 2 preset").first.click()
-    page.get_by_text("original (itself)").first.wait_for(state="attached")
-    _settle(page)
-    _screenshot(page, "perturbation-lab-table2")
-    _assert_no_error(page, log)
-    _assert_local(requests, url)
-
-
-def test_a_reload_keeps_the_loaded_judgment_set(server, visitor) -> None:  # type: ignore[no-untyped-def]
-    url, log = server
-    page, requests = visitor
-    page.goto(f"{url}/judgments")
-    _wait_for_page(page, "judgments", "Judgments")
-    assert "set=" in page.url, page.url
-    page.reload()
-    page.get_by_text("Loaded set", exact=True).wait_for()
-    _settle(page)
-    _assert_no_error(page, log)
-    _assert_local(requests, url)
-
-
-def test_systems_page(server, visitor) -> None:  # type: ignore[no-untyped-def]
+def test_systems_page_and_a_row_click_to_compare(server, visitor) -> None:  # type: ignore[no-untyped-def]
     """The Systems page compares its demo systems: the table, the chart with error bars and
-    the per-image table linked to Compare captions."""
+    the per-image table linked to Compare captions. Then the drill-down as a user does it:
+    one click on a row of "Where two systems differ" opens Compare captions on that image's
+    two captions, with the table's CIDEr-D IDF (the set's) chosen and the note saying every
+    number is the table's (issue 33; the numbers themselves are checked by the Systems page's
+    AppTest, which cannot click a grid row)."""
     url, log = server
     page, requests = visitor
     page.goto(f"{url}/systems")
@@ -297,22 +248,11 @@ def test_systems_page(server, visitor) -> None:  # type: ignore[no-untyped-def]
     assert page.locator('[data-testid="stDataFrame"]').count() >= 2
     # error bars are drawn: plotly renders them as paths in the chart
     assert page.locator('[data-testid="stPlotlyChart"] .errorbar').count() >= 1
-    _assert_local(requests, url)
 
-
-def test_systems_row_click_opens_compare(server, visitor) -> None:  # type: ignore[no-untyped-def]
-    """The drill-down as a user does it: one click on a row of "Where two systems differ"
-    opens Compare captions on that image's two captions, with the table's CIDEr-D IDF (the
-    set's) chosen and the note saying every number is the table's (issue 33; the numbers
-    themselves are checked by the Systems page's AppTest, which cannot click a grid row)."""
-    url, log = server
-    page, requests = visitor
-    page.goto(f"{url}/systems")
-    page.get_by_role("heading", name="Where two systems differ").wait_for()
     grid = page.locator('.st-key-systems_items [data-testid="stDataFrame"]')
     grid.wait_for()
-    _settle(page)
     grid.scroll_into_view_if_needed()
+    _settle(page)
     box = grid.bounding_box()
     assert box is not None
     # the grid draws on a canvas: the first data row lies one header height below the top;
@@ -341,6 +281,8 @@ LONG_EXAMPLE = (
 )
 SECOND_CANDIDATE = "&candidate_b=a+woman+walks+her+dog+along+the+sandy+beach+at+sunset"
 COMPARE_TABS = ("BLEU", "ROUGE-L", "CIDEr-D", "METEOR", "WMD", "SPICE", "MEAN", "I²CE")
+#: the charts a tab's evidence draws, at least
+EVIDENCE_CHARTS = {"METEOR": 1, "WMD": 3, "SPICE": 3}
 
 #: every piece of text, label and table of the visible tab that shows less than it holds:
 #: a box whose content is wider than the box (a label cut with "…", a caption or a table
@@ -421,6 +363,16 @@ def _screenshot_at(page, name: str, width: int) -> Path:  # type: ignore[no-unty
     return path
 
 
+def _open_expanders(page) -> None:  # type: ignore[no-untyped-def]
+    """Every expander open: what it holds is on the page too."""
+    page.evaluate(
+        "() => document.querySelectorAll("
+        "'[data-testid=\"stExpander\"] details:not([open]) > summary')"
+        ".forEach(s => s.click())"
+    )
+    _settle(page)
+
+
 #: where the visible tab draws candidates A and B: the two outermost columns of its panel
 PAIR_JS = """
 () => {
@@ -458,7 +410,8 @@ def test_compare_nothing_cut(server, browser, width: int, candidates: int) -> No
     at 1,920 px, one above the other at 1,280 px), at 1,280 px and, for two, 1,920 px (half
     of it each): no label ends in
     "…", no text or table is wider than its box, no grid's columns overflow the grid,
-    nothing reaches past the main block."""
+    nothing reaches past the main block; each tab draws its evidence. With two candidates at
+    1,280 px, the page around the tabs (its tables in expanders) too."""
     url, log = server
     context = browser.new_context(viewport={"width": width, "height": VIEWPORT["height"]})
     page = context.new_page()
@@ -479,6 +432,10 @@ def test_compare_nothing_cut(server, browser, width: int, candidates: int) -> No
             _assert_no_error(page, log)
             if candidates == 2:
                 _assert_pair_layout(page, width)
+            # the evidence is drawn: the alignment / the Sankey and its two heatmaps / the
+            # two scene graphs and the per-category chart
+            charts = page.locator('[data-testid="stPlotlyChart"]:visible').count()
+            assert charts >= EVIDENCE_CHARTS.get(tab, 0), (tab, charts)
             cut = page.evaluate(CUT_ELEMENTS_JS)
             # a full-page screenshot of what was cut, and of the pair's first tab for
             # docs/screenshots (the others would cost a few seconds each and show nothing)
@@ -487,6 +444,11 @@ def test_compare_nothing_cut(server, browser, width: int, candidates: int) -> No
                 _screenshot_at(page, shot, width)
             if cut:
                 problems[tab] = cut
+        if width == 1280 and candidates == 2:  # the page around the tabs, expanders open
+            _open_expanders(page)
+            if cut := page.evaluate(CUT_ELEMENTS_JS, True):
+                _screenshot_at(page, "compare-page-1280", width)
+                problems["the page"] = cut
         assert not problems, "\n".join(
             f"{tab}: {line}" for tab, lines in problems.items() for line in lines
         )
@@ -495,25 +457,16 @@ def test_compare_nothing_cut(server, browser, width: int, candidates: int) -> No
         context.close()
 
 
-#: every other page and each of its views, as a link opens it: URL path and query, what shows
-#: once it is drawn, a button to press first. Compare's tabs are the test above.
+#: the pages and views no other test checks at 1,280 px, as a link opens them: URL path and
+#: query, what shows once it is drawn, a button to press first. Compare's tabs are the test
+#: above; the pages with a "Copy link" are checked on the view their link test makes.
 VIEWS = (
     pytest.param("", "Resources", None, id="home"),
-    # the page around Compare's tabs (its tables in expanders); the tabs are the test above
-    pytest.param(
-        "compare-captions" + LONG_EXAMPLE + SECOND_CANDIDATE,
-        "Score tables with signatures",
-        None,
-        id="compare-page",
-    ),
     pytest.param(
         "systems",
         "Where two systems differ",
         "Score",
         id="systems",
-    ),
-    pytest.param(
-        "perturbation-lab?lab_table2=1", "Scores before and after", None, id="lab-one-caption"
     ),
     pytest.param(
         "perturbation-lab?lab_mode=batch&lab_run=1&lab_images=20&lab_dataset=demo-graded"
@@ -522,17 +475,16 @@ VIEWS = (
         None,
         id="lab-batch",
     ),
-    pytest.param("judgments", "Loaded set", "Load demo", id="judgments"),
-    pytest.param("correlations", "Combined metric", None, id="correlations"),
-    pytest.param("significance", "One pair, with the arithmetic", None, id="significance"),
-    pytest.param("pairwise-accuracy", "Pairs per category", None, id="pairwise-accuracy"),
-    pytest.param("robustness", "Pairs per distractor type", None, id="robustness"),
 )
 
 
-#: the pages whose screenshot for docs/screenshots this test takes (the others' come from the
-#: tests that open them on a fresh server, and from ``test_systems_page``)
-DOCS_SHOTS = {p[2] for p in PAGES} - set(FRESH) - {"systems"}
+def _assert_nothing_cut(page, shot: str) -> None:  # type: ignore[no-untyped-def]
+    """The whole page at 1,280 px, every expander open: nothing cut (a screenshot ``shot``
+    either way)."""
+    _open_expanders(page)
+    _screenshot_at(page, shot, LAPTOP["width"])
+    cut = page.evaluate(CUT_ELEMENTS_JS, True)
+    assert not cut, "\n".join(cut)
 
 
 @pytest.mark.parametrize(("path", "ready", "press"), VIEWS)
@@ -542,7 +494,7 @@ def test_nothing_cut_on_any_page_at_1280(server, browser, path: str, ready: str,
     block. (The grid's headers are drawn on a canvas: their widths are checked in
     ``test_readable.py``.)"""
     url, log = server
-    context = browser.new_context(viewport={"width": 1280, "height": VIEWPORT["height"]})
+    context = browser.new_context(viewport=LAPTOP)
     page = context.new_page()
     page.set_default_timeout(RENDER_TIMEOUT_MS)
     requests = RequestLog(page)
@@ -561,22 +513,9 @@ def test_nothing_cut_on_any_page_at_1280(server, browser, path: str, ready: str,
                 _settle(page)
         shown.wait_for()
         _settle(page)
-        name = path.split("?")[0] or "home"
-        if name in DOCS_SHOTS:  # the page as docs/screenshots shows it, 1,400 px wide
-            _screenshot(page, name)
-            page.set_viewport_size({"width": 1280, "height": VIEWPORT["height"]})
-            _settle(page)
-        # every expander open: what it holds is on the page too
-        page.evaluate(
-            "() => document.querySelectorAll("
-            "'[data-testid=\"stExpander\"] details:not([open]) > summary')"
-            ".forEach(s => s.click())"
-        )
-        _settle(page)
         _assert_no_error(page, log)
-        _screenshot_at(page, f"{name}-{'batch' if 'batch' in path else 'page'}-1280", 1280)
-        cut = page.evaluate(CUT_ELEMENTS_JS, True)
-        assert not cut, "\n".join(cut)
+        name = path.split("?")[0] or "home"
+        _assert_nothing_cut(page, f"{name}-{'batch' if 'batch' in path else 'page'}-1280")
         _assert_local(requests, url)
     finally:
         context.close()
@@ -686,6 +625,9 @@ def _compare_choices(page) -> None:  # type: ignore[no-untyped-def]
 
 
 def _lab_choices(page) -> None:  # type: ignore[no-untyped-def]
+    text = page.inner_text('[data-testid="stMain"]')  # the lab as it opens
+    for word in ("Synonym substitution", "Word-order shuffle", "Perturbed:"):
+        assert word in text, f"{word!r} missing:\n{text}"
     _click(
         page,
         "lab_table2",
@@ -723,7 +665,8 @@ def _robustness_choices(page) -> None:  # type: ignore[no-untyped-def]
     _click(page, "forced_tie", "correct")
 
 
-#: (URL path, non-default choices a user makes, what shows once the page is drawn)
+#: (URL path, non-default choices a user makes on the page as it opens, what shows once the
+#: page is drawn)
 LINKED = (
     ("compare-captions", _compare_choices, "Score table with signatures"),
     ("perturbation-lab", _lab_choices, "Scores before and after"),
@@ -735,15 +678,22 @@ LINKED = (
 )
 
 
+#: the pages whose screenshot for docs/screenshots the link test takes (home and Compare come
+#: from the tests that open them on a fresh server, Systems from its own test)
+DOCS_SHOTS = {p[2] for p in PAGES} - set(FRESH) - {"systems"}
+
+
 @pytest.mark.parametrize(("path", "choose", "ready"), LINKED, ids=[p[0] for p in LINKED])
 def test_each_copied_link_reopens_its_view_in_a_new_browser(  # type: ignore[no-untyped-def]
     server, browser, path: str, choose, ready: str
 ) -> None:
-    """Issue 42: on each page, non-default choices made by clicking, then "Copy link"; the
-    link, opened by another visitor (a fresh browser context), shows the same numbers."""
+    """Issue 42: on each page, non-default choices made by clicking at a laptop's width, then
+    "Copy link"; the link, opened by another visitor (a fresh browser context), shows the same
+    numbers. A reload keeps the loaded judgment set (it once fell back to the demo's), and
+    the view the choices made has nothing cut at 1,280 px (Compare's tabs: the test above)."""
     url, log = server
-    first = browser.new_context(viewport=VIEWPORT)
-    second = browser.new_context(viewport=VIEWPORT)
+    first = browser.new_context(viewport=LAPTOP)
+    second = browser.new_context(viewport=LAPTOP)
     try:
         page = first.new_page()
         page.set_default_timeout(RENDER_TIMEOUT_MS)
@@ -753,6 +703,9 @@ def test_each_copied_link_reopens_its_view_in_a_new_browser(  # type: ignore[no-
         _settle(page)
         choose(page)
         shown = _numbers(page, ready)
+        if path in DOCS_SHOTS:  # the view as docs/screenshots shows it, 1,400 px wide
+            _screenshot(page, path)
+            page.set_viewport_size(LAPTOP)
         link = _copied_link(page)
         assert _same_address(link, page.url), (link, page.url)  # the address bar's
         assert link.startswith(f"{url}/{path}?") and link.count(f"/{path}") == 1, link
@@ -767,6 +720,11 @@ def test_each_copied_link_reopens_its_view_in_a_new_browser(  # type: ignore[no-
         assert shown and again == shown, (path, link, len(shown), len(again), differ[:10])
         assert _same_address(other.url, link), (other.url, link)
         _assert_no_error(other, log)
+        if path == "judgments":
+            page.reload()
+            assert _numbers(page, ready) == shown
+        if path != "compare-captions":
+            _assert_nothing_cut(page, f"link-{path}-1280")
         _assert_local(requests, url)
         _assert_local(other_requests, url)
     finally:
