@@ -168,10 +168,14 @@ class WorkerPool:
             self._executor.shutdown(wait=True)
             return
         processes = self._processes()
+        # the standard pool forgets its thread on a shutdown without waiting, and a second
+        # shutdown then waits for nothing: kept here to wait for it below
+        thread = getattr(self._executor, "_executor_manager_thread", None)
         # the pool's own thread drops the queued tasks (see the module's note on cancelling)
         self._executor.shutdown(wait=False, cancel_futures=True)
         _terminate(processes)
-        self._executor.shutdown(wait=True)  # the pool's thread has seen them go
+        if thread is not None:  # it has seen them go: every future of the pool is done
+            thread.join(_EXIT_S * 6)
 
     def __enter__(self) -> WorkerPool:
         return self
