@@ -1,4 +1,5 @@
-"""Shared helpers: golden reference files and the oracle's availability."""
+"""Shared helpers: golden reference files and the oracle's availability; in a fresh clone,
+the package's kernels compiled once while the tests start."""
 
 from __future__ import annotations
 
@@ -12,6 +13,39 @@ from pathlib import Path
 import pytest
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the process compiling the kernels (``tests/warm_kernels.py``), while the workers start
+_warming: subprocess.Popen | None = None
+
+
+def _kernels_compiled() -> bool:
+    """Whether numba has METEOR's kernels (the costliest) compiled beside the sources; a
+    cache elsewhere (``NUMBA_CACHE_DIR``) counts as compiled: it is the caller's."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return True
+    return any((ROOT / "capeval_core" / "__pycache__").glob("meteor_kernel.*.nbi"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On the process that starts the test workers, in a fresh clone: one process compiles
+    the kernels in the background, so that fewer of the workers, app servers and scoring
+    workers compile them each (what it cannot do, the tests themselves then show)."""
+    global _warming
+    if hasattr(config, "workerinput") or _kernels_compiled():
+        return
+    _warming = subprocess.Popen(
+        [sys.executable, "-m", "tests.warm_kernels"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _warming is not None:
+        _warming.wait()
+
 
 # The oracle (pycocoevalcap's Java PTB tokenizer and METEOR) needs Java. CI must have it.
 requires_java = pytest.mark.skipif(
