@@ -13,14 +13,12 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Stamps make installs idempotent: pip runs again only when the dependency files change.
-# --no-compile: Python compiles a module when it is first imported, so pip need not compile
-# every module of every package (plotly alone has thousands): the install takes 15 s, not 26.
 $(VENV)/.stamp-app: $(BIN)/python pyproject.toml requirements.txt
-	$(BIN)/pip install --quiet --no-compile -r requirements.txt -e .
+	$(BIN)/pip install --quiet -r requirements.txt -e .
 	touch $@
 
 $(VENV)/.stamp-test: $(VENV)/.stamp-app requirements-test.txt
-	$(BIN)/pip install --quiet --no-compile -r requirements-test.txt -e ".[test]"
+	$(BIN)/pip install --quiet -r requirements-test.txt -e ".[test]"
 	touch $@
 
 # .streamlit/config.toml holds the rest (127.0.0.1 only, upload cap, no usage statistics).
