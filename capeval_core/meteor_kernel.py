@@ -1087,3 +1087,34 @@ def _search_weight(cands, c):  # pragma: no cover - compiled
     if cands[c, 4] == 0:
         return cands[c, 1] + cands[c, 3]
     return cands[c, 1] // 2 + cands[c, 3] // 2
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+def _signature(*dtypes: str) -> tuple:
+    """numba's types of 1-d arrays of these dtypes, as the callers pass them (contiguous,
+    writable): a signature that differed would be compiled anew rather than loaded."""
+    import numba
+
+    return tuple(numba.typeof(np.empty(0, dtype=d)) for d in dtypes)
+
+
+def start_up() -> None:
+    """numba's one-time start-up in this process, paid here by loading :func:`gather`.
+
+    The first kernel a process loads from numba's cache costs about 0.3 s of interpreter
+    time (numba fills its typing registries, and imports ``scipy.linalg`` to look for a
+    BLAS); later loads take milliseconds. A first run calls this while its paraphrase index
+    is read in the background, so the index's kernels then load at once.
+    """
+    gather.compile(_signature("u1", "i8", "i8"))
+
+
+def load_expansion() -> None:
+    """Load the shipped index's kernels (:mod:`capeval_core.meteor_shipped`) without calling
+    them: their first call then runs at once, without the interpreter lock."""
+    start_up()
+    expand_phrases.compile(_signature("u1", "u1", "u2", "u1", "i8"))
+    expand_entries.compile(_signature("u4", "u4", "u4", "i8", "u8", "u1"))
+    phrase_table.compile(_signature("u8", "u1", "i8"))

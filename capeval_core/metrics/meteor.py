@@ -1072,6 +1072,11 @@ class Meteor(Metric):
         from capeval_core.meteor_resources import prefetch_paraphrase_index
 
         prefetch_paraphrase_index()  # a first run builds it meanwhile, in the background
+        # numba's start-up here, while that build reads its file: the build's kernels then
+        # load at once (a first run is 0.1 s shorter)
+        from capeval_core import meteor_kernel
+
+        meteor_kernel.start_up()
         parameters = self.config.parameters  # type: ignore[attr-defined]
         items = list(zip(batch.candidate_tokens, batch.reference_tokens, strict=True))
         jar = [jar_inputs(c, r) for c, r in items]

@@ -123,6 +123,20 @@ def test_shipped_index_equals_a_fresh_build():
     assert same_index(built, meteor_shipped.decode(meteor_shipped.shipped_path())) == []
 
 
+def test_the_kernels_loaded_ahead_are_the_ones_the_expansion_calls():
+    """``load_expansion`` names the very signatures ``decode`` calls with: a signature that
+    differed would not be loaded ahead, and the call would compile one more (seconds)."""
+    from capeval_core import meteor_kernel as kernel
+    from capeval_core import meteor_shipped
+
+    kernels = (kernel.gather, kernel.expand_phrases, kernel.expand_entries, kernel.phrase_table)
+    kernel.load_expansion()
+    loaded = [set(k.signatures) for k in kernels]
+    assert all(loaded)
+    meteor_shipped.decode(meteor_shipped.shipped_path())
+    assert [set(k.signatures) for k in kernels] == loaded
+
+
 def test_first_run_expands_the_shipped_index(cold_cache, capfd):
     """An empty cache: the index comes from the shipped file (no indexing of the table, no
     line on stderr), and the cache file written from it is intact and names the table."""
