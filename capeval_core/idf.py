@@ -29,7 +29,7 @@ from capeval_core.metrics.document_frequency import (
     DocumentFrequency,
     corpus_document_frequency,
 )
-from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
+from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_set
 from capeval_core.tokenize import Tokenizer
 
 COCO_VAL_IDF_VERSION = "coco-val2014-df-v1"
@@ -75,7 +75,7 @@ def build_coco_val_document_frequency(
     for done, image_id in enumerate(order, start=1):
         seen: set[Ngram] = set()
         for toks in tokens[pos : pos + len(by_image[image_id])]:
-            seen.update(ngram_counts(coco_words(toks), ORDER))
+            seen |= ngram_set(coco_words(toks), ORDER)
         pos += len(by_image[image_id])
         df.update(seen)
         if done % _REPORT_EVERY == 0 or done == n:

@@ -27,6 +27,19 @@ def ngram_counts(tokens: Tokens, n: int = 4) -> Counter[Ngram]:
     return counts
 
 
+def ngram_set(tokens: Tokens, n: int = 4) -> set[Ngram]:
+    """The distinct k-grams, k = 1..n: what a document frequency counts once per image (no
+    counts to keep, a third of the time of :func:`ngram_counts`).
+
+    >>> sorted(ngram_set(("a", "b", "a"), 2))
+    [('a',), ('a', 'b'), ('b',), ('b', 'a')]
+    """
+    grams: set[Ngram] = set()
+    for k in range(1, n + 1):
+        grams.update(zip(*(tokens[i:] for i in range(k)), strict=False))
+    return grams
+
+
 def coco_words(tokens: Tokens) -> Tokens:
     """The words coco-caption's BLEU and CIDEr-D see: the joined caption re-split by
     ``str.split()``, which also splits at non-ASCII whitespace.
