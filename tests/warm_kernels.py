@@ -2,33 +2,50 @@
 
 numba keeps compiled kernels beside the sources, so a fresh clone has none, and every process
 that needs a kernel before the first has written it compiles it again: METEOR's take 12 s of
-CPU, and a test run starts several processes at once (its workers, the app servers, their
-scoring workers). ``tests/conftest.py`` runs this once, on the process that starts the workers,
-when METEOR's kernels are not compiled yet.
+CPU, SPICE's chart parser's 7 s, and a test run starts several processes at once (its
+workers, the app servers, their scoring workers). ``tests/conftest.py`` runs this once, on
+the process that starts the workers, when METEOR's kernels are not compiled yet: METEOR's
+kernels in one process and the others in a second, side by side.
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
 
+#: the parts that compile side by side (``python -m tests.warm_kernels PART``)
+PARTS = ("meteor", "others")
 
-def main() -> None:
-    from capeval_core import score
-    from capeval_core.metrics.bleu import bleu_values
-    from capeval_core.metrics.cider import cider_d_values
+
+def _sets():
     from capeval_core.resources import coco_caption_sets
-    from capeval_core.stats.kendall_counts import levels, resampled_kendall, sorted_groups
 
     sets = coco_caption_sets("val", 100)  # more than METEOR's small batch: its compiled path
-    candidates = [s.candidate for s in sets]
-    references = [list(s.references) for s in sets]
+    return [s.candidate for s in sets], [list(s.references) for s in sets]
+
+
+def meteor() -> None:
+    from capeval_core import score
+
+    candidates, references = _sets()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         score("meteor", candidates, references)
+
+
+def others() -> None:
+    from capeval_core import score
+    from capeval_core.metrics.bleu import bleu_values
+    from capeval_core.metrics.cider import cider_d_values
+    from capeval_core.stats.kendall_counts import levels, resampled_kendall, sorted_groups
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         # a caption no shipped parse holds: the chart parser's kernels
         score("spice", ["a zebra eats a purple sandwich on a small boat"], [["a zebra"]])
+    candidates, references = _sets()
     tokens = [tuple(c.split()) for c in candidates]
     refs = [[tuple(r.split()) for r in rs] for rs in references]
     bleu_values(tokens, refs)
@@ -38,4 +55,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    {"meteor": meteor, "others": others}[sys.argv[1]]()

@@ -89,12 +89,13 @@ def oracle_copy(folder: Path) -> Path:
 def java_env(site: Path) -> dict[str, str]:
     """The environment for a process running the copy: the copy first on ``PYTHONPATH``,
     Nashorn on the module path of every JVM (``JDK_JAVA_OPTIONS``: SPICE's scorer needs a
-    JavaScript engine, which Java 15 and later do not ship)."""
+    JavaScript engine, which Java 15 and later do not ship), after the options already set."""
     lib = spice_oracle.oracle_dir() / "lib"
     path = os.pathsep.join(str(lib / j) for j in NASHORN_JARS)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(site), *filter(None, [env.get("PYTHONPATH")])])
-    env["JDK_JAVA_OPTIONS"] = f"--module-path {path} --add-modules org.openjdk.nashorn"
+    nashorn = f"--module-path {path} --add-modules org.openjdk.nashorn"
+    env["JDK_JAVA_OPTIONS"] = " ".join(filter(None, [env.get("JDK_JAVA_OPTIONS"), nashorn]))
     return env
 
 
