@@ -433,20 +433,16 @@ def expand_phrases(shared, fresh, words, vocab_text, vocab_off):  # pragma: no c
 
 
 @njit(cache=True, nogil=True)
-def expand_entries(key_delta, counts, target_delta, phrase_off, phrase_hash, phrase_words):
-    """Keys and entries of the shipped index: key ``k`` is phrase ``key_delta[0] + ... +
-    key_delta[k]`` and has ``counts[k]`` entries, whose phrases 2 are coded the same way
-    from 0 at each key (sums modulo 2**32). Returns each key's phrase, the entry offsets of
-    the keys, and per entry the hash, word count and text range of its phrase 2."""
+def expand_entries(counts, target_delta, phrase_off, phrase_hash, phrase_words):
+    """Entries of the shipped index: key ``k`` has ``counts[k]`` entries, whose phrases 2 are
+    phrase numbers coded as differences from 0 at each key (sums modulo 2**32). Returns the
+    entry offsets of the keys, and per entry the hash, word count and text range of its
+    phrase 2."""
     n_keys = counts.shape[0]
     mask = np.int64(0xFFFFFFFF)
-    key_phrase = np.empty(n_keys, dtype=np.int64)
     runs = np.empty(n_keys + 1, dtype=np.int64)
     runs[0] = 0
-    p = np.int64(0)
     for k in range(n_keys):
-        p = (p + np.int64(key_delta[k])) & mask
-        key_phrase[k] = p
         runs[k + 1] = runs[k] + np.int64(counts[k])
     n = runs[n_keys]
     target_hash = np.empty(n, dtype=np.uint64)
@@ -461,7 +457,7 @@ def expand_entries(key_delta, counts, target_delta, phrase_off, phrase_hash, phr
             target_words[e] = phrase_words[t]
             target_start[e] = phrase_off[t]
             target_end[e] = phrase_off[t + 1]
-    return key_phrase, runs, target_hash, target_words, target_start, target_end
+    return runs, target_hash, target_words, target_start, target_end
 
 
 # -- sentences ----------------------------------------------------------------------------------
@@ -1116,5 +1112,5 @@ def load_expansion() -> None:
     them: their first call then runs at once, without the interpreter lock."""
     start_up()
     expand_phrases.compile(_signature("u1", "u1", "u2", "u1", "i8"))
-    expand_entries.compile(_signature("u4", "u4", "u4", "i8", "u8", "u1"))
+    expand_entries.compile(_signature("u4", "u4", "i8", "u8", "u1"))
     phrase_table.compile(_signature("u8", "u1", "i8"))

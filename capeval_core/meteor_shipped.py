@@ -224,14 +224,14 @@ def decode(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         members["vocab_text"],
         vocab_off,
     )
-    # phrase numbers are sums modulo 2**32 of their deltas (uint32 sums wrap so)
+    # key k is phrase number key_delta[0] + ... + key_delta[k], modulo 2**32 (as uint32 sums
+    # wrap)
     key_phrase = np.cumsum(_unplanes(members["key_phrase"]), dtype=np.uint32).astype(np.int64)
     with ThreadPoolExecutor(1) as pool:
         # the keys' table and the entries do not depend on each other, and both kernels run
         # without the interpreter lock: a first run has its index 0.1 s sooner
         keys = pool.submit(_key_table, kernel, text, phrase_off, phrase_hash, key_phrase)
-        entries = kernel.expand_entries(
-            _unplanes(members["key_phrase"]),
+        runs, target_hash, target_words, target_start, target_end = kernel.expand_entries(
             _unplanes(members["key_entries"]),
             _unplanes(members["entry_phrase"]),
             phrase_off,
@@ -239,7 +239,6 @@ def decode(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
             phrase_words,
         )
         key_hash, key_text, key_text_off, (phrase_slots, p_hash, p_key, p_prefix) = keys.result()
-    _, runs, target_hash, target_words, target_start, target_end = entries
     n_keys = len(key_phrase)
     max_words = int(max(phrase_words[key_phrase].max(initial=0), target_words.max(initial=0)))
     if (n_keys, int(runs[-1]), max_words) != (meta["n_keys"], meta["n_entries"], meta["max_words"]):

@@ -32,11 +32,10 @@ def _kernels_compiled() -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     """The JVMs' options (above); and on the process that starts the test workers, in a
-    fresh clone: the kernels are
-    compiled first, by two processes side by side (17 s on two cores), so that no worker, app
-    server or scoring worker compiles them again (they did so each, all at once: a fresh
-    clone's run took 40 s longer than the next). A part that fails says so here; the tests
-    that need its kernels then show the failure."""
+    fresh clone: the kernels are compiled first, by two processes side by side (15 s on two
+    cores), so that no worker, app server or scoring worker compiles them again (they did so
+    each, all at once: a fresh clone's run took 40 s longer than the next). A part that
+    fails says so here; the tests that need its kernels then show the failure."""
     if JVM_OPTIONS not in os.environ.get("JDK_JAVA_OPTIONS", ""):  # inherited by the workers
         os.environ["JDK_JAVA_OPTIONS"] = " ".join(
             filter(None, [os.environ.get("JDK_JAVA_OPTIONS"), JVM_OPTIONS])
