@@ -42,9 +42,13 @@ run: $(VENV)/.stamp-app
 # run) are built once per worker that needs them.
 PYTEST_WORKERS ?= 3
 
+# Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE): the
+# suite starts hundreds of Python processes (workers, app servers, scoring workers, CLI runs),
+# and without it each one compiles capeval's modules, and pytest rewrites the test modules,
+# again from source.
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=25 -m "not long"
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=25 -m "not long"
 
 # The long captions' SPICE checks (150 and 190-400 words, half a minute to minutes each) that
 # `make test` leaves out.
