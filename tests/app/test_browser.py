@@ -373,6 +373,15 @@ def _open_expanders(page) -> None:  # type: ignore[no-untyped-def]
     _settle(page)
 
 
+def _resize(page, width: int) -> None:  # type: ignore[no-untyped-def]
+    """The window ``width`` wide, once the charts and grids have answered the resize (their
+    resize observers run with the next frames, so the page may not have changed yet)."""
+    page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    page.wait_for_timeout(100)
+    _settle(page)
+
+
 #: where the visible tab draws candidates A and B: the two outermost columns of its panel
 PAIR_JS = """
 () => {
@@ -397,23 +406,26 @@ def _assert_pair_layout(page, width: int) -> None:  # type: ignore[no-untyped-de
 
 
 @pytest.mark.parametrize(
-    ("width", "candidates"),
+    ("widths", "candidates"),
     [
-        pytest.param(1280, 1, id="1280-one-candidate"),
-        pytest.param(1280, 2, id="1280-two-candidates"),
+        pytest.param((1280,), 1, id="1280-one-candidate"),
         # one candidate at 1,920 px has more room than at 1,280 px: not checked again
-        pytest.param(1920, 2, id="1920-two-candidates"),
+        pytest.param((1920, 1280), 2, id="1920-and-1280-two-candidates"),
     ],
 )
-def test_compare_nothing_cut(server, browser, width: int, candidates: int) -> None:  # type: ignore[no-untyped-def]
-    """Every Compare tab, with the issue's long example, one candidate or two (side by side
-    at 1,920 px, one above the other at 1,280 px), at 1,280 px and, for two, 1,920 px (half
-    of it each): no label ends in
-    "…", no text or table is wider than its box, no grid's columns overflow the grid,
-    nothing reaches past the main block; each tab draws its evidence. With two candidates at
-    1,280 px, the page around the tabs (its tables in expanders) too."""
+def test_compare_nothing_cut(server, browser, widths: tuple[int, ...], candidates: int) -> None:  # type: ignore[no-untyped-def]
+    """Every Compare tab, with the issue's long example, one candidate at 1,280 px or two at
+    1,920 px (side by side) and at 1,280 px (one above the other): no label ends in "…", no
+    text or table is wider than its box, no grid's columns overflow the grid, nothing reaches
+    past the main block; each tab draws its evidence. With two candidates at 1,280 px, the
+    page around the tabs (its tables in expanders) too.
+
+    The two widths share one page: each tab is checked at the width its click drew it at,
+    then the window takes the other width and the tab is checked again (the pair's layout is
+    a container query, the charts and grids follow their box), so each width sees tabs drawn
+    at it and tabs resized to it. A fresh page per width cost a page load and eight reruns."""
     url, log = server
-    context = browser.new_context(viewport={"width": width, "height": VIEWPORT["height"]})
+    context = browser.new_context(viewport={"width": widths[0], "height": VIEWPORT["height"]})
     page = context.new_page()
     page.set_default_timeout(RENDER_TIMEOUT_MS)
     requests = RequestLog(page)
@@ -426,28 +438,34 @@ def test_compare_nothing_cut(server, browser, width: int, candidates: int) -> No
             page.locator('[data-testid="stMetric"]').first.wait_for()
         _settle(page)
         problems: dict[str, list[str]] = {}
+        order = list(widths)
         for tab in COMPARE_TABS:
             page.get_by_role("tab", name=tab, exact=True).click()
             _settle(page)
             _assert_no_error(page, log)
-            if candidates == 2:
-                _assert_pair_layout(page, width)
-            # the evidence is drawn: the alignment / the Sankey and its two heatmaps / the
-            # two scene graphs and the per-category chart
-            charts = page.locator('[data-testid="stPlotlyChart"]:visible').count()
-            assert charts >= EVIDENCE_CHARTS.get(tab, 0), (tab, charts)
-            cut = page.evaluate(CUT_ELEMENTS_JS)
-            # a full-page screenshot of what was cut, and of the pair's first tab for
-            # docs/screenshots (the others would cost a few seconds each and show nothing)
-            if cut or (candidates == 2 and tab == COMPARE_TABS[0]):
-                shot = f"compare-{candidates}-{tab.lower().replace('²', '2')}-{width}"
-                _screenshot_at(page, shot, width)
-            if cut:
-                problems[tab] = cut
-        if width == 1280 and candidates == 2:  # the page around the tabs, expanders open
+            for i, width in enumerate(order):
+                if i:
+                    _resize(page, width)
+                if candidates == 2:
+                    _assert_pair_layout(page, width)
+                # the evidence is drawn: the alignment / the Sankey and its two heatmaps /
+                # the two scene graphs and the per-category chart
+                charts = page.locator('[data-testid="stPlotlyChart"]:visible').count()
+                assert charts >= EVIDENCE_CHARTS.get(tab, 0), (tab, width, charts)
+                cut = page.evaluate(CUT_ELEMENTS_JS)
+                # a full-page screenshot of what was cut, and of the pair's first tab for
+                # docs/screenshots (the others would cost a few seconds each and show nothing)
+                if cut or (candidates == 2 and tab == COMPARE_TABS[0]):
+                    shot = f"compare-{candidates}-{tab.lower().replace('²', '2')}-{width}"
+                    _screenshot_at(page, shot, width)
+                if cut:
+                    problems[f"{tab} at {width} px"] = cut
+            order.reverse()  # the next tab is drawn at the width this one ended at
+        if candidates == 2:  # the page around the tabs at 1,280 px, expanders open
+            page.set_viewport_size(LAPTOP)
             _open_expanders(page)
             if cut := page.evaluate(CUT_ELEMENTS_JS, True):
-                _screenshot_at(page, "compare-page-1280", width)
+                _screenshot_at(page, "compare-page-1280", LAPTOP["width"])
                 problems["the page"] = cut
         assert not problems, "\n".join(
             f"{tab}: {line}" for tab, lines in problems.items() for line in lines
