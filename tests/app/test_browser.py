@@ -539,6 +539,42 @@ def test_nothing_cut_on_any_page_at_1280(server, browser, path: str, ready: str,
         context.close()
 
 
+#: every chip of the metric picker: its label, and whether its text is cut
+CHIPS_JS = """
+() => [...document.querySelectorAll('.st-key-systems_metrics [data-tag]')].map(tag => {
+  const text = tag.querySelector('[title]') || tag;
+  return [text.innerText.trim(), text.scrollWidth > text.clientWidth + 1];
+})
+"""
+
+
+def test_the_metric_chips_show_whole_names_at_1280_px(server, browser) -> None:  # type: ignore[no-untyped-def]
+    """Issue 42: the chips were cut at 1,280 px, and showed keys (bleu_1) where the table
+    shows names (BLEU-1)."""
+    from capeval_core.metrics import COCO_CAPTION_KEYS, metric_class
+
+    url, log = server
+    context = browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    page.set_default_timeout(RENDER_TIMEOUT_MS)
+    try:
+        # the picker as a user sees it before uploading: nothing is scored (the demo's table
+        # with these metrics would cost the test most of its time)
+        query = "source=upload&" + "&".join(
+            f"metric={k}" for k in (*COCO_CAPTION_KEYS, "wmd", "mean", "i2ce")
+        )
+        page.goto(f"{url}/systems?{query}")
+        page.get_by_role("heading", name="Systems", exact=True).wait_for()
+        _settle(page)
+        chips = page.evaluate(CHIPS_JS)
+        names = [metric_class(k).label(k) for k in (*COCO_CAPTION_KEYS, "wmd", "mean", "i2ce")]
+        assert [text for text, _ in chips] == names
+        assert not [text for text, cut in chips if cut]
+        _assert_no_error(page, log)
+    finally:
+        context.close()
+
+
 # -- a page's state is its URL (issue 42) ----------------------------------------------------------
 #: what a page shows as numbers: the cards, the grids' cells, the charts' texts (labels, ticks,
 #: heatmap cells); only what is visible (a hidden tab's grid draws nothing)

@@ -164,39 +164,3 @@ def test_a_closed_tab_frees_the_workers_of_its_run(server, browser, files) -> No
     _until(lambda: not _workers(process), "the workers are gone after the tab closed")
     assert _unfinished(before)
     _assert_clean_log(log)
-
-
-#: every chip of the metric picker: its label, and whether its text is cut
-CHIPS_JS = """
-() => [...document.querySelectorAll('.st-key-systems_metrics [data-tag]')].map(tag => {
-  const text = tag.querySelector('[title]') || tag;
-  return [text.innerText.trim(), text.scrollWidth > text.clientWidth + 1];
-})
-"""
-
-
-def test_the_metric_chips_show_whole_names_at_1280_px(server, browser) -> None:  # type: ignore[no-untyped-def]
-    """Issue 42: the chips were cut at 1,280 px, and showed keys (bleu_1) where the table
-    shows names (BLEU-1)."""
-    from capeval_core.metrics import COCO_CAPTION_KEYS, metric_class
-
-    url, log = server
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(BOUND_S * 1000)
-    try:
-        # the picker as a user sees it before uploading: nothing is scored (the demo's table
-        # with these metrics would cost the test most of its time)
-        query = "source=upload&" + "&".join(
-            f"metric={k}" for k in (*COCO_CAPTION_KEYS, "wmd", "mean", "i2ce")
-        )
-        page.goto(f"{url}/systems?{query}")
-        page.get_by_role("heading", name="Systems", exact=True).wait_for()
-        _settle(page)
-        chips = page.evaluate(CHIPS_JS)
-        names = [metric_class(k).label(k) for k in (*COCO_CAPTION_KEYS, "wmd", "mean", "i2ce")]
-        assert [text for text, _ in chips] == names
-        assert not [text for text, cut in chips if cut]
-        _assert_clean_log(log)
-    finally:
-        context.close()
