@@ -47,10 +47,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@contextlib.contextmanager
-def serve(log: Path) -> Iterator[str]:
-    """``streamlit run app.py`` (settings from .streamlit/config.toml) on a free local port;
-    yields its URL once it answers, and stops it by its PID on exit."""
+def start(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``streamlit run app.py`` (settings from .streamlit/config.toml) on a free local port,
+    its output in ``log``; returns the process and its URL once it answers."""
     port = free_port()
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -59,32 +58,66 @@ def serve(log: Path) -> Iterator[str]:
             stdout=out,
             stderr=subprocess.STDOUT,
         )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + STARTUP_S
+    while not answers(url):
+        if proc.poll() is not None:
+            raise ServerError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
+        if time.monotonic() > deadline:
+            stop(proc.pid, proc)
+            raise ServerError(f"streamlit did not answer within {STARTUP_S} s:\n{log.read_text()}")
+        time.sleep(0.5)
+    return proc, url
+
+
+def answers(url: str) -> bool:
+    """Whether the app server at ``url`` is up."""
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + STARTUP_S
-        while True:
-            if proc.poll() is not None:
-                raise ServerError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+            return bool(resp.read().decode().strip() == "ok")
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def stop(pid: int, proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Stop the server ``pid`` (SIGTERM, then SIGKILL after 15 s) and wait until it is gone;
+    ``proc`` when this process started it (it is reaped), else it is watched in /proc (a
+    server another test worker started)."""
+
+    def gone(timeout: float) -> bool:
+        if proc is not None:
             try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().decode().strip() == "ok":
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                raise ServerError(
-                    f"streamlit did not answer within {STARTUP_S} s:\n{log.read_text()}"
-                )
-            time.sleep(0.5)
+                proc.wait(timeout=timeout)
+                return True
+            except subprocess.TimeoutExpired:
+                return False
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                return True
+            if stat[stat.rfind(")") + 2] == "Z":  # ended, its parent has not reaped it
+                return True
+            time.sleep(0.1)
+        return False
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        if gone(15):
+            return
+
+
+@contextlib.contextmanager
+def serve(log: Path) -> Iterator[str]:
+    """A server of :func:`start` for the ``with`` block; stopped by its PID on exit."""
+    proc, url = start(log)
+    try:
         yield url
     finally:
         if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=15)
+            stop(proc.pid, proc)
 
 
 class RequestLog:

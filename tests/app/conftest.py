@@ -1,14 +1,18 @@
-"""The browser tests' shared fixtures: Debian's chromium and one browser per module."""
+"""The browser tests' shared fixtures: Debian's chromium, one browser per module, and one app
+server for every test worker."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from bench.app_server import CHROMIUM, CHROMIUM_ARGS
+from bench.app_server import CHROMIUM, CHROMIUM_ARGS, answers, start, stop
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +45,54 @@ def browser(chromium: str) -> Iterator[object]:
             yield b
         finally:
             b.close()
+
+
+#: the servers this process started, kept so that it reaps the one it stops (another worker
+#: may stop it instead)
+_STARTED: dict[int, object] = {}
+
+
+@contextlib.contextmanager
+def _registry(root: Path) -> Iterator[Path]:
+    """The shared server's record (``root/app-server.json``), held under a file lock."""
+    with (root / "app-server.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield root / "app-server.json"
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """One app server for the browser tests of every test worker (URL and log): a server's
+    first visits load every resource, about as much CPU as the tests' own pages, so a server
+    per worker cost that once more for each. The first worker to need it starts it; the
+    record counts its users, and the last to finish stops it."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's directory, shared by its workers
+    with _registry(root) as record:
+        state = json.loads(record.read_text()) if record.exists() else None
+        if state and answers(state["url"]):
+            state["users"] += 1
+        else:
+            log = root / f"app-server-{os.getpid()}.log"
+            try:
+                proc, url = start(log)
+            except Exception as exc:  # ServerError, or no port
+                pytest.fail(str(exc))
+            _STARTED[proc.pid] = proc
+            state = {"pid": proc.pid, "url": url, "log": str(log), "users": 1}
+        record.write_text(json.dumps(state))
+    try:
+        yield state["url"], Path(state["log"])
+    finally:
+        with _registry(root) as record:
+            state = json.loads(record.read_text())
+            state["users"] -= 1
+            if state["users"]:
+                record.write_text(json.dumps(state))
+            else:
+                record.unlink()
+                stop(state["pid"], _STARTED.get(state["pid"]))  # type: ignore[arg-type]

@@ -72,15 +72,11 @@ def visitor(browser) -> Iterator[tuple[object, RequestLog]]:  # type: ignore[no-
         context.close()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """One app server shared by the interaction tests; its log is checked for tracebacks."""
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    try:
-        with serve(log) as url:
-            yield url, log
-    except ServerError as exc:
-        pytest.fail(str(exc))
+@pytest.fixture
+def server(shared_server: tuple[str, Path]) -> tuple[str, Path]:
+    """The app server the interaction tests share (``conftest.shared_server``); its log is
+    checked for tracebacks."""
+    return shared_server
 
 
 def _screenshot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
