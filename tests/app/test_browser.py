@@ -593,16 +593,19 @@ NUMBERS_JS = """
 
 
 def _pick(page, key: str, option: str | re.Pattern[str]) -> None:  # type: ignore[no-untyped-def]
-    """Choose ``option`` in the selectbox ``key`` as a user does: open it, click the option
-    (again if a rerun redrew the box while it opened)."""
+    """Choose ``option`` in the selectbox ``key`` as a user does: open it, click the option.
+    A click opens the list again if the first did not: right after a choice in a box, the
+    first click on the next box leaves its list shut (chromium and this Streamlit, every
+    time), and a rerun may redraw the box while it opens. The waits grow, so the usual
+    second click comes after 1.5 s (a fixed 10 s wait had cost 10 s per such choice)."""
     choice = page.get_by_role("option", name=option, exact=isinstance(option, str)).first
-    for _ in range(3):
+    for wait_ms in (1_500, 5_000, 15_000, 30_000):
         _settle(page)
         page.locator(f".st-key-{key} input[role=combobox]").click()
         try:
-            choice.wait_for(timeout=10_000)
+            choice.wait_for(timeout=wait_ms)
             break
-        except Exception:  # the list closed as the page redrew: open it again
+        except Exception:  # the list is shut: close whatever is open, and click again
             page.keyboard.press("Escape")
     choice.click()
     _settle(page)
