@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 from collections.abc import Iterator
@@ -27,6 +28,20 @@ def chromium() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return CHROMIUM
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_component_scan() -> Iterator[None]:
+    """Every AppTest scans the installed distributions' metadata for Streamlit components
+    (about 0.3 s of parsing each, a fifth of the AppTests' CPU); the installed packages do
+    not change during a test run, so the first scan's answer serves every AppTest. A server
+    scans once when it starts, as before."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = functools.cache(manifest_scanner.scan_component_manifests)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(manifest_scanner, "scan_component_manifests", lambda: list(scan()))
+        yield
 
 
 #: the tests' chromium compiles JavaScript no further than V8's mid tier (Maglev): a test's
