@@ -8,6 +8,7 @@ import fcntl
 import functools
 import json
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,9 +34,9 @@ def chromium() -> str:
 @pytest.fixture(scope="session", autouse=True)
 def _one_component_scan() -> Iterator[None]:
     """Every AppTest scans the installed distributions' metadata for Streamlit components
-    (about 0.3 s of parsing each, a fifth of the AppTests' CPU); the installed packages do
-    not change during a test run, so the first scan's answer serves every AppTest. A server
-    scans once when it starts, as before."""
+    (about 0.3 s of parsing each: the AppTests took 84 s of CPU with it, 62 s without); the
+    installed packages do not change during a test run, so the first scan's answer serves
+    every AppTest. A server scans once when it starts, as before."""
     from streamlit.components.v2 import manifest_scanner
 
     scan = functools.cache(manifest_scanner.scan_component_manifests)
@@ -45,8 +46,8 @@ def _one_component_scan() -> Iterator[None]:
 
 
 #: the tests' chromium compiles JavaScript no further than V8's mid tier (Maglev): a test's
-#: pages live seconds, and the top tier's compiles cost about 8 % of chromium's CPU in Compare's
-#: tab walk (four alternating runs each); what the pages do is the same at every tier
+#: pages live seconds, and the top tier's compiles cost 4-8 % of chromium's CPU (Compare's tab
+#: walk, three copied-link tests; alternating runs); what the pages do is the same at every tier
 TEST_ARGS = ["--js-flags=--max-opt=2"]
 
 
@@ -64,7 +65,7 @@ def browser(chromium: str) -> Iterator[object]:
 
 #: the servers this process started, kept so that it reaps the one it stops (another worker
 #: may stop it instead)
-_STARTED: dict[int, object] = {}
+_STARTED: dict[int, subprocess.Popen[bytes]] = {}
 
 
 @contextlib.contextmanager
@@ -81,8 +82,8 @@ def _registry(root: Path) -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """One app server for the browser tests of every test worker (URL and log): a server's
-    first visits load every resource, about as much CPU as the tests' own pages, so a server
-    per worker cost that once more for each. The first worker to need it starts it; the
+    first visits load every resource (Compare's alone about 4 s of CPU), so a server per
+    worker paid that once more for each. The first worker to need it starts it; the
     record counts its users, and the last to finish stops it."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -110,4 +111,4 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
                 record.write_text(json.dumps(state))
             else:
                 record.unlink()
-                stop(state["pid"], _STARTED.get(state["pid"]))  # type: ignore[arg-type]
+                stop(state["pid"], _STARTED.get(state["pid"]))
