@@ -458,7 +458,7 @@ def test_compare_nothing_cut(server, browser, widths: tuple[int, ...], candidate
                     problems[f"{tab} at {width} px"] = cut
             order.reverse()  # the next tab is drawn at the width this one ended at
         if candidates == 2:  # the page around the tabs at 1,280 px, expanders open
-            page.set_viewport_size(LAPTOP)
+            _resize(page, LAPTOP["width"])
             _open_expanders(page)
             if cut := page.evaluate(CUT_ELEMENTS_JS, True):
                 _screenshot_at(page, "compare-page-1280", LAPTOP["width"])
