@@ -19,8 +19,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-import json
-import mmap
 import os
 import sys
 import threading
@@ -35,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from capeval_core import section_file
 from capeval_core.errors import DamagedCacheWarning, MissingResourceError, ResourceError
 from capeval_core.meteor_shipped import INDEX_FORMAT
 from capeval_core.resources import (
@@ -52,7 +51,6 @@ JAR = "meteor/meteor-1.5.jar"
 PARAPHRASE_TABLE = "meteor/data/paraphrase-en.gz"
 
 _MAGIC = b"CAPEVAL-METEOR-PARAPHRASE\n"
-_DIGEST_SIZE = 32
 
 
 def meteor_jar() -> Path:
@@ -584,40 +582,12 @@ def _file_sections(header: dict, arrays: dict[str, np.ndarray]):
             "target_start": offsets[:-1],
             "target_end": offsets[1:],
         }
-    header = {**header, "sections": {}}
-    pos = 0  # the sections follow the header, each aligned to 8 bytes
-    sections = {}
-    for name, dtype in _SECTIONS:
-        arr = sections[name] = np.ascontiguousarray(arrays[name], dtype=dtype)
-        header["sections"][name] = [pos, len(arr), dtype]
-        pos += arr.nbytes + (-arr.nbytes % 8)
-    return header, sections
+    sections, contiguous = section_file.lay_out(_SECTIONS, arrays)
+    return {**header, "sections": sections}, contiguous
 
 
 def _write_index(dest: Path, header: dict, sections: dict[str, np.ndarray]) -> None:
-    """Write the index file atomically, with the CRC-32 of everything after the checksum
-    field (a damage check: a third of SHA-256's time on 190 MB, on a first run's path)."""
-    head = json.dumps(header).encode()
-    base = _data_start(len(head))
-    crc = 0
-
-    def write(data: bytes | memoryview) -> None:
-        nonlocal crc
-        crc = zlib.crc32(data, crc)
-        out.write(data)
-
-    with atomic_write(dest) as out:
-        out.write(_MAGIC)
-        out.write(b"\0" * _DIGEST_SIZE)  # filled in below, once everything after it is known
-        write(len(head).to_bytes(8, "little"))
-        write(head)
-        write(b"\0" * (base - out.tell()))
-        for name, _ in _SECTIONS:
-            arr = sections[name]
-            write(memoryview(arr).cast("B"))
-            write(b"\0" * (-arr.nbytes % 8))
-        out.seek(len(_MAGIC))
-        out.write(_checksum_field(crc))
+    section_file.write(dest, _MAGIC, header, sections)
 
 
 def build_paraphrase_index(source: Path, dest: Path, *, quiet: bool = False) -> Path:
@@ -647,15 +617,6 @@ def _announce(source: Path, quiet: bool) -> None:
         )
 
 
-def _checksum_field(crc: int) -> bytes:
-    return crc.to_bytes(4, "little") + b"\0" * (_DIGEST_SIZE - 4)
-
-
-def _data_start(header_size: int) -> int:
-    start = len(_MAGIC) + _DIGEST_SIZE + 8 + header_size
-    return start + (-start % 8)
-
-
 class ParaphraseIndex:
     """Read-only, memory-mapped view of the paraphrase table (§5.3, §5.4 "Paraphrase").
 
@@ -669,24 +630,13 @@ class ParaphraseIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._targets_cache: dict[int, tuple[str, ...]] = {}
-        with open(path, "rb") as fh:
-            self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        mm = self._mm
-        if mm[: len(_MAGIC)] != _MAGIC:
-            raise ResourceError(f"{path} is not a capeval paraphrase index; delete it to rebuild")
-        start = len(_MAGIC) + _DIGEST_SIZE
-        size = int.from_bytes(mm[start : start + 8], "little")
-        start += 8
-        self.header = json.loads(mm[start : start + size])
-        if not isinstance(self.header, dict):
-            raise ResourceError(f"{path} has no valid header; delete it to rebuild")
-        base = _data_start(size)
-        arrays = {}
-        for name, (off, count, dtype) in self.header["sections"].items():
-            arrays[name] = np.frombuffer(mm, dtype=dtype, count=count, offset=base + off)
+        self._file: section_file.SectionFile | None = section_file.SectionFile(
+            path, _MAGIC, "paraphrase index"
+        )
+        self.header = self._file.header
         #: the sections by name, as the compiled aligner takes them (phrase 2 of entry e is
         #: ``target_text[target_start[e]:target_end[e]]``)
-        self.arrays: dict[str, np.ndarray] = arrays
+        self.arrays: dict[str, np.ndarray] = self._file.arrays
         self.max_words: int = int(self.header["max_words"])
 
     @classmethod
@@ -695,7 +645,7 @@ class ParaphraseIndex:
         index = cls.__new__(cls)
         index.path = path
         index._targets_cache = {}
-        index._mm = None
+        index._file = None
         index.header = header
         index.arrays = dict(arrays)
         if arrays["target_text"].size < 1 << 32:
@@ -715,9 +665,7 @@ class ParaphraseIndex:
     def intact(self) -> bool:
         """Whether the file's content matches the CRC-32 written when it was built (any
         changed byte after the checksum field, header included, fails)."""
-        start = len(_MAGIC) + _DIGEST_SIZE
-        stored = self._mm[len(_MAGIC) : start]
-        return _checksum_field(zlib.crc32(memoryview(self._mm)[start:])) == stored
+        return self._file is not None and self._file.intact()
 
     def find_key(self, phrase: str) -> int:
         """Key number of one phrase 1 (-1 where the table has no entry for it)."""

@@ -290,15 +290,16 @@ def test_small_index_changes_the_score(small_index):
 
 @pytest.mark.parametrize("region", ["text", "hashes", "header", "truncated", "random file"])
 def test_damaged_paraphrase_index_is_rebuilt(region, small_index):
-    from capeval_core.meteor_resources import _DIGEST_SIZE, _MAGIC, ParaphraseIndex, _data_start
+    from capeval_core.meteor_resources import _MAGIC, ParaphraseIndex
+    from capeval_core.section_file import DIGEST_SIZE, data_start
 
     path, fresh_score = small_index
     clean = fresh_score()
     data = bytearray(path.read_bytes())
     index = ParaphraseIndex(path)
     sections = index.header["sections"]
-    start = len(_MAGIC) + _DIGEST_SIZE
-    base = _data_start(int.from_bytes(data[start : start + 8], "little"))
+    start = len(_MAGIC) + DIGEST_SIZE
+    base = data_start(_MAGIC, int.from_bytes(data[start : start + 8], "little"))
     rng = random.Random(region)
     if region == "text":  # bytes that are not UTF-8 inside the phrase texts
         off, count, _ = sections["target_text"]
