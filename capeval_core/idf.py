@@ -4,7 +4,8 @@ and those of a scored set's references named by their content (``set-…``).
 The original ``coco-val-df`` pickle of the CIDEr authors is not distributed with any package,
 so it is rebuilt from ``captions_val2014.json`` (inside the installed pycocoevalcap): all
 captions tokenized in one batch, an image counting once per n-gram, N = 40,504 images
-(metric-spec §4). The table is built once per tokenizer and cached in the user cache dir.
+(metric-spec §4). The table is built once per tokenizer and cached in the user cache dir as a
+file that each process memory-maps (:mod:`capeval_core.idf_file`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ import json
 import sys
 import threading
 import warnings
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from capeval_core import resources
+from capeval_core import idf_file, resources
 from capeval_core.errors import DamagedCacheWarning, ResourceError
 from capeval_core.metrics.document_frequency import (
     ORDER,
@@ -29,35 +30,36 @@ from capeval_core.metrics.document_frequency import (
     DocumentFrequency,
     corpus_document_frequency,
 )
-from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_set
+from capeval_core.metrics.ngrams import coco_words
 from capeval_core.tokenize import Tokenizer
 
-COCO_VAL_IDF_VERSION = "coco-val2014-df-v1"
+COCO_VAL_IDF_VERSION = "coco-val2014-df-v2"
 
 #: ``on_progress(done, total, what)``: how far the one-time build is (the app draws a bar)
 Progress = Callable[[int, int, str], None]
-#: images counted between two progress reports
-_REPORT_EVERY = 2000
+
+#: Suffix of the cached tables (memory-mapped files of capeval_core.idf_file)
+_SUFFIX = ".df"
+#: suffixes of the tables of earlier versions (checked pickles, then plain ones), removed
+#: when a table is built
+_OLD_SUFFIXES = (".checked-pickle", ".pickle")
 
 
-#: Suffix of the cached tables (checked pickles; see resources.dump_checked).
-_SUFFIX = ".checked-pickle"
-
-
-def _cache_path(tokenizer: Tokenizer):
+def _cache_path(tokenizer: Tokenizer) -> Path:
     jar = resources.pycocoevalcap_file("spice/spice-1.0.jar")
     stamp = resources.source_stamp(jar)
     name = f"{COCO_VAL_IDF_VERSION}-{tokenizer.name}-{stamp}{_SUFFIX}"
     return resources.cache_dir() / name
 
 
-def build_coco_val_document_frequency(
+def count_coco_val(
     tokenizer: Tokenizer, on_progress: Progress | None = None
-) -> DocumentFrequency:
-    """Count, for every 1–4-gram, the val2014 images whose references contain it.
+) -> tuple[dict[str, np.ndarray], int]:
+    """Count, for every 1–4-gram, the val2014 images whose references contain it: the
+    sections of :func:`capeval_core.idf_file.count_images`, and the number of images.
 
     ``on_progress`` hears of each step: reading and tokenizing the captions (one batch, as
-    coco-caption tokenizes them), then the images counted so far.
+    coco-caption tokenizes them), then counting.
     """
     say = on_progress or (lambda done, total, what: None)
     say(0, 1, "reading the COCO val2014 captions")
@@ -69,32 +71,29 @@ def build_coco_val_document_frequency(
     n = len(order)
     flat = [c for image_id in order for c in by_image[image_id]]
     say(0, n, f"tokenizing {len(flat):,} captions")
-    tokens = tokenizer.tokenize_batch(flat)
-    df: Counter[Ngram] = Counter()
-    pos = 0
-    for done, image_id in enumerate(order, start=1):
-        seen: set[Ngram] = set()
-        for toks in tokens[pos : pos + len(by_image[image_id])]:
-            seen |= ngram_set(coco_words(toks), ORDER)
-        pos += len(by_image[image_id])
-        df.update(seen)
-        if done % _REPORT_EVERY == 0 or done == n:
-            say(done, n, f"counting n-grams: {done:,} of {n:,} images")
-    return DocumentFrequency(
-        {g: float(c) for g, c in df.items()}, float(np.log(float(n))), n, "coco-val2014"
-    )
+    tokens = iter(tokenizer.tokenize_batch(flat))
+    images = [[coco_words(next(tokens)) for _ in by_image[image_id]] for image_id in order]
+    say(0, n, f"counting the n-grams of {n:,} images")
+    sections = idf_file.count_images(images, ORDER)
+    say(n, n, f"counted the n-grams of {n:,} images")
+    return sections, n
+
+
+def _table(counts: idf_file.NgramCounts, documents: int) -> DocumentFrequency:
+    return DocumentFrequency(counts, float(np.log(float(documents))), documents, "coco-val2014")
 
 
 def _read(path: Path) -> DocumentFrequency | None:
     """The cached table; None when there is none, or when it fails its checks (then it is
     deleted with one DamagedCacheWarning and built again)."""
     try:
-        df, n = resources.load_checked(path)
-        if not (isinstance(df, dict) and isinstance(n, int) and n > 0):
-            raise ResourceError(f"{path.name} does not hold a document-frequency table")
+        counts, header = idf_file.read(path)
+        documents = header.get("documents")
+        if not (isinstance(documents, int) and documents > 0 and counts.order == ORDER):
+            raise ResourceError(f"{path.name} does not hold COCO val2014's document frequencies")
     except FileNotFoundError:
         return None
-    except (OSError, ResourceError, TypeError, ValueError) as exc:
+    except (OSError, ResourceError, KeyError, TypeError, ValueError) as exc:
         path.unlink(missing_ok=True)
         warnings.warn(
             f"damaged IDF cache {path} discarded ({exc}); building it again",
@@ -102,7 +101,7 @@ def _read(path: Path) -> DocumentFrequency | None:
             stacklevel=4,
         )
         return None
-    return DocumentFrequency(df, float(np.log(float(n))), n, "coco-val2014")
+    return _table(counts, documents)
 
 
 def _load_or_build(tokenizer: Tokenizer, on_progress: Progress | None) -> DocumentFrequency:
@@ -122,23 +121,26 @@ def _build(tokenizer: Tokenizer, path: Path, on_progress: Progress | None) -> Do
         f"cached in {path}",
         file=sys.stderr,
     )
-    table = build_coco_val_document_frequency(tokenizer, on_progress)
+    sections, documents = count_coco_val(tokenizer, on_progress)
+    header = {"documents": documents, "source": "coco-val2014", "tokenizer": tokenizer.name}
     try:
-        resources.dump_checked((table.df, table.documents), path)
+        idf_file.write(path, sections, ORDER, header)
     except OSError as exc:
         raise ResourceError(f"cannot write the IDF cache {path}: {exc}") from exc
-    # tables of this tokenizer built from other versions of the captions
-    # (".pickle": the unchecked tables of earlier capeval versions)
-    for suffix in (_SUFFIX, ".pickle"):
-        for stale in path.parent.glob(f"{COCO_VAL_IDF_VERSION}-{tokenizer.name}-*{suffix}"):
-            if stale != path:
-                stale.unlink(missing_ok=True)
+    # tables of this tokenizer built from other versions of the captions or by earlier
+    # versions of capeval
+    for stale in path.parent.glob(f"coco-val2014-df-v*-{tokenizer.name}-*"):
+        if stale != path and stale.suffix in (_SUFFIX, *_OLD_SUFFIXES):
+            stale.unlink(missing_ok=True)
+    table = _read(path)
+    if table is None:  # written, then damaged or removed at once: count from memory
+        return _table(idf_file.NgramCounts(sections, ORDER), documents)
     return table
 
 
 _tables: dict[str, DocumentFrequency] = {}
 #: held while a table is read or built: threads asking at once (people opening Compare
-#: together) wait for one read instead of each reading its own (1.2 s, 400 MB; issue 42)
+#: together) wait for one open (or one build) instead of each doing its own (issue 42)
 _tables_lock = threading.Lock()
 
 
@@ -156,7 +158,7 @@ def coco_val_document_frequency(
 
 def coco_val_state(tokenizer: Tokenizer) -> str:
     """Where the next :func:`coco_val_document_frequency` call finds the table: ``"memory"``,
-    ``"cache"`` (read back in about a second) or ``"build"`` (built now, once per machine).
+    ``"cache"`` (memory-mapped in milliseconds) or ``"build"`` (built now, once per machine).
     Never raises: a missing pycocoevalcap reads as ``"build"`` (the build then says why)."""
     if tokenizer.name in _tables:
         return "memory"

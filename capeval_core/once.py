@@ -2,7 +2,7 @@
 
 ``functools.cache`` lets every thread that asks before the first answer is stored compute an
 answer of its own. The app serves each person's page in a thread of its own, so three people
-opening Compare together loaded the COCO val2014 IDF table (1.2 s, 400 MB) three times, and
+opening Compare together loaded the COCO val2014 IDF table (then 1.2 s, 400 MB) three times, and
 the word vectors and SPICE's grammar twice or three times (issue 42). :func:`once` holds a
 lock per argument tuple while the first caller computes; the others wait for its answer.
 """

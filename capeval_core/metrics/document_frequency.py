@@ -9,6 +9,7 @@ metric (:mod:`capeval_core.metrics.cider`) reads it; neither source needs the me
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,9 +25,11 @@ SET_PREFIX = "set-"
 
 @dataclass(frozen=True)
 class DocumentFrequency:
-    """Per n-gram document frequencies and the log of the number of documents (images)."""
+    """Per n-gram document frequencies and the log of the number of documents (images).
 
-    df: dict[Ngram, float]
+    ``df`` is a dict, or for COCO val2014 a memory-mapped table (capeval_core.idf_file)."""
+
+    df: Mapping[Ngram, float]
     log_documents: float
     documents: int
     source: str

@@ -343,19 +343,22 @@ def test_index_checksum_is_verified_once_per_file_version(small_index):
 
 
 def test_damaged_idf_table_is_discarded(tmp_path, monkeypatch):
-    from capeval_core import idf
-    from capeval_core.resources import dump_checked
+    from capeval_core import idf, idf_file
     from capeval_core.tokenize import get_tokenizer
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
     path = idf._cache_path(get_tokenizer("whitespace"))
-    table = ({("dog",): 3.0, ("a", "dog"): 2.0}, 40)
-    dump_checked(table, path)
+    images = [[("a", "dog")], [("the", "dog"), ("a", "dog", "runs")]]
+    idf_file.write(path, idf_file.count_images(images, 4), 4, {"documents": 2})
     read = idf._read(path)
-    assert read is not None and read.df == table[0] and read.documents == 40
+    assert read is not None and read.documents == 2
+    assert dict(read.df) == {
+        ("a",): 2.0, ("dog",): 2.0, ("the",): 1.0, ("runs",): 1.0,
+        ("a", "dog"): 2.0, ("the", "dog"): 1.0, ("dog", "runs"): 1.0, ("a", "dog", "runs"): 1.0,
+    }  # fmt: skip
     good = path.read_bytes()
     flipped = bytearray(good)
-    flipped[-10] ^= 0x01  # a pickle byte: a count or a key, with no error of its own
+    flipped[-10] ^= 0x01  # a count or a key, with no error of its own
     for damaged in (bytes(flipped), good[: len(good) // 2], b"\x80\x04K\x01.", b""):
         path.write_bytes(damaged)
         with one_repair("IDF cache"):

@@ -32,8 +32,12 @@ def test_coco_val_idf_scores_a_single_image(tmp_path, monkeypatch):
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(idf, "_tables", {})  # build it here, not from this process's memory
-    stale = tmp_path / f"{idf.COCO_VAL_IDF_VERSION}-ptb-corenlp-3.4.1-1-0123456789abcdef.pickle"
-    stale.write_bytes(b"a table built from another version of the captions")
+    for stale in (
+        f"{idf.COCO_VAL_IDF_VERSION}-ptb-corenlp-3.4.1-1-0123456789abcdef.df",  # other captions
+        "coco-val2014-df-v1-ptb-corenlp-3.4.1-1-0123456789abcdef.checked-pickle",  # capeval's
+        "coco-val2014-df-v1-ptb-corenlp-3.4.1-1-0123456789abcdef.pickle",  # earlier formats
+    ):
+        (tmp_path / stale).write_bytes(b"a table built from other captions or by another format")
     result = score(
         "cider_d", ["a man riding a horse"], [["a man rides a horse"]], idf="coco-val2014"
     )
@@ -41,7 +45,7 @@ def test_coco_val_idf_scores_a_single_image(tmp_path, monkeypatch):
     assert result.details.documents == 40_504
     assert result.value > 1.0
     assert "idf-source:coco-val2014" in str(result.signature)
-    # cached for the next process; the stale table of the same tokenizer is removed
+    # cached for the next process; the stale tables of the same tokenizer are removed
     assert [p.name for p in tmp_path.glob("coco-val2014-df-*") if p.suffix != ".lock"] == [
         idf._cache_path(get_tokenizer("ptb")).name
     ]
