@@ -229,13 +229,21 @@ def per_item_outputs(
 ) -> list[tuple[str, Path, str]]:
     """One row per image: CSV (image_id, then a column per key; the signatures in a sidecar
     JSON beside it) or a JSON list, as ``(option, path, text)`` for
-    :func:`capeval_core.files.write_all` (each file complete or absent, never partial)."""
+    :func:`capeval_core.files.write_all` (each file complete or absent, never partial).
+
+    A key whose metric left images out has a ``"<key> left out"`` column after the values,
+    with the reason where its value is missing and empty elsewhere (as Systems' files)."""
     check_per_item(path)
+    left_out = {key: result.missing for key, result in results.items() if result.missing}
     rows = [
-        [image_id, *(result.segments[i].scores[key] for key, result in results.items())]
+        [
+            image_id,
+            *(result.segments[i].scores[key] for key, result in results.items()),
+            *(why.get(i, "") for why in left_out.values()),
+        ]
         for i, image_id in enumerate(batch.image_ids)
     ]
-    header = ["image_id", *results]
+    header = ["image_id", *results, *(f"{key} left out" for key in left_out)]
     if path.suffix.lower() == ".json":
         records = [_jsonable(dict(zip(header, r, strict=True))) for r in rows]
         return [("--per-item", path, json.dumps(records, indent=1, allow_nan=False) + "\n")]

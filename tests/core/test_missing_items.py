@@ -458,6 +458,28 @@ def test_cli_score_warns_once_exits_0_and_lists_them_in_the_json(tmp_path, capsy
     assert math.isfinite(data["corpus"]["spice"]) and math.isfinite(data["corpus"]["bleu_4"])
 
 
+@pytest.mark.parametrize("suffix", ["csv", "json"])
+def test_cli_score_per_item_says_why_a_value_is_missing(tmp_path, capsys, suffix):
+    """The per-image file has the reason beside the empty value, as Systems' files do."""
+    import csv
+
+    sets, res, ann = _coco_files(tmp_path)
+    out = tmp_path / f"items.{suffix}"
+    argv = ["score", "--results", str(res), "--annotations", str(ann), "--per-item", str(out)]
+    assert main([*argv, "--metrics", "bleu_4", "spice", "--spice-max-words", str(LIMIT)]) == 0
+    capsys.readouterr()
+    if suffix == "csv":
+        with out.open(newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    else:
+        rows = json.loads(out.read_text())
+    assert list(rows[0]) == ["image_id", "bleu_4", "spice", "spice left out"]
+    assert [r["spice left out"] for r in rows] == [
+        f"candidate: {OVER}" if i == 3 else "" for i in range(len(sets))
+    ]
+    assert rows[3]["spice"] in ("nan", None) and rows[3]["bleu_4"] not in ("nan", None)
+
+
 def test_cli_score_without_a_limit_lists_nothing(tmp_path, capsys):
     _, res, ann = _coco_files(tmp_path, long_at=-1)
     argv = ["score", "--results", str(res), "--annotations", str(ann), "--metrics", "spice"]
