@@ -16,9 +16,10 @@ $(BIN)/python:
 # pip compiles the installed modules one after another; compileall does it on every core (a
 # fresh clone's install took 25 s instead of 32 on two cores). A third-party file that does not
 # compile (javaobj ships one in Python 3.12 syntax; pip skips it too) and third-party warnings
-# are not capeval's to report.
+# are not capeval's to report. The packages' own test folders (a third of their files, never
+# imported by capeval) are left out: 9 s instead of 13 on two cores.
 INSTALL := $(BIN)/pip install --quiet --no-compile
-COMPILE := $(BIN)/python -W ignore -m compileall -q -j 0 $(VENV)/lib >/dev/null || true
+COMPILE := $(BIN)/python -W ignore -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib >/dev/null || true
 
 $(VENV)/.stamp-app: $(BIN)/python pyproject.toml requirements.txt
 	$(INSTALL) -r requirements.txt -e .
