@@ -94,7 +94,7 @@ class NgramCounts(Mapping[Ngram, float]):
 
     def __init__(self, sections: Mapping[str, np.ndarray], order: int) -> None:
         text = sections["words"].tobytes().decode("utf-8", "surrogatepass")
-        self._words = text.split("\n") if text else []
+        self._words = text.split("\n") if len(sections["df1"]) else []
         self._number = {w: i for i, w in enumerate(self._words)}
         self._v = len(self._words)
         self.order = order
