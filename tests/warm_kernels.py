@@ -50,10 +50,12 @@ def others() -> None:
     from capeval_core.stats.kendall_counts import levels, resampled_kendall, sorted_groups
     from tests.core.test_meteor import ODD_TABLE
 
-    # the chart parser's kernels (a parse, past the caches of parses a SPICE run reads)
-    PCFGParser().parse(
-        ["a", "zebra", "eats", "a", "purple", "sandwich", "on", "a", "small", "boat"]
-    )
+    # the chart parser's kernels (parses, past the caches of parses a SPICE run reads): the
+    # sparse chart's (a caption's length) and the dense chart's (six words or fewer; also
+    # where the user cache has the sparse chart's state ranking already)
+    parser = PCFGParser()
+    parser.parse(["a", "zebra", "eats", "a", "purple", "sandwich", "on", "a", "small", "boat"])
+    parser.parse(["a", "zebra", "eats", "a", "sandwich"])
     candidates, references = _sets()
     tokens = [tuple(c.split()) for c in candidates]
     refs = [[tuple(r.split()) for r in rs] for rs in references]

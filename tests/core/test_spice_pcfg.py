@@ -386,6 +386,57 @@ def test_a_long_sentences_chart_is_sparse_and_says_how_far_it_is(real_grammar):
     assert len(heard) == len(words) + 1 and heard[-1] == 1.0 and heard == sorted(heard)
 
 
+def test_a_caption_gets_the_sparse_chart_and_the_dense_charts_cells(real_grammar):
+    """Past DENSE_MAX_WORDS, caption lengths included: the default chart is sparse, and its
+    cells and tree are the dense chart's, bit for bit."""
+    from capeval_core.spice.pcfg.cky import DENSE_MAX_WORDS, SparseCells
+
+    words = ["a", "man", "in", "a", "red", "shirt", "rides", "a", "bike"]
+    assert DENSE_MAX_WORDS < len(words) <= 10  # a caption's length
+    chart = Chart(real_grammar, Lexicon(real_grammar), words)
+    dense = Chart(real_grammar, Lexicon(real_grammar), words, layout="dense")
+    assert isinstance(chart.cells, SparseCells) and not isinstance(dense.cells, SparseCells)
+    assert all(np.array_equal(chart.cells[k].view(np.int32), dense.cells[k].view(np.int32))
+               for k in dense.cells)  # fmt: skip
+    assert str(extract(chart)) == str(extract(dense))
+
+
+def test_the_state_ranking_is_cached_and_a_damaged_one_ranked_again(
+    real_grammar, tmp_path, monkeypatch
+):
+    """The sparse chart's state order is read from the user cache after its first chart; a
+    damaged or foreign file is discarded with one warning and ranked again."""
+    import pickle
+    import warnings
+
+    from capeval_core.errors import DamagedCacheWarning
+    from capeval_core.resources import dump_checked
+    from capeval_core.spice.pcfg import cky
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
+    ranking = cky._live_ranking(real_grammar)
+    assert sorted(ranking.tolist()) == list(range(len(real_grammar.states)))
+    assert np.array_equal(cky._cached_live_ranking(real_grammar), ranking)
+    (path,) = tmp_path.glob("pcfg-live-ranking-*")
+
+    def no_chart(g):  # type: ignore[no-untyped-def]
+        raise AssertionError("ranked again")
+
+    monkeypatch.setattr(cky, "_live_ranking", no_chart)
+    assert np.array_equal(cky._cached_live_ranking(real_grammar), ranking)  # read back
+    monkeypatch.setattr(cky, "_live_ranking", lambda g: ranking)
+    for damage in ("bytes", "not a ranking"):
+        if damage == "bytes":
+            path.write_bytes(pickle.dumps(ranking))  # unchecked: not a capeval cache file
+        else:
+            dump_checked(np.zeros(len(ranking), dtype=np.int64), path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert np.array_equal(cky._cached_live_ranking(real_grammar), ranking)
+        assert [w.category for w in caught] == [DamagedCacheWarning]
+        assert "PCFG state ranking" in str(caught[0].message)
+
+
 @pytest.mark.slow
 def test_the_real_grammars_unary_rules_come_in_corenlps_order(real_grammar, tmp_path):
     from tools import spice_oracle

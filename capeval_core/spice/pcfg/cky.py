@@ -18,6 +18,7 @@ nearly tied parses resolve as they do in Java.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capeval_core.errors import ResourceError
 from capeval_core.spice.pcfg.grammar import BOUNDARY_WORD, Grammar
 from capeval_core.spice.pcfg.lexicon import Lexicon, as_arrays
 from capeval_core.spice.pcfg.trees import Tree
@@ -32,9 +34,11 @@ from capeval_core.spice.pcfg.trees import Tree
 NEG_INF = np.float32(-np.inf)
 #: the score CoreNLP gives every tag of a word when it parses again after a failure
 FLOOD_SCORE = np.float32(-1000.0)
-#: the compiled chart is dense up to this many words (the dense cells take 46 MB at 40 words,
-#: 2.7 GB at 320; the sparse ones a third of that, and are as quick from about this length on)
-DENSE_MAX_WORDS = 40
+#: the compiled chart is dense up to this many words, sparse beyond. Parsing 400 COCO train
+#: captions (10 words on average) took 7.5 % less time sparse, the same trees; a chart alone
+#: was 5 % quicker sparse at 7 words, 16 % at 40, and dense was quicker up to 6 (8-18 %). The
+#: sparse cells also take a third of the dense ones' memory (46 MB at 40 words, 2.7 GB at 320).
+DENSE_MAX_WORDS = 6
 #: no taggings: (tags, scores) arrays of length 0
 _NONE = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
 
@@ -130,16 +134,54 @@ class _Renumbered:
     by_child: tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-@functools.cache
-def _renumbered(g: Grammar) -> _Renumbered:
-    """States numbered by how many cells of :data:`CALIBRATION`'s chart they are live in,
-    most first (ties in their own order)."""
-    n_states = len(g.states)
+def _live_ranking(g: Grammar) -> np.ndarray:
+    """The states by how many cells of :data:`CALIBRATION`'s chart they are live in, most
+    first (ties in their own order)."""
     chart = Chart(g, Lexicon(g), CALIBRATION.split(), layout="dense")
-    live = np.zeros(n_states, dtype=np.int64)
+    live = np.zeros(len(g.states), dtype=np.int64)
     for cell in chart.cells.values():
         live += cell > NEG_INF
-    state = np.argsort(-live, kind="stable")
+    return np.argsort(-live, kind="stable")
+
+
+#: the version of the cached rankings (a change of CALIBRATION or of the ranking: one more)
+RANKING_VERSION = 1
+
+
+def _cached_live_ranking(g: Grammar) -> np.ndarray:
+    """:func:`_live_ranking`, kept in the user cache per grammar: its chart and the dense
+    kernel's load cost a process 0.7 s before its first sparse chart. Any ranking gives
+    the same cells (it only orders the states in memory), so a ranking that fails its
+    checks is only computed again."""
+    from capeval_core.resources import cache_dir, discard_damaged, dump_checked, load_checked
+
+    sizes = f"{len(g.states)}-{len(g.b_parent)}-{len(g.c_parent)}"
+    name = f"pcfg-live-ranking-{g.stamp}-{sizes}-v{RANKING_VERSION}.checked-pickle"
+    path = cache_dir() / name
+    try:
+        state = load_checked(path)
+        if isinstance(state, np.ndarray) and np.array_equal(
+            np.sort(state), np.arange(len(g.states))
+        ):
+            return state
+        discard_damaged(
+            path, "PCFG state ranking", "not a ranking of the grammar's states", "ranking again"
+        )
+    except FileNotFoundError:
+        pass
+    except ResourceError as exc:
+        discard_damaged(path, "PCFG state ranking", str(exc), "ranking again")
+    state = _live_ranking(g)
+    with contextlib.suppress(OSError):  # an unwritable cache costs the chart again
+        dump_checked(state, path)
+    return state
+
+
+@functools.cache
+def _renumbered(g: Grammar) -> _Renumbered:
+    """States numbered by :func:`_cached_live_ranking`: the most often live first."""
+    n_states = len(g.states)
+    state = _cached_live_ranking(g)
     number = np.empty(n_states, dtype=np.int64)
     number[state] = np.arange(n_states)
     left, right, parent = number[g.b_left], number[g.b_right], number[g.b_parent]
@@ -324,15 +366,13 @@ class Chart:
         self.cells = {span: chart[k] for k, span in enumerate(spans)}
 
     def _fill_sparse(self) -> None:
-        from numba.typed import List
-
         from capeval_core.spice.pcfg import kernel
 
         n, n_states, r = self.n, len(self.g.states), _renumbered(self.g)
         lex_start, lex_state, lex_score = self._lexical_entries()
         lex_state = r.number[lex_state].astype(np.int32)
         col = np.full((n, n_states), NEG_INF, dtype=np.float32)
-        idx, val = List([np.zeros(0, dtype=np.uint16)]), List([np.zeros(0, dtype=np.float32)])
+        idx, val = kernel.new_columns()
         off = np.zeros((n + 1, n + 1), dtype=np.int64)
         n_left = np.zeros((n + 1, n + 1), dtype=np.int32)
         n_live = np.zeros((n + 1, n + 1), dtype=np.int32)
@@ -346,7 +386,10 @@ class Chart:
                 kernel.fill_columns(end, end + 1, *args)
                 self.progress(float(work[end - 1] / work[-1]))
         del col
-        self.cells = SparseCells(self.spans(), list(idx), list(val), off, n_live, r.state)
+        columns = [kernel.column(idx, val, end) for end in range(n + 1)]
+        self.cells = SparseCells(
+            self.spans(), [c[0] for c in columns], [c[1] for c in columns], off, n_live, r.state
+        )
 
     def _lexical_entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each word's tag scores (before unaries) as (state, score) entries, word ``i``'s
