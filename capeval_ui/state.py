@@ -232,10 +232,14 @@ def _url() -> dict[str, tuple[str, ...]]:
     return {name: tuple(params.get_all(name)) for name in params}
 
 
-#: the URLs the app wrote since the page last restored one: a run writes its URL more than
-#: once (choices, then the table drawn), and a click made meanwhile comes back with an
-#: earlier one, which is not a link (restoring it undid the click)
+#: the URLs the app wrote in the last run and in the run before it. A run writes its URL
+#: more than once (choices, then the table drawn), and a browser busy drawing applies them
+#: late: a click made meanwhile comes back with an earlier one, even the URL of the run
+#: before the last. That is not a link, and restoring it undid the click. Older URLs are
+#: links again: the same address opened later (a table's row, after other pages ran) opens
+#: what it names.
 _WRITTEN = "_url_written"
+_WRITTEN_BEFORE = "_url_written_before"
 
 
 def link_is_new() -> bool:
@@ -243,7 +247,8 @@ def link_is_new() -> bool:
     reload (a new session), an address typed or edited, the browser's Back."""
     url = _url()
     seen = st.session_state.get(_SEEN)
-    return bool(url) and url != seen and url not in st.session_state.get(_WRITTEN, [])
+    own = (*st.session_state.get(_WRITTEN_BEFORE, []), *st.session_state.get(_WRITTEN, []))
+    return bool(url) and url != seen and url not in own
 
 
 def restore(params: Sequence[Param]) -> bool:
@@ -252,6 +257,7 @@ def restore(params: Sequence[Param]) -> bool:
     is left out and noted (:func:`rejected`); the caller checks that the choices are still
     offered (:func:`valid_choice`, :func:`valid_choices`)."""
     new = link_is_new()
+    st.session_state[_WRITTEN_BEFORE] = [] if new else st.session_state.get(_WRITTEN, [])
     st.session_state[_WRITTEN] = []
     if not new:
         return False

@@ -381,3 +381,43 @@ def test_compare_link_to_a_systems_idf_set_this_server_does_not_hold() -> None:
     at.button(key="use-idf-scored set").click().run()
     assert not at.exception, at.exception
     assert at.metric and _params(at)["idf"] == "corpus"
+
+
+def _choice_page() -> None:
+    """A page with one choice in its URL, drawn as every page draws its choices."""
+    import streamlit as st
+
+    from capeval_ui import state
+
+    params = (state.Param("choice", "choice"),)
+    state.restore(params)
+    st.selectbox("Choice", ["a", "b", "c"], key="choice")
+    state.write(params)
+
+
+def test_a_click_that_comes_back_with_an_earlier_url_of_the_app_is_kept() -> None:
+    """A browser busy drawing applies the URLs a run writes late: a click can come back with
+    the URL of the run before the last. That URL is the app's own, not a link; restoring it
+    undid the click (the Systems page scored its three default metrics after "coco-caption's
+    metrics" was pressed, in the load bench's browsers)."""
+    at = AppTest.from_function(_choice_page, default_timeout=TIMEOUT).run()
+    first = _params(at)
+    assert first == {"choice": "a"}
+    at.selectbox(key="choice").select("b").run()
+    assert _params(at) == {"choice": "b"}
+    at.query_params.update(first)  # the browser has not applied "choice=b" yet
+    at.selectbox(key="choice").select("c").run()
+    assert at.selectbox(key="choice").value == "c" and _params(at) == {"choice": "c"}
+
+
+def test_a_link_the_app_wrote_runs_ago_is_still_restored() -> None:
+    """Only the last two runs' URLs are the app's own: the same address as a link later (a
+    table row opening its image again, after other pages ran) opens what it names."""
+    at = AppTest.from_function(_choice_page, default_timeout=TIMEOUT).run()
+    at.selectbox(key="choice").select("b").run()
+    linked = _params(at)
+    for value in ("c", "a"):
+        at.selectbox(key="choice").select(value).run()
+    at.query_params.update(linked)
+    at.run()
+    assert at.selectbox(key="choice").value == "b"
