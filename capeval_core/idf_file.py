@@ -134,10 +134,10 @@ class NgramCounts(Mapping[Ngram, float]):
         return default if index < 0 else float(self._df[len(gram)][index])
 
     def __getitem__(self, gram: Ngram) -> float:
-        index = self._index(gram) if isinstance(gram, tuple) else -1
-        if index < 0:
+        value = self.get(gram)
+        if value is None:
             raise KeyError(gram)
-        return float(self._df[len(gram)][index])
+        return value
 
     def __contains__(self, gram: object) -> bool:
         return isinstance(gram, tuple) and self._index(gram) >= 0
