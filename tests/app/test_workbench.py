@@ -59,6 +59,8 @@ def test_streamlit_config_binds_locally_and_caps_uploads_like_the_loaders() -> N
     assert config["server"]["address"] == "127.0.0.1"
     assert config["browser"]["gatherUsageStats"] is False
     assert config["client"]["toolbarMode"] == "minimal"  # no "Deploy" button
+    # no whole-heap collection after each run of each person's page (issue 42)
+    assert config["runner"]["postScriptGC"] is False
     # Streamlit counts maxUploadSize in MiB; the loaders' cap is in bytes: the same limit
     assert config["server"]["maxUploadSize"] * 1024 * 1024 == DEFAULT_MAX_BYTES
 
