@@ -11,7 +11,7 @@ import streamlit as st
 from capeval_core import CapevalError
 from capeval_core.stats import METHODS
 from capeval_core.stats.within_systems import system_means
-from capeval_ui import cached, current_tokenizer, meta_views, state, views
+from capeval_ui import cached, meta_views, state, views
 from capeval_ui.views import key_label
 
 TITLE = "Correlations"
@@ -63,9 +63,7 @@ if not keys:
     st.stop()
 
 try:
-    tokenizer = current_tokenizer()
-    scores = cached.judgment_scores(jset.content_digest, keys, tokenizer, _jset=jset)
-    jset, scores = meta_views.on_common_items(jset, scores)  # statistics on common items
+    tokenizer, jset, scores = meta_views.scored_on_common_items(jset, keys)
     report = cached.correlation_report(
         jset.content_digest,
         tuple(scores.keys),

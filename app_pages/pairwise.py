@@ -13,7 +13,7 @@ from capeval_core.judgments.protocols import (
     missing_labels_warning,
     protocol_for,
 )
-from capeval_ui import cached, current_tokenizer, meta_views, state
+from capeval_ui import cached, meta_views, state
 
 METRIC_TIES, HUMAN_TIES = ["half", "correct", "wrong"], ["random", "drop"]
 
@@ -70,11 +70,9 @@ if not keys:
     st.stop()
 
 try:
-    tokenizer = current_tokenizer()
-    scores = cached.judgment_scores(
-        jset.content_digest, keys, tokenizer, int(n_references), int(draws), int(seed), _jset=jset
+    tokenizer, jset, scores = meta_views.scored_on_common_items(
+        jset, keys, int(n_references), int(draws), int(seed)
     )
-    jset, scores = meta_views.on_common_items(jset, scores)  # statistics on common items
     results = cached.pairwise_report(
         jset.content_digest,
         tuple(scores.keys),

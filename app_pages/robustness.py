@@ -9,7 +9,7 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.judgments import protocols
-from capeval_ui import cached, choices, current_tokenizer, meta_views, state, store, views
+from capeval_ui import cached, choices, meta_views, state, store, views
 
 GENERATED = "Generated from COCO val2014 captions (synthetic)"
 UPLOADED = "Upload a pairwise file"
@@ -126,12 +126,10 @@ try:
     if not keys:
         st.warning("Choose at least one metric.")
         st.stop()
-    tokenizer = current_tokenizer()
     # every reference of a pair, one draw: forced choice samples nothing
-    scores = cached.judgment_scores(
-        jset.content_digest, keys, tokenizer, protocols.ALL_REFERENCES, 1, 0, _jset=jset
+    tokenizer, jset, scores = meta_views.scored_on_common_items(
+        jset, keys, protocols.ALL_REFERENCES, 1, 0
     )
-    jset, scores = meta_views.on_common_items(jset, scores)  # statistics on common items
     results = cached.forced_choice_report(
         jset.content_digest, tuple(scores.keys), tokenizer, metric_tie, _jset=jset, _scores=scores
     )

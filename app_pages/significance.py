@@ -7,7 +7,7 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.stats import METHODS
-from capeval_ui import cached, current_tokenizer, meta_views, state, views
+from capeval_ui import cached, meta_views, state, views
 from capeval_ui.views import key_label
 
 TITLE = "Significance"
@@ -40,9 +40,7 @@ if len(keys) < 2:
     st.stop()
 
 try:
-    tokenizer = current_tokenizer()
-    scores = cached.judgment_scores(jset.content_digest, keys, tokenizer, _jset=jset)
-    jset, scores = meta_views.on_common_items(jset, scores)  # statistics on common items
+    tokenizer, jset, scores = meta_views.scored_on_common_items(jset, keys)
     matrix = cached.williams(
         jset.content_digest,
         tuple(scores.keys),

@@ -15,7 +15,7 @@ import streamlit as st
 from capeval_core.metrics import available_keys
 from capeval_core.stats import to_csv_text
 from capeval_core.stats.export import sidecar_path, signatures_text
-from capeval_ui import cached, charts, choices, state, store
+from capeval_ui import cached, charts, choices, current_tokenizer, state, store
 from capeval_ui.formats import UNDERFLOW_TEXT, exact, label_texts
 from capeval_ui.views import copy_link, key_label, page_link, show_link
 
@@ -176,13 +176,19 @@ def render_left_out(jset: object, scores: object) -> None:
     st.text("\n".join(lines))
 
 
-def on_common_items(jset: object, scores: object) -> tuple[Any, Any]:
-    """:func:`render_left_out`, then the set and scores on the items every metric scored
-    (``capeval_core.judgments.scoring.on_common_items``), for a page's statistics."""
-    from capeval_core.judgments.scoring import on_common_items as common
+def scored_on_common_items(
+    jset: Any, keys: tuple[str, ...], *protocol: int
+) -> tuple[str, Any, Any]:
+    """The set scored with ``keys`` in the sidebar's tokenizer (``protocol``: a pairwise set's
+    references, draws and seed), what was left out said (:func:`render_left_out`), then the
+    tokenizer, and the set and scores on the items every metric scored
+    (``capeval_core.judgments.scoring.on_common_items``): a page's statistics use those."""
+    from capeval_core.judgments.scoring import on_common_items
 
+    tokenizer = current_tokenizer()
+    scores = cached.judgment_scores(jset.content_digest, keys, tokenizer, *protocol, _jset=jset)
     render_left_out(jset, scores)
-    return common(jset, scores)
+    return (tokenizer, *on_common_items(jset, scores))
 
 
 # -- shared widgets --------------------------------------------------------------------------------
