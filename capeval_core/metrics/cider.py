@@ -182,6 +182,16 @@ class _Vectors:
         return vector
 
 
+def _looked_up(df: DocumentFrequency, batch: Batch) -> _Vectors:
+    """The batch's vectors over a table of its own (not the scored set's), every n-gram of
+    the batch looked up in the table at once (:meth:`DocumentFrequency.prefetch`)."""
+    sentences = dict.fromkeys(map(coco_words, batch.candidate_tokens))
+    sentences.update((coco_words(t), None) for refs in batch.reference_tokens for t in refs)
+    counts = {words: ngram_counts(words, ORDER) for words in sentences}
+    df.prefetch(gram for grams in counts.values() for gram in grams)
+    return _Vectors(df, counts)
+
+
 @dataclass(frozen=True)
 class _CorpusIdf:
     """What a corpus-IDF batch needs before scoring: how many documents the IDF counts."""
@@ -223,11 +233,11 @@ class CiderD(Metric):
         if self.config.idf == "coco-val2014":
             from capeval_core.idf import coco_val_document_frequency
 
-            return _Vectors(coco_val_document_frequency(self.tokenizer))
+            return _looked_up(coco_val_document_frequency(self.tokenizer), batch)
         if self.config.idf.startswith(SET_PREFIX):
             from capeval_core.idf import reference_set_document_frequency
 
-            return _Vectors(reference_set_document_frequency(self.config.idf))
+            return _looked_up(reference_set_document_frequency(self.config.idf), batch)
         n = len(batch)
         return _CorpusIdf("corpus", n, float(np.log(float(n))))
 

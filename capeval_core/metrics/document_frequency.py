@@ -9,7 +9,7 @@ metric (:mod:`capeval_core.metrics.cider`) reads it; neither source needs the me
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +38,22 @@ class DocumentFrequency:
         # log(df) takes few distinct values: computing each once keeps numpy's exact log cheap
         object.__setattr__(self, "_log_cache", {})
         object.__setattr__(self, "_idf_cache", {})
+
+    def prefetch(self, grams: Iterable[Ngram]) -> None:
+        """Look ``grams`` up in one call where the table can (COCO val2014's memory-mapped
+        table, ``get_many``); :meth:`idf` then reads them from its cache. The values are the
+        ones :meth:`idf` computes gram by gram."""
+        get_many = getattr(self.df, "get_many", None)
+        if get_many is None:
+            return
+        idf_cache: dict[Ngram, float] = self._idf_cache  # type: ignore[attr-defined]
+        missing = [gram for gram in dict.fromkeys(grams) if gram not in idf_cache]
+        log_cache: dict[float, float] = self._log_cache  # type: ignore[attr-defined]
+        for gram, d in zip(missing, get_many(missing), strict=True):
+            log_df = log_cache.get(d)
+            if log_df is None:
+                log_df = log_cache[d] = float(np.log(max(1.0, d)))
+            idf_cache[gram] = self.log_documents - log_df
 
     def idf(self, gram: Ngram) -> float:
         """``log(N) - log(max(1, df))``: 0 for an n-gram in every image, log N for an unseen one."""

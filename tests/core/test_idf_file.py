@@ -3,6 +3,7 @@ set of n-grams per image counts, and reads back what was written."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import pytest
@@ -60,6 +61,43 @@ def test_a_look_up_of_what_was_not_counted_finds_nothing(coco_images):
         with pytest.raises(KeyError):
             counts[gram]
     assert counts.get("a") is None  # not a tuple of words
+
+
+def test_a_batch_look_up_gives_what_each_look_up_gives(coco_images):
+    """get_many (one call for a batch's n-grams) against get, gram by gram: counted n-grams
+    of every order, n-grams of known words that were never counted, unknown words at each
+    position, and lengths the table does not hold."""
+    counts = idf_file.NgramCounts(idf_file.count_images(coco_images[:300], 4), 4)
+    counted = [g for g in counts if len(g) > 1][::50] + [(w,) for w in ("a", "man", "dog")]
+    others = coco_images[300][0]  # a caption of another image: partly counted, partly not
+    grams = [
+        *counted,
+        *(others[i : i + n] for n in (1, 2, 3, 4) for i in range(len(others) - n + 1)),
+        ("zzyzx",), ("zzyzx", "a"), ("a", "zzyzx"), ("a", "man", "zzyzx", "a"),
+        ("a", "a", "a", "a"), ("a", "man", "riding", "a", "horse"), (),
+    ]  # fmt: skip
+    looked_up = counts.get_many(grams)
+    assert looked_up == [counts.get(g, 0.0) for g in grams]
+    assert sum(v > 0 for v in looked_up) > len(counted) and 0.0 in looked_up
+    assert counts.get_many([]) == []
+
+
+def test_prefetched_idf_is_the_idf_computed_gram_by_gram(coco_images):
+    from capeval_core.metrics.document_frequency import DocumentFrequency
+
+    def table(df):
+        return DocumentFrequency(df, math.log(300.0), 300, "test")
+
+    counts = idf_file.NgramCounts(idf_file.count_images(coco_images[:300], 4), 4)
+    grams = [g for caption in coco_images[300] for g in ngram_set(caption, 4)]
+    grams += [("zzyzx",), ("a", "zzyzx")]
+    prefetched, plain = table(counts), table(counts)
+    prefetched.prefetch(grams)
+    assert len(prefetched._idf_cache) == len(set(grams))  # type: ignore[attr-defined]
+    assert [prefetched.idf(g) for g in grams] == [plain.idf(g) for g in grams]
+    in_a_dict = table(dict(counts))
+    in_a_dict.prefetch(grams)  # nothing to look up at once: each idf() reads the dict
+    assert [in_a_dict.idf(g) for g in grams] == [plain.idf(g) for g in grams]
 
 
 def test_words_beyond_ascii_round_trip(tmp_path):
