@@ -260,7 +260,7 @@ class CiderD(Metric):
             raise TypeError("CiderD.segment needs the document frequencies (a _Vectors)")
         sigma = self.config.sigma
         candidate = coco_words(candidate)
-        cand = tfidf(ngram_counts(candidate, ORDER), prepared.df)
+        cand = prepared(candidate)
         total = np.zeros(ORDER)
         refs = []
         for ref_tokens in map(coco_words, references):
