@@ -971,6 +971,20 @@ def _add_reference_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_scoring_options(sub: argparse.ArgumentParser) -> None:
+    """The options of a command that scores results files (score, compare): the tokenizer,
+    CIDEr-D's document frequencies, SPICE's parser and its sentence limit."""
+    sub.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
+    sub.add_argument(
+        "--cider-idf",
+        default="corpus",
+        choices=["corpus", "coco-val2014"],
+        help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
+    )
+    _add_spice_parser_option(sub)
+    _add_spice_limit_option(sub)
+
+
 def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--spice-parser",
@@ -1032,15 +1046,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument("--per-item", metavar="OUT", help="write per-image scores (.csv or .json)")
     score.add_argument("--json", action="store_true", help="print a JSON object on stdout")
-    score.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
-    score.add_argument(
-        "--cider-idf",
-        default="corpus",
-        choices=["corpus", "coco-val2014"],
-        help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
-    )
-    _add_spice_parser_option(score)
-    _add_spice_limit_option(score)
+    _add_scoring_options(score)
     score.add_argument(
         "--embeddings",
         metavar="PATH",
@@ -1226,15 +1232,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --table: the metrics' own scale, four decimals, instead of x100",
     )
-    comp.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
-    comp.add_argument(
-        "--cider-idf",
-        default="corpus",
-        choices=["corpus", "coco-val2014"],
-        help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
-    )
-    _add_spice_parser_option(comp)
-    _add_spice_limit_option(comp)
+    _add_scoring_options(comp)
     comp.add_argument(
         "--workers",
         type=_whole(0),
