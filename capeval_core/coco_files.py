@@ -32,7 +32,7 @@ read their files here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -242,13 +242,22 @@ def _warn_repeats(data: dict, source: str) -> None:
             counts[row["id"]] = counts.get(row["id"], 0) + 1
     twice = [k for k, n in counts.items() if n > 1]
     if twice:
-        shown = ", ".join(map(repr, twice[:5])) + (" ..." if len(twice) > 5 else "")
+        shown = _first_five(twice)
         warnings.warn(
             f"annotations file {source}, list 'images': {len(twice):,} image id(s) appear more "
             f"than once ({shown}); scored once, at its first place, as pycocotools indexes it",
             CapevalWarning,
             stacklevel=3,
         )
+
+
+def _first_five(ids: Sequence[Any]) -> str:
+    """The first five of ``ids`` for a message, and "..." when there are more.
+
+    >>> _first_five([1, 2]), _first_five(list(range(7)))
+    ('1, 2', '0, 1, 2, 3, 4 ...')
+    """
+    return ", ".join(map(repr, ids[:5])) + (" ..." if len(ids) > 5 else "")
 
 
 def _checked(
@@ -275,7 +284,7 @@ def _checked(
                 + over_limit(problem, "max_references")
             )
     if blank:
-        shown = ", ".join(map(repr, blank[:5])) + (" ..." if len(blank) > 5 else "")
+        shown = _first_five(blank)
         warnings.warn(
             f"references file {source}: {len(blank):,} image(s) have a blank reference "
             f"({shown}); each is scored as an empty reference, as pycocoevalcap scores it",
@@ -428,7 +437,7 @@ def load_coco(
         cands[image_id] = caption
     missing = [i for i in cands if i not in refs.captions]
     if missing:
-        shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
+        shown = _first_five(missing)
         raise InputError(
             f"{len(missing)} image_id(s) of {results_name} have no reference in "
             f"{refs.source}: {shown}"
