@@ -220,7 +220,10 @@ def join_scores_file(
     out = jset
     for name, cols in metrics.items():
         _file_name(path, cols[0], name)
-        arrays = [[_score(path, by_id[i], c, i) for i in wanted] for c in cols]
+        arrays = [
+            [_score(path, by_id[i], c, f"no {c!r} score for id {i!r}") for i in wanted]
+            for c in cols
+        ]
         out = add_metric_scores(out, name, *arrays, checksum=checksum, source=source)
     notes = []
     if left_out:
@@ -233,16 +236,12 @@ def join_scores_file(
     return out
 
 
-def _score(path: str | os.PathLike[str], row: Row, column: str, key: str) -> float:
+def _score(path: str | os.PathLike[str], row: Row, column: str, missing: str) -> float:
+    """The number in ``column`` of ``row``; where the cell is empty, an error saying
+    ``missing``."""
     cell = row.values.get(column)
     if cell is None or (isinstance(cell, str) and not cell.strip()):
-        raise format_error(
-            path,
-            f"no {column!r} score for id {key!r}",
-            line=row.line,
-            column=column,
-            record=row.record,
-        )
+        raise format_error(path, missing, line=row.line, column=column, record=row.record)
     return parse_number(cell, path, row, column)
 
 
@@ -419,20 +418,8 @@ def _file_name(path: str | os.PathLike[str], column: str, name: str) -> None:
 def _cells(
     path: str | os.PathLike[str], rows: Sequence[Row], kept: Sequence[int], column: str, name: str
 ) -> list[float]:
-    values = []
-    for i in kept:
-        row = rows[i]
-        cell = row.values.get(column)
-        if cell is None or (isinstance(cell, str) and not cell.strip()):
-            raise format_error(
-                path,
-                f"no score of the external metric {name!r} in a row that is kept",
-                line=row.line,
-                column=column,
-                record=row.record,
-            )
-        values.append(parse_number(cell, path, row, column))
-    return values
+    missing = f"no score of the external metric {name!r} in a row that is kept"
+    return [_score(path, rows[i], column, missing) for i in kept]
 
 
 def with_file_metrics(
