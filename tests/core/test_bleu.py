@@ -65,13 +65,7 @@ def test_compiled_values_equal_the_metric_bit_for_bit():
     from tests.core.fast_paths_cases import cases
 
     for cands, refs in cases():
-        batch = Batch(
-            tuple(" ".join(c) for c in cands),
-            tuple(tuple(" ".join(r) for r in rs) for rs in refs),
-            cands,
-            refs,
-            "whitespace",
-        )
+        batch = Batch.of_tokens(cands, refs)
         expected = Bleu(tokenizer="whitespace").score_batch(batch, warn=False)
         got = bleu_values(cands, refs)
         for k, key in enumerate(Bleu.reports):
