@@ -48,25 +48,24 @@ class DocumentFrequency:
             return
         idf_cache: dict[Ngram, float] = self._idf_cache  # type: ignore[attr-defined]
         missing = [gram for gram in dict.fromkeys(grams) if gram not in idf_cache]
-        log_cache: dict[float, float] = self._log_cache  # type: ignore[attr-defined]
         for gram, d in zip(missing, get_many(missing), strict=True):
-            log_df = log_cache.get(d)
-            if log_df is None:
-                log_df = log_cache[d] = float(np.log(max(1.0, d)))
-            idf_cache[gram] = self.log_documents - log_df
+            idf_cache[gram] = self._idf_of(d)
 
     def idf(self, gram: Ngram) -> float:
         """``log(N) - log(max(1, df))``: 0 for an n-gram in every image, log N for an unseen one."""
         idf_cache: dict[Ngram, float] = self._idf_cache  # type: ignore[attr-defined]
         value = idf_cache.get(gram)
         if value is None:
-            d = self.df.get(gram, 0.0)
-            log_cache: dict[float, float] = self._log_cache  # type: ignore[attr-defined]
-            log_df = log_cache.get(d)
-            if log_df is None:
-                log_df = log_cache[d] = float(np.log(max(1.0, d)))
-            value = idf_cache[gram] = self.log_documents - log_df
+            value = idf_cache[gram] = self._idf_of(self.df.get(gram, 0.0))
         return value
+
+    def _idf_of(self, d: float) -> float:
+        """The idf of an n-gram counted in ``d`` images (its log computed once per count)."""
+        log_cache: dict[float, float] = self._log_cache  # type: ignore[attr-defined]
+        log_df = log_cache.get(d)
+        if log_df is None:
+            log_df = log_cache[d] = float(np.log(max(1.0, d)))
+        return self.log_documents - log_df
 
 
 def corpus_document_frequency(
