@@ -9,6 +9,7 @@ router's sidebar.
 from __future__ import annotations
 
 import streamlit as st
+from threadpoolctl import threadpool_limits
 
 from capeval_core import workers
 
@@ -18,6 +19,15 @@ from capeval_core import workers
 #: its workers at its own priority
 WORKER_NICENESS = 10
 workers.set_niceness(WORKER_NICENESS)
+
+#: BLAS and OpenMP threads in the app's server process. A page's matrices are small (one
+#: caption's word vectors, I2CE's encoder on a few sentences) and large sets are scored in
+#: worker processes, which run one thread each (``capeval_core.batch``). A second OpenBLAS
+#: thread only spun after each call: a Compare edit cost the server 0.18 s of CPU with it and
+#: 0.07 s without, in the same 0.07 s of wall time, and the spinning took the cores from the
+#: other people's work (issue 42).
+SERVER_THREADS = 1
+threadpool_limits(SERVER_THREADS)
 
 #: session-state key of the sidebar's tokenizer choice
 TOKENIZER_KEY = "tokenizer"

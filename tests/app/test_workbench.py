@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import subprocess
+import sys
 import tomllib
 import warnings
 from pathlib import Path
@@ -64,6 +67,26 @@ def test_streamlit_config_binds_locally_and_caps_uploads_like_the_loaders() -> N
     # Streamlit counts maxUploadSize in MiB; the loaders' cap is in bytes: the same limit
     assert config["server"]["maxUploadSize"] * 1024 * 1024 == DEFAULT_MAX_BYTES
 
+
+
+def test_the_app_server_runs_one_blas_thread() -> None:
+    """A second BLAS thread only spun after a page's small matrix products, taking a core from
+    the other people's work (issue 42): the app's process asks for one, whatever the
+    environment asked for."""
+    script = (
+        "import json, numpy as np, capeval_ui;"
+        "from threadpoolctl import threadpool_info;"
+        "np.ones((300, 300)) @ np.ones((300, 300));"
+        "print(json.dumps([(i['filepath'], i['num_threads']) for i in threadpool_info()]))"
+    )
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    libraries = json.loads(out.stdout.splitlines()[-1])
+    assert any("openblas" in path for path, _ in libraries)  # numpy's BLAS was looked at
+    assert {path: threads for path, threads in libraries} == {path: 1 for path, _ in libraries}
 
 def test_page_urls_are_the_titles_and_the_icon_is_drawn_locally() -> None:
     tree = ast.parse((ROOT / "app.py").read_text())
