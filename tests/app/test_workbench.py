@@ -68,7 +68,6 @@ def test_streamlit_config_binds_locally_and_caps_uploads_like_the_loaders() -> N
     assert config["server"]["maxUploadSize"] * 1024 * 1024 == DEFAULT_MAX_BYTES
 
 
-
 def test_the_app_server_runs_one_blas_thread() -> None:
     """A second BLAS thread only spun after a page's small matrix products, taking a core from
     the other people's work (issue 42): the app's process asks for one, whatever the
@@ -87,6 +86,7 @@ def test_the_app_server_runs_one_blas_thread() -> None:
     libraries = json.loads(out.stdout.splitlines()[-1])
     assert any("openblas" in path for path, _ in libraries)  # numpy's BLAS was looked at
     assert {path: threads for path, threads in libraries} == {path: 1 for path, _ in libraries}
+
 
 def test_page_urls_are_the_titles_and_the_icon_is_drawn_locally() -> None:
     tree = ast.parse((ROOT / "app.py").read_text())
