@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from capeval_ui import TOKENIZER_KEY, TOKENIZERS, heap, state
+from capeval_ui import TOKENIZER_KEY, TOKENIZERS, state
 
 # An emoji favicon is drawn by the browser itself; a ":material/...:" page icon would be
 # fetched from a font server on every page load (the app stays offline).
@@ -70,6 +70,4 @@ with st.sidebar:
         "and shows the evidence behind every number."
     )
 
-# a run that loaded a resource freezes it out of the later full collections (capeval_ui.heap)
-with heap.freeze_after_loading():
-    page.run()
+page.run()
