@@ -25,7 +25,8 @@ workers.set_niceness(WORKER_NICENESS)
 #: worker processes, which run one thread each (``capeval_core.batch``). A second OpenBLAS
 #: thread only spun after each call: a Compare edit cost the server 0.18 s of CPU with it and
 #: 0.07 s without, in the same 0.07 s of wall time, and the spinning took the cores from the
-#: other people's work (issue 42).
+#: other people's work (issue 42). The limit reaches the libraries loaded by now (numpy's
+#: OpenBLAS); scipy's BLAS and POT's OpenMP load later and no edit calls them.
 SERVER_THREADS = 1
 threadpool_limits(SERVER_THREADS)
 
