@@ -437,7 +437,10 @@ def show_tokens(styler: Styler) -> None:
     ):
         part = frame.iloc[:, columns]
         config = {c: st.column_config.TextColumn(width=widths[c]) for c in part.columns}
-        dataframe(part.style.use(styler.export()), width="content", column_config=config)
+        # without cell ids Streamlit writes the same styles (a styled cell keeps its id) in
+        # about half the time: a strip has a column per word
+        styled = Styler(part, cell_ids=False).use(styler.export())
+        dataframe(styled, width="content", column_config=config)
     bracket_note(*(frame.loc[row].tolist() for row in frame.index))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -367,6 +368,28 @@ def test_unknown_details_fall_back_to_the_segment_scores() -> None:
     assert not at.exception, at.exception
     frame = at.dataframe[0].value
     assert list(frame["key"]) == ["new_metric"] and list(frame["value"]) == [0.25]
+
+
+def _strip_script() -> None:
+    from capeval_ui import views
+
+    words = "a man in a red shirt is riding a brown horse on the sandy beach near the ocean"
+    views.show_tokens(views.token_strip({"candidate": words.split()}, {"candidate": [1, 9, 17]}))
+
+
+def test_a_wrapped_token_strip_highlights_exactly_the_matched_words() -> None:
+    at = AppTest.from_function(_strip_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe) > 1, "expected the strip to wrap"
+    marked = []
+    for df in at.dataframe:
+        styles = df.proto.arrow_data.styler.styles
+        columns = list(df.value.columns)
+        # a styled cell is named by its place in its own strip: row0_colK
+        marked += [columns[int(k)] for k in re.findall(r"_row0_col(\d+)\b", styles)]
+        marked_css = "background-color" in styles
+        assert marked_css == any(c in ("2", "10", "18") for c in columns)
+    assert marked == ["2", "10", "18"]
 
 
 # -- Compare: the METEOR, WMD and MEAN panels ------------------------------------------------------
