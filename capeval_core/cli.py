@@ -937,7 +937,8 @@ def _presets_epilog() -> str:
             if note and note not in notes:
                 notes.append(note)
     for note in notes:
-        lines += ["", *textwrap.wrap(f"note: {note}", 96, subsequent_indent="  ")]
+        for paragraph in note.split("\n\n"):  # a preset may note two metrics
+            lines += ["", *textwrap.wrap(f"note: {paragraph}", 96, subsequent_indent="  ")]
     return "\n".join(lines)
 
 

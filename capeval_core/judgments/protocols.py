@@ -71,6 +71,21 @@ BLEU4_NOTE = (
     "pycocoevalcap's per-caption values, and does not tune to the table."
 )
 
+#: Why SPICE on PASCAL-50S's MM pairs lands above CLIPScore's Table 7 (issue 41).
+SPICE_NOTE = (
+    "SPICE under clipscore-table7: HC, HI and HM land within half a point of CLIPScore's "
+    "Table 7 (57.1, 96.4, 86.8 against 56.9, 96.3, 87.1), MM 2 points above it (68.4 against "
+    "66.4). capeval's SPICE values are the jar's there: both candidates of all 1,000 MM "
+    "pairs, with the first draw of references, equal spice-1.0.jar's in every category "
+    "(python -m bench spice_long). In 36 % of MM draws neither caption has a tuple in common "
+    "with the five references, so both score 0: a metric tie, worth half. Decided for the "
+    "second caption (as a strict score_a > score_b decides it), the ties would give 65.8; for "
+    "the first, 71.0. The paper does not say which rule it used and its PASCAL-50S code is "
+    "not released; BLEU-4's MM gap does not move with the tie rule (60.4 to 61.0), so ties "
+    "are not a proven cause. capeval keeps a tie at half and does not choose the rule from "
+    "the table."
+)
+
 PASCAL50S: dict[str, PairwiseProtocol] = {
     p.name: p
     for p in (
@@ -86,10 +101,10 @@ PASCAL50S: dict[str, PairwiseProtocol] = {
             "clipscore-table7",
             "CLIPScore appendix Table 7: label = majority of the pair's 10-11 votes in "
             "pair_pascal.mat, human ties broken at random (seeded); 5 of pascal50S.mat's 50 "
-            "references sampled, 5 draws; a metric tie counts half (BLEU-4: see the note)",
+            "references sampled, 5 draws; a metric tie counts half (BLEU-4, SPICE: see the note)",
             labels="votes",
             references="file",
-            note=BLEU4_NOTE,
+            note=BLEU4_NOTE + "\n\n" + SPICE_NOTE,
         ),
         PairwiseProtocol(
             "spice-paper",

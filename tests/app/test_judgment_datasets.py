@@ -98,7 +98,7 @@ def test_pascal50s_upload_with_the_consensus_file(tmp_path: Path) -> None:
     assert {"HC", "HM", "MM"} <= set(table.columns)
 
 
-def test_the_table7_preset_shows_its_bleu4_note(tmp_path: Path) -> None:
+def test_the_table7_preset_shows_its_note(tmp_path: Path) -> None:
     at = _judgments()
     at.radio(key="judgment_source").set_value("Upload a file").run()
     at.selectbox(key="judgment_format").select("pascal50s").run()

@@ -387,7 +387,7 @@ def test_pascal50s_presets_choose_the_labels(tmp_path):
 
 
 def test_correlate_help_lists_every_preset_with_its_line():
-    from capeval_core.judgments.protocols import BLEU4_NOTE, PASCAL50S
+    from capeval_core.judgments.protocols import BLEU4_NOTE, PASCAL50S, SPICE_NOTE
 
     code, out, _ = _run_help("correlate")
     assert code == 0
@@ -395,7 +395,10 @@ def test_correlate_help_lists_every_preset_with_its_line():
     for name, protocol in PASCAL50S.items():
         assert f"{name}: {protocol.description}" in flat
     assert "kilickaya2017: Kilickaya et al. 2017" in flat
-    assert " ".join(BLEU4_NOTE.split()) in flat
+    # each metric's note is a paragraph of its own
+    for note in (BLEU4_NOTE, SPICE_NOTE):
+        assert f"note: {' '.join(note.split())}" in flat
+        assert f"\nnote: {note.split()[0]} {note.split()[1]}" in out
 
 
 def _run_help(command):
