@@ -442,10 +442,13 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     limits = {name: getattr(args, name) for name in LIMIT_FLAGS}
     with held_warnings():
         jset = load_judgments(args.judgments, args.format, args.preset, **limits)
-        if Path(args.judgments).is_dir():  # the files read from the folder, now known
-            read = [Path(args.judgments) / name for name in jset.source]
-            inputs += [(f"{p.name} of --judgments", str(p)) for p in read if p.is_file()]
-            plan_outputs(args, inputs)
+        # the files read beside it or from its folder, now known (a file given as
+        # --judgments reads its companions from its own folder)
+        given = Path(args.judgments)
+        folder = given if given.is_dir() else given.parent
+        read = [folder / name for name in jset.source]
+        inputs += [(f"{p.name} of --judgments", str(p)) for p in read if p.is_file()]
+        plan_outputs(args, inputs)
         if args.metric_scores:
             from capeval_core.judgments.external import join_scores_file
 

@@ -237,6 +237,32 @@ def test_flickr8k_folder(tmp_path):
     assert data["n_rows"] == 12 and sum(data["dropped"].values()) == 2
 
 
+def test_json_never_overwrites_a_file_read_beside_a_judgments_file(tmp_path):
+    """Given as a file, Flickr8k-Expert's annotations read Flickr8k.token.txt from their
+    folder: --json naming the token file is refused, as for the folder, and it is kept."""
+    token = "".join(
+        f"{i}.jpg#{k}\t{c} {k}\n" for i, c in (("a", "a dog"), ("b", "a cat")) for k in range(5)
+    )
+    (tmp_path / "Flickr8k.token.txt").write_text(token)
+    (tmp_path / "ExpertAnnotations.txt").write_text(
+        "a.jpg\tb.jpg#1\t1\t1\t2\nb.jpg\ta.jpg#2\t2\t1\t1\n"
+    )
+    code, _, err = _run(
+        "correlate",
+        "--judgments",
+        str(tmp_path / "ExpertAnnotations.txt"),
+        "--format",
+        "flickr8k-expert",
+        "--metrics",
+        "bleu_4",
+        "--json",
+        str(tmp_path / "Flickr8k.token.txt"),
+    )
+    assert code == 2
+    assert "is the Flickr8k.token.txt of --judgments this run reads" in err
+    assert (tmp_path / "Flickr8k.token.txt").read_text() == token
+
+
 def test_malformed_file_exits_2_with_message(tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text("candidate,references,quality\na,b,1\nc,d,lots\n")
