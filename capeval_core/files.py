@@ -105,7 +105,13 @@ def read_bytes(
         raise fail(_size_message(info.st_size, max_bytes, raise_with))
     try:
         with p.open("rb") as fh:
-            data = fh.read(max_bytes + 1)  # the file may have grown since stat
+            # the file's size and a byte, not max_bytes + 1: a read allocates what it asks for
+            data = fh.read(min(max_bytes, info.st_size) + 1)
+            while info.st_size < len(data) <= max_bytes:  # it has grown since stat
+                more = fh.read(min(1 << 24, max_bytes + 1 - len(data)))
+                if not more:
+                    break
+                data += more
     except OSError as exc:
         raise fail(f"cannot read the file: {_reason(exc)}") from None
     if len(data) > max_bytes:

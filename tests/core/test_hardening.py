@@ -224,6 +224,17 @@ def test_file_size_cap_can_be_raised(tmp_path):
     assert code == 0, err
 
 
+@pytest.mark.parametrize("cap", ["64000000000", str(2**63 - 1)])
+def test_a_cap_beyond_memory_reads_a_small_file(tmp_path, cap):
+    """A cap above the machine's memory is a cap, not an allocation (it was a MemoryError or
+    an OverflowError)."""
+    res, ann = _coco(tmp_path, [1, 2])
+    code, out, err = _run("score", "--results", str(res), "--annotations", str(ann),
+                          "--max-bytes", cap, "--metrics", "rouge_l")  # fmt: skip
+    assert code == 0, err
+    assert "rouge_l" in out
+
+
 def test_reference_limit_in_the_loaders(tmp_path):
     path = tmp_path / "g.json"
     path.write_text(json.dumps([{"candidate": "a", "references": ["b"] * 30, "score": 1}]))
