@@ -423,6 +423,9 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
+    # the table goes to stdout unless the JSON does: `--json -` prints the JSON alone, as compare
+    show = print if args.json != "-" else (lambda *_args, **_kwargs: None)
+
     from capeval_core.judgments import load_judgments
     from capeval_core.judgments.scoring import (
         judgments_left_out_json,
@@ -535,9 +538,9 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         }
         cats = list(next(iter(accuracy.values()))) if accuracy else []
         width = max([len(k) for k in accuracy] + [6])
-        print(f"{'metric':<{width}}  " + "  ".join(f"{c:>8}" for c in cats))
+        show(f"{'metric':<{width}}  " + "  ".join(f"{c:>8}" for c in cats))
         for k, row in accuracy.items():
-            print(f"{k:<{width}}  " + "  ".join(f"{row[c]:>8.4f}" for c in cats))
+            show(f"{k:<{width}}  " + "  ".join(f"{row[c]:>8.4f}" for c in cats))
         if results:
             first = next(iter(results.values()))
             ties = (
@@ -598,21 +601,21 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 "over": "items within systems" if systems is not None else "items",
             }
         width = max([len(k) for k in correlations] + [6])
-        print(
+        show(
             f"{'metric':<{width}}  {'pearson':>9}  {'spearman':>9}  {'kendall_b':>9}  "
             f"{'kendall_c':>9}"
         )
         for k, row in correlations.items():
-            print(f"{k:<{width}}  " + "  ".join(f"{v:>9.4f}" for v in row.values()))
+            show(f"{k:<{width}}  " + "  ".join(f"{v:>9.4f}" for v in row.values()))
         if matrix is not None:
-            print(
+            show(
                 f"\nWilliams test p-values ({matrix.alternative}, {matrix.correlation}; "
                 "row beats column; '-' = not tested)"
             )
-            print(f"{'':<{width}}  " + "  ".join(f"{m:>9}" for m in matrix.metrics))
+            show(f"{'':<{width}}  " + "  ".join(f"{m:>9}" for m in matrix.metrics))
             for i, a in enumerate(matrix.metrics):
                 cells = ("        -" if math.isnan(p) else f"{p:>9.4g}" for p in matrix.pvalues[i])
-                print(f"{a:<{width}}  " + "  ".join(cells))
+                show(f"{a:<{width}}  " + "  ".join(cells))
     for key, msg in scores.skipped.items():
         print(f"warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was

@@ -200,6 +200,26 @@ def test_pairwise_json_contract(tmp_path):
     assert "|pairwise:pairwise|preset:none|labels:file|" in data["signatures"]["rouge_l"]
 
 
+def test_json_to_stdout_is_the_json_alone(tmp_path):
+    """`--json -` prints nothing else on stdout (the table went there too), graded and
+    pairwise alike; a file keeps the table on stdout."""
+    pairs = tmp_path / "pairs.jsonl"
+    row = {"candidate_a": "a dog", "candidate_b": "a bus", "references": ["a dog runs"]}
+    pairs.write_text("\n".join(json.dumps({**row, "preferred": p}) for p in "ab"))
+    for path, fmt, key in (
+        (_graded(tmp_path), "graded", "correlations"),
+        (pairs, "pairwise", "accuracy"),
+    ):
+        code, out, err = _run("correlate", "--judgments", str(path), "--format", fmt,
+                              "--metrics", "bleu_4", "--json", "-")  # fmt: skip
+        assert code == 0, err
+        assert key in json.loads(out)
+        to_file = str(tmp_path / "o.json")
+        code, out, err = _run("correlate", "--judgments", str(path), "--format", fmt,
+                              "--metrics", "bleu_4", "--json", to_file)  # fmt: skip
+        assert code == 0 and out.startswith("metric"), err
+
+
 def test_flickr8k_folder(tmp_path):
     token = "".join(
         f"{i}.jpg#{k}\t{c} {k}\n"
