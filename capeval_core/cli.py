@@ -443,8 +443,10 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         if value and not Path(value).exists():
             raise InputError(f"{option} {value}: no such file or folder")
     limits = {name: getattr(args, name) for name in LIMIT_FLAGS}
+    # a graded file's rows need a value in the --human column only, not in every numeric one
+    columns = {"score_columns": [args.human]} if args.human and args.format == "graded" else {}
     with held_warnings():
-        jset = load_judgments(args.judgments, args.format, args.preset, **limits)
+        jset = load_judgments(args.judgments, args.format, args.preset, **limits, **columns)
         # the files read beside it or from its folder, now known (a file given as
         # --judgments reads its companions from its own folder)
         given = Path(args.judgments)

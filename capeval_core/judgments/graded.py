@@ -244,8 +244,8 @@ scores=(3.0,), system=None)
                 break
             values.append(parse_number(cell, path, row, c))
         system = row.values.get("system")
-        if not values:
-            count_into(dropped, "missing human score")
+        if not values:  # an item has a value in every score column: say which one was empty
+            count_into(dropped, "missing human score" + (f" ({c})" if len(scores) > 1 else ""))
             continue
         kept.append(n - 1)
         items.append(

@@ -220,6 +220,24 @@ def test_json_to_stdout_is_the_json_alone(tmp_path):
         assert code == 0 and out.startswith("metric"), err
 
 
+def test_human_column_rows_need_a_value_in_that_column_only(tmp_path):
+    """A row with a `score` but no `rater2` is a row of the `score` correlation; without
+    --human every score column is read, and the drop names the empty one."""
+    p = tmp_path / "two.csv"
+    p.write_text(
+        "id,candidate,references,score,rater2\n1,a dog runs,a dog running,3,2\n"
+        "2,a cat,a cat on a mat,4,4\n3,a red bus,a bus on a street,2,1\n"
+        "4,two birds,birds on a wire,5,\n"
+    )
+    common = ("correlate", "--judgments", str(p), "--format", "graded", "--metrics", "bleu_4")
+    code, out, err = _run(*common, "--human", "score", "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["n_rows"] == 4 and json.loads(out)["dropped"] == {}
+    code, out, err = _run(*common, "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["dropped"] == {"missing human score (rater2)": 1}
+
+
 def test_flickr8k_folder(tmp_path):
     token = "".join(
         f"{i}.jpg#{k}\t{c} {k}\n"
