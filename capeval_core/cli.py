@@ -1399,12 +1399,39 @@ def cli_message(message: str) -> str:
     return files.printable(message)
 
 
+#: options naming a file or folder: an empty one (an unset shell variable) is refused, never
+#: read as "not given" (``--annotations ''`` scored against COCO val2014 without a word)
+PATH_OPTIONS = (
+    "results",
+    "annotations",
+    "per_item",
+    "json",
+    "judgments",
+    "metric_scores",
+    "embeddings",
+    "cider_idf",
+    "dataset",
+    "output",
+)
+
+
+def refuse_empty_paths(args: argparse.Namespace) -> None:
+    """Raise on the first path option given as an empty string."""
+    for dest in PATH_OPTIONS:
+        value = getattr(args, dest, None)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            option = "--" + dest.replace("_", "-")
+            raise InputError(f"{option} is empty: give a file name")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for bad input, as argparse does)."""
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warnings(warnings.showwarning)
         try:
+            refuse_empty_paths(args)
             return args.func(args)
         except CapevalError as exc:
             print(f"capeval: error: {cli_message(str(exc))}", file=sys.stderr)

@@ -54,7 +54,12 @@ def reference_columns(columns: Sequence[str]) -> list[str]:
     return [c for _, c in sorted(found)]
 
 
-def require_columns(path: Any, columns: Sequence[str], required: Sequence[str]) -> None:
+def require_columns(
+    path: Any,
+    columns: Sequence[str],
+    required: Sequence[str],
+    missing: str = "missing required column",
+) -> None:
     """Error naming the first missing column, with a delimiter hint for one-column headers."""
     for name in required:
         if name not in columns:
@@ -68,7 +73,7 @@ def require_columns(path: Any, columns: Sequence[str], required: Sequence[str]) 
                     )
             raise format_error(
                 path,
-                f"missing required column {name!r} (columns found: {list(columns)}){hint}",
+                f"{missing} {name!r} (columns found: {list(columns)}){hint}",
                 line=1,
                 column=name,
             )
@@ -211,7 +216,7 @@ scores=(3.0,), system=None)
             )
     else:
         scores = list(score_columns)
-        require_columns(path, columns, scores)
+        require_columns(path, columns, scores, "no human-score column")
         for c in scores:
             if c.startswith(METRIC_PREFIX):
                 raise format_error(

@@ -235,6 +235,17 @@ def test_a_cap_beyond_memory_reads_a_small_file(tmp_path, cap):
     assert "rouge_l" in out
 
 
+@pytest.mark.parametrize("option", ["--annotations", "--per-item", "--embeddings"])
+def test_an_empty_path_is_refused_not_read_as_left_out(tmp_path, option):
+    """An unset shell variable gives ''; --annotations '' scored against COCO val2014 and
+    --per-item '' wrote nothing, both with exit 0 and no word."""
+    res, ann = _coco(tmp_path, [1, 2])
+    refs = [] if option == "--annotations" else ["--annotations", str(ann)]
+    code, _, err = _run("score", "--results", str(res), *refs, "--metrics", "rouge_l", option, "")
+    assert code == 2
+    assert err.strip() == f"capeval: error: {option} is empty: give a file name"
+
+
 def test_reference_limit_in_the_loaders(tmp_path):
     path = tmp_path / "g.json"
     path.write_text(json.dumps([{"candidate": "a", "references": ["b"] * 30, "score": 1}]))
