@@ -341,13 +341,21 @@ def _text_fields(raw: bytes, path: Path, line_no: int) -> tuple[str, np.ndarray]
             f"(got {line.strip()[:60]!r})"
         )
     try:
-        vector = np.array(parts[1:], dtype=np.float32)
+        with np.errstate(over="ignore"):  # beyond float32 becomes inf, refused below
+            vector = np.array(parts[1:], dtype=np.float32)
     except ValueError:
         bad = next(p for p in parts[1:] if not _is_number(p))
         raise ResourceError(
             f"embeddings file {path}, line {line_no}: {bad[:40]!r} is not a number "
             f"(expected a word followed by numbers separated by single spaces)"
         ) from None
+    finite = np.isfinite(vector)
+    if not finite.all():  # nan, inf, or beyond float32 (1e39): every distance would be NaN
+        k = int(np.argmin(finite))
+        raise ResourceError(
+            f"embeddings file {path}, line {line_no}: number {k + 1} after {parts[0]!r} "
+            f"({parts[k + 1][:40]!r}) is not a finite float32"
+        )
     return parts[0], vector
 
 
@@ -411,6 +419,13 @@ def _read_binary(path: Path, header: tuple[int, int]) -> KeyedVectors:
             f"embeddings file {path} is not a valid word2vec binary file (header: "
             f"{header[0]} vectors of dimension {header[1]}): {exc}"
         ) from exc
+    finite = np.isfinite(kv.vectors).all(axis=1)
+    if not finite.all():
+        i = int(np.argmin(finite))
+        raise ResourceError(
+            f"embeddings file {path}, vector {i + 1} ({kv.index_to_key[i]!r}): a number in it "
+            "is not finite (nan or inf)"
+        )
     return kv
 
 

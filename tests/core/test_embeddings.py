@@ -111,6 +111,9 @@ def test_gensim_written_binary_loads(tmp_path):
         ("", r"is empty"),
         ("2 3\n", r"line 2: no vectors after the header"),
         ("just-a-word\n", r"line 1: expected a word followed by numbers"),
+        ("2 3\ndog 0.1 0.2 0.3\nruns 0.1 0.2 nan\n", r"line 3: number 3 after 'runs' \('nan'\)"),
+        ("cat 1 inf 0\n", r"line 1: number 2 after 'cat' \('inf'\) is not a finite"),
+        ("cat 1 1e39 0\n", r"line 1: number 2 after 'cat' \('1e39'\) is not a finite float32"),
     ],
 )
 def test_malformed_file_names_file_and_line(tmp_path, content, message):
@@ -119,6 +122,17 @@ def test_malformed_file_names_file_and_line(tmp_path, content, message):
     with pytest.raises(ResourceError, match=message) as info:
         load_embeddings(path)
     assert "broken.txt" in str(info.value)
+
+
+def test_a_binary_file_with_a_nan_names_the_word(tmp_path):
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(vector_size=3)
+    kv.add_vectors(WORDS, np.where(np.arange(len(WORDS))[:, None] == 1, np.nan, VECTORS))
+    path = tmp_path / "nan.bin"
+    kv.save_word2vec_format(str(path), binary=True)
+    with pytest.raises(ResourceError, match=rf"nan\.bin, vector 2 \({WORDS[1]!r}\)"):
+        load_embeddings(path)
 
 
 def test_truncated_binary_is_a_resource_error(tmp_path):
