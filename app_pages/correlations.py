@@ -82,6 +82,12 @@ except CapevalError as exc:
     st.stop()
 
 st.subheader("Correlation with humans")
+human_values = jset.human(human_name)
+if human_values.size and (human_values == human_values[0]).all():
+    st.warning(
+        f"The human score {human_name!r} is {human_values[0]:g} for every caption: no "
+        "correlation with it is defined (the table shows —)."
+    )
 meta_views.render_correlation_chart(report)
 meta_views.render_correlation_table(report, jset.kendall_variant, scores.signatures)
 

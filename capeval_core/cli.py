@@ -559,6 +559,13 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         from capeval_core.judgments.analysis import at_level, correlation_table
 
         human = jset.human(args.human)
+        if human.size and np.all(human == human[0]):
+            name = args.human or jset.score_names[0]
+            print(
+                f"warning: the human score {name!r} is constant ({human[0]:g} for all "
+                f"{human.size:,} items): every correlation is undefined (null in the JSON)",
+                file=sys.stderr,
+            )
         systems = _systems_for(jset, args.level)
         methods = ("pearson", "spearman", "kendall_b", "kendall_c")
         correlations: dict[str, dict[str, float]] = {}

@@ -112,3 +112,20 @@ def test_correlations_page_uses_the_items_every_metric_scored() -> None:
     table = next(df.value for df in at.dataframe if "95% CI low" in df.value.columns)
     assert set(table["metric"]) >= {"bleu_4", "spice"}
     assert set(table["n"]) == {n - 1}
+
+
+def test_correlations_page_warns_of_a_constant_human_score() -> None:
+    js = demo_graded(4)
+    items = tuple(dataclasses.replace(it, scores=(3.0,) * len(it.scores)) for it in js.items)
+    js = dataclasses.replace(js, items=items, content_digest="", items_digest="")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.session_state[state.JSET_KEY] = js
+    at.session_state[state.KEPT_METRICS] = ["bleu_4"]
+    _run(at)
+    at.switch_page("app_pages/correlations.py")
+    _run(at)
+    name = js.score_names[0]
+    assert (
+        f"The human score {name!r} is 3 for every caption: no correlation with it is defined "
+        "(the table shows —)."
+    ) in [w.value for w in at.warning]

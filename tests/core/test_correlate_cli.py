@@ -238,6 +238,17 @@ def test_human_column_rows_need_a_value_in_that_column_only(tmp_path):
     assert json.loads(out)["dropped"] == {"missing human score (rater2)": 1}
 
 
+def test_a_constant_human_score_is_warned_of(tmp_path):
+    p = tmp_path / "const.csv"
+    p.write_text(
+        "candidate,references,score\na dog,a dog runs,3\na cat,a cat sits,3\nbus,a bus,3\n"
+    )
+    code, _, err = _run("correlate", "--judgments", str(p), "--format", "graded",
+                        "--metrics", "bleu_4")  # fmt: skip
+    assert code == 0, err
+    assert "warning: the human score 'score' is constant (3 for all 3 items)" in err
+
+
 def test_flickr8k_folder(tmp_path):
     token = "".join(
         f"{i}.jpg#{k}\t{c} {k}\n"
