@@ -206,6 +206,68 @@ SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+class _RepeatedKey(ValueError):
+    """A key met twice in one JSON object: ``json`` keeps the last value without a word."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {key!r} given twice in one object")
+        self.key = key
+        self.pos: int | None = None
+
+
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's dict (an ``object_pairs_hook``), refusing a key given twice."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return out
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` refusing a key given twice in one object (a ``JSONDecodeError`` at
+    that object), where ``json`` would keep the last value: two reference lists for one
+    image, or two image ids in one record, are not read as one of them.
+
+    >>> loads('[{"image_id": 1, "image_id": 2}]')
+    Traceback (most recent call last):
+    ...
+    json.decoder.JSONDecodeError: key 'image_id' given twice in one object: line 1 column 2 \
+(char 1)
+    """
+    try:
+        return json.loads(text, object_pairs_hook=unique_object)
+    except _RepeatedKey as exc:
+        raise json.JSONDecodeError(str(exc), text, _repeated_key_at(text)) from None
+
+
+def _repeated_key_at(text: str) -> int:
+    """Where the first object with a repeated key starts: the pure-Python decoder, run
+    again on this error only, knows each object's position."""
+    from json import decoder, scanner
+
+    dec = json.JSONDecoder(object_pairs_hook=unique_object)
+
+    def parse_object(s_and_end: tuple[str, int], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return decoder.JSONObject(s_and_end, *args, **kwargs)
+        except _RepeatedKey as exc:
+            if exc.pos is None:  # the innermost object: the one with the repeated key
+                exc.pos = s_and_end[1] - 1
+            raise
+
+    dec.parse_object = parse_object  # type: ignore[assignment]
+    dec.scan_once = scanner.py_make_scanner(dec)  # type: ignore[assignment]
+    try:
+        dec.decode(text)
+    except _RepeatedKey as exc:
+        return exc.pos or 0
+    return 0
+
+
 def parse_json(text: str, fail: Fail, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """``json.loads`` whose every failure is one error from ``fail``; the value is checked by
     :func:`check_json_value`.
@@ -219,7 +281,7 @@ def parse_json(text: str, fail: Fail, *, max_depth: int = MAX_JSON_DEPTH) -> Any
 delimiter
     """
     try:
-        value = json.loads(text)
+        value = loads(text)
     except json.JSONDecodeError as exc:
         raise fail(f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
     except RecursionError:

@@ -388,7 +388,7 @@ def read_json_records(
     text = read_text(path, max_bytes)
     fail = _fail(path)
     surrogates = bool(SURROGATE_ESCAPE.search(text))
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=files.unique_object)
     pos = _skip_ws(text, 0)
     if pos >= len(text) or text[pos] != "[":
         files.parse_json(text, fail)  # reports invalid JSON with its line and column
@@ -464,7 +464,7 @@ def read_jsonl_records(
     for n, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        obj, _ = _decode(lambda r=raw: (json.loads(r), 0), path, len(rows), n, n - 1)
+        obj, _ = _decode(lambda r=raw: (files.loads(r), 0), path, len(rows), n, n - 1)
         if not isinstance(obj, dict):
             raise format_error(path, f"expected an object, got {type(obj).__name__}", line=n)
         files.check_json_value(obj, fail, surrogates=surrogates, record=len(rows), line=n)
