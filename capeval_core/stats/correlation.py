@@ -387,14 +387,14 @@ def _weighted_pearson(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray
                 low = np.where(drawn, side, np.inf).min(axis=1)
                 high = np.where(drawn, side, -np.inf).max(axis=1)
                 r[near[low == high]] = np.nan
-        return r
+        return np.clip(r, -1.0, 1.0)  # as scipy's pearsonr: rounding can pass 1 by an ulp
     # rows of mid-ranks (Spearman beyond exact sums): half-integers, a constant side is exact
     x = np.broadcast_to(x, w.shape)
     y = np.broadcast_to(y, w.shape)
     x = x - (w * x).sum(1, keepdims=True) / m[:, None]
     y = y - (w * y).sum(1, keepdims=True) / m[:, None]
     sxx, syy, sxy = (w * x * x).sum(1), (w * y * y).sum(1), (w * x * y).sum(1)
-    return sxy / np.sqrt(sxx * syy)
+    return np.clip(sxy / np.sqrt(sxx * syy), -1.0, 1.0)
 
 
 def _weighted_ranks(w: np.ndarray, x: np.ndarray) -> np.ndarray:

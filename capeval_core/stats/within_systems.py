@@ -121,7 +121,8 @@ def rowwise(method: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     x = x - x.mean(axis=1, keepdims=True)
     y = y - y.mean(axis=1, keepdims=True)
-    return (x * y).sum(axis=1) / np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
+    r = (x * y).sum(axis=1) / np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
+    return np.clip(r, -1.0, 1.0)  # as scipy's pearsonr: rounding can pass 1 by an ulp
 
 
 def _distinct(a: np.ndarray) -> np.ndarray:

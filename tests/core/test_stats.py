@@ -113,6 +113,21 @@ def test_bootstrap_is_seeded_and_reproducible():
         assert a.low < r.statistic < a.high
 
 
+def test_bootstrap_pearson_stays_within_one():
+    """An exactly linear pair whose sums round past 1 (-1.0000000000000002 here, before the
+    clip): as scipy's pearsonr, a resample's r is at most 1 in size."""
+    from capeval_core.stats import bootstrap_statistics
+
+    x = np.array([9.5, 1.4, 9.5, 3.1, 4.2])
+    y = np.array([-15.0, 1.2, -15.0, -2.2, -4.4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # resamples drawing one value of a side are NaN
+        values = bootstrap_statistics(x, y, "pearson", 200, seed=0)
+    finite = values[np.isfinite(values)]
+    assert finite.size > 100 and np.all(np.abs(finite) <= 1.0)
+    assert np.any(finite == -1.0)
+
+
 def test_bootstrap_vectorised_pearson_matches_a_loop():
     from capeval_core.stats import bootstrap_statistics
 
