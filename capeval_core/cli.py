@@ -668,6 +668,8 @@ def _degenerate_metrics(scores: Any, kind: str) -> dict[str, str]:
 PERTURB_KEYS = ("bleu_1", "bleu_4", "rouge_l", "cider_d", "meteor", "wmd")
 #: datasets ``perturb --dataset`` knows by name (anything else is a judgment file path)
 PERTURB_DATASETS = ("coco-val", "demo-graded")
+#: images of a named --dataset when --images is left out
+PERTURB_IMAGES = 5000
 
 
 def _perturb_dataset(args: argparse.Namespace):
@@ -675,13 +677,13 @@ def _perturb_dataset(args: argparse.Namespace):
     if args.dataset == "coco-val":
         from capeval_core.resources import coco_caption_sets
 
-        sets = coco_caption_sets("val", args.images)
+        sets = coco_caption_sets("val", args.images or PERTURB_IMAGES)
         source = f"COCO val2014, first {len(sets)} images"
         return [s.candidate for s in sets], [s.references for s in sets], None, None, source
     if args.dataset == "demo-graded":
         from capeval_core.judgments.demo import demo_graded
 
-        jset = demo_graded(max(1, args.images // 5), seed=args.seed)
+        jset = demo_graded(max(1, (args.images or PERTURB_IMAGES) // 5), seed=args.seed)
     else:
         from capeval_core.judgments import load_judgments
 
@@ -694,9 +696,31 @@ def _perturb_dataset(args: argparse.Namespace):
     return jset.candidates, jset.references, jset.human(human), human, jset.describe()
 
 
+def _perturb_options_apply(args: argparse.Namespace) -> None:
+    """Refuse an option this run would not use (it was ignored without a word)."""
+
+    def given(*names: str) -> list[str]:
+        return ["--" + n for n in names if getattr(args, n) not in (None, [])]
+
+    if args.dataset is None:
+        unused, where = given("images", "format", "preset", "human"), "without --dataset"
+    elif args.dataset in PERTURB_DATASETS:
+        # coco-val's captions have no human scores
+        human = ("human",) if args.dataset == "coco-val" else ()
+        unused = given("candidate", "reference", "format", "preset", *human)
+        where = f"with --dataset {args.dataset}"
+    else:
+        unused = given("candidate", "reference", "images")
+        where = "with a judgment file as --dataset"
+    if unused:
+        them = "them" if len(unused) > 1 else "it"
+        raise InputError(f"{', '.join(unused)}: not used {where}; leave {them} out")
+
+
 def _cmd_perturb(args: argparse.Namespace) -> int:
     from capeval_core import perturb as lab
 
+    _perturb_options_apply(args)
     keys = metric_keys(args.metrics, PERTURB_KEYS)
     lab.perturbation_spec(args.perturbation)
     idf = args.cider_idf or ("corpus" if args.dataset else "coco-val2014")
@@ -802,6 +826,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     _check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
+    if args.raw and not args.table:
+        raise InputError("--raw applies to --table (the paper table's scale): add --table")
     if args.table and args.json == "-":
         raise InputError("--table and --json - both print on stdout: write the JSON to a file")
     names = _names(args.names, args.results)
@@ -1178,7 +1204,9 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"batch mode: {' or '.join(PERTURB_DATASETS)}, or a graded judgment file",
     )
     pert.add_argument(
-        "--images", type=_whole(1), default=5000, help="images of coco-val/demo-graded"
+        "--images",
+        type=_whole(1),
+        help=f"images of coco-val/demo-graded (default {PERTURB_IMAGES:,})",
     )
     pert.add_argument("--format", help="judgment format of a --dataset file (e.g. graded)")
     pert.add_argument("--preset", help="protocol preset of a --dataset file")

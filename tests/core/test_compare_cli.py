@@ -443,6 +443,8 @@ def test_table_formats_print_a_papers_table(tmp_path):
     assert len(frame) == 9 and base["delta"].isna().all() and base["p"].isna().all()
     code, _, err = _run(*argv, "--table", "markdown", "--json", "-")
     assert code == 2 and "--table and --json -" in err
+    code, _, err = _run(*argv, "--raw")  # was ignored without --table
+    assert code == 2 and "--raw applies to --table" in err
 
 
 def test_spice_categories_by_key_in_the_json_and_only_where_kept(tmp_path):

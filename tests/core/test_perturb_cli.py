@@ -65,6 +65,26 @@ def test_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "--format" in err
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--dataset", "demo-graded"],
+            "--candidate, --reference: not used with --dataset demo-graded",
+        ),
+        (["--format", "graded", "--preset", "x"], "--format, --preset: not used without --dataset"),
+        (["--images", "3"], "--images: not used without --dataset; leave it out"),
+    ],
+)
+def test_an_option_the_run_would_not_use_is_refused(
+    capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    """They were ignored without a word (a candidate beside --dataset, a preset without one)."""
+    one = ["--candidate", "a dog runs", "--reference", "a dog", "--perturbation", "shuffle"]
+    code, _, err = _run(capsys, "perturb", *one, *extra)
+    assert code == 2 and message in err
+
+
 def test_batch_on_coco_val(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(
         capsys,
