@@ -150,7 +150,21 @@ class ReferenceSource:
                     out.append(r.strip())
             return out
         text = text_cell(value, self.path, row, "references")
+        if REF_SEPARATOR not in text and _LIST_TEXT.match(text):
+            shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:40] + "…"
+            raise format_error(
+                self.path,
+                f"the cell is a written-out list ({shown!r}), which would be read as one "
+                f"reference: separate the references with {REF_SEPARATOR}",
+                line=row.line,
+                column="references",
+                record=row.record,
+            )
         return [r.strip() for r in text.split(REF_SEPARATOR) if r.strip()]
+
+
+#: a references cell holding a JSON or Python list of strings: ["a dog", "a cat"]
+_LIST_TEXT = re.compile(r"""\s*\[\s*["'].*["']\s*\]\s*$""", re.DOTALL)
 
 
 def row_id(row: Row, columns: Sequence[str], path: Any, fallback: int) -> str:

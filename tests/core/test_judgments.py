@@ -296,6 +296,20 @@ def test_generic_graded_pipes_bom_and_coco_references(tmp_path):
     assert js.source == ("h.tsv", "captions.json")
 
 
+@pytest.mark.parametrize(
+    "cell", ['"[""a dog running"", ""a dog on grass""]"', "\"['a dog running', 'a dog on grass']\""]
+)
+def test_a_references_cell_written_as_a_list_is_refused(tmp_path, cell):
+    """A JSON or Python list in a CSV cell was read as one reference (brackets and all)."""
+    p = tmp_path / "g.csv"
+    p.write_text(f"candidate,references,score\na dog runs,{cell},3\n")
+    where = r"g\.csv, line 2, column 'references': the cell is a written-out list "
+    with pytest.raises(JudgmentFormatError, match=where + r".* references with \|\|\|"):
+        load_judgments(p, "graded")
+    p.write_text("candidate,references,score\na dog runs,[a photo] of a dog,3\n")
+    assert load_judgments(p, "graded").items[0].references == ("[a photo] of a dog",)
+
+
 def test_generic_graded_missing_score_is_dropped_and_reported(tmp_path):
     p = tmp_path / "g.csv"
     p.write_text("candidate,references,score\na,b,1\nc,d,\ne,f,3\n")
