@@ -263,7 +263,41 @@ def _parse(path: Path, row: Row) -> tuple[dict, Row]:
     out["image"] = image
     for c in HUMAN_COLUMNS:
         out[c] = parse_number(v[c], path, row, c)
+    _check_scale(path, row, out)
     return out, row
+
+
+#: THumB 1.0's rubric: precision and recall 1 to 5, penalties 0 or below
+_SCALE = {
+    "P": (1.0, 5.0),
+    "R": (1.0, 5.0),
+    "Fl": (-5.0, 0.0),
+    "Con": (-5.0, 0.0),
+    "Inc": (-5.0, 0.0),
+}
+
+
+def _check_scale(path: Path, row: Row, out: dict) -> None:
+    """A score off the rubric, or a human_score that is not (P + R) / 2 + Fl + Con + Inc,
+    is refused: it would move every correlation without a word."""
+    for c, (low, high) in _SCALE.items():
+        if not low <= out[c] <= high:
+            raise format_error(
+                path,
+                f"{c} is {out[c]:g}, outside THumB's {low:g} to {high:g}",
+                line=row.line,
+                column=c,
+                record=row.record,
+            )
+    total = (out["P"] + out["R"]) / 2 + out["Fl"] + out["Con"] + out["Inc"]
+    if abs(total - out["human_score"]) > 1e-6:
+        raise format_error(
+            path,
+            f"human_score is {out['human_score']:g}, but (P + R) / 2 + Fl + Con + Inc is {total:g}",
+            line=row.line,
+            column="human_score",
+            record=row.record,
+        )
 
 
 def _coco_references(

@@ -135,6 +135,24 @@ def test_bad_rows_name_line_and_key(tmp_path):
         load_judgments(path, "thumb")
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"P": 7.0}, r"line 3, column 'P': P is 7, outside THumB's 1 to 5"),
+        ({"Fl": 0.5}, r"line 3, column 'Fl': Fl is 0.5, outside THumB's -5 to 0"),
+        ({"human_score": 99.0}, r"column 'human_score': human_score is 99, but \(P \+ R\)"),
+    ],
+)
+def test_scores_off_the_rubric_are_refused(tmp_path, change, message):
+    """They were read, and moved every correlation without a word."""
+    rows = _rows()
+    rows[2].update(change)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    with pytest.raises(JudgmentFormatError, match=message):
+        load_judgments(path, "thumb")
+
+
 def test_correlate_cli_reads_thumb_with_a_scores_file(tmp_path, monkeypatch, capsys):
     from capeval_core.cli import main
 
