@@ -411,9 +411,12 @@ def _systems_for(jset: Any, level: str) -> list[str] | None:
         return None
     systems = jset.systems()
     if any(s is None for s in systems):
+        first = next(it.id for it, s in zip(jset.items, systems, strict=True) if s is None)
+        where = jset.source[0] if jset.source else "the judgments"
         raise InputError(
-            "--level system needs a system for every item (a `system` column); "
-            f"{sum(s is None for s in systems):,} of {len(systems):,} items have none"
+            f"{where}: --level system needs a system for every item (a `system` column); "
+            f"{sum(s is None for s in systems):,} of {len(systems):,} items have none "
+            f"(the first: id {first!r})"
         )
     return systems
 
@@ -460,6 +463,11 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             jset = join_scores_file(jset, args.metric_scores, max_bytes=limits["max_bytes"])
     keys += _external_keys(jset, maybe_external)
     check_human(jset, args.human)
+    if jset.kind == "graded":
+        _systems_for(jset, args.level)  # a missing system is said before any scoring
+    if jset.kind == "graded" and len(jset) < 2:  # said before any scoring, with the file
+        where = jset.source[0] if jset.source else args.judgments
+        raise InputError(f"{where}: {jset.describe()}; a correlation needs at least 2 items")
     if jset.kind == "pairwise":
         from capeval_core.judgments.protocols import label_counts, missing_labels_warning
 

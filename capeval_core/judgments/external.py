@@ -219,7 +219,7 @@ def join_scores_file(
     source = Path(path).name
     out = jset
     for name, cols in metrics.items():
-        _file_name(path, cols[0], name)
+        _file_name(path, cols[0], name, out.external_names)
         arrays = [
             [_score(path, by_id[i], c, f"no {c!r} score for id {i!r}") for i in wanted]
             for c in cols
@@ -408,9 +408,12 @@ def read_pair_metric_cells(
     return out
 
 
-def _file_name(path: str | os.PathLike[str], column: str, name: str) -> None:
+def _file_name(
+    path: str | os.PathLike[str], column: str, name: str, existing: Sequence[str] = ()
+) -> None:
+    """check_name, its refusal naming the file and the column."""
     try:
-        check_name(name)
+        check_name(name, existing)
     except InputError as exc:
         raise format_error(path, str(exc), line=1, column=column) from None
 

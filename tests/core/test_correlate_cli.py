@@ -249,6 +249,34 @@ def test_a_constant_human_score_is_warned_of(tmp_path):
     assert "warning: the human score 'score' is constant (3 for all 3 items)" in err
 
 
+def test_set_level_refusals_name_the_file_before_any_scoring(tmp_path):
+    """One row, a row without a system at --level system, and a --metric-scores column named
+    as the file's own metric: one line each, naming the file, and no progress before it."""
+    one = tmp_path / "one.csv"
+    one.write_text("id,candidate,references,score\n1,a dog,a dog runs,3\n")
+    code, _, err = _run("correlate", "--judgments", str(one), "--format", "graded")
+    assert code == 2
+    assert (
+        err == "capeval: error: one.csv: 1 read, 1 scored; a correlation needs at least 2 items\n"
+    )
+    sys_csv = tmp_path / "sys.csv"
+    sys_csv.write_text(
+        "id,candidate,references,score,system,metric:mine\n1,a dog,a dog runs,3,A,0.1\n"
+        "2,a cat,a cat sits,4,,0.5\n3,a bus,a red bus,2,B,0.2\n"
+    )
+    code, _, err = _run("correlate", "--judgments", str(sys_csv), "--format", "graded",
+                        "--level", "system")  # fmt: skip
+    assert code == 2 and err.count("\n") == 1
+    assert "sys.csv: --level system needs a system for every item" in err
+    assert "1 of 3 items have none (the first: id '2')" in err
+    scores = tmp_path / "ms.csv"
+    scores.write_text("id,mine\n1,0.3\n2,0.4\n3,0.9\n")
+    code, _, err = _run("correlate", "--judgments", str(sys_csv), "--format", "graded",
+                        "--metric-scores", str(scores))  # fmt: skip
+    assert code == 2
+    assert "ms.csv, line 1, column 'mine': the set already has an external metric" in err
+
+
 def test_flickr8k_folder(tmp_path):
     token = "".join(
         f"{i}.jpg#{k}\t{c} {k}\n"
