@@ -245,14 +245,22 @@ def _pick(rng: random.Random, eligible: Sequence[int], n: int | None) -> list[in
 
 
 def _replacements(
-    words: list[str], gaps: list[str], new: Mapping[int, str], what: str, total: int
+    words: list[str],
+    gaps: list[str],
+    new: Mapping[int, str],
+    what: str,
+    total: int,
+    sites: int | None = None,
 ) -> tuple[list[str], list[str], list[Change], str]:
+    """``sites``: how many of the ``total`` eligible places changed, where one place
+    changes several words (a count: "a dog is" -> "three dogs are"); default one a word."""
     out = list(words)
     changes = []
     for i in sorted(new):
         out[i] = _match_case(words[i], new[i])
         changes.append(Change(i, words[i], out[i], "replace", i))
-    return out, gaps, changes, f"replaced {len(changes)} of {total} eligible {what}"
+    done = len(changes) if sites is None else sites
+    return out, gaps, changes, f"replaced {done} of {total} eligible {what}"
 
 
 def _content(word: str) -> bool:
@@ -668,17 +676,47 @@ def _count(words, gaps, rng, *, n):
     if not eligible:
         return _nothing("no number and no 'a'/'an' before a listed noun")
     new: dict[int, str] = {}
-    for i in _pick(rng, eligible, n):
+    picked = _pick(rng, eligible, n)
+    for i in picked:
         low, nxt = words[i].lower(), words[i + 1].lower() if i + 1 < len(words) else ""
         if low in ("a", "an") or (low == "one" and nxt in plural):
             new[i] = names[rng.randint(2, 5)]
             new[i + 1] = plural[nxt]
+            verb = _plural_verb(words[i + 2].lower()) if i + 2 < len(words) else None
+            if verb is not None:  # "a dog is running" -> "three dogs are running"
+                new[i + 2] = verb
             continue
         value = int(low) if low.isdigit() else numbers[low]
         pool = [v for v in range(2 if value > 1 else 1, 13) if v != value]
         choice = rng.choice(pool)
         new[i] = str(choice) if low.isdigit() else names[choice]
-    return _replacements(words, gaps, new, "counts", len(eligible))
+    return _replacements(words, gaps, new, "counts", len(eligible), sites=len(picked))
+
+
+#: the singular verbs after a noun a count change makes plural, and their plural forms
+_PLURAL_VERB = {"is": "are", "was": "were", "has": "have", "does": "do"}
+
+
+def _plural_verb(word: str) -> str | None:
+    """The plural of a third-person singular verb ("runs" -> "run", "watches" -> "watch",
+    "flies" -> "fly"), a verb in METEOR's synonym file; None for any other word."""
+    if word in _PLURAL_VERB:
+        return _PLURAL_VERB[word]
+    if len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
+        return None
+    from capeval_core.meteor_resources import meteor_synsets
+    from capeval_core.senses import synset_pos
+
+    synsets, parts = meteor_synsets(), synset_pos()
+    bases = [word[:-1]]
+    if word.endswith("ies"):
+        bases.append(word[:-3] + "y")
+    elif word.endswith("es"):
+        bases.append(word[:-2])
+    for base in bases:
+        if any(parts.get(i) == "verb" for i in synsets.synsets_of(base)):
+            return base
+    return None
 
 
 @_register(

@@ -321,6 +321,22 @@ def test_colour_and_count() -> None:
     }
 
 
+def test_a_count_change_keeps_the_verb_in_agreement_and_counts_places() -> None:
+    """ "a dog runs" became "three dogs runs", noted "replaced 2 of 1 eligible counts"."""
+    p = perturb("a man is riding a horse", "count", n=None, seed=1)
+    words = p.perturbed.split()
+    assert words[1:3] == ["men", "are"] and words[-1] == "horses"
+    assert p.note == "replaced 2 of 2 eligible counts"
+    for caption, verb in (
+        ("a dog runs", "run"),
+        ("a dog watches tv", "watch"),
+        ("a bird flies", "fly"),
+    ):
+        q = perturb(caption, "count")
+        assert q.perturbed.split()[2] == verb and q.note == "replaced 1 of 1 eligible counts"
+    assert perturb("a dog on the grass", "count").perturbed.split()[2:] == ["on", "the", "grass"]
+
+
 def test_data_files_have_a_header_comment() -> None:
     from importlib.resources import files
 
