@@ -41,6 +41,7 @@ from capeval_core.errors import (
     InputError,
     ItemsLeftOutWarning,
     OptionError,
+    UnknownKeyError,
 )
 from capeval_core.files import Limits
 from capeval_core.metrics import (
@@ -289,7 +290,10 @@ def metric_keys(
     if values and not keys:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
     for key in keys:
-        metric_class(key)
+        try:
+            metric_class(key)
+        except UnknownKeyError as exc:  # the command line knows one more name
+            raise UnknownKeyError(f"{exc}, {COCO_CAPTION_SET}") from None
         if key in OPTIONAL_KEYS and not optional:
             raise InputError(
                 f"--metrics: {key} is reported by `capeval compare` only (one or more results "
@@ -931,6 +935,12 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         print(f"{key:<10} {cls.name:<10} range {cls.bounds[0]:g}-{cls.bounds[1]:g}, {direction}")
     for key in OPTIONAL_KEYS:
         print(f"{key:<15} {metric_class(key).label(key)} (capeval compare only, when asked for)")
+    from capeval_core.metrics import METRICS, REPORTED_KEYS
+
+    for key, cls in METRICS.items():  # a metric's own key, where it reports several
+        if key not in REPORTED_KEYS:
+            keys = [k for k, c in REPORTED_KEYS.items() if c is cls]
+            print(f"{key:<15} {' '.join(keys)} (all of {cls.name}'s keys)")
     print(f"{COCO_CAPTION_SET:<15} {' '.join(COCO_CAPTION_KEYS)} (what coco-caption reports)")
     return 0
 

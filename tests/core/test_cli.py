@@ -10,6 +10,7 @@ import json
 import pytest
 
 from capeval_core.cli import main
+from capeval_core.errors import UnknownKeyError
 from tests.conftest import golden_small, load_golden, requires_java
 
 
@@ -155,6 +156,9 @@ def test_coco_caption_names_the_metrics_coco_caption_reports(tmp_path):
     assert _correlate_keys(["coco-caption"]) == (list(COCO_CAPTION_KEYS), [])
     code, out, _ = _run("metrics")
     assert code == 0 and "coco-caption    bleu_1 bleu_2" in out
+    assert "bleu            bleu_1 bleu_2 bleu_3 bleu_4" in out  # accepted, so listed
+    with pytest.raises(UnknownKeyError, match=r"available: .*, coco-caption$"):
+        metric_keys(["nosuch"], ())
     res, ann = _write_coco(tmp_path, golden_small()[:2])
     argv = ("score", "--results", str(res), "--annotations", str(ann), "--json")
     code, out, err = _run(*argv, "--metrics", "coco-caption")
