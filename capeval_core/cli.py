@@ -162,7 +162,12 @@ def warn_left_out(results: dict[str, MetricResult], image_ids: Sequence[Any]) ->
             what = metric_class(metric).name
             ids = {image_ids[i]: why for i, why in sorted(missing.items())}
             line = left_out_line(what, ids, len(image_ids), "images")
-            print(f"capeval: warning: {line}; its value is over the other images", file=sys.stderr)
+            value = (
+                "it has no value (nan; null in the JSON)"
+                if len(missing) == len(image_ids)
+                else "its value is over the other images"
+            )
+            print(f"capeval: warning: {line}; {value}", file=sys.stderr)
 
 
 def check_per_item(path: Path) -> Path:

@@ -458,6 +458,18 @@ def test_cli_score_warns_once_exits_0_and_lists_them_in_the_json(tmp_path, capsy
     assert math.isfinite(data["corpus"]["spice"]) and math.isfinite(data["corpus"]["bleu_4"])
 
 
+def test_cli_score_says_a_metric_that_scored_no_image_has_no_value(tmp_path, capsys):
+    """Every image left out: no "value over the other images", there are none."""
+    _, res, ann = _coco_files(tmp_path, n=2, long_at=0)
+    argv = ["score", "--results", str(res), "--annotations", str(ann), "--json"]
+    assert main([*argv, "--metrics", "spice", "--spice-max-words", "3"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["corpus"]["spice"] is None
+    (warned,) = [line for line in out.err.splitlines() if "warning" in line]
+    assert warned.startswith("capeval: warning: SPICE left out 2 of 2 images (not scored): ")
+    assert warned.endswith("; it has no value (nan; null in the JSON)")
+
+
 @pytest.mark.parametrize("suffix", ["csv", "json"])
 def test_cli_score_per_item_says_why_a_value_is_missing(tmp_path, capsys, suffix):
     """The per-image file has the reason beside the empty value, as Systems' files do."""
