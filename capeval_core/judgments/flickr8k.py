@@ -78,6 +78,13 @@ class Captions:
                     column="caption_id",
                 )
             caption = row.values["caption"].strip()
+            if cid in self.text:  # a second text for one id: which one was judged?
+                raise format_error(
+                    path,
+                    f"caption id {cid!r} is given twice",
+                    line=row.line,
+                    column="caption_id",
+                )
             self.text[cid] = caption
             self.by_image[image].append(caption)
 
@@ -165,9 +172,12 @@ def load_flickr8k_expert(
         experts = []
         for c in ("e1", "e2", "e3"):
             score = parse_number(row.values[c], annotations, row, c)
-            if not 1 <= score <= 4:
+            if not (1 <= score <= 4 and score.is_integer()):
                 raise format_error(
-                    annotations, f"expert scores are 1-4 (got {score:g})", line=row.line, column=c
+                    annotations,
+                    f"expert scores are whole numbers 1-4 (got {score:g})",
+                    line=row.line,
+                    column=c,
                 )
             experts.append(score)
         candidate = captions.caption(cid, annotations, row)
@@ -240,11 +250,21 @@ def load_flickr8k_crowdflower(
                 line=row.line,
                 column="yes_fraction",
             )
+        votes = []
         for c in ("n_yes", "n_no"):
-            if parse_number(row.values[c], annotations, row, c, integer=True) < 0:
+            votes.append(parse_number(row.values[c], annotations, row, c, integer=True))
+            if votes[-1] < 0:
                 raise format_error(
                     annotations, "vote counts cannot be negative", line=row.line, column=c
                 )
+        if sum(votes) and abs(fraction - votes[0] / sum(votes)) > 1e-9:
+            raise format_error(
+                annotations,
+                f"yes_fraction {fraction:g} is not n_yes / (n_yes + n_no) = "
+                f"{votes[0]:g} / {sum(votes):g}",
+                line=row.line,
+                column="yes_fraction",
+            )
         candidate = captions.caption(cid, annotations, row)
         references = captions.references(image, annotations, row)
         candidates_of[image].add(candidate)

@@ -389,6 +389,27 @@ def test_crowdflower_fraction_out_of_range(tmp_path):
     )
 
 
+def test_flickr8k_values_the_distributed_files_never_hold(tmp_path):
+    """Flickr8k as distributed (checked: 40,460 caption ids, 5,822 expert rows, 47,830
+    CrowdFlower rows) has none of these; a copy that does was read without a word."""
+    _flickr(tmp_path, "a.jpg\tb.jpg#1\t1\t1.5\t2\n")
+    _expect(
+        lambda: load_judgments(tmp_path, "flickr8k-expert"),
+        r"ExpertAnnotations\.txt, line 1, column 'e2': expert scores are whole numbers 1-4",
+    )
+    _flickr(tmp_path, "a.jpg\tb.jpg#1\t0.5\t0\t3\n", "CrowdFlowerAnnotations.txt")
+    _expect(
+        lambda: load_judgments(tmp_path, "flickr8k-cf"),
+        r"line 1, column 'yes_fraction': yes_fraction 0.5 is not n_yes / \(n_yes \+ n_no\)",
+    )
+    _flickr(tmp_path, "a.jpg\tb.jpg#1\t1\t2\t1\n")
+    (tmp_path / "Flickr8k.token.txt").write_text(TOKEN + "a.jpg#0\tanother caption\n")
+    _expect(
+        lambda: load_judgments(tmp_path, "flickr8k-expert"),
+        r"Flickr8k\.token\.txt, line 11, column 'caption_id': caption id 'a.jpg#0' is given twice",
+    )
+
+
 def test_truncated_mat(tmp_path):
     _pascal_inputs(tmp_path)
     data = (tmp_path / "pair_pascal.mat").read_bytes()
