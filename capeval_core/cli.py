@@ -38,6 +38,7 @@ from capeval_core.coco_files import (
 from capeval_core.errors import (
     CapevalError,
     CapevalWarning,
+    DegenerateCorpusWarning,
     InputError,
     ItemsLeftOutWarning,
     OptionError,
@@ -272,6 +273,10 @@ def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
     print(f"capeval {__version__} - {n_images} images")
     for key, result in results.items():
         print(f"{key:<{width}}  {result.value:.6f}  {files.printable(result.signature)}")
+
+
+def _warn_notes(results: dict[str, MetricResult]) -> None:
+    """Each metric's notes on the scored set (a single image's CIDEr-D), once per metric."""
     notes = {r.signature.metric: r.warnings for r in results.values()}
     for metric, metric_notes in notes.items():
         for note in metric_notes:
@@ -335,8 +340,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
         from capeval_core.embeddings import load_embeddings
 
         embeddings = load_embeddings(args.embeddings)
-    with warnings.catch_warnings():  # left-out images are reported below, with their ids
+    with warnings.catch_warnings():  # left-out images and notes are said below, once
         warnings.simplefilter("ignore", ItemsLeftOutWarning)
+        warnings.simplefilter("ignore", DegenerateCorpusWarning)
         results = score_coco(
             batch,
             keys,
@@ -360,6 +366,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
         print(json.dumps(_jsonable(out), indent=1))
     else:
         _print_table(results, len(batch.image_ids))
+    _warn_notes(results)
     return 0
 
 

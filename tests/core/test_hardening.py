@@ -267,6 +267,17 @@ def test_a_key_given_twice_in_one_object_is_refused_where_it_is(tmp_path):
         load_judgments(rows, "graded")
 
 
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_note_on_the_scored_set_is_said_once(tmp_path, json_flag):
+    """One image's CIDEr-D (its own IDF makes every weight 0) was warned of twice on the
+    table (a live warning and the result's note) and once with --json."""
+    res, ann = _coco(tmp_path, [1])
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann),
+                        "--metrics", "cider_d", *json_flag)  # fmt: skip
+    assert code == 0 and err.count("this set is a single image") == 1
+    assert "warning (cider_d): CIDEr-D takes its IDF from the scored set" in err
+
+
 def test_reference_limit_in_the_loaders(tmp_path):
     path = tmp_path / "g.json"
     path.write_text(json.dumps([{"candidate": "a", "references": ["b"] * 30, "score": 1}]))
