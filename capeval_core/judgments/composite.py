@@ -175,9 +175,14 @@ class _References:
                 for c in coco_captions("val"):
                     by[str(c.image_id)].append(c.caption)
                 return {k: tuple(v) for k, v in by.items()}
+            said = (
+                f"for source {src!r}"
+                if src
+                else "for this file (its name names no source: 8k, 30k or coco)"
+            )
             raise format_error(
                 where,
-                f"no caption file for source {src!r}: pass "
+                f"no caption file {said}: pass "
                 "`references_from` (a Flickr token file or COCO captions JSON)",
             )
         if path.suffix.lower() == ".json":
@@ -324,7 +329,9 @@ def _read_file(
     cand_col = _find(header, "candidate", given)
     judged: list[tuple[Row, str, str, str, float, str]] = []  # row, source, image, cand, score
     external: dict[str, list[float]] = {}
+    image_column = ""  # where a row names its image, for a message about the image
     if cand_col is None and "candidate" not in given and (packed := _packed_column(header, rows)):
+        image_column = packed
         if metric_columns(header):
             raise format_error(
                 f,
@@ -361,6 +368,7 @@ def _read_file(
         img_col = _find(header, "image", given)
         if img_col is None:
             raise _missing(f, "image", header, given)
+        image_column = img_col
         if cand_col is None:
             raise _missing(f, "candidate", header, given)
         score_col = _find(header, aspect, given)
@@ -387,7 +395,7 @@ def _read_file(
     for row, src, image, candidate, score, col in judged:
         if not 1 <= score <= 5:
             raise format_error(f, f"scores are 1-5 (got {score:g})", line=row.line, column=col)
-        references = refs.lookup(src or None, image, f, row, col)
+        references = refs.lookup(src or None, image, f, row, image_column)
         # Preset: the human-rated reference itself leaves the references (judgment-formats.md).
         kept = tuple(r for r in references if r != candidate)
         removed += len(kept) != len(references)

@@ -482,6 +482,23 @@ def test_composite_score_out_of_range(tmp_path):
     )
 
 
+def test_composite_image_without_references_names_the_image_column(tmp_path):
+    """It named the score column; the fault is the image."""
+    (tmp_path / "refs.json").write_text(
+        json.dumps({"annotations": [{"image_id": 1, "id": 1, "caption": "x"}]})
+    )
+    f = tmp_path / "c.csv"
+    f.write_text("image,caption,correctness\n1.jpg,a dog,3\n7.jpg,a cat,2\n")
+    _expect(
+        lambda: load_judgments(f, "composite", references_from=tmp_path / "refs.json"),
+        r"c\.csv, line 3, column 'image': image '7' has no references",
+    )
+    _expect(
+        lambda: load_judgments(f, "composite"),
+        r"no caption file for this file \(its name names no source: 8k, 30k or coco\)",
+    )
+
+
 def test_coco_reference_file_errors(tmp_path):
     g = tmp_path / "g.csv"
     g.write_text("image_id,candidate,score\n5,a dog,2\n")
