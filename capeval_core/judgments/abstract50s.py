@@ -31,6 +31,7 @@ from capeval_core.judgments.base import (
     Row,
     caption_cell,
     count_into,
+    folder_name,
     format_error,
     image_key,
     read_json_records,
@@ -142,7 +143,7 @@ def load_abstract50s(
         raise format_error(
             folder / CANDS_B,
             f"found neither {CANDS_B}/{CANDS_C} (the pairs) nor {CONSENSUS_FILE} (the "
-            f"triplets) in the folder {folder.name!r}",
+            f"triplets) in the folder {folder_name(folder)!r}",
         )
     names = [str(i + 1) for i in range(len(pairs))]
     match = None

@@ -273,6 +273,12 @@ def _digest(js: JudgmentSet) -> str:
 # ---------------------------------------------------------------------------------------
 # Errors and readers
 # ---------------------------------------------------------------------------------------
+def folder_name(path: Path) -> str:
+    """A folder's name for a message: its own, or the working folder's for ``.`` (whose
+    name is empty: "in the folder ''")."""
+    return path.name or path.resolve().name or str(path)
+
+
 def format_error(
     path: str | os.PathLike[str],
     message: str,

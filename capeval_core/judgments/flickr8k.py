@@ -24,6 +24,7 @@ from capeval_core.judgments.base import (
     JudgmentSet,
     Row,
     count_into,
+    folder_name,
     format_error,
     parse_number,
     read_delimited,
@@ -116,7 +117,7 @@ def _locate(
     p = Path(path)
     annotations = p / name if p.is_dir() else p
     if p.is_dir() and not annotations.is_file():
-        raise format_error(p / name, f"{name} not found in the folder {p.name!r}")
+        raise format_error(p / name, f"{name} not found in the folder {folder_name(p)!r}")
     token = Path(token_file) if token_file is not None else annotations.parent / TOKEN_FILE
     if not token.is_file():
         if token_file is not None:

@@ -37,6 +37,7 @@ from capeval_core.judgments.base import (
     JudgmentSet,
     PairItem,
     count_into,
+    folder_name,
     format_error,
 )
 from capeval_core.judgments.consensus import ConsensusMatch, match_triplets, read_triplets
@@ -100,7 +101,7 @@ def load_references(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str,
 def _pairs_file(path: Path) -> Path:
     pairs = path / PAIRS_FILE if path.is_dir() else path
     if path.is_dir() and not pairs.is_file():
-        raise format_error(pairs, f"{PAIRS_FILE} not found in the folder {path.name!r}")
+        raise format_error(pairs, f"{PAIRS_FILE} not found in the folder {folder_name(path)!r}")
     return pairs
 
 

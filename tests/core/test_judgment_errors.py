@@ -499,6 +499,15 @@ def test_composite_image_without_references_names_the_image_column(tmp_path):
     )
 
 
+def test_a_missing_file_in_the_working_folder_names_that_folder(tmp_path, monkeypatch):
+    """Given as ".", the folder's name was empty ("in the folder ''")."""
+    monkeypatch.chdir(tmp_path)
+    _expect(
+        lambda: load_judgments(".", "flickr8k-expert"),
+        rf"ExpertAnnotations\.txt not found in the folder '{tmp_path.name}'",
+    )
+
+
 def test_coco_reference_file_errors(tmp_path):
     g = tmp_path / "g.csv"
     g.write_text("image_id,candidate,score\n5,a dog,2\n")
