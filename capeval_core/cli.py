@@ -336,10 +336,19 @@ def _cmd_score(args: argparse.Namespace) -> int:
         refs = read_references_of(args)
         batch = load_coco(Path(args.results), refs, limits_of(args))
     embeddings = None
-    if args.embeddings and any(metric_class(k).key in ("wmd", "mean") for k in keys):
+    uses_vectors = any(metric_class(k).key in ("wmd", "mean") for k in keys)
+    if args.embeddings and uses_vectors:
         from capeval_core.embeddings import load_embeddings
 
         embeddings = load_embeddings(args.embeddings)
+    elif args.embeddings:  # a typo in the path, or a metric list without WMD: said either way
+        if not Path(args.embeddings).is_file():
+            raise InputError(f"--embeddings {args.embeddings}: no such file")
+        print(
+            "capeval: warning: --embeddings is not used: no metric of --metrics reads word "
+            "vectors (wmd, mean)",
+            file=sys.stderr,
+        )
     with warnings.catch_warnings():  # left-out images and notes are said below, once
         warnings.simplefilter("ignore", ItemsLeftOutWarning)
         warnings.simplefilter("ignore", DegenerateCorpusWarning)

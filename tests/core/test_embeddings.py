@@ -230,6 +230,29 @@ def test_cli_embeddings_option(tmp_path, tiny_files):
     assert 0 < data["corpus"]["wmd"] < 1
 
 
+def test_cli_embeddings_no_metric_reads_is_said(tmp_path, tiny_files):
+    """--embeddings with no WMD or MEAN asked for was ignored without a word, even when the
+    path did not exist."""
+    from capeval_core.cli import main
+
+    res, ann = tmp_path / "res.json", tmp_path / "ann.json"
+    res.write_text(json.dumps([{"image_id": 1, "caption": "a cat"}]))
+    ann.write_text(json.dumps({"annotations": [{"image_id": 1, "caption": "a dog"}]}))
+    argv = ["score", "--results", str(res), "--annotations", str(ann), "--metrics", "bleu_4"]
+    for path, code, said in (
+        (tiny_files["word2vec-text"], 0, "capeval: warning: --embeddings is not used"),
+        (
+            tmp_path / "typo.txt",
+            2,
+            f"capeval: error: --embeddings {tmp_path / 'typo.txt'}: no such",
+        ),
+    ):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            assert main([*argv, "--embeddings", str(path)]) == code
+        assert said in err.getvalue()
+
+
 def test_cli_bad_embeddings_file_is_exit_2(tmp_path):
     from capeval_core.cli import main
 
