@@ -1174,7 +1174,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(a judgment file's metric:<name> columns are read the same way)",
     )
     correlate.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
-    correlate.add_argument("--human", help="human-score column (default: the first)")
+    correlate.add_argument(
+        "--human",
+        help="human-score column (default: the first); a graded file's rows then need a value "
+        "in that column only",
+    )
     correlate.add_argument(
         "--level",
         default="item",
