@@ -458,10 +458,15 @@ def test_mat_category_as_label(tmp_path):
         assert by_label.categories() == by_code.categories() == [CATEGORIES[code]]
 
 
-def test_composite_missing_score_column(tmp_path):
-    (tmp_path / "refs.json").write_text(
+def _one_image_refs(tmp):
+    """A COCO captions file with one caption of image 1, as the Composite tests' references."""
+    (tmp / "refs.json").write_text(
         json.dumps({"annotations": [{"image_id": 1, "id": 1, "caption": "x"}]})
     )
+
+
+def test_composite_missing_score_column(tmp_path):
+    _one_image_refs(tmp_path)
     f = tmp_path / "c.csv"
     f.write_text("image,caption\n1.jpg,a dog\n")
     _expect(
@@ -471,9 +476,7 @@ def test_composite_missing_score_column(tmp_path):
 
 
 def test_composite_score_out_of_range(tmp_path):
-    (tmp_path / "refs.json").write_text(
-        json.dumps({"annotations": [{"image_id": 1, "id": 1, "caption": "x"}]})
-    )
+    _one_image_refs(tmp_path)
     f = tmp_path / "c.csv"
     f.write_text("image,caption,correctness\n1.jpg,a dog,9\n")
     _expect(
@@ -484,9 +487,7 @@ def test_composite_score_out_of_range(tmp_path):
 
 def test_composite_image_without_references_names_the_image_column(tmp_path):
     """It named the score column; the fault is the image."""
-    (tmp_path / "refs.json").write_text(
-        json.dumps({"annotations": [{"image_id": 1, "id": 1, "caption": "x"}]})
-    )
+    _one_image_refs(tmp_path)
     f = tmp_path / "c.csv"
     f.write_text("image,caption,correctness\n1.jpg,a dog,3\n7.jpg,a cat,2\n")
     _expect(
