@@ -48,7 +48,9 @@ from capeval_core.files import Limits
 from capeval_core.metrics import (
     COCO_CAPTION_KEYS,
     COCO_CAPTION_SET,
+    METRICS,
     OPTIONAL_KEYS,
+    REPORTED_KEYS,
     available_keys,
     metric_class,
 )
@@ -407,8 +409,6 @@ def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]
     """The built-in --metrics keys (checked against the registry before any file is read),
     and the other names, which may be external metrics of the set (checked once it is
     loaded)."""
-    from capeval_core.metrics import METRICS, REPORTED_KEYS
-
     names = _split_keys(values or ())
     if values and not names:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
@@ -451,9 +451,6 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    # the table goes to stdout unless the JSON does: `--json -` prints the JSON alone, as compare
-    show = print if args.json != "-" else (lambda *_args, **_kwargs: None)
-
     from capeval_core.judgments import load_judgments
     from capeval_core.judgments.scoring import (
         judgments_left_out_json,
@@ -464,6 +461,8 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     from capeval_core.resources import available_cpus
     from capeval_core.stats import pairwise_accuracy, williams_matrix
 
+    # the table goes to stdout unless the JSON does: `--json -` prints the JSON alone, as compare
+    show = print if args.json != "-" else (lambda *_args, **_kwargs: None)
     keys, maybe_external = _correlate_keys(args.metrics)
     inputs = [("--judgments file", args.judgments), ("--metric-scores file", args.metric_scores)]
     plan_outputs(args, inputs)
@@ -488,11 +487,11 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             jset = join_scores_file(jset, args.metric_scores, max_bytes=limits["max_bytes"])
     keys += _external_keys(jset, maybe_external)
     check_human(jset, args.human)
-    if jset.kind == "graded":
-        _systems_for(jset, args.level)  # a missing system is said before any scoring
-    if jset.kind == "graded" and len(jset) < 2:  # said before any scoring, with the file
-        where = jset.source[0] if jset.source else args.judgments
-        raise InputError(f"{where}: {jset.describe()}; a correlation needs at least 2 items")
+    if jset.kind == "graded":  # said before any scoring, with the file
+        _systems_for(jset, args.level)  # again after scoring, on the items kept
+        if len(jset) < 2:
+            where = jset.source[0] if jset.source else args.judgments
+            raise InputError(f"{where}: {jset.describe()}; a correlation needs at least 2 items")
     if jset.kind == "pairwise":
         from capeval_core.judgments.protocols import label_counts, missing_labels_warning
 
@@ -956,8 +955,6 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         print(f"{key:<10} {cls.name:<10} range {cls.bounds[0]:g}-{cls.bounds[1]:g}, {direction}")
     for key in OPTIONAL_KEYS:
         print(f"{key:<15} {metric_class(key).label(key)} (capeval compare only, when asked for)")
-    from capeval_core.metrics import METRICS, REPORTED_KEYS
-
     for key, cls in METRICS.items():  # a metric's own key, where it reports several
         if key not in REPORTED_KEYS:
             keys = [k for k, c in REPORTED_KEYS.items() if c is cls]
