@@ -145,6 +145,12 @@ def results_cases() -> None:
     )
     case(r + "duplicate-image-id.json", dumps(ok * 2), "more than one caption", "record 1")
     case(
+        r + "key-twice-in-a-record.json",
+        '[{"image_id": 1, "image_id": 2, "caption": "a dog runs"}]',
+        "key 'image_id' given twice in one object",
+        "line 1, column 2",
+    )
+    case(
         r + "unknown-image.json",
         dumps([{"image_id": 999, "caption": "a"}]),
         "have no reference in",
@@ -226,6 +232,12 @@ def annotations_cases() -> None:
     case(a + "empty.json", "", "file is empty")
     case(a + "invalid-json.json", '{"annotations": [', "invalid JSON", r"line 1, column \d+")
     case(a + "a-list.json", dumps(anns), "expected an object with an 'annotations' list")
+    case(
+        a + "gts-image-twice.json",
+        '{"1": ["a dog runs"],\n "2": ["a red bus"], "1": ["a cat"]}',
+        "key '1' given twice in one object",
+        "line 1, column 1",
+    )
     case(
         a + "no-annotations.json",
         dumps({"images": []}),
@@ -313,6 +325,12 @@ ROWS = "1,a dog,a dog runs,2\n2,a cat,a cat sits,3\n"
 def graded_cases() -> None:
     g = "graded/"
     case(g + "empty.csv", "", "file is empty")
+    case(
+        g + "references-as-a-list.csv",
+        'candidate,references,score\na dog runs,"[""a dog running"", ""a dog""]",3\n',
+        r"written-out list .* separate the references with \|\|\|",
+        "line 2, column 'references'",
+    )
     case(g + "header-only.csv", HEADER, "no data rows")
     case(
         g + "missing-candidate.csv",
@@ -587,11 +605,23 @@ def flickr_cases() -> None:
         e + "text-score.txt", "a.jpg\tb.jpg#1\t1\tgood\t1\n", "not a number", "line 1, column 'e2'"
     )
     case(e + "utf16-bom.txt", "a.jpg\tb.jpg#1\t1\t2\t1\n".encode("utf-16"), "UTF-16")
+    case(
+        e + "half-score.txt",
+        "a.jpg\tb.jpg#1\t1\t1.5\t1\n",
+        "expert scores are whole numbers 1-4",
+        "line 1, column 'e2'",
+    )
     c = "flickr8k-cf/"
     case(
         c + "fraction-out-of-range.txt",
         "a.jpg\tb.jpg#1\t1.5\t3\t0\n",
         r"yes_fraction must lie in \[0, 1\]",
+        "line 1, column 'yes_fraction'",
+    )
+    case(
+        c + "fraction-not-its-counts.txt",
+        "a.jpg\tb.jpg#1\t0.5\t0\t3\n",
+        r"yes_fraction 0.5 is not n_yes / \(n_yes \+ n_no\)",
         "line 1, column 'yes_fraction'",
     )
     case(
@@ -948,6 +978,21 @@ def option_cases() -> None:
         "--seed",
     )
     opt(
+        "score-empty-annotations.json",
+        ["score", "--results", "{case}", "--annotations", ""],
+        "--annotations is empty: give a file name",
+        "--annotations",
+        prefix=r"^capeval: error: ",
+    )
+    opt(
+        "perturb-candidate-beside-a-dataset.json",
+        ["perturb", "--candidate", "a dog", "--reference", "a dog", "--perturbation", "shuffle",
+         "--dataset", "demo-graded"],
+        "--candidate, --reference: not used with --dataset demo-graded",
+        "--candidate",
+        prefix=r"^capeval: error: ",
+    )  # fmt: skip
+    opt(
         "compare-one-resample.json",
         [*compare, "--resamples", "1"],
         "argument --resamples: expected a whole number >= 2, got 1",
@@ -1122,6 +1167,18 @@ def thumb_cases() -> None:
         rows(hyp=["a", "dog"]),
         "expected text, got a list",
         "line 2, column 'hyp'",
+    )
+    case(
+        t + "precision-off-the-scale.jsonl",
+        rows(P=7.0),
+        "P is 7, outside THumB's 1 to 5",
+        "line 2, column 'P'",
+    )
+    case(
+        t + "human-score-not-the-sum.jsonl",
+        rows(human_score=99.0),
+        r"human_score is 99, but \(P \+ R\) / 2 \+ Fl \+ Con \+ Inc is 3.5",
+        "line 2, column 'human_score'",
     )
 
 
