@@ -569,7 +569,14 @@ def parse_number(
         raise fail(f"not a finite number: {_show(value)}")
     if integer and number != int(number):
         raise fail(f"expected a whole number, got {_show(value)}")
+    if integer and abs(number) > MAX_COUNT:  # a float no longer holds every whole number there
+        raise fail(f"a count of at most {MAX_COUNT:,} is expected, got {_show(value)}")
     return number
+
+
+#: the largest whole number a count may be: 2**53, beyond which a float skips whole numbers
+#: (99999999999999999999999 was read as 99999999999999991611392, and broke the table)
+MAX_COUNT = 2**53
 
 
 def is_number(value: Any) -> bool:

@@ -509,6 +509,21 @@ def test_a_missing_file_in_the_working_folder_names_that_folder(tmp_path, monkey
     )
 
 
+@pytest.mark.parametrize("votes", ["99999999999999999999999", "1e300"])
+def test_a_vote_count_beyond_a_float_s_whole_numbers_is_refused(tmp_path, votes):
+    """It was read as 99999999999999991611392 (1e300 as "a whole number"), and the app's
+    preview of the set then failed on every visit."""
+    f = tmp_path / "p.csv"
+    f.write_text(
+        "id,candidate_a,candidate_b,references,votes_a,votes_b\n"
+        f"1,a dog,a cat,a dog runs,{votes},1\n"
+    )
+    _expect(
+        lambda: load_judgments(f, "pairwise"),
+        r"p\.csv, line 2, column 'votes_a': a count of at most 9,007,199,254,740,992",
+    )
+
+
 def test_coco_reference_file_errors(tmp_path):
     g = tmp_path / "g.csv"
     g.write_text("image_id,candidate,score\n5,a dog,2\n")
