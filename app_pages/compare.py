@@ -30,6 +30,7 @@ from capeval_ui import (
     systems_views,
     views,
 )
+from capeval_ui.formats import literal
 
 
 def _apply_example() -> None:
@@ -140,7 +141,7 @@ try:
     missing_idf = _missing_idf(state.restore(PARAMS))
     if missing_idf:
         st.warning(
-            f"This link's CIDEr-D IDF source ({missing_idf}, the references of a Systems "
+            f"This link's CIDEr-D IDF source ({literal(missing_idf)}, the references of a Systems "
             "table) is not on this server: it was registered on another server, or before this "
             "one restarted. Open the Systems page on the same files and click the image again, "
             "or score these captions with another IDF source (CIDEr-D then differs from the "

@@ -7,12 +7,15 @@ Where the exact value matters it goes beside the short one, in a tooltip or a ho
 (:func:`exact`). p-values follow the same rule (``p < 0.001`` is how papers print them).
 
 Plain functions, no Streamlit: every page and view (the Systems page's too) writes its
-numbers through this module, and the doctests below are the rule's specification.
+numbers through this module, and the doctests below are the rule's specification. So does
+text a user gave (a file name, a value from a link) that goes into a Markdown line:
+:func:`literal`.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 #: what an empty or undefined cell shows (never "None" or "nan")
@@ -139,3 +142,17 @@ def label_texts(values: Iterable[object], digits: int = 3) -> list[str]:
     ['0.889', '< 0.001', '']
     """
     return ["" if _value(v) is None else format_number(v, digits) for v in values]
+
+
+#: what Markdown (and Streamlit's $...$ maths) reads in a line of text
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~<>$])")
+
+
+def literal(text: object) -> str:
+    """``text`` escaped for a Markdown line (``st.warning``, ``st.caption``), so that it
+    shows as typed: a link's value or a file's name is never a link, bold text or maths.
+
+    >>> print(literal("[click](http://x) **b** $x$"))
+    \\[click\\]\\(http://x\\) \\*\\*b\\*\\* \\$x\\$
+    """
+    return _MARKDOWN.sub(r"\\\1", str(text))

@@ -22,6 +22,7 @@ from plotly.subplots import make_subplots
 from capeval_core.metrics import metric_class
 from capeval_core.systems import SystemsComparison
 from capeval_core.systems_table import paper_order, paper_table
+from capeval_ui.formats import literal
 from capeval_ui.views import cell_width, format_number, signature_block
 from capeval_ui.views.common import dataframe
 
@@ -132,7 +133,7 @@ def render_table(comparison: SystemsComparison) -> None:
         key="systems_table",
     )
     if len(comparison.systems) > 1:
-        st.caption(f"Against the baseline, {comparison.baseline}:")
+        st.caption(f"Against the baseline, {literal(comparison.baseline)}:")
         against = ["delta", "delta_ci_low", "delta_ci_high", "p_bootstrap", "p_randomization"]
         dataframe(
             frame[frame["system"] != comparison.baseline],

@@ -16,7 +16,7 @@ from capeval_core.metrics import available_keys
 from capeval_core.stats import to_csv_text
 from capeval_core.stats.export import sidecar_path, signatures_text
 from capeval_ui import cached, charts, choices, current_tokenizer, state, store
-from capeval_ui.formats import UNDERFLOW_TEXT, exact, label_texts
+from capeval_ui.formats import UNDERFLOW_TEXT, exact, label_texts, literal
 from capeval_ui.views import copy_link, key_label, page_link, show_link
 
 METRICS_KEY = state.METRICS_KEY
@@ -83,7 +83,7 @@ def render_missing_set(
     again (``where``; a link to the Judgments page unless it is this page), or open the
     demo (``on_demo``, else the page's demo fallback)."""
     st.warning(
-        f"This link's {what} ({short}) is not on this server: it was loaded on another "
+        f"This link's {what} ({literal(short)}) is not on this server: it was loaded on another "
         "server, or before this one restarted, and a link cannot carry the file itself. "
         f"Load it again {where} (the choices in this link are kept), or open the demo. "
         "Nothing is computed until you do.",

@@ -421,3 +421,19 @@ def test_a_link_the_app_wrote_runs_ago_is_still_restored() -> None:
     at.query_params.update(linked)
     at.run()
     assert at.selectbox(key="choice").value == "b"
+
+
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        ("app_pages/judgments.py", {"set": "[click](http://example.org) **expired**"}),
+        ("app_pages/correlations.py", {"set": "[click](http://example.org) **expired**"}),
+        ("app_pages/compare.py", {"idf": "set-x [click](http://example.org) **expired**"}),
+    ],
+)
+def test_a_value_from_a_link_is_shown_as_typed(page: str, params: dict[str, str]) -> None:
+    """A link's value went into the page's own warning as Markdown: a live link, bold text."""
+    at = _open(page, **params)
+    (said,) = [w.value for w in at.warning if "not on this server" in w.value]
+    assert "\\[click\\]\\(http://example.org\\) \\*\\*expired\\*\\*" in said
+    assert "[click](" not in said.replace("\\[click\\]\\(", "")

@@ -587,3 +587,13 @@ def test_an_edited_link_opens_with_the_nearest_choices_the_page_offers() -> None
     assert at.radio(key="systems_paired").value == "both"
     assert at.multiselect(key="systems_metrics").value == ["bleu_4"]
     assert _keys_shown(at) == ["BLEU-4"]
+
+
+def test_a_system_named_by_its_file_is_shown_as_typed() -> None:
+    """A file name went into the baseline's caption as Markdown (bold text, maths)."""
+    files, annotations = _uploads(12)
+    files = [("**mine** $x$.json", files[0][1]), files[1]]
+    at = _upload(_page(), files, annotations)
+    assert not at.error, [e.value for e in at.error]
+    captions = [c.value for c in at.caption]
+    assert "Against the baseline, \\*\\*mine\\*\\* \\$x\\$:" in captions
