@@ -29,7 +29,13 @@ def minmax(values: Sequence[float]) -> np.ndarray:
     """
     v = np.asarray(values, dtype=float)
     lo, hi = np.nanmin(v), np.nanmax(v)
-    return np.zeros_like(v) if hi == lo else (v - lo) / (hi - lo)
+    if hi == lo:
+        return np.zeros_like(v)
+    with np.errstate(over="ignore"):
+        span = hi - lo
+    if not np.isfinite(span):  # a span past the largest float (-1e308 to 1e308): halved
+        return (v / 2 - lo / 2) / (hi / 2 - lo / 2)
+    return (v - lo) / span
 
 
 def combine(metric_scores: Mapping[str, Sequence[float]], subset: Sequence[str]) -> np.ndarray:

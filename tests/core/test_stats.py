@@ -128,6 +128,23 @@ def test_bootstrap_pearson_stays_within_one():
     assert np.any(finite == -1.0)
 
 
+def test_scores_near_the_largest_float_keep_their_interval_and_combination():
+    """An external metric with 1e308 and -1e308 among its scores: the squares overflowed, the
+    resampled r was 0 or NaN (an interval of [0, 0] around r = 0.32), and the min-max
+    normalisation of the combined metric gave NaN."""
+    from capeval_core.stats import bootstrap_statistics
+    from capeval_core.stats.combined import minmax
+
+    x = np.array([1e308, -1e308, 0.3, 0.4, 0.2, 0.9])
+    y = np.array([4.0, 3.0, 2.0, 5.0, 1.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        values = bootstrap_statistics(x, y, "pearson", 300, seed=0)
+        scaled = bootstrap_statistics(x / 1e300, y, "pearson", 300, seed=0)
+        np.testing.assert_allclose(values, scaled, rtol=1e-12)  # r does not see the scale
+        assert minmax(x).tolist() == [1.0, 0.0, 0.5, 0.5, 0.5, 0.5]
+
+
 def test_bootstrap_vectorised_pearson_matches_a_loop():
     from capeval_core.stats import bootstrap_statistics
 
