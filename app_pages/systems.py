@@ -50,6 +50,8 @@ def _forget_removed(key: str, slot: int) -> None:
     """``on_change`` of an uploader: files the user removes (their ×) are forgotten, and with
     them their error (a visit to another page empties the uploader without calling this)."""
     if not st.session_state.get(key):
+        if st.session_state.pop(REFUSED, False):  # the refused upload went, the kept files stay
+            return
         kept = list(st.session_state.get(systems_state.FILES, ((), None)))
         kept[slot] = () if slot == 0 else None
         st.session_state[state.SYSTEMS_FILES] = tuple(kept)
@@ -67,13 +69,37 @@ def _kept_files(files, annotations) -> tuple[tuple[tuple[str, bytes], ...], tupl
         kept_own = own
     if uploads or own is not None:  # the user chose files: a link's are no longer awaited
         systems_state.decline_linked_files()
-    st.session_state[systems_state.FILES] = (kept_uploads, kept_own)
+    # kept only once they read well (_keep_files): a bad upload never replaces good files
     if not uploads and kept_uploads:
         names = ", ".join(name for name, _ in kept_uploads)
         st.text(  # file names are user text: never markdown
             f"Using the results files uploaded before: {names} (upload others to replace them)."
         )
     return kept_uploads, kept_own
+
+
+#: set while the uploader holds files that were refused (and the kept ones are older)
+REFUSED = "_systems_upload_refused"
+
+
+def _keep_files(kept: tuple) -> None:
+    """Keep the files in use for this session's later visits: called once they have read
+    well, so a bad upload leaves the files uploaded before in place."""
+    st.session_state[systems_state.FILES] = kept
+    st.session_state[REFUSED] = False
+
+
+def _say_kept_files(in_use: tuple | None) -> None:
+    """After a refused upload: which files uploaded before are still kept, and how to get
+    back to them (the uploader holds the refused file until it is removed)."""
+    before, _ = st.session_state.get(systems_state.FILES, ((), None))
+    if before and in_use is not None and tuple(before) != tuple(in_use[0]):
+        st.session_state[REFUSED] = True
+        names = ", ".join(name for name, _ in before)
+        st.text(  # file names are user text: never markdown
+            f"The results files uploaded before are kept: {names}. Remove the new upload "
+            "(its ×) to use them again."
+        )
 
 
 def _open_demo() -> None:
@@ -183,6 +209,7 @@ with st.expander("Resampling"):
     seed = c.number_input("Seed", *BOUNDS["systems_seed"], key="systems_seed")
 
 in_use = None  # the digest of the uploads in use, for the URL
+trying = None  # the uploaded files this run reads, kept once they read well
 try:
     if source == UPLOAD:
         fresh = bool(files) or annotations is not None
@@ -207,10 +234,12 @@ try:
             systems_state.write(URL, None)
             st.stop()
         kept = (uploads, own if refs_choice == OWN else None)
+        trying = (uploads, own)
         in_use = systems_state.remember_files(kept)
         data = cached.systems_input(
             *kept, st.session_state["systems_split"], st.session_state["systems_on_missing"]
         )
+        _keep_files(trying)
     else:
         data = cached.demo_systems_input()
     st.text(f"References: {data.reference_source}.")  # a file name is user text
@@ -247,10 +276,12 @@ except CoverageError as exc:  # the page's own words for the command line's --on
         f"{exc.problem}. Every system must caption the same images; to score only the images "
         f"they all caption, choose “intersect” under “{ON_MISSING_LABEL}” above."
     )
+    _say_kept_files(trying)
     systems_state.write(URL, in_use)
     st.stop()
 except CapevalError as exc:
     st.error(choices.page_message(str(exc)))
+    _say_kept_files(trying)
     systems_state.write(URL, in_use)
     st.stop()
 

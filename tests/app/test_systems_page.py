@@ -597,3 +597,24 @@ def test_a_system_named_by_its_file_is_shown_as_typed() -> None:
     assert not at.error, [e.value for e in at.error]
     captions = [c.value for c in at.caption]
     assert "Against the baseline, \\*\\*mine\\*\\* \\$x\\$:" in captions
+
+
+def test_a_refused_upload_keeps_the_files_uploaded_before() -> None:
+    """A bad results file replaced the good ones it followed: they had to be uploaded again.
+    Now they stay, and removing the refused upload brings them back."""
+    files, annotations = _uploads(12)
+    at = _upload(_page(), files, annotations)
+    assert not at.error and _frame(at, "BLEU-4") is not None
+    at.file_uploader(key="systems_results").set_value([("bad.json", b"[", "application/json")])
+    at.run()
+    assert [e.value for e in at.error] and "bad.json" in at.error[0].value
+    texts = [t.value for t in at.text]
+    assert (
+        "The results files uploaded before are kept: mine.json, theirs.json. Remove the new "
+        "upload (its ×) to use them again."
+    ) in texts
+    at.file_uploader(key="systems_results").set_value([]).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    texts = [t.value for t in at.text]
+    before = "Using the results files uploaded before: mine.json, theirs.json"
+    assert any(t.startswith(before) for t in texts)
