@@ -176,6 +176,7 @@ else:
         accept_multiple_files=True,
     )
     presets = list(loader.presets) or [NO_PRESET]
+    state.valid_choice("judgment_preset", presets)  # a kept preset of another format goes
     preset = st.selectbox(
         "Protocol preset",
         presets,

@@ -77,6 +77,7 @@ KEPT: tuple[str, ...] = (
     "judgment_source",
     "demo_set",
     "judgment_format",
+    "judgment_preset",
     # Correlations, Significance, Pairwise accuracy, Robustness
     "human_column",
     "correlation_level",

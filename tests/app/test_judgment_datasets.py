@@ -135,3 +135,18 @@ def test_a_partly_labelled_set_warns_on_the_pairwise_page(tmp_path: Path) -> Non
     assert any("2 of 4 pairs (50.0%) have no human label" in w for w in warnings), warnings
     assert [df for df in at.dataframe if "overall" in df.value.columns]  # drawn from 2 pairs
     assert at.get("plotly_chart")  # the chart the unlabelled set does not get
+
+
+def test_the_chosen_preset_survives_a_visit_to_another_page() -> None:
+    """The format was kept across pages, its preset went back to the format's first."""
+    at = _judgments()
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("pascal50s").run()
+    at.selectbox(key="judgment_preset").select("clipscore-table7").run()
+    at.switch_page("app_pages/home.py").run()
+    at.switch_page("app_pages/judgments.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="judgment_preset").value == "clipscore-table7"
+    at.selectbox(key="judgment_format").select("graded").run()  # a preset it does not have
+    assert not at.exception, at.exception
+    assert at.selectbox(key="judgment_preset").value != "clipscore-table7"
