@@ -196,7 +196,8 @@ else:
         try:
             columns, numeric = cached.upload_columns(*files[0])
         except CapevalError as exc:
-            st.error(f"Could not read the file: {exc}")
+            if str(exc) != st.session_state.get("judgment_error"):  # else said once, below
+                st.error(f"Could not read the file: {choices.page_message(str(exc))}")
             columns, numeric = [], []
         if columns:
             with st.expander("Column mapping", expanded=True):
@@ -228,7 +229,9 @@ else:
 
 if "judgment_error" in st.session_state:
     kept = "; the previous set is kept" if st.session_state.get(state.JSET_KEY) else ""
-    st.error(f"The file was not loaded{kept}. {st.session_state['judgment_error']}")
+    st.error(
+        f"The file was not loaded{kept}. {choices.page_message(st.session_state['judgment_error'])}"
+    )
 
 jset = st.session_state.get(state.JSET_KEY)
 if missing:

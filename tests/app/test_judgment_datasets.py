@@ -150,3 +150,11 @@ def test_the_chosen_preset_survives_a_visit_to_another_page() -> None:
     at.selectbox(key="judgment_format").select("graded").run()  # a preset it does not have
     assert not at.exception, at.exception
     assert at.selectbox(key="judgment_preset").value != "clipscore-table7"
+
+
+def test_a_refused_upload_is_said_once(tmp_path: Path) -> None:
+    """The column-mapping preview and the Load both said it: two errors for one file."""
+    (tmp_path / "g.csv").write_text("candidate,references,score\n")  # a header, no rows
+    at = _upload(_judgments(), "graded", tmp_path)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("The file was not loaded. g.csv")
