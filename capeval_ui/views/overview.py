@@ -67,7 +67,23 @@ def copy_link(where: Any, *, holds: str = "") -> Any:
 
 
 def show_link(slot: Any, page: str, query: str) -> None:
-    """The address of this view (``state.share_link``) in the slot of :func:`copy_link`."""
+    """The address of this view (``state.share_link``) in the slot of :func:`copy_link`; or,
+    where the view does not fit in an address Streamlit reads, why there is none (a link of
+    1,200 references opened the default example without a word)."""
+    from streamlit.runtime.state import query_params as read  # what a link's query may hold
+
+    most, longest = (
+        read.CLIENT_STATE_QUERY_STRING_MAX_FIELDS,
+        read.CLIENT_STATE_QUERY_STRING_MAX_LENGTH,
+    )
+    fields = query.count("&") + 1 if query else 0
+    if fields > most or len(query) > longest:
+        slot.warning(
+            f"This view does not fit in a link: its address would hold {fields:,} values "
+            f"({len(query):,} characters), and a link opens with at most {most:,} values and "
+            f"{longest:,} characters (fewer references would fit)."
+        )
+        return
     slot.code(share_link(url_path(page), query), language=None, wrap_lines=True)
 
 

@@ -392,6 +392,25 @@ def test_a_wrapped_token_strip_highlights_exactly_the_matched_words() -> None:
     assert marked == ["2", "10", "18"]
 
 
+def _link_script() -> None:
+    import streamlit as st
+
+    from capeval_ui import views
+
+    views.show_link(st.empty(), "compare-captions", "&".join(["ref=a+dog"] * 1200))
+    views.show_link(st.empty(), "compare-captions", "&".join(["ref=a+dog"] * 900))
+
+
+def test_a_view_past_a_link_s_limits_says_so_instead_of_a_link() -> None:
+    """A link of 1,200 references opened the default example without a word (Streamlit
+    reads at most 1,000 query values); 900 still make a link."""
+    at = AppTest.from_function(_link_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    (said,) = [w.value for w in at.warning]
+    assert said.startswith("This view does not fit in a link: its address would hold 1,200")
+    assert [c.value for c in at.code] == ["/compare-captions?" + "&".join(["ref=a+dog"] * 900)]
+
+
 # -- Compare: the METEOR, WMD and MEAN panels ------------------------------------------------------
 def _figures(at: AppTest) -> list[dict[str, Any]]:
     """Every plotly figure on the page, as the JSON spec the browser receives."""
