@@ -50,8 +50,8 @@ def _forget_removed(key: str, slot: int) -> None:
     """``on_change`` of an uploader: files the user removes (their ×) are forgotten, and with
     them their error (a visit to another page empties the uploader without calling this)."""
     if not st.session_state.get(key):
-        if st.session_state.pop(REFUSED, False):  # the refused upload went, the kept files stay
-            return
+        if slot == 0 and st.session_state.pop(REFUSED, False):  # the refused results went,
+            return  # the results files kept from before stay
         kept = list(st.session_state.get(systems_state.FILES, ((), None)))
         kept[slot] = () if slot == 0 else None
         st.session_state[state.SYSTEMS_FILES] = tuple(kept)
