@@ -368,7 +368,7 @@ def _resample_weights(n: int, n_resamples: int, seed: int | None, chunk: int):
         yield start, np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(float)
 
 
-def _tame(v: np.ndarray) -> np.ndarray:
+def tame(v: np.ndarray) -> np.ndarray:
     """``v`` divided by its largest magnitude where its squares would overflow (values of
     1e308 gave an interval of [0, 0]); r does not change with the scale, and every other
     ``v`` is returned as it is, so its r keeps every bit."""
@@ -379,7 +379,7 @@ def _tame(v: np.ndarray) -> np.ndarray:
 def _weighted_pearson(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Pearson's r of each resample; ``x``/``y`` 1-D (shared) or one row per resample."""
     m = w.sum(axis=1)
-    x, y = _tame(x), _tame(y)
+    x, y = tame(x), tame(y)
     if x.ndim == 1 and y.ndim == 1:
         # centred first, so the sums of squares do not cancel
         xc, yc = x - x.mean(), y - y.mean()

@@ -28,6 +28,7 @@ from typing import TypeVar
 import numpy as np
 
 from capeval_core.errors import InputError
+from capeval_core.stats.correlation import tame
 from capeval_core.stats.intervals import ConfidenceInterval, percentile_interval
 
 _K = TypeVar("_K", bound=Hashable)
@@ -143,9 +144,10 @@ def system_intervals(
     """Percentile interval of each (metric, method) system-level correlation with humans,
     items resampled within systems (the same draws for every metric and method)."""
     names, codes = system_codes(systems)
-    arrays: dict = {k: np.asarray(v, dtype=float) for k, v in metric_scores.items()}
+    # tamed as the item-level resamples are: no mean or square past the largest float
+    arrays: dict = {k: tame(np.asarray(v, dtype=float)) for k, v in metric_scores.items()}
     key = object()
-    arrays[key] = np.asarray(human, dtype=float)
+    arrays[key] = tame(np.asarray(human, dtype=float))
     means = resampled_means(arrays, codes, len(names), n_resamples, seed)
     out: dict[tuple[_K, str], ConfidenceInterval] = {}
     for k in metric_scores:

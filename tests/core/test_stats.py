@@ -145,6 +145,22 @@ def test_scores_near_the_largest_float_keep_their_interval_and_combination():
         assert minmax(x).tolist() == [1.0, 0.0, 0.5, 0.5, 0.5, 0.5]
 
 
+def test_system_level_intervals_near_the_largest_float_are_the_scaled_ones():
+    """The system means of 1e308 overflowed before any correlation (an interval of
+    [-0.0, 0.27] where the same scores scaled down give [-0.31, 1.0])."""
+    from capeval_core.stats.within_systems import system_intervals
+
+    x = np.array([1e308, -1e308, 0.3, 0.4, 0.2, 0.9, 0.5, 0.1])
+    y = [4.0, 3.0, 2.0, 5.0, 1.0, 3.0, 2.0, 4.0]
+    systems = list("abcdabcd")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # resamples of a constant side are NaN
+        huge = system_intervals({"m": x}, y, systems, ["pearson"], n_resamples=200)
+        scaled = system_intervals({"m": x / 1e300}, y, systems, ["pearson"], n_resamples=200)
+    got, want = huge["m", "pearson"], scaled["m", "pearson"]
+    assert (got.low, got.high) == pytest.approx((want.low, want.high), rel=1e-12)
+
+
 def test_bootstrap_vectorised_pearson_matches_a_loop():
     from capeval_core.stats import bootstrap_statistics
 
