@@ -17,7 +17,7 @@ from scipy import stats
 
 from capeval_core.errors import InputError
 from capeval_core.resources import available_cpus
-from capeval_core.stats.intervals import ConfidenceInterval, percentile_interval
+from capeval_core.stats.intervals import ConfidenceInterval, percentile_interval, tame
 from capeval_core.stats.kendall_counts import levels, resampled_kendall, sorted_groups
 
 Method = Literal["pearson", "spearman", "kendall_b", "kendall_c"]
@@ -366,14 +366,6 @@ def _resample_weights(n: int, n_resamples: int, seed: int | None, chunk: int):
         idx = rng.integers(0, n, size=(rows, n))
         flat = (idx + (np.arange(rows) * n)[:, None]).ravel()
         yield start, np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(float)
-
-
-def tame(v: np.ndarray) -> np.ndarray:
-    """``v`` divided by its largest magnitude where its squares would overflow (values of
-    1e308 gave an interval of [0, 0]); r does not change with the scale, and every other
-    ``v`` is returned as it is, so its r keeps every bit."""
-    top = float(np.max(np.abs(v))) if v.size else 0.0
-    return v / top if np.isfinite(top) and top > 1e150 else v
 
 
 def _weighted_pearson(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:

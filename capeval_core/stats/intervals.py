@@ -39,3 +39,12 @@ def percentile_interval(
     alpha = (1 - level) / 2
     low, high = np.quantile(values, [alpha, 1 - alpha])
     return ConfidenceInterval(float(low), float(high), level, n_resamples, seed)
+
+
+def tame(v: np.ndarray) -> np.ndarray:
+    """``v`` divided by its largest magnitude where its squares would overflow, before a
+    resampled correlation (values of 1e308 gave an interval of [0, 0]); a correlation does
+    not change with the scale, and every other ``v`` is returned as it is, so its resamples
+    keep every bit."""
+    top = float(np.max(np.abs(v))) if v.size else 0.0
+    return v / top if np.isfinite(top) and top > 1e150 else v

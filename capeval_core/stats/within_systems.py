@@ -28,8 +28,7 @@ from typing import TypeVar
 import numpy as np
 
 from capeval_core.errors import InputError
-from capeval_core.stats.correlation import tame
-from capeval_core.stats.intervals import ConfidenceInterval, percentile_interval
+from capeval_core.stats.intervals import ConfidenceInterval, percentile_interval, tame
 
 _K = TypeVar("_K", bound=Hashable)
 #: fewest systems a correlation between systems is shown for (two points always give ±1)
