@@ -39,6 +39,9 @@ class Loader:
     load: Callable[..., JudgmentSet]
     description: str
     presets: dict[str, str] = field(default_factory=dict)
+    #: files read beside the main one; uploaded alone, the loader is given the folder, so
+    #: that it says the main file is missing instead of misreading this one as it
+    companions: tuple[str, ...] = ()
 
 
 LOADERS: dict[str, Loader] = {
@@ -62,6 +65,7 @@ LOADERS: dict[str, Loader] = {
             load_flickr8k_expert,
             "ExpertAnnotations.txt beside Flickr8k.token.txt",
             flickr8k.EXPERT_PRESETS,
+            (flickr8k.TOKEN_FILE,),
         ),
         Loader(
             "flickr8k-cf",
@@ -69,6 +73,7 @@ LOADERS: dict[str, Loader] = {
             load_flickr8k_crowdflower,
             "CrowdFlowerAnnotations.txt beside Flickr8k.token.txt",
             flickr8k.CROWDFLOWER_PRESETS,
+            (flickr8k.TOKEN_FILE,),
         ),
         Loader(
             "composite",
@@ -84,6 +89,7 @@ LOADERS: dict[str, Loader] = {
             "THumB 1.0 (Kasai et al. 2022): mscoco_THumB-1.0.jsonl as distributed; references "
             "from COCO val2014 (installed) or beside it mscoco_references.json",
             thumb.PRESETS,
+            (thumb.REFERENCES_NAME,),
         ),
         Loader(
             "pascal50s",
@@ -91,6 +97,7 @@ LOADERS: dict[str, Loader] = {
             load_pascal50s,
             "pair_pascal.mat beside pascal50S.mat and/or consensus_pascal.mat",
             pascal50s.PRESETS,
+            (pascal50s.REFS_FILE, pascal50s.CONSENSUS_FILE),
         ),
         Loader(
             "abstract50s",

@@ -44,6 +44,7 @@ from capeval_core.judgments.base import (
     Row,
     caption_cell,
     count_into,
+    folder_name,
     format_error,
     parse_number,
     read_jsonl_records,
@@ -221,7 +222,9 @@ def _files(
         judgments = found[0]
     if judgments is None:
         raise format_error(
-            path, f"no {FILE_NAME} in the folder (nor exactly one other .jsonl file)"
+            path / FILE_NAME,
+            f"{FILE_NAME} not found in the folder {folder_name(path)!r} (nor exactly one "
+            "other .jsonl file)",
         )
     if references_from is None and (path / REFERENCES_NAME).is_file():
         references_from = path / REFERENCES_NAME

@@ -29,12 +29,16 @@ Upload = tuple[str, bytes]
 
 
 @contextlib.contextmanager
-def _uploaded(files: Sequence[Upload]) -> Iterator[tuple[Path, Path]]:
-    """``(what to read, the folder)``: the one file, or the folder for multi-file formats.
-    A CapevalError raised inside names the uploads instead of the folder."""
+def _uploaded(
+    files: Sequence[Upload], companions: tuple[str, ...] = ()
+) -> Iterator[tuple[Path, Path]]:
+    """``(what to read, the folder)``: the one file, or the folder for multi-file formats
+    (also when the one file is a companion of the format's main file, which is then
+    missing). A CapevalError raised inside names the uploads instead of the folder."""
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            yield _write(files, tmp), Path(tmp)
+            path = _write(files, tmp)
+            yield (Path(tmp) if path.name in companions else path), Path(tmp)
         except CapevalError as exc:
             raise _as_uploaded(exc, tmp) from None
 
@@ -60,6 +64,7 @@ def _as_uploaded(exc: CapevalError, folder: str) -> CapevalError:
         message = message.replace(quoted, "the uploaded files")
     message = message.replace(f"{tmp}{os.sep}", "").replace(str(tmp), "the uploaded files")
     message = message.replace(tmp.name, "the uploaded files")
+    message = message.replace("put it in the same folder", "upload it too")
     exc.args = (message, *exc.args[1:])
     return exc
 
@@ -99,14 +104,15 @@ def load_uploaded(
     (graded and pairwise only); external metrics are then signed with the file as uploaded,
     not the renamed copy. Raises ``JudgmentFormatError`` naming file, line and column.
     """
-    from capeval_core.judgments import load_judgments
+    from capeval_core.judgments import LOADERS, load_judgments
     from capeval_core.judgments.mapping import remap_columns
 
     options: dict[str, object] = {}
     if score_columns:
         options["score_columns"] = list(score_columns)
     mapping = dict(mapping)
-    with _uploaded(files) as (path, folder):
+    loader = LOADERS.get(format)
+    with _uploaded(files, loader.companions if loader else ()) as (path, folder):
         if mapping and len(files) == 1:
             mapped = folder / "mapped"
             mapped.mkdir()

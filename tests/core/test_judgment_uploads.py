@@ -81,6 +81,35 @@ def test_errors_name_the_uploaded_files_not_a_temporary_folder() -> None:
 
 
 @pytest.mark.parametrize(
+    ("fmt", "companion", "main"),
+    [
+        ("flickr8k-expert", "Flickr8k.token.txt", "ExpertAnnotations.txt"),
+        ("flickr8k-cf", "Flickr8k.token.txt", "CrowdFlowerAnnotations.txt"),
+        ("pascal50s", "pascal50S.mat", "pair_pascal.mat"),
+        ("pascal50s", "consensus_pascal.mat", "pair_pascal.mat"),
+        ("thumb", "mscoco_references.json", "mscoco_THumB-1.0.jsonl"),
+    ],
+)
+def test_a_companion_uploaded_alone_is_not_read_as_the_main_file(
+    fmt: str, companion: str, main: str
+) -> None:
+    """Before, the token file alone was read as the annotations ("Flickr8k.token.txt, line 1:
+    expected 5 fields"): the message blamed the one good file."""
+    with pytest.raises(JudgmentFormatError) as info:
+        load_uploaded([(companion, b"a.jpg#0\ta dog\n")], fmt)
+    assert str(info.value).startswith(f"{main}: ")
+    assert "not found among the uploaded files" in str(info.value)
+    assert companion not in str(info.value).split(": ", 1)[0]
+
+
+def test_a_missing_companion_is_asked_for_as_an_upload() -> None:
+    with pytest.raises(JudgmentFormatError) as info:
+        load_uploaded([("ExpertAnnotations.txt", b"a.jpg\ta.jpg#0\t1\t1\t1\n")], "flickr8k-expert")
+    assert str(info.value).endswith("upload it too")
+    assert "folder" not in str(info.value)
+
+
+@pytest.mark.parametrize(
     ("name", "data", "message"),
     [
         (
