@@ -172,7 +172,9 @@ try:
     if example_name == choices.COCO_RANDOM:
         draw.button("Draw another image", key="draw", on_click=_apply_example)
     if "example_error" in st.session_state:
-        st.error(f"Could not load the example: {st.session_state['example_error']}")
+        st.error(
+            "Could not load the example: " + choices.page_message(st.session_state["example_error"])
+        )
     if example_name == choices.YOUR_OWN:
         st.caption("Your own captions: pick an example above to replace them.")
     else:
@@ -234,7 +236,7 @@ try:
         )
     server_ms = 1000 * (time.perf_counter() - started)
 except CapevalError as exc:
-    st.error(str(exc))
+    st.error(choices.page_message(str(exc)))
     st.stop()
 
 # what these results are of, so a result still on screen while new input is scored never

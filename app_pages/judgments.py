@@ -267,7 +267,7 @@ with st.expander("Your own metric: join a scores file"):
     if "scores_error" in st.session_state:
         st.error(
             "The scores file was not joined; the loaded set is unchanged. "
-            f"{st.session_state['scores_error']}"
+            f"{choices.page_message(st.session_state['scores_error'])}"
         )
 
 st.subheader("Scores")
@@ -277,6 +277,6 @@ views.show_link(views.copy_link(st, holds=holds), TITLE, state.write(PARAMS))
 try:
     scores = cached.judgment_scores(jset.content_digest, keys, current_tokenizer(), _jset=jset)
 except CapevalError as exc:
-    st.error(str(exc))
+    st.error(choices.page_message(str(exc)))
     st.stop()
 meta_views.render_scores(jset, scores, key="judgment-scores-csv")

@@ -13,7 +13,7 @@ from capeval_core.judgments.protocols import (
     missing_labels_warning,
     protocol_for,
 )
-from capeval_ui import cached, meta_views, state
+from capeval_ui import cached, choices, meta_views, state
 
 METRIC_TIES, HUMAN_TIES = ["half", "correct", "wrong"], ["random", "drop"]
 
@@ -86,7 +86,7 @@ try:
         _scores=scores,
     )
 except CapevalError as exc:
-    st.error(str(exc))
+    st.error(choices.page_message(str(exc)))
     st.stop()
 
 signatures = {

@@ -78,7 +78,10 @@ def _one_caption() -> None:
         help=f"“Table 2 style” examples follow {examples.TABLE2_SOURCE}",
     )
     if "lab_example_error" in st.session_state:
-        st.error(f"Could not load the example: {st.session_state['lab_example_error']}")
+        st.error(
+            "Could not load the example: "
+            + choices.page_message(st.session_state["lab_example_error"])
+        )
     if example_name == choices.YOUR_OWN:
         st.caption("Your own captions: pick an example above to replace them.")
     elif "lab_example_source" in st.session_state:
@@ -134,7 +137,7 @@ def _one_caption() -> None:
         with st.spinner(choices.scoring_message(idf)):
             table, failed = cached.lab_table2(candidate, seed, tuple(keys), tokenizer, idf)
         for key, msg in failed.items():
-            st.warning(f"{key} skipped: {msg}")
+            st.warning(f"{key} skipped: {choices.page_message(msg)}")
         perturb_views.render_table2(table, key="lab-table2-chart")
 
     if not names:
@@ -145,7 +148,7 @@ def _one_caption() -> None:
             candidate, references, tuple(names), seed, n, tuple(keys), tokenizer, idf
         )
     for key, msg in failed.items():
-        st.warning(f"{key} skipped: {msg}")
+        st.warning(f"{key} skipped: {choices.page_message(msg)}")
     st.subheader("Scores before and after")
     perturb_views.render_deltas(scores, key="lab-deltas-chart")
     st.subheader("Perturbed captions")
@@ -239,5 +242,5 @@ try:
     else:
         _one_caption()
 except CapevalError as exc:
-    st.error(str(exc))
+    st.error(choices.page_message(str(exc)))
     st.stop()

@@ -134,7 +134,7 @@ try:
         jset.content_digest, tuple(scores.keys), tokenizer, metric_tie, _jset=jset, _scores=scores
     )
 except CapevalError as exc:
-    st.error(str(exc))
+    st.error(choices.page_message(str(exc)))
     st.stop()
 
 meta_views.render_forced_choice(results, scores.signatures, metric_tie)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.stats import METHODS
-from capeval_ui import cached, meta_views, state, views
+from capeval_ui import cached, choices, meta_views, state, views
 from capeval_ui.views import key_label
 
 TITLE = "Significance"
@@ -52,7 +52,7 @@ try:
         _scores=scores,
     )
 except CapevalError as exc:
-    st.error(str(exc))
+    st.error(choices.page_message(str(exc)))
     st.stop()
 
 st.subheader("p-value matrix")

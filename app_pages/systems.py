@@ -273,8 +273,9 @@ try:
     data = data.arranged(order, [shown_names[i] for i in order] if names else None)
 except CoverageError as exc:  # the page's own words for the command line's --on-missing
     st.error(
-        f"{exc.problem}. Every system must caption the same images; to score only the images "
-        f"they all caption, choose “intersect” under “{ON_MISSING_LABEL}” above."
+        f"{choices.page_message(exc.problem)}. Every system must caption the same images; "
+        "to score only the images they all caption, choose “intersect” under "
+        f"“{ON_MISSING_LABEL}” above."
     )
     _say_kept_files(trying)
     systems_state.write(URL, in_use)
@@ -382,7 +383,7 @@ comparison, data = table["comparison"], table["data"]
 tokenizer = table["request"].tokenizer
 
 for key, why in comparison.scores.skipped.items():
-    st.warning(f"{key} could not be scored: {why}")
+    st.warning(f"{key} could not be scored: {choices.page_message(why)}")
 for line in comparison.left_out_warnings(shown=0):  # which images, and why: as text below
     st.warning(line)
 if comparison.left_out():

@@ -8,11 +8,12 @@ Page wording and defaults only; nothing here is cached (the COCO examples are re
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from capeval_core import examples, inventory
 from capeval_core.examples import BUILTIN_EXAMPLES, Example
-from capeval_ui import cached
+from capeval_ui import cached, formats
 
 #: UI label -> CIDEr-D ``idf`` option. One caption is scored with COCO val2014's document
 #: frequencies by default (the scored set of one image makes every CIDEr-D weight 0); the
@@ -114,27 +115,32 @@ SYSTEMS_DEFAULT_KEYS = ("bleu_4", "rouge_l", "cider_d")
 
 
 # -- messages in the page's words --------------------------------------------------------------
-#: the library's name for a limit -> how a page says it: the pages keep the documented limits
-#: (no control raises them); the command line does, with the flag named
-_PAGE_LIMITS = {
-    "max_bytes": "--max-bytes",
-    "max_caption_tokens": "--max-caption-tokens",
-    "max_references": "--max-references",
+_KEEPS = "the page keeps this limit; `capeval` on the command line raises it with"
+#: the library's words -> the page's (the command line's are ``cli.CLI_WORDS``): the pages
+#: keep the documented limits (no control raises them) and have no control for some keyword
+#: arguments; a multi-file upload reads its companions as a folder does
+PAGE_WORDS = {
+    "raise it with the `max_bytes` option": f"{_KEEPS} --max-bytes",
+    "raise it with the `max_caption_tokens` option": f"{_KEEPS} --max-caption-tokens",
+    "raise it with the `max_references` option": f"{_KEEPS} --max-references",
+    "; name one with `score_columns`": "",
+    ", or pass `file_format`": "",
+    ", or a COCO captions file as `references_from`": "",
+    "pass `references_from` (a Flickr token file or COCO captions JSON)": "upload its caption "
+    "file (a Flickr token file or COCO captions JSON) with it",
 }
+_LIBRARY_WORDS = re.compile("(" + "|".join(map(re.escape, PAGE_WORDS)) + ")")
 
 
 def page_message(message: str) -> str:
-    """A core error in a page's words: where it says to raise a limit by the library's
-    keyword (``the `max_caption_tokens` option``), the page says that it keeps the limit
-    and that the command line raises it.
+    r"""A core message as a page shows it: the library's words in the page's
+    (:data:`PAGE_WORDS`), and everything else escaped for Markdown, since a message quotes
+    file names and cell text (``**x**.csv`` shows as typed, not bold).
 
-    >>> page_message("9 tokens (raise it with the `max_caption_tokens` option)").split("; ")
-    ['9 tokens (the page keeps this limit', '`capeval` on the command line raises it with \
---max-caption-tokens)']
+    >>> print(page_message("big; raise it with the `max_bytes` option"))
+    big; the page keeps this limit; `capeval` on the command line raises it with --max-bytes
+    >>> print(page_message("**x**.csv, line 1: no score; name one with `score_columns`"))
+    \*\*x\*\*.csv, line 1: no score
     """
-    for name, flag in _PAGE_LIMITS.items():
-        message = message.replace(
-            f"raise it with the `{name}` option",
-            f"the page keeps this limit; `capeval` on the command line raises it with {flag}",
-        )
-    return message
+    parts = _LIBRARY_WORDS.split(message)
+    return "".join(PAGE_WORDS[p] if i % 2 else formats.literal(p) for i, p in enumerate(parts))

@@ -25,7 +25,7 @@ from capeval_core.perturb import (
     split_words,
 )
 from capeval_ui import charts
-from capeval_ui.formats import hover_texts
+from capeval_ui.formats import hover_texts, literal
 from capeval_ui.views import key_label, show_tokens, signature_block, table, token_strip
 
 #: one colour per series, distinct for all eleven perturbations at once (24 colours)
@@ -215,7 +215,7 @@ def render_batch(result: BatchPerturbation, *, key: str) -> None:
         f"changed (seed {result.seed})."
     )
     for k, msg in result.skipped.items():
-        st.warning(f"{k} skipped: {msg}")
+        st.warning(f"{k} skipped: {literal(msg)}")
     summary = result.summary()
     table(
         summary,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 #: the repository, where app.py and its pages are
@@ -20,3 +21,9 @@ def open_tab(at, label: str):  # type: ignore[no-untyped-def]
     found = [t for t in at.tabs if t.label == label]
     assert len(found) == 1, [t.label for t in at.tabs]
     return found[0]
+
+
+def as_shown(markdown: str) -> str:
+    """An element's Markdown as the page shows it: the escapes of file names and cell text
+    (``\\_``, ``\\*``) removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)

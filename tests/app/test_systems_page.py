@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from capeval_core.resources import coco_caption_sets
 from capeval_core.systems import References, compare_systems, load_systems, score_systems
-from tests.app.apptest import ROOT, TIMEOUT
+from tests.app.apptest import ROOT, TIMEOUT, as_shown
 from tests.app.test_app import HOSTILE, HOSTILE_MARKERS, MARKDOWN_TYPES, _elements
 
 PAGE = "app_pages/systems.py"
@@ -301,7 +301,7 @@ def test_references_as_image_id_lists_and_shared_images() -> None:
     rows = json.loads(files[1][1])
     short = [files[0], ("theirs.json", json.dumps(rows[2:]).encode())]
     at = _upload(at, short, ann)
-    (error,) = [e.value for e in at.error]
+    (error,) = [as_shown(e.value) for e in at.error]
     # the page's own words: its radio button, never the command line's --on-missing
     assert "theirs.json lacks 2 image_id(s)" in error and "--on-missing" not in error
     assert "choose “intersect” under “When a file lacks images another captions”" in error

@@ -372,6 +372,36 @@ def test_errors_name_the_uploaded_files_not_a_temporary_folder() -> None:
     assert "tmp" not in error.replace("the uploaded files", ""), error
 
 
+def test_the_token_file_alone_asks_for_the_annotations() -> None:
+    """Before: "Flickr8k.token.txt, line 1: expected 5 fields", the one good file blamed."""
+    at = _judgments()
+    at.selectbox(key="judgment_format").select("flickr8k-expert").run()
+    at.file_uploader(key="judgment_files-flickr8k-expert").set_value(
+        [("Flickr8k.token.txt", b"a.jpg#0\ta dog\n", "text/plain")]
+    )
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    (error,) = [e.value for e in at.error]
+    assert "ExpertAnnotations.txt not found among the uploaded files" in error, error
+    assert "5 fields" not in error
+
+
+def test_an_error_shows_a_file_name_as_typed() -> None:
+    """A file name is quoted in the error: Markdown in it must not turn bold or into a link."""
+    at = _judgments()
+    at.selectbox(key="judgment_format").select("graded").run()
+    at.file_uploader(key="judgment_files-graded").set_value(
+        [("**mine** [x] $y$.csv", b"candidate,references\na dog,a dog runs\n", "text/csv")]
+    )
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert errors and all("\\*\\*mine\\*\\* \\[x\\] \\$y\\$.csv" in e for e in errors)
+    assert not any("`score_columns`" in e for e in errors), errors
+
+
 @pytest.mark.parametrize(
     ("fmt", "kind"), [(f, k) for f in ("graded", "pairwise") for k in ("csv", "tsv", "json")]
 )
