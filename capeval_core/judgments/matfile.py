@@ -26,11 +26,20 @@ def load_mat(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
     try:
         return loadmat(io.BytesIO(data), squeeze_me=True, struct_as_record=False)
     except Exception as exc:  # scipy raises ValueError, TypeError, OSError... on bad files
-        raise format_error(
-            path,
-            f"cannot read this MATLAB file (truncated or not a .mat "
-            f"file?): {type(exc).__name__}: {exc}",
-        ) from None
+        raise format_error(path, f"cannot read this MATLAB file: {_why(exc, data)}") from None
+
+
+def _why(exc: Exception, data: bytes) -> str:
+    """What a reader of the file can act on, from scipy's exception (its class name and
+    internals such as "Expecting matrix here" say nothing to them)."""
+    text = str(exc)
+    if "v7.3" in text:
+        return "it is a MATLAB v7.3 (HDF5) file; save it with -v7 or earlier"
+    if not data.startswith(b"MATLAB"):  # every file MATLAB 5 and later writes starts so
+        return "it does not start with a MATLAB header (not a .mat file?)"
+    if "truncated" in text or "could not read bytes" in text:
+        return "it ends early (truncated: copy or download it again)"
+    return "it is damaged (copy or download it again)"
 
 
 def variable(mat: dict[str, Any], names: tuple[str, ...], path: Path) -> Any:

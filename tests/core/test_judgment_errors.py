@@ -416,8 +416,30 @@ def test_truncated_mat(tmp_path):
     (tmp_path / "pair_pascal.mat").write_bytes(data[: len(data) // 2])
     _expect(
         lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
-        r"^pair_pascal\.mat: cannot read this MATLAB file",
+        r"^pair_pascal\.mat: cannot read this MATLAB file: it ends early \(truncated",
     )
+
+
+_V73 = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, HDF5 schema 1.00 .".ljust(116) + bytes(8)
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda good: b"<html>404</html>" * 20, "it does not start with a MATLAB header"),
+        (lambda good: _V73 + b"\x00\x02IM" + bytes(100), "it is a MATLAB v7.3 \\(HDF5\\) file"),
+        # bytes changed past the header: scipy says "Expecting matrix here" (a TypeError)
+        (lambda good: good[:128] + bytes(b ^ 0x5A for b in good[128:]), "it is damaged"),
+    ],
+)
+def test_an_unreadable_mat_says_why_in_words_not_exception_names(tmp_path, make, why):
+    _pascal_inputs(tmp_path)
+    path = tmp_path / "pair_pascal.mat"
+    path.write_bytes(make(path.read_bytes()))
+    with pytest.raises(JudgmentFormatError) as info:
+        load_judgments(tmp_path, "pascal50s", "clipscore-table7")
+    assert re.search(f"^pair_pascal\\.mat: cannot read this MATLAB file: {why}", str(info.value))
+    assert not re.search(r"Error|Exception|: [A-Z][a-z]+[A-Z]", str(info.value)), info.value
 
 
 def test_mat_missing_variable(tmp_path):
