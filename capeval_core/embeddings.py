@@ -122,7 +122,18 @@ class Embeddings:
         if not normalize:
             return rows
         self.kv.fill_norms()
-        return rows / self.kv.norms[idx][:, None]
+        with np.errstate(invalid="ignore"):  # a zero vector gives NaNs, as gensim's: see
+            return rows / self.kv.norms[idx][:, None]  # zero_vectors, which metrics check
+
+    def zero_vectors(self, words: Iterable[str]) -> list[str]:
+        """The in-vocabulary ``words`` whose vector is all zeros, in sorted order: they have no
+        direction, so a unit-normalised lookup divides by 0 (gensim gives NaN)."""
+        known = sorted(w for w in set(words) if w in self)
+        if not known:
+            return []
+        self.kv.fill_norms()
+        norms = self.kv.norms[self.indices(known)]
+        return [w for w, n in zip(known, norms, strict=True) if n == 0]
 
     def nearest(self, vector: np.ndarray, topn: int = 5) -> tuple[tuple[str, float], ...]:
         """The ``topn`` vocabulary words most cosine-similar to ``vector`` (gensim's scan).

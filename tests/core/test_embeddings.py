@@ -299,3 +299,29 @@ def test_nearest_words_of_a_vector_asked_again_are_not_scanned_again(monkeypatch
     monkeypatch.setattr(module, "NEAREST_KEPT", 2)
     emb.nearest(VECTORS[1], 2)  # the oldest answer goes
     assert emb.nearest(VECTORS[0], 2) == first and len(scans) == 4
+
+
+@pytest.mark.parametrize("key", ["wmd", "mean"])
+def test_a_zero_vector_leaves_its_items_out_under_normalize(key, recwarn):
+    """A word whose vector is all zeros has no unit vector: gensim's normalised lookup gives
+    NaN, and WMD printed nan for the whole set. Its items are left out with the word named;
+    the others score as they do alone; without normalize nothing is left out."""
+    from gensim.models import KeyedVectors
+
+    from capeval_core.errors import ItemsLeftOutWarning
+    from capeval_core.metrics import metric_class
+
+    kv = KeyedVectors(vector_size=3)
+    kv.add_vectors(WORDS + ["runs"], np.vstack([VECTORS, np.zeros((1, 3), np.float32)]))
+    emb = Embeddings(kv, name="toy")
+    cands = ["a dog runs", "a cat and a horse"]
+    refs = [["a horse"], ["a dog and a horse"]]
+    with pytest.warns(ItemsLeftOutWarning, match=r"the vector of 'runs' in toy is all zeros"):
+        result = metric_class(key)(embeddings=emb, normalize=True).score(cands, refs)
+    assert np.isnan(result.segments[0].scores[key])
+    assert "candidate: the vector of 'runs'" in result.segments[0].missing
+    alone = metric_class(key)(embeddings=emb, normalize=True).score(cands[1:], refs[1:])
+    assert result.segments[1].scores[key] == alone.value and np.isfinite(alone.value)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    raw = metric_class(key)(embeddings=emb, normalize=False).score(cands, refs)
+    assert all(np.isfinite(s.scores[key]) for s in raw.segments)
