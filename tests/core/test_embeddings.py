@@ -312,7 +312,7 @@ def test_a_zero_vector_leaves_its_items_out_under_normalize(key, recwarn):
     from capeval_core.metrics import metric_class
 
     kv = KeyedVectors(vector_size=3)
-    kv.add_vectors(WORDS + ["runs"], np.vstack([VECTORS, np.zeros((1, 3), np.float32)]))
+    kv.add_vectors([*WORDS, "runs"], np.vstack([VECTORS, np.zeros((1, 3), np.float32)]))
     emb = Embeddings(kv, name="toy")
     cands = ["a dog runs", "a cat and a horse"]
     refs = [["a horse"], ["a dog and a horse"]]
