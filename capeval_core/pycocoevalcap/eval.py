@@ -111,7 +111,8 @@ class COCOEvalCap:
 def _checked(gts: dict[Any, Any], res: dict[Any, Any]) -> list[Any]:
     """The image ids, once every image has one result and at least one reference: where
     pycocoevalcap's scorers assert (an image without a result or a reference drops out of its
-    tokenized dicts, so their keys differ; one with two results fails ``len(hypo) == 1``)."""
+    tokenized dicts, so their keys differ; one with two results fails ``len(hypo) == 1``),
+    and every caption is text (a TypeError naming the image, as PTBTokenizer's)."""
     ids = list(gts)
     no_result = [i for i in ids if len(res[i]) == 0]
     no_reference = [i for i in ids if len(gts[i]) == 0]
@@ -128,6 +129,15 @@ def _checked(gts: dict[Any, Any], res: dict[Any, Any]) -> list[Any]:
             f"COCOEvalCap: images with more than one caption in the results: {many[:5]} "
             f"({len(many)}); pycocoevalcap asserts len(hypo) == 1"
         )
+    for where, anns in (("results", res), ("annotations", gts)):
+        for i in ids:
+            for j, ann in enumerate(anns[i]):
+                text = ann["caption"]
+                if not isinstance(text, str):  # pycocoevalcap's tokenizer: AttributeError
+                    raise TypeError(
+                        f"COCOEvalCap: the caption of image {i!r} (its record {j} in the "
+                        f"{where}) must be text (got {type(text).__name__})"
+                    )
     return ids
 
 

@@ -321,6 +321,15 @@ def test_evaluate_asserts_on_missing_and_double_results():
         _evaluate(gts, {1: ["a dog"], 2: ["a cat", "a kitten"]})
 
 
+def test_evaluate_names_the_image_of_a_caption_that_is_not_text():
+    """Before: "`candidates[0]` must be a string", a name of capeval's internals, no image."""
+    gts = {1: ["a dog"], 2: ["a cat"]}
+    with pytest.raises(TypeError, match=r"image 2 \(its record 0 in the results\).*NoneType"):
+        _evaluate(gts, {1: ["a dog"], 2: [None]})
+    with pytest.raises(TypeError, match=r"image 1 \(its record 1 in the annotations\).*int"):
+        _evaluate({1: ["a dog", 7], 2: ["a cat"]}, {1: ["a dog"], 2: ["a cat"]})
+
+
 # -- the slow live checks: pycocoevalcap itself -------------------------------------------------
 
 
