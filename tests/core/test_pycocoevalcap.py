@@ -186,6 +186,46 @@ def test_bleu_prints_and_returns_what_pycocoevalcap_does(golden, n, verbose):
     assert printed[0] == printed[1]
 
 
+@pytest.mark.parametrize(
+    ("gts", "res"),
+    [
+        ({1: [""], 2: ["a cat"]}, {1: ["a dog"], 2: [""]}),
+        ({1: ["a  dog runs", ""], 2: [" a cat"]}, {1: ["a dog\truns "], 2: ["a cat"]}),
+        ({"x": ("a dog runs",), "y": ["a cat"]}, {"x": ["a dog"], "y": ["a cat"]}),
+        ({1: ["a dog runs"]}, {1: ["a dog"]}),
+    ],
+)
+def test_odd_token_strings_score_as_pycocoevalcaps_python_scorers(gts, res):
+    """Empty captions, double spaces, tabs, a tuple of references (BLEU asserts a list), a
+    single image: BLEU, ROUGE-L and CIDEr-D are Python in pycocoevalcap 1.2, so they run
+    here beside ours, values and exceptions alike."""
+    from pycocoevalcap.bleu.bleu import Bleu as TheirBleu
+    from pycocoevalcap.cider.cider import Cider as TheirCider
+    from pycocoevalcap.rouge.rouge import Rouge as TheirRouge
+
+    def outcome(scorer):  # the values, or the exception's class where it raises
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                score, scores = scorer.compute_score(gts, res)
+        except Exception as exc:
+            return type(exc).__name__
+        return np.asarray(score).tolist(), np.asarray(scores).tolist()
+
+    for theirs, ours in ((TheirBleu(4), Bleu(4)), (TheirRouge(), Rouge()), (TheirCider(), Cider())):
+        assert same(outcome(ours), outcome(theirs)), type(ours).__name__
+
+
+def test_cider_of_references_without_words_is_0_where_pycocoevalcap_stops():
+    """The one documented difference on these inputs (README: Deliberate differences)."""
+    from pycocoevalcap.cider.cider import Cider as TheirCider
+
+    gts, res = {1: [""], 2: [""]}, {1: ["a dog"], 2: [""]}
+    with pytest.raises(ValueError, match="empty sequence"):
+        TheirCider().compute_score(gts, res)
+    score, scores = Cider().compute_score(gts, res)
+    assert score == 0.0 and scores.tolist() == [0.0, 0.0]
+
+
 def test_return_types_and_shapes_are_pycocoevalcaps():
     gts = {"b": ["a dog runs on the grass", "a brown dog"], "a": ["a red bus"]}
     res = {"b": ["a dog running"], "a": ["a bus on a road"]}
