@@ -348,7 +348,8 @@ if score_now:
     )
     try:
         comparison = cached.systems_comparison(
-            request.systems + data.names,
+            # the references' name too: the table's notes and downloads name the file
+            (*request.systems, *data.names, data.reference_source),
             request.metrics,
             request.tokenizer,
             paired,

@@ -618,3 +618,16 @@ def test_a_refused_upload_keeps_the_files_uploaded_before() -> None:
     texts = [t.value for t in at.text]
     before = "Using the results files uploaded before: mine.json, theirs.json"
     assert any(t.startswith(before) for t in texts)
+
+
+def test_the_same_references_renamed_are_named_as_uploaded() -> None:
+    """The comparison is cached on the files' contents: the notes named the references file
+    the table was first scored with after the same references came as another file."""
+    files, ann = _uploads(12)
+    at = _upload(_page(), files, ann)
+    assert not at.error, [e.value for e in at.error]
+    assert any(f"references: {ann[0]} " in t.value for t in at.text)
+    at = _upload(at, files, ("renamed.json", ann[1]))
+    assert not at.error, [e.value for e in at.error]
+    notes = [t.value for t in at.text if "references: " in t.value]
+    assert notes and all("references: renamed.json " in n for n in notes), notes
