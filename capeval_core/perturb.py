@@ -682,9 +682,12 @@ def _count(words, gaps, rng, *, n):
         if low in ("a", "an") or (low == "one" and nxt in plural):
             new[i] = names[rng.randint(2, 5)]
             new[i + 1] = plural[nxt]
-            verb = _plural_verb(words[i + 2].lower()) if i + 2 < len(words) else None
-            if verb is not None:  # "a dog is running" -> "three dogs are running"
-                new[i + 2] = verb
+            j = i + 2  # the verb: right after the noun, or after a relative pronoun
+            if j < len(words) - 1 and words[j].lower() in _RELATIVE:
+                j += 1
+            verb = _plural_verb(words[j].lower()) if j < len(words) else None
+            if verb is not None:  # "a dog that is running" -> "three dogs that are running"
+                new[j] = verb
             continue
         value = int(low) if low.isdigit() else numbers[low]
         pool = [v for v in range(2 if value > 1 else 1, 13) if v != value]
@@ -695,6 +698,8 @@ def _count(words, gaps, rng, *, n):
 
 #: the singular verbs after a noun a count change makes plural, and their plural forms
 _PLURAL_VERB = {"is": "are", "was": "were", "has": "have", "does": "do"}
+#: the words of a relative clause's start, after which the noun's verb follows ("that runs")
+_RELATIVE = frozenset({"that", "who", "which"})
 
 
 def _plural_verb(word: str) -> str | None:

@@ -335,6 +335,13 @@ def test_a_count_change_keeps_the_verb_in_agreement_and_counts_places() -> None:
         q = perturb(caption, "count")
         assert q.perturbed.split()[2] == verb and q.note == "replaced 1 of 1 eligible counts"
     assert perturb("a dog on the grass", "count").perturbed.split()[2:] == ["on", "the", "grass"]
+    # a relative clause's verb agrees too ("a dog that runs" kept "runs")
+    for caption, rest in (
+        ("a dog that runs", ["that", "run"]),
+        ("a man who is smiling", ["who", "are", "smiling"]),
+        ("a dog that", ["that"]),
+    ):
+        assert perturb(caption, "count").perturbed.split()[2:] == rest
 
 
 def test_data_files_have_a_header_comment() -> None:
