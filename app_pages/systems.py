@@ -385,6 +385,9 @@ tokenizer = table["request"].tokenizer
 
 for key, why in comparison.scores.skipped.items():
     st.warning(f"{key} could not be scored: {choices.page_message(why)}")
+for notes in comparison.scores.notes.values():  # CIDEr-D's single image, cached runs too
+    for note in notes:
+        st.warning(choices.page_message(note))
 for line in comparison.left_out_warnings(shown=0):  # which images, and why: as text below
     st.warning(line)
 if comparison.left_out():

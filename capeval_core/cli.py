@@ -20,7 +20,7 @@ import json
 import math
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -277,12 +277,11 @@ def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
         print(f"{key:<{width}}  {result.value:.6f}  {files.printable(result.signature)}")
 
 
-def _warn_notes(results: dict[str, MetricResult]) -> None:
+def _warn_notes(notes: Mapping[str, Sequence[str]]) -> None:
     """Each metric's notes on the scored set (a single image's CIDEr-D), once per metric."""
-    notes = {r.signature.metric: r.warnings for r in results.values()}
     for metric, metric_notes in notes.items():
         for note in metric_notes:
-            print(f"warning ({metric}): {files.printable(note)}", file=sys.stderr)
+            print(f"warning ({metric}): {cli_message(note)}", file=sys.stderr)
 
 
 def _split_keys(values: Sequence[str]) -> list[str]:
@@ -377,7 +376,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
         print(json.dumps(_jsonable(out), indent=1))
     else:
         _print_table(results, len(batch.image_ids))
-    _warn_notes(results)
+    _warn_notes({r.signature.metric: r.warnings for r in results.values()})
     return 0
 
 
@@ -889,17 +888,19 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         progress = _bar_progress(bar)
 
         workers = available_cpus() if args.workers is None else args.workers
-        scores = score_systems(
-            data,
-            keys,
-            tokenizer=args.tokenizer,
-            options={
-                "cider_d": {"idf": args.cider_idf},
-                "spice": spice_options(args.spice_parser, args.spice_max_words),
-            },
-            workers=workers,
-            on_progress=progress,
-        )
+        with warnings.catch_warnings():  # said below, once per metric, cached runs too
+            warnings.simplefilter("ignore", DegenerateCorpusWarning)
+            scores = score_systems(
+                data,
+                keys,
+                tokenizer=args.tokenizer,
+                options={
+                    "cider_d": {"idf": args.cider_idf},
+                    "spice": spice_options(args.spice_parser, args.spice_max_words),
+                },
+                workers=workers,
+                on_progress=progress,
+            )
         bar.set_postfix_str("resampling")
         comparison = compare_systems(
             scores,
@@ -910,6 +911,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         )
     for line in comparison.left_out_warnings():
         print(f"capeval: warning: {files.printable(line)}", file=sys.stderr)
+    _warn_notes(scores.notes)
     outputs = []
     if args.per_item:
         outputs += systems_per_item_outputs(Path(args.per_item), comparison)
@@ -1456,6 +1458,7 @@ CLI_WORDS = {
     "the `max_caption_tokens` option": "--max-caption-tokens",
     "the `max_references` option": "--max-references",
     "(give names explicitly)": "(give them with --names)",
+    "use idf='coco-val2014'": "use --cider-idf coco-val2014",
     # keyword arguments the command line has no option for: their suggestion is dropped, or
     # said as what to do with the files
     "; name one with `score_columns`": "",

@@ -296,6 +296,9 @@ class SystemsScores:
     #: system's images out, the images every system scored with it; ``statistics`` of that
     #: metric cover those images only, so intervals and paired tests compare like with like
     compared: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    #: ``notes[metric]``: a metric's notes on the set (CIDEr-D's single image; by metric key),
+    #: the same whether its values were scored now or read from the cache
+    notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -566,6 +569,11 @@ def _assemble(
         {k: skipped[metric_class(k).key] for k in keys if metric_class(k).key in skipped},
         missing,
         compared,
+        {
+            mkey: tuple(notes)
+            for mkey, metric in metrics.items()
+            if mkey not in skipped and (notes := metric.set_notes(len(data)))
+        },
     )
 
 

@@ -125,6 +125,7 @@ PAGE_WORDS = {
     "raise it with the `max_references` option": f"{_KEEPS} --max-references",
     "; name one with `score_columns`": "",
     ", or pass `file_format`": "",
+    " or use idf='coco-val2014'": "",  # the Systems page takes the scored images' IDF
     ", or a COCO captions file as `references_from`": "",
     "pass `references_from` (a Flickr token file or COCO captions JSON)": "upload its caption "
     "file (a Flickr token file or COCO captions JSON) with it",

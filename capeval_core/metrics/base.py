@@ -333,7 +333,7 @@ class Metric(ABC):
             left_out = self.unscorable(batch, prepared)
             if left_out:
                 return self._score_leaving_out(batch, prepared, left_out, warn)
-            notes = tuple(self.corpus_warnings(batch, prepared))
+            notes = tuple(self.set_notes(len(batch)))
             for note in notes if warn else ():
                 warnings.warn(note, DegenerateCorpusWarning, stacklevel=3)
             segments = []
@@ -365,7 +365,7 @@ class Metric(ABC):
         else:
             sub = batch.subset(kept)
             sub_prepared = self.prepare_kept(sub, prepared)
-            notes = tuple(self.corpus_warnings(sub, sub_prepared))
+            notes = tuple(self.set_notes(len(sub)))
             for note in notes if warn else ():
                 warnings.warn(note, DegenerateCorpusWarning, stacklevel=4)
             scored = []
@@ -405,8 +405,10 @@ class Metric(ABC):
         data hold per-caption work that covers any subset (SPICE's parses) returns it."""
         return self.prepare(batch)
 
-    def corpus_warnings(self, batch: Batch, prepared: Any) -> list[str]:
-        """Messages about degenerate but valid input, raised as DegenerateCorpusWarning."""
+    def set_notes(self, n_items: int) -> list[str]:
+        """Notes on degenerate but valid input (raised as DegenerateCorpusWarning when
+        scored). They follow from the set's size and the options alone, so that values read
+        from a cache are noted as freshly scored ones are (``SystemsScores.notes``)."""
         return []
 
     def score_items(

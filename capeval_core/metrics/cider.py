@@ -241,8 +241,8 @@ class CiderD(Metric):
         n = len(batch)
         return _CorpusIdf("corpus", n, float(np.log(float(n))))
 
-    def corpus_warnings(self, batch: Batch, prepared: _Vectors | _CorpusIdf) -> list[str]:
-        if isinstance(prepared, _CorpusIdf) and len(batch) == 1:
+    def set_notes(self, n_items: int) -> list[str]:
+        if not self.segments_independent() and n_items == 1:
             return [
                 "CIDEr-D takes its IDF from the scored set, and this set is a single image: "
                 "every n-gram then occurs in 1 of 1 images, so its idf is log 1 - log 1 = 0, "

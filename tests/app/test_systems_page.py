@@ -631,3 +631,12 @@ def test_the_same_references_renamed_are_named_as_uploaded() -> None:
     assert not at.error, [e.value for e in at.error]
     notes = [t.value for t in at.text if "references: " in t.value]
     assert notes and all("references: renamed.json " in n for n in notes), notes
+
+
+def test_a_single_images_cider_note_is_shown() -> None:
+    """The page ignored the note: CIDEr-D 0 for one image, with no word why."""
+    files, ann = _uploads(1)
+    at = _upload(_page(), files, ann)
+    assert not at.error, [e.value for e in at.error]
+    notes = [as_shown(w.value) for w in at.warning if "single image" in w.value]
+    assert len(notes) == 1 and notes[0].endswith("Score more images together."), notes

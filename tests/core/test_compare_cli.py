@@ -460,3 +460,15 @@ def test_spice_categories_by_key_in_the_json_and_only_where_kept(tmp_path):
     code, _, err = _run("score", "--results", paths[0], "--annotations", ann, "--metrics",
                         "spice_count")  # fmt: skip
     assert code == 2 and "spice_count is reported by `capeval compare` only" in err
+
+
+def test_a_single_images_cider_note_is_said_once_and_again_from_the_cache(tmp_path):
+    """The note was a live warning of each system's scoring: twice on a first run, not at
+    all once the values came from the cache."""
+    ann, paths = _files(tmp_path, n=1)
+    args = ("compare", "--results", *paths[:2], "--annotations", ann)
+    for run in ("scored", "cached"):
+        code, _, err = _run(*args, "--metrics", "cider_d", "bleu_4")
+        assert code == 0, err
+        assert err.count("this set is a single image") == 1, (run, err)
+        assert "use --cider-idf coco-val2014" in err and "idf='" not in err
