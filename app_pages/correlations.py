@@ -12,6 +12,7 @@ from capeval_core import CapevalError
 from capeval_core.stats import METHODS
 from capeval_core.stats.within_systems import system_means
 from capeval_ui import cached, choices, meta_views, state, views
+from capeval_ui.formats import literal
 from capeval_ui.views import key_label
 
 TITLE = "Correlations"
@@ -85,7 +86,7 @@ st.subheader("Correlation with humans")
 human_values = jset.human(human_name)
 if human_values.size and (human_values == human_values[0]).all():
     st.warning(
-        f"The human score {human_name!r} is {human_values[0]:g} for every caption: no "
+        f"The human score {literal(repr(human_name))} is {human_values[0]:g} for every caption: no "
         "correlation with it is defined (the table shows —)."
     )
 meta_views.render_correlation_chart(report)

@@ -20,6 +20,7 @@ from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
 from capeval_core.judgments.mapping import GRADED_ROLES, PAIRWISE_ROLES
 from capeval_core.judgments.protocols import BY_FORMAT, missing_labels_warning
 from capeval_ui import cached, choices, current_tokenizer, meta_views, state, store, views
+from capeval_ui.formats import literal
 
 UNMAPPED = "(none)"
 NO_PRESET = "(no preset)"
@@ -63,14 +64,15 @@ def _column_roles(
         return (), None
     st.markdown("**Role of each other numeric column**")
     if ids:
-        st.caption("Id columns, never scores: " + ", ".join(ids))
+        st.caption("Id columns, never scores: " + literal(", ".join(ids)))
     grid = st.columns(3)
     renames: list[tuple[str, str]] = []
     humans: list[str] = []
     for i, column in enumerate(offered):
         external = column.startswith(METRIC_PREFIX)
         state.default(f"role_{column}", ROLES[1] if external else ROLES[0])
-        role = grid[i % 3].selectbox(f"{column}", ROLES, key=f"role_{column}")
+        # a column name is user text: the label shows it as typed, never as Markdown
+        role = grid[i % 3].selectbox(literal(column), ROLES, key=f"role_{column}")
         plain = column[len(METRIC_PREFIX) :] if external else column
         if role == ROLES[0]:
             if external:
@@ -247,7 +249,7 @@ st.text(str(jset))
 meta_views.render_validation(jset)
 missing = missing_labels_warning(jset)
 if missing:
-    st.warning(missing)
+    st.warning(choices.page_message(missing))
 with st.expander("Preview (first 200 rows)", expanded=True):
     meta_views.render_preview(jset)
 

@@ -24,7 +24,7 @@ state.restore(PARAMS)
 jset, loaded = meta_views.set_or_stop("pairwise")
 missing = missing_labels_warning(jset)
 if missing:
-    st.warning(missing)
+    st.warning(choices.page_message(missing))
 if label_counts(jset)[1] == 0:
     st.stop()  # no chart of nothing
 

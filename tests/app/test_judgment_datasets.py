@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from capeval_core.judgments.protocols import ABSTRACT50S, PASCAL50S
 from capeval_ui import state
-from tests.app.apptest import ROOT, TIMEOUT
+from tests.app.apptest import ROOT, TIMEOUT, as_shown
 from tests.core.consensus_files import (
     PASCAL_ROWS,
     write_abstract,
@@ -113,12 +113,12 @@ def test_a_set_without_labels_warns_and_the_pairwise_page_draws_nothing(tmp_path
     (tmp_path / "consensus_abstract.mat").unlink()
     at = _upload(_judgments(), "abstract50s", tmp_path)
     assert not at.error, [e.value for e in at.error]
-    warnings = [w.value for w in at.warning]
+    warnings = [as_shown(w.value) for w in at.warning]
     assert any("None of the 4 pairs has a human label" in w for w in warnings), warnings
     assert any("consensus_abstract.mat not found" in w for w in warnings), warnings
     at.switch_page("app_pages/pairwise.py").run()
     assert not at.exception, at.exception
-    warnings = [w.value for w in at.warning]
+    warnings = [as_shown(w.value) for w in at.warning]
     assert any("None of the 4 pairs has a human label" in w for w in warnings), warnings
     assert not [df for df in at.dataframe if "overall" in df.value.columns]
     figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -131,7 +131,7 @@ def test_a_partly_labelled_set_warns_on_the_pairwise_page(tmp_path: Path) -> Non
     at = _upload(_judgments(), "abstract50s", tmp_path)
     at.switch_page("app_pages/pairwise.py").run()
     assert not at.exception, at.exception
-    warnings = [w.value for w in at.warning]
+    warnings = [as_shown(w.value) for w in at.warning]
     assert any("2 of 4 pairs (50.0%) have no human label" in w for w in warnings), warnings
     assert [df for df in at.dataframe if "overall" in df.value.columns]  # drawn from 2 pairs
     assert at.get("plotly_chart")  # the chart the unlabelled set does not get

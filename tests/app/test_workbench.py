@@ -23,7 +23,7 @@ from capeval_core.judgments import DEFAULT_MAX_BYTES
 from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
 from capeval_ui import cached, choices, state, views
 from capeval_ui.views import key_label
-from tests.app.apptest import ROOT, TIMEOUT, open_tab
+from tests.app.apptest import ROOT, TIMEOUT, as_shown, open_tab
 
 DEFAULT = BUILTIN_EXAMPLES[DEFAULT_EXAMPLE]
 COMPARE = "app_pages/compare.py"
@@ -400,6 +400,27 @@ def test_an_error_shows_a_file_name_as_typed() -> None:
     errors = [e.value for e in at.error]
     assert errors and all("\\*\\*mine\\*\\* \\[x\\] \\$y\\$.csv" in e for e in errors)
     assert not any("`score_columns`" in e for e in errors), errors
+
+
+def test_column_names_show_as_typed_in_labels_and_warnings() -> None:
+    """A column name is user text: as a widget label or in a warning it was Markdown (an
+    image there is fetched by the browser from wherever it points)."""
+    hostile = "![x](http://example.invalid/p.png)"
+    body = "".join(f"a dog {i},a dog runs,3,{i}\n" for i in range(4))
+    data = f"candidate,references,{hostile},seg_id\n{body}".encode()
+    at = _judgments()
+    at.selectbox(key="judgment_format").select("graded").run()
+    at.file_uploader(key="judgment_files-graded").set_value([("mine.csv", data, "text/csv")])
+    at.run()
+    assert not at.exception, at.exception
+    role = at.selectbox(key=f"role_{hostile}")
+    assert role.label == "\\!\\[x\\]\\(http://example.invalid/p.png\\)"
+    at.button(key="load_judgments").click().run()
+    assert not at.error, [e.value for e in at.error]
+    at.switch_page("app_pages/correlations.py").run()
+    assert not at.exception, at.exception
+    (constant,) = [w.value for w in at.warning if "for every caption" in w.value]
+    assert "\\!\\[x\\]\\(http" in constant and as_shown(constant).count(hostile) == 1
 
 
 @pytest.mark.parametrize(
