@@ -355,18 +355,26 @@ def test_changing_the_format_clears_the_uploaded_files() -> None:
     assert len(jset) == 3 and jset.source == ("mine.csv",)
 
 
-def test_errors_name_the_uploaded_files_not_a_temporary_folder() -> None:
+def _choose_files(fmt: str, files: list[tuple[str, bytes, str]], load: bool = True):  # type: ignore[no-untyped-def]
+    """The Judgments page with ``files`` chosen for the format ``fmt`` (and Load pressed)."""
     at = _judgments()
-    at.selectbox(key="judgment_format").select("flickr8k-expert").run()
-    at.file_uploader(key="judgment_files-flickr8k-expert").set_value(
+    at.selectbox(key="judgment_format").select(fmt).run()
+    at.file_uploader(key=f"judgment_files-{fmt}").set_value(files)
+    at.run()
+    if load:
+        at.button(key="load_judgments").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_errors_name_the_uploaded_files_not_a_temporary_folder() -> None:
+    at = _choose_files(
+        "flickr8k-expert",
         [
             ("Flickr8k.token.txt", b"a.jpg#0\ta dog\n", "text/plain"),
             ("notes.txt", b"x", "text/plain"),
-        ]
+        ],
     )
-    at.run()
-    at.button(key="load_judgments").click().run()
-    assert not at.exception, at.exception
     (error,) = [e.value for e in at.error]
     assert "ExpertAnnotations.txt" in error and "uploaded files" in error
     assert "tmp" not in error.replace("the uploaded files", ""), error
@@ -374,14 +382,9 @@ def test_errors_name_the_uploaded_files_not_a_temporary_folder() -> None:
 
 def test_the_token_file_alone_asks_for_the_annotations() -> None:
     """Before: "Flickr8k.token.txt, line 1: expected 5 fields", the one good file blamed."""
-    at = _judgments()
-    at.selectbox(key="judgment_format").select("flickr8k-expert").run()
-    at.file_uploader(key="judgment_files-flickr8k-expert").set_value(
-        [("Flickr8k.token.txt", b"a.jpg#0\ta dog\n", "text/plain")]
+    at = _choose_files(
+        "flickr8k-expert", [("Flickr8k.token.txt", b"a.jpg#0\ta dog\n", "text/plain")]
     )
-    at.run()
-    at.button(key="load_judgments").click().run()
-    assert not at.exception, at.exception
     (error,) = [e.value for e in at.error]
     assert "ExpertAnnotations.txt not found among the uploaded files" in error, error
     assert "5 fields" not in error
@@ -389,14 +392,8 @@ def test_the_token_file_alone_asks_for_the_annotations() -> None:
 
 def test_an_error_shows_a_file_name_as_typed() -> None:
     """A file name is quoted in the error: Markdown in it must not turn bold or into a link."""
-    at = _judgments()
-    at.selectbox(key="judgment_format").select("graded").run()
-    at.file_uploader(key="judgment_files-graded").set_value(
-        [("**mine** [x] $y$.csv", b"candidate,references\na dog,a dog runs\n", "text/csv")]
-    )
-    at.run()
-    at.button(key="load_judgments").click().run()
-    assert not at.exception, at.exception
+    data = b"candidate,references\na dog,a dog runs\n"
+    at = _choose_files("graded", [("**mine** [x] $y$.csv", data, "text/csv")])
     errors = [e.value for e in at.error]
     assert errors and all("\\*\\*mine\\*\\* \\[x\\] \\$y\\$.csv" in e for e in errors)
     assert not any("`score_columns`" in e for e in errors), errors
@@ -408,11 +405,7 @@ def test_column_names_show_as_typed_in_labels_and_warnings() -> None:
     hostile = "![x](http://example.invalid/p.png)"
     body = "".join(f"a dog {i},a dog runs,3,{i}\n" for i in range(4))
     data = f"candidate,references,{hostile},seg_id\n{body}".encode()
-    at = _judgments()
-    at.selectbox(key="judgment_format").select("graded").run()
-    at.file_uploader(key="judgment_files-graded").set_value([("mine.csv", data, "text/csv")])
-    at.run()
-    assert not at.exception, at.exception
+    at = _choose_files("graded", [("mine.csv", data, "text/csv")], load=False)
     role = at.selectbox(key=f"role_{hostile}")
     assert role.label == "\\!\\[x\\]\\(http://example.invalid/p.png\\)"
     at.button(key="load_judgments").click().run()
