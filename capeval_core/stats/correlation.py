@@ -17,7 +17,12 @@ from scipy import stats
 
 from capeval_core.errors import InputError
 from capeval_core.resources import available_cpus
-from capeval_core.stats.intervals import ConfidenceInterval, percentile_interval, tame
+from capeval_core.stats.intervals import (
+    ConfidenceInterval,
+    check_resampling,
+    percentile_interval,
+    tame,
+)
 from capeval_core.stats.kendall_counts import levels, resampled_kendall, sorted_groups
 
 Method = Literal["pearson", "spearman", "kendall_b", "kendall_c"]
@@ -56,6 +61,7 @@ class CorrelationResult:
         >>> r.confidence_interval(seed=1) == r.confidence_interval(seed=1)
         True
         """
+        check_resampling(level, n_resamples)
         if self.items is not None:
             from capeval_core.stats.within_systems import system_intervals
 
@@ -211,6 +217,11 @@ def bootstrap_statistics(
     >>> bool(np.allclose(bootstrap_statistics(x, y, "spearman", 5), 1.0))
     True
     """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise InputError(
+            f"`x` and `y` must be 1-D of the same length (got {x.shape} and {y.shape})"
+        )
     return bootstrap_many({0: x}, y, (method,), n_resamples, seed)[0, method]
 
 
@@ -236,6 +247,16 @@ def bootstrap_many(
     """
     y = np.asarray(y, dtype=float)
     arrays = {key: np.asarray(x, dtype=float) for key, x in xs.items()}
+    for key, x in arrays.items():
+        if y.ndim != 1 or x.shape != y.shape:
+            raise InputError(
+                f"`xs[{key!r}]` and `y` must be 1-D of the same length (got {x.shape} and "
+                f"{y.shape})"
+            )
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise InputError(f"`n_resamples` must be a whole number (got {n_resamples!r})")
+    if n_resamples < 0:
+        raise InputError(f"`n_resamples` must be at least 0 (got {n_resamples})")
     n = y.size
     out: dict[tuple[_K, str], np.ndarray] = {}
     for key in arrays:
@@ -243,6 +264,9 @@ def bootstrap_many(
             if method not in METHODS and method != "kendall":
                 raise InputError(f"unknown correlation {method!r}; choose one of {METHODS}")
             out[key, method] = np.full(n_resamples, np.nan)
+    # a side with a NaN has a NaN correlation (scipy's), and so has every resample: an
+    # interval from the resamples that miss its NaN items would stand around nothing
+    arrays = {} if np.isnan(y).any() else {k: x for k, x in arrays.items() if not np.isnan(x).any()}
     if n == 0 or n_resamples == 0 or not arrays:
         if on_progress is not None:
             on_progress(1.0)

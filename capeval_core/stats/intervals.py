@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capeval_core.errors import InputError
+
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
@@ -25,6 +27,22 @@ class ConfidenceInterval:
     n_resamples: int
     seed: int | None
     method: str = "percentile bootstrap over items"
+
+
+def check_resampling(level: object, n_resamples: object) -> None:
+    """``level`` a number strictly between 0 and 1 and ``n_resamples`` a whole number of at
+    least 1, said as the argument's name (numpy's own errors name neither).
+
+    >>> check_resampling(95, 1000)
+    Traceback (most recent call last):
+    capeval_core.errors.InputError: `level` must be between 0 and 1, e.g. 0.95 (got 95)
+    """
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
+        raise InputError(f"`level` must be between 0 and 1, e.g. 0.95 (got {level!r})")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise InputError(f"`n_resamples` must be a whole number (got {n_resamples!r})")
+    if n_resamples < 1:
+        raise InputError(f"`n_resamples` must be at least 1 (got {n_resamples})")
 
 
 def percentile_interval(
@@ -42,9 +60,9 @@ def percentile_interval(
 
 
 def tame(v: np.ndarray) -> np.ndarray:
-    """``v`` divided by its largest magnitude where its squares would overflow, before a
-    resampled correlation (values of 1e308 gave an interval of [0, 0]); a correlation does
-    not change with the scale, and every other ``v`` is returned as it is, so its resamples
-    keep every bit."""
+    """``v`` divided by its largest magnitude where its squares would overflow or underflow,
+    before a resampled correlation (values of 1e308 gave an interval of [0, 0], of 1e-170 one
+    of [1, 1]); a correlation does not change with the scale, and every other ``v`` is
+    returned as it is, so its resamples keep every bit."""
     top = float(np.max(np.abs(v))) if v.size else 0.0
-    return v / top if np.isfinite(top) and top > 1e150 else v
+    return v / top if np.isfinite(top) and (top > 1e150 or 0 < top < 1e-150) else v

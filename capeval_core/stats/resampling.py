@@ -217,8 +217,15 @@ def paired_tests_many(
         for j, k in enumerate(baseline.keys):
             p_bs = None
             if tests in ("bs", "both"):
+                # a resample drawing none of a sparse key's defined items is NaN: left out,
+                # as the interval leaves it out (else every null is NaN and p = 1 / (R + 1))
                 sample = np.abs(diffs[:, j])
-                p_bs = _p_or_nan(sample - sample.mean(), observed[name][j])
+                sample = sample[np.isfinite(sample)]
+                p_bs = (
+                    _p_or_nan(sample - sample.mean(), observed[name][j])
+                    if sample.size
+                    else math.nan
+                )
             results[k] = PairedResult(
                 sys_point[k] - base_point[k],
                 confidence_interval(diffs[:, j], level),

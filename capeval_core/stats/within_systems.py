@@ -28,7 +28,12 @@ from typing import TypeVar
 import numpy as np
 
 from capeval_core.errors import InputError
-from capeval_core.stats.intervals import ConfidenceInterval, percentile_interval, tame
+from capeval_core.stats.intervals import (
+    ConfidenceInterval,
+    check_resampling,
+    percentile_interval,
+    tame,
+)
 
 _K = TypeVar("_K", bound=Hashable)
 #: fewest systems a correlation between systems is shown for (two points always give ±1)
@@ -98,24 +103,35 @@ def resampled_means(
 
 def rowwise(method: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The correlation of each row of ``x`` with the same row of ``y`` (few columns: the
-    systems), as scipy defines it; NaN where a row is constant."""
+    systems), as scipy defines it; NaN where a row is constant, or holds a NaN."""
     with np.errstate(invalid="ignore", divide="ignore"):
         if method == "pearson":
-            return _pearson_rows(x, y)
-        if method == "spearman":
+            r = _pearson_rows(x, y)
+        elif method == "spearman":
             from scipy.stats import rankdata
 
-            return _pearson_rows(rankdata(x, axis=1), rankdata(y, axis=1))
-        if method in ("kendall_b", "kendall_c", "kendall"):
+            r = _pearson_rows(rankdata(x, axis=1), rankdata(y, axis=1))
+        elif method in ("kendall_b", "kendall_c", "kendall"):
             i, j = np.triu_indices(x.shape[1], k=1)
             sx, sy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
             s = (sx * sy).sum(axis=1)
             if method == "kendall_c":
                 n = x.shape[1]
                 m = np.minimum(_distinct(x), _distinct(y))
-                return np.where(m > 1, 2 * s / (n * n * (m - 1) / m), np.nan)
-            return s / np.sqrt((sx * sx).sum(axis=1) * (sy * sy).sum(axis=1))
-    raise InputError(f"unknown correlation {method!r}")
+                r = np.where(m > 1, 2 * s / (n * n * (m - 1) / m), np.nan)
+            else:
+                r = s / np.sqrt((sx * sx).sum(axis=1) * (sy * sy).sum(axis=1))
+        else:
+            raise InputError(f"unknown correlation {method!r}")
+    return np.where(_constant_rows(x) | _constant_rows(y), np.nan, r)
+
+
+def _constant_rows(a: np.ndarray) -> np.ndarray:
+    """Rows that are constant up to the rounding of their means (the means of one repeated
+    value differ in the last bits: a correlation of rounding, not of scores), or hold NaN
+    (rankdata and the signs would rank NaN, scipy gives NaN)."""
+    spread = np.ptp(a, axis=1)
+    return np.isnan(spread) | (spread <= 64 * np.finfo(float).eps * np.abs(a).max(axis=1))
 
 
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -142,6 +158,7 @@ def system_intervals(
 ) -> dict[tuple[_K, str], ConfidenceInterval]:
     """Percentile interval of each (metric, method) system-level correlation with humans,
     items resampled within systems (the same draws for every metric and method)."""
+    check_resampling(level, n_resamples)
     names, codes = system_codes(systems)
     # tamed as the item-level resamples are: no mean or square past the largest float
     arrays: dict = {k: tame(np.asarray(v, dtype=float)) for k, v in metric_scores.items()}
@@ -150,8 +167,11 @@ def system_intervals(
     means = resampled_means(arrays, codes, len(names), n_resamples, seed)
     out: dict[tuple[_K, str], ConfidenceInterval] = {}
     for k in metric_scores:
+        # a NaN score makes the statistic NaN (scipy's), and so every resample, as at item
+        # level: not an interval from the resamples that happen to miss it
+        nan = bool(np.isnan(arrays[k]).any() or np.isnan(arrays[key]).any())
         for method in methods:
-            values = rowwise(method, means[k], means[key])
+            values = np.full(n_resamples, np.nan) if nan else rowwise(method, means[k], means[key])
             ci = percentile_interval(values, level, n_resamples, seed)
             out[k, method] = ConfidenceInterval(
                 ci.low, ci.high, level, n_resamples, seed, WITHIN_SYSTEMS

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from capeval_core.errors import InputError
 from capeval_core.stats import (
     combine,
     correlate,
@@ -560,3 +561,88 @@ def test_writing_a_csv_does_not_import_scipy() -> None:
         "if m in sys.modules))\n"
     )
     assert fresh_python(code).strip() == "[]"
+
+
+# -- bad and degenerate input (a sweep of the library as a caller uses it) ----------------------
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall_b", "kendall_c"])
+def test_bootstrap_of_unequal_lengths_is_refused_not_a_crash(method):
+    """Kendall's compiled count read past the shorter array: the interpreter died (SIGSEGV);
+    Pearson and Spearman broke deep in numpy."""
+    from capeval_core.stats import bootstrap_many, bootstrap_statistics
+
+    with pytest.raises(InputError, match=r"`x` and `y` must be 1-D of the same length"):
+        bootstrap_statistics(np.arange(20.0), np.arange(10.0), method, 5)
+    with pytest.raises(InputError, match=r"`xs\['m'\]` and `y` must be 1-D"):
+        bootstrap_many({"m": np.arange(6.0)}, np.arange(10.0), (method,), 5)
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall_b", "kendall_c"])
+def test_a_nan_correlation_has_a_nan_interval(method):
+    """Spearman and Kendall ranked the NaN as the largest value: r NaN, interval (0.6, 1.0)."""
+    x = [1, 2, 3, 4, 5, 6, 7, np.nan]
+    y = [2, 1, 4, 3, 6, 5, 8, 7]
+    r = correlate(x, y, method)
+    assert math.isnan(r.statistic)
+    ci = r.confidence_interval(n_resamples=200)
+    assert math.isnan(ci.low) and math.isnan(ci.high)
+    s = [0.3, 0.5, 0.2, 0.9, np.nan, 0.8, 0.1, 0.7, 0.6, 0.35, 0.55, 0.15]
+    systems = list("aabbccddeeff")
+    r = system_level(s, list(range(12)), systems, method)
+    assert math.isnan(r.statistic) and math.isnan(r.confidence_interval(n_resamples=200).low)
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall_b", "kendall_c"])
+def test_constant_human_means_give_a_nan_system_interval(method):
+    """Means of one repeated value differ in their last bits: Pearson's rows gave an interval
+    of (-6.7e-16, 3.7e-16) around r = NaN."""
+    s = [0.3, 0.5, 0.2, 0.9, 0.4, 0.8, 0.1, 0.7, 0.6, 0.35, 0.55, 0.15]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sps.ConstantInputWarning)
+        r = system_level(s, [0.1] * 12, list("aabbccddeeff"), method)
+    ci = r.confidence_interval(n_resamples=200)
+    assert math.isnan(r.statistic) and math.isnan(ci.low) and math.isnan(ci.high)
+
+
+def test_tiny_scores_keep_their_interval():
+    """Squares of 1e-170 underflow to 0: the interval was (1.0, 1.0) around r = 0.886."""
+    x, y = np.array([1.0, 3, 2, 5, 4, 6]), np.arange(1.0, 7)
+    tiny = pearson(x * 1e-170, y).confidence_interval()
+    plain = pearson(x, y).confidence_interval()
+    assert tiny.low == pytest.approx(plain.low, rel=1e-12)
+    assert tiny.high == pytest.approx(plain.high, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"level": 95}, r"`level` must be between 0 and 1, e.g. 0.95 \(got 95\)"),
+        ({"level": -0.5}, r"`level` must be between 0 and 1"),
+        ({"n_resamples": -1}, r"`n_resamples` must be at least 1 \(got -1\)"),
+        ({"n_resamples": 100.0}, r"`n_resamples` must be a whole number"),
+    ],
+)
+def test_interval_arguments_are_checked(kwargs, message):
+    """level=95 failed in numpy ("Quantiles must be in the range [0, 1]"), level=-0.5 gave
+    low > high."""
+    for r in (
+        pearson([1, 3, 2, 5, 4, 6], [1, 2, 3, 4, 5, 6]),
+        system_level([1, 2, 3, 5, 4, 6], [1, 1, 2, 2, 3, 3], list("aabbcc")),
+    ):
+        with pytest.raises(InputError, match=message):
+            r.confidence_interval(**kwargs)
+
+
+def test_a_sparse_key_compared_with_a_copy_is_not_significant():
+    """A resample drawing none of the defined items is NaN; it made every null value NaN and
+    p = 1 / (R + 1): an identical copy 'significant' at 0.001."""
+    from capeval_core.metrics.statistics import NanMeanStatistics
+    from capeval_core.stats import resampling
+
+    v = np.full(40, np.nan)
+    v[[1, 5, 9]] = [0.2, 0.4, 0.6]
+    a = NanMeanStatistics.from_values(("x",), {"x": v})
+    b = NanMeanStatistics.from_values(("x",), {"x": v.copy()})
+    boot = resampling.bootstrap({"a": a, "b": b}, 1000, seed=1)
+    assert np.isnan(boot["a"][:, 0]).any()  # the case: some resamples draw no defined item
+    result = resampling.paired_tests(a, b, boot["a"], boot["b"])["x"]
+    assert result.delta == 0.0 and result.p_bootstrap == 1.0 and result.p_randomization == 1.0
