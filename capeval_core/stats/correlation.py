@@ -189,9 +189,11 @@ def system_level(
         raise InputError(
             f"`systems` must have one entry per item (got {len(systems)} for {s.size} items)"
         )
-    names = list(dict.fromkeys(systems))
-    index = {n: i for i, n in enumerate(names)}
-    codes = np.array([index[v] for v in systems])
+    from capeval_core.stats.within_systems import system_codes
+
+    names, codes = system_codes(systems)
+    if len(names) < 2:
+        raise InputError(f"a system-level correlation needs at least 2 systems (got {len(names)})")
     counts = np.bincount(codes, minlength=len(names))
     ms = np.bincount(codes, s, minlength=len(names)) / counts
     mh = np.bincount(codes, h, minlength=len(names)) / counts

@@ -7,13 +7,14 @@ alternatives); human ties broken at random with the seed ("drop" is the alternat
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
-from capeval_core.errors import InputError
+from capeval_core.errors import InputError, ItemsLeftOutWarning
 
 MetricTie = Literal["half", "correct", "wrong"]
 HumanTie = Literal["random", "drop"]
@@ -35,6 +36,35 @@ def preference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     diff = a - b
     scale = np.maximum(np.abs(a), np.abs(b))
     return np.where(np.abs(diff) <= TIE_TOLERANCE * scale, 0.0, np.sign(diff))
+
+
+def _preferences(preferences: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Human preferences as floats: +1 (a), -1 (b), 0 (a tie) or NaN (no label); any other
+    value is refused with its pair (a 2 was silently never matched: a loss every time)."""
+    pref = np.asarray(preferences, dtype=float)
+    if pref.ndim != 1:
+        raise InputError(f"`preferences` must be one value per pair (got shape {pref.shape})")
+    bad = np.flatnonzero(~np.isnan(pref) & ~np.isin(pref, (-1.0, 0.0, 1.0)))
+    if bad.size:
+        raise InputError(
+            f"`preferences` must be +1 (a preferred), -1 (b), 0 (a tie) or NaN (no label); "
+            f"pair {bad[0]} has {pref[bad[0]]:g}"
+        )
+    return pref
+
+
+def _unscored(scored: np.ndarray, what: str) -> np.ndarray:
+    """Pairs with a NaN score in any draw, said in a warning: they are left out, as pairs
+    without a label are (counted as losses before, in silence)."""
+    missing = ~scored
+    if missing.any():
+        warnings.warn(
+            f"{what}: {int(missing.sum())} of {missing.size} pairs have no score (NaN) and "
+            "are left out",
+            ItemsLeftOutWarning,
+            stacklevel=3,
+        )
+    return missing
 
 
 def sample_references(
@@ -110,8 +140,8 @@ def pairwise_accuracy(
         raise InputError(f"`human_tie` must be 'random' or 'drop' (got {human_tie!r})")
     a = np.atleast_2d(np.asarray(scores_a, dtype=float))
     b = np.atleast_2d(np.asarray(scores_b, dtype=float))
-    pref = np.asarray(preferences, dtype=float).copy()
-    if a.shape != b.shape or a.shape[1] != pref.size:
+    pref = _preferences(preferences).copy()
+    if a.shape != b.shape or a.ndim != 2 or a.shape[1] != pref.size:
         raise InputError(
             f"scores of a {a.shape}, b {b.shape} and {pref.size} preferences do not match"
         )
@@ -125,7 +155,10 @@ def pairwise_accuracy(
         raise InputError(f"{cats.size} categories for {pref.size} pairs")
     labelled = ~np.isnan(pref)
     ties = labelled & (pref == 0)
-    keep = labelled.copy()
+    unscored = _unscored(
+        np.isfinite(a).all(axis=0) & np.isfinite(b).all(axis=0), "pairwise_accuracy"
+    )
+    keep = labelled & ~unscored
     if human_tie == "random":
         # seeded coin per tied pair, drawn in pair order so the result is reproducible
         rng = np.random.default_rng(seed)
@@ -186,11 +219,16 @@ def forced_choice_accuracy(
     acc, n = {}, {}
     for kind, values in groups.items():
         d = np.asarray(values, dtype=float)
-        if d.shape != correct.shape:
-            raise InputError(f"{kind!r}: {d.size} distracted scores for {correct.size} correct")
-        diff = preference(correct, d)
+        if d.shape != correct.shape or d.ndim != 1:
+            raise InputError(
+                f"{kind!r}: distracted scores of shape {d.shape} for correct scores of shape "
+                f"{correct.shape} (one score per pair each)"
+            )
+        scored = ~_unscored(np.isfinite(correct) & np.isfinite(d), f"forced choice, {kind!r}")
+        diff = preference(correct[scored], d[scored])
         credit = np.where(diff == 0, _TIE_CREDIT[metric_tie], (diff > 0).astype(float))
-        acc[kind], n[kind] = float(credit.mean()), int(d.size)
+        acc[kind] = float(credit.mean()) if credit.size else float("nan")
+        n[kind] = int(credit.size)
     return ForcedChoiceResult(acc, n, metric_tie)
 
 
@@ -215,7 +253,7 @@ def forced_choice_by_type(
     """
     a = np.asarray(scores_a, dtype=float)
     b = np.asarray(scores_b, dtype=float)
-    prefs = np.asarray(preferences, dtype=float)
+    prefs = _preferences(preferences)
     if not len(a) == len(b) == len(prefs) == len(categories):
         raise InputError(
             "`scores_a`, `scores_b`, `preferences` and `categories` must have the same length "

@@ -200,7 +200,17 @@ def paired_tests_many(
         raise InputError(f"`n_trials` must be at least 1 (got {n_trials})")
     observed: dict[_K, np.ndarray] = {}
     points: dict[_K, tuple[dict[str, float], dict[str, float]]] = {}
-    for name, (baseline, system, _, _) in pairs.items():
+    for name, (baseline, system, baseline_boot, system_boot) in pairs.items():
+        if len(baseline) != len(system):
+            raise InputError(
+                f"the systems must have the same number of items (got {len(baseline)} and "
+                f"{len(system)})"
+            )
+        if np.shape(baseline_boot) != np.shape(system_boot):
+            raise InputError(
+                "the bootstrap values must come from the same resamples (got shapes "
+                f"{np.shape(baseline_boot)} and {np.shape(system_boot)})"
+            )
         base_point, sys_point = baseline.point(), system.point()
         points[name] = (base_point, sys_point)
         observed[name] = np.array([abs(sys_point[k] - base_point[k]) for k in baseline.keys])

@@ -22,6 +22,8 @@ from capeval_core.errors import InputError
 from capeval_core.stats.correlation import correlate
 
 Alternative = Literal["greater", "two-sided"]
+#: how far below 0 rounding takes |R| of correlations computed from one set of scores
+_ROUNDING = 1e-9
 
 
 @dataclass(frozen=True)
@@ -65,15 +67,32 @@ def williams_test(
     >>> round(r.statistic, 6), round(r.pvalue, 7)
     (0.816078, 0.2092862)
     """
+    if isinstance(n, bool) or not isinstance(n, int | np.integer):
+        raise InputError(f"`n` must be a whole number of items (got {n!r})")
     if n <= 3:
         raise InputError(f"the Williams test needs n > 3 items (got {n})")
     if alternative not in ("greater", "two-sided"):
         raise InputError(f"`alternative` must be 'greater' or 'two-sided' (got {alternative!r})")
+    for name, r in (("r12", r12), ("r13", r13), ("r23", r23)):
+        if abs(r) > 1:  # NaN passes: a correlation that is not defined gives NaN below
+            raise InputError(f"`{name}` must be a correlation, between -1 and 1 (got {r})")
     if absolute:
         r12, r13, r23 = abs(r12), abs(r13), abs(r23)
     det_r = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    if det_r < -_ROUNDING:
+        raise InputError(
+            f"r12 = {r12}, r13 = {r13} and r23 = {r23} cannot come from one set of scores "
+            f"(the determinant of their matrix, |R| = {det_r:.3g}, is below 0)"
+        )
+    det_r = max(det_r, 0.0)  # rounding below 0, e.g. A and B the same scores
     denom = 2 * ((n - 1) / (n - 3)) * det_r + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
-    if not all(math.isfinite(v) for v in (r12, r13, r23)) or denom <= 0:
+    if not all(math.isfinite(v) for v in (r12, r13, r23)):
+        t = math.nan
+    elif round(r12, 12) == round(r13, 12):
+        # no difference to test (equal to 12 decimals, as rankings compare them), however
+        # small |R| is: a metric and its copy gave NaN or p = 1 by the last bit of rounding
+        t = 0.0
+    elif denom <= 0:
         t = math.nan
     else:
         t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23) / denom)
@@ -111,8 +130,20 @@ class WilliamsMatrix:
 def correlation_matrix(
     human: Sequence[float], metric_scores: Mapping[str, Sequence[float]], correlation: str
 ) -> tuple[dict[str, float], np.ndarray]:
-    """corr(human, metric) per metric and corr(metric, metric) for every pair."""
+    """corr(human, metric) per metric and corr(metric, metric) for every pair. Constant
+    scores give NaN with one ConstantInputWarning naming them (not one per pair)."""
     keys = list(metric_scores)
+    for name, values in (
+        ("the human scores", human),
+        *((f"{k!r}", metric_scores[k]) for k in keys),
+    ):
+        v = np.asarray(values, dtype=float)
+        if v.size and bool(np.all(v == v[0])):
+            warnings.warn(
+                f"{name} are constant: their correlations are not defined (NaN)",
+                stats.ConstantInputWarning,
+                stacklevel=3,
+            )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.ConstantInputWarning)
         with_human = {k: correlate(metric_scores[k], human, correlation).statistic for k in keys}
@@ -140,6 +171,8 @@ def williams_matrix(
     (('a', 'b'), True)
     """
     n = len(human)
+    if n <= 3:  # said whatever the scores (a test is run only where one |r| is higher)
+        raise InputError(f"the Williams test needs n > 3 items (got {n})")
     for k, v in metric_scores.items():
         if len(v) != n:
             raise InputError(f"scores of {k!r} have {len(v)} items, humans have {n}")
@@ -186,5 +219,8 @@ def williams_between(
     for name, v in (("scores_a", scores_a), ("scores_b", scores_b)):
         if len(v) != n:
             raise InputError(f"`{name}` has {len(v)} items, `human` has {n}")
-    with_human, between = correlation_matrix(human, {"a": scores_a, "b": scores_b}, correlation)
-    return williams_test(with_human["a"], with_human["b"], between[0, 1], n, alternative)
+    pair = {"scores_a": scores_a, "scores_b": scores_b}
+    with_human, between = correlation_matrix(human, pair, correlation)
+    return williams_test(
+        with_human["scores_a"], with_human["scores_b"], between[0, 1], n, alternative
+    )

@@ -646,3 +646,89 @@ def test_a_sparse_key_compared_with_a_copy_is_not_significant():
     assert np.isnan(boot["a"][:, 0]).any()  # the case: some resamples draw no defined item
     result = resampling.paired_tests(a, b, boot["a"], boot["b"])["x"]
     assert result.delta == 0.0 and result.p_bootstrap == 1.0 and result.p_randomization == 1.0
+
+
+def test_pairwise_preferences_other_than_plus_minus_one_are_refused():
+    """A preference of 2 never equalled a metric's +1: counted a loss every time, silently;
+    forced_choice_by_type took its sign."""
+    with pytest.raises(InputError, match=r"pair 0 has 2"):
+        pairwise_accuracy([0.9, 0.2], [0.1, 0.4], [2, -2])
+    with pytest.raises(InputError, match=r"pair 1 has -2"):
+        forced_choice_by_type([0.9, 0.2], [0.1, 0.4], [1, -2], ["s", "s"])
+    with pytest.raises(InputError, match=r"one value per pair \(got shape \(2, 1\)\)"):
+        pairwise_accuracy([0.9, 0.2], [0.1, 0.4], [[1], [-1]])
+
+
+def test_a_pair_without_a_score_is_left_out_and_said():
+    """A NaN score counted as a loss (accuracy 0.5 of 2 pairs, no word)."""
+    from capeval_core.errors import ItemsLeftOutWarning
+
+    with pytest.warns(ItemsLeftOutWarning, match=r"1 of 2 pairs have no score"):
+        r = pairwise_accuracy([0.9, np.nan], [0.1, 0.4], [1, -1])
+    assert r.accuracy == 1.0 and r.n == 1
+    with pytest.warns(ItemsLeftOutWarning, match=r"1 of 2 pairs have no score"):
+        f = forced_choice_accuracy([0.9, 0.5], {"shuffled": [0.2, np.nan]})
+    assert f.accuracy == {"shuffled": 1.0} and f.n == {"shuffled": 1}
+
+
+def test_williams_arguments_that_no_scores_give_are_refused():
+    with pytest.raises(InputError, match=r"`r12` must be a correlation, between -1 and 1"):
+        williams_test(1.5, 0.2, 0.1, 100)
+    with pytest.raises(InputError, match=r"`n` must be a whole number of items \(got 3.5\)"):
+        williams_test(0.9, 0.8, 0.85, 3.5)
+    with pytest.raises(InputError, match=r"cannot come from one set of scores"):
+        williams_test(0.9, -0.9, 0.9, 50, absolute=False)
+    # n <= 3 is said whatever the scores (it was raised only where one |r| was higher)
+    for scores in ({"a": [1, 2, 3], "b": [3, 2, 1]}, {"a": [1, 2, 3], "b": [1, 3, 2]}):
+        with pytest.raises(InputError, match=r"needs n > 3 items \(got 3\)"):
+            williams_matrix([1, 2, 3], scores)
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall_b", "kendall_c"])
+def test_a_metric_against_its_copy_is_t_0(method):
+    """|R| is 0 up to rounding: Pearson and Spearman gave NaN, the Kendalls p = 1."""
+    rng = np.random.default_rng(3)
+    human = rng.normal(size=20)
+    a = human + rng.normal(size=20) * 0.5
+    r = williams_between(human, a, a.copy(), method, "two-sided")
+    assert r.statistic == 0.0 and r.pvalue == 1.0
+
+
+def test_williams_says_which_scores_are_constant():
+    """correlation_matrix swallowed scipy's ConstantInputWarning: p NaN, no word."""
+    with pytest.warns(sps.ConstantInputWarning, match=r"'scores_a' are constant"):
+        r = williams_between([1, 2, 3, 4, 5, 6], [1] * 6, [2, 1, 4, 3, 6, 5])
+    assert math.isnan(r.pvalue)
+
+
+def test_rank_subsets_tests_only_a_subset_higher_to_12_decimals():
+    """The fast path's 0.8 was 'higher' than correlate's 0.7999999999999999: p 0.5 where the
+    reference path (and the docs) give NaN."""
+    human, metrics = [1, 2, 3, 4], {"a": [1, 2, 4, 3], "b": [3, 1, 2, 4]}
+    fast = {r.subset: r for r in rank_subsets(human, metrics, "spearman")}
+    assert math.isnan(fast["a", "b"].pvalue_vs_best)
+
+
+def test_degenerate_shapes_are_said_with_the_argument():
+    with pytest.raises(InputError, match=r"min-max scaling needs one score per item"):
+        minmax([])
+    with pytest.raises(InputError, match=r"must score the same items"):
+        combine({"a": [1, 2, 3], "b": [1, 2]}, ["a", "b"])
+    with pytest.raises(InputError, match=r"needs at least 2 systems \(got 1\)"):
+        system_level([1, 2, 3], [1, 2, 3], ["a"] * 3)
+    with pytest.raises(InputError, match=r"item 1 has no system"):
+        system_level([1, 2, 3], [1, 2, 3], ["a", None, "b"])
+
+
+def test_paired_tests_refuse_systems_of_other_sizes():
+    """With tests="bs" only, systems of 40 and 30 items were compared without a word."""
+    from capeval_core.metrics.statistics import MeanStatistics
+    from capeval_core.stats import resampling
+
+    a = MeanStatistics.from_values(("x",), {"x": np.linspace(0, 1, 40)})
+    b = MeanStatistics.from_values(("x",), {"x": np.linspace(0, 1, 30)})
+    boot = np.zeros((10, 1))
+    with pytest.raises(InputError, match=r"same number of items \(got 40 and 30\)"):
+        resampling.paired_tests(a, b, boot, boot, tests="bs")
+    with pytest.raises(InputError, match=r"same resamples"):
+        resampling.paired_tests(a, a, boot, np.zeros((9, 1)), tests="bs")
