@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from capeval_core.errors import CapevalError, MissingResourceError, OptionError
-from capeval_core.metrics import METRICS, get_metric, make_batch, metric_class
+from capeval_core.metrics import METRICS, make_batch, metric_class
 from capeval_core.results import MetricResult
 from capeval_core.tokenize import Tokenizer
 
@@ -26,7 +26,23 @@ def score(
     >>> score("bleu_1", ["a cat sits on a mat"], [["a cat is on a mat"]]).value
     0.8333333330555557
     """
-    result = get_metric(key, **options).score(candidates, references)
+    _check_key(key)
+    return _selected(metric_class(key)(**options).score(candidates, references), key)
+
+
+def _check_key(key: str) -> None:
+    """A key this API can give: a metric's or one it reports, not SPICE's categories (their
+    corpus values need the set's statistics: ``capeval compare``, ``score_systems``)."""
+    cls = metric_class(key)
+    if key != cls.key and key not in cls.report_keys():
+        raise OptionError(
+            f"{key} is reported by `capeval compare` and score_systems only (when asked "
+            f"for); score({cls.key!r}, ...) gives each item's categories in its details"
+        )
+
+
+def _selected(result: MetricResult, key: str) -> MetricResult:
+    """``result`` viewed through ``key`` (``bleu_1`` of a BLEU result)."""
     return result if result.key == key or key not in result.corpus else result.select(key)
 
 
@@ -64,6 +80,13 @@ def score_many(
                 f"`options` key {key!r} is not a metric key; options are given per metric: "
                 + ", ".join(METRICS)
             )
+        if "tokenizer" in options[key]:  # the batch is tokenized once, for every metric
+            raise OptionError(
+                f"`options[{key!r}]` names a tokenizer: give it once, as "
+                "score_many(..., tokenizer=...)"
+            )
+    for key in keys:
+        _check_key(key)
     batch = make_batch(candidates, references, tokenizer)
     by_metric: dict[str, MetricResult | CapevalError] = {}
     out: dict[str, MetricResult] = {}
@@ -81,7 +104,7 @@ def score_many(
         if isinstance(result, CapevalError):
             errors[key] = result  # type: ignore[index]
         else:
-            out[key] = result.select(key) if key in result.corpus else result
+            out[key] = _selected(result, key)
     return out
 
 

@@ -119,6 +119,12 @@ class Embeddings:
         """
         idx = self.indices(words)
         rows = np.asarray(self.kv.vectors[idx])
+        bad = np.flatnonzero(~np.isfinite(rows).all(axis=1)) if rows.size else ()
+        if len(bad):  # vectors handed in as a KeyedVectors (a file's are checked on loading)
+            raise ResourceError(
+                f"the vector of {words[bad[0]]!r} in {self.name} is not finite (NaN or "
+                "infinite): WMD and MEAN need finite vectors"
+            )
         if not normalize:
             return rows
         self.kv.fill_norms()
@@ -273,6 +279,8 @@ def load_embeddings(path: str | Path, *, name: str | None = None) -> Embeddings:
     ('tiny.txt', 3, 2, 'word2vec-text')
     """
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"embeddings file {path} is a folder: name the word-vector file in it")
     if not path.is_file():
         raise MissingResourceError(f"embeddings file {path} does not exist")
     fmt, header, gzipped = detect_format(path)

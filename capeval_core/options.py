@@ -57,8 +57,15 @@ def check_number(
     at_least: float | None = None,
     at_most: float | None = None,
 ) -> Any:
-    """``value`` (unchanged, so signatures keep it as given) if it is a finite real number
-    within the bounds: ``> above``, ``>= at_least``, ``<= at_most``."""
+    """``value`` if it is a finite real number within the bounds: ``> above``,
+    ``>= at_least``, ``<= at_most``. A Python number is returned unchanged (a signature
+    keeps it as given); a numpy one as the Python number it equals, since a float32 sigma
+    computes other numbers under the same printed signature.
+
+    >>> import numpy as np
+    >>> check_number("beta", np.float32(1.2)), check_number("beta", 6)
+    (1.2000000476837158, 6)
+    """
     bounds = []
     if above is not None:
         bounds.append(f"> {above:g}")
@@ -78,4 +85,6 @@ def check_number(
         )
     if not ok:
         raise OptionError(f"`{name}` must be {wanted} (got {_shown(value)})")
-    return value
+    if isinstance(value, int | float):
+        return value
+    return int(value) if isinstance(value, numbers.Integral) else float(value)

@@ -572,7 +572,7 @@ def _assemble(
         {
             mkey: tuple(notes)
             for mkey, metric in metrics.items()
-            if mkey not in skipped and (notes := metric.set_notes(len(data)))
+            if mkey not in skipped and (notes := metric.set_notes(batches[0]))
         },
     )
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from capeval_core.errors import OptionError, UnknownKeyError
+from capeval_core.errors import InputError, OptionError, UnknownKeyError
 
 Tokens = tuple[str, ...]
 
@@ -31,6 +31,19 @@ class Tokenizer(Protocol):
     def tokenize(self, text: str) -> Tokens: ...
 
 
+def _texts(texts: Sequence[str], tokenizer: str) -> Sequence[str]:
+    """``texts`` if it is a list of strings: a single string would be tokenized character
+    by character, bytes or None deep inside with a message about something else."""
+    if isinstance(texts, str | bytes):
+        raise InputError(f"{tokenizer}: tokenize_batch takes a list of captions, not one string")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InputError(
+                f"{tokenizer}: caption {i} must be a string (got {type(text).__name__})"
+            )
+    return texts
+
+
 class PTBTokenizer:
     """Pure-Python emulation of coco-caption's PTBTokenizer (CoreNLP 3.4.1, punctuation removed).
 
@@ -43,7 +56,7 @@ class PTBTokenizer:
     def tokenize_batch(self, texts: Sequence[str]) -> list[Tokens]:
         from capeval_core import ptb
 
-        return ptb.tokenize_lines(texts)
+        return ptb.tokenize_lines(_texts(texts, self.name))
 
     def tokenize(self, text: str) -> Tokens:
         return self.tokenize_batch([text])[0]
@@ -55,10 +68,10 @@ class WhitespaceTokenizer:
     name = "whitespace"
 
     def tokenize_batch(self, texts: Sequence[str]) -> list[Tokens]:
-        return [tuple(t.split()) for t in texts]
+        return [tuple(t.split()) for t in _texts(texts, self.name)]
 
     def tokenize(self, text: str) -> Tokens:
-        return tuple(text.split())
+        return self.tokenize_batch([text])[0]
 
 
 TOKENIZERS: dict[str, type] = {"ptb": PTBTokenizer, "whitespace": WhitespaceTokenizer}

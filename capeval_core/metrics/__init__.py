@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from capeval_core.errors import CapevalError, UnknownKeyError
+from capeval_core.errors import CapevalError, OptionError, UnknownKeyError
 from capeval_core.metrics.base import Batch, Metric, MetricConfig, make_batch
 from capeval_core.metrics.bleu import Bleu
 from capeval_core.metrics.cider import CiderD
@@ -57,8 +57,28 @@ def metric_class(key: str) -> type[Metric]:
 
 
 def get_metric(key: str, **options: Any) -> Metric:
-    """A configured metric object, e.g. ``get_metric("cider_d", idf="coco-val2014")``."""
-    return metric_class(key)(**options)
+    """A configured metric object, e.g. ``get_metric("cider_d", idf="coco-val2014")``.
+
+    ``key`` is a metric's key or the key its value is (``bleu_4``); another key it reports
+    (``bleu_1``, ``spice_object``) is refused, since the object's results would be another
+    number: :func:`capeval_core.score` selects those.
+
+    >>> get_metric("bleu_1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    capeval_core.errors.OptionError: get_metric('bleu_1') would be BLEU, whose value is ...
+    """
+    cls = metric_class(key)
+    if key not in (cls.key, cls.primary_key()):
+        raise OptionError(
+            f"get_metric({key!r}) would be {cls.name}, whose value is {cls.primary_key()}: use "
+            f"score({key!r}, ...), or get_metric({cls.key!r}) and the result's select({key!r})"
+            if key in REPORTED_KEYS
+            else f"get_metric({key!r}) would be {cls.name}, whose value is "
+            f"{cls.primary_key()}: {key} is reported by `capeval compare` and score_systems "
+            "only (when asked for); each item's categories are in the details of "
+            f"get_metric({cls.key!r})'s results"
+        )
+    return cls(**options)
 
 
 @dataclass(frozen=True)

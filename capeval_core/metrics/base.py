@@ -73,7 +73,30 @@ class Batch:
         cls, candidates: Sequence[Tokens], references: Sequence[Sequence[Tokens]]
     ) -> Batch:
         """A batch of captions given as tokens (a caller that tokenized them already, as the
-        pycocoevalcap scorers' ``compute_score`` inputs are): each text is its tokens joined."""
+        pycocoevalcap scorers' ``compute_score`` inputs are): each text is its tokens joined.
+        Checked as :func:`validate_inputs` checks texts (a metric would break deep inside).
+
+        >>> Batch.of_tokens([("a", "dog")], [[]])
+        Traceback (most recent call last):
+        capeval_core.errors.InputError: `references[0]` is empty: every candidate needs at \
+least one reference
+        """
+        if len(candidates) != len(references):
+            raise InputError(
+                f"`candidates` and `references` must have the same length (got "
+                f"{len(candidates)} and {len(references)})"
+            )
+        if not len(candidates):
+            raise InputError("`candidates` is empty: nothing to score")
+        for i, group in enumerate(references):
+            if isinstance(group, str) or not len(group):
+                raise InputError(
+                    f"`references[{i}]` is empty: every candidate needs at least one reference"
+                    if not len(group)
+                    else f"`references[{i}]` must be a list of token tuples, not a string"
+                )
+        _check_tokens(candidates, "candidates")
+        _check_tokens([r for group in references for r in group], "references' tokens")
         return cls(
             tuple(" ".join(c) for c in candidates),
             tuple(tuple(" ".join(r) for r in group) for group in references),
@@ -117,6 +140,17 @@ class Batch:
         )
 
 
+def _check_tokens(captions: Sequence[Any], what: str, tokenizer: str = "") -> None:
+    """Each caption a sequence of strings (a caption given as one string would be scored
+    character by character)."""
+    by = f" from the tokenizer {tokenizer!r}" if tokenizer else ""
+    for i, tokens in enumerate(captions):
+        if isinstance(tokens, str | bytes) or not all(isinstance(t, str) for t in tokens):
+            raise InputError(
+                f"`{what}[{i}]`{by} must be a sequence of token strings (got {tokens!r:.60})"
+            )
+
+
 def validate_inputs(
     candidates: Sequence[str], references: Sequence[Sequence[str] | str]
 ) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
@@ -133,6 +167,11 @@ def validate_inputs(
     if isinstance(references, str):
         raise InputError("`references` must be a list (one entry per candidate), not a string")
     for name, value in (("candidates", candidates), ("references", references)):
+        if hasattr(value, "columns") and hasattr(value, "iloc"):  # iterating gives the columns
+            raise InputError(
+                f"`{name}` is a table (a DataFrame): give one list per candidate, e.g. "
+                "df.values.tolist() for one reference per column"
+            )
         if isinstance(value, Mapping | set | frozenset) or not isinstance(value, Iterable):
             raise InputError(
                 f"`{name}` must be a list (one entry per candidate), not a {type(value).__name__}"
@@ -151,6 +190,11 @@ def validate_inputs(
             raise InputError(f"`candidates[{i}]` must be a string (got {type(c).__name__})")
     refs: list[tuple[str, ...]] = []
     for i, item in enumerate(refs_in):
+        if isinstance(item, bytes | bytearray) or getattr(item, "ndim", None) == 0:
+            kind = (
+                "bytes: decode them first" if isinstance(item, bytes | bytearray) else "a 0-d array"
+            )
+            raise InputError(f"`references[{i}]` must be a list of strings (got {kind})")
         if isinstance(item, Mapping | set | frozenset) or not (
             item is None or isinstance(item, str | Iterable)
         ):
@@ -180,14 +224,26 @@ def make_batch(
     cands, refs = validate_inputs(candidates, references)
     tok = get_tokenizer(tokenizer)
     flat = [r for group in refs for r in group]
-    flat_tokens = tok.tokenize_batch(flat)
+    flat_tokens = _tokenized(tok, flat, "references")
     ref_tokens: list[tuple[Tokens, ...]] = []
     pos = 0
     for group in refs:
         ref_tokens.append(tuple(flat_tokens[pos : pos + len(group)]))
         pos += len(group)
-    cand_tokens = tuple(tok.tokenize_batch(list(cands)))
+    cand_tokens = tuple(_tokenized(tok, list(cands), "candidates"))
     return Batch(cands, refs, cand_tokens, tuple(ref_tokens), tok.name)
+
+
+def _tokenized(tok: Tokenizer, texts: list[str], what: str) -> list[Tokens]:
+    """``tok.tokenize_batch(texts)``, checked: one tuple of strings per text (a tokenizer of
+    the caller's own may drop a caption or give lists or strings)."""
+    out = list(tok.tokenize_batch(texts))
+    if len(out) != len(texts):
+        raise InputError(
+            f"the tokenizer {tok.name!r} gave {len(out)} token lists for {len(texts)} {what}"
+        )
+    _check_tokens(out, what, tok.name)
+    return [t if type(t) is tuple else tuple(t) for t in out]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -333,7 +389,7 @@ class Metric(ABC):
             left_out = self.unscorable(batch, prepared)
             if left_out:
                 return self._score_leaving_out(batch, prepared, left_out, warn)
-            notes = tuple(self.set_notes(len(batch)))
+            notes = tuple(self.set_notes(batch))
             for note in notes if warn else ():
                 warnings.warn(note, DegenerateCorpusWarning, stacklevel=3)
             segments = []
@@ -365,7 +421,7 @@ class Metric(ABC):
         else:
             sub = batch.subset(kept)
             sub_prepared = self.prepare_kept(sub, prepared)
-            notes = tuple(self.set_notes(len(sub)))
+            notes = tuple(self.set_notes(sub))
             for note in notes if warn else ():
                 warnings.warn(note, DegenerateCorpusWarning, stacklevel=4)
             scored = []
@@ -405,10 +461,11 @@ class Metric(ABC):
         data hold per-caption work that covers any subset (SPICE's parses) returns it."""
         return self.prepare(batch)
 
-    def set_notes(self, n_items: int) -> list[str]:
+    def set_notes(self, batch: Batch) -> list[str]:
         """Notes on degenerate but valid input (raised as DegenerateCorpusWarning when
-        scored). They follow from the set's size and the options alone, so that values read
-        from a cache are noted as freshly scored ones are (``SystemsScores.notes``)."""
+        scored). They follow from the batch's captions and the options alone, never from
+        computed statistics, so that values read from a cache are noted as freshly scored
+        ones are (``SystemsScores.notes``)."""
         return []
 
     def score_items(

@@ -47,7 +47,8 @@ class CiderConfig(MetricConfig):
         if not (isinstance(self.idf, str) and self.idf.startswith(SET_PREFIX)):
             check_choice("idf", self.idf, IDF_SOURCES)
         # the length penalty divides by 2 sigma^2, which must stay a positive finite float
-        check_number("sigma", self.sigma, at_least=1e-150, at_most=1e150)
+        sigma = check_number("sigma", self.sigma, at_least=1e-150, at_most=1e150)
+        object.__setattr__(self, "sigma", sigma)
 
 
 @dataclass(frozen=True)
@@ -241,15 +242,23 @@ class CiderD(Metric):
         n = len(batch)
         return _CorpusIdf("corpus", n, float(np.log(float(n))))
 
-    def set_notes(self, n_items: int) -> list[str]:
-        if not self.segments_independent() and n_items == 1:
-            return [
-                "CIDEr-D takes its IDF from the scored set, and this set is a single image: "
-                "every n-gram then occurs in 1 of 1 images, so its idf is log 1 - log 1 = 0, "
-                "every tf-idf weight is 0 and so is the score. Score more images together "
-                "or use idf='coco-val2014'."
-            ]
-        return []
+    def set_notes(self, batch: Batch) -> list[str]:
+        if self.segments_independent() or not len(batch):
+            return []
+        n = len(batch)
+        if n == 1:
+            where, advice = "this set is a single image", "Score more images together"
+        elif len(set(batch.reference_tokens)) == 1:
+            where = f"every one of its {n:,} images has the same references"
+            advice = "Score images with their own references together"
+        else:
+            return []
+        return [
+            f"CIDEr-D takes its IDF from the scored set, and {where}: every n-gram of the "
+            f"references then occurs in {n} of {n} images, so its idf is log {n} - log {n} = "
+            f"0, every tf-idf weight of the references is 0 and so is every score. {advice} "
+            "or use idf='coco-val2014'."
+        ]
 
     def segment(self, candidate: Tokens, references: tuple[Tokens, ...], prepared: _Vectors | None):
         """One item, n-gram by n-gram. With the scored set's IDF the document frequencies

@@ -22,7 +22,7 @@ class RougeConfig(MetricConfig):
 
     def __post_init__(self) -> None:
         # the F-measure squares beta, which must stay a finite float
-        check_number("beta", self.beta, above=0, at_most=1e150)
+        object.__setattr__(self, "beta", check_number("beta", self.beta, above=0, at_most=1e150))
 
 
 def lcs_length(a: Tokens, b: Tokens) -> int:

@@ -76,6 +76,9 @@ SPICE-1.0's own CoreNLP 3.6.0 PCFG (the jar's numbers)
             raise OptionError(retired_parser_message(self.parser))
         check_choice("parser", self.parser, tuple(PARSERS))
         limit = self.max_sentence_words
+        if isinstance(limit, np.integer):  # as the int it equals (signatures print it so)
+            limit = int(limit)
+            object.__setattr__(self, "max_sentence_words", limit)
         if limit is not None and (
             not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
         ):

@@ -51,7 +51,7 @@ class WMDConfig(MetricConfig):
 
     def __post_init__(self) -> None:
         check_bool("normalize", self.normalize)
-        check_number("sigma", self.sigma, above=0)
+        object.__setattr__(self, "sigma", check_number("sigma", self.sigma, above=0))
 
 
 @dataclass(frozen=True)

@@ -248,6 +248,7 @@ class CaptionParser:
         return None
 
     def _read_cache(self, texts: list[str]) -> dict[str, tuple[Tuple, ...]]:
+        texts = [t for t in texts if _storable(t)]
         con = self._connect()
         if con is None:
             return {}
@@ -297,7 +298,7 @@ class CaptionParser:
             with con:
                 con.executemany(
                     "INSERT OR REPLACE INTO parses VALUES (?, ?, ?)",
-                    [(self.model_id, t, json.dumps(v)) for t, v in fresh.items()],
+                    [(self.model_id, t, json.dumps(v)) for t, v in fresh.items() if _storable(t)],
                 )
         except sqlite3.Error as exc:
             if _damaged(exc):
@@ -305,6 +306,17 @@ class CaptionParser:
                 _discard_parse_cache(str(exc))
         finally:
             con.close()
+
+
+def _storable(text: str) -> bool:
+    """Whether SQLite can hold ``text`` (UTF-8): a lone surrogate (text decoded with
+    ``surrogateescape``) cannot, so its caption is parsed each time instead of stopping the
+    run with a UnicodeEncodeError."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 #: parse-cache files whose rows of retired parsers this process has deleted

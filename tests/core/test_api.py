@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from capeval_core import DegenerateCorpusWarning, MissingResourceError, score_many
-from capeval_core.metrics import METRICS, REPORTED_KEYS, RougeL
+from capeval_core import (
+    DegenerateCorpusWarning,
+    InputError,
+    MissingResourceError,
+    score,
+    score_many,
+)
+from capeval_core.metrics import METRICS, REPORTED_KEYS, Batch, RougeL
+from capeval_core.tokenize import get_tokenizer
 
 
 def test_error_collection_keeps_the_other_metrics(monkeypatch):
@@ -126,3 +135,116 @@ def test_score_caption_names_failed_metrics_by_metric_and_marks_missing_resource
         "rouge_l": "no vectors here; install them with pip",
     }
     assert got.missing == frozenset({"rouge_l"})
+
+
+# -- a sweep of the API with what callers hand it ----------------------------------------------
+_C = ["a black cat sits on a red mat", "two dogs run"]
+_R = [["a cat is on a mat"], ["a dog running", "the dog runs fast"]]
+
+
+def test_a_key_is_the_number_it_names_or_refused():
+    """get_metric("bleu_1").score(...).value was BLEU-4, score("spice_object") overall SPICE."""
+    from capeval_core import OptionError, get_metric
+
+    assert get_metric("bleu_4").score(_C, _R).value == score("bleu_4", _C, _R).value
+    with pytest.raises(OptionError, match=r"get_metric\('bleu_1'\) would be BLEU"):
+        get_metric("bleu_1")
+    for call in (
+        lambda: score("spice_object", _C, _R),
+        lambda: score_many(["spice_color"], _C, _R),
+    ):
+        with pytest.raises(OptionError, match=r"reported by `capeval compare` and score_systems"):
+            call()
+
+
+def test_cider_over_one_reference_set_is_noted():
+    """Several candidates for one image: every IDF is 0 and every score 0, in silence."""
+    from capeval_core import DegenerateCorpusWarning
+
+    refs = ["a dog runs on the grass", "a brown dog running"]
+    with pytest.warns(DegenerateCorpusWarning, match=r"every one of its 2 images has the same"):
+        result = score("cider_d", ["a dog runs on the grass", "a cat sleeps"], [refs, refs])
+    assert result.segment_values() == [0.0, 0.0]
+
+
+def test_spice_scores_a_caption_with_a_lone_surrogate():
+    """The parse cache (SQLite, UTF-8) raised UnicodeEncodeError: the whole run stopped."""
+    result = score("spice", ["a do\udc80g runs"], [["a dog runs"]], tokenizer="whitespace")
+    assert 0.0 <= result.value <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: Batch.of_tokens([("a", "dog"), ("a",)], [[("a", "dog")], []]),
+            r"`references\[1\]` is empty",
+        ),
+        (lambda: Batch.of_tokens([("a",)], [[("a",)], [("b",)]]), r"same length \(got 1 and 2\)"),
+        (
+            lambda: Batch.of_tokens(["a dog"], [[("a", "dog")]]),
+            r"`candidates\[0\]` must be a sequence of token",
+        ),
+        (
+            lambda: score("bleu", ["a cat"], [b"a cat"]),
+            r"`references\[0\]`.*bytes: decode them first",
+        ),
+        (
+            lambda: score("bleu", _C, pd.DataFrame({"r1": ["a", "b"], "r2": ["c", "d"]})),
+            r"a table \(a DataFrame\)",
+        ),
+        (
+            lambda: score_many(["bleu"], _C, _R, options={"bleu": {"tokenizer": "whitespace"}}),
+            r"give it once",
+        ),
+        (
+            lambda: get_tokenizer("ptb").tokenize_batch("a dog"),
+            r"a list of captions, not one string",
+        ),
+        (
+            lambda: score("bleu", _C, _R, tokenizer=_DroppingTokenizer()),
+            r"gave 2 token lists for 3 references",
+        ),
+    ],
+)
+def test_bad_input_is_one_clear_error(call, message):
+    """Each was a ZeroDivisionError, a numpy or zip error deep inside, or a silent wrong
+    number (a DataFrame's column names as references, a string tokenized per character)."""
+    from capeval_core import CapevalError
+
+    with pytest.raises(CapevalError, match=message):
+        call()
+
+
+class _DroppingTokenizer:
+    name = "mine"
+
+    def tokenize_batch(self, texts):  # drops the last caption
+        return [tuple(t.split()) for t in texts][:-1]
+
+    def tokenize(self, text):
+        return tuple(text.split())
+
+
+def test_numpy_options_score_as_the_number_their_signature_prints():
+    """beta=np.float32(1.2) signed "beta:1.2" but computed with 1.2000000476837158."""
+    a = score("rouge_l", _C, _R, beta=np.float32(1.2))
+    b = score("rouge_l", _C, _R, beta=float(np.float32(1.2)))
+    assert a.value == b.value and str(a.signature) == str(b.signature)
+    assert str(a.signature) != str(score("rouge_l", _C, _R, beta=1.2).signature)
+    spice = score("spice", ["a dog runs"], [["a dog runs"]], max_sentence_words=np.int64(20))
+    assert "max_sentence_words:20|" in str(spice.signature)
+
+
+def test_vectors_handed_in_with_a_nan_are_refused_by_word(tmp_path):
+    from gensim.models import KeyedVectors
+
+    from capeval_core.errors import ResourceError
+
+    kv = KeyedVectors(vector_size=2)
+    kv.add_vectors(["dog", "runs", "cat"], np.array([[1, 0], [np.nan, 1], [0, 1]], np.float32))
+    for key in ("wmd", "mean"):
+        with pytest.raises(ResourceError, match=r"the vector of 'runs' .* is not finite"):
+            score(key, ["dog runs", "cat"], [["dog"], ["cat"]], embeddings=kv)
+    with pytest.raises(InputError, match=r"is a folder"):
+        score("wmd", ["a cat"], [["a cat"]], embeddings=tmp_path)
