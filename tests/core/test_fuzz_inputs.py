@@ -257,7 +257,7 @@ FIELDS = [(key, f.name) for key in sorted(METRICS) for f in dataclasses.fields(M
 
 
 @pytest.mark.filterwarnings("ignore::capeval_core.DegenerateCorpusWarning")
-@pytest.mark.filterwarnings("ignore::capeval_core.ItemsLeftOutWarning")  # a limit of 1 word
+@pytest.mark.filterwarnings("ignore::capeval_core.errors.ItemsLeftOutWarning")  # a 1-word limit
 @pytest.mark.parametrize(("key", "option"), FIELDS, ids=[f"{k}-{o}" for k, o in FIELDS])
 @settings(max_examples=25, deadline=None)
 @given(value=junk)
