@@ -706,15 +706,17 @@ PERTURB_IMAGES = 5000
 def _perturb_dataset(args: argparse.Namespace):
     """(candidates, references, human scores or None, human column, source) of --dataset."""
     if args.dataset == "coco-val":
-        from capeval_core.resources import coco_caption_sets
+        from capeval_core.perturb import batch_dataset
 
-        sets = coco_caption_sets("val", args.images or PERTURB_IMAGES)
-        source = f"COCO val2014, first {len(sets)} images"
-        return [s.candidate for s in sets], [s.references for s in sets], None, None, source
+        d = batch_dataset(args.dataset, args.images or PERTURB_IMAGES)
+        return d.candidates, d.references, None, None, d.source
     if args.dataset == "demo-graded":
         from capeval_core.judgments.demo import demo_graded
+        from capeval_core.perturb import DEMO_SEED
 
-        jset = demo_graded(max(1, (args.images or PERTURB_IMAGES) // 5), seed=args.seed)
+        # the demo the library and the app's lab perturb: --seed is the perturbations' seed,
+        # never the demo's (it built another demo for each seed)
+        jset = demo_graded(max(1, (args.images or PERTURB_IMAGES) // 5), seed=DEMO_SEED)
     else:
         from capeval_core.judgments import load_judgments
 

@@ -290,7 +290,10 @@ def _lexicon_swap(
     words: list[str], gaps: list[str], rng: random.Random, list_name: str, what: str, n: int | None
 ):
     entries = word_list(list_name)
-    where = {form: (e, f) for e, forms in enumerate(entries) for f, form in enumerate(forms)}
+    where: dict[str, tuple[int, int]] = {}
+    for e, forms in enumerate(entries):
+        for f, form in enumerate(forms):  # an invariant noun (sheep sheep) reads as singular
+            where.setdefault(form, (e, f))
     eligible = [i for i, w in enumerate(words) if w.lower() in where]
     if not eligible:
         return _nothing(f"no {what} from capeval's list of {list_name} words")
@@ -588,7 +591,7 @@ def _swap(words, gaps, rng, *, n):
     order = list(range(len(words)))
     done = 0
     for i in rng.sample(eligible, len(eligible)):
-        if done >= n:
+        if n is not None and done >= n:  # None: as many as can move
             break
         if order[i] == i and order[i + 1] == i + 1:  # each word moves once
             order[i], order[i + 1] = i + 1, i
@@ -670,8 +673,11 @@ def _count(words, gaps, rng, *, n):
     for i, w in enumerate(words):
         low = w.lower()
         nxt = words[i + 1].lower() if i + 1 < len(words) else ""
-        is_number = low in numbers or (low.isdigit() and 0 < int(low) <= 12)
-        if is_number or (low in ("a", "an") and nxt in plural):
+        # ASCII digits only: "10²" and "③" are digits to str.isdigit, not to int()
+        value = numbers.get(low, int(low) if low.isascii() and low.isdigit() else None)
+        if value == 1 and nxt not in plural:
+            continue  # "one apple": the noun could not be made plural
+        if (value is not None and 0 < value <= 12) or (low in ("a", "an") and nxt in plural):
             eligible.append(i)
     if not eligible:
         return _nothing("no number and no 'a'/'an' before a listed noun")
@@ -679,17 +685,20 @@ def _count(words, gaps, rng, *, n):
     picked = _pick(rng, eligible, n)
     for i in picked:
         low, nxt = words[i].lower(), words[i + 1].lower() if i + 1 < len(words) else ""
-        if low in ("a", "an") or (low == "one" and nxt in plural):
-            new[i] = names[rng.randint(2, 5)]
-            new[i + 1] = plural[nxt]
+        value = numbers.get(low, int(low) if low.isdigit() else None)
+        if low in ("a", "an") or value == 1:
+            new[i] = names[rng.randint(2, 5)] if not low.isdigit() else str(rng.randint(2, 5))
+            if plural[nxt] != nxt:  # "sheep" stays "sheep"
+                new[i + 1] = plural[nxt]
             j = i + 2  # the verb: right after the noun, or after a relative pronoun
             if j < len(words) - 1 and words[j].lower() in _RELATIVE:
                 j += 1
-            verb = _plural_verb(words[j].lower()) if j < len(words) else None
+            # only the caption's subject (its first words) owns the verb that follows: in
+            # "a girl next to a kite is smiling" the verb is the girl's, not the kite's
+            verb = _plural_verb(words[j].lower()) if i == 0 and j < len(words) else None
             if verb is not None:  # "a dog that is running" -> "three dogs that are running"
                 new[j] = verb
             continue
-        value = int(low) if low.isdigit() else numbers[low]
         pool = [v for v in range(2 if value > 1 else 1, 13) if v != value]
         choice = rng.choice(pool)
         new[i] = str(choice) if low.isdigit() else names[choice]
@@ -1123,6 +1132,11 @@ class BatchDataset:
     human_name: str | None = None
 
 
+#: the seed of the synthetic graded demo a batch run perturbs (its captions and scores), the
+#: same for the library, the app's lab and ``capeval perturb --dataset demo-graded``
+DEMO_SEED = 0
+
+
 def batch_dataset(
     dataset: str,
     n_images: int,
@@ -1172,7 +1186,7 @@ def batch_dataset(
     if dataset == "demo-graded":
         from capeval_core.judgments.demo import demo_graded
 
-        demo = demo_graded(max(1, n_images // 5), seed=0)
+        demo = demo_graded(max(1, n_images // 5), seed=DEMO_SEED)
         human_name = demo.score_names[0]
         return BatchDataset(
             demo.candidates,

@@ -494,3 +494,37 @@ def test_batch_dataset_of_coco_val_and_of_the_graded_demo() -> None:
         source=demo.source,
     )
     assert result.source == demo.source and not result.correlations().empty
+
+
+@pytest.mark.parametrize(
+    ("caption", "seed", "expected"),
+    [
+        # the verb after a noun that is not the subject is not the noun's
+        ("The girl next to a kite is smiling", 0, "The girl next to five kites is smiling"),
+        ("A woman holding a baby has a camera", 0, "A woman holding five babies has a camera"),
+        # "1" as "one": the noun made plural with it; "one apple" (no listed plural) not touched
+        ("1 dog sits", 0, "5 dogs sit"),
+        ("one apple is red", 0, "one apple is red"),
+        # an invariant noun stays as it is, and its verb agrees
+        ("a sheep is grazing", 0, "five sheep are grazing"),
+    ],
+)
+def test_a_count_change_keeps_agreement_it_can_see(caption: str, seed: int, expected: str) -> None:
+    """Found by a sweep: 'five kites are smiling', 'five babies have', '8 dog sits',
+    'eight apple is red', and a count that changed 'sheep' to 'sheep'."""
+    p = perturb(caption, "count", seed=seed)
+    assert p.perturbed == expected
+    assert all(c.old != c.new for c in p.changed)
+
+
+def test_an_invariant_noun_is_swapped_for_a_singular_one() -> None:
+    """'a sheep' became 'a bananas': the list's 'sheep sheep' read as the plural form."""
+    swapped = perturb("a sheep is grazing", "object_swap", seed=0).perturbed.split()
+    assert swapped[0] == "a" and not swapped[1].endswith("s")
+
+
+def test_swap_with_n_none_swaps_every_pair_it_can() -> None:
+    """None is 'as many as possible' for every perturbation; swap raised a TypeError."""
+    p = perturb("a man rides a wave", "swap", n=None, seed=0)
+    assert sorted(p.perturbed.split()) == sorted(["a", "man", "rides", "a", "wave"])
+    assert p.perturbed != "a man rides a wave"

@@ -126,3 +126,31 @@ def test_batch_on_the_synthetic_graded_demo(capsys: pytest.CaptureFixture[str]) 
     assert data["n"] == 50
     corr = data["correlations"]["bleu_1/pearson"]
     assert set(corr) == {"before", "after"} and corr["before"] != corr["after"]
+
+
+def test_the_demo_is_the_librarys_whatever_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    """--seed 5 built another demo than the library and the app's lab perturb (their seed 0):
+    mean BLEU-1 before 0.4972 on the command line, 0.5252 in the library."""
+    from capeval_core.perturb import batch_dataset, perturb_batch
+
+    code, out, _ = _run(
+        capsys, "perturb", "--dataset", "demo-graded", "--images", "25",
+        "--perturbation", "shuffle", "--metrics", "bleu_1", "--seed", "5", "--json",
+    )  # fmt: skip
+    assert code == 0
+    d = batch_dataset("demo-graded", 25)
+    lib = perturb_batch(d.candidates, d.references, "shuffle", ["bleu_1"], seed=5, human=d.human)
+    summary = lib.summary().set_index("key")
+    assert (
+        json.loads(out)["deltas"]["bleu_1"]["mean before"] == summary.loc["bleu_1", "mean before"]
+    )
+
+
+def test_a_unicode_digit_is_not_a_count(capsys: pytest.CaptureFixture[str]) -> None:
+    """str.isdigit() takes ² and ③, int() does not: a traceback and exit 1."""
+    code, out, err = _run(
+        capsys, "perturb", "--candidate", "10² dogs and ③ cats", "--reference", "dogs",
+        "--perturbation", "count", "--json",
+    )  # fmt: skip
+    assert code == 0 and "Traceback" not in err
+    assert json.loads(out)["perturbed"] == "10² dogs and ③ cats"
