@@ -193,8 +193,7 @@ def perturb(caption: str, name: str, *, seed: int = 0, **options: Any) -> Pertur
     """
     if not isinstance(caption, str):
         raise InputError(f"`caption` must be a string (got {type(caption).__name__})")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InputError(f"`seed` must be an integer (got {seed!r})")
+    _check_seed(seed)
     spec = perturbation_spec(name)
     unknown = sorted(set(options) - set(spec.defaults))
     if unknown:
@@ -918,13 +917,21 @@ def table2(
 
 
 # -- batch mode ----------------------------------------------------------------------------------
+def _check_seed(seed: object) -> None:
+    """A seed is an integer (any sign, as ``random.Random`` takes it); not True, 1.5 or "3"."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise InputError(f"`seed` must be an integer (got {seed!r})")
+
+
 def item_seed(seed: int, index: int) -> int:
-    """The seed item ``index`` of a batch run with ``seed`` uses (reproduces it alone).
+    """The seed item ``index`` of a batch run with ``seed`` uses (reproduces it alone). A
+    negative seed is taken modulo 2**64 (SeedSequence takes none below 0); the others keep
+    their seeds.
 
     >>> item_seed(0, 0) == item_seed(0, 0) != item_seed(0, 1)
     True
     """
-    return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1)[0])
+    return int(np.random.SeedSequence([int(seed) % 2**64, int(index)]).generate_state(1)[0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -997,18 +1004,23 @@ class BatchPerturbation:
         self, methods: Sequence[str] = ("pearson", "spearman", "kendall_b")
     ) -> pd.DataFrame:
         """Per key and method: correlation with the human scores before and after (empty
-        without human scores)."""
+        without human scores; NaN where it is not defined: a constant metric, one item)."""
         from capeval_core.stats import correlate
 
         if self.human is None:
             return pd.DataFrame(columns=["key", "method", "before", "after", "change"])
+
+        def r(values: np.ndarray, method: str) -> float:
+            if len(values) < 2:  # a one-row file: no correlation, as for a constant one
+                return math.nan
+            return correlate(values, self.human, method).statistic
+
         rows = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a constant metric gives NaN
             for key in self.before:
                 for method in methods:
-                    b = correlate(self.before[key], self.human, method).statistic
-                    a = correlate(self.after[key], self.human, method).statistic
+                    b, a = r(self.before[key], method), r(self.after[key], method)
                     rows.append(
                         {"key": key, "method": method, "before": b, "after": a, "change": a - b}
                     )
@@ -1046,6 +1058,19 @@ def perturb_batch(
 
     if on_error not in ("raise", "skip"):
         raise InputError(f"`on_error` must be 'raise' or 'skip' (got {on_error!r})")
+    _check_seed(seed)
+    for label, value in (("perturb_options", perturb_options), ("options", options)):
+        if value is not None and not isinstance(value, Mapping):
+            raise InputError(f"`{label}` must be a dict (got {type(value).__name__})")
+    if options is not None and not all(isinstance(v, Mapping) for v in options.values()):
+        raise InputError("`options` must map a metric key to a dict of its options")
+    if human is not None:
+        try:
+            human = np.asarray(human, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError("`human` must be one number per candidate") from None
+        if human.ndim != 1:
+            raise InputError(f"`human` must be one number per candidate (got shape {human.shape})")
     if human is not None and len(human) != len(candidates):
         raise InputError(
             f"`human` and `candidates` must have the same length (got {len(human)} and "
@@ -1160,6 +1185,8 @@ def batch_dataset(
     >>> d.candidates, d.human_name, d.source
     (['a dog'], 'q', 'the judgment set (mine.csv; first 1 candidates)')
     """
+    if isinstance(n_images, bool) or not isinstance(n_images, int | np.integer) or n_images < 1:
+        raise InputError(f"`n_images` must be a whole number of at least 1 (got {n_images!r})")
     if dataset == "loaded":
         if jset is None or getattr(jset, "kind", None) != "graded":
             kind = "no set" if jset is None else f"a {jset.kind} one"

@@ -528,3 +528,34 @@ def test_swap_with_n_none_swaps_every_pair_it_can() -> None:
     p = perturb("a man rides a wave", "swap", n=None, seed=0)
     assert sorted(p.perturbed.split()) == sorted(["a", "man", "rides", "a", "wave"])
     assert p.perturbed != "a man rides a wave"
+
+
+def test_batch_arguments_are_checked_as_perturb_checks_them() -> None:
+    """seed=-1 (accepted by perturb) broke numpy's SeedSequence; "3", 1.5 and True were taken;
+    human=["a", "b"], perturb_options=[1, 2] and n_images=-1 failed deep inside or sliced."""
+    from capeval_core.errors import InputError
+    from capeval_core.perturb import batch_dataset, item_seed, perturb_batch
+
+    cands, refs = ["a dog runs", "a cat sleeps"], [["a dog"], ["a cat"]]
+    b = perturb_batch(cands, refs, "shuffle", ["bleu_1"], seed=-1)
+    assert [p.seed for p in b.perturbations] == [item_seed(-1, 0), item_seed(-1, 1)]
+    for kwargs, message in (
+        ({"seed": "3"}, r"`seed` must be an integer"),
+        ({"seed": True}, r"`seed` must be an integer"),
+        ({"human": ["a", "b"]}, r"`human` must be one number per candidate"),
+        ({"perturb_options": [1, 2]}, r"`perturb_options` must be a dict"),
+        ({"options": {"bleu": 3}}, r"`options` must map a metric key"),
+    ):
+        with pytest.raises(InputError, match=message):
+            perturb_batch(cands, refs, "shuffle", ["bleu_1"], **kwargs)
+    for n in (-1, 0, "3"):
+        with pytest.raises(InputError, match=r"`n_images` must be a whole number"):
+            batch_dataset("coco-val", n)
+
+
+def test_one_item_has_no_correlation_rather_than_an_error() -> None:
+    """A one-row graded file stopped with 'a correlation needs at least 2 items' (no file)."""
+    from capeval_core.perturb import perturb_batch
+
+    b = perturb_batch(["a dog runs"], [["a dog"]], "shuffle", ["bleu_1"], human=[3.0])
+    assert b.correlations()[["before", "after"]].isna().all().all()
