@@ -515,8 +515,13 @@ def _redundant(words, gaps, rng, *, n, mode, length):
     if mode == "modifier":
         slots: dict[int, list[str]] = {}
         adjectives = [f[0] for f in word_list("adjective")]
+        # words the lists know as adjectives: no slot before them ("a tall small room"),
+        # and an -ing word after them is a noun ("a large building"), not a verb
+        modifiers = {*adjectives, *(f[0] for f in word_list("colour"))}
         for i, w in enumerate(words):
             prev = words[i - 1].lower() if i else ""
+            if w.lower() in modifiers:
+                continue
             if _content(w) and prev in _DETERMINERS:
                 vowel = prev == "an"
                 fit = (
@@ -525,7 +530,12 @@ def _redundant(words, gaps, rng, *, n, mode, length):
                     else adjectives
                 )
                 slots[i] = [a for a in fit if a != w.lower()]
-            elif _content(w) and w.lower().endswith("ing") and len(w) > 4:
+            elif (
+                _content(w)
+                and w.lower().endswith("ing")
+                and len(w) > 4
+                and prev not in modifiers  # "red clothing", "a large building": nouns
+            ):
                 slots[i] = [f[0] for f in word_list("adverb")]
         slots = {i: s for i, s in slots.items() if s}
         if not slots:

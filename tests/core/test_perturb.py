@@ -559,3 +559,20 @@ def test_one_item_has_no_correlation_rather_than_an_error() -> None:
 
     b = perturb_batch(["a dog runs"], [["a dog"]], "shuffle", ["bleu_1"], human=[3.0])
     assert b.correlations()[["before", "after"]].isna().all().all()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_modifiers_go_before_nouns_and_ing_verbs_only(seed: int) -> None:
+    """'a large carefully building', 'wearing red carefully clothing' (an -ing noun read as a
+    verb) and 'a tall small room' (an adjective before an adjective)."""
+    adverbs = {f[0] for f in word_list("adverb")}
+    for caption, never in (
+        ("a large building", {"building"}),
+        ("wearing red clothing", {"clothing"}),
+        ("A bed in a small room", {"small"}),
+    ):
+        words = perturb(caption, "redundant", seed=seed).perturbed.split()
+        for i, w in enumerate(words[1:], 1):
+            if w in never:
+                assert words[i - 1].lower() in {x.lower() for x in caption.split()}, words
+                assert words[i - 1] not in adverbs, words
