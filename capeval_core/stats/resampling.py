@@ -250,6 +250,16 @@ def _p_or_nan(null: np.ndarray, observed: float) -> float:
     return p_value(null, observed) if math.isfinite(observed) else math.nan
 
 
+#: two differences closer than this, relative to the observed one, are equal: a swap that
+#: reproduces the observed difference sums its items in another order (a few ulps off)
+_TIE = 1e-9
+
+
+def _at_least(null: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """Per column, the rows of ``null`` at least as large as ``observed``, ties included."""
+    return np.count_nonzero(null >= (observed - _TIE * np.abs(observed))[None, :], axis=0)
+
+
 def _randomization(
     pairs: Mapping[_K, tuple[ItemStatistics, ItemStatistics]],
     observed: Mapping[_K, np.ndarray],
@@ -267,14 +277,14 @@ def _randomization(
             summed[name] = (b, s)
     others = [name for name in pairs if name not in summed]
     if summed:
-        # float32: statistics are whole numbers (exact below 2**24) or item values, whose
-        # swapped sums change by about 1e-7 of a value; identical items differ by exactly 0
-        diff = np.hstack([s.matrix - b.matrix for b, s in summed.values()]).astype(np.float32)
+        # float64: a swap that gives the observed difference again is a tie, counted as at
+        # least as large; float32 sums missed such ties by 1e-7 and halved p (a false †)
+        diff = np.hstack([s.matrix - b.matrix for b, s in summed.values()]).astype(np.float64)
         widths = np.cumsum([0] + [s.matrix.shape[1] for _, s in summed.values()])
         totals = [(b.matrix.sum(axis=0), s.matrix.sum(axis=0)) for b, s in summed.values()]
     for take in randomization_swaps(n, n_trials, seed):
         if summed:
-            moved = (take.astype(np.float32) @ diff).astype(np.float64)
+            moved = take.astype(np.float64) @ diff
             size = np.full(take.shape[0], float(n))
             for j, (name, (_, s)) in enumerate(summed.items()):
                 part = moved[:, widths[j] : widths[j + 1]]
@@ -282,15 +292,11 @@ def _randomization(
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                     first = s.finish(base_total + part, size)
                     second = s.finish(sys_total - part, size)
-                counts[name] += np.count_nonzero(
-                    np.abs(first - second) >= observed[name][None, :], axis=0
-                )
+                counts[name] += _at_least(np.abs(first - second), observed[name])
         for name in others:
             baseline, system = pairs[name]
             first, second = system.swap(baseline, take)
-            counts[name] += np.count_nonzero(
-                np.abs(first - second) >= observed[name][None, :], axis=0
-            )
+            counts[name] += _at_least(np.abs(first - second), observed[name])
     return {
         name: np.where(np.isfinite(observed[name]), (counts[name] + 1) / (n_trials + 1), np.nan)
         for name in pairs
