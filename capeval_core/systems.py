@@ -843,7 +843,7 @@ class SystemsComparison:
             detail = [""]
             for k in self.keys:
                 p = self.paired[k][s]
-                mark = "*" if p.p_value < 0.05 else ""
+                mark = "*" if p.p_value < ALPHA else ""
                 shown = format_p(p.p_value, resolution)
                 shown = f"p {shown}" if shown.startswith("<") else f"p = {shown}"
                 delta.append(f"Δ {p.delta:+.4f} ({shown}){mark}")
@@ -948,6 +948,8 @@ class SystemsComparison:
 
 #: p-values below this are written "< 0.001" however many resamples were drawn
 P_SHOWN_FROM = 0.001
+#: p below this is "significant": marked * in the report, † in the paper's table
+ALPHA = 0.05
 
 
 def format_p(p: float, resolution: int) -> str:
@@ -955,15 +957,23 @@ def format_p(p: float, resolution: int) -> str:
     :mod:`capeval_core.systems_table`'s tables): three decimals, and below 0.001 (or at the floor of
     ``resolution`` resamples or trials, ``1/(resolution+1)``) an upper bound.
 
+    A p just below :data:`ALPHA` gets the digits that keep it below (0.04995, not 0.050
+    beside its significance mark).
+
     >>> format_p(1 / 1001, 1000), format_p(0.0321, 1000), format_p(1 / 201, 200), format_p(1, 1000)
     ('< 0.001', '0.032', '< 0.005', '1.000')
+    >>> format_p(50 / 1001, 1000)
+    '0.04995'
     """
     if not math.isfinite(p):
         return "n/a"
     bound = max(P_SHOWN_FROM, 1 / resolution)
     if p < bound or p * (resolution + 1) <= 1 + 1e-9:
         return f"< {bound:.2g}"
-    return f"{p:.3f}"
+    digits = 3
+    while p < ALPHA and float(f"{p:.{digits}f}") >= ALPHA and digits < 12:
+        digits += 1
+    return f"{p:.{digits}f}"
 
 
 def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:

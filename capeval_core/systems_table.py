@@ -22,6 +22,7 @@ from capeval_core.errors import InputError
 from capeval_core.files import printable
 from capeval_core.metrics import COCO_CAPTION_KEYS, metric_class
 from capeval_core.systems import (
+    ALPHA,
     SystemsComparison,
     categories_left_out,
     format_p,
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
 PAPER_ORDER = COCO_CAPTION_KEYS
 #: the table formats :meth:`PaperTable.render` writes
 TABLE_FORMATS = ("text", "markdown", "latex", "csv")
-#: p below this is "significant" and marked with a dagger
-ALPHA = 0.05
 DAGGER = "†"
 
 
@@ -227,8 +226,9 @@ class PaperTable:
         return "\n".join(out) + "\n"
 
     def to_csv(self) -> str:
-        """One row per (system, metric): the printed value, interval, Δ and p as numbers
-        (scaled like the table) and the p-value as printed; the baseline's Δ and p empty.
+        """One row per (system, metric): the value, interval and Δ as numbers (scaled and
+        rounded like the table), the p-value as printed (a bound such as "< 0.001" is not a
+        number) and whether it is significant; the baseline's Δ and p empty.
         Formula-safe and without comment lines (:func:`capeval_core.files.csv_text`)."""
         from capeval_core.files import csv_text
 
@@ -404,12 +404,15 @@ _LATEX_SPECIAL = {
 def _latex(text: str, math_ok: bool = False) -> str:
     """``text`` safe in a LaTeX table cell (``math_ok``: it holds capeval's own ``$...$``).
 
-    >>> _latex("A&B_v2 50%"), _latex("I²CE")
-    ('A\\\\&B\\\\_v2 50\\\\%', 'I\\\\textsuperscript{2}CE')
+    >>> _latex("A&B_v2 50%"), _latex("I²CE"), _latex("[Ours] base")
+    ('A\\\\&B\\\\_v2 50\\\\%', 'I\\\\textsuperscript{2}CE', '{}[Ours] base')
     """
     if math_ok:
         return text
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in printable(text))
+    out = "".join(_LATEX_SPECIAL.get(c, c) for c in printable(text))
+    # a row starts after \\ or \midrule, which read a leading [ as an option and * as
+    # their starred form ("[Ours] base" stopped pdflatex; "*star" printed "star")
+    return "{}" + out if out.startswith(("[", "*")) else out
 
 
 def _latex_comment(text: str) -> str:

@@ -144,3 +144,23 @@ def test_golden_tables(fmt, name):
     if os.environ.get("CAPEVAL_WRITE_GOLDEN"):
         path.write_text(text, encoding="utf-8")
     assert text == path.read_text(encoding="utf-8")
+
+
+def test_a_p_just_below_alpha_is_not_printed_as_alpha():
+    """50/1001 = 0.04995 was printed "0.050" beside its † (the legend: † p < 0.05)."""
+    from capeval_core.systems import ALPHA, format_p
+
+    for p in (50 / 1001, 0.049995, 0.04999999):
+        printed = format_p(p, 1000)
+        assert float(printed) < ALPHA, printed
+    assert format_p(0.05, 1000) == "0.050" and format_p(0.0321, 1000) == "0.032"
+
+
+def test_latex_names_starting_with_a_bracket_or_star_are_protected():
+    """After \\\\ a leading [ is read as an option ("[Ours] base" stopped pdflatex) and * as
+    the starred form ("*star" printed "star")."""
+    from capeval_core.systems_table import _latex
+
+    assert _latex("[Ours] base") == "{}[Ours] base"
+    assert _latex("*star") == "{}*star"
+    assert _latex("base [v2]") == "base [v2]"
