@@ -285,9 +285,19 @@ def _warn_notes(notes: Mapping[str, Sequence[str]]) -> None:
 
 
 def _split_keys(values: Sequence[str]) -> list[str]:
-    """--metrics words split at commas, ``coco-caption`` replaced by the keys it names."""
+    """--metrics words split at commas, ``coco-caption`` replaced by the keys it names and a
+    metric that reports several keys (``bleu``) by all of them, as ``capeval metrics`` says
+    (``bleu`` alone printed BLEU-4's value as "BLEU-bleu")."""
     keys = [k.strip() for v in values for k in v.split(",") if k.strip()]
-    return [k for key in keys for k in (COCO_CAPTION_KEYS if key == COCO_CAPTION_SET else (key,))]
+    return list(dict.fromkeys(k for key in keys for k in _expanded(key)))
+
+
+def _expanded(key: str) -> Sequence[str]:
+    if key == COCO_CAPTION_SET:
+        return COCO_CAPTION_KEYS
+    if key in METRICS and key not in REPORTED_KEYS:
+        return [k for k, cls in REPORTED_KEYS.items() if cls is METRICS[key]] or [key]
+    return (key,)
 
 
 def metric_keys(

@@ -472,3 +472,17 @@ def test_a_single_images_cider_note_is_said_once_and_again_from_the_cache(tmp_pa
         assert code == 0, err
         assert err.count("this set is a single image") == 1, (run, err)
         assert "use --cider-idf coco-val2014" in err and "idf='" not in err
+
+
+def test_bleu_names_all_of_bleus_keys(tmp_path):
+    """`capeval metrics` says bleu stands for bleu_1 ... bleu_4; compare showed one column,
+    "BLEU-bleu", holding BLEU-4 again (and score a row "bleu")."""
+    ann, paths = _files(tmp_path, n=5)
+    code, out, err = _run("compare", "--results", *paths[:2], "--annotations", ann,
+                          "--metrics", "bleu", "--json", "-")  # fmt: skip
+    assert code == 0, err
+    bleu = ["bleu_1", "bleu_2", "bleu_3", "bleu_4"]
+    assert list(json.loads(out)["signatures"]) == bleu
+    code, out, err = _run("score", "--results", paths[0], "--annotations", ann, "--metrics", "bleu")
+    assert code == 0, err
+    assert [line.split()[0] for line in out.splitlines()[1:]] == bleu
