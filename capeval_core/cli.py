@@ -62,6 +62,7 @@ from capeval_core.spice.parse import (
     RETIRED_PARSERS,
     retired_parser_message,
 )
+from capeval_core.stats.resampling import MAX_RESAMPLES
 
 #: keys scored when --metrics is not given
 DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
@@ -1305,11 +1306,14 @@ def build_parser() -> argparse.ArgumentParser:
         "with both, the JSON's p_value is the larger of the two",
     )
     comp.add_argument(
-        "--trials", type=_whole(1), default=10_000, help="approximate randomization trials"
+        "--trials",
+        type=_whole(1, MAX_RESAMPLES),
+        default=10_000,
+        help="approximate randomization trials",
     )
     comp.add_argument(
         "--resamples",
-        type=_whole(2),
+        type=_whole(2, MAX_RESAMPLES),
         default=1000,
         help="bootstrap resamples, at least 2 (intervals and the paired bootstrap test)",
     )

@@ -77,6 +77,26 @@ class SystemsInput:
     orders: tuple[tuple[int, ...] | None, ...] = ()
     dropped: tuple[tuple[Any, ...], ...] = ()
 
+    def __post_init__(self) -> None:
+        """The shapes agree (built by hand, two systems of one name kept only the second
+        one's scores; references given as strings were scored per character)."""
+        n = len(self.image_ids)
+        if len(self.candidates) != len(self.names) or len(self.sources) != len(self.names):
+            raise InputError(
+                f"{len(self.names)} system names, {len(self.candidates)} caption lists and "
+                f"{len(self.sources)} sources: give one of each per system"
+            )
+        _check_names(list(self.names), list(self.sources))
+        for s, captions in enumerate(self.candidates):
+            if len(captions) != n:
+                raise InputError(
+                    f"system {self.names[s]!r} has {len(captions)} captions for {n} images"
+                )
+        if len(self.references) != n or any(isinstance(r, str) for r in self.references):
+            raise InputError(
+                f"`references` must be one tuple of reference captions per image ({n} images)"
+            )
+
     def __len__(self) -> int:
         return len(self.image_ids)
 
@@ -835,7 +855,8 @@ class SystemsComparison:
             for k in self.keys:
                 low, high = self.ci[s][k]
                 half = (high - low) / 2
-                cells.append(f"{self.corpus[s][k]:.4f} ± {half:.4f}")
+                value = self.corpus[s][k]  # a metric that scored no image: n/a, as the tables
+                cells.append(f"{value:.4f} ± {half:.4f}" if math.isfinite(value) else "n/a")
             rows.append(cells)
             if s == self.baseline:
                 continue
@@ -846,7 +867,9 @@ class SystemsComparison:
                 mark = "*" if p.p_value < ALPHA else ""
                 shown = format_p(p.p_value, resolution)
                 shown = f"p {shown}" if shown.startswith("<") else f"p = {shown}"
-                delta.append(f"Δ {p.delta:+.4f} ({shown}){mark}")
+                delta.append(
+                    f"Δ {p.delta:+.4f} ({shown}){mark}" if math.isfinite(p.delta) else "Δ n/a"
+                )
                 if r.paired == "both":
                     detail.append(
                         f"bs {format_p(p.p_bootstrap, r.n_resamples)}, "
@@ -1172,12 +1195,26 @@ def compare_systems(
     kept in the score cache beside its scores.
     """
     from capeval_core.stats import resampling as rs
+    from capeval_core.stats.intervals import check_resampling
 
     n_resamples = rs.DEFAULT_RESAMPLES if n_resamples is None else n_resamples
     n_trials = rs.DEFAULT_TRIALS if n_trials is None else n_trials
     seed = rs.DEFAULT_SEED if seed is None else seed
     if paired not in rs.PAIRED_TESTS:
         raise InputError(f"`paired` must be one of {rs.PAIRED_TESTS} (got {paired!r})")
+    check_resampling(level, n_resamples)
+    for name, value, least in (("n_resamples", n_resamples, 2), ("n_trials", n_trials, 1)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not (least <= value <= rs.MAX_RESAMPLES)
+        ):
+            raise InputError(
+                f"`{name}` must be a whole number from {least} to {rs.MAX_RESAMPLES:,} "
+                f"(got {value!r})"
+            )
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"`seed` must be a whole number >= 0 (got {seed!r})")
     systems = scores.systems
     ci: dict[str, dict[str, tuple[float, float]]] = {s: {} for s in systems}
     mean: dict[str, dict[str, float]] = {s: {} for s in systems}

@@ -995,13 +995,13 @@ def option_cases() -> None:
     opt(
         "compare-one-resample.json",
         [*compare, "--resamples", "1"],
-        "argument --resamples: expected a whole number >= 2, got 1",
+        "argument --resamples: expected a whole number from 2 to 1,000,000, got 1",
         "--resamples",
     )
     opt(
         "compare-negative-resamples.json",
         [*compare, "--resamples", "-5"],
-        "argument --resamples: expected a whole number >= 2",
+        "argument --resamples: expected a whole number from 2 to 1,000,000",
         "--resamples",
     )
     opt(
@@ -1027,7 +1027,7 @@ def option_cases() -> None:
     opt(
         "compare-zero-trials.json",
         [*compare, "--trials", "0"],
-        "argument --trials: expected a whole number >= 1",
+        "argument --trials: expected a whole number from 1 to 1,000,000",
         "--trials",
     )
     opt(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -375,3 +376,45 @@ def test_a_comparison_computed_apart_equals_the_one_computed_here():
     assert told[-1] == ("stage", "Bootstrap resamples and paired tests…")
     last = [t for t in told if t[0] == "progress"][-1]  # (the last is told again each second)
     assert last[1] == last[2]  # every step done
+
+
+def test_library_arguments_are_checked_with_their_names():
+    """seed=-1 failed in numpy's bit generator, n_resamples=1 gave ± 0 and p = 0.5, 10**13
+    resamples ran out of memory; two systems of one name kept one system's scores."""
+    from capeval_core.systems import SystemsInput, compare_systems, score_systems
+
+    data = SystemsInput(
+        ("a", "b"), (1, 2), (("a dog", "a cat"), ("a dog runs", "a cat")),
+        (("a dog runs",), ("a cat sleeps",)), ("a.json", "b.json"), "refs",
+    )  # fmt: skip
+    scores = score_systems(data, ["bleu_4"], use_cache=False)
+    for kwargs, message in (
+        ({"seed": -1}, r"`seed` must be a whole number >= 0"),
+        ({"n_resamples": 1}, r"`n_resamples` must be a whole number from 2 to 1,000,000"),
+        ({"n_resamples": 10**13}, r"from 2 to 1,000,000 \(got 10000000000000\)"),
+        ({"n_trials": 0}, r"`n_trials` must be a whole number from 1"),
+        ({"level": "0.95"}, r"`level` must be between 0 and 1"),
+    ):
+        with pytest.raises(InputError, match=message):
+            compare_systems(scores, use_cache=False, **kwargs)
+    with pytest.raises(InputError, match=r"both give the system name 'a'"):
+        SystemsInput(("a", "a"), (1,), (("x",), ("y",)), (("r",),), ("a.json", "b.json"), "t")
+    with pytest.raises(InputError, match=r"one tuple of reference captions per image"):
+        SystemsInput(("a",), (1,), (("x",),), ("a dog",), ("a.json",), "t")
+
+
+def test_a_metric_that_scored_no_image_reads_n_a_in_the_report():
+    """The text report printed 'nan ± nan' and 'Δ +nan' where the tables print n/a."""
+    from capeval_core.systems import SystemsInput, compare_systems, score_systems
+
+    data = SystemsInput(
+        ("a", "b"), (1, 2), (("a dog runs", "a cat"), ("a dog", "a cat sits")),
+        (("a dog runs",), ("a cat sleeps",)), ("a.json", "b.json"), "refs",
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = score_systems(
+            data, ["bleu_4", "spice"], options={"spice": {"max_sentence_words": 1}}, use_cache=False
+        )
+        text = compare_systems(scores, n_resamples=50, n_trials=50, use_cache=False).format_table()
+    assert "nan" not in text and "n/a" in text
