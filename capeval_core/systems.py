@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import math
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from capeval_core.coco_files import (
     read_json_source,
     read_references,
 )
-from capeval_core.errors import InputError
+from capeval_core.errors import InputError, OptionError
 from capeval_core.files import Limits, printable, shared_name, text_digest
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
@@ -231,6 +232,10 @@ def load_systems(
     """
     if on_missing not in ON_MISSING:
         raise InputError(f"on_missing must be one of {', '.join(ON_MISSING)} (got {on_missing!r})")
+    if isinstance(results, str | bytes | os.PathLike):
+        raise InputError(
+            f"`results` must be a list of results files, one per system (got one: {results!r})"
+        )
     if not results:
         raise InputError("no results file given: nothing to compare")
     loaded = [_results(source, limits) for source in results]
@@ -440,6 +445,8 @@ def score_systems(
     ``on_error="skip"`` records a metric that fails (e.g. a missing resource) in
     ``skipped`` instead of raising.
     """
+    if isinstance(keys, str):  # "bleu_4" was read as the keys b, l, e, ...
+        raise OptionError(f"`keys` must be a list of metric keys (got {keys!r})")
     keys = list(dict.fromkeys(keys))
     if not keys:
         raise InputError("no metric keys given")

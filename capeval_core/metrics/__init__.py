@@ -102,7 +102,17 @@ def configure(
     """Each metric behind ``keys`` configured once (signature, task planning, shared work);
     ``options`` maps a metric key to its options. A metric that fails to configure (e.g. a
     missing resource) raises, or with ``on_error="skip"`` is recorded in ``skipped``."""
+    if isinstance(keys, str) or not keys:
+        raise OptionError(f"`keys` must be a list of metric keys (got {keys!r})")
+    if on_error not in ("raise", "skip"):
+        raise OptionError(f"`on_error` must be 'raise' or 'skip' (got {on_error!r})")
     options = options or {}
+    for key, value in options.items():  # a typo ("cidr") was options for nothing
+        if key not in METRICS or not isinstance(value, Mapping):
+            raise OptionError(
+                f"`options` maps a metric key ({', '.join(METRICS)}) to a dict of its "
+                f"options (got {key!r}: {value!r})"
+            )
     groups: dict[str, list[str]] = {}
     for key in dict.fromkeys(keys):
         groups.setdefault(metric_class(key).key, []).append(key)

@@ -418,3 +418,22 @@ def test_a_metric_that_scored_no_image_reads_n_a_in_the_report():
         )
         text = compare_systems(scores, n_resamples=50, n_trials=50, use_cache=False).format_table()
     assert "nan" not in text and "n/a" in text
+
+
+def test_one_results_file_keys_string_and_options_typo_are_said(tmp_path):
+    """load_systems("s1.json") read each character as a file ("results file s: file does
+    not exist"); score_systems(data, "bleu_4") said "unknown metric 'b'"; an options key
+    "cidr" was accepted and applied to nothing; on_error="ignore" was taken."""
+    from capeval_core.errors import OptionError
+    from capeval_core.systems import SystemsInput, load_systems, score_systems
+
+    with pytest.raises(InputError, match=r"`results` must be a list of results files"):
+        load_systems(str(tmp_path / "s1.json"))
+    data = SystemsInput(("a",), (1,), (("a dog",),), (("a dog runs",),), ("a.json",), "refs")
+    for kwargs, message in (
+        ({"keys": "bleu_4"}, r"`keys` must be a list of metric keys"),
+        ({"keys": ["cider_d"], "options": {"cidr": {"idf": "corpus"}}}, r"got 'cidr'"),
+        ({"keys": ["bleu_4"], "on_error": "ignore"}, r"`on_error` must be 'raise' or 'skip'"),
+    ):
+        with pytest.raises(OptionError, match=message):
+            score_systems(data, use_cache=False, **kwargs)
