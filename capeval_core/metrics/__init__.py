@@ -102,7 +102,7 @@ def configure(
     """Each metric behind ``keys`` configured once (signature, task planning, shared work);
     ``options`` maps a metric key to its options. A metric that fails to configure (e.g. a
     missing resource) raises, or with ``on_error="skip"`` is recorded in ``skipped``."""
-    if isinstance(keys, str) or not keys:
+    if isinstance(keys, str):  # "bleu_4" would be the keys b, l, e, ...
         raise OptionError(f"`keys` must be a list of metric keys (got {keys!r})")
     if on_error not in ("raise", "skip"):
         raise OptionError(f"`on_error` must be 'raise' or 'skip' (got {on_error!r})")
