@@ -296,9 +296,10 @@ def drill_down_note(
         "idf": idf,
         "idf_label": f"the Systems table's {n_images:,} images",
         "text": (
-            f"Opened from Compare systems: image {row['image_id']} of {n_images:,}; the "
-            f"table's {label(key)} for it: {a} {format_number(row['value_a'])}, "
-            f"{b} {format_number(row['value_b'])}."
+            # system names and image ids are user text: shown as typed, never as Markdown
+            f"Opened from Compare systems: image {literal(row['image_id'])} of {n_images:,}; "
+            f"the table's {label(key)} for it: {literal(a)} {format_number(row['value_a'])}, "
+            f"{literal(b)} {format_number(row['value_b'])}."
         ),
     }
 

@@ -50,7 +50,7 @@ TERMS["cider_d"] = (
 def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, key: str) -> None:
     corpus = result.details
     if isinstance(corpus, CiderCorpusDetails):
-        where = "the scored set" if corpus.idf_source == "corpus" else "COCO val2014"
+        where = idf_source_label(corpus.idf_source)
         noun = "image" if corpus.documents == 1 else "images"
         st.markdown(
             f"**IDF source** (where rarity is counted): {where} ({corpus.documents:,} {noun}, "
@@ -142,4 +142,16 @@ def _cider_why(a: CiderDetails, b: CiderDetails, key: str) -> str:
     return (
         "tf-idf similarity to the references per n-gram order 1–4 (rare shared n-grams weigh "
         f"most): A {orders(a)}; B {orders(b)}"
+    )
+
+
+def idf_source_label(source: str) -> str:
+    """Where CIDEr-D counted rarity, in the panel's words (a Systems table's registered set,
+    ``set-...``, was called "COCO val2014").
+
+    >>> idf_source_label("corpus"), idf_source_label("set-0123abcd")
+    ('the scored set', "the Systems table's references")
+    """
+    return {"corpus": "the scored set", "coco-val2014": "COCO val2014"}.get(
+        source, "the Systems table's references"
     )

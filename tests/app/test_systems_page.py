@@ -640,3 +640,17 @@ def test_a_single_images_cider_note_is_shown() -> None:
     assert not at.error, [e.value for e in at.error]
     notes = [as_shown(w.value) for w in at.warning if "single image" in w.value]
     assert len(notes) == 1 and notes[0].endswith("Score more images together."), notes
+
+
+def test_the_note_of_a_row_opened_in_compare_shows_names_as_typed() -> None:
+    """System names went into Compare's st.info as Markdown (bold, a live link)."""
+    import pandas as pd
+
+    from capeval_ui.systems_views import drill_down_note
+
+    row = pd.Series(
+        {"image_id": "*7*", "caption_a": "a", "caption_b": "b", "value_a": 0.1, "value_b": 0.2}
+    )
+    note = drill_down_note(row, "**A** [x](http://e.example)", "B", "bleu_4", 3, "set-1")
+    assert "\\*\\*A\\*\\* \\[x\\]\\(http://e.example\\)" in note["text"]
+    assert "image \\*7\\*" in note["text"]
