@@ -138,7 +138,9 @@ try:
         st.session_state["cider_idf"] = choices.DEFAULT_IDF
     if "candidate" not in st.session_state:
         _apply_example()
-    missing_idf = _missing_idf(state.restore(PARAMS))
+    restored = state.restore(PARAMS)
+    missing_idf = _missing_idf(restored)
+    state.say_rejected(restored, exclude=("idf",) if missing_idf else ())
     if missing_idf:
         st.warning(
             f"This link's CIDEr-D IDF source ({literal(missing_idf)}, the references of a Systems "

@@ -17,13 +17,17 @@ from capeval_ui.views import key_label
 
 TITLE = "Correlations"
 PARAMS = state.correlations_params(list(METHODS))
+#: the bootstrap resamples the slider offers (a link's other number takes the nearest)
+RESAMPLES = [200, 500, 1000, 2000]
 st.title(TITLE)
 st.caption(
     "How closely does each metric follow the people who judged the captions? A correlation "
     "of 1 means the metric ranks the captions exactly as people do, 0 that it does not "
     "follow them at all."
 )
-state.restore(PARAMS)
+restored = state.restore(PARAMS)
+state.nearest_choice("resamples", RESAMPLES)
+state.say_rejected(restored)
 jset, loaded = meta_views.set_or_stop("graded")
 
 keys = meta_views.metric_picker(jset.external_names)
@@ -41,7 +45,7 @@ level = middle.radio(
     help="System level correlates the per-system means (the set's `system` column).",
 )
 state.default("resamples", 1000)
-n_resamples = right.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], key="resamples")
+n_resamples = right.select_slider("Bootstrap resamples", RESAMPLES, key="resamples")
 state.default("ci_kendall", len(jset) <= 5000)
 ci_kendall = st.toggle(
     "Bootstrap intervals for Kendall too",

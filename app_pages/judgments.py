@@ -150,7 +150,7 @@ st.caption(
     "(which of two captions people preferred). The other meta-evaluation pages use the set "
     "loaded here, or a synthetic demo set when none is."
 )
-state.restore(PARAMS)
+state.say_rejected(state.restore(PARAMS))
 # a link naming a set this server does not hold: said at the top; the controls below load it
 missing = state.linked_set(state.JSET_KEY, meta_views.find_set)
 if missing:

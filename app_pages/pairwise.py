@@ -20,7 +20,7 @@ METRIC_TIES, HUMAN_TIES = ["half", "correct", "wrong"], ["random", "drop"]
 TITLE = "Pairwise accuracy"
 PARAMS = state.pairwise_params(METRIC_TIES, HUMAN_TIES)
 st.title(TITLE)
-state.restore(PARAMS)
+state.say_rejected(state.restore(PARAMS))
 jset, loaded = meta_views.set_or_stop("pairwise")
 missing = missing_labels_warning(jset)
 if missing:
@@ -51,7 +51,7 @@ state.clamp("n_references", 1, max(50, most))
 c1, c2, c3, c4, c5 = st.columns(5)
 n_references = c1.number_input("References per pair", 1, max(50, most), key="n_references")
 draws = c2.number_input("Draws", 1, 20, key="draws")
-seed = c3.number_input("Seed", 0, 2**31 - 1, key="seed")
+seed = c3.number_input("Seed", 0, state.SEED_MAX, key="seed")
 metric_tie = c4.selectbox(
     "Metric tie",
     METRIC_TIES,

@@ -99,8 +99,8 @@ def _one_caption() -> None:
         help="Each one is applied to the original caption on its own.",
     )
     c1, c2, c3 = st.columns(3)
-    seed = int(c1.number_input("Seed", min_value=0, step=1, key="lab_seed"))
-    n = int(c2.number_input("Words to change", min_value=1, step=1, key="lab_n"))
+    seed = int(c1.number_input("Seed", 0, state.SEED_MAX, step=1, key="lab_seed"))
+    n = int(c2.number_input("Words to change", 1, state.LAB_MAX_WORDS, step=1, key="lab_n"))
     idf_label = c3.radio(
         "CIDEr-D IDF source",
         list(choices.IDF_SOURCES),
@@ -178,7 +178,7 @@ def _batch() -> None:
     n_images = int(
         c2.number_input("Images", min_value=10, max_value=40_000, step=100, key="lab_images")
     )
-    seed = int(c3.number_input("Seed", min_value=0, step=1, key="lab_batch_seed"))
+    seed = int(c3.number_input("Seed", 0, state.SEED_MAX, step=1, key="lab_batch_seed"))
     keys = st.multiselect(
         "Metrics", list(REPORTED_KEYS), key="lab_batch_metrics", format_func=views.key_label
     )
@@ -229,7 +229,9 @@ try:
         _apply_example()
         _from_compare()
     # a reload or a link: the lab's inputs come back (each mode has its own parameters)
-    if state.restore((*ONE_PARAMS, *BATCH_PARAMS)):
+    restored = state.restore((*ONE_PARAMS, *BATCH_PARAMS))
+    state.say_rejected(restored)
+    if restored:
         state.valid_choices("lab_perturbations", list(PERTURBATIONS))
         state.valid_choices("lab_metrics", list(REPORTED_KEYS))
         state.valid_choices("lab_batch_metrics", list(REPORTED_KEYS))

@@ -42,7 +42,7 @@ st.caption(
     "paper's replace-scene, replace-person, share-scene and share-person. A metric passes a "
     "pair when it scores the correct caption higher."
 )
-state.restore(PARAMS)
+state.say_rejected(state.restore(PARAMS))
 # a link naming a set this server does not hold (the loaded pairwise set, or an uploaded
 # distractor file) says so, keeps its choices and computes nothing until the user decides
 meta_views.stop_if_linked_set_missing()

@@ -19,7 +19,7 @@ st.caption(
     "difference be chance? The Williams test answers for two correlations measured on the "
     "same captions (a small p-value: the difference is unlikely to be chance)."
 )
-state.restore(PARAMS)
+state.say_rejected(state.restore(PARAMS))
 jset, loaded = meta_views.set_or_stop("graded")
 
 keys = meta_views.metric_picker(jset.external_names)

@@ -164,6 +164,18 @@ def valid_choices(key: str, options: Sequence[Any]) -> None:
         st.session_state[key] = [v for v in st.session_state[key] if v in options]
 
 
+def nearest_choice(key: str, options: Sequence[int]) -> None:
+    """A kept number not among a slider's ``options`` (a link's ``resamples=5000``) becomes
+    the nearest of them, and the link's value is noted as not used (:func:`rejected`);
+    the slider itself would fall back to its first option in silence."""
+    value = st.session_state.get(key)
+    if value is None or value in options:
+        return
+    st.session_state[key] = min(options, key=lambda o: (abs(o - value), o))
+    noted = st.session_state.setdefault(_REJECTED, {})
+    noted[key] = f"{value} (the nearest offered, {st.session_state[key]}, is used)"
+
+
 def clamp(key: str, low: int, high: int) -> None:
     """Bring a kept number into a widget's range (an edited link's ``draws=99``)."""
     if key in st.session_state:
@@ -195,6 +207,13 @@ def _captions(inputs: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
 
 
 # -- a page's state in its URL ---------------------------------------------------------------
+#: the largest seed a page's number field takes (a browser's number input is a double: a
+#: link's seed of 10**309 broke the lab for the whole session, 2**53 + 1 showed as 2**53)
+SEED_MAX = 2**31 - 1
+#: the most words the lab changes in one caption
+LAB_MAX_WORDS = 10_000
+
+
 @dataclass(frozen=True)
 class Param:
     """One input of a page as its URL carries it.
@@ -252,11 +271,12 @@ def link_is_new() -> bool:
     return bool(url) and url != seen and url not in own
 
 
-def restore(params: Sequence[Param]) -> bool:
+def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
     """Fill the session from the URL when it is a new link (:func:`link_is_new`): True when
     it did. A value the page does not offer (an unknown spelling, a number that is not one)
     is left out and noted (:func:`rejected`); the caller checks that the choices are still
-    offered (:func:`valid_choice`, :func:`valid_choices`)."""
+    offered (:func:`valid_choice`, :func:`valid_choices`). A parameter that is none of
+    ``params`` nor ``other_names`` (read by the page itself) is noted too."""
     new = link_is_new()
     st.session_state[_WRITTEN_BEFORE] = [] if new else st.session_state.get(_WRITTEN, [])
     st.session_state[_WRITTEN] = []
@@ -265,6 +285,10 @@ def restore(params: Sequence[Param]) -> bool:
     url = _url()
     st.session_state[_SEEN] = url
     rejected: dict[str, str] = {}
+    known = {param.name for param in params} | set(other_names)
+    for name in url:  # a misspelt or another page's parameter was dropped without a word
+        if name not in known:
+            rejected[name] = f"{url[name][0]} (not a setting of this page)"
     for param in params:
         if param.key == TOKENIZER_KEY:  # the router set it, before the sidebar drew it
             continue
@@ -290,6 +314,24 @@ def restore(params: Sequence[Param]) -> bool:
 def rejected() -> dict[str, str]:
     """Parameters of the link restored last that named a value not offered here."""
     return dict(st.session_state.get(_REJECTED) or {})
+
+
+def say_rejected(restored: bool, exclude: Sequence[str] = ()) -> None:
+    """One warning, in the run a link opens (``restored``), for its values the page did not
+    use (:func:`rejected`): they were replaced by the page's own choices without a word, and
+    the rewritten address no longer held them. ``exclude``: values the page says itself."""
+    from capeval_ui.formats import literal
+
+    if not restored:
+        return
+    bad = {k: v for k, v in rejected().items() if k not in exclude}
+    if bad:
+        shown = "; ".join(f"{k}={v[:80]}{'…' if len(v) > 80 else ''}" for k, v in bad.items())
+        st.warning(
+            f"This link's values not used here: {literal(shown)}. The page shows its own "
+            "choices for them.",
+            icon=":material/link_off:",
+        )
 
 
 _REJECT = object()
@@ -504,8 +546,8 @@ def lab_one_params(
         Param("lab_candidate", "lab_caption"),
         Param("lab_references", "lab_ref", "lines"),
         Param("lab_perturbations", "lab_perturbation", "list", spell=_same(perturbations)),
-        Param("lab_seed", "lab_seed", "int", low=0),
-        Param("lab_n", "lab_n", "int", low=1),
+        Param("lab_seed", "lab_seed", "int", low=0, high=SEED_MAX),
+        Param("lab_n", "lab_n", "int", low=1, high=LAB_MAX_WORDS),
         Param("lab_cider_idf", "lab_idf", spell=idf_sources),
         Param("lab_metrics", "lab_metric", "list", spell=_same(metrics)),
         Param("lab_table2", "lab_table2", "bool"),
@@ -523,7 +565,7 @@ def lab_batch_params(
         Param("lab_dataset", "lab_dataset", spell=datasets),
         Param("lab_batch_perturbation", "lab_batch_perturbation", spell=_same(perturbations)),
         Param("lab_images", "lab_images", "int", low=10, high=40_000),
-        Param("lab_batch_seed", "lab_batch_seed", "int", low=0),
+        Param("lab_batch_seed", "lab_batch_seed", "int", low=0, high=SEED_MAX),
         Param("lab_batch_metrics", "lab_batch_metric", "list", spell=_same(metrics)),
         Param("lab_batch_on", "lab_run", "bool", absent=False),
         Param(JSET_KEY, "set", "set"),
@@ -591,7 +633,7 @@ def pairwise_params(metric_ties: Sequence[str], human_ties: Sequence[str]) -> tu
         METRICS,
         Param("n_references", "refs", "int", low=1),
         Param("draws", "draws", "int", low=1, high=20),
-        Param("seed", "seed", "int", low=0),
+        Param("seed", "seed", "int", low=0, high=SEED_MAX),
         Param("metric_tie", "metric_tie", spell=_same(metric_ties)),
         Param("human_tie", "human_tie", spell=_same(human_ties)),
         TOKENIZER,

@@ -92,7 +92,9 @@ def restore(page_params: Sequence[Param]) -> bool:
     """Fill the choices from the URL when it is a link the page has not seen in this session
     (a shared link, a reload; :func:`capeval_ui.state.restore`): True when it did. Also notes
     the files the link names (:func:`linked_files`) and whether it showed a table."""
-    if not state.restore(page_params):
+    restored = state.restore(page_params, (FILES_PARAM, SCORED_PARAM))
+    state.say_rejected(restored)
+    if not restored:
         return False
     files = st.query_params.get_all(FILES_PARAM)
     st.session_state[_LINKED] = files[0] if files else None

@@ -437,3 +437,36 @@ def test_a_value_from_a_link_is_shown_as_typed(page: str, params: dict[str, str]
     (said,) = [w.value for w in at.warning if "not on this server" in w.value]
     assert "\\[click\\]\\(http://example.org\\) \\*\\*expired\\*\\*" in said
     assert "[click](" not in said.replace("\\[click\\]\\(", "")
+
+
+# -- link values the page cannot use (a sweep of every page's parameters) --------------------
+def _link_warnings(at: AppTest) -> list[str]:
+    return [w.value for w in at.warning if "values not used here" in w.value]
+
+
+def test_a_links_values_the_page_does_not_offer_are_named():
+    """tab=bogus, idf=bogus and a misspelt candiate= were replaced by defaults without a
+    word, and the rewritten address no longer held them."""
+    at = _open("app_pages/compare.py", tab="bogus", idf="bogus", candiate="a dog")
+    (said,) = _link_warnings(at)
+    for part in ("tab=bogus", "idf=bogus", "candiate=a dog \\(not a setting of this page\\)"):
+        assert part in said, said
+    # a link the page wrote itself opens without a word
+    again = _reopened(at, "app_pages/compare.py")
+    assert not _link_warnings(again)
+
+
+def test_a_number_beyond_a_field_is_brought_within_it_not_a_crash():
+    """lab_seed=10**309 broke the lab for the whole session (OverflowError in the number
+    field); a pairwise seed past 2**31 - 1 became 0; resamples=5000 became 200."""
+    at = _open("app_pages/perturb.py", lab_seed="1" + "0" * 309, lab_n="1" + "0" * 40)
+    assert at.session_state["lab_seed"] == state.SEED_MAX
+    assert at.session_state["lab_n"] == state.LAB_MAX_WORDS
+    _navigate(at, "app_pages/compare.py")
+    _navigate(at, "app_pages/perturb.py")  # and the lab opens again on a later visit
+    at = _open("app_pages/pairwise.py", seed="2147483648")
+    assert at.number_input(key="seed").value == state.SEED_MAX
+    at = _open("app_pages/correlations.py", resamples="5000")
+    assert at.select_slider(key="resamples").value == 2000
+    (said,) = _link_warnings(at)
+    assert "resamples=5000 \\(the nearest offered, 2000, is used\\)" in said
