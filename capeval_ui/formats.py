@@ -146,13 +146,19 @@ def label_texts(values: Iterable[object], digits: int = 3) -> list[str]:
 
 #: what Markdown (and Streamlit's $...$ maths) reads in a line of text
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~<>$])")
+#: where GitHub's Markdown makes a link by itself, from the text after escapes are read (so
+#: a backslash does not stop it): https://..., www. and the @ of an e-mail address. A word
+#: joiner (U+2060, invisible) inside each keeps it text; so does a colon before a word
+#: (Streamlit's :smile: and :material/...: codes)
+_BARE = re.compile(r"(?i)(?<=:)(?=//)|(?<=\bwww)(?=\.)|(?=@)|(?<=:)(?=\w)")
+WORD_JOINER = "\u2060"
 
 
 def literal(text: object) -> str:
     """``text`` escaped for a Markdown line (``st.warning``, ``st.caption``), so that it
     shows as typed: a link's value or a file's name is never a link, bold text or maths.
 
-    >>> print(literal("[click](http://x) **b** $x$"))
-    \\[click\\]\\(http://x\\) \\*\\*b\\*\\* \\$x\\$
+    >>> literal("[click](http://x) **b** $x$ a@b.org").replace(WORD_JOINER, "|")
+    '\\\\[click\\\\]\\\\(http:|//x\\\\) \\\\*\\\\*b\\\\*\\\\* \\\\$x\\\\$ a|@b.org'
     """
-    return _MARKDOWN.sub(r"\\\1", str(text))
+    return _BARE.sub(WORD_JOINER, _MARKDOWN.sub(r"\\\1", str(text)))

@@ -25,5 +25,5 @@ def open_tab(at, label: str):  # type: ignore[no-untyped-def]
 
 def as_shown(markdown: str) -> str:
     """An element's Markdown as the page shows it: the escapes of file names and cell text
-    (``\\_``, ``\\*``) removed."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    (``\\_``, ``\\*``) and the word joiners that keep a bare address text removed."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")  # formats.WORD_JOINER

@@ -20,7 +20,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from capeval_ui import state, store
-from tests.app.apptest import ROOT, TIMEOUT, open_tab
+from tests.app.apptest import ROOT, TIMEOUT, as_shown, open_tab
 
 GRADED_CSV = (
     "id,image_id,candidate,references,quality,system,metric:mine\n"
@@ -435,7 +435,7 @@ def test_a_value_from_a_link_is_shown_as_typed(page: str, params: dict[str, str]
     """A link's value went into the page's own warning as Markdown: a live link, bold text."""
     at = _open(page, **params)
     (said,) = [w.value for w in at.warning if "not on this server" in w.value]
-    assert "\\[click\\]\\(http://example.org\\) \\*\\*expired\\*\\*" in said
+    assert "\\[click\\]\\(http:\u2060//example.org\\) \\*\\*expired\\*\\*" in said
     assert "[click](" not in said.replace("\\[click\\]\\(", "")
 
 
@@ -470,3 +470,15 @@ def test_a_number_beyond_a_field_is_brought_within_it_not_a_crash():
     assert at.select_slider(key="resamples").value == 2000
     (said,) = _link_warnings(at)
     assert "resamples=5000 \\(the nearest offered, 2000, is used\\)" in said
+
+
+def test_a_bare_address_in_a_links_value_is_not_made_a_link():
+    """GitHub's Markdown links https://..., www. and e-mail addresses by itself, after the
+    escapes are read: the 'not on this server' warning made a link's value clickable (seen
+    in a browser). A word joiner keeps each one text."""
+    value = "https://evil.example/login a@b.example www.x.org"
+    at = _open("app_pages/robustness.py", distractors=value)
+    (said,) = [w.value for w in at.warning if "not on this server" in w.value]
+    for bare in ("https://", "a@b", "www."):
+        assert bare not in said, said
+    assert as_shown(said).count(value) == 1

@@ -652,5 +652,5 @@ def test_the_note_of_a_row_opened_in_compare_shows_names_as_typed() -> None:
         {"image_id": "*7*", "caption_a": "a", "caption_b": "b", "value_a": 0.1, "value_b": 0.2}
     )
     note = drill_down_note(row, "**A** [x](http://e.example)", "B", "bleu_4", 3, "set-1")
-    assert "\\*\\*A\\*\\* \\[x\\]\\(http://e.example\\)" in note["text"]
+    assert "\\*\\*A\\*\\* \\[x\\]\\(http:\u2060//e.example\\)" in note["text"]
     assert "image \\*7\\*" in note["text"]

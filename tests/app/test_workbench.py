@@ -407,7 +407,7 @@ def test_column_names_show_as_typed_in_labels_and_warnings() -> None:
     data = f"candidate,references,{hostile},seg_id\n{body}".encode()
     at = _choose_files("graded", [("mine.csv", data, "text/csv")], load=False)
     role = at.selectbox(key=f"role_{hostile}")
-    assert role.label == "\\!\\[x\\]\\(http://example.invalid/p.png\\)"
+    assert role.label == "\\!\\[x\\]\\(http:\u2060//example.invalid/p.png\\)"
     at.button(key="load_judgments").click().run()
     assert not at.error, [e.value for e in at.error]
     at.switch_page("app_pages/correlations.py").run()
