@@ -482,3 +482,24 @@ def test_a_bare_address_in_a_links_value_is_not_made_a_link():
     for bare in ("https://", "a@b", "www."):
         assert bare not in said, said
     assert as_shown(said).count(value) == 1
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "app_pages/compare.py",
+        "app_pages/perturb.py",
+        "app_pages/correlations.py",
+        "app_pages/significance.py",
+        "app_pages/pairwise.py",
+        "app_pages/robustness.py",
+        "app_pages/judgments.py",
+        "app_pages/systems.py",
+    ],
+)
+def test_a_link_the_page_wrote_is_used_whole(page: str) -> None:
+    """Every value of a page's own link is one it reads: no 'values not used here' when the
+    copied link opens (a parameter the page writes but does not restore would be named)."""
+    at = _open(page)
+    again = _open(page, **_as_lists(_params(at)))
+    assert not _link_warnings(again), _link_warnings(again)
