@@ -678,7 +678,7 @@ def _count(words, gaps, rng, *, n):
         for forms in word_list(lst)
         if len(forms) > 1
     }
-    eligible = []
+    values: dict[int, int | None] = {}  # eligible position -> its count (None: a/an)
     for i, w in enumerate(words):
         low = w.lower()
         nxt = words[i + 1].lower() if i + 1 < len(words) else ""
@@ -687,15 +687,19 @@ def _count(words, gaps, rng, *, n):
         if value == 1 and nxt not in plural:
             continue  # "one apple": the noun could not be made plural
         if (value is not None and 0 < value <= 12) or (low in ("a", "an") and nxt in plural):
-            eligible.append(i)
+            values[i] = value
+    eligible = list(values)
     if not eligible:
         return _nothing("no number and no 'a'/'an' before a listed noun")
     new: dict[int, str] = {}
     picked = _pick(rng, eligible, n)
     for i in picked:
-        low, nxt = words[i].lower(), words[i + 1].lower() if i + 1 < len(words) else ""
-        value = numbers.get(low, int(low) if low.isdigit() else None)
-        if low in ("a", "an") or value == 1:
+        low, nxt, value = (
+            words[i].lower(),
+            words[i + 1].lower() if i + 1 < len(words) else "",
+            values[i],
+        )
+        if value is None or value == 1:  # "a dog", "one dog", "1 dog": the noun made plural
             new[i] = names[rng.randint(2, 5)] if not low.isdigit() else str(rng.randint(2, 5))
             if plural[nxt] != nxt:  # "sheep" stays "sheep"
                 new[i + 1] = plural[nxt]
