@@ -224,7 +224,9 @@ class Param:
     position, written from 1 as a reader counts) or ``"set"`` (data the server holds, named
     by its digest prefix; see :func:`linked_set`). ``spell`` maps a control's labels to their
     URL spelling (the library's value); a spelling it does not know is not restored.
-    ``absent`` is what a restored link without the parameter sets (None: leaves the value).
+    ``absent`` is what a restored link without the parameter sets (None: leaves the value);
+    a text field emptied is written as an empty parameter (``ref=``) unless ``absent`` says
+    a link without it means the same.
     ``low``/``high`` bound a number (an edited link's ``seed=-3`` opens as 0).
     """
 
@@ -374,7 +376,8 @@ def _to_url(param: Param, value: Any) -> list[str]:
     if value is None:
         return []
     if kind == "lines":
-        return [line.strip() for line in str(value).splitlines() if line.strip()]
+        lines = [line.strip() for line in str(value).splitlines() if line.strip()]
+        return lines or _blank(param)
     if kind == "list":
         return [str(spell.get(v, v)) for v in value]
     if kind == "index":
@@ -387,7 +390,14 @@ def _to_url(param: Param, value: Any) -> list[str]:
         digest = getattr(value, "content_digest", None)
         return [digest[:16]] if digest else []
     text = str(spell.get(value, value))
-    return [text] if text.strip() else []
+    return [text] if text.strip() else _blank(param)
+
+
+def _blank(param: Param) -> list[str]:
+    """An emptied text field as the URL says it: ``ref=``, unless a link without the
+    parameter means the same (``absent``). Left out, a reload filled the field from the
+    example again and showed numbers where the page had said there were none."""
+    return [""] if param.absent is None and param.spell is None else []
 
 
 def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> str:

@@ -61,7 +61,7 @@ def params(
         Param("systems_references", "references", spell=references),
         Param("systems_split", "split"),
         Param("systems_on_missing", "on_missing"),
-        Param("systems_names", "names"),
+        Param("systems_names", "names", absent=""),
         Param("systems_baseline", "baseline"),
         Param("systems_metrics", "metric", "list"),
         Param("systems_paired", "paired"),

@@ -79,7 +79,7 @@ def _copied(at: AppTest) -> dict[str, list[str]]:
     """The query of the page's "Copy link" (the address it shows)."""
     (popover,) = [p for p in at.get("popover") if p.proto.popover.label == "Copy link"]
     (link,) = [c.value for c in popover.code]
-    return parse_qs(link.partition("?")[2])
+    return parse_qs(link.partition("?")[2], keep_blank_values=True)
 
 
 def _as_lists(params: dict[str, Any]) -> dict[str, list[str]]:
@@ -228,6 +228,28 @@ def test_compare_link_keeps_the_tab_and_each_panels_choice() -> None:
     assert again.session_state["bleu-order"] == 3
     open_tab(again, "BLEU")
     assert again.radio(key="bleu-order").value == 3
+
+
+@pytest.mark.parametrize(
+    ("page", "field", "name"),
+    [
+        ("app_pages/compare.py", "references", "ref"),
+        ("app_pages/compare.py", "candidate", "candidate"),
+        ("app_pages/perturb.py", "lab_references", "lab_ref"),
+        ("app_pages/perturb.py", "lab_candidate", "lab_caption"),
+    ],
+)
+def test_an_emptied_field_stays_empty_in_its_link(page: str, field: str, name: str) -> None:
+    """An emptied text area was left out of the URL, so a reload or the copied link brought
+    the example's captions back and showed numbers where the page had said there were none."""
+    at = _open(page)
+    at.text_area(key=field).input("").run()
+    assert at.error and not at.metric and not at.dataframe
+    assert _params(at)[name] == ""
+    again = _reopened(at, page)
+    assert again.text_area(key=field).value == ""
+    assert [e.value for e in again.error] == [e.value for e in at.error]
+    assert not again.metric and not _frames(again)
 
 
 def test_the_copy_link_names_the_page_once() -> None:
