@@ -317,6 +317,7 @@ if view is not None:  # the differences' choices of the table about to be shown,
         state.valid_choice(widget, options)
     state.default("systems_a", view.names[0])
     state.default("systems_b", view.names[min(1, len(view.names) - 1)])
+    state.default("systems_key", view.metrics[0])  # the link below holds what is drawn
 query = systems_state.write(URL, in_use, scored=view == request)
 with link_col.popover("Copy link", icon=":material/link:"):
     st.caption(

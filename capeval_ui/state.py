@@ -153,7 +153,7 @@ def valid_choice(key: str, options: Sequence[Any], fallback: Any = None) -> None
     """Drop a kept choice that is no longer among ``options`` (another set was loaded, other
     metrics were picked); ``fallback`` (when it is an option) takes its place."""
     if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
+        _note_dropped(key, [st.session_state.pop(key)])
     if fallback is not None and fallback in options:
         default(key, fallback)
 
@@ -161,7 +161,9 @@ def valid_choice(key: str, options: Sequence[Any], fallback: Any = None) -> None
 def valid_choices(key: str, options: Sequence[Any]) -> None:
     """:func:`valid_choice` for a multiselect: keep only the chosen values still offered."""
     if key in st.session_state:
-        st.session_state[key] = [v for v in st.session_state[key] if v in options]
+        chosen = st.session_state[key]
+        _note_dropped(key, [v for v in chosen if v not in options])
+        st.session_state[key] = [v for v in chosen if v in options]
 
 
 def nearest_choice(key: str, options: Sequence[int]) -> None:
@@ -179,7 +181,15 @@ def nearest_choice(key: str, options: Sequence[int]) -> None:
 def clamp(key: str, low: int, high: int) -> None:
     """Bring a kept number into a widget's range (an edited link's ``draws=99``)."""
     if key in st.session_state:
-        st.session_state[key] = min(max(int(st.session_state[key]), low), high)
+        value = int(st.session_state[key])
+        st.session_state[key] = min(max(value, low), high)
+        if value != st.session_state[key] and (param := st.session_state.get(_LINKED, {}).get(key)):
+            used = _to_url(param, st.session_state[key])[0]
+            shown = _to_url(param, value)[0]
+            st.session_state.setdefault(_REJECTED, {})[param.name] = (
+                f"{shown} (the nearest in range, {used}, is used)"
+            )
+            _say()
 
 
 # -- example pickers -------------------------------------------------------------------------
@@ -247,6 +257,10 @@ _SEEN = "_url_seen"
 _PENDING = "_linked_sets"
 #: parameters of the last restored link that named something not offered (name -> value)
 _REJECTED = "_url_rejected"
+#: in the run a link opens: the session keys it set (key -> Param), and the place of the
+#: page's warning with the parameters it does not say (see :func:`say_rejected`)
+_LINKED = "_url_linked"
+_SLOT = "_url_rejected_slot"
 
 
 def _url() -> dict[str, tuple[str, ...]]:
@@ -282,6 +296,8 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
     new = link_is_new()
     st.session_state[_WRITTEN_BEFORE] = [] if new else st.session_state.get(_WRITTEN, [])
     st.session_state[_WRITTEN] = []
+    st.session_state[_LINKED] = {}
+    st.session_state.pop(_SLOT, None)
     if not new:
         return False
     url = _url()
@@ -299,10 +315,15 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
             if param.absent is not None:
                 st.session_state[param.key] = param.absent
             continue
+        if len(values) > 1 and param.kind not in ("lines", "list"):
+            rejected[param.name] = f"{values[1]} (a second value: the first is used)"
         value = _from_url(param, values)
         if value is _REJECT:
             rejected[param.name] = values[0]
             continue
+        if (unused := _unused(param, values, value)) is not None:
+            rejected[param.name] = unused
+        st.session_state[_LINKED][param.key] = param
         if param.kind == "set":
             st.session_state.setdefault(_PENDING, {})[param.key] = value
         else:
@@ -321,19 +342,50 @@ def rejected() -> dict[str, str]:
 def say_rejected(restored: bool, exclude: Sequence[str] = ()) -> None:
     """One warning, in the run a link opens (``restored``), for its values the page did not
     use (:func:`rejected`): they were replaced by the page's own choices without a word, and
-    the rewritten address no longer held them. ``exclude``: values the page says itself."""
-    from capeval_ui.formats import literal
-
+    the rewritten address no longer held them. ``exclude``: values the page says itself.
+    Values the page drops later in the run (:func:`valid_choice`: a column the set does not
+    have) join the same warning."""
     if not restored:
         return
+    st.session_state[_SLOT] = (st.empty(), tuple(exclude))
+    _say()
+
+
+def _say() -> None:
+    """Draw the rejected values in the slot :func:`say_rejected` placed (if any)."""
+    from capeval_ui.formats import literal
+
+    slot, exclude = st.session_state.get(_SLOT, (None, ()))
     bad = {k: v for k, v in rejected().items() if k not in exclude}
-    if bad:
+    if slot is not None and bad:
         shown = "; ".join(f"{k}={v[:80]}{'…' if len(v) > 80 else ''}" for k, v in bad.items())
-        st.warning(
+        slot.warning(
             f"This link's values not used here: {literal(shown)}. The page shows its own "
             "choices for them.",
             icon=":material/link_off:",
         )
+
+
+def _note_dropped(key: str, dropped: Sequence[Any]) -> None:
+    """Name values a page dropped as not offered (see :func:`say_rejected`), when they are
+    what a link just restored (choices kept from earlier in a session go without a word)."""
+    param = st.session_state.get(_LINKED, {}).get(key)
+    if param is None or not dropped:
+        return
+    spelled = _to_url(param, dropped if param.kind == "list" else dropped[0])
+    st.session_state.setdefault(_REJECTED, {})[param.name] = ", ".join(spelled)
+    _say()
+
+
+def _unused(param: Param, values: tuple[str, ...], value: Any) -> str | None:
+    """How a link's values were not taken as they are: list items not offered, a number
+    brought within its field; None when all were."""
+    if param.kind == "list":
+        unknown = [v for v in values if _unspell(param, v) is _REJECT]
+        return ", ".join(unknown) if unknown else None
+    if param.kind in ("int", "index") and int(values[0]) - (param.kind == "index") != value:
+        return f"{values[0]} (the nearest in range, {_to_url(param, value)[0]}, is used)"
+    return None
 
 
 _REJECT = object()
@@ -505,6 +557,9 @@ def chosen_metrics(
         if new:
             st.session_state[SEEN_EXTERNAL] = [*seen, *new]
             kept += [k for k in new if k not in kept]
+    if KEPT_METRICS in st.session_state.get(_LINKED, {}):  # a link's names this set lacks
+        _note_dropped(KEPT_METRICS, [k for k in kept if k not in options])
+        kept = [k for k in kept if k in options]
     st.session_state[KEPT_METRICS] = kept
     st.session_state[METRICS_KEY] = [k for k in kept if k in options]
 

@@ -478,6 +478,59 @@ def test_a_links_values_the_page_does_not_offer_are_named():
     assert not _link_warnings(again)
 
 
+@pytest.mark.parametrize(
+    ("page", "params", "named"),
+    [
+        # dropped once the page knew its options (valid_choice), after the link was read
+        ("app_pages/correlations.py", {"human": "bogus"}, "human=bogus"),
+        ("app_pages/correlations.py", {"scatter": "bogus"}, "scatter=bogus"),
+        ("app_pages/correlations.py", {"metric": ["bleu_4", "bogus"]}, "metric=bogus"),
+        ("app_pages/significance.py", {"a": "bogus", "b": "bleu_4"}, "a=bogus"),
+        ("app_pages/systems.py", {"metric": ["bleu_4", "bogus"]}, "metric=bogus"),
+        ("app_pages/systems.py", {"a": "zzz"}, "a=zzz"),
+        # an item of a list the page does not offer
+        ("app_pages/perturb.py", {"lab_metric": ["bleu_4", "bogus"]}, "lab\\_metric=bogus"),
+        # a second value of a parameter that takes one
+        (
+            "app_pages/compare.py",
+            {"candidate": ["a dog", "a cat"]},
+            "candidate=a cat \\(a second value: the first is used\\)",
+        ),
+        # numbers brought within their fields
+        (
+            "app_pages/compare.py",
+            {"tab": "METEOR", "meteor-reference": "0"},
+            "meteor-reference=0 \\(the nearest in range, 1, is used\\)",
+        ),
+        (
+            "app_pages/pairwise.py",
+            {"refs": "999"},
+            "refs=999 \\(the nearest in range, 50, is used\\)",
+        ),
+    ],
+)
+def test_a_links_values_the_page_drops_later_are_named_too(
+    page: str, params: dict[str, Any], named: str
+) -> None:
+    """A link's human=bogus, a=bogus, metric=bogus, a second candidate= and a number out of
+    its field's range were replaced or dropped without a word (the first check of the page's
+    options came after the warning was drawn)."""
+    at = _open(page, **params)
+    (said,) = _link_warnings(at)
+    assert named in said, said
+    again = _reopened(at, page)  # the page's own link then opens without a word
+    assert not _link_warnings(again), _link_warnings(again)
+
+
+def test_a_choice_kept_from_earlier_in_the_session_is_dropped_without_a_word() -> None:
+    """Only a link's own values are named: the page does not warn about a session's choices."""
+    at = _open("app_pages/compare.py")
+    at.session_state["human_column"] = "a column of another set"
+    _navigate(at, "app_pages/correlations.py")
+    assert at.selectbox(key="human_column").value == "quality"
+    assert not _link_warnings(at)
+
+
 def test_a_number_beyond_a_field_is_brought_within_it_not_a_crash():
     """lab_seed=10**309 broke the lab for the whole session (OverflowError in the number
     field); a pairwise seed past 2**31 - 1 became 0; resamples=5000 became 200."""
