@@ -459,8 +459,12 @@ def embeddings_or_default(embeddings: Embeddings | Any | None) -> Embeddings:
         return embeddings
     if isinstance(embeddings, (str, Path)):
         return load_embeddings(embeddings)
-    if hasattr(embeddings, "key_to_index") and hasattr(embeddings, "vectors"):
-        return Embeddings(embeddings, name=type(embeddings).__name__)
+    if hasattr(embeddings, "key_to_index"):  # gensim is imported only for what may be one
+        from gensim.models import KeyedVectors
+
+        # a look-alike with key_to_index and vectors failed later, on vector_size or norms
+        if isinstance(embeddings, KeyedVectors):
+            return Embeddings(embeddings, name=type(embeddings).__name__)
     raise InputError(
         "`embeddings` must be an Embeddings (see load_embeddings), a gensim KeyedVectors, a "
         f"path or None (got {type(embeddings).__name__})"

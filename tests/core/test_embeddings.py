@@ -204,6 +204,15 @@ def test_embeddings_argument_forms(tiny_files):
     with pytest.raises(InputError, match="`embeddings` must be"):
         embeddings_or_default(42)
 
+    class LookAlike:  # key_to_index and vectors, but none of gensim's other members
+        def __init__(self) -> None:
+            self.key_to_index = {"dog": 0}
+            self.vectors = np.ones((1, 3))
+
+    # was taken, then an AttributeError (vector_size) when a metric first used it
+    with pytest.raises(InputError, match=r"gensim KeyedVectors.*got LookAlike"):
+        embeddings_or_default(LookAlike())
+
 
 def test_cli_embeddings_option(tmp_path, tiny_files):
     from capeval_core.cli import main
