@@ -29,6 +29,7 @@ import json
 import os
 import re
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -287,11 +288,43 @@ delimiter
     except RecursionError:
         raise fail(_depth_message(max_depth)) from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        if (long := long_number(text)) is not None:
+            line, column, message = long
+            raise fail(message, line=line, column=column) from None
         raise fail(f"invalid JSON: {exc}") from None
     check_json_value(
         value, fail, max_depth=max_depth, surrogates=bool(SURROGATE_ESCAPE.search(text))
     )
     return value
+
+
+#: a JSON string (skipped) or a run of digits
+_STRING_OR_DIGITS = re.compile(r'"(?:[^"\\]|\\.)*"|\d+')
+
+
+def long_number(text: str, start: int = 0) -> tuple[int, int, str] | None:
+    """Where the first integer in JSON ``text`` (from ``start``) is longer than Python reads
+    (``sys.get_int_max_str_digits``), as (line, column, message); None if there is none.
+    Python's own error names neither place nor remedy a user has ("use
+    sys.set_int_max_str_digits()").
+
+    >>> long_number('{"id": "%s",\\n "n": %s}' % ("9" * 5000, "1" * 5000))[:2]
+    (2, 7)
+    """
+    limit = sys.get_int_max_str_digits()
+    if not limit:
+        return None
+    for match in _STRING_OR_DIGITS.finditer(text, start):
+        digits = match.group()
+        if digits[0] != '"' and len(digits) > limit:
+            pos = match.start()
+            line, column = text.count("\n", 0, pos) + 1, pos - text.rfind("\n", 0, pos)
+            return (
+                line,
+                column,
+                f"invalid JSON: a number of {len(digits):,} digits (at most {limit:,})",
+            )
+    return None
 
 
 def _depth_message(max_depth: int) -> str:

@@ -158,6 +158,12 @@ def results_cases() -> None:
     )
     case(r + "deep-nesting.json", DEEP, "nested too deeply")
     case(
+        r + "long-integer-id.json",
+        '[{"image_id": 1, "caption": "a"},\n {"image_id": ' + "1" * 5000 + ', "caption": "b"}]',
+        "a number of 5,000 digits",
+        "line 2, column 15",
+    )
+    case(
         r + "deep-field.json",
         '[{"image_id": 1, "caption": "a", "x": ' + "[" * 100 + "]" * 100 + "}]",
         "nested too deeply",
@@ -296,6 +302,12 @@ def annotations_cases() -> None:
         "list 'images', record 1, column 'id'",
     )
     case(a + "deep-nesting.json", '{"annotations": ' + DEEP + "}", "nested too deeply")
+    case(
+        a + "long-integer-id.json",
+        dumps(good)[:-1] + ', "info": {"n": ' + "9" * 4301 + "}}",
+        "a number of 4,301 digits",
+        "line 1, column",
+    )
     case(
         a + "lone-surrogate.json",
         with_ann(1, caption="a \udfff cat"),
@@ -475,6 +487,18 @@ def graded_cases() -> None:
         "record 0, line 1, column 'score'",
     )
     case(g + "deep-nesting.json", DEEP, "nested too deeply")
+    case(
+        g + "long-integer.json",
+        "[" + dumps(rec) + ",\n" + dumps(dict(rec, score=0))[:-2] + "1" * 5000 + "}]",
+        "a number of 5,000 digits",
+        "record 1, line 2, column",
+    )
+    case(
+        g + "long-integer.jsonl",
+        dumps(rec) + "\n" + dumps(dict(rec, score=0))[:-2] + "1" * 5000 + "}\n",
+        "a number of 5,000 digits",
+        "record 1, line 2, column",
+    )
     case(g + "deep-record.json", "[" + DEEPER_THAN_PYTHON + "]", "nested too deeply", "record 0")
     case(
         g + "deep-field.jsonl",
@@ -686,8 +710,12 @@ def pascal_cases() -> None:
     _pairs_mat(d / "truncated.mat")
     data = (d / "truncated.mat").read_bytes()
     (d / "truncated.mat").write_bytes(data[: len(data) // 2])
-    case(s + "truncated.mat", None, "cannot read this MATLAB file")
-    case(s + "not-a-mat.mat", "this is text, not MATLAB\n", "cannot read this MATLAB file")
+    case(s + "truncated.mat", None, "cannot read this MATLAB file: it ends early")
+    case(
+        s + "not-a-mat.mat",
+        "this is text, not MATLAB\n",
+        "cannot read this MATLAB file: it does not start with a MATLAB header",
+    )
 
 
 def abstract_cases() -> None:

@@ -407,7 +407,9 @@ def read_json_records(
             break
         line += text.count("\n", counted, pos)
         counted = pos
-        obj, end = _decode(lambda p=pos: decoder.raw_decode(text, p), path, len(rows), line)
+        obj, end = _decode(
+            lambda p=pos: decoder.raw_decode(text, p), path, len(rows), line, where=(text, pos)
+        )
         if not isinstance(obj, dict):
             raise format_error(
                 path, f"expected an object, got {type(obj).__name__}", record=len(rows), line=line
@@ -432,10 +434,17 @@ def read_json_records(
 
 
 def _decode(
-    decode: Any, path: Any, record: int, line: int, line_offset: int = 0
+    decode: Any,
+    path: Any,
+    record: int,
+    line: int,
+    line_offset: int = 0,
+    *,
+    where: tuple[str, int] | None = None,
 ) -> tuple[Any, int]:
     """``decode()`` (a JSON decoder call); every failure is a format error naming where.
-    ``line_offset`` turns the decoder's line numbers into the file's."""
+    ``line_offset`` turns the decoder's line numbers into the file's; ``where`` is the text
+    decoded and the position it starts from."""
     try:
         return decode()
     except json.JSONDecodeError as exc:
@@ -450,6 +459,12 @@ def _decode(
             line=line,
         ) from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        long = files.long_number(*where) if where is not None else None
+        if long is not None:
+            at_line, column, message = long
+            raise format_error(
+                path, message, record=record, line=at_line + line_offset, column=column
+            ) from None
         raise format_error(path, f"invalid JSON: {exc}", record=record, line=line) from None
 
 
@@ -470,7 +485,9 @@ def read_jsonl_records(
     for n, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        obj, _ = _decode(lambda r=raw: (files.loads(r), 0), path, len(rows), n, n - 1)
+        obj, _ = _decode(
+            lambda r=raw: (files.loads(r), 0), path, len(rows), n, n - 1, where=(raw, 0)
+        )
         if not isinstance(obj, dict):
             raise format_error(path, f"expected an object, got {type(obj).__name__}", line=n)
         files.check_json_value(obj, fail, surrogates=surrogates, record=len(rows), line=n)
