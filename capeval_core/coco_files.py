@@ -173,7 +173,7 @@ class References:
         """From a parsed COCO captions file (``{"annotations": [...], "images": [...]}``)."""
         if not isinstance(data, dict) or "annotations" not in data:
             raise InputError(
-                f"annotations file {source}: expected an object with an 'annotations' list"
+                f"references file {source}: expected an object with an 'annotations' list"
             )
         refs: dict[Any, list[str]] = {}
         for image_id, caption in caption_rows(
@@ -244,7 +244,7 @@ def _warn_repeats(data: dict, source: str) -> None:
     if twice:
         shown = _first_five(twice)
         warnings.warn(
-            f"annotations file {source}, list 'images': {len(twice):,} image id(s) appear more "
+            f"references file {source}, list 'images': {len(twice):,} image id(s) appear more "
             f"than once ({shown}); scored once, at its first place, as pycocotools indexes it",
             CapevalWarning,
             stacklevel=3,
@@ -454,7 +454,7 @@ def evaluation_order(ann: dict, cands: Mapping[Any, str], path: str | Path) -> l
     every captioned image, else the results' own order (what ``COCOEvalCap`` scores)."""
     images = ann.get("images")
     if isinstance(images, list):
-        fail = files.failer(f"annotations file {path}, list 'images'")
+        fail = files.failer(f"references file {path}, list 'images'")
         listed = [
             image_id_of(img["id"], fail, i, "id")
             for i, img in enumerate(images)

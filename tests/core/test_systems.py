@@ -437,3 +437,19 @@ def test_one_results_file_keys_string_and_options_typo_are_said(tmp_path):
     ):
         with pytest.raises(OptionError, match=message):
             score_systems(data, use_cache=False, **kwargs)
+
+
+def test_messages_call_the_references_a_references_file() -> None:
+    """The page's label and most messages said "references file", three "annotations file"."""
+    from capeval_core.coco_files import References
+
+    with pytest.raises(InputError, match=r"^references file refs\.json: expected an object"):
+        References.from_annotations([], "refs.json")
+    with pytest.warns(UserWarning, match=r"^references file refs\.json, list 'images'"):
+        References.from_annotations(
+            {
+                "images": [{"id": 1}, {"id": 1}],
+                "annotations": [{"image_id": 1, "id": 1, "caption": "a dog"}],
+            },
+            "refs.json",
+        )
