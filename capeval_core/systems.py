@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import math
+import numbers
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -193,6 +194,13 @@ class CoverageError(InputError):
             f"{self.problem} (every system must caption the same images; to score only the "
             "images they all caption, use --on-missing intersect)"
         )
+
+
+def _check_shown(shown: Any) -> None:
+    """How many ids a line lists: a negative count listed all but the last ones, and said
+    how many "more" there were as more than there are."""
+    if isinstance(shown, bool) or not isinstance(shown, numbers.Integral) or shown < 0:
+        raise InputError(f"`shown` must be a whole number >= 0 (got {shown!r})")
 
 
 def _check_names(names: Sequence[str], files: Sequence[str]) -> None:
@@ -727,6 +735,7 @@ class SystemsComparison:
         """One line per metric that could not score some images: which (for any system;
         ``shown`` ids, none with 0) and on how many images its values, intervals and tests
         are (the CLI's stderr; the page's warning, the ids then given as text)."""
+        _check_shown(shown)
         lines = []
         done: set[str] = set()
         ids = self.scores.input.image_ids
@@ -757,6 +766,7 @@ class SystemsComparison:
         metric (its keys share the images), then one per system that lost images."""
         from capeval_core.results import left_out_line
 
+        _check_shown(shown)
         lines = []
         done: set[str] = set()
         n = len(self.scores.input)

@@ -362,6 +362,12 @@ def test_systems_compare_a_metric_on_the_images_every_system_scored():
     assert f"SPICE on {len(compared)} (2 left out)" in notes
     warning = comparison.left_out_warnings()
     assert len(warning) == 1 and f"image ids {ids[3]}, {ids[5]}" in warning[0]
+    # shown=-1 listed all but the last id and said "(-1 more)"
+    for shown in (-1, 2.5, True):
+        with pytest.raises(InputError, match="`shown` must be a whole number"):
+            comparison.left_out_warnings(shown)
+        with pytest.raises(InputError, match="`shown` must be a whole number"):
+            comparison.left_out_lines(shown)
     frame = scores.item_frame()
     assert frame["b: spice left out"].iloc[3].startswith("candidate:")
     # a cached rerun keeps the missing images and their reasons
