@@ -257,9 +257,33 @@ def _replacements(
     changes = []
     for i in sorted(new):
         out[i] = _match_case(words[i], new[i])
+        # "a dog" -> "an elephant", "an orange bus" -> "a red bus": the article agrees
+        article = words[i - 1].lower() if i > 0 and i - 1 not in new else ""
+        if article in ("a", "an") and _article_for(out[i]) != article:
+            out[i - 1] = _match_case(words[i - 1], _article_for(out[i]))
+            changes.append(Change(i - 1, words[i - 1], out[i - 1], "replace", i - 1))
         changes.append(Change(i, words[i], out[i], "replace", i))
-    done = len(changes) if sites is None else sites
+    done = len(new) if sites is None else sites
     return out, gaps, changes, f"replaced {done} of {total} eligible {what}"
+
+
+#: word starts read with a vowel sound though spelt with a consonant, and the reverse
+_AN_BEFORE = ("hour", "honest", "honor", "honour", "heir")
+_A_BEFORE = ("uni", "use", "usu", "ute", "uti", "eu", "ewe", "one", "once", "uk")
+
+
+def _article_for(word: str) -> str:
+    """The indefinite article before ``word``, by the sound it starts with.
+
+    >>> [_article_for(w) for w in ("elephant", "horse", "hour", "umbrella", "uniform")]
+    ['an', 'a', 'an', 'an', 'a']
+    """
+    low = word.lower()
+    if low.startswith(_AN_BEFORE):
+        return "an"
+    if low.startswith(_A_BEFORE):
+        return "a"
+    return "an" if low[:1] in ("a", "e", "i", "o", "u") else "a"
 
 
 def _content(word: str) -> bool:
@@ -523,9 +547,8 @@ def _redundant(words, gaps, rng, *, n, mode, length):
             if w.lower() in modifiers:
                 continue
             if _content(w) and prev in _DETERMINERS:
-                vowel = prev == "an"
                 fit = (
-                    [a for a in adjectives if (a[0] in "aeiou") == vowel]
+                    [a for a in adjectives if _article_for(a) == prev]
                     if prev in ("a", "an")
                     else adjectives
                 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import FrozenInstanceError
 
@@ -307,8 +308,10 @@ def test_list_replacements_stay_in_the_list_and_keep_number(name: str, listed: s
 def test_colour_and_count() -> None:
     colours = {e[0] for e in word_list("colour")}
     for seed in range(10):
-        (c,) = perturb(CAPTION, "colour", seed=seed).changed
+        *article, c = perturb(CAPTION, "colour", seed=seed).changed
         assert c.old == "red" and c.new in colours - {"red"}
+        # "a red shirt" -> "an orange shirt": the article agrees, and is a change too
+        assert [(a.old, a.new) for a in article] == ([("a", "an")] if c.new[0] in "aeiou" else [])
     p = perturb("two dogs and 3 cats", "count", n=None, seed=0)
     new = {c.position: c.new for c in p.changed}
     assert new[0] != "two" and new[3] != "3" and new[3].isdigit()
@@ -319,6 +322,28 @@ def test_colour_and_count() -> None:
         "four",
         "five",
     }
+
+
+@pytest.mark.parametrize(
+    ("caption", "name"),
+    [
+        ("a man holds an umbrella in a kitchen", "object_swap"),
+        ("a dog sits next to a cat on a bed", "object_swap"),
+        ("a red car parked near an orange bus", "colour"),
+        ("An elephant in a field", "object_swap"),
+        ("a woman walks on a beach", "replace_scene"),
+    ],
+)
+def test_a_swapped_word_keeps_its_article_in_agreement(caption: str, name: str) -> None:
+    """One swap in eleven read "an banana", "a elephant", "a orange car"."""
+    for seed in range(30):
+        p = perturb(caption, name, seed=seed)
+        words = p.perturbed.split()
+        for before, word in itertools.pairwise(words):
+            if before.lower() in ("a", "an"):
+                assert before.lower() == ("an" if word[0].lower() in "aeiou" else "a"), p
+        assert p.perturbed[0].isupper() == caption[0].isupper()
+        assert p.note.startswith("replaced 1 of")  # the article is no place of its own
 
 
 def test_a_count_change_keeps_the_verb_in_agreement_and_counts_places() -> None:
