@@ -120,7 +120,7 @@ notice = st.container()  # what a link could not bring goes at the top
 URL = systems_state.params(
     {DEMO: "demo", UPLOAD: "upload"}, {COCO_VAL: "coco-val2014", OWN: "file"}, BOUNDS
 )
-systems_state.restore(URL)
+restored = systems_state.restore(URL)
 offered = [*available_keys(), *optional_keys()]
 state.valid_choices("systems_metrics", offered)
 for key, options in (  # a link's value the page does not offer is dropped for the default
@@ -304,7 +304,14 @@ cancel_slot = cancel_col.empty()
 table = st.session_state.get(systems_state.TABLE)
 cut_short = systems_state.interrupted(request)
 linked_table = systems_state.link_shows_table()
-first_visit = source == DEMO and table is None and not st.session_state.get(systems_state.OPENED)
+# the demo scores itself on a first visit, not for a link to a table that was out of date
+# (no scored=1): that showed a table of other numbers than the one the link was copied from
+first_visit = (
+    source == DEMO
+    and table is None
+    and not st.session_state.get(systems_state.OPENED)
+    and (not restored or linked_table)
+)
 asked = pressed or cut_short == "resume" or linked_table
 score_now = bool(keys) and (asked or (first_visit and not cut_short))
 view = request if score_now else (table["request"] if table is not None else None)

@@ -487,7 +487,7 @@ def test_a_links_values_the_page_does_not_offer_are_named():
         ("app_pages/correlations.py", {"metric": ["bleu_4", "bogus"]}, "metric=bogus"),
         ("app_pages/significance.py", {"a": "bogus", "b": "bleu_4"}, "a=bogus"),
         ("app_pages/systems.py", {"metric": ["bleu_4", "bogus"]}, "metric=bogus"),
-        ("app_pages/systems.py", {"a": "zzz"}, "a=zzz"),
+        ("app_pages/systems.py", {"a": "zzz", "scored": "1"}, "a=zzz"),
         # an item of a list the page does not offer
         ("app_pages/perturb.py", {"lab_metric": ["bleu_4", "bogus"]}, "lab\\_metric=bogus"),
         # a second value of a parameter that takes one

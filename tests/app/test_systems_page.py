@@ -520,6 +520,25 @@ def test_every_choice_is_in_the_url_and_a_link_reopens_the_same_numbers() -> Non
     assert _link(again) == link
 
 
+def test_a_link_to_an_out_of_date_demo_table_waits_for_score() -> None:
+    """The demo's link after a change not yet scored (no scored=1) opened a table scored
+    on opening, of other metrics and numbers than the table the link was copied from."""
+    at = _page()  # the demo, scored on opening
+    at.multiselect(key="systems_metrics").set_value(["bleu_4", "rouge_l"]).run()
+    assert [w for w in at.warning if "out of date" in w.value]
+    link = _link(at)
+    assert "scored" not in link
+    again = _open_link(link)
+    assert not again.dataframe and not again.get("plotly_chart")
+    assert again.multiselect(key="systems_metrics").value == ["bleu_4", "rouge_l"]
+    assert _link(again) == link  # and its own link is the one it was opened from
+    _score(again)
+    assert _keys_shown(again) == ["BLEU-4", "ROUGE-L"]
+    # a link of a table shown (scored=1) is scored on opening, the demo's too
+    scored = _link(again)
+    assert scored["scored"] == "1" and _keys_shown(_open_link(scored)) == ["BLEU-4", "ROUGE-L"]
+
+
 def test_a_link_to_files_the_server_does_not_hold_says_so_and_shows_no_numbers() -> None:
     """After a restart the link's uploads are gone: the page says so at the top, keeps the
     link's choices and URL, and shows no numbers until the user uploads the files again (the
@@ -586,7 +605,7 @@ def test_an_edited_link_opens_with_the_nearest_choices_the_page_offers() -> None
     assert at.number_input(key="systems_seed").value == 2**32 - 1
     assert at.radio(key="systems_paired").value == "both"
     assert at.multiselect(key="systems_metrics").value == ["bleu_4"]
-    assert _keys_shown(at) == ["BLEU-4"]
+    assert _keys_shown(_score(at)) == ["BLEU-4"]  # a link without scored=1 waits for Score
 
 
 def test_a_system_named_by_its_file_is_shown_as_typed() -> None:
