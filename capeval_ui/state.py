@@ -381,7 +381,7 @@ def _unused(param: Param, values: tuple[str, ...], value: Any) -> str | None:
     """How a link's values were not taken as they are: list items not offered, a number
     brought within its field; None when all were."""
     if param.kind == "list":
-        unknown = [v for v in values if _unspell(param, v) is _REJECT]
+        unknown = [v for v in values if v != "" and _unspell(param, v) is _REJECT]
         return ", ".join(unknown) if unknown else None
     if param.kind in ("int", "index") and int(values[0]) - (param.kind == "index") != value:
         return f"{values[0]} (the nearest in range, {_to_url(param, value)[0]}, is used)"
@@ -403,8 +403,8 @@ def _from_url(param: Param, values: tuple[str, ...]) -> Any:
     kind = param.kind
     if kind == "lines":
         return "\n".join(values)
-    if kind == "list":
-        kept = [_unspell(param, v) for v in values]
+    if kind == "list":  # "metric=" is a list emptied; a value given twice counts once
+        kept = [_unspell(param, v) for v in dict.fromkeys(values) if v != ""]
         return [v for v in kept if v is not _REJECT]
     if kind in ("int", "index"):
         try:
@@ -431,7 +431,7 @@ def _to_url(param: Param, value: Any) -> list[str]:
         lines = [line.strip() for line in str(value).splitlines() if line.strip()]
         return lines or _blank(param)
     if kind == "list":
-        return [str(spell.get(v, v)) for v in value]
+        return [str(spell.get(v, v)) for v in value] or _blank(param)
     if kind == "index":
         return [str(int(value) + 1)]
     if kind == "int":
@@ -446,10 +446,12 @@ def _to_url(param: Param, value: Any) -> list[str]:
 
 
 def _blank(param: Param) -> list[str]:
-    """An emptied text field as the URL says it: ``ref=``, unless a link without the
-    parameter means the same (``absent``). Left out, a reload filled the field from the
-    example again and showed numbers where the page had said there were none."""
-    return [""] if param.absent is None and param.spell is None else []
+    """An emptied text field or multiselect as the URL says it: ``ref=``, ``metric=``,
+    unless a link without the parameter means the same (``absent``). Left out, a reload
+    filled it with the page's defaults again and showed numbers where the page had said
+    there were none."""
+    free = param.spell is None or param.kind == "list"
+    return [""] if param.absent is None and free else []
 
 
 def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> str:
