@@ -235,11 +235,14 @@ if "judgment_error" in st.session_state:
         f"The file was not loaded{kept}. {choices.page_message(st.session_state['judgment_error'])}"
     )
 
+# the preset box is the upload's: a demo set, or a format without presets, has none to link
+uploading = source != "Demo set" and st.session_state.get("judgment_preset") != NO_PRESET
+URL_VALUES = {} if uploading else {"judgment_preset": None}
 jset = st.session_state.get(state.JSET_KEY)
 if missing:
     st.stop()  # the URL stays the link's until the user loads a set or opens the demo
 if jset is None:
-    state.write(PARAMS)
+    state.write(PARAMS, URL_VALUES)
     st.info("No set loaded yet: load a demo set or upload a file.")
     st.stop()
 store.remember_set(jset)
@@ -275,7 +278,7 @@ with st.expander("Your own metric: join a scores file"):
 st.subheader("Scores")
 keys = meta_views.metric_picker(jset.external_names)
 holds = "" if jset.synthetic else "The loaded set"
-views.show_link(views.copy_link(st, holds=holds), TITLE, state.write(PARAMS))
+views.show_link(views.copy_link(st, holds=holds), TITLE, state.write(PARAMS, URL_VALUES))
 try:
     scores = cached.judgment_scores(jset.content_digest, keys, current_tokenizer(), _jset=jset)
 except CapevalError as exc:

@@ -651,12 +651,13 @@ HUMAN = Param("human_column", "human")
 
 
 def judgments_params(demo_sets: Mapping[str, str], formats: Sequence[str]) -> tuple[Param, ...]:
-    """Judgments: where the set came from (demo or upload, which demo, which format), the
-    set itself and the metrics scored."""
+    """Judgments: where the set came from (demo or upload, which demo, which format and
+    protocol preset), the set itself and the metrics scored."""
     return (
         Param("judgment_source", "source", spell={"Demo set": "demo", "Upload a file": "upload"}),
         Param("demo_set", "demo", spell=demo_sets),
         Param("judgment_format", "format", spell=_same(formats)),
+        Param("judgment_preset", "preset"),
         SET,
         METRICS,
         TOKENIZER,

@@ -291,6 +291,33 @@ def test_a_list_value_given_twice_counts_once() -> None:
     assert at.multiselect(key=state.METRICS_KEY).value == ["bleu_4", "rouge_l"]
 
 
+def test_a_judgments_link_keeps_the_preset_its_set_was_loaded_with(tmp_path) -> None:
+    """The preset box was not in the URL: a reload showed another protocol's description
+    beside the set loaded with the first."""
+    from tests.core.consensus_files import write_abstract
+
+    write_abstract(tmp_path, n_pairs=4)
+    at = _open("app_pages/judgments.py", metric="bleu_4")
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("abstract50s").run()
+    at.selectbox(key="judgment_preset").select("kilickaya2017").run()
+    uploads = [
+        (p.name, p.read_bytes(), "application/octet-stream") for p in sorted(tmp_path.iterdir())
+    ]
+    at.file_uploader(key="judgment_files-abstract50s").set_value(uploads)
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert _params(at)["preset"] == "kilickaya2017"
+    again = _reopened(at, "app_pages/judgments.py")
+    assert again.session_state[state.JSET_KEY].preset == "kilickaya2017"
+    assert again.selectbox(key="judgment_preset").value == "kilickaya2017"
+    assert [t.value for t in again.text] == [t.value for t in at.text]
+    # a demo set has no preset to link
+    at.radio(key="judgment_source").set_value("Demo set").run()
+    assert "preset" not in _params(at)
+
+
 def test_the_copy_link_names_the_page_once() -> None:
     """Issue 42: Compare's link read /compare-captions/compare-captions?… (a blank page)."""
     at = _open("app_pages/correlations.py")
