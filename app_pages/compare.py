@@ -161,7 +161,10 @@ try:
             )
     if note := choices.retired_parser_note(st.query_params.get("spice_parser")):
         st.info(note)
-    state.name_own_inputs("example", ("candidate", "candidate_b", "references"), choices.YOUR_OWN)
+    builtin = {name: _inputs_of(ex) for name, ex in examples.BUILTIN_EXAMPLES.items()}
+    fields = ("candidate", "candidate_b", "references")
+    if named := state.name_own_inputs("example", fields, choices.YOUR_OWN, builtin):
+        st.session_state["example_source"] = examples.BUILTIN_EXAMPLES[named].source
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
     example_name = pick.selectbox(

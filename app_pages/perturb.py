@@ -46,10 +46,11 @@ def _apply_example() -> None:
     st.session_state["lab_candidate"] = example.candidate
     st.session_state["lab_references"] = "\n".join(example.references)
     st.session_state["lab_example_source"] = example.source
-    state.remember_example(
-        "lab_example",
-        {"lab_candidate": example.candidate, "lab_references": "\n".join(example.references)},
-    )
+    state.remember_example("lab_example", _inputs_of(example))
+
+
+def _inputs_of(example: examples.Example) -> dict[str, str]:
+    return {"lab_candidate": example.candidate, "lab_references": "\n".join(example.references)}
 
 
 def _from_compare() -> None:
@@ -69,7 +70,10 @@ def _one_caption() -> None:
     state.default("lab_cider_idf", choices.DEFAULT_IDF)
     state.default("lab_metrics", list(REPORTED_KEYS))
     state.default("lab_table2", False)
-    state.name_own_inputs("lab_example", ("lab_candidate", "lab_references"), choices.YOUR_OWN)
+    builtin = {name: _inputs_of(ex) for name, ex in examples.BUILTIN_EXAMPLES.items()}
+    fields = ("lab_candidate", "lab_references")
+    if named := state.name_own_inputs("lab_example", fields, choices.YOUR_OWN, builtin):
+        st.session_state["lab_example_source"] = examples.BUILTIN_EXAMPLES[named].source
     example_name = st.selectbox(
         "Example",
         choices.example_names(),

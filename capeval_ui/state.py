@@ -198,14 +198,31 @@ def remember_example(picker: str, inputs: Mapping[str, str]) -> None:
     st.session_state[f"_{picker}_loaded"] = _captions(inputs)
 
 
-def name_own_inputs(picker: str, fields: Sequence[str], own: str) -> None:
+def name_own_inputs(
+    picker: str,
+    fields: Sequence[str],
+    own: str,
+    known: Mapping[str, Mapping[str, str]] | None = None,
+) -> str | None:
     """Put an example picker on ``own`` once its text areas no longer hold the example it
     loaded (typed over, or filled from a link): a picker still naming the example would say
-    the captions on screen are that example's (issue 34). Call before the picker is drawn."""
+    the captions on screen are that example's (issue 34). Call before the picker is drawn.
+
+    Captions that are one of the ``known`` examples' (name -> its text areas), as a link to
+    it holds them, name that example instead (a reload said "Your own captions" beside an
+    example's captions); its name is returned."""
     loaded = st.session_state.get(f"_{picker}_loaded")
     now = _captions({field: st.session_state.get(field, "") for field in fields})
-    if loaded is not None and {k: now.get(k, ()) for k in loaded} != loaded:
-        st.session_state[picker] = own
+    if loaded is None or {k: now.get(k, ()) for k in loaded} == loaded:
+        return None
+    for name, inputs in (known or {}).items():
+        example = _captions(inputs)
+        if {k: now.get(k, ()) for k in example} == example:
+            st.session_state[picker] = name
+            remember_example(picker, inputs)
+            return name
+    st.session_state[picker] = own
+    return None
 
 
 def _captions(inputs: Mapping[str, str]) -> dict[str, tuple[str, ...]]:

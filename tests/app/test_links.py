@@ -318,6 +318,31 @@ def test_a_judgments_link_keeps_the_preset_its_set_was_loaded_with(tmp_path) -> 
     assert "preset" not in _params(at)
 
 
+@pytest.mark.parametrize(
+    ("page", "picker", "source"),
+    [
+        ("app_pages/compare.py", "example", "example_source"),
+        ("app_pages/perturb.py", "lab_example", "lab_example_source"),
+    ],
+)
+def test_a_link_to_a_builtin_example_names_it(page: str, picker: str, source: str) -> None:
+    """A reload of a picked example said "Your own captions" beside the example's captions."""
+    from capeval_core.examples import BUILTIN_EXAMPLES, DEFAULT_EXAMPLE
+
+    name = next(n for n in BUILTIN_EXAMPLES if n != DEFAULT_EXAMPLE)
+    at = _open(page)
+    at.selectbox(key=picker).select(name).run()
+    again = _reopened(at, page)
+    assert again.selectbox(key=picker).value == name
+    assert again.session_state[source] == BUILTIN_EXAMPLES[name].source
+    said = f"This example: {BUILTIN_EXAMPLES[name].source}"
+    assert said in [c.value for c in again.caption] and said in [c.value for c in at.caption]
+    # captions typed over are the user's own, as before
+    field = "candidate" if picker == "example" else "lab_candidate"
+    again.text_area(key=field).input("a caption of my own").run()
+    assert again.selectbox(key=picker).value == "Your own captions"
+
+
 def test_the_copy_link_names_the_page_once() -> None:
     """Issue 42: Compare's link read /compare-captions/compare-captions?… (a blank page)."""
     at = _open("app_pages/correlations.py")
