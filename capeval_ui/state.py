@@ -325,9 +325,11 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
         if name not in known:
             rejected[name] = f"{url[name][0]} (not a setting of this page)"
     for param in params:
-        if param.key == TOKENIZER_KEY:  # the router set it, before the sidebar drew it
-            continue
         values = url.get(param.name)
+        if param.key == TOKENIZER_KEY:  # the router set it, before the sidebar drew it
+            if values and _from_url(param, values) is _REJECT:
+                rejected[param.name] = values[0]
+            continue
         if not values:
             if param.absent is not None:
                 st.session_state[param.key] = param.absent

@@ -17,7 +17,7 @@ from pandas.io.formats.style import Styler
 
 from capeval_core.metrics import metric_class
 from capeval_core.results import MetricResult, SegmentScore
-from capeval_ui import charts
+from capeval_ui import charts, state
 from capeval_ui.formats import (
     EMPTY,
     format_number,
@@ -160,8 +160,7 @@ def panel_columns(spec: int | Sequence[float]) -> list[Any]:
 def order_radio(orders: list[int], key: str) -> int | None:
     """The n-gram order picker shared by the BLEU and CIDEr-D panels (an order a link names
     that the panel does not draw gives way to the first)."""
-    if st.session_state.get(f"{key}-order", orders[0] if orders else None) not in orders:
-        del st.session_state[f"{key}-order"]
+    state.valid_choice(f"{key}-order", orders)  # a link's order is named as not used
     return st.radio(
         "n-gram order",
         orders,
@@ -183,6 +182,7 @@ def reference_picker(n: int, best: int, winner: str, inputs: Hashable, *, key: s
     widget, drawn_for = f"{key}-reference", f"{key}-reference-inputs"
     if st.session_state.pop(f"{widget}-linked", False):
         st.session_state[drawn_for] = (inputs, best)
+        state.valid_choice(widget, range(n))  # a link's #9 of 3 references is named
     stale = st.session_state.get(drawn_for) != (inputs, best)
     if stale or st.session_state.get(widget) not in range(n):
         st.session_state[widget] = best

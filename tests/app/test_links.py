@@ -587,6 +587,14 @@ def test_a_links_values_the_page_does_not_offer_are_named():
             {"candidate": ["a dog", "a cat"]},
             "candidate=a cat \\(a second value: the first is used\\)",
         ),
+        # a tokenizer not offered; a panel's order or reference the panel does not draw
+        ("app_pages/compare.py", {"tokenizer": "bert"}, "tokenizer=bert"),
+        ("app_pages/compare.py", {"tab": "BLEU", "bleu-order": "7"}, "bleu-order=7"),
+        (
+            "app_pages/compare.py",
+            {"tab": "ROUGE-L", "rouge_l-reference": "9"},
+            "rouge\\_l-reference=9",
+        ),
         # numbers brought within their fields
         (
             "app_pages/compare.py",
