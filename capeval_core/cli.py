@@ -134,6 +134,47 @@ def spice_options(parser: str | None, max_words: int | None) -> dict[str, Any]:
     return options
 
 
+def given_options(args: argparse.Namespace, *names: str) -> list[str]:
+    """The options among ``names`` (argparse dests) that the command line gave. Their
+    defaults are None and resolved where they are used, so an option left out is never taken
+    for one given."""
+    return ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, [])]
+
+
+def refuse_unused(unused: Sequence[str], where: str) -> None:
+    """Refuse an option this run would not use (it was ignored without a word): one line
+    naming the options and when they are used."""
+    if unused:
+        them = "them" if len(unused) > 1 else "it"
+        raise InputError(f"{', '.join(unused)}: not used {where}; leave {them} out")
+
+
+#: options that one metric reads (argparse dest -> metric key): used when any metric of the
+#: run is that one (``bleu``, ``coco-caption`` and the default lists expanded)
+METRIC_OPTIONS = {
+    "cider_idf": "cider_d",
+    "spice_parser": "spice",
+    "spice_max_words": "spice",
+}
+
+
+def refuse_unused_metric_options(
+    args: argparse.Namespace, keys: Sequence[str], default: bool
+) -> None:
+    """Refuse a metric's option (--cider-idf, --spice-...) when no metric of ``keys`` (the
+    built-in keys the run scores; ``default``: the command's list, --metrics left out) reads
+    it, before any file is read."""
+    metrics = {metric_class(k).key for k in keys}
+    shown = " ".join(keys) or "none built in"
+    for metric in dict.fromkeys(METRIC_OPTIONS.values()):
+        if metric not in metrics:
+            names = [d for d, m in METRIC_OPTIONS.items() if m == metric]
+            what = f"default: {shown}" if default else shown
+            refuse_unused(
+                given_options(args, *names), f"without {metric} among the metrics ({what})"
+            )
+
+
 def left_out_json(results: dict[str, MetricResult], image_ids: Sequence[Any]) -> dict[str, Any]:
     """``{key: {"n", "image_ids", "reasons": [{"image_id", "reason"}]}}`` for the keys whose
     metric could not score some images (the JSON of ``score``)."""
@@ -336,6 +377,7 @@ def _annotations(args: argparse.Namespace) -> Path | None:
 def _cmd_score(args: argparse.Namespace) -> int:
     _check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS)
+    refuse_unused_metric_options(args, keys, default=not args.metrics)
     plan_outputs(
         args,
         [
@@ -368,7 +410,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             batch,
             keys,
             args.tokenizer,
-            args.cider_idf,
+            args.cider_idf or "corpus",
             embeddings,
             args.spice_parser,
             args.spice_max_words,
@@ -474,6 +516,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     # the table goes to stdout unless the JSON does: `--json -` prints the JSON alone, as compare
     show = print if args.json != "-" else (lambda *_args, **_kwargs: None)
     keys, maybe_external = _correlate_keys(args.metrics)
+    refuse_unused_metric_options(args, keys, default=not args.metrics)
     inputs = [("--judgments file", args.judgments), ("--metric-scores file", args.metric_scores)]
     plan_outputs(args, inputs)
     for option, value in (("--judgments", args.judgments), ("--metric-scores", args.metric_scores)):
@@ -742,23 +785,20 @@ def _perturb_dataset(args: argparse.Namespace):
 
 def _perturb_options_apply(args: argparse.Namespace) -> None:
     """Refuse an option this run would not use (it was ignored without a word)."""
-
-    def given(*names: str) -> list[str]:
-        return ["--" + n for n in names if getattr(args, n) not in (None, [])]
-
     if args.dataset is None:
-        unused, where = given("images", "format", "preset", "human"), "without --dataset"
+        unused, where = (
+            given_options(args, "images", "format", "preset", "human"),
+            "without --dataset",
+        )
     elif args.dataset in PERTURB_DATASETS:
         # coco-val's captions have no human scores
         human = ("human",) if args.dataset == "coco-val" else ()
-        unused = given("candidate", "reference", "format", "preset", *human)
+        unused = given_options(args, "candidate", "reference", "format", "preset", *human)
         where = f"with --dataset {args.dataset}"
     else:
-        unused = given("candidate", "reference", "images")
+        unused = given_options(args, "candidate", "reference", "images")
         where = "with a judgment file as --dataset"
-    if unused:
-        them = "them" if len(unused) > 1 else "it"
-        raise InputError(f"{', '.join(unused)}: not used {where}; leave {them} out")
+    refuse_unused(unused, where)
 
 
 def _cmd_perturb(args: argparse.Namespace) -> int:
@@ -766,6 +806,7 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
 
     _perturb_options_apply(args)
     keys = metric_keys(args.metrics, PERTURB_KEYS)
+    refuse_unused_metric_options(args, keys, default=not args.metrics)
     lab.perturbation_spec(args.perturbation)
     idf = args.cider_idf or ("corpus" if args.dataset else "coco-val2014")
     options = {"cider_d": {"idf": idf}}
@@ -870,6 +911,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     _check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
+    refuse_unused_metric_options(args, keys, default=not args.metrics)
     if args.raw and not args.table:
         raise InputError("--raw applies to --table (the paper table's scale): add --table")
     if args.table and args.json == "-":
@@ -908,7 +950,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                 keys,
                 tokenizer=args.tokenizer,
                 options={
-                    "cider_d": {"idf": args.cider_idf},
+                    "cider_d": {"idf": args.cider_idf or "corpus"},
                     "spice": spice_options(args.spice_parser, args.spice_max_words),
                 },
                 workers=workers,
@@ -1070,9 +1112,9 @@ def _add_scoring_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
     sub.add_argument(
         "--cider-idf",
-        default="corpus",
         choices=["corpus", "coco-val2014"],
-        help="CIDEr-D document frequencies: the scored set (as coco-caption) or COCO val2014",
+        help="CIDEr-D document frequencies: the scored set (as coco-caption; the default) or "
+        "COCO val2014",
     )
     _add_spice_parser_option(sub)
     _add_spice_limit_option(sub)
@@ -1081,7 +1123,6 @@ def _add_scoring_options(sub: argparse.ArgumentParser) -> None:
 def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--spice-parser",
-        default=DEFAULT_PARSER,
         metavar=DEFAULT_PARSER,
         help="SPICE's parser: stanford-pcfg, the only one (CoreNLP 3.6.0's PCFG itself, shipped "
         "with capeval: the jar's tuples; COCO 2014 captions come parsed); the retired "
@@ -1089,8 +1130,11 @@ def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_spice_parser(name: str) -> None:
-    """``--spice-parser`` checked before any work: one line for a retired or unknown name."""
+def _check_spice_parser(name: str | None) -> None:
+    """``--spice-parser`` checked before any work: one line for a retired or unknown name
+    (None: not given, SPICE's default)."""
+    if name is None:
+        return
     if name in RETIRED_PARSERS:
         raise OptionError(retired_parser_message(name))
     if name not in PARSERS:

@@ -1021,6 +1021,14 @@ def option_cases() -> None:
         prefix=r"^capeval: error: ",
     )  # fmt: skip
     opt(
+        "score-cider-idf-without-cider.json",
+        ["score", "--results", "{case}", "--annotations", GOOD_ANN, "--metrics", "bleu_4",
+         "rouge_l", "--cider-idf", "coco-val2014"],
+        r"--cider-idf: not used without cider_d among the metrics \(bleu_4 rouge_l\); leave it",
+        "--cider-idf",
+        prefix=r"^capeval: error: ",
+    )  # fmt: skip
+    opt(
         "compare-one-resample.json",
         [*compare, "--resamples", "1"],
         "argument --resamples: expected a whole number from 2 to 1,000,000, got 1",

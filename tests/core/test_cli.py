@@ -198,8 +198,74 @@ def test_a_retired_or_unknown_spice_parser_gets_one_line_naming_the_parser(
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "'stanford-pcfg'" in err and parser in err
     assert ("retired" in err) == (parser != "spacy")
-    code, _, err = _run(command, "--results", missing, "--spice-parser", "stanford-pcfg")
+    code, _, err = _run(
+        command, "--results", missing, "--metrics", "spice", "--spice-parser", "stanford-pcfg"
+    )
     assert code == 2 and "results.json" in err and "parser" not in err  # accepted, then the file
+
+
+DEFAULT = "default: bleu_1 bleu_2 bleu_3 bleu_4 rouge_l cider_d"
+
+
+@pytest.mark.parametrize("command", ["score", "compare"])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--metrics", "bleu_4", "rouge_l", "--cider-idf", "coco-val2014"],
+            "--cider-idf: not used without cider_d among the metrics (bleu_4 rouge_l); "
+            "leave it out",
+        ),
+        (
+            ["--metrics", "bleu", "--cider-idf", "corpus"],
+            "--cider-idf: not used without cider_d among the metrics "
+            "(bleu_1 bleu_2 bleu_3 bleu_4); leave it out",
+        ),
+        (
+            ["--spice-max-words", "5"],
+            f"--spice-max-words: not used without spice among the metrics ({DEFAULT}); "
+            "leave it out",
+        ),
+        (
+            ["--metrics", "cider_d", "--spice-parser", "stanford-pcfg", "--spice-max-words", "5"],
+            "--spice-parser, --spice-max-words: not used without spice among the metrics "
+            "(cider_d); leave them out",
+        ),
+    ],
+)
+def test_a_metric_option_no_metric_of_the_run_reads_is_refused(tmp_path, command, extra, message):
+    """They were ignored without a word (exit 0). Refused before any file is read: the
+    results file does not exist."""
+    missing = str(tmp_path / "results.json")
+    code, out, err = _run(command, "--results", missing, *extra)
+    assert (code, out, err) == (2, "", f"capeval: error: {message}\n")
+
+
+@pytest.mark.parametrize("command", ["score", "compare"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--cider-idf", "coco-val2014"],  # the default metrics hold cider_d
+        ["--metrics", "coco-caption", "--cider-idf", "corpus", "--spice-max-words", "5"],
+        ["--metrics", "bleu_4", "spice", "--spice-parser", "stanford-pcfg"],
+    ],
+)
+def test_a_metric_option_some_metric_of_the_run_reads_is_taken(tmp_path, command, extra):
+    """Any metric of the run that reads the option is enough (groups and the default list
+    expanded); the run then goes on to read the results file."""
+    missing = str(tmp_path / "results.json")
+    code, _, err = _run(command, "--results", missing, *extra)
+    assert code == 2 and "results.json" in err and "not used" not in err
+
+
+def test_score_options_at_their_defaults_are_not_taken_for_given(tmp_path):
+    """Only an option the command line gave is refused: none of these runs names one."""
+    res, ann = _write_coco(tmp_path, [{"candidate_raw": "a dog", "references_raw": ["a dog"]}])
+    for metrics in (["bleu_4"], ["rouge_l", "bleu_1"]):
+        code, _, err = _run(
+            "score", "--results", str(res), "--annotations", str(ann), "--metrics", *metrics
+        )
+        assert code == 0 and "not used" not in err, err
 
 
 def test_info_shows_the_shipped_spice_grammar_without_any_jar(tmp_path, monkeypatch):

@@ -489,6 +489,19 @@ def test_pascal50s_presets_choose_the_labels(tmp_path):
     assert "labels:triplet-majority|refs:triplets:allx1" in table4["signatures"]["bleu_4"]
 
 
+def test_spice_max_words_without_spice_is_refused(tmp_path):
+    """--spice-max-words with no spice among the metrics was ignored without a word (exit 0);
+    refused before the judgments are read (the file does not exist)."""
+    base = ["correlate", "--judgments", str(tmp_path / "x.csv"), "--format", "graded"]
+    code, out, err = _run(*base, "--metrics", "bleu_4", "--spice-max-words", "5")
+    message = "--spice-max-words: not used without spice among the metrics (bleu_4)"
+    assert (code, out, err) == (2, "", f"capeval: error: {message}; leave it out\n")
+    code, _, err = _run(*base, "--spice-max-words", "5")
+    assert code == 2 and "(default: bleu_4 rouge_l cider_d); leave it out" in err
+    code, _, err = _run(*base, "--metrics", "coco-caption", "--spice-max-words", "5")
+    assert code == 2 and "x.csv: no such file" in err
+
+
 def test_correlate_help_lists_every_preset_with_its_line():
     from capeval_core.judgments.protocols import BLEU4_NOTE, PASCAL50S, SPICE_NOTE
 

@@ -74,6 +74,11 @@ def test_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
         ),
         (["--format", "graded", "--preset", "x"], "--format, --preset: not used without --dataset"),
         (["--images", "3"], "--images: not used without --dataset; leave it out"),
+        (
+            ["--metrics", "bleu_4", "rouge_l", "--cider-idf", "corpus"],
+            "--cider-idf: not used without cider_d among the metrics (bleu_4 rouge_l); "
+            "leave it out",
+        ),
     ],
 )
 def test_an_option_the_run_would_not_use_is_refused(
@@ -82,7 +87,13 @@ def test_an_option_the_run_would_not_use_is_refused(
     """They were ignored without a word (a candidate beside --dataset, a preset without one)."""
     one = ["--candidate", "a dog runs", "--reference", "a dog", "--perturbation", "shuffle"]
     code, _, err = _run(capsys, "perturb", *one, *extra)
-    assert code == 2 and message in err
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_cider_idf_is_taken_where_cider_d_is_scored(capsys: pytest.CaptureFixture[str]) -> None:
+    one = ["--candidate", "a dog runs", "--reference", "a dog", "--perturbation", "shuffle"]
+    code, out, err = _run(capsys, "perturb", *one, "--metrics", "cider_d", "--cider-idf", "corpus")
+    assert code == 0 and "cider_d" in out and "not used" not in err
 
 
 def test_batch_on_coco_val(capsys: pytest.CaptureFixture[str]) -> None:
