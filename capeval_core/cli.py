@@ -914,6 +914,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     refuse_unused_metric_options(args, keys, default=not args.metrics)
     if args.raw and not args.table:
         raise InputError("--raw applies to --table (the paper table's scale): add --table")
+    paired = args.paired or "both"
+    if paired == "bs":
+        refuse_unused(
+            given_options(args, "trials"),
+            "with --paired bs (trials are approximate randomization's)",
+        )
     if args.table and args.json == "-":
         raise InputError("--table and --json - both print on stdout: write the JSON to a file")
     names = _names(args.names, args.results)
@@ -959,9 +965,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         bar.set_postfix_str("resampling")
         comparison = compare_systems(
             scores,
-            paired=args.paired,
+            paired=paired,
             n_resamples=args.resamples,
-            n_trials=args.trials,
+            n_trials=args.trials,  # None: 10,000
             seed=args.seed,
         )
     for line in comparison.left_out_warnings():
@@ -1344,7 +1350,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     comp.add_argument(
         "--paired",
-        default="both",
         choices=["bs", "ar", "both"],
         help="paired bootstrap resampling, approximate randomization, or both (default); "
         "with both, the JSON's p_value is the larger of the two",
@@ -1352,8 +1357,7 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument(
         "--trials",
         type=_whole(1, MAX_RESAMPLES),
-        default=10_000,
-        help="approximate randomization trials",
+        help="approximate randomization trials (--paired ar or both; default 10,000)",
     )
     comp.add_argument(
         "--resamples",

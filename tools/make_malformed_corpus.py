@@ -1029,6 +1029,14 @@ def option_cases() -> None:
         prefix=r"^capeval: error: ",
     )  # fmt: skip
     opt(
+        "compare-trials-with-paired-bs.json",
+        [*compare, "--paired", "bs", "--trials", "50"],
+        r"--trials: not used with --paired bs \(trials are approximate randomization's\); "
+        "leave it out",
+        "--trials",
+        prefix=r"^capeval: error: ",
+    )
+    opt(
         "compare-one-resample.json",
         [*compare, "--resamples", "1"],
         "argument --resamples: expected a whole number from 2 to 1,000,000, got 1",

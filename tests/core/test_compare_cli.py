@@ -191,6 +191,24 @@ def test_other_bad_input(tmp_path):
     assert code == 2 and "have no reference in" in err and ": 1" in err
 
 
+def test_trials_with_paired_bootstrap_alone_are_refused(tmp_path):
+    """--trials with --paired bs was ignored without a word (exit 0); refused before any
+    file is read. --resamples and --seed are read with every --paired: the intervals."""
+    ann, paths = _files(tmp_path, 10)
+    missing = [tmp_path / "a.json", tmp_path / "b.json"]
+    code, out, err = _run("compare", "--results", *missing, "--paired", "bs", "--trials", 50)
+    message = "--trials: not used with --paired bs (trials are approximate randomization's)"
+    assert (code, out, err) == (2, "", f"capeval: error: {message}; leave it out\n")
+    common = ("compare", "--annotations", ann, "--results", *paths[:2], "--metrics", "bleu_4")
+    for extra in (
+        ("--paired", "bs", "--resamples", 20, "--seed", 3),
+        ("--paired", "ar", "--trials", 20, "--resamples", 20),
+        ("--trials", 20, "--resamples", 20),  # both, the default
+    ):
+        code, _, err = _run(*common, *extra)
+        assert code == 0 and "not used" not in err, err
+
+
 def test_coco_val2014_references_by_default(tmp_path):
     # results on COCO val image ids, no --annotations: the installed package's references,
     # scored as `capeval score` scores the same images against captions_val2014.json
