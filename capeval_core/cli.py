@@ -915,7 +915,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.raw and not args.table:
         raise InputError("--raw applies to --table (the paper table's scale): add --table")
     paired = args.paired or "both"
-    if paired == "bs":
+    if len(args.results) == 1:  # compare_systems gives the intervals alone: no test, no match
+        refuse_unused(
+            given_options(args, "paired", "trials", "on_missing"),
+            "with one --results file (no other system to compare it with)",
+        )
+    elif paired == "bs":
         refuse_unused(
             given_options(args, "trials"),
             "with --paired bs (trials are approximate randomization's)",
@@ -937,7 +942,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     with held_warnings():
         refs = read_references_of(args)
         data = load_systems(
-            args.results, refs, names, on_missing=args.on_missing, limits=limits_of(args)
+            args.results,
+            refs,
+            names,
+            on_missing=args.on_missing or "error",
+            limits=limits_of(args),
         )
     with tqdm(
         total=None,
@@ -1337,10 +1346,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     comp.add_argument(
         "--on-missing",
-        default="error",
         choices=["error", "intersect"],
         help="when the files do not caption the same images: stop with the ids (default), or "
-        "score the images every file captions and report what each file lost",
+        "score the images every file captions and report what each file lost (two or more "
+        "files)",
     )
     comp.add_argument(
         "--metrics",
@@ -1351,8 +1360,9 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument(
         "--paired",
         choices=["bs", "ar", "both"],
-        help="paired bootstrap resampling, approximate randomization, or both (default); "
-        "with both, the JSON's p_value is the larger of the two",
+        help="the test of each system against the first (two or more files): paired bootstrap "
+        "resampling, approximate randomization, or both (default); with both, the JSON's "
+        "p_value is the larger of the two",
     )
     comp.add_argument(
         "--trials",

@@ -209,6 +209,24 @@ def test_trials_with_paired_bootstrap_alone_are_refused(tmp_path):
         assert code == 0 and "not used" not in err, err
 
 
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--paired", "ar"], "--paired: not used"),
+        (["--trials", "50"], "--trials: not used"),
+        (["--on-missing", "intersect"], "--on-missing: not used"),
+        (["--paired", "both", "--on-missing", "error"], "--paired, --on-missing: not used"),
+    ],
+)
+def test_test_options_with_one_results_file_are_refused(tmp_path, extra, named):
+    """One results file gets its intervals and no paired test, and has no other file's
+    images to match: these options were ignored without a word (exit 0)."""
+    code, out, err = _run("compare", "--results", tmp_path / "a.json", *extra)
+    where = "with one --results file (no other system to compare it with)"
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"capeval: error: {named} {where}; leave ")
+
+
 def test_coco_val2014_references_by_default(tmp_path):
     # results on COCO val image ids, no --annotations: the installed package's references,
     # scored as `capeval score` scores the same images against captions_val2014.json
@@ -367,9 +385,9 @@ def test_score_defaults_to_coco_val2014_like_compare(tmp_path):
     assert code == 0, err
     code, out, err = _run(
         "compare", "--results", results[0], "--metrics", "bleu_4", "--json", "-",
-        "--trials", 50, "--resamples", 50,
+        "--resamples", 50,
     )  # fmt: skip
-    assert code == 0, err  # one system: intervals, no test
+    assert code == 0, err  # one system: intervals, no test (so no --trials)
     data = json.loads(out)
     assert data["systems"] == ["sys_a"] and data["paired"] == {"bleu_4": {}}
     assert json.loads(alone)["corpus"] == data["corpus"]["sys_a"]
