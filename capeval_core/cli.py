@@ -498,6 +498,27 @@ def _systems_for(jset: Any, level: str) -> list[str] | None:
     return systems
 
 
+def _correlate_options_apply(args: argparse.Namespace) -> tuple[str, int, int, str]:
+    """Refuse an option the kind of set --format gives would not use, before any file is
+    read (a pairwise set gives pairwise accuracies: no human-score column, level, intervals
+    or Williams tests; a graded set draws nothing at random but its bootstrap resamples),
+    then the defaults of those left out: (level, resamples, seed, Williams correlation)."""
+    from capeval_core.judgments import LOADERS
+
+    if LOADERS[args.format].kind == "pairwise":
+        refuse_unused(
+            given_options(args, "human", "level", "resamples", "williams_correlation"),
+            f"with a pairwise set (--format {args.format} gives pairwise accuracies)",
+        )
+    elif not args.resamples:
+        refuse_unused(
+            given_options(args, "seed"),
+            "with a graded set without --resamples (it seeds the bootstrap resamples)",
+        )
+    seed = 0 if args.seed is None else args.seed
+    return args.level or "item", args.resamples or 0, seed, args.williams_correlation or "pearson"
+
+
 def _cmd_correlate(args: argparse.Namespace) -> int:
     import warnings
 
@@ -517,6 +538,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     show = print if args.json != "-" else (lambda *_args, **_kwargs: None)
     keys, maybe_external = _correlate_keys(args.metrics)
     refuse_unused_metric_options(args, keys, default=not args.metrics)
+    level, resamples, seed, williams_correlation = _correlate_options_apply(args)
     inputs = [("--judgments file", args.judgments), ("--metric-scores file", args.metric_scores)]
     plan_outputs(args, inputs)
     for option, value in (("--judgments", args.judgments), ("--metric-scores", args.metric_scores)):
@@ -541,7 +563,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     keys += _external_keys(jset, maybe_external)
     check_human(jset, args.human)
     if jset.kind == "graded":  # said before any scoring, with the file
-        _systems_for(jset, args.level)  # again after scoring, on the items kept
+        _systems_for(jset, level)  # again after scoring, on the items kept
         if len(jset) < 2:
             where = jset.source[0] if jset.source else args.judgments
             raise InputError(f"{where}: {jset.describe()}; a correlation needs at least 2 items")
@@ -573,7 +595,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             options={"spice": spice_options(None, args.spice_max_words)},
             n_references=n_references,
             draws=draws,
-            seed=args.seed,
+            seed=seed,
             workers=workers,
             on_progress=progress,
         )
@@ -602,7 +624,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 jset.categories(),
                 metric_tie=protocol.metric_tie,  # type: ignore[arg-type]
                 human_tie=protocol.human_tie,  # type: ignore[arg-type]
-                seed=args.seed,
+                seed=seed,
             )
             for k in scores.keys
         }
@@ -610,7 +632,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         knobs = {
             "n_references": n_references,
             "draws": draws,
-            "seed": args.seed,
+            "seed": seed,
             "metric_tie": protocol.metric_tie,
             "human_tie": protocol.human_tie,
         }
@@ -651,7 +673,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 f"{human.size:,} items): every correlation is undefined (null in the JSON)",
                 file=sys.stderr,
             )
-        systems = _systems_for(jset, args.level)
+        systems = _systems_for(jset, level)
         methods = ("pearson", "spearman", "kendall_b", "kendall_c")
         correlations: dict[str, dict[str, float]] = {}
         intervals: dict[str, dict[str, list[float]]] = {}
@@ -660,21 +682,21 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             table = correlation_table(
                 human,
                 {k: scores.values[k] for k in scores.keys},
-                ci_methods=methods if args.resamples else (),
+                ci_methods=methods if resamples else (),
                 systems=systems,
-                n_resamples=max(args.resamples, 1),
-                seed=args.seed,
+                n_resamples=max(resamples, 1),
+                seed=seed,
             )
             for row in table.itertuples():
                 correlations.setdefault(row.metric, {})[row.method] = float(row.statistic)
-                if args.resamples:
+                if resamples:
                     bounds = [float(row.ci_low), float(row.ci_high)]
                     intervals.setdefault(row.metric, {})[row.method] = bounds
             level_human, level_values = at_level(
                 human, {k: v for k, v in scores.values.items() if k not in degenerate}, systems
             )
             matrix = (
-                williams_matrix(level_human, level_values, args.williams_correlation)
+                williams_matrix(level_human, level_values, williams_correlation)
                 if len(level_human) > 3 and len(level_values) > 1
                 else None
             )
@@ -682,16 +704,16 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         out = {
             "n_rows": len(full),
             "dropped": dict(jset.dropped),
-            "level": args.level,
+            "level": level,
             "correlations": correlations,
             "williams": williams,
             "signatures": dict(scores.signatures),
         }
-        if args.resamples:
+        if resamples:
             out["intervals"] = intervals
             out["resampling"] = {
-                "n_resamples": args.resamples,
-                "seed": args.seed,
+                "n_resamples": resamples,
+                "seed": seed,
                 "over": "items within systems" if systems is not None else "items",
             }
         width = max([len(k) for k in correlations] + [6])
@@ -1252,15 +1274,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     correlate.add_argument(
         "--level",
-        default="item",
         choices=["item", "system"],
-        help="graded sets: correlate items, or system means (every statistic, Williams "
-        "included, then on system means; intervals resample items within systems)",
+        help="graded sets: correlate items (default), or system means (every statistic, "
+        "Williams included, then on system means; intervals resample items within systems)",
     )
     correlate.add_argument(
         "--resamples",
         type=_resamples_or_none,
-        default=0,
         metavar="N",
         help="graded sets: percentile bootstrap intervals from N resamples (N >= 2), in the "
         "JSON's `intervals` (default 0: none)",
@@ -1268,8 +1288,8 @@ def build_parser() -> argparse.ArgumentParser:
     correlate.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
     correlate.add_argument(
         "--williams-correlation",
-        default="pearson",
         choices=["pearson", "spearman", "kendall_b", "kendall_c"],
+        help="graded sets: the correlation the Williams tests compare (default: pearson)",
     )
     correlate.add_argument(
         "--workers",
@@ -1280,9 +1300,8 @@ def build_parser() -> argparse.ArgumentParser:
     correlate.add_argument(
         "--seed",
         type=_SEED,
-        default=0,
         help="seed for sampling references and breaking human ties (pairwise sets) and for "
-        "the bootstrap intervals (graded sets)",
+        "the bootstrap intervals (graded sets, with --resamples); default 0",
     )
     _add_spice_limit_option(correlate)
     _add_limit_options(correlate)

@@ -1037,6 +1037,15 @@ def option_cases() -> None:
         prefix=r"^capeval: error: ",
     )
     opt(
+        "correlate-seed-without-resamples.csv",
+        [*correlate, "--seed", "5"],
+        r"--seed: not used with a graded set without --resamples \(it seeds the bootstrap "
+        r"resamples\); leave it out",
+        "--seed",
+        graded,
+        prefix=r"^capeval: error: ",
+    )
+    opt(
         "compare-one-resample.json",
         [*compare, "--resamples", "1"],
         "argument --resamples: expected a whole number from 2 to 1,000,000, got 1",

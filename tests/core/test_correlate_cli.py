@@ -489,6 +489,55 @@ def test_pascal50s_presets_choose_the_labels(tmp_path):
     assert "labels:triplet-majority|refs:triplets:allx1" in table4["signatures"]["bleu_4"]
 
 
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--level", "system"], "--level: not used"),
+        (["--resamples", "10"], "--resamples: not used"),
+        (["--williams-correlation", "kendall_b"], "--williams-correlation: not used"),
+        (["--human", "score"], "--human: not used"),
+        (["--level", "item", "--resamples", "0"], "--level, --resamples: not used"),
+    ],
+)
+def test_graded_only_options_with_a_pairwise_set_are_refused(tmp_path, extra, named):
+    """A pairwise set gives pairwise accuracies: no level, intervals, Williams tests or
+    human-score column. These were ignored without a word (exit 0); refused before any file
+    is read, so the set is not read twice."""
+    write_pascal_pairs(tmp_path, PASCAL_ROWS)
+    write_pascal_refs(tmp_path)
+    code, out, err = _run(
+        "correlate", "--judgments", str(tmp_path), "--format", "pascal50s", *extra
+    )
+    where = "with a pairwise set (--format pascal50s gives pairwise accuracies)"
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"capeval: error: {named} {where}; leave ")
+    code, _, err = _run("correlate", "--judgments", str(tmp_path / "x.csv"), "--format",
+                        "pairwise", *extra)  # fmt: skip
+    assert code == 2 and "with a pairwise set (--format pairwise" in err
+
+
+def test_the_seed_of_a_graded_set_without_resamples_is_refused(tmp_path):
+    """A graded set draws nothing at random but its bootstrap resamples; a pairwise set's
+    seed samples references and breaks human ties, so it is always read."""
+    p = _graded(tmp_path)
+    base = ["correlate", "--judgments", str(p), "--format", "graded", "--metrics", "bleu_4",
+            "rouge_l", "--tokenizer", "whitespace", "--workers", "0"]  # fmt: skip
+    message = (
+        "capeval: error: --seed: not used with a graded set without --resamples (it seeds the "
+        "bootstrap resamples); leave it out\n"
+    )
+    for extra in (["--seed", "5"], ["--seed", "0", "--resamples", "0"]):
+        code, out, err = _run(*base, *extra)
+        assert (code, out, err) == (2, "", message)
+    for extra in ([], ["--seed", "5", "--resamples", "10"], ["--resamples", "0"]):
+        code, _, err = _run(*base, *extra)
+        assert code == 0 and "not used" not in err, err
+    write_pascal_pairs(tmp_path, PASCAL_ROWS)
+    write_pascal_refs(tmp_path)
+    _, _, err = _correlate_json(tmp_path, tmp_path, "pascal50s", "--seed", "5")
+    assert "draw(s)" in err and "not used" not in err
+
+
 def test_spice_max_words_without_spice_is_refused(tmp_path):
     """--spice-max-words with no spice among the metrics was ignored without a word (exit 0);
     refused before the judgments are read (the file does not exist)."""
