@@ -561,6 +561,11 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
 
             jset = join_scores_file(jset, args.metric_scores, max_bytes=limits["max_bytes"])
     keys += _external_keys(jset, maybe_external)
+    if jset.kind == "graded" and len(keys) < 2:  # said before any scoring
+        refuse_unused(
+            given_options(args, "williams_correlation"),
+            "with one metric (a Williams test compares two)",
+        )
     check_human(jset, args.human)
     if jset.kind == "graded":  # said before any scoring, with the file
         _systems_for(jset, level)  # again after scoring, on the items kept
@@ -1289,7 +1294,8 @@ def build_parser() -> argparse.ArgumentParser:
     correlate.add_argument(
         "--williams-correlation",
         choices=["pearson", "spearman", "kendall_b", "kendall_c"],
-        help="graded sets: the correlation the Williams tests compare (default: pearson)",
+        help="graded sets with two or more metrics: the correlation the Williams tests compare "
+        "(default: pearson)",
     )
     correlate.add_argument(
         "--workers",

@@ -538,6 +538,21 @@ def test_the_seed_of_a_graded_set_without_resamples_is_refused(tmp_path):
     assert "draw(s)" in err and "not used" not in err
 
 
+def test_williams_correlation_with_one_metric_is_refused(tmp_path):
+    """The Williams test compares two metrics: with one, --williams-correlation was ignored
+    without a word. Said once the set's own metric columns are known, before any scoring."""
+    p = _graded(tmp_path)
+    base = ["correlate", "--judgments", str(p), "--format", "graded", "--tokenizer",
+            "whitespace", "--workers", "0", "--williams-correlation", "spearman"]  # fmt: skip
+    code, out, err = _run(*base, "--metrics", "cider_d")
+    message = "--williams-correlation: not used with one metric (a Williams test compares two)"
+    assert (code, out) == (2, "") and err.endswith(f"capeval: error: {message}; leave it out\n")
+    assert "scoring" not in err
+    for metrics in (["cider_d", "rouge_l"], ["bleu"]):  # bleu: four keys
+        code, out, err = _run(*base, "--metrics", *metrics)
+        assert code == 0 and "Williams test p-values (greater, spearman;" in out, err
+
+
 def test_spice_max_words_without_spice_is_refused(tmp_path):
     """--spice-max-words with no spice among the metrics was ignored without a word (exit 0);
     refused before the judgments are read (the file does not exist)."""
