@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from capeval_ui import cached, views
+from capeval_ui import cached, state, views
+
+# Home scores nothing, but the sidebar's tokenizer is chosen here too: its URL holds it
+# (the router restores it), so a reload keeps the choice the other pages then score with.
+# An address naming another page's values is left as it is.
+if set(st.query_params) <= {state.TOKENIZER.name}:
+    state.say_rejected(state.restore((state.TOKENIZER,)))
+    state.write((state.TOKENIZER,))
 
 st.title("capeval")
 st.markdown(

@@ -343,6 +343,20 @@ def test_a_link_to_a_builtin_example_names_it(page: str, picker: str, source: st
     assert again.selectbox(key=picker).value == "Your own captions"
 
 
+def test_home_keeps_the_sidebars_tokenizer_in_its_url() -> None:
+    """Home wrote no URL: a reload after choosing a tokenizer there gave the default back,
+    and a link's tokenizer=whitespace stayed in the address after PTB was chosen."""
+    at = _app().run()
+    at.radio(key=state.TOKENIZER_KEY).set_value("whitespace").run()
+    assert _params(at)["tokenizer"] == "whitespace"
+    again = _app(**_params(at)).run()
+    assert again.radio(key=state.TOKENIZER_KEY).value == "whitespace"
+    again.radio(key=state.TOKENIZER_KEY).set_value("ptb").run()
+    assert _params(again)["tokenizer"] == "ptb"
+    (said,) = _link_warnings(_app(tokenizer="bert").run())
+    assert "tokenizer=bert" in said
+
+
 def test_the_copy_link_names_the_page_once() -> None:
     """Issue 42: Compare's link read /compare-captions/compare-captions?… (a blank page)."""
     at = _open("app_pages/correlations.py")
@@ -588,7 +602,9 @@ def test_a_links_values_the_page_does_not_offer_are_named():
             "candidate=a cat \\(a second value: the first is used\\)",
         ),
         # a tokenizer not offered; a panel's order or reference the panel does not draw
-        ("app_pages/compare.py", {"tokenizer": "bert"}, "tokenizer=bert"),
+        # (with a value of Compare's: a test's link runs Home first, which keeps an address
+        # of its own values only, as a browser opening Compare's address does not)
+        ("app_pages/compare.py", {"tokenizer": "bert", "candidate": "a dog"}, "tokenizer=bert"),
         ("app_pages/compare.py", {"tab": "BLEU", "bleu-order": "7"}, "bleu-order=7"),
         (
             "app_pages/compare.py",
