@@ -17,6 +17,7 @@ import streamlit as st
 from capeval_core import CapevalError
 from capeval_core.judgments import LOADERS
 from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
+from capeval_core.judgments.graded import named_score
 from capeval_core.judgments.mapping import GRADED_ROLES, PAIRWISE_ROLES
 from capeval_core.judgments.protocols import BY_FORMAT, missing_labels_warning
 from capeval_ui import cached, choices, current_tokenizer, meta_views, state, store, views
@@ -52,13 +53,16 @@ def _column_roles(
     columns: list[str], numeric: list[str], mapping: tuple[tuple[str, str], ...]
 ) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...] | None]:
     """A role per extra numeric column (human score, metric, ignore); ids are never offered
-    as scores. Returns the renames the roles need and the human-score columns."""
+    as scores; beside a column named as the score (``score``, ``rating``, ...) the others
+    start ignored, as the loader reads them. Returns the renames the roles need and the
+    human-score columns."""
     mapped = {c for c, _ in mapping}
     offered = [
         c
         for c in columns
         if c not in mapped and not is_id_column(c) and (c in numeric or c.startswith(METRIC_PREFIX))
     ]
+    named = named_score([c for c in offered if not c.startswith(METRIC_PREFIX)])
     ids = [c for c in columns if c not in mapped and is_id_column(c)]
     if not offered:
         return (), None
@@ -70,7 +74,8 @@ def _column_roles(
     humans: list[str] = []
     for i, column in enumerate(offered):
         external = column.startswith(METRIC_PREFIX)
-        state.default(f"role_{column}", ROLES[1] if external else ROLES[0])
+        ignored = named is not None and column != named
+        state.default(f"role_{column}", ROLES[1] if external else ROLES[2 if ignored else 0])
         # a column name is user text: the label shows it as typed, never as Markdown
         role = grid[i % 3].selectbox(literal(column), ROLES, key=f"role_{column}")
         plain = column[len(METRIC_PREFIX) :] if external else column

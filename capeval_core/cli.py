@@ -578,8 +578,10 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         if label_counts(jset)[1] == 0:
             raise InputError(f"{args.format} {args.judgments}: {missing_labels_warning(jset)}")
     print(f"{args.format}: {files.printable(jset.describe())}", file=sys.stderr)
+    if jset.kind == "graded":  # which column the numbers are about, chosen or by default
+        print(f"human score: {args.human or jset.score_names[0]!r}", file=sys.stderr)
     for note in jset.notes:
-        print(f"note: {files.printable(note)}", file=sys.stderr)
+        print(f"note: {cli_message(note)}", file=sys.stderr)
     protocol = None
     if jset.kind == "pairwise":
         from capeval_core.judgments.protocols import protocol_for
@@ -671,8 +673,8 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         from capeval_core.judgments.analysis import at_level, correlation_table
 
         human = jset.human(args.human)
+        name = args.human or jset.score_names[0]
         if human.size and np.all(human == human[0]):
-            name = args.human or jset.score_names[0]
             print(
                 f"warning: the human score {name!r} is constant ({human[0]:g} for all "
                 f"{human.size:,} items): every correlation is undefined (null in the JSON)",
@@ -709,6 +711,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         out = {
             "n_rows": len(full),
             "dropped": dict(jset.dropped),
+            "human": name,
             "level": level,
             "correlations": correlations,
             "williams": williams,
@@ -803,7 +806,9 @@ def _perturb_dataset(args: argparse.Namespace):
 
         if not args.format:
             raise InputError("--format is needed with a judgment file as --dataset")
-        jset = load_judgments(args.dataset, args.format, args.preset)
+        # as correlate: --human names the score column, so no other is guessed or needed
+        columns = {"score_columns": [args.human]} if args.human and args.format == "graded" else {}
+        jset = load_judgments(args.dataset, args.format, args.preset, **columns)
     if jset.kind != "graded":
         raise InputError(f"--dataset must be a graded judgment set (got a {jset.kind} one)")
     human = args.human or jset.score_names[0]
@@ -1561,6 +1566,8 @@ CLI_WORDS = {
     # keyword arguments the command line has no option for: their suggestion is dropped, or
     # said as what to do with the files
     "; name one with `score_columns`": "",
+    "name the one to use with `score_columns`": "choose one with --human NAME",
+    "name the columns to read with `score_columns`": "correlate another with --human NAME",
     ", or pass `file_format`": "",
     ", or a COCO captions file as `references_from`": "",
     "pass `references_from` (a Flickr token file or COCO captions JSON)": "put its caption "

@@ -421,6 +421,12 @@ def graded_cases() -> None:
         "line 1",
     )
     case(
+        g + "two-scores-none-named.csv",
+        "candidate,references,fluency,quality\na,b,3,4\n",
+        r"2 numeric columns could be the human score \('fluency', 'quality'\) .*--human NAME",
+        "line 1",
+    )
+    case(
         g + "no-references-in-row.csv",
         HEADER + "1,a,b,2\n2,c,,3\n",
         "no references",

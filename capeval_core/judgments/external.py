@@ -77,6 +77,20 @@ def check_name(name: str, existing: Sequence[str] = ()) -> str:
     return name
 
 
+def is_index_column(name: str) -> bool:
+    """Whether a column is pandas' index as ``to_csv`` writes it without ``index=False``
+    (headed ``Unnamed: 0`` once read back, or with an empty header): row numbers, never a
+    score nor a metric.
+
+    >>> [is_index_column(c) for c in ("Unnamed: 0", "Unnamed: 3", "", "score")]
+    [True, True, True, False]
+    """
+    return bool(_INDEX_NAME.fullmatch(name.strip()))
+
+
+_INDEX_NAME = re.compile(r"(?:Unnamed: \d+)?")
+#: what an index column is, said by both loaders that refuse it as numbers
+INDEX_COLUMN = "pandas' index column (to_csv without index=False: row numbers)"
 _ID_NAME = re.compile(r"(?:^|[_\s.\-])id$", re.I)  # id, seg_id, set_id, image id, ...
 _CAMEL_ID = re.compile(r"[a-z]I[dD]$")  # imageId, segID
 
@@ -325,6 +339,9 @@ def _score_columns(
     )
     if not chosen:
         raise format_error(path, f"no metric column besides the ids {list(ids)}", line=1)
+    index = next((c for c in chosen if is_index_column(c)), None)
+    if index is not None:
+        raise format_error(path, f"{INDEX_COLUMN}, not a metric", line=1, column=index)
     if kind == "graded":
         return {name: [c] for c, name in chosen.items()}
     out: dict[str, list[str]] = {}
@@ -450,6 +467,7 @@ __all__ = [
     "check_name",
     "file_checksum",
     "is_id_column",
+    "is_index_column",
     "join_scores_file",
     "metric_columns",
     "read_metric_cells",

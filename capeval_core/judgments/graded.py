@@ -3,8 +3,10 @@
 Columns (judgment-formats.md, "Generic formats"): ``id`` (optional; default: the line or
 record number), ``image_id`` (optional), ``candidate``, references as ``references`` (a JSON
 list in JSON/JSONL, ``|||``-separated text in CSV/TSV) or ``ref_1`` … ``ref_k`` columns, or a
-COCO captions file keyed by ``image_id``; one or more numeric human-score columns (default:
-every numeric column not named above); optional ``system``.
+COCO captions file keyed by ``image_id``; one or more numeric human-score columns (chosen with
+``score_columns``; default: the numeric column not named above, or among several the one
+named ``score``, ``human`` or ``rating``; several others are refused rather than guessed
+between); optional ``system``.
 """
 
 from __future__ import annotations
@@ -34,14 +36,22 @@ from capeval_core.judgments.base import (
 )
 from capeval_core.judgments.coco import load_coco_references
 from capeval_core.judgments.external import (
+    INDEX_COLUMN,
     METRIC_PREFIX,
     is_id_column,
+    is_index_column,
     read_metric_cells,
     with_file_metrics,
 )
 
 _REF_COLUMN = re.compile(r"^ref_?(\d+)$")
 KNOWN_COLUMNS = ("id", "image_id", "candidate", "references", "system")
+#: names that say a column is the human score: among several numeric columns, the one so
+#: named is read (compared lower-case, with spaces and hyphens as underscores)
+SCORE_NAMES = ("score", "human", "human_score", "rating", "human_rating")
+#: how a caller chooses the human-score column(s) (the CLI and the pages reword these)
+CHOOSE_ONE = "name the one to use with `score_columns`"
+CHOOSE_MORE = "name the columns to read with `score_columns`"
 
 
 def reference_columns(columns: Sequence[str]) -> list[str]:
@@ -177,19 +187,67 @@ def row_id(row: Row, columns: Sequence[str], path: Any, fallback: int) -> str:
 
 def numeric_columns(columns: Sequence[str], rows: Sequence[Row], exclude: set[str]) -> list[str]:
     """Columns at least half of whose non-empty cells are numbers (judgment-formats.md: "default:
-    every numeric column not named above"), id columns (``seg_id``, ``set_id``, ...) and
-    ``metric:`` columns left out. A column with a few non-numbers still counts,
-    so those cells are reported as errors rather than silently ignored."""
+    every numeric column not named above"), id columns (``seg_id``, ``set_id``, ...), pandas'
+    index (``Unnamed: 0``) and ``metric:`` columns left out. A column with a few non-numbers
+    still counts, so those cells are reported as errors rather than silently ignored."""
     out = []
     for c in columns:
-        # external metrics and ids (seg_id, set_id, ...) are never human scores by default
-        if c in exclude or c.startswith(METRIC_PREFIX) or is_id_column(c):
+        # external metrics, ids (seg_id, set_id, ...) and pandas' index (Unnamed: 0) are
+        # never human scores by default
+        if c in exclude or c.startswith(METRIC_PREFIX) or is_id_column(c) or is_index_column(c):
             continue
         cells = [r.values.get(c) for r in rows]
         cells = [v for v in cells if v is not None and str(v).strip() != ""]
         if cells and sum(is_number(v) for v in cells) * 2 >= len(cells):
             out.append(c)
     return out
+
+
+def default_scores(path: Any, found: Sequence[str], notes: list[str]) -> list[str]:
+    """The human-score column of a file that names none: its one numeric column, or the one
+    named as a score (:data:`SCORE_NAMES`; the others said in ``notes``). Several others are
+    refused: the first of them was correlated, an ``annotator`` or ``fluency`` as readily as
+    the score, without a word.
+
+    >>> notes = []
+    >>> default_scores("j.csv", ["annotator", "score"], notes), notes
+    (['score'], ["numeric column(s) 'annotator' not read as human scores ('score' is, by its \
+name): name the columns to read with `score_columns`"])
+    """
+    if len(found) == 1:
+        return list(found)
+    named = named_score(found)
+    if named is not None:
+        others = ", ".join(repr(c) for c in found if c != named)
+        notes.append(
+            f"numeric column(s) {others} not read as human scores ({named!r} is, by its "
+            f"name): {CHOOSE_MORE}"
+        )
+        return [named]
+    none = not any(_score_name(c) for c in found)
+    raise format_error(
+        path,
+        f"{len(found)} numeric columns could be the human score "
+        f"({', '.join(repr(c) for c in found)})"
+        + (" and none is named score, human or rating" if none else "")
+        + f": {CHOOSE_ONE}",
+        line=1,
+    )
+
+
+def named_score(columns: Sequence[str]) -> str | None:
+    """The one column whose name says it is the human score (:data:`SCORE_NAMES`), or None
+    (none or several are).
+
+    >>> named_score(["annotator", "Human score"]), named_score(["score", "rating"])
+    ('Human score', None)
+    """
+    named = [c for c in columns if _score_name(c)]
+    return named[0] if len(named) == 1 else None
+
+
+def _score_name(column: str) -> bool:
+    return re.sub(r"[\s-]+", "_", column.strip().lower()) in SCORE_NAMES
 
 
 def load_graded(
@@ -219,15 +277,17 @@ scores=(3.0,), system=None)
     require_columns(path, columns, ["candidate"])
     refs = ReferenceSource(path, columns, references_from, max_bytes)
     exclude = set(KNOWN_COLUMNS) | set(refs.ref_columns)
+    notes: list[str] = []
     if score_columns is None:
-        scores = numeric_columns(columns, rows, exclude)
-        if not scores:
+        found = numeric_columns(columns, rows, exclude)
+        if not found:
             raise format_error(
                 path,
                 "no numeric human-score column found (columns: "
                 f"{list(columns)}); name one with `score_columns`",
                 line=1,
             )
+        scores = default_scores(path, found, notes)
     else:
         scores = list(score_columns)
         require_columns(path, columns, scores, "no human-score column")
@@ -239,6 +299,8 @@ scores=(3.0,), system=None)
                     line=1,
                     column=c,
                 )
+            if is_index_column(c):
+                raise format_error(path, f"{INDEX_COLUMN}, not a human score", line=1, column=c)
     dropped: dict[str, int] = {}
     empty = 0
     items: list[GradedItem] = []
@@ -279,7 +341,8 @@ scores=(3.0,), system=None)
         )
     unique_ids(path, ids)
     external = read_metric_cells(path, rows, kept, columns)
-    notes = (f"{empty:,} empty candidate(s) kept (they score 0 on most metrics)",) if empty else ()
+    if empty:
+        notes.append(f"{empty:,} empty candidate(s) kept (they score 0 on most metrics)")
     jset = JudgmentSet(
         "graded",
         tuple(items),
@@ -291,7 +354,7 @@ scores=(3.0,), system=None)
         format="graded",
         preset=preset,
         kendall_variant=kendall_variant,
-        notes=notes,
+        notes=tuple(notes),
     )
     return with_file_metrics(jset, path, external, checksum)
 

@@ -69,8 +69,10 @@ def test_graded_table_and_json_contract(tmp_path):
     assert "pearson" in out and "kendall_c" in out and "Williams" in out
     assert "8 read, 8 scored" in err
     data = json.loads(out_json.read_text())
-    assert set(data) == {"n_rows", "dropped", "level", "correlations", "williams", "signatures"}
-    assert data["level"] == "item"
+    assert set(data) == {
+        "n_rows", "dropped", "human", "level", "correlations", "williams", "signatures"
+    }  # fmt: skip
+    assert data["level"] == "item" and data["human"] == "quality"
     assert data["signatures"]["bleu_4"].startswith("bleu")
     assert data["n_rows"] == 8 and data["dropped"] == {}
     assert set(data["correlations"]) == {"bleu_4", "rouge_l", "cider_d"}
@@ -222,7 +224,8 @@ def test_json_to_stdout_is_the_json_alone(tmp_path):
 
 def test_human_column_rows_need_a_value_in_that_column_only(tmp_path):
     """A row with a `score` but no `rater2` is a row of the `score` correlation; without
-    --human every score column is read, and the drop names the empty one."""
+    --human the column named `score` is read (and `rater2` said to be left), with --human
+    rater2 the row without one is dropped, and the drop names the column."""
     p = tmp_path / "two.csv"
     p.write_text(
         "id,candidate,references,score,rater2\n1,a dog runs,a dog running,3,2\n"
@@ -235,7 +238,11 @@ def test_human_column_rows_need_a_value_in_that_column_only(tmp_path):
     assert json.loads(out)["n_rows"] == 4 and json.loads(out)["dropped"] == {}
     code, out, err = _run(*common, "--json", "-")
     assert code == 0, err
-    assert json.loads(out)["dropped"] == {"missing human score (rater2)": 1}
+    assert json.loads(out)["dropped"] == {} and json.loads(out)["human"] == "score"
+    assert "'rater2' not read as human scores" in err and "--human NAME" in err
+    code, out, err = _run(*common, "--human", "rater2", "--json", "-")
+    assert code == 0, err
+    assert json.loads(out)["dropped"] == {"missing human score": 1}
 
 
 def test_a_constant_human_score_is_warned_of(tmp_path):
@@ -642,3 +649,65 @@ def test_flickr8k_expert_with_a_scores_file(tmp_path, monkeypatch):
     data = json.loads(out_json.read_text())
     assert list(data["correlations"]) == ["bleu_1", "mine"]
     assert data["signatures"]["mine"].startswith("external:mine|sha256:")
+
+
+def _judgments(tmp_path, header, cells, name="j.csv"):
+    """A graded file of ROWS with ``header``'s extra columns filled by ``cells(i, score)``."""
+    p = tmp_path / name
+    rows = "".join(f"{c},{r},{cells(i, s)}\n" for i, (c, r, s) in enumerate(ROWS))
+    p.write_text(f"candidate,references,{header}\n{rows}")
+    return p
+
+
+def _correlate(path, *extra):
+    return _run("correlate", "--judgments", str(path), "--format", "graded", "--metrics",
+                "bleu_4", "--tokenizer", "whitespace", "--json", "-", *extra)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("header", "cells"),
+    [
+        ("annotator,score", lambda i, s: f"{7 + i % 2},{s}"),  # an annotator id before the score
+        ("Unnamed: 0,score", lambda i, s: f"{i},{s}"),  # pandas' index, as read back
+        ("Unnamed: 0,quality", lambda i, s: f"{i},{s}"),  # ... beside a score of another name
+    ],
+)
+def test_the_human_score_column_is_the_score_not_the_first_number(tmp_path, header, cells):
+    """The first numeric column was correlated: an annotator id or pandas' index instead of
+    the score, exit 0 and no word. Now the score is read, and the run says which."""
+    score = header.split(",")[1]
+    code, out, err = _correlate(_judgments(tmp_path, header, cells))
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["human"] == score and f"human score: {score!r}" in err
+    code, out_named, err = _correlate(_judgments(tmp_path, "score", lambda i, s: s, "n.csv"))
+    assert code == 0, err
+    assert data["correlations"] == json.loads(out_named)["correlations"]
+
+
+def test_several_numeric_columns_none_named_score_are_refused(tmp_path):
+    """Which of `fluency` and `quality` is the human score is the user's to say: one line
+    naming both and --human (not the library's keyword)."""
+    p = _judgments(tmp_path, "fluency,quality", lambda i, s: f"{6 - s},{s}")
+    code, out, err = _correlate(p)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("capeval: error: j.csv, line 1:")
+    assert "'fluency', 'quality'" in err and "choose one with --human NAME" in err
+    assert "score_columns" not in err
+    code, out, err = _correlate(p, "--human", "quality")
+    assert code == 0 and json.loads(out)["human"] == "quality", err
+
+
+def test_pandas_index_is_never_a_score_nor_a_metric(tmp_path):
+    """Named as the human score or given in a scores file, pandas' index is refused, the
+    same words in both loaders."""
+    p = _judgments(tmp_path, "Unnamed: 0,score", lambda i, s: f"{i},{s}")
+    code, _, err = _correlate(p, "--human", "Unnamed: 0")
+    assert code == 2 and "column 'Unnamed: 0': pandas' index column" in err
+    assert "not a human score" in err
+    scores = tmp_path / "mine.csv"
+    scores.write_text("Unnamed: 0,id,mine\n" + "".join(f"{i},{i + 2},0.{i}\n" for i in range(8)))
+    code, _, err = _correlate(_judgments(tmp_path, "score", lambda i, s: s, "n.csv"),
+                              "--metric-scores", str(scores))  # fmt: skip
+    assert code == 2 and "column 'Unnamed: 0': pandas' index column" in err
+    assert "not a metric" in err

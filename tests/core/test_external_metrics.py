@@ -37,6 +37,12 @@ def _csv(tmp_path, rows=ROWS, header="id,candidate,references,quality,metric:min
     return p
 
 
+def _quality_and_x(tmp_path):
+    """A set whose file has a second numeric column, ``x``, read as no human score."""
+    path = _csv(tmp_path, header="id,candidate,references,quality,x")
+    return load_judgments(path, "graded", score_columns=["quality"])
+
+
 def test_metric_column_is_an_external_metric_not_a_human_score(tmp_path):
     js = load_judgments(_csv(tmp_path), "graded")
     assert js.score_names == ("quality",)
@@ -78,7 +84,7 @@ def test_metric_column_named_like_a_builtin_is_refused(tmp_path):
 
 
 def test_scores_file_joined_by_id(tmp_path):
-    js = load_judgments(_csv(tmp_path, header="id,candidate,references,quality,x"), "graded")
+    js = _quality_and_x(tmp_path)
     scores = tmp_path / "scores.csv"
     # another order, and a row for an item the set does not have
     scores.write_text("mine,id\n" + "".join(f"{r[4]},{r[0]}\n" for r in reversed(ROWS)) + "9,zz\n")
@@ -92,7 +98,7 @@ def test_scores_file_joined_by_id(tmp_path):
 
 
 def test_scores_file_with_unmatched_ids_is_a_clear_error(tmp_path):
-    js = load_judgments(_csv(tmp_path, header="id,candidate,references,quality,x"), "graded")
+    js = _quality_and_x(tmp_path)
     scores = tmp_path / "scores.json"
     scores.write_text(json.dumps([{"id": r[0], "mine": r[4]} for r in ROWS[:-2]]))
     with pytest.raises(JudgmentFormatError) as err:
@@ -104,7 +110,7 @@ def test_scores_file_with_unmatched_ids_is_a_clear_error(tmp_path):
 
 
 def test_library_call_checks_length_and_name(tmp_path):
-    js = load_judgments(_csv(tmp_path, header="id,candidate,references,quality,x"), "graded")
+    js = _quality_and_x(tmp_path)
     with pytest.raises(InputError, match="one value per item"):
         add_metric_scores(js, "mine", [1.0, 2.0])
     with pytest.raises(InputError, match="built-in"):
@@ -185,7 +191,7 @@ def test_other_human_columns_share_the_metric_scores(tmp_path, monkeypatch):
     real = batch.score_metric
     monkeypatch.setattr(batch, "score_metric", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     path = _csv(tmp_path, header="id,candidate,references,quality,other")
-    both = load_judgments(path, "graded")
+    both = load_judgments(path, "graded", score_columns=["quality", "other"])
     one = load_judgments(path, "graded", score_columns=["other"])
     assert one.content_digest != both.content_digest
     assert one.items_digest == both.items_digest

@@ -165,3 +165,20 @@ def test_a_unicode_digit_is_not_a_count(capsys: pytest.CaptureFixture[str]) -> N
     )  # fmt: skip
     assert code == 0 and "Traceback" not in err
     assert json.loads(out)["perturbed"] == "10² dogs and ③ cats"
+
+
+def test_batch_on_a_judgment_file_takes_human_as_its_score_column(
+    capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    """A file with two score columns, none named score, is refused until --human chooses;
+    --dataset then reads that column (it read the file before --human, and was refused)."""
+    path = tmp_path / "two.csv"
+    rows = "".join(f"a dog {i},a dog runs|||a pup,{1 + i % 3},{5 - i % 4}\n" for i in range(6))
+    path.write_text("candidate,references,fluency,quality\n" + rows)
+    common = ("perturb", "--dataset", str(path), "--format", "graded", "--perturbation",
+              "shuffle", "--metrics", "bleu_1", "--json")  # fmt: skip
+    code, _, err = _run(capsys, *common)
+    assert code == 2 and "--human NAME" in err
+    code, out, err = _run(capsys, *common, "--human", "quality")
+    assert code == 0, err
+    assert json.loads(out)["n"] == 6
