@@ -343,6 +343,12 @@ def graded_cases() -> None:
         r"written-out list .* separate the references with \|\|\|",
         "line 2, column 'references'",
     )
+    case(
+        g + "references-one-per-line.csv",
+        'candidate,references,score\na dog runs,"a dog running\na dog",3\n',
+        r"the cell breaks its line .* separate the references with \|\|\|, not one per line",
+        "line 3, column 'references'",
+    )
     case(g + "header-only.csv", HEADER, "no data rows")
     case(
         g + "missing-candidate.csv",

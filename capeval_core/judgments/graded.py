@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from capeval_core.errors import CapevalWarning
 from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
     REF_SEPARATOR,
@@ -102,6 +104,10 @@ class ReferenceSource:
             else None
         )
         self.coco_name = Path(references_from).name if references_from is not None else ""
+        #: cells of the references column read, those read as one reference, and the lines
+        #: of those that hold '|' or '||' (a separator mistyped for |||?)
+        self.cells = self.single = 0
+        self.piped: list[int] = []
         if not (self.has_column or self.ref_columns or self.coco is not None):
             raise format_error(
                 path,
@@ -160,8 +166,8 @@ class ReferenceSource:
                     out.append(r.strip())
             return out
         text = text_cell(value, self.path, row, "references")
+        shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:40] + "…"
         if REF_SEPARATOR not in text and _LIST_TEXT.match(text):
-            shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:40] + "…"
             raise format_error(
                 self.path,
                 f"the cell is a written-out list ({shown!r}), which would be read as one "
@@ -170,11 +176,45 @@ class ReferenceSource:
                 column="references",
                 record=row.record,
             )
-        return [r.strip() for r in text.split(REF_SEPARATOR) if r.strip()]
+        # references one per line (a spreadsheet's Alt+Enter) were read as one reference; a
+        # cell that uses ||| keeps a line break inside a reference (12 of COCO val2014's
+        # 202,654 captions hold one)
+        if REF_SEPARATOR not in text and ("\n" in text.strip() or "\r" in text.strip()):
+            raise format_error(
+                self.path,
+                f"the cell breaks its line ({shown!r}), which would be read as one reference: "
+                f"separate the references with {REF_SEPARATOR}, not one per line (a line "
+                "break inside a reference: write a space)",
+                line=row.line,
+                column="references",
+                record=row.record,
+            )
+        out = [r.strip() for r in text.split(REF_SEPARATOR) if r.strip()]
+        self.cells += 1
+        if len(out) == 1:
+            self.single += 1
+            if _SHORT_PIPES.search(text):
+                self.piped.append(row.line)
+        return out
+
+    def warn_separators(self) -> None:
+        """Warn when every cell was read as one reference and some hold '|' or '||': the
+        references of a row were likely joined with a separator other than |||. A set of one
+        reference per row is valid, so this warns rather than refuses."""
+        if self.piped and self.single == self.cells:
+            warnings.warn(
+                f"{Path(self.path).name}: every row has one reference and {len(self.piped):,} "
+                f"of them hold '|' or '||' (the first on line {self.piped[0]}): references "
+                f"are separated by {REF_SEPARATOR}; each such cell was read as one reference",
+                CapevalWarning,
+                stacklevel=3,
+            )
 
 
 #: a references cell holding a JSON or Python list of strings: ["a dog", "a cat"]
 _LIST_TEXT = re.compile(r"""\s*\[\s*["'].*["']\s*\]\s*$""", re.DOTALL)
+#: '|' or '||' on its own, not part of the separator |||
+_SHORT_PIPES = re.compile(r"(?<!\|)\|{1,2}(?!\|)")
 
 
 def row_id(row: Row, columns: Sequence[str], path: Any, fallback: int) -> str:
@@ -340,6 +380,7 @@ scores=(3.0,), system=None)
             )
         )
     unique_ids(path, ids)
+    refs.warn_separators()
     external = read_metric_cells(path, rows, kept, columns)
     if empty:
         notes.append(f"{empty:,} empty candidate(s) kept (they score 0 on most metrics)")

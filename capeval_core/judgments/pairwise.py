@@ -128,6 +128,7 @@ def load_pairwise(
             )
         )  # type: ignore[arg-type]
     unique_ids(path, ids)
+    refs.warn_separators()
     external = read_pair_metric_cells(path, rows, columns)
     sources = tuple(Path(p).name for p in (path, references_from) if p is not None)
     jset = JudgmentSet(

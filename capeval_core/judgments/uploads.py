@@ -18,10 +18,11 @@ import dataclasses
 import hashlib
 import os
 import tempfile
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from capeval_core.errors import CapevalError
+from capeval_core.errors import CapevalError, CapevalWarning
 from capeval_core.judgments.base import JudgmentSet
 
 #: one uploaded file: its name as the browser gives it, and its content
@@ -118,7 +119,18 @@ def load_uploaded(
             mapped.mkdir()
             path = remap_columns(path, mapping, mapped / path.name)
             options["checksum"] = hashlib.sha256(files[0][1]).hexdigest()
-        jset = load_judgments(path, format, preset, **options)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CapevalWarning)
+            jset = load_judgments(path, format, preset, **options)
+    # a page shows the set's notes, not warnings (a cached load would not warn again)
+    said = []
+    for w in caught:
+        if issubclass(w.category, CapevalWarning):
+            said.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if said:
+        jset = dataclasses.replace(jset, notes=(*jset.notes, *said))
     return _named_as_uploaded(jset, files, folder)
 
 

@@ -711,3 +711,16 @@ def test_pandas_index_is_never_a_score_nor_a_metric(tmp_path):
                               "--metric-scores", str(scores))  # fmt: skip
     assert code == 2 and "column 'Unnamed: 0': pandas' index column" in err
     assert "not a metric" in err
+
+
+def test_references_joined_with_one_pipe_warn_on_one_line(tmp_path):
+    p = _judgments(tmp_path, "score", lambda i, s: s)
+    p.write_text(p.read_text().replace("|||", "|"))
+    code, out, err = _correlate(p)
+    assert code == 0 and json.loads(out)["n_rows"] == len(ROWS)
+    warned = [line for line in err.splitlines() if line.startswith("capeval: warning:")]
+    assert warned == [
+        "capeval: warning: j.csv: every row has one reference and 8 of them hold '|' or '||' "
+        "(the first on line 2): references are separated by |||; each such cell was read as "
+        "one reference"
+    ]

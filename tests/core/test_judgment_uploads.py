@@ -156,3 +156,11 @@ def test_a_scores_file_joins_on_the_ids_and_names_itself_when_it_does_not() -> N
         "clip.csv, column 'id': 3 of the set's 4 ids have no row here (joined on ['id']): "
         "'r1', 'r2', 'r3'; the set is unchanged"
     )
+
+
+def test_a_warning_of_the_loader_is_a_note_of_an_uploaded_set() -> None:
+    """A page shows the set's notes, and a cached load warns only once: the warning that
+    references look joined with '|' is kept as a note."""
+    data = b"candidate,references,score\na,a dog|a pup,1\nb,a cat|a kitten,2\n"
+    jset = load_uploaded([("piped.csv", data)], "graded")
+    assert any(n.startswith("piped.csv: every row has one reference") for n in jset.notes)

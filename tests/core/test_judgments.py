@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 
 import numpy as np
 import pytest
 from scipy.io import savemat
 
-from capeval_core.errors import JudgmentFormatError
+from capeval_core.errors import CapevalWarning, JudgmentFormatError
 from capeval_core.judgments import LOADERS, load_judgments
 from capeval_core.judgments.flickr8k import NO_REFERENCES_LEFT, OWN_REFERENCE
 
@@ -310,6 +311,37 @@ def test_a_references_cell_written_as_a_list_is_refused(tmp_path, cell):
         load_judgments(p, "graded")
     p.write_text("candidate,references,score\na dog runs,[a photo] of a dog,3\n")
     assert load_judgments(p, "graded").items[0].references == ("[a photo] of a dog",)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv"])
+def test_references_one_per_line_are_refused(tmp_path, fmt):
+    """Two references on two lines of a cell (a spreadsheet's Alt+Enter) were read as one
+    reference, line break and all; inside a |||-separated cell, a line break stays part of
+    its reference (COCO val2014 has such captions)."""
+    sep = "," if fmt == "csv" else "\t"
+    p = tmp_path / f"g.{fmt}"
+    p.write_text(f'candidate{sep}references{sep}score\na dog{sep}"a dog runs\na pup"{sep}3\n')
+    where = rf"g\.{fmt}, line 3, column 'references': the cell breaks its line"
+    with pytest.raises(JudgmentFormatError, match=where + r".* references with \|\|\|"):
+        load_judgments(p, "graded")
+    p.write_text(f'candidate{sep}references{sep}score\na dog{sep}"a dog\nruns|||a pup"{sep}3\n')
+    assert load_judgments(p, "graded").items[0].references == ("a dog\nruns", "a pup")
+
+
+def test_one_reference_per_row_holding_short_pipes_warns(tmp_path):
+    """References joined with '|' or '||' were read as one reference without a word; a set
+    of one reference per row is valid, so it is loaded with a warning saying the separator."""
+    p = tmp_path / "g.csv"
+    p.write_text("candidate,references,score\na,a dog|a pup,1\nb,a cat||a kitten,2\nc,a bus,3\n")
+    with pytest.warns(CapevalWarning, match=r"g\.csv: every row has one reference and 2 of"):
+        js = load_judgments(p, "graded")
+    assert js.items[0].references == ("a dog|a pup",)
+    p.write_text("candidate,references,score\na,a dog|a pup,1\nb,a cat|||a kitten,2\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a row of two references: the separator is known
+        load_judgments(p, "graded")
+        p.write_text("candidate,references,score\na,a dog,1\nb,a cat,2\n")
+        load_judgments(p, "graded")  # one reference per row, no pipe: no warning
 
 
 def test_generic_graded_missing_score_is_dropped_and_reported(tmp_path):
