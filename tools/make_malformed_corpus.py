@@ -427,6 +427,12 @@ def graded_cases() -> None:
         "line 1",
     )
     case(
+        g + "decimal-comma-scores.csv",
+        HEADER + '1,a,b,"3,5"\n2,c,d,"4,0"\n',
+        r"not a number: '3,5' \(a decimal comma\? write 3\.5\)",
+        "line 2, column 'score'",
+    )
+    case(
         g + "two-scores-none-named.csv",
         "candidate,references,fluency,quality\na,b,3,4\n",
         r"2 numeric columns could be the human score \('fluency', 'quality'\) .*--human NAME",

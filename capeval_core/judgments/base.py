@@ -581,7 +581,7 @@ def parse_number(
     if number is None:
         text = str(value).strip() if isinstance(value, str) else ""
         hint = " (a spreadsheet formula?)" if text[:1] in ("=", "+", "-", "@") else ""
-        raise fail(f"not a number: {_show(value)}{hint}")
+        raise fail(f"not a number: {_show(value)}{hint or comma_hint(text)}")
     if not math.isfinite(number):
         raise fail(f"not a finite number: {_show(value)}")
     if integer and number != int(number):
@@ -589,6 +589,27 @@ def parse_number(
     if integer and abs(number) > MAX_COUNT:  # a float no longer holds every whole number there
         raise fail(f"a count of at most {MAX_COUNT:,} is expected, got {_show(value)}")
     return number
+
+
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,(\d+)", re.ASCII)
+
+
+def comma_hint(text: str) -> str:
+    """What a number written with a comma (a spreadsheet of a comma-decimal locale) means to
+    say, for a message; empty for other text.
+
+    >>> comma_hint("3,5"), comma_hint("good")
+    (' (a decimal comma? write 3.5)', '')
+    >>> comma_hint("1,000")
+    ' (a decimal comma or a thousands separator? write 1.000 or 1000)'
+    """
+    m = _DECIMAL_COMMA.fullmatch(text.strip())
+    if m is None:
+        return ""
+    dot, plain = text.strip().replace(",", "."), text.strip().replace(",", "")
+    if len(m.group(1)) == 3:
+        return f" (a decimal comma or a thousands separator? write {dot} or {plain})"
+    return f" (a decimal comma? write {dot})"
 
 
 #: the largest whole number a count may be: 2**53, beyond which a float skips whole numbers

@@ -26,6 +26,7 @@ from capeval_core.judgments.base import (
     JudgmentSet,
     Row,
     caption_cell,
+    comma_hint,
     count_into,
     format_error,
     id_cell,
@@ -275,6 +276,39 @@ name): name the columns to read with `score_columns`"])
     )
 
 
+def _first_bad_score(
+    path: Any, columns: Sequence[str], rows: Sequence[Row], exclude: set[str], found: list[str]
+) -> None:
+    """The error of the first cell that is no number in the column that looks like the
+    score, when that column is not numeric: the column named as the score, or where no
+    column is numeric, the one of numbers with a decimal comma (``3,5``). A file whose
+    every score is ``3,5`` was refused at line 1 as having no score column (one with a few
+    such cells named the cell), or had its ``n_raters`` correlated instead."""
+    other = [
+        c
+        for c in columns
+        if c not in exclude
+        and not c.startswith(METRIC_PREFIX)
+        and not is_id_column(c)
+        and not is_index_column(c)
+    ]
+    column = named_score(other)
+    if column in found:
+        return
+    if column is None and not found:
+        comma = [c for c in other if _mostly_comma_numbers([r.values.get(c) for r in rows])]
+        column = comma[0] if len(comma) == 1 else None
+    for row in rows if column is not None else ():
+        cell = row.values.get(column)
+        if cell is not None and str(cell).strip() != "":
+            parse_number(cell, path, row, column)
+
+
+def _mostly_comma_numbers(cells: Sequence[Any]) -> bool:
+    cells = [c for c in cells if isinstance(c, str) and c.strip()]
+    return bool(cells) and sum(bool(comma_hint(c)) for c in cells) * 2 >= len(cells)
+
+
 def named_score(columns: Sequence[str]) -> str | None:
     """The one column whose name says it is the human score (:data:`SCORE_NAMES`), or None
     (none or several are).
@@ -320,6 +354,7 @@ scores=(3.0,), system=None)
     notes: list[str] = []
     if score_columns is None:
         found = numeric_columns(columns, rows, exclude)
+        _first_bad_score(path, columns, rows, exclude, found)
         if not found:
             raise format_error(
                 path,

@@ -305,6 +305,45 @@ CASES = [
         r"line 1, column 'preferred'",
     ),
     (
+        # every score with a decimal comma: no column was numeric, so the error was "no
+        # numeric human-score column" at line 1; now the first cell, as with a few such cells
+        "every score with a decimal comma",
+        "g.csv",
+        HEADER + '1,a,b,"3,5"\n2,c,d,"4,0"\n',
+        "graded",
+        {},
+        r"not a number: '3,5' \(a decimal comma\? write 3\.5\)",
+        r"line 2, column 'score'",
+    ),
+    (
+        # ... and beside another numeric column, which was correlated instead, without a word
+        "decimal-comma scores beside a count",
+        "g.csv",
+        'candidate,references,score,n_raters\na,b,"3,5",3\nc,d,"4,0",5\n',
+        "graded",
+        {},
+        r"not a number: '3,5' \(a decimal comma",
+        r"line 2, column 'score'",
+    ),
+    (
+        "decimal-comma scores in a column of another name",
+        "g.csv",
+        'candidate,references,quality\na,b,"1,000"\nc,d,"2,5"\n',
+        "graded",
+        {},
+        r"not a number: '1,000' \(a decimal comma or a thousands separator\? write 1\.000 or 1000",
+        r"line 2, column 'quality'",
+    ),
+    (
+        "scores as lists",
+        "g.json",
+        json.dumps([{"candidate": "a", "references": ["b"], "score": [3, 3]}]),
+        "graded",
+        {},
+        r"not a number: \[3, 3\]",
+        r"record 0, line 1, column 'score'",
+    ),
+    (
         "preferred disagrees with votes",
         "p.csv",
         "candidate_a,candidate_b,references,preferred,votes_a,votes_b\nx,y,z,b,3,1\n",
