@@ -1295,6 +1295,12 @@ def scores_cases() -> None:
         "line 4, column 'mine'",
     )
     case(
+        s + "semicolons-and-decimal-commas.csv",
+        "id;mine\n" + "".join(f"{i};0,{i}\n" for i in range(1, 5)),
+        "got 2; the header has a single column containing ';': is the file separated by ';'",
+        "line 2",
+    )
+    case(
         s + "only-ids.csv",
         "id,set_id,image_id\n1,5,9\n2,6,9\n3,7,9\n4,8,9\n",
         "no metric column besides the ids",

@@ -355,7 +355,7 @@ def read_delimited(
                 raise format_error(
                     path,
                     f"expected {len(columns)} fields separated by {_name(delimiter)}, "
-                    f"got {len(fields)}",
+                    f"got {len(fields)}{delimiter_hint(columns)}",
                     line=line,
                 )
             rows.append(Row(line, dict(zip(columns, fields, strict=True))))
@@ -366,6 +366,26 @@ def read_delimited(
     if columns is None or (header is None and not rows):
         raise format_error(path, "no data rows")
     return columns, rows
+
+
+def delimiter_hint(columns: Sequence[str]) -> str:
+    """For a header read as one column that holds another delimiter: the question whether
+    the file is separated by it (empty otherwise). A row of such a file may be refused
+    before its header is (``3,5`` splits a ';'-separated row in two at the comma).
+
+    >>> delimiter_hint(["id;candidate;score"])
+    "; the header has a single column containing ';': is the file separated by ';' rather than \
+the delimiter its suffix implies?"
+    """
+    if len(columns) != 1:
+        return ""
+    sep = next((s for s in (";", ",", "\t", "|") if s in columns[0]), None)
+    if sep is None:
+        return ""
+    return (
+        f"; the header has a single column containing {sep!r}: is the file separated by "
+        f"{sep!r} rather than the delimiter its suffix implies?"
+    )
 
 
 def _check_header(path: str | os.PathLike[str], columns: list[str], delimiter: str) -> None:

@@ -28,6 +28,7 @@ from capeval_core.judgments.base import (
     caption_cell,
     comma_hint,
     count_into,
+    delimiter_hint,
     format_error,
     id_cell,
     image_key,
@@ -76,17 +77,9 @@ def require_columns(
     """Error naming the first missing column, with a delimiter hint for one-column headers."""
     for name in required:
         if name not in columns:
-            hint = ""
-            if len(columns) == 1:
-                sep = next((s for s in (";", ",", "\t", "|") if s in columns[0]), None)
-                if sep is not None:
-                    hint = (
-                        f"; the header has a single column containing {sep!r}: is the file "
-                        f"separated by {sep!r} rather than the delimiter its suffix implies?"
-                    )
             raise format_error(
                 path,
-                f"{missing} {name!r} (columns found: {list(columns)}){hint}",
+                f"{missing} {name!r} (columns found: {list(columns)}){delimiter_hint(columns)}",
                 line=1,
                 column=name,
             )

@@ -335,6 +335,18 @@ CASES = [
         r"line 2, column 'quality'",
     ),
     (
+        # the comma of 3,5 splits a ';'-separated row, refused before the header could say
+        # the file is ';'-separated: the row's error asks it too
+        "';'-separated with decimal commas",
+        "g.csv",
+        "id;candidate;references;score\n1;a;b;3,5\n",
+        "graded",
+        {},
+        r"expected 1 fields separated by commas, got 2; the header has a single column "
+        r"containing ';': is the file separated by ';'",
+        r"^g\.csv, line 2: ",
+    ),
+    (
         "scores as lists",
         "g.json",
         json.dumps([{"candidate": "a", "references": ["b"], "score": [3, 3]}]),
