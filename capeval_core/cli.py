@@ -1570,6 +1570,8 @@ CLI_WORDS = {
     "name the columns to read with `score_columns`": "correlate another with --human NAME",
     ", or pass `file_format`": "",
     ", or a COCO captions file as `references_from`": "",
+    ", or map it with the `columns` option": "",
+    ", or pass `references_from` with its caption file": "",
     "pass `references_from` (a Flickr token file or COCO captions JSON)": "put its caption "
     "file (a Flickr token file or COCO captions JSON) in the folder",
 }

@@ -686,6 +686,18 @@ def flickr_cases() -> None:
         "line 2, column 'correctness'",
     )
     case(
+        m + "no-source-in-name.csv",
+        "image,caption,correctness\na.jpg,a dog,3\n",
+        r"its name names none \(8k, 30k or coco\) and it has no source column; name the file "
+        r"after its source \(e\.g\. '8k_no-source-in-name\.csv'\) or add a source column$",
+    )
+    case(
+        m + "semicolon-separated.csv",
+        "image;caption;correctness\na.jpg;a dog;3\n",
+        r"cannot find the image column: .*is the file separated by ';'",
+        "line 1, column 'image'",
+    )
+    case(
         m + "text-score.csv",
         "image,caption,correctness\na.jpg,a dog,good\n",
         "not a number",

@@ -41,6 +41,7 @@ from capeval_core.judgments.base import (
     GradedItem,
     JudgmentSet,
     Row,
+    delimiter_hint,
     format_error,
     image_key,
     parse_number,
@@ -69,6 +70,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "thoroughness": ("thoroughness", "throughness", "thorough", "thoroughnessscore"),
     "source": ("source", "dataset", "corpus"),
 }
+#: the library's other way to name a column (the command line and the pages reword it)
+COLUMNS_OPTION = ", or map it with the `columns` option"
+REFERENCES_OPTION = ", or pass `references_from` with its caption file"
 SOURCE_FILES = {
     "8k": "Flickr8k.token.txt",
     "30k": "results_20130124.token",
@@ -175,14 +179,24 @@ class _References:
                 for c in coco_captions("val"):
                     by[str(c.image_id)].append(c.caption)
                 return {k: tuple(v) for k, v in by.items()}
-            said = (
-                f"for source {src!r}"
-                if src
-                else "for this file (its name names no source: 8k, 30k or coco)"
-            )
+            if not src:
+                # the folder's caption files are found by source: this file names none
+                found = [k for k in self.paths if k]
+                named = f"{found[0] if len(found) == 1 else '8k'}_{where.name}"
+                beside = (
+                    ""
+                    if found
+                    else f" (with its caption file beside it: {', '.join(SOURCE_FILES.values())})"
+                )
+                raise format_error(
+                    where,
+                    "no source for this file, so no caption file: its name names none (8k, "
+                    f"30k or coco) and it has no source column; name the file after its "
+                    f"source (e.g. {named!r}){beside} or add a source column{REFERENCES_OPTION}",
+                )
             raise format_error(
                 where,
-                f"no caption file {said}: pass "
+                f"no caption file for source {src!r}: pass "
                 "`references_from` (a Flickr token file or COCO captions JSON)",
             )
         if path.suffix.lower() == ".json":
@@ -212,11 +226,12 @@ def _missing(path: Path, role: str, columns: Sequence[str], given: Mapping[str, 
             line=1,
             column=given[role],
         )
+    # a file of another delimiter is read as one column: the delimiter is the fix, not a name
+    fix = delimiter_hint(columns) or f"; rename its header to one of those{COLUMNS_OPTION}"
     return format_error(
         path,
         f"cannot find the {role} column: looked for a header named one "
-        f"of {list(SYNONYMS[role])} (case-insensitive); columns found: "
-        f"{list(columns)}; map it with columns={{{role!r}: '<header>'}}",
+        f"of {list(SYNONYMS[role])} (case-insensitive); columns found: {list(columns)}{fix}",
         line=1,
         column=role,
     )
@@ -247,7 +262,12 @@ def load_composite(
     aspect = "correctness" if preset == "published" else "thoroughness"
     given = dict(columns or {})
     p = Path(path)
-    files = sorted(p.glob("*.csv")) if p.is_dir() else [p]
+    # .CSV as well: a copy from Windows may have its suffix in capitals
+    files = (
+        sorted(f for f in p.iterdir() if f.suffix.lower() == ".csv" and f.is_file())
+        if p.is_dir()
+        else [p]
+    )
     if not files:
         raise format_error(p, "no .csv files in this folder")
     refs = _References(p if p.is_dir() else p.parent, references_from, max_bytes)

@@ -29,6 +29,28 @@ def test_two_candidate_human_scores_say_how_each_surface_chooses():
     assert "score_columns" not in page + cli
 
 
+@pytest.mark.parametrize(
+    ("name", "header", "said"),
+    [
+        ("8k_tidy.csv", "pic,candidate,correctness", "; rename its header to one of those"),
+        ("8k_tidy.csv", "image;candidate;correctness", "is the file separated by ';'"),
+        ("ratings.csv", "image,candidate,correctness", "name the file after its source"),
+    ],
+)
+def test_composite_messages_name_no_keyword_on_a_page_or_the_command_line(name, header, said):
+    """Composite's column mapping (`columns`) and caption file (`references_from`) are
+    keywords neither surface has: their suggestion is dropped, the fix each has is kept."""
+    token = "".join(f"a.jpg#{k}\ta dog {k}\n" for k in range(5))
+    sep = ";" if ";" in header else ","
+    data = f"{header}\na.jpg{sep}a cat{sep}4\n".encode()
+    files = [(name, data), ("Flickr8k.token.txt", token.encode())]
+    message = _message(files, "composite")
+    page, cli = page_message(message), cli_message(message)
+    assert said in cli and said in page.replace("\\", "")
+    assert "`columns`" not in page + cli and "references_from" not in page + cli
+    assert "columns={" not in page + cli
+
+
 def test_the_page_starts_from_the_column_named_as_the_score():
     """An `annotator` column before `score` was a human score by default too, and the first:
     the one the Correlations page opened on. Beside a column named as the score, the others

@@ -569,7 +569,8 @@ def test_composite_image_without_references_names_the_image_column(tmp_path):
     )
     _expect(
         lambda: load_judgments(f, "composite"),
-        r"no caption file for this file \(its name names no source: 8k, 30k or coco\)",
+        r"no source for this file, so no caption file: its name names none \(8k, 30k or coco\)"
+        r".*\(with its caption file beside it: Flickr8k\.token\.txt, ",
     )
 
 

@@ -138,6 +138,37 @@ def test_composite_explicit_mapping_and_clear_error(tmp_path):
     assert js.items[0].candidate == "a dog" and js.items[0].references == ("a cat",)
 
 
+def test_composite_file_naming_no_source_says_how_to_name_one(tmp_path):
+    """Its caption file in the folder, a file whose name names no source was told to put
+    its caption file in the folder; the fix is its name, or a source column."""
+    write_token(tmp_path)
+    rows = f"a.jpg,{caption('b.jpg', 0)},4\na.jpg,a red bus,1\n"
+    (tmp_path / "ratings.csv").write_text("image,candidate,correctness\n" + rows)
+    with pytest.raises(JudgmentFormatError) as info:
+        load_judgments(tmp_path, "composite")
+    message = str(info.value)
+    assert message.startswith("ratings.csv: no source for this file, so no caption file")
+    assert "name the file after its source (e.g. '8k_ratings.csv') or add a source column" in (
+        message
+    )
+    (tmp_path / "ratings.csv").rename(tmp_path / "8k_ratings.csv")
+    by_name = load_judgments(tmp_path, "composite")
+    (tmp_path / "8k_ratings.csv").unlink()
+    with_column = "".join(f"{r},Flickr8k\n" for r in rows.splitlines())
+    (tmp_path / "ratings.csv").write_text("image,candidate,correctness,source\n" + with_column)
+    by_column = load_judgments(tmp_path, "composite")
+    assert by_name.items == by_column.items and len(by_name) == 2
+
+
+def test_composite_folder_of_capital_csv_suffixes(tmp_path):
+    """A copy from Windows (8k_tidy.CSV) was "no .csv files in this folder"."""
+    write_token(tmp_path)
+    rows = f"image,candidate,correctness\na.jpg,{caption('b.jpg', 0)},4\na.jpg,a bus,1\n"
+    (tmp_path / "8k_tidy.CSV").write_text(rows)
+    js = load_judgments(tmp_path, "composite")
+    assert js.source[0] == "8k_tidy.CSV" and js.human().tolist() == [4, 1]
+
+
 def test_composite_packed_amt_files(tmp_path):
     write_token(tmp_path)
     row = f"http://x/a.jpg;{caption('a.jpg', 0)};a red bus;a small boat;5;2;1"
