@@ -104,7 +104,7 @@ def text_of(value: Any, path: Path, where: str, index: int) -> str:
     got = (
         f"{value.size} values"
         if isinstance(value, np.ndarray)
-        else f"{type(value).__name__} {_show(value)}"
+        else f"{type(value).__name__} {shown(value)}"
     )
     raise format_error(
         path, f"expected one sentence (text), got {got}", record=index + 1, column=where
@@ -118,11 +118,22 @@ def number_of(value: Any, path: Path, where: str, index: int) -> float:
         raise format_error(path, "the value is empty", record=index + 1, column=where)
     if isinstance(value, bool | np.bool_ | int | float | np.integer | np.floating):
         return float(value)
-    got = f"{value.size} values" if isinstance(value, np.ndarray) else _show(value)
+    got = f"{value.size} values" if isinstance(value, np.ndarray) else shown(value)
     raise format_error(path, f"expected one number, got {got}", record=index + 1, column=where)
 
 
-def _show(value: Any, limit: int = 40) -> str:
+def shown(value: Any, limit: int = 40) -> str:
+    """A value of a MATLAB file as a message quotes it: a number plainly (``5``, not
+    ``np.float64(5.0)``, MATLAB's doubles being whole numbers more often than not).
+
+    >>> shown(np.array([[5.0]])), shown(np.float64(2.5)), shown("HX")
+    ('5', '2.5', "'HX'")
+    """
+    value = unwrap(value)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -47,6 +47,7 @@ from capeval_core.judgments.matfile import (
     image_name,
     is_struct,
     load_mat,
+    shown,
     text_of,
     unwrap,
     variable,
@@ -219,7 +220,7 @@ def load_pascal50s(
             raise format_error(
                 pairs_path,
                 f"category must be 1-4 or one of {'/'.join(CATEGORIES.values())} "
-                f"(got {categories[i]!r})",
+                f"(got {shown(categories[i])})",
                 record=i + 1,
                 column="category",
             )

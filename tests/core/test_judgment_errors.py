@@ -508,15 +508,18 @@ def test_mat_bad_votes_and_category(tmp_path):
         lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
         r"pair_pascal\.mat, record 1, column 'result\.result'",
     )
-    _pascal_inputs(tmp_path, category=7)
-    _expect(
-        lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
-        r"record 1, column 'category': category must be 1-4 or one of HC/HI/HM/MM",
-    )
+    # the value as the file holds it, plainly (it was "got np.float64(5.0)")
+    for category, got in ((7, "7"), (5.0, "5"), (2.5, "2.5")):
+        _pascal_inputs(tmp_path, category=category)
+        _expect(
+            lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
+            r"record 1, column 'category': category must be 1-4 or one of HC/HI/HM/MM "
+            rf"\(got {re.escape(got)}\)$",
+        )
     _pascal_inputs(tmp_path, category=np.array(["HX"], dtype=object))
     _expect(
         lambda: load_judgments(tmp_path, "pascal50s", "clipscore-table7"),
-        r"record 1, column 'category': category must be 1-4 .*got",
+        r"record 1, column 'category': category must be 1-4 .*\(got 'HX'\)$",
     )
 
 
