@@ -667,6 +667,12 @@ def flickr_cases() -> None:
         "line 1, column 'yes_fraction'",
     )
     case(
+        c + "no-votes.txt",
+        "a.jpg\tb.jpg#1\t1\t3\t0\nb.jpg\ta.jpg#2\t0\t0\t0\n",
+        "n_yes and n_no are both 0: a row without a vote is no judgment",
+        "line 2, column 'n_yes'",
+    )
+    case(
         c + "text-count.txt",
         "a.jpg\tb.jpg#1\t0.5\tthree\t0\n",
         "not a number",

@@ -258,8 +258,15 @@ def load_flickr8k_crowdflower(
                 raise format_error(
                     annotations, "vote counts cannot be negative", line=row.line, column=c
                 )
+        if not sum(votes):  # its yes_fraction (0) would be scored as a caption all refused
+            raise format_error(
+                annotations,
+                "n_yes and n_no are both 0: a row without a vote is no judgment",
+                line=row.line,
+                column="n_yes",
+            )
         # a copy may round the fraction (0.333); one that disagrees with its counts is wrong
-        if sum(votes) and abs(fraction - votes[0] / sum(votes)) > 0.01:
+        if abs(fraction - votes[0] / sum(votes)) > 0.01:
             raise format_error(
                 annotations,
                 f"yes_fraction {fraction:g} is not n_yes / (n_yes + n_no) = "

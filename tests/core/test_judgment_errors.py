@@ -453,6 +453,13 @@ def test_flickr8k_values_the_distributed_files_never_hold(tmp_path):
         lambda: load_judgments(tmp_path, "flickr8k-cf"),
         r"line 1, column 'yes_fraction': yes_fraction 0.5 is not n_yes / \(n_yes \+ n_no\)",
     )
+    # no vote at all: its yes_fraction 0 was scored as a caption every judge refused
+    rows = "a.jpg\tb.jpg#1\t1\t3\t0\nb.jpg\ta.jpg#2\t0\t0\t0\n"
+    _flickr(tmp_path, rows, "CrowdFlowerAnnotations.txt")
+    _expect(
+        lambda: load_judgments(tmp_path, "flickr8k-cf"),
+        r"^CrowdFlowerAnnotations\.txt, line 2, column 'n_yes': n_yes and n_no are both 0",
+    )
     _flickr(tmp_path, "a.jpg\tb.jpg#1\t1\t2\t1\n")
     (tmp_path / "Flickr8k.token.txt").write_text(TOKEN + "a.jpg#0\tanother caption\n")
     _expect(
