@@ -1571,6 +1571,8 @@ CLI_WORDS = {
     ", or pass `file_format`": "",
     ", or a COCO captions file as `references_from`": "",
     ", or map it with the `columns` option": "",
+    # a run that stops keeps nothing, and the page says so before the message
+    "; the set is unchanged": "",
     ", or pass `references_from` with its caption file": "",
     "pass `references_from` (a Flickr token file or COCO captions JSON)": "put its caption "
     "file (a Flickr token file or COCO captions JSON) in the folder",

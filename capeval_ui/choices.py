@@ -132,6 +132,8 @@ PAGE_WORDS = {
     " or use idf='coco-val2014'": "",  # the Systems page takes the scored images' IDF
     ", or a COCO captions file as `references_from`": "",
     ", or map it with the `columns` option": "",
+    # a run that stops keeps nothing, and the page says so before the message
+    "; the set is unchanged": "",
     ", or pass `references_from` with its caption file": "",
     "pass `references_from` (a Flickr token file or COCO captions JSON)": "upload its caption "
     "file (a Flickr token file or COCO captions JSON) with it",

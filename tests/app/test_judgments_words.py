@@ -51,6 +51,19 @@ def test_composite_messages_name_no_keyword_on_a_page_or_the_command_line(name, 
     assert "columns={" not in page + cli
 
 
+def test_a_join_error_says_the_set_is_unchanged_once_on_the_page():
+    """The page says "the loaded set is unchanged" before the message; the library's own
+    words said it a second time."""
+    from capeval_core.judgments.uploads import join_uploaded_scores
+
+    jset = load_uploaded([("j.csv", GRADED.format("score", "3", "4").encode())], "graded")
+    with pytest.raises(CapevalError) as caught:
+        join_uploaded_scores(jset, "mine.csv", b"id,mine\n2,0.5\n")
+    assert "; the set is unchanged" in str(caught.value)
+    assert "unchanged" not in page_message(str(caught.value))
+    assert page_message(str(caught.value)).endswith("'3'")
+
+
 def test_the_page_starts_from_the_column_named_as_the_score():
     """An `annotator` column before `score` was a human score by default too, and the first:
     the one the Correlations page opened on. Beside a column named as the score, the others

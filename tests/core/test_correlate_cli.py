@@ -724,3 +724,14 @@ def test_references_joined_with_one_pipe_warn_on_one_line(tmp_path):
         "(the first on line 2): references are separated by |||; each such cell was read as "
         "one reference"
     ]
+
+
+def test_a_scores_file_missing_ids_is_said_in_the_command_line_s_words(tmp_path):
+    """The library's "the set is unchanged" (a caller keeps its set) means nothing to a run
+    that stops: the line ends with the ids."""
+    scores = tmp_path / "mine.csv"
+    scores.write_text("id,mine\n" + "".join(f"{i},0.{i}\n" for i in range(2, 8)))
+    code, _, err = _correlate(_judgments(tmp_path, "score", lambda i, s: s),
+                              "--metric-scores", str(scores))  # fmt: skip
+    assert code == 2 and err.count("\n") == 1
+    assert err.rstrip().endswith("(joined on ['id']): '8', '9'") and "unchanged" not in err
