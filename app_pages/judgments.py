@@ -53,9 +53,10 @@ def _column_roles(
     columns: list[str], numeric: list[str], mapping: tuple[tuple[str, str], ...]
 ) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...] | None]:
     """A role per extra numeric column (human score, metric, ignore); ids are never offered
-    as scores; beside a column named as the score (``score``, ``rating``, ...) the others
-    start ignored, as the loader reads them. Returns the renames the roles need and the
-    human-score columns."""
+    as scores (nor is pandas' index, ``Unnamed: 0``, which is not numeric to the loader).
+    Returns the renames the roles need and the human-score columns, the one named as the
+    score (``score``, ``rating``, ...) first, as the loader orders them: the Correlations
+    page opens on it."""
     mapped = {c for c, _ in mapping}
     offered = [
         c
@@ -74,8 +75,7 @@ def _column_roles(
     humans: list[str] = []
     for i, column in enumerate(offered):
         external = column.startswith(METRIC_PREFIX)
-        ignored = named is not None and column != named
-        state.default(f"role_{column}", ROLES[1] if external else ROLES[2 if ignored else 0])
+        state.default(f"role_{column}", ROLES[1] if external else ROLES[0])
         # a column name is user text: the label shows it as typed, never as Markdown
         role = grid[i % 3].selectbox(literal(column), ROLES, key=f"role_{column}")
         plain = column[len(METRIC_PREFIX) :] if external else column
@@ -87,6 +87,9 @@ def _column_roles(
             renames.append((column, f"{METRIC_PREFIX}{column}"))
         elif role == ROLES[2] and external:
             renames.append((column, f"ignored:{plain}"))
+    if named in humans:
+        humans.remove(named)
+        humans.insert(0, named)
     return tuple(renames), tuple(humans) or None
 
 

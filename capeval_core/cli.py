@@ -448,13 +448,32 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def check_human(jset: Any, human: str | None) -> None:
-    """--human names a score column of a graded set (checked before the scoring starts)."""
-    if human is None:
-        return
+def check_human(jset: Any, human: str | None) -> str | None:
+    """The human-score column a graded set is correlated on (None for a pairwise set),
+    checked before the scoring starts: the one --human names, else the set's first. A
+    generic graded file with several numeric columns, none named as the score, is refused
+    until --human chooses (its first column was correlated without a word: an annotator
+    id, pandas' index)."""
+    from capeval_core.judgments.graded import named_score
+
     if jset.kind != "graded":
-        raise InputError(f"--human applies to graded judgments; this {jset.format} set is pairwise")
-    jset.human(human)
+        if human is not None:
+            raise InputError(
+                f"--human applies to graded judgments; this {jset.format} set is pairwise"
+            )
+        return None
+    if human is not None:
+        jset.human(human)
+        return human
+    names = jset.score_names
+    if jset.format == "graded" and len(names) > 1 and named_score(names) is None:
+        where = jset.source[0] if jset.source else "the judgments file"
+        shown = ", ".join(repr(n) for n in names)
+        raise InputError(
+            f"{where}, line 1: {len(names)} numeric columns could be the human score ({shown}) and "
+            "none is named score, human or rating: choose one with --human NAME"
+        )
+    return names[0]
 
 
 def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]:
@@ -566,7 +585,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             given_options(args, "williams_correlation"),
             "with one metric (a Williams test compares two)",
         )
-    check_human(jset, args.human)
+    human_name = check_human(jset, args.human)
     if jset.kind == "graded":  # said before any scoring, with the file
         _systems_for(jset, level)  # again after scoring, on the items kept
         if len(jset) < 2:
@@ -579,7 +598,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             raise InputError(f"{args.format} {args.judgments}: {missing_labels_warning(jset)}")
     print(f"{args.format}: {files.printable(jset.describe())}", file=sys.stderr)
     if jset.kind == "graded":  # which column the numbers are about, chosen or by default
-        print(f"human score: {args.human or jset.score_names[0]!r}", file=sys.stderr)
+        print(f"human score: {human_name!r}", file=sys.stderr)
     for note in jset.notes:
         print(f"note: {cli_message(note)}", file=sys.stderr)
     protocol = None
@@ -672,8 +691,8 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     else:
         from capeval_core.judgments.analysis import at_level, correlation_table
 
-        human = jset.human(args.human)
-        name = args.human or jset.score_names[0]
+        human = jset.human(human_name)
+        name = human_name
         if human.size and np.all(human == human[0]):
             print(
                 f"warning: the human score {name!r} is constant ({human[0]:g} for all "
@@ -806,12 +825,10 @@ def _perturb_dataset(args: argparse.Namespace):
 
         if not args.format:
             raise InputError("--format is needed with a judgment file as --dataset")
-        # as correlate: --human names the score column, so no other is guessed or needed
-        columns = {"score_columns": [args.human]} if args.human and args.format == "graded" else {}
-        jset = load_judgments(args.dataset, args.format, args.preset, **columns)
+        jset = load_judgments(args.dataset, args.format, args.preset)
     if jset.kind != "graded":
         raise InputError(f"--dataset must be a graded judgment set (got a {jset.kind} one)")
-    human = args.human or jset.score_names[0]
+    human = check_human(jset, args.human)  # as correlate's: never guessed among several
     return jset.candidates, jset.references, jset.human(human), human, jset.describe()
 
 
@@ -1566,8 +1583,6 @@ CLI_WORDS = {
     # keyword arguments the command line has no option for: their suggestion is dropped, or
     # said as what to do with the files
     "; name one with `score_columns`": "",
-    "name the one to use with `score_columns`": "choose one with --human NAME",
-    "name the columns to read with `score_columns`": "correlate another with --human NAME",
     ", or pass `file_format`": "",
     ", or a COCO captions file as `references_from`": "",
     ", or map it with the `columns` option": "",

@@ -124,10 +124,6 @@ PAGE_WORDS = {
     "raise it with the `max_caption_tokens` option": f"{_KEEPS} --max-caption-tokens",
     "raise it with the `max_references` option": f"{_KEEPS} --max-references",
     "; name one with `score_columns`": "",
-    "name the one to use with `score_columns`": 'give one of them the role "human score" '
-    "under Column mapping",
-    "name the columns to read with `score_columns`": 'give them the role "human score" under '
-    "Column mapping",
     ", or pass `file_format`": "",
     " or use idf='coco-val2014'": "",  # the Systems page takes the scored images' IDF
     ", or a COCO captions file as `references_from`": "",

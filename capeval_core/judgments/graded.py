@@ -4,9 +4,9 @@ Columns (judgment-formats.md, "Generic formats"): ``id`` (optional; default: the
 record number), ``image_id`` (optional), ``candidate``, references as ``references`` (a JSON
 list in JSON/JSONL, ``|||``-separated text in CSV/TSV) or ``ref_1`` … ``ref_k`` columns, or a
 COCO captions file keyed by ``image_id``; one or more numeric human-score columns (chosen with
-``score_columns``; default: the numeric column not named above, or among several the one
-named ``score``, ``human`` or ``rating``; several others are refused rather than guessed
-between); optional ``system``.
+``score_columns``; default: every numeric column not named above, pandas' index ``Unnamed: 0``
+and id columns left out, the one named ``score``, ``human`` or ``rating`` first); optional
+``system``.
 """
 
 from __future__ import annotations
@@ -51,11 +51,8 @@ from capeval_core.judgments.external import (
 _REF_COLUMN = re.compile(r"^ref_?(\d+)$")
 KNOWN_COLUMNS = ("id", "image_id", "candidate", "references", "system")
 #: names that say a column is the human score: among several numeric columns, the one so
-#: named is read (compared lower-case, with spaces and hyphens as underscores)
+#: named comes first (compared lower-case, with spaces and hyphens as underscores)
 SCORE_NAMES = ("score", "human", "human_score", "rating", "human_rating")
-#: how a caller chooses the human-score column(s) (the CLI and the pages reword these)
-CHOOSE_ONE = "name the one to use with `score_columns`"
-CHOOSE_MORE = "name the columns to read with `score_columns`"
 
 
 def reference_columns(columns: Sequence[str]) -> list[str]:
@@ -237,36 +234,17 @@ def numeric_columns(columns: Sequence[str], rows: Sequence[Row], exclude: set[st
     return out
 
 
-def default_scores(path: Any, found: Sequence[str], notes: list[str]) -> list[str]:
-    """The human-score column of a file that names none: its one numeric column, or the one
-    named as a score (:data:`SCORE_NAMES`; the others said in ``notes``). Several others are
-    refused: the first of them was correlated, an ``annotator`` or ``fluency`` as readily as
-    the score, without a word.
+def default_scores(found: Sequence[str]) -> list[str]:
+    """The human-score columns of a file that names none: every numeric column, the one
+    named as the score (:data:`SCORE_NAMES`) first, so that it is the one correlated by
+    default (an ``annotator`` column before ``score`` was). Which of several others is
+    meant is the caller's to say (``correlate`` asks for ``--human``).
 
-    >>> notes = []
-    >>> default_scores("j.csv", ["annotator", "score"], notes), notes
-    (['score'], ["numeric column(s) 'annotator' not read as human scores ('score' is, by its \
-name): name the columns to read with `score_columns`"])
+    >>> default_scores(["annotator", "score"]), default_scores(["fluency", "quality"])
+    (['score', 'annotator'], ['fluency', 'quality'])
     """
-    if len(found) == 1:
-        return list(found)
     named = named_score(found)
-    if named is not None:
-        others = ", ".join(repr(c) for c in found if c != named)
-        notes.append(
-            f"numeric column(s) {others} not read as human scores ({named!r} is, by its "
-            f"name): {CHOOSE_MORE}"
-        )
-        return [named]
-    none = not any(_score_name(c) for c in found)
-    raise format_error(
-        path,
-        f"{len(found)} numeric columns could be the human score "
-        f"({', '.join(repr(c) for c in found)})"
-        + (" and none is named score, human or rating" if none else "")
-        + f": {CHOOSE_ONE}",
-        line=1,
-    )
+    return [named, *(c for c in found if c != named)] if named is not None else list(found)
 
 
 def _first_bad_score(
@@ -355,7 +333,7 @@ scores=(3.0,), system=None)
                 f"{list(columns)}); name one with `score_columns`",
                 line=1,
             )
-        scores = default_scores(path, found, notes)
+        scores = default_scores(found)
     else:
         scores = list(score_columns)
         require_columns(path, columns, scores, "no human-score column")

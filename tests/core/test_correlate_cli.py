@@ -224,8 +224,8 @@ def test_json_to_stdout_is_the_json_alone(tmp_path):
 
 def test_human_column_rows_need_a_value_in_that_column_only(tmp_path):
     """A row with a `score` but no `rater2` is a row of the `score` correlation; without
-    --human the column named `score` is read (and `rater2` said to be left), with --human
-    rater2 the row without one is dropped, and the drop names the column."""
+    --human the column named `score` is correlated (every score column is read, and the
+    drop names the empty one), with --human rater2 the row without one is dropped."""
     p = tmp_path / "two.csv"
     p.write_text(
         "id,candidate,references,score,rater2\n1,a dog runs,a dog running,3,2\n"
@@ -238,8 +238,8 @@ def test_human_column_rows_need_a_value_in_that_column_only(tmp_path):
     assert json.loads(out)["n_rows"] == 4 and json.loads(out)["dropped"] == {}
     code, out, err = _run(*common, "--json", "-")
     assert code == 0, err
-    assert json.loads(out)["dropped"] == {} and json.loads(out)["human"] == "score"
-    assert "'rater2' not read as human scores" in err and "--human NAME" in err
+    assert json.loads(out)["dropped"] == {"missing human score (rater2)": 1}
+    assert json.loads(out)["human"] == "score" and "human score: 'score'" in err
     code, out, err = _run(*common, "--human", "rater2", "--json", "-")
     assert code == 0, err
     assert json.loads(out)["dropped"] == {"missing human score": 1}

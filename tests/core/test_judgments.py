@@ -305,9 +305,7 @@ def _write_graded(path, fmt):
 def test_generic_graded_formats(tmp_path, fmt):
     path = tmp_path / f"judgments.{fmt}"
     _write_graded(path, fmt)
-    with pytest.raises(JudgmentFormatError, match=r"2 numeric columns could be the human score"):
-        load_judgments(path, "graded")  # neither is named as the score: which is not guessed
-    js = load_judgments(path, "graded", score_columns=["quality", "fluency"])
+    js = load_judgments(path, "graded")
     assert js.score_names == ("quality", "fluency")
     assert [it.id for it in js.items] == ["x1", "x2"]
     assert js.items[0].references == ("a dog", "dog running")
