@@ -184,12 +184,7 @@ def clamp(key: str, low: int, high: int) -> None:
         value = int(st.session_state[key])
         st.session_state[key] = min(max(value, low), high)
         if value != st.session_state[key] and (param := st.session_state.get(_LINKED, {}).get(key)):
-            used = _to_url(param, st.session_state[key])[0]
-            shown = _to_url(param, value)[0]
-            st.session_state.setdefault(_REJECTED, {})[param.name] = (
-                f"{shown} (the nearest in range, {used}, is used)"
-            )
-            _say()
+            _note(param, _nearest(param, value, st.session_state[key]))
 
 
 # -- example pickers -------------------------------------------------------------------------
@@ -389,11 +384,18 @@ def _note_dropped(key: str, dropped: Sequence[Any]) -> None:
     """Name values a page dropped as not offered (see :func:`say_rejected`), when they are
     what a link just restored (choices kept from earlier in a session go without a word)."""
     param = st.session_state.get(_LINKED, {}).get(key)
-    if param is None or not dropped:
-        return
-    spelled = _to_url(param, dropped if param.kind == "list" else dropped[0])
-    st.session_state.setdefault(_REJECTED, {})[param.name] = ", ".join(spelled)
+    if param is not None and dropped:
+        _note(param, ", ".join(_to_url(param, dropped if param.kind == "list" else dropped[0])))
+
+
+def _note(param: Param, said: str) -> None:
+    """Add a link's value to the warning of its run (:func:`say_rejected`)."""
+    st.session_state.setdefault(_REJECTED, {})[param.name] = said
     _say()
+
+
+def _nearest(param: Param, value: int, used: int) -> str:
+    return f"{_to_url(param, value)[0]} (the nearest in range, {_to_url(param, used)[0]}, is used)"
 
 
 def _unused(param: Param, values: tuple[str, ...], value: Any) -> str | None:
@@ -402,8 +404,11 @@ def _unused(param: Param, values: tuple[str, ...], value: Any) -> str | None:
     if param.kind == "list":
         unknown = [v for v in values if v != "" and _unspell(param, v) is _REJECT]
         return ", ".join(unknown) if unknown else None
-    if param.kind in ("int", "index") and int(values[0]) - (param.kind == "index") != value:
-        return f"{values[0]} (the nearest in range, {_to_url(param, value)[0]}, is used)"
+    if (
+        param.kind in ("int", "index")
+        and (raw := int(values[0]) - (param.kind == "index")) != value
+    ):
+        return _nearest(param, raw, value)
     return None
 
 
