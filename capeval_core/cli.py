@@ -212,7 +212,7 @@ def warn_left_out(results: dict[str, MetricResult], image_ids: Sequence[Any]) ->
                 if len(missing) == len(image_ids)
                 else "its value is over the other images"
             )
-            print(f"capeval: warning: {line}; {value}", file=sys.stderr)
+            print(f"capeval: warning: {cli_message(line)}; {value}", file=sys.stderr)
 
 
 def check_per_item(path: Path) -> Path:
@@ -627,10 +627,18 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         )
     # the statistics compare metrics on the items every one of them scored
     left_out = left_out_lines(jset, scores)
-    if left_out:
-        print(f"warning: {'; '.join(left_out)}", file=sys.stderr)
     full, left_json = jset, judgments_left_out_json(jset, scores)
     jset, scores = on_common_items(jset, scores)
+    if left_out and jset.kind == "graded" and len(jset) < 2:  # one line, not warnings first
+        why = "; ".join(
+            ln.partition(" (not scored)")[0] for ln in left_out if " (not scored)" in ln
+        )
+        raise InputError(
+            f"{args.judgments}: {len(jset)} of {len(full):,} items scored by every metric "
+            f"({cli_message(why)}): a correlation needs at least 2"
+        )
+    if left_out:
+        print(f"warning: {cli_message('; '.join(left_out))}", file=sys.stderr)
     degenerate = _degenerate_metrics(scores, jset.kind)
     for key, why in degenerate.items():
         print(f"warning: {key} {why}", file=sys.stderr)
@@ -1029,7 +1037,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     for line in comparison.left_out_warnings():
-        print(f"capeval: warning: {files.printable(line)}", file=sys.stderr)
+        print(f"capeval: warning: {cli_message(line)}", file=sys.stderr)
     _warn_notes(scores.notes)
     outputs = []
     if args.per_item:
@@ -1579,6 +1587,7 @@ CLI_WORDS = {
     "the `max_caption_tokens` option": "--max-caption-tokens",
     "the `max_references` option": "--max-references",
     "(give names explicitly)": "(give them with --names)",
+    "(max_sentence_words)": "(--spice-max-words)",
     "use idf='coco-val2014'": "use --cider-idf coco-val2014",
     # keyword arguments the command line has no option for: their suggestion is dropped, or
     # said as what to do with the files

@@ -32,6 +32,8 @@ LIMIT = 60
 SPICE_LIMIT = {"spice": {"max_sentence_words": LIMIT}}
 #: the reason SPICE gives for LONG
 OVER = f"a sentence of 100 words, over the limit of {LIMIT} (max_sentence_words)"
+#: the same on the command line, in its flag's words
+OVER_CLI = OVER.replace("(max_sentence_words)", "(--spice-max-words)")
 
 
 @pytest.fixture(autouse=True)
@@ -459,7 +461,7 @@ def test_cli_score_warns_once_exits_0_and_lists_them_in_the_json(tmp_path, capsy
     warned = [line for line in out.err.splitlines() if "warning" in line]
     assert warned == [
         f"capeval: warning: SPICE left out 1 of 12 images (not scored): {image_id} (candidate: "
-        f"{OVER}); its value is over the other images"
+        f"{OVER_CLI}); its value is over the other images"
     ]
     assert math.isfinite(data["corpus"]["spice"]) and math.isfinite(data["corpus"]["bleu_4"])
 
@@ -551,6 +553,7 @@ def test_cli_correlate_uses_the_common_items_and_says_so(tmp_path, capsys):
     assert len(warned) == 1
     assert f"SPICE left out 1 of {len(rows)} items (not scored): {rows[2]['id']} (" in warned[0]
     assert f"use the {len(rows) - 1} items every metric scored" in warned[0]
+    assert "(--spice-max-words)" in warned[0] and "max_sentence_words" not in warned[0]
     data = json.loads((tmp_path / "out.json").read_text())
     assert data["left_out"]["n"] == 1 and data["left_out"]["ids"] == [rows[2]["id"]]
     assert data["left_out"]["n_used"] == len(rows) - 1
@@ -562,6 +565,31 @@ def test_cli_correlate_uses_the_common_items_and_says_so(tmp_path, capsys):
     bleu = score_many(["bleu_4"], [r["candidate"] for r in kept], [r["references"] for r in kept])
     expected = stats.pearsonr(bleu["bleu_4"].segment_values(), [r["score"] for r in kept])
     assert data["correlations"]["bleu_4"]["pearson"] == pytest.approx(expected.statistic)
+
+
+def test_cli_correlate_with_too_few_common_items_says_why_in_one_line(tmp_path, capsys):
+    """Warnings that promised a JSON ("null in the JSON"), then "a correlation needs at
+    least 2 items (got 1)" without the cause: SPICE's left-out items."""
+    from capeval_core.judgments.demo import demo_graded
+
+    js = demo_graded(1)
+    rows = [
+        {"candidate": LONG if i else it.candidate, "references": list(it.references), "score": i}
+        for i, it in enumerate(js.items[:3])
+    ]
+    path = tmp_path / "judgments.json"
+    path.write_text(json.dumps(rows))
+    argv = ["correlate", "--judgments", str(path), "--format", "graded", "--workers", "0"]
+    argv += ["--metrics", "bleu_4", "spice", "--spice-max-words", str(LIMIT)]
+    assert main([*argv, "--json", str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert not [line for line in err.splitlines() if "warning" in line]
+    (said,) = [line for line in err.splitlines() if line.startswith("capeval: error:")]
+    assert said.endswith(
+        "judgments.json: 1 of 3 items scored by every metric (SPICE left out 2 of 3 items): "
+        "a correlation needs at least 2"
+    )
+    assert not (tmp_path / "out.json").exists()
 
 
 def test_one_caption_a_metric_cannot_score_is_named_and_the_others_score():
