@@ -69,7 +69,7 @@ def _idf_sources() -> dict[str, str]:
     """The IDF sources offered: COCO val2014 and the scored set, and a Systems table's set
     while this page shows an image opened from it, or a link names it (registered in this
     server process: a link from the table's "open" column opens in a new session)."""
-    from capeval_core.idf import SET_PREFIX, has_reference_set
+    from capeval_core.idf import SET_PREFIX, has_reference_set, reference_set_document_frequency
 
     sources = dict(choices.IDF_SOURCES)
     note = st.session_state.get(state.FROM_SYSTEMS)
@@ -81,7 +81,9 @@ def _idf_sources() -> dict[str, str]:
         and has_reference_set(linked)
         and linked not in sources.values()
     ):
-        sources[f"a Systems table's references ({linked})"] = linked
+        # named as the drill-down named it (a reload called it "a Systems table's references")
+        n_images = reference_set_document_frequency(linked).documents
+        sources[systems_views.idf_label(n_images)] = linked
     return sources
 
 

@@ -284,6 +284,11 @@ def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) 
     return table.iloc[rows[0]] if rows else None
 
 
+def idf_label(n_images: int) -> str:
+    """How Compare captions names a Systems table's references as its IDF source."""
+    return f"the Systems table's {n_images:,} images"
+
+
 def drill_down_note(
     row: pd.Series, a: str, b: str, key: str, n_images: int, idf: str
 ) -> dict[str, Any]:
@@ -294,7 +299,7 @@ def drill_down_note(
         "candidate": row["caption_a"].strip(),
         "candidate_b": row["caption_b"].strip(),
         "idf": idf,
-        "idf_label": f"the Systems table's {n_images:,} images",
+        "idf_label": idf_label(n_images),
         "text": (
             # system names and image ids are user text: shown as typed, never as Markdown
             f"Opened from Compare systems: image {literal(row['image_id'])} of {n_images:,}; "

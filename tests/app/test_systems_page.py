@@ -396,6 +396,12 @@ def test_a_row_opens_in_compare_with_the_tables_numbers() -> None:
     cider = verdict.set_index("metric").loc["CIDEr-D"]
     assert cider["A"] == pytest.approx(top["value_a"], rel=1e-12, abs=1e-15)
     assert cider["B"] == pytest.approx(top["value_b"], rel=1e-12, abs=1e-15)
+    # a reload (the note is the session's) names the IDF source as the drill-down did
+    reloaded = _app(**params).run()
+    reloaded.switch_page(COMPARE).run()
+    assert len(refs) == 30 and reloaded.radio(key="cider_idf").value == note["idf_label"]
+    (again,) = [tb.value for tb in reloaded.table if "higher" in tb.value.columns]
+    assert again.equals(verdict)
     compare.radio(key="cider_idf").set_value("COCO val2014").run()
     assert [i for i in compare.info if "its value differs from the table's" in i.value]
     # once the captions are edited, the note is no longer about them
