@@ -269,9 +269,13 @@ def _worker_setup(channel: Any = None) -> None:
 
 def start_pool(workers: int) -> WorkerPool | None:
     """A pool of ``workers`` spawned processes, their start-up begun; None where processes
-    cannot start. Leaving its ``with`` block by an exception (an error, Ctrl-C, a raise from
-    an ``on_progress`` callback: how the app cancels a run) stops its workers at once
-    (:class:`~capeval_core.workers.WorkerPool`)."""
+    cannot start, as in a daemonic process (a ``multiprocessing.Pool`` worker, a DataLoader's:
+    it may not have children, and the first task failed with an AssertionError where the
+    jars' subprocesses run). Leaving its ``with`` block by an exception (an error, Ctrl-C, a
+    raise from an ``on_progress`` callback: how the app cancels a run) stops its workers at
+    once (:class:`~capeval_core.workers.WorkerPool`)."""
+    if multiprocessing.current_process().daemon:
+        return None
     try:
         channel = multiprocessing.get_context("spawn").Queue()
         pool = WorkerPool(

@@ -283,3 +283,36 @@ def test_processes_started_apart_or_in_a_pool_do_not_run_the_main_script(tmp_pat
         "worker: 3",
         "lazy worker: 4",
     ]
+
+
+def _meteor_in_a_daemon(out) -> None:  # a multiprocessing.Pool's or a DataLoader's worker
+    from capeval_core.pycocoevalcap.meteor.meteor import Meteor
+
+    gts = {i: [f"a dog number {i} runs on the grass"] for i in range(1_200)}
+    res = {i: [f"a dog {i} runs"] for i in range(1_200)}
+    try:
+        out.put(("ok", Meteor().compute_score(gts, res)[0], batch.start_pool(2) is None))
+    except Exception as exc:  # what the parent reports
+        out.put(("error", repr(exc), None))
+
+
+def test_a_daemonic_process_scores_in_itself(tmp_path, monkeypatch):
+    """A daemonic process may not start children: the drop-in's Meteor on 1,000+ images in
+    a multiprocessing.Pool worker failed with "daemonic processes are not allowed to have
+    children" (pycocoevalcap's only starts the jar's subprocess); it scores in the process."""
+    import multiprocessing
+
+    from capeval_core.pycocoevalcap.meteor.meteor import Meteor
+
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    child = context.Process(target=_meteor_in_a_daemon, args=(out,), daemon=True)
+    child.start()
+    kind, value, no_pool = out.get(timeout=300)
+    child.join(timeout=60)
+    assert kind == "ok", value
+    assert no_pool is True
+    gts = {i: [f"a dog number {i} runs on the grass"] for i in range(1_200)}
+    res = {i: [f"a dog {i} runs"] for i in range(1_200)}
+    assert value == Meteor().compute_score(gts, res)[0]
