@@ -18,7 +18,16 @@ import numpy as np
 from capeval_core.metrics.bleu import SMALL, TINY
 from capeval_core.metrics.spice import COUNTS_STATISTIC
 from capeval_core.progress import StderrBar
-from capeval_core.pycocoevalcap.spice.spice import corpus_value, image_scores
+from capeval_core.pycocoevalcap.bleu.bleu import Bleu
+from capeval_core.pycocoevalcap.cider.cider import Cider
+from capeval_core.pycocoevalcap.meteor.meteor import Meteor
+from capeval_core.pycocoevalcap.rouge.rouge import Rouge
+from capeval_core.pycocoevalcap.spice.spice import Spice, corpus_value, image_scores
+from capeval_core.pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+#: the names pycocoevalcap's ``eval`` module holds, for code that imports them from it
+#: (``evaluate`` scores with capeval's registry in one call, not through these classes)
+__all__ = ["Bleu", "COCOEvalCap", "Cider", "Meteor", "PTBTokenizer", "Rouge", "Spice"]
 
 #: pycocoevalcap's scorers in its order: the name ``method()`` gives and the keys it sets
 SCORERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -109,11 +118,15 @@ class COCOEvalCap:
 
 
 def _checked(gts: dict[Any, Any], res: dict[Any, Any]) -> list[Any]:
-    """The image ids, once every image has one result and at least one reference: where
-    pycocoevalcap's scorers assert (an image without a result or a reference drops out of its
+    """The image ids with a caption, once each has one result and at least one reference:
+    where pycocoevalcap's scorers assert (an image without a result or a reference drops out of its
     tokenized dicts, so their keys differ; one with two results fails ``len(hypo) == 1``),
     and every caption is text (a TypeError naming the image, as PTBTokenizer's)."""
-    ids = list(gts)
+    # an image with neither a result nor a reference leaves both of pycocoevalcap's
+    # tokenized dicts (a held-out image of the annotations file): not scored, no assertion
+    ids = [i for i in gts if len(res[i]) or len(gts[i])]
+    if not ids:  # pycocoevalcap: a ValueError once its METEOR reads no score
+        raise ValueError("COCOEvalCap: no image of params['image_id'] has a caption")
     no_result = [i for i in ids if len(res[i]) == 0]
     no_reference = [i for i in ids if len(gts[i]) == 0]
     if no_result or no_reference:

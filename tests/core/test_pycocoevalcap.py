@@ -258,10 +258,42 @@ def test_scorers_assert_where_pycocoevalcap_asserts(scorer):
         scorer.compute_score(gts, {1: ["a dog"]})
     with pytest.raises(AssertionError, match=r"exactly one caption.*got 2"):
         scorer.compute_score(gts, {1: ["a dog"], 2: ["a cat", "a kitten"]})
-    with pytest.raises(AssertionError, match="no reference"):
-        scorer.compute_score({1: ["a dog"], 2: []}, {1: ["a dog"], 2: ["a cat"]})
+    if not isinstance(scorer, Meteor):  # pycocoevalcap's Meteor asserts no reference
+        with pytest.raises(AssertionError, match="no reference"):
+            scorer.compute_score({1: ["a dog"], 2: []}, {1: ["a dog"], 2: ["a cat"]})
     with pytest.raises(TypeError, match="PTBTokenizer"):
         scorer.compute_score({1: [{"caption": "a dog"}]}, {1: [{"caption": "a dog"}]})
+
+
+def test_meteor_scores_an_image_without_references_against_an_empty_one():
+    """pycocoevalcap's Meteor hands the jar " ||| ".join([]) and scores it; ours asserted."""
+    gts = {1: ["a man riding a horse", "a person on a horse"], 2: []}
+    res = {1: ["a man on a horse"], 2: ["a dog"]}
+    # pycocoevalcap 1.2 with meteor-1.5.jar: (0.8125, [0.8666666666666667, 0.0])
+    assert Meteor().compute_score(gts, res) == (0.8125, [0.8666666666666667, 0.0])
+    assert Meteor().compute_score({**gts, 2: [""]}, res) == Meteor().compute_score(gts, res)
+
+
+def test_bleu_takes_numpys_integers_and_cider_no_image_raises_as_pycocoevalcaps():
+    from pycocoevalcap.bleu.bleu import Bleu as TheirBleu
+    from pycocoevalcap.cider.cider import Cider as TheirCider
+
+    gts, res = {1: ["a man riding a horse"]}, {1: ["a man on a horse"]}
+    with contextlib.redirect_stdout(io.StringIO()):
+        theirs = TheirBleu(np.int64(4)).compute_score(gts, res)
+    assert Bleu(np.int64(4)).compute_score(gts, res, verbose=0) == theirs  # was a ValueError
+    with pytest.raises(ValueError):
+        TheirCider().compute_score({}, {})
+    with pytest.raises(ValueError, match="no image"):  # was nan and numpy's warnings
+        Cider().compute_score({}, {})
+
+
+def test_eval_module_holds_the_scorers_names():
+    """Code importing PTBTokenizer or Bleu from pycocoevalcap.eval got an ImportError."""
+    from capeval_core.pycocoevalcap import eval as ours
+
+    for cls in (PTBTokenizer, Bleu, Meteor, Rouge, Cider, Spice):
+        assert getattr(ours, cls.__name__) is cls
 
 
 def test_tokenizer_takes_records_and_keeps_image_ids():
@@ -351,6 +383,19 @@ def test_evaluate_scores_the_coco_caption_set():
 
     assert sorted(KEYS.values()) == sorted(COCO_CAPTION_KEYS)
     assert [k for _, names in SCORERS for k in names] == list(KEYS)
+
+
+def test_evaluate_leaves_out_an_image_without_any_caption():
+    """An image of the annotations with no caption and no result (held out) leaves both of
+    pycocoevalcap's tokenized dicts, which then agree; ours asserted."""
+    gts = {1: ["a dog runs on the grass", "a brown dog"], 2: ["a red bus"], 3: []}
+    res = {1: ["a dog runs"], 2: ["a bus"], 3: []}
+    with_it, printed = _evaluate(gts, res)
+    without, printed_without = _evaluate(gts, res, ids=[1, 2])
+    assert with_it.eval == without.eval and printed == printed_without
+    assert list(with_it.imgToEval) == [1, 2]
+    with pytest.raises(ValueError, match="no image"):
+        _evaluate(gts, res, ids=[3])
 
 
 def test_evaluate_asserts_on_missing_and_double_results():

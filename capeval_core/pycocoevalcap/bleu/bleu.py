@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,12 +20,12 @@ class Bleu:
     """
 
     def __init__(self, n: int = 4) -> None:
-        if not isinstance(n, int) or not 1 <= n <= MAX_ORDER:
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= MAX_ORDER:
             raise ValueError(
                 f"Bleu(n): capeval computes BLEU-1 to BLEU-{MAX_ORDER} (got n={n!r}); "
                 "pycocoevalcap's default is 4"
             )
-        self._n = n
+        self._n = int(n)  # numpy's 4 too, as pycocoevalcap takes it
         self._hypo_for_image: dict[Any, Any] = {}
         self.ref_for_image: dict[Any, Any] = {}
 

@@ -38,6 +38,8 @@ class Cider:
     ) -> tuple[np.float64, np.ndarray]:
         """``(corpus CIDEr-D, per-image array)``, images in ``gts``'s order."""
         ids = _inputs.check(gts, res, "Cider")
+        if not ids:  # pycocoevalcap: max() of no document frequencies, a ValueError
+            raise ValueError("Cider: gts and res hold no image")
         cands, refs = _inputs.texts(gts, res, ids)
         scores = cider_d_values(
             [tuple(c.split()) for c in cands],

@@ -25,6 +25,11 @@ class Meteor:
         are many (:func:`capeval_core.scoring.score_set`); others, whose spacing the jar
         sees, here as they are.
         """
+        # an image without references is scored against an empty one, as the jar is handed
+        # pycocoevalcap's " ||| ".join([]) (its Meteor asserts no len(ref) >= 1)
+        gts = (
+            {i: g if len(g) else [""] for i, g in gts.items()} if isinstance(gts, Mapping) else gts
+        )
         ids = _inputs.check(gts, res, "Meteor", strict=False)
         cands, refs = _inputs.texts(gts, res, ids)
         if all(map(_inputs.plain, cands)) and all(_inputs.plain(r) for g in refs for r in g):
