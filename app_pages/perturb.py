@@ -190,12 +190,12 @@ def _batch() -> None:
     loaded = st.session_state.get(state.JSET_KEY) if dataset == "loaded" else None
     # the URL names the Judgments page's set only when the batch runs on it
     query = state.write(BATCH_PARAMS, {state.JSET_KEY: loaded})
+    run, link = st.columns(2)
+    views.show_link(views.copy_link(link), TITLE, query)  # a view with no metric is one too
     if not keys:
         st.error("Pick at least one metric.")
         st.stop()
-    run, link = st.columns(2)
     run.button("Run batch", key="lab_run_batch", type="primary", on_click=_start_batch)
-    views.show_link(views.copy_link(link), TITLE, query)
     if not st.session_state.get("lab_batch_on"):
         st.info("Choose a dataset and a perturbation, then run.")
         return

@@ -281,7 +281,7 @@ def test_an_emptied_multiselect_stays_empty_in_its_link(
     ]
     assert asked and not at.dataframe
     assert _params(at)[name] == ""
-    again = _open(page, **_as_lists(_params(at)))  # a reload: the URL in a new session
+    again = _reopened(at, page)  # the copied link, shown beside the request too
     assert again.multiselect(key=field).value == []
     assert not again.dataframe and not _link_warnings(again)
 
