@@ -321,6 +321,16 @@ class Row:
     values: dict[str, Any]
     record: int | None = None
 
+    @property
+    def place(self) -> str:
+        """Where the row is, for a message naming another: its record too where it has one
+        (a JSON array on one line holds every record on line 1)."""
+        return (
+            f"line {self.line}"
+            if self.record is None
+            else f"record {self.record}, line {self.line}"
+        )
+
 
 def read_delimited(
     path: str | os.PathLike[str],
@@ -729,15 +739,15 @@ def count_into(counter: dict[str, int], reason: str, n: int = 1) -> None:
 def unique_ids(
     path: str | os.PathLike[str], ids: Iterable[tuple[str, Row]], column: str = "id"
 ) -> None:
-    """Raise on the first repeated id, naming both lines."""
-    seen: dict[str, int] = {}
+    """Raise on the first repeated id, naming both rows."""
+    seen: dict[str, Row] = {}
     for ident, row in ids:
         if ident in seen:
             raise format_error(
                 path,
-                f"duplicate id {ident!r} (first seen on line {seen[ident]})",
+                f"duplicate id {ident!r} (first seen on {seen[ident].place})",
                 line=row.line,
                 column=column,
                 record=row.record,
             )
-        seen[ident] = row.line
+        seen[ident] = row

@@ -212,7 +212,7 @@ def join_scores_file(
         if key in by_id:
             raise format_error(
                 path,
-                f"duplicate id {key!r} (first seen on line {by_id[key].line})",
+                f"duplicate id {key!r} (first seen on {by_id[key].place})",
                 line=row.line,
                 column=ids[0],
                 record=row.record,

@@ -112,6 +112,17 @@ CASES = [
         r"duplicate id '1' \(first seen on line 2\)",
         r"line 3, column 'id'",
     ),
+    (  # a JSON array on one line: every record is on line 1, so the record says which
+        "duplicate id in a one-line JSON array",
+        "g.json",
+        '[{"id": 1, "candidate": "a", "references": ["b"], "score": 2}, '
+        '{"id": 2, "candidate": "c", "references": ["d"], "score": 3}, '
+        '{"id": "1", "candidate": "e", "references": ["f"], "score": 1}]',
+        "graded",
+        {},
+        r"duplicate id '1' \(first seen on record 0, line 1\)",
+        r"record 2, line 1, column 'id'",
+    ),
     ("empty file", "g.csv", b"", "graded", {}, r"file is empty", r"g\.csv"),
     ("whitespace-only file", "g.tsv", b"  \n\n", "graded", {}, r"file is empty", r"g\.tsv"),
     ("header only", "g.csv", HEADER, "graded", {}, r"no data rows", r"g\.csv"),
