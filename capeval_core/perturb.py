@@ -766,7 +766,29 @@ def _plural_verb(word: str) -> str | None:
     for base in bases:
         if any(parts.get(i) == "verb" for i in synsets.synsets_of(base)):
             return base
+    if word in _third_person_verbs():  # "sleeps", "smiles": no verb sense decided above
+        if word.endswith("ies"):
+            return word[:-3] + "y"
+        return (
+            word[:-2]
+            if word.endswith(("sses", "shes", "ches", "xes", "zzes", "oes"))
+            else word[:-1]
+        )
     return None
+
+
+@functools.cache
+def _third_person_verbs() -> frozenset[str]:
+    """Words SPICE's parser's lexicon saw tagged VBZ in its training treebank (CoreNLP's
+    English PCFG, shipped with the package): the verbs METEOR's synonym table leaves without
+    a part of speech (sleep, walk, smile)."""
+    from capeval_core.spice.pcfg.grammar import load_grammar
+
+    grammar = load_grammar()
+    vbz = {i for i, name in enumerate(grammar.tags) if name.split("^")[0] == "VBZ"}
+    return frozenset(
+        word for word, w in grammar.words.items() if vbz.intersection(grammar.word_tags.get(w, ()))
+    )
 
 
 @_register(

@@ -346,6 +346,26 @@ def test_a_swapped_word_keeps_its_article_in_agreement(caption: str, name: str) 
         assert p.note.startswith("replaced 1 of")  # the article is no place of its own
 
 
+@pytest.mark.parametrize(
+    ("caption", "verb"),
+    [
+        ("a dog sleeps on a bed", "sleep"),
+        ("a man walks down the street", "walk"),
+        ("a woman smiles at the camera", "smile"),
+    ],
+)
+def test_a_count_change_makes_verbs_without_a_synonym_sense_agree(caption, verb) -> None:
+    """METEOR's synonym table leaves sleep, walk and smile without a verb sense: "two dogs
+    sleeps". The parser's lexicon (CoreNLP's English PCFG) knows them as verbs."""
+    words = perturb(caption, "count", seed=1).perturbed.split()
+    assert words[2] == verb and words[1].endswith(("s", "men"))
+
+
+def test_a_count_change_makes_no_verb_of_a_plural_noun() -> None:
+    # "parks" is no verb to the synonym table nor to the parser's lexicon: left as it is
+    assert perturb("a dog parks near a car", "count", seed=1).perturbed.split()[2] == "parks"
+
+
 def test_a_count_change_keeps_the_verb_in_agreement_and_counts_places() -> None:
     """ "a dog runs" became "three dogs runs", noted "replaced 2 of 1 eligible counts"."""
     p = perturb("a man is riding a horse", "count", n=None, seed=1)
