@@ -454,7 +454,7 @@ def check_human(jset: Any, human: str | None) -> str | None:
     generic graded file with several numeric columns, none named as the score, is refused
     until --human chooses (its first column was correlated without a word: an annotator
     id, pandas' index)."""
-    from capeval_core.judgments.graded import named_score
+    from capeval_core.judgments.graded import is_score_name, named_score
 
     if jset.kind != "graded":
         if human is not None:
@@ -469,9 +469,10 @@ def check_human(jset: Any, human: str | None) -> str | None:
     if jset.format == "graded" and len(names) > 1 and named_score(names) is None:
         where = jset.source[0] if jset.source else "the judgments file"
         shown = ", ".join(repr(n) for n in names)
+        named = "more than one is" if any(map(is_score_name, names)) else "none is"
         raise InputError(
-            f"{where}, line 1: {len(names)} numeric columns could be the human score ({shown}) and "
-            "none is named score, human or rating: choose one with --human NAME"
+            f"{where}, line 1: {len(names)} numeric columns could be the human score ({shown}) "
+            f"and {named} named score, human or rating: choose one with --human NAME"
         )
     return names[0]
 
@@ -630,8 +631,11 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     full, left_json = jset, judgments_left_out_json(jset, scores)
     jset, scores = on_common_items(jset, scores)
     if left_out and jset.kind == "graded" and len(jset) < 2:  # one line, not warnings first
+        # each metric's count, and its first item's reason (the limit to change, as a rule)
         why = "; ".join(
-            ln.partition(" (not scored)")[0] for ln in left_out if " (not scored)" in ln
+            f"{head}, the first: {rest.split('; ')[0]}"
+            for head, _, rest in (ln.partition(" (not scored): ") for ln in left_out)
+            if rest
         )
         raise InputError(
             f"{args.judgments}: {len(jset)} of {len(full):,} items scored by every metric "

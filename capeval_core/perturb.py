@@ -260,7 +260,10 @@ def _replacements(
         # "a dog" -> "an elephant", "an orange bus" -> "a red bus": the article agrees
         article = words[i - 1].lower() if i > 0 and i - 1 not in new else ""
         if article in ("a", "an") and _article_for(out[i]) != article:
-            out[i - 1] = _match_case(words[i - 1], _article_for(out[i]))
+            # "A DOG" -> "AN ELEPHANT": a one-letter "A" says nothing of the caption's case
+            shouting = len(words[i]) > 1 and words[i].isupper()
+            new_article = _article_for(out[i])
+            out[i - 1] = new_article.upper() if shouting else _match_case(words[i - 1], new_article)
             changes.append(Change(i - 1, words[i - 1], out[i - 1], "replace", i - 1))
         changes.append(Change(i, words[i], out[i], "replace", i))
     done = len(new) if sites is None else sites

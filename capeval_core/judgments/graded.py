@@ -287,11 +287,12 @@ def named_score(columns: Sequence[str]) -> str | None:
     >>> named_score(["annotator", "Human score"]), named_score(["score", "rating"])
     ('Human score', None)
     """
-    named = [c for c in columns if _score_name(c)]
+    named = [c for c in columns if is_score_name(c)]
     return named[0] if len(named) == 1 else None
 
 
-def _score_name(column: str) -> bool:
+def is_score_name(column: str) -> bool:
+    """Whether a column's name says it is the human score (:data:`SCORE_NAMES`)."""
     return re.sub(r"[\s-]+", "_", column.strip().lower()) in SCORE_NAMES
 
 

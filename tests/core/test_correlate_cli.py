@@ -685,6 +685,13 @@ def test_the_human_score_column_is_the_score_not_the_first_number(tmp_path, head
     assert data["correlations"] == json.loads(out_named)["correlations"]
 
 
+def test_two_columns_named_as_the_score_are_said_so(tmp_path):
+    """The refusal said "none is named score" of a file with `score` and `rating`."""
+    code, out, err = _correlate(_judgments(tmp_path, "score,rating", lambda i, s: f"{s},{6 - s}"))
+    assert code == 2 and out == ""
+    assert "and more than one is named score, human or rating: choose one with --human" in err
+
+
 def test_several_numeric_columns_none_named_score_are_refused(tmp_path):
     """Which of `fluency` and `quality` is the human score is the user's to say: one line
     naming both and --human (not the library's keyword)."""

@@ -586,8 +586,8 @@ def test_cli_correlate_with_too_few_common_items_says_why_in_one_line(tmp_path, 
     assert not [line for line in err.splitlines() if "warning" in line]
     (said,) = [line for line in err.splitlines() if line.startswith("capeval: error:")]
     assert said.endswith(
-        "judgments.json: 1 of 3 items scored by every metric (SPICE left out 2 of 3 items): "
-        "a correlation needs at least 2"
+        "judgments.json: 1 of 3 items scored by every metric (SPICE left out 2 of 3 items, the "
+        f"first: 2 (candidate: {OVER_CLI})): a correlation needs at least 2"
     )
     assert not (tmp_path / "out.json").exists()
 

@@ -332,6 +332,7 @@ def test_colour_and_count() -> None:
         ("a red car parked near an orange bus", "colour"),
         ("An elephant in a field", "object_swap"),
         ("a woman walks on a beach", "replace_scene"),
+        ("A DOG RUNS ON A MAT", "object_swap"),
     ],
 )
 def test_a_swapped_word_keeps_its_article_in_agreement(caption: str, name: str) -> None:
@@ -343,6 +344,8 @@ def test_a_swapped_word_keeps_its_article_in_agreement(caption: str, name: str) 
             if before.lower() in ("a", "an"):
                 assert before.lower() == ("an" if word[0].lower() in "aeiou" else "a"), p
         assert p.perturbed[0].isupper() == caption[0].isupper()
+        if caption.isupper():  # "An ELEPHANT": the article as the caption's case
+            assert p.perturbed.isupper(), p
         assert p.note.startswith("replaced 1 of")  # the article is no place of its own
 
 
