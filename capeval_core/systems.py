@@ -934,6 +934,13 @@ class SystemsComparison:
         left = self.left_out_lines()
         if left:
             out += ["", *left]
+        if len(self.systems) == 1:  # no other system: intervals, no test (nor their words)
+            out += [
+                "",
+                f"Value ± half the width of its {pct} bootstrap interval over images "
+                f"({r.n_resamples:,} resamples, seed {r.seed}).",
+            ]
+            return "\n".join(out)
         out += [
             "",
             f"Each system against the baseline ({printable(self.baseline)}) with {tests}, "

@@ -6,6 +6,7 @@ import contextlib
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -225,6 +226,20 @@ def test_test_options_with_one_results_file_are_refused(tmp_path, extra, named):
     where = "with one --results file (no other system to compare it with)"
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith(f"capeval: error: {named} {where}; leave ")
+
+
+def test_one_results_file_says_intervals_not_tests(tmp_path):
+    """The text of one file's intervals described paired tests against a baseline that
+    were never run (its options are refused as not used)."""
+    good = Path(__file__).resolve().parents[1] / "malformed" / "good"
+    code, out, err = _run(
+        "compare", "--results", good / "results.json", "--annotations", good / "captions.json",
+        "--metrics", "bleu_1", "--resamples", 50,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "bootstrap interval over images (50 resamples, seed 12345)." in out
+    for word in ("against the baseline", "randomization", "Null hypothesis", "p < 0.05"):
+        assert word not in out
 
 
 def test_coco_val2014_references_by_default(tmp_path):
