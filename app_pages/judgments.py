@@ -90,7 +90,7 @@ def _column_roles(
     if named in humans:
         humans.remove(named)
         humans.insert(0, named)
-    return tuple(renames), tuple(humans) or None
+    return tuple(renames), tuple(humans)  # none: every score ignored, said by the page
 
 
 def _join_scores() -> None:
@@ -226,11 +226,18 @@ else:
                 if fmt == "graded":
                     extra, score_columns = _column_roles(columns, numeric, mapping)
                     mapping += extra
+    # every numeric column set to another role: the loader would read them as scores anyway
+    no_score = score_columns == ()
+    if no_score:
+        st.warning(
+            "No column has the role “human score”: give one that role to load the file.",
+            icon=":material/warning:",
+        )
     st.button(
         "Load",
         key="load_judgments",
         type="primary",
-        disabled=not files,
+        disabled=not files or no_score,
         on_click=lambda: load_files(
             files, fmt, None if preset == NO_PRESET else preset, mapping, score_columns
         ),

@@ -57,3 +57,30 @@ def test_the_page_starts_from_the_column_named_as_the_score():
     assert at.session_state[state.JSET_KEY].score_names == ("score", "annotator")
     at.switch_page("app_pages/correlations.py").run()
     assert at.selectbox(key="human_column").value == "score"
+
+
+def test_every_score_set_to_ignore_is_said_and_not_loaded_anyway():
+    """Every numeric column's role set to "ignore" passed no score columns, and the loader
+    then read every numeric column as a human score: the ignored ones."""
+    from streamlit.testing.v1 import AppTest
+
+    from capeval_ui import state
+    from tests.app.apptest import ROOT, TIMEOUT
+
+    rows = "".join(f"a dog {i},a dog runs|||a pup,{1 + i % 5}\n" for i in range(6))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.session_state["_meta_metrics_kept"] = ["bleu_4"]
+    at.run()
+    at.switch_page("app_pages/judgments.py").run()
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("graded").run()
+    data = ("candidate,references,score\n" + rows).encode()
+    at.file_uploader(key="judgment_files-graded").set_value(("j.csv", data, "text/csv"))
+    at.run()
+    at.selectbox(key="role_score").set_value("ignore").run()
+    assert [w.value for w in at.warning if "No column has the role" in w.value]
+    assert at.button(key="load_judgments").disabled
+    assert state.JSET_KEY not in at.session_state or at.session_state[state.JSET_KEY] is None
+    at.selectbox(key="role_score").set_value("human score").run()
+    assert not [w for w in at.warning if "No column has the role" in w.value]
+    assert not at.button(key="load_judgments").disabled
