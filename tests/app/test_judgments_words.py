@@ -31,24 +31,30 @@ def test_several_human_scores_are_all_read_the_one_named_score_first():
     assert jset.score_names == ("score", "annotator")
 
 
-def test_the_page_starts_from_the_column_named_as_the_score():
-    """An `annotator` column before `score` was the first human score: the one the
-    Correlations page opened on. The score comes first; pandas' index is offered no role."""
+def _graded_upload(text: str):
+    """The Judgments page with the graded file ``text`` uploaded, not loaded yet."""
     from streamlit.testing.v1 import AppTest
 
-    from capeval_ui import state
     from tests.app.apptest import ROOT, TIMEOUT
 
-    rows = "".join(f"{i},a dog {i},a dog runs|||a pup,{7 + i % 2},{1 + i % 5}\n" for i in range(6))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.session_state["_meta_metrics_kept"] = ["bleu_4"]
     at.run()
     at.switch_page("app_pages/judgments.py").run()
     at.radio(key="judgment_source").set_value("Upload a file").run()
     at.selectbox(key="judgment_format").select("graded").run()
-    data = ("Unnamed: 0,candidate,references,annotator,score\n" + rows).encode()
-    at.file_uploader(key="judgment_files-graded").set_value(("j.csv", data, "text/csv"))
+    at.file_uploader(key="judgment_files-graded").set_value(("j.csv", text.encode(), "text/csv"))
     at.run()
+    return at
+
+
+def test_the_page_starts_from_the_column_named_as_the_score():
+    """An `annotator` column before `score` was the first human score: the one the
+    Correlations page opened on. The score comes first; pandas' index is offered no role."""
+    from capeval_ui import state
+
+    rows = "".join(f"{i},a dog {i},a dog runs|||a pup,{7 + i % 2},{1 + i % 5}\n" for i in range(6))
+    at = _graded_upload("Unnamed: 0,candidate,references,annotator,score\n" + rows)
     assert "role_Unnamed: 0" not in [box.key for box in at.selectbox]  # never a score
     assert at.selectbox(key="role_annotator").value == "human score"
     assert at.selectbox(key="role_score").value == "human score"
@@ -62,21 +68,10 @@ def test_the_page_starts_from_the_column_named_as_the_score():
 def test_every_score_set_to_ignore_is_said_and_not_loaded_anyway():
     """Every numeric column's role set to "ignore" passed no score columns, and the loader
     then read every numeric column as a human score: the ignored ones."""
-    from streamlit.testing.v1 import AppTest
-
     from capeval_ui import state
-    from tests.app.apptest import ROOT, TIMEOUT
 
     rows = "".join(f"a dog {i},a dog runs|||a pup,{1 + i % 5}\n" for i in range(6))
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    at.session_state["_meta_metrics_kept"] = ["bleu_4"]
-    at.run()
-    at.switch_page("app_pages/judgments.py").run()
-    at.radio(key="judgment_source").set_value("Upload a file").run()
-    at.selectbox(key="judgment_format").select("graded").run()
-    data = ("candidate,references,score\n" + rows).encode()
-    at.file_uploader(key="judgment_files-graded").set_value(("j.csv", data, "text/csv"))
-    at.run()
+    at = _graded_upload("candidate,references,score\n" + rows)
     at.selectbox(key="role_score").set_value("ignore").run()
     assert [w.value for w in at.warning if "No column has the role" in w.value]
     assert at.button(key="load_judgments").disabled
