@@ -163,10 +163,11 @@ try:
             )
     if note := choices.retired_parser_note(st.query_params.get("spice_parser")):
         st.info(note)
-    builtin = {name: _inputs_of(ex) for name, ex in examples.BUILTIN_EXAMPLES.items()}
+    known = choices.known_examples(st.session_state.get("coco_draw"))
     fields = ("candidate", "candidate_b", "references")
-    if named := state.name_own_inputs("example", fields, choices.YOUR_OWN, builtin):
-        st.session_state["example_source"] = examples.BUILTIN_EXAMPLES[named].source
+    mine = {name: _inputs_of(example) for name, example in known.items()}
+    if named := state.name_own_inputs("example", fields, choices.YOUR_OWN, mine):
+        st.session_state["example_source"] = known[named].source
 
     pick, draw = st.columns([4, 1], vertical_alignment="bottom")
     example_name = pick.selectbox(
@@ -213,6 +214,8 @@ try:
     two = bool(candidate_b.strip())
     # candidate B's panel choices only while there is a candidate B
     only_a = {p.key: None for p in state.COMPARE_PANELS if "-b-" in p.key and not two}
+    if example_name != choices.COCO_RANDOM:  # a draw is named only beside its captions
+        only_a["coco_draw"] = None
     query = state.write(PARAMS, only_a)
     share, lab = st.columns(2)
     if lab.button(

@@ -10,6 +10,8 @@ it by its digest, and a link to it on a server without that set says so.
 
 from __future__ import annotations
 
+import random
+
 import streamlit as st
 
 from capeval_core import CapevalError, examples
@@ -37,6 +39,8 @@ def _apply_example() -> None:
     name = st.session_state.get("lab_example", examples.DEFAULT_EXAMPLE)
     if name == choices.YOUR_OWN:  # the captions in the lab stay as they are
         return
+    if name == choices.COCO_RANDOM:
+        st.session_state["lab_draw"] = random.randrange(examples.COCO_POOL)
     try:
         example = choices.load_example(name, st.session_state.get("lab_draw", 0))
     except CapevalError as exc:
@@ -70,17 +74,21 @@ def _one_caption() -> None:
     state.default("lab_cider_idf", choices.DEFAULT_IDF)
     state.default("lab_metrics", list(REPORTED_KEYS))
     state.default("lab_table2", False)
-    builtin = {name: _inputs_of(ex) for name, ex in examples.BUILTIN_EXAMPLES.items()}
+    known = choices.known_examples(st.session_state.get("lab_draw"))
     fields = ("lab_candidate", "lab_references")
-    if named := state.name_own_inputs("lab_example", fields, choices.YOUR_OWN, builtin):
-        st.session_state["lab_example_source"] = examples.BUILTIN_EXAMPLES[named].source
-    example_name = st.selectbox(
+    mine = {name: _inputs_of(example) for name, example in known.items()}
+    if named := state.name_own_inputs("lab_example", fields, choices.YOUR_OWN, mine):
+        st.session_state["lab_example_source"] = known[named].source
+    pick, draw = st.columns([4, 1], vertical_alignment="bottom")
+    example_name = pick.selectbox(
         "Example",
         choices.example_names(),
         key="lab_example",
         on_change=_apply_example,
         help=f"“Table 2 style” examples follow {examples.TABLE2_SOURCE}",
     )
+    if example_name == choices.COCO_RANDOM:
+        draw.button("Draw another image", key="lab_draw_again", on_click=_apply_example)
     if "lab_example_error" in st.session_state:
         st.error(
             "Could not load the example: "
@@ -121,7 +129,10 @@ def _one_caption() -> None:
         key="lab_table2",
     )
 
-    query = state.write(ONE_PARAMS)
+    # a draw is named only beside its captions
+    query = state.write(
+        ONE_PARAMS, {} if example_name == choices.COCO_RANDOM else {"lab_draw": None}
+    )
     views.show_link(views.copy_link(st), TITLE, query)
 
     problems = views.input_problems(candidate, references)

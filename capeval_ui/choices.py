@@ -8,10 +8,11 @@ Page wording and defaults only; nothing here is cached (the COCO examples are re
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 
-from capeval_core import examples, inventory
+from capeval_core import CapevalError, examples, inventory
 from capeval_core.examples import BUILTIN_EXAMPLES, Example
 from capeval_ui import cached, formats
 
@@ -61,6 +62,18 @@ def load_example(name: str, draw: int = 0) -> Example:
     if name == COCO_RANDOM:
         return examples.coco_example(cached.coco_examples(examples.COCO_POOL), draw)
     return BUILTIN_EXAMPLES[name]
+
+
+def known_examples(draw: int | None) -> dict[str, Example]:
+    """The examples captions on a page may be (a link holds only the captions): the
+    built-ins, and COCO image number ``draw`` when a draw is known and COCO's captions can be
+    read (a link names its draw, so a reload names the image again)."""
+    known = dict(BUILTIN_EXAMPLES)
+    # without COCO's captions, the captions stay the user's own (the picker says why)
+    with contextlib.suppress(CapevalError):
+        if draw is not None:
+            known[COCO_RANDOM] = load_example(COCO_RANDOM, draw)
+    return known
 
 
 def scoring_message(cider_idf: str, texts: Sequence[str] = ()) -> str:

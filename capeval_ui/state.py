@@ -31,6 +31,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from capeval_core.examples import COCO_POOL
 from capeval_ui import TOKENIZER_KEY, TOKENIZERS
 
 #: each Compare panel (a metric key, "-b" after it for candidate B's) and what it lets the
@@ -615,12 +616,14 @@ COMPARE_PANELS: tuple[Param, ...] = tuple(
 
 def compare_params(idf_sources: Mapping[str, str], tabs: Sequence[str]) -> tuple[Param, ...]:
     """Compare's parameters: the candidate, an optional second one, one ``ref`` per line,
-    the CIDEr-D IDF source, the tokenizer, the open tab and each panel's choice (the offered
+    the random COCO example's draw (the page writes it while its picker shows one), the
+    CIDEr-D IDF source, the tokenizer, the open tab and each panel's choice (the offered
     labels and their spellings come from the page)."""
     return (
         Param("candidate", "candidate"),
         Param("candidate_b", "candidate_b", absent=""),
         Param("references", "ref", "lines"),
+        Param("coco_draw", "coco_draw", "int", low=0, high=COCO_POOL - 1),
         Param("cider_idf", "idf", spell=idf_sources),
         TOKENIZER,
         Param("compare_tab", "tab", spell={t: t for t in tabs}),
@@ -631,11 +634,13 @@ def compare_params(idf_sources: Mapping[str, str], tabs: Sequence[str]) -> tuple
 def lab_one_params(
     perturbations: Sequence[str], metrics: Sequence[str], idf_sources: Mapping[str, str]
 ) -> tuple[Param, ...]:
-    """The lab's one-caption parameters (``lab_`` before each, apart from the tokenizer)."""
+    """The lab's one-caption parameters (``lab_`` before each, apart from the tokenizer; the
+    COCO draw is written while the picker shows one)."""
     return (
         Param("lab_mode", "lab_mode", spell={"One caption": "one", "Batch": "batch"}),
         Param("lab_candidate", "lab_caption"),
         Param("lab_references", "lab_ref", "lines"),
+        Param("lab_draw", "lab_coco_draw", "int", low=0, high=COCO_POOL - 1),
         Param("lab_perturbations", "lab_perturbation", "list", spell=_same(perturbations)),
         Param("lab_seed", "lab_seed", "int", low=0, high=SEED_MAX),
         Param("lab_n", "lab_n", "int", low=1, high=LAB_MAX_WORDS),

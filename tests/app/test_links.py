@@ -343,6 +343,40 @@ def test_a_link_to_a_builtin_example_names_it(page: str, picker: str, source: st
     assert again.selectbox(key=picker).value == "Your own captions"
 
 
+@pytest.mark.parametrize(
+    ("page", "picker", "draw", "field", "again_button"),
+    [
+        ("app_pages/compare.py", "example", "coco_draw", "candidate", "draw"),
+        ("app_pages/perturb.py", "lab_example", "lab_coco_draw", "lab_candidate", "lab_draw_again"),
+    ],
+)
+def test_a_link_to_a_random_coco_image_names_the_image(
+    page: str, picker: str, draw: str, field: str, again_button: str
+) -> None:
+    """A reload of a random COCO example said "Your own captions": the URL held its captions
+    but not which image they were. The lab's "random" image was always the first one."""
+    from capeval_ui import choices
+
+    at = _open(page)
+    at.selectbox(key=picker).select(choices.COCO_RANDOM).run()
+    seen = {at.text_area(key=field).value}
+    for _ in range(6):  # six draws from 500 images: all the same one has odds 500**-5
+        at.button(key=again_button).click().run()
+        assert not at.exception, at.exception
+        seen.add(at.text_area(key=field).value)
+    assert len(seen) > 1, "the random example always drew the same image"
+    said = next(c.value for c in at.caption if c.value.startswith("This example: COCO val2014"))
+    assert draw in _params(at)
+    again = _reopened(at, page)
+    assert again.selectbox(key=picker).value == choices.COCO_RANDOM
+    assert said in [c.value for c in again.caption]
+    assert again.text_area(key=field).value == at.text_area(key=field).value
+    # captions typed over are the user's own, and the URL no longer names a draw
+    again.text_area(key=field).input("a caption of my own").run()
+    assert again.selectbox(key=picker).value == "Your own captions"
+    assert draw not in _params(again)
+
+
 def test_home_keeps_the_sidebars_tokenizer_in_its_url() -> None:
     """Home wrote no URL: a reload after choosing a tokenizer there gave the default back,
     and a link's tokenizer=whitespace stayed in the address after PTB was chosen."""
