@@ -659,9 +659,12 @@ class _Empty(ItemStatistics):
 @dataclass(frozen=True)
 class ResamplingSignature:
     """How intervals and p-values were drawn: test(s), resamples, trials, seed, level.
+    ``tested`` is False for one system (intervals only): its signature names no test.
 
     >>> str(ResamplingSignature("both", 1000, 10000, 12345, 0.95))
     'paired:bs+ar|resamples:1000|trials:10000|seed:12345|level:0.95'
+    >>> str(ResamplingSignature("both", 1000, 10000, 12345, 0.95, tested=False))
+    'resamples:1000|seed:12345|level:0.95'
     """
 
     paired: str
@@ -669,8 +672,11 @@ class ResamplingSignature:
     n_trials: int
     seed: int | None
     level: float
+    tested: bool = True
 
     def __str__(self) -> str:
+        if not self.tested:  # settings that changed no number are not part of it
+            return f"resamples:{self.n_resamples}|seed:{self.seed}|level:{self.level:g}"
         tests = {"bs": "bs", "ar": "ar", "both": "bs+ar"}[self.paired]
         parts = [f"paired:{tests}", f"resamples:{self.n_resamples}"]
         if self.paired != "bs":
@@ -1267,7 +1273,9 @@ def compare_systems(
             for s in systems:
                 point = scores.statistics[s][m].point()
                 on_compared[s][k] = point[k if k in point else metric_class(k).primary_key()]
-    signature = ResamplingSignature(paired, n_resamples, n_trials, seed, level)
+    signature = ResamplingSignature(
+        paired, n_resamples, n_trials, seed, level, tested=len(systems) > 1
+    )
     base = systems[0]
     if len(systems) < 2:  # one system: intervals only, nothing to test against
         return SystemsComparison(scores, ci, mean, tests, signature, on_compared)

@@ -240,6 +240,14 @@ def test_one_results_file_says_intervals_not_tests(tmp_path):
     assert "bootstrap interval over images (50 resamples, seed 12345)." in out
     for word in ("against the baseline", "randomization", "Null hypothesis", "p < 0.05"):
         assert word not in out
+    # the JSON's signature names what made its numbers: no paired test, no trials
+    code, out, err = _run(
+        "compare", "--results", good / "results.json", "--annotations", good / "captions.json",
+        "--metrics", "bleu_1", "--resamples", 50, "--json", "-",
+    )  # fmt: skip
+    signature = json.loads(out)["signatures"]["bleu_1"]
+    assert "resamples:50|seed:12345" in signature
+    assert "paired:" not in signature and "trials:" not in signature
 
 
 def test_coco_val2014_references_by_default(tmp_path):
