@@ -14,7 +14,6 @@ nothing until the user picks another source. A link naming a retired SPICE parse
 
 from __future__ import annotations
 
-import random
 import time
 
 import streamlit as st
@@ -25,6 +24,7 @@ from capeval_ui import (
     cached,
     choices,
     current_tokenizer,
+    example_picker,
     progress,
     state,
     systems_views,
@@ -32,37 +32,10 @@ from capeval_ui import (
 )
 from capeval_ui.formats import literal
 
-
-def _apply_example() -> None:
-    """Fill the text areas from the picked example (a fresh draw for the random COCO one).
-
-    Runs as a widget callback, before the page's try block, so a CapevalError (COCO captions
-    not installed) is kept for the page to show instead of escaping the run.
-    """
-    name = st.session_state.get("example", examples.DEFAULT_EXAMPLE)
-    if name == choices.YOUR_OWN:  # the captions on the page stay as they are
-        return
-    if name == choices.COCO_RANDOM:
-        st.session_state["coco_draw"] = random.randrange(examples.COCO_POOL)
-    try:
-        example = choices.load_example(name, st.session_state.get("coco_draw", 0))
-    except CapevalError as exc:
-        st.session_state["example_error"] = str(exc)
-        return
-    st.session_state.pop("example_error", None)
-    st.session_state["candidate"] = example.candidate
-    st.session_state["candidate_b"] = ""
-    st.session_state["references"] = "\n".join(example.references)
-    st.session_state["example_source"] = example.source
-    state.remember_example("example", _inputs_of(example))
-
-
-def _inputs_of(example: examples.Example) -> dict[str, str]:
-    return {
-        "candidate": example.candidate,
-        "candidate_b": "",
-        "references": "\n".join(example.references),
-    }
+#: the example picker: it fills candidate A and the references, and empties candidate B
+EXAMPLE = example_picker.Picker(
+    "example", "candidate", "references", "coco_draw", "draw", ("candidate_b",)
+)
 
 
 def _idf_sources() -> dict[str, str]:
@@ -139,7 +112,7 @@ try:
     if st.session_state["cider_idf"] not in IDF_SOURCES:  # a set this page no longer offers
         st.session_state["cider_idf"] = choices.DEFAULT_IDF
     if "candidate" not in st.session_state:
-        _apply_example()
+        example_picker.apply(EXAMPLE)
     restored = state.restore(PARAMS)
     missing_idf = _missing_idf(restored)
     state.say_rejected(restored, exclude=("idf",) if missing_idf else ())
@@ -163,30 +136,7 @@ try:
             )
     if note := choices.retired_parser_note(st.query_params.get("spice_parser")):
         st.info(note)
-    known = choices.known_examples(st.session_state.get("coco_draw"))
-    fields = ("candidate", "candidate_b", "references")
-    mine = {name: _inputs_of(example) for name, example in known.items()}
-    if named := state.name_own_inputs("example", fields, choices.YOUR_OWN, mine):
-        st.session_state["example_source"] = known[named].source
-
-    pick, draw = st.columns([4, 1], vertical_alignment="bottom")
-    example_name = pick.selectbox(
-        "Example",
-        choices.example_names(),
-        key="example",
-        on_change=_apply_example,
-        help=f"“Table 2 style” examples follow {examples.TABLE2_SOURCE}",
-    )
-    if example_name == choices.COCO_RANDOM:
-        draw.button("Draw another image", key="draw", on_click=_apply_example)
-    if "example_error" in st.session_state:
-        st.error(
-            "Could not load the example: " + choices.page_message(st.session_state["example_error"])
-        )
-    if example_name == choices.YOUR_OWN:
-        st.caption("Your own captions: pick an example above to replace them.")
-    else:
-        st.caption(f"This example: {st.session_state.get('example_source', 'none')}")
+    example_name = example_picker.draw(EXAMPLE)
 
     left, right = st.columns(2)
     candidate = left.text_area("Candidate caption (A)", key="candidate", height=100)

@@ -10,8 +10,6 @@ it by its digest, and a link to it on a server without that set says so.
 
 from __future__ import annotations
 
-import random
-
 import streamlit as st
 
 from capeval_core import CapevalError, examples
@@ -21,6 +19,7 @@ from capeval_ui import (
     cached,
     choices,
     current_tokenizer,
+    example_picker,
     meta_views,
     perturb_views,
     progress,
@@ -34,27 +33,10 @@ DEFAULT_PERTURBATIONS = ["synonym", "redundant", "shuffle"]
 BATCH_KEYS = ["bleu_4", "rouge_l", "cider_d", "meteor"]
 
 
-def _apply_example() -> None:
-    """Fill the lab's text areas from the picked example (widget callback)."""
-    name = st.session_state.get("lab_example", examples.DEFAULT_EXAMPLE)
-    if name == choices.YOUR_OWN:  # the captions in the lab stay as they are
-        return
-    if name == choices.COCO_RANDOM:
-        st.session_state["lab_draw"] = random.randrange(examples.COCO_POOL)
-    try:
-        example = choices.load_example(name, st.session_state.get("lab_draw", 0))
-    except CapevalError as exc:
-        st.session_state["lab_example_error"] = str(exc)
-        return
-    st.session_state.pop("lab_example_error", None)
-    st.session_state["lab_candidate"] = example.candidate
-    st.session_state["lab_references"] = "\n".join(example.references)
-    st.session_state["lab_example_source"] = example.source
-    state.remember_example("lab_example", _inputs_of(example))
-
-
-def _inputs_of(example: examples.Example) -> dict[str, str]:
-    return {"lab_candidate": example.candidate, "lab_references": "\n".join(example.references)}
+#: the example picker: it fills the caption to perturb and the references
+EXAMPLE = example_picker.Picker(
+    "lab_example", "lab_candidate", "lab_references", "lab_draw", "lab_draw_again"
+)
 
 
 def _from_compare() -> None:
@@ -74,30 +56,7 @@ def _one_caption() -> None:
     state.default("lab_cider_idf", choices.DEFAULT_IDF)
     state.default("lab_metrics", list(REPORTED_KEYS))
     state.default("lab_table2", False)
-    known = choices.known_examples(st.session_state.get("lab_draw"))
-    fields = ("lab_candidate", "lab_references")
-    mine = {name: _inputs_of(example) for name, example in known.items()}
-    if named := state.name_own_inputs("lab_example", fields, choices.YOUR_OWN, mine):
-        st.session_state["lab_example_source"] = known[named].source
-    pick, draw = st.columns([4, 1], vertical_alignment="bottom")
-    example_name = pick.selectbox(
-        "Example",
-        choices.example_names(),
-        key="lab_example",
-        on_change=_apply_example,
-        help=f"“Table 2 style” examples follow {examples.TABLE2_SOURCE}",
-    )
-    if example_name == choices.COCO_RANDOM:
-        draw.button("Draw another image", key="lab_draw_again", on_click=_apply_example)
-    if "lab_example_error" in st.session_state:
-        st.error(
-            "Could not load the example: "
-            + choices.page_message(st.session_state["lab_example_error"])
-        )
-    if example_name == choices.YOUR_OWN:
-        st.caption("Your own captions: pick an example above to replace them.")
-    elif "lab_example_source" in st.session_state:
-        st.caption(f"This example: {st.session_state['lab_example_source']}")
+    example_name = example_picker.draw(EXAMPLE)
     left, right = st.columns(2)
     candidate = left.text_area("Caption to perturb", key="lab_candidate", height=140)
     references = views.split_lines(
@@ -241,7 +200,7 @@ st.caption(
 views.page_link("app_pages/compare.py", "Back to Compare captions", ":material/arrow_back:")
 try:
     if "lab_candidate" not in st.session_state:  # a first visit: Compare's caption, if any
-        _apply_example()
+        example_picker.apply(EXAMPLE)
         _from_compare()
     # a reload or a link: the lab's inputs come back (each mode has its own parameters)
     restored = state.restore((*ONE_PARAMS, *BATCH_PARAMS))
