@@ -962,6 +962,11 @@ class SystemsComparison:
                 else "."
             ),
         ]
+        if r.paired != "ar":  # sacrebleu's paired bootstrap p is not a two-sided one
+            out.append(
+                "The paired bootstrap p is sacrebleu's: it counts one tail, about half a "
+                "two-sided p (approximate randomization's is two-sided)."
+            )
         return "\n".join(out)
 
     def to_frame(self) -> pd.DataFrame:

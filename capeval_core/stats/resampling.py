@@ -10,8 +10,12 @@ per-image values.
   ``numpy.random.default_rng(seed)``; every system is scored on the same resamples (paired).
   The interval is sacrebleu's: the sorted resampled values at ``floor(R (1 - level) / 2)``
   from either end.
-- Paired bootstrap test: the p-value compares the observed absolute difference with the
-  resampled absolute differences centred on their mean.
+- Paired bootstrap test (sacrebleu's, after the Moses script): the p-value compares the
+  observed absolute difference with the resampled absolute differences centred on their
+  mean. This is not a two-sided test: the resampled differences lie around the observed
+  one, so the count sees one tail, and p is about half a two-sided test's (a difference of
+  one image, with no spread, gets the least p there is). ``"both"`` reports the larger p,
+  which is approximate randomization's (two-sided) whenever the bootstrap's is smaller.
 - Approximate randomization (Riezler & Maxwell 2005): ``n_trials`` times, each image's two
   captions are swapped with probability 1/2 (references fixed); the p-value compares the
   observed absolute difference with the pseudo-systems' absolute differences.
@@ -145,9 +149,10 @@ class PairedResult:
     """One metric key: a system against the baseline.
 
     ``delta`` is system minus baseline on all images; ``confidence_interval`` the bootstrap
-    interval of the paired difference; the p-values those of the two-sided tests run (None
-    where not run). :attr:`p_value` is the larger of them: a difference called significant
-    by it is significant by both tests.
+    interval of the paired difference; the p-values those of the tests run (None where not
+    run): approximate randomization's is two-sided, the paired bootstrap's sacrebleu's (about
+    one-sided; see the module's note). :attr:`p_value` is the larger of them: a difference
+    called significant by it is significant by both tests.
     """
 
     delta: float

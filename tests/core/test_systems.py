@@ -420,6 +420,43 @@ def test_a_metric_that_scored_no_image_reads_n_a_in_the_report():
     assert "nan" not in text and "n/a" in text
 
 
+def test_the_report_says_the_paired_bootstraps_p_counts_one_tail():
+    """The report and the docstring called the paired bootstrap's p two-sided; it is
+    sacrebleu's count of one tail, about half a two-sided p."""
+    import numpy as np
+
+    from capeval_core.metrics.statistics import MeanStatistics
+    from capeval_core.stats import resampling
+    from capeval_core.systems import SystemsInput, compare_systems, score_systems
+
+    # sacrebleu's (Moses') rule, written out: |d*| centred on its mean against |delta|
+    rng = np.random.default_rng(7)
+    base = rng.normal(0.5, 0.2, 80)
+    a = MeanStatistics.from_values(("x",), {"x": base})
+    b = MeanStatistics.from_values(("x",), {"x": base + rng.normal(0.05, 0.2, 80)})
+    boot = resampling.bootstrap({"a": a, "b": b}, n_resamples=400, seed=2)
+    got = resampling.paired_tests(a, b, boot["a"], boot["b"], tests="bs")["x"]
+    d = np.abs(boot["b"][:, 0] - boot["a"][:, 0])
+    null = d - d.mean()
+    want = (np.count_nonzero(null >= abs(got.delta)) + 1) / (null.size + 1)
+    assert got.p_bootstrap == pytest.approx(want)
+    # a two-sided bootstrap p (the centred differences, both tails) is about twice it
+    centred = (boot["b"][:, 0] - boot["a"][:, 0]) - got.delta
+    two_sided = (np.count_nonzero(np.abs(centred) >= abs(got.delta)) + 1) / (null.size + 1)
+    assert got.p_bootstrap < 0.75 * two_sided
+    data = SystemsInput(
+        ("a", "b"), (1, 2, 3), (("a dog runs", "a cat", "two men"), ("a dog", "a cat sits", "men")),
+        (("a dog runs",), ("a cat sleeps",), ("two men walk",)), ("a.json", "b.json"), "refs",
+    )  # fmt: skip
+    scores = score_systems(data, ["bleu_1"], use_cache=False)
+    said = "The paired bootstrap p is sacrebleu's: it counts one tail"
+    for paired, shown in (("bs", True), ("both", True), ("ar", False)):
+        text = compare_systems(
+            scores, paired=paired, n_resamples=20, n_trials=20, use_cache=False
+        ).format_table()
+        assert (said in text) is shown, paired
+
+
 def test_one_results_file_keys_string_and_options_typo_are_said(tmp_path):
     """load_systems("s1.json") read each character as a file ("results file s: file does
     not exist"); score_systems(data, "bleu_4") said "unknown metric 'b'"; an options key
