@@ -118,8 +118,14 @@ def render_table(comparison: SystemsComparison) -> None:
         "delta": number("Δ", format="%+.4f", help="minus the baseline's value"),
         "delta_ci_low": number("Δ low", format="%+.4f", help=f"low end of Δ's {pct} interval"),
         "delta_ci_high": number("Δ high", format="%+.4f", help=f"high end of Δ's {pct} interval"),
-        "p_bootstrap": number("p boot", format="%.4g", help="p of the paired bootstrap"),
-        "p_randomization": number("p rand", format="%.4g", help="p of approximate randomization"),
+        "p_bootstrap": number(
+            "p boot",
+            format="%.4g",
+            help="p of the paired bootstrap (sacrebleu's: one tail, about half a two-sided p)",
+        ),
+        "p_randomization": number(
+            "p rand", format="%.4g", help="p of approximate randomization (two-sided)"
+        ),
         "p_value": number("p", format="%.4g", help="the larger of the tests' p-values"),
         "significant": st.column_config.CheckboxColumn("p < 0.05"),
     }
