@@ -189,12 +189,15 @@ def pairwise_accuracy(
 
 @dataclass(frozen=True)
 class ForcedChoiceResult:
-    """Per distractor type: how often the correct caption outscored the distracted one."""
+    """Per distractor type: how often the correct caption outscored the distracted one.
+    ``without_correct`` counts the pairs left out because their humans tied: they name no
+    correct caption."""
 
     accuracy: Mapping[str, float]
     n: Mapping[str, int]
     metric_tie: str
     method: str = "forced-choice accuracy"
+    without_correct: int = 0
 
 
 def forced_choice_accuracy(
@@ -242,14 +245,16 @@ def forced_choice_by_type(
 ) -> ForcedChoiceResult:
     """Forced-choice accuracy per distractor type of a pairwise set whose pairs hold a
     correct caption and a distracted one: ``a`` is the correct caption, or ``b`` where the
-    human preference is negative. Pairs are grouped by their category (none: "distracted"),
-    in the order the categories first appear, and each type is scored against the correct
-    captions of its own pairs.
+    human preference is negative (unlabelled, NaN: ``a``). A pair marked a tie (0) has no
+    correct caption: it is left out and counted in ``without_correct`` (it was scored as if
+    ``a`` were correct). Pairs are grouped by their category (none: "distracted"), in the order
+    the categories first appear, and each type is scored against the correct captions of
+    its own pairs.
 
-    >>> r = forced_choice_by_type([0.9, 0.1, 0.4], [0.2, 0.8, 0.5], [1, -1, 1],
-    ...                           ["shuffled", "shuffled", None])
-    >>> r.accuracy, r.n
-    ({'shuffled': 1.0, 'distracted': 0.0}, {'shuffled': 2, 'distracted': 1})
+    >>> r = forced_choice_by_type([0.9, 0.1, 0.4, 0.3], [0.2, 0.8, 0.5, 0.1], [1, -1, 1, 0],
+    ...                           ["shuffled", "shuffled", None, None])
+    >>> r.accuracy, r.n, r.without_correct
+    ({'shuffled': 1.0, 'distracted': 0.0}, {'shuffled': 2, 'distracted': 1}, 1)
     """
     a = np.asarray(scores_a, dtype=float)
     b = np.asarray(scores_b, dtype=float)
@@ -261,12 +266,13 @@ def forced_choice_by_type(
         )
     cats = np.array([c or "distracted" for c in categories], dtype=object)
     correct, distracted = np.where(prefs < 0, b, a), np.where(prefs < 0, a, b)
+    labelled = prefs != 0  # NaN (no label) keeps a as the correct caption
     acc: dict[str, float] = {}
     n: dict[str, int] = {}
     for kind in dict.fromkeys(cats.tolist()):
-        rows = cats == kind
+        rows = (cats == kind) & labelled
         # one call per type: forced_choice_accuracy pairs each type with its own correct rows
         r = forced_choice_accuracy(correct[rows], {kind: distracted[rows]}, metric_tie=metric_tie)
         acc.update(r.accuracy)
         n.update(r.n)
-    return ForcedChoiceResult(acc, n, metric_tie)
+    return ForcedChoiceResult(acc, n, metric_tie, without_correct=int(np.count_nonzero(~labelled)))

@@ -106,11 +106,16 @@ def render_forced_choice(
         rows.append(row)
     frame = pd.DataFrame(rows)
     table(frame, percents=[*kinds, "mean"], key="robustness-table")
-    counts = next(iter(results.values())).n
+    first = next(iter(results.values()))
+    left_out = (
+        f" Left out: {first.without_correct:,} pair(s) marked a tie (no correct caption)."
+        if first.without_correct
+        else ""
+    )
     st.text(
         "Pairs per distractor type: "
-        + ", ".join(f"{k}: {n:,}" for k, n in counts.items())
-        + f". A metric tie counts as {metric_tie}."
+        + ", ".join(f"{k}: {n:,}" for k, n in first.n.items())
+        + f". A metric tie counts as {metric_tie}.{left_out}"
     )
     _accuracy_chart(frame, kinds, key="robustness-bars", title="correct caption preferred (%)")
     download_csv(frame, signatures, "robustness.csv", key="robustness-csv")

@@ -811,6 +811,8 @@ def test_robustness_generated_and_uploaded() -> None:
         "a man rides a wave,a man rides a horse,a surfer rides a wave|||a man surfing,a,"
         "replace-scene\n"
         "a dog on grass,a man on grass,a dog lying on grass|||a brown dog,a,replace-person\n"
+        # a tie names no correct caption: it was scored as if candidate_a were correct
+        "a cat on a bed,a dog on a bed,a cat sleeping on a bed,tie,replace-person\n"
     )
     at.radio(key="distractor_source").set_value("Upload a pairwise file").run()
     at.file_uploader(key="distractor_file").set_value(("d.csv", upload.encode(), "text/csv"))
@@ -819,6 +821,11 @@ def test_robustness_generated_and_uploaded() -> None:
     assert not at.exception, at.exception
     table = _frame_with(at, "mean")
     assert {"replace-scene", "replace-person"} <= set(table.columns)
+    said = [t.value for t in at.text if t.value.startswith("Pairs per distractor type")]
+    assert said == [
+        "Pairs per distractor type: replace-scene: 1, replace-person: 1. A metric tie counts "
+        "as half. Left out: 1 pair(s) marked a tie (no correct caption)."
+    ]
 
 
 def test_meta_pages_show_uploaded_markup_literally() -> None:
