@@ -256,6 +256,21 @@ def test_a_constant_human_score_is_warned_of(tmp_path):
     assert "warning: the human score 'score' is constant (3 for all 3 items)" in err
 
 
+def test_too_few_items_for_a_williams_test_are_said(tmp_path):
+    """Three items gave the JSON an empty "williams" and no word on why."""
+    p = tmp_path / "three.csv"
+    p.write_text("candidate,references,score\n" + "".join(f"{c},{r},{s}\n" for c, r, s in ROWS[:3]))
+    code, out, err = _run("correlate", "--judgments", str(p), "--format", "graded",
+                          "--metrics", "bleu_1", "rouge_l", "--json", "-")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["williams"] == {}
+    said = 'warning: no Williams test: it needs at least 4 items (got 3); "williams" is empty'
+    assert said in err
+    code, out, err = _run("correlate", "--judgments", str(_graded(tmp_path)), "--format",
+                          "graded", "--metrics", "bleu_1", "rouge_l", "--json", "-")  # fmt: skip
+    assert code == 0 and json.loads(out)["williams"] and "no Williams test" not in err
+
+
 def test_set_level_refusals_name_the_file_before_any_scoring(tmp_path):
     """One row, a row without a system at --level system, and a --metric-scores column named
     as the file's own metric: one line each, naming the file, and no progress before it."""
