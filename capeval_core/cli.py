@@ -742,7 +742,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             unit = "systems" if systems is not None else "items"
             print(
                 f"warning: no Williams test: it needs at least 4 {unit} (got "
-                f"{len(level_human):,}); \"williams\" is empty in the JSON",
+                f'{len(level_human):,}); "williams" is empty in the JSON',
                 file=sys.stderr,
             )
         williams = matrix.as_dict() if matrix is not None else {}

@@ -41,7 +41,13 @@ from capeval_core.stats.within_systems import (
 )
 
 
-def _ci_path(result: CorrelationResult, n_resamples: int, seed: int | None, level: float):
+def _ci_path(
+    result: CorrelationResult, n_resamples: int, seed: int | None, level: float
+) -> Path | None:
+    """Where the interval is cached; None for ``seed=None`` (fresh resamples each call: a
+    cache returned the first call's draw every time)."""
+    if seed is None:
+        return None
     h = hashlib.sha256()
     h.update(np.ascontiguousarray(result.x, dtype=float).tobytes())
     h.update(b"|")

@@ -110,3 +110,28 @@ def test_too_few_systems_is_an_error():
     human, metrics, _ = _data()
     with pytest.raises(InputError, match="system-level"):
         correlation_report(human, metrics, systems=["a", "b"] * 60, use_cache=False)
+
+
+def test_seed_none_intervals_are_drawn_afresh_not_cached(tmp_path, monkeypatch):
+    """With ``seed=None`` the cache returned the first call's random interval every time."""
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path))
+    human, metrics, _ = _data()
+    lows = {
+        float(
+            correlation_table(
+                human, {"weak": metrics["weak"]}, methods=("pearson",), n_resamples=50, seed=None
+            ).ci_low.iloc[0]
+        )
+        for _ in range(4)
+    }
+    assert len(lows) > 1
+    assert not list(tmp_path.glob("ci-*.json"))
+    # a seeded interval is still cached, and read back the same
+    first = correlation_table(
+        human, {"weak": metrics["weak"]}, methods=("pearson",), n_resamples=50, seed=3
+    )
+    assert len(list(tmp_path.glob("ci-*.json"))) == 1
+    again = correlation_table(
+        human, {"weak": metrics["weak"]}, methods=("pearson",), n_resamples=50, seed=3
+    )
+    pd.testing.assert_frame_equal(first, again)
