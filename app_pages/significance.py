@@ -56,6 +56,12 @@ except CapevalError as exc:
     st.stop()
 
 st.subheader("p-value matrix")
+if jset.resampling_groups() is not None:  # Flickr8k-Expert's published rows, one per expert
+    st.warning(
+        "This set gives a caption several rows (one per annotator): the test counts each row "
+        "as an independent item, so its p-values are too small. Test on one row per caption "
+        "(Flickr8k-Expert: the mean-of-experts preset)."
+    )
 meta_views.render_williams_matrix(matrix)
 
 st.subheader("One pair, with the arithmetic")

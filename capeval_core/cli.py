@@ -724,6 +724,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 systems=systems,
                 n_resamples=max(resamples, 1),
                 seed=seed,
+                groups=jset.resampling_groups() if systems is None else None,
             )
             for row in table.itertuples():
                 correlations.setdefault(row.metric, {})[row.method] = float(row.statistic)
@@ -760,7 +761,11 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             out["resampling"] = {
                 "n_resamples": resamples,
                 "seed": seed,
-                "over": "items within systems" if systems is not None else "items",
+                "over": "items within systems"
+                if systems is not None
+                else "captions (each caption's rows together)"
+                if jset.resampling_groups() is not None
+                else "items",
             }
         width = max([len(k) for k in correlations] + [6])
         show(

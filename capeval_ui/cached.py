@@ -212,6 +212,7 @@ def correlation_report(
         ci_kendall=ci_kendall,
         combined_on=combined_on,
         on_progress=progress,
+        groups=_jset.resampling_groups() if level == "item" else None,
     )
     bar.empty()
     return result

@@ -8,6 +8,7 @@ and the level, so reopening a set shows its intervals at once.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -30,6 +31,7 @@ from capeval_core.stats.correlation import (
     CorrelationResult,
     bootstrap_many,
     correlate,
+    group_labels,
     percentile_interval,
     system_level,
 )
@@ -57,6 +59,9 @@ def _ci_path(
         h.update(np.ascontiguousarray(scores, dtype=float).tobytes())
         h.update(np.ascontiguousarray(humans, dtype=float).tobytes())
         h.update(json.dumps(list(systems)).encode())
+    if result.groups is not None:  # a cluster bootstrap draws other resamples
+        h.update(b"|groups|")
+        h.update(np.ascontiguousarray(result.groups, dtype=np.int64).tobytes())
     h.update(json.dumps([result.method, n_resamples, seed, level]).encode())
     return scores_cache_dir() / f"ci-{h.hexdigest()[:32]}.json"
 
@@ -91,7 +96,8 @@ def _intervals(
     use_cache: bool,
     on_progress: Callable[[float], None] | None = None,
 ) -> dict[tuple[str, str], ConfidenceInterval]:
-    """:func:`interval` of each (metric, method) result, all sharing one ``y``. The cache
+    """:func:`interval` of each (metric, method) result, all sharing one ``y`` (and its
+    ``groups``). The cache
     misses are bootstrapped together (one :func:`bootstrap_many` per set of missing methods),
     which draws the resamples once instead of once per interval. ``on_progress`` hears the
     share of the bootstrap done (0 to 1)."""
@@ -111,11 +117,11 @@ def _intervals(
     groups = len(by_methods)
     for g, (methods, keys) in enumerate(by_methods.items()):
         xs = {key: results[key, methods[0]].x for key in keys}
-        y = results[keys[0], methods[0]].y
+        first = results[keys[0], methods[0]]
         step = None
         if on_progress is not None:
             step = lambda done, g=g: on_progress((g + done) / groups)  # noqa: E731
-        values = bootstrap_many(xs, y, methods, n_resamples, seed, step)
+        values = bootstrap_many(xs, first.y, methods, n_resamples, seed, step, groups=first.groups)
         for key in keys:
             for method in methods:
                 ci = percentile_interval(values[key, method], level, n_resamples, seed)
@@ -174,14 +180,17 @@ def correlation_table(
     level: float = 0.95,
     use_cache: bool = True,
     on_progress: Callable[[float], None] | None = None,
+    groups: Sequence[int] | np.ndarray | None = None,
 ) -> pd.DataFrame:
     """One row per (metric, method): statistic, bootstrap interval, p-value, n.
 
     ``ci_methods`` (default: all ``methods``) get an interval, the others NaN bounds.
     ``systems`` switches to system-level correlations (per-system means; the bootstrap then
     resamples the items within each system, as machine-translation meta-evaluation does;
-    fewer than 3 systems is an error saying so). ``on_progress`` hears the share of the
-    bootstrap done (0 to 1); a table whose intervals are all cached reports nothing.
+    fewer than 3 systems is an error saying so). ``groups`` (item level: the caption of each
+    row, ``JudgmentSet.resampling_groups``) makes the bootstrap draw whole captions.
+    ``on_progress`` hears the share of the bootstrap done (0 to 1); a table whose intervals
+    are all cached reports nothing.
 
     >>> t = correlation_table([1, 2, 3, 4, 5], {"m": [1, 2, 4, 3, 5]}, n_resamples=20,
     ...                       use_cache=False)
@@ -191,6 +200,7 @@ def correlation_table(
     ci_methods = methods if ci_methods is None else ci_methods
     if systems is not None:
         _check_systems(systems)
+    labels = group_labels(groups, len(human)) if systems is None else None
     results = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.ConstantInputWarning)
@@ -198,6 +208,8 @@ def correlation_table(
             for method in methods:
                 if systems is None:
                     r = correlate(values, human, method)
+                    if labels is not None:
+                        r = dataclasses.replace(r, groups=labels)
                 else:
                     r = system_level(values, human, systems, method)
                 results.append((key, method, r))
@@ -309,6 +321,8 @@ class CorrelationReport:
     n_resamples: int
     seed: int
     ci_kendall: bool = True
+    #: the item-level bootstrap drew whole captions (``groups``), not rows
+    grouped: bool = False
 
 
 def correlation_report(
@@ -323,15 +337,16 @@ def correlation_report(
     combined_on: str = "pearson",
     use_cache: bool = True,
     on_progress: Callable[[float], None] | None = None,
+    groups: Sequence[int] | np.ndarray | None = None,
 ) -> CorrelationReport:
     """Every correlation of ``metric_scores`` with ``human`` with bootstrap intervals
     (:func:`correlation_table`; Pearson and Spearman only unless ``ci_kendall``), the metric
     x metric Spearman matrix ordered by each metric's |Spearman| with the humans (NaN last),
     and the combined metric over every subset of the metrics ranked on ``combined_on``
     (:func:`~capeval_core.stats.rank_subsets`). With ``systems`` all three are at system
-    level (system means; the bootstrap resamples items within systems). ``on_progress``
-    hears the share of the bootstrap done (0 to 1); ``use_cache`` keeps the intervals on
-    disk.
+    level (system means; the bootstrap resamples items within systems); ``groups`` as
+    :func:`correlation_table`'s. ``on_progress`` hears the share of the bootstrap done (0 to
+    1); ``use_cache`` keeps the intervals on disk.
 
     >>> r = correlation_report([1, 2, 3, 4, 5], {"a": [1, 2, 3, 5, 4], "b": [5, 1, 2, 3, 4]},
     ...                        n_resamples=20, ci_kendall=False, use_cache=False)
@@ -348,6 +363,7 @@ def correlation_report(
         seed=seed,
         use_cache=use_cache,
         on_progress=on_progress,
+        groups=groups,
     )
     spear = {}
     if len(table):  # no metrics: an empty table without columns
@@ -368,4 +384,5 @@ def correlation_report(
         n_resamples,
         seed,
         ci_kendall,
+        grouped=systems is None and groups is not None,
     )

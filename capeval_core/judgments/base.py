@@ -147,6 +147,15 @@ class JudgmentSet:
         """The key each item is joined on by a scores file (:attr:`join_keys`, else its id)."""
         return self.join_keys or tuple(it.id for it in self.items)
 
+    def resampling_groups(self) -> np.ndarray | None:
+        """Per item, its group for a bootstrap that draws whole groups: the items sharing a
+        join key are one caption's rows (Flickr8k-Expert's published preset). None when
+        every item is its own."""
+        keys = self.join_keys
+        if not keys or len(set(keys)) == len(keys):
+            return None
+        return np.unique(np.asarray(keys), return_inverse=True)[1].ravel()
+
     @property
     def external_names(self) -> tuple[str, ...]:
         """The names of the external metrics, usable as metric keys of this set."""

@@ -200,7 +200,11 @@ def load_flickr8k_expert(
             )
     names = ("expert",) if preset == "published" else ("mean", "e1", "e2", "e3")
     notes = (
-        ("each expert's score is its own row (3 rows per caption)",)
+        (
+            "each expert's score is its own row (3 rows per caption); bootstrap intervals "
+            "draw whole captions, but a Williams test counts the rows as independent items, "
+            "so its p-values are too small here: test with the mean-of-experts preset",
+        )
         if (preset == "published")
         else ()
     )

@@ -76,6 +76,8 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
     over = (
         "items within systems (each system's mean recomputed per resample)"
         if report.level == "system"
+        else "captions (each caption's rows drawn together)"
+        if getattr(report, "grouped", False)
         else "items"
     )
     st.caption(

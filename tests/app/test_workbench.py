@@ -674,3 +674,38 @@ def test_compare_bar_charts_hover_in_plain_decimals() -> None:
     assert bars
     for spec in bars:
         assert spec["layout"]["yaxis"]["hoverformat"] == ".4f"
+
+
+def test_flickr8k_expert_intervals_resample_captions_and_say_so() -> None:
+    """The published preset's three expert rows of a caption were resampled as independent
+    items (intervals about a quarter too narrow); the page says what it resampled."""
+    names = ("a dog runs on grass", "a cat sits on a mat", "a man rides", "two birds fly")
+    token = "".join(
+        f"{i}.jpg#{k}\t{c} {k}\n" for i, c in zip("abcd", names, strict=True) for k in range(5)
+    )
+    grades = [(1, 1, 2), (1, 2, 1), (3, 4, 3), (2, 2, 1), (4, 3, 4), (1, 1, 1)]
+    pairs = [("a", "b#1"), ("b", "c#2"), ("c", "c#1"), ("d", "a#3"), ("b", "a#2"), ("a", "d#0")]
+    expert = "".join(
+        f"{i}.jpg\t{c[0]}.jpg#{c[2]}\t{e1}\t{e2}\t{e3}\n"
+        for (i, c), (e1, e2, e3) in zip(pairs, grades, strict=True)
+    )
+    at = _choose_files(
+        "flickr8k-expert",
+        [
+            ("Flickr8k.token.txt", token.encode(), "text/plain"),
+            ("ExpertAnnotations.txt", expert.encode(), "text/plain"),
+        ],
+    )
+    assert not at.error, [e.value for e in at.error]
+    jset = at.session_state[state.JSET_KEY]
+    assert jset.resampling_groups() is not None
+    at.switch_page("app_pages/correlations.py").run()
+    assert not at.exception, at.exception
+    assert any(
+        "percentile bootstrap over captions (each caption's rows drawn together)" in c.value
+        for c in at.caption
+    ), [c.value for c in at.caption]
+    # a Williams test cannot draw captions: the page says its p-values are too small
+    at.switch_page("app_pages/significance.py").run()
+    assert not at.exception, at.exception
+    assert any("its p-values are too small" in w.value for w in at.warning)

@@ -328,12 +328,16 @@ def test_flickr8k_folder(tmp_path):
         "bleu_4",
         "--tokenizer",
         "whitespace",
+        "--resamples",
+        "20",
         "--json",
         str(tmp_path / "o.json"),
     )
     assert code == 0, err
     data = json.loads((tmp_path / "o.json").read_text())
     assert data["n_rows"] == 12 and sum(data["dropped"].values()) == 2
+    # an expert's row is not an item of its own: the bootstrap draws captions
+    assert data["resampling"]["over"] == "captions (each caption's rows together)"
 
 
 def test_json_never_overwrites_a_file_read_beside_a_judgments_file(tmp_path):
