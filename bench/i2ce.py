@@ -55,7 +55,7 @@ def sanity_auc(key: str, n: int = 5000, seed: int = 0, **options) -> float:
 def main(pairs: int = 5000) -> None:
     for label, key, options in (
         ("i2ce", "i2ce", {}),
-        ("i2ce pooling=mean", "i2ce", {"pooling": "mean"}),
+        ("i2ce pooling=final", "i2ce", {"pooling": "final"}),
         ("mean", "mean", {}),
     ):
         t = time.perf_counter()

@@ -1320,8 +1320,9 @@ def build_parser() -> argparse.ArgumentParser:
     correlate.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
     correlate.add_argument(
         "--human",
-        help="human-score column (default: the first); a graded file's rows then need a value "
-        "in that column only",
+        help="human-score column (default: the one named score, human or rating, else the only "
+        "numeric one; a dataset format's published score); a graded file's rows then need a "
+        "value in that column only",
     )
     correlate.add_argument(
         "--level",
@@ -1395,7 +1396,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pert.add_argument("--format", help="judgment format of a --dataset file (e.g. graded)")
     pert.add_argument("--preset", help="protocol preset of a --dataset file")
-    pert.add_argument("--human", help="human-score column (default: the first)")
+    pert.add_argument(
+        "--human",
+        help="human-score column (default: the one named score, human or rating, else the only "
+        "numeric one)",
+    )
     pert.set_defaults(func=_cmd_perturb)
 
     comp = sub.add_parser(

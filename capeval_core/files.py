@@ -468,7 +468,7 @@ CHARS_PER_TOKEN = 32
 class Limits:
     """The documented input limits; every one can be raised by an option.
 
-    * ``max_bytes``: size of one input file (default 200 MB);
+    * ``max_bytes``: size of one input file (default 200 MiB, 209,715,200 bytes);
     * ``max_caption_tokens``: tokens (runs of non-space characters) in one caption, candidate
       or reference (default 1,000), and at most :data:`CHARS_PER_TOKEN` characters per
       allowed token (32,000 by default);
