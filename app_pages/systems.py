@@ -50,8 +50,8 @@ def _forget_removed(key: str, slot: int) -> None:
     """``on_change`` of an uploader: files the user removes (their ×) are forgotten, and with
     them their error (a visit to another page empties the uploader without calling this)."""
     if not st.session_state.get(key):
-        if slot == 0 and st.session_state.pop(REFUSED, False):  # the refused results went,
-            return  # the results files kept from before stay
+        if st.session_state.pop(REFUSED, False):  # the refused upload went: the files kept
+            return  # from before stay
         kept = list(st.session_state.get(systems_state.FILES, ((), None)))
         kept[slot] = () if slot == 0 else None
         st.session_state[state.SYSTEMS_FILES] = tuple(kept)
@@ -89,17 +89,60 @@ def _keep_files(kept: tuple) -> None:
     st.session_state[REFUSED] = False
 
 
-def _say_kept_files(in_use: tuple | None) -> None:
-    """After a refused upload: which files uploaded before are still kept, and how to get
-    back to them (the uploader holds the refused file until it is removed)."""
-    before, _ = st.session_state.get(systems_state.FILES, ((), None))
-    if before and in_use is not None and tuple(before) != tuple(in_use[0]):
-        st.session_state[REFUSED] = True
-        names = ", ".join(name for name, _ in before)
-        st.text(  # file names are user text: never markdown
-            f"The results files uploaded before are kept: {names}. Remove the new upload "
-            "(its ×) to use them again."
+def _say_kept_files() -> None:
+    """After a refused upload: the files uploaded before stay in use, with their table (the
+    uploader holds the refused file until it is removed, or replaced)."""
+    st.session_state[REFUSED] = True
+    results, own = st.session_state[systems_state.FILES]
+    names = ", ".join(name for name, _ in results) + (f"; references: {own[0]}" if own else "")
+    st.text(  # file names are user text: never markdown
+        f"The files uploaded before stay in use: {names}. Remove the new upload (its ×) or "
+        "upload a corrected one."
+    )
+
+
+def _read(files: tuple, own_references: bool):
+    """The uploads ``files`` aligned (``cached.systems_input``) and remembered by their
+    digest for the URL (only once they read well: a link never names a refused set)."""
+    kept = (files[0], files[1] if own_references else None)
+    data = cached.systems_input(
+        *kept, st.session_state["systems_split"], st.session_state["systems_on_missing"]
+    )
+    return data, systems_state.remember_files(kept)
+
+
+def _read_or_keep(trying: tuple, own_references: bool):
+    """Read the uploads; a refused upload says why, and the files that read well before
+    stay in use with their table (a reload or a link then opens those, not the refused ones).
+    Re-raises when nothing read well before."""
+    try:
+        read = _read(trying, own_references)
+    except CapevalError as exc:
+        before = st.session_state.get(systems_state.FILES)
+        if (
+            not before
+            or not before[0]
+            or tuple(before) == tuple(trying)
+            or (own_references and before[1] is None)
+        ):
+            raise
+        st.error(_refusal(exc))
+        _say_kept_files()
+        return _read(before, own_references)
+    _keep_files(trying)
+    return read
+
+
+def _refusal(exc: CapevalError) -> str:
+    """Why the uploads were refused, in the page's words (the page's control for the
+    command line's --on-missing)."""
+    if isinstance(exc, CoverageError):
+        return (
+            f"{choices.page_message(exc.problem)}. Every system must caption the same images; "
+            "to score only the images they all caption, choose “intersect” under "
+            f"“{ON_MISSING_LABEL}” above."
         )
+    return choices.page_message(str(exc))
 
 
 def _open_demo() -> None:
@@ -233,13 +276,8 @@ try:
             st.info("Upload the references file, or use COCO val2014.")
             systems_state.write(URL, None)
             st.stop()
-        kept = (uploads, own if refs_choice == OWN else None)
         trying = (uploads, own)
-        in_use = systems_state.remember_files(kept)
-        data = cached.systems_input(
-            *kept, st.session_state["systems_split"], st.session_state["systems_on_missing"]
-        )
-        _keep_files(trying)
+        data, in_use = _read_or_keep(trying, refs_choice == OWN)
     else:
         data = cached.demo_systems_input()
     st.text(f"References: {data.reference_source}.")  # a file name is user text
@@ -271,19 +309,9 @@ try:
     first = shown_names.index(baseline)
     order = [first, *(i for i in range(len(data.names)) if i != first)]
     data = data.arranged(order, [shown_names[i] for i in order] if names else None)
-except CoverageError as exc:  # the page's own words for the command line's --on-missing
-    st.error(
-        f"{choices.page_message(exc.problem)}. Every system must caption the same images; "
-        "to score only the images they all caption, choose “intersect” under "
-        f"“{ON_MISSING_LABEL}” above."
-    )
-    _say_kept_files(trying)
-    systems_state.write(URL, in_use)
-    st.stop()
-except CapevalError as exc:
-    st.error(choices.page_message(str(exc)))
-    _say_kept_files(trying)
-    systems_state.write(URL, in_use)
+except CapevalError as exc:  # no files that read well to fall back on
+    st.error(_refusal(exc))
+    systems_state.write(URL, None)
     st.stop()
 
 request = systems_state.Request(

@@ -214,13 +214,19 @@ def changes(scored: Request, now: Request) -> list[str]:
     >>> a = Request(("x",), ("A",), ("bleu_4",), "ptb", "both", 1000, 10000, 1)
     >>> changes(a, Request(("x",), ("A",), ("cider_d",), "ptb", "both", 1000, 10000, 2))
     ['the metrics', 'the resampling']
+    >>> b = Request(("x", "y"), ("A", "B"), ("bleu_4",), "ptb", "both", 1000, 10000, 1)
+    >>> changes(b, Request(("y", "x"), ("B", "A"), ("bleu_4",), "ptb", "both", 1000, 10000, 1))
+    ['the names or the baseline']
     """
+    # the same systems in another order: another baseline, not other files
+    reordered = scored.systems != now.systems and sorted(scored.systems) == sorted(now.systems)
     out: list[str] = []
     for f in fields(Request):
-        if f.name == "names" and scored.systems != now.systems:
+        if f.name == "names" and scored.systems != now.systems and not reordered:
             continue  # other files bring other names
-        if getattr(scored, f.name) != getattr(now, f.name) and _CHANGED[f.name] not in out:
-            out.append(_CHANGED[f.name])
+        name = "names" if f.name == "systems" and reordered else f.name
+        if getattr(scored, f.name) != getattr(now, f.name) and _CHANGED[name] not in out:
+            out.append(_CHANGED[name])
     return out
 
 

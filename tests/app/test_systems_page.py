@@ -626,23 +626,45 @@ def test_a_system_named_by_its_file_is_shown_as_typed() -> None:
 
 def test_a_refused_upload_keeps_the_files_uploaded_before() -> None:
     """A bad results file replaced the good ones it followed: they had to be uploaded again.
-    Now they stay, and removing the refused upload brings them back."""
+    Then they were kept, but their table went, and the URL named the refused set: a reload
+    opened that set, its error and no table. Now the good files stay in use with their table,
+    in the URL too, and removing the refused upload changes nothing."""
     files, annotations = _uploads(12)
     at = _upload(_page(), files, annotations)
-    assert not at.error and _frame(at, "BLEU-4") is not None
-    at.file_uploader(key="systems_results").set_value([("bad.json", b"[", "application/json")])
-    at.run()
-    assert [e.value for e in at.error] and "bad.json" in at.error[0].value
-    texts = [t.value for t in at.text]
-    assert (
-        "The results files uploaded before are kept: mine.json, theirs.json. Remove the new "
-        "upload (its ×) to use them again."
-    ) in texts
+    assert not at.error
+    table = _frame(at, "BLEU-4")
+    link = _link(at)
+    for bad in (b"[", json.dumps([{"image_id": 1, "caption": "a"}] * 2).encode()):
+        at.file_uploader(key="systems_results").set_value([("bad.json", bad, "application/json")])
+        at.run()
+        assert not at.exception, at.exception
+        (error,) = [e.value for e in at.error]
+        assert "bad.json" in error
+        texts = [t.value for t in at.text]
+        assert (
+            "The files uploaded before stay in use: mine.json, theirs.json; references: "
+            "captions.json. Remove the new upload (its ×) or upload a corrected one."
+        ) in texts
+        assert _frame(at, "BLEU-4").equals(table)
+        assert _link(at) == link  # a reload or a link opens the good files
+    reopened = _open_link(link)
+    assert not reopened.error and _frame(reopened, "BLEU-4").equals(table)
     at.file_uploader(key="systems_results").set_value([]).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     texts = [t.value for t in at.text]
     before = "Using the results files uploaded before: mine.json, theirs.json"
     assert any(t.startswith(before) for t in texts)
+    assert _frame(at, "BLEU-4").equals(table)
+
+
+def test_a_refused_first_upload_is_not_in_the_url() -> None:
+    """The URL named a refused upload's digest: a reload opened it again, with its error."""
+    at = _page()
+    at.radio(key="systems_source").set_value("Upload results files").run()
+    at.file_uploader(key="systems_results").set_value([("bad.json", b"[", "application/json")])
+    at.run()
+    assert [e.value for e in at.error]
+    assert "files" not in at.query_params  # no Copy link before a table: the address is it
 
 
 def test_the_same_references_renamed_are_named_as_uploaded() -> None:
