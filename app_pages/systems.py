@@ -14,6 +14,8 @@ session, so a drill-down to Compare captions and back loses nothing.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from capeval_core import CapevalError
@@ -281,6 +283,16 @@ try:
     else:
         data = cached.demo_systems_input()
     st.text(f"References: {data.reference_source}.")  # a file name is user text
+    numbered = [
+        f"{source} as {name!r}"
+        for source, name in zip(data.sources, data.names, strict=True)
+        if Path(source).stem != name
+    ]
+    if numbered:  # two models' results.json: the page tells them apart, the user names them
+        st.text(
+            f"Results files with the same name are numbered: {', '.join(numbered)}. Name the "
+            "systems under “System names and baseline”."
+        )
     for i, lost in enumerate(data.dropped):
         if lost:
             shown = ", ".join(map(repr, lost[:20])) + (" …" if len(lost) > 20 else "")
@@ -288,6 +300,7 @@ try:
                 f"{data.sources[i]} lost {len(lost):,} image(s) another file does not "
                 f"caption: {shown}"
             )
+    names_note = st.empty()  # above the expander: a closed one hid why names went unused
     with st.expander("System names and baseline"):
         names_text = st.text_input(
             "Names, comma-separated in file order (empty: the file names)",
@@ -296,11 +309,19 @@ try:
         )
         names = [n.strip() for n in names_text.split(",")] if names_text.strip() else None
         if names and len(names) != len(data.names):
-            st.warning(f"Give {len(data.names)} names, one per file; the file names are used.")
+            names_note.warning(
+                f"System names: give {len(data.names)}, one per file; the file names are used."
+            )
+            names = None
+        elif names and (not all(names) or len(set(names)) != len(names)):
+            names_note.warning(
+                "System names: each must be given and differ from the others; the file names "
+                "are used."
+            )
             names = None
         shown_names = names or list(data.names)
-        if st.session_state.get("systems_baseline") not in shown_names:
-            st.session_state["systems_baseline"] = shown_names[0]
+        # a link's baseline the page does not show is named in the link's warning
+        state.valid_choice("systems_baseline", shown_names, shown_names[0])
         baseline = st.selectbox(
             "Baseline (Δ and p compare every other system with it)",
             shown_names,

@@ -203,6 +203,24 @@ def _check_shown(shown: Any) -> None:
         raise InputError(f"`shown` must be a whole number >= 0 (got {shown!r})")
 
 
+def distinct_names(files: Sequence[str]) -> list[str]:
+    """The files' stems as system names, a stem that comes again numbered: uploads carry no
+    folder to tell two models' ``results.json`` apart.
+
+    >>> distinct_names(["m1/results.json", "m2/results.json", "base.json", "results (2).json"])
+    ['results', 'results (3)', 'base', 'results (2)']
+    """
+    stems = [Path(f).stem for f in files]
+    out: list[str] = []
+    for stem in stems:
+        name, k = stem, 1
+        while name in out or (name != stem and name in stems):  # nor another file's stem
+            k += 1
+            name = f"{stem} ({k})"
+        out.append(name)
+    return out
+
+
 def _check_names(names: Sequence[str], files: Sequence[str]) -> None:
     if len(names) != len(files):
         raise InputError(

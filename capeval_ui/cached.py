@@ -426,13 +426,15 @@ def systems_input(
 ) -> object:
     """Uploaded results files aligned on their images (``SystemsInput``); the references
     from an uploaded file (COCO annotations, ``{image_id: [captions]}`` or Karpathy's
-    ``dataset_coco.json`` with ``split``), or COCO val2014. Raises InputError naming the file
+    ``dataset_coco.json`` with ``split``), or COCO val2014; a file name that comes again is
+    numbered as a system name. Raises InputError naming the file
     and the image ids when the files do not caption the same images once each (unless
     ``on_missing="intersect"``)."""
-    from capeval_core.systems import load_systems
+    from capeval_core.systems import distinct_names, load_systems
 
     refs = annotations if annotations is not None else coco_val_references()
-    return load_systems(list(results), refs, split=split, on_missing=on_missing)  # type: ignore[arg-type]
+    names = distinct_names([name for name, _ in results])  # two models' results.json
+    return load_systems(list(results), refs, names, split=split, on_missing=on_missing)  # type: ignore[arg-type]
 
 
 @st.cache_data(show_spinner="Building the demo systems from COCO val2014…", max_entries=2)

@@ -441,9 +441,15 @@ def _from_url(param: Param, values: tuple[str, ...]) -> Any:
         if param.high is not None:
             number = min(number, param.high)
         return number
-    if kind == "bool":
-        return values[0].lower() in ("1", "true", "on", "yes")
+    if kind == "bool":  # another word ("maybe") is named as not used, not read as off
+        word = values[0].lower()
+        return True if word in _TRUE else False if word in _FALSE else _REJECT
     return _unspell(param, values[0])
+
+
+#: how a link may spell a switch on or off
+_TRUE = ("1", "true", "on", "yes")
+_FALSE = ("0", "false", "off", "no", "")
 
 
 def _to_url(param: Param, value: Any) -> list[str]:
