@@ -132,8 +132,16 @@ def _one_caption() -> None:
             perturb_views.render_perturbation(s.perturbation)
 
 
+#: the batch that ran (its settings, and the loaded set it ran on): its results stay on the
+#: page, marked out of date once the settings change, until Run batch is pressed again
+BATCH_RAN = "_lab_batch_ran"
+#: set by Run batch, and by a link that ran a batch (``lab_run=1``): run the settings shown
+BATCH_GO = "_lab_batch_go"
+
+
 def _start_batch() -> None:
-    st.session_state["lab_batch_on"] = True  # results stay while the settings change
+    st.session_state["lab_batch_on"] = True
+    st.session_state[BATCH_GO] = True
 
 
 def _batch() -> None:
@@ -158,31 +166,48 @@ def _batch() -> None:
     )
     dataset = choices.LAB_DATASETS[dataset_label or next(iter(choices.LAB_DATASETS))]
     loaded = st.session_state.get(state.JSET_KEY) if dataset == "loaded" else None
-    # the URL names the Judgments page's set only when the batch runs on it
-    query = state.write(BATCH_PARAMS, {state.JSET_KEY: loaded})
+    digest = loaded.content_digest if loaded is not None else ""
+    settings = (
+        dataset,
+        n_images,
+        name or "synonym",
+        seed,
+        tuple(keys),
+        current_tokenizer(),
+        digest,
+    )
+    go = st.session_state.pop(BATCH_GO, False) or (
+        st.session_state.get("lab_batch_on") and BATCH_RAN not in st.session_state
+    )
+    if go and keys:
+        st.session_state[BATCH_RAN] = (settings, loaded)
+    ran = st.session_state.get(BATCH_RAN)
+    current = ran is not None and ran[0] == settings
+    # the URL names the Judgments page's set only when the batch runs on it; lab_run=1 only
+    # while the results shown are these settings' (a link then shows them)
+    query = state.write(BATCH_PARAMS, {state.JSET_KEY: loaded, "lab_batch_on": current})
     run, link = st.columns(2)
     views.show_link(views.copy_link(link), TITLE, query)  # a view with no metric is one too
     if not keys:
         st.error("Pick at least one metric.")
         st.stop()
     run.button("Run batch", key="lab_run_batch", type="primary", on_click=_start_batch)
-    if not st.session_state.get("lab_batch_on"):
+    if ran is None:
         st.info("Choose a dataset and a perturbation, then run.")
         return
+    if not current:
+        st.warning(
+            "The results below are out of date: the settings changed since they ran. Press "
+            "Run batch to run these.",
+            icon=":material/history:",
+        )
+    (dataset, n_images, name, seed, keys, tokenizer, digest), loaded = ran
     if dataset == "loaded" and (loaded is None or loaded.kind != "graded"):
-        st.error("Load a graded judgment set on the Judgments page first.")
+        if current:  # else the warning above says what to do
+            st.error("Load a graded judgment set on the Judgments page first.")
         st.stop()
     with st.spinner("Perturbing and scoring every candidate…"):
-        result = cached.lab_batch(
-            dataset,
-            n_images,
-            name or "synonym",
-            seed,
-            tuple(keys),
-            current_tokenizer(),
-            loaded.content_digest if loaded is not None else "",
-            loaded,
-        )
+        result = cached.lab_batch(dataset, n_images, name, seed, keys, tokenizer, digest, loaded)
     perturb_views.render_batch(result, key="lab-batch")
 
 
@@ -205,7 +230,9 @@ try:
     # a reload or a link: the lab's inputs come back (each mode has its own parameters)
     restored = state.restore((*ONE_PARAMS, *BATCH_PARAMS))
     state.say_rejected(restored)
-    if restored:
+    if restored:  # a link's batch: run its settings when it ran one (lab_run=1), else none
+        st.session_state.pop(BATCH_RAN, None)
+        st.session_state[BATCH_GO] = bool(st.session_state.get("lab_batch_on"))
         state.valid_choices("lab_perturbations", list(PERTURBATIONS))
         state.valid_choices("lab_metrics", list(REPORTED_KEYS))
         state.valid_choices("lab_batch_metrics", list(REPORTED_KEYS))

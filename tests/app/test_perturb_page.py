@@ -136,6 +136,24 @@ def test_batch_mode_on_the_synthetic_demo() -> None:
     assert len(at.get("plotly_chart")) == 2  # distribution + correlations
 
 
+def test_a_changed_batch_setting_waits_for_run_batch() -> None:
+    """After one Run batch every change ran a batch of its own: each step of Images (up to
+    40,000) started a run of minutes, with no way to stop it."""
+    at = _lab(lab_mode="Batch", lab_batch_metrics=["bleu_4"])
+    at.selectbox(key="lab_dataset").select(list(choices.LAB_DATASETS)[1])
+    at.number_input(key="lab_images").set_value(20)
+    at.button(key="lab_run_batch").click().run()
+    ran = [df.value for df in at.dataframe]
+    assert ran and at.query_params["lab_run"] == "1"
+    at.number_input(key="lab_images").set_value(30).run()
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning if "out of date" in w.value]
+    assert all(a.equals(b) for a, b in zip(ran, [df.value for df in at.dataframe], strict=True))
+    assert at.query_params["lab_run"] == "0"  # a link to these settings has run nothing
+    at.button(key="lab_run_batch").click().run()
+    assert not at.warning and at.query_params["lab_run"] == "1"
+
+
 def test_batch_mode_on_a_judgment_set_loaded_on_the_judgments_page() -> None:
     at = _lab(lab_mode="Batch", lab_batch_metrics=["bleu_4"])
     loaded = list(choices.LAB_DATASETS)[2]
@@ -149,6 +167,10 @@ def test_batch_mode_on_a_judgment_set_loaded_on_the_judgments_page() -> None:
     at.number_input(key="lab_images").set_value(20)
     at.run()
     assert not at.exception, at.exception
+    # a change waits for Run batch (each step of Images ran a batch of its own)
+    assert [w.value for w in at.warning if "out of date" in w.value]
+    at.button(key="lab_run_batch").click().run()
+    assert not at.exception and not at.warning, at.exception
     frames = [df.value for df in at.dataframe]
     summary = next(f for f in frames if "mean delta" in f.columns)
     assert list(summary["key"]) == ["bleu_4"]
