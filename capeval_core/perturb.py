@@ -76,6 +76,22 @@ def _match_case(like: str, word: str) -> str:
     return word
 
 
+def _shouts(words: Sequence[str]) -> bool:
+    """Whether a caption is written in capitals: its words of two letters or more all are
+    (a one-letter "A" says nothing of it: "A MAN" gave "Four MEN").
+
+    >>> _shouts(["A", "MAN", "RIDING"]), _shouts(["A", "man"]), _shouts(["A", "."])
+    (True, False, False)
+    """
+    cased = [w for w in words if len(w) > 1 and w.upper() != w.lower()]
+    return bool(cased) and all(w.isupper() for w in cased)
+
+
+def _in_case(words: Sequence[str], like: str, word: str) -> str:
+    """``word`` as it stands in place of ``like`` in the caption ``words``."""
+    return word.upper() if _shouts(words) else _match_case(like, word)
+
+
 # -- results ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Change:
@@ -256,14 +272,11 @@ def _replacements(
     out = list(words)
     changes = []
     for i in sorted(new):
-        out[i] = _match_case(words[i], new[i])
+        out[i] = _in_case(words, words[i], new[i])
         # "a dog" -> "an elephant", "an orange bus" -> "a red bus": the article agrees
         article = words[i - 1].lower() if i > 0 and i - 1 not in new else ""
         if article in ("a", "an") and _article_for(out[i]) != article:
-            # "A DOG" -> "AN ELEPHANT": a one-letter "A" says nothing of the caption's case
-            shouting = len(words[i]) > 1 and words[i].isupper()
-            new_article = _article_for(out[i])
-            out[i - 1] = new_article.upper() if shouting else _match_case(words[i - 1], new_article)
+            out[i - 1] = _in_case(words, words[i - 1], _article_for(out[i]))
             changes.append(Change(i - 1, words[i - 1], out[i - 1], "replace", i - 1))
         changes.append(Change(i, words[i], out[i], "replace", i))
     done = len(new) if sites is None else sites
@@ -514,6 +527,8 @@ def _insert(
 ) -> tuple[list[str], list[str], list[Change], str]:
     """Insert ``inserts[i]`` before original word ``i`` (``len(words)``: at the end)."""
     out_w, out_g, changes = [], [], []
+    if _shouts(words):  # "A MAN casually RIDING": an inserted word is in capitals too
+        inserts = {i: w.upper() for i, w in inserts.items()}
     for i in range(len(words) + 1):
         if i in inserts:
             out_g.append(gaps[i] if i < len(words) else " ")

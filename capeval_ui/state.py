@@ -123,7 +123,7 @@ SYSTEMS_FILES = "_systems_files"
 #: uploaded on the Robustness page
 JSET_KEY = "judgment_set"
 DISTRACTOR_SET_KEY = "distractor_set"
-#: the note Compare captions shows when opened from a row of Compare systems (a dict with the
+#: the note Compare captions shows when opened from a row of the Systems page (a dict with the
 #: two captions it is about and its text; see systems_views.drill_down_note)
 FROM_SYSTEMS = "_from_systems"
 

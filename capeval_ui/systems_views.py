@@ -308,7 +308,7 @@ def drill_down_note(
         "idf_label": idf_label(n_images),
         "text": (
             # system names and image ids are user text: shown as typed, never as Markdown
-            f"Opened from Compare systems: image {literal(row['image_id'])} of {n_images:,}; "
+            f"Opened from Systems: image {literal(row['image_id'])} of {n_images:,}; "
             f"the table's {label(key)} for it: {literal(a)} {format_number(row['value_a'])}, "
             f"{literal(b)} {format_number(row['value_b'])}."
         ),

@@ -259,7 +259,7 @@ def test_systems_page_and_a_row_click_to_compare(server, visitor) -> None:  # ty
     page.get_by_text("every number here is the table's").wait_for()
     _settle(page)
     _assert_no_error(page, log)
-    assert "Opened from Compare systems: image" in page.inner_text('[data-testid="stMain"]')
+    assert "Opened from Systems: image" in page.inner_text('[data-testid="stMain"]')
     chosen = page.locator('[data-testid="stRadio"] label:has(input:checked)').all_inner_texts()
     assert any("the Systems table's 200 images" in t for t in chosen), chosen
     for field in ("candidate", "candidate_b"):

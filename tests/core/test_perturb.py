@@ -624,3 +624,18 @@ def test_modifiers_go_before_nouns_and_ing_verbs_only(seed: int) -> None:
             if w in never:
                 assert words[i - 1].lower() in {x.lower() for x in caption.split()}, words
                 assert words[i - 1] not in adverbs, words
+
+
+def test_a_caption_in_capitals_stays_in_capitals():
+    """ "A MAN RIDING" became "Four MEN RIDING" and "A MAN casually RIDING": a one-letter
+    "A" was read as title case, and inserted words kept their list's lower case."""
+    from capeval_core.perturb import PERTURBATIONS, perturb
+
+    caption = "A MAN RIDING A WAVE ON TWO SURFBOARDS NEAR THE BEACH"
+    changed = 0
+    for name in PERTURBATIONS:
+        for seed in range(4):
+            p = perturb(caption, name, seed=seed)
+            assert p.perturbed == p.perturbed.upper(), (name, seed, p.perturbed)
+            changed += p.perturbed != caption
+    assert changed > 20  # the capitals were checked on changed captions
