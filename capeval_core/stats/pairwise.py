@@ -251,10 +251,10 @@ def forced_choice_by_type(
     the categories first appear, and each type is scored against the correct captions of
     its own pairs.
 
-    >>> r = forced_choice_by_type([0.9, 0.1, 0.4, 0.3], [0.2, 0.8, 0.5, 0.1], [1, -1, 1, 0],
-    ...                           ["shuffled", "shuffled", None, None])
-    >>> r.accuracy, r.n, r.without_correct
-    ({'shuffled': 1.0, 'distracted': 0.0}, {'shuffled': 2, 'distracted': 1}, 1)
+    >>> r = forced_choice_by_type([0.9, 0.1, 0.4, 0.3, 0.5], [0.2, 0.8, 0.5, 0.1, 0.5],
+    ...                           [1, -1, 1, 0, 0], ["shuffled", "shuffled", None, None, "x"])
+    >>> r.accuracy, r.n, r.without_correct  # type "x" has ties alone: it has no column
+    ({'shuffled': 1.0, 'distracted': 0.0}, {'shuffled': 2, 'distracted': 1}, 2)
     """
     a = np.asarray(scores_a, dtype=float)
     b = np.asarray(scores_b, dtype=float)
@@ -269,7 +269,7 @@ def forced_choice_by_type(
     labelled = prefs != 0  # NaN (no label) keeps a as the correct caption
     acc: dict[str, float] = {}
     n: dict[str, int] = {}
-    for kind in dict.fromkeys(cats.tolist()):
+    for kind in dict.fromkeys(cats[labelled].tolist()):  # a type of ties alone has no pair
         rows = (cats == kind) & labelled
         # one call per type: forced_choice_accuracy pairs each type with its own correct rows
         r = forced_choice_accuracy(correct[rows], {kind: distracted[rows]}, metric_tie=metric_tie)

@@ -813,6 +813,8 @@ def test_robustness_generated_and_uploaded() -> None:
         "a dog on grass,a man on grass,a dog lying on grass|||a brown dog,a,replace-person\n"
         # a tie names no correct caption: it was scored as if candidate_a were correct
         "a cat on a bed,a dog on a bed,a cat sleeping on a bed,tie,replace-person\n"
+        # a type of ties alone has no pair: its column was NaN, and so was every mean
+        "a red bus,a blue bus,a red bus on a street,tie,share-scene\n"
     )
     at.radio(key="distractor_source").set_value("Upload a pairwise file").run()
     at.file_uploader(key="distractor_file").set_value(("d.csv", upload.encode(), "text/csv"))
@@ -821,10 +823,11 @@ def test_robustness_generated_and_uploaded() -> None:
     assert not at.exception, at.exception
     table = _frame_with(at, "mean")
     assert {"replace-scene", "replace-person"} <= set(table.columns)
+    assert "share-scene" not in table.columns and table["mean"].notna().all()
     said = [t.value for t in at.text if t.value.startswith("Pairs per distractor type")]
     assert said == [
         "Pairs per distractor type: replace-scene: 1, replace-person: 1. A metric tie counts "
-        "as half. Left out: 1 pair(s) marked a tie (no correct caption)."
+        "as half. Left out: 2 pair(s) marked a tie (no correct caption)."
     ]
 
 
