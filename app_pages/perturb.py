@@ -176,10 +176,10 @@ def _batch() -> None:
         current_tokenizer(),
         digest,
     )
-    go = st.session_state.pop(BATCH_GO, False) or (
-        st.session_state.get("lab_batch_on") and BATCH_RAN not in st.session_state
-    )
-    if go and keys:
+    go = st.session_state.pop(BATCH_GO, False)  # asked for these settings, now or never
+    # a batch on the Judgments page's set runs only once a graded set is loaded there
+    refused = dataset == "loaded" and (loaded is None or loaded.kind != "graded")
+    if go and keys and not refused:
         st.session_state[BATCH_RAN] = (settings, loaded)
     ran = st.session_state.get(BATCH_RAN)
     current = ran is not None and ran[0] == settings
@@ -192,8 +192,11 @@ def _batch() -> None:
         st.error("Pick at least one metric.")
         st.stop()
     run.button("Run batch", key="lab_run_batch", type="primary", on_click=_start_batch)
+    if go and refused:
+        st.error("Load a graded judgment set on the Judgments page first.")
     if ran is None:
-        st.info("Choose a dataset and a perturbation, then run.")
+        if not (go and refused):
+            st.info("Choose a dataset and a perturbation, then run.")
         return
     if not current:
         st.warning(
@@ -202,10 +205,6 @@ def _batch() -> None:
             icon=":material/history:",
         )
     (dataset, n_images, name, seed, keys, tokenizer, digest), loaded = ran
-    if dataset == "loaded" and (loaded is None or loaded.kind != "graded"):
-        if current:  # else the warning above says what to do
-            st.error("Load a graded judgment set on the Judgments page first.")
-        st.stop()
     with st.spinner("Perturbing and scoring every candidate…"):
         result = cached.lab_batch(dataset, n_images, name, seed, keys, tokenizer, digest, loaded)
     perturb_views.render_batch(result, key="lab-batch")
@@ -240,6 +239,8 @@ try:
     if st.session_state.get("lab_mode") == "Batch":
         meta_views.stop_if_linked_set_missing()
     mode = st.radio("Mode", MODES, key="lab_mode", horizontal=True)
+    if mode != "Batch":  # a link's lab_run=1 is for the batch it opens, not for a later visit
+        st.session_state.pop(BATCH_GO, None)
     if mode == "Batch":
         _batch()
     else:

@@ -154,6 +154,50 @@ def test_a_changed_batch_setting_waits_for_run_batch() -> None:
     assert not at.warning and at.query_params["lab_run"] == "1"
 
 
+@pytest.mark.parametrize(
+    ("link", "then"),
+    [
+        # a link that ran a batch, opened on the one-caption mode, then switched to Batch
+        ({"lab_mode": "one", "lab_run": "1", "lab_images": "10"}, ("lab_mode", "Batch")),
+        # a link that ran a batch with no metric (nothing ran), then a metric picked
+        (
+            {"lab_mode": "batch", "lab_run": "1", "lab_images": "10", "lab_batch_metric": ""},
+            ("lab_batch_metrics", ["bleu_4"]),
+        ),
+    ],
+)
+def test_a_batch_runs_only_when_asked(link, then) -> None:
+    """A link's lab_run=1 outlived a run that could not start: a later switch to Batch, or
+    a metric picked, started a batch (of up to 40,000 images) that nobody asked for."""
+    at = AppTest.from_file(str(ROOT / "app_pages" / "perturb.py"), default_timeout=TIMEOUT)
+    for key, value in link.items():
+        at.query_params[key] = value
+    at.run()
+    key, value = then
+    if key == "lab_mode":
+        at.radio(key=key).set_value(value).run()
+    else:
+        at.multiselect(key=key).set_value(value).run()
+    assert not at.exception, at.exception
+    assert not [df for df in at.dataframe if "mean delta" in df.value.columns]
+    assert [i.value for i in at.info if "then run" in i.value]
+
+
+def test_a_refused_batch_is_not_kept_as_results() -> None:
+    """Run batch on the Judgments page's set with none loaded, then a change: the page said
+    "the results below are out of date" above no results."""
+    at = _lab(lab_mode="Batch", lab_batch_metrics=["bleu_4"])
+    at.selectbox(key="lab_dataset").select(list(choices.LAB_DATASETS)[2])
+    at.button(key="lab_run_batch").click().run()
+    assert [e.value for e in at.error] == [
+        "Load a graded judgment set on the Judgments page first."
+    ]
+    assert at.query_params["lab_run"] == "0"
+    at.number_input(key="lab_images").set_value(20).run()
+    assert not at.warning and not at.error
+    assert [i.value for i in at.info if "then run" in i.value]
+
+
 def test_batch_mode_on_a_judgment_set_loaded_on_the_judgments_page() -> None:
     at = _lab(lab_mode="Batch", lab_batch_metrics=["bleu_4"])
     loaded = list(choices.LAB_DATASETS)[2]
@@ -167,8 +211,8 @@ def test_batch_mode_on_a_judgment_set_loaded_on_the_judgments_page() -> None:
     at.number_input(key="lab_images").set_value(20)
     at.run()
     assert not at.exception, at.exception
-    # a change waits for Run batch (each step of Images ran a batch of its own)
-    assert [w.value for w in at.warning if "out of date" in w.value]
+    # nothing ran: the set loaded waits for Run batch
+    assert not at.warning and [i.value for i in at.info if "then run" in i.value]
     at.button(key="lab_run_batch").click().run()
     assert not at.exception and not at.warning, at.exception
     frames = [df.value for df in at.dataframe]

@@ -303,10 +303,11 @@ def test_lab_batch_names_the_loaded_set_and_shows_example_captions() -> None:
         lab_mode="Batch",
         lab_batch_metrics=["bleu_4"],
         lab_dataset=list(choices.LAB_DATASETS)[2],
-        lab_batch_on=True,
         lab_images=20,
         **{state.JSET_KEY: jset},
     )
+    at.button(key="lab_run_batch").click().run()
+    assert not at.exception, at.exception
     text = "\n".join(t.value for t in at.text)
     assert f"the set loaded on the Judgments page ({', '.join(jset.source)}" in text
     assert jset.content_digest[:12] not in text
