@@ -15,6 +15,7 @@ session, so a drill-down to Compare captions and back loses nothing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -82,6 +83,8 @@ def _kept_files(files, annotations) -> tuple[tuple[tuple[str, bytes], ...], tupl
 
 #: set while the uploader holds files that were refused (and the kept ones are older)
 REFUSED = "_systems_upload_refused"
+#: the files (their digests) and system names the baseline picker showed last
+SHOWN_NAMES = "_systems_shown_names"
 
 
 def _keep_files(kept: tuple) -> None:
@@ -91,19 +94,21 @@ def _keep_files(kept: tuple) -> None:
     st.session_state[REFUSED] = False
 
 
-def _say_kept_files() -> None:
+def _say_kept_files(own_references: bool) -> None:
     """After a refused upload: the files uploaded before stay in use, with their table (the
     uploader holds the refused file until it is removed, or replaced)."""
     st.session_state[REFUSED] = True
     results, own = st.session_state[systems_state.FILES]
-    names = ", ".join(name for name, _ in results) + (f"; references: {own[0]}" if own else "")
+    names = ", ".join(name for name, _ in results)
+    if own and own_references:  # COCO val2014's otherwise, said on the next line
+        names += f"; references: {own[0]}"
     st.text(  # file names are user text: never markdown
         f"The files uploaded before stay in use: {names}. Remove the new upload (its ×) or "
         "upload a corrected one."
     )
 
 
-def _read(files: tuple, own_references: bool):
+def _read(files: tuple, own_references: bool) -> tuple[Any, str]:
     """The uploads ``files`` aligned (``cached.systems_input``) and remembered by their
     digest for the URL (only once they read well: a link never names a refused set)."""
     kept = (files[0], files[1] if own_references else None)
@@ -113,7 +118,7 @@ def _read(files: tuple, own_references: bool):
     return data, systems_state.remember_files(kept)
 
 
-def _read_or_keep(trying: tuple, own_references: bool):
+def _read_or_keep(trying: tuple, own_references: bool) -> tuple[Any, str]:
     """Read the uploads; a refused upload says why, and the files that read well before
     stay in use with their table (a reload or a link then opens those, not the refused ones).
     Re-raises when nothing read well before."""
@@ -128,9 +133,13 @@ def _read_or_keep(trying: tuple, own_references: bool):
             or (own_references and before[1] is None)
         ):
             raise
+        try:  # the files before, with today's choices (another on-missing may refuse them)
+            kept = _read(before, own_references)
+        except CapevalError:
+            raise exc from None  # the new upload's refusal is the one to say
         st.error(_refusal(exc))
-        _say_kept_files()
-        return _read(before, own_references)
+        _say_kept_files(own_references)
+        return kept
     _keep_files(trying)
     return read
 
@@ -320,7 +329,14 @@ try:
             )
             names = None
         shown_names = names or list(data.names)
-        # a link's baseline the page does not show is named in the link's warning
+        # the baseline follows its file when the systems are renamed (it went back to the
+        # first file without a word); a link's baseline the page does not show is named
+        files = tuple(data.digest(i) for i in range(len(data.names)))
+        before_files, before = st.session_state.get(SHOWN_NAMES, ((), []))
+        chosen = st.session_state.get("systems_baseline")
+        if before_files == files and chosen in before and chosen not in shown_names:
+            st.session_state["systems_baseline"] = shown_names[before.index(chosen)]
+        st.session_state[SHOWN_NAMES] = (files, shown_names)
         state.valid_choice("systems_baseline", shown_names, shown_names[0])
         baseline = st.selectbox(
             "Baseline (Δ and p compare every other system with it)",

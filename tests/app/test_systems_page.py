@@ -748,3 +748,45 @@ def test_a_new_baseline_is_said_as_such_in_the_out_of_date_note() -> None:
     at.selectbox(key="systems_baseline").select(systems[1]).run()
     (note,) = [w.value for w in at.warning if "out of date" in w.value]
     assert "the names or the baseline changed" in note and "files" not in note
+
+
+def test_the_baseline_follows_its_file_when_the_systems_are_renamed() -> None:
+    """A baseline chosen, then names typed: the baseline went back to the first file, and
+    the table was scored against another system without a word."""
+    at = _page()
+    systems = list(at.selectbox(key="systems_baseline").options)
+    at.selectbox(key="systems_baseline").select(systems[2]).run()
+    at.text_input(key="systems_names").set_value("X, Y, Z").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="systems_baseline").value == "Z"
+
+
+def test_a_refused_upload_with_choices_that_refuse_the_files_before_says_one_thing() -> None:
+    """Files that read well with "intersect", a bad upload, then "error": the page said the
+    bad file's error, that the files before stay in use, then refused those too."""
+    files, ann = _uploads(12)
+    short = json.loads(files[1][1])[:-2]  # the second file lacks two images
+    files = [files[0], (files[1][0], json.dumps(short).encode())]
+    at = _page(systems_on_missing="intersect")
+    at = _upload(at, files, ann)
+    assert not at.error, [e.value for e in at.error]
+    at.file_uploader(key="systems_results").set_value([("bad.json", b"[", "application/json")])
+    at.run()
+    assert any("stay in use" in t.value for t in at.text)
+    at.radio(key="systems_on_missing").set_value("error").run()
+    assert not at.exception, at.exception
+    (error,) = [e.value for e in at.error]
+    assert "bad.json" in error
+    assert not any("stay in use" in t.value for t in at.text)
+
+
+def test_the_kept_files_note_names_the_references_in_use() -> None:
+    """After a refused upload with COCO val2014 chosen as references, the note still named
+    the references file uploaded before."""
+    files, ann = _uploads(12)  # COCO val2014 images: their references are installed
+    at = _upload(_page(), files, ann)
+    at.file_uploader(key="systems_results").set_value([("bad.json", b"[", "application/json")])
+    at.run()
+    at.radio(key="systems_references").set_value("COCO val2014 (installed)").run()
+    (note,) = [t.value for t in at.text if "stay in use" in t.value]
+    assert note.startswith("The files uploaded before stay in use: mine.json, theirs.json.")
