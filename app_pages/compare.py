@@ -87,10 +87,20 @@ PARAMS = state.compare_params(IDF_SOURCES, TABS)
 
 def _to_lab() -> None:
     """Hand candidate A and the references to the Perturbation lab (button callback)."""
-    st.session_state["lab_candidate"] = st.session_state.get("candidate", "")
-    st.session_state["lab_references"] = st.session_state.get("references", "")
+    inputs = {
+        "lab_candidate": st.session_state.get("candidate", ""),
+        "lab_references": st.session_state.get("references", ""),
+    }
+    st.session_state.update(inputs)
     st.session_state["lab_mode"] = "One caption"
-    st.session_state["lab_example"] = choices.YOUR_OWN
+    # the example Compare names (its captions unchanged), a COCO image's draw too
+    name = st.session_state.get("example", choices.YOUR_OWN)
+    st.session_state["lab_example"] = name
+    if name != choices.YOUR_OWN:
+        st.session_state["lab_example_source"] = st.session_state.get("example_source")
+        if "coco_draw" in st.session_state:
+            st.session_state["lab_draw"] = st.session_state["coco_draw"]
+        state.remember_example("lab_example", inputs)
 
 
 def _evidence(results: dict, key: str, suffix: str = "") -> None:
@@ -136,7 +146,7 @@ try:
             )
     if note := choices.retired_parser_note(st.query_params.get("spice_parser")):
         st.info(note)
-    example_name = example_picker.draw(EXAMPLE)
+    example_name = example_picker.render(EXAMPLE)
 
     left, right = st.columns(2)
     candidate = left.text_area("Candidate caption (A)", key="candidate", height=100)

@@ -56,7 +56,7 @@ def _one_caption() -> None:
     state.default("lab_cider_idf", choices.DEFAULT_IDF)
     state.default("lab_metrics", list(REPORTED_KEYS))
     state.default("lab_table2", False)
-    example_name = example_picker.draw(EXAMPLE)
+    example_name = example_picker.render(EXAMPLE)
     left, right = st.columns(2)
     candidate = left.text_area("Caption to perturb", key="lab_candidate", height=140)
     references = views.split_lines(

@@ -69,9 +69,10 @@ def known_examples(draw: int | None) -> dict[str, Example]:
     built-ins, and COCO image number ``draw`` when a draw is known and COCO's captions can be
     read (a link names its draw, so a reload names the image again)."""
     known = dict(BUILTIN_EXAMPLES)
-    # without COCO's captions, the captions stay the user's own (the picker says why)
-    with contextlib.suppress(CapevalError):
-        if draw is not None:
+    if draw is not None:
+        # without COCO's captions a COCO image's captions are the user's own (a link from a
+        # server that has them); picking the random image then says why
+        with contextlib.suppress(CapevalError):
             known[COCO_RANDOM] = load_example(COCO_RANDOM, draw)
     return known
 

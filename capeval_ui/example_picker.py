@@ -40,6 +40,11 @@ class Picker:
         """Session key of the message of an example that could not be loaded."""
         return f"{self.key}_error"
 
+    @property
+    def shown(self) -> str:
+        """Session key of the example the text areas were last filled from."""
+        return f"_{self.key}_shown"
+
     def inputs(self, example: examples.Example) -> dict[str, str]:
         """The text areas as ``example`` fills them."""
         return {
@@ -57,20 +62,26 @@ def apply(picker: Picker) -> None:
     name = st.session_state.get(picker.key, examples.DEFAULT_EXAMPLE)
     if name == choices.YOUR_OWN:  # the captions on the page stay as they are
         return
+    draw = st.session_state.get(picker.draw, 0)
     if name == choices.COCO_RANDOM:
-        st.session_state[picker.draw] = random.randrange(examples.COCO_POOL)
+        draw = random.randrange(examples.COCO_POOL)
     try:
-        example = choices.load_example(name, st.session_state.get(picker.draw, 0))
+        example = choices.load_example(name, draw)
     except CapevalError as exc:
         st.session_state[picker.error] = str(exc)
+        # the picker names what the text areas hold, not the example that failed
+        st.session_state[picker.key] = st.session_state.get(picker.shown, choices.YOUR_OWN)
         return
+    if name == choices.COCO_RANDOM:  # the URL names a draw once its captions are here
+        st.session_state[picker.draw] = draw
     st.session_state.pop(picker.error, None)
     st.session_state.update(picker.inputs(example))
     st.session_state[picker.source] = example.source
+    st.session_state[picker.shown] = name
     state.remember_example(picker.key, picker.inputs(example))
 
 
-def draw(picker: Picker) -> str:
+def render(picker: Picker) -> str:
     """The picker, "Draw another image" beside a COCO draw, the example's source or a note
     that the captions are the user's own; returns the example's name. Captions that are no
     longer the picked example's put it on "Your own captions" first."""

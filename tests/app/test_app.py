@@ -327,6 +327,10 @@ def test_missing_coco_captions_give_an_error_not_a_crash(
         # the previous example stays, and is still scored
         assert at.text_area(key="candidate").value == DEFAULT.candidate
         assert at.metric
+        # the picker names it (it said "Random COCO" beside the other example's captions),
+        # and the URL names no image whose captions never came
+        assert at.selectbox(key="example").value == DEFAULT_EXAMPLE
+        assert "coco_draw" not in at.query_params
     finally:
         cached.coco_examples.clear()
 

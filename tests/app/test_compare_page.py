@@ -290,6 +290,19 @@ def test_the_copy_link_holds_the_whole_address() -> None:
 LAB = "app_pages/perturb.py"
 
 
+def test_a_coco_image_handed_to_the_lab_is_named_there() -> None:
+    """Compare's random COCO image, handed to the lab, was "Your own captions" there (the
+    built-in examples were named)."""
+    at = _compare()
+    at.selectbox(key="example").select(choices.COCO_RANDOM).run()
+    said = next(c.value for c in at.caption if c.value.startswith("This example: COCO"))
+    at.session_state["lab_metrics"] = ["bleu_4"]
+    at.button(key="to_lab").click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="lab_example").value == choices.COCO_RANDOM
+    assert said in [c.value for c in at.caption]
+
+
 def test_the_lab_opens_on_the_caption_studied_on_compare_and_leads_back() -> None:
     at = _compare()
     at.text_area(key="candidate").input(HORSE)
