@@ -81,7 +81,7 @@ def interval(
     True
     """
     path = _ci_path(result, n_resamples, seed, level) if use_cache else None
-    ci = _cached_ci(path, level, n_resamples, seed)
+    ci = _cached_ci(path, level, n_resamples, seed, result.interval_method)
     if ci is None:
         ci = result.confidence_interval(level, n_resamples, seed)
         _store_ci(path, ci)
@@ -106,7 +106,7 @@ def _intervals(
     missing: dict[str, list[str]] = {}
     for (key, method), r in results.items():
         paths[key, method] = _ci_path(r, n_resamples, seed, level) if use_cache else None
-        ci = _cached_ci(paths[key, method], level, n_resamples, seed)
+        ci = _cached_ci(paths[key, method], level, n_resamples, seed, r.interval_method)
         if ci is None:
             missing.setdefault(key, []).append(method)
         else:
@@ -114,24 +114,26 @@ def _intervals(
     by_methods: dict[tuple[str, ...], list[str]] = {}
     for key, methods in missing.items():
         by_methods.setdefault(tuple(methods), []).append(key)
-    groups = len(by_methods)
+    n_calls = len(by_methods)
     for g, (methods, keys) in enumerate(by_methods.items()):
         xs = {key: results[key, methods[0]].x for key in keys}
         first = results[keys[0], methods[0]]
         step = None
         if on_progress is not None:
-            step = lambda done, g=g: on_progress((g + done) / groups)  # noqa: E731
+            step = lambda done, g=g: on_progress((g + done) / n_calls)  # noqa: E731
         values = bootstrap_many(xs, first.y, methods, n_resamples, seed, step, groups=first.groups)
         for key in keys:
             for method in methods:
-                ci = percentile_interval(values[key, method], level, n_resamples, seed)
+                ci = percentile_interval(
+                    values[key, method], level, n_resamples, seed, first.interval_method
+                )
                 _store_ci(paths[key, method], ci)
                 cis[key, method] = ci
     return cis
 
 
 def _cached_ci(
-    path: Path | None, level: float, n_resamples: int, seed: int | None
+    path: Path | None, level: float, n_resamples: int, seed: int | None, method: str
 ) -> ConfidenceInterval | None:
     if path is None or not path.is_file():
         return None
@@ -150,7 +152,7 @@ def _cached_ci(
     ):
         return _discard_ci(path, "expected [low, high]")
     low, high = (float("nan") if b is None else float(b) for b in bounds)
-    return ConfidenceInterval(low, high, level, n_resamples, seed)
+    return ConfidenceInterval(low, high, level, n_resamples, seed, method)
 
 
 def _discard_ci(path: Path, reason: str) -> None:

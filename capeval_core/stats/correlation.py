@@ -18,6 +18,7 @@ from scipy import stats
 from capeval_core.errors import InputError
 from capeval_core.resources import available_cpus
 from capeval_core.stats.intervals import (
+    OVER_GROUPS,
     ConfidenceInterval,
     check_resampling,
     percentile_interval,
@@ -81,7 +82,13 @@ class CorrelationResult:
         values = bootstrap_statistics(
             self.x, self.y, self.method, n_resamples, seed, groups=self.groups
         )
-        return percentile_interval(values, level, n_resamples, seed)
+        return percentile_interval(values, level, n_resamples, seed, self.interval_method)
+
+    @property
+    def interval_method(self) -> str:
+        """How :meth:`confidence_interval` resamples at item level: items, or their groups."""
+        grouped = group_labels(self.groups, self.n) if self.groups is not None else None
+        return "percentile bootstrap over items" if grouped is None else OVER_GROUPS
 
     def __str__(self) -> str:
         return f"{self.method} = {self.statistic:.4f} (p = {self.pvalue:.3g}, n = {self.n})"

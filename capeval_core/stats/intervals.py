@@ -45,18 +45,26 @@ def check_resampling(level: object, n_resamples: object) -> None:
         raise InputError(f"`n_resamples` must be at least 1 (got {n_resamples})")
 
 
+#: the method of an interval whose resamples drew groups of items (a caption's rows)
+OVER_GROUPS = "percentile bootstrap over groups of items (a group's items drawn together)"
+
+
 def percentile_interval(
-    values: np.ndarray, level: float, n_resamples: int, seed: int | None
+    values: np.ndarray,
+    level: float,
+    n_resamples: int,
+    seed: int | None,
+    method: str = "percentile bootstrap over items",
 ) -> ConfidenceInterval:
     """The percentile interval of bootstrap ``values`` (NaN, from degenerate resamples, left
     out), shared by :meth:`~capeval_core.stats.correlation.CorrelationResult.confidence_interval`
     and batched callers."""
     values = values[np.isfinite(values)]
     if values.size == 0:
-        return ConfidenceInterval(np.nan, np.nan, level, n_resamples, seed)
+        return ConfidenceInterval(np.nan, np.nan, level, n_resamples, seed, method)
     alpha = (1 - level) / 2
     low, high = np.quantile(values, [alpha, 1 - alpha])
-    return ConfidenceInterval(float(low), float(high), level, n_resamples, seed)
+    return ConfidenceInterval(float(low), float(high), level, n_resamples, seed, method)
 
 
 def tame(v: np.ndarray) -> np.ndarray:

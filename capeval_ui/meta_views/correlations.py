@@ -77,15 +77,21 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
         "items within systems (each system's mean recomputed per resample)"
         if report.level == "system"
         else "captions (each caption's rows drawn together)"
-        if getattr(report, "grouped", False)
+        if report.grouped  # type: ignore[attr-defined]
         else "items"
+    )
+    rows = (
+        " The p-values count each row as an item, so they are too small for rows that share a "
+        "caption."
+        if report.grouped  # type: ignore[attr-defined]
+        else ""
     )
     st.caption(
         f"{report.level.capitalize()} level. Kendall: τb corrects for ties in both variables "
         "(scipy's default); τc (Stuart's) "
         f"suits rectangular tables such as 4-point grades. This set's protocol reports "
         f"**τ{kendall_variant}**. Intervals{intervals}: percentile bootstrap over {over}, "
-        f"{report.n_resamples:,} resamples, seed {report.seed}."
+        f"{report.n_resamples:,} resamples, seed {report.seed}.{rows}"
     )
     download_csv(report.table, signatures, "correlations.csv", key="correlations-csv")
 

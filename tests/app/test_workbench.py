@@ -704,6 +704,7 @@ def test_flickr8k_expert_intervals_resample_captions_and_say_so() -> None:
     assert not at.exception, at.exception
     assert any(
         "percentile bootstrap over captions (each caption's rows drawn together)" in c.value
+        and "The p-values count each row as an item" in c.value
         for c in at.caption
     ), [c.value for c in at.caption]
     # a Williams test cannot draw captions: the page says its p-values are too small

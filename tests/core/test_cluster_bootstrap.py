@@ -5,6 +5,8 @@ a quarter too narrow; a resample now draws whole captions."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -78,3 +80,17 @@ def test_caption_intervals_are_wider_than_row_intervals_and_cached_apart(tmp_pat
     width = (captions.ci_high - captions.ci_low).iloc[0]
     assert width > 1.25 * (rows.ci_high - rows.ci_low).iloc[0]
     assert len(list(tmp_path.glob("ci-*.json"))) == 2  # one entry each, not one for both
+
+
+def test_an_interval_says_it_drew_groups():
+    """A cluster interval from the library said "percentile bootstrap over items"."""
+    from capeval_core.judgments.analysis import interval
+    from capeval_core.stats.correlation import correlate
+    from capeval_core.stats.intervals import OVER_GROUPS
+
+    x, y, groups = _rows()
+    plain = correlate(x, y, "pearson")
+    grouped = dataclasses.replace(plain, groups=groups)
+    assert plain.confidence_interval(n_resamples=20).method == "percentile bootstrap over items"
+    assert grouped.confidence_interval(n_resamples=20).method == OVER_GROUPS
+    assert interval(grouped, n_resamples=20, use_cache=False).method == OVER_GROUPS
