@@ -741,9 +741,10 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             )
         if len(level_human) <= 3 and len(level_values) > 1:  # the JSON's {} said nothing
             unit = "systems" if systems is not None else "items"
+            in_json = '; "williams" is empty in the JSON' if args.json else ""
             print(
                 f"warning: no Williams test: it needs at least 4 {unit} (got "
-                f'{len(level_human):,}); "williams" is empty in the JSON',
+                f"{len(level_human):,}){in_json}",
                 file=sys.stderr,
             )
         williams = matrix.as_dict() if matrix is not None else {}

@@ -318,7 +318,8 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
     ]
     if len(comparison.systems) > 1:
         tests = {
-            "bs": f"paired bootstrap resampling ({r.n_resamples:,} resamples)",
+            "bs": f"paired bootstrap resampling ({r.n_resamples:,} resamples; sacrebleu's p, "
+            "which counts one tail)",
             "ar": f"approximate randomization ({r.n_trials:,} trials)",
             "both": f"the larger p of paired bootstrap resampling ({r.n_resamples:,} resamples) "
             f"and approximate randomization ({r.n_trials:,} trials)",

@@ -266,6 +266,9 @@ def test_too_few_items_for_a_williams_test_are_said(tmp_path):
     assert json.loads(out)["williams"] == {}
     said = 'warning: no Williams test: it needs at least 4 items (got 3); "williams" is empty'
     assert said in err
+    code, out, err = _run("correlate", "--judgments", str(p), "--format", "graded",
+                          "--metrics", "bleu_1", "rouge_l")  # fmt: skip
+    assert "warning: no Williams test: it needs at least 4 items (got 3)\n" in err
     code, out, err = _run("correlate", "--judgments", str(_graded(tmp_path)), "--format",
                           "graded", "--metrics", "bleu_1", "rouge_l", "--json", "-")  # fmt: skip
     assert code == 0 and json.loads(out)["williams"] and "no Williams test" not in err

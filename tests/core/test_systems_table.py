@@ -164,3 +164,16 @@ def test_latex_names_starting_with_a_bracket_or_star_are_protected():
     assert _latex("[Ours] base") == "{}[Ours] base"
     assert _latex("*star") == "{}*star"
     assert _latex("base [v2]") == "base [v2]"
+
+
+def test_a_paired_bootstrap_tables_note_says_its_p_counts_one_tail():
+    """With --paired bs a † in the paper's table was a one-sided test without a word."""
+    import dataclasses
+
+    from capeval_core.systems import ResamplingSignature
+
+    comparison = fixed_comparison()
+    for paired, said in (("bs", True), ("ar", False), ("both", False)):
+        signature = ResamplingSignature(paired, 1000, 10000, 12345, 0.95)
+        notes = paper_table(dataclasses.replace(comparison, resampling=signature)).notes
+        assert any("counts one tail" in n for n in notes) is said, paired
