@@ -302,11 +302,16 @@ class BleuValues:
     counts: list[tuple[list[int], list[int], int, float, list[int]]]
 
 
-def bleu_values(candidates: Sequence[Tokens], references: Sequence[Sequence[Tokens]]) -> BleuValues:
+def bleu_values(
+    candidates: Sequence[Tokens],
+    references: Sequence[Sequence[Tokens]],
+    effective_length: str = "closest",
+) -> BleuValues:
     """BLEU-1..4 of the corpus and of every item, with the closest reference length, as
     coco-caption's ``Bleu(4)``: the values of :class:`Bleu` bit for bit, without evidence
     objects, the counts in compiled loops (:mod:`.ngram_kernels`) for training loops that
     score a few hundred captions per call. ``items[k][i]`` is item ``i``'s BLEU-``k + 1``.
+    ``effective_length`` as :class:`BleuConfig`'s (coco-caption's ``BleuScorer`` options).
 
     >>> v = bleu_values([("a", "cat", "sits")], [[("a", "cat", "sits", "down")]])
     >>> [round(x, 4) for x in v.corpus], v.totals.candidate_length
@@ -320,7 +325,8 @@ def bleu_values(candidates: Sequence[Tokens], references: Sequence[Sequence[Toke
     table = count_table(cands + [r for group in refs for r in group])
     if table is None:  # too many distinct words to pack: the batch tables
         batch = Batch.of_tokens(cands, refs)
-        result = Bleu(tokenizer="whitespace").score_batch(batch, warn=False)
+        bleu = Bleu(tokenizer="whitespace", effective_length=effective_length)
+        result = bleu.score_batch(batch, warn=False)
         items = [result.segment_values(k) for k in Bleu.reports]
         counts = [
             (
@@ -341,8 +347,17 @@ def bleu_values(candidates: Sequence[Tokens], references: Sequence[Sequence[Toke
         table.n_grams,
     )  # fmt: skip
     correct = correct_arr.tolist()
-    ref_lens = ref_len_arr.tolist()
     cand_lens = table.lengths[:n]
+    lengths = table.lengths.tolist()
+    all_lens = [lengths[a:b] for a, b in itertools.pairwise(ref_start.tolist())]
+    ref_lens = (
+        ref_len_arr.tolist()
+        if effective_length == "closest"
+        else [
+            _effective_length(group, c, effective_length)
+            for group, c in zip(all_lens, cand_lens.tolist(), strict=True)
+        ]
+    )
     guesses, values = _item_values(correct, cand_lens, ref_lens)
     items = [[v[0][k] for v in values] for k in range(MAX_ORDER)]
     total = _Pooled(
@@ -352,8 +367,6 @@ def bleu_values(candidates: Sequence[Tokens], references: Sequence[Sequence[Toke
         sum(ref_lens),
     )
     corpus, totals = _pooled([total], Bleu.reports)
-    lengths = table.lengths.tolist()
-    all_lens = [lengths[a:b] for a, b in itertools.pairwise(ref_start.tolist())]
     counts = list(zip(correct, guesses, cand_lens.tolist(), ref_lens, all_lens, strict=True))
     return BleuValues([corpus[k] for k in Bleu.reports], items, totals, counts)
 

@@ -75,6 +75,16 @@ MIRRORED = [
     ("eval", "COCOEvalCap", ("__init__", "evaluate", "setEval", "setImgToEvalImgs", "setEvalImgs")),
     ("tokenizer.ptbtokenizer", "PTBTokenizer", ("tokenize",)),
     ("bleu.bleu", "Bleu", ("__init__", "compute_score", "method")),
+    (
+        "bleu.bleu_scorer",
+        "BleuScorer",
+        ("__init__", "cook_append", "__iadd__", "size", "copy", "compute_score"),
+    ),
+    (
+        "cider.cider_scorer",
+        "CiderScorer",
+        ("__init__", "cook_append", "__iadd__", "size", "copy", "compute_score"),
+    ),
     ("meteor.meteor", "Meteor", ("compute_score", "method")),
     ("rouge.rouge", "Rouge", ("__init__", "calc_score", "compute_score", "method")),
     ("cider.cider", "Cider", ("__init__", "compute_score", "method")),
@@ -184,6 +194,71 @@ def test_bleu_prints_and_returns_what_pycocoevalcap_does(golden, n, verbose):
             returned = scorer.compute_score(gts, res, verbose=verbose)
         printed.append((out.getvalue(), returned))
     assert printed[0] == printed[1]
+
+
+@pytest.mark.parametrize("option", [None, "closest", "shortest", "average"])
+@pytest.mark.parametrize("verbose", [0, 1, 2])
+@pytest.mark.parametrize("pairs", [1, 7])
+def test_bleu_scorer_adds_pairs_and_scores_as_pycocoevalcaps(golden, option, verbose, pairs):
+    """Code that adds pairs to pycocoevalcap's BleuScorer itself (news captioning, report
+    generation, sentence-BLEU loops) failed to import it. pycocoevalcap 1.2's BleuScorer is
+    Python: it runs here beside ours, on the golden's token strings, every option (None:
+    average for one pair, closest for more), printed counts and the cached second call."""
+    from pycocoevalcap.bleu.bleu_scorer import BleuScorer as TheirScorer
+
+    from capeval_core.pycocoevalcap.bleu.bleu_scorer import BleuScorer
+
+    gts, res = golden["scorer_inputs"]["gts"], golden["scorer_inputs"]["res"]
+    got = []
+    for cls in (TheirScorer, BleuScorer):
+        scorer = cls(n=4)
+        for i in list(gts)[:pairs]:
+            scorer += (res[i][0], gts[i])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            first = scorer.compute_score(option=option, verbose=verbose)
+        got.append((out.getvalue(), first, scorer.compute_score(), scorer.size()))
+    assert got[0] == got[1]
+
+
+def test_bleu_scorers_merge_and_copy_as_pycocoevalcaps(golden):
+    from pycocoevalcap.bleu.bleu_scorer import BleuScorer as TheirScorer
+
+    from capeval_core.pycocoevalcap.bleu.bleu_scorer import BleuScorer
+
+    gts, res = golden["scorer_inputs"]["gts"], golden["scorer_inputs"]["res"]
+    ids = list(gts)
+    got = []
+    for cls in (TheirScorer, BleuScorer):
+        a, b = cls(res[ids[0]][0], gts[ids[0]]), cls(n=4)
+        for i in ids[1:4]:
+            b += (res[i][0], gts[i])
+        merged = a.copy()
+        merged += b
+        got.append((merged.size(), merged.compute_score(option="closest"), a.size()))
+    assert got[0] == got[1]
+
+
+def test_cider_scorer_adds_pairs_and_scores_as_pycocoevalcaps(golden):
+    """pycocoevalcap 1.2's CiderScorer is Python: it runs here beside ours."""
+    from pycocoevalcap.cider.cider_scorer import CiderScorer as TheirScorer
+
+    from capeval_core.pycocoevalcap.cider.cider_scorer import CiderScorer
+
+    gts, res = golden["scorer_inputs"]["gts"], golden["scorer_inputs"]["res"]
+    got = []
+    for cls in (TheirScorer, CiderScorer):
+        scorer = cls(n=4, sigma=6.0)
+        for i in gts:
+            scorer += (res[i][0], gts[i])
+        other = cls(n=4, sigma=6.0)
+        other += (res[next(iter(gts))][0], gts[next(iter(gts))])
+        scorer += other
+        score, scores = scorer.compute_score()
+        got.append((scorer.size(), float(score), scores.tolist()))
+    assert got[0][:1] == got[1][:1]
+    assert got[0][1] == pytest.approx(got[1][1], rel=1e-12)
+    np.testing.assert_allclose(got[0][2], got[1][2], rtol=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,9 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from capeval_core.metrics.bleu import MAX_ORDER, SMALL, TINY, bleu_values
+from capeval_core.metrics.bleu import MAX_ORDER
 from capeval_core.pycocoevalcap import _inputs
+from capeval_core.pycocoevalcap.bleu.bleu_scorer import BleuScorer
 
 
 class Bleu:
@@ -37,28 +38,10 @@ class Bleu:
         image's counts first, as pycocoevalcap."""
         ids = _inputs.check(gts, res, "Bleu")
         cands, refs = _inputs.texts(gts, res, ids)
-        values = bleu_values(
-            [tuple(c.split()) for c in cands], [[tuple(r.split()) for r in g] for g in refs]
-        )
-        n = self._n
-        totals = values.totals
-        if verbose > 1:  # each image's counts (all four orders, every reference's length)
-            for correct, guess, testlen, reflen, lengths in values.counts:
-                comps = {"reflen": lengths, "testlen": testlen, "guess": guess, "correct": correct}
-                print(comps, reflen)
-        if verbose > 0:
-            # BleuScorer's totals dict and length ratio, printed as it prints them
-            reflen = totals.reference_length
-            print(
-                {
-                    "testlen": totals.candidate_length,
-                    "reflen": int(reflen) if float(reflen).is_integer() else reflen,
-                    "guess": list(totals.guess[:n]),
-                    "correct": list(totals.correct[:n]),
-                }
-            )
-            print("ratio:", (totals.candidate_length + TINY) / (reflen + SMALL))
-        return values.corpus[:n], values.items[:n]
+        scorer = BleuScorer(n=self._n)
+        for cand, group in zip(cands, refs, strict=True):
+            scorer += (cand, group)
+        return scorer.compute_score(option="closest", verbose=verbose)  # type: ignore[return-value]
 
     def method(self) -> str:
         return "Bleu"

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from capeval_core.metrics.cider import ORDER, cider_d_values
+from capeval_core.metrics.cider import ORDER
 from capeval_core.pycocoevalcap import _inputs
+from capeval_core.pycocoevalcap.cider.cider_scorer import CiderScorer
 
 
 class Cider:
@@ -41,12 +42,10 @@ class Cider:
         if not ids:  # pycocoevalcap: max() of no document frequencies, a ValueError
             raise ValueError("Cider: gts and res hold no image")
         cands, refs = _inputs.texts(gts, res, ids)
-        scores = cider_d_values(
-            [tuple(c.split()) for c in cands],
-            [[tuple(r.split()) for r in g] for g in refs],
-            self._sigma,
-        )
-        return np.mean(scores), scores
+        scorer = CiderScorer(n=self._n, sigma=self._sigma)
+        for cand, group in zip(cands, refs, strict=True):
+            scorer += (cand, group)
+        return scorer.compute_score()
 
     def method(self) -> str:
         return "CIDEr"

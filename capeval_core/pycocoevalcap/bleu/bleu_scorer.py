@@ -1,0 +1,121 @@
+"""pycocoevalcap's ``bleu.bleu_scorer``: ``BleuScorer``, to which code adds one
+``(candidate, references)`` pair at a time (``scorer += (hypo, refs)``) before
+``compute_score(option, verbose)``; capeval's BLEU (:func:`~capeval_core.metrics.bleu.bleu_values`).
+
+Its public methods as pycocoevalcap 1.2 has them: ``cook_append``, ``+=`` (a pair, or another
+scorer), ``size``, ``copy``, ``compute_score``. The methods that rescore or reweigh a
+scorer's cooked counts (``ratio``, ``reflen``, ``testlen``, ``retest``, ``rescore``,
+``recompute_score``, ``single_reflen``) and ``special_reflen`` are not offered.
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+import numbers
+from typing import Any
+
+from capeval_core.metrics.bleu import MAX_ORDER, SMALL, TINY, bleu_values
+
+#: ``compute_score``'s options: how each candidate's reference length is chosen
+OPTIONS = ("closest", "shortest", "average")
+
+
+class BleuScorer:
+    """BLEU-1..n over the pairs added, as pycocoevalcap 1.2's ``BleuScorer`` (n at most 4).
+
+    >>> scorer = BleuScorer(n=4)
+    >>> scorer += ("a cat is on a mat", ["a cat sits on a mat"])
+    >>> score, scores = scorer.compute_score(option="closest")
+    >>> [round(s, 6) for s in score], len(scores)  # = pycocoevalcap 1.2
+    ([0.833333, 0.707107, 0.5, 8e-05], 4)
+    """
+
+    def __init__(
+        self, test: str | None = None, refs: list[str] | None = None, n: int = 4,
+        special_reflen: float | None = None,
+    ) -> None:  # fmt: skip
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= MAX_ORDER:
+            raise ValueError(
+                f"BleuScorer(n): capeval computes BLEU-1 to BLEU-{MAX_ORDER} (got n={n!r})"
+            )
+        if special_reflen is not None:
+            raise ValueError(
+                "BleuScorer(special_reflen=...): capeval chooses each candidate's reference "
+                "length by compute_score's option (closest, shortest or average)"
+            )
+        self.n = int(n)
+        self.crefs: list[list[str]] = []
+        self.ctest: list[str | None] = []
+        self._score: list[float] | None = None
+        self.cook_append(test, refs)
+
+    def cook_append(self, test: str | None, refs: list[str] | None) -> None:
+        """Add one candidate and its references (nothing without references)."""
+        if refs is not None:
+            for text in (test, *refs):
+                if text is not None and not isinstance(text, str):
+                    raise TypeError(f"BleuScorer: captions are strings (got {type(text).__name__})")
+            self.crefs.append(list(refs))
+            self.ctest.append(test)
+        self._score = None
+
+    def __iadd__(self, other: tuple[str, list[str]] | BleuScorer) -> BleuScorer:
+        if type(other) is tuple:
+            self.cook_append(other[0], other[1])
+        else:
+            if not isinstance(other, BleuScorer) or other.n != self.n:
+                raise AssertionError("incompatible BLEUs.")
+            self.ctest.extend(other.ctest)
+            self.crefs.extend(other.crefs)
+            self._score = None
+        return self
+
+    def size(self) -> int:
+        """How many pairs were added."""
+        return len(self.crefs)
+
+    def copy(self) -> BleuScorer:
+        """A scorer holding the same pairs."""
+        return _copy.deepcopy(self)
+
+    def compute_score(
+        self, option: str | None = None, verbose: int = 0
+    ) -> tuple[list[float], list[list[float]]] | list[float]:
+        """``(corpus BLEU-1..n, per-pair lists of BLEU-1..n)``; ``option``: ``"closest"``,
+        ``"shortest"`` or ``"average"`` reference length (None: ``"average"`` for one pair,
+        else ``"closest"``, as pycocoevalcap). As there, a second call before another pair is
+        added returns the corpus values alone (the cached ``_score``)."""
+        if self._score is not None:
+            return self._score
+        if option is None:
+            option = "average" if len(self.crefs) == 1 else "closest"
+        if option not in OPTIONS:
+            raise ValueError(f"BleuScorer: option must be one of {OPTIONS} (got {option!r})")
+        if any(t is None for t in self.ctest):
+            raise TypeError("BleuScorer: a pair was added without a candidate")
+        values = bleu_values(
+            [tuple(t.split()) for t in self.ctest],  # type: ignore[union-attr]
+            [[tuple(r.split()) for r in refs] for refs in self.crefs],
+            option,
+        )
+        n = self.n
+        # lengths are whole numbers but for the average of the references' lengths
+        length: Any = float if option == "average" else int
+        if verbose > 1:  # each pair's counts (cooked for 4 orders whatever n), as printed
+            for correct, guess, testlen, reflen, lengths in values.counts:
+                comps = {"reflen": lengths, "testlen": testlen, "guess": guess, "correct": correct}
+                print(comps, length(reflen))
+        if verbose > 0:  # the pooled counts and the length ratio, as pycocoevalcap prints them
+            totals = values.totals
+            reflen = length(totals.reference_length)
+            print(
+                {
+                    "testlen": totals.candidate_length,
+                    "reflen": reflen,
+                    "guess": list(totals.guess[:n]),
+                    "correct": list(totals.correct[:n]),
+                }
+            )
+            print("ratio:", (totals.candidate_length + TINY) / (reflen + SMALL))
+        self._score = values.corpus[:n]
+        return self._score, values.items[:n]
