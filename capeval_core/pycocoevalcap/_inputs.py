@@ -8,6 +8,7 @@ not a string) raises ``TypeError`` saying what was expected.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -99,3 +100,60 @@ def spaced_batch(candidates: Sequence[str], references: Sequence[Sequence[str]])
         tuple(tuple(spaced(r) for r in group) for group in references),
         "whitespace",
     )
+
+
+class Pairs:
+    """What pycocoevalcap's ``BleuScorer`` and ``CiderScorer`` share: candidates and their
+    references added one pair at a time (``cook_append``, ``+=`` a pair or another scorer),
+    kept as the strings given and split on spaces when scored (:meth:`token_lists`)."""
+
+    def __init__(self) -> None:
+        self.crefs: list[list[str]] = []
+        self.ctest: list[str | None] = []
+
+    def cook_append(self, test: str | None, refs: list[str] | None) -> None:
+        """Add one candidate and its references (nothing without references)."""
+        if refs is not None:
+            for text in (test, *refs):
+                if text is not None and not isinstance(text, str):
+                    raise TypeError(
+                        f"{type(self).__name__}: captions are strings (got {type(text).__name__})"
+                    )
+            self.crefs.append(list(refs))
+            self.ctest.append(test)
+        self._changed()
+
+    def __iadd__(self, other: Any) -> Any:
+        if type(other) is tuple:
+            self.cook_append(other[0], other[1])
+        else:
+            self._check_compatible(other)
+            self.ctest.extend(other.ctest)
+            self.crefs.extend(other.crefs)
+            self._changed()
+        return self
+
+    def size(self) -> int:
+        """How many pairs were added."""
+        return len(self.crefs)
+
+    def copy(self) -> Any:
+        """A scorer holding the same pairs."""
+        return copy.deepcopy(self)
+
+    def token_lists(self) -> tuple[list[Tokens], list[list[Tokens]]]:
+        """The candidates and their references split on spaces, as pycocoevalcap cooks them."""
+        if not self.crefs:  # pycocoevalcap: max() of nothing, a ValueError
+            raise ValueError(f"{type(self).__name__}: no pair was added")
+        if any(t is None for t in self.ctest):
+            raise TypeError(f"{type(self).__name__}: a pair was added without a candidate")
+        return (
+            [tuple(t.split()) for t in self.ctest],  # type: ignore[union-attr]
+            [[tuple(r.split()) for r in refs] for refs in self.crefs],
+        )
+
+    def _changed(self) -> None:
+        """A pair was added: what was computed before no longer holds."""
+
+    def _check_compatible(self, other: Any) -> None:
+        """Another scorer's pairs may be added (BLEU's of another order may not)."""

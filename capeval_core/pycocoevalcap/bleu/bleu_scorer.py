@@ -10,17 +10,17 @@ scorer's cooked counts (``ratio``, ``reflen``, ``testlen``, ``retest``, ``rescor
 
 from __future__ import annotations
 
-import copy as _copy
 import numbers
 from typing import Any
 
 from capeval_core.metrics.bleu import MAX_ORDER, SMALL, TINY, bleu_values
+from capeval_core.pycocoevalcap._inputs import Pairs
 
 #: ``compute_score``'s options: how each candidate's reference length is chosen
 OPTIONS = ("closest", "shortest", "average")
 
 
-class BleuScorer:
+class BleuScorer(Pairs):
     """BLEU-1..n over the pairs added, as pycocoevalcap 1.2's ``BleuScorer`` (n at most 4).
 
     >>> scorer = BleuScorer(n=4)
@@ -43,40 +43,17 @@ class BleuScorer:
                 "BleuScorer(special_reflen=...): capeval chooses each candidate's reference "
                 "length by compute_score's option (closest, shortest or average)"
             )
+        super().__init__()
         self.n = int(n)
-        self.crefs: list[list[str]] = []
-        self.ctest: list[str | None] = []
         self._score: list[float] | None = None
         self.cook_append(test, refs)
 
-    def cook_append(self, test: str | None, refs: list[str] | None) -> None:
-        """Add one candidate and its references (nothing without references)."""
-        if refs is not None:
-            for text in (test, *refs):
-                if text is not None and not isinstance(text, str):
-                    raise TypeError(f"BleuScorer: captions are strings (got {type(text).__name__})")
-            self.crefs.append(list(refs))
-            self.ctest.append(test)
+    def _changed(self) -> None:
         self._score = None
 
-    def __iadd__(self, other: tuple[str, list[str]] | BleuScorer) -> BleuScorer:
-        if type(other) is tuple:
-            self.cook_append(other[0], other[1])
-        else:
-            if not isinstance(other, BleuScorer) or other.n != self.n:
-                raise AssertionError("incompatible BLEUs.")
-            self.ctest.extend(other.ctest)
-            self.crefs.extend(other.crefs)
-            self._score = None
-        return self
-
-    def size(self) -> int:
-        """How many pairs were added."""
-        return len(self.crefs)
-
-    def copy(self) -> BleuScorer:
-        """A scorer holding the same pairs."""
-        return _copy.deepcopy(self)
+    def _check_compatible(self, other: object) -> None:
+        if not isinstance(other, BleuScorer) or other.n != self.n:
+            raise AssertionError("incompatible BLEUs.")
 
     def compute_score(
         self, option: str | None = None, verbose: int = 0
@@ -91,13 +68,7 @@ class BleuScorer:
             option = "average" if len(self.crefs) == 1 else "closest"
         if option not in OPTIONS:
             raise ValueError(f"BleuScorer: option must be one of {OPTIONS} (got {option!r})")
-        if any(t is None for t in self.ctest):
-            raise TypeError("BleuScorer: a pair was added without a candidate")
-        values = bleu_values(
-            [tuple(t.split()) for t in self.ctest],  # type: ignore[union-attr]
-            [[tuple(r.split()) for r in refs] for refs in self.crefs],
-            option,
-        )
+        values = bleu_values(*self.token_lists(), option)
         n = self.n
         # lengths are whole numbers but for the average of the references' lengths
         length: Any = float if option == "average" else int
