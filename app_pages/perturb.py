@@ -135,12 +135,12 @@ def _one_caption() -> None:
 #: the batch that ran (its settings, and the loaded set it ran on): its results stay on the
 #: page, marked out of date once the settings change, until Run batch is pressed again
 BATCH_RAN = "_lab_batch_ran"
-#: set by Run batch, and by a link that ran a batch (``lab_run=1``): run the settings shown
+#: set by Run batch, and by a link that ran a batch (``lab_run=1``, read into the session
+#: key ``lab_batch_on``): run the settings shown
 BATCH_GO = "_lab_batch_go"
 
 
 def _start_batch() -> None:
-    st.session_state["lab_batch_on"] = True
     st.session_state[BATCH_GO] = True
 
 
@@ -148,7 +148,6 @@ def _batch() -> None:
     state.default("lab_images", 500)
     state.default("lab_batch_seed", 0)
     state.default("lab_batch_metrics", BATCH_KEYS)
-    state.default("lab_batch_on", False)
     dataset_label = st.selectbox("Dataset", list(choices.LAB_DATASETS), key="lab_dataset")
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox(
