@@ -331,12 +331,12 @@ try:
         shown_names = names or list(data.names)
         # the baseline follows its file when the systems are renamed (it went back to the
         # first file without a word); a link's baseline the page does not show is named
-        files = tuple(data.digest(i) for i in range(len(data.names)))
-        before_files, before = st.session_state.get(SHOWN_NAMES, ((), []))
+        contents = tuple(data.digest(i) for i in range(len(data.names)))
+        before_contents, before = st.session_state.get(SHOWN_NAMES, ((), []))
         chosen = st.session_state.get("systems_baseline")
-        if before_files == files and chosen in before and chosen not in shown_names:
+        if before_contents == contents and chosen in before and chosen not in shown_names:
             st.session_state["systems_baseline"] = shown_names[before.index(chosen)]
-        st.session_state[SHOWN_NAMES] = (files, shown_names)
+        st.session_state[SHOWN_NAMES] = (contents, shown_names)
         state.valid_choice("systems_baseline", shown_names, shown_names[0])
         baseline = st.selectbox(
             "Baseline (Δ and p compare every other system with it)",
