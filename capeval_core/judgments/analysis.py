@@ -386,5 +386,5 @@ def correlation_report(
         n_resamples,
         seed,
         ci_kendall,
-        grouped=systems is None and groups is not None,
+        grouped=systems is None and group_labels(groups, len(human)) is not None,
     )
