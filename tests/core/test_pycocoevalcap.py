@@ -85,7 +85,7 @@ MIRRORED = [
         "CiderScorer",
         ("__init__", "cook_append", "__iadd__", "size", "copy", "compute_score"),
     ),
-    ("meteor.meteor", "Meteor", ("compute_score", "method")),
+    ("meteor.meteor", "Meteor", ("__init__", "compute_score", "method", "_stat", "_score")),
     ("rouge.rouge", "Rouge", ("__init__", "calc_score", "compute_score", "method")),
     ("cider.cider", "Cider", ("__init__", "compute_score", "method")),
     ("spice.spice", "Spice", ("float_convert", "compute_score", "method")),
@@ -347,6 +347,35 @@ def test_meteor_scores_an_image_without_references_against_an_empty_one():
     # pycocoevalcap 1.2 with meteor-1.5.jar: (0.8125, [0.8666666666666667, 0.0])
     assert Meteor().compute_score(gts, res) == (0.8125, [0.8666666666666667, 0.0])
     assert Meteor().compute_score({**gts, 2: [""]}, res) == Meteor().compute_score(gts, res)
+
+
+#: (hypothesis, references, the jar's statistics line for them, its EVAL score of that line):
+#: pycocoevalcap 1.2's ``Meteor()._stat`` and ``EVAL ||| line`` written to its JVM
+#: (meteor-1.5.jar -stdio -l en -norm, OpenJDK 17); its ``_score`` raises TypeError in Python 3.
+_METEOR_STAT_LINES = [
+    ("a dog runs on the grass", ["a dog is running on grass", "the dog runs"],
+     "6.0 3.0 3.0 1.0 2.0 2.0 1.0 1.0" + " 0.0" * 12 + " 2.0 3.0 3.0", 0.4035028092615153),
+    ("a  man |||  rides", ["a man riding a horse"],
+     "3.0 5.0 1.0 2.0 1.0 1.0 1.0 1.0 1.0 1.0" + " 0.0" * 10 + " 1.0 3.0 3.0", 0.2890826312571535),
+    ("", ["a cat"], "0.0 2.0 0.0 1.0" + " 0.0" * 19, 0.0),
+    ("A Man, riding!", ["a man is riding a bike .", "men ride"],
+     "5.0 7.0 2.0 4.0 2.0 2.0 1.0 1.0" + " 0.0" * 12 + " 2.0 3.0 3.0", 0.24623202927375937),
+    ("a man riding a horse", ["a man riding a horse"],
+     "5.0 5.0 2.0 2.0 3.0 3.0 2.0 2.0" + " 0.0" * 12 + " 1.0 5.0 5.0", 1.0),
+    ("a dog", [], "2.0 0.0 1.0" + " 0.0" * 20, 0.0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("hypothesis", "references", "line", "score"), _METEOR_STAT_LINES)
+def test_meteor_stat_and_score_give_the_jars_line_and_eval(hypothesis, references, line, score):
+    """Reward code collects ``_stat`` lines per caption and scores single captions with
+    ``_score``; both existed only with the JVM before."""
+    meteor = Meteor()
+    assert meteor._stat(hypothesis, references) == line
+    assert meteor._score(hypothesis, references) == score
+    with meteor.lock:  # held around calls of its own, as code written for the JVM does
+        assert meteor._stat(hypothesis, references) == line
+    meteor.__del__()  # code that ends the JVM itself keeps working
 
 
 def test_bleu_takes_numpys_integers_and_cider_no_image_raises_as_pycocoevalcaps():
