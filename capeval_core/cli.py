@@ -715,6 +715,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         methods = ("pearson", "spearman", "kendall_b", "kendall_c")
         correlations: dict[str, dict[str, float]] = {}
         intervals: dict[str, dict[str, list[float]]] = {}
+        left_resamples: dict[str, dict[str, int]] = {}  # resamples with no correlation
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # constant metrics give NaN (null in the JSON)
             table = correlation_table(
@@ -731,6 +732,8 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 if resamples:
                     bounds = [float(row.ci_low), float(row.ci_high)]
                     intervals.setdefault(row.metric, {})[row.method] = bounds
+                    if row.ci_left_out:
+                        left_resamples.setdefault(row.metric, {})[row.method] = row.ci_left_out
             level_human, level_values = at_level(
                 human, {k: v for k, v in scores.values.items() if k not in degenerate}, systems
             )
@@ -768,6 +771,16 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 if jset.resampling_groups() is not None
                 else "items",
             }
+            if left_resamples:  # the intervals stand on the other resamples
+                out["resampling"]["left_out"] = left_resamples
+                most = max(n for row in left_resamples.values() for n in row.values())
+                print(
+                    f"warning: up to {most:,} of {resamples:,} resamples had one side's scores "
+                    f"all equal (no correlation) in the intervals of "
+                    f"{', '.join(left_resamples)}; those intervals are drawn from the others"
+                    + ('; "resampling.left_out" in the JSON counts them' if args.json else ""),
+                    file=sys.stderr,
+                )
         width = max([len(k) for k in correlations] + [6])
         show(
             f"{'metric':<{width}}  {'pearson':>9}  {'spearman':>9}  {'kendall_b':>9}  "

@@ -143,16 +143,21 @@ def _cached_ci(
         return None
     except (OSError, ValueError, RecursionError) as exc:
         return _discard_ci(path, f"unreadable: {type(exc).__name__}")
+    if isinstance(bounds, list) and len(bounds) == 2:
+        return None  # written before entries counted the resamples left out: drawn again
     if not (
         isinstance(bounds, list)
-        and len(bounds) == 2
+        and len(bounds) == 3
         and all(
-            b is None or (isinstance(b, int | float) and not isinstance(b, bool)) for b in bounds
+            b is None or (isinstance(b, int | float) and not isinstance(b, bool))
+            for b in bounds[:2]
         )
+        and type(bounds[2]) is int
+        and 0 <= bounds[2] <= n_resamples
     ):
-        return _discard_ci(path, "expected [low, high]")
-    low, high = (float("nan") if b is None else float(b) for b in bounds)
-    return ConfidenceInterval(low, high, level, n_resamples, seed, method)
+        return _discard_ci(path, "expected [low, high, resamples left out]")
+    low, high = (float("nan") if b is None else float(b) for b in bounds[:2])
+    return ConfidenceInterval(low, high, level, n_resamples, seed, method, bounds[2])
 
 
 def _discard_ci(path: Path, reason: str) -> None:
@@ -163,7 +168,7 @@ def _discard_ci(path: Path, reason: str) -> None:
 def _store_ci(path: Path | None, ci: ConfidenceInterval) -> None:
     if path is not None:
         with atomic_write(path, "w") as fh:
-            fh.write(json.dumps([_finite(ci.low), _finite(ci.high)]))
+            fh.write(json.dumps([_finite(ci.low), _finite(ci.high), ci.left_out]))
 
 
 def _finite(v: float) -> float | None:
@@ -185,6 +190,9 @@ def correlation_table(
     groups: Sequence[int] | np.ndarray | None = None,
 ) -> pd.DataFrame:
     """One row per (metric, method): statistic, bootstrap interval, p-value, n.
+    ``ci_left_out`` counts the interval's resamples that had no correlation (one side's
+    scores all equal in them, as with few items and coarse human scores): the interval is
+    drawn from the others.
 
     ``ci_methods`` (default: all ``methods``) get an interval, the others NaN bounds.
     ``systems`` switches to system-level correlations (per-system means; the bootstrap then
@@ -249,6 +257,7 @@ def correlation_table(
                 "statistic": r.statistic,
                 "ci_low": ci.low if ci else math.nan,
                 "ci_high": ci.high if ci else math.nan,
+                "ci_left_out": ci.left_out if ci else 0,
                 "pvalue": r.pvalue,
                 "n": r.n,
                 "level": r.level,

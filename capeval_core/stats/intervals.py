@@ -4,8 +4,8 @@ shared by item-level resampling (:mod:`.correlation`), resampling within systems
 
 >>> import numpy as np
 >>> ci = percentile_interval(np.array([1.0, 2.0, np.nan, 3.0]), 0.5, 4, 0)  # NaN left out
->>> ci.low, ci.high
-(1.5, 2.5)
+>>> ci.low, ci.high, ci.left_out
+(1.5, 2.5, 1)
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from capeval_core.errors import InputError
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
-    """A bootstrap interval and how it was drawn (so it can be reproduced)."""
+    """A bootstrap interval and how it was drawn (so it can be reproduced). ``left_out``
+    resamples had no statistic (a correlation of a resample whose scores on one side are all
+    equal) and are not in the percentile interval, which then stands on fewer draws."""
 
     low: float
     high: float
@@ -27,6 +29,7 @@ class ConfidenceInterval:
     n_resamples: int
     seed: int | None
     method: str = "percentile bootstrap over items"
+    left_out: int = 0
 
 
 def check_resampling(level: object, n_resamples: object) -> None:
@@ -59,12 +62,13 @@ def percentile_interval(
     """The percentile interval of bootstrap ``values`` (NaN, from degenerate resamples, left
     out), shared by :meth:`~capeval_core.stats.correlation.CorrelationResult.confidence_interval`
     and batched callers."""
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return ConfidenceInterval(np.nan, np.nan, level, n_resamples, seed, method)
+    finite = values[np.isfinite(values)]
+    left_out = int(values.size - finite.size)
+    if finite.size == 0:
+        return ConfidenceInterval(np.nan, np.nan, level, n_resamples, seed, method, left_out)
     alpha = (1 - level) / 2
-    low, high = np.quantile(values, [alpha, 1 - alpha])
-    return ConfidenceInterval(float(low), float(high), level, n_resamples, seed, method)
+    low, high = np.quantile(finite, [alpha, 1 - alpha])
+    return ConfidenceInterval(float(low), float(high), level, n_resamples, seed, method, left_out)
 
 
 def tame(v: np.ndarray) -> np.ndarray:

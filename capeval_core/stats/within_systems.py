@@ -172,8 +172,5 @@ def system_intervals(
         nan = bool(np.isnan(arrays[k]).any() or np.isnan(arrays[key]).any())
         for method in methods:
             values = np.full(n_resamples, np.nan) if nan else rowwise(method, means[k], means[key])
-            ci = percentile_interval(values, level, n_resamples, seed)
-            out[k, method] = ConfidenceInterval(
-                ci.low, ci.high, level, n_resamples, seed, WITHIN_SYSTEMS
-            )
+            out[k, method] = percentile_interval(values, level, n_resamples, seed, WITHIN_SYSTEMS)
     return out

@@ -53,10 +53,15 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
     low, high = f"{level}% CI low", f"{level}% CI high"
     frame = frame.rename(columns={"ci_low": low, "ci_high": high})
     notes = []
-    for k in kendall:
+    for k, left_out in zip(kendall, frame["ci_left_out"], strict=True):
         why = []
         if k and not report.ci_kendall:
             why.append("no interval: bootstrap for Kendall is off")
+        if left_out:  # resamples with one side's scores all equal have no correlation
+            why.append(
+                f"interval from {report.n_resamples - left_out:,} of {report.n_resamples:,} "
+                f"resamples: {left_out:,} had one side's scores all equal"
+            )
         if small:
             why.append(f"no p-value: n < {MIN_N_FOR_PVALUE}")
         notes.append("; ".join(why))
@@ -69,7 +74,7 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
         help={"pvalue": f"shown from n = {MIN_N_FOR_PVALUE} pairs", "note": "why a cell is —"},
         # the metric's key and the level (the caption says it) stay in the data, not drawn:
         # the table fits its page at 1,280 px
-        hidden=("metric", "level"),
+        hidden=("metric", "level", "ci_left_out"),
         key="correlation-table",
     )
     intervals = "" if report.ci_kendall else " (Pearson and Spearman only: Kendall's is off)"

@@ -287,3 +287,21 @@ def test_scores_file_help_names_the_pairwise_columns() -> None:
     at = _judgments(**{state.JSET_KEY: pairs})
     captions = [c.value for c in at.caption if "id column(s)" in c.value]
     assert captions and "<name>:a and <name>:b" in captions[0], captions
+
+
+def test_an_interval_from_fewer_resamples_says_so_in_its_note() -> None:
+    """Yes/no human scores on eight captions: resamples that draw one answer only have no
+    correlation, and the table's note says how many the interval stands without."""
+    quality = [1, 0, 1, 0, 0, 1, 0, 0]
+    csv = "candidate,references,quality,metric:mine\n" + "".join(
+        f"{c},{r},{q},{m}\n" for (c, r, _, m), q in zip(ROWS, quality, strict=True)
+    )
+    at = _upload(_judgments(), "graded", [("yes_no.csv", csv.encode())])
+    at.button(key="load_judgments").click().run()
+    at.switch_page("app_pages/correlations.py").run()
+    assert not at.exception, at.exception
+    table = _frame_with(at, "95% CI low")
+    row = table[(table["metric"] == "mine") & (table["method"] == "Pearson r")].iloc[0]
+    left_out = int(row["ci_left_out"])
+    assert left_out > 0 and np.isfinite(row["95% CI low"])
+    assert f"{1000 - left_out:,} of 1,000 resamples: {left_out:,} had one side's" in row["note"]

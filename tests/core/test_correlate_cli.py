@@ -764,3 +764,35 @@ def test_a_scores_file_missing_ids_is_said_in_the_command_line_s_words(tmp_path)
                               "--metric-scores", str(scores))  # fmt: skip
     assert code == 2 and err.count("\n") == 1
     assert err.rstrip().endswith("(joined on ['id']): '8', '9'") and "unchanged" not in err
+
+
+def test_resamples_without_a_correlation_are_said_and_counted_in_the_json(tmp_path):
+    """Yes/no human scores on eight captions: some resamples draw one answer only and have
+    no correlation; the intervals come from the others, which the run now says."""
+    import numpy as np
+
+    from capeval_core.api import score
+    from tests.core.test_correlation_report import _constant_rows
+
+    quality = [1, 0, 1, 0, 0, 1, 0, 0]
+    p = tmp_path / "yes_no.csv"
+    p.write_text(
+        "candidate,references,quality\n"
+        + "".join(f"{c},{r},{q}\n" for (c, r, _), q in zip(ROWS, quality, strict=True))
+    )
+    code, out, err = _run(
+        "correlate", "--judgments", str(p), "--format", "graded", "--metrics", "rouge_l",
+        "--tokenizer", "whitespace", "--resamples", "300", "--seed", "2", "--json", "-",
+    )  # fmt: skip
+    assert code == 0, err
+    rouge = score(
+        "rouge_l", [c for c, _, _ in ROWS], [r.split("|||") for _, r, _ in ROWS],
+        tokenizer="whitespace",
+    ).segment_values()  # fmt: skip
+    expected = _constant_rows([np.array(quality, float), np.array(rouge)], 300, 2)
+    assert expected > 0
+    data = json.loads(out)
+    assert data["resampling"]["left_out"] == {"rouge_l": dict.fromkeys(
+        ("pearson", "spearman", "kendall_b", "kendall_c"), expected
+    )}  # fmt: skip
+    assert f"up to {expected} of 300 resamples had one side's scores all equal" in err

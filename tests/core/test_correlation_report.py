@@ -135,3 +135,48 @@ def test_seed_none_intervals_are_drawn_afresh_not_cached(tmp_path, monkeypatch):
         human, {"weak": metrics["weak"]}, methods=("pearson",), n_resamples=50, seed=3
     )
     pd.testing.assert_frame_equal(first, again)
+
+
+def _constant_rows(values: list[np.ndarray], n_resamples: int, seed: int) -> int:
+    """Resamples in which some side is constant, drawn as the bootstrap documents its draws
+    (``default_rng(seed).integers(0, n, size=(n_resamples, n))``)."""
+    n = values[0].size
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+    constant = np.zeros(n_resamples, dtype=bool)
+    for v in values:
+        drawn = v[idx]
+        constant |= (drawn == drawn[:, :1]).all(axis=1)
+    return int(constant.sum())
+
+
+def test_resamples_without_a_correlation_are_counted_and_kept_through_the_cache(
+    tmp_path, monkeypatch
+):
+    """Binary human scores on few items: some resamples draw one grade only and have no
+    correlation. The interval was drawn from the others without a word."""
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path))
+    human = np.array([0, 1, 0, 0, 1, 0, 0, 0, 1, 0], dtype=float)
+    metric = np.array([0.1, 0.9, 0.2, 0.3, 0.7, 0.1, 0.4, 0.2, 0.8, 0.3])
+    expected = _constant_rows([human, metric], 500, 4)
+    assert expected > 0
+    first = correlation_table(
+        human, {"m": metric}, methods=("pearson", "spearman"), n_resamples=500, seed=4
+    )
+    assert first["ci_left_out"].tolist() == [expected, expected]
+    again = correlation_table(  # from the cache: the count is kept with the bounds
+        human, {"m": metric}, methods=("pearson", "spearman"), n_resamples=500, seed=4
+    )
+    pd.testing.assert_frame_equal(first, again)
+    # an entry written before the count was kept ([low, high]) is drawn again, silently
+    for path in tmp_path.glob("ci-*.json"):
+        path.write_text("[0.5, 0.9]")
+    older = correlation_table(
+        human, {"m": metric}, methods=("pearson", "spearman"), n_resamples=500, seed=4
+    )
+    pd.testing.assert_frame_equal(first, older)
+    # items with both grades in every resample leave none out
+    wide = correlation_table(
+        np.tile([0.0, 1.0], 50), {"m": np.linspace(0, 1, 100)}, methods=("pearson",),
+        n_resamples=200, seed=4, use_cache=False,
+    )  # fmt: skip
+    assert wide["ci_left_out"].tolist() == [0]
