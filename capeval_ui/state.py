@@ -318,7 +318,9 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
     rejected: dict[str, str] = {}
     known = {param.name for param in params} | set(other_names)
     for name in url:  # a misspelt or another page's parameter was dropped without a word
-        if name not in known:
+        if name == TOO_LARGE:
+            rejected[name] = url[name][0]
+        elif name not in known:
             rejected[name] = f"{url[name][0]} (not a setting of this page)"
     for param in params:
         values = url.get(param.name)
@@ -372,13 +374,25 @@ def _say() -> None:
 
     slot, exclude = st.session_state.get(_SLOT, (None, ()))
     bad = {k: v for k, v in rejected().items() if k not in exclude}
-    if slot is not None and bad:
-        shown = "; ".join(f"{k}={v[:80]}{'…' if len(v) > 80 else ''}" for k, v in bad.items())
-        slot.warning(
-            f"This link's values not used here: {literal(shown)}. The page shows its own "
-            "choices for them.",
-            icon=":material/link_off:",
+    too_large = bad.pop(TOO_LARGE, None)
+    said = []
+    if too_large is not None:
+        from streamlit.runtime.state import query_params as read
+
+        said.append(
+            f"This address was written for a view too large for a link "
+            f"({f'{int(too_large):,}' if too_large.isdigit() else literal(too_large[:20])} values; "
+            f"a link holds at most {read.CLIENT_STATE_QUERY_STRING_MAX_FIELDS:,}), so it "
+            "cannot open that view again: the page shows its own choices."
         )
+    if bad:
+        shown = "; ".join(f"{k}={v[:80]}{'…' if len(v) > 80 else ''}" for k, v in bad.items())
+        said.append(
+            f"This link's values not used here: {literal(shown)}. The page shows its own "
+            "choices for them."
+        )
+    if slot is not None and said:
+        slot.warning(" ".join(said), icon=":material/link_off:")
 
 
 def _note_dropped(key: str, dropped: Sequence[Any]) -> None:
@@ -485,11 +499,28 @@ def _blank(param: Param) -> list[str]:
     return [""] if param.absent is None and free else []
 
 
+#: the URL of a view too large for a link (:func:`fits_in_link`): the number of values it
+#: would hold, so a reload says why it opens the page's own choices (it opened them silently)
+TOO_LARGE = "too_large"
+
+
+def fits_in_link(query: str) -> bool:
+    """Whether Streamlit reads ``query`` from an address: it ignores a whole query of more
+    than its most values or characters."""
+    from streamlit.runtime.state import query_params as read
+
+    return (
+        len(query) <= read.CLIENT_STATE_QUERY_STRING_MAX_LENGTH
+        and (query.count("&") + 1 if query else 0) <= read.CLIENT_STATE_QUERY_STRING_MAX_FIELDS
+    )
+
+
 def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> str:
     """Write a page's inputs into its URL (the reverse of :func:`restore`) and return the
     query string. ``values`` (session key -> value) gives inputs the session does not hold
     as such (the set a page works on). Nothing changes while a link's set is pending: the
-    user has not decided yet, and the URL stays the link they opened."""
+    user has not decided yet, and the URL stays the link they opened. A view too large for
+    a link writes :data:`TOO_LARGE` alone (the query is returned all the same)."""
     pending = _live_pending()
     if any(p.kind == "set" and p.key in pending for p in params):
         return urlencode(_url(), doseq=True)
@@ -500,12 +531,15 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
         spelled = _to_url(param, value)
         if spelled:
             query[param.name] = spelled
+    full = urlencode(query, doseq=True)
+    if not fits_in_link(full):
+        query = {TOO_LARGE: [str(full.count("&") + 1)]}
     flat = {name: tuple(v) for name, v in query.items()}
     if _url() != flat:
         st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in query.items()})
     st.session_state[_SEEN] = flat
     st.session_state.setdefault(_WRITTEN, []).append(flat)
-    return urlencode(query, doseq=True)
+    return full
 
 
 def share_link(page: str, query: str) -> str:

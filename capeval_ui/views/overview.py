@@ -13,7 +13,7 @@ from capeval_core.inventory import ResourceInfo
 from capeval_core.metrics import METRICS, metric_class
 from capeval_core.results import MetricResult
 from capeval_ui.formats import exact, is_small
-from capeval_ui.state import share_link, url_path
+from capeval_ui.state import fits_in_link, share_link, url_path
 from capeval_ui.views.common import (
     dataframe,
     direction,
@@ -77,11 +77,12 @@ def show_link(slot: Any, page: str, query: str) -> None:
         read.CLIENT_STATE_QUERY_STRING_MAX_LENGTH,
     )
     fields = query.count("&") + 1 if query else 0
-    if fields > most or len(query) > longest:
+    if not fits_in_link(query):
         slot.warning(
             f"This view does not fit in a link: its address would hold {fields:,} values "
             f"({len(query):,} characters), and a link opens with at most {most:,} values and "
-            f"{longest:,} characters (fewer references would fit)."
+            f"{longest:,} characters (fewer references would fit). A reload opens the page's "
+            "own choices."
         )
         return
     slot.code(share_link(url_path(page), query), language=None, wrap_lines=True)

@@ -727,3 +727,24 @@ def test_a_link_the_page_wrote_is_used_whole(page: str) -> None:
     at = _open(page)
     again = _open(page, **_as_lists(_params(at)))
     assert not _link_warnings(again), _link_warnings(again)
+
+
+def test_a_view_too_large_for_a_link_says_so_on_reload_instead_of_another_view() -> None:
+    """1,100 references: Streamlit reads no query of more than 1,000 values, so a reload
+    opened the default example, with other numbers, and said nothing."""
+    at = _open("app_pages/compare.py")
+    refs = "\n".join(f"a man riding wave number {i}" for i in range(1100))
+    at.text_area(key="references").set_value(refs).run()
+    assert not at.exception, at.exception
+    (values,) = _params(at).values()  # the address holds the count alone
+    assert list(_params(at)) == [state.TOO_LARGE] and int(values) > 1100
+    assert at.text_area(key="references").value == refs  # this session keeps them
+    reloaded = _open("app_pages/compare.py", **_params(at))
+    (said,) = [w.value for w in reloaded.warning if "too large for a link" in w.value]
+    assert said.startswith(
+        f"This address was written for a view too large for a link ({int(values):,} values; a link "
+        "holds at most 1,000), so it cannot open that view again"
+    )
+    # a view that fits writes its values again
+    at.text_area(key="references").set_value("a man riding a wave").run()
+    assert state.TOO_LARGE not in _params(at) and _params(at)["ref"] == "a man riding a wave"
