@@ -199,7 +199,7 @@ try:
         progress.prepare_coco_idf(tokenizer)
     keys = tuple(REPORTED_KEYS)
     started = time.perf_counter()
-    with st.spinner(choices.scoring_message(idf, [candidate, candidate_b, *references])):
+    with st.spinner(choices.scoring_message([candidate, candidate_b, *references])):
         scored = cached.score_captions(keys, candidate, references, tokenizer, idf)
         scored_b = (
             cached.score_captions(keys, candidate_b, references, tokenizer, idf) if two else None

@@ -108,7 +108,7 @@ def _one_caption() -> None:
 
     if table2:
         st.subheader("Table 2 preset")
-        with st.spinner(choices.scoring_message(idf)):
+        with st.spinner(choices.scoring_message([candidate])):
             table, failed = cached.lab_table2(candidate, seed, tuple(keys), tokenizer, idf)
         for key, msg in failed.items():
             st.warning(f"{key} skipped: {choices.page_message(msg)}")
@@ -117,7 +117,7 @@ def _one_caption() -> None:
     if not names:
         st.info("Pick one or more perturbations to apply.")
         return
-    with st.spinner(choices.scoring_message(idf)):
+    with st.spinner(choices.scoring_message([candidate, *references])):
         scores, failed = cached.lab_perturb_and_score(
             candidate, references, tuple(names), seed, n, tuple(keys), tokenizer, idf
         )

@@ -77,14 +77,14 @@ def known_examples(draw: int | None) -> dict[str, Example]:
     return known
 
 
-def scoring_message(cider_idf: str, texts: Sequence[str] = ()) -> str:
+def scoring_message(texts: Sequence[str] = ()) -> str:
     """Spinner text naming what the first scoring run prepares (resources load once), and a
     long sentence among ``texts`` that SPICE's parser works on for a while (issue 41).
 
     METEOR's paraphrase index and the default word vectors are each built or loaded on first
-    use (``capeval_core.inventory.first_use_pending``), which takes a while; the COCO val2014
-    IDF table has its own progress bar (``cached.prepare_coco_idf``), and is named here only
-    for callers that skip it.
+    use (``capeval_core.inventory.first_use_pending``), which takes a while. The COCO val2014
+    IDF table is not named: it has its own progress bar (``progress.prepare_coco_idf``),
+    drawn before every scoring that uses it, and the spinner said it was built on every run.
     """
     from capeval_core.spice.stanford_pcfg import long_sentences
 
@@ -95,11 +95,6 @@ def scoring_message(cider_idf: str, texts: Sequence[str] = ()) -> str:
         pending.append(
             f"SPICE parses a {long[0]}-word sentence{many} with CoreNLP's exact parser, as "
             "the jar does: a long sentence takes from seconds to minutes (parses are cached)"
-        )
-    if cider_idf == "coco-val2014":
-        pending.append(
-            "the first use of the COCO val2014 IDF builds its table once (a few seconds) "
-            "and caches it"
         )
     if not pending:
         return "Scoring…"

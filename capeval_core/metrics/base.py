@@ -330,9 +330,15 @@ class Metric(ABC):
         """
         lo, hi = cls.bounds
         better = "higher" if cls.higher_is_better else "lower"
-        label = cls.label(key or cls.primary_key())
+        key = key or cls.primary_key()
         span = f"{lo:g} to {hi:g}".replace("-", "−")
-        return f"{label}: {cls.measures}; range {span}, {better} is better."
+        return f"{cls.label(key)}: {cls.measured(key)}; range {span}, {better} is better."
+
+    @classmethod
+    def measured(cls, key: str) -> str:
+        """What the reported ``key`` measures: :attr:`measures`, unless a metric reporting
+        several numbers says each one's (BLEU-2 is of 1 to 2 words, not of "n")."""
+        return cls.measures
 
     @classmethod
     def card(cls) -> str:

@@ -179,6 +179,21 @@ class Bleu(Metric):
     def label(cls, key: str) -> str:
         return f"BLEU-{key.rsplit('_', 1)[-1]}"
 
+    @classmethod
+    def measured(cls, key: str) -> str:
+        n = key.rsplit("_", 1)[-1]
+        if not n.isdigit():
+            return cls.measures
+        if n == "1":
+            return (
+                "the share of the candidate's words that a reference also has (clipped "
+                "precision, a short-candidate penalty)"
+            )
+        return (
+            f"the share of the candidate's word sequences of 1 to {n} words that a reference "
+            "also has (clipped precisions, their geometric mean, a short-candidate penalty)"
+        )
+
     def segment(self, candidate: Tokens, references: tuple[Tokens, ...], prepared: Any):
         n = MAX_ORDER
         candidate = coco_words(candidate)

@@ -125,8 +125,9 @@ class RougeL(Metric):
     key = "rouge_l"
     name = "ROUGE-L"
     measures = (
-        "the longest run of the candidate's words found in the same order in a reference "
-        "(an F-measure of its precision and recall, β = 1.2)"
+        "the longest sequence of the candidate's words found in a reference in the same "
+        "order, not necessarily side by side (an F-measure of its precision and recall, "
+        "β = 1.2)"
     )
     Config = RougeConfig
 

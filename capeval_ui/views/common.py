@@ -48,7 +48,8 @@ def direction(higher_is_better: bool) -> str:
 
 
 def value_range(bounds: tuple[float, float]) -> str:
-    return f"{bounds[0]:g} – {bounds[1]:g}"
+    """``"−1 – 1"``: a minus sign, as the cards and their help write it, not a hyphen."""
+    return f"{bounds[0]:g} – {bounds[1]:g}".replace("-", "−")
 
 
 #: whether the panels being drawn are half the page wide (two candidates side by side)

@@ -21,7 +21,7 @@ from capeval_ui.views.common import (
 )
 
 INTROS["rouge_l"] = (
-    "ROUGE-L finds the longest run of the candidate's words that also appear in a reference in "
+    "ROUGE-L finds the longest sequence of the candidate's words that also appear in a reference in "
     "the same order (not necessarily side by side)."
 )
 TERMS["rouge_l"] = (

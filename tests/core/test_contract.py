@@ -34,10 +34,27 @@ def test_metadata(key):
     assert cls.measures and "\n" not in cls.measures
     lo, hi = (f"{b:g}".replace("-", "−") for b in cls.bounds)
     described = cls.describe()
-    assert described.startswith(f"{cls.label(cls.primary_key())}: {cls.measures}")
+    assert described.startswith(
+        f"{cls.label(cls.primary_key())}: {cls.measured(cls.primary_key())}"
+    )
+    for reported in cls.report_keys():  # each reported number says what it is of
+        assert "\n" not in cls.measured(reported)
+        assert cls.describe(reported).startswith(f"{cls.label(reported)}: ")
     better = "higher" if cls.higher_is_better else "lower"
     assert described.endswith(f"range {lo} to {hi}, {better} is better.")
     assert dataclasses.is_dataclass(cls.Config)
+
+
+def test_each_bleu_order_says_its_own_n():
+    """Every BLEU card's help read "BLEU-2: ... of 1 to n words (BLEU-n)", n never filled."""
+    bleu = METRICS["bleu"]
+    assert "1 to n words" in bleu.measures  # the registry's row covers all four
+    assert bleu.describe("bleu_1").startswith("BLEU-1: the share of the candidate's words ")
+    for n in (2, 3, 4):
+        assert f"BLEU-{n}: the share of the candidate's word sequences of 1 to {n} words" in (
+            bleu.describe(f"bleu_{n}")
+        )
+    assert not any("BLEU-n" in bleu.describe(k) for k in bleu.report_keys())
 
 
 @pytest.mark.parametrize("key", ALL_KEYS)
