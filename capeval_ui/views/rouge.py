@@ -21,8 +21,8 @@ from capeval_ui.views.common import (
 )
 
 INTROS["rouge_l"] = (
-    "ROUGE-L finds the longest sequence of the candidate's words that also appear in a reference in "
-    "the same order (not necessarily side by side)."
+    "ROUGE-L finds the longest sequence of the candidate's words that also appear in a "
+    "reference in the same order (not necessarily side by side)."
 )
 TERMS["rouge_l"] = (
     ("LCS", "longest common subsequence: words in the same order, gaps allowed"),
