@@ -15,6 +15,7 @@ from capeval_ui.views.common import (
     dataframe,
     explain,
     format_number,
+    no_contest,
     order_radio,
     panel_columns,
     render_details,
@@ -132,9 +133,29 @@ def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key
     dataframe(table, hide_index=True, width="stretch")
 
 
+def _order(key: str, details: BleuDetails) -> int:
+    """The n of ``bleu_n`` (all the orders counted for another key)."""
+    return int(key.rsplit("_", 1)[1]) if key.rsplit("_", 1)[-1].isdigit() else len(details.correct)
+
+
+@no_contest.register
+def _bleu_floor(a: BleuDetails, b: BleuDetails, key: str) -> str:
+    """Neither candidate matched any k-word sequence (k <= n): both BLEU-n values are
+    pycocoevalcap's smoothing constant (1e-15 for the missing precision) under the other
+    factors, below 0.006; which is "higher" then follows the lengths, not the words."""
+    n = _order(key, a)
+    both = [k + 1 for k in range(n) if a.correct[k] == 0 and b.correct[k] == 0]
+    if not both:
+        return ""
+    return (
+        f"neither candidate shares a {both[0]}-word sequence with a reference: both values "
+        "come from the smoothing constant, so neither is higher"
+    )
+
+
 @explain.register
 def _bleu_why(a: BleuDetails, b: BleuDetails, key: str) -> str:
-    n = int(key.rsplit("_", 1)[1]) if key.rsplit("_", 1)[-1].isdigit() else len(a.correct)
+    n = _order(key, a)
 
     def counts(d: BleuDetails) -> str:
         return " ".join(f"{c}/{g}" for c, g in zip(d.correct[:n], d.guess[:n], strict=True))

@@ -595,6 +595,15 @@ def explain(details: Any, other: Any, key: str) -> str:
     return ""
 
 
+@functools.singledispatch
+def no_contest(details: Any, other: Any, key: str) -> str:
+    """Why two candidates' scores on ``key`` say nothing between them although they differ
+    (both values stand on a constant, not on what the candidates matched), for the A/B
+    verdict to call it a tie; empty when the difference counts (every metric but those
+    whose panel module registers a reason)."""
+    return ""
+
+
 # -- plain words for teachers, exact terms for researchers ----------------------------------------
 #: metric key -> one plain sentence of what its panel shows (each panel module adds its own)
 INTROS: dict[str, str] = {}

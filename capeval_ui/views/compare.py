@@ -14,7 +14,13 @@ import streamlit as st
 from capeval_core.metrics import metric_class
 from capeval_core.results import MetricResult
 from capeval_ui.formats import exact, is_small
-from capeval_ui.views.common import explain, format_number, format_signed, key_label
+from capeval_ui.views.common import (
+    explain,
+    format_number,
+    format_signed,
+    key_label,
+    no_contest,
+)
 
 #: scores closer than this are a tie (the metrics print 4 decimals)
 TIE = 1e-9
@@ -42,17 +48,18 @@ def comparison_frame(
         if b is None:
             continue
         cls = metric_class(key)
-        why = ""
+        why = floor = ""
         if a.segments and b.segments:
             why = explain(a.segments[0].details, b.segments[0].details, key)
+            floor = no_contest(a.segments[0].details, b.segments[0].details, key)
         rows.append(
             {
                 "metric": key_label(key),
                 "A": a.value,
                 "B": b.value,
                 "A − B": a.value - b.value,
-                "higher": winner(a.value, b.value, cls.higher_is_better),
-                "why": why,
+                "higher": "tie" if floor else winner(a.value, b.value, cls.higher_is_better),
+                "why": f"{floor}; {why}" if floor and why else floor or why,
             }
         )
     return pd.DataFrame(rows, columns=["metric", "A", "B", "A − B", "higher", "why"])

@@ -459,3 +459,24 @@ def test_a_compare_link_with_unknown_choices_keeps_the_defaults() -> None:
     assert at.radio(key="cider_idf").value == choices.DEFAULT_IDF
     assert at.radio(key="tokenizer").value == "ptb"
     assert _param(at, "idf") == "coco-val2014"  # the page writes what it scored with
+
+
+def test_bleu_values_standing_on_the_smoothing_constant_are_a_tie_in_the_verdict() -> None:
+    """Neither candidate shares a 3-word sequence with a reference: BLEU-3 of 6.6e-7 and
+    1.3e-11 are pycocoevalcap's smoothing constant under the lengths, and the verdict
+    counted them as a win for A."""
+    refs = ["a man riding a wave on top of a surfboard", "a surfer rides a large wave in the ocean"]
+    at = _compare(candidate="a man surfing", candidate_b="the man surfing today", ref=refs)
+    (verdict,) = [tb for tb in at.table if "higher" in tb.value.columns]
+    rows = verdict.value.set_index("metric")
+    for order in ("BLEU-3", "BLEU-4"):
+        assert rows.loc[order, "A"] > rows.loc[order, "B"] > 0  # the values still differ
+        assert rows.loc[order, "higher"] == "tie"
+        assert rows.loc[order, "why"].startswith(
+            "neither candidate shares a 3-word sequence with a reference"
+        )
+    # A matches a 2-word sequence and B none: BLEU-2 stands on A's words, a win
+    assert rows.loc["BLEU-2", "higher"] == "A"
+    counts = verdict.value["higher"].value_counts()
+    (said,) = [m.value for m in at.markdown if m.value.startswith("**A scores higher on")]
+    assert f", {counts['tie']} tie" in said
