@@ -129,7 +129,7 @@ def test_each_score_card_says_what_it_measures_its_range_and_direction() -> None
         help_text = cards[key_label(key)]
         first, _, rest = help_text.partition("\n\n")
         assert first == cls.describe(key)
-        assert cls.measures in first
+        assert cls.measured(key) in first
         # the signature stays in reach, below the meaning
         assert rest.startswith("Signature: `" + key.split("_")[0])
     assert cards["CIDEr-D"].startswith("CIDEr-D: ")
