@@ -1243,12 +1243,45 @@ def _check_spice_parser(name: str | None) -> None:
         raise OptionError(f"--spice-parser must be {DEFAULT_PARSER!r} (got {name!r})")
 
 
+#: the namespace attribute where :class:`_Once` notes the options given (removed after parsing)
+_GIVEN = "_options_given"
+
+
+class _Once(argparse.Action):
+    """argparse's ``store``, but an option given twice is not a silent choice of the last:
+    a second ``--per-item`` or ``--seed`` dropped the first without a word. A list option
+    (``--metrics a --metrics b``, ``--results x --results y``) takes both lists; any other
+    is refused."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[override]
+        given = namespace.__dict__.setdefault(_GIVEN, set())
+        if self.dest in given:
+            if isinstance(values, list):
+                values = [*getattr(namespace, self.dest), *values]
+            else:
+                first = getattr(namespace, self.dest)
+                parser.error(f"{option_string} is given twice ({first} and {values}): give it once")
+        given.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the README's promise for bad input: one line on stderr, exit status 2
-    (argparse's own error prints the usage first)."""
+    (argparse's own error prints the usage first); an option given twice is refused or, a
+    list, extended (:class:`_Once`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
 
     def error(self, message: str) -> Any:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def parse_args(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        namespace = super().parse_args(*args, **kwargs)
+        vars(namespace).pop(_GIVEN, None)
+        return namespace
 
 
 def _add_spice_limit_option(sub: argparse.ArgumentParser) -> None:

@@ -545,3 +545,35 @@ def test_bleu_names_all_of_bleus_keys(tmp_path):
     code, out, err = _run("score", "--results", paths[0], "--annotations", ann, "--metrics", "bleu")
     assert code == 0, err
     assert [line.split()[0] for line in out.splitlines()[1:]] == bleu
+
+
+def test_an_option_given_twice_takes_both_lists_or_is_refused(tmp_path):
+    """argparse kept the last value of an option given twice: `--results a --results b`
+    compared one system, `--metrics x --metrics y` scored y, a second --per-item or --seed
+    replaced the first, all without a word."""
+    ann, paths = _files(tmp_path, 20)
+    code, out, err = _run(
+        "compare", "--annotations", ann, "--results", paths[0], "--results", paths[1],
+        "--metrics", "bleu_4", "--metrics", "rouge_l", "--paired", "bs", "--resamples", 20,
+        "--json", "-",
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["systems"] == ["base", "other"]
+    assert list(data["corpus"]["base"]) == ["bleu_4", "rouge_l"]
+    for twice, said in (
+        (["--seed", 3, "--seed", 4], "--seed is given twice (3 and 4): give it once"),
+        (
+            ["--per-item", tmp_path / "a.csv", "--per-item", tmp_path / "b.csv"],
+            f"--per-item is given twice ({tmp_path / 'a.csv'} and {tmp_path / 'b.csv'})",
+        ),
+    ):
+        err_io = io.StringIO()
+        with contextlib.redirect_stderr(err_io), pytest.raises(SystemExit) as refused:
+            main([
+                str(a) for a in ("compare", "--annotations", ann, "--results", *paths[:2],
+                                 "--metrics", "bleu_4", *twice)
+            ])  # fmt: skip
+        err = err_io.getvalue()
+        assert refused.value.code == 2 and said in err and len(err.splitlines()) == 1, err
+        assert not (tmp_path / "a.csv").exists()
