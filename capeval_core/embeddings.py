@@ -20,6 +20,7 @@ import functools
 import gzip
 import hashlib
 import io
+import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -316,7 +317,7 @@ def detect_format(path: str | Path) -> tuple[str, tuple[int, int] | None, bool]:
                 return "glove-text", None, gzipped
             # the first entry: a word, a space, then D float32 (binary) or D numbers (text)
             probe = fh.read(min(1 << 16, 64 + 4 * header[1] + 256))
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         raise ResourceError(f"cannot read embeddings file {path}: {exc}") from exc
     if not probe:
         raise ResourceError(f"embeddings file {path}, line 2: no vectors after the header")
@@ -394,29 +395,35 @@ def _read_text(path: Path, *, has_header: bool, gzipped: bool) -> KeyedVectors:
     expected: tuple[int, int] | None = None
     dim = 0
     entries = 0
-    with _open(path, gzipped) as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            if line_no == 1 and has_header:
-                expected = _parse_header(raw)
-                dim = expected[1] if expected else 0
-                continue
-            if not raw.strip():
-                continue  # blank lines (a trailing newline) carry nothing
-            word, vector = _text_fields(raw, path, line_no)
-            entries += 1
-            if not dim:
-                dim = len(vector)  # GloVe: the first line fixes the dimension
-            if len(vector) != dim:
-                raise ResourceError(
-                    f"embeddings file {path}, line {line_no}: {len(vector)} numbers after "
-                    f"{word!r}, expected {dim}"
-                    + (" (from the header)" if expected else " (from line 1)")
-                )
-            if word in seen:
-                continue  # keep the first vector of a repeated word, as gensim does
-            seen.add(word)
-            words.append(word)
-            rows.append(vector)
+    line_no = 0
+    try:
+        with _open(path, gzipped) as fh:
+            for line_no, raw in enumerate(fh, start=1):
+                if line_no == 1 and has_header:
+                    expected = _parse_header(raw)
+                    dim = expected[1] if expected else 0
+                    continue
+                if not raw.strip():
+                    continue  # blank lines (a trailing newline) carry nothing
+                word, vector = _text_fields(raw, path, line_no)
+                entries += 1
+                if not dim:
+                    dim = len(vector)  # GloVe: the first line fixes the dimension
+                if len(vector) != dim:
+                    raise ResourceError(
+                        f"embeddings file {path}, line {line_no}: {len(vector)} numbers after "
+                        f"{word!r}, expected {dim}"
+                        + (" (from the header)" if expected else " (from line 1)")
+                    )
+                if word in seen:
+                    continue  # keep the first vector of a repeated word, as gensim does
+                seen.add(word)
+                words.append(word)
+                rows.append(vector)
+    except (OSError, EOFError, zlib.error) as exc:  # a gzip file cut short or damaged
+        raise ResourceError(
+            f"cannot read embeddings file {path} after line {line_no:,}: {exc}"
+        ) from exc
     if expected is not None and entries != expected[0]:
         raise ResourceError(
             f"embeddings file {path}: the header (line 1) announces {expected[0]} vectors "

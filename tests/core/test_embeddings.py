@@ -89,6 +89,30 @@ def test_gzipped_files_load(tmp_path, tiny_files):
         np.testing.assert_array_equal(emb.kv.vectors, VECTORS)
 
 
+def _damaged(data: bytes, how: str) -> bytes:
+    if how == "cut short":
+        return data[: len(data) * 2 // 3]
+    if how == "a byte flipped":
+        at = len(data) - 12  # in the compressed stream, before the checksum
+        return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
+    return data + b"junk after the end"
+
+
+@pytest.mark.parametrize("how", ["cut short", "a byte flipped", "junk appended"])
+@pytest.mark.parametrize("fmt", ["word2vec-text", "glove-text"])
+def test_a_damaged_gzip_text_file_is_one_clear_error(tmp_path, fmt, how):
+    """A damaged .txt.gz ended in EOFError, zlib.error or BadGzipFile and a traceback
+    (exit status 1); the binary reader already said it in one line."""
+    lines = "".join(f"w{i} {i} 0.5 -1.25\n" for i in range(3000)).encode()
+    if fmt == "word2vec-text":
+        lines = b"3000 3\n" + lines
+    gz = tmp_path / "vectors.txt.gz"
+    gz.write_bytes(_damaged(gzip.compress(lines), how))
+    with pytest.raises(ResourceError, match=r"embeddings file .*vectors\.txt\.gz") as info:
+        load_embeddings(gz)
+    assert "\n" not in str(info.value)
+
+
 def test_gensim_written_binary_loads(tmp_path):
     from gensim.models import KeyedVectors
 
