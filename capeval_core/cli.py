@@ -551,7 +551,6 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         on_common_items,
         score_judgments,
     )
-    from capeval_core.resources import available_cpus
     from capeval_core.stats import pairwise_accuracy, williams_matrix
 
     # the table goes to stdout unless the JSON does: `--json -` prints the JSON alone, as compare
@@ -614,7 +613,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     with tqdm(total=None, desc="scoring", unit="metric", file=sys.stderr) as bar:
         progress = _bar_progress(bar)
 
-        workers = available_cpus() if args.workers is None else args.workers
+        workers = _workers(args.workers)
         scores = score_judgments(
             jset,
             keys,
@@ -988,7 +987,6 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from capeval_core.resources import available_cpus
     from capeval_core.systems import (
         compare_systems,
         load_systems,
@@ -1044,7 +1042,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     ) as bar:
         progress = _bar_progress(bar)
 
-        workers = available_cpus() if args.workers is None else args.workers
+        workers = _workers(args.workers)
         with warnings.catch_warnings():  # said below, once per metric, cached runs too
             warnings.simplefilter("ignore", DegenerateCorpusWarning)
             scores = score_systems(
@@ -1395,7 +1393,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=_whole(0),
         default=None,
-        help="worker processes for scoring (default: one per available CPU; 0 or 1: none)",
+        help="worker processes for scoring (default and most: one per available CPU; 0 or 1: none)",
     )
     correlate.add_argument(
         "--seed",
@@ -1520,7 +1518,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=_whole(0),
         default=None,
-        help="worker processes for scoring (default: one per available CPU; 0 or 1: none)",
+        help="worker processes for scoring (default and most: one per available CPU; 0 or 1: none)",
     )
     _add_limit_options(comp)
     comp.set_defaults(func=_cmd_compare)
@@ -1693,6 +1691,24 @@ PATH_OPTIONS = (
     "dataset",
     "output",
 )
+
+
+def _workers(asked: int | None) -> int:
+    """``--workers``: one per available CPU by default, and never more (30 asked on two
+    CPUs started 31 processes; each loads the metrics' resources, and none runs faster)."""
+    from capeval_core.resources import available_cpus
+
+    cpus = available_cpus()
+    if asked is None:
+        return cpus
+    if asked > cpus:
+        print(
+            f"capeval: warning: --workers {asked:,}: {cpus} CPU(s) available here, so {cpus} "
+            "worker processes are used",
+            file=sys.stderr,
+        )
+        return cpus
+    return asked
 
 
 def refuse_empty_paths(args: argparse.Namespace) -> None:

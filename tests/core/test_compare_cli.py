@@ -577,3 +577,27 @@ def test_an_option_given_twice_takes_both_lists_or_is_refused(tmp_path):
         err = err_io.getvalue()
         assert refused.value.code == 2 and said in err and len(err.splitlines()) == 1, err
         assert not (tmp_path / "a.csv").exists()
+
+
+def test_workers_beyond_the_cpus_are_not_started(tmp_path, monkeypatch):
+    """--workers 30 on two CPUs started 31 processes (100,000 was accepted too)."""
+    from capeval_core import systems
+
+    monkeypatch.setattr("capeval_core.resources.available_cpus", lambda: 2)
+    asked = []
+    real = systems.score_systems
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs.get("workers"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(systems, "score_systems", spy)
+    ann, paths = _files(tmp_path, 20)
+    code, out, err = _run(
+        "compare", "--annotations", ann, "--results", *paths[:2], "--metrics", "bleu_4",
+        "--workers", 30, "--json", "-",
+    )  # fmt: skip
+    assert code == 0, err
+    assert asked == [2]
+    assert "--workers 30: 2 CPU(s) available here, so 2 worker processes are used" in err
+    json.loads(out)  # the warning went to stderr
