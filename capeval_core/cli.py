@@ -515,6 +515,12 @@ def _systems_for(jset: Any, level: str) -> list[str] | None:
             f"{sum(s is None for s in systems):,} of {len(systems):,} items have none "
             f"(the first: id {first!r})"
         )
+    from capeval_core.stats.within_systems import too_few_systems
+
+    why = too_few_systems(len(set(systems)))
+    if why:  # said before any scoring (it was said after it)
+        where = jset.source[0] if jset.source else "the judgments"
+        raise InputError(f"{where}: no system-level correlation can be shown: {why}")
     return systems
 
 

@@ -294,6 +294,14 @@ def test_set_level_refusals_name_the_file_before_any_scoring(tmp_path):
     assert code == 2 and err.count("\n") == 1
     assert "sys.csv: --level system needs a system for every item" in err
     assert "1 of 3 items have none (the first: id '2')" in err
+    # two systems: refused before any scoring too (it was said after the scoring's progress)
+    two = tmp_path / "two.csv"
+    two.write_text(sys_csv.read_text().replace(",,0.5", ",A,0.5"))
+    code, _, err = _run("correlate", "--judgments", str(two), "--format", "graded",
+                        "--level", "system")  # fmt: skip
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("capeval: error: two.csv: no system-level correlation can be shown: ")
+    assert "only 2 systems" in err
     scores = tmp_path / "ms.csv"
     scores.write_text("id,mine\n1,0.3\n2,0.4\n3,0.9\n")
     code, _, err = _run("correlate", "--judgments", str(sys_csv), "--format", "graded",
