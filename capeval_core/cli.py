@@ -463,6 +463,15 @@ def check_human(jset: Any, human: str | None) -> str | None:
             )
         return None
     if human is not None:
+        from capeval_core.judgments import LOADERS
+
+        presets = LOADERS[jset.format].presets if jset.format in LOADERS else {}
+        if human not in jset.score_names and human in presets:  # a preset's name, not a column
+            raise InputError(
+                f"--human {human}: this {jset.format} set's human score is "
+                f"{', '.join(map(repr, jset.score_names))}; {human!r} is a preset of the format: "
+                f"--preset {human}"
+            )
         jset.human(human)
         return human
     names = jset.score_names
@@ -866,6 +875,11 @@ def _perturb_dataset(args: argparse.Namespace):
     else:
         from capeval_core.judgments import load_judgments
 
+        if not Path(args.dataset).exists():  # it was "cannot tell the format from the suffix"
+            raise InputError(
+                f"--dataset {args.dataset}: no such file or folder (the built-in sets: "
+                f"{', '.join(PERTURB_DATASETS)})"
+            )
         if not args.format:
             raise InputError("--format is needed with a judgment file as --dataset")
         jset = load_judgments(args.dataset, args.format, args.preset)
@@ -1115,7 +1129,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     for key in available_keys():
         cls = metric_class(key)
         direction = "higher is better" if cls.higher_is_better else "lower is better"
-        print(f"{key:<10} {cls.name:<10} range {cls.bounds[0]:g}-{cls.bounds[1]:g}, {direction}")
+        print(f"{key:<10} {cls.name:<10} range {cls.bounds[0]:g} to {cls.bounds[1]:g}, {direction}")
     for key in OPTIONAL_KEYS:
         print(f"{key:<15} {metric_class(key).label(key)} (capeval compare only, when asked for)")
     for key, cls in METRICS.items():  # a metric's own key, where it reports several
@@ -1625,8 +1639,8 @@ def _add_limit_options(parser: argparse.ArgumentParser) -> None:
         type=_positive_int,
         default=defaults.max_caption_tokens,
         metavar="N",
-        help=f"refuse captions of more than N tokens (default {defaults.max_caption_tokens:,}; "
-        f"also {files.CHARS_PER_TOKEN} characters per token)",
+        help=f"refuse captions of more than N tokens (default {defaults.max_caption_tokens:,}) "
+        f"or of more than {files.CHARS_PER_TOKEN} x N characters",
     )
     group.add_argument(
         "--max-references",

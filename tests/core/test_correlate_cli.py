@@ -804,3 +804,23 @@ def test_resamples_without_a_correlation_are_said_and_counted_in_the_json(tmp_pa
         ("pearson", "spearman", "kendall_b", "kendall_c"), expected
     )}  # fmt: skip
     assert f"up to {expected} of 300 resamples had one side's scores all equal" in err
+
+
+def test_human_naming_a_preset_points_to_the_preset(tmp_path):
+    """Composite's thoroughness is a preset, not a column: `--human thoroughness` said only
+    "this set has ['correctness']"."""
+    (tmp_path / "captions_val2014.json").write_text(json.dumps({
+        "images": [{"id": 1}, {"id": 2}],
+        "annotations": [{"image_id": 1, "caption": "a cat"}, {"image_id": 1, "caption": "a dog"},
+                        {"image_id": 2, "caption": "two men"}],
+    }))  # fmt: skip
+    (tmp_path / "coco_correctness.csv").write_text(
+        "Input.image_url,Input.caption,Answer.Correctness,Answer.Thoroughness\n"
+        "http://x/COCO_val2014_000000000001.jpg,a cat,5,4\n"
+        "http://x/COCO_val2014_000000000001.jpg,a bird,1,2\n"
+        "http://x/COCO_val2014_000000000002.jpg,two women,3,3\n"
+    )
+    code, _, err = _run("correlate", "--judgments", str(tmp_path), "--format", "composite",
+                        "--human", "thoroughness", "--metrics", "bleu_1")  # fmt: skip
+    assert code == 2 and err.count("\n") == 1, err
+    assert "'thoroughness' is a preset of the format: --preset thoroughness" in err

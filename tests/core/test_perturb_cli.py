@@ -56,13 +56,20 @@ def test_one_caption_text_output_and_nothing_eligible(capsys: pytest.CaptureFixt
     assert "nothing eligible" in out and "bleu_1" in out
 
 
-def test_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
     code, _, err = _run(capsys, "perturb", "--candidate", "a", "--perturbation", "nope")
     assert code == 2 and "unknown perturbation" in err
     code, _, err = _run(capsys, "perturb", "--candidate", "a dog", "--perturbation", "swap")
     assert code == 2 and "--reference" in err
-    code, _, err = _run(capsys, "perturb", "--dataset", "x.csv", "--perturbation", "swap")
+    graded = tmp_path / "x.csv"
+    graded.write_text("candidate,references,score\na dog,a dog runs,3\n")
+    code, _, err = _run(capsys, "perturb", "--dataset", str(graded), "--perturbation", "swap")
     assert code == 2 and "--format" in err
+    # a file that is not there: said so (it was "cannot tell the format from the suffix ''")
+    missing = str(tmp_path / "nonexist")
+    code, _, err = _run(capsys, "perturb", "--dataset", missing, "--format", "graded",
+                        "--perturbation", "swap")  # fmt: skip
+    assert code == 2 and f"--dataset {missing}: no such file or folder" in err
 
 
 @pytest.mark.parametrize(
