@@ -323,7 +323,7 @@ def _warn_notes(notes: Mapping[str, Sequence[str]]) -> None:
     """Each metric's notes on the scored set (a single image's CIDEr-D), once per metric."""
     for metric, metric_notes in notes.items():
         for note in metric_notes:
-            print(f"warning ({metric}): {cli_message(note)}", file=sys.stderr)
+            print(f"capeval: warning: {metric}: {cli_message(note)}", file=sys.stderr)
 
 
 def _split_keys(values: Sequence[str]) -> list[str]:
@@ -623,7 +623,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         protocol = protocol_for(jset)
         missing = missing_labels_warning(jset)
         if missing:
-            print(f"warning: {files.printable(missing)}", file=sys.stderr)
+            print(f"capeval: warning: {files.printable(missing)}", file=sys.stderr)
     n_references, draws = protocol.sampling if protocol is not None else (5, 5)
     with tqdm(total=None, desc="scoring", unit="metric", file=sys.stderr) as bar:
         progress = _bar_progress(bar)
@@ -656,10 +656,10 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             f"({cli_message(why)}): a correlation needs at least 2"
         )
     if left_out:
-        print(f"warning: {cli_message('; '.join(left_out))}", file=sys.stderr)
+        print(f"capeval: warning: {cli_message('; '.join(left_out))}", file=sys.stderr)
     degenerate = _degenerate_metrics(scores, jset.kind)
     for key, why in degenerate.items():
-        print(f"warning: {key} {why}", file=sys.stderr)
+        print(f"capeval: warning: {key} {why}", file=sys.stderr)
     if protocol is not None:
         from capeval_core.judgments.protocols import (
             ALL_REFERENCES,
@@ -721,7 +721,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         name = human_name
         if human.size and np.all(human == human[0]):
             print(
-                f"warning: the human score {name!r} is constant ({human[0]:g} for all "
+                f"capeval: warning: the human score {name!r} is constant ({human[0]:g} for all "
                 f"{human.size:,} items): every correlation is undefined (null in the JSON)",
                 file=sys.stderr,
             )
@@ -760,7 +760,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             unit = "systems" if systems is not None else "items"
             in_json = '; "williams" is empty in the JSON' if args.json else ""
             print(
-                f"warning: no Williams test: it needs at least 4 {unit} (got "
+                f"capeval: warning: no Williams test: it needs at least 4 {unit} (got "
                 f"{len(level_human):,}){in_json}",
                 file=sys.stderr,
             )
@@ -789,8 +789,8 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 out["resampling"]["left_out"] = left_resamples
                 most = max(n for row in left_resamples.values() for n in row.values())
                 print(
-                    f"warning: up to {most:,} of {resamples:,} resamples had one side's scores "
-                    f"all equal (no correlation) in the intervals of "
+                    f"capeval: warning: up to {most:,} of {resamples:,} resamples had one side's "
+                    f"scores all equal (no correlation) in the intervals of "
                     f"{', '.join(left_resamples)}; those intervals are drawn from the others"
                     + ('; "resampling.left_out" in the JSON counts them' if args.json else ""),
                     file=sys.stderr,
@@ -812,7 +812,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 cells = ("        -" if math.isnan(p) else f"{p:>9.4g}" for p in matrix.pvalues[i])
                 show(f"{a:<{width}}  " + "  ".join(cells))
     for key, msg in scores.skipped.items():
-        print(f"warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
+        print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was
         out["left_out"] = left_json
     if args.json:
@@ -998,7 +998,7 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
                 b, a = scores.before[k], scores.after[k]
                 print(f"{k:<10} {b:.6f} -> {a:.6f}  ({a - b:+.6f})")
     for key, msg in out["skipped"].items():
-        print(f"warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
+        print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if args.json:
         print(json.dumps(_jsonable(out), indent=1, allow_nan=False))
     return 0

@@ -143,15 +143,16 @@ def _cached_ci(
         return None
     except (OSError, ValueError, RecursionError) as exc:
         return _discard_ci(path, f"unreadable: {type(exc).__name__}")
-    if isinstance(bounds, list) and len(bounds) == 2:
+
+    def bound(b: object) -> bool:
+        return b is None or (isinstance(b, int | float) and not isinstance(b, bool))
+
+    if isinstance(bounds, list) and len(bounds) == 2 and all(map(bound, bounds)):
         return None  # written before entries counted the resamples left out: drawn again
     if not (
         isinstance(bounds, list)
         and len(bounds) == 3
-        and all(
-            b is None or (isinstance(b, int | float) and not isinstance(b, bool))
-            for b in bounds[:2]
-        )
+        and all(map(bound, bounds[:2]))
         and type(bounds[2]) is int
         and 0 <= bounds[2] <= n_resamples
     ):

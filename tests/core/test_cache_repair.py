@@ -134,7 +134,10 @@ def test_damaged_interval_entry_is_recomputed(tmp_path, monkeypatch):
     r = correlate([1, 2, 3, 4, 5, 6], [1, 3, 2, 5, 4, 6], "spearman")
     clean = interval(r, n_resamples=50)
     path = _ci_path(r, 50, 0, 0.95)
-    for damaged in ('["x", 0.5]', "[0.1]", '{"low": 1}', "[0.1, 0.9", "[true, false]"):
+    for damaged in (
+        '["x", 0.5]', "[0.1]", '{"low": 1}', "[0.1, 0.9", "[true, false]",
+        "[0.1, 0.9, -1]", "[0.1, 0.9, 51]", "[0.1, 0.9, 2.5]", '[0.1, 0.9, "3"]',
+    ):  # fmt: skip
         path.write_text(damaged)
         with one_repair(path.name):
             assert interval(r, n_resamples=50) == clean

@@ -275,7 +275,8 @@ def test_a_note_on_the_scored_set_is_said_once(tmp_path, json_flag):
     code, _, err = _run("score", "--results", str(res), "--annotations", str(ann),
                         "--metrics", "cider_d", *json_flag)  # fmt: skip
     assert code == 0 and err.count("this set is a single image") == 1
-    assert "warning (cider_d): CIDEr-D takes its IDF from the scored set" in err
+    # one prefix for every warning of the CLI, as for its errors
+    assert "capeval: warning: cider_d: CIDEr-D takes its IDF from the scored set" in err
 
 
 def test_reference_limit_in_the_loaders(tmp_path):

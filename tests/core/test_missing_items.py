@@ -549,7 +549,7 @@ def test_cli_correlate_uses_the_common_items_and_says_so(tmp_path, capsys):
     argv += ["--json", str(tmp_path / "out.json"), "--workers", "0"]
     assert main(argv) == 0
     err = capsys.readouterr().err
-    warned = [line for line in err.splitlines() if line.startswith("warning")]
+    warned = [line for line in err.splitlines() if line.startswith("capeval: warning")]
     assert len(warned) == 1
     assert f"SPICE left out 1 of {len(rows)} items (not scored): {rows[2]['id']} (" in warned[0]
     assert f"use the {len(rows) - 1} items every metric scored" in warned[0]
