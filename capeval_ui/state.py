@@ -307,6 +307,7 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
     offered (:func:`valid_choice`, :func:`valid_choices`). A parameter that is none of
     ``params`` nor ``other_names`` (read by the page itself) is noted too."""
     new = link_is_new()
+    st.session_state[_PICKER_DRAWN] = False  # until this run's page draws its picker
     st.session_state[_WRITTEN_BEFORE] = [] if new else st.session_state.get(_WRITTEN, [])
     st.session_state[_WRITTEN] = []
     st.session_state[_LINKED] = {}
@@ -528,6 +529,10 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
     query: dict[str, list[str]] = {}
     for param in params:
         value = given[param.key] if param.key in given else st.session_state.get(param.key)
+        if param.key == KEPT_METRICS and st.session_state.get(_PICKER_DRAWN):
+            # the metrics the picker shows, not those kept for other pages: a metric this
+            # page does not offer was named, and a reload warned it was not used
+            value = st.session_state.get(METRICS_KEY, value)
         spelled = _to_url(param, value)
         if spelled:
             query[param.name] = spelled
@@ -603,6 +608,8 @@ def decline_linked_set(key: str) -> None:
 #: when a page without it runs, so the choice is kept under a plain key)
 METRICS_KEY = "meta_metrics"
 KEPT_METRICS = "_meta_metrics_kept"
+#: whether this run's page drew the metric picker (then its URL names what the picker shows)
+_PICKER_DRAWN = "_meta_metrics_drawn"
 #: external metric names the picker has offered in this session (None: a link chose the
 #: metrics, so an external metric offered now is not added to them)
 SEEN_EXTERNAL = "_meta_external_seen"
@@ -629,6 +636,7 @@ def chosen_metrics(
         kept = [k for k in kept if k in options]
     st.session_state[KEPT_METRICS] = kept
     st.session_state[METRICS_KEY] = [k for k in kept if k in options]
+    st.session_state[_PICKER_DRAWN] = True
 
 
 def keep_metrics() -> None:

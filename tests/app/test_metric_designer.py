@@ -305,3 +305,30 @@ def test_an_interval_from_fewer_resamples_says_so_in_its_note() -> None:
     left_out = int(row["ci_left_out"])
     assert left_out > 0 and np.isfinite(row["95% CI low"])
     assert f"{1000 - left_out:,} of 1,000 resamples: {left_out:,} had one side's" in row["note"]
+
+
+def test_a_page_s_link_names_the_metrics_it_shows_not_those_kept_for_others() -> None:
+    """A joined metric is kept across pages, but the Pairwise page's demo set cannot offer
+    it: its URL named it all the same, and a reload warned "values not used: metric=mine"
+    and dropped it from the metrics kept."""
+    at = _upload(_judgments(), "graded", [("mine.csv", CSV.encode())])
+    at.button(key="load_judgments").click().run()
+    assert "mine" in at.multiselect(key="meta_metrics").value
+    at.switch_page("app_pages/pairwise.py").run()
+    assert not at.exception, at.exception
+    shown = at.multiselect(key="meta_metrics").value
+    assert "mine" not in shown
+    linked = at.query_params["metric"]
+    assert ([linked] if isinstance(linked, str) else list(linked)) == list(shown)
+    # the link opened in a new session: no warning about it
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key in at.query_params:
+        again.query_params[key] = at.query_params[key]
+    again.run()
+    again.switch_page("app_pages/pairwise.py").run()
+    assert not again.exception, again.exception
+    assert not [w.value for w in again.warning if "not used here" in w.value]
+    assert again.multiselect(key="meta_metrics").value == shown
+    # back on a page that offers it, the session still has it
+    at.switch_page("app_pages/correlations.py").run()
+    assert "mine" in at.multiselect(key="meta_metrics").value
