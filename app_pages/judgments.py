@@ -184,6 +184,8 @@ else:
         "Judgment file(s): one file, or every file of a multi-file dataset",
         key=_uploader_key(fmt),
         accept_multiple_files=True,
+        # the error of the files before is not this upload's (both were shown at once)
+        on_change=lambda: st.session_state.pop("judgment_error", None),
     )
     presets = list(loader.presets) or [NO_PRESET]
     state.valid_choice("judgment_preset", presets)  # a kept preset of another format goes
@@ -202,6 +204,13 @@ else:
     files = _uploaded(fmt)
     mapping: tuple[tuple[str, str], ...] = ()
     score_columns: tuple[str, ...] | None = None
+    too_many = loader.one_file and len(files) > 1
+    if too_many:  # loading them said "this is a folder" and named neither file
+        st.warning(
+            f"The {fmt} format reads one file, and {len(files)} are uploaded "
+            f"({literal(', '.join(name for name, _ in files))}): remove all but one.",
+            icon=":material/warning:",
+        )
     if files and fmt in ("graded", "pairwise") and len(files) == 1:
         try:
             columns, numeric = cached.upload_columns(*files[0])
@@ -237,7 +246,7 @@ else:
         "Load",
         key="load_judgments",
         type="primary",
-        disabled=not files or no_score,
+        disabled=not files or no_score or too_many,
         on_click=lambda: load_files(
             files, fmt, None if preset == NO_PRESET else preset, mapping, score_columns
         ),

@@ -42,6 +42,8 @@ class Loader:
     #: files read beside the main one; uploaded alone, the loader is given the folder, so
     #: that it says the main file is missing instead of misreading this one as it
     companions: tuple[str, ...] = ()
+    #: reads one file (a folder of several is another format's)
+    one_file: bool = False
 
 
 LOADERS: dict[str, Loader] = {
@@ -52,12 +54,14 @@ LOADERS: dict[str, Loader] = {
             "graded",
             load_graded,
             "generic graded file: CSV, TSV, JSON or JSONL, one row per candidate",
+            one_file=True,
         ),
         Loader(
             "pairwise",
             "pairwise",
             load_pairwise,
             "generic pairwise file: CSV, TSV, JSON or JSONL, one row per pair",
+            one_file=True,
         ),
         Loader(
             "flickr8k-expert",

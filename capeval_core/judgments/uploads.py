@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from capeval_core.errors import CapevalError, CapevalWarning
+from capeval_core.errors import CapevalError, CapevalWarning, JudgmentFormatError
 from capeval_core.judgments.base import JudgmentSet
 
 #: one uploaded file: its name as the browser gives it, and its content
@@ -113,6 +113,12 @@ def load_uploaded(
         options["score_columns"] = list(score_columns)
     mapping = dict(mapping)
     loader = LOADERS.get(format)
+    if loader is not None and loader.one_file and len(files) > 1:  # "this is a folder"
+        names = ", ".join(Path(name).name for name, _ in files)
+        raise JudgmentFormatError(
+            f"{names}: the {format} format reads one file, and {len(files)} were uploaded: "
+            "remove all but one"
+        )
     with _uploaded(files, loader.companions if loader else ()) as (path, folder):
         if mapping and len(files) == 1:
             mapped = folder / "mapped"

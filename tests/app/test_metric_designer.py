@@ -332,3 +332,33 @@ def test_a_page_s_link_names_the_metrics_it_shows_not_those_kept_for_others() ->
     # back on a page that offers it, the session still has it
     at.switch_page("app_pages/correlations.py").run()
     assert "mine" in at.multiselect(key="meta_metrics").value
+
+
+def test_two_files_for_a_one_file_format_are_said_before_load() -> None:
+    """A second file dropped on the graded uploader joined the first; Load then said "the
+    uploaded files: this is a folder, not a file" and named neither."""
+    from capeval_core.errors import JudgmentFormatError
+    from capeval_core.judgments.uploads import load_uploaded
+
+    files = [("a.csv", CSV.encode()), ("b.csv", CSV.encode())]
+    at = _upload(_judgments(), "graded", files)
+    (said,) = [w.value for w in at.warning if "reads one file" in w.value]
+    assert "The graded format reads one file, and 2 are uploaded (a.csv, b.csv)" in said
+    assert at.button(key="load_judgments").disabled
+    with pytest.raises(JudgmentFormatError, match=r"^a\.csv, b\.csv: the graded format reads"):
+        load_uploaded(files, "graded")
+
+
+def test_a_new_upload_drops_the_last_loads_error() -> None:
+    """After a failed Load, choosing another file showed its own error beside the last
+    one's, two red lines naming two files."""
+    bad = CSV.replace(",5,0.9,", ",n/a,0.9,", 1)
+    at = _upload(_judgments(), "graded", [("first.csv", bad.encode())])
+    at.button(key="load_judgments").click().run()
+    assert [e.value for e in at.error if "first.csv" in e.value]
+    at.file_uploader(key="judgment_files-graded").set_value(
+        [("second.csv", b'candidate,references\n"a dog,x\n', "application/octet-stream")]
+    )
+    at.run()
+    assert not at.exception, at.exception
+    assert not [e.value for e in at.error if "first.csv" in e.value]
