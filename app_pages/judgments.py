@@ -103,7 +103,9 @@ def _join_scores() -> None:
     if upload is None or jset is None:
         return
     try:
-        joined = join_uploaded_scores(jset, upload.name, upload.getvalue())
+        # joined again, a metric's scores are the new file's (its own corrected scores
+        # were refused: "the set already has an external metric named ...")
+        joined = join_uploaded_scores(jset, upload.name, upload.getvalue(), replace=True)
     except CapevalError as exc:
         st.session_state["scores_error"] = str(exc)
         return

@@ -172,6 +172,7 @@ def join_scores_file(
     *,
     file_format: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    replace: bool = False,
 ) -> JudgmentSet:
     """A copy of ``jset`` with every metric column of a scores file added, joined on the set's
     id columns (:attr:`JudgmentSet.id_columns`). Metric columns are the ``metric:<name>``
@@ -186,6 +187,9 @@ def join_scores_file(
 
     Pairwise sets: columns ``<name>:a`` and ``<name>:b`` (or ``metric:<name>:a`` ...) hold
     the two candidates' scores.
+
+    An external metric the set has already is refused unless ``replace``: then its scores
+    are the file's (a metric designer joining corrected scores), said in the set's notes.
 
     Columns that are not scores: every id column (the set's, and any other whose name says
     id: ``set_id``, ``image_id``, ``segId``) and every column of text only (a caption, an
@@ -232,6 +236,11 @@ def join_scores_file(
     checksum = file_checksum(path)
     source = Path(path).name
     out = jset
+    replaced = [e.name for e in jset.external if e.name in metrics] if replace else []
+    if replaced:
+        out = dataclasses.replace(
+            jset, external=tuple(e for e in jset.external if e.name not in replaced)
+        )
     for name, cols in metrics.items():
         _file_name(path, cols[0], name, out.external_names)
         arrays = [
@@ -240,6 +249,8 @@ def join_scores_file(
         ]
         out = add_metric_scores(out, name, *arrays, checksum=checksum, source=source)
     notes = []
+    if replaced:
+        notes.append(f"{source}: replaced the scores joined before of {', '.join(replaced)}")
     if left_out:
         notes.append(f"{source}: not scores, left out: {', '.join(map(repr, left_out))}")
     extra = len(set(by_id) - set(wanted))

@@ -140,11 +140,13 @@ def load_uploaded(
     return _named_as_uploaded(jset, files, folder)
 
 
-def join_uploaded_scores(jset: JudgmentSet, name: str, data: bytes) -> JudgmentSet:
+def join_uploaded_scores(
+    jset: JudgmentSet, name: str, data: bytes, *, replace: bool = False
+) -> JudgmentSet:
     """``jset`` with an uploaded scores file joined (its external metrics,
-    :func:`~capeval_core.judgments.external.join_scores_file`); errors name the file as
-    uploaded."""
+    :func:`~capeval_core.judgments.external.join_scores_file`, ``replace`` as there); errors
+    name the file as uploaded."""
     from capeval_core.judgments.external import join_scores_file
 
     with _uploaded(((name, data),)) as (path, _):
-        return join_scores_file(jset, path)
+        return join_scores_file(jset, path, replace=replace)

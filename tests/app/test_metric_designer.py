@@ -129,6 +129,24 @@ def test_scores_file_joined_by_id_and_unmatched_ids_leave_the_set_unchanged() ->
     joined = at.session_state[state.JSET_KEY]
     assert joined.external_names == ("clip",) and joined.items_digest == before.items_digest
     assert "clip" in at.multiselect(key="meta_metrics").value
+    # corrected scores joined again: a bad row is said as such (it was a name clash), then
+    # the good file replaces the scores joined before
+    typo = good.replace(f"r3,{ROWS[3][3]}", "r3,oops")
+    at.file_uploader(key="metric_scores_file").set_value(("clip.csv", typo.encode(), "text/csv"))
+    at.run()
+    at.button(key="join_scores").click().run()
+    (said,) = [e.value for e in at.error if "clip.csv" in e.value]
+    assert "line 5, column 'clip'" in said and "oops" in said, said
+    assert at.session_state[state.JSET_KEY] is joined
+    fixed = "id,clip\n" + "".join(f"r{i},{1 - r[3]}\n" for i, r in enumerate(ROWS))
+    at.file_uploader(key="metric_scores_file").set_value(("clip.csv", fixed.encode(), "text/csv"))
+    at.run()
+    at.button(key="join_scores").click().run()
+    assert not at.error, [e.value for e in at.error]
+    again = at.session_state[state.JSET_KEY]
+    assert again.external_names == ("clip",)
+    assert again.external[0].values.tolist() == [1 - r[3] for r in ROWS]
+    assert any("replaced the scores joined before of clip" in n for n in again.notes)
 
 
 def test_thumb_loaded_as_distributed_with_coco_references(tmp_path: Path) -> None:
