@@ -19,7 +19,7 @@ from capeval_core.api import CaptionScores, score_caption
 from capeval_core.inventory import ResourceInfo
 from capeval_core.metrics import metric_class
 from capeval_core.resources import CaptionSet
-from capeval_ui.progress import progress_bar
+from capeval_ui.progress import long_work_bar, progress_bar
 
 if TYPE_CHECKING:
     from capeval_core.judgments.analysis import CorrelationReport
@@ -46,7 +46,8 @@ def _score(
     cider_idf: str,
 ) -> CaptionScores:
     options = {"cider_d": {"idf": cider_idf}}
-    return score_caption(keys, candidate, references, tokenizer=tokenizer, options=options)
+    with long_work_bar("SPICE"):  # the only metric whose work reports (a long caption's parse)
+        return score_caption(keys, candidate, references, tokenizer=tokenizer, options=options)
 
 
 #: the same scoring, cached on its whole input. The results are frozen, so every session
@@ -336,14 +337,15 @@ def lab_perturb_and_score(
 
     perturbations = lab.perturb_each(candidate, names, seed=seed, n=n)
     errors: dict = {}
-    scores = lab.score_perturbations(
-        perturbations,
-        references,
-        keys,
-        tokenizer=tokenizer,
-        options={"cider_d": {"idf": cider_idf}},
-        errors=errors,
-    )
+    with long_work_bar("SPICE"):  # a paragraph caption's parse, once per perturbation
+        scores = lab.score_perturbations(
+            perturbations,
+            references,
+            keys,
+            tokenizer=tokenizer,
+            options={"cider_d": {"idf": cider_idf}},
+            errors=errors,
+        )
     return scores, {k: str(e) for k, e in errors.items()}
 
 
@@ -355,14 +357,15 @@ def lab_table2(
     from capeval_core import perturb as lab
 
     errors: dict = {}
-    table = lab.table2(
-        caption,
-        keys,
-        seed=seed,
-        tokenizer=tokenizer,
-        options={"cider_d": {"idf": cider_idf}},
-        errors=errors,
-    )
+    with long_work_bar("SPICE"):
+        table = lab.table2(
+            caption,
+            keys,
+            seed=seed,
+            tokenizer=tokenizer,
+            options={"cider_d": {"idf": cider_idf}},
+            errors=errors,
+        )
     return table, {k: str(e) for k, e in errors.items()}
 
 

@@ -8,7 +8,7 @@ here and removes it before it returns, so a cache hit replays nothing visible.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import streamlit as st
@@ -24,6 +24,29 @@ def progress_bar(text: str) -> tuple[Any, Callable[[int, int, str], None]]:
         bar.progress(min(done / max(total, 1), 1.0), text=f"Scoring: {label} ({done}/{total})")
 
     return bar, progress
+
+
+@contextlib.contextmanager
+def long_work_bar(what: str) -> Iterator[None]:
+    """A bar, while the block runs, for long work deep inside a metric that says how far it
+    is (:func:`capeval_core.progress.report`: a paragraph caption's SPICE parse, which showed
+    a still spinner for a minute); nothing is drawn unless such work reports. Removed at the
+    end, so a cached call that draws it replays nothing visible."""
+    from capeval_core import progress as long_work
+
+    bar = st.empty()
+
+    def heard(label: str) -> None:
+        share = 0.0
+        if long_work.says_how_far(label):
+            share = min(int(label.rpartition(" ")[0].rpartition(" ")[2]) / 100, 1.0)
+        bar.progress(share, text=f"{what}: {label}")
+
+    try:
+        with long_work.listening(heard):
+            yield
+    finally:
+        bar.empty()
 
 
 def prepare_coco_idf(tokenizer: str) -> None:

@@ -480,3 +480,34 @@ def test_bleu_values_standing_on_the_smoothing_constant_are_a_tie_in_the_verdict
     counts = verdict.value["higher"].value_counts()
     (said,) = [m.value for m in at.markdown if m.value.startswith("**A scores higher on")]
     assert f", {counts['tie']} tie" in said
+
+
+def test_a_long_caption_s_spice_parse_shows_how_far_it_is(monkeypatch, tmp_path) -> None:
+    """An 80-word caption is one sentence to SPICE's parser: the page showed a still spinner
+    (a minute for 200 words) where the SPICE card promises "parsing a 215-word caption, 40 %"."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    from capeval_ui import cached
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))  # no parse cached before
+    cached.clear_scores()
+    shown: list[str] = []
+    real = DeltaGenerator.progress
+
+    def record(self, value, text=None):
+        shown.append(text or "")
+        return real(self, value, text=text)
+
+    monkeypatch.setattr(DeltaGenerator, "progress", record)
+    sentence = (
+        "a man in a red shirt and a woman with a blue hat stand beside a brown dog that "
+        "sits on the grass near a white fence while two children play with a ball "
+    )
+    long = " ".join((sentence * 3).split()[:80])
+    at = _compare(candidate=long, ref=["a man and a woman with a dog in a park"])
+    assert not at.exception, at.exception
+    parsing = [t for t in shown if t.startswith("SPICE: parsing a 80-word caption, ")]
+    assert parsing and parsing[-1].endswith(" %")
+    # the bar is gone once the numbers are there
+    assert not [p for p in at.get("progress") if "SPICE" in str(p.proto)]
+    cached.clear_scores()
