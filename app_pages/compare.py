@@ -123,7 +123,10 @@ try:
         st.session_state["cider_idf"] = choices.DEFAULT_IDF
     if "candidate" not in st.session_state:
         example_picker.apply(EXAMPLE)
-    restored = state.restore(PARAMS)
+    # a parser name of the versions that offered a choice is said below, once: not also as
+    # "not a setting of this page"
+    parser = st.query_params.get("spice_parser")
+    restored = state.restore(PARAMS, ("spice_parser",) if choices.is_parser_name(parser) else ())
     missing_idf = _missing_idf(restored)
     state.say_rejected(restored, exclude=("idf",) if missing_idf else ())
     if missing_idf:

@@ -34,6 +34,18 @@ COCO_RANDOM = "Random COCO val2014 image"
 YOUR_OWN = "Your own captions"
 
 
+def is_parser_name(name: str | None) -> bool:
+    """Whether ``name`` is a SPICE parser a link may name: the retired ones (said by
+    :func:`retired_parser_note`) or the one in use.
+
+    >>> is_parser_name("stanford-pcfg"), is_parser_name("spacy-sm"), is_parser_name("x")
+    (True, True, False)
+    """
+    from capeval_core.spice.parse import PARSERS, RETIRED_PARSERS
+
+    return name in RETIRED_PARSERS or name in PARSERS
+
+
 def retired_parser_note(name: str | None) -> str | None:
     """What Compare says to a link naming a retired SPICE parser (``spice_parser=...``, from
     the versions that offered a choice); None for any other value.
