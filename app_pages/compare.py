@@ -175,6 +175,13 @@ try:
     if missing_idf:  # the URL stays the link's until the user picks a source
         st.stop()
     two = bool(candidate_b.strip())
+    views.forget_stale_references(
+        {
+            "": (candidate, tuple(references), tokenizer),
+            "-b": (candidate_b, tuple(references), tokenizer),
+        },
+        keep=restored,
+    )
     # candidate B's panel choices only while there is a candidate B
     only_a = {p.key: None for p in state.COMPARE_PANELS if "-b-" in p.key and not two}
     if example_name != choices.COCO_RANDOM:  # a draw is named only beside its captions

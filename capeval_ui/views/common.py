@@ -196,6 +196,28 @@ def reference_picker(n: int, best: int, winner: str, inputs: Hashable, *, key: s
     )
 
 
+#: the inputs each side's panels last had (see :func:`forget_stale_references`)
+_SIDE_INPUTS = "_compare_side_inputs"
+
+
+def forget_stale_references(inputs: Mapping[str, Hashable], *, keep: bool = False) -> None:
+    """Drop every reference picker's choice of a side (``""`` A, ``"-b"`` B) whose inputs
+    changed since the last run: :func:`reference_picker` resets only a panel it draws, so a
+    closed tab's choice stayed in the URL after an edit, and a link reopened a reference that
+    no longer was the one a reader picked. ``keep``: a link just set the inputs and choices."""
+    before = st.session_state.get(_SIDE_INPUTS, {})
+    st.session_state[_SIDE_INPUTS] = dict(inputs)
+    if keep:
+        return
+    changed = {side for side, now in inputs.items() if side in before and before[side] != now}
+    for param in state.COMPARE_PANELS:
+        panel, _, what = param.key.rpartition("-")
+        side = "-b" if panel.endswith("-b") else ""
+        if what == "reference" and side in changed:
+            st.session_state.pop(param.key, None)
+            st.session_state.pop(f"{param.key}-inputs", None)
+
+
 def bar_chart(
     x: Sequence[str], series: Mapping[str, Sequence[float]], y_title: str, *, key: str
 ) -> None:

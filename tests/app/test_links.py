@@ -748,3 +748,25 @@ def test_a_view_too_large_for_a_link_says_so_on_reload_instead_of_another_view()
     # a view that fits writes its values again
     at.text_area(key="references").set_value("a man riding a wave").run()
     assert state.TOO_LARGE not in _params(at) and _params(at)["ref"] == "a man riding a wave"
+
+
+def test_a_closed_panels_reference_goes_with_an_edit_of_its_candidate() -> None:
+    """A reference picked on the METEOR tab stayed in the URL after candidate B was edited
+    on another tab: this session then drew the new winner, a reload the old pick."""
+    refs = ["a man rides a wave on a surfboard", "a surfer on a big wave", "a man surfing",
+            "a person surfing on a big wave"]  # fmt: skip
+    at = _open("app_pages/compare.py", candidate="a man surfing on a wave",
+               candidate_b="a surfer riding", ref=refs, tab="METEOR")  # fmt: skip
+    at.selectbox(key="meteor-b-reference").set_value(1).run()
+    at.selectbox(key="meteor-reference").set_value(2).run()
+    assert _params(at)["meteor-b-reference"] == "2"
+    open_tab(at, "BLEU")
+    at.text_area(key="candidate_b").input("a person surfing on a big wave").run()
+    assert not at.exception, at.exception
+    assert "meteor-b-reference" not in _params(at)  # B's pick went with B's edit
+    assert _params(at)["meteor-reference"] == "3"  # A's inputs did not change
+    open_tab(at, "METEOR")
+    here = at.selectbox(key="meteor-b-reference").value
+    again = _reopened(at, "app_pages/compare.py")
+    assert again.selectbox(key="meteor-b-reference").value == here  # the winner, both ways
+    assert again.selectbox(key="meteor-reference").value == 2
