@@ -964,6 +964,13 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
         if args.candidate is None or not args.reference:
             raise InputError("give --candidate and --reference (or --dataset)")
         p = lab.perturb(args.candidate, args.perturbation, seed=args.seed)
+        blank = [str(i) for i, r in enumerate(args.reference, start=1) if not r.strip()]
+        if blank:  # as `score` says of a references file's
+            print(
+                f"capeval: warning: --reference {', '.join(blank)} (in the order given) is "
+                "blank: scored as an empty reference, as pycocoevalcap scores it",
+                file=sys.stderr,
+            )
         errors: dict[str, CapevalError] = {}
         (scores,) = lab.score_perturbations(
             [p], args.reference, keys, tokenizer=args.tokenizer, options=options, errors=errors
@@ -997,6 +1004,7 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             for k in scores.before:
                 b, a = scores.before[k], scores.after[k]
                 print(f"{k:<10} {b:.6f} -> {a:.6f}  ({a - b:+.6f})")
+        _warn_notes(scores.notes)  # CIDEr-D of one caption's references (--cider-idf corpus)
     for key, msg in out["skipped"].items():
         print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if args.json:

@@ -829,7 +829,8 @@ class PerturbationScores:
     """Every metric's score of a caption before and after one perturbation.
 
     ``before[key]``/``after[key]`` are segment scores against the same references;
-    ``signatures[key]`` reproduces them.
+    ``signatures[key]`` reproduces them. ``notes[key]``: what the metric said of the scored
+    set (CIDEr-D's IDF from one image's references: every score 0).
     """
 
     perturbation: Perturbation
@@ -837,6 +838,7 @@ class PerturbationScores:
     before: Mapping[str, float]
     after: Mapping[str, float]
     signatures: Mapping[str, str]
+    notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def delta(self, key: str) -> float:
         """``after - before`` for one key."""
@@ -868,6 +870,7 @@ def _score_pairs(
     tokenizer: str,
     options: Mapping[str, Mapping[str, Any]] | None,
     errors: dict[str, CapevalError] | None,
+    notes: dict[str, tuple[str, ...]] | None = None,
 ) -> tuple[dict[str, list[float]], dict[str, str]]:
     from capeval_core.api import score_many
     from capeval_core.errors import DegenerateCorpusWarning
@@ -884,6 +887,8 @@ def _score_pairs(
             errors=errors,
         )
     values = {k: r.segment_values(k) for k, r in results.items()}
+    if notes is not None:  # the degenerate-set notes the warning filter above kept quiet
+        notes.update({k: tuple(r.warnings) for k, r in results.items() if r.warnings})
     return values, {k: str(r.signature) for k, r in results.items()}
 
 
@@ -914,7 +919,10 @@ def score_perturbations(
     if not perturbations:
         return ()
     cands = [p.original for p in perturbations] + [p.perturbed for p in perturbations]
-    values, sigs = _score_pairs(list(keys), cands, [refs] * len(cands), tokenizer, options, errors)
+    notes: dict[str, tuple[str, ...]] = {}
+    values, sigs = _score_pairs(
+        list(keys), cands, [refs] * len(cands), tokenizer, options, errors, notes
+    )
     n = len(perturbations)
     return tuple(
         PerturbationScores(
@@ -923,6 +931,7 @@ def score_perturbations(
             {k: v[i] for k, v in values.items()},
             {k: v[n + i] for k, v in values.items()},
             sigs,
+            notes,
         )
         for i, p in enumerate(perturbations)
     )

@@ -189,3 +189,26 @@ def test_batch_on_a_judgment_file_takes_human_as_its_score_column(
     code, out, err = _run(capsys, *common, "--human", "quality")
     assert code == 0, err
     assert json.loads(out)["n"] == 6
+
+
+def test_one_caption_says_what_score_says_of_degenerate_input(capsys) -> None:
+    """CIDEr-D from one caption's references is 0 before and after, and a blank reference is
+    scored as an empty one: `score` warned of both, `perturb` printed 0 -> 0 silently."""
+    code, out, err = _run(
+        capsys, "perturb", "--candidate", "a man rides a horse", "--reference",
+        "A man riding a horse.", "--reference", "   ", "--perturbation", "shuffle",
+        "--metrics", "cider_d", "--cider-idf", "corpus", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)  # the warnings went to stderr
+    assert data["scores"]["cider_d"] == {"before": 0.0, "after": 0.0}
+    lines = err.splitlines()
+    assert "capeval: warning: --reference 2 (in the order given) is blank" in lines[0]
+    assert lines[1].startswith("capeval: warning: cider_d: CIDEr-D takes its IDF from the")
+    assert "--cider-idf coco-val2014" in lines[1]
+    # the default IDF for one caption: no note
+    code, _, err = _run(
+        capsys, "perturb", "--candidate", "a man rides a horse", "--reference",
+        "A man riding a horse.", "--perturbation", "shuffle", "--metrics", "cider_d",
+    )  # fmt: skip
+    assert code == 0 and "warning" not in err, err
