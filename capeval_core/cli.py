@@ -290,7 +290,7 @@ def per_item_outputs(
         [
             image_id,
             *(result.segments[i].scores[key] for key, result in results.items()),
-            *(why.get(i, "") for why in left_out.values()),
+            *(_cli_worded(why.get(i, "")) for why in left_out.values()),
         ]
         for i, image_id in enumerate(batch.image_ids)
     ]
@@ -423,7 +423,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             "corpus": {k: r.value for k, r in results.items()},
             "signatures": {k: str(r.signature) for k, r in results.items()},
         }
-        left_out = left_out_json(results, batch.image_ids)
+        left_out = _cli_worded(left_out_json(results, batch.image_ids))
         if left_out:  # only then: the JSON of a run that scored everything stays as it was
             out["left_out"] = left_out
         print(json.dumps(_jsonable(out), indent=1))
@@ -642,7 +642,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         )
     # the statistics compare metrics on the items every one of them scored
     left_out = left_out_lines(jset, scores)
-    full, left_json = jset, judgments_left_out_json(jset, scores)
+    full, left_json = jset, _cli_worded(judgments_left_out_json(jset, scores))
     jset, scores = on_common_items(jset, scores)
     if left_out and jset.kind == "graded" and len(jset) < 2:  # one line, not warnings first
         # each metric's count, and its first item's reason (the limit to change, as a rule)
@@ -1098,7 +1098,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     outputs = []
     if args.per_item:
         outputs += systems_per_item_outputs(Path(args.per_item), comparison)
-    text = json.dumps(comparison.as_dict(), indent=1, allow_nan=False)
+    data = comparison.as_dict()
+    if "left_out" in data:  # the reasons in the words of the warnings above
+        data["left_out"] = _cli_worded(data["left_out"])
+    text = json.dumps(data, indent=1, allow_nan=False)
     if args.json and args.json != "-":
         outputs.append(("--json", Path(args.json), text + "\n"))
     files.write_all(outputs)
@@ -1700,9 +1703,22 @@ CLI_WORDS = {
 def cli_message(message: str) -> str:
     """A core message in the command line's words, on one line (control characters of file
     names or captions escaped)."""
-    for library, cli in CLI_WORDS.items():
-        message = message.replace(library, cli)
-    return files.printable(message)
+    return files.printable(_cli_worded(message))
+
+
+def _cli_worded(value: Any) -> Any:
+    """``value`` (a reason, or the lists and dicts holding reasons) in the command line's
+    words, as its stderr says them: the JSON and per-item files named the library's
+    ``(max_sentence_words)`` where the warning said ``(--spice-max-words)``."""
+    if isinstance(value, str):
+        for library, cli in CLI_WORDS.items():
+            value = value.replace(library, cli)
+        return value
+    if isinstance(value, list):
+        return [_cli_worded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _cli_worded(v) for k, v in value.items()}
+    return value
 
 
 #: options naming a file or folder: an empty one (an unset shell variable) is refused, never

@@ -455,7 +455,8 @@ def test_cli_score_warns_once_exits_0_and_lists_them_in_the_json(tmp_path, capsy
         "spice": {
             "n": 1,
             "image_ids": [image_id],
-            "reasons": [{"image_id": image_id, "reason": f"candidate: {OVER}"}],
+            # in the words of the warning line (it named the library's max_sentence_words)
+            "reasons": [{"image_id": image_id, "reason": f"candidate: {OVER_CLI}"}],
         }
     }
     warned = [line for line in out.err.splitlines() if "warning" in line]
@@ -495,7 +496,7 @@ def test_cli_score_per_item_says_why_a_value_is_missing(tmp_path, capsys, suffix
         rows = json.loads(out.read_text())
     assert list(rows[0]) == ["image_id", "bleu_4", "spice", "spice left out"]
     assert [r["spice left out"] for r in rows] == [
-        f"candidate: {OVER}" if i == 3 else "" for i in range(len(sets))
+        f"candidate: {OVER_CLI}" if i == 3 else "" for i in range(len(sets))
     ]
     assert rows[3]["spice"] in ("nan", None) and rows[3]["bleu_4"] not in ("nan", None)
 
@@ -556,6 +557,8 @@ def test_cli_correlate_uses_the_common_items_and_says_so(tmp_path, capsys):
     assert "(--spice-max-words)" in warned[0] and "max_sentence_words" not in warned[0]
     data = json.loads((tmp_path / "out.json").read_text())
     assert data["left_out"]["n"] == 1 and data["left_out"]["ids"] == [rows[2]["id"]]
+    (reason,) = data["left_out"]["by_metric"]["spice"]
+    assert reason["reason"].endswith("(--spice-max-words)")  # the warning's words
     assert data["left_out"]["n_used"] == len(rows) - 1
     assert data["n_rows"] == len(rows)
     # the correlations are those of the common items
