@@ -168,6 +168,11 @@ if missing:
         state.JSET_KEY, "judgment set", missing, where="below", on_demo=_load_demo
     )
 
+# first drawn in a session holding an uploaded set (a link opened on another page): the radio
+# said "Demo set" above that set, and the page's URL wrote source=demo beside its digest
+loaded_before = st.session_state.get(state.JSET_KEY)
+if loaded_before is not None and not getattr(loaded_before, "synthetic", True):
+    state.default("judgment_source", "Upload a file")
 source = st.radio("Source", ["Demo set", "Upload a file"], key="judgment_source", horizontal=True)
 if source == "Demo set":
     pick, button = st.columns([4, 1], vertical_alignment="bottom")

@@ -770,3 +770,16 @@ def test_a_closed_panels_reference_goes_with_an_edit_of_its_candidate() -> None:
     again = _reopened(at, "app_pages/compare.py")
     assert again.selectbox(key="meteor-b-reference").value == here  # the winner, both ways
     assert again.selectbox(key="meteor-reference").value == 2
+
+
+def test_a_set_opened_by_a_link_elsewhere_is_an_upload_on_the_judgments_page() -> None:
+    """A Correlations link to an uploaded set, then Judgments: its source read "Demo set"
+    above the uploaded set, and its URL wrote source=demo beside the set's digest."""
+    at = _upload(_open("app_pages/judgments.py"))
+    at.switch_page("app_pages/correlations.py").run()
+    link = _params(at)
+    again = _open("app_pages/correlations.py", **link)
+    assert again.session_state[state.JSET_KEY].synthetic is False
+    _navigate(again, "app_pages/judgments.py")
+    assert again.radio(key="judgment_source").value == "Upload a file"
+    assert _params(again)["source"] == "upload" and _params(again)["set"] == link["set"]
