@@ -150,6 +150,8 @@ try:
     if note := choices.retired_parser_note(st.query_params.get("spice_parser")):
         st.info(note)
     example_name = example_picker.render(EXAMPLE)
+    if restored and example_name != choices.COCO_RANDOM:  # a draw beside other captions
+        state.unused_link_value("coco_draw", "a draw is used only with the random COCO image")
 
     left, right = st.columns(2)
     candidate = left.text_area("Candidate caption (A)", key="candidate", height=100)

@@ -783,3 +783,12 @@ def test_a_set_opened_by_a_link_elsewhere_is_an_upload_on_the_judgments_page() -
     _navigate(again, "app_pages/judgments.py")
     assert again.radio(key="judgment_source").value == "Upload a file"
     assert _params(again)["source"] == "upload" and _params(again)["set"] == link["set"]
+
+
+def test_a_draw_beside_other_captions_is_named_as_not_used() -> None:
+    """coco_draw=99999 with one's own captions said "the nearest in range, 499, is used", but
+    no draw was used and the page's URL dropped it."""
+    at = _open("app_pages/compare.py", candidate="a dog", ref="a dog runs", coco_draw="99999")
+    (said,) = [w.value for w in at.warning if "coco" in w.value]
+    assert "99999" in said and "used only with the random COCO image" in said
+    assert "499" not in said and "coco_draw" not in _params(at)
