@@ -57,6 +57,8 @@ def _one_caption() -> None:
     state.default("lab_metrics", list(REPORTED_KEYS))
     state.default("lab_table2", False)
     example_name = example_picker.render(EXAMPLE)
+    if example_name != choices.COCO_RANDOM:  # a link's draw beside other captions
+        state.unused_link_value("lab_draw", "a draw is used only with the random COCO image")
     left, right = st.columns(2)
     candidate = left.text_area("Caption to perturb", key="lab_candidate", height=140)
     references = views.split_lines(

@@ -792,3 +792,8 @@ def test_a_draw_beside_other_captions_is_named_as_not_used() -> None:
     (said,) = [w.value for w in at.warning if "coco" in w.value]
     assert "99999" in said and "used only with the random COCO image" in said
     assert "499" not in said and "coco_draw" not in _params(at)
+    lab = _open("app_pages/perturb.py", lab_caption="a dog", lab_ref="a dog runs",
+                lab_coco_draw="99999")  # fmt: skip
+    (said,) = [w.value for w in lab.warning if "coco" in w.value]
+    assert "99999" in said and "used only with the random COCO image" in said
+    assert "lab_coco_draw" not in _params(lab)
