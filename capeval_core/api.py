@@ -63,6 +63,11 @@ def score_many(
     input notes in ``MetricResult.warnings`` only. When an ``errors`` dict is given, a metric
     that fails with a :class:`CapevalError` (e.g. a missing resource) is recorded there under
     each requested key and left out of the result, so the other metrics still score.
+
+    >>> r = score_many(["bleu_1", "rouge_l"], ["a cat sits on a mat", "a dog runs"],
+    ...                [["a cat is on a mat"], ["a dog is running", "a dog runs fast"]])
+    >>> list(r), round(r["bleu_1"].value, 4), [round(v, 4) for v in r["rouge_l"].segment_values()]
+    (['bleu_1', 'rouge_l'], 0.7954, [0.8333, 0.8356])
     """
     if isinstance(keys, str):
         raise OptionError(f"`keys` must be a list of metric keys, not one string ({keys!r})")

@@ -302,6 +302,14 @@ def detect_format(path: str | Path) -> tuple[str, tuple[int, int] | None, bool]:
     A first line of two integers is a word2vec/fastText header; the bytes after it decide
     binary (raw float32 has control bytes or invalid UTF-8) or text. Otherwise the file is
     GloVe text, provided its first line is a word followed by numbers.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     glove, w2v = Path(tmp, "glove.txt"), Path(tmp, "w2v.txt")
+    ...     _ = glove.write_text("cat 1 0 0\\ndog 0 1 0\\n")
+    ...     _ = w2v.write_text("2 3\\ncat 1 0 0\\ndog 0 1 0\\n")
+    ...     detect_format(glove), detect_format(w2v)
+    (('glove-text', None, False), ('word2vec-text', (2, 3), False))
     """
     path = Path(path)
     with path.open("rb") as fh:

@@ -255,6 +255,19 @@ def load_systems(
     when the systems do not caption the same images; ``on_missing="intersect"`` scores the
     images every system captions and records what each file lost in ``dropped``. Every file
     is held to ``limits`` (default: :class:`~capeval_core.files.Limits`).
+
+    >>> import tempfile
+    >>> refs = {1: ["a big dog runs on grass"], 2: ["a cat sleeps on a bed"], 3: ["a red car"]}
+    >>> systems = {"base": ["a dog", "a cat", "a car"], "new": ["a dog runs", "a cat", "a red car"]}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "refs.json").write_text(json.dumps(refs))
+    ...     for name, captions in systems.items():
+    ...         rows = [{"image_id": i, "caption": c} for i, c in zip(refs, captions)]
+    ...         _ = Path(tmp, f"{name}.json").write_text(json.dumps(rows))
+    ...     data = load_systems([Path(tmp, "base.json"), Path(tmp, "new.json")],
+    ...                         Path(tmp, "refs.json"))
+    >>> data.names, data.image_ids, data.candidates[1], data.references[2]
+    (('base', 'new'), (1, 2, 3), ('a dog runs', 'a cat', 'a red car'), ('a red car',))
     """
     if on_missing not in ON_MISSING:
         raise InputError(f"on_missing must be one of {', '.join(ON_MISSING)} (got {on_missing!r})")
@@ -470,6 +483,17 @@ def score_systems(
     parts). Scores are cached on disk per system and metric (``use_cache``).
     ``on_error="skip"`` records a metric that fails (e.g. a missing resource) in
     ``skipped`` instead of raising.
+
+    >>> base = ("a dog", "a cat on a bed", "a car")
+    >>> new = ("a dog runs on the grass", "a cat sleeps", "a red car")
+    >>> refs = (("a big dog runs on grass",), ("a cat sleeps on a bed",), ("a red car on a road",))
+    >>> data = SystemsInput(("base", "new"), (1, 2, 3), (base, new), refs,
+    ...                     ("base.json", "new.json"), "refs.json")
+    >>> scores = score_systems(data, ["bleu_4", "rouge_l"], use_cache=False)
+    >>> scores.keys, {name: round(v["rouge_l"], 4) for name, v in scores.corpus.items()}
+    (('bleu_4', 'rouge_l'), {'base': 0.6039, 'new': 0.697})
+    >>> scores.items["new"]["rouge_l"].round(4).tolist()  # one value per image
+    [0.8333, 0.6289, 0.6289]
     """
     if isinstance(keys, str):  # "bleu_4" was read as the keys b, l, e, ...
         raise OptionError(f"`keys` must be a list of metric keys (got {keys!r})")
@@ -1069,7 +1093,24 @@ def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:
 def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
     """Per-image captions and values of every system as ``"csv"`` (a header and the rows,
     cells a spreadsheet would evaluate escaped; the signatures are in :func:`signatures_text`)
-    or ``"json"`` (an object with the signatures and one record per image)."""
+    or ``"json"`` (an object with the signatures and one record per image).
+
+    >>> base = ("a dog", "a cat on a bed", "a car")
+    >>> new = ("a dog runs on the grass", "a cat sleeps", "a red car")
+    >>> refs = (("a big dog runs on grass",), ("a cat sleeps on a bed",), ("a red car on a road",))
+    >>> data = SystemsInput(("base", "new"), (1, 2, 3), (base, new), refs,
+    ...                     ("base.json", "new.json"), "refs.json")
+    >>> import tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as tmp:  # the score cache kept in a temporary folder
+    ...     with mock.patch.dict(os.environ, {"CAPEVAL_SCORES_CACHE_DIR": tmp}):
+    ...         c = compare_systems(score_systems(data, ["bleu_4", "rouge_l"]))
+    >>> per_item_text(c, "csv").splitlines()[0]
+    'image_id,base: caption,new: caption,base: bleu_4,new: bleu_4,base: rouge_l,new: rouge_l'
+    >>> items = json.loads(per_item_text(c, "json"))["items"]
+    >>> len(items), items[0]["new: caption"], round(items[0]["new: rouge_l"], 4)
+    (3, 'a dog runs on the grass', 0.8333)
+    """
     from capeval_core.stats.export import to_csv_text
 
     frame = comparison.scores.item_frame()
@@ -1092,7 +1133,23 @@ def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
 
 def signatures_text(comparison: SystemsComparison, describes: str = "") -> str:
     """The sidecar JSON of a per-image CSV: the capeval version, the systems, the references
-    and each key's signature (metric and resampling)."""
+    and each key's signature (metric and resampling).
+
+    >>> base = ("a dog", "a cat on a bed", "a car")
+    >>> new = ("a dog runs on the grass", "a cat sleeps", "a red car")
+    >>> refs = (("a big dog runs on grass",), ("a cat sleeps on a bed",), ("a red car on a road",))
+    >>> data = SystemsInput(("base", "new"), (1, 2, 3), (base, new), refs,
+    ...                     ("base.json", "new.json"), "refs.json")
+    >>> import tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as tmp:  # the score cache kept in a temporary folder
+    ...     with mock.patch.dict(os.environ, {"CAPEVAL_SCORES_CACHE_DIR": tmp}):
+    ...         c = compare_systems(score_systems(data, ["bleu_4", "rouge_l"]))
+    >>> sidecar = json.loads(signatures_text(c, "items.csv"))
+    >>> sorted(sidecar), sidecar["systems"], sidecar["signatures"]["rouge_l"].split("|")[:2]
+    (['capeval', 'describes', 'references', 'references_sha256', 'signatures', 'systems'], \
+['base', 'new'], ['rouge_l', 'beta:1.2'])
+    """
     from capeval_core.stats.export import signatures_text as text
 
     return text(
@@ -1246,6 +1303,23 @@ def compare_systems(
     its captions, the references, the metric, the number of images, resamples and the seed
     only (every system is resampled with the same weights), so with ``use_cache`` they are
     kept in the score cache beside its scores.
+
+    >>> base = ("a dog", "a cat on a bed", "a car")
+    >>> new = ("a dog runs on the grass", "a cat sleeps", "a red car")
+    >>> refs = (("a big dog runs on grass",), ("a cat sleeps on a bed",), ("a red car on a road",))
+    >>> data = SystemsInput(("base", "new"), (1, 2, 3), (base, new), refs,
+    ...                     ("base.json", "new.json"), "refs.json")
+    >>> import tempfile
+    >>> from unittest import mock
+    >>> scores = score_systems(data, ["bleu_4", "rouge_l"], use_cache=False)
+    >>> with tempfile.TemporaryDirectory() as tmp:  # the score cache kept in a temporary folder
+    ...     with mock.patch.dict(os.environ, {"CAPEVAL_SCORES_CACHE_DIR": tmp}):
+    ...         c = compare_systems(scores)
+    >>> t = c.paired["rouge_l"]["new"]  # "new" against the baseline, "base"
+    >>> round(t.delta, 4), round(t.p_bootstrap, 4), round(t.p_randomization, 4)
+    (0.0931, 0.1978, 0.7419)
+    >>> [round(x, 4) for x in c.ci["new"]["rouge_l"]], str(c.resampling)
+    ([0.6289, 0.8333], 'paired:bs+ar|resamples:1000|trials:10000|seed:12345|level:0.95')
     """
     from capeval_core.stats import resampling as rs
     from capeval_core.stats.intervals import check_resampling
@@ -1348,6 +1422,19 @@ def score_and_compare(
 
     With :func:`~capeval_core.workers.run_apart` (:func:`score_and_compare_apart`) it runs
     whole in a process of its own: the app's server then only waits for the comparison.
+
+    >>> base = ("a dog", "a cat on a bed", "a car")
+    >>> new = ("a dog runs on the grass", "a cat sleeps", "a red car")
+    >>> refs = (("a big dog runs on grass",), ("a cat sleeps on a bed",), ("a red car on a road",))
+    >>> data = SystemsInput(("base", "new"), (1, 2, 3), (base, new), refs,
+    ...                     ("base.json", "new.json"), "refs.json")
+    >>> import tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as tmp:  # the score cache kept in a temporary folder
+    ...     with mock.patch.dict(os.environ, {"CAPEVAL_SCORES_CACHE_DIR": tmp}):
+    ...         c = score_and_compare(data, ["bleu_4", "rouge_l"])
+    >>> c.baseline, round(c.corpus["new"]["rouge_l"], 4), round(c.paired["rouge_l"]["new"].delta, 4)
+    ('base', 0.697, 0.0931)
     """
     with warnings.catch_warnings():
         for category in ignore:

@@ -78,7 +78,12 @@ TOKENIZERS: dict[str, type] = {"ptb": PTBTokenizer, "whitespace": WhitespaceToke
 
 
 def get_tokenizer(tokenizer: str | Tokenizer = "ptb") -> Tokenizer:
-    """A tokenizer by key (``"ptb"``, ``"whitespace"``), or the object itself if one is given."""
+    """A tokenizer by key (``"ptb"``, ``"whitespace"``), or the object itself if one is given.
+
+    >>> tok = get_tokenizer("ptb")
+    >>> tok.name, tok.tokenize("A dog's bone."), get_tokenizer(tok) is tok
+    ('ptb-corenlp-3.4.1', ('a', 'dog', "'s", 'bone'), True)
+    """
     if isinstance(tokenizer, str):
         try:
             return TOKENIZERS[tokenizer]()

@@ -157,7 +157,16 @@ def load_judgments(
 
 
 def check_limits(jset: JudgmentSet, limits: Limits) -> None:
-    """Raise on the first item whose caption or reference list is over ``limits``."""
+    """Raise on the first item whose caption or reference list is over ``limits``.
+
+    >>> item = GradedItem("1", "img", "a dog runs on the grass", ("a dog runs",), (3.0,))
+    >>> jset = JudgmentSet("graded", (item,), ("score",), ("toy.csv",), n_read=1, n_kept=1)
+    >>> check_limits(jset, Limits())  # within the limits: returns None
+    >>> check_limits(jset, Limits(max_caption_tokens=3))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    capeval_core.errors.JudgmentFormatError: toy.csv, item '1', column 'candidate': caption \
+has 6 tokens, above the 3-token limit ...
+    """
     source = jset.source[0] if jset.source else "judgments"
     seen: set[int] = set()  # reference tuples are often shared by the items of one image
     for item in jset.items:

@@ -58,7 +58,11 @@ def combine(metric_scores: Mapping[str, Sequence[float]], subset: Sequence[str])
 
 
 def default_subset(available: Sequence[str]) -> tuple[str, ...]:
-    """WMD + SPICE + METEOR, restricted to those scored (empty if none is)."""
+    """WMD + SPICE + METEOR, restricted to those scored (empty if none is).
+
+    >>> default_subset(["bleu_4", "meteor", "spice", "cider_d"]), default_subset(["bleu_4"])
+    (('spice', 'meteor'), ())
+    """
     return tuple(k for k in DEFAULT_COMBINATION if k in available)
 
 

@@ -34,7 +34,13 @@ __all__ = [
 
 
 def to_csv_text(frame: pd.DataFrame) -> str:
-    """The CSV text: the header and the escaped rows, nothing before them."""
+    """The CSV text: the header and the escaped rows, nothing before them.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"caption": ["a dog", "=HYPERLINK(1)"], "bleu_4": [0.5, 0.25]})
+    >>> to_csv_text(frame).splitlines()
+    ['caption,bleu_4', 'a dog,0.5', "'=HYPERLINK(1),0.25"]
+    """
     rows = frame.itertuples(index=False, name=None)
     return csv_text(list(frame.columns), rows)
 
@@ -68,7 +74,19 @@ def export_csv(
     option: str = "output",
 ) -> Path:
     """Write :func:`to_csv_text` to ``path`` and the signatures to its :func:`sidecar_path`
-    (UTF-8, each complete or not at all); returns the CSV's path."""
+    (UTF-8, each complete or not at all); returns the CSV's path.
+
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"caption": ["a dog", "a cat"], "bleu_4": [0.5, 0.25]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = export_csv(Path(tmp, "scores.csv"), frame, {"bleu_4": "bleu|tok:ptb"})
+    ...     files = sorted(p.name for p in Path(tmp).iterdir())
+    ...     sidecar = json.loads(sidecar_path(path).read_text())
+    ...     shape = pd.read_csv(path).shape
+    >>> path.name, files, sidecar["signatures"], shape
+    ('scores.csv', ['scores.csv', 'scores.signatures.json'], {'bleu_4': 'bleu|tok:ptb'}, (2, 2))
+    """
     p = Path(path)
     written = write_text(p, to_csv_text(frame), option=option)
     write_text(sidecar_path(p), signatures_text(signatures, p.name), option=option)

@@ -131,7 +131,13 @@ def correlation_matrix(
     human: Sequence[float], metric_scores: Mapping[str, Sequence[float]], correlation: str
 ) -> tuple[dict[str, float], np.ndarray]:
     """corr(human, metric) per metric and corr(metric, metric) for every pair. Constant
-    scores give NaN with one ConstantInputWarning naming them (not one per pair)."""
+    scores give NaN with one ConstantInputWarning naming them (not one per pair).
+
+    >>> human, scores = [1, 2, 3, 4, 5], {"a": [1, 2, 3, 5, 4], "b": [2, 1, 4, 3, 5]}
+    >>> with_human, between = correlation_matrix(human, scores, "pearson")
+    >>> {k: round(v, 4) for k, v in with_human.items()}, between.round(4).tolist()
+    ({'a': 0.9, 'b': 0.8}, [[1.0, 0.6], [0.6, 1.0]])
+    """
     keys = list(metric_scores)
     for name, values in (
         ("the human scores", human),
