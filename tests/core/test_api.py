@@ -248,3 +248,15 @@ def test_vectors_handed_in_with_a_nan_are_refused_by_word(tmp_path):
             score(key, ["dog runs", "cat"], [["dog"], ["cat"]], embeddings=kv)
     with pytest.raises(InputError, match=r"is a folder"):
         score("wmd", ["a cat"], [["a cat"]], embeddings=tmp_path)
+
+
+def test_keys_from_a_generator_are_all_scored():
+    """The key check used a generator's keys up, and nothing was scored: {} without a word."""
+    from capeval_core.api import score_caption
+
+    refs = [["a dog runs on the grass"]]
+    got = score_many((k for k in ("bleu_1", "rouge_l")), ["a dog runs"], refs)
+    assert list(got) == ["bleu_1", "rouge_l"]
+    assert got["bleu_1"].value == score_many(["bleu_1"], ["a dog runs"], refs)["bleu_1"].value
+    one = score_caption(map(str, ["bleu_1"]), "a dog runs", ["a dog runs on the grass"])
+    assert list(one.results) == ["bleu_1"]
