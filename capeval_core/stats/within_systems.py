@@ -26,6 +26,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
+import pandas as pd
 
 from capeval_core.errors import InputError
 from capeval_core.stats.intervals import (
@@ -43,10 +44,19 @@ WITHIN_SYSTEMS = "percentile bootstrap over items within systems"
 
 def system_codes(systems: Sequence[str | None]) -> tuple[tuple[str, ...], np.ndarray]:
     """System names in first-seen order and each item's index among them; items without a
-    system are an error (a system-level statistic needs every item's system)."""
-    if any(s is None for s in systems):
-        first = next(i for i, s in enumerate(systems) if s is None)
-        raise InputError(f"item {first} has no system: system level needs one for every item")
+    system are an error (a system-level statistic needs every item's system): None, and the
+    NaN or ``pd.NA`` pandas reads an empty cell as (each was a system of its own, "nan").
+
+    >>> system_codes(["a", "b", "a"])[1].tolist()
+    [0, 1, 0]
+    >>> system_codes(["a", float("nan")])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    capeval_core.errors.InputError: item 1 has no system (nan): system level needs one for ...
+    """
+    systems = list(systems)
+    for i, s in enumerate(systems):
+        if s is None or s is pd.NA or (isinstance(s, float | np.floating) and np.isnan(s)):
+            raise InputError(f"item {i} has no system ({s}): system level needs one for every item")
     names = tuple(dict.fromkeys(systems))  # type: ignore[arg-type]
     index = {n: i for i, n in enumerate(names)}
     return names, np.array([index[s] for s in systems], dtype=np.intp)

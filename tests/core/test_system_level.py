@@ -109,3 +109,21 @@ def test_system_level_result_resamples_items_within_systems():
     want = system_intervals(metrics, human, systems, ("kendall_b",), n_resamples=200, seed=4)
     assert ci == want["metric", "kendall_b"] and ci.method == WITHIN_SYSTEMS
     assert interval(r, n_resamples=200, seed=4, use_cache=False) == ci
+
+
+def test_a_missing_system_label_from_pandas_is_refused_not_a_system():
+    """An empty cell read by pandas is NaN: it became a system of its own, "nan", and the
+    correlation ran over it (a float column of system ids ended in a bare KeyError)."""
+    import io
+
+    import pandas as pd
+
+    from capeval_core.stats import system_level
+
+    df = pd.read_csv(io.StringIO("s,m,h\na,1,1\na,2,1\n,3,2\n,5,2\nc,4,3\nc,6,3\nd,2,1\n"))
+    with pytest.raises(InputError, match=r"item 2 has no system \(nan\)"):
+        system_level(df.m, df.h, df.s)
+    with pytest.raises(InputError, match=r"item 1 has no system"):
+        system_level([1, 2, 3, 4], [1, 2, 3, 4], pd.Series(["a", pd.NA, "b", "c"], dtype="string"))
+    with pytest.raises(InputError, match=r"item 0 has no system \(nan\)"):
+        system_level([1, 2, 3, 4], [1, 2, 3, 4], np.array([np.nan, 1.0, 2.0, 3.0]))
