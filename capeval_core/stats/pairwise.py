@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 
 from capeval_core.errors import InputError, ItemsLeftOutWarning
 
@@ -146,9 +147,7 @@ def pairwise_accuracy(
             f"scores of a {a.shape}, b {b.shape} and {pref.size} preferences do not match"
         )
     cats = np.array(
-        ["all"] * pref.size
-        if categories is None
-        else [c if c is not None else "none" for c in categories],
+        ["all"] * pref.size if categories is None else _category_labels(categories, "none"),
         dtype=object,
     )
     if cats.size != pref.size:
@@ -235,6 +234,23 @@ def forced_choice_accuracy(
     return ForcedChoiceResult(acc, n, metric_tie)
 
 
+def _category_labels(categories: Sequence[object], missing: str) -> list[object]:
+    """Each pair's category, ``missing`` where it has none: None, an empty text, and the NaN
+    or ``pd.NA`` pandas reads an empty cell as (a NaN category equals no other, so its pairs
+    were counted in no category: n 0, accuracy NaN). One text is refused, not read as one
+    category per character."""
+    if isinstance(categories, str):
+        raise InputError(
+            f"`categories` must hold one category per pair, not one text ({categories!r})"
+        )
+
+    def label(c: object) -> object:
+        nan = isinstance(c, float | np.floating) and np.isnan(c)
+        return missing if c is None or c is pd.NA or c == "" or nan else c
+
+    return [label(c) for c in categories]
+
+
 def forced_choice_by_type(
     scores_a: Sequence[float] | np.ndarray,
     scores_b: Sequence[float] | np.ndarray,
@@ -264,7 +280,7 @@ def forced_choice_by_type(
             "`scores_a`, `scores_b`, `preferences` and `categories` must have the same length "
             f"(got {len(a)}, {len(b)}, {len(prefs)} and {len(categories)})"
         )
-    cats = np.array([c or "distracted" for c in categories], dtype=object)
+    cats = np.array(_category_labels(categories, "distracted"), dtype=object)
     correct, distracted = np.where(prefs < 0, b, a), np.where(prefs < 0, a, b)
     labelled = prefs != 0  # NaN (no label) keeps a as the correct caption
     acc: dict[str, float] = {}

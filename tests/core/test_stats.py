@@ -752,3 +752,20 @@ def test_randomization_counts_the_swaps_that_tie_the_observed_difference(seed):
     p = resampling.paired_tests(base, system, boot["a"], boot["b"], tests="ar", seed=1)
     # 10,000 trials: the exact 0.0625 within four standard errors (0.0024 each)
     assert abs(p["x"].p_randomization - 2 / 32) < 4 * math.sqrt(0.0625 * 0.9375 / 10_000)
+
+
+def test_a_category_pandas_read_as_nan_is_the_uncategorised_one():
+    """NaN equals no category, so its pairs were in none: forced choice reported {nan: nan}
+    with n 0 and dropped the pair; pairwise accuracy's categories no longer added up to n."""
+    import pandas as pd
+
+    from capeval_core.stats import forced_choice_by_type, pairwise_accuracy
+
+    got = forced_choice_by_type([0.9, 0.1], [0.2, 0.8], [1, -1], [np.nan, "s"])
+    assert got.n == {"distracted": 1, "s": 1} and got.accuracy == {"distracted": 1.0, "s": 1.0}
+    cats = pd.Series([pd.NA, "HC", ""], dtype=object)
+    r = pairwise_accuracy([0.9, 0.1, 0.3], [0.2, 0.8, 0.1], [1, -1, 1], categories=cats)
+    assert dict(r.n_by_category) == {"none": 2, "HC": 1}
+    assert sum(r.n_by_category.values()) == r.n
+    with pytest.raises(InputError, match="one category per pair, not one text"):
+        pairwise_accuracy([0.9, 0.1], [0.2, 0.8], [1, -1], categories="HC")
