@@ -6,6 +6,7 @@ Constant input gives NaN with scipy's ``ConstantInputWarning`` (house style, Sta
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from capeval_core.errors import InputError
@@ -94,7 +96,29 @@ class CorrelationResult:
         return f"{self.method} = {self.statistic:.4f} (p = {self.pvalue:.3g}, n = {self.n})"
 
 
+def check_aligned(**named: object) -> None:
+    """Refuse pandas Series whose indexes differ: values are paired by position, as scipy
+    pairs them, where pandas' own ``corr`` lines items up by index, so two Series of the
+    same items in another order gave another correlation without a word.
+
+    >>> import pandas as pd
+    >>> check_aligned(x=pd.Series([1, 2], index=["a", "b"]), y=pd.Series([2, 1], index=["b", "a"]))
+    Traceback (most recent call last):
+    capeval_core.errors.InputError: `x` and `y` are pandas Series with different indexes: \
+values are paired by position; align them first (e.g. y.reindex(x.index)) or pass .to_numpy()
+    """
+    series = [(name, v) for name, v in named.items() if isinstance(v, pd.Series)]
+    for (first, a), (other, b) in itertools.pairwise(series):
+        if not a.index.equals(b.index):
+            raise InputError(
+                f"`{first}` and `{other}` are pandas Series with different indexes: values "
+                f"are paired by position; align them first (e.g. {other}.reindex({first}.index)) "
+                "or pass .to_numpy()"
+            )
+
+
 def _pair(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    check_aligned(x=x, y=y)
     xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xa.ndim != 1 or xa.shape != ya.shape:
         raise InputError(
@@ -242,6 +266,7 @@ def bootstrap_statistics(
     >>> bool(np.allclose(bootstrap_statistics(x, y, "spearman", 5), 1.0))
     True
     """
+    check_aligned(x=x, y=y)
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.ndim != 1 or x.shape != y.shape:
         raise InputError(
@@ -278,6 +303,8 @@ def bootstrap_many(
     >>> bool((many["b", "spearman"] == bootstrap_statistics(-x, y, "spearman", 5, 3)).all())
     True
     """
+    for key, x in xs.items():
+        check_aligned(**{f"xs[{key!r}]": x, "y": y})
     y = np.asarray(y, dtype=float)
     arrays = {key: np.asarray(x, dtype=float) for key, x in xs.items()}
     for key, x in arrays.items():

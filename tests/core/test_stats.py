@@ -769,3 +769,26 @@ def test_a_category_pandas_read_as_nan_is_the_uncategorised_one():
     assert sum(r.n_by_category.values()) == r.n
     with pytest.raises(InputError, match="one category per pair, not one text"):
         pairwise_accuracy([0.9, 0.1], [0.2, 0.8], [1, -1], categories="HC")
+
+
+def test_series_of_the_same_items_in_another_order_are_refused_not_paired_by_position():
+    """pearson(m, h) of two Series in different orders gave -0.529 where m.corr(h) gives
+    0.983: values were paired by position, as scipy pairs them, without a word."""
+    import pandas as pd
+
+    from capeval_core.stats import bootstrap_many, bootstrap_statistics, correlate
+
+    m = pd.Series([0.9, 0.1, 0.5, 0.3], index=list("dacb"))
+    h = pd.Series([1.0, 2, 3, 4], index=list("abcd"))
+    for call in (
+        lambda: correlate(m, h, "pearson"),
+        lambda: bootstrap_statistics(m, h, "pearson", 10),
+        lambda: bootstrap_many({"m": m}, h, ("pearson",), 10),
+    ):
+        with pytest.raises(InputError, match="pandas Series with different indexes"):
+            call()
+    aligned = correlate(m, h.reindex(m.index), "pearson").statistic
+    assert aligned == pytest.approx(m.corr(h))  # pandas lines them up by index
+    # the same index (a data frame's columns): paired as they are
+    df = pd.DataFrame({"m": m.to_numpy(), "h": h.to_numpy()}, index=list("wxyz"))
+    assert correlate(df.m, df.h, "pearson").statistic == pytest.approx(df.m.corr(df.h))
