@@ -32,6 +32,7 @@ read their files here.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -397,17 +398,26 @@ def coco_val_references() -> References:
 
 
 def read_references(
-    source: Source | References | None,
+    source: Source | References | Mapping[Any, Any] | None,
     split: str = DEFAULT_SPLIT,
     limits: Limits | None = None,
 ) -> References:
-    """The references of a path or upload in any shape, or COCO val2014 (``None``)."""
+    """The references of a path or upload in any shape, or COCO val2014 (``None``); a dict
+    already in memory is read as such a file's JSON would be (a notebook's
+    ``{image_id: [captions]}`` ended in a bare TypeError)."""
     if isinstance(source, References):
         return source
     if source is None:
         return coco_val_references()
     if split not in KARPATHY_SPLITS:
         raise InputError(f"split must be one of {', '.join(KARPATHY_SPLITS)} (got {split!r})")
+    if isinstance(source, Mapping):
+        return References.from_json(source, "the references given", split, limits)
+    if not isinstance(source, str | os.PathLike | tuple):
+        raise InputError(
+            "references: give a file path, a (name, bytes) upload or a dict "
+            f"{{image_id: [captions]}} (got {type(source).__name__})"
+        )
     name, data = read_json_source(source, "references", limits)
     return References.from_json(data, name, split, limits)
 

@@ -238,7 +238,7 @@ def _check_names(names: Sequence[str], files: Sequence[str]) -> None:
 
 def load_systems(
     results: Sequence[Source],
-    annotations: Source | References | None = None,
+    annotations: Source | References | Mapping[Any, Any] | None = None,
     names: Sequence[str] | None = None,
     *,
     split: str = DEFAULT_SPLIT,
@@ -249,7 +249,8 @@ def load_systems(
 
     ``annotations`` holds the references in any shape :func:`read_references` reads (COCO
     annotations, ``{image_id: [captions]}``, Karpathy's ``dataset_coco.json`` with
-    ``split``), or None for COCO val2014 from the installed pycocoevalcap. ``names`` default
+    ``split``; a file, or its JSON as a dict), or None for COCO val2014 from the installed
+    pycocoevalcap. ``names`` default
     to the files' stems. Raises :class:`InputError` naming the file and the image ids when a
     file captions an image twice, when an image has no reference, or (``on_missing="error"``)
     when the systems do not caption the same images; ``on_missing="intersect"`` scores the

@@ -490,3 +490,19 @@ def test_messages_call_the_references_a_references_file() -> None:
             },
             "refs.json",
         )
+
+
+def test_references_given_as_a_dict_in_memory(tmp_path):
+    """A notebook's {image_id: [captions]} ended in a bare TypeError (a path was expected)."""
+    from capeval_core.systems import load_systems
+
+    for name, caption in (("a", "a dog"), ("b", "a cat")):
+        (tmp_path / f"{name}.json").write_text(json.dumps([{"image_id": 1, "caption": caption}]))
+    refs = {"1": ["a dog runs", "a brown dog"]}
+    (tmp_path / "refs.json").write_text(json.dumps(refs))
+    files = [tmp_path / "a.json", tmp_path / "b.json"]
+    given = load_systems(files, refs)
+    assert given.references == load_systems(files, tmp_path / "refs.json").references
+    assert given.reference_source == "the references given"
+    with pytest.raises(InputError, match=r"references: give a file path.*\(got int\)"):
+        load_systems(files, 5)
