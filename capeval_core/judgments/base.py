@@ -214,7 +214,8 @@ class JudgmentSet:
         out = np.full(len(self.items), np.nan)
         for i, it in enumerate(self.items):
             if it.votes_a is not None and it.votes_b is not None:  # type: ignore[union-attr]
-                out[i] = np.sign(it.votes_a - it.votes_b)  # type: ignore[union-attr]
+                if it.votes_a or it.votes_b:  # type: ignore[union-attr]  # no vote: no label
+                    out[i] = np.sign(it.votes_a - it.votes_b)  # type: ignore[union-attr]
             elif it.preferred is not None:  # type: ignore[union-attr]
                 out[i] = {"a": 1.0, "b": -1.0, "tie": 0.0}[it.preferred]  # type: ignore[union-attr]
         return out

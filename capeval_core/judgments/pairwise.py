@@ -29,12 +29,16 @@ from capeval_core.judgments.graded import ReferenceSource, require_columns, row_
 PREFERENCES = ("a", "b", "tie")
 
 
-def preference_from_votes(votes_a: int, votes_b: int) -> str:
-    """Majority of the votes; equal counts are a tie (broken later by the human-tie rule).
+def preference_from_votes(votes_a: int, votes_b: int) -> str | None:
+    """Majority of the votes; equal counts are a tie (broken later by the human-tie rule),
+    and no vote at all is no label (it was a tie, which the random tie rule then counted as
+    a judged pair).
 
-    >>> preference_from_votes(6, 4), preference_from_votes(5, 5)
-    ('a', 'tie')
+    >>> preference_from_votes(6, 4), preference_from_votes(5, 5), preference_from_votes(0, 0)
+    ('a', 'tie', None)
     """
+    if votes_a == votes_b == 0:
+        return None
     return "a" if votes_a > votes_b else "b" if votes_b > votes_a else "tie"
 
 
@@ -104,7 +108,8 @@ def load_pairwise(
                 raise format_error(
                     path,
                     f"preferred is {preferred!r} but the votes "
-                    f"({votes_a} vs {votes_b}) say {from_votes!r}",
+                    f"({votes_a} vs {votes_b}) say "
+                    + (repr(from_votes) if from_votes else "nothing (no vote, no label)"),
                     line=row.line,
                     column="preferred",
                     record=row.record,

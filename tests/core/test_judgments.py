@@ -419,6 +419,28 @@ def test_generic_pairwise(tmp_path, fmt):
     assert load_judgments(q, "pairwise").items[0].preferred == "b"
 
 
+def test_a_pair_nobody_voted_on_has_no_label_not_a_tie(tmp_path):
+    """votes 0 and 0 loaded as a tie, which the random human-tie rule then counted as a
+    judged pair; it is an unlabelled one (said as such by the pages and the CLI)."""
+    from capeval_core.judgments.protocols import label_counts
+
+    p = tmp_path / "p.csv"
+    p.write_text(
+        "candidate_a,candidate_b,references,votes_a,votes_b\n"
+        "a dog,a cat,a dog runs,3,1\na dog,a cat,a dog runs,0,0\na cat,a dog,a dog runs,2,2\n"
+    )
+    js = load_judgments(p, "pairwise")
+    prefs = js.preferences()
+    assert prefs[0] == 1 and np.isnan(prefs[1]) and prefs[2] == 0
+    assert [it.preferred for it in js.items] == ["a", None, "tie"]
+    assert label_counts(js)[1] == 2  # two labelled pairs of three
+    both = tmp_path / "q.csv"
+    both.write_text("candidate_a,candidate_b,references,votes_a,votes_b,preferred\n"
+                    "a dog,a cat,a dog runs,0,0,tie\n")  # fmt: skip
+    with pytest.raises(JudgmentFormatError, match=r"say nothing \(no vote, no label\)"):
+        load_judgments(both, "pairwise")
+
+
 def test_content_digest_is_content_only(tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     a.write_text("candidate,references,score\na dog,a pup,2\n")
