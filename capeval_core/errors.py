@@ -50,3 +50,16 @@ class DamagedCacheWarning(CapevalWarning):
 class ItemsLeftOutWarning(CapevalWarning):
     """A metric could not score some items (a limit the user set, a caption its parser
     refuses): their values are missing with the reason, every other item is scored."""
+
+
+def refuse_text(value: object, name: str, what: str) -> None:
+    """Refuse one text where a list is expected: iterated, it gave one item per character
+    ("unknown metric 'b'", references of one letter each).
+
+    >>> refuse_text(["bleu_4"], "keys", "metric keys")
+    >>> refuse_text("bleu_4", "keys", "metric keys")
+    Traceback (most recent call last):
+    capeval_core.errors.InputError: `keys` must be a list of metric keys, not one text ('bleu_4')
+    """
+    if isinstance(value, str | bytes):
+        raise InputError(f"`{name}` must be a list of {what}, not one text ({value!r})")

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from capeval_core.errors import CapevalError, InputError, UnknownKeyError
+from capeval_core.errors import CapevalError, InputError, UnknownKeyError, refuse_text
 from capeval_core.stopwords import wmd_stopwords
 
 # -- words --------------------------------------------------------------------------------------
@@ -241,6 +241,7 @@ def perturb_each(
     ...                                            seed=1, n=2)]
     [('swap', (('n', 2),)), ('shuffle', ())]
     """
+    refuse_text(names, "names", "perturbation names")
     out = []
     for name in names:
         takes_n = n is not None and "n" in perturbation_spec(name).defaults
@@ -913,6 +914,7 @@ def score_perturbations(
     >>> s.delta("bleu_1"), s.delta("bleu_4") < 0
     (0.0, True)
     """
+    refuse_text(keys, "keys", "metric keys")
     refs = tuple(references)
     if isinstance(references, str) or not refs:
         raise InputError("`references` must be a non-empty list of captions")
@@ -984,6 +986,7 @@ def table2(
     """
     if not isinstance(caption, str) or not caption.strip():
         raise InputError("`caption` must be a non-empty string")
+    refuse_text(keys, "keys", "metric keys")
     rows = []
     for label, name, opts in TABLE2_ROWS:
         if name is None:

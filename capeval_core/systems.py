@@ -42,7 +42,7 @@ from capeval_core.coco_files import (
     read_json_source,
     read_references,
 )
-from capeval_core.errors import InputError, OptionError
+from capeval_core.errors import InputError, OptionError, refuse_text
 from capeval_core.files import Limits, printable, shared_name, text_digest
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
@@ -282,6 +282,7 @@ def load_systems(
     files = [name for name, _ in loaded]
     if names is None:
         names = [Path(f).stem for f in files]
+    refuse_text(names, "names", "system names, one per results file")
     names = [str(n) for n in names]
     _check_names(names, files)
     first_file, first = loaded[0]

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from capeval_core.errors import InputError
+from capeval_core.errors import InputError, refuse_text
 from capeval_core.resources import available_cpus
 from capeval_core.stats.intervals import (
     OVER_GROUPS,
@@ -226,6 +226,7 @@ def system_level(
     (3, 'system', 0.9707)
     """
     s, h = _pair(scores, humans)
+    refuse_text(systems, "systems", "system names, one per item")
     if len(systems) != s.size:
         raise InputError(
             f"`systems` must have one entry per item (got {len(systems)} for {s.size} items)"
@@ -303,6 +304,7 @@ def bootstrap_many(
     >>> bool((many["b", "spearman"] == bootstrap_statistics(-x, y, "spearman", 5, 3)).all())
     True
     """
+    refuse_text(methods, "methods", "correlation names")
     for key, x in xs.items():
         check_aligned(**{f"xs[{key!r}]": x, "y": y})
     y = np.asarray(y, dtype=float)

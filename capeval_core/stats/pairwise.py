@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from capeval_core.errors import InputError, ItemsLeftOutWarning
+from capeval_core.errors import InputError, ItemsLeftOutWarning, refuse_text
 
 MetricTie = Literal["half", "correct", "wrong"]
 HumanTie = Literal["random", "drop"]
@@ -82,6 +82,9 @@ def sample_references(
     """
     if n_references < 1 or draws < 1:
         raise InputError("`n_references` and `draws` must be at least 1")
+    refuse_text(references, "references", "reference lists, one per pair")
+    for i, refs in enumerate(references):
+        refuse_text(refs, f"references[{i}]", "reference captions")
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(draws):

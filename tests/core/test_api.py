@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -260,3 +261,34 @@ def test_keys_from_a_generator_are_all_scored():
     assert got["bleu_1"].value == score_many(["bleu_1"], ["a dog runs"], refs)["bleu_1"].value
     one = score_caption(map(str, ["bleu_1"]), "a dog runs", ["a dog runs on the grass"])
     assert list(one.results) == ["bleu_1"]
+
+
+def test_one_text_where_a_list_is_expected_is_refused_naming_the_argument(tmp_path):
+    """Iterated, one text gave one item per character: references of one letter each,
+    systems "a", "a", "b", ..., and messages such as "unknown metric 'b'"."""
+    from capeval_core import perturb as lab
+    from capeval_core.errors import InputError
+    from capeval_core.judgments import load_judgments
+    from capeval_core.stats import bootstrap_many, sample_references, system_level
+    from capeval_core.systems import load_systems
+
+    p = lab.perturb("a man rides a wave", "shuffle", seed=0)
+    (tmp_path / "a.json").write_text('[{"image_id": 1, "caption": "a dog"}]')
+    (tmp_path / "b.json").write_text('[{"image_id": 1, "caption": "a cat"}]')
+    (tmp_path / "g.csv").write_text("candidate,references,score\na dog,a dog runs,3\n")
+    calls = {
+        "keys": lambda: lab.score_perturbations([p], ["a man surfing"], "bleu_1"),
+        "names": lambda: lab.perturb_each("a man rides a wave", "swap"),
+        "methods": lambda: bootstrap_many({"m": [1, 2, 3]}, [1, 3, 2], "pearson", 5),
+        "references[0]": lambda: sample_references(["abc def", "xyz"], 2, 1),
+        "systems": lambda: system_level([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], "aabbcc"),
+        "score_columns": lambda: load_judgments(tmp_path / "g.csv", "graded",
+                                                score_columns="score"),
+    }  # fmt: skip
+    for name, call in calls.items():
+        with pytest.raises(InputError, match=rf"`{re.escape(name)}` must be a list of .*, not one"):
+            call()
+    with pytest.raises(InputError, match="`names` must be a list of system names"):
+        load_systems([tmp_path / "a.json", tmp_path / "b.json"], {"1": ["a dog"]}, names="xy")
+    with pytest.raises(InputError, match="`keys` must be a list of metric keys"):
+        lab.table2("a man rides a wave", "bleu_4")
