@@ -448,7 +448,7 @@ def _read_binary(path: Path, header: tuple[int, int]) -> KeyedVectors:
 
     try:
         kv = KeyedVectors.load_word2vec_format(str(path), binary=True)
-    except (ValueError, EOFError, UnicodeDecodeError, OSError) as exc:
+    except (ValueError, EOFError, UnicodeDecodeError, OSError, zlib.error) as exc:
         raise ResourceError(
             f"embeddings file {path} is not a valid word2vec binary file (header: "
             f"{header[0]} vectors of dimension {header[1]}): {exc}"

@@ -358,3 +358,28 @@ def test_a_zero_vector_leaves_its_items_out_under_normalize(key, recwarn):
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
     raw = metric_class(key)(embeddings=emb, normalize=False).score(cands, refs)
     assert all(np.isfinite(s.scores[key]) for s in raw.segments)
+
+
+def test_a_damaged_gzip_binary_file_is_one_clear_error(tmp_path):
+    """zlib's "invalid block type" inside gensim's binary reader was a traceback."""
+    import zlib
+
+    rng = np.random.default_rng(0)
+    body = b"".join(
+        f"w{i} ".encode() + rng.standard_normal(50).astype(np.float32).tobytes()
+        for i in range(3000)
+    )
+    data = gzip.compress(b"3000 50\n" + body)
+    for at in range(len(data) // 2, len(data) - 20):  # a flip the decompressor trips over
+        bad = data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
+        try:
+            gzip.decompress(bad)
+        except zlib.error:
+            break
+        except (OSError, EOFError):  # caught before this change: another flip
+            continue
+    gz = tmp_path / "vectors.bin.gz"
+    gz.write_bytes(bad)
+    with pytest.raises(ResourceError, match=r"vectors\.bin\.gz") as info:
+        load_embeddings(gz)
+    assert "\n" not in str(info.value)
