@@ -378,13 +378,9 @@ def _say() -> None:
     too_large = bad.pop(TOO_LARGE, None)
     said = []
     if too_large is not None:
-        from streamlit.runtime.state import query_params as read
-
         said.append(
-            f"This address was written for a view too large for a link "
-            f"({f'{int(too_large):,}' if too_large.isdigit() else literal(too_large[:20])} values; "
-            f"a link holds at most {read.CLIENT_STATE_QUERY_STRING_MAX_FIELDS:,}), so it "
-            "cannot open that view again: the page shows its own choices."
+            f"This address was written for a view too large for a link ({_sizes(too_large)}), "
+            "so it cannot open that view again: the page shows its own choices."
         )
     if bad:
         shown = "; ".join(f"{k}={v[:80]}{'…' if len(v) > 80 else ''}" for k, v in bad.items())
@@ -510,9 +506,32 @@ def _blank(param: Param) -> list[str]:
     return [""] if param.absent is None and free else []
 
 
-#: the URL of a view too large for a link (:func:`fits_in_link`): the number of values it
-#: would hold, so a reload says why it opens the page's own choices (it opened them silently)
+#: the URL of a view too large for a link (:func:`fits_in_link`): ``<values>-<characters>``
+#: of the query it would hold, so a reload says why it opens the page's own choices (it
+#: opened them silently)
 TOO_LARGE = "too_large"
+
+
+def _sizes(marker: str) -> str:
+    """What a :data:`TOO_LARGE` marker says, beside the limits a link has.
+
+    >>> _sizes("1102-36000")
+    '1,102 values and 36,000 characters; a link holds at most 1,000 values and 524,288 characters'
+    """
+    from streamlit.runtime.state import query_params as read
+
+    from capeval_ui.formats import literal
+
+    fields, _, chars = marker.partition("-")
+    held = (
+        f"{int(fields):,} values and {int(chars):,} characters"
+        if fields.isdigit() and chars.isdigit()
+        else literal(marker[:40])
+    )
+    return (
+        f"{held}; a link holds at most {read.CLIENT_STATE_QUERY_STRING_MAX_FIELDS:,} values "
+        f"and {read.CLIENT_STATE_QUERY_STRING_MAX_LENGTH:,} characters"
+    )
 
 
 def fits_in_link(query: str) -> bool:
@@ -548,7 +567,7 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
             query[param.name] = spelled
     full = urlencode(query, doseq=True)
     if not fits_in_link(full):
-        query = {TOO_LARGE: [str(full.count("&") + 1)]}
+        query = {TOO_LARGE: [f"{full.count('&') + 1}-{len(full)}"]}
     flat = {name: tuple(v) for name, v in query.items()}
     if _url() != flat:
         st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in query.items()})
