@@ -140,16 +140,22 @@ def _order(key: str, details: BleuDetails) -> int:
 
 @no_contest.register
 def _bleu_floor(a: BleuDetails, b: BleuDetails, key: str) -> str:
-    """Neither candidate matched any k-word sequence (k <= n): both BLEU-n values are
-    pycocoevalcap's smoothing constant (1e-15 for the missing precision) under the other
-    factors, below 0.006; which is "higher" then follows the lengths, not the words."""
+    """Neither candidate matched any k-word sequence of a reference (k <= n; one too short
+    to have any matches none): BLEU-n is then 0 for both (Papineni et al.'s geometric mean of
+    the precisions), and pycocoevalcap's values differ only by its smoothing constants (a
+    missing precision of 1e-15 / count, or 1e-6 with no k-word sequence at all), which rank
+    them by length and lower orders, not by the words the order counts."""
     n = _order(key, a)
     both = [k + 1 for k in range(n) if a.correct[k] == 0 and b.correct[k] == 0]
     if not both:
         return ""
+    k = both[0]
+    none = [side for side, d in (("A", a), ("B", b)) if d.guess[k - 1] == 0]
+    has_none = f" ({' and '.join(none)} {'has' if len(none) == 1 else 'have'} none)" if none else ""
     return (
-        f"neither candidate shares a {both[0]}-word sequence with a reference: both values "
-        "come from the smoothing constant, so neither is higher"
+        f"neither candidate matches a {k}-word sequence of a reference{has_none}: BLEU-{n} is 0 "
+        "for both, and the values differ by pycocoevalcap's smoothing constants alone, so "
+        "neither is higher"
     )
 
 

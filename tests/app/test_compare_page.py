@@ -483,7 +483,7 @@ def test_bleu_values_standing_on_the_smoothing_constant_are_a_tie_in_the_verdict
         assert rows.loc[order, "A"] > rows.loc[order, "B"] > 0  # the values still differ
         assert rows.loc[order, "higher"] == "tie"
         assert rows.loc[order, "why"].startswith(
-            "neither candidate shares a 3-word sequence with a reference"
+            "neither candidate matches a 3-word sequence of a reference: "
         )
     # A matches a 2-word sequence and B none: BLEU-2 stands on A's words, a win
     assert rows.loc["BLEU-2", "higher"] == "A"
@@ -521,3 +521,22 @@ def test_a_long_caption_s_spice_parse_shows_how_far_it_is(monkeypatch, tmp_path)
     # the bar is gone once the numbers are there
     assert not [p for p in at.get("progress") if "SPICE" in str(p.proto)]
     cached.clear_scores()
+
+
+def test_a_candidate_too_short_for_the_order_is_said_to_have_none() -> None:
+    """A reference word for word but three words long has no 4-word sequence: its BLEU-4
+    (0.0316, pycocoevalcap's 1e-6 precision) and a caption matching nothing (4.5e-16) are
+    both 0 unsmoothed; the row said A "shares" no 4-word sequence, as if it had one."""
+    from capeval_core.api import score
+    from capeval_ui.views.compare import comparison_frame
+
+    refs = ["a man riding", "a man riding a horse on a beach"]
+    keys = ["bleu_3", "bleu_4"]
+    a = {k: score(k, ["a man riding"], [refs]) for k in keys}
+    b = {k: score(k, ["dog cat bird fish"], [refs]) for k in keys}
+    rows = comparison_frame(a, b).set_index("metric")
+    assert rows.loc["BLEU-3", "higher"] == "A"  # A matches every word sequence it has
+    assert rows.loc["BLEU-4", "higher"] == "tie"
+    assert rows.loc["BLEU-4", "why"].startswith(
+        "neither candidate matches a 4-word sequence of a reference (A has none): BLEU-4 is 0"
+    )
