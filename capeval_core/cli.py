@@ -625,10 +625,10 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         if missing:
             print(f"capeval: warning: {files.printable(missing)}", file=sys.stderr)
     n_references, draws = protocol.sampling if protocol is not None else (5, 5)
+    workers = _workers(args.workers)  # its warning before the bar, not on the bar's line
     with tqdm(total=None, desc="scoring", unit="metric", file=sys.stderr) as bar:
         progress = _bar_progress(bar)
 
-        workers = _workers(args.workers)
         scores = score_judgments(
             jset,
             keys,
@@ -1061,6 +1061,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             on_missing=args.on_missing or "error",
             limits=limits_of(args),
         )
+    workers = _workers(args.workers)  # its warning before the bar, not on the bar's line
     with tqdm(
         total=None,
         desc="capeval compare",
@@ -1070,7 +1071,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     ) as bar:
         progress = _bar_progress(bar)
 
-        workers = _workers(args.workers)
         with warnings.catch_warnings():  # said below, once per metric, cached runs too
             warnings.simplefilter("ignore", DegenerateCorpusWarning)
             scores = score_systems(
@@ -1746,9 +1746,9 @@ def _workers(asked: int | None) -> int:
     if asked is None:
         return cpus
     if asked > cpus:
+        used = f"{cpus} worker processes are used" if cpus > 1 else "no worker process is used"
         print(
-            f"capeval: warning: --workers {asked:,}: {cpus} CPU(s) available here, so {cpus} "
-            "worker processes are used",
+            f"capeval: warning: --workers {asked:,}: {cpus} CPU(s) available here, so {used}",
             file=sys.stderr,
         )
         return cpus

@@ -824,3 +824,17 @@ def test_human_naming_a_preset_points_to_the_preset(tmp_path):
                         "--human", "thoroughness", "--metrics", "bleu_1")  # fmt: skip
     assert code == 2 and err.count("\n") == 1, err
     assert "'thoroughness' is a preset of the format: --preset thoroughness" in err
+
+
+def test_the_workers_warning_has_a_line_of_its_own(tmp_path, monkeypatch):
+    """It was printed inside the progress bar's block, on the bar's line."""
+    monkeypatch.setattr("capeval_core.resources.available_cpus", lambda: 1)
+    code, _, err = _run(
+        "correlate", "--judgments", str(_graded(tmp_path)), "--format", "graded",
+        "--metrics", "bleu_4", "--tokenizer", "whitespace", "--workers", "30",
+    )  # fmt: skip
+    assert code == 0, err
+    assert (
+        "capeval: warning: --workers 30: 1 CPU(s) available here, so no worker process is used"
+        in err.splitlines()
+    )
