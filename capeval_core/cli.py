@@ -1288,8 +1288,10 @@ class _Once(argparse.Action):
             if isinstance(values, list):
                 values = [*getattr(namespace, self.dest), *values]
             else:
-                first = getattr(namespace, self.dest)
-                parser.error(f"{option_string} is given twice ({first} and {values}): give it once")
+                first, second = (
+                    files.printable(str(v)) for v in (getattr(namespace, self.dest), values)
+                )
+                parser.error(f"{option_string} is given twice ({first} and {second}): give it once")
         given.add(self.dest)
         setattr(namespace, self.dest, values)
 

@@ -577,6 +577,11 @@ def test_an_option_given_twice_takes_both_lists_or_is_refused(tmp_path):
         err = err_io.getvalue()
         assert refused.value.code == 2 and said in err and len(err.splitlines()) == 1, err
         assert not (tmp_path / "a.csv").exists()
+    # a value holding a line break is written escaped: still one line
+    err_io = io.StringIO()
+    with contextlib.redirect_stderr(err_io), pytest.raises(SystemExit):
+        main(["perturb", "--perturbation", "shuffle", "--candidate", "a\nb", "--candidate", "c"])
+    assert err_io.getvalue().count("\n") == 1 and "(a\\nb and c)" in err_io.getvalue()
 
 
 def test_workers_beyond_the_cpus_are_not_started(tmp_path, monkeypatch):
