@@ -155,6 +155,9 @@ def _cached_ci(
         and all(map(bound, bounds[:2]))
         and type(bounds[2]) is int
         and 0 <= bounds[2] <= n_resamples
+        # no bounds exactly when every resample was left out, and low <= high
+        and (bounds[0] is None) == (bounds[1] is None) == (bounds[2] == n_resamples)
+        and (bounds[0] is None or bounds[0] <= bounds[1])
     ):
         return _discard_ci(path, "expected [low, high, resamples left out]")
     low, high = (float("nan") if b is None else float(b) for b in bounds[:2])

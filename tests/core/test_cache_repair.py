@@ -137,6 +137,7 @@ def test_damaged_interval_entry_is_recomputed(tmp_path, monkeypatch):
     for damaged in (
         '["x", 0.5]', "[0.1]", '{"low": 1}', "[0.1, 0.9", "[true, false]",
         "[0.1, 0.9, -1]", "[0.1, 0.9, 51]", "[0.1, 0.9, 2.5]", '[0.1, 0.9, "3"]',
+        "[0.8, 0.99, 50]", "[null, null, 0]", "[0.9, 0.1, 3]", "[null, 0.5, 2]",
     ):  # fmt: skip
         path.write_text(damaged)
         with one_repair(path.name):
