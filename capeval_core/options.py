@@ -17,6 +17,8 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from capeval_core.errors import OptionError
 
 
@@ -43,7 +45,15 @@ def check_choice(name: str, value: Any, allowed: Sequence[str]) -> str:
 
 
 def check_bool(name: str, value: Any) -> bool:
-    """``value`` if it is True or False (not 0, 1 or "yes")."""
+    """``value`` if it is True or False (not 0, 1 or "yes"); numpy's ``np.True_`` as the
+    Python bool it equals.
+
+    >>> import numpy as np
+    >>> check_bool("normalize", np.False_)
+    False
+    """
+    if isinstance(value, np.bool_):
+        return bool(value)
     if not isinstance(value, bool):
         raise OptionError(f"`{name}` must be True or False (got {_shown(value)})")
     return value

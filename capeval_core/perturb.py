@@ -217,7 +217,12 @@ def perturb(caption: str, name: str, *, seed: int = 0, **options: Any) -> Pertur
             f"perturbation {name!r} takes options {sorted(spec.defaults) or 'none'} "
             f"(got {', '.join(unknown)})"
         )
-    opts = {**spec.defaults, **options}
+    # numpy's integers and arrays (a notebook's np.int64(2)) as the Python values they equal
+    given = {
+        k: v.item() if isinstance(v, np.generic) else v.tolist() if isinstance(v, np.ndarray) else v
+        for k, v in options.items()
+    }
+    opts = {**spec.defaults, **given}
     n = opts.get("n")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
         raise InputError(f"option `n` must be a positive integer or None (got {n!r})")
@@ -226,7 +231,7 @@ def perturb(caption: str, name: str, *, seed: int = 0, **options: Any) -> Pertur
         list(words), list(gaps), random.Random(int(seed)), **opts
     )
     perturbed = join_words(new_words, new_gaps) if changes else caption
-    stored = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(options.items()))
+    stored = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(given.items()))
     return Perturbation(caption, perturbed, tuple(changes), name, int(seed), note, stored)
 
 

@@ -1326,9 +1326,15 @@ def compare_systems(
     from capeval_core.stats import resampling as rs
     from capeval_core.stats.intervals import check_resampling
 
-    n_resamples = rs.DEFAULT_RESAMPLES if n_resamples is None else n_resamples
-    n_trials = rs.DEFAULT_TRIALS if n_trials is None else n_trials
-    seed = rs.DEFAULT_SEED if seed is None else seed
+    # numpy's integers (a notebook's np.int64(200)) as the Python ints they equal
+    n_resamples, n_trials, seed = (
+        int(v) if isinstance(v, np.integer) else v
+        for v in (
+            rs.DEFAULT_RESAMPLES if n_resamples is None else n_resamples,
+            rs.DEFAULT_TRIALS if n_trials is None else n_trials,
+            rs.DEFAULT_SEED if seed is None else seed,
+        )
+    )
     if paired not in rs.PAIRED_TESTS:
         raise InputError(f"`paired` must be one of {rs.PAIRED_TESTS} (got {paired!r})")
     check_resampling(level, n_resamples)

@@ -74,6 +74,8 @@ class MeteorConfig(MetricConfig):
                 check_number(name, value, at_least=0.0, at_most=None if name == "beta" else 1.0)
             object.__setattr__(self, name, default if value is None else float(value))
         w = weights if self.weights is None else self.weights
+        if isinstance(w, np.ndarray) and w.ndim == 1:  # a notebook's array of four weights
+            w = w.tolist()
         if (
             isinstance(w, str | bytes)
             or not isinstance(w, Sequence)

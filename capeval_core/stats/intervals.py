@@ -40,7 +40,8 @@ def check_resampling(level: object, n_resamples: object) -> None:
     Traceback (most recent call last):
     capeval_core.errors.InputError: `level` must be between 0 and 1, e.g. 0.95 (got 95)
     """
-    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
+    real = isinstance(level, int | float | np.integer | np.floating)
+    if isinstance(level, bool | np.bool_) or not real or not 0 < level < 1:
         raise InputError(f"`level` must be between 0 and 1, e.g. 0.95 (got {level!r})")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
         raise InputError(f"`n_resamples` must be a whole number (got {n_resamples!r})")

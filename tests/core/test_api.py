@@ -292,3 +292,37 @@ def test_one_text_where_a_list_is_expected_is_refused_naming_the_argument(tmp_pa
         load_systems([tmp_path / "a.json", tmp_path / "b.json"], {"1": ["a dog"]}, names="xy")
     with pytest.raises(InputError, match="`keys` must be a list of metric keys"):
         lab.table2("a man rides a wave", "bleu_4")
+
+
+def test_numpy_scalars_and_arrays_are_taken_as_the_python_values_they_equal():
+    """A notebook's np.int64(200), np.float32(0.9), np.array weights and np.False_ were
+    refused with messages such as "must be a whole number ... (got np.int64(200))"."""
+    from capeval_core import perturb as lab
+    from capeval_core.stats import correlate
+    from capeval_core.systems import SystemsInput, compare_systems, score_systems
+
+    weights = [1.0, 1.0, 0.6, 0.8]
+    as_list = score("meteor", ["a dog"], [["a dog runs"]], weights=weights)
+    as_array = score("meteor", ["a dog"], [["a dog runs"]], weights=np.array(weights))
+    assert as_array.value == as_list.value and str(as_array.signature) == str(as_list.signature)
+    flag = score("wmd", ["a dog"], [["a dog runs"]], normalize=np.False_)
+    assert str(flag.signature) == str(
+        score("wmd", ["a dog"], [["a dog runs"]], normalize=False).signature
+    )
+    swapped = lab.perturb("a man rides a big wave", "swap", n=np.int64(2), seed=3)
+    assert swapped == lab.perturb("a man rides a big wave", "swap", n=2, seed=3)
+    picked = lab.perturb("a child on a sofa", "synonym", positions=np.array([1]))
+    assert picked == lab.perturb("a child on a sofa", "synonym", positions=[1])
+    r = correlate([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])
+    ci = r.confidence_interval(level=np.float32(0.5), n_resamples=np.int64(40))
+    ref = r.confidence_interval(level=0.5, n_resamples=40)
+    assert (ci.low, ci.high) == (ref.low, ref.high)
+    captions = (("a dog", "a cat", "a car"), ("a dog runs", "a cat", "a red car"))
+    refs = (("a dog runs",), ("a cat sleeps",), ("a red car",))
+    data = SystemsInput(("a", "b"), (1, 2, 3), captions, refs, ("a", "b"), "r")
+    scores = score_systems(data, ["bleu_1"], use_cache=False)
+    got = compare_systems(scores, n_resamples=np.int64(50), n_trials=np.int64(20),
+                          seed=np.int64(1), use_cache=False)  # fmt: skip
+    want = compare_systems(scores, n_resamples=50, n_trials=20, seed=1, use_cache=False)
+    assert got.paired["bleu_1"]["b"].p_value == want.paired["bleu_1"]["b"].p_value
+    assert str(got.resampling) == str(want.resampling)
