@@ -228,7 +228,7 @@ def perturb(caption: str, name: str, *, seed: int = 0, **options: Any) -> Pertur
         raise InputError(f"option `n` must be a positive integer or None (got {n!r})")
     words, gaps = split_words(caption)
     new_words, new_gaps, changes, note = spec.apply(
-        list(words), list(gaps), random.Random(int(seed)), **opts
+        list(words), list(gaps), random.Random(int(seed) % 2**64), **opts
     )
     perturbed = join_words(new_words, new_gaps) if changes else caption
     stored = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(given.items()))
@@ -1012,7 +1012,9 @@ def table2(
 
 # -- batch mode ----------------------------------------------------------------------------------
 def _check_seed(seed: object) -> None:
-    """A seed is an integer (any sign, as ``random.Random`` takes it); not True, 1.5 or "3"."""
+    """A seed is an integer of any sign; not True, 1.5 or "3". A negative one is taken modulo
+    2**64, as :func:`item_seed` takes it (``random.Random`` drops the sign: seed -3 gave seed
+    3's perturbations)."""
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise InputError(f"`seed` must be an integer (got {seed!r})")
 
