@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from capeval_core.errors import CapevalError, MissingResourceError, OptionError
+from capeval_core.errors import CapevalError, InputError, MissingResourceError, OptionError
 from capeval_core.metrics import METRICS, make_batch, metric_class
 from capeval_core.results import MetricResult
 from capeval_core.tokenize import Tokenizer
@@ -147,6 +147,8 @@ def score_caption(
     >>> sorted(s.results), s.errors, s.missing
     (['bleu_1', 'rouge_l'], {}, frozenset())
     """
+    if not isinstance(references, str) and not len(references):  # not "references[0]"
+        raise InputError("`references` is empty: give at least one reference caption")
     errors: dict[str, CapevalError] = {}
     results = score_many(
         keys,

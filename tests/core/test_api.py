@@ -326,3 +326,11 @@ def test_numpy_scalars_and_arrays_are_taken_as_the_python_values_they_equal():
     want = compare_systems(scores, n_resamples=50, n_trials=20, seed=1, use_cache=False)
     assert got.paired["bleu_1"]["b"].p_value == want.paired["bleu_1"]["b"].p_value
     assert str(got.resampling) == str(want.resampling)
+
+
+def test_score_caption_names_its_own_argument_when_references_are_empty():
+    from capeval_core.api import score_caption
+    from capeval_core.errors import InputError
+
+    with pytest.raises(InputError, match=r"^`references` is empty: give at least one"):
+        score_caption(["bleu_1"], "a dog", [])
