@@ -24,6 +24,7 @@ from capeval_core.stats.intervals import (
     ConfidenceInterval,
     check_resampling,
     percentile_interval,
+    seeded,
     tame,
 )
 from capeval_core.stats.kendall_counts import levels, resampled_kendall, sorted_groups
@@ -467,7 +468,7 @@ def _resample_weights(
     With ``groups`` (labels 0..G-1) the draws are of groups, and each item weighs as its
     group."""
     size = n if groups is None else int(groups.max()) + 1
-    rng = np.random.default_rng(seed)
+    rng = seeded(seed)
     for start in range(0, n_resamples, chunk):
         rows = min(chunk, n_resamples - start)
         idx = rng.integers(0, size, size=(rows, size))

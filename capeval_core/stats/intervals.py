@@ -49,6 +49,20 @@ def check_resampling(level: object, n_resamples: object) -> None:
         raise InputError(f"`n_resamples` must be at least 1 (got {n_resamples})")
 
 
+def seeded(seed: object) -> np.random.Generator:
+    """``numpy.random.default_rng(seed)`` for a seed that is None or a whole number >= 0,
+    said as the argument (numpy's own errors for "3", -1 or 1.5 name neither).
+
+    >>> seeded(-1)
+    Traceback (most recent call last):
+    capeval_core.errors.InputError: `seed` must be None or a whole number >= 0 (got -1)
+    """
+    whole = isinstance(seed, int | np.integer) and not isinstance(seed, bool)
+    if seed is not None and not (whole and seed >= 0):  # type: ignore[operator]
+        raise InputError(f"`seed` must be None or a whole number >= 0 (got {seed!r})")
+    return np.random.default_rng(seed)  # type: ignore[arg-type]
+
+
 #: the method of an interval whose resamples drew groups of items (a caption's rows)
 OVER_GROUPS = "percentile bootstrap over groups of items (a group's items drawn together)"
 

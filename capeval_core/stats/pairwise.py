@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from capeval_core.errors import InputError, ItemsLeftOutWarning, refuse_text
+from capeval_core.stats.intervals import seeded
 
 MetricTie = Literal["half", "correct", "wrong"]
 HumanTie = Literal["random", "drop"]
@@ -85,7 +86,7 @@ def sample_references(
     refuse_text(references, "references", "reference lists, one per pair")
     for i, refs in enumerate(references):
         refuse_text(refs, f"references[{i}]", "reference captions")
-    rng = np.random.default_rng(seed)
+    rng = seeded(seed)
     out = []
     for _ in range(draws):
         drawn = []
@@ -163,7 +164,7 @@ def pairwise_accuracy(
     keep = labelled & ~unscored
     if human_tie == "random":
         # seeded coin per tied pair, drawn in pair order so the result is reproducible
-        rng = np.random.default_rng(seed)
+        rng = seeded(seed)
         pref[ties] = np.where(rng.random(int(ties.sum())) < 0.5, 1.0, -1.0)
     else:
         keep &= ~ties

@@ -47,6 +47,7 @@ import numpy as np
 
 from capeval_core.errors import InputError
 from capeval_core.metrics.statistics import ItemStatistics, weights_from_indices
+from capeval_core.stats.intervals import seeded
 
 _K = TypeVar("_K")
 
@@ -70,7 +71,7 @@ def _chunk_rows(n: int, rows: int) -> int:
 def bootstrap_indices(n: int, n_resamples: int, seed: int | None) -> Iterator[np.ndarray]:
     """The resampled image indices, chunk by chunk: ``(rows, n)`` arrays drawn with
     ``rng.integers(0, n, size=(rows, n))`` from ``default_rng(seed)``, in order."""
-    rng = np.random.default_rng(seed)
+    rng = seeded(seed)
     chunk = _chunk_rows(n, n_resamples)
     for start in range(0, n_resamples, chunk):
         yield rng.integers(0, n, size=(min(chunk, n_resamples - start), n))
@@ -80,7 +81,7 @@ def randomization_swaps(n: int, n_trials: int, seed: int | None) -> Iterator[np.
     """The swaps of approximate randomization, chunk by chunk: boolean ``(rows, n)`` arrays
     (True: the first pseudo-system keeps the first system's caption), from
     ``default_rng(seed)``, as sacrebleu draws them."""
-    rng = np.random.default_rng(seed)
+    rng = seeded(seed)
     chunk = _chunk_rows(n, n_trials)
     for start in range(0, n_trials, chunk):
         yield rng.integers(2, size=(min(chunk, n_trials - start), n), dtype=bool)

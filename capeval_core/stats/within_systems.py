@@ -33,6 +33,7 @@ from capeval_core.stats.intervals import (
     ConfidenceInterval,
     check_resampling,
     percentile_interval,
+    seeded,
     tame,
 )
 
@@ -97,7 +98,7 @@ def resampled_means(
 ) -> dict[_K, np.ndarray]:
     """``(n_resamples, n_systems)`` means of each array, items resampled within systems with
     ``default_rng(seed)`` (system by system, in order of first appearance)."""
-    rng = np.random.default_rng(seed)
+    rng = seeded(seed)
     out = {k: np.empty((n_resamples, n_systems)) for k in arrays}
     for s in range(n_systems):
         members = np.flatnonzero(codes == s)

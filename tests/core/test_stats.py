@@ -792,3 +792,28 @@ def test_series_of_the_same_items_in_another_order_are_refused_not_paired_by_pos
     # the same index (a data frame's columns): paired as they are
     df = pd.DataFrame({"m": m.to_numpy(), "h": h.to_numpy()}, index=list("wxyz"))
     assert correlate(df.m, df.h, "pearson").statistic == pytest.approx(df.m.corr(df.h))
+
+
+def test_a_seed_numpy_refuses_is_said_as_the_argument():
+    """seed="x" or -1 ended in numpy's TypeError or ValueError, naming neither the argument
+    nor what it takes."""
+    from capeval_core.stats import (
+        bootstrap_statistics,
+        correlate,
+        pairwise_accuracy,
+        sample_references,
+    )
+
+    r = correlate([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])
+    for seed in ("x", -1, 1.5, True):
+        for call in (
+            lambda s=seed: r.confidence_interval(n_resamples=10, seed=s),
+            lambda s=seed: bootstrap_statistics([1, 2, 3], [3, 1, 2], "pearson", 10, s),
+            lambda s=seed: pairwise_accuracy([0.5, 0.1], [0.2, 0.3], [0, 1], seed=s),
+            lambda s=seed: sample_references([["a", "b", "c"]], 1, 1, seed=s),
+        ):
+            with pytest.raises(InputError, match=r"`seed` must be None or a whole number >= 0"):
+                call()
+    assert r.confidence_interval(n_resamples=10, seed=np.int64(3)) == r.confidence_interval(
+        n_resamples=10, seed=3
+    )
