@@ -72,6 +72,10 @@ def score_many(
     if isinstance(keys, str):
         raise OptionError(f"`keys` must be a list of metric keys, not one string ({keys!r})")
     keys = list(keys)  # a generator's keys were used up by the check below: nothing scored
+    if errors is not None and not isinstance(errors, dict):
+        raise OptionError(
+            f"`errors` must be a dict to collect them in (got {type(errors).__name__})"
+        )
     options = {} if options is None else options
     if not isinstance(options, Mapping) or not all(
         isinstance(v, Mapping) for v in options.values()

@@ -923,6 +923,10 @@ def score_perturbations(
     refs = tuple(references)
     if isinstance(references, str) or not refs:
         raise InputError("`references` must be a non-empty list of captions")
+    one = isinstance(perturbations, Perturbation | str)
+    perturbations = () if one else tuple(perturbations)  # a generator, used once
+    if one or not all(isinstance(p, Perturbation) for p in perturbations):
+        raise InputError("`perturbations` must be a list of Perturbation (from perturb())")
     if not perturbations:
         return ()
     cands = [p.original for p in perturbations] + [p.perturbed for p in perturbations]

@@ -502,6 +502,8 @@ def score_systems(
     keys = list(dict.fromkeys(keys))
     if not keys:
         raise InputError("no metric keys given")
+    if isinstance(workers, bool) or not isinstance(workers, int | np.integer) or workers < 0:
+        raise InputError(f"`workers` must be a whole number >= 0 (got {workers!r})")
     options = options or {}
     configured = configure(keys, tokenizer, options, on_error)
     groups = configured.groups

@@ -81,8 +81,10 @@ def sample_references(
     >>> sample_references([["a", "b", "c"]], n_references=2, draws=1, seed=0)
     [[('b', 'c')]]
     """
-    if n_references < 1 or draws < 1:
-        raise InputError("`n_references` and `draws` must be at least 1")
+    for name, value in (("n_references", n_references), ("draws", draws)):
+        whole = isinstance(value, int | np.integer) and not isinstance(value, bool)
+        if not whole or value < 1:
+            raise InputError(f"`{name}` must be a whole number >= 1 (got {value!r})")
     refuse_text(references, "references", "reference lists, one per pair")
     for i, refs in enumerate(references):
         refuse_text(refs, f"references[{i}]", "reference captions")

@@ -74,6 +74,8 @@ def williams_test(
     if alternative not in ("greater", "two-sided"):
         raise InputError(f"`alternative` must be 'greater' or 'two-sided' (got {alternative!r})")
     for name, r in (("r12", r12), ("r13", r13), ("r23", r23)):
+        if isinstance(r, bool) or not isinstance(r, int | float | np.integer | np.floating):
+            raise InputError(f"`{name}` must be a correlation, a number (got {r!r})")
         if abs(r) > 1:  # NaN passes: a correlation that is not defined gives NaN below
             raise InputError(f"`{name}` must be a correlation, between -1 and 1 (got {r})")
     if absolute:
@@ -176,6 +178,11 @@ def williams_matrix(
     >>> m.metrics, bool(np.isnan(m.pvalues[1, 0]))
     (('a', 'b'), True)
     """
+    if not isinstance(metric_scores, Mapping):
+        raise InputError(
+            "`metric_scores` must map each metric's name to its scores "
+            f"(got {type(metric_scores).__name__})"
+        )
     n = len(human)
     if n <= 3:  # said whatever the scores (a test is run only where one |r| is higher)
         raise InputError(f"the Williams test needs n > 3 items (got {n})")

@@ -334,3 +334,36 @@ def test_score_caption_names_its_own_argument_when_references_are_empty():
 
     with pytest.raises(InputError, match=r"^`references` is empty: give at least one"):
         score_caption(["bleu_1"], "a dog", [])
+
+
+def test_misplaced_arguments_are_said_as_the_argument_not_a_bare_error():
+    """Each ended in a TypeError or AttributeError from deep inside."""
+    from capeval_core import perturb as lab
+    from capeval_core.errors import InputError
+    from capeval_core.stats import sample_references, williams_matrix, williams_test
+    from capeval_core.systems import SystemsInput, score_systems
+
+    p = lab.perturb("a man rides a wave", "shuffle", seed=0)
+    data = SystemsInput(("a",), (1,), (("a dog",),), (("a dog runs",),), ("a",), "r")
+    h = [1.0, 2.0, 3.0, 4.0, 5.0]
+    calls = {
+        r"`n_references` must be a whole number >= 1 \(got 2.0\)":
+            lambda: sample_references([["a", "b", "c"]], 2.0, 1),
+        r"`draws` must be a whole number >= 1 \(got True\)":
+            lambda: sample_references([["a", "b", "c"]], 2, True),
+        r"`r12` must be a correlation, a number \(got None\)":
+            lambda: williams_test(None, 0.5, 0.5, 20),
+        r"`metric_scores` must map each metric's name to its scores \(got list\)":
+            lambda: williams_matrix(h, [h, h]),
+        r"`workers` must be a whole number >= 0 \(got '2'\)":
+            lambda: score_systems(data, ["bleu_1"], workers="2", use_cache=False),
+        r"`errors` must be a dict to collect them in \(got list\)":
+            lambda: score_many(["bleu_1"], ["a dog"], [["a dog"]], errors=[]),
+        r"`perturbations` must be a list of Perturbation":
+            lambda: lab.score_perturbations(p, ["a man surfing"], ["bleu_1"]),
+    }  # fmt: skip
+    for message, call in calls.items():
+        with pytest.raises(InputError, match=message):
+            call()
+    scored = lab.score_perturbations((q for q in [p]), ["a man surfing"], ["bleu_1"])
+    assert len(scored) == 1  # a generator of them is taken
