@@ -20,6 +20,7 @@ import functools
 import gzip
 import hashlib
 import io
+import os
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -279,6 +280,10 @@ def load_embeddings(path: str | Path, *, name: str | None = None) -> Embeddings:
     >>> emb.name, emb.dimension, len(emb), emb.source.split(":")[0]
     ('tiny.txt', 3, 2, 'word2vec-text')
     """
+    if not isinstance(path, str | os.PathLike):
+        raise InputError(f"`path` must be a word-vector file's path (got {type(path).__name__})")
+    if name is not None and not isinstance(name, str):
+        raise InputError(f"`name` must be text, the vectors' name (got {type(name).__name__})")
     path = Path(path)
     if path.is_dir():
         raise InputError(f"embeddings file {path} is a folder: name the word-vector file in it")

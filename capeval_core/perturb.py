@@ -492,6 +492,10 @@ def _synonym(words, gaps, rng, *, n, positions):
         if _content(w) and w.lower() not in numbers and s.synsets_of(w.lower())
     ]
     if positions is not None:
+        if isinstance(positions, int | str):  # one index, not a list of them
+            raise InputError(
+                f"option `positions` must be a list of word indices (got {positions!r})"
+            )
         bad = [p for p in positions if not isinstance(p, int) or not 0 <= p < len(words)]
         if bad:
             raise InputError(

@@ -11,7 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from capeval_core.errors import JudgmentFormatError, OptionError, UnknownKeyError, refuse_text
+from capeval_core.errors import (
+    InputError,
+    JudgmentFormatError,
+    OptionError,
+    UnknownKeyError,
+    refuse_text,
+)
 from capeval_core.files import Limits, locate
 from capeval_core.judgments import composite, flickr8k, pascal50s, protocols, thumb
 from capeval_core.judgments.abstract50s import load_abstract50s
@@ -138,6 +144,8 @@ def load_judgments(
     >>> load_judgments(p, "graded").describe()
     '1 read, 1 scored'
     """
+    if not isinstance(path, str | os.PathLike):
+        raise InputError(f"`path` must be a file or folder path (got {type(path).__name__})")
     if "score_columns" in options:
         refuse_text(options["score_columns"], "score_columns", "column names")
     loader = LOADERS.get(format)

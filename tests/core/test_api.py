@@ -367,3 +367,19 @@ def test_misplaced_arguments_are_said_as_the_argument_not_a_bare_error():
             call()
     scored = lab.score_perturbations((q for q in [p]), ["a man surfing"], ["bleu_1"])
     assert len(scored) == 1  # a generator of them is taken
+
+
+def test_paths_and_positions_of_the_wrong_kind_are_said_as_the_argument():
+    from capeval_core import perturb as lab
+    from capeval_core.embeddings import load_embeddings
+    from capeval_core.errors import InputError
+    from capeval_core.judgments import load_judgments
+
+    with pytest.raises(InputError, match=r"`path` must be a file or folder path \(got NoneType\)"):
+        load_judgments(None, "graded")
+    with pytest.raises(InputError, match=r"`path` must be a word-vector file's path"):
+        load_embeddings(None)
+    with pytest.raises(InputError, match=r"`name` must be text"):
+        load_embeddings("vectors.txt", name=5)
+    with pytest.raises(InputError, match=r"`positions` must be a list of word indices \(got 1\)"):
+        lab.perturb("a child on a sofa", "synonym", positions=1)
