@@ -97,6 +97,13 @@ def score_many(
             )
     for key in keys:
         _check_key(key)
+    scored = {metric_class(k).key for k in keys}
+    for key, opts in options.items():  # a metric not scored: its options checked all the same
+        if key not in scored:
+            try:
+                metric_class(key).configured(opts)
+            except OptionError as exc:
+                raise OptionError(f"`options[{key!r}]`: {exc}") from None
     batch = make_batch(candidates, references, tokenizer)
     by_metric: dict[str, MetricResult | CapevalError] = {}
     out: dict[str, MetricResult] = {}

@@ -290,13 +290,7 @@ class Metric(ABC):
         if config is not None and options:
             raise OptionError("pass either `config` or keyword options, not both")
         if config is None:
-            valid = [f.name for f in dataclasses.fields(self.Config)]
-            unknown = sorted(set(options) - set(valid))
-            if unknown:
-                raise OptionError(
-                    f"unknown option(s) {unknown} for metric {self.key!r}; valid options: {valid}"
-                )
-            config = self.Config(**options)
+            config = self.configured(options)
         elif not isinstance(config, self.Config):
             raise OptionError(
                 f"`config` of metric {self.key!r} must be a {self.Config.__name__} "
@@ -304,6 +298,18 @@ class Metric(ABC):
             )
         self.config = config
         self.tokenizer = get_tokenizer(tokenizer)
+
+    @classmethod
+    def configured(cls, options: Mapping[str, Any]) -> MetricConfig:
+        """The metric's :attr:`Config` of keyword ``options``, every name and value checked
+        (also for a metric a call does not score: its options were ignored unchecked)."""
+        valid = [f.name for f in dataclasses.fields(cls.Config)]
+        unknown = sorted(set(options) - set(valid))
+        if unknown:
+            raise OptionError(
+                f"unknown option(s) {unknown} for metric {cls.key!r}; valid options: {valid}"
+            )
+        return cls.Config(**options)
 
     # -- metadata ---------------------------------------------------------------------------
     @classmethod

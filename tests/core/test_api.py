@@ -383,3 +383,15 @@ def test_paths_and_positions_of_the_wrong_kind_are_said_as_the_argument():
         load_embeddings("vectors.txt", name=5)
     with pytest.raises(InputError, match=r"`positions` must be a list of word indices \(got 1\)"):
         lab.perturb("a child on a sofa", "synonym", positions=1)
+
+
+def test_options_of_a_metric_not_scored_are_checked_all_the_same():
+    """options={"cider_d": {"sigma": "x"}} passed without a word when CIDEr-D was not scored."""
+    from capeval_core.errors import OptionError
+
+    with pytest.raises(OptionError, match=r"^`options\['cider_d'\]`: `sigma` must be a finite"):
+        score_many(["bleu_1"], ["a dog"], [["a dog"]], options={"cider_d": {"sigma": "x"}})
+    with pytest.raises(OptionError, match=r"unknown option\(s\) \['sigam'\] for metric 'cider_d'"):
+        score_many(["bleu_1"], ["a dog"], [["a dog"]], options={"cider_d": {"sigam": 6.0}})
+    ok = score_many(["bleu_1"], ["a dog"], [["a dog"]], options={"cider_d": {"sigma": 6.0}})
+    assert list(ok) == ["bleu_1"]
