@@ -1004,7 +1004,13 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             for k in scores.before:
                 b, a = scores.before[k], scores.after[k]
                 print(f"{k:<10} {b:.6f} -> {a:.6f}  ({a - b:+.6f})")
-        _warn_notes(scores.notes)  # CIDEr-D of one caption's references (--cider-idf corpus)
+        if "cider_d" in scores.notes:  # its two "images" are the caption and its perturbation
+            print(
+                "capeval: warning: cider_d: with --cider-idf corpus the caption and its "
+                "perturbation share the references, so every n-gram's idf is 0 and so is every "
+                "score; use --cider-idf coco-val2014",
+                file=sys.stderr,
+            )
     for key, msg in out["skipped"].items():
         print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if args.json:
@@ -1446,7 +1452,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--reference", action="append", metavar="TEXT", help="a reference (repeat the option)"
     )
     pert.add_argument("--perturbation", required=True, metavar="NAME", help="registry name")
-    pert.add_argument("--seed", type=_SEED, default=0)
+    pert.add_argument("--seed", type=_SEED, default=0, help="seed of the perturbation (default 0)")
     pert.add_argument(
         "--metrics",
         nargs="+",

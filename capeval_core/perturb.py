@@ -5,8 +5,9 @@ CIDEr drop when words are reordered, CIDEr collapses on synonyms, WMD barely mov
 module makes that experiment repeatable on any caption and on whole datasets.
 
 Every perturbation is registered in :data:`PERTURBATIONS` (house style, principle 4), is pure
-and seeded (``random.Random(seed)``), and returns a frozen :class:`Perturbation` that records
-what changed. A caption with nothing eligible comes back unchanged, with a note saying so.
+and seeded (``random.Random(seed % 2**64)``: a negative seed is not its absolute value), and
+returns a frozen :class:`Perturbation` that records what changed. A caption with nothing
+eligible comes back unchanged, with a note saying so.
 
 Perturbations work on the words of the raw caption (:func:`split_words`: runs of letters and
 digits, with inner apostrophes and hyphens); the text between words (spaces, punctuation) is
@@ -1028,9 +1029,8 @@ def _check_seed(seed: object) -> None:
 
 
 def item_seed(seed: int, index: int) -> int:
-    """The seed item ``index`` of a batch run with ``seed`` uses (reproduces it alone). A
-    negative seed is taken modulo 2**64 (SeedSequence takes none below 0); the others keep
-    their seeds.
+    """The seed item ``index`` of a batch run with ``seed`` uses (reproduces it alone). Every
+    seed is taken modulo 2**64 (SeedSequence takes none below 0).
 
     >>> item_seed(0, 0) == item_seed(0, 0) != item_seed(0, 1)
     True

@@ -118,8 +118,10 @@ values are paired by position; align them first (e.g. y.reindex(x.index)) or pas
             )
 
 
-def _pair(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    check_aligned(x=x, y=y)
+def _pair(
+    x: Sequence[float], y: Sequence[float], names: tuple[str, str] = ("x", "y")
+) -> tuple[np.ndarray, np.ndarray]:
+    check_aligned(**dict(zip(names, (x, y), strict=True)))
     xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xa.ndim != 1 or xa.shape != ya.shape:
         raise InputError(
@@ -226,7 +228,7 @@ def system_level(
     >>> (r.n, r.level, round(r.statistic, 4))
     (3, 'system', 0.9707)
     """
-    s, h = _pair(scores, humans)
+    s, h = _pair(scores, humans, ("scores", "humans"))
     refuse_text(systems, "systems", "system names, one per item")
     if len(systems) != s.size:
         raise InputError(

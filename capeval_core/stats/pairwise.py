@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from capeval_core.errors import InputError, ItemsLeftOutWarning, refuse_text
+from capeval_core.stats.correlation import check_aligned
 from capeval_core.stats.intervals import seeded
 
 MetricTie = Literal["half", "correct", "wrong"]
@@ -145,6 +146,7 @@ def pairwise_accuracy(
         raise InputError(f"`metric_tie` must be one of {list(_TIE_CREDIT)} (got {metric_tie!r})")
     if human_tie not in ("random", "drop"):
         raise InputError(f"`human_tie` must be 'random' or 'drop' (got {human_tie!r})")
+    check_aligned(scores_a=scores_a, scores_b=scores_b, preferences=preferences)
     a = np.atleast_2d(np.asarray(scores_a, dtype=float))
     b = np.atleast_2d(np.asarray(scores_b, dtype=float))
     pref = _preferences(preferences).copy()

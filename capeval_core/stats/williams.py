@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from capeval_core.errors import InputError
-from capeval_core.stats.correlation import correlate
+from capeval_core.stats.correlation import check_aligned, correlate
 
 Alternative = Literal["greater", "two-sided"]
 #: how far below 0 rounding takes |R| of correlations computed from one set of scores
@@ -141,6 +141,8 @@ def correlation_matrix(
     ({'a': 0.9, 'b': 0.8}, [[1.0, 0.6], [0.6, 1.0]])
     """
     keys = list(metric_scores)
+    for k in keys:  # named as the caller's arguments, not correlate's x and y
+        check_aligned(**{"human": human, f"metric_scores[{k!r}]": metric_scores[k]})
     for name, values in (
         ("the human scores", human),
         *((f"{k!r}", metric_scores[k]) for k in keys),

@@ -204,8 +204,9 @@ def test_one_caption_says_what_score_says_of_degenerate_input(capsys) -> None:
     assert data["scores"]["cider_d"] == {"before": 0.0, "after": 0.0}
     lines = err.splitlines()
     assert "capeval: warning: --reference 2 (in the order given) is blank" in lines[0]
-    assert lines[1].startswith("capeval: warning: cider_d: CIDEr-D takes its IDF from the")
-    assert "--cider-idf coco-val2014" in lines[1]
+    # said of the caption and its perturbation (it spoke of "2 images")
+    assert lines[1].startswith("capeval: warning: cider_d: with --cider-idf corpus the caption")
+    assert "--cider-idf coco-val2014" in lines[1] and "images" not in lines[1]
     # the default IDF for one caption: no note
     code, _, err = _run(
         capsys, "perturb", "--candidate", "a man rides a horse", "--reference",

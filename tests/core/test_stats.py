@@ -817,3 +817,18 @@ def test_a_seed_numpy_refuses_is_said_as_the_argument():
     assert r.confidence_interval(n_resamples=10, seed=np.int64(3)) == r.confidence_interval(
         n_resamples=10, seed=3
     )
+
+
+def test_series_refusals_name_the_callers_arguments():
+    import pandas as pd
+
+    from capeval_core.stats import pairwise_accuracy, system_level, williams_matrix
+
+    shuffled = pd.Series([0.2, 0.3, 0.1, 0.4], index=[2, 1, 0, 3])
+    plain = pd.Series([0.5, 0.1, 0.3, 0.2])
+    with pytest.raises(InputError, match=r"^`scores_a` and `scores_b` are pandas Series"):
+        pairwise_accuracy(plain, shuffled, [1, -1, 1, 1])
+    with pytest.raises(InputError, match=r"^`scores` and `humans` are pandas Series"):
+        system_level(plain, shuffled, ["a", "a", "b", "b"])
+    with pytest.raises(InputError, match=r"^`human` and `metric_scores\['m'\]` are pandas"):
+        williams_matrix(plain, {"m": shuffled, "n": plain})
