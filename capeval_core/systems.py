@@ -1099,21 +1099,13 @@ def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
     cells a spreadsheet would evaluate escaped; the signatures are in :func:`signatures_text`)
     or ``"json"`` (an object with the signatures and one record per image).
 
-    >>> base = ("a dog", "a cat on a bed", "a car")
-    >>> new = ("a dog runs on the grass", "a cat sleeps", "a red car")
-    >>> refs = (("a big dog runs on grass",), ("a cat sleeps on a bed",), ("a red car on a road",))
-    >>> data = SystemsInput(("base", "new"), (1, 2, 3), (base, new), refs,
-    ...                     ("base.json", "new.json"), "refs.json")
-    >>> import tempfile
-    >>> from unittest import mock
-    >>> with tempfile.TemporaryDirectory() as tmp:  # the score cache kept in a temporary folder
-    ...     with mock.patch.dict(os.environ, {"CAPEVAL_SCORES_CACHE_DIR": tmp}):
-    ...         c = compare_systems(score_systems(data, ["bleu_4", "rouge_l"]))
-    >>> per_item_text(c, "csv").splitlines()[0]
-    'image_id,base: caption,new: caption,base: bleu_4,new: bleu_4,base: rouge_l,new: rouge_l'
+    >>> data = demo_systems(3)  # three systems on three COCO val2014 images
+    >>> c = compare_systems(score_systems(data, ["rouge_l"], use_cache=False), use_cache=False)
+    >>> per_item_text(c, "csv").splitlines()[0].split(",")[:3]
+    ['image_id', 'first caption: caption', 'second caption: caption']
     >>> items = json.loads(per_item_text(c, "json"))["items"]
-    >>> len(items), items[0]["new: caption"], round(items[0]["new: rouge_l"], 4)
-    (3, 'a dog runs on the grass', 0.8333)
+    >>> len(items), sorted(items[0])[0]
+    (3, 'first caption reversed: caption')
     """
     from capeval_core.stats.export import to_csv_text
 
@@ -1139,20 +1131,11 @@ def signatures_text(comparison: SystemsComparison, describes: str = "") -> str:
     """The sidecar JSON of a per-image CSV: the capeval version, the systems, the references
     and each key's signature (metric and resampling).
 
-    >>> base = ("a dog", "a cat on a bed", "a car")
-    >>> new = ("a dog runs on the grass", "a cat sleeps", "a red car")
-    >>> refs = (("a big dog runs on grass",), ("a cat sleeps on a bed",), ("a red car on a road",))
-    >>> data = SystemsInput(("base", "new"), (1, 2, 3), (base, new), refs,
-    ...                     ("base.json", "new.json"), "refs.json")
-    >>> import tempfile
-    >>> from unittest import mock
-    >>> with tempfile.TemporaryDirectory() as tmp:  # the score cache kept in a temporary folder
-    ...     with mock.patch.dict(os.environ, {"CAPEVAL_SCORES_CACHE_DIR": tmp}):
-    ...         c = compare_systems(score_systems(data, ["bleu_4", "rouge_l"]))
+    >>> data = demo_systems(3)
+    >>> c = compare_systems(score_systems(data, ["rouge_l"], use_cache=False), use_cache=False)
     >>> sidecar = json.loads(signatures_text(c, "items.csv"))
-    >>> sorted(sidecar), sidecar["systems"], sidecar["signatures"]["rouge_l"].split("|")[:2]
-    (['capeval', 'describes', 'references', 'references_sha256', 'signatures', 'systems'], \
-['base', 'new'], ['rouge_l', 'beta:1.2'])
+    >>> sorted(sidecar)[:3], sidecar["signatures"]["rouge_l"].split("|")[:2]
+    (['capeval', 'describes', 'references'], ['rouge_l', 'beta:1.2'])
     """
     from capeval_core.stats.export import signatures_text as text
 
@@ -1247,12 +1230,9 @@ def _bootstrap(
         digest = scores.input.digest(i)
         for m in metrics:
             rows = _rows_key(scores, m)  # the images compared, when some were left out
-            paths[s, m] = _cache_file(digest, f"{signature[m]}|{extra}{rows}")
-            got = (
-                batch.load_entry(paths[s, m], ["values"], None)
-                if use_cache and seed is not None
-                else None
-            )
+            cached = use_cache and seed is not None  # else no cache folder is even made
+            paths[s, m] = _cache_file(digest, f"{signature[m]}|{extra}{rows}") if cached else None
+            got = batch.load_entry(paths[s, m], ["values"], None) if cached else None
             if got is not None and got.get("values", np.empty(0)).shape[0] == n_resamples:
                 boot[s, m] = got["values"]
     todo = {k: scores.statistics[k[0]][k[1]] for k in paths if k not in boot}
@@ -1308,22 +1288,13 @@ def compare_systems(
     only (every system is resampled with the same weights), so with ``use_cache`` they are
     kept in the score cache beside its scores.
 
-    >>> base = ("a dog", "a cat on a bed", "a car")
-    >>> new = ("a dog runs on the grass", "a cat sleeps", "a red car")
-    >>> refs = (("a big dog runs on grass",), ("a cat sleeps on a bed",), ("a red car on a road",))
-    >>> data = SystemsInput(("base", "new"), (1, 2, 3), (base, new), refs,
-    ...                     ("base.json", "new.json"), "refs.json")
-    >>> import tempfile
-    >>> from unittest import mock
-    >>> scores = score_systems(data, ["bleu_4", "rouge_l"], use_cache=False)
-    >>> with tempfile.TemporaryDirectory() as tmp:  # the score cache kept in a temporary folder
-    ...     with mock.patch.dict(os.environ, {"CAPEVAL_SCORES_CACHE_DIR": tmp}):
-    ...         c = compare_systems(scores)
-    >>> t = c.paired["rouge_l"]["new"]  # "new" against the baseline, "base"
-    >>> round(t.delta, 4), round(t.p_bootstrap, 4), round(t.p_randomization, 4)
-    (0.0931, 0.1978, 0.7419)
-    >>> [round(x, 4) for x in c.ci["new"]["rouge_l"]], str(c.resampling)
-    ([0.6289, 0.8333], 'paired:bs+ar|resamples:1000|trials:10000|seed:12345|level:0.95')
+    >>> scores = score_systems(demo_systems(3), ["rouge_l"], use_cache=False)
+    >>> c = compare_systems(scores, use_cache=False)
+    >>> t = c.paired["rouge_l"]["first caption reversed"]  # against the baseline, the first
+    >>> c.baseline, round(t.delta, 4), round(t.p_bootstrap, 4), round(t.p_randomization, 4)
+    ('first caption', -0.0899, 0.001, 0.249)
+    >>> [round(x, 4) for x in c.ci["first caption reversed"]["rouge_l"]], str(c.resampling)
+    ([0.1818, 0.2947], 'paired:bs+ar|resamples:1000|trials:10000|seed:12345|level:0.95')
     """
     from capeval_core.stats import resampling as rs
     from capeval_core.stats.intervals import check_resampling

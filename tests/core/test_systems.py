@@ -506,3 +506,14 @@ def test_references_given_as_a_dict_in_memory(tmp_path):
     assert given.reference_source == "the references given"
     with pytest.raises(InputError, match=r"references: give a file path.*\(got int\)"):
         load_systems(files, 5)
+
+
+def test_compare_systems_without_its_cache_makes_no_cache_folder(tmp_path, monkeypatch):
+    """use_cache=False still made the score cache's folder (the paths were computed first)."""
+    from capeval_core.systems import compare_systems, demo_systems, score_systems
+
+    folder = tmp_path / "scores"
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(folder))
+    scores = score_systems(demo_systems(3), ["rouge_l"], use_cache=False)
+    compare_systems(scores, n_resamples=20, n_trials=20, use_cache=False)
+    assert not folder.exists()
