@@ -6,7 +6,6 @@ Constant input gives NaN with scipy's ``ConstantInputWarning`` (house style, Sta
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 
 from capeval_core.errors import InputError, refuse_text
@@ -22,6 +20,7 @@ from capeval_core.resources import available_cpus
 from capeval_core.stats.intervals import (
     OVER_GROUPS,
     ConfidenceInterval,
+    check_aligned,
     check_resampling,
     percentile_interval,
     seeded,
@@ -95,27 +94,6 @@ class CorrelationResult:
 
     def __str__(self) -> str:
         return f"{self.method} = {self.statistic:.4f} (p = {self.pvalue:.3g}, n = {self.n})"
-
-
-def check_aligned(**named: object) -> None:
-    """Refuse pandas Series whose indexes differ: values are paired by position, as scipy
-    pairs them, where pandas' own ``corr`` lines items up by index, so two Series of the
-    same items in another order gave another correlation without a word.
-
-    >>> import pandas as pd
-    >>> check_aligned(x=pd.Series([1, 2], index=["a", "b"]), y=pd.Series([2, 1], index=["b", "a"]))
-    Traceback (most recent call last):
-    capeval_core.errors.InputError: `x` and `y` are pandas Series with different indexes: \
-values are paired by position; align them first (e.g. y.reindex(x.index)) or pass .to_numpy()
-    """
-    series = [(name, v) for name, v in named.items() if isinstance(v, pd.Series)]
-    for (first, a), (other, b) in itertools.pairwise(series):
-        if not a.index.equals(b.index):
-            raise InputError(
-                f"`{first}` and `{other}` are pandas Series with different indexes: values "
-                f"are paired by position; align them first (e.g. {other}.reindex({first}.index)) "
-                "or pass .to_numpy()"
-            )
 
 
 def _pair(

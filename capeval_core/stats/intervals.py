@@ -10,6 +10,8 @@ shared by item-level resampling (:mod:`.correlation`), resampling within systems
 
 from __future__ import annotations
 
+import itertools
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +63,37 @@ def seeded(seed: object) -> np.random.Generator:
     if seed is not None and not (whole and seed >= 0):  # type: ignore[operator]
         raise InputError(f"`seed` must be None or a whole number >= 0 (got {seed!r})")
     return np.random.default_rng(seed)  # type: ignore[arg-type]
+
+
+def check_aligned(**named: object) -> None:
+    """Refuse pandas Series whose indexes differ: values are paired by position, as scipy
+    pairs them, where pandas' own ``corr`` lines items up by index, so two Series of the
+    same items in another order gave another correlation without a word.
+
+    >>> import pandas as pd
+    >>> check_aligned(x=pd.Series([1, 2], index=["a", "b"]), y=pd.Series([2, 1], index=["b", "a"]))
+    Traceback (most recent call last):
+    capeval_core.errors.InputError: `x` and `y` are pandas Series with different indexes: \
+values are paired by position; align them first (e.g. y.reindex(x.index)) or pass .to_numpy()
+    """
+    pd = sys.modules.get("pandas")  # no Series without pandas loaded: nothing imported here
+    if pd is None:
+        return
+    series = [(name, v) for name, v in named.items() if isinstance(v, pd.Series)]
+    for (first, a), (other, b) in itertools.pairwise(series):
+        if not a.index.equals(b.index):
+            raise InputError(
+                f"`{first}` and `{other}` are pandas Series with different indexes: values "
+                f"are paired by position; align them first (e.g. {other}.reindex({first}.index)) "
+                "or pass .to_numpy()"
+            )
+
+
+def is_na(value: object) -> bool:
+    """Whether ``value`` is pandas' missing value ``pd.NA`` (what an empty cell of a
+    nullable column reads as), without importing pandas where it is not loaded."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and value is pd.NA
 
 
 #: the method of an interval whose resamples drew groups of items (a caption's rows)

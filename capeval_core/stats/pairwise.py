@@ -13,11 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 
 from capeval_core.errors import InputError, ItemsLeftOutWarning, refuse_text
-from capeval_core.stats.correlation import check_aligned
-from capeval_core.stats.intervals import seeded
+from capeval_core.stats.intervals import check_aligned, is_na, seeded
 
 MetricTie = Literal["half", "correct", "wrong"]
 HumanTie = Literal["random", "drop"]
@@ -254,7 +252,7 @@ def _category_labels(categories: Sequence[object], missing: str) -> list[object]
 
     def label(c: object) -> object:
         nan = isinstance(c, float | np.floating) and np.isnan(c)
-        return missing if c is None or c is pd.NA or c == "" or nan else c
+        return missing if c is None or is_na(c) or c == "" or nan else c
 
     return [label(c) for c in categories]
 

@@ -19,7 +19,8 @@ import pandas as pd
 from scipy import stats
 
 from capeval_core.errors import InputError
-from capeval_core.stats.correlation import check_aligned, correlate
+from capeval_core.stats.correlation import correlate
+from capeval_core.stats.intervals import check_aligned
 
 Alternative = Literal["greater", "two-sided"]
 #: how far below 0 rounding takes |R| of correlations computed from one set of scores

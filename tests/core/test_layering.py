@@ -222,3 +222,14 @@ def test_no_import_circles():
     assert "capeval_core.metrics.cider" in graph and "capeval_ui.state" in graph
     circles = find_circles(graph)
     assert not circles, "import circles: " + "; ".join(" -> ".join(c) for c in circles)
+
+
+def test_the_scoring_workers_reference_sampler_loads_neither_pandas_nor_scipy():
+    """Judgments' scoring processes import sample_references on start: checking Series'
+    indexes and pd.NA had made the module load pandas and scipy (0.3 s -> 1.1 s each)."""
+    code = (
+        "import sys\n"
+        "import capeval_core.stats.pairwise, capeval_core.stats.within_systems\n"
+        "print(sorted(m for m in ('pandas', 'scipy') if m in sys.modules))\n"
+    )
+    assert fresh_python(code).strip() == "[]"
