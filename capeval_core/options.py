@@ -44,6 +44,15 @@ def check_choice(name: str, value: Any, allowed: Sequence[str]) -> str:
     return value
 
 
+def is_whole(value: object) -> bool:
+    """Whether ``value`` is a whole number: a Python or numpy integer, not True or 1.0.
+
+    >>> is_whole(3), is_whole(np.int64(3)), is_whole(True), is_whole(3.0)
+    (True, True, False, False)
+    """
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
 def check_bool(name: str, value: Any) -> bool:
     """``value`` if it is True or False (not 0, 1 or "yes"); numpy's ``np.True_`` as the
     Python bool it equals.

@@ -47,6 +47,7 @@ from capeval_core.files import Limits, printable, shared_name, text_digest
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
+from capeval_core.options import is_whole
 from capeval_core.tokenize import Tokens, get_tokenizer
 
 if TYPE_CHECKING:
@@ -502,7 +503,7 @@ def score_systems(
     keys = list(dict.fromkeys(keys))
     if not keys:
         raise InputError("no metric keys given")
-    if isinstance(workers, bool) or not isinstance(workers, int | np.integer) or workers < 0:
+    if not is_whole(workers) or workers < 0:
         raise InputError(f"`workers` must be a whole number >= 0 (got {workers!r})")
     options = options or {}
     configured = configure(keys, tokenizer, options, on_error)
@@ -1312,16 +1313,12 @@ def compare_systems(
         raise InputError(f"`paired` must be one of {rs.PAIRED_TESTS} (got {paired!r})")
     check_resampling(level, n_resamples)
     for name, value, least in (("n_resamples", n_resamples, 2), ("n_trials", n_trials, 1)):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int)
-            or not (least <= value <= rs.MAX_RESAMPLES)
-        ):
+        if not is_whole(value) or not (least <= value <= rs.MAX_RESAMPLES):
             raise InputError(
                 f"`{name}` must be a whole number from {least} to {rs.MAX_RESAMPLES:,} "
                 f"(got {value!r})"
             )
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not is_whole(seed) or seed < 0:
         raise InputError(f"`seed` must be a whole number >= 0 (got {seed!r})")
     systems = scores.systems
     ci: dict[str, dict[str, tuple[float, float]]] = {s: {} for s in systems}

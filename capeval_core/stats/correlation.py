@@ -16,6 +16,7 @@ import numpy as np
 from scipy import stats
 
 from capeval_core.errors import InputError, refuse_text
+from capeval_core.options import is_whole
 from capeval_core.resources import available_cpus
 from capeval_core.stats.intervals import (
     OVER_GROUPS,
@@ -296,7 +297,7 @@ def bootstrap_many(
                 f"`xs[{key!r}]` and `y` must be 1-D of the same length (got {x.shape} and "
                 f"{y.shape})"
             )
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+    if not is_whole(n_resamples):
         raise InputError(f"`n_resamples` must be a whole number (got {n_resamples!r})")
     if n_resamples < 0:
         raise InputError(f"`n_resamples` must be at least 0 (got {n_resamples})")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from capeval_core.errors import InputError
+from capeval_core.options import is_whole
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ def check_resampling(level: object, n_resamples: object) -> None:
     real = isinstance(level, int | float | np.integer | np.floating)
     if isinstance(level, bool | np.bool_) or not real or not 0 < level < 1:
         raise InputError(f"`level` must be between 0 and 1, e.g. 0.95 (got {level!r})")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+    if not is_whole(n_resamples):
         raise InputError(f"`n_resamples` must be a whole number (got {n_resamples!r})")
     if n_resamples < 1:
         raise InputError(f"`n_resamples` must be at least 1 (got {n_resamples})")
@@ -59,8 +60,7 @@ def seeded(seed: object) -> np.random.Generator:
     Traceback (most recent call last):
     capeval_core.errors.InputError: `seed` must be None or a whole number >= 0 (got -1)
     """
-    whole = isinstance(seed, int | np.integer) and not isinstance(seed, bool)
-    if seed is not None and not (whole and seed >= 0):  # type: ignore[operator]
+    if seed is not None and not (is_whole(seed) and seed >= 0):  # type: ignore[operator]
         raise InputError(f"`seed` must be None or a whole number >= 0 (got {seed!r})")
     return np.random.default_rng(seed)  # type: ignore[arg-type]
 
@@ -89,11 +89,16 @@ values are paired by position; align them first (e.g. y.reindex(x.index)) or pas
             )
 
 
-def is_na(value: object) -> bool:
-    """Whether ``value`` is pandas' missing value ``pd.NA`` (what an empty cell of a
-    nullable column reads as), without importing pandas where it is not loaded."""
+def is_missing(value: object) -> bool:
+    """Whether a label is missing: None, NaN, or pandas' ``pd.NA`` (what an empty cell reads
+    as), without importing pandas where it is not loaded.
+
+    >>> is_missing(None), is_missing(float("nan")), is_missing("a"), is_missing(0)
+    (True, True, False, False)
+    """
     pd = sys.modules.get("pandas")
-    return pd is not None and value is pd.NA
+    nan = isinstance(value, float | np.floating) and bool(np.isnan(value))
+    return value is None or nan or (pd is not None and value is pd.NA)
 
 
 #: the method of an interval whose resamples drew groups of items (a caption's rows)

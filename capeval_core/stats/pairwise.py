@@ -15,7 +15,8 @@ from typing import Literal
 import numpy as np
 
 from capeval_core.errors import InputError, ItemsLeftOutWarning, refuse_text
-from capeval_core.stats.intervals import check_aligned, is_na, seeded
+from capeval_core.options import is_whole
+from capeval_core.stats.intervals import check_aligned, is_missing, seeded
 
 MetricTie = Literal["half", "correct", "wrong"]
 HumanTie = Literal["random", "drop"]
@@ -81,8 +82,7 @@ def sample_references(
     [[('b', 'c')]]
     """
     for name, value in (("n_references", n_references), ("draws", draws)):
-        whole = isinstance(value, int | np.integer) and not isinstance(value, bool)
-        if not whole or value < 1:
+        if not is_whole(value) or value < 1:
             raise InputError(f"`{name}` must be a whole number >= 1 (got {value!r})")
     refuse_text(references, "references", "reference lists, one per pair")
     for i, refs in enumerate(references):
@@ -250,11 +250,7 @@ def _category_labels(categories: Sequence[object], missing: str) -> list[object]
             f"`categories` must hold one category per pair, not one text ({categories!r})"
         )
 
-    def label(c: object) -> object:
-        nan = isinstance(c, float | np.floating) and np.isnan(c)
-        return missing if c is None or is_na(c) or c == "" or nan else c
-
-    return [label(c) for c in categories]
+    return [missing if is_missing(c) or c == "" else c for c in categories]
 
 
 def forced_choice_by_type(

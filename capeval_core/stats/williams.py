@@ -19,6 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from capeval_core.errors import InputError
+from capeval_core.options import is_whole
 from capeval_core.stats.correlation import correlate
 from capeval_core.stats.intervals import check_aligned
 
@@ -68,7 +69,7 @@ def williams_test(
     >>> round(r.statistic, 6), round(r.pvalue, 7)
     (0.816078, 0.2092862)
     """
-    if isinstance(n, bool) or not isinstance(n, int | np.integer):
+    if not is_whole(n):
         raise InputError(f"`n` must be a whole number of items (got {n!r})")
     if n <= 3:
         raise InputError(f"the Williams test needs n > 3 items (got {n})")

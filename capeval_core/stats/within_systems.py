@@ -31,7 +31,7 @@ from capeval_core.errors import InputError
 from capeval_core.stats.intervals import (
     ConfidenceInterval,
     check_resampling,
-    is_na,
+    is_missing,
     percentile_interval,
     seeded,
     tame,
@@ -56,7 +56,7 @@ def system_codes(systems: Sequence[str | None]) -> tuple[tuple[str, ...], np.nda
     """
     systems = list(systems)
     for i, s in enumerate(systems):
-        if s is None or is_na(s) or (isinstance(s, float | np.floating) and np.isnan(s)):
+        if is_missing(s):
             raise InputError(f"item {i} has no system ({s}): system level needs one for every item")
     names = tuple(dict.fromkeys(systems))  # type: ignore[arg-type]
     index = {n: i for i, n in enumerate(names)}
