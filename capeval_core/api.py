@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from capeval_core.errors import CapevalError, InputError, MissingResourceError, OptionError
-from capeval_core.metrics import METRICS, make_batch, metric_class
+from capeval_core.metrics import METRICS, check_unscored_options, make_batch, metric_class
 from capeval_core.results import MetricResult
 from capeval_core.tokenize import Tokenizer
 
@@ -97,13 +97,7 @@ def score_many(
             )
     for key in keys:
         _check_key(key)
-    scored = {metric_class(k).key for k in keys}
-    for key, opts in options.items():  # a metric not scored: its options checked all the same
-        if key not in scored:
-            try:
-                metric_class(key).configured(opts)
-            except OptionError as exc:
-                raise OptionError(f"`options[{key!r}]`: {exc}") from None
+    check_unscored_options(keys, options)
     batch = make_batch(candidates, references, tokenizer)
     by_metric: dict[str, MetricResult | CapevalError] = {}
     out: dict[str, MetricResult] = {}

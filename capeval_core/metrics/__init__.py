@@ -93,6 +93,18 @@ class Configured:
     skipped: dict[str, str]
 
 
+def check_unscored_options(keys: Sequence[str], options: Mapping[str, Any]) -> None:
+    """The options of a metric ``keys`` do not score, checked all the same (an invalid one
+    passed without a word), each error naming the metric."""
+    scored = {metric_class(k).key for k in keys}
+    for key, value in options.items():
+        if metric_class(key).key not in scored:
+            try:
+                metric_class(key).configured(value)
+            except OptionError as exc:
+                raise OptionError(f"`options[{key!r}]`: {exc}") from None
+
+
 def configure(
     keys: Sequence[str],
     tokenizer: str,
@@ -116,6 +128,7 @@ def configure(
     groups: dict[str, list[str]] = {}
     for key in dict.fromkeys(keys):
         groups.setdefault(metric_class(key).key, []).append(key)
+    check_unscored_options(keys, options)
     metrics: dict[str, Metric] = {}
     signatures: dict[str, str] = {}
     skipped: dict[str, str] = {}

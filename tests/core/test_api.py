@@ -395,3 +395,13 @@ def test_options_of_a_metric_not_scored_are_checked_all_the_same():
         score_many(["bleu_1"], ["a dog"], [["a dog"]], options={"cider_d": {"sigam": 6.0}})
     ok = score_many(["bleu_1"], ["a dog"], [["a dog"]], options={"cider_d": {"sigma": 6.0}})
     assert list(ok) == ["bleu_1"]
+
+
+def test_the_batch_engine_checks_the_options_of_metrics_it_does_not_score():
+    """score_set (the CLI's and the drop-in's scoring) let them pass where score_many now
+    refuses them: the check lives where both configure their metrics."""
+    from capeval_core.errors import OptionError
+    from capeval_core.scoring import score_set
+
+    with pytest.raises(OptionError, match=r"^`options\['meteor'\]`: unknown option"):
+        score_set(["a dog"], [["a dog runs"]], ["bleu_1"], options={"meteor": {"bogus": 1}})
