@@ -147,10 +147,10 @@ try:
                 on_click=_use_idf,
                 args=(label,),
             )
-    if note := choices.retired_parser_note(st.query_params.get("spice_parser")):
+    if note := choices.retired_parser_note(parser):
         st.info(note)
     example_name = example_picker.render(EXAMPLE)
-    if restored and example_name != choices.COCO_RANDOM:  # a draw beside other captions
+    if example_name != choices.COCO_RANDOM:  # a link's draw beside other captions
         state.unused_link_value("coco_draw", "a draw is used only with the random COCO image")
 
     left, right = st.columns(2)

@@ -80,15 +80,25 @@ def drain(channel: Any, callback: Callable[[str], None]) -> None:
         callback(last)
 
 
+def how_far(label: str) -> int | None:
+    """The percentage ``label`` ends in ("N %", as :func:`report`'s labels do), or None (the
+    batch engine's own labels count parts: "spice: 3 of 8").
+
+    >>> how_far("spice: parsing a 215-word caption, 40 %"), how_far("spice: 3 of 8")
+    (40, None)
+    """
+    head, _, tail = label.rpartition(" ")
+    number = head.rpartition(" ")[2]
+    return int(number) if tail == "%" and number.isdigit() else None
+
+
 def says_how_far(label: str) -> bool:
-    """Whether ``label`` is long work saying how far it is (ends in "N %", as :func:`report`'s
-    labels do; the batch engine's own labels count parts: "spice: 3 of 8").
+    """Whether ``label`` is long work saying how far it is (:func:`how_far`).
 
     >>> says_how_far("spice: parsing a 215-word caption, 40 %"), says_how_far("spice: 3 of 8")
     (True, False)
     """
-    head, _, tail = label.rpartition(" ")
-    return tail == "%" and head.rpartition(" ")[2].isdigit()
+    return how_far(label) is not None
 
 
 class StderrBar:

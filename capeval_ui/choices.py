@@ -89,7 +89,7 @@ def known_examples(draw: int | None) -> dict[str, Example]:
     return known
 
 
-def scoring_message(texts: Sequence[str] = ()) -> str:
+def scoring_message(texts: Sequence[str]) -> str:
     """Spinner text naming what the first scoring run prepares (resources load once), and a
     long sentence among ``texts`` that SPICE's parser works on for a while (issue 41).
 

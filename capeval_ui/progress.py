@@ -37,10 +37,7 @@ def long_work_bar(what: str) -> Iterator[None]:
     bar = st.empty()
 
     def heard(label: str) -> None:
-        share = 0.0
-        if long_work.says_how_far(label):
-            share = min(int(label.rpartition(" ")[0].rpartition(" ")[2]) / 100, 1.0)
-        bar.progress(share, text=f"{what}: {label}")
+        bar.progress(min((long_work.how_far(label) or 0) / 100, 1.0), text=f"{what}: {label}")
 
     try:
         with long_work.listening(heard):

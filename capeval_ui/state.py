@@ -379,7 +379,7 @@ def _say() -> None:
     said = []
     if too_large is not None:
         said.append(
-            f"This address was written for a view too large for a link ({_sizes(too_large)}), "
+            f"This address was written for a view too large for a link ({sizes(too_large)}), "
             "so it cannot open that view again: the page shows its own choices."
         )
     if bad:
@@ -512,10 +512,10 @@ def _blank(param: Param) -> list[str]:
 TOO_LARGE = "too_large"
 
 
-def _sizes(marker: str) -> str:
-    """What a :data:`TOO_LARGE` marker says, beside the limits a link has.
+def sizes(marker: str) -> str:
+    """What a :func:`link_size` (a :data:`TOO_LARGE` marker) says, beside a link's limits.
 
-    >>> _sizes("1102-36000")
+    >>> sizes("1102-36000")
     '1,102 values and 36,000 characters; a link holds at most 1,000 values and 524,288 characters'
     """
     from streamlit.runtime.state import query_params as read
@@ -534,14 +534,21 @@ def _sizes(marker: str) -> str:
     )
 
 
+def link_size(query: str) -> str:
+    """``<values>-<characters>`` of ``query``, as Streamlit counts them (the :data:`TOO_LARGE`
+    marker's value)."""
+    return f"{query.count('&') + 1 if query else 0}-{len(query)}"
+
+
 def fits_in_link(query: str) -> bool:
     """Whether Streamlit reads ``query`` from an address: it ignores a whole query of more
     than its most values or characters."""
     from streamlit.runtime.state import query_params as read
 
+    fields, chars = map(int, link_size(query).split("-"))
     return (
-        len(query) <= read.CLIENT_STATE_QUERY_STRING_MAX_LENGTH
-        and (query.count("&") + 1 if query else 0) <= read.CLIENT_STATE_QUERY_STRING_MAX_FIELDS
+        chars <= read.CLIENT_STATE_QUERY_STRING_MAX_LENGTH
+        and fields <= read.CLIENT_STATE_QUERY_STRING_MAX_FIELDS
     )
 
 
@@ -567,7 +574,7 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
             query[param.name] = spelled
     full = urlencode(query, doseq=True)
     if not fits_in_link(full):
-        query = {TOO_LARGE: [f"{full.count('&') + 1}-{len(full)}"]}
+        query = {TOO_LARGE: [link_size(full)]}
     flat = {name: tuple(v) for name, v in query.items()}
     if _url() != flat:
         st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in query.items()})

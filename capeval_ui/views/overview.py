@@ -13,7 +13,7 @@ from capeval_core.inventory import ResourceInfo
 from capeval_core.metrics import METRICS, metric_class
 from capeval_core.results import MetricResult
 from capeval_ui.formats import exact, is_small
-from capeval_ui.state import fits_in_link, share_link, url_path
+from capeval_ui.state import fits_in_link, link_size, share_link, sizes, url_path
 from capeval_ui.views.common import (
     dataframe,
     direction,
@@ -70,19 +70,10 @@ def show_link(slot: Any, page: str, query: str) -> None:
     """The address of this view (``state.share_link``) in the slot of :func:`copy_link`; or,
     where the view does not fit in an address Streamlit reads, why there is none (a link of
     1,200 references opened the default example without a word)."""
-    from streamlit.runtime.state import query_params as read  # what a link's query may hold
-
-    most, longest = (
-        read.CLIENT_STATE_QUERY_STRING_MAX_FIELDS,
-        read.CLIENT_STATE_QUERY_STRING_MAX_LENGTH,
-    )
-    fields = query.count("&") + 1 if query else 0
     if not fits_in_link(query):
         slot.warning(
-            f"This view does not fit in a link: its address would hold {fields:,} values "
-            f"({len(query):,} characters), and a link opens with at most {most:,} values and "
-            f"{longest:,} characters (fewer references would fit). A reload opens the page's "
-            "own choices."
+            f"This view does not fit in a link ({sizes(link_size(query))}; fewer references "
+            "would fit). A reload opens the page's own choices."
         )
         return
     slot.code(share_link(url_path(page), query), language=None, wrap_lines=True)

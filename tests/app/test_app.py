@@ -411,7 +411,10 @@ def test_a_view_past_a_link_s_limits_says_so_instead_of_a_link() -> None:
     at = AppTest.from_function(_link_script, default_timeout=TIMEOUT).run()
     assert not at.exception, at.exception
     (said,) = [w.value for w in at.warning]
-    assert said.startswith("This view does not fit in a link: its address would hold 1,200")
+    assert said.startswith(
+        "This view does not fit in a link (1,200 values and 11,999 characters; a link holds "
+        "at most 1,000 values and 524,288 characters"
+    )
     assert [c.value for c in at.code] == ["/compare-captions?" + "&".join(["ref=a+dog"] * 900)]
 
 
@@ -599,10 +602,10 @@ def test_spinner_names_the_paraphrase_index_build(
     monkeypatch.setattr(
         "capeval_core.meteor_resources.paraphrase_index_path", lambda: tmp_path / "none.idx"
     )
-    assert "paraphrase index" in choices.scoring_message()
+    assert "paraphrase index" in choices.scoring_message([])
     # the COCO IDF has its own progress bar before scoring: the spinner said it was built on
     # every run, long after its table was in memory
-    assert "IDF" not in choices.scoring_message()
+    assert "IDF" not in choices.scoring_message([])
     # a paragraph caption: SPICE's parse of it is named before it starts (issue 41)
     long = choices.scoring_message(["a dog runs.", " and ".join(["a dog"] * 40)])
     assert "SPICE parses a 119-word sentence" in long
