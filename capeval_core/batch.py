@@ -40,10 +40,10 @@ from typing import Any
 import numpy as np
 
 from capeval_core import progress
-from capeval_core.errors import CapevalError, ItemsLeftOutWarning
+from capeval_core.errors import CapevalError, CapevalWarning, ItemsLeftOutWarning
 from capeval_core.metrics import Batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
-from capeval_core.resources import atomic_write, discard_damaged
+from capeval_core.resources import atomic_write, discard_damaged, worker_cap
 from capeval_core.workers import WorkerPool
 
 #: ``on_progress(done, total, label)``: the CLI draws a tqdm bar with it, the app an
@@ -273,8 +273,15 @@ def start_pool(workers: int) -> WorkerPool | None:
     it may not have children, and the first task failed with an AssertionError where the
     jars' subprocesses run). Leaving its ``with`` block by an exception (an error, Ctrl-C, a
     raise from an ``on_progress`` callback: how the app cancels a run) stops its workers at
-    once (:class:`~capeval_core.workers.WorkerPool`)."""
+    once (:class:`~capeval_core.workers.WorkerPool`). Never more workers than the available
+    CPUs (:func:`~capeval_core.resources.worker_cap`), with a warning."""
     if multiprocessing.current_process().daemon:
+        return None
+    asked = workers
+    workers, why = worker_cap(asked)
+    if why:  # the caller of score_set, score_systems or score_judgments is told
+        warnings.warn(f"workers={asked:,}: {why}", CapevalWarning, stacklevel=3)
+    if workers < 2:
         return None
     try:
         channel = multiprocessing.get_context("spawn").Queue()
@@ -318,6 +325,8 @@ def score_all(
     ``unit`` of its parts are done). A metric that raises a :class:`CapevalError` is recorded
     in ``skipped`` under ``on_error="skip"``, else the error propagates."""
     n_items = len(batches[0])
+    if pool is not None:  # the workers it has (start_pool caps those asked)
+        workers = pool.workers
     tasks = plan_tasks(todo, metrics, n_items, workers)
     if pool is not None and len(tasks) > 1 and n_items >= MIN_PART:
         status(f"scoring in {workers} worker processes")

@@ -1746,21 +1746,16 @@ PATH_OPTIONS = (
 
 
 def _workers(asked: int | None) -> int:
-    """``--workers``: one per available CPU by default, and never more (30 asked on two
-    CPUs started 31 processes; each loads the metrics' resources, and none runs faster)."""
-    from capeval_core.resources import available_cpus
+    """``--workers``: one per available CPU by default, and never more
+    (:func:`~capeval_core.resources.worker_cap`)."""
+    from capeval_core.resources import available_cpus, worker_cap
 
-    cpus = available_cpus()
     if asked is None:
-        return cpus
-    if asked > cpus:
-        used = f"{cpus} worker processes are used" if cpus > 1 else "no worker process is used"
-        print(
-            f"capeval: warning: --workers {asked:,}: {cpus} CPU(s) available here, so {used}",
-            file=sys.stderr,
-        )
-        return cpus
-    return asked
+        return available_cpus()
+    used, why = worker_cap(asked)
+    if why:
+        print(f"capeval: warning: --workers {asked:,}: {why}", file=sys.stderr)
+    return used
 
 
 def refuse_empty_paths(args: argparse.Namespace) -> None:

@@ -76,6 +76,21 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def worker_cap(asked: int) -> tuple[int, str]:
+    """How many of ``asked`` worker processes to start: never more than the available CPUs
+    (30 asked on two CPUs started 30 processes, each loading the metrics' resources, none
+    faster), and why when fewer ("" when all).
+
+    >>> worker_cap(1)
+    (1, '')
+    """
+    cpus = available_cpus()
+    if asked <= cpus:
+        return asked, ""
+    used = f"{cpus} worker processes are used" if cpus > 1 else "no worker process is used"
+    return cpus, f"{cpus} CPU(s) available here, so {used}"
+
+
 def cache_dir() -> Path:
     """Per-user cache directory (created on demand); ``$CAPEVAL_CACHE_DIR`` overrides it."""
     override = os.environ.get(CACHE_ENV)

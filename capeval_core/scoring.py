@@ -147,7 +147,7 @@ def score_set(
     for key in keys:
         result = values[metric_class(key).key]
         results[key] = result.select(key) if key in result.corpus else result
-    return ScoredSet(results, statistics, batch, workers if pool is not None else 0)
+    return ScoredSet(results, statistics, batch, pool.workers if pool is not None else 0)
 
 
 def _from_values(

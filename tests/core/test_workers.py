@@ -316,3 +316,41 @@ def test_a_daemonic_process_scores_in_itself(tmp_path, monkeypatch):
     gts = {i: [f"a dog number {i} runs on the grass"] for i in range(1_200)}
     res = {i: [f"a dog {i} runs"] for i in range(1_200)}
     assert value == Meteor().compute_score(gts, res)[0]
+
+
+def test_the_library_starts_no_more_workers_than_cpus(monkeypatch):
+    """score_systems(workers=30) on two CPUs started 30 processes: only the command line
+    capped --workers. start_pool, which every library pool goes through, caps them too and
+    says so; on one CPU it starts none (the caller scores in its own process)."""
+    import warnings
+
+    from capeval_core.errors import CapevalWarning
+
+    monkeypatch.setattr("capeval_core.resources.available_cpus", lambda: 2)
+    with pytest.warns(CapevalWarning, match=r"workers=30: 2 CPU\(s\) available here, so 2 "):
+        pool = batch.start_pool(30)
+    assert pool is not None
+    with pool:
+        assert pool.workers == 2 and len(pool.pids()) <= 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # as many as CPUs: no word
+        pool = batch.start_pool(2)
+    with pool:
+        assert pool.workers == 2
+    monkeypatch.setattr("capeval_core.resources.available_cpus", lambda: 1)
+    with pytest.warns(CapevalWarning, match="so no worker process is used"):
+        assert batch.start_pool(4) is None
+
+
+def test_score_set_reports_the_workers_it_used(monkeypatch):
+    """ScoredSet.workers said the number asked for, not the processes that scored."""
+    from capeval_core.errors import CapevalWarning
+    from capeval_core.scoring import score_set
+
+    monkeypatch.setattr("capeval_core.resources.available_cpus", lambda: 2)
+    monkeypatch.setattr(batch, "MIN_PART", 4)
+    candidates = [f"a dog number {i} runs" for i in range(12)]
+    references = [[f"a dog {i} runs on grass"] for i in range(12)]
+    with pytest.warns(CapevalWarning, match="workers=8"):
+        scored = score_set(candidates, references, ["bleu_4"], tokenizer="whitespace", workers=8)
+    assert scored.workers == 2
