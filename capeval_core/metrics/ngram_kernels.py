@@ -169,6 +169,9 @@ def cider_scores(
             for e in range(starts[r], starts[r + 1]):
                 scratch[grams[e]] = -1.0
         score = (((t[0] + t[1]) + t[2]) + t[3]) / 4.0
+        if ref_start[i + 1] == ref_start[i]:  # no reference: 0 / 0, as coco-caption's numpy
+            out[i] = np.nan
+            continue
         score /= ref_start[i + 1] - ref_start[i]
         score *= 10.0
         out[i] = score

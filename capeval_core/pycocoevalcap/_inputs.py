@@ -143,8 +143,6 @@ class Pairs:
 
     def token_lists(self) -> tuple[list[Tokens], list[list[Tokens]]]:
         """The candidates and their references split on spaces, as pycocoevalcap cooks them."""
-        if not self.crefs:  # pycocoevalcap: max() of nothing, a ValueError
-            raise ValueError(f"{type(self).__name__}: no pair was added")
         if any(t is None for t in self.ctest):
             raise TypeError(f"{type(self).__name__}: a pair was added without a candidate")
         return (

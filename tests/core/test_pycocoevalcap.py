@@ -290,6 +290,82 @@ def test_odd_token_strings_score_as_pycocoevalcaps_python_scorers(gts, res):
         assert same(outcome(ours), outcome(theirs)), type(ours).__name__
 
 
+def _outcome(call):
+    """What a call returns and prints, or its exception's class and what it printed."""
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            got = call()
+    except Exception as exc:
+        return type(exc).__name__, out.getvalue()
+    if isinstance(got, tuple):
+        got = tuple(np.asarray(g).tolist() if isinstance(g, np.ndarray) else g for g in got)
+    return got, out.getvalue()
+
+
+@pytest.mark.parametrize("option", [None, "closest", "shortest", "average", "longest"])
+@pytest.mark.parametrize("verbose", [0, 1, 2])
+def test_bleu_of_no_pair_is_0_as_pycocoevalcaps(option, verbose):
+    """An empty set (a training loop's empty batch): pycocoevalcap 1.2's BleuScorer returns
+    zeros and prints its counts, and checks the option only per pair; capeval raised
+    ValueError ("no pair was added")."""
+    from pycocoevalcap.bleu.bleu import Bleu as TheirBleu
+    from pycocoevalcap.bleu.bleu_scorer import BleuScorer as TheirScorer
+
+    from capeval_core.pycocoevalcap.bleu.bleu_scorer import BleuScorer
+
+    for n in (2, 4):
+        theirs = _outcome(lambda n=n: TheirScorer(n=n).compute_score(option, verbose))
+        ours = _outcome(lambda n=n: BleuScorer(n=n).compute_score(option, verbose))
+        assert ours == theirs
+        assert ours[0] == ([0.0] * n, [[]] * n)
+    theirs = _outcome(lambda: TheirBleu(4).compute_score({}, {}, verbose=verbose))
+    assert _outcome(lambda: Bleu(4).compute_score({}, {}, verbose=verbose)) == theirs
+
+
+def test_bleu_scorer_asserts_an_unknown_option_as_pycocoevalcaps():
+    """pycocoevalcap 1.2 asserts the option (AssertionError); capeval raised ValueError."""
+    from pycocoevalcap.bleu.bleu_scorer import BleuScorer as TheirScorer
+
+    from capeval_core.pycocoevalcap.bleu.bleu_scorer import BleuScorer
+
+    for cls in (TheirScorer, BleuScorer):
+        scorer = cls(n=4)
+        scorer += ("a cat", ["a cat sits"])
+        with pytest.raises(AssertionError, match="unsupported reflen option"):
+            scorer.compute_score(option="longest")
+
+
+def test_cider_scorer_gives_nan_to_a_pair_without_references_as_pycocoevalcaps():
+    """pycocoevalcap 1.2's CiderScorer divides such a pair's sum by its 0 references (NaN,
+    and a NaN mean); the pair still counts among the documents of the IDF. capeval raised
+    ZeroDivisionError."""
+    from pycocoevalcap.cider.cider_scorer import CiderScorer as TheirScorer
+
+    from capeval_core.pycocoevalcap.cider.cider_scorer import CiderScorer
+
+    pairs = [("a cat", ["a cat sits", "a cat"]), ("a dog", []), ("two men", ["two men play"])]
+    got = []
+    for cls in (TheirScorer, CiderScorer):
+        scorer = cls(n=4, sigma=6.0)
+        for pair in pairs:
+            scorer += pair
+        with np.errstate(invalid="ignore"):  # pycocoevalcap's 0 / 0
+            score, scores = scorer.compute_score()
+        got.append((score, scores.tolist()))
+    (their_score, theirs), (our_score, ours) = got
+    assert math.isnan(their_score) and math.isnan(our_score)
+    assert math.isnan(ours[1]) and math.isnan(theirs[1])
+    assert [ours[0], ours[2]] == pytest.approx([theirs[0], theirs[2]], rel=1e-12)
+
+
+def test_spice_of_no_image_is_nan_as_pycocoevalcaps():
+    """pycocoevalcap 1.2's Spice returns np.mean of no image, (nan, []); capeval raised
+    InputError ("`candidates` is empty")."""
+    score, scores = Spice().compute_score({}, {})
+    assert isinstance(score, np.float64) and math.isnan(score) and scores == []
+
+
 def test_cider_of_references_without_words_is_0_where_pycocoevalcap_stops():
     """The one documented difference on these inputs (README: Deliberate differences)."""
     from pycocoevalcap.cider.cider import Cider as TheirCider

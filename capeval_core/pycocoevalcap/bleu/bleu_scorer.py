@@ -4,8 +4,8 @@
 
 Its public methods as pycocoevalcap 1.2 has them: ``cook_append``, ``+=`` (a pair, or another
 scorer), ``size``, ``copy``, ``compute_score``. The methods that rescore or reweigh a
-scorer's cooked counts (``ratio``, ``reflen``, ``testlen``, ``retest``, ``rescore``,
-``recompute_score``, ``single_reflen``) and ``special_reflen`` are not offered.
+scorer's cooked counts (``ratio``, ``reflen``, ``testlen``, ``retest``, ``rescore``, ``compatible``,
+``score_ratio``, ``recompute_score``, ``single_reflen``) and ``special_reflen`` are not offered.
 """
 
 from __future__ import annotations
@@ -66,12 +66,17 @@ class BleuScorer(Pairs):
             return self._score
         if option is None:
             option = "average" if len(self.crefs) == 1 else "closest"
-        if option not in OPTIONS:
-            raise ValueError(f"BleuScorer: option must be one of {OPTIONS} (got {option!r})")
+        if not self.crefs:  # pycocoevalcap checks the option per pair: no pair, no check
+            option = "closest"
+        if option not in OPTIONS:  # pycocoevalcap's assert, with the options named
+            raise AssertionError(
+                f"BleuScorer: unsupported reflen option {option!r} (closest, shortest or average)"
+            )
         values = bleu_values(*self.token_lists(), option)
         n = self.n
-        # lengths are whole numbers but for the average of the references' lengths
-        length: Any = float if option == "average" else int
+        # lengths are whole numbers but for the average of the references' lengths (with no
+        # pair added, pycocoevalcap's 0 it starts from)
+        length: Any = float if option == "average" and self.crefs else int
         if verbose > 1:  # each pair's counts (cooked for 4 orders whatever n), as printed
             for correct, guess, testlen, reflen, lengths in values.counts:
                 comps = {"reflen": lengths, "testlen": testlen, "guess": guess, "correct": correct}

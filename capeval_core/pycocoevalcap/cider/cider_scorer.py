@@ -46,5 +46,9 @@ class CiderScorer(Pairs):
     ) -> tuple[np.float64, np.ndarray]:
         """``(mean CIDEr-D, per-pair array)``; ``option`` and ``verbose`` change nothing, as
         in pycocoevalcap."""
+        if not self.crefs:  # pycocoevalcap: max() of no document frequencies, a ValueError
+            raise ValueError("CiderScorer: no pair was added")
+        # a pair added without references scores NaN, and so does the mean (pycocoevalcap
+        # divides by its 0 references)
         scores = cider_d_values(*self.token_lists(), self.sigma)
         return np.mean(scores), scores

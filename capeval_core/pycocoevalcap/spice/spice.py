@@ -95,6 +95,8 @@ class Spice:
         attaches each to its own image). Many new captions are parsed in worker processes."""
         _inputs.check(gts, res, "Spice")
         ids = sorted(gts.keys())
+        if not ids:  # pycocoevalcap: the mean of no image
+            return np.float64(np.nan), []
         cands, refs = _inputs.texts(gts, res, ids)
         scores = score_images(cands, refs)
         average = corpus_value(scores)
