@@ -497,9 +497,12 @@ metric_key = pick_key.selectbox(
 if system_a == system_b:
     st.info("Choose two different systems.")
 else:
-    row = systems_views.render_differences(comparison, system_a, system_b, metric_key)
+    # the set's references as Compare's IDF source: a row's click and its "open" link alike
+    idf = cached.systems_reference_set(digest, tokenizer, _data=data)
+    row = systems_views.render_differences(
+        comparison, system_a, system_b, metric_key, tokenizer, idf
+    )
     if row is not None:  # one click opens the image in Compare captions, as the table scores it
-        idf = cached.systems_reference_set(digest, tokenizer, _data=data)
         st.session_state[state.FROM_SYSTEMS] = systems_views.drill_down_note(
             row, system_a, system_b, metric_key, len(data), idf
         )

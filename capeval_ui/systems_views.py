@@ -38,15 +38,15 @@ def label(key: str) -> str:
     return metric_class(key).label(key)
 
 
-def compare_link(candidate: str, candidate_b: str, references: list[str]) -> str:
-    """The Compare captions URL showing both captions of an image with its references.
+def compare_link(params: dict[str, Any]) -> str:
+    """The Compare captions URL of :func:`compare_params`: both captions of an image with its
+    references, and the table's tokenizer and CIDEr-D IDF, so a new tab shows its numbers.
 
-    >>> compare_link("a dog", "a cat", ["a dog runs", "a pet"])
-    './compare-captions?candidate=a%20dog&candidate_b=a%20cat&ref=a%20dog%20runs&ref=a%20pet'
+    >>> compare_link({"candidate": "a dog", "candidate_b": "a cat", "ref": ["a pet"],
+    ...               "tokenizer": "ptb", "idf": "set-0123"})
+    './compare-captions?candidate=a%20dog&candidate_b=a%20cat&ref=a%20pet&tokenizer=ptb&idf=set-0123'
     """
-    params = [("candidate", candidate), ("candidate_b", candidate_b)]
-    params += [("ref", r) for r in references]
-    return f"{COMPARE_PAGE}?{urlencode(params, quote_via=quote)}"
+    return f"{COMPARE_PAGE}?{urlencode(params, doseq=True, quote_via=quote)}"
 
 
 def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None:
@@ -211,17 +211,18 @@ def render_chart(comparison: SystemsComparison) -> None:
     st.plotly_chart(systems_chart(comparison), width="stretch", key="systems_chart")
 
 
-def differences_frame(comparison: SystemsComparison, a: str, b: str, key: str) -> pd.DataFrame:
+def differences_frame(
+    comparison: SystemsComparison, a: str, b: str, key: str, tokenizer: str, idf: str
+) -> pd.DataFrame:
     """The images sorted by where ``a`` and ``b`` differ most on ``key``, each with its link
-    to Compare captions (``a``'s caption as the candidate, ``b``'s beside it)."""
+    to Compare captions (``a``'s caption as the candidate, ``b``'s beside it, scored with the
+    table's ``tokenizer`` and CIDEr-D ``idf``: without them a new tab showed other CIDEr-D
+    values than the row's)."""
     table = comparison.scores.differences(a, b, key)
-    table["open"] = [
-        compare_link(x, y, refs)
-        for x, y, refs in zip(
-            table["caption_a"], table["caption_b"], table["references"], strict=True
-        )
-    ]
     table["reference_list"] = table["references"]  # kept for a drill-down, not shown
+    table["open"] = [
+        compare_link(compare_params(row, tokenizer, idf)) for _, row in table.iterrows()
+    ]
     table["references"] = [" | ".join(r) for r in table["references"]]
     return table
 
@@ -244,10 +245,12 @@ def compare_params(row: pd.Series, tokenizer: str, idf: str) -> dict[str, Any]:
     }
 
 
-def render_differences(comparison: SystemsComparison, a: str, b: str, key: str) -> pd.Series | None:
+def render_differences(
+    comparison: SystemsComparison, a: str, b: str, key: str, tokenizer: str, idf: str
+) -> pd.Series | None:
     """The differences table; returns the row the reader clicked (one click opens it in
     Compare captions), if any."""
-    table = differences_frame(comparison, a, b, key)
+    table = differences_frame(comparison, a, b, key, tokenizer, idf)
     name = label(key)
     config: dict[str, Any] = {
         "image_id": st.column_config.TextColumn("image id", width=88),

@@ -384,6 +384,20 @@ def test_a_row_opens_in_compare_with_the_tables_numbers() -> None:
     assert cached.systems_reference_set(("this set",), "ptb", _data=held) == idf
     params = systems_views.compare_params(top, "ptb", idf)
     assert params["ref"] == list(top["reference_list"]) and params["idf"] == idf
+    # the row's "open" link (a new tab: no note) names the table's tokenizer and IDF (the
+    # set as the page registered it, its images in the table's order); it named the captions
+    # and references alone, and Compare took COCO val2014's IDF: other CIDEr-D values
+    linked = parse_qs(urlsplit(top["open"]).query)
+    assert {k: v for k, v in linked.items() if k != "idf"} == {
+        k: v if isinstance(v, list) else [v] for k, v in params.items() if k != "idf"
+    }
+    new_tab = _app(**{k: v if k == "ref" else v[0] for k, v in linked.items()}).run()
+    new_tab.switch_page(COMPARE).run()
+    assert not new_tab.exception, new_tab.exception
+    (opened,) = [tb.value for tb in new_tab.table if "higher" in tb.value.columns]
+    opened_cider = opened.set_index("metric").loc["CIDEr-D"]
+    assert opened_cider["A"] == pytest.approx(top["value_a"], rel=1e-12, abs=1e-15)
+    assert opened_cider["B"] == pytest.approx(top["value_b"], rel=1e-12, abs=1e-15)
     note = systems_views.drill_down_note(top, "mine", "theirs", "cider_d", 30, idf)
 
     compare = _app(**params)
