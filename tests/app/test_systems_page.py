@@ -775,6 +775,19 @@ def test_the_baseline_follows_its_file_when_the_systems_are_renamed() -> None:
     assert at.selectbox(key="systems_baseline").value == "Z"
 
 
+def test_the_baseline_follows_its_file_when_the_names_are_swapped() -> None:
+    """Names A, B, C with B the baseline, then B, A, C: the picker still read B, now the
+    first file, and Δ and p were computed against another system without a word."""
+    at = _page()
+    at.text_input(key="systems_names").set_value("A, B, C").run()
+    at.selectbox(key="systems_baseline").select("B").run()
+    at.text_input(key="systems_names").set_value("B, A, C").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="systems_baseline").value == "A"  # the second file's new name
+    at.text_input(key="systems_names").set_value("C, A, B").run()
+    assert at.selectbox(key="systems_baseline").value == "A"
+
+
 def test_a_refused_upload_with_choices_that_refuse_the_files_before_says_one_thing() -> None:
     """Files that read well with "intersect", a bad upload, then "error": the page said the
     bad file's error, that the files before stay in use, then refused those too."""
