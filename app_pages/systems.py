@@ -56,6 +56,10 @@ def _forget_removed(key: str, slot: int) -> None:
         if st.session_state.pop(REFUSED, False):  # the refused upload went: the files kept
             return  # from before stay
         kept = list(st.session_state.get(systems_state.FILES, ((), None)))
+        if slot == 1 and kept[1] is not None:
+            # dropping a file on the references uploader replaces its file: it is removed
+            # first (this call), then the new one comes; if that is refused, these stay in use
+            st.session_state[REMOVED_REFERENCES] = kept[1]
         kept[slot] = () if slot == 0 else None
         st.session_state[state.SYSTEMS_FILES] = tuple(kept)
 
@@ -83,6 +87,8 @@ def _kept_files(files, annotations) -> tuple[tuple[tuple[str, bytes], ...], tupl
 
 #: set while the uploader holds files that were refused (and the kept ones are older)
 REFUSED = "_systems_upload_refused"
+#: the references file last removed from its uploader (a replaced file is removed first)
+REMOVED_REFERENCES = "_systems_removed_references"
 #: the files (their digests) and system names the baseline picker showed last
 SHOWN_NAMES = "_systems_shown_names"
 
@@ -92,6 +98,7 @@ def _keep_files(kept: tuple) -> None:
     well, so a bad upload leaves the files uploaded before in place."""
     st.session_state[systems_state.FILES] = kept
     st.session_state[REFUSED] = False
+    st.session_state.pop(REMOVED_REFERENCES, None)
 
 
 def _say_kept_files(own_references: bool) -> None:
@@ -126,6 +133,9 @@ def _read_or_keep(trying: tuple, own_references: bool) -> tuple[Any, str]:
         read = _read(trying, own_references)
     except CapevalError as exc:
         before = st.session_state.get(systems_state.FILES)
+        replaced = st.session_state.get(REMOVED_REFERENCES)
+        if before and own_references and before[1] is None and replaced is not None:
+            before = (before[0], replaced)  # a references file refused in place of this one
         if (
             not before
             or not before[0]
@@ -137,6 +147,7 @@ def _read_or_keep(trying: tuple, own_references: bool) -> tuple[Any, str]:
             kept = _read(before, own_references)
         except CapevalError:
             raise exc from None  # the new upload's refusal is the one to say
+        st.session_state[systems_state.FILES] = before
         st.error(_refusal(exc))
         _say_kept_files(own_references)
         return kept

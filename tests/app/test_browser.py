@@ -267,6 +267,64 @@ def test_systems_page_and_a_row_click_to_compare(server, visitor) -> None:  # ty
     _assert_local(requests, url)
 
 
+def test_a_references_file_replaced_by_a_bad_one_keeps_the_table_and_its_link(
+    server, visitor, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A bad references file dropped on the one in use: the uploader removes the old file,
+    then adds the new (two runs). The error was said, but the good file was forgotten: the
+    table went, the address lost ``files=`` and ``scored=1`` (a reload showed no table), and
+    removing the bad file asked for references again. Now the good files stay in use, with
+    their table and their link, as after a bad results file."""
+    import json
+    import time
+
+    from bench.systems import _write
+    from capeval_core.resources import coco_caption_sets
+
+    url, log = server
+    page, _ = visitor
+    ann, results = _write(tmp_path, coco_caption_sets("val", 12))
+    bad = json.loads(ann.read_text())
+    del bad["annotations"][2]["caption"]
+    bad_ann = tmp_path / "bad_references.json"
+    bad_ann.write_text(json.dumps(bad))
+    page.goto(f"{url}/systems")
+    page.get_by_role("heading", name="Systems", exact=True).wait_for()
+    _settle(page)
+    page.get_by_text("Upload results files", exact=True).click()
+    _settle(page)
+    page.get_by_text("Upload a references file", exact=True).click()
+    _settle(page)
+    page.locator('.st-key-systems_results input[type="file"]').set_input_files(
+        [str(p) for p in results[:2]]
+    )
+    _settle(page)
+    annotations = page.locator('.st-key-systems_annotations input[type="file"]')
+    annotations.set_input_files(str(ann))
+    _settle(page)
+    page.locator(".st-key-systems_score button").first.click()
+    page.get_by_text("2 systems on 12 images", exact=True).wait_for()
+    _settle(page)
+    annotations.set_input_files(str(bad_ann))  # dropped on the file in use: replaces it
+    page.get_by_text("stay in use", exact=False).first.wait_for()
+    _settle(page)
+
+    def table_and_link() -> tuple[bool, str]:
+        deadline = time.monotonic() + 30  # the browser applies the address after drawing
+        while "scored=1" not in page.url and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return "2 systems on 12 images" in page.inner_text('[data-testid="stMain"]'), page.url
+
+    shown, address = table_and_link()
+    assert shown and "bad_references.json" in page.inner_text('[data-testid="stMain"]')
+    assert "files=" in address and "scored=1" in address, address
+    page.reload()
+    page.get_by_text("2 systems on 12 images", exact=True).wait_for()  # the link's table
+    _settle(page)
+    assert "files=" in page.url and "scored=1" in page.url
+    _assert_no_error(page, log)
+
+
 # -- nothing cut at 1,280 px or 1,920 px wide (issue 34) ------------------------------------------
 #: the issue's example: its longest reference was cut at "…near the ocea"
 LONG_EXAMPLE = (
