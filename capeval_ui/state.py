@@ -160,11 +160,17 @@ def valid_choice(key: str, options: Sequence[Any], fallback: Any = None) -> None
 
 
 def valid_choices(key: str, options: Sequence[Any]) -> None:
-    """:func:`valid_choice` for a multiselect: keep only the chosen values still offered."""
+    """:func:`valid_choice` for a multiselect: keep only the chosen values still offered. A
+    choice of which none is offered (a link's ``metric=foo``) is forgotten, so the page's
+    default applies, as the note on the link says (an empty box asked for a metric)."""
     if key in st.session_state:
-        chosen = st.session_state[key]
+        chosen = list(st.session_state[key])
+        kept = [v for v in chosen if v in options]
         _note_dropped(key, [v for v in chosen if v not in options])
-        st.session_state[key] = [v for v in chosen if v in options]
+        if chosen and not kept:
+            del st.session_state[key]
+        else:
+            st.session_state[key] = kept
 
 
 def nearest_choice(key: str, options: Sequence[int]) -> None:
@@ -337,7 +343,9 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
             rejected[param.name] = f"{values[1]} (a second value: the first is used)"
         value = _from_url(param, values)
         if value is _REJECT:
-            rejected[param.name] = values[0]
+            rejected[param.name] = (param.kind == "list" and _unused(param, values, value)) or (
+                values[0]
+            )
             continue
         if (unused := _unused(param, values, value)) is not None:
             rejected[param.name] = unused
@@ -450,8 +458,10 @@ def _from_url(param: Param, values: tuple[str, ...]) -> Any:
     if kind == "lines":
         return "\n".join(values)
     if kind == "list":  # "metric=" is a list emptied; a value given twice counts once
-        kept = [_unspell(param, v) for v in dict.fromkeys(values) if v != ""]
-        return [v for v in kept if v is not _REJECT]
+        given = [_unspell(param, v) for v in dict.fromkeys(values) if v != ""]
+        kept = [v for v in given if v is not _REJECT]
+        # none offered (metric=foo): the page's own choice, not an empty box asking for one
+        return _REJECT if given and not kept else kept
     if kind in ("int", "index"):
         try:
             number = int(values[0]) - (1 if kind == "index" else 0)
@@ -576,7 +586,10 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
     if not fits_in_link(full):
         query = {TOO_LARGE: [link_size(full)]}
     flat = {name: tuple(v) for name, v in query.items()}
-    if _url() != flat:
+    # sent again when this session last wrote another URL: a run cut short by the next (an
+    # uploader's file replaced: removed, then added) may reach the browser after that run
+    # began with the browser's older URL, which then stayed in the address bar
+    if _url() != flat or st.session_state.get(_SEEN) != flat:
         st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in query.items()})
     st.session_state[_SEEN] = flat
     st.session_state.setdefault(_WRITTEN, []).append(flat)

@@ -799,3 +799,34 @@ def test_a_draw_beside_other_captions_is_named_as_not_used() -> None:
     (said,) = [w.value for w in lab.warning if "coco" in w.value]
     assert "99999" in said and "used only with the random COCO image" in said
     assert "lab_coco_draw" not in _params(lab)
+
+
+@pytest.mark.parametrize(
+    ("page", "params", "key", "default"),
+    [
+        (
+            "app_pages/systems.py",
+            {"metric": "foo", "scored": "1"},
+            "systems_metrics",
+            ["bleu_4", "rouge_l", "cider_d"],
+        ),
+        ("app_pages/perturb.py", {"lab_metric": ["nope", "zzz"]}, "lab_metrics", None),
+        (
+            "app_pages/perturb.py",
+            {"lab_mode": "batch", "lab_batch_metric": "zzz"},
+            "lab_batch_metrics",
+            ["bleu_4", "rouge_l", "cider_d", "meteor"],
+        ),
+    ],
+)
+def test_a_link_naming_no_offered_metric_keeps_the_pages_own(page, params, key, default) -> None:
+    """metric=foo: the warning said the page shows its own choices, but the box was empty and
+    asked for a metric (Systems and both modes of the lab)."""
+    from capeval_core.metrics import REPORTED_KEYS
+
+    at = _open(page, **params)
+    assert not at.exception, at.exception
+    assert at.multiselect(key=key).value == (default or list(REPORTED_KEYS))
+    named = params.get("metric") or params.get("lab_batch_metric") or "nope, zzz"
+    assert [w for w in _link_warnings(at) if named in w]
+    assert not [i for i in at.info if "at least one metric" in i.value]
