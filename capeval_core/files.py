@@ -269,22 +269,49 @@ def _repeated_key_at(text: str) -> int:
     return 0
 
 
+def json_reason(exc: json.JSONDecodeError, unit: str = "file") -> str:
+    """Why ``json`` refused a text, in words that end: its message ("Unterminated string
+    starting at") expects the position that capeval gives as line and column, and a text cut
+    short (``unit``: a file, or a JSON-lines line) or a CSV named ``.json`` say what they are.
+
+    >>> try:
+    ...     json.loads('[{"caption": "a dog')
+    ... except json.JSONDecodeError as exc:
+    ...     json_reason(exc)
+    'invalid JSON: a string that is never closed (is the file cut short?)'
+    >>> try:
+    ...     json.loads("image_id,caption\\n1,a dog")
+    ... except json.JSONDecodeError as exc:
+    ...     json_reason(exc)
+    "invalid JSON: Expecting value; its first line reads like a CSV file's ('image_id,caption')"
+    """
+    text, pos = exc.doc, exc.pos
+    if exc.msg.startswith("Unterminated string"):
+        return f"invalid JSON: a string that is never closed (is the {unit} cut short?)"
+    if pos >= len(text.rstrip()):
+        return f"invalid JSON: {exc.msg} at the end of the {unit} (is it cut short?)"
+    first = text.lstrip("\ufeff").split("\n", 1)[0].strip()
+    if pos <= 1 and first[:1] not in "[{" and ("," in first or "\t" in first):
+        return f"invalid JSON: {exc.msg}; its first line reads like a CSV file's ({first[:60]!r})"
+    return f"invalid JSON: {exc.msg}"
+
+
 def parse_json(text: str, fail: Fail, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """``json.loads`` whose every failure is one error from ``fail``; the value is checked by
     :func:`check_json_value`.
 
     >>> parse_json('{"a": [1, 2]}', failer("x.json"))
     {'a': [1, 2]}
-    >>> parse_json('[1, 2', failer("x.json"))
+    >>> parse_json('[1 2]', failer("x.json"))
     Traceback (most recent call last):
     ...
-    capeval_core.errors.InputError: x.json, line 1, column 6: invalid JSON: Expecting ',' \
+    capeval_core.errors.InputError: x.json, line 1, column 4: invalid JSON: Expecting ',' \
 delimiter
     """
     try:
         value = loads(text)
     except json.JSONDecodeError as exc:
-        raise fail(f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+        raise fail(json_reason(exc), line=exc.lineno, column=exc.colno) from None
     except RecursionError:
         raise fail(_depth_message(max_depth)) from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits

@@ -481,15 +481,16 @@ def _decode(
     line_offset: int = 0,
     *,
     where: tuple[str, int] | None = None,
+    unit: str = "file",
 ) -> tuple[Any, int]:
     """``decode()`` (a JSON decoder call); every failure is a format error naming where.
     ``line_offset`` turns the decoder's line numbers into the file's; ``where`` is the text
-    decoded and the position it starts from."""
+    decoded and the position it starts from; ``unit`` what that text is (a file, a line)."""
     try:
         return decode()
     except json.JSONDecodeError as exc:
         raise format_error(
-            path, f"invalid JSON: {exc.msg}", line=exc.lineno + line_offset, column=exc.colno
+            path, files.json_reason(exc, unit), line=exc.lineno + line_offset, column=exc.colno
         ) from None
     except RecursionError:
         raise format_error(
@@ -526,7 +527,13 @@ def read_jsonl_records(
         if not raw.strip():
             continue
         obj, _ = _decode(
-            lambda r=raw: (files.loads(r), 0), path, len(rows), n, n - 1, where=(raw, 0)
+            lambda r=raw: (files.loads(r), 0),
+            path,
+            len(rows),
+            n,
+            n - 1,
+            where=(raw, 0),
+            unit="line",
         )
         if not isinstance(obj, dict):
             raise format_error(path, f"expected an object, got {type(obj).__name__}", line=n)

@@ -286,3 +286,25 @@ def test_reference_limit_in_the_loaders(tmp_path):
         load_judgments(path, "graded", max_references=20)
     assert len(load_judgments(path, "graded", max_references=30)) == 1
     assert Limits().max_references == 1000 and Limits().max_caption_tokens == 1000
+
+
+def test_a_file_cut_short_or_a_csv_named_json_is_said_in_words_that_end(tmp_path):
+    """A results file cut short read "invalid JSON: Unterminated string starting at" (json's
+    message, which expects the position after it); an Excel CSV named .json read "Expecting
+    value" with no word of CSV; a JSON-lines line cut short was called a file."""
+    res, ann = _coco(tmp_path, [1, 2, 3])
+    whole = res.read_text()
+    res.write_text(whole[: whole.index("number 1") + 3])
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.rstrip().endswith("a string that is never closed (is the file cut short?)"), err
+    res.write_text(whole[: whole.rindex("}") + 1])  # the array's "]" lost
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
+    assert code == 2 and "at the end of the file (is it cut short?)" in err, err
+    res.write_bytes(b"\xef\xbb\xbfimage_id,caption\r\n1,a dog\r\n")
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
+    assert code == 2 and "its first line reads like a CSV file's ('image_id,caption')" in err
+    lines = tmp_path / "j.jsonl"
+    lines.write_text('{"image_id": 1, "caption": "a dog", "score": 3}\n{"image_id": 2, "capt\n')
+    with pytest.raises(InputError, match=r"line 2, column 17: .*is the line cut short\?\)$"):
+        load_judgments(lines, format="graded")
