@@ -342,11 +342,12 @@ try:
         shown_names = names or list(data.names)
         # the baseline follows its file when the systems are renamed (it went back to the
         # first file without a word, and to another file when the names were swapped: it
-        # kept its name); a link's baseline the page does not show is named
+        # kept its name); a link's baseline the page does not show is named, and a link's
+        # names and baseline (reopened in this session) are taken as they are
         contents = tuple(data.digest(i) for i in range(len(data.names)))
         before_contents, before = st.session_state.get(SHOWN_NAMES, ((), []))
         chosen = st.session_state.get("systems_baseline")
-        if before_contents == contents and chosen in before:
+        if not restored and before_contents == contents and chosen in before:
             st.session_state["systems_baseline"] = shown_names[before.index(chosen)]
         st.session_state[SHOWN_NAMES] = (contents, shown_names)
         state.valid_choice("systems_baseline", shown_names, shown_names[0])

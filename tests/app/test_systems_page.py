@@ -788,6 +788,27 @@ def test_the_baseline_follows_its_file_when_the_names_are_swapped() -> None:
     assert at.selectbox(key="systems_baseline").value == "A"
 
 
+def test_a_link_reopened_in_the_session_keeps_its_baseline() -> None:
+    """The baseline follows its file on a rename, but a link's names and baseline are taken
+    as they are: reopened in the same session (Back, an address written a few runs ago), a
+    link naming "theirs, mine" with baseline mine had its baseline moved to the first file."""
+    files, ann = _uploads(12)
+    at = _upload(_page(), files, ann)
+    at.text_input(key="systems_names").set_value("theirs, mine").run()
+    at.selectbox(key="systems_baseline").select("mine").run()
+    link = _link(at)
+    assert link["baseline"] == "mine"
+    at.text_input(key="systems_names").set_value("").run()
+    at.selectbox(key="systems_baseline").select("theirs").run()
+    for key, value in link.items():  # the same address, opened again in this session
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["systems_names"] == "theirs, mine"
+    assert at.selectbox(key="systems_baseline").value == "mine"
+    assert at.query_params["baseline"] == "mine"
+
+
 def test_a_refused_upload_with_choices_that_refuse_the_files_before_says_one_thing() -> None:
     """Files that read well with "intersect", a bad upload, then "error": the page said the
     bad file's error, that the files before stay in use, then refused those too."""
