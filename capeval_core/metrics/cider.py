@@ -496,8 +496,13 @@ def cider_d_values(
     n = len(cands)
     table = count_table(cands + [r for group in refs for r in group])
     if table is None:  # too many distinct words to pack: the batch tables
-        batch = Batch.of_tokens(cands, refs)
-        return _BatchScores(batch_ngrams(batch), sigma).scores
+        # an item without references (pycocoevalcap's CiderScorer allows one) is NaN, as in
+        # the kernel: scored against one empty reference, which adds no document frequency
+        empty = [i for i, group in enumerate(refs) if not group]
+        batch = Batch.of_tokens(cands, [group or [()] for group in refs])
+        scores = _BatchScores(batch_ngrams(batch), sigma).scores
+        scores[empty] = np.nan
+        return scores
     ref_start = np.full(n + 1, n, dtype=np.int64)
     np.cumsum([len(group) for group in refs], out=ref_start[1:])
     ref_start[1:] += n

@@ -336,15 +336,22 @@ def test_bleu_scorer_asserts_an_unknown_option_as_pycocoevalcaps():
             scorer.compute_score(option="longest")
 
 
-def test_cider_scorer_gives_nan_to_a_pair_without_references_as_pycocoevalcaps():
+@pytest.mark.parametrize("words", [0, 2**15], ids=["compiled", "too-many-words"])
+def test_cider_scorer_gives_nan_to_a_pair_without_references_as_pycocoevalcaps(words):
     """pycocoevalcap 1.2's CiderScorer divides such a pair's sum by its 0 references (NaN,
     and a NaN mean); the pair still counts among the documents of the IDF. capeval raised
-    ZeroDivisionError."""
+    ZeroDivisionError, and with more distinct words than its compiled tables pack (the
+    batch tables' path) "references[1] is empty"."""
     from pycocoevalcap.cider.cider_scorer import CiderScorer as TheirScorer
 
     from capeval_core.pycocoevalcap.cider.cider_scorer import CiderScorer
 
-    pairs = [("a cat", ["a cat sits", "a cat"]), ("a dog", []), ("two men", ["two men play"])]
+    many = [" ".join(f"w{i}" for i in range(words))] if words else []
+    pairs = [
+        ("a cat w1", ["a cat sits", "a cat", *many]),
+        ("a dog", []),
+        ("two men", ["two men play"]),
+    ]
     got = []
     for cls in (TheirScorer, CiderScorer):
         scorer = cls(n=4, sigma=6.0)
