@@ -490,6 +490,8 @@ def test_worker_processes_give_the_serial_values(monkeypatch, tmp_path):
     batches to the workers is gone afterwards."""
     import tempfile
 
+    monkeypatch.setattr("capeval_core.resources.available_cpus", lambda: 2)  # never capped
+
     import capeval_core.batch as batch
     import capeval_core.judgments.scoring as scoring
     from capeval_core.judgments.demo import demo_graded
@@ -591,6 +593,8 @@ def test_spice_in_workers_parses_shared_captions_first(monkeypatch, tmp_path):
     work, the parts read them from the cache, and the values equal an in-process run over a
     separate, empty cache."""
     import capeval_core.batch as batch
+
+    monkeypatch.setattr("capeval_core.resources.available_cpus", lambda: 2)  # never capped
     import capeval_core.judgments.scoring as scoring
     from capeval_core.judgments.demo import demo_graded
     from capeval_core.spice import stanford_pcfg

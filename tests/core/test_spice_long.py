@@ -278,11 +278,11 @@ def test_capeval_score_shows_a_long_parses_progress_on_stderr_only(tmp_path, mon
 #: worker processes (the long caption's parse among their work)
 WORKER_SCRIPT = """
 import sys
-from capeval_core import batch, scoring
+from capeval_core import batch, resources, scoring
 from capeval_core.cli import main
 
 batch.MIN_PART = 1
-scoring.available_cpus = lambda: 2
+scoring.available_cpus = resources.available_cpus = lambda: 2  # never capped below two
 in_workers = batch.score_in_workers
 
 

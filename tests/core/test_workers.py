@@ -140,6 +140,8 @@ def test_a_scoring_run_cancelled_by_its_progress_callback_stops_its_workers(
     METEOR in parts; the error reaches the caller, the pool's processes are gone at once, and
     nothing of the unfinished metric is cached."""
     from capeval_core.resources import coco_caption_sets
+
+    monkeypatch.setattr("capeval_core.resources.available_cpus", lambda: 2)  # never capped
     from capeval_core.systems import SystemsInput, score_systems
 
     monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
