@@ -269,6 +269,11 @@ def _repeated_key_at(text: str) -> int:
     return 0
 
 
+#: a CSV header line: two or more names (quoted or not) separated by commas, semicolons or
+#: tabs, nothing of JSON or code around them
+_CSV_HEADER = re.compile(r'"?[A-Za-z_][\w .-]*"?(?:[,;\t]"?[\w .-]*"?)+')
+
+
 def json_reason(exc: json.JSONDecodeError, unit: str = "file") -> str:
     """Why ``json`` refused a text, in words that end: its message ("Unterminated string
     starting at") expects the position that capeval gives as line and column, and a text cut
@@ -291,7 +296,7 @@ def json_reason(exc: json.JSONDecodeError, unit: str = "file") -> str:
     if pos >= len(text.rstrip()):
         return f"invalid JSON: {exc.msg} at the end of the {unit} (is it cut short?)"
     first = text.lstrip("\ufeff").split("\n", 1)[0].strip()
-    if pos <= 1 and first[:1] not in "[{" and ("," in first or "\t" in first):
+    if pos <= 1 and _CSV_HEADER.fullmatch(first):
         return f"invalid JSON: {exc.msg}; its first line reads like a CSV file's ({first[:60]!r})"
     return f"invalid JSON: {exc.msg}"
 

@@ -304,6 +304,10 @@ def test_a_file_cut_short_or_a_csv_named_json_is_said_in_words_that_end(tmp_path
     res.write_bytes(b"\xef\xbb\xbfimage_id,caption\r\n1,a dog\r\n")
     code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
     assert code == 2 and "its first line reads like a CSV file's ('image_id,caption')" in err
+    for not_csv in ('results = [{"image_id": 1, "caption": "a"}]', "// captions, v2\n[]"):
+        res.write_text(not_csv)  # a comma on the first line does not make a CSV header
+        code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
+        assert code == 2 and "invalid JSON: Expecting value" in err and "CSV" not in err, err
     lines = tmp_path / "j.jsonl"
     lines.write_text('{"image_id": 1, "caption": "a dog", "score": 3}\n{"image_id": 2, "capt\n')
     with pytest.raises(InputError, match=r"line 2, column 17: .*is the line cut short\?\)$"):
