@@ -303,10 +303,10 @@ try:
     else:
         data = cached.demo_systems_input()
     st.text(f"References: {data.reference_source}.")  # a file name is user text
-    numbered = [
-        f"{source} as {name!r}"
-        for source, name in zip(data.sources, data.names, strict=True)
-        if Path(source).stem != name
+    numbered = [  # uploads only: the demo's systems come from no file
+        f"{file} as {name!r}"
+        for file, name in zip(data.sources, data.names, strict=True)
+        if source == UPLOAD and Path(file).stem != name
     ]
     if numbered:  # two models' results.json: the page tells them apart, the user names them
         st.text(

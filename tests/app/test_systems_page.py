@@ -91,6 +91,8 @@ def test_page_runs_on_its_own_with_the_demo() -> None:
     at = _page()
     assert [t.value for t in at.title] == ["Systems"]
     assert not at.error, [e.value for e in at.error]
+    # no file was uploaded: nothing was numbered (it said "demo as 'first caption'")
+    assert not [t for t in at.text if "are numbered" in t.value]
     summary = _frame(at, "BLEU-4")  # the paper's table: values, then Δ and p
     assert list(summary["system"]) == [
         "first caption (baseline)", "second caption", "first caption reversed"
