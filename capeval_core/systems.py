@@ -483,7 +483,8 @@ def score_systems(
 
     ``options`` maps a metric key to its options (``{"cider_d": {"idf": "coco-val2014"}}``).
     ``workers > 1`` scores large sets in that many worker processes (METEOR and SPICE in
-    parts). Scores are cached on disk per system and metric (``use_cache``).
+    parts; never more than the available CPUs, with a warning). Scores are cached on disk
+    per system and metric (``use_cache``).
     ``on_error="skip"`` records a metric that fails (e.g. a missing resource) in
     ``skipped`` instead of raising.
 
