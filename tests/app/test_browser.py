@@ -280,6 +280,7 @@ def test_a_references_file_replaced_by_a_bad_one_keeps_the_table_and_its_link(
 
     from bench.systems import _write
     from capeval_core.resources import coco_caption_sets
+    from tests.app.test_systems_browser import open_uploads
 
     url, log = server
     page, _ = visitor
@@ -288,20 +289,8 @@ def test_a_references_file_replaced_by_a_bad_one_keeps_the_table_and_its_link(
     del bad["annotations"][2]["caption"]
     bad_ann = tmp_path / "bad_references.json"
     bad_ann.write_text(json.dumps(bad))
-    page.goto(f"{url}/systems")
-    page.get_by_role("heading", name="Systems", exact=True).wait_for()
-    _settle(page)
-    page.get_by_text("Upload results files", exact=True).click()
-    _settle(page)
-    page.get_by_text("Upload a references file", exact=True).click()
-    _settle(page)
-    page.locator('.st-key-systems_results input[type="file"]').set_input_files(
-        [str(p) for p in results[:2]]
-    )
-    _settle(page)
+    open_uploads(page, url, results[:2], ann)
     annotations = page.locator('.st-key-systems_annotations input[type="file"]')
-    annotations.set_input_files(str(ann))
-    _settle(page)
     page.locator(".st-key-systems_score button").first.click()
     page.get_by_text("2 systems on 12 images", exact=True).wait_for()
     _settle(page)

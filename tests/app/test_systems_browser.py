@@ -76,10 +76,8 @@ def _until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
         time.sleep(0.2)
 
 
-def _start_scoring(page, url: str, files: tuple[Path, list[Path]]) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    """Upload the files, choose coco-caption's metrics, press Score; once the server's
-    workers are scoring, return the server's process id."""
-    ann, results = files
+def open_uploads(page, url: str, results: list[Path], ann: Path) -> None:  # type: ignore[no-untyped-def]
+    """Open the Systems page and upload ``results`` and the references file ``ann``."""
     page.goto(f"{url}/systems")
     page.get_by_role("heading", name="Systems", exact=True).wait_for()
     _settle(page)
@@ -93,6 +91,13 @@ def _start_scoring(page, url: str, files: tuple[Path, list[Path]]) -> tuple[int,
     _settle(page)
     page.locator('.st-key-systems_annotations input[type="file"]').set_input_files(str(ann))
     _settle(page)
+
+
+def _start_scoring(page, url: str, files: tuple[Path, list[Path]]) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Upload the files, choose coco-caption's metrics, press Score; once the server's
+    workers are scoring, return the server's process id."""
+    ann, results = files
+    open_uploads(page, url, results, ann)
     page.locator(".st-key-systems_coco_caption button").first.click()
     _settle(page)
     before = _entries()
