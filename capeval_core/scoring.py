@@ -80,8 +80,7 @@ def score_set(
     ``workers``: worker processes for a large set (default: one per available CPU, and never
     more, with a warning; 0 or 1: this process only). ``on_batch`` sees the tokenized
     captions before any metric runs (the command line says how many captions SPICE will
-    parse). A metric that fails raises its
-    :class:`CapevalError`.
+    parse). A metric that fails raises its :class:`CapevalError`.
 
     >>> s = score_set(["a cat sits on a mat"], [["a cat is on a mat"]], ["bleu_1", "rouge_l"])
     >>> round(s.results["bleu_1"].value, 6), s.workers
