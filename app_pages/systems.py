@@ -313,6 +313,13 @@ try:
             f"Results files with the same name are numbered: {', '.join(numbered)}. Name the "
             "systems under “System names and baseline”."
         )
+    for i in range(len(data.names)):  # a model that stopped at once wrote ""
+        if blank := data.blank(i):
+            shown = ", ".join(map(repr, blank[:20])) + (" …" if len(blank) > 20 else "")
+            st.text(
+                f"{data.sources[i]}: {len(blank):,} of {len(data):,} caption(s) are blank, "
+                f"each scored as an empty caption (as pycocoevalcap scores it): {shown}"
+            )
     for i, lost in enumerate(data.dropped):
         if lost:
             shown = ", ".join(map(repr, lost[:20])) + (" …" if len(lost) > 20 else "")

@@ -252,6 +252,24 @@ def _warn_repeats(data: dict, source: str) -> None:
         )
 
 
+def warn_blank_captions(rows: Sequence[tuple[Any, str]], source: str) -> None:
+    """Say a results file's blank captions (a model that stopped at once writes ""): scored
+    as given, as pycocoevalcap scores them, but a researcher wants to know they are there."""
+    import warnings
+
+    from capeval_core.errors import CapevalWarning
+
+    blank = [image_id for image_id, caption in rows if not caption.strip()]
+    if blank:
+        warnings.warn(
+            f"results file {source}: {len(blank):,} of {len(rows):,} caption(s) are blank "
+            f"({_first_five(blank)}); each is scored as an empty caption, as pycocoevalcap "
+            "scores it",
+            CapevalWarning,
+            stacklevel=3,
+        )
+
+
 def _first_five(ids: Sequence[Any]) -> str:
     """The first five of ``ids`` for a message, and "..." when there are more.
 
@@ -436,6 +454,7 @@ def load_coco(
     results = caption_rows(rows, results_name, "results", limits)
     if not results:
         raise InputError(f"results file {results_name} holds no captions")
+    warn_blank_captions(results, results_name)
     refs = read_references(annotations_path, split, limits)
     cands: dict[Any, str] = {}
     for i, (image_id, caption) in enumerate(results):

@@ -41,6 +41,7 @@ from capeval_core.coco_files import (
     evaluation_order,
     read_json_source,
     read_references,
+    warn_blank_captions,
 )
 from capeval_core.errors import InputError, OptionError, refuse_text
 from capeval_core.files import Limits, printable, shared_name, text_digest
@@ -107,6 +108,12 @@ class SystemsInput:
         """System ``system``'s own order of the images, or None (the shared order)."""
         return self.orders[system] if system < len(self.orders) else None
 
+    def blank(self, system: int) -> tuple[Any, ...]:
+        """The image ids whose caption by system ``system`` is blank (scored as given)."""
+        return tuple(
+            i for i, c in zip(self.image_ids, self.candidates[system], strict=True) if not c.strip()
+        )
+
     def lost(self, system: int) -> tuple[Any, ...]:
         """The image ids of system ``system``'s file that are not scored (see ``dropped``)."""
         return self.dropped[system] if system < len(self.dropped) else ()
@@ -159,6 +166,7 @@ def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[An
     rows = caption_rows(data, name, "results", limits)
     if not rows:
         raise InputError(f"results file {name} holds no captions")
+    warn_blank_captions(rows, name)
     captions: dict[Any, str] = {}
     seen: dict[Any, list[int]] = {}
     for i, (image_id, caption) in enumerate(rows):

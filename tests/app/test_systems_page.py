@@ -811,6 +811,21 @@ def test_a_link_reopened_in_the_session_keeps_its_baseline() -> None:
     assert at.query_params["baseline"] == "mine"
 
 
+def test_blank_captions_of_a_results_file_are_named() -> None:
+    """A results file with "" captions was scored without a word (as pycocoevalcap scores
+    them); the page names the file and the images."""
+    files, ann = _uploads(12)
+    rows = json.loads(files[1][1])
+    rows[3]["caption"] = ""
+    at = _upload(_page(), [files[0], (files[1][0], json.dumps(rows).encode())], ann)
+    blank = [t.value for t in at.text if "are blank" in t.value]
+    assert blank == [
+        f"{files[1][0]}: 1 of 12 caption(s) are blank, each scored as an empty caption (as "
+        f"pycocoevalcap scores it): {rows[3]['image_id']!r}"
+    ]
+    assert not at.error and _frame(at, "system") is not None
+
+
 def test_a_refused_upload_with_choices_that_refuse_the_files_before_says_one_thing() -> None:
     """Files that read well with "intersect", a bad upload, then "error": the page said the
     bad file's error, that the files before stay in use, then refused those too."""

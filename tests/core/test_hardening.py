@@ -312,3 +312,18 @@ def test_a_file_cut_short_or_a_csv_named_json_is_said_in_words_that_end(tmp_path
     lines.write_text('{"image_id": 1, "caption": "a dog", "score": 3}\n{"image_id": 2, "capt\n')
     with pytest.raises(InputError, match=r"line 2, column 17: .*is the line cut short\?\)$"):
         load_judgments(lines, format="graded")
+
+
+def test_blank_result_captions_are_said_and_scored_as_given(tmp_path):
+    """A results file with "" captions (a model that stopped at once) was scored without a
+    word; pycocoevalcap scores them too, so capeval scores them, and says which images."""
+    res, ann = _coco(tmp_path, [1, 2, 3], ["", "a dog number 1", "  "])
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann),
+                        "--metrics", "bleu_4")  # fmt: skip
+    line = "results file {}: 2 of 3 caption(s) are blank (1, 3); each is scored as an empty"
+    assert code == 0 and line.format(res) in err, err
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"image_id": i, "caption": "a dog"} for i in (1, 2, 3)]))
+    code, _, err = _run("compare", "--results", str(res), str(other), "--annotations", str(ann),
+                        "--metrics", "bleu_4")  # fmt: skip
+    assert code == 0 and err.count("caption(s) are blank") == 1 and line.format(res) in err
