@@ -155,6 +155,11 @@ def _read_or_keep(trying: tuple, own_references: bool) -> tuple[Any, str]:
     return read
 
 
+def _first_ids(ids: tuple) -> str:
+    """The first twenty image ids of a note, and "…" when there are more."""
+    return ", ".join(map(repr, ids[:20])) + (" …" if len(ids) > 20 else "")
+
+
 def _refusal(exc: CapevalError) -> str:
     """Why the uploads were refused, in the page's words (the page's control for the
     command line's --on-missing)."""
@@ -315,17 +320,16 @@ try:
         )
     for i in range(len(data.names)):  # a model that stopped at once wrote ""
         if blank := data.blank(i):
-            shown = ", ".join(map(repr, blank[:20])) + (" …" if len(blank) > 20 else "")
             st.text(
                 f"{data.sources[i]}: {len(blank):,} of {len(data):,} caption(s) are blank, "
-                f"each scored as an empty caption (as pycocoevalcap scores it): {shown}"
+                f"each scored as an empty caption (as pycocoevalcap scores it): "
+                f"{_first_ids(blank)}"
             )
     for i, lost in enumerate(data.dropped):
         if lost:
-            shown = ", ".join(map(repr, lost[:20])) + (" …" if len(lost) > 20 else "")
             st.text(
                 f"{data.sources[i]} lost {len(lost):,} image(s) another file does not "
-                f"caption: {shown}"
+                f"caption: {_first_ids(lost)}"
             )
     names_note = st.empty()  # above the expander: a closed one hid why names went unused
     with st.expander("System names and baseline"):
