@@ -88,8 +88,13 @@ def open_uploads(page, url: str, results: list[Path], ann: Path) -> None:  # typ
     page.locator('.st-key-systems_results input[type="file"]').set_input_files(
         [str(p) for p in results]
     )
+    # the next upload waits for this one's run, as a person does: on a loaded machine the page
+    # can be quiet before that run starts, and a file set on the other uploader as it starts
+    # was dropped (the uploader showed no file; CI's page still asked for the references)
+    page.get_by_text("Upload the references file, or use COCO val2014.").wait_for()
     _settle(page)
     page.locator('.st-key-systems_annotations input[type="file"]').set_input_files(str(ann))
+    page.get_by_text(f"References: {ann.name}.", exact=True).wait_for()
     _settle(page)
 
 
