@@ -62,7 +62,7 @@ from capeval_core.spice.parse import (
     RETIRED_PARSERS,
     retired_parser_message,
 )
-from capeval_core.stats.resampling import MAX_RESAMPLES
+from capeval_core.stats.intervals import MAX_RESAMPLES
 
 #: keys scored when --metrics is not given
 DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
@@ -1418,8 +1418,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--resamples",
         type=_resamples_or_none,
         metavar="N",
-        help="graded sets: percentile bootstrap intervals from N resamples (N >= 2), in the "
-        "JSON's `intervals` (default 0: none)",
+        help="graded sets: percentile bootstrap intervals from N resamples (2 to 1,000,000), "
+        "in the JSON's `intervals` (default 0: none)",
     )
     correlate.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
     correlate.add_argument(
@@ -1623,7 +1623,7 @@ _SEED = _whole(0, 2**63 - 1)
 
 def _resamples_or_none(text: str) -> int:
     """--resamples of correlate: 0 (no intervals) or at least 2 (one resample has no spread)."""
-    value = _whole(0)(text)
+    value = _whole(0, MAX_RESAMPLES)(text)
     if value == 1:
         raise argparse.ArgumentTypeError(
             "expected 0 (no intervals) or at least 2 resamples, got 1 (one resample gives an "

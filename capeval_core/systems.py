@@ -1307,7 +1307,7 @@ def compare_systems(
     ([0.1818, 0.2947], 'paired:bs+ar|resamples:1000|trials:10000|seed:12345|level:0.95')
     """
     from capeval_core.stats import resampling as rs
-    from capeval_core.stats.intervals import check_resampling
+    from capeval_core.stats.intervals import MAX_RESAMPLES, check_resampling
 
     # numpy's integers (a notebook's np.int64(200)) as the Python ints they equal
     n_resamples, n_trials, seed = (
@@ -1322,10 +1322,9 @@ def compare_systems(
         raise InputError(f"`paired` must be one of {rs.PAIRED_TESTS} (got {paired!r})")
     check_resampling(level, n_resamples)
     for name, value, least in (("n_resamples", n_resamples, 2), ("n_trials", n_trials, 1)):
-        if not is_whole(value) or not (least <= value <= rs.MAX_RESAMPLES):
+        if not is_whole(value) or not (least <= value <= MAX_RESAMPLES):
             raise InputError(
-                f"`{name}` must be a whole number from {least} to {rs.MAX_RESAMPLES:,} "
-                f"(got {value!r})"
+                f"`{name}` must be a whole number from {least} to {MAX_RESAMPLES:,} (got {value!r})"
             )
     if not is_whole(seed) or seed < 0:
         raise InputError(f"`seed` must be a whole number >= 0 (got {seed!r})")

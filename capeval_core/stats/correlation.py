@@ -16,12 +16,12 @@ import numpy as np
 from scipy import stats
 
 from capeval_core.errors import InputError, refuse_text
-from capeval_core.options import is_whole
 from capeval_core.resources import available_cpus
 from capeval_core.stats.intervals import (
     OVER_GROUPS,
     ConfidenceInterval,
     check_aligned,
+    check_resamples,
     check_resampling,
     percentile_interval,
     seeded,
@@ -297,10 +297,7 @@ def bootstrap_many(
                 f"`xs[{key!r}]` and `y` must be 1-D of the same length (got {x.shape} and "
                 f"{y.shape})"
             )
-    if not is_whole(n_resamples):
-        raise InputError(f"`n_resamples` must be a whole number (got {n_resamples!r})")
-    if n_resamples < 0:
-        raise InputError(f"`n_resamples` must be at least 0 (got {n_resamples})")
+    check_resamples(n_resamples, least=0)
     n = y.size
     labels = group_labels(groups, n)
     out: dict[tuple[_K, str], np.ndarray] = {}

@@ -35,9 +35,25 @@ class ConfidenceInterval:
     left_out: int = 0
 
 
+#: the most resamples or trials a run takes: a million resamples of every system's values
+#: already take minutes and gigabytes; 10**13 ran until memory ran out, with a traceback
+MAX_RESAMPLES = 1_000_000
+
+
+def check_resamples(n_resamples: object, least: int = 1) -> None:
+    """``n_resamples`` a whole number from ``least`` to :data:`MAX_RESAMPLES`, said as the
+    argument's name (numpy's own errors name neither; 10**11 asked for 745 GiB)."""
+    if not is_whole(n_resamples):
+        raise InputError(f"`n_resamples` must be a whole number (got {n_resamples!r})")
+    if not least <= n_resamples <= MAX_RESAMPLES:
+        raise InputError(
+            f"`n_resamples` must be from {least} to {MAX_RESAMPLES:,} (got {n_resamples:,})"
+        )
+
+
 def check_resampling(level: object, n_resamples: object) -> None:
-    """``level`` a number strictly between 0 and 1 and ``n_resamples`` a whole number of at
-    least 1, said as the argument's name (numpy's own errors name neither).
+    """``level`` a number strictly between 0 and 1 and ``n_resamples`` a whole number from 1
+    to :data:`MAX_RESAMPLES`, said as the argument's name (numpy's own errors name neither).
 
     >>> check_resampling(95, 1000)
     Traceback (most recent call last):
@@ -46,10 +62,7 @@ def check_resampling(level: object, n_resamples: object) -> None:
     real = isinstance(level, int | float | np.integer | np.floating)
     if isinstance(level, bool | np.bool_) or not real or not 0 < level < 1:
         raise InputError(f"`level` must be between 0 and 1, e.g. 0.95 (got {level!r})")
-    if not is_whole(n_resamples):
-        raise InputError(f"`n_resamples` must be a whole number (got {n_resamples!r})")
-    if n_resamples < 1:
-        raise InputError(f"`n_resamples` must be at least 1 (got {n_resamples})")
+    check_resamples(n_resamples)
 
 
 def seeded(seed: object) -> np.random.Generator:

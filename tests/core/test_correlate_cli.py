@@ -575,6 +575,21 @@ def test_the_seed_of_a_graded_set_without_resamples_is_refused(tmp_path):
     assert "draw(s)" in err and "not used" not in err
 
 
+def test_resamples_above_the_cap_are_refused_in_one_line(tmp_path):
+    """--resamples 99999999999 asked numpy for 745 GiB and ended in a traceback (exit 1);
+    compare capped its resamples, correlate did not. Refused before the file is read."""
+    base = ["correlate", "--judgments", str(tmp_path / "x.csv"), "--format", "graded",
+            "--metrics", "bleu_4", "--resamples"]  # fmt: skip
+    err_io = io.StringIO()
+    with contextlib.redirect_stderr(err_io), pytest.raises(SystemExit) as refused:
+        main([*base, "99999999999"])
+    err = err_io.getvalue()
+    assert refused.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "--resamples: expected a whole number from 0 to 1,000,000, got 99999999999" in err
+    code, _, err = _run(*base, "1000000")  # the cap itself is taken: the missing file is said
+    assert code == 2 and "x.csv" in err and "--resamples" not in err
+
+
 def test_williams_correlation_with_one_metric_is_refused(tmp_path):
     """The Williams test compares two metrics: with one, --williams-correlation was ignored
     without a word. Said once the set's own metric columns are known, before any scoring."""

@@ -617,8 +617,10 @@ def test_tiny_scores_keep_their_interval():
     [
         ({"level": 95}, r"`level` must be between 0 and 1, e.g. 0.95 \(got 95\)"),
         ({"level": -0.5}, r"`level` must be between 0 and 1"),
-        ({"n_resamples": -1}, r"`n_resamples` must be at least 1 \(got -1\)"),
+        ({"n_resamples": -1}, r"`n_resamples` must be from 1 to 1,000,000 \(got -1\)"),
         ({"n_resamples": 100.0}, r"`n_resamples` must be a whole number"),
+        # 10**11 asked numpy for 745 GiB (a traceback of MemoryError)
+        ({"n_resamples": 10**11}, r"`n_resamples` must be from 1 to 1,000,000"),
     ],
 )
 def test_interval_arguments_are_checked(kwargs, message):
@@ -630,6 +632,17 @@ def test_interval_arguments_are_checked(kwargs, message):
     ):
         with pytest.raises(InputError, match=message):
             r.confidence_interval(**kwargs)
+
+
+def test_bootstrap_many_refuses_more_resamples_than_the_cap():
+    """``bootstrap_many`` (the correlate command's and the app's intervals) took any count:
+    10**11 asked numpy for 745 GiB. Zero stays allowed (no intervals)."""
+    from capeval_core.stats import bootstrap_many
+
+    x, y = {"m": [1.0, 3, 2, 5]}, [1.0, 2, 3, 4]
+    with pytest.raises(InputError, match=r"`n_resamples` must be from 0 to 1,000,000"):
+        bootstrap_many(x, y, ("pearson",), 10**11, seed=0)
+    assert bootstrap_many(x, y, ("pearson",), 0, seed=0)["m", "pearson"].shape == (0,)
 
 
 def test_a_sparse_key_compared_with_a_copy_is_not_significant():
