@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
@@ -1775,10 +1776,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _one_line_warnings(warnings.showwarning)
         try:
             refuse_empty_paths(args)
-            return args.func(args)
+            status = args.func(args)
+            sys.stdout.flush()  # a full disk is said here, not at the interpreter's exit
+            return status
         except CapevalError as exc:
             print(f"capeval: error: {cli_message(str(exc))}", file=sys.stderr)
             return 2
+        except BrokenPipeError:  # `capeval ... | head`: the reader has what it wanted
+            _quiet_stdout()
+            return 1
+        except OSError as exc:
+            if exc.filename is not None:  # a file's own error: not the output's
+                raise
+            _quiet_stdout()  # the output cannot be written (a full disk): said in one line
+            print(f"capeval: error: could not write the output: {exc.strerror}", file=sys.stderr)
+            return 2
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device: what is still buffered for a closed pipe or a full
+    disk would fail again, with a traceback, when the interpreter flushes it at exit."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -213,3 +216,29 @@ def test_one_caption_says_what_score_says_of_degenerate_input(capsys) -> None:
         "A man riding a horse.", "--perturbation", "shuffle", "--metrics", "cider_d",
     )  # fmt: skip
     assert code == 0 and "warning" not in err, err
+
+
+PERTURB_JSON = [sys.executable, "-m", "capeval_core.cli", "perturb", "--candidate",
+                "a red dog runs on the grass", "--reference", "a dog runs",
+                "--perturbation", "shuffle", "--metrics", "bleu_4", "--json"]  # fmt: skip
+
+
+def test_a_closed_pipe_ends_the_output_quietly() -> None:
+    """``capeval ... --json | head -c 1``: the reader closed the pipe, and the command printed
+    BrokenPipeError's traceback twice (once more as the interpreter flushed at exit)."""
+    proc = subprocess.Popen(PERTURB_JSON, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert err == "", err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full (a device that is full)")
+def test_output_to_a_full_disk_is_said_in_one_line() -> None:
+    """Output to a full disk ended in OSError's traceback (exit 1)."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(PERTURB_JSON, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        "capeval: error: could not write the output: No space left on device\n",
+    )
