@@ -229,15 +229,15 @@ def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def loads(text: str) -> Any:
-    """``json.loads`` refusing a key given twice in one object (a ``JSONDecodeError`` at
-    that object), where ``json`` would keep the last value: two reference lists for one
-    image, or two image ids in one record, are not read as one of them.
+    """``json.loads`` refusing a key given twice in one object (a ``JSONDecodeError`` where
+    it is given the second time), where ``json`` would keep the last value: two reference
+    lists for one image, or two image ids in one record, are not read as one of them.
 
     >>> loads('[{"image_id": 1, "image_id": 2}]')
     Traceback (most recent call last):
     ...
-    json.decoder.JSONDecodeError: key 'image_id' given twice in one object: line 1 column 2 \
-(char 1)
+    json.decoder.JSONDecodeError: key 'image_id' given twice in one object: line 1 column 18 \
+(char 17)
     """
     try:
         return json.loads(text, object_pairs_hook=unique_object)
@@ -246,8 +246,9 @@ def loads(text: str) -> Any:
 
 
 def _repeated_key_at(text: str) -> int:
-    """Where the first object with a repeated key starts: the pure-Python decoder, run
-    again on this error only, knows each object's position."""
+    """Where the first repeated key is given the second time (in a ``{image_id: [...]}``
+    file, the start of its one object said nothing): the pure-Python decoder, run again on
+    this error only, knows each object's position."""
     from json import decoder, scanner
 
     dec = json.JSONDecoder(object_pairs_hook=unique_object)
@@ -257,7 +258,11 @@ def _repeated_key_at(text: str) -> int:
             return decoder.JSONObject(s_and_end, *args, **kwargs)
         except _RepeatedKey as exc:
             if exc.pos is None:  # the innermost object: the one with the repeated key
-                exc.pos = s_and_end[1] - 1
+                start = s_and_end[1] - 1
+                try:
+                    exc.pos = _second_key_at(s_and_end[0], start, exc.key, dec)
+                except (ValueError, IndexError):  # not expected: the object's start then
+                    exc.pos = start
             raise
 
     dec.parse_object = parse_object  # type: ignore[assignment]
@@ -267,6 +272,28 @@ def _repeated_key_at(text: str) -> int:
     except _RepeatedKey as exc:
         return exc.pos or 0
     return 0
+
+
+def _second_key_at(text: str, start: int, key: str, dec: json.JSONDecoder) -> int:
+    """The position of ``key``'s second time in the object at ``start`` (whose values read
+    well: it is the innermost object with a repeated key)."""
+    from json import decoder
+
+    space = decoder.WHITESPACE.match
+    seen = False
+    pos = space(text, start + 1).end()
+    while text[pos] == '"':
+        name, end = decoder.scanstring(text, pos + 1)
+        if name == key:
+            if seen:
+                return pos
+            seen = True
+        end = space(text, space(text, end).end() + 1).end()  # past the colon
+        end = space(text, dec.raw_decode(text, end)[1]).end()  # past the value
+        if text[end] != ",":
+            break
+        pos = space(text, end + 1).end()
+    return start
 
 
 #: a CSV header line: two or more names (quoted or not) separated by commas, semicolons or

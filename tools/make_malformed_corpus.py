@@ -148,7 +148,7 @@ def results_cases() -> None:
         r + "key-twice-in-a-record.json",
         '[{"image_id": 1, "image_id": 2, "caption": "a dog runs"}]',
         "key 'image_id' given twice in one object",
-        "line 1, column 2",
+        "line 1, column 18",
     )
     case(
         r + "unknown-image.json",
@@ -242,7 +242,7 @@ def annotations_cases() -> None:
         a + "gts-image-twice.json",
         '{"1": ["a dog runs"],\n "2": ["a red bus"], "1": ["a cat"]}',
         "key '1' given twice in one object",
-        "line 1, column 1",
+        "line 2, column 22",
     )
     case(
         a + "no-annotations.json",

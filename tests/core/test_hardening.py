@@ -248,19 +248,21 @@ def test_an_empty_path_is_refused_not_read_as_left_out(tmp_path, option):
 
 def test_a_key_given_twice_in_one_object_is_refused_where_it_is(tmp_path):
     """json keeps the last value of a repeated key without a word: two reference lists for
-    one image were read as the second, two ids in a record as the last."""
+    one image were read as the second, two ids in a record as the last. The place is the
+    key's second time: the start of its object (line 1, column 1 of a ``{image_id: [...]}``
+    file) said nothing."""
     res, ann = _coco(tmp_path, [1, 2])
     gts = tmp_path / "gts.json"
     gts.write_text('{"1": ["a dog runs"],\n "2": ["a bus"], "1": ["a cat"]}')
     code, _, err = _run("score", "--results", str(res), "--annotations", str(gts))
     assert code == 2
     assert err.strip() == (
-        f"capeval: error: references file {gts}, line 1, column 1: invalid JSON: key '1' "
+        f"capeval: error: references file {gts}, line 2, column 18: invalid JSON: key '1' "
         "given twice in one object"
     )
     res.write_text('[{"image_id": 1, "caption": "a dog"},\n {"image_id": 2, "image_id": 1}]')
     code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
-    assert code == 2 and "line 2, column 2: invalid JSON: key 'image_id' given twice" in err
+    assert code == 2 and "line 2, column 18: invalid JSON: key 'image_id' given twice" in err
     rows = tmp_path / "j.json"
     rows.write_text('[{"candidate": "a", "references": ["a"], "score": 1, "score": 2}]')
     with pytest.raises(InputError, match=r"j\.json, record 0, line 1: invalid JSON: key 'score'"):
