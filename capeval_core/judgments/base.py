@@ -362,6 +362,7 @@ def read_delimited(
     )
     rows: list[Row] = []
     columns: list[str] | None = list(header) if header is not None else None
+    line = 0  # the last line read: the next record starts after it
     try:
         for fields in reader:
             line = reader.line_num
@@ -380,8 +381,18 @@ def read_delimited(
                 )
             rows.append(Row(line, dict(zip(columns, fields, strict=True))))
     except csv.Error as exc:
+        # named where the record starts: a quote mark never closed makes one field of the
+        # lines after it, and csv stops where it meets the next quote mark
+        start, end = line + 1, reader.line_num
+        runs = (
+            f" (a record from line {start} to line {end}: is a quote mark on line {start} not "
+            "closed?)"
+            if end > start
+            else ""
+        )
+        kind = _ADJECTIVE.get(delimiter, repr(delimiter))
         raise format_error(
-            path, f"malformed {_name(delimiter)}-separated text: {exc}", line=reader.line_num
+            path, f"malformed {kind}-separated text: {exc}{runs}", line=start
         ) from None
     if columns is None or (header is None and not rows):
         raise format_error(path, "no data rows")
@@ -425,6 +436,9 @@ def _check_header(path: str | os.PathLike[str], columns: list[str], delimiter: s
 
 def _name(delimiter: str) -> str:
     return {",": "commas", "\t": "tabs", ";": "semicolons"}.get(delimiter, repr(delimiter))
+
+
+_ADJECTIVE = {",": "comma", "\t": "tab", ";": "semicolon"}
 
 
 def read_json_records(

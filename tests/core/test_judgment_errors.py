@@ -168,8 +168,20 @@ CASES = [
         HEADER + '1,"a,b,2\n',
         "graded",
         {},
-        r"malformed|expected",
-        r"line \d",
+        r"malformed comma-separated text: unexpected end of data",
+        r"line 2",
+    ),
+    (
+        # the quote opened on line 3 runs until the next quote mark, two lines further: that
+        # line was named ("line 5"), with "commas-separated"
+        "unclosed quote, a later quote mark",
+        "g.csv",
+        HEADER + "1,a dog,a dog,2\n" + '2,"a cat,a cat,3\n3,a bus,a bus,2\n4,a man,"x"y,1\n',
+        "graded",
+        {},
+        r"malformed comma-separated text: .*\(a record from line 3 to line 5: is a quote mark "
+        r"on line 3 not closed\?\)",
+        r"g\.csv, line 3:",
     ),
     (
         "empty header field",
