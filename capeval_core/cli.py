@@ -1759,14 +1759,24 @@ def _workers(asked: int | None) -> int:
     return used
 
 
+#: the path options capeval writes: ``--json -`` is standard output
+OUTPUT_OPTIONS = ("per_item", "json", "output")
+
+
 def refuse_empty_paths(args: argparse.Namespace) -> None:
-    """Raise on the first path option given as an empty string."""
+    """Raise on the first path option given as an empty string, or as ``-`` for a file
+    capeval reads (it was "file does not exist": ``--json -`` writes to standard output, so
+    ``-`` reads like standard input)."""
     for dest in PATH_OPTIONS:
         value = getattr(args, dest, None)
         values = value if isinstance(value, list) else [value]
+        option = "--" + dest.replace("_", "-")
         if any(isinstance(v, str) and not v.strip() for v in values):
-            option = "--" + dest.replace("_", "-")
             raise InputError(f"{option} is empty: give a file name")
+        if dest not in OUTPUT_OPTIONS and "-" in values:
+            raise InputError(
+                f"{option} -: capeval reads files, not standard input; give a file name"
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

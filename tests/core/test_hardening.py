@@ -224,6 +224,29 @@ def test_file_size_cap_can_be_raised(tmp_path):
     assert code == 0, err
 
 
+def _graded_csv(tmp: Path) -> Path:
+    path = tmp / "graded.csv"
+    path.write_text("candidate,references,score\na dog runs,a dog,3\na cat,a red bus,1\n")
+    return path
+
+
+@pytest.mark.parametrize("option", ["--results", "--annotations", "--embeddings"])
+def test_a_dash_for_a_file_read_is_said_to_be_no_stdin(tmp_path, option):
+    """``correlate --json -`` writes to standard output, so ``--results -`` reads like
+    standard input: it said "results file -: file does not exist"."""
+    res, ann = _coco(tmp_path, [1, 2])
+    paths = {"--results": str(res), "--annotations": str(ann), option: "-"}
+    argv = [a for option_, path in paths.items() for a in (option_, path)]
+    code, out, err = _run("score", *argv, "--metrics", "rouge_l")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"capeval: error: {option} -: capeval reads files, not standard input; give a file name\n"
+    )
+    code, out, _ = _run("correlate", "--judgments", str(_graded_csv(tmp_path)), "--format",
+                        "graded", "--metrics", "rouge_l", "--json", "-")  # fmt: skip
+    assert code == 0 and json.loads(out)["n_rows"] == 2  # the one dash: standard output
+
+
 @pytest.mark.parametrize("cap", ["64000000000", str(2**63 - 1)])
 def test_a_cap_beyond_memory_reads_a_small_file(tmp_path, cap):
     """A cap above the machine's memory is a cap, not an allocation (it was a MemoryError or
