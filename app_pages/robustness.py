@@ -51,8 +51,17 @@ if short is not None:
     meta_views.render_missing_set(
         state.DISTRACTOR_SET_KEY, "distractor file", short, where="below (Upload a pairwise file)"
     )
-loaded = st.session_state.get(state.JSET_KEY)
-loaded = loaded if loaded is not None and loaded.kind == "pairwise" else None
+if getattr(st.session_state.get(state.DISTRACTOR_SET_KEY), "kind", "pairwise") != "pairwise":
+    # only a link puts a set of another kind here (an upload is read as pairwise): it was
+    # drawn as one and ended in a traceback
+    del st.session_state[state.DISTRACTOR_SET_KEY]
+    st.warning(
+        "This link's distractor set is a graded judgment set, not a pairwise one: it is not "
+        "used here.",
+        icon=":material/warning:",
+    )
+on_judgments = st.session_state.get(state.JSET_KEY)
+loaded = on_judgments if getattr(on_judgments, "kind", None) == "pairwise" else None
 state.default("distractor_source", LOADED if loaded is not None else GENERATED)
 source = st.radio("Distractor set", [LOADED, GENERATED, UPLOADED], key="distractor_source")
 if loaded is not None and source != LOADED:
@@ -62,8 +71,10 @@ if loaded is not None and source != LOADED:
     )
     st.text(str(loaded))
 if source == LOADED and loaded is None:
+    what = "The set loaded on" if on_judgments is not None else "No set is loaded on"
+    kind = " is graded, not pairwise" if on_judgments is not None else ""
     st.info(
-        "No pairwise set is loaded on the Judgments page (load one there, e.g. PASCAL-50S): "
+        f"{what} the Judgments page{kind} (load a pairwise one there, e.g. PASCAL-50S): "
         "showing the generated set.",
         icon=":material/info:",
     )
@@ -109,7 +120,6 @@ try:
     # An external metric has scores only for the captions of the set it came with (it cannot
     # score new ones): offered for that set, named as missing for any other (issue 32).
     keys = meta_views.metric_picker(jset.external_names)
-    on_judgments = st.session_state.get(state.JSET_KEY)
     unscored = [
         k for k in getattr(on_judgments, "external_names", ()) if k not in jset.external_names
     ]

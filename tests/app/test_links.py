@@ -515,6 +515,25 @@ def test_robustness_link_to_an_uploaded_distractor_file_after_a_restart() -> Non
     assert _params(again) == link
 
 
+def test_a_robustness_link_whose_distractor_set_is_graded_says_so() -> None:
+    """``distractors=`` naming a graded set this server holds (a digest from a Judgments
+    link) was drawn as pairs: a TypeError traceback. One line now, and the generated set."""
+    at = _open("app_pages/judgments.py")
+    at.button(key="load_demo").click().run()  # the graded demo: its digest is held here
+    graded = at.session_state[state.JSET_KEY]
+    assert graded.kind == "graded"
+    short = _params(at)["set"]
+    again = _open("app_pages/robustness.py", source="upload", distractors=short)
+    assert not again.exception, again.exception
+    said = " ".join(w.value for w in again.warning)
+    assert "distractor set is a graded judgment set, not a pairwise one" in said, said
+    assert _numbers_shown(again) and "distractors" not in _params(again)
+    linked = _open("app_pages/robustness.py", source="loaded", set=short)  # on Judgments
+    assert not linked.exception, linked.exception
+    said = " ".join(i.value for i in linked.info)
+    assert "The set loaded on the Judgments page is graded, not pairwise" in said, said
+
+
 def test_lab_batch_on_the_judgments_set_after_a_restart() -> None:
     at = _open("app_pages/judgments.py")
     _upload(at)
