@@ -713,6 +713,11 @@ def test_a_number_beyond_a_field_is_brought_within_it_not_a_crash():
     assert at.select_slider(key="resamples").value == 2000
     (said,) = _link_warnings(at)
     assert "resamples=5000 \\(the nearest offered, 2000, is used\\)" in said
+    # below the field too: the link's -5 is quoted, not the 1 it was first brought to
+    at = _open("app_pages/correlations.py", resamples="-5")
+    assert at.select_slider(key="resamples").value == 200
+    (said,) = _link_warnings(at)
+    assert "resamples=-5 \\(the nearest offered, 200, is used\\)" in said, said
 
 
 def test_a_bare_address_in_a_links_value_is_not_made_a_link():
