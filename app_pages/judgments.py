@@ -12,6 +12,8 @@ upload: the uploader is one per format.
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from capeval_core import CapevalError
@@ -150,6 +152,33 @@ def _load_demo() -> None:
         st.session_state["judgment_error"] = str(exc)
 
 
+def _not_loaded(
+    jset: Any, source: str, demo: str | None, fmt: str | None, preset: str | None
+) -> str:
+    """What the boxes above choose that the set shown was not loaded with (a box changed
+    without Load, or a link naming both): the boxes and the numbers below then disagreed
+    without a word. Empty when they agree."""
+    if jset is None:
+        return ""
+    if source == "Demo set":
+        chosen = choices.DEMO_SETS.get(demo or "", (None,))[0]
+        if jset.synthetic and chosen not in (None, jset.kind):
+            return f"The set below is the {jset.kind} demo: press Load demo to load this one."
+        return ""
+    if jset.synthetic:
+        return ""
+    loaded_with = [
+        f"as {jset.format}" if fmt != jset.format else "",
+        f"with preset {jset.preset or NO_PRESET}"
+        if fmt == jset.format and (preset or NO_PRESET) != (jset.preset or NO_PRESET)
+        else "",
+    ]
+    said = " and ".join(w for w in loaded_with if w)
+    return (
+        f"The set below was read {said}: press Load to read it with these choices." if said else ""
+    )
+
+
 TITLE = "Judgments"
 PARAMS = state.judgments_params(
     {label: gen for label, (gen, _) in choices.DEMO_SETS.items()}, list(LOADERS)
@@ -259,6 +288,16 @@ else:
         ),
         icon=":material/upload_file:",
     )
+
+not_loaded = _not_loaded(
+    st.session_state.get(state.JSET_KEY),
+    source,
+    st.session_state.get("demo_set"),
+    st.session_state.get("judgment_format"),
+    st.session_state.get("judgment_preset"),
+)
+if not_loaded:
+    st.caption(not_loaded)
 
 if "judgment_error" in st.session_state:
     kept = "; the previous set is kept" if st.session_state.get(state.JSET_KEY) else ""

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from capeval_ui import state, store
+from capeval_ui import choices, state, store
 from tests.app.apptest import ROOT, TIMEOUT, as_shown, open_tab
 
 GRADED_CSV = (
@@ -313,9 +313,24 @@ def test_a_judgments_link_keeps_the_preset_its_set_was_loaded_with(tmp_path) -> 
     assert again.session_state[state.JSET_KEY].preset == "kilickaya2017"
     assert again.selectbox(key="judgment_preset").value == "kilickaya2017"
     assert [t.value for t in again.text] == [t.value for t in at.text]
+    assert not [c.value for c in again.caption if "press Load" in c.value]
+    # the box changed without Load: the link names the box's preset beside the set read
+    # with the first, and the page showed both without a word (a link alike)
+    at.selectbox(key="judgment_preset").select("clipscore-table4").run()
+    for view in (at, _reopened(at, "app_pages/judgments.py")):
+        said = [c.value for c in view.caption if "press Load" in c.value]
+        assert said == [
+            "The set below was read with preset kilickaya2017: press Load to read it with "
+            "these choices."
+        ], said
     # a demo set has no preset to link
     at.radio(key="judgment_source").set_value("Demo set").run()
     assert "preset" not in _params(at)
+    at.button(key="load_demo").click().run()  # the graded demo; the box then names another
+    at.selectbox(key="demo_set").select(list(choices.DEMO_SETS)[1]).run()
+    for view in (at, _reopened(at, "app_pages/judgments.py")):
+        said = [c.value for c in view.caption if "press Load" in c.value]
+        assert said == ["The set below is the graded demo: press Load demo to load this one."]
 
 
 @pytest.mark.parametrize(
