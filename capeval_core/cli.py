@@ -421,6 +421,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
         write_per_item(Path(args.per_item), batch, results)
     if args.json:
         out = {
+            "n_images": len(batch.image_ids),  # the table's "N images" (compare's JSON has it)
             "corpus": {k: r.value for k, r in results.items()},
             "signatures": {k: str(r.signature) for k, r in results.items()},
         }

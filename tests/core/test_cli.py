@@ -44,7 +44,9 @@ def test_json_output_matches_golden(tmp_path):
     assert code == 0
     data = json.loads(out)
     corpus = load_golden("golden-small")["corpus"]
-    assert set(data) == {"corpus", "signatures"}
+    # n_images: the table's "N images", which the JSON did not hold (compare's does)
+    assert set(data) == {"n_images", "corpus", "signatures"}
+    assert data["n_images"] == len(golden_small())
     for k in range(4):
         assert data["corpus"][f"bleu_{k + 1}"] == pytest.approx(corpus["bleu"][k], abs=1e-12)
     assert data["corpus"]["rouge_l"] == pytest.approx(corpus["rouge_l"], abs=1e-12)

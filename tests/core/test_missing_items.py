@@ -506,7 +506,8 @@ def test_cli_score_without_a_limit_lists_nothing(tmp_path, capsys):
     argv = ["score", "--results", str(res), "--annotations", str(ann), "--metrics", "spice"]
     assert main([*argv, "--json"]) == 0
     out = capsys.readouterr()
-    assert set(json.loads(out.out)) == {"corpus", "signatures"} and "warning" not in out.err
+    assert set(json.loads(out.out)) == {"n_images", "corpus", "signatures"}
+    assert "warning" not in out.err
 
 
 def test_cli_compare_warns_and_writes_the_left_out_images(tmp_path, capsys):
