@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from capeval_core.errors import CapevalError, InputError, MissingResourceError, OptionError
-from capeval_core.metrics import METRICS, check_unscored_options, make_batch, metric_class
+from capeval_core.metrics import (
+    METRICS,
+    check_reported_key,
+    check_unscored_options,
+    make_batch,
+    metric_class,
+)
 from capeval_core.results import MetricResult
 from capeval_core.tokenize import Tokenizer
 
@@ -26,19 +32,8 @@ def score(
     >>> score("bleu_1", ["a cat sits on a mat"], [["a cat is on a mat"]]).value
     0.8333333330555557
     """
-    _check_key(key)
+    check_reported_key(key)
     return _selected(metric_class(key)(**options).score(candidates, references), key)
-
-
-def _check_key(key: str) -> None:
-    """A key this API can give: a metric's or one it reports, not SPICE's categories (their
-    corpus values need the set's statistics: ``capeval compare``, ``score_systems``)."""
-    cls = metric_class(key)
-    if key != cls.key and key not in cls.report_keys():
-        raise OptionError(
-            f"{key} is reported by `capeval compare` and score_systems only (when asked "
-            f"for); score({cls.key!r}, ...) gives each item's categories in its details"
-        )
 
 
 def _selected(result: MetricResult, key: str) -> MetricResult:
@@ -96,7 +91,7 @@ def score_many(
                 "score_many(..., tokenizer=...)"
             )
     for key in keys:
-        _check_key(key)
+        check_reported_key(key)
     check_unscored_options(keys, options)
     batch = make_batch(candidates, references, tokenizer)
     by_metric: dict[str, MetricResult | CapevalError] = {}

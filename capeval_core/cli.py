@@ -495,7 +495,8 @@ def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]
     names = _split_keys(values or ())
     if values and not names:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
-    other = [k for k in names if k not in METRICS and k not in REPORTED_KEYS]
+    # SPICE's categories are built-in names too: refused here, before any file is read
+    other = [k for k in names if k not in (*METRICS, *REPORTED_KEYS, *OPTIONAL_KEYS)]
     builtin = [k for k in names if k not in other]
     if not names:
         builtin = list(CORRELATE_KEYS)

@@ -33,7 +33,7 @@ import numpy as np
 from capeval_core import batch
 from capeval_core.batch import Progress
 from capeval_core.judgments.base import JudgmentSet
-from capeval_core.metrics import Batch, configure, make_batch, metric_class
+from capeval_core.metrics import Batch, check_reported_key, configure, make_batch, metric_class
 from capeval_core.results import left_out_line
 
 
@@ -122,6 +122,8 @@ def score_judgments(
             on_error=on_error,
         )
         return _with_external(jset, inner, keys)
+    for key in keys:  # spice_object was scored as SPICE's own value, under its name
+        check_reported_key(key)
     options = options or {}
     configured = configure(keys, tokenizer, options, on_error)
     groups = configured.groups

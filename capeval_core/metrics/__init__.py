@@ -56,6 +56,18 @@ def metric_class(key: str) -> type[Metric]:
     return cls
 
 
+def check_reported_key(key: str) -> None:
+    """A key whose values come from scoring items: a metric's or one it reports, not SPICE's
+    categories (their corpus values need the set's statistics: ``capeval compare``,
+    ``score_systems``; scored elsewhere, SPICE's own value came back under their name)."""
+    cls = metric_class(key)
+    if key != cls.key and key not in cls.report_keys():
+        raise OptionError(
+            f"{key} is reported by `capeval compare` and score_systems only (when asked "
+            f"for); score({cls.key!r}, ...) gives each item's categories in its details"
+        )
+
+
 def get_metric(key: str, **options: Any) -> Metric:
     """A configured metric object, e.g. ``get_metric("cider_d", idf="coco-val2014")``.
 
@@ -172,6 +184,7 @@ __all__ = [
     "MetricConfig",
     "RougeL",
     "available_keys",
+    "check_reported_key",
     "configure",
     "get_metric",
     "make_batch",

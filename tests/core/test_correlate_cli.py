@@ -590,6 +590,22 @@ def test_resamples_above_the_cap_are_refused_in_one_line(tmp_path):
     assert code == 2 and "x.csv" in err and "--resamples" not in err
 
 
+def test_spice_categories_are_refused_before_any_scoring(tmp_path):
+    """``--metrics spice_object`` printed correlations under that name computed from SPICE's
+    own value (each item's Object F-score was never read); refused as score refuses it."""
+    from capeval_core.errors import OptionError
+    from capeval_core.judgments import load_judgments
+    from capeval_core.judgments.scoring import score_judgments
+
+    p = _graded(tmp_path)
+    code, out, err = _run("correlate", "--judgments", str(p), "--format", "graded",
+                          "--metrics", "spice_object", "rouge_l")  # fmt: skip
+    assert (code, out) == (2, "") and "scoring" not in err
+    assert err.startswith("capeval: error: --metrics: spice_object is reported by `capeval ")
+    with pytest.raises(OptionError, match="spice_object is reported by `capeval compare`"):
+        score_judgments(load_judgments(p, "graded"), ["rouge_l", "spice_object"])
+
+
 def test_williams_correlation_with_one_metric_is_refused(tmp_path):
     """The Williams test compares two metrics: with one, --williams-correlation was ignored
     without a word. Said once the set's own metric columns are known, before any scoring."""
