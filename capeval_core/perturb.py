@@ -1157,12 +1157,15 @@ def perturb_batch(
     >>> int(b.changed.sum()), float((b.after["bleu_1"] - b.before["bleu_1"]).max())
     (2, 0.0)
     """
-    from capeval_core.metrics import make_batch, metric_class
+    from capeval_core.metrics import check_reported_key, make_batch, metric_class
     from capeval_core.tokenize import get_tokenizer
 
     if on_error not in ("raise", "skip"):
         raise InputError(f"`on_error` must be 'raise' or 'skip' (got {on_error!r})")
     _check_seed(seed)
+    refuse_text(keys, "keys", "metric keys")
+    for key in keys:  # spice_object was scored as SPICE's own value, under its name
+        check_reported_key(key)
     for label, value in (("perturb_options", perturb_options), ("options", options)):
         if value is not None and not isinstance(value, Mapping):
             raise InputError(f"`{label}` must be a dict (got {type(value).__name__})")

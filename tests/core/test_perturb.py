@@ -417,6 +417,17 @@ def test_batch_is_reproducible_item_by_item() -> None:
     assert b.correlations().empty
 
 
+def test_batch_refuses_spice_categories() -> None:
+    """``perturb_batch(..., ["spice_object"])`` gave SPICE's own values under the category's
+    name (the Object F-score was never read); refused, as ``score`` refuses it."""
+    from capeval_core.errors import OptionError
+
+    with pytest.raises(OptionError, match="spice_object is reported by `capeval compare`"):
+        perturb_batch(["a dog runs"], [["a dog"]], "shuffle", ["bleu_1", "spice_object"])
+    with pytest.raises(InputError, match="`keys`"):  # one string: its letters were keys
+        perturb_batch(["a dog runs"], [["a dog"]], "shuffle", "bleu_1")  # type: ignore[arg-type]
+
+
 def test_batch_correlations_with_human_scores() -> None:
     cands = ["a man riding a wave", "a dog", "a cat on a mat", "two birds fly", "a red car"]
     refs = [["a man surfing a wave"], ["a dog runs"], ["a cat on a mat"], ["birds"], ["a car"]]
