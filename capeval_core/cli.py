@@ -710,7 +710,8 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             ties = (
                 "dropped" if first.human_tie == "drop" else f"broken at random (seed {first.seed})"
             )
-            refs = "all" if n_references >= ALL_REFERENCES else str(n_references)
+            # a pair with fewer references than are sampled uses them all, in one draw
+            refs = "all" if n_references >= ALL_REFERENCES else f"up to {n_references}"
             print(
                 f"preset {jset.preset or '(none)'}: {first.n:,} labelled pairs scored, "
                 f"{first.n_human_ties:,} human ties {ties}; a metric tie counts as "

@@ -573,6 +573,8 @@ def test_the_seed_of_a_graded_set_without_resamples_is_refused(tmp_path):
     write_pascal_refs(tmp_path)
     _, _, err = _correlate_json(tmp_path, tmp_path, "pascal50s", "--seed", "5")
     assert "draw(s)" in err and "not used" not in err
+    # "of 5 references" was said of pairs with 4 too (one draw, all of them): "up to" 5
+    assert "5 draw(s) of up to 5 references" in err, err
 
 
 def test_resamples_above_the_cap_are_refused_in_one_line(tmp_path):
