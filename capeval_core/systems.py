@@ -1320,12 +1320,12 @@ def compare_systems(
     )
     if paired not in rs.PAIRED_TESTS:
         raise InputError(f"`paired` must be one of {rs.PAIRED_TESTS} (got {paired!r})")
-    check_resampling(level, n_resamples)
     for name, value, least in (("n_resamples", n_resamples, 2), ("n_trials", n_trials, 1)):
         if not is_whole(value) or not (least <= value <= MAX_RESAMPLES):
             raise InputError(
                 f"`{name}` must be a whole number from {least} to {MAX_RESAMPLES:,} (got {value!r})"
             )
+    check_resampling(level, n_resamples)
     if not is_whole(seed) or seed < 0:
         raise InputError(f"`seed` must be a whole number >= 0 (got {seed!r})")
     systems = scores.systems
