@@ -339,6 +339,8 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
         if param.key == TOKENIZER_KEY:  # the router set it, before the sidebar drew it
             if values and _from_url(param, values) is _REJECT:
                 rejected[param.name] = values[0]
+            elif values and len(values) > 1:  # said as for every other parameter
+                rejected[param.name] = f"{values[1]} (a second value: the first is used)"
             continue
         if not values:
             if param.absent is not None:

@@ -673,6 +673,13 @@ def test_a_links_values_the_page_does_not_offer_are_named():
         # (with a value of Compare's: a test's link runs Home first, which keeps an address
         # of its own values only, as a browser opening Compare's address does not)
         ("app_pages/compare.py", {"tokenizer": "bert", "candidate": "a dog"}, "tokenizer=bert"),
+        # the tokenizer given twice: the first was used without a word (every other
+        # parameter's second value was named)
+        (
+            "app_pages/compare.py",
+            {"tokenizer": ["whitespace", "ptb"], "candidate": "a dog"},
+            "tokenizer=ptb \\(a second value: the first is used\\)",
+        ),
         ("app_pages/compare.py", {"tab": "BLEU", "bleu-order": "7"}, "bleu-order=7"),
         (
             "app_pages/compare.py",
