@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import math
 import os
@@ -1799,11 +1800,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             _quiet_stdout()
             return 1
         except OSError as exc:
-            if exc.filename is not None:  # a file's own error: not the output's
+            # standard output that cannot be written (a full disk): said in one line; any
+            # other OSError is not the output's, and keeps its traceback
+            if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
                 raise
-            _quiet_stdout()  # the output cannot be written (a full disk): said in one line
-            print(f"capeval: error: could not write the output: {exc.strerror}", file=sys.stderr)
+            _quiet_stdout()
+            reason = exc.strerror or str(exc)
+            print(f"capeval: error: could not write the output: {reason}", file=sys.stderr)
             return 2
+
+
+#: the errors of a write to standard output that no input causes: a full disk or quota, a
+#: file grown past its limit, a device's error
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 def _quiet_stdout() -> None:

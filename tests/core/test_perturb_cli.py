@@ -242,3 +242,20 @@ def test_output_to_a_full_disk_is_said_in_one_line() -> None:
         2,
         "capeval: error: could not write the output: No space left on device\n",
     )
+
+
+def test_another_oserror_is_not_said_to_be_the_outputs(monkeypatch) -> None:
+    """Any OSError without a file name was said as "could not write the output" (with
+    "None" for one without a reason): only a full disk, a quota or a device's error are."""
+    import errno
+
+    import capeval_core.cli as cli
+
+    def broken(args) -> int:  # type: ignore[no-untyped-def]
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    parser._subparsers._group_actions[0].choices["perturb"].set_defaults(func=broken)  # type: ignore[union-attr]
+    with pytest.raises(OSError, match="Function not implemented"):
+        main(PERTURB_JSON[3:])
