@@ -54,6 +54,7 @@ from capeval_core.metrics import (
     OPTIONAL_KEYS,
     REPORTED_KEYS,
     available_keys,
+    check_reported_key,
     metric_class,
 )
 from capeval_core.metrics.spice import Spice
@@ -496,8 +497,9 @@ def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]
     names = _split_keys(values or ())
     if values and not names:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
-    # SPICE's categories are built-in names too: refused here, before any file is read
-    other = [k for k in names if k not in (*METRICS, *REPORTED_KEYS, *OPTIONAL_KEYS)]
+    # SPICE's categories go with the other names: a set may have its own metric of that
+    # name (a "metric:spice_object" column); else they are refused once it is loaded
+    other = [k for k in names if k not in METRICS and k not in REPORTED_KEYS]
     builtin = [k for k in names if k not in other]
     if not names:
         builtin = list(CORRELATE_KEYS)
@@ -510,7 +512,7 @@ def _external_keys(jset: Any, named: Sequence[str]) -> list[str]:
     the registry's unknown-key error."""
     for name in named:
         if name not in jset.external_names:
-            metric_class(name)
+            check_reported_key(name)  # unknown, or SPICE's category (score's refusal)
     return list(named) if named else list(jset.external_names)
 
 

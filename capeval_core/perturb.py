@@ -1164,6 +1164,7 @@ def perturb_batch(
         raise InputError(f"`on_error` must be 'raise' or 'skip' (got {on_error!r})")
     _check_seed(seed)
     refuse_text(keys, "keys", "metric keys")
+    keys = list(keys)  # a generator is read twice
     for key in keys:  # spice_object was scored as SPICE's own value, under its name
         check_reported_key(key)
     for label, value in (("perturb_options", perturb_options), ("options", options)):

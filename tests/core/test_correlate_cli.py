@@ -603,9 +603,19 @@ def test_spice_categories_are_refused_before_any_scoring(tmp_path):
     code, out, err = _run("correlate", "--judgments", str(p), "--format", "graded",
                           "--metrics", "spice_object", "rouge_l")  # fmt: skip
     assert (code, out) == (2, "") and "scoring" not in err
-    assert err.startswith("capeval: error: --metrics: spice_object is reported by `capeval ")
+    assert err.endswith("capeval: error: spice_object is reported by `capeval compare` and "
+                        "score_systems only (when asked for); score('spice', ...) gives each "
+                        "item's categories in its details\n")  # fmt: skip
     with pytest.raises(OptionError, match="spice_object is reported by `capeval compare`"):
         score_judgments(load_judgments(p, "graded"), ["rouge_l", "spice_object"])
+    # a set's own metric of that name is the set's (as it was before the refusal)
+    own = tmp_path / "own.csv"
+    rows = p.read_text().splitlines()
+    own.write_text("\n".join([rows[0] + ",metric:spice_object"]
+                             + [f"{r},0.{i}" for i, r in enumerate(rows[1:])]) + "\n")  # fmt: skip
+    code, out, err = _run("correlate", "--judgments", str(own), "--format", "graded", "--metrics",
+                          "spice_object", "rouge_l", "--tokenizer", "whitespace")  # fmt: skip
+    assert code == 0 and "spice_object" in out, err
 
 
 def test_williams_correlation_with_one_metric_is_refused(tmp_path):

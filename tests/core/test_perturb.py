@@ -426,6 +426,9 @@ def test_batch_refuses_spice_categories() -> None:
         perturb_batch(["a dog runs"], [["a dog"]], "shuffle", ["bleu_1", "spice_object"])
     with pytest.raises(InputError, match="`keys`"):  # one string: its letters were keys
         perturb_batch(["a dog runs"], [["a dog"]], "shuffle", "bleu_1")  # type: ignore[arg-type]
+    # a generator of keys: the check read it, and nothing was scored
+    b = perturb_batch(["a dog runs"], [["a dog"]], "shuffle", (k for k in ["bleu_1", "rouge_l"]))
+    assert list(b.before) == ["bleu_1", "rouge_l"]
 
 
 def test_batch_correlations_with_human_scores() -> None:
