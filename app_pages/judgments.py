@@ -202,6 +202,15 @@ if missing:
 loaded_before = st.session_state.get(state.JSET_KEY)
 if loaded_before is not None and not getattr(loaded_before, "synthetic", True):
     state.default("judgment_source", "Upload a file")
+    # and its format and preset, as the demo box below names its demo: the boxes' defaults
+    # named another set than the one shown (said as "press Load", with no file to load)
+    if loaded_before.format in LOADERS:
+        state.default("judgment_format", loaded_before.format)
+        state.default("judgment_preset", loaded_before.preset or NO_PRESET)
+elif loaded_before is not None:
+    demos = [label for label, (kind, _) in choices.DEMO_SETS.items() if kind == loaded_before.kind]
+    if demos:
+        state.default("demo_set", demos[0])
 source = st.radio("Source", ["Demo set", "Upload a file"], key="judgment_source", horizontal=True)
 if source == "Demo set":
     pick, button = st.columns([4, 1], vertical_alignment="bottom")

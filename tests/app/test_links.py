@@ -831,6 +831,38 @@ def test_a_set_opened_by_a_link_elsewhere_is_an_upload_on_the_judgments_page() -
     _navigate(again, "app_pages/judgments.py")
     assert again.radio(key="judgment_source").value == "Upload a file"
     assert _params(again)["source"] == "upload" and _params(again)["set"] == link["set"]
+    assert not [c.value for c in again.caption if "press Load" in c.value]
+
+
+def test_a_pairwise_set_opened_by_a_link_elsewhere_names_its_format_and_demo() -> None:
+    """A Pairwise-accuracy link to a pairwise set, then Judgments: the boxes showed their
+    defaults (format graded, the graded demo), and the page said "press Load" to read the
+    set shown as those, with no file to load (and a demo that would replace it)."""
+    upload = (
+        "candidate_a,candidate_b,references,preferred\n"
+        "a man rides a wave,a man rides a horse,a surfer rides a wave|||a man surfing,a\n"
+        "a dog on grass,a man on grass,a dog lying on grass|||a brown dog,a\n"
+    )
+    at = _open("app_pages/judgments.py")
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("pairwise").run()
+    at.file_uploader(key="judgment_files-pairwise").set_value(
+        ("p.csv", upload.encode(), "text/csv")
+    )
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert at.session_state[state.JSET_KEY].kind == "pairwise"
+    demo = _open("app_pages/judgments.py")
+    demo.selectbox(key="demo_set").select(list(choices.DEMO_SETS)[1]).run()
+    demo.button(key="load_demo").click().run()  # the pairwise demo
+    for view in (at, demo):
+        view.switch_page("app_pages/pairwise.py").run()
+        again = _open("app_pages/pairwise.py", **_params(view))
+        _navigate(again, "app_pages/judgments.py")
+        assert not again.exception, again.exception
+        said = [c.value for c in again.caption if "press Load" in c.value]
+        assert not said, said
+    assert again.selectbox(key="demo_set").value == list(choices.DEMO_SETS)[1]
 
 
 def test_a_draw_beside_other_captions_is_named_as_not_used() -> None:
