@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import math
 import os
@@ -357,8 +358,10 @@ def read_delimited(
     (the Flickr8k text files are plain tab-separated, without quoting).
     """
     text = read_text(path, max_bytes)
+    # lines as the file has them: str.splitlines also breaks at a form feed or U+2028 in a
+    # caption, and every line named after it was one too high
     reader = csv.reader(
-        text.splitlines(keepends=True), delimiter=delimiter, strict=True, quoting=quoting
+        io.StringIO(text, newline=""), delimiter=delimiter, strict=True, quoting=quoting
     )
     rows: list[Row] = []
     columns: list[str] | None = list(header) if header is not None else None
@@ -385,8 +388,8 @@ def read_delimited(
         # lines after it, and csv stops where it meets the next quote mark
         start, end = line + 1, reader.line_num
         runs = (
-            f" (a record from line {start} to line {end}: is a quote mark on line {start} not "
-            "closed?)"
+            f" (a record from line {start} to line {end}: check its quote marks, from line "
+            f"{start} on)"
             if end > start
             else ""
         )
