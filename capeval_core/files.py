@@ -622,7 +622,29 @@ def check_output(path: str | os.PathLike[str], *, option: str = "output") -> Pat
         raise InputError(f"{option} {p}: {p.parent} is a file, not a folder")
     if not parent_is_dir:
         raise InputError(f"{option} {p}: the folder {p.parent} does not exist")
+    # an output replaces its file once complete: a link's target is replaced, not the link
+    # (the link became a file); a device or a pipe is written to (see is_stream)
+    if p.is_symlink() and not is_stream(p):
+        return Path(os.path.realpath(p))
     return p
+
+
+def is_stream(path: Path) -> bool:
+    """Whether an output path is an existing device or pipe (``/dev/null``, ``/dev/stdout``,
+    a fifo): written to as it is, where replacing it by a file (as a file output is, once
+    complete) made ``--json /dev/full`` a JSON file, and a failed write no error."""
+    try:
+        return not stat.S_ISREG(path.stat().st_mode) and not path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _write_stream(option: str, path: Path, text: str) -> None:
+    try:
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise InputError(f"{option} {path}: cannot write it ({_reason(exc)})") from None
 
 
 def same_place(a: Path, b: Path) -> bool:
@@ -667,7 +689,8 @@ def check_outputs(
                 raise InputError(
                     f"{option} {p} is the {what} this run reads: write the output elsewhere"
                 )
-        _probe(p, option)
+        if not is_stream(p):  # a device or a pipe takes its text as it is
+            _probe(p, option)
         seen.append((option, p))
         checked.append(p)
     return checked
@@ -691,6 +714,12 @@ def atomic_output(
     """A temporary file beside ``path``, moved onto it when the block completes; removed
     when the block fails, so nothing partial is ever left at ``path``."""
     p = check_output(path, option=option)
+    if is_stream(p):  # written as it comes: nothing to replace
+        buffer = io.BytesIO() if binary else io.StringIO()
+        yield buffer
+        value = buffer.getvalue()
+        _write_stream(option, p, value.decode("utf-8") if binary else value)  # type: ignore[union-attr]
+        return
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
     except OSError as exc:
@@ -714,9 +743,13 @@ def write_all(outputs: Sequence[tuple[str, str | os.PathLike[str], str]]) -> lis
     complete are they moved into place (a failure removes the temporary files and leaves
     every destination as it was)."""
     staged: list[tuple[str, str, Path]] = []
+    streams: list[tuple[str, Path, str]] = []  # devices and pipes: written once all are made
     try:
         for option, path, text in outputs:
             p = check_output(path, option=option)
+            if is_stream(p):
+                streams.append((option, p, text))
+                continue
             try:
                 fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)
             except OSError as exc:
@@ -734,10 +767,12 @@ def write_all(outputs: Sequence[tuple[str, str | os.PathLike[str], str]]) -> lis
                 os.replace(tmp, p)
             except OSError as exc:
                 raise InputError(f"{option} {p}: cannot write it ({_reason(exc)})") from None
+        for option, p, text in streams:
+            _write_stream(option, p, text)
     finally:
         for _, tmp, _ in staged:
             Path(tmp).unlink(missing_ok=True)
-    return [p for _, _, p in staged]
+    return [p for _, _, p in staged] + [p for _, p, _ in streams]
 
 
 def write_text(path: str | os.PathLike[str], text: str, *, option: str = "output") -> Path:

@@ -352,3 +352,30 @@ def test_blank_result_captions_are_said_and_scored_as_given(tmp_path):
     code, _, err = _run("compare", "--results", str(res), str(other), "--annotations", str(ann),
                         "--metrics", "bleu_4")  # fmt: skip
     assert code == 0 and err.count("caption(s) are blank") == 1 and line.format(res) in err
+
+
+def test_json_through_a_link_writes_its_target_and_a_device_takes_the_text(tmp_path):
+    """``--json`` replaced its path by a new file once complete: a link became a file (its
+    target left as it was), and a device (``/dev/full`` reached through a link) became a
+    JSON file, with exit 0 and no error. A link's target is replaced now, and a device or a
+    pipe is written to: a full one is the one clear line."""
+    import os
+    import stat
+
+    judgments = _graded_csv(tmp_path)
+    argv = ["correlate", "--judgments", str(judgments), "--format", "graded", "--metrics",
+            "rouge_l", "--tokenizer", "whitespace", "--json"]  # fmt: skip
+    target, link = tmp_path / "target.json", tmp_path / "link.json"
+    target.write_text("old")
+    link.symlink_to(target)
+    code, _, err = _run(*argv, str(link))
+    assert code == 0, err
+    assert link.is_symlink() and json.loads(target.read_text())["n_rows"] == 2
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full (a device that is full)")
+    full = tmp_path / "full.json"
+    full.symlink_to("/dev/full")  # a link, so that old code replaced the link, not the device
+    code, _, err = _run(*argv, str(full))
+    assert code == 2
+    assert err.endswith(f"--json {full}: cannot write it (No space left on device)\n"), err
+    assert full.is_symlink() and stat.S_ISCHR(os.stat(full).st_mode)
