@@ -416,12 +416,11 @@ def test_the_copy_link_names_the_page_once() -> None:
 
 
 # -- data a link cannot carry -------------------------------------------------------------------
-def _upload(at: AppTest) -> AppTest:
+def _upload(at: AppTest, fmt: str = "graded", text: str = GRADED_CSV) -> AppTest:
+    """Upload ``text`` as a ``fmt`` file on the Judgments page and load it."""
     at.radio(key="judgment_source").set_value("Upload a file").run()
-    at.selectbox(key="judgment_format").select("graded").run()
-    at.file_uploader(key="judgment_files-graded").set_value(
-        ("mine.csv", GRADED_CSV.encode(), "text/csv")
-    )
+    at.selectbox(key="judgment_format").select(fmt).run()
+    at.file_uploader(key=f"judgment_files-{fmt}").set_value(("mine.csv", text.encode(), "text/csv"))
     at.run()
     at.button(key="load_judgments").click().run()
     assert not at.exception, at.exception
@@ -843,14 +842,7 @@ def test_a_pairwise_set_opened_by_a_link_elsewhere_names_its_format_and_demo() -
         "a man rides a wave,a man rides a horse,a surfer rides a wave|||a man surfing,a\n"
         "a dog on grass,a man on grass,a dog lying on grass|||a brown dog,a\n"
     )
-    at = _open("app_pages/judgments.py")
-    at.radio(key="judgment_source").set_value("Upload a file").run()
-    at.selectbox(key="judgment_format").select("pairwise").run()
-    at.file_uploader(key="judgment_files-pairwise").set_value(
-        ("p.csv", upload.encode(), "text/csv")
-    )
-    at.run()
-    at.button(key="load_judgments").click().run()
+    at = _upload(_open("app_pages/judgments.py"), "pairwise", upload)
     assert at.session_state[state.JSET_KEY].kind == "pairwise"
     demo = _open("app_pages/judgments.py")
     demo.selectbox(key="demo_set").select(list(choices.DEMO_SETS)[1]).run()
