@@ -639,10 +639,11 @@ def is_stream(path: Path) -> bool:
         return False
 
 
-def _write_stream(option: str, path: Path, text: str) -> None:
+def _write_stream(option: str, path: Path, text: str | bytes) -> None:
+    data = text.encode("utf-8") if isinstance(text, str) else text
     try:
-        with path.open("w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with path.open("wb") as fh:
+            fh.write(data)
     except OSError as exc:
         raise InputError(f"{option} {path}: cannot write it ({_reason(exc)})") from None
 
@@ -717,8 +718,7 @@ def atomic_output(
     if is_stream(p):  # written as it comes: nothing to replace
         buffer = io.BytesIO() if binary else io.StringIO()
         yield buffer
-        value = buffer.getvalue()
-        _write_stream(option, p, value.decode("utf-8") if binary else value)  # type: ignore[union-attr]
+        _write_stream(option, p, buffer.getvalue())
         return
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".part", dir=p.parent)

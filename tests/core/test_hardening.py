@@ -15,7 +15,7 @@ import pytest
 
 from capeval_core import InputError, OptionError, UnknownKeyError, get_metric, score
 from capeval_core.cli import main
-from capeval_core.files import Limits, atomic_output, csv_text
+from capeval_core.files import Limits, atomic_output, csv_text, write_json
 from capeval_core.judgments import load_judgments
 from capeval_core.stats import export_csv
 
@@ -371,6 +371,10 @@ def test_json_through_a_link_writes_its_target_and_a_device_takes_the_text(tmp_p
     code, _, err = _run(*argv, str(link))
     assert code == 0, err
     assert link.is_symlink() and json.loads(target.read_text())["n_rows"] == 2
+    null = tmp_path / "null.json"  # the library's one-file writer, onto a device
+    null.symlink_to(os.devnull)
+    write_json(null, {"a": 1})
+    assert null.is_symlink() and stat.S_ISCHR(os.stat(null).st_mode)
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full (a device that is full)")
     full = tmp_path / "full.json"
