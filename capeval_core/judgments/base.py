@@ -393,7 +393,7 @@ def read_delimited(
             if end > start
             else ""
         )
-        kind = _ADJECTIVE.get(delimiter, repr(delimiter))
+        kind = _name(delimiter).removesuffix("s")  # "comma-separated"
         raise format_error(
             path, f"malformed {kind}-separated text: {exc}{runs}", line=start
         ) from None
@@ -439,9 +439,6 @@ def _check_header(path: str | os.PathLike[str], columns: list[str], delimiter: s
 
 def _name(delimiter: str) -> str:
     return {",": "commas", "\t": "tabs", ";": "semicolons"}.get(delimiter, repr(delimiter))
-
-
-_ADJECTIVE = {",": "comma", "\t": "tab", ";": "semicolon"}
 
 
 def read_json_records(
