@@ -183,11 +183,7 @@ def nearest_choice(key: str, options: Sequence[int]) -> None:
     st.session_state[key] = min(options, key=lambda o: (abs(o - value), o))
     # the link's value as it spelt it: resamples=-5 was first brought within its field (1),
     # and that 1 was quoted as the link's
-    param = st.session_state.get(_LINKED, {}).get(key)
-    given = _url().get(param.name) if param is not None else None
-    if given:
-        noted = st.session_state.setdefault(_REJECTED, {})
-        noted[param.name] = f"{given[0]} (the nearest offered, {st.session_state[key]}, is used)"
+    unused_link_value(key, f"the nearest offered, {st.session_state[key]}, is used")
 
 
 def clamp(key: str, low: int, high: int) -> None:
