@@ -64,6 +64,11 @@ on_judgments = st.session_state.get(state.JSET_KEY)
 loaded = on_judgments if getattr(on_judgments, "kind", None) == "pairwise" else None
 state.default("distractor_source", LOADED if loaded is not None else GENERATED)
 source = st.radio("Distractor set", [LOADED, GENERATED, UPLOADED], key="distractor_source")
+if source != UPLOADED and st.session_state.get(state.DISTRACTOR_SET_KEY) is not None:
+    # a link's distractor file beside another source was dropped from the address unsaid
+    state.unused_link_value(
+        state.DISTRACTOR_SET_KEY, "a distractor file is used only with “Upload a pairwise file”"
+    )
 if loaded is not None and source != LOADED:
     st.info(
         "A pairwise set is loaded on the Judgments page; choose the first option to test it here.",

@@ -531,7 +531,8 @@ def test_robustness_link_to_an_uploaded_distractor_file_after_a_restart() -> Non
 
 def test_a_robustness_link_whose_distractor_set_is_graded_says_so() -> None:
     """``distractors=`` naming a graded set this server holds (a digest from a Judgments
-    link) was drawn as pairs: a TypeError traceback. One line now, and the generated set."""
+    link) was drawn as pairs: a TypeError traceback. One line now, and the generated set.
+    A pairwise file's ``distractors=`` beside another source is named as not used."""
     at = _open("app_pages/judgments.py")
     at.button(key="load_demo").click().run()  # the graded demo: its digest is held here
     graded = at.session_state[state.JSET_KEY]
@@ -542,6 +543,17 @@ def test_a_robustness_link_whose_distractor_set_is_graded_says_so() -> None:
     said = " ".join(w.value for w in again.warning)
     assert "distractor set is a graded judgment set, not a pairwise one" in said, said
     assert _numbers_shown(again) and "distractors" not in _params(again)
+    # a pairwise file beside another source: dropped from the address without a word
+    at = _open("app_pages/robustness.py")
+    at.radio(key="distractor_source").set_value("Upload a pairwise file").run()
+    pairs = "candidate_a,candidate_b,references,preferred\na dog runs,a cat,a dog|||a pup,a\n"
+    at.file_uploader(key="distractor_file").set_value(("d.csv", pairs.encode(), "text/csv"))
+    at.run()
+    at.button(key="load_distractors").click().run()
+    digest = _params(at)["distractors"]
+    beside = _open("app_pages/robustness.py", source="generated", distractors=digest)
+    (said,) = _link_warnings(beside)
+    assert "distractors=" + digest in said and "used only with" in said, said
     linked = _open("app_pages/robustness.py", source="loaded", set=short)  # on Judgments
     assert not linked.exception, linked.exception
     said = " ".join(i.value for i in linked.info)
