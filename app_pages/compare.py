@@ -184,8 +184,10 @@ try:
         },
         keep=restored,
     )
-    # candidate B's panel choices only while there is a candidate B
+    # candidate B's panel choices only while there is a candidate B (a link's are named)
     only_a = {p.key: None for p in state.COMPARE_PANELS if "-b-" in p.key and not two}
+    for key in only_a:
+        state.unused_link_value(key, "a panel of candidate B, and there is none")
     if example_name != choices.COCO_RANDOM:  # a draw is named only beside its captions
         only_a["coco_draw"] = None
     query = state.write(PARAMS, only_a)

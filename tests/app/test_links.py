@@ -692,6 +692,12 @@ def test_a_links_values_the_page_does_not_offer_are_named():
             "tokenizer=ptb \\(a second value: the first is used\\)",
         ),
         ("app_pages/compare.py", {"tab": "BLEU", "bleu-order": "7"}, "bleu-order=7"),
+        # candidate B's panel without a candidate B: dropped from the address unsaid
+        (
+            "app_pages/compare.py",
+            {"tab": "BLEU", "candidate": "a dog", "bleu-b-order": "3"},
+            "bleu-b-order=3 \\(a panel of candidate B, and there is none\\)",
+        ),
         (
             "app_pages/compare.py",
             {"tab": "ROUGE-L", "rouge_l-reference": "9"},
