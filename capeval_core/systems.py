@@ -965,8 +965,9 @@ class SystemsComparison:
 
         rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
         out = [
-            f"capeval {__version__}: {len(self.systems)} systems, {len(self.scores.input):,} "
-            f"images, references from {printable(self.scores.input.reference_source)}",
+            f"capeval {__version__}: {_count(len(self.systems), 'system')}, "
+            f"{_count(len(self.scores.input), 'image')}, references from "
+            f"{printable(self.scores.input.reference_source)}",
             rule,
             line(header),
             rule.replace("-", "="),
@@ -1211,6 +1212,15 @@ def demo_systems(n_images: int = 200) -> SystemsInput:
         ("demo", "demo", "demo"),
         f"demo: the other captions of the first {len(sets)} COCO val2014 images",
     )
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural but for one ("1 system", "2 systems": it said "1 systems").
+
+    >>> _count(1, "system"), _count(1200, "image")
+    ('1 system', '1,200 images')
+    """
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _finite(value: Any) -> Any:

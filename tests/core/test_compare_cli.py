@@ -238,6 +238,7 @@ def test_one_results_file_says_intervals_not_tests(tmp_path):
     )  # fmt: skip
     assert code == 0, err
     assert "bootstrap interval over images (50 resamples, seed 12345)." in out
+    assert ": 1 system, " in out.splitlines()[0]  # it read "1 systems"
     for word in ("against the baseline", "randomization", "Null hypothesis", "p < 0.05"):
         assert word not in out
     # the JSON's signature names what made its numbers: no paired test, no trials
