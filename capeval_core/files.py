@@ -578,6 +578,15 @@ class Limits:
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural but for one ("1 system", "2 systems"; it said "1 systems").
+
+    >>> counted(1, "system"), counted(1200, "image")
+    ('1 system', '1,200 images')
+    """
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def printable(text: str) -> str:
     """``text`` safe to print on one line: each control character as its escape.
 

@@ -44,7 +44,7 @@ from capeval_core.coco_files import (
     warn_blank_captions,
 )
 from capeval_core.errors import InputError, OptionError, refuse_text
-from capeval_core.files import Limits, printable, shared_name, text_digest
+from capeval_core.files import Limits, counted, printable, shared_name, text_digest
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
@@ -965,8 +965,8 @@ class SystemsComparison:
 
         rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
         out = [
-            f"capeval {__version__}: {_count(len(self.systems), 'system')}, "
-            f"{_count(len(self.scores.input), 'image')}, references from "
+            f"capeval {__version__}: {counted(len(self.systems), 'system')}, "
+            f"{counted(len(self.scores.input), 'image')}, references from "
             f"{printable(self.scores.input.reference_source)}",
             rule,
             line(header),
@@ -1212,15 +1212,6 @@ def demo_systems(n_images: int = 200) -> SystemsInput:
         ("demo", "demo", "demo"),
         f"demo: the other captions of the first {len(sets)} COCO val2014 images",
     )
-
-
-def _count(n: int, noun: str) -> str:
-    """``n`` and ``noun``, plural but for one ("1 system", "2 systems": it said "1 systems").
-
-    >>> _count(1, "system"), _count(1200, "image")
-    ('1 system', '1,200 images')
-    """
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _finite(value: Any) -> Any:

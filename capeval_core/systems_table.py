@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from capeval_core.errors import InputError
-from capeval_core.files import printable
+from capeval_core.files import counted, printable
 from capeval_core.metrics import COCO_CAPTION_KEYS, metric_class
 from capeval_core.systems import (
     ALPHA,
@@ -310,8 +310,7 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
     pct = f"{r.level * 100:g}%"
     scale = "as the metrics give them (four decimals)" if raw else "×100, one decimal"
     notes = [
-        f"{len(comparison.systems)} system{'s' if len(comparison.systems) != 1 else ''} on "
-        f"{len(data):,} image{'s' if len(data) != 1 else ''}; "
+        f"{counted(len(comparison.systems), 'system')} on {counted(len(data), 'image')}; "
         f"references: {_references(data)}.",
         f"Values {scale}; ± half the width of the {pct} bootstrap interval over the images "
         f"({r.n_resamples:,} resamples, seed {r.seed}).",
