@@ -70,9 +70,12 @@ class CocoBatch:
     references: tuple[tuple[str, ...], ...]
 
 
-def read_json_source(source: Source, role: str, limits: Limits | None = None) -> tuple[str, Any]:
-    """``(display name, parsed JSON)`` of a path or an upload, with every check of
-    :func:`capeval_core.files.read_json`."""
+def read_json_source(
+    source: Source, role: str, limits: Limits | None = None
+) -> tuple[str, Any, str]:
+    """``(display name, parsed JSON, text)`` of a path or an upload, with every check of
+    :func:`capeval_core.files.read_json`; the text gives a bad record's line
+    (:func:`record_lines`)."""
     limits = limits or Limits()
     if isinstance(source, tuple):
         name, data = source
@@ -84,15 +87,22 @@ def read_json_source(source: Source, role: str, limits: Limits | None = None) ->
             )
         if not data.strip():
             raise fail("file is empty")
-        return name, files.parse_json(files.decode_text(data, fail), fail)
+        text = files.decode_text(data, fail)
+        return name, files.parse_json(text, fail), text
     path = Path(source)
-    value = files.read_json(
-        path,
-        max_bytes=limits.max_bytes,
-        fail=files.failer(f"{role} file {path}"),
-        raise_with=LIMIT_FLAGS["max_bytes"],
+    fail = files.failer(f"{role} file {path}")
+    text = files.read_text(
+        path, max_bytes=limits.max_bytes, fail=fail, raise_with=LIMIT_FLAGS["max_bytes"]
     )
-    return str(path), value
+    return str(path), files.parse_json(text, fail), text
+
+
+def record_lines(text: str | None, *key: str) -> files.Lines | None:
+    """Record number -> the line it starts on, of the list at ``key`` in a JSON ``text`` (the
+    top-level list without one); None without a text (a dict given in memory)."""
+    if text is None:
+        return None
+    return lambda record: files.json_line(text, [*key, record])
 
 
 def canonical_id(value: int | str) -> int | str:
@@ -122,15 +132,21 @@ def image_id_of(value: Any, fail: files.Fail, record: int, field: str = "image_i
 
 
 def caption_rows(
-    rows: Any, path: str | Path, role: str, limits: Limits | None = None, key: str | None = None
+    rows: Any,
+    path: str | Path,
+    role: str,
+    limits: Limits | None = None,
+    key: str | None = None,
+    text: str | None = None,
 ) -> list[tuple[Any, str]]:
     """``(image_id, caption)`` pairs from a list of COCO caption records, validated.
 
-    ``key`` names the list inside the file (``annotations``) for the messages.
+    ``key`` names the list inside the file (``annotations``) for the messages; ``text``, the
+    file's JSON, gives a bad record's line.
     """
     limits = limits or Limits()
     label = f"{role} file {path}" + (f", list {key!r}" if key else "")
-    fail = files.failer(label)
+    fail = files.failer(label, record_lines(text, *([key] if key else [])))
     if not isinstance(rows, list):
         raise fail("expected a list of {image_id, caption} records")
     out = []
@@ -170,21 +186,21 @@ class References:
     shape: str = "coco"
 
     @classmethod
-    def from_annotations(cls, data: Any, source: str, limits: Limits | None = None) -> References:
-        """From a parsed COCO captions file (``{"annotations": [...], "images": [...]}``)."""
+    def from_annotations(
+        cls, data: Any, source: str, limits: Limits | None = None, text: str | None = None
+    ) -> References:
+        """From a parsed COCO captions file (``{"annotations": [...], "images": [...]}``);
+        ``text``, the file's JSON, gives a bad record's line."""
         if not isinstance(data, dict) or "annotations" not in data:
             raise InputError(
                 f"references file {source}: expected an object with an 'annotations' list"
             )
         refs: dict[Any, list[str]] = {}
         for image_id, caption in caption_rows(
-            data["annotations"], source, "annotations", limits, "annotations"
+            data["annotations"], source, "references", limits, "annotations", text
         ):
             refs.setdefault(image_id, []).append(caption)
-        images = data.get("images")
-        listed = (
-            tuple(i for i in images if isinstance(i, dict)) if isinstance(images, list) else None
-        )
+        listed = _listed_images(data.get("images"), source, text)
         checked = _checked(refs, source, limits)
         _warn_repeats(data, source)
         return cls(source, checked, listed, "coco")
@@ -196,26 +212,43 @@ class References:
         source: str,
         split: str = DEFAULT_SPLIT,
         limits: Limits | None = None,
+        text: str | None = None,
     ) -> References:
-        """From any of the three shapes (see the module), told apart by their keys.
+        """From any of the three shapes (see the module), told apart by their keys; ``text``,
+        the file's JSON, gives a bad record's line.
 
         >>> refs = References.from_json({"42": ["a dog", "a brown dog"]}, "gts.json")
         >>> refs.shape, dict(refs.captions)
         ('dict', {42: ('a dog', 'a brown dog')})
         """
         if isinstance(data, dict) and "annotations" in data:
-            return cls.from_annotations(data, source, limits)
+            return cls.from_annotations(data, source, limits, text)
         images = data.get("images") if isinstance(data, dict) else None
         if isinstance(images, list) and images and isinstance(images[0], dict):
             if "sentences" in images[0]:
-                return _karpathy(images, source, split, limits)
+                return _karpathy(images, source, split, limits, text)
         elif isinstance(data, dict) and data and "images" not in data:
-            return _gts(data, source, limits)
+            return _gts(data, source, limits, text)
         raise InputError(
             f"references file {source}: expected an object with an 'annotations' list (COCO "
             "captions), {image_id: [captions]} or Karpathy's dataset_coco.json (images with "
             f"'split', 'cocoid' and 'sentences') (got {_kind(data)})"
         )
+
+
+def _listed_images(
+    images: Any, source: str, text: str | None
+) -> tuple[dict[str, Any], ...] | None:
+    """A COCO file's ``images`` as ``{"id": ...}`` in its order, each id checked where the
+    file has it (an entry without one is skipped, as pycocotools has no image for it)."""
+    if not isinstance(images, list):
+        return None
+    fail = files.failer(f"references file {source}, list 'images'", record_lines(text, "images"))
+    return tuple(
+        {"id": image_id_of(img["id"], fail, i, "id")}
+        for i, img in enumerate(images)
+        if isinstance(img, dict) and "id" in img
+    )
 
 
 def _kind(data: Any) -> str:
@@ -322,12 +355,14 @@ def _caption(value: Any, fail: files.Fail, record: int, column: str, limits: Lim
     return value
 
 
-def _gts(data: dict, source: str, limits: Limits | None) -> References:
+def _gts(data: dict, source: str, limits: Limits | None, text: str | None = None) -> References:
     """``{image_id: [caption or {"caption": ...}, ...]}`` (pycocoevalcap's ``gts``)."""
     limits = limits or Limits()
     refs: dict[Any, list[str]] = {}
     for key, captions in data.items():
-        fail = files.failer(f"references file {source}, image_id {canonical_id(key)!r}")
+        fail = files.failer(
+            f"references file {source}, image_id {canonical_id(key)!r}", record_lines(text, key)
+        )
         if not isinstance(captions, list):
             raise fail(
                 "expected a list of captions (the {image_id: [captions]} shape; COCO "
@@ -346,11 +381,13 @@ def _gts(data: dict, source: str, limits: Limits | None) -> References:
     )
 
 
-def _karpathy(images: list, source: str, split: str, limits: Limits | None) -> References:
+def _karpathy(
+    images: list, source: str, split: str, limits: Limits | None, text: str | None = None
+) -> References:
     """One split of Karpathy's ``dataset_coco.json``: ``cocoid`` the image id, each
     ``sentences[].raw`` a reference, in the file's order."""
     limits = limits or Limits()
-    fail = files.failer(f"references file {source}, list 'images'")
+    fail = files.failer(f"references file {source}, list 'images'", record_lines(text, "images"))
     refs: dict[Any, list[str]] = {}
     first: dict[Any, int] = {}
     splits: dict[str, int] = {}
@@ -436,8 +473,8 @@ def read_references(
             "references: give a file path, a (name, bytes) upload or a dict "
             f"{{image_id: [captions]}} (got {type(source).__name__})"
         )
-    name, data = read_json_source(source, "references", limits)
-    return References.from_json(data, name, split, limits)
+    name, data, text = read_json_source(source, "references", limits)
+    return References.from_json(data, name, split, limits, text)
 
 
 def load_coco(
@@ -450,8 +487,8 @@ def load_coco(
     val2014) into one ordered batch, held to ``limits`` (default:
     :class:`~capeval_core.files.Limits`)."""
     limits = limits or Limits()
-    results_name, rows = read_json_source(results_path, "results", limits)
-    results = caption_rows(rows, results_name, "results", limits)
+    results_name, rows, text = read_json_source(results_path, "results", limits)
+    results = caption_rows(rows, results_name, "results", limits, text=text)
     if not results:
         raise InputError(f"results file {results_name} holds no captions")
     warn_blank_captions(results, results_name)
@@ -459,9 +496,11 @@ def load_coco(
     cands: dict[Any, str] = {}
     for i, (image_id, caption) in enumerate(results):
         if image_id in cands:
-            raise InputError(
-                f"results file {results_name}, record {i}: image_id {image_id!r} has more than "
-                "one caption (one candidate per image is expected)"
+            fail = files.failer(f"results file {results_name}", record_lines(text))
+            raise fail(
+                f"image_id {image_id!r} has more than one caption (one candidate per image is "
+                "expected)",
+                record=i,
             )
         cands[image_id] = caption
     missing = [i for i in cands if i not in refs.captions]

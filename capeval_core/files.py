@@ -48,6 +48,8 @@ MAX_JSON_DEPTH = 64
 
 #: ``fail(message, record=..., line=..., column=...)`` builds the error a reader raises.
 Fail = Callable[..., Exception]
+#: record number -> the line it starts on (None where it cannot be found)
+Lines = Callable[[int], "int | None"]
 
 
 def locate(
@@ -74,9 +76,20 @@ def locate(
     return error(f"{', '.join(where)}: {message}")
 
 
-def failer(label: str | os.PathLike[str]) -> Fail:
-    """A ``fail`` for :func:`read_bytes` and friends whose messages start with ``label``."""
-    return lambda message, **where: locate(str(label), message, **where)
+def failer(label: str | os.PathLike[str], lines: Lines | None = None) -> Fail:
+    """A ``fail`` for :func:`read_bytes` and friends whose messages start with ``label``.
+
+    ``lines`` gives the line a record starts on (see :func:`json_line`), asked only when an
+    error names a record and no line: a JSON file's record number alone sends a person
+    counting objects, where an editor shows lines.
+    """
+
+    def fail(message: str, **where: Any) -> InputError:
+        if lines is not None and where.get("record") is not None and where.get("line") is None:
+            where["line"] = lines(where["record"])
+        return locate(str(label), message, **where)
+
+    return fail
 
 
 def read_bytes(
@@ -294,6 +307,52 @@ def _second_key_at(text: str, start: int, key: str, dec: json.JSONDecoder) -> in
             break
         pos = space(text, end + 1).end()
     return start
+
+
+def json_line(text: str, path: Sequence[str | int]) -> int | None:
+    """The line on which the value at ``path`` (object keys and array indexes) starts in the
+    JSON ``text``, or None where there is no such value. Run on an error only: it decodes
+    every value before the one it looks for.
+
+    >>> json_line('{"annotations": [\n  {"caption": 1},\n  {"caption": 2}\n]}', ["annotations", 1])
+    3
+    """
+    from json import decoder
+
+    space = decoder.WHITESPACE.match
+    dec = json.JSONDecoder()
+    try:
+        pos = space(text, 0).end()
+        for step in path:
+            if isinstance(step, int):
+                if text[pos] != "[":
+                    return None
+                pos = space(text, pos + 1).end()
+                for _ in range(step):
+                    pos = space(text, dec.raw_decode(text, pos)[1]).end()
+                    if text[pos] != ",":
+                        return None
+                    pos = space(text, pos + 1).end()
+                if text[pos] == "]":
+                    return None
+                continue
+            if text[pos] != "{":
+                return None
+            pos = space(text, pos + 1).end()
+            while True:
+                if text[pos] != '"':
+                    return None
+                name, pos = decoder.scanstring(text, pos + 1)
+                pos = space(text, space(text, pos).end() + 1).end()  # past the colon
+                if name == step:
+                    break
+                pos = space(text, dec.raw_decode(text, pos)[1]).end()
+                if text[pos] != ",":
+                    return None
+                pos = space(text, pos + 1).end()
+    except (ValueError, IndexError, RecursionError):
+        return None
+    return text.count("\n", 0, pos) + 1
 
 
 #: a CSV header line: two or more names (quoted or not) separated by commas, semicolons or

@@ -162,8 +162,8 @@ def _shown(ids: Sequence[Any]) -> str:
 
 def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[Any, str]]:
     """One results file: its name and ``image_id -> caption``, each image once."""
-    name, data = read_json_source(source, "results", limits)
-    rows = caption_rows(data, name, "results", limits)
+    name, data, text = read_json_source(source, "results", limits)
+    rows = caption_rows(data, name, "results", limits, text=text)
     if not rows:
         raise InputError(f"results file {name} holds no captions")
     warn_blank_captions(rows, name)

@@ -95,34 +95,37 @@ def results_cases() -> None:
         r + "record-not-object.json",
         dumps([*ok, 5]),
         "expected an object, got a number 5",
-        "record 1",
+        "record 1, line 1",
     )
     case(
-        r + "missing-caption.json", dumps([{"image_id": 1}]), "missing field 'caption'", "record 0"
+        r + "missing-caption.json",
+        dumps([{"image_id": 1}]),
+        "missing field 'caption'",
+        "record 0, line 1",
     )
     case(
         r + "missing-image-id.json",
         dumps([{"caption": "a"}]),
         "missing field 'image_id'",
-        "record 0",
+        "record 0, line 1",
     )
     case(
         r + "caption-number.json",
         dumps([{"image_id": 1, "caption": 5}]),
         "expected text, got a number 5",
-        "record 0, column 'caption'",
+        "record 0, line 1, column 'caption'",
     )
     case(
         r + "caption-null.json",
         dumps([{"image_id": 1, "caption": None}]),
         "expected text, got null",
-        "record 0, column 'caption'",
+        "record 0, line 1, column 'caption'",
     )
     case(
         r + "caption-list.json",
         dumps([{"image_id": 1, "caption": ["a", "dog"]}]),
         "expected text, got a list",
-        "record 0, column 'caption'",
+        "record 0, line 1, column 'caption'",
     )
     for name, value in (
         ("true", True),
@@ -135,15 +138,15 @@ def results_cases() -> None:
             r + f"image-id-{name}.json",
             dumps([*ok, {"image_id": value, "caption": "a cat"}]),
             "expected an integer or a string",
-            "record 1, column 'image_id'",
+            "record 1, line 1, column 'image_id'",
         )
     case(
         r + "image-id-nan.json",
         '[{"image_id": NaN, "caption": "a dog"}]',
         "expected an integer or a string",
-        "record 0, column 'image_id'",
+        "record 0, line 1, column 'image_id'",
     )
-    case(r + "duplicate-image-id.json", dumps(ok * 2), "more than one caption", "record 1")
+    case(r + "duplicate-image-id.json", dumps(ok * 2), "more than one caption", "record 1, line 1")
     case(
         r + "key-twice-in-a-record.json",
         '[{"image_id": 1, "image_id": 2, "caption": "a dog runs"}]',
@@ -210,13 +213,13 @@ def results_cases() -> None:
         r + "caption-too-many-tokens.json",
         dumps([{"image_id": 1, "caption": "a dog " * 600}]),
         "1,200 tokens, above the 1,000-token limit.*--max-caption-tokens",
-        "record 0, column 'caption'",
+        "record 0, line 1, column 'caption'",
     )
     case(
         r + "caption-too-many-characters.json",
         dumps([{"image_id": 1, "caption": "x" * 40_000}]),
         "40,000 characters, above the limit of 32,000",
-        "record 0, column 'caption'",
+        "record 0, line 1, column 'caption'",
     )
     folder = OUT / r / "a-folder.json"
     folder.mkdir(parents=True, exist_ok=True)
@@ -259,7 +262,7 @@ def annotations_cases() -> None:
         a + "annotation-not-object.json",
         dumps({"annotations": [*anns, "a dog"]}),
         "expected an object, got text",
-        "list 'annotations', record 4",
+        "list 'annotations', record 4, line 1",
     )
     rows = [dict(x) for x in anns]
     del rows[2]["caption"]
@@ -267,39 +270,39 @@ def annotations_cases() -> None:
         a + "missing-caption.json",
         dumps({"annotations": rows}),
         "missing field 'caption'",
-        "list 'annotations', record 2",
+        "list 'annotations', record 2, line 1",
     )
     case(
         a + "caption-number.json",
         with_ann(1, caption=3),
         "expected text, got a number 3",
-        "record 1, column 'caption'",
+        "record 1, line 1, column 'caption'",
     )
     case(
         a + "image-id-true.json",
         with_ann(0, image_id=True),
         "expected an integer or a string",
-        "record 0, column 'image_id'",
+        "record 0, line 1, column 'image_id'",
     )
     case(
         a + "image-id-list.json",
         with_ann(2, image_id=[1]),
         "expected an integer or a string",
-        "record 2, column 'image_id'",
+        "record 2, line 1, column 'image_id'",
     )
     bad_images = dict(good, images=[{"id": {"a": 1}}])
     case(
         a + "images-id-object.json",
         dumps(bad_images),
         "expected an integer or a string",
-        "list 'images', record 0, column 'id'",
+        "list 'images', record 0, line 1, column 'id'",
     )
     bad_images = dict(good, images=[{"id": 1}, {"id": [2]}])  # pycocotools: unhashable
     case(
         a + "images-id-list.json",
         dumps(bad_images),
         "expected an integer or a string",
-        "list 'images', record 1, column 'id'",
+        "list 'images', record 1, line 1, column 'id'",
     )
     case(a + "deep-nesting.json", '{"annotations": ' + DEEP + "}", "nested too deeply")
     case(
@@ -325,7 +328,7 @@ def annotations_cases() -> None:
         a + "reference-too-long.json",
         with_ann(2, caption="a dog " * 501),
         "1,002 tokens, above the 1,000-token limit",
-        "record 2, column 'caption'",
+        "record 2, line 1, column 'caption'",
     )
     case(a + "binary.json", PNG, "binary file")
 
@@ -1337,7 +1340,7 @@ def reference_cases() -> None:
         a + "karpathy-image-twice.json",
         dumps({"images": [*images, images[0]]}),
         "cocoid 1 is listed twice in split 'test' \\(records 0 and 2\\)",
-        "list 'images', record 2, column 'cocoid'",
+        "list 'images', record 2, line 1, column 'cocoid'",
     )
     empty = [dict(images[0], sentences=[]), images[1]]
     case(a + "karpathy-no-sentences.json", dumps({"images": empty}), "image_id 1 has no reference")
@@ -1346,7 +1349,7 @@ def reference_cases() -> None:
         a + "gts-null-reference.json",
         dumps({"1": ["a dog", None], "2": ["a bus"]}),
         "expected text, got null",
-        "image_id 1, record 1, column 'caption'",
+        "image_id 1, record 1, line 1, column 'caption'",
     )
 
 

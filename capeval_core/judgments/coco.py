@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-from capeval_core.files import parse_json
+from capeval_core.errors import JudgmentFormatError
+from capeval_core.files import json_line, parse_json
 from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
     Row,
@@ -24,9 +25,8 @@ def load_coco_references(
     path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> dict[str, tuple[str, ...]]:
     """``image_id`` (as text) -> its captions, from a COCO captions annotation file."""
-    data = parse_json(
-        read_text(path, max_bytes), lambda message, **where: format_error(path, message, **where)
-    )
+    text = read_text(path, max_bytes)
+    data = parse_json(text, lambda message, **where: format_error(path, message, **where))
     if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
         raise format_error(
             path,
@@ -35,14 +35,17 @@ def load_coco_references(
         )
     by_image: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     for i, ann in enumerate(data["annotations"]):
-        if not isinstance(ann, dict):
-            raise format_error(path, "expected an object", record=i, column="annotations")
-        for key in ("image_id", "caption"):
-            if key not in ann:
-                raise format_error(path, f"annotation has no {key!r}", record=i, column=key)
-        if not isinstance(ann["caption"], str):
-            raise format_error(path, "caption must be a string", record=i, column="caption")
-        image = id_cell(ann["image_id"], path, Row(None, ann, record=i), "image_id")  # type: ignore[arg-type]
+        problem = _problem(ann)
+        if problem:
+            message, column = problem
+            line = json_line(text, ["annotations", i])
+            raise format_error(path, message, record=i, line=line, column=column)
+        try:
+            image = id_cell(ann["image_id"], path, Row(None, ann, record=i), "image_id")  # type: ignore[arg-type]
+        except JudgmentFormatError:  # raised again with its line, looked up on an error only
+            line = json_line(text, ["annotations", i])
+            id_cell(ann["image_id"], path, Row(line, ann, record=i), "image_id")  # type: ignore[arg-type]
+            raise
         order = ann.get("id", i)
         by_image[image_key(image)].append(
             (order if isinstance(order, int) else i, i, ann["caption"])
@@ -50,3 +53,15 @@ def load_coco_references(
     if not by_image:
         raise format_error(path, "the 'annotations' list is empty")
     return {k: tuple(c for *_, c in sorted(v)) for k, v in by_image.items()}
+
+
+def _problem(ann: object) -> tuple[str, str] | None:
+    """What is wrong with one annotation record, and the column it concerns."""
+    if not isinstance(ann, dict):
+        return "expected an object", "annotations"
+    for key in ("image_id", "caption"):
+        if key not in ann:
+            return f"annotation has no {key!r}", key
+    if not isinstance(ann["caption"], str):
+        return "caption must be a string", "caption"
+    return None
