@@ -538,7 +538,7 @@ else:
 csv_col, sig_col, json_col = st.columns(3)
 csv_col.download_button(
     "Per-image scores (CSV)",
-    cached.systems_per_item(digest, str(comparison.resampling), "csv", _comparison=comparison),
+    cached.systems_per_item(table["request"], data.reference_source, "csv", _comparison=comparison),
     file_name="capeval-systems.csv",
     mime="text/csv",
     key="systems_csv",
@@ -552,7 +552,9 @@ sig_col.download_button(
 )
 json_col.download_button(
     "Per-image scores (JSON)",
-    cached.systems_per_item(digest, str(comparison.resampling), "json", _comparison=comparison),
+    cached.systems_per_item(
+        table["request"], data.reference_source, "json", _comparison=comparison
+    ),
     file_name="capeval-systems.json",
     mime="application/json",
     key="systems_json",

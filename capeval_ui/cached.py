@@ -507,10 +507,9 @@ def systems_comparison(
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def systems_per_item(
-    digest: tuple[str, ...], resampling: str, fmt: str, *, _comparison: object
-) -> str:
-    """The per-image CSV or JSON of a comparison (``digest`` and ``resampling`` name it)."""
+def systems_per_item(request: object, references: str, fmt: str, *, _comparison: object) -> str:
+    """The per-image CSV or JSON of a comparison, named by the page's ``Request`` (everything
+    its numbers depend on) and the references' name (which the JSON quotes)."""
     from capeval_core.systems import per_item_text
 
     return per_item_text(_comparison, fmt)  # type: ignore[arg-type]

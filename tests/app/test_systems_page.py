@@ -855,3 +855,27 @@ def test_the_kept_files_note_names_the_references_in_use() -> None:
     at.radio(key="systems_references").set_value("COCO val2014 (installed)").run()
     (note,) = [t.value for t in at.text if "stay in use" in t.value]
     assert note.startswith("The files uploaded before stay in use: mine.json, theirs.json.")
+
+
+def _served(at: AppTest) -> tuple[str, str]:
+    """The addresses the two per-image downloads serve: named by a digest of their bytes."""
+    labels = ("Per-image scores (CSV)", "Per-image scores (JSON)")
+    urls = {b.proto.label: b.proto.url for b in at.get("download_button")}
+    return urls[labels[0]], urls[labels[1]]
+
+
+def test_the_per_image_downloads_follow_the_table_shown() -> None:
+    """The downloads were cached by the files and the resampling alone: after the metrics or
+    the tokenizer changed and Score was pressed, they served the earlier table's values."""
+    files, ann = _uploads(12)
+    at = _upload(_page(), files, ann)
+    served = [_served(at)]
+    at.multiselect(key="systems_metrics").set_value(["rouge_l"]).run()
+    _score(at)
+    served.append(_served(at))
+    at.session_state["tokenizer"] = "whitespace"  # the sidebar's choice (the page alone here)
+    at.run()
+    _score(at)
+    served.append(_served(at))
+    csv, json_ = zip(*served, strict=True)
+    assert len(set(csv)) == 3 and len(set(json_)) == 3, served
