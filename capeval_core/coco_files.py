@@ -236,9 +236,7 @@ class References:
         )
 
 
-def _listed_images(
-    images: Any, source: str, text: str | None
-) -> tuple[dict[str, Any], ...] | None:
+def _listed_images(images: Any, source: str, text: str | None) -> tuple[dict[str, Any], ...] | None:
     """A COCO file's ``images`` as ``{"id": ...}`` in its order, each id checked where the
     file has it (an entry without one is skipped, as pycocotools has no image for it)."""
     if not isinstance(images, list):

@@ -2,7 +2,8 @@
 
 The app asks which column holds the candidate, the references, the ids, ...; the file is
 then rewritten with the canonical names (judgment-formats.md, "Generic formats") and read by
-the ordinary loader, so every validation rule still applies.
+the ordinary loader, so every validation rule still applies. Only the names change, where
+they stand: every record keeps its line, so an error names the line the file has.
 """
 
 from __future__ import annotations
@@ -85,26 +86,61 @@ def remap_columns(
         )
         dst.write_text(buf.getvalue() + sep + rest, encoding="utf-8")
     elif fmt == "jsonl":
-        lines = []
-        for raw in text.splitlines():
-            try:
-                obj = json.loads(raw) if raw.strip() else None
-            except json.JSONDecodeError:
-                lines.append(raw)
-                continue
-            lines.append(raw if not isinstance(obj, dict) else json.dumps(_rename(obj, mapping)))
-        dst.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        lines = [_renamed_keys(raw, mapping, array=False) or raw for raw in text.split("\n")]
+        dst.write_text("\n".join(lines), encoding="utf-8")
     else:
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError:
-            dst.write_bytes(data)
-            return dst
-        if isinstance(obj, list):
-            obj = [_rename(o, mapping) if isinstance(o, dict) else o for o in obj]
-        dst.write_text(json.dumps(obj, ensure_ascii=False, indent=0), encoding="utf-8")
+        dst.write_text(_renamed_keys(text, mapping, array=True) or text, encoding="utf-8")
     return dst
 
 
-def _rename(obj: dict, mapping: Mapping[str, str]) -> dict:
-    return {mapping.get(k, k): v for k, v in obj.items()}
+def _renamed_keys(text: str, mapping: Mapping[str, str], *, array: bool) -> str | None:
+    """``text`` (a JSON array of records, or one record) with each record's keys renamed
+    where they stand, so that every line and every other byte stay as the file has them: the
+    loader then reports a problem (a key given twice, a bad value) where the file has it.
+    None when the text is not that shape (the loader says what it is instead).
+
+    >>> text = '[{"caption": "a", "n": 1},\\n {"caption": "b"}]'
+    >>> _renamed_keys(text, {"caption": "candidate"}, array=True)
+    '[{"candidate": "a", "n": 1},\\n {"candidate": "b"}]'
+    """
+    from json import decoder
+
+    space = decoder.WHITESPACE.match
+    dec = json.JSONDecoder()
+    spans: list[tuple[int, int, str]] = []  # (start, end, new name) of each renamed key
+
+    def record(pos: int) -> int:  # the object at pos; returns the position after it
+        pos = space(text, pos + 1).end()
+        while text[pos] == '"':
+            name, end = decoder.scanstring(text, pos + 1)
+            if name in mapping:
+                spans.append((pos, end, json.dumps(mapping[name], ensure_ascii=False)))
+            pos = space(text, space(text, end).end() + 1).end()  # past the colon
+            pos = space(text, dec.raw_decode(text, pos)[1]).end()
+            if text[pos] != ",":
+                break
+            pos = space(text, pos + 1).end()
+        return pos + 1
+
+    try:
+        pos = space(text, 0).end()
+        if not array:
+            if not text.strip() or text[pos] != "{":
+                return None
+            record(pos)
+        else:
+            if text[pos] != "[":
+                return None
+            pos = space(text, pos + 1).end()
+            while text[pos] != "]":
+                pos = record(pos) if text[pos] == "{" else dec.raw_decode(text, pos)[1]
+                pos = space(text, pos).end()
+                if text[pos] == ",":
+                    pos = space(text, pos + 1).end()
+    except (ValueError, IndexError, RecursionError):
+        return None
+    parts, at = [], 0
+    for start, end, name in spans:
+        parts += [text[at:start], name]
+        at = end
+    return "".join([*parts, text[at:]])

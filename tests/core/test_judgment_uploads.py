@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 
-from capeval_core import JudgmentFormatError
+from capeval_core import JudgmentFormatError, files
 from capeval_core.judgments import load_judgments
 from capeval_core.judgments.uploads import (
     join_uploaded_scores,
@@ -164,3 +164,35 @@ def test_a_warning_of_the_loader_is_a_note_of_an_uploaded_set() -> None:
     data = b"candidate,references,score\na,a dog|a pup,1\nb,a cat|a kitten,2\n"
     jset = load_uploaded([("piped.csv", data)], "graded")
     assert any(n.startswith("piped.csv: every row has one reference") for n in jset.notes)
+
+
+def _records(rows):
+    return [{"caption": c, "refs": r.split("|||"), "quality": s} for c, r, s, _ in rows]
+
+
+@pytest.mark.parametrize("suffix", ["json", "jsonl"])
+def test_a_mapped_json_upload_keeps_every_check_and_every_line(suffix) -> None:
+    """The mapping rewrote a JSON file with ``json.loads``, which keeps the last of a key given
+    twice (a grade of 1 and 5 was read as 5) and moves every record to other lines."""
+    import json
+
+    records = _records(ROWS)
+    mapping = (("caption", "candidate"), ("refs", "references"))
+    if suffix == "json":
+        good = json.dumps(records, indent=2)
+        twice = good.replace('"quality": 3', '"quality": 1,\n    "quality": 3')
+        bad = good.replace('"quality": 3', '"quality": "three"')
+        bad_line = files.json_line(good, [3])  # where the fourth record opens
+    else:
+        good = "\n".join(json.dumps(r) for r in records) + "\n"
+        twice = good.replace('"quality": 3', '"quality": 1, "quality": 3')
+        bad = good.replace('"quality": 3', '"quality": "three"')
+        bad_line = 4
+    name = f"mine.{suffix}"
+    jset = load_uploaded([(name, good.encode())], "graded", mapping=mapping)
+    assert jset.candidates == [c for c, *_ in ROWS]
+    with pytest.raises(JudgmentFormatError, match="key 'quality' given twice"):
+        load_uploaded([(name, twice.encode())], "graded", mapping=mapping)
+    where = rf"{name}, record 3, line {bad_line}, column 'quality'"
+    with pytest.raises(JudgmentFormatError, match=where):
+        load_uploaded([(name, bad.encode())], "graded", mapping=mapping)
