@@ -383,3 +383,35 @@ def test_a_damaged_gzip_binary_file_is_one_clear_error(tmp_path):
     with pytest.raises(ResourceError, match=r"vectors\.bin\.gz") as info:
         load_embeddings(gz)
     assert "\n" not in str(info.value)
+
+
+def test_vectors_that_differ_in_any_row_have_their_own_identity_and_scores(tmp_path, monkeypatch):
+    """The digest hashed 1,024 evenly spaced rows: vectors re-fitted on the same words with a
+    few other rows shared the signature, and the score cache (keyed by it) then gave the first
+    table's WMD and MEAN to the second."""
+    from capeval_core.systems import demo_systems, score_systems
+
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
+    data = demo_systems(6)
+    words = sorted({w for caps in (*data.candidates, *data.references) for c in caps
+                    for w in c.lower().replace(".", " ").split()})  # fmt: skip
+    words += [f"filler{i}" for i in range(3000 - len(words))]
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(len(words), 8)).astype(np.float32)
+    sampled = set(np.linspace(0, len(words) - 1, num=1024).astype(np.int64).tolist())
+    changed = [i for i in range(len(words)) if i not in sampled][:40]  # caption words among them
+    other = table.copy()
+    other[changed] = rng.normal(size=(len(changed), 8))
+    paths = []
+    for name, vectors in (("a", table), ("b", other)):
+        path = tmp_path / name / "vectors.txt"
+        path.parent.mkdir()
+        rows = zip(words, vectors, strict=True)
+        path.write_text("".join(f"{w} {' '.join(map(repr, map(float, v)))}\n" for w, v in rows))
+        paths.append(path)
+    a, b = (load_embeddings(p) for p in paths)
+    assert a.identity != b.identity
+    options = [{k: {"embeddings": e} for k in ("wmd", "mean")} for e in (a, b)]
+    cached = [score_systems(data, ["wmd", "mean"], options=o).corpus for o in options]
+    fresh = score_systems(data, ["wmd", "mean"], options=options[1], use_cache=False).corpus
+    assert cached[1] == fresh and cached[0] != cached[1]
