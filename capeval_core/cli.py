@@ -775,12 +775,19 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         out = {
             "n_rows": len(full),
             "dropped": dict(jset.dropped),
+            "format": jset.format,
+            "preset": jset.preset,  # it chooses rows and human scores: kasai2022 or -with-human
             "human": name,
             "level": level,
             "correlations": correlations,
             "williams": williams,
             "signatures": dict(scores.signatures),
         }
+        if matrix is not None:  # the p-values' settings, as the text's heading gives them
+            out["williams_test"] = {
+                "correlation": matrix.correlation,
+                "alternative": matrix.alternative,
+            }
         if resamples:
             out["intervals"] = intervals
             out["resampling"] = {

@@ -70,9 +70,14 @@ def test_graded_table_and_json_contract(tmp_path):
     assert "8 read, 8 scored" in err
     data = json.loads(out_json.read_text())
     assert set(data) == {
-        "n_rows", "dropped", "human", "level", "correlations", "williams", "signatures"
+        "n_rows", "dropped", "format", "preset", "human", "level", "correlations", "williams",
+        "williams_test", "signatures",
     }  # fmt: skip
     assert data["level"] == "item" and data["human"] == "quality"
+    assert data["format"] == "graded" and data["preset"] is None
+    # the p-values' settings, as the text's heading names them (only the text did)
+    assert data["williams_test"] == {"correlation": "pearson", "alternative": "greater"}
+    assert "Williams test p-values (greater, pearson;" in out
     assert data["signatures"]["bleu_4"].startswith("bleu")
     assert data["n_rows"] == 8 and data["dropped"] == {}
     assert set(data["correlations"]) == {"bleu_4", "rouge_l", "cider_d"}

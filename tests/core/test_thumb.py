@@ -187,6 +187,8 @@ def test_correlate_cli_system_level_with_intervals(tmp_path, monkeypatch):
     data = json.loads(out.read_text())
     assert data["level"] == "system" and data["resampling"]["over"] == "items within systems"
     js = load_judgments(JUDGMENTS, "thumb")
+    # the preset chooses the rows and the human score: the JSON names it (it did not)
+    assert data["format"] == "thumb" and data["preset"] == js.preset is not None
     values = score_judgments(js, ["bleu_1"], workers=0).values
     h, m = at_level(js.human(), values, js.systems())
     assert data["correlations"]["bleu_1"]["pearson"] == pytest.approx(
