@@ -248,7 +248,8 @@ def plan_outputs(args: argparse.Namespace, inputs: Sequence[tuple[str, str | Non
     if per_item:
         check_per_item(Path(per_item))
         outputs.append(("--per-item", per_item))
-        if Path(per_item).suffix.lower() == ".csv":
+        # beside a CSV; beside score's JSON list too (compare's JSON holds its signatures)
+        if Path(per_item).suffix.lower() == ".csv" or args.command == "score":
             outputs.append(("the signatures of --per-item", sidecar_path(per_item)))
     if isinstance(getattr(args, "json", None), str) and args.json != "-":
         outputs.append(("--json", args.json))
@@ -281,8 +282,8 @@ def read_references_of(args: argparse.Namespace) -> Any:
 def per_item_outputs(
     path: Path, batch: CocoBatch, results: dict[str, MetricResult]
 ) -> list[tuple[str, Path, str]]:
-    """One row per image: CSV (image_id, then a column per key; the signatures in a sidecar
-    JSON beside it) or a JSON list, as ``(option, path, text)`` for
+    """One row per image: CSV (image_id, then a column per key) or a JSON list, each with the
+    signatures in a sidecar JSON beside it, as ``(option, path, text)`` for
     :func:`capeval_core.files.write_all` (each file complete or absent, never partial).
 
     A key whose metric left images out has a ``"<key> left out"`` column after the values,
@@ -298,14 +299,16 @@ def per_item_outputs(
         for i, image_id in enumerate(batch.image_ids)
     ]
     header = ["image_id", *results, *(f"{key} left out" for key in left_out)]
-    if path.suffix.lower() == ".json":
-        records = [_jsonable(dict(zip(header, r, strict=True))) for r in rows]
-        return [("--per-item", path, json.dumps(records, indent=1, allow_nan=False) + "\n")]
     from capeval_core.stats.export import sidecar_path, signatures_text
 
+    if path.suffix.lower() == ".json":
+        records = [_jsonable(dict(zip(header, r, strict=True))) for r in rows]
+        text = json.dumps(records, indent=1, allow_nan=False) + "\n"
+    else:
+        text = files.csv_text(header, rows)
     signatures = {k: str(r.signature) for k, r in results.items()}
     return [
-        ("--per-item", path, files.csv_text(header, rows)),
+        ("--per-item", path, text),
         ("--per-item", sidecar_path(path), signatures_text(signatures, path.name)),
     ]
 

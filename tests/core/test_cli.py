@@ -91,6 +91,10 @@ def test_per_item_json(tmp_path):
     rows = json.loads(out_json.read_text())
     assert [r["image_id"] for r in rows] == [100 + i for i in range(len(cases))]
     assert rows[2]["cider_d"] == pytest.approx(cases[2]["cider_d"], abs=1e-12)
+    # its signatures beside it, as beside the CSV (the JSON list had none anywhere)
+    sidecar = json.loads((tmp_path / "items.signatures.json").read_text())
+    assert set(sidecar["signatures"]) == set(rows[0]) - {"image_id"}
+    assert sidecar["signatures"]["cider_d"].startswith("cider_d|")
 
 
 @pytest.mark.parametrize(
