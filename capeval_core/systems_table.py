@@ -56,7 +56,9 @@ class PaperTable:
     ``values[s][m]``, ``half_widths[s][m]``, ``deltas[s][m]`` and ``p_values[s][m]`` are the
     printed texts of system ``s`` and metric ``m`` (the baseline's Δ and p are ``""``);
     ``significant[s][m]`` is whether p < 0.05; ``numbers`` holds the same values as numbers
-    (scaled, unrounded) for the CSV; ``notes`` say how the table was made.
+    (scaled, unrounded) for the CSV; ``notes`` say how the table was made, and
+    ``signatures`` (label, signature) per metric how each column's numbers were made: the text,
+    Markdown and LaTeX give them under the notes, as a paper's footnote would.
     """
 
     keys: tuple[str, ...]
@@ -71,6 +73,11 @@ class PaperTable:
     numbers: tuple[dict[str, Any], ...]
     scale: float
     notes: tuple[str, ...]
+    signatures: tuple[tuple[str, str], ...] = ()
+
+    def _footer(self) -> list[str]:
+        """The notes, then one line per metric's signature."""
+        return [*self.notes, *(f"{label}: {sig}" for label, sig in self.signatures)]
 
     def cell(self, s: int, m: int) -> str:
         """``"75.2 ± 0.4"``, with † where p < 0.05."""
@@ -166,7 +173,7 @@ class PaperTable:
 
         rule = "-" * (sum(widths) + 2 * (len(widths) - 1))
         out = [line(header), rule, *(line(r) if r else rule for r in rows), rule]
-        return "\n".join([*out, *map(printable, self.notes)]) + "\n"
+        return "\n".join([*out, *map(printable, self._footer())]) + "\n"
 
     def to_markdown(self) -> str:
         """A GitHub-flavoured Markdown table; system names escaped."""
@@ -182,16 +189,19 @@ class PaperTable:
             out.append(f"| **{_markdown_escape(heading[0])}** |{blank}")
             out += ["| " + " | ".join(r) + " |" for r in deltas]
         out.append("")
-        out += [_markdown_escape(n) + "  " for n in self.notes[:-1]] + [
-            _markdown_escape(n) for n in self.notes[-1:]
+        footer = [_markdown_escape(n) for n in self.notes] + [
+            # a code span keeps a signature as it is copied (escaped, it read bleu\|tok...)
+            f"{_markdown_escape(label)}: `{sig}`" if "`" not in sig else _markdown_escape(sig)
+            for label, sig in self.signatures
         ]
+        out += [n + "  " for n in footer[:-1]] + footer[-1:]
         return "\n".join(out) + "\n"
 
     def to_latex(self) -> str:
         """A ``tabular`` with booktabs rules (``\\usepackage{booktabs}``); the notes as
         comments above it, for the caption."""
         n = len(self.labels) + 1
-        out = [f"% {_latex_comment(note)}" for note in self.notes]
+        out = [f"% {_latex_comment(note)}" for note in self._footer()]
         out += [
             "\\begin{tabular}{l" + "r" * len(self.labels) + "}",
             "\\toprule",
@@ -297,6 +307,7 @@ def paper_table(comparison: SystemsComparison, *, raw: bool = False) -> PaperTab
         tuple(numbers),
         scale,
         tuple(_notes(comparison, raw)),
+        tuple((label, comparison.signature(k)) for k, label in zip(keys, labels, strict=True)),
     )
 
 
