@@ -94,7 +94,8 @@ if human_values.size and (human_values == human_values[0]).all():
         "correlation with it is defined (the table shows —)."
     )
 meta_views.render_correlation_chart(report)
-meta_views.render_correlation_table(report, jset.kendall_variant, scores.signatures)
+about = meta_views.set_about(jset)  # named in the downloads' signatures files
+meta_views.render_correlation_table(report, jset.kendall_variant, scores.signatures, about)
 
 st.subheader("Metric × metric Spearman ρ")
 meta_views.render_spearman_heatmap(report)
@@ -128,4 +129,4 @@ st.caption(
     "subset ranked by its correlation with humans, with the Williams p-value against the "
     "best single metric (one-sided)."
 )
-meta_views.render_combined(report)
+meta_views.render_combined(report, scores.signatures, about)

@@ -101,4 +101,4 @@ signatures = {
     )
     for k in scores.keys
 }
-meta_views.render_pairwise(results, signatures, int(draws))
+meta_views.render_pairwise(results, signatures, int(draws), meta_views.set_about(jset))

@@ -152,4 +152,4 @@ except CapevalError as exc:
     st.error(choices.page_message(str(exc)))
     st.stop()
 
-meta_views.render_forced_choice(results, scores.signatures, metric_tie)
+meta_views.render_forced_choice(results, scores.signatures, metric_tie, meta_views.set_about(jset))

@@ -62,7 +62,7 @@ if jset.resampling_groups() is not None:  # Flickr8k-Expert's published rows, on
         "as an independent item, so its p-values are too small. Test on one row per caption "
         "(Flickr8k-Expert: the mean-of-experts preset)."
     )
-meta_views.render_williams_matrix(matrix)
+meta_views.render_williams_matrix(matrix, scores.signatures, meta_views.set_about(jset, human_name))
 
 st.subheader("One pair, with the arithmetic")
 pick_a, pick_b = st.columns(2)

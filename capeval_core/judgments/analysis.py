@@ -338,6 +338,21 @@ class CorrelationReport:
     ci_kendall: bool = True
     #: the item-level bootstrap drew whole captions (``groups``), not rows
     grouped: bool = False
+    #: the correlation the combined metric's subsets are ranked on
+    combined_on: str = "pearson"
+
+    def settings(self) -> dict[str, object]:
+        """The choices behind the numbers, for a download's signatures file: with the
+        metrics' signatures and the set, they reproduce the table."""
+        return {
+            "human": self.human_name,
+            "level": self.level,
+            "resamples": self.n_resamples,
+            "seed": self.seed,
+            "kendall_intervals": self.ci_kendall,
+            "resampled": "captions" if self.grouped else "items",
+            "combined_ranked_on": self.combined_on,
+        }
 
 
 def correlation_report(
@@ -400,4 +415,5 @@ def correlation_report(
         seed,
         ci_kendall,
         grouped=systems is None and group_labels(groups, len(human)) is not None,
+        combined_on=combined_on,
     )

@@ -124,6 +124,10 @@ class WilliamsMatrix:
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.pvalues, index=list(self.metrics), columns=list(self.metrics))
 
+    def settings(self) -> dict[str, object]:
+        """The test's choices, for a download's signatures file."""
+        return {"correlation": self.correlation, "alternative": self.alternative, "n": self.n}
+
     def as_dict(self) -> dict[str, dict[str, float]]:
         return {
             a: {b: float(self.pvalues[i, j]) for j, b in enumerate(self.metrics)}

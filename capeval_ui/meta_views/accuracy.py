@@ -51,7 +51,10 @@ def _accuracy_chart(frame: pd.DataFrame, groups: Sequence[str], *, key: str, tit
 
 
 def render_pairwise(
-    results: Mapping[str, object], signatures: Mapping[str, str], draws_asked: int | None = None
+    results: Mapping[str, object],
+    signatures: Mapping[str, str],
+    draws_asked: int | None = None,
+    about: Mapping[str, object] | None = None,
 ) -> None:
     """Accuracy (%) per metric and category (HC/HI/HM/MM) and overall, as table and chart.
 
@@ -85,13 +88,14 @@ def render_pairwise(
         f"({ties}). Metric ties count as {first.metric_tie}. {draws}"
     )
     _accuracy_chart(frame, [*cats, "overall"], key="pairwise-bars", title="accuracy (%)")
-    download_csv(frame, signatures, "pairwise-accuracy.csv", key="pairwise-csv")
+    download_csv(frame, signatures, "pairwise-accuracy.csv", key="pairwise-csv", settings=about)
 
 
 def render_forced_choice(
     results: Mapping[str, ForcedChoiceResult],
     signatures: Mapping[str, str],
     metric_tie: str,
+    about: Mapping[str, object] | None = None,
 ) -> None:
     """Forced-choice accuracy (%) per metric and distractor type (seed Table 5)."""
     if not results:
@@ -118,4 +122,5 @@ def render_forced_choice(
         + f". A metric tie counts as {metric_tie}.{left_out}"
     )
     _accuracy_chart(frame, kinds, key="robustness-bars", title="correct caption preferred (%)")
-    download_csv(frame, signatures, "robustness.csv", key="robustness-csv")
+    settings = {**(about or {}), "metric_tie": metric_tie}
+    download_csv(frame, signatures, "robustness.csv", key="robustness-csv", settings=settings)

@@ -219,13 +219,34 @@ def external_not_offered(names: Sequence[str]) -> str:
     )
 
 
+def set_about(jset: Any, human_name: str | None = None) -> dict[str, Any]:
+    """The judgment set a download was made from, for its signatures file: its files, format,
+    preset and content digest (and the human score used)."""
+    about: dict[str, Any] = {
+        "judgments": list(jset.source),
+        "format": jset.format,
+        "preset": jset.preset,
+        "set_sha256": jset.content_digest[:12],
+    }
+    if human_name is not None:
+        about["human"] = human_name
+    return about
+
+
 def download_csv(
-    frame: pd.DataFrame, signatures: Mapping[str, str], file_name: str, *, key: str
+    frame: pd.DataFrame,
+    signatures: Mapping[str, str],
+    file_name: str,
+    *,
+    key: str,
+    settings: Mapping[str, Any] | None = None,
 ) -> None:
     """A CSV download that is safe in a spreadsheet and opens with a plain
-    ``pandas.read_csv``, and beside it the signatures as JSON (the CSV has no room for them;
-    tables without metric signatures get the CSV alone)."""
-    left, right = st.columns(2) if signatures else (st, None)
+    ``pandas.read_csv``, and beside it the signatures as JSON: the metrics' signatures and
+    the ``settings`` behind the table (the set, the test, the resampling), which the CSV has
+    no room for."""
+    described = bool(signatures or settings)
+    left, right = st.columns(2) if described else (st, None)
     left.download_button(
         "Download CSV",
         to_csv_text(frame),
@@ -238,7 +259,9 @@ def download_csv(
         return
     right.download_button(
         "Signatures (JSON)",
-        signatures_text(signatures, file_name),
+        signatures_text(
+            signatures, file_name, **({"settings": dict(settings)} if settings else {})
+        ),
         file_name=sidecar_path(file_name).name,
         mime="application/json",
         key=f"{key}-signatures",

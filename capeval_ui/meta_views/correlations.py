@@ -25,7 +25,9 @@ from capeval_ui.meta_views.common import (
 from capeval_ui.views import key_label, table
 
 
-def render_correlation_table(report: object, kendall_variant: str, signatures: Mapping) -> None:
+def render_correlation_table(
+    report: object, kendall_variant: str, signatures: Mapping, about: Mapping
+) -> None:
     """Statistic, bootstrap interval, p-value per metric and method; the set's Kendall variant
     named explicitly; no p-value where too few pairs make it meaningless, and intervals that
     were not computed say why."""
@@ -98,7 +100,10 @@ def render_correlation_table(report: object, kendall_variant: str, signatures: M
         f"**τ{kendall_variant}**. Intervals{intervals}: percentile bootstrap over {over}, "
         f"{report.n_resamples:,} resamples, seed {report.seed}.{rows}"
     )
-    download_csv(report.table, signatures, "correlations.csv", key="correlations-csv")
+    settings = {**about, **report.settings()}  # type: ignore[attr-defined]
+    download_csv(
+        report.table, signatures, "correlations.csv", key="correlations-csv", settings=settings
+    )
 
 
 def render_correlation_chart(report: object) -> None:
@@ -276,7 +281,7 @@ def render_scatter(
         st.caption(f"{idx.size:,} of {human.size:,} items drawn (a random sample, seed {seed}).")
 
 
-def render_combined(report: object, top: int = 15) -> None:
+def render_combined(report: object, signatures: Mapping, about: Mapping, top: int = 15) -> None:
     """Every subset of the metrics, min–max normalised and averaged, ranked."""
     rows = [
         {
@@ -318,4 +323,5 @@ def render_combined(report: object, top: int = 15) -> None:
     layout(fig, height=80 + 28 * len(shown), xaxis={"title": "correlation with humans"})
     fig.update_yaxes(type="category")
     st.plotly_chart(fig, key="combined-bars", width="stretch")
-    download_csv(frame, {}, "combined-metric.csv", key="combined-csv")
+    settings = {**about, **report.settings()}  # type: ignore[attr-defined]
+    download_csv(frame, signatures, "combined-metric.csv", key="combined-csv", settings=settings)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from capeval_ui.meta_views.common import download_csv, render_left_out
+from capeval_ui.meta_views.common import download_csv, render_left_out, set_about
 from capeval_ui.views import key_label, signature_block, table
 
 #: per format: the files it needs and what is in them (judgment-formats.md), as shown on the page
@@ -222,4 +222,6 @@ def render_scores(jset: object, scores: object, *, key: str) -> None:
         st.warning(f"{name} was skipped (see below).")
         st.text(message)
     if scores.keys:
-        download_csv(scores_frame(jset, scores), scores.signatures, "judgment-scores.csv", key=key)
+        frame = scores_frame(jset, scores)
+        about = set_about(jset)
+        download_csv(frame, scores.signatures, "judgment-scores.csv", key=key, settings=about)

@@ -4,6 +4,7 @@ arithmetic written out."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import pandas as pd
 import streamlit as st
@@ -13,7 +14,7 @@ from capeval_ui.meta_views.common import METHOD_LABELS, download_csv, render_hea
 from capeval_ui.views import format_number, format_pvalue, key_label, table
 
 
-def render_williams_matrix(matrix: object) -> None:
+def render_williams_matrix(matrix: object, signatures: Mapping, about: Mapping) -> None:
     """p-values "row metric beats column metric" (seed Fig. 4b); green where p < 0.05."""
     frame = matrix.to_frame()
     render_heatmap(
@@ -50,7 +51,13 @@ def render_williams_matrix(matrix: object) -> None:
             "correlation with humans": list(matrix.human_correlations.values()),
         }
     )
-    download_csv(frame.reset_index(names="metric"), {}, "williams-pvalues.csv", key="williams-csv")
+    download_csv(
+        frame.reset_index(names="metric"),
+        {k: signatures[k] for k in frame.index if k in signatures},
+        "williams-pvalues.csv",
+        key="williams-csv",
+        settings={**about, **matrix.settings()},  # type: ignore[attr-defined]
+    )
     table(corr, numbers=("correlation with humans",), key="williams-correlations")
 
 

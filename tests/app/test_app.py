@@ -1023,3 +1023,39 @@ def test_i2ce_panel_lists_out_of_vocabulary_words() -> None:
     assert "zzqxwave" in details.candidate.unknown
     frame = next(df.value for df in open_tab(at, "I²CE").dataframe if "cosine" in df.value.columns)
     assert "zzqxwave" in frame["out of vocabulary"].iloc[0]
+
+
+#: per meta-evaluation page: its CSV downloads and what their signatures file must hold besides
+#: the set (files, format, preset, digest): the choices that reproduce the table
+DOWNLOAD_SETTINGS = {
+    "app_pages/correlations.py": {
+        "correlations.csv": {"human", "level", "resamples", "seed", "kendall_intervals"},
+        "combined-metric.csv": {"human", "level", "combined_ranked_on"},
+    },
+    "app_pages/significance.py": {"williams-pvalues.csv": {"human", "correlation", "alternative"}},
+    "app_pages/pairwise.py": {"pairwise-accuracy.csv": set()},
+    "app_pages/robustness.py": {"robustness.csv": {"metric_tie"}},
+}
+
+
+@pytest.mark.parametrize("page", list(DOWNLOAD_SETTINGS))
+def test_every_csv_download_has_its_signatures_and_settings_beside_it(page, monkeypatch) -> None:
+    """The combined metric's and the Williams p-values' CSVs had no signatures file; the
+    others' named the metrics alone, not the set, resampling, test or tie rule behind them."""
+    from capeval_ui.meta_views import common
+
+    made: dict[str, tuple[dict, dict]] = {}
+    real = common.signatures_text
+
+    def spy(signatures, describes="", **extra):
+        made[describes] = (dict(signatures or {}), extra.get("settings", {}))
+        return real(signatures, describes, **extra)
+
+    monkeypatch.setattr(common, "signatures_text", spy)
+    at = _meta(page)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels.count("Signatures (JSON)") == labels.count("Download CSV") > 0, labels
+    for name, keys in DOWNLOAD_SETTINGS[page].items():
+        signatures, settings = made[name]
+        assert signatures and all(s for s in signatures.values()), name
+        assert {"judgments", "format", "preset", "set_sha256", *keys} <= set(settings), name
