@@ -1263,7 +1263,7 @@ def _add_reference_options(sub: argparse.ArgumentParser) -> None:
 def _add_scoring_options(sub: argparse.ArgumentParser) -> None:
     """The options of a command that scores results files (score, compare): the tokenizer,
     CIDEr-D's document frequencies, SPICE's parser and its sentence limit."""
-    sub.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
+    add_tokenizer_option(sub)
     sub.add_argument(
         "--cider-idf",
         choices=["corpus", "coco-val2014"],
@@ -1348,6 +1348,21 @@ def _add_spice_limit_option(sub: argparse.ArgumentParser) -> None:
         "words and sentences), to bound the parse's time and memory; they are reported on "
         "stderr and in the JSON, every other item and metric is scored (default: no limit, "
         "as the jar)",
+    )
+
+
+def add_tokenizer_option(parser: argparse.ArgumentParser) -> None:
+    """--tokenizer: a key, or the name a signature gives the tokenizer (``tok:...``), so a
+    signature's value can be typed back."""
+    from capeval_core.tokenize import TOKENIZERS, tokenizer_key
+
+    parser.add_argument(
+        "--tokenizer",
+        default="ptb",
+        type=tokenizer_key,
+        choices=list(TOKENIZERS),
+        help="ptb (coco-caption's; the default) or whitespace; a signature's name "
+        "(ptb-corenlp-3.4.1) is read as its key",
     )
 
 
@@ -1438,7 +1453,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="graded sets: percentile bootstrap intervals from N resamples (2 to 1,000,000), "
         "in the JSON's `intervals` (default 0: none)",
     )
-    correlate.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
+    add_tokenizer_option(correlate)
     correlate.add_argument(
         "--williams-correlation",
         choices=["pearson", "spearman", "kendall_b", "kendall_c"],
@@ -1478,7 +1493,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"{SET_HELP}; see `capeval metrics`",
     )
     pert.add_argument("--json", action="store_true", help="print a JSON object on stdout")
-    pert.add_argument("--tokenizer", default="ptb", choices=["ptb", "whitespace"])
+    add_tokenizer_option(pert)
     pert.add_argument(
         "--cider-idf",
         choices=["corpus", "coco-val2014"],

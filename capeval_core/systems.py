@@ -732,12 +732,12 @@ class ResamplingSignature:
 
     def __str__(self) -> str:
         if not self.tested:  # settings that changed no number are not part of it
-            return f"resamples:{self.n_resamples}|seed:{self.seed}|level:{self.level:g}"
+            return f"resamples:{self.n_resamples}|seed:{self.seed}|level:{float(self.level)!r}"
         tests = {"bs": "bs", "ar": "ar", "both": "bs+ar"}[self.paired]
         parts = [f"paired:{tests}", f"resamples:{self.n_resamples}"]
         if self.paired != "bs":
             parts.append(f"trials:{self.n_trials}")
-        parts += [f"seed:{self.seed}", f"level:{self.level:g}"]
+        parts += [f"seed:{self.seed}", f"level:{float(self.level)!r}"]
         return "|".join(parts)
 
 

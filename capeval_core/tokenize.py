@@ -75,10 +75,23 @@ class WhitespaceTokenizer:
 
 
 TOKENIZERS: dict[str, type] = {"ptb": PTBTokenizer, "whitespace": WhitespaceTokenizer}
+#: each tokenizer's key by the name a signature gives it (``tok:ptb-corenlp-3.4.1``), so a
+#: signature's value can be passed back
+SIGNATURE_NAMES: dict[str, str] = {cls.name: key for key, cls in TOKENIZERS.items()}
+
+
+def tokenizer_key(name: str) -> str:
+    """The key of a tokenizer given by key or by its signature's name (others as given).
+
+    >>> tokenizer_key("ptb-corenlp-3.4.1"), tokenizer_key("ptb"), tokenizer_key("x")
+    ('ptb', 'ptb', 'x')
+    """
+    return SIGNATURE_NAMES.get(name, name)
 
 
 def get_tokenizer(tokenizer: str | Tokenizer = "ptb") -> Tokenizer:
-    """A tokenizer by key (``"ptb"``, ``"whitespace"``), or the object itself if one is given.
+    """A tokenizer by key (``"ptb"``, ``"whitespace"``) or by the name its signatures give it
+    (``"ptb-corenlp-3.4.1"``), or the object itself if one is given.
 
     >>> tok = get_tokenizer("ptb")
     >>> tok.name, tok.tokenize("A dog's bone."), get_tokenizer(tok) is tok
@@ -86,7 +99,7 @@ def get_tokenizer(tokenizer: str | Tokenizer = "ptb") -> Tokenizer:
     """
     if isinstance(tokenizer, str):
         try:
-            return TOKENIZERS[tokenizer]()
+            return TOKENIZERS[tokenizer_key(tokenizer)]()
         except KeyError:
             raise UnknownKeyError(
                 f"unknown tokenizer {tokenizer!r}; choose one of {sorted(TOKENIZERS)}"

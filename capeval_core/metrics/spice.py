@@ -274,8 +274,8 @@ class Spice(Metric):
         from capeval_core.meteor_resources import resource_identity
 
         out = {"model": model_identity(self.config.parser)}
-        if self.config.synsets:
-            out["synsets"] = resource_identity()
+        if self.config.synsets:  # not "synsets", the option's key: a signature names each once
+            out["synset-data"] = resource_identity()
         return out
 
     def _synsets(self):

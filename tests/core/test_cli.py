@@ -335,3 +335,18 @@ def test_cli_matches_pycocoevalcap_end_to_end(tmp_path, monkeypatch):
     }
     for key, name in names.items():
         assert ours[key] == evaluator.eval[name], key
+
+
+def test_a_signatures_tokenizer_name_is_taken_back(tmp_path):
+    """Every signature says ``tok:ptb-corenlp-3.4.1``; --tokenizer refused it (invalid choice)."""
+    cases = golden_small()
+    res, ann = _write_coco(tmp_path, cases, with_images=False)
+    runs = []
+    for tok in ("ptb", "ptb-corenlp-3.4.1"):
+        code, out, err = _run(
+            "score", "--results", str(res), "--annotations", str(ann), "--tokenizer", tok,
+            "--metrics", "bleu_4", "cider_d", "--json",
+        )  # fmt: skip
+        assert code == 0, err
+        runs.append(json.loads(out))
+    assert runs[0] == runs[1]

@@ -125,6 +125,18 @@ def test_signature_names_metric_tokenizer_and_version(key):
     assert "tok:whitespace" in str(get_metric(key, tokenizer="whitespace").signature())
 
 
+@pytest.mark.parametrize("key", ALL_KEYS)
+def test_a_signature_names_each_part_once_and_its_tokenizer_can_be_passed_back(key):
+    """SPICE named ``synsets`` twice (the option, then the synonym data), so a signature read
+    as key:value pairs lost the option; ``tok:ptb-corenlp-3.4.1`` was no tokenizer capeval
+    took back."""
+    metric = get_metric(key, **({"synsets": True} if key == "spice" else {}))
+    names = [part.split(":", 1)[0] for part in str(metric.signature()).split("|")[1:]]
+    assert len(names) == len(set(names)), names
+    tok = dict(part.split(":", 1) for part in str(metric.signature()).split("|")[1:])["tok"]
+    assert str(get_metric(key, tokenizer=tok).signature()) == str(metric.signature())
+
+
 @pytest.mark.parametrize(
     ("key", "options"),
     [

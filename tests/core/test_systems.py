@@ -517,3 +517,13 @@ def test_compare_systems_without_its_cache_makes_no_cache_folder(tmp_path, monke
     scores = score_systems(demo_systems(3), ["rouge_l"], use_cache=False)
     compare_systems(scores, n_resamples=20, n_trials=20, use_cache=False)
     assert not folder.exists()
+
+
+def test_the_resampling_signature_gives_the_level_as_it_was_used() -> None:
+    """``level:{:g}`` wrote 0.9500004 as 0.95 and 0.9999996 as 1: other intervals, one name."""
+    from capeval_core.systems import demo_systems
+
+    scores = score_systems(demo_systems(6), ["bleu_4"], use_cache=False)
+    for level, shown in ((0.95, "level:0.95"), (0.9500004, "level:0.9500004")):
+        comparison = compare_systems(scores, n_resamples=20, n_trials=20, level=level)
+        assert str(comparison.resampling).endswith(shown)
