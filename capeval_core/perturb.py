@@ -1228,7 +1228,7 @@ def perturb_batch(
             if isinstance(res, CapevalError):
                 skipped[key] = str(res)
                 continue
-            report = key if key in cls.report_keys() else cls.primary_key()
+            report = cls.value_key(key)
             before[key] = np.asarray(res[0].segment_values(report), dtype=float)
             after[key] = np.asarray(res[1].segment_values(report), dtype=float)
             sigs[key] = str(res[0].signature)

@@ -644,7 +644,7 @@ def _assemble(
             else:
                 point = metric.item_statistics(item_values, stats, batches[s]).point()
             for key in mine:
-                report = key if key in point else metric.primary_key()
+                report = metric.value_key(key)
                 corpus[name][key] = point[report]
                 items[name][key] = item_values[report]
                 if own:
@@ -1343,7 +1343,7 @@ def compare_systems(
     for k in scores.keys:
         m = metric_class(k).key
         report = scores.statistics[systems[0]][m].keys
-        columns[k] = (m, report.index(k if k in report else metric_class(k).primary_key()))
+        columns[k] = (m, report.index(metric_class(k).value_key(k)))
     for s in systems:
         for k, (m, j) in columns.items():
             values = boot[s, m][:, j]

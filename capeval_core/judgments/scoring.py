@@ -68,8 +68,7 @@ class JudgmentScores:
 
 
 def _report_key(key: str) -> str:
-    cls = metric_class(key)
-    return key if key in cls.report_keys() else cls.primary_key()
+    return metric_class(key).value_key(key)
 
 
 def _shape(jset: JudgmentSet, n_references: int, draws: int) -> tuple[int, int]:

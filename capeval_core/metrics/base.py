@@ -27,6 +27,7 @@ from capeval_core.errors import (
     InputError,
     ItemsLeftOutWarning,
     OptionError,
+    UnknownKeyError,
 )
 from capeval_core.metrics.statistics import ItemStatistics, MeanStatistics
 from capeval_core.results import MetricResult, SegmentScore, Signature, left_out_line
@@ -319,6 +320,23 @@ class Metric(ABC):
     @classmethod
     def primary_key(cls) -> str:
         return cls.primary or cls.report_keys()[0]
+
+    @classmethod
+    def value_key(cls, key: str) -> str:
+        """The reported key whose values ``key`` asks for: ``key`` itself where the metric
+        reports it (``bleu_1``, ``spice_object``), the metric's value (``bleu_4``) for its own
+        key (``bleu``). One rule for every caller: a copy that fell back to the value for
+        any other key once gave SPICE's value under a category's name.
+
+        >>> from capeval_core.metrics import metric_class
+        >>> [metric_class(k).value_key(k) for k in ("bleu", "bleu_1", "spice_object")]
+        ['bleu_4', 'bleu_1', 'spice_object']
+        """
+        if key in cls.report_keys() or key in cls.optional_reports:
+            return key
+        if key == cls.key:
+            return cls.primary_key()
+        raise UnknownKeyError(f"metric {cls.key!r} reports no {key!r}")
 
     @classmethod
     def label(cls, key: str) -> str:
