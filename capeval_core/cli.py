@@ -58,7 +58,7 @@ from capeval_core.metrics import (
     metric_class,
 )
 from capeval_core.metrics.spice import Spice
-from capeval_core.results import MetricResult
+from capeval_core.results import MetricResult, left_out_line
 from capeval_core.spice.parse import (
     DEFAULT_PARSER,
     PARSERS,
@@ -199,7 +199,6 @@ def left_out_json(results: dict[str, MetricResult], image_ids: Sequence[Any]) ->
 def warn_left_out(results: dict[str, MetricResult], image_ids: Sequence[Any]) -> None:
     """One warning line on stderr per metric that could not score some images (which and
     why); the others are scored and the exit status stays 0."""
-    from capeval_core.results import left_out_line
 
     seen = set()
     for result in results.values():
@@ -564,7 +563,6 @@ def _correlate_options_apply(args: argparse.Namespace) -> tuple[str, int, int, s
 
 
 def _cmd_correlate(args: argparse.Namespace) -> int:
-    import warnings
 
     from tqdm import tqdm
 

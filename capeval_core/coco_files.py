@@ -33,13 +33,14 @@ read their files here.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from capeval_core import files
-from capeval_core.errors import InputError
+from capeval_core.errors import CapevalWarning, InputError
 from capeval_core.files import Limits
 
 #: a file to read: a path, or an upload as (file name, bytes)
@@ -261,9 +262,6 @@ def _warn_repeats(data: dict, source: str) -> None:
     twice too (in pycocoevalcap as here). Annotation ids used twice are not said: many
     files number each image's captions from 0, and pycocoevalcap's references do not depend
     on the ids."""
-    import warnings
-
-    from capeval_core.errors import CapevalWarning
 
     rows = data.get("images")
     if not isinstance(rows, list):
@@ -286,9 +284,6 @@ def _warn_repeats(data: dict, source: str) -> None:
 def warn_blank_captions(rows: Sequence[tuple[Any, str]], source: str) -> None:
     """Say a results file's blank captions (a model that stopped at once writes ""): scored
     as given, as pycocoevalcap scores them, but a researcher wants to know they are there."""
-    import warnings
-
-    from capeval_core.errors import CapevalWarning
 
     blank = [image_id for image_id, caption in rows if not caption.strip()]
     if blank:
@@ -313,9 +308,6 @@ def _first_five(ids: Sequence[Any]) -> str:
 def _checked(
     refs: Mapping[Any, list[str]], source: str, limits: Limits | None
 ) -> dict[Any, tuple[str, ...]]:
-    import warnings
-
-    from capeval_core.errors import CapevalWarning
 
     limits = limits or Limits()
     blank = []

@@ -12,9 +12,9 @@ anything else:
   UTF-8 file can hold, and that no output could write back) into such errors.
 
 Outputs go through :func:`atomic_output`: a temporary file beside the destination, moved into
-place only when it is complete, so a failed run never leaves a partial file behind. CSV is
-written by :func:`csv_text` / :func:`write_csv` only, which escape cells that a spreadsheet
-would run as formulas.
+place only when it is complete, so a failed run never leaves a partial file behind. CSV text
+comes from :func:`csv_text` only, which escapes cells that a spreadsheet would run as
+formulas.
 
 :class:`Limits` holds the documented input limits (file size, caption length, references
 per image); each can be raised by an option.
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from capeval_core.errors import InputError
+from capeval_core.errors import InputError, OptionError
 
 #: Files above this many bytes are refused unless the cap is raised (judgment-formats.md:
 #: "default 200 MB"). Counted in MiB, as Streamlit counts its upload limit
@@ -601,7 +601,6 @@ class Limits:
     max_references: int = 1000
 
     def __post_init__(self) -> None:
-        from capeval_core.errors import OptionError
 
         for name in ("max_bytes", "max_caption_tokens", "max_references"):
             value = getattr(self, name)
@@ -888,14 +887,3 @@ def csv_text(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
     for row in rows:
         writer.writerow([safe_cell(v) for v in row])
     return buf.getvalue()
-
-
-def write_csv(
-    path: str | os.PathLike[str],
-    header: Sequence[Any],
-    rows: Iterable[Sequence[Any]],
-    *,
-    option: str = "output",
-) -> Path:
-    """:func:`csv_text` written atomically to ``path``."""
-    return write_text(path, csv_text(header, rows), option=option)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from capeval_core import batch
+from capeval_core._version import __version__
 from capeval_core.batch import Progress
 from capeval_core.coco_files import (
     COCO_VAL_SOURCE,
@@ -44,11 +45,19 @@ from capeval_core.coco_files import (
     warn_blank_captions,
 )
 from capeval_core.errors import InputError, OptionError, refuse_text
-from capeval_core.files import Limits, counted, printable, shared_name, text_digest
+from capeval_core.files import (
+    Limits,
+    counted,
+    printable,
+    shared_name,
+    text_digest,
+    write_all,
+)
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
 from capeval_core.options import is_whole
+from capeval_core.results import left_out_line
 from capeval_core.tokenize import Tokens, get_tokenizer
 
 if TYPE_CHECKING:
@@ -826,7 +835,6 @@ class SystemsComparison:
     def left_out_lines(self, shown: int = 5) -> list[str]:
         """What each metric that could not score some images left out and why, one line per
         metric (its keys share the images), then one per system that lost images."""
-        from capeval_core.results import left_out_line
 
         _check_shown(shown)
         lines = []
@@ -919,7 +927,6 @@ class SystemsComparison:
         """The comparison as text, laid out like sacrebleu's paired-test table: each system's
         value ± the half-width of its interval, then its difference to the baseline and the
         p-value (``*`` where p < 0.05; at the floor of the resampling, ``p < 0.001``)."""
-        from capeval_core._version import __version__
 
         r = self.resampling
         resolution = {"bs": r.n_resamples, "ar": r.n_trials}.get(
@@ -1125,8 +1132,6 @@ def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
     if fmt == "csv":
         return to_csv_text(frame)
     if fmt == "json":
-        from capeval_core._version import __version__
-
         payload = {
             "capeval": __version__,
             "systems": list(comparison.systems),
@@ -1186,9 +1191,7 @@ def systems_per_item_outputs(
 
 def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:
     """:func:`systems_per_item_outputs` written, all or none."""
-    from capeval_core import files
-
-    files.write_all(systems_per_item_outputs(path, comparison))
+    write_all(systems_per_item_outputs(path, comparison))
 
 
 def demo_systems(n_images: int = 200) -> SystemsInput:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -409,7 +409,3 @@ scores=(3.0,), system=None)
 
 def _sources(*paths: Any) -> tuple[str, ...]:
     return tuple(Path(p).name for p in paths if p is not None)
-
-
-def scores_mapping(names: Sequence[str], values: Sequence[float]) -> Mapping[str, float]:
-    return dict(zip(names, values, strict=True))
