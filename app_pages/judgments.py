@@ -18,17 +18,20 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.judgments import LOADERS
-from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
-from capeval_core.judgments.graded import named_score
-from capeval_core.judgments.mapping import GRADED_ROLES, PAIRWISE_ROLES
+from capeval_core.judgments.mapping import (
+    GRADED_ROLES,
+    PAIRWISE_ROLES,
+    SCORE_ROLES,
+    default_role,
+    role_renames,
+    score_columns_offered,
+)
 from capeval_core.judgments.protocols import BY_FORMAT, missing_labels_warning
 from capeval_ui import cached, choices, current_tokenizer, meta_views, state, store, views
 from capeval_ui.formats import literal
 
 UNMAPPED = "(none)"
 NO_PRESET = "(no preset)"
-#: what an extra numeric column of a generic graded file is (the first: the default)
-ROLES = ("human score", "metric", "ignore")
 
 
 def _uploader_key(fmt: str) -> str:
@@ -54,45 +57,21 @@ def _mapping(columns: list[str], roles: tuple[str, ...]) -> tuple[tuple[str, str
 def _column_roles(
     columns: list[str], numeric: list[str], mapping: tuple[tuple[str, str], ...]
 ) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...] | None]:
-    """A role per extra numeric column (human score, metric, ignore); ids are never offered
-    as scores (nor is pandas' index, ``Unnamed: 0``, which is not numeric to the loader).
-    Returns the renames the roles need and the human-score columns, the one named as the
-    score (``score``, ``rating``, ...) first, as the loader orders them: the Correlations
-    page opens on it."""
-    mapped = {c for c, _ in mapping}
-    offered = [
-        c
-        for c in columns
-        if c not in mapped and not is_id_column(c) and (c in numeric or c.startswith(METRIC_PREFIX))
-    ]
-    named = named_score([c for c in offered if not c.startswith(METRIC_PREFIX)])
-    ids = [c for c in columns if c not in mapped and is_id_column(c)]
+    """A role per extra numeric column (human score, metric, ignore), drawn; the renames the
+    roles need and the human-score columns in the loader's order (``role_renames``)."""
+    offered, ids = score_columns_offered(columns, numeric, (c for c, _ in mapping))
     if not offered:
         return (), None
     st.markdown("**Role of each other numeric column**")
     if ids:
         st.caption("Id columns, never scores: " + literal(", ".join(ids)))
     grid = st.columns(3)
-    renames: list[tuple[str, str]] = []
-    humans: list[str] = []
+    roles = {}
     for i, column in enumerate(offered):
-        external = column.startswith(METRIC_PREFIX)
-        state.default(f"role_{column}", ROLES[1] if external else ROLES[0])
+        state.default(f"role_{column}", default_role(column))
         # a column name is user text: the label shows it as typed, never as Markdown
-        role = grid[i % 3].selectbox(literal(column), ROLES, key=f"role_{column}")
-        plain = column[len(METRIC_PREFIX) :] if external else column
-        if role == ROLES[0]:
-            if external:
-                renames.append((column, plain))
-            humans.append(plain)
-        elif role == ROLES[1] and not external:
-            renames.append((column, f"{METRIC_PREFIX}{column}"))
-        elif role == ROLES[2] and external:
-            renames.append((column, f"ignored:{plain}"))
-    if named in humans:
-        humans.remove(named)
-        humans.insert(0, named)
-    return tuple(renames), tuple(humans)  # none: every score ignored, said by the page
+        roles[column] = grid[i % 3].selectbox(literal(column), SCORE_ROLES, key=f"role_{column}")
+    return role_renames(roles)  # no humans: every score ignored, said by the page
 
 
 def _join_scores() -> None:

@@ -12,12 +12,18 @@ import csv
 import io
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from capeval_core.errors import CapevalError
 from capeval_core.judgments.base import DEFAULT_MAX_BYTES, _format_from_suffix, read_records
-from capeval_core.judgments.graded import KNOWN_COLUMNS, numeric_columns, reference_columns
+from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
+from capeval_core.judgments.graded import (
+    KNOWN_COLUMNS,
+    named_score,
+    numeric_columns,
+    reference_columns,
+)
 
 #: canonical roles of the generic graded and pairwise formats
 GRADED_ROLES = ("candidate", "references", "id", "image_id", "system")
@@ -32,6 +38,60 @@ PAIRWISE_ROLES = (
     "id",
     "image_id",
 )
+
+
+#: what an extra numeric column of a graded file can be: the human score, a metric's
+#: per-caption scores (``metric:<name>``), or neither (``ignored:<name>``)
+SCORE_ROLES = ("human score", "metric", "ignore")
+
+
+def score_columns_offered(
+    columns: Sequence[str], numeric: Sequence[str], mapped: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    """``(offered, ids)``: the columns a role is asked for (numeric ones and ``metric:``
+    columns not mapped to a role above), and the id columns, which are never scores (nor is
+    pandas' index, ``Unnamed: 0``, which is not numeric to the loader)."""
+    mapped = set(mapped)
+    free = [c for c in columns if c not in mapped]
+    offered = [
+        c for c in free if not is_id_column(c) and (c in numeric or c.startswith(METRIC_PREFIX))
+    ]
+    return offered, [c for c in free if is_id_column(c)]
+
+
+def default_role(column: str) -> str:
+    """A ``metric:`` column is a metric; any other numeric column a human score."""
+    return SCORE_ROLES[1] if column.startswith(METRIC_PREFIX) else SCORE_ROLES[0]
+
+
+def role_renames(
+    roles: Mapping[str, str],
+) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """The renames the chosen ``roles`` (column -> one of :data:`SCORE_ROLES`) need, and the
+    human-score columns in the loader's order: the one named as the score (``score``,
+    ``rating``, ...) first, which the Correlations page opens on.
+
+    >>> role_renames({"metric:bleu": "human score", "fluency": "metric", "score": "human score"})
+    ((('metric:bleu', 'bleu'), ('fluency', 'metric:fluency')), ('score', 'bleu'))
+    """
+    renames: list[tuple[str, str]] = []
+    humans: list[str] = []
+    for column, role in roles.items():
+        external = column.startswith(METRIC_PREFIX)
+        plain = column[len(METRIC_PREFIX) :] if external else column
+        if role == SCORE_ROLES[0]:
+            if external:
+                renames.append((column, plain))
+            humans.append(plain)
+        elif role == SCORE_ROLES[1] and not external:
+            renames.append((column, f"{METRIC_PREFIX}{column}"))
+        elif role == SCORE_ROLES[2] and external:
+            renames.append((column, f"ignored:{plain}"))
+    named = named_score([c for c in roles if not c.startswith(METRIC_PREFIX)])
+    if named in humans:
+        humans.remove(named)
+        humans.insert(0, named)
+    return tuple(renames), tuple(humans)
 
 
 def peek_columns(
