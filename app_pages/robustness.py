@@ -9,6 +9,7 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.judgments import protocols
+from capeval_core.judgments.demo import distractors_described
 from capeval_ui import cached, choices, meta_views, state, store, views
 
 GENERATED = "Generated from COCO val2014 captions (synthetic)"
@@ -113,11 +114,7 @@ try:
         jset = cached.demo_judgments(*choices.DISTRACTOR_DEMO)
         if source == UPLOADED:
             st.info("No distractor file loaded yet: showing the generated set.")
-        st.text(
-            "Generated distractor types: other-image (another image's caption), shuffled "
-            "(same words, random order), replaced-words (35% of the content words replaced), "
-            "dropped-words (30% of the words dropped)."
-        )
+        st.text(f"Generated distractor types: {distractors_described()}.")
     st.text(str(jset))
     if not len(jset):
         st.warning("The distractor set has no pairs: there is nothing to draw.")

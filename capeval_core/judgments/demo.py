@@ -22,6 +22,21 @@ LEVELS = {
     4: "caption of another image",
 }
 DISTRACTORS = ("other-image", "shuffled", "replaced-words", "dropped-words")
+#: the share of a caption's words each corrupting distractor changes
+REPLACED_SHARE, DROPPED_SHARE = 0.35, 0.3
+
+
+def distractors_described() -> str:
+    """What each generated distractor is, with the shares :func:`demo_distractors` uses.
+
+    >>> distractors_described().split(", ")[2]
+    'replaced-words (35% of the content words replaced)'
+    """
+    return (
+        "other-image (another image's caption), shuffled (same words, random order), "
+        f"replaced-words ({REPLACED_SHARE:.0%} of the content words replaced), "
+        f"dropped-words ({DROPPED_SHARE:.0%} of the words dropped)"
+    )
 
 
 def _label(what: str, seed: int) -> tuple[str, ...]:
@@ -201,8 +216,8 @@ def demo_distractors(n_images: int = 200, *, seed: int = 0) -> JudgmentSet:
         distracted = {
             "other-image": other,
             "shuffled": " ".join(corruptor.shuffle(words)),
-            "replaced-words": " ".join(corruptor.replace(words, 0.35)),
-            "dropped-words": " ".join(corruptor.drop(words, 0.3)),
+            "replaced-words": " ".join(corruptor.replace(words, REPLACED_SHARE)),
+            "dropped-words": " ".join(corruptor.drop(words, DROPPED_SHARE)),
         }
         for kind in DISTRACTORS:
             items.append(
