@@ -29,7 +29,7 @@ REPLACED_SHARE, DROPPED_SHARE = 0.35, 0.3
 def distractors_described() -> str:
     """What each generated distractor is, with the shares :func:`demo_distractors` uses.
 
-    >>> distractors_described().split(", ")[2]
+    >>> distractors_described().split(", ")[3]
     'replaced-words (35% of the content words replaced)'
     """
     return (
