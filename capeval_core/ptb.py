@@ -13,7 +13,9 @@ jar sees other characters as two UTF-16 halves; this only matters for counted re
 caption containing "\r", U+2028, U+2029, U+000B or U+000C makes pycocoevalcap misalign its
 captions, which we do not reproduce (see raw_tokens); an SGML tag whose quoted attribute spans
 two captions is cut at the caption boundary; phone numbers, URLs and SGML with exotic shapes
-were checked on random samples only.
+were checked on random samples only; lower-casing is Python's, whose final sigma needs a cased
+letter right before it where Java's looks back across digits in a word ("1e10Σ": the jar
+writes "1e10ς", capeval "1e10σ").
 """
 
 from __future__ import annotations
@@ -83,6 +85,19 @@ _LETTER_RANGES = """
 
 # Upper-case letters (the jar's [:uppercase:], used after abbreviations, rule 29). "/2" marks a
 # range of every other character (alternating upper/lower case blocks).
+# The characters of _LETTER_RANGES that are not Java's [:letter:]: CoreNLP's extra list for
+# WORD (combining marks, modifier symbols, ...), measured on the jar ("a-" + char + "b" stays
+# one THING token exactly for [:letter:]). THING, APOWORD and APOWORD2's context take
+# [:letter:] alone, so "cafe\u0301-bar" is "cafe\u0301", "-", "bar" there.
+_NOT_JAVA_LETTER_RANGES = """
+    02C2-02C5 02D2-02DF 02E5-02EB 02ED 02EF-036F 0375 0378-0379 0384-0385 03F6 0483-0487
+    055A-055F 0591-05BD 05BF 05C1-05C2 05C4-05C5 05C7 0615-061A 064B-065E 0670 06D6-06E4
+    06E7-06ED 06FD-06FE 070F 0711 0730-074C 07A6-07B0 07EB-07F3 0900-0903 093C 093E-094E
+    0951-0955 0962-0963 0981-0983 09BC 09BE-09C4 09C7-09C8 09CB-09CD 09D7 09E2-09E3 0A01-0A03
+    0A3C 0A3E-0A4F 0A81-0A83 0ABC 0ABE-0ACF 0B82 0BBE-0BC2 0BC6-0BC8 0BCA-0BCD 0C01-0C03
+    0C3E-0C56 0D3E-0D44 0D46-0D48 0E31 0E34-0E3A 0E47-0E4E 0EB1 0EB4-0EBC 0EC8-0ECD
+"""
+
 _UPPER_RANGES = """
     0041-005A 00C0-00D6 00D8-00DE 0100-0136/2 0139-0147/2 014A-0178/2 0179-017D/2 0181-0182
     0184-0186/2 0187-0189/2 018A-018B 018E-0191 0193-0194 0196-0198 019C-019D 019F-01A0
@@ -112,32 +127,43 @@ def _class_char(code: int) -> str:
     return "\\" + char if char in "\\[]^-" else char
 
 
-def _class_body(ranges: str) -> str:
-    """Turn "0041-005A 00AA 0100-0104/2 ..." into the body of a regex character class."""
-    parts = []
+def _codes(ranges: str) -> list[int]:
+    """The code points of "0041-005A 00AA 0100-0104/2 ..." ("/2": every other one)."""
+    out: list[int] = []
     for item in ranges.split():
         span, _, step = item.partition("/")
         lo, _, hi = span.partition("-")
-        if step:
-            parts.extend(_class_char(code) for code in range(int(lo, 16), int(hi, 16) + 1, 2))
-        elif hi:
-            parts.append(f"{_class_char(int(lo, 16))}-{_class_char(int(hi, 16))}")
-        else:
-            parts.append(_class_char(int(lo, 16)))
+        out.extend(range(int(lo, 16), int(hi or lo, 16) + 1, 2 if step else 1))
+    return out
+
+
+def _class_body(ranges: str, without: str = "") -> str:
+    """The body of a regex character class of ``ranges`` less the code points of ``without``."""
+    drop = set(_codes(without))
+    codes = [c for c in _codes(ranges) if c not in drop]
+    parts = []
+    for _, run in itertools.groupby(enumerate(codes), key=lambda pair: pair[1] - pair[0]):
+        block = [code for _, code in run]
+        lo, hi = block[0], block[-1]
+        parts.append(_class_char(lo) if lo == hi else f"{_class_char(lo)}-{_class_char(hi)}")
     return "".join(parts)
 
 
 _LETTER = _class_body(_LETTER_RANGES)
 _UPPER = _class_body(_UPPER_RANGES)
 _DIGIT = _class_body(_DIGIT_RANGES)
-L = f"[{_LETTER}]"
+_JAVA_LETTER = _class_body(_LETTER_RANGES, without=_NOT_JAVA_LETTER_RANGES)
+L = f"[{_JAVA_LETTER}]"  # the jar's [:letter:]
 D = f"[{_DIGIT}]"
-LD = f"[{_LETTER}{_DIGIT}]"
+LD = f"[{_JAVA_LETTER}{_DIGIT}]"
 # Inside WORD (rules 8, 10, 36) the soft hyphen also counts as a letter; every token loses its
 # soft hyphens in the end (_remove_soft_hyphens).
 _WORD_LETTER = _LETTER + "\u00ad"
-WL = f"[{_WORD_LETTER}]"
-WLD = f"[{_WORD_LETTER}{_DIGIT}]"
+# An accented vowel written as an entity is a letter of a word, kept as written (the jar's
+# SPLET): "caf&eacute;" is one token. "&nbsp;" is a space (rule 64).
+SPLET = "&[aeiouAEIOU](?i:acute|grave|uml);"
+WL = f"(?:[{_WORD_LETTER}]|{SPLET})"
+WLD = f"(?:[{_WORD_LETTER}{_DIGIT}]|{SPLET})"
 _SPACE = " \t\u00a0\u2000-\u200a\u3000"
 _NEWLINE = "\n\r\u2028\u2029\u000b\u000c\u0085"
 SPACE = f"[{_SPACE}]"
@@ -368,10 +394,10 @@ _rule(5, "MDASH", "&\u0096\u0097\u2013\u2014\u2015",
 _rule(6, "AMP", "&", _ci("&amp;"), action=_const("&"))
 _rule(7, "SPPUNC", "&", _words("&HT;", "&TL;", "&UR;", "&LR;", "&QC;", "&QL;", "&QR;", "&odq;",
                                "&cdq;") + "|&#[0-9]+;")  # fmt: skip
-_rule(8, "WORD+REDAUX", _WORD_LETTER, WORD, context=REDAUX, action=_remove_soft_hyphens)
+_rule(8, "WORD+REDAUX", _WORD_LETTER + "&", WORD, context=REDAUX, action=_remove_soft_hyphens)
 _rule(9, "SWORD+SREDAUX", _LOWER_UPPER + "\u00ad", "[A-Za-z\u00ad]*[A-MO-Za-mo-z]\u00ad*",
       context=SREDAUX, action=_remove_soft_hyphens)  # fmt: skip
-_rule(10, "WORD", _WORD_LETTER, WORD, action=_remove_soft_hyphens)
+_rule(10, "WORD", _WORD_LETTER + "&", WORD, action=_remove_soft_hyphens)
 _rule(11, "APOWORD", _LETTER + _APOSETC_CHARS + "&", [
     f"{APOS}[nN]{APOS}?",
     f"[lLdDjJ]{APOS}",
@@ -443,7 +469,7 @@ _rule(32, "ABBREV2", _LOWER_UPPER, ABBREV4 + r"\.")
 _rule(33, "ABBREV4", _LOWER_UPPER, ABBREV4, context=SPACE)
 _rule(34, "ACRO", _LOWER_UPPER, ACRO, context=SPACENL)
 _rule(35, "TBSPEC2", _APOS_CHARS + "&", f"{APOS}[0-9][0-9]", context=SPACENL)
-_rule(36, "WORD.", _WORD_LETTER, WORD + r"\.", context=INSENTP, action=_remove_soft_hyphens)
+_rule(36, "WORD.", _WORD_LETTER + "&", WORD + r"\.", context=INSENTP, action=_remove_soft_hyphens)
 _PHONE_SEP = "[- \u00a0]"
 # FILENAME: name.ext for a fixed list of extensions, before a space or [.?!,].
 _FILE_EXTENSIONS = (
@@ -451,7 +477,8 @@ _FILE_EXTENSIONS = (
     "jar", "java", "jpeg", "jpg", "mov", "mp3", "pdf", "php", "pl", "png", "ppt", "ps", "py",
     "sql", "tar", "txt", "wav", "x", "xml", "zip",
 )  # fmt: skip
-_rule(36, "FILENAME", _WORD_LETTER + _DIGIT, f"{WLD}+(?:\\.{WLD}+)*\\." + _words(*_FILE_EXTENSIONS),
+_rule(36, "FILENAME", _WORD_LETTER + _DIGIT + "&",
+      f"{WLD}+(?:\\.{WLD}+)*\\." + _words(*_FILE_EXTENSIONS),
       context=f"{SPACENL}|[.?!,]")  # fmt: skip
 _rule(37, "PHONE", "(+0-9", [
     rf"\([0-9]{{2,3}}\)[ \u00a0]?[0-9]{{3,4}}{_PHONE_SEP}?[0-9]{{3,5}}",
@@ -484,8 +511,8 @@ _rule(50, "EQUALS", "=", "=")
 _rule(51, "SLASH", "/", "/")
 _rule(52, "HTHING", "A-Za-z0-9", HTHING, action=_remove_soft_hyphens)
 _rule(53, "HTHING.", "A-Za-z0-9", HTHING + r"\.", context=INSENTP, action=_remove_soft_hyphens)
-_rule(54, "THING.", "dDoOlL" + _LETTER + _DIGIT, THING + r"\.", context=INSENTP)
-_rule(55, "THING", "dDoOlL" + _LETTER + _DIGIT, THING)
+_rule(54, "THING.", "dDoOlL" + _JAVA_LETTER + _DIGIT, THING + r"\.", context=INSENTP)
+_rule(55, "THING", "dDoOlL" + _JAVA_LETTER + _DIGIT, THING)
 _rule(56, "THINGA.", "A-Z", THINGA + r"\.", context=INSENTP,
       action=lambda text: text.replace("&amp;", "&"))  # fmt: skip
 _rule(57, "THINGA", "A-Z", THINGA, action=lambda text: text.replace("&amp;", "&"))
@@ -500,6 +527,7 @@ _rule(60, "REDAUX", _APOS_CHARS + "&", REDAUX, action=_right_quotes)
 _rule(61, "SREDAUX", "nN", SREDAUX, action=_right_quotes)
 _rule(62, "LTLT", "<>", "<<|>>")
 _rule(63, "MISC", _MISC, f"[{_MISC}]")
+_rule(64, "NBSP", "&", _ci("&nbsp;"), action=_const(""))  # a space: no token
 
 # ---------------------------------------------------------------------------------------------
 # The scanner.
