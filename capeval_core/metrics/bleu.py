@@ -334,6 +334,10 @@ def bleu_values(
     """
     from capeval_core.metrics.ngram_kernels import bleu_counts, count_table
 
+    for i, group in enumerate(references):
+        if not len(group):  # coco-caption's min (or mean) over no length raises these types too
+            why = f"item {i} has no reference: its {effective_length} reference length is undefined"
+            raise ZeroDivisionError(why) if effective_length == "average" else ValueError(why)
     cands = [coco_words(c) for c in candidates]
     refs = [[coco_words(r) for r in group] for group in references]
     n = len(cands)

@@ -9,6 +9,7 @@ not a string) raises ``TypeError`` saying what was expected.
 from __future__ import annotations
 
 import copy
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -100,6 +101,21 @@ def spaced_batch(candidates: Sequence[str], references: Sequence[Sequence[str]])
         tuple(tuple(spaced(r) for r in group) for group in references),
         "whitespace",
     )
+
+
+def ngram_counts(s: str, n: int = 4) -> defaultdict[tuple[str, ...], int]:
+    """Each 1- to ``n``-gram of ``s`` split at whitespace with its count: what both scorers'
+    module function ``precook`` counts (a ``defaultdict(int)``, as theirs).
+
+    >>> dict(ngram_counts("a dog a", 2))
+    {('a',): 2, ('dog',): 1, ('a', 'dog'): 1, ('dog', 'a'): 1}
+    """
+    words = s.split()
+    counts: defaultdict[tuple[str, ...], int] = defaultdict(int)
+    for k in range(1, n + 1):
+        for i in range(len(words) - k + 1):
+            counts[tuple(words[i : i + k])] += 1
+    return counts
 
 
 class Pairs:

@@ -669,3 +669,53 @@ def test_live_reference_misattaches_spice_and_ours_does_not(live):
         k for k in keys if not same(ours["imgToEval"][k]["SPICE"], theirs["imgToEval"][k]["SPICE"])
     ]
     assert len(moved) > len(keys) // 2
+
+
+@pytest.mark.parametrize("module", ["bleu.bleu_scorer", "cider.cider_scorer"])
+def test_the_scorer_modules_cooking_functions_are_pycocoevalcaps(module):
+    """``precook``, ``cook_refs`` and ``cook_test`` were missing (an ImportError for code that
+    reuses them, e.g. for a training reward); they are Python in pycocoevalcap 1.2, so they
+    run here beside ours on the same sentences, every argument they take."""
+    ours = importlib.import_module(f"capeval_core.pycocoevalcap.{module}")
+    theirs = importlib.import_module(f"pycocoevalcap.{module}")
+    refs = ["a dog runs on the grass", "a  brown dog\truns", "", "dog dog dog"]
+    tests = ["a dog runs", "", "dog dog dog dog on grass", "a brown dog runs on the green grass"]
+    for n in (1, 2, 4):
+        for s in [*refs, *tests]:
+            assert ours.precook(s, n) == theirs.precook(s, n)
+            assert type(ours.precook(s, n)) is type(theirs.precook(s, n))
+        if module.startswith("bleu"):
+            for eff in (None, "closest", "shortest", "average"):
+                cooked = ours.cook_refs(refs, eff=eff, n=n)
+                assert cooked == theirs.cook_refs(refs, eff=eff, n=n)
+                for t in tests:
+                    got = ours.cook_test(t, cooked, eff=eff, n=n)
+                    assert got == theirs.cook_test(t, cooked, eff=eff, n=n)
+                    assert list(got) == ["reflen", "testlen", "guess", "correct"]
+        else:
+            assert ours.cook_refs(refs, n=n) == theirs.cook_refs(refs, n=n)
+            for t in tests:
+                assert ours.cook_test(t, n=n) == theirs.cook_test(t, n=n)
+
+
+@pytest.mark.parametrize("option", [None, "closest", "shortest", "average"])
+@pytest.mark.parametrize("n_pairs", [1, 2])
+def test_a_pair_without_references_raises_what_pycocoevalcap_raises(option, n_pairs):
+    """With "closest" capeval returned numbers (its vectorised reference length read another
+    pair's length); pycocoevalcap 1.2 raises ValueError (min over no length) or
+    ZeroDivisionError (their mean), as capeval now does, naming the pair."""
+    from pycocoevalcap.bleu.bleu_scorer import BleuScorer as TheirBleuScorer
+
+    from capeval_core.pycocoevalcap.bleu.bleu_scorer import BleuScorer
+
+    pairs = [("a b c", []), ("a b", ["a b d"])][:n_pairs]
+    raised = []
+    for cls in (TheirBleuScorer, BleuScorer):
+        scorer = cls()
+        for pair in pairs:
+            scorer += pair
+        quiet = contextlib.redirect_stdout(io.StringIO())
+        with pytest.raises((ValueError, ZeroDivisionError)) as info, quiet:
+            scorer.compute_score(option=option)
+        raised.append(type(info.value))
+    assert raised[0] is raised[1]

@@ -3,7 +3,9 @@
 ``compute_score(option, verbose)``; capeval's BLEU (:func:`~capeval_core.metrics.bleu.bleu_values`).
 
 Its public methods as pycocoevalcap 1.2 has them: ``cook_append``, ``+=`` (a pair, or another
-scorer), ``size``, ``copy``, ``compute_score``. The methods that rescore or reweigh a
+scorer), ``size``, ``copy``, ``compute_score``; and the module's functions ``precook``,
+``cook_refs`` and ``cook_test``, which code reuses for its own BLEU statistics. The methods
+that rescore or reweigh a
 scorer's cooked counts (``ratio``, ``reflen``, ``testlen``, ``retest``, ``rescore``, ``compatible``,
 ``score_ratio``, ``recompute_score``, ``single_reflen``) and ``special_reflen`` are not offered.
 """
@@ -14,10 +16,64 @@ import numbers
 from typing import Any
 
 from capeval_core.metrics.bleu import MAX_ORDER, SMALL, TINY, bleu_values
-from capeval_core.pycocoevalcap._inputs import Pairs
+from capeval_core.pycocoevalcap._inputs import Pairs, ngram_counts
 
 #: ``compute_score``'s options: how each candidate's reference length is chosen
 OPTIONS = ("closest", "shortest", "average")
+
+
+def precook(s: str, n: int = 4, out: bool = False) -> tuple[int, dict[tuple[str, ...], int]]:
+    """``(words, counts)`` of a sentence: its length in whitespace-split words and the count
+    of each 1- to ``n``-gram (``out`` is unused, as in pycocoevalcap)."""
+    return len(s.split()), ngram_counts(s, n)
+
+
+def cook_refs(
+    refs: list[str], eff: str | None = None, n: int = 4
+) -> tuple[list[int] | int | float, dict[tuple[str, ...], int]]:
+    """``(reflen, maxcounts)`` of one image's references: their lengths (a list; the shortest
+    for ``eff="shortest"``, the mean for ``"average"``) and each n-gram's largest count.
+
+    >>> cook_refs(["a dog", "a dog a"], eff="shortest")
+    (2, {('a',): 2, ('dog',): 1, ('a', 'dog'): 1, ('dog', 'a'): 1, ('a', 'dog', 'a'): 1})
+    """
+    lengths: list[int] = []
+    maxcounts: dict[tuple[str, ...], int] = {}
+    for ref in refs:
+        length, counts = precook(ref, n)
+        lengths.append(length)
+        for ngram, count in counts.items():
+            maxcounts[ngram] = max(maxcounts.get(ngram, 0), count)
+    if eff == "shortest":
+        return min(lengths), maxcounts
+    if eff == "average":
+        return float(sum(lengths)) / len(lengths), maxcounts
+    return lengths, maxcounts
+
+
+def cook_test(
+    test: str, refs: tuple[Any, dict[tuple[str, ...], int]], eff: str | None = None, n: int = 4
+) -> dict[str, Any]:
+    """A candidate's BLEU statistics against :func:`cook_refs`' ``refs``: ``reflen`` (the
+    closest reference length for ``eff="closest"``, ties to the shorter; else ``refs``' as
+    given), ``testlen``, and per order the n-grams guessed (``guess``) and ``correct`` (clipped).
+
+    >>> cook_test("a dog runs", cook_refs(["a dog", "a big dog"]), eff="closest")
+    {'reflen': 3, 'testlen': 3, 'guess': [3, 2, 1, 0], 'correct': [2, 1, 0, 0]}
+    """
+    reflen, maxcounts = refs
+    testlen, counts = precook(test, n, True)
+    result: dict[str, Any] = {}
+    if eff == "closest":
+        result["reflen"] = min((abs(length - testlen), length) for length in reflen)[1]
+    else:
+        result["reflen"] = reflen
+    result["testlen"] = testlen
+    result["guess"] = [max(0, testlen - k + 1) for k in range(1, n + 1)]
+    result["correct"] = [0] * n
+    for ngram, count in counts.items():
+        result["correct"][len(ngram) - 1] += min(maxcounts.get(ngram, 0), count)
+    return result
 
 
 class BleuScorer(Pairs):

@@ -4,7 +4,8 @@
 the document frequencies taken from the references added.
 
 Its public methods as pycocoevalcap 1.2 has them: ``cook_append``, ``+=`` (a pair, or another
-scorer), ``size``, ``copy``, ``compute_score``; the steps ``compute_doc_freq``,
+scorer), ``size``, ``copy``, ``compute_score``, and the module's functions ``precook``,
+``cook_refs`` and ``cook_test``; the steps ``compute_doc_freq``,
 ``compute_cider``, ``counts2vec`` and ``sim`` are not offered.
 """
 
@@ -13,7 +14,27 @@ from __future__ import annotations
 import numpy as np
 
 from capeval_core.metrics.cider import ORDER, cider_d_values
-from capeval_core.pycocoevalcap._inputs import Pairs
+from capeval_core.pycocoevalcap._inputs import Pairs, ngram_counts
+
+
+def precook(s: str, n: int = 4, out: bool = False) -> dict[tuple[str, ...], int]:
+    """Each 1- to ``n``-gram of a sentence (split at whitespace) with its count (``out`` is
+    unused, as in pycocoevalcap).
+
+    >>> dict(precook("a dog", 2))
+    {('a',): 1, ('dog',): 1, ('a', 'dog'): 1}
+    """
+    return ngram_counts(s, n)
+
+
+def cook_refs(refs: list[str], n: int = 4) -> list[dict[tuple[str, ...], int]]:
+    """:func:`precook` of each of one image's references."""
+    return [precook(ref, n) for ref in refs]
+
+
+def cook_test(test: str, n: int = 4) -> dict[tuple[str, ...], int]:
+    """:func:`precook` of a candidate."""
+    return precook(test, n, True)
 
 
 class CiderScorer(Pairs):
