@@ -19,6 +19,7 @@ import time
 import streamlit as st
 
 from capeval_core import CapevalError, examples
+from capeval_core.files import counted
 from capeval_core.metrics import METRICS, REPORTED_KEYS
 from capeval_ui import (
     cached,
@@ -228,7 +229,7 @@ except CapevalError as exc:
 n_refs = len(references)
 st.caption(
     f"Scored on the server in {server_ms:,.0f} ms: {'2 candidates' if two else '1 candidate'} "
-    f"× {n_refs} reference{'s' if n_refs != 1 else ''}, every metric."
+    f"× {counted(n_refs, 'reference')}, every metric."
 )
 st.text(f"A: {candidate.strip()}" + (f"\nB: {candidate_b.strip()}" if two else ""))
 

@@ -21,6 +21,7 @@ import streamlit as st
 
 from capeval_core import CapevalError
 from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS
+from capeval_core.files import counted
 from capeval_core.metrics import COCO_CAPTION_KEYS, available_keys, optional_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
 from capeval_core.systems import CoverageError, signatures_text
@@ -493,7 +494,7 @@ if not comparison.keys:
     st.stop()
 
 n_systems = len(comparison.systems)
-st.subheader(f"{n_systems} system{'s' if n_systems != 1 else ''} on {len(data):,} images")
+st.subheader(f"{counted(n_systems, 'system')} on {counted(len(data), 'image')}")
 raw = st.toggle("Raw values (the metrics' own scale) instead of ×100", key="systems_raw")
 systems_views.render_paper_table(comparison, raw)
 systems_views.render_chart(comparison)

@@ -28,6 +28,7 @@ from typing import TypeVar
 import numpy as np
 
 from capeval_core.errors import InputError
+from capeval_core.files import counted
 from capeval_core.stats.intervals import (
     ConfidenceInterval,
     check_resampling,
@@ -84,7 +85,7 @@ def too_few_systems(n_systems: int) -> str | None:
     if n_systems >= MIN_SYSTEMS:
         return None
     return (
-        f"only {n_systems} system{'s' if n_systems != 1 else ''}: a correlation across fewer "
+        f"only {counted(n_systems, 'system')}: a correlation across fewer "
         f"than {MIN_SYSTEMS} systems is always ±1 or undefined"
     )
 

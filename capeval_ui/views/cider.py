@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from capeval_core.files import counted
 from capeval_core.metrics.cider import CiderCorpusDetails, CiderDetails
 from capeval_core.metrics.ngrams import ngram_counts
 from capeval_core.results import MetricResult, SegmentScore
@@ -72,7 +73,7 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
         dataframe(frame, hide_index=True, width="stretch", numbers=["similarity"])
         st.markdown(
             f"CIDEr-D = mean of the {len(orders)} orders = **{format_number(segment.value)}** "
-            f"({n_refs} reference{'s' if n_refs != 1 else ''})."
+            f"({counted(n_refs, 'reference')})."
         )
     with right:
         bar_chart(labels, {"similarity": list(details.per_order)}, "similarity", key=f"{key}-chart")

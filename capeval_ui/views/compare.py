@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import pandas as pd
 import streamlit as st
 
+from capeval_core.files import counted
 from capeval_core.metrics import metric_class
 from capeval_core.results import MetricResult
 from capeval_ui.formats import exact, is_small
@@ -74,7 +75,7 @@ def render_comparison(
     n_a, n_b, n_tie = (int(counts.get(k, 0)) for k in ("A", "B", "tie"))
     st.markdown(
         f"**A scores higher on {n_a} of {len(frame)} metrics, B on {n_b}"
-        + (f", {n_tie} tie" + ("s" if n_tie != 1 else "") if n_tie else "")
+        + (f", {counted(n_tie, 'tie')}" if n_tie else "")
         + ".** Each row says what the metric counted for each candidate."
     )
     # a static table: every row and the whole "why" in view (no user text in it); a value

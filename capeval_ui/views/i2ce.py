@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from capeval_core.files import counted
 from capeval_core.metrics.i2ce import I2CEDetails
 from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
@@ -37,9 +38,7 @@ def _i2ce(details: I2CEDetails, segment: SegmentScore, result: MetricResult, key
         st.info(details.note, icon=":material/info:")
     n = len(details.cosines)
     pooling = dict(result.signature.options).get("pooling", "mean")
-    st.metric(
-        f"I²CE: mean cosine over {n} reference{'s' if n != 1 else ''}", format_number(segment.value)
-    )
+    st.metric(f"I²CE: mean cosine over {counted(n, 'reference')}", format_number(segment.value))
     st.caption(
         "Each caption is encoded by the I²CE autoencoder's GRU encoder (sentence vector = "
         f"{pooling} pooling of its states); the score is the cosine between the candidate's "

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from capeval_core.files import counted
 from capeval_core.metrics.mean import MeanDetails
 from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui.views.common import (
@@ -40,9 +41,7 @@ def _mean(details: MeanDetails, segment: SegmentScore, result: MetricResult, key
     if details.note:
         st.info(details.note, icon=":material/info:")
     n = len(details.cosines)
-    st.metric(
-        f"MEAN: mean cosine over {n} reference{'s' if n != 1 else ''}", format_number(segment.value)
-    )
+    st.metric(f"MEAN: mean cosine over {counted(n, 'reference')}", format_number(segment.value))
     st.caption(
         "Each caption becomes the mean of its content words' vectors (stop words and "
         "out-of-vocabulary words removed); the score is the cosine between the candidate's "
