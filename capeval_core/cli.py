@@ -58,6 +58,7 @@ from capeval_core.metrics import (
     metric_class,
 )
 from capeval_core.metrics.spice import Spice
+from capeval_core.progress import StderrBar, stderr_tqdm
 from capeval_core.results import MetricResult, left_out_line
 from capeval_core.spice.parse import (
     DEFAULT_PARSER,
@@ -93,7 +94,6 @@ def score_coco(
     ``spice_parser`` (None = SPICE's default) and ``spice_max_words`` (SPICE's
     ``max_sentence_words``) to SPICE.
     """
-    from capeval_core.progress import StderrBar
     from capeval_core.scoring import score_set
 
     options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
@@ -564,8 +564,6 @@ def _correlate_options_apply(args: argparse.Namespace) -> tuple[str, int, int, s
 
 def _cmd_correlate(args: argparse.Namespace) -> int:
 
-    from tqdm import tqdm
-
     from capeval_core.judgments import load_judgments
     from capeval_core.judgments.scoring import (
         judgments_left_out_json,
@@ -633,7 +631,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
             print(f"capeval: warning: {files.printable(missing)}", file=sys.stderr)
     n_references, draws = protocol.sampling if protocol is not None else (5, 5)
     workers = _workers(args.workers)  # its warning before the bar, not on the bar's line
-    with tqdm(total=None, desc="scoring", unit="metric", file=sys.stderr) as bar:
+    with stderr_tqdm(total=None, desc="scoring", unit="metric") as bar:
         progress = _bar_progress(bar)
 
         scores = score_judgments(
@@ -1034,7 +1032,6 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
 
     from capeval_core.systems import (
         compare_systems,
@@ -1083,12 +1080,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             limits=limits_of(args),
         )
     workers = _workers(args.workers)  # its warning before the bar, not on the bar's line
-    with tqdm(
-        total=None,
-        desc="capeval compare",
-        unit="metric",
-        file=sys.stderr,
-        disable=len(data) < PROGRESS_FROM,
+    with stderr_tqdm(
+        total=None, desc="capeval compare", unit="metric", disable=len(data) < PROGRESS_FROM
     ) as bar:
         progress = _bar_progress(bar)
 

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import contextlib
 import queue as queue_module
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any
 
 _LOCAL = threading.local()
 #: in a worker process of a pool: the queue its parent drains (see :func:`worker_channel`)
@@ -101,6 +103,74 @@ def says_how_far(label: str) -> bool:
     return how_far(label) is not None
 
 
+#: seconds between two lines of a progress bar written to a file (stderr redirected)
+LOG_INTERVAL = 30.0
+
+
+class _LogLines:
+    """A file for tqdm when stderr is no terminal (a log, a CI job): tqdm redraws its bar
+    after a carriage return, which a terminal overwrites and a file keeps, every redraw on one
+    endless line. Here the bar's state is a line of its own every :data:`LOG_INTERVAL` seconds
+    (long work: how far it is, on what) and when the bar is closed; messages pass as they are.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> log = _LogLines(out, interval=3600)
+    >>> for text in ("\\rscoring: 0 of 3", "\\rscoring: 1 of 3", "\\r    \\r", "a warning", "\\n",
+    ...              "\\rscoring: 3 of 3", "\\n"):
+    ...     _ = log.write(text)
+    >>> out.getvalue().splitlines()
+    ['a warning', 'scoring: 3 of 3']
+    """
+
+    def __init__(self, stream: IO[str], interval: float | None = None) -> None:
+        self._stream = stream
+        self._interval = LOG_INTERVAL if interval is None else interval
+        self._shown_at: float | None = None
+        self._pending: str | None = None
+        self._last: str | None = None
+        self._in_message = False
+
+    def write(self, text: str) -> int:
+        if not text:  # tqdm writes "" before its last redraw
+            return 0
+        if "\r" in text:  # a redraw, or a clear (spaces) before a message
+            line = text.rsplit("\r", 1)[-1].rstrip() or text.strip("\r").rstrip()
+            if line:
+                self._pending = line
+                now = time.monotonic()
+                if self._shown_at is None:  # the bar's first state: kept, not yet a line
+                    self._shown_at = now
+                elif now - self._shown_at >= self._interval:
+                    self._emit(now)
+        elif text == "\n" and not self._in_message:  # the bar closed: its last state
+            if self._pending is not None:
+                self._emit(time.monotonic())
+        else:
+            self._stream.write(text)
+            self._in_message = not text.endswith("\n")
+        return len(text)
+
+    def _emit(self, now: float) -> None:
+        if self._pending != self._last:  # tqdm draws its last state again as it closes
+            self._stream.write(f"{self._pending}\n")
+            self._last = self._pending
+        self._pending, self._shown_at = None, now
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+
+def stderr_tqdm(**options: Any) -> Any:
+    """A tqdm bar on stderr: redrawn in place on a terminal, and one line at a time into a
+    file (:class:`_LogLines`) when stderr is redirected."""
+    from tqdm import tqdm
+
+    stream = sys.stderr
+    terminal = getattr(stream, "isatty", lambda: False)()
+    return tqdm(file=stream if terminal else _LogLines(stream), **options)
+
+
 class StderrBar:
     """An ``on_progress(done, total, label)`` callback drawing a tqdm bar on stderr: from the
     start when ``shown``, else from the first label of long work (:func:`says_how_far`, a long
@@ -115,11 +185,7 @@ class StderrBar:
             self._open(0, None)
 
     def _open(self, done: int, total: int | None) -> None:
-        import sys
-
-        from tqdm import tqdm
-
-        self._bar = tqdm(total=total, initial=done, file=sys.stderr, **self._options)
+        self._bar = stderr_tqdm(total=total, initial=done, **self._options)
 
     def __call__(self, done: int, total: int, label: str) -> None:
         if self._bar is None:

@@ -249,13 +249,37 @@ def _score_files(folder: Path) -> list[str]:
             "--metrics", "bleu_4", "spice", "--json"]  # fmt: skip
 
 
-def _main(argv: list[str]) -> tuple[int, str, str]:
+class _Terminal(io.StringIO):
+    """stderr as a terminal shows it: the bar is redrawn in place (a file gets lines)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _main(argv: list[str], err: io.StringIO | None = None) -> tuple[int, str, str]:
     from capeval_core.cli import main
 
-    out, err = io.StringIO(), io.StringIO()
+    out, err = io.StringIO(), _Terminal() if err is None else err
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
     return code, out.getvalue(), err.getvalue()
+
+
+def test_a_long_parses_progress_in_a_log_file_is_lines_not_carriage_returns(tmp_path, monkeypatch):
+    """stderr redirected to a file (a log, a CI job) kept every redraw of the bar after a
+    carriage return, one endless line; it gets the bar's state as lines of their own (here
+    every redraw: the interval set to 0), and the last one when the bar closes."""
+    from capeval_core import progress
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CAPEVAL_SPICE_SHIPPED", "0")
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)
+    code, _, err = _main(_score_files(tmp_path), err=io.StringIO())
+    assert code == 0, err
+    assert "\r" not in err
+    lines = err.splitlines()
+    assert any("spice: parsing a 60-word caption" in line for line in lines), err
+    assert len(lines) == len(set(lines)) > 1  # each state once, on its own line
 
 
 def test_capeval_score_shows_a_long_parses_progress_on_stderr_only(tmp_path, monkeypatch):
@@ -278,8 +302,10 @@ def test_capeval_score_shows_a_long_parses_progress_on_stderr_only(tmp_path, mon
 #: worker processes (the long caption's parse among their work)
 WORKER_SCRIPT = """
 import sys
-from capeval_core import batch, resources, scoring
+from capeval_core import batch, progress, resources, scoring
 from capeval_core.cli import main
+
+progress.LOG_INTERVAL = 0  # stderr is a pipe: every state of the bar as a line
 
 batch.MIN_PART = 1
 scoring.available_cpus = resources.available_cpus = lambda: 2  # never capped below two
@@ -336,7 +362,7 @@ def test_the_drop_ins_evaluate_shows_a_long_parse_on_stderr_and_prints_pycocoeva
     res = _Coco({s["image_id"]: [{"caption": s["caption"]}] for s in SMALL_SET})
     runs = []
     for _ in range(2):  # parsed, then read from the parse cache
-        out, err = io.StringIO(), io.StringIO()
+        out, err = io.StringIO(), _Terminal()
         ev = COCOEvalCap(gts, res)
         ev.workers = 0
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
