@@ -1016,7 +1016,7 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             print(f"({shown(p.note)})")
             for k in scores.before:
                 b, a = scores.before[k], scores.after[k]
-                print(f"{k:<10} {b:.6f} -> {a:.6f}  ({a - b:+.6f})")
+                print(f"{k:<10} {b:.6f} -> {a:.6f}  ({files.signed(a - b, 6)})")
         if "cider_d" in scores.notes:  # its two "images" are the caption and its perturbation
             print(
                 "capeval: warning: cider_d: with --cider-idf corpus the caption and its "

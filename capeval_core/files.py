@@ -314,8 +314,9 @@ def json_line(text: str, path: Sequence[str | int]) -> int | None:
     JSON ``text``, or None where there is no such value. Run on an error only: it decodes
     every value before the one it looks for.
 
-    >>> json_line('{"annotations": [\n  {"caption": 1},\n  {"caption": 2}\n]}', ["annotations", 1])
-    3
+    >>> text = '{"annotations": [\\n  {"caption": 1},\\n  {"caption": 2}\\n]}'
+    >>> json_line(text, ["annotations", 1]), json_line(text, ["annotations", 2])
+    (3, None)
     """
     from json import decoder
 
@@ -643,6 +644,16 @@ def counted(n: int, noun: str) -> str:
     ('1 system', '1,200 images')
     """
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def signed(value: float, decimals: int) -> str:
+    """A difference with its sign, one that rounds to zero as +0 (a tiny negative float
+    difference printed "-0.000000").
+
+    >>> signed(-1e-12, 6), signed(0.25, 2), signed(-0.25, 2)
+    ('+0.000000', '+0.25', '-0.25')
+    """
+    return f"{round(value, decimals) + 0.0:+.{decimals}f}"
 
 
 def printable(text: str) -> str:

@@ -50,6 +50,7 @@ from capeval_core.files import (
     counted,
     printable,
     shared_name,
+    signed,
     text_digest,
     write_all,
 )
@@ -954,7 +955,7 @@ class SystemsComparison:
                 shown = format_p(p.p_value, resolution)
                 shown = f"p {shown}" if shown.startswith("<") else f"p = {shown}"
                 delta.append(
-                    f"Δ {p.delta:+.4f} ({shown}){mark}" if math.isfinite(p.delta) else "Δ n/a"
+                    f"Δ {signed(p.delta, 4)} ({shown}){mark}" if math.isfinite(p.delta) else "Δ n/a"
                 )
                 if r.paired == "both":
                     detail.append(
