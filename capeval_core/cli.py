@@ -899,7 +899,13 @@ def _perturb_dataset(args: argparse.Namespace):
     if jset.kind != "graded":
         raise InputError(f"--dataset must be a graded judgment set (got a {jset.kind} one)")
     human = check_human(jset, args.human)  # as correlate's: never guessed among several
-    return jset.candidates, jset.references, jset.human(human), human, jset.describe()
+    # the set's files by name, then its counts ("3 read, 3 scored" named no set at all)
+    named = ", ".join(jset.source) if jset.source else args.dataset
+    counts = jset.describe()
+    if named.startswith("SYNTHETIC"):  # the demo's name says so already
+        counts = counts.removeprefix("SYNTHETIC demo: ")
+    source = f"{named} ({counts})"
+    return jset.candidates, jset.references, jset.human(human), human, source
 
 
 def _perturb_options_apply(args: argparse.Namespace) -> None:

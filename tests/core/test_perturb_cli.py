@@ -192,6 +192,10 @@ def test_batch_on_a_judgment_file_takes_human_as_its_score_column(
     code, out, err = _run(capsys, *common, "--human", "quality")
     assert code == 0, err
     assert json.loads(out)["n"] == 6
+    # the set is named by its file (it was "6 read, 6 scored" alone), in the JSON and the text
+    assert json.loads(out)["dataset"] == "two.csv (6 read, 6 scored)"
+    code, out, err = _run(capsys, *common[:-1], "--human", "quality")
+    assert code == 0 and out.startswith("shuffle on two.csv (6 read, 6 scored): ")
 
 
 def test_one_caption_says_what_score_says_of_degenerate_input(capsys) -> None:
