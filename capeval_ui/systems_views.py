@@ -20,7 +20,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from capeval_core.metrics import metric_class
-from capeval_core.systems import SystemsComparison
+from capeval_core.systems import SystemsComparison, signatures_text
 from capeval_core.systems_table import paper_order, paper_table
 from capeval_ui.formats import literal
 from capeval_ui.views import cell_width, format_number, signature_block
@@ -52,7 +52,8 @@ def compare_link(params: dict[str, Any]) -> str:
 def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None:
     """The paper's table (:func:`capeval_core.systems_table.paper_table`): values with their
     intervals and † marks, then Δ and p against the baseline (its own cells empty), with
-    LaTeX, Markdown and CSV downloads of the same table."""
+    LaTeX, Markdown and CSV downloads of the same table (the first two give the signatures
+    under their notes; beside the CSV, which has no room for them, a signatures file)."""
     table = paper_table(comparison, raw=raw)
     text = st.column_config.TextColumn
     config = {"system": text("System")}
@@ -67,9 +68,9 @@ def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None
             key="systems_paper_deltas",
         )  # fmt: skip
     st.text("\n".join(table.notes))  # they name systems and files: user text, never markdown
-    columns = st.columns(3)
+    columns = st.columns(4)
     for col, (fmt, name, mime) in zip(
-        columns,
+        columns[:3],
         (
             ("latex", "LaTeX", "application/x-tex"),
             ("markdown", "Markdown", "text/markdown"),
@@ -85,6 +86,13 @@ def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None
             mime=mime,
             key=f"systems_table_{fmt}",
         )
+    columns[3].download_button(
+        "Signatures of the table CSV (JSON)",
+        signatures_text(comparison, "capeval-systems-table.csv"),
+        file_name="capeval-systems-table.signatures.json",
+        mime="application/json",
+        key="systems_table_signatures",
+    )
 
 
 def comparison_frame(comparison: SystemsComparison) -> pd.DataFrame:
