@@ -48,10 +48,7 @@ state.say_rejected(state.restore(PARAMS))
 # distractor file) says so, keeps its choices and computes nothing until the user decides
 meta_views.stop_if_linked_set_missing()
 short = state.linked_set(state.DISTRACTOR_SET_KEY, meta_views.find_set)
-if short is not None:
-    meta_views.render_missing_set(
-        state.DISTRACTOR_SET_KEY, "distractor file", short, where="below (Upload a pairwise file)"
-    )
+notice = st.container()  # filled below the choice of source, when the upload is the choice
 if getattr(st.session_state.get(state.DISTRACTOR_SET_KEY), "kind", "pairwise") != "pairwise":
     # only a link puts a set of another kind here (an upload is read as pairwise): it was
     # drawn as one and ended in a traceback
@@ -65,6 +62,16 @@ on_judgments = st.session_state.get(state.JSET_KEY)
 loaded = on_judgments if getattr(on_judgments, "kind", None) == "pairwise" else None
 state.default("distractor_source", LOADED if loaded is not None else GENERATED)
 source = st.radio("Distractor set", [LOADED, GENERATED, UPLOADED], key="distractor_source")
+if short is not None and source != UPLOADED:
+    # another source chosen: the link's file is not awaited, and the URL follows the page (it
+    # stayed the link's, which reopened the upload and its notice)
+    state.decline_linked_set(state.DISTRACTOR_SET_KEY)
+    short = None
+if short is not None:
+    with notice:
+        meta_views.render_missing_set(
+            state.DISTRACTOR_SET_KEY, "distractor file", short, where="below"
+        )
 if source != UPLOADED and st.session_state.get(state.DISTRACTOR_SET_KEY) is not None:
     # a link's distractor file beside another source was dropped from the address unsaid
     state.unused_link_value(

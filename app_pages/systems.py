@@ -215,6 +215,8 @@ state.default("systems_names", "")
 state.default("systems_raw", False)
 
 source = st.radio("Systems", [DEMO, UPLOAD], key="systems_source", horizontal=True)
+if source != UPLOAD:
+    systems_state.forget_linked_files()
 if source == UPLOAD:
     files = st.file_uploader(
         'Results files, COCO format `[{"image_id": …, "caption": …}]` (other keys ignored); '

@@ -172,6 +172,12 @@ def linked_files() -> str | None:
     return None
 
 
+def forget_linked_files() -> None:
+    """The demo is in use: a link's uploads are not awaited, and the URL follows the page
+    again (it stayed the link's, and a reload reopened the upload and its notice)."""
+    st.session_state[_LINKED] = None
+
+
 def decline_linked_files() -> None:
     """The user decided (uploaded files, opened the demo): the link's files are not awaited,
     nor its table (files uploaded again wait for Score)."""

@@ -527,6 +527,14 @@ def test_robustness_link_to_an_uploaded_distractor_file_after_a_restart() -> Non
     again = _open("app_pages/robustness.py", **link)
     assert _says_not_on_this_server(again) and not _numbers_shown(again)
     assert _params(again) == link
+    # another source chosen with the radio: the file is not awaited and the address follows
+    # (it kept source=upload, and a reload reopened the notice)
+    again.radio(key="distractor_source").set_value(
+        "Generated from COCO val2014 captions (synthetic)"
+    )
+    again.run()
+    assert not _says_not_on_this_server(again) and _numbers_shown(again)
+    assert _params(again)["source"] == "generated" and "distractors" not in _params(again)
 
 
 def test_a_robustness_link_whose_distractor_set_is_graded_says_so() -> None:

@@ -599,6 +599,32 @@ def test_a_link_to_files_the_server_does_not_hold_says_so_and_shows_no_numbers()
     assert "first caption (baseline)" in list(_frame(demo, "system")["system"])
 
 
+def test_the_demo_chosen_after_a_link_to_absent_files_has_its_own_address() -> None:
+    """Chosen with the radio (not "Open the demo"), the demo was scored while the address kept
+    the link's uploads: a reload or a copied link showed the upload notice and no table."""
+    from capeval_ui import systems_state
+
+    systems_state.forget_all_files()
+    link = {"source": "upload", "metric": ["bleu_4", "rouge_l"], "files": "0123456789abcdef",
+            "scored": "1"}  # fmt: skip
+    at = _open_link(link)
+    assert [w for w in at.warning if "not on this server" in w.value]
+    at.radio(key="systems_source").set_value("Demo: three systems on COCO val2014").run()
+    at.multiselect(key="systems_metrics").set_value(["bleu_4"]).run()
+    _score(at)
+    shown = _frame(at, "system")
+    now = _link(at)
+    assert now["source"] == "demo" and "files" not in now and now["metric"] == "bleu_4"
+    again = _open_link(now)  # the copied link reopens the same table
+    assert _frame(again, "system").equals(shown)
+    # a demo link naming files: the files are no upload to wait for
+    at = _open_link({"source": "demo", "metric": "bleu_4", "files": "garbage"})
+    at.multiselect(key="systems_metrics").set_value(["bleu_4", "rouge_l"]).run()
+    _score(at)
+    now = _link(at)
+    assert now["metric"] == ["bleu_4", "rouge_l"] and "files" not in now
+
+
 def test_a_limit_is_named_as_the_apps_never_as_a_command_line_flag() -> None:
     """A caption over the token limit: the loader names the file and the image; the page says
     it keeps the limit (the command line raises it), never to use a flag here."""
