@@ -15,6 +15,7 @@ from capeval_ui import cached, choices, meta_views, state, store, views
 GENERATED = "Generated from COCO val2014 captions (synthetic)"
 UPLOADED = "Upload a pairwise file"
 LOADED = "The pairwise set loaded on the Judgments page"
+DISTRACTORS_UNUSED = "a distractor file is used only with “Upload a pairwise file”"
 
 
 def load_distractors(name: str, data: bytes) -> bool:
@@ -66,6 +67,7 @@ if short is not None and source != UPLOADED:
     # another source chosen: the link's file is not awaited, and the URL follows the page (it
     # stayed the link's, which reopened the upload and its notice)
     state.decline_linked_set(state.DISTRACTOR_SET_KEY)
+    state.unused_link_value(state.DISTRACTOR_SET_KEY, DISTRACTORS_UNUSED)
     short = None
 if short is not None:
     with notice:
@@ -74,9 +76,7 @@ if short is not None:
         )
 if source != UPLOADED and st.session_state.get(state.DISTRACTOR_SET_KEY) is not None:
     # a link's distractor file beside another source was dropped from the address unsaid
-    state.unused_link_value(
-        state.DISTRACTOR_SET_KEY, "a distractor file is used only with “Upload a pairwise file”"
-    )
+    state.unused_link_value(state.DISTRACTOR_SET_KEY, DISTRACTORS_UNUSED)
 if loaded is not None and source != LOADED:
     st.info(
         "A pairwise set is loaded on the Judgments page; choose the first option to test it here.",

@@ -772,11 +772,15 @@ def test_a_bare_address_in_a_links_value_is_not_made_a_link():
     escapes are read: the 'not on this server' warning made a link's value clickable (seen
     in a browser). A word joiner keeps each one text."""
     value = "https://evil.example/login a@b.example www.x.org"
-    at = _open("app_pages/robustness.py", distractors=value)
+    at = _open("app_pages/robustness.py", source="upload", distractors=value)
     (said,) = [w.value for w in at.warning if "not on this server" in w.value]
     for bare in ("https://", "a@b", "www."):
         assert bare not in said, said
     assert as_shown(said).count(value) == 1
+    # beside another source the file is not awaited: the value is named as not used, as text
+    at = _open("app_pages/robustness.py", distractors=value)
+    (said,) = [w.value for w in at.warning if "values not used" in w.value]
+    assert "https://" not in said and value in as_shown(said) and "used only" in said
 
 
 @pytest.mark.parametrize(
