@@ -212,7 +212,10 @@ else:
         on_change=lambda: st.session_state.pop("judgment_error", None),
     )
     presets = list(loader.presets) or [NO_PRESET]
-    state.valid_choice("judgment_preset", presets)  # a kept preset of another format goes
+    # a kept preset of another format goes, and the format's first takes its place as a
+    # value of its own (dropped alone, the box went on showing "(no preset)", which it does
+    # not offer, while the page used the first)
+    state.valid_choice("judgment_preset", presets, presets[0])
     preset = st.selectbox(
         "Protocol preset",
         presets,
