@@ -41,6 +41,9 @@ def _page(path: str, title: str, icon: str) -> st.Page:
 # Widgets of other pages lose their values when a page without them runs; the router runs on
 # every page, so it keeps them here (inputs survive navigation within a session).
 state.keep_inputs()
+#: the sidebar's words for the library's tokenizers (another is shown by its key)
+TOKENIZER_LABELS = {"ptb": "PTB (coco-caption)", "whitespace": "whitespace (pre-tokenized text)"}
+
 # a link names its tokenizer (?tokenizer=...): set before the sidebar draws it; each page
 # restores the rest of its state from the URL itself (capeval_ui.state)
 state.tokenizer_from_url(TOKENIZER_KEY, TOKENIZERS)
@@ -56,10 +59,7 @@ with st.sidebar:
         "Tokenizer",
         TOKENIZERS,
         key=TOKENIZER_KEY,
-        format_func={
-            "ptb": "PTB (coco-caption)",
-            "whitespace": "whitespace (pre-tokenized text)",
-        }.get,
+        format_func=lambda key: TOKENIZER_LABELS.get(key, key),
         help=(
             "PTB emulates the Java tokenizer coco-caption runs, so scores match pycocoevalcap. "
             "Whitespace only splits on spaces, for text that is already tokenized."

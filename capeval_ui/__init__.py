@@ -12,6 +12,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from capeval_core import workers
+from capeval_core.tokenize import TOKENIZERS as _TOKENIZER_REGISTRY
 
 #: how far below the server the app's scoring workers run (``os.nice`` steps): the requests
 #: of the people using the app (a Compare edit, a page opened) are served first while a large
@@ -32,8 +33,9 @@ threadpool_limits(SERVER_THREADS)
 
 #: session-state key of the sidebar's tokenizer choice
 TOKENIZER_KEY = "tokenizer"
-#: tokenizer keys offered in the sidebar; the first is the default (coco-caption compatible)
-TOKENIZERS: tuple[str, ...] = ("ptb", "whitespace")
+#: tokenizer keys offered in the sidebar, the library's registry's; the first is the default
+#: (coco-caption compatible)
+TOKENIZERS: tuple[str, ...] = tuple(_TOKENIZER_REGISTRY)
 
 
 def current_tokenizer() -> str:

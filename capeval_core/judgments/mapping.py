@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from capeval_core.errors import CapevalError
+from capeval_core.errors import CapevalError, JudgmentFormatError
 from capeval_core.judgments.base import DEFAULT_MAX_BYTES, _format_from_suffix, read_records
 from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
 from capeval_core.judgments.graded import (
@@ -140,17 +140,56 @@ def remap_columns(
         head, sep, rest = text.partition("\n")
         delimiter = "," if fmt == "csv" else "\t"
         fields = next(csv.reader([head.rstrip("\r")], delimiter=delimiter), [])
+        clash = _clash([f.strip() for f in fields], mapping)
+        if clash:
+            raise JudgmentFormatError(f"{src.name}, line 1: {clash}")
         buf = io.StringIO()
         csv.writer(buf, delimiter=delimiter, lineterminator="").writerow(
             [mapping.get(f.strip(), f) for f in fields]
         )
         dst.write_text(buf.getvalue() + sep + rest, encoding="utf-8")
     elif fmt == "jsonl":
-        lines = [_renamed_keys(raw, mapping, array=False) or raw for raw in text.split("\n")]
+        lines = []
+        for n, raw in enumerate(text.split("\n"), start=1):
+            try:
+                lines.append(_renamed_keys(raw, mapping, array=False) or raw)
+            except _Clash as clash:
+                raise JudgmentFormatError(f"{src.name}, line {n}: {clash}") from None
         dst.write_text("\n".join(lines), encoding="utf-8")
     else:
-        dst.write_text(_renamed_keys(text, mapping, array=True) or text, encoding="utf-8")
+        try:
+            dst.write_text(_renamed_keys(text, mapping, array=True) or text, encoding="utf-8")
+        except _Clash as clash:
+            line = text.count("\n", 0, clash.pos) + 1
+            raise JudgmentFormatError(f"{src.name}, line {line}: {clash}") from None
     return dst
+
+
+class _Clash(Exception):
+    """A record holding both a mapped column and the name it is mapped to (at ``pos``)."""
+
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.pos = pos
+
+
+def _clash(names: Sequence[str], mapping: Mapping[str, str]) -> str | None:
+    """Why renaming ``names`` by ``mapping`` would give two columns one name, or None: a
+    column mapped to a name the file already has for a column not mapped away (the loader
+    then said "given twice", of a file that gives nothing twice).
+
+    >>> _clash(["candidate", "caption"], {"caption": "candidate"}).split(":")[0]
+    "the column 'caption' is mapped to 'candidate', a column the file has too"
+    >>> _clash(["candidate", "caption"], {"caption": "candidate", "candidate": "system"})
+    """
+    present = set(names)
+    for source, target in mapping.items():
+        if source in present and target in present and target not in mapping:
+            return (
+                f"the column {source!r} is mapped to {target!r}, a column the file has too: "
+                f"give {target!r} a role of its own, or leave {source!r} unmapped"
+            )
+    return None
 
 
 def _renamed_keys(text: str, mapping: Mapping[str, str], *, array: bool) -> str | None:
@@ -168,11 +207,14 @@ def _renamed_keys(text: str, mapping: Mapping[str, str], *, array: bool) -> str 
     space = decoder.WHITESPACE.match
     dec = json.JSONDecoder()
     spans: list[tuple[int, int, str]] = []  # (start, end, new name) of each renamed key
+    clashes: list[tuple[str, int]] = []  # (why, where) of records that would repeat a name
 
     def record(pos: int) -> int:  # the object at pos; returns the position after it
+        start, names = pos, []
         pos = space(text, pos + 1).end()
         while text[pos] == '"':
             name, end = decoder.scanstring(text, pos + 1)
+            names.append(name)
             if name in mapping:
                 spans.append((pos, end, json.dumps(mapping[name], ensure_ascii=False)))
             pos = space(text, space(text, end).end() + 1).end()  # past the colon
@@ -180,6 +222,7 @@ def _renamed_keys(text: str, mapping: Mapping[str, str], *, array: bool) -> str 
             if text[pos] != ",":
                 break
             pos = space(text, pos + 1).end()
+        clashes.extend((why, start) for why in [_clash(names, mapping)] if why)
         return pos + 1
 
     try:
@@ -199,6 +242,8 @@ def _renamed_keys(text: str, mapping: Mapping[str, str], *, array: bool) -> str 
                     pos = space(text, pos + 1).end()
     except (ValueError, IndexError, RecursionError):
         return None
+    if clashes:
+        raise _Clash(*clashes[0])
     parts, at = [], 0
     for start, end, name in spans:
         parts += [text[at:start], name]

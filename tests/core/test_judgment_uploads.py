@@ -196,3 +196,31 @@ def test_a_mapped_json_upload_keeps_every_check_and_every_line(suffix) -> None:
     where = rf"{name}, record 3, line {bad_line}, column 'quality'"
     with pytest.raises(JudgmentFormatError, match=where):
         load_uploaded([(name, bad.encode())], "graded", mapping=mapping)
+
+
+@pytest.mark.parametrize("suffix", ["csv", "json", "jsonl"])
+def test_a_column_mapped_onto_a_name_the_file_has_is_said_as_such(suffix) -> None:
+    """A file with its own ``candidate`` column (a system's name) and ``caption``: mapping
+    caption -> candidate was refused as "key 'candidate' given twice" of a JSON file that
+    gives no key twice (before, the later key won: names scored as captions)."""
+    import json
+
+    rows = [{"candidate": "sys1", "caption": c, "refs": r, "quality": s} for c, r, s, _ in ROWS]
+    if suffix == "csv":
+        text = "candidate,caption,refs,quality\n" + "".join(
+            f"sys1,{c},{r},{s}\n" for c, r, s, _ in ROWS
+        )
+    elif suffix == "json":
+        text = json.dumps([{**r, "refs": r["refs"].split("|||")} for r in rows], indent=1)
+    else:
+        text = "".join(json.dumps({**r, "refs": r["refs"].split("|||")}) + "\n" for r in rows)
+    mapping = (("caption", "candidate"), ("refs", "references"))
+    with pytest.raises(JudgmentFormatError) as info:
+        load_uploaded([(f"mine.{suffix}", text.encode())], "graded", mapping=mapping)
+    said = str(info.value)
+    assert said.startswith(f"mine.{suffix}, line ") and "given twice" not in said
+    assert "'caption' is mapped to 'candidate', a column the file has too" in said
+    # the file's own candidate column mapped away too: the mapping is taken
+    both = (*mapping, ("candidate", "system"))
+    jset = load_uploaded([(f"mine.{suffix}", text.encode())], "graded", mapping=both)
+    assert jset.candidates == [c for c, *_ in ROWS]
