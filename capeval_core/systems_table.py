@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from capeval_core.errors import InputError
-from capeval_core.files import counted, printable
+from capeval_core.files import counted, printable, signed
 from capeval_core.metrics import COCO_CAPTION_KEYS, metric_class
 from capeval_core.systems import (
     ALPHA,
@@ -261,7 +261,9 @@ def paper_table(comparison: SystemsComparison, *, raw: bool = False) -> PaperTab
     def number(v: float, sign: bool = False) -> str:
         if not math.isfinite(v):
             return "n/a"
-        return f"{v * scale:{'+' if sign else ''}.{decimals}f}"
+        if sign:  # a Δ that rounds to zero is +0.0, never -0.0
+            return signed(v * scale, decimals)
+        return f"{v * scale:.{decimals}f}"
 
     values, halves, deltas, ps, marks, numbers = [], [], [], [], [], []
     for s in comparison.systems:
@@ -312,7 +314,7 @@ def paper_table(comparison: SystemsComparison, *, raw: bool = False) -> PaperTab
 
 
 def _rounded(value: float, decimals: int) -> float | None:
-    return round(value, decimals) if math.isfinite(value) else None
+    return round(value, decimals) + 0.0 if math.isfinite(value) else None  # + 0.0: no -0.0
 
 
 def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:

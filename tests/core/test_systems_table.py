@@ -3,6 +3,7 @@ markers, empty baseline cells, and the LaTeX and Markdown exports against golden
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import os
@@ -177,3 +178,21 @@ def test_a_paired_bootstrap_tables_note_says_its_p_counts_one_tail():
         signature = ResamplingSignature(paired, 1000, 10000, 12345, 0.95)
         notes = paper_table(dataclasses.replace(comparison, resampling=signature)).notes
         assert any("counts one tail" in n for n in notes) is said, paired
+
+
+def test_a_delta_that_rounds_to_zero_is_printed_plus_zero():
+    """A Δ of -5.6e-05 printed -0.0 (LaTeX $-$0.0, CSV -0.0) where a paper's table, and the
+    text report beside it, give +0.0."""
+    comparison = fixed_comparison()
+    base = comparison.baseline
+    other = next(s for s in comparison.systems if s != base)
+    paired = comparison.paired["bleu_4"][other]
+    tiny = dataclasses.replace(paired, delta=-5.6e-05)
+    nearly = dataclasses.replace(
+        comparison,
+        paired={**comparison.paired, "bleu_4": {**comparison.paired["bleu_4"], other: tiny}},
+    )
+    table = paper_table(nearly)
+    s, m = table.systems.index(other), table.keys.index("bleu_4")
+    assert table.deltas[s][m] == "+0.0"
+    assert "$-$0.0" not in table.render("latex") and "-0.0," not in table.render("csv")
