@@ -94,13 +94,14 @@ class Embeddings:
 
     @functools.cached_property
     def unit_norm(self) -> bool:
-        """Whether the stored vectors are already unit length (checked on the digest sample)."""
+        """Whether the stored vectors are already unit length (checked on 1,024 evenly spaced
+        rows)."""
         return _unit_norm(self.kv.vectors)
 
     @functools.cached_property
     def identity(self) -> str:
         """``name/dimension d/vocabulary w/digest[/unit]``: the signature's ``emb`` field."""
-        return _identity(self.name, self.kv.index_to_key, self.kv.vectors)
+        return _identity(self.name, self.kv.index_to_key, self.kv.vectors, self.digest)
 
     def __repr__(self) -> str:
         return f"Embeddings({self.identity!r})"
@@ -194,9 +195,13 @@ def _unit_norm(vectors: np.ndarray) -> bool:
     return bool(np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-4))
 
 
-def _identity(name: str, words: Sequence[str], vectors: np.ndarray) -> str:
+def _identity(
+    name: str, words: Sequence[str], vectors: np.ndarray, digest: str | None = None
+) -> str:
+    """The signature's ``emb`` field; ``digest`` when the caller has it (every row is hashed)."""
     unit = "/unit" if _unit_norm(vectors) else ""
-    return f"{name}/{vectors.shape[1]}d/{len(words)}w/{_digest(words, vectors)}{unit}"
+    digest = digest or _digest(words, vectors)
+    return f"{name}/{vectors.shape[1]}d/{len(words)}w/{digest}{unit}"
 
 
 # -- the default vectors --------------------------------------------------------------------

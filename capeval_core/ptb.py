@@ -83,8 +83,6 @@ _LETTER_RANGES = """
     FFDA-FFDC
 """
 
-# Upper-case letters (the jar's [:uppercase:], used after abbreviations, rule 29). "/2" marks a
-# range of every other character (alternating upper/lower case blocks).
 # The characters of _LETTER_RANGES that are not Java's [:letter:]: CoreNLP's extra list for
 # WORD (combining marks, modifier symbols, ...), measured on the jar ("a-" + char + "b" stays
 # one THING token exactly for [:letter:]). THING, APOWORD and APOWORD2's context take
@@ -98,6 +96,8 @@ _NOT_JAVA_LETTER_RANGES = """
     0C3E-0C56 0D3E-0D44 0D46-0D48 0E31 0E34-0E3A 0E47-0E4E 0EB1 0EB4-0EBC 0EC8-0ECD
 """
 
+# Upper-case letters (the jar's [:uppercase:], used after abbreviations, rule 29). "/2" marks a
+# range of every other character (alternating upper/lower case blocks).
 _UPPER_RANGES = """
     0041-005A 00C0-00D6 00D8-00DE 0100-0136/2 0139-0147/2 014A-0178/2 0179-017D/2 0181-0182
     0184-0186/2 0187-0189/2 018A-018B 018E-0191 0193-0194 0196-0198 019C-019D 019F-01A0

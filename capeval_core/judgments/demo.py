@@ -13,17 +13,18 @@ import numpy as np
 
 from capeval_core.judgments.base import GradedItem, JudgmentSet, PairItem
 
+#: the share of a caption's words each corruption changes: replaced (graded levels 2 and 3,
+#: the replaced-words distractor), dropped (the dropped-words distractor; level 1 drops fewer)
+REPLACED_SHARE, DROPPED_SHARE, LEVEL1_DROPPED = 0.35, 0.3, 0.2
 #: corruption level -> what it does (level 0 is a held-out human caption)
 LEVELS = {
     0: "held-out human caption",
-    1: "20% of the words dropped",
-    2: "35% of the content words replaced by words of other captions",
-    3: "words shuffled and 35% of the content words replaced",
+    1: f"{LEVEL1_DROPPED:.0%} of the words dropped",
+    2: f"{REPLACED_SHARE:.0%} of the content words replaced by words of other captions",
+    3: f"words shuffled and {REPLACED_SHARE:.0%} of the content words replaced",
     4: "caption of another image",
 }
 DISTRACTORS = ("other-image", "shuffled", "replaced-words", "dropped-words")
-#: the share of a caption's words each corrupting distractor changes
-REPLACED_SHARE, DROPPED_SHARE = 0.35, 0.3
 
 
 def distractors_described() -> str:
@@ -82,11 +83,11 @@ class _Corruptor:
     def corrupt(self, caption: str, level: int, other: str) -> str:
         words = caption.split()
         if level == 1:
-            words = self.drop(words, 0.2)
+            words = self.drop(words, LEVEL1_DROPPED)
         elif level == 2:
-            words = self.replace(words, 0.35)
+            words = self.replace(words, REPLACED_SHARE)
         elif level == 3:
-            words = self.replace(self.shuffle(words), 0.35)
+            words = self.replace(self.shuffle(words), REPLACED_SHARE)
         elif level == 4:
             return other
         return " ".join(words)
