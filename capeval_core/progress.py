@@ -167,8 +167,10 @@ def stderr_tqdm(**options: Any) -> Any:
     from tqdm import tqdm
 
     stream = sys.stderr
-    terminal = getattr(stream, "isatty", lambda: False)()
-    return tqdm(file=stream if terminal else _LogLines(stream), **options)
+    if getattr(stream, "isatty", lambda: False)():
+        return tqdm(file=stream, **options)
+    # a log keeps its lines: a bar that a terminal clears at its end ends on its last state
+    return tqdm(file=_LogLines(stream), **{**options, "leave": True})
 
 
 class StderrBar:

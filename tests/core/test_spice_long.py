@@ -282,6 +282,20 @@ def test_a_long_parses_progress_in_a_log_file_is_lines_not_carriage_returns(tmp_
     assert len(lines) == len(set(lines)) > 1  # each state once, on its own line
 
 
+def test_a_bar_a_terminal_clears_ends_on_its_last_state_in_a_log(monkeypatch) -> None:
+    """A bar that leaves nothing on a terminal (the drop-in's) left a log on an interval's
+    line, never its end: in a log it ends on its last state."""
+    from capeval_core import progress
+
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 3600.0)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), progress.StderrBar("inner", "step", shown=True,
+                                                             leave=False) as bar:  # fmt: skip
+        for done in (1, 2, 3):
+            bar(done, 3, f"spice: {done} of 3")
+    assert err.getvalue().count("\n") == 1 and "spice: 3 of 3" in err.getvalue()
+
+
 def test_capeval_score_shows_a_long_parses_progress_on_stderr_only(tmp_path, monkeypatch):
     """A small set (no bar otherwise) scored in this process: while the 60-word caption parses
     stderr shows the bar with the metric and how far the parse is; stdout (the JSON) is what a
