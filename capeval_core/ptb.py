@@ -13,9 +13,7 @@ jar sees other characters as two UTF-16 halves; this only matters for counted re
 caption containing "\r", U+2028, U+2029, U+000B or U+000C makes pycocoevalcap misalign its
 captions, which we do not reproduce (see raw_tokens); an SGML tag whose quoted attribute spans
 two captions is cut at the caption boundary; phone numbers, URLs and SGML with exotic shapes
-were checked on random samples only; lower-casing is Python's, whose final sigma needs a cased
-letter right before it where Java's looks back across digits in a word ("1e10Σ": the jar
-writes "1e10ς", capeval "1e10σ").
+were checked on random samples only.
 """
 
 from __future__ import annotations
@@ -267,7 +265,7 @@ HTHING = rf"[A-Za-z0-9][A-Za-z0-9.,\u00ad]*(?:-(?:{ACRO2}\.|[A-Za-z0-9\u00ad]+))
 _HYPHEN = "-_\u058a\u2010\u2011"
 _THING_PART = f"(?:[dDoOlL]{APOSETC}{LD})?{LD}+"
 THING = f"{_THING_PART}(?:[{_HYPHEN}]{_THING_PART})*"
-THINGA = r"[A-Z]+(?:(?:\+|&amp;|&)[A-Z]+)+"
+THINGA = r"[A-Z]+(?:(?:\+|(?i:&amp;)|&)[A-Z]+)+"  # &amp; in any case, as the jar's %caseless
 INSENTP = "[,;:\u3001]"
 _URL_END = '[^ \\t\\n\\f\\r"<>|.!?(){},-]'
 # QUOTES (rules 58-59): "'", "''", or one or two of these characters in any combination.
@@ -320,6 +318,14 @@ def _right_quotes(text: str) -> str:
 def _left_quotes(text: str) -> str:
     # Only a lone straight apostrophe turns into an opening "`" ("''" stays "''").
     return "`" if text == "'" else _right_quotes(text)
+
+
+def _normalize_amp(text: str) -> str:
+    """The entity ``&amp;`` in any case as ``&`` (the jar's normalizeAmp)."""
+    return _AMP.sub("&", text)
+
+
+_AMP = re.compile("(?i)&amp;")
 
 
 def _nbsp(text: str) -> str:
@@ -452,7 +458,7 @@ _rule(23, "TBSPEC", "-cCpPaAsS'", [
     "-" + _words("RRB", "LRB", "RCB", "LCB", "RSB", "LSB") + "-",
     _ci(r"C\.D\.s"), _ci("pro-"), _ci("anti-"), _ci("S(?:&|&amp;)P-500"), _ci("S(?:&|&amp;)Ls"),
     _ci("Cap") + APOS + "[nN]", "[cC]" + APOS + _ci("est"),
-], action=lambda text: text.replace("&amp;", "&"))  # fmt: skip
+], action=_normalize_amp)  # fmt: skip
 _THING3_PART = r"[A-Za-z0-9]+(?:-[A-Za-z]+){0,2}"
 _rule(24, "THING3", "A-Za-z0-9", rf"{_THING3_PART}(?:\\?/{_THING3_PART}){{1,2}}")
 _rule(25, "DOLSIGN", "A-Z$#", [r"[A-Z]*\$", "#"])
@@ -514,8 +520,8 @@ _rule(53, "HTHING.", "A-Za-z0-9", HTHING + r"\.", context=INSENTP, action=_remov
 _rule(54, "THING.", "dDoOlL" + _JAVA_LETTER + _DIGIT, THING + r"\.", context=INSENTP)
 _rule(55, "THING", "dDoOlL" + _JAVA_LETTER + _DIGIT, THING)
 _rule(56, "THINGA.", "A-Z", THINGA + r"\.", context=INSENTP,
-      action=lambda text: text.replace("&amp;", "&"))  # fmt: skip
-_rule(57, "THINGA", "A-Z", THINGA, action=lambda text: text.replace("&amp;", "&"))
+      action=_normalize_amp)  # fmt: skip
+_rule(57, "THINGA", "A-Z", THINGA, action=_normalize_amp)
 # A quote before a letter and a non-space opens a quotation, except one starting with a right
 # single quote.
 _rule(58, "QUOTES(", "'" + _OPEN_QUOTE_CHARS,
@@ -682,9 +688,35 @@ def raw_tokens(texts: Sequence[str]) -> list[tuple[str, ...]]:
         tokens = line.split()
         if index in not_simple or not _plain_words(tokens):
             start = starts[index]
-            tokens = [token.lower() for token in _scan(joined, start, start + len(captions[index]))]
+            scanned = _scan(joined, start, start + len(captions[index]))
+            tokens = [_lower(token) for token in scanned]
         result.append(tuple(tokens))
     return result
+
+
+def _cased(char: str) -> bool:
+    return char.islower() or char.isupper() or char.istitle()
+
+
+def _lower(token: str) -> str:
+    """A token lower-cased as the jar's Java does it: a capital sigma is final (ς) when the
+    token has a cased letter before it and none after it, whatever lies between ("1e10Σ" ->
+    "1e10ς", "ΑΣ-Β" -> "ασ-β"), where Python's lower() looks only across case-ignorable
+    characters.
+
+    >>> _lower("1e10Σ"), _lower("ΑΣ-Β"), _lower("ΟΔΟΣ")
+    ('1e10ς', 'ασ-β', 'οδος')
+    """
+    if "\u03a3" not in token:
+        return token.lower()
+    out = []
+    for i, char in enumerate(token):
+        if char == "\u03a3":
+            final = any(map(_cased, token[:i])) and not any(map(_cased, token[i + 1 :]))
+            out.append("\u03c2" if final else "\u03c3")
+        else:
+            out.append(char.lower())
+    return "".join(out)
 
 
 def scan_tokens(text: str) -> list[str]:

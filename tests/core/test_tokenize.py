@@ -230,6 +230,11 @@ ENTITIES_AND_MARKS: list[tuple[str, str]] = [
     ("can't\u0301", "ca n't \u0301"),
     ("\uff11\uff12\u0301", "\uff11\uff12 \u0301"),
     ("e\u0308-mail", "e\u0308 mail"),
+    # &amp; between capitals in any case, and Java's final sigma (across digits and hyphens)
+    ("AT&AMP;T", "at&t"),
+    ("O&Amp;UML", "o&uml"),
+    ("1e10\u03a3", "1e10\u03c2"),
+    ("\u0391\u03a3-\u0392", "\u03b1\u03c3-\u03b2"),
 ]
 
 
