@@ -290,23 +290,53 @@ def _repeated_key_at(text: str) -> int:
 def _second_key_at(text: str, start: int, key: str, dec: json.JSONDecoder) -> int:
     """The position of ``key``'s second time in the object at ``start`` (whose values read
     well: it is the innermost object with a repeated key)."""
+    members, _ = object_members(text, start, dec)
+    again = [m.key_start for m in members if m.name == key][1:]
+    return again[0] if again else start
+
+
+@dataclass(frozen=True)
+class Member:
+    """A member of a JSON object where the text has it: its name, its key's span (quotes
+    included) and where its value starts."""
+
+    name: str
+    key_start: int
+    key_end: int
+    value: int
+
+
+def object_members(
+    text: str, pos: int, dec: json.JSONDecoder | None = None
+) -> tuple[list[Member], int]:
+    """The members of the JSON object opening at ``pos``, and the position after it. Each
+    value is decoded only to be passed: for an error's place or a rewrite in place, never to
+    read a file. ``ValueError`` or ``IndexError`` where the text holds no such object.
+
+    >>> members, end = object_members('{"a": [1, 2], "b": {"c": 3}} tail', 0)
+    >>> [(m.name, m.key_start, m.value) for m in members], end
+    ([('a', 1, 6), ('b', 14, 19)], 28)
+    """
     from json import decoder
 
     space = decoder.WHITESPACE.match
-    seen = False
-    pos = space(text, start + 1).end()
-    while text[pos] == '"':
+    dec = dec or json.JSONDecoder()
+    if text[pos] != "{":
+        raise ValueError("no object here")
+    members: list[Member] = []
+    pos = space(text, pos + 1).end()
+    while text[pos] != "}":
+        if text[pos] != '"':
+            raise ValueError("a key was expected")
         name, end = decoder.scanstring(text, pos + 1)
-        if name == key:
-            if seen:
-                return pos
-            seen = True
-        end = space(text, space(text, end).end() + 1).end()  # past the colon
-        end = space(text, dec.raw_decode(text, end)[1]).end()  # past the value
-        if text[end] != ",":
-            break
-        pos = space(text, end + 1).end()
-    return start
+        value = space(text, space(text, end).end() + 1).end()  # past the colon
+        members.append(Member(name, pos, end, value))
+        pos = space(text, dec.raw_decode(text, value)[1]).end()
+        if text[pos] == ",":
+            pos = space(text, pos + 1).end()
+        elif text[pos] != "}":
+            raise ValueError("',' or '}' was expected")
+    return members, pos + 1
 
 
 def json_line(text: str, path: Sequence[str | int]) -> int | None:
@@ -337,20 +367,10 @@ def json_line(text: str, path: Sequence[str | int]) -> int | None:
                 if text[pos] == "]":
                     return None
                 continue
-            if text[pos] != "{":
+            found = [m.value for m in object_members(text, pos, dec)[0] if m.name == step]
+            if not found:
                 return None
-            pos = space(text, pos + 1).end()
-            while True:
-                if text[pos] != '"':
-                    return None
-                name, pos = decoder.scanstring(text, pos + 1)
-                pos = space(text, space(text, pos).end() + 1).end()  # past the colon
-                if name == step:
-                    break
-                pos = space(text, dec.raw_decode(text, pos)[1]).end()
-                if text[pos] != ",":
-                    return None
-                pos = space(text, pos + 1).end()
+            pos = found[0]
     except (ValueError, IndexError, RecursionError):
         return None
     return text.count("\n", 0, pos) + 1

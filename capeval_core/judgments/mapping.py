@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from capeval_core.errors import CapevalError, JudgmentFormatError
+from capeval_core.files import object_members
 from capeval_core.judgments.base import DEFAULT_MAX_BYTES, _format_from_suffix, read_records
 from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
 from capeval_core.judgments.graded import (
@@ -210,20 +211,14 @@ def _renamed_keys(text: str, mapping: Mapping[str, str], *, array: bool) -> str 
     clashes: list[tuple[str, int]] = []  # (why, where) of records that would repeat a name
 
     def record(pos: int) -> int:  # the object at pos; returns the position after it
-        start, names = pos, []
-        pos = space(text, pos + 1).end()
-        while text[pos] == '"':
-            name, end = decoder.scanstring(text, pos + 1)
-            names.append(name)
-            if name in mapping:
-                spans.append((pos, end, json.dumps(mapping[name], ensure_ascii=False)))
-            pos = space(text, space(text, end).end() + 1).end()  # past the colon
-            pos = space(text, dec.raw_decode(text, pos)[1]).end()
-            if text[pos] != ",":
-                break
-            pos = space(text, pos + 1).end()
-        clashes.extend((why, start) for why in [_clash(names, mapping)] if why)
-        return pos + 1
+        members, end = object_members(text, pos, dec)
+        spans.extend(
+            (m.key_start, m.key_end, json.dumps(mapping[m.name], ensure_ascii=False))
+            for m in members
+            if m.name in mapping
+        )
+        clashes.extend((why, pos) for why in [_clash([m.name for m in members], mapping)] if why)
+        return end
 
     try:
         pos = space(text, 0).end()
