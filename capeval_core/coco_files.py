@@ -74,8 +74,8 @@ class CocoBatch:
 def read_json_source(
     source: Source, role: str, limits: Limits | None = None
 ) -> tuple[str, Any, str]:
-    """``(display name, parsed JSON, text)`` of a path or an upload, with every check of
-    :func:`capeval_core.files.read_json`; the text gives a bad record's line
+    """``(display name, parsed JSON, text)`` of a path or an upload, read, decoded and parsed
+    with every check of :mod:`capeval_core.files`; the text gives a bad record's line
     (:func:`record_lines`)."""
     limits = limits or Limits()
     if isinstance(source, tuple):

@@ -584,18 +584,6 @@ def lone_surrogate(text: str) -> int | None:
     return None if m is None else m.start()
 
 
-def read_json(
-    path: str | os.PathLike[str],
-    *,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    fail: Fail | None = None,
-    raise_with: str = "the `max_bytes` option",
-) -> Any:
-    """A JSON file read, decoded and parsed with every check above."""
-    fail = fail or failer(path)
-    return parse_json(read_text(path, max_bytes=max_bytes, fail=fail, raise_with=raise_with), fail)
-
-
 # -- limits -----------------------------------------------------------------------------------
 
 #: A caption may hold this many characters per allowed token, so that text without spaces
