@@ -87,7 +87,7 @@ def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None
             key=f"systems_table_{fmt}",
         )
     columns[3].download_button(
-        "Signatures of the table CSV (JSON)",
+        "Signatures (JSON)",
         signatures_text(comparison, "capeval-systems-table.csv"),
         file_name="capeval-systems-table.signatures.json",
         mime="application/json",

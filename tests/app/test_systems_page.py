@@ -280,7 +280,7 @@ def test_rename_and_choose_the_baseline() -> None:
     labels = [b.proto.label for b in at.get("download_button")]
     assert {"Table (LaTeX)", "Table (Markdown)", "Table (CSV)"} <= set(labels)
     # the CSV has no room for signatures: a file of them beside it (the table had none)
-    assert labels[labels.index("Table (CSV)") + 1] == "Signatures of the table CSV (JSON)"
+    assert labels[labels.index("Table (CSV)") + 1] == "Signatures (JSON)"
     at.toggle(key="systems_raw").set_value(True).run()
     raw = _frame(at, "BLEU-4")
     as_raw = _expected_table(files, ann, (1, 0), ["Theirs", "Ours"], raw=True)
