@@ -135,7 +135,7 @@ class _LogLines:
         if not text:  # tqdm writes "" before its last redraw
             return 0
         if "\r" in text:  # a redraw, or a clear (spaces) before a message
-            line = text.rsplit("\r", 1)[-1].rstrip() or text.strip("\r").rstrip()
+            line = next((s for s in reversed(text.split("\r")) if s.strip()), "").rstrip()
             if line:
                 self._pending = line
                 now = time.monotonic()

@@ -217,7 +217,9 @@ def _renamed_keys(text: str, mapping: Mapping[str, str], *, array: bool) -> str 
             for m in members
             if m.name in mapping
         )
-        clashes.extend((why, pos) for why in [_clash([m.name for m in members], mapping)] if why)
+        why = _clash([m.name for m in members], mapping)
+        if why:
+            clashes.append((why, pos))
         return end
 
     try:
