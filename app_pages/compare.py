@@ -43,7 +43,11 @@ def _idf_sources() -> dict[str, str]:
     """The IDF sources offered: COCO val2014 and the scored set, and a Systems table's set
     while this page shows an image opened from it, or a link names it (registered in this
     server process: a link from the table's "open" column opens in a new session)."""
-    from capeval_core.idf import SET_PREFIX, has_reference_set, reference_set_document_frequency
+    from capeval_core.metrics.idf import (
+        SET_PREFIX,
+        has_reference_set,
+        reference_set_document_frequency,
+    )
 
     sources = dict(choices.IDF_SOURCES)
     note = st.session_state.get(state.FROM_SYSTEMS)
@@ -64,7 +68,7 @@ def _idf_sources() -> dict[str, str]:
 def _missing_idf(restored: bool) -> str | None:
     """The IDF set a link named that this server does not hold (a Systems table's references
     registered before a restart, or on another server), until the user picks a source."""
-    from capeval_core.idf import SET_PREFIX
+    from capeval_core.metrics.idf import SET_PREFIX
 
     linked = state.rejected().get("idf", "") if restored else ""
     if linked.startswith(SET_PREFIX):

@@ -452,7 +452,7 @@ def demo_systems_input(n_images: int = SYSTEMS_DEMO_IMAGES) -> object:
 def systems_reference_set(digest: tuple[str, ...], tokenizer: str, *, _data: object) -> str:
     """The name of the systems' references as a CIDEr-D IDF source (registered once per
     process), so Compare captions scores one of their images as the table does."""
-    from capeval_core.idf import register_reference_set
+    from capeval_core.metrics.idf import register_reference_set
     from capeval_core.tokenize import get_tokenizer
 
     return register_reference_set(_data.references, get_tokenizer(tokenizer))  # type: ignore[attr-defined]

@@ -49,12 +49,13 @@ def long_work_bar(what: str) -> Iterator[None]:
 def prepare_coco_idf(tokenizer: str) -> None:
     """Have the COCO val2014 document frequencies of ``tokenizer`` in memory before scoring:
     read back from the user cache (about a second, with a spinner), or built there once with
-    a progress bar. The table stays in the process (``capeval_core.idf``) for every session.
+    a progress bar. The table stays in the process (``capeval_core.metrics.idf``) for every
+    session.
 
     A build that cannot run (no pycocoevalcap) is left to the scoring call, which reports it
     as CIDEr-D's error.
     """
-    from capeval_core import idf
+    from capeval_core.metrics import idf
     from capeval_core.tokenize import get_tokenizer
 
     tok = get_tokenizer(tokenizer)

@@ -25,6 +25,11 @@ from capeval_core.metrics.document_frequency import (
     SET_PREFIX,
     DocumentFrequency,
 )
+from capeval_core.metrics.idf import (
+    COCO_VAL_IDF_VERSION,
+    coco_val_document_frequency,
+    reference_set_document_frequency,
+)
 from capeval_core.metrics.ngram_index import BatchNgrams, NgramTable, batch_ngrams
 from capeval_core.metrics.ngrams import Ngram, coco_words, ngram_counts
 from capeval_core.metrics.statistics import ItemStatistics, MeanStatistics
@@ -37,8 +42,8 @@ IDF_SOURCES = ("corpus", "coco-val2014")
 @dataclass(frozen=True, kw_only=True)
 class CiderConfig(MetricConfig):
     """``idf``: "corpus" (the scored set, as coco-caption), "coco-val2014", or ``set-…``: a
-    set's references registered by :func:`capeval_core.idf.register_reference_set` (one image
-    of a set scored as the set scores it)."""
+    set's references registered by :func:`capeval_core.metrics.idf.register_reference_set`
+    (one image of a set scored as the set scores it)."""
 
     sigma: float = 6.0
     idf: str = "corpus"
@@ -222,8 +227,6 @@ class CiderD(Metric):
 
     def resources(self) -> dict[str, str]:
         if self.config.idf == "coco-val2014":
-            from capeval_core.idf import COCO_VAL_IDF_VERSION
-
             return {"idf-source": COCO_VAL_IDF_VERSION}
         return {}
 
@@ -232,12 +235,8 @@ class CiderD(Metric):
 
     def prepare(self, batch: Batch) -> _Vectors | _CorpusIdf:
         if self.config.idf == "coco-val2014":
-            from capeval_core.idf import coco_val_document_frequency
-
             return _looked_up(coco_val_document_frequency(self.tokenizer), batch)
         if self.config.idf.startswith(SET_PREFIX):
-            from capeval_core.idf import reference_set_document_frequency
-
             return _looked_up(reference_set_document_frequency(self.config.idf), batch)
         n = len(batch)
         return _CorpusIdf("corpus", n, float(np.log(float(n))))

@@ -2,7 +2,7 @@
 
 The table type both IDF sources fill: the scored set's own references
 (:func:`corpus_document_frequency`, coco-caption's behaviour) and those of
-:mod:`capeval_core.idf` (COCO val2014's references, or a registered reference set). The
+:mod:`capeval_core.metrics.idf` (COCO val2014's references, or a registered reference set). The
 metric (:mod:`capeval_core.metrics.cider`) reads it; neither source needs the metric.
 """
 
@@ -19,7 +19,7 @@ from capeval_core.tokenize import Tokens
 
 #: CIDEr-D's n-grams: 1 to ORDER words
 ORDER = 4
-#: an IDF source named ``set-<digest>``: a scored set's references (capeval_core.idf)
+#: an IDF source named ``set-<digest>``: a scored set's references (capeval_core.metrics.idf)
 SET_PREFIX = "set-"
 
 
@@ -27,7 +27,7 @@ SET_PREFIX = "set-"
 class DocumentFrequency:
     """Per n-gram document frequencies and the log of the number of documents (images).
 
-    ``df`` is a dict, or for COCO val2014 a memory-mapped table (capeval_core.idf_file)."""
+    ``df`` is a dict, or for COCO val2014 a memory-mapped table (capeval_core.metrics.idf_file)."""
 
     df: Mapping[Ngram, float]
     log_documents: float

@@ -371,7 +371,7 @@ def test_a_row_opens_in_compare_with_the_tables_numbers() -> None:
     the references with the table's tokenizer, SPICE parser and CIDEr-D IDF (the set's,
     registered by name), so its CIDEr-D for A and B is the table's for that image; another
     IDF source there says its CIDEr-D differs, and editing the captions drops the note."""
-    from capeval_core.idf import register_reference_set
+    from capeval_core.metrics.idf import register_reference_set
     from capeval_core.tokenize import get_tokenizer
     from capeval_ui import cached, state, systems_views
     from tests.app.test_workbench import COMPARE, _app

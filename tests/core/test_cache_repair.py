@@ -347,7 +347,7 @@ def test_index_checksum_is_verified_once_per_file_version(small_index):
 
 
 def test_damaged_idf_table_is_discarded(tmp_path, monkeypatch):
-    from capeval_core import idf, idf_file
+    from capeval_core.metrics import idf, idf_file
     from capeval_core.tokenize import get_tokenizer
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))

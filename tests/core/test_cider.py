@@ -28,7 +28,7 @@ def test_details_add_up_to_the_score():
 
 @pytest.mark.slow
 def test_coco_val_idf_scores_a_single_image(tmp_path, monkeypatch):
-    from capeval_core import idf
+    from capeval_core.metrics import idf
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(idf, "_tables", {})  # build it here, not from this process's memory
@@ -57,7 +57,7 @@ def test_a_registered_sets_idf_scores_one_image_as_the_whole_set_does():
     """idf='set-…' (a scored set's references, registered): each image alone gets the value
     idf='corpus' gives it within the set, bit for bit; an unknown set is a clear error."""
     from capeval_core.errors import CapevalError
-    from capeval_core.idf import has_reference_set, register_reference_set
+    from capeval_core.metrics.idf import has_reference_set, register_reference_set
     from capeval_core.resources import coco_caption_sets
 
     sets = coco_caption_sets("val", 40)

@@ -1,4 +1,4 @@
-"""The memory-mapped document-frequency table (capeval_core.idf_file) holds exactly what a
+"""The memory-mapped document-frequency table (capeval_core.metrics.idf_file) holds exactly what a
 set of n-grams per image counts, and reads back what was written."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from capeval_core import idf_file
+from capeval_core.metrics import idf_file
 from capeval_core.metrics.ngrams import coco_words, ngram_set
 from capeval_core.resources import coco_caption_sets
 from capeval_core.tokenize import get_tokenizer

@@ -233,3 +233,32 @@ def test_the_scoring_workers_reference_sampler_loads_neither_pandas_nor_scipy():
         "print(sorted(m for m in ('pandas', 'scipy') if m in sys.modules))\n"
     )
     assert fresh_python(code).strip() == "[]"
+
+
+def _package_of(module: str, modules: dict[str, tuple[Path, bool]]) -> str:
+    """A module's package (a package is its own); a module directly under the top-level
+    package stands for itself, as ``capeval_core.idf`` did beside ``capeval_core.metrics``."""
+    if modules[module][1] or module.count(".") == 1:
+        return module
+    return module.rpartition(".")[0]
+
+
+def test_no_import_circles_between_packages():
+    """No two sibling packages (or a package and a top-level module) need each other through
+    different modules: ``metrics.cider`` importing ``capeval_core.idf`` while ``idf`` imported
+    ``metrics.ngrams`` made ``metrics`` and ``idf`` one unit in all but name, and loading
+    either ran the other's ``__init__`` first. A package and its own subpackage (SPICE's
+    ``pcfg``, the drop-in's scorer folders, which mirror pycocoevalcap's layout) are one
+    unit by design and not counted."""
+    modules = _module_files()
+    packages: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        here = _package_of(module, modules)
+        for target in targets:
+            there = _package_of(target, modules)
+            nested = here.startswith(there + ".") or there.startswith(here + ".")
+            if there != here and not nested:
+                packages.setdefault(here, set()).add(there)
+    assert "capeval_core.metrics" in packages
+    circles = find_circles(packages)
+    assert not circles, "package circles: " + "; ".join(" -> ".join(c) for c in circles)

@@ -69,7 +69,7 @@ def test_people_opening_compare_together_read_the_idf_table_once(monkeypatch):
     """Three sessions' first visits used to read the COCO val2014 table three times."""
     import time
 
-    from capeval_core import idf
+    from capeval_core.metrics import idf
     from capeval_core.tokenize import get_tokenizer
 
     reads = []

@@ -5,7 +5,7 @@ The original ``coco-val-df`` pickle of the CIDEr authors is not distributed with
 so it is rebuilt from ``captions_val2014.json`` (inside the installed pycocoevalcap): all
 captions tokenized in one batch, an image counting once per n-gram, N = 40,504 images
 (metric-spec §4). The table is built once per tokenizer and cached in the user cache dir as a
-file that each process memory-maps (:mod:`capeval_core.idf_file`).
+file that each process memory-maps (:mod:`capeval_core.metrics.idf_file`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from capeval_core import idf_file, resources
+from capeval_core import resources
 from capeval_core.errors import DamagedCacheWarning, ResourceError
+from capeval_core.metrics import idf_file
 from capeval_core.metrics.document_frequency import (
     ORDER,
     SET_PREFIX,
@@ -38,7 +39,7 @@ COCO_VAL_IDF_VERSION = "coco-val2014-df-v2"
 #: ``on_progress(done, total, what)``: how far the one-time build is (the app draws a bar)
 Progress = Callable[[int, int, str], None]
 
-#: Suffix of the cached tables (memory-mapped files of capeval_core.idf_file)
+#: Suffix of the cached tables (memory-mapped files of capeval_core.metrics.idf_file)
 _SUFFIX = ".df"
 #: suffixes of the tables of earlier versions (checked pickles, then plain ones), removed
 #: when a table is built
@@ -56,7 +57,7 @@ def count_coco_val(
     tokenizer: Tokenizer, on_progress: Progress | None = None
 ) -> tuple[dict[str, np.ndarray], int]:
     """Count, for every 1–4-gram, the val2014 images whose references contain it: the
-    sections of :func:`capeval_core.idf_file.count_images`, and the number of images.
+    sections of :func:`capeval_core.metrics.idf_file.count_images`, and the number of images.
 
     ``on_progress`` hears of each step: reading and tokenizing the captions (one batch, as
     coco-caption tokenizes them), then counting.
