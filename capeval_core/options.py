@@ -75,15 +75,18 @@ def check_number(
     above: float | None = None,
     at_least: float | None = None,
     at_most: float | None = None,
-) -> Any:
-    """``value`` if it is a finite real number within the bounds: ``> above``,
-    ``>= at_least``, ``<= at_most``. A Python number is returned unchanged (a signature
-    keeps it as given); a numpy one as the Python number it equals, since a float32 sigma
-    computes other numbers under the same printed signature.
+) -> float:
+    """``value`` as the float it equals, if it is a finite real number within the bounds:
+    ``> above``, ``>= at_least``, ``<= at_most``.
+
+    One value, one float, so one signature: ``6`` and ``6.0`` both give ``6.0`` (a signature
+    printed ``sigma:6`` for one and ``sigma:6.0`` for the other, the same number signed
+    twice), ``-0.0`` gives ``0.0``, and a numpy number gives the Python float it equals
+    (a float32 ``1.2`` computes with 1.2000000476837158, and is signed so).
 
     >>> import numpy as np
-    >>> check_number("beta", np.float32(1.2)), check_number("beta", 6)
-    (1.2000000476837158, 6)
+    >>> check_number("beta", np.float32(1.2)), check_number("sigma", 6), check_number("a", -0.0)
+    (1.2000000476837158, 6.0, 0.0)
     """
     bounds = []
     if above is not None:
@@ -104,6 +107,4 @@ def check_number(
         )
     if not ok:
         raise OptionError(f"`{name}` must be {wanted} (got {_shown(value)})")
-    if isinstance(value, int | float):
-        return value
-    return int(value) if isinstance(value, numbers.Integral) else float(value)
+    return x + 0.0  # -0.0 + 0.0 is 0.0

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -59,8 +61,17 @@ def left_out_line(
 
 
 def _fmt(value: Any) -> str:
+    """An option's value as a signature prints it: a float as the shortest text that reads
+    back as it (``-0.0`` as ``0.0``, a numpy float as the Python float it equals), so one
+    value is printed one way; a tuple's values joined by commas.
+
+    >>> _fmt(-0.0), _fmt(np.float32(1.2)), _fmt((1.0, 0.6)), _fmt(20)
+    ('0.0', '1.2000000476837158', '1.0,0.6', '20')
+    """
     if isinstance(value, tuple):
         return ",".join(_fmt(v) for v in value)
+    if isinstance(value, float | np.floating):
+        return repr(float(value) + 0.0)
     return str(value)
 
 

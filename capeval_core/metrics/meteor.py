@@ -71,8 +71,10 @@ class MeteorConfig(MetricConfig):
         for name, default in defaults.items():
             value = getattr(self, name)
             if value is not None:
-                check_number(name, value, at_least=0.0, at_most=None if name == "beta" else 1.0)
-            object.__setattr__(self, name, default if value is None else float(value))
+                value = check_number(
+                    name, value, at_least=0.0, at_most=None if name == "beta" else 1.0
+                )
+            object.__setattr__(self, name, default if value is None else value)
         w = weights if self.weights is None else self.weights
         if isinstance(w, np.ndarray) and w.ndim == 1:  # a notebook's array of four weights
             w = w.tolist()
@@ -87,7 +89,8 @@ class MeteorConfig(MetricConfig):
                 f"`weights` must be {len(MODULES)} numbers in [0, 1], one per module "
                 f"{MODULES} (got {self.weights!r})"
             )
-        object.__setattr__(self, "weights", tuple(float(x) for x in w))
+        # as floats, -0.0 as 0.0: one signature for one set of weights (1 and 1.0 alike)
+        object.__setattr__(self, "weights", tuple(float(x) + 0.0 for x in w))
 
     @property
     def parameters(self) -> tuple[float, float, float, float, tuple[float, ...]]:

@@ -150,6 +150,75 @@ def test_signature_changes_with_options(key, options):
     assert str(get_metric(key).signature()) != str(get_metric(key, **options).signature())
 
 
+def _numeric_options(key: str) -> list[str]:
+    """The options of ``key`` that take real numbers (a float or a tuple of floats)."""
+    return [f.name for f in dataclasses.fields(METRICS[key].Config) if "float" in str(f.type)]
+
+
+def _options_of(signature: str) -> tuple[str, dict[str, object]]:
+    """A signature read back into its tokenizer and keyword options, each option's text
+    turned into the type its field takes (as a user typing it back would)."""
+    key, *parts = signature.split("|")
+    fields = {f.name: str(f.type) for f in dataclasses.fields(METRICS[key].Config)}
+    named = dict(part.split(":", 1) for part in parts)
+    options: dict[str, object] = {}
+    for name, text in named.items():
+        kind = fields.get(name)
+        if kind is None:  # the tokenizer, resources and version
+            continue
+        if kind == "bool":
+            options[name] = {"True": True, "False": False}[text]
+        elif kind.startswith("tuple[float"):
+            options[name] = tuple(float(x) for x in text.split(","))
+        elif "float" in kind:
+            options[name] = float(text)
+        elif kind.startswith("int"):
+            options[name] = int(text)
+        else:
+            options[name] = text
+    return named["tok"], options
+
+
+@pytest.mark.parametrize("key", [k for k in ALL_KEYS if _numeric_options(k)])
+def test_a_number_given_as_an_int_or_an_equal_float_signs_one_way(key):
+    """``sigma=6`` signed ``sigma:6`` and ``sigma=6.0`` signed ``sigma:6.0``: one number
+    under two signatures (and two score-cache entries). Each numeric option of every metric,
+    given as whole numbers, signs as the equal floats; -0.0 signs as 0.0."""
+    config = get_metric(key).config
+    for name in _numeric_options(key):
+        value = getattr(config, name)  # the float(s) used, a task's value where None
+        whole = tuple(round(v) for v in value) if isinstance(value, tuple) else round(value)
+        equal = tuple(float(v) for v in whole) if isinstance(whole, tuple) else float(whole)
+        as_int = str(get_metric(key, **{name: whole}).signature())
+        assert as_int == str(get_metric(key, **{name: equal}).signature()), name
+        text = ",".join(map(str, equal)) if isinstance(equal, tuple) else str(equal)
+        assert f"|{name}:{text}|" in as_int
+    if key == "meteor":
+        zero = str(get_metric(key, alpha=-0.0, weights=(1, -0.0, 0, 0)).signature())
+        assert zero == str(get_metric(key, alpha=0.0, weights=(1, 0, 0, 0)).signature())
+        assert "-0.0" not in zero
+
+
+@pytest.mark.parametrize(
+    ("key", "options"),
+    [
+        *((k, {}) for k in ALL_KEYS),
+        ("cider_d", {"sigma": 3}),
+        ("rouge_l", {"beta": 1}),
+        ("wmd", {"sigma": 2, "normalize": False}),
+        ("meteor", {"task": "adq", "alpha": 0.5, "weights": (1, 0, 0.25, 1)}),
+        ("spice", {"max_sentence_words": 20, "synsets": False}),
+    ],
+)
+def test_a_signature_passes_back_into_the_same_options(key, options):
+    """Every number can be reproduced from its signature: its options, read back as the
+    types the metric takes, configure a metric with the same signature."""
+    signature = str(get_metric(key, **options).signature())
+    tok, back = _options_of(signature)
+    assert set(back) >= set(options)
+    assert str(get_metric(key, tokenizer=tok, **back).signature()) == signature
+
+
 @pytest.mark.parametrize("key", ALL_KEYS)
 def test_unknown_option_is_a_clear_error(key):
     with pytest.raises(InputError, match="unknown option"):
