@@ -98,7 +98,10 @@ def check_number(
     wanted = "a finite number" + (" " + " and ".join(bounds) if bounds else "")
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
     if ok:
-        x = float(value)
+        try:
+            x = float(value)
+        except OverflowError:  # a whole number beyond any float (10**400)
+            x = math.inf
         ok = (
             math.isfinite(x)
             and (above is None or x > above)

@@ -237,6 +237,18 @@ def test_numpy_options_score_as_the_number_their_signature_prints():
     assert "max_sentence_words:20|" in str(spice.signature)
 
 
+@pytest.mark.parametrize(
+    ("key", "name"), [("cider_d", "sigma"), ("wmd", "sigma"), ("meteor", "beta")]
+)
+def test_a_whole_number_beyond_any_float_is_an_option_error(key, name):
+    """sigma=10**400 raised Python's OverflowError from the option check, not the
+    OptionError naming the option that every other bad value gets."""
+    from capeval_core import OptionError, get_metric
+
+    with pytest.raises(OptionError, match=rf"`{name}` must be a finite number"):
+        get_metric(key, **{name: 10**400})
+
+
 def test_vectors_handed_in_with_a_nan_are_refused_by_word(tmp_path):
     from gensim.models import KeyedVectors
 
