@@ -49,12 +49,32 @@ TASKS: dict[str, tuple[float, float, float, float, tuple[float, float, float, fl
 }
 
 
+#: the task a signature names when the parameters used are no preset's (the jar's report
+#: says "Task: Custom" once -p or -w is given); as an option, it takes every parameter
+CUSTOM = "custom"
+PARAMETER_NAMES = ("alpha", "beta", "gamma", "delta", "weights")
+
+
 @dataclass(frozen=True, kw_only=True)
 class MeteorConfig(MetricConfig):
-    """``task`` picks the jar's English parameter set; any parameter can be overridden.
+    """``task`` picks the jar's English parameter set (its ``-t``); ``alpha``, ``beta``,
+    ``gamma``, ``delta`` and ``weights`` override single values (the jar's ``-p`` and ``-w``
+    override the four parameters, and the four weights, together).
 
-    Parameters left as ``None`` are filled in from the task, so the signature always records
-    the values actually used.
+    Parameters left as ``None`` are filled in from the task, so the signature records the
+    values used, and its ``task`` says whose they are: the preset whose values they all
+    are, else ``"custom"`` (as the jar's report says "Task: Custom" once ``-p`` or ``-w`` is
+    given, its run id naming the values alone). So a task whose values were all replaced
+    is not named as if it had counted, and one set of values has one signature however it
+    was given. ``task="custom"`` takes every parameter (a signature passed back).
+
+    >>> MeteorConfig(task="adq", alpha=0.5).task, MeteorConfig(alpha=0.85).task
+    ('custom', 'rank')
+    >>> MeteorConfig(task="custom", alpha=0.5)
+    Traceback (most recent call last):
+    ...
+    capeval_core.errors.OptionError: `task` 'custom' takes every parameter: give beta, gamma, \
+delta, weights too (or a task whose values fill them in)
     """
 
     task: str = "rank"
@@ -65,8 +85,17 @@ class MeteorConfig(MetricConfig):
     weights: tuple[float, float, float, float] | None = None
 
     def __post_init__(self) -> None:
-        check_choice("task", self.task, sorted(TASKS))
-        alpha, beta, gamma, delta, weights = TASKS[self.task]
+        check_choice("task", self.task, [*sorted(TASKS), CUSTOM])
+        if self.task == CUSTOM:
+            missing = [name for name in PARAMETER_NAMES if getattr(self, name) is None]
+            if missing:
+                raise OptionError(
+                    f"`task` {CUSTOM!r} takes every parameter: give {', '.join(missing)} too "
+                    "(or a task whose values fill them in)"
+                )
+            alpha, beta, gamma, delta, weights = TASKS["rank"]  # each replaced below
+        else:
+            alpha, beta, gamma, delta, weights = TASKS[self.task]
         defaults = {"alpha": alpha, "beta": beta, "gamma": gamma, "delta": delta}
         for name, default in defaults.items():
             value = getattr(self, name)
@@ -91,6 +120,9 @@ class MeteorConfig(MetricConfig):
             )
         # as floats, -0.0 as 0.0: one signature for one set of weights (1 and 1.0 alike)
         object.__setattr__(self, "weights", tuple(float(x) + 0.0 for x in w))
+        used = self.parameters
+        named = next((task for task, values in TASKS.items() if values == used), CUSTOM)
+        object.__setattr__(self, "task", named)
 
     @property
     def parameters(self) -> tuple[float, float, float, float, tuple[float, ...]]:

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 
-from capeval_core.errors import DamagedCacheWarning
+from capeval_core.errors import DamagedCacheWarning, OptionError
 from capeval_core.metrics import get_metric
 from capeval_core.metrics.meteor import (
     MODULES,
@@ -216,6 +216,36 @@ def test_task_parameters_and_overrides_enter_the_signature():
     assert len(sigs) == 3
     assert "alpha:0.9" in str(custom.signature())
     assert "meteor-1.5 (pycocoevalcap" in str(rank.signature())
+
+
+def test_the_signature_names_the_task_whose_values_were_used():
+    """task="adq" with every parameter set by hand signed ``task:adq``, a task that had no
+    effect. The signature names the preset whose values were used, else ``custom``, as
+    meteor-1.5.jar (pycocoevalcap 1.2) reports "Task: Custom" once -p or -w is given."""
+    hand = {"alpha": 0.5, "beta": 1, "gamma": 0.5, "delta": 0.5, "weights": (1, 1, 1, 1)}
+    by_hand = str(get_metric("meteor", task="adq", **hand).signature())
+    assert "|task:custom|alpha:0.5|beta:1.0|gamma:0.5|delta:0.5|weights:1.0,1.0,1.0,1.0|" in (
+        by_hand
+    )
+    assert by_hand == str(get_metric("meteor", task="hter", **hand).signature())
+    # one value by hand: the task's values fill in the others, and the set is no preset's
+    one = str(get_metric("meteor", task="adq", alpha=0.5).signature())
+    assert "|task:custom|alpha:0.5|beta:1.4|gamma:0.45|delta:0.7|weights:1.0,1.0,0.6,0.8|" in one
+    passed_back = {"alpha": 0.5, "beta": 1.4, "gamma": 0.45, "delta": 0.7}
+    back = get_metric("meteor", task="custom", weights=(1.0, 1.0, 0.6, 0.8), **passed_back)
+    assert str(back.signature()) == one
+    # rank's own values by hand are rank's: one number, one signature
+    rank = {"alpha": 0.85, "beta": 0.2, "gamma": 0.6, "delta": 0.75, "weights": (1, 0.6, 0.8, 0.6)}
+    assert str(get_metric("meteor", task="util", **rank).signature()) == str(
+        get_metric("meteor").signature()
+    )
+    assert str(get_metric("meteor", alpha=0.85).signature()) == str(
+        get_metric("meteor").signature()
+    )
+    c, r = ["a kid sits on a couch"], [["a child is sitting on a sofa"]]
+    assert _whitespace(task="util", **rank).score(c, r).value == _whitespace().score(c, r).value
+    with pytest.raises(OptionError, match="give gamma, delta, weights too"):
+        get_metric("meteor", task="custom", alpha=0.5, beta=1.0)
 
 
 @pytest.mark.parametrize("options", [{"task": "fluency"}, {"alpha": 1.5}, {"weights": (1, 2)}])
