@@ -317,11 +317,39 @@ def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult
     files.write_all(per_item_outputs(path, batch, results))
 
 
+def _signed_lines(signatures: Mapping[str, Any], values: Mapping[str, float] | None = None) -> str:
+    """One line per key: the key, its value when ``values`` are given, and its signature on
+    one line: the rows of ``score``'s table, and the signatures after ``compare``'s and
+    ``perturb``'s reports (their JSON has them; a number without its signature cannot be
+    reproduced).
+
+    >>> signatures = {"bleu_4": "bleu|tok:ptb", "rouge_l": "rouge_l|tok:ptb"}
+    >>> print(_signed_lines(signatures, {"bleu_4": 0.25, "rouge_l": 0.5}))
+    bleu_4   0.250000  bleu|tok:ptb
+    rouge_l  0.500000  rouge_l|tok:ptb
+    >>> print(_signed_lines(signatures))
+    bleu_4   bleu|tok:ptb
+    rouge_l  rouge_l|tok:ptb
+    """
+    width = max((len(k) for k in signatures), default=0)
+    return "\n".join(
+        f"{key:<{width}}  "
+        + (f"{values[key]:.6f}  " if values is not None else "")
+        + files.printable(signature)
+        for key, signature in signatures.items()
+    )
+
+
 def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
-    width = max(len(k) for k in results)
     print(f"capeval {__version__} - {n_images} images")
-    for key, result in results.items():
-        print(f"{key:<{width}}  {result.value:.6f}  {files.printable(result.signature)}")
+    signatures = {k: r.signature for k, r in results.items()}
+    print(_signed_lines(signatures, {k: r.value for k, r in results.items()}))
+
+
+def _print_signatures(signatures: Mapping[str, Any]) -> None:
+    """The signatures of a text report's numbers, after it (as in its JSON)."""
+    if signatures:
+        print(f"\nsignatures\n{_signed_lines(signatures)}")
 
 
 def _warn_notes(notes: Mapping[str, Sequence[str]]) -> None:
@@ -979,6 +1007,7 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
                 shown = files.printable(human_name)
                 print(f"\ncorrelation with human scores ({shown}), before -> after")
                 print(corr.to_string(index=False))
+            _print_signatures(out["signatures"])
     else:
         if args.candidate is None or not args.reference:
             raise InputError("give --candidate and --reference (or --dataset)")
@@ -1023,6 +1052,7 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             for k in scores.before:
                 b, a = scores.before[k], scores.after[k]
                 print(f"{k:<10} {b:.6f} -> {a:.6f}  ({files.signed(a - b, 6)})")
+            _print_signatures(out["signatures"])
         if "cider_d" in scores.notes:  # its two "images" are the caption and its perturbation
             print(
                 "capeval: warning: cider_d: with --cider-idf corpus the caption and its "
@@ -1133,6 +1163,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(paper_table(comparison, raw=args.raw).render(args.table), end="")
     elif args.json != "-":
         print(comparison.format_table())
+        _print_signatures(data["signatures"])
     return 0
 
 

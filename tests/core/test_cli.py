@@ -54,6 +54,27 @@ def test_json_output_matches_golden(tmp_path):
     assert data["signatures"]["cider_d"].startswith("cider_d|")
 
 
+def test_the_text_table_signs_each_value_as_the_json_does(tmp_path):
+    """score's table: a line per key with its value and the JSON's signature (the rows
+    compare's and perturb's text reports print their signatures with)."""
+    res, ann = _write_coco(tmp_path, golden_small())
+    argv = (
+        "score",
+        "--results",
+        str(res),
+        "--annotations",
+        str(ann),
+        "--metrics",
+        "bleu_4",
+        "rouge_l",
+    )
+    code, text, _ = _run(*argv)
+    assert code == 0
+    data = json.loads(_run(*argv, "--json")[1])
+    rows = [line.split(None, 2) for line in text.splitlines()[1:]]
+    assert rows == [[k, f"{data['corpus'][k]:.6f}", s] for k, s in data["signatures"].items()]
+
+
 def test_table_output_and_per_item_csv(tmp_path):
     cases = golden_small()
     res, ann = _write_coco(tmp_path, cases)

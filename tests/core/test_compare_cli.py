@@ -228,6 +228,29 @@ def test_test_options_with_one_results_file_are_refused(tmp_path, extra, named):
     assert err.startswith(f"capeval: error: {named} {where}; leave ")
 
 
+def _signature_block(text: str) -> list[list[str]]:
+    """The ``key  signature`` lines after a text report's "signatures" heading."""
+    block = text.split("\nsignatures\n", 1)[1].splitlines()
+    return [line.split(None, 1) for line in block]
+
+
+def test_the_text_report_carries_the_jsons_signatures(tmp_path):
+    """compare's table printed its numbers without signatures (its JSON had them); they
+    follow the table as score's text report prints them, one line per key."""
+    ann, paths = _files(tmp_path, 20)
+    argv = (
+        "compare", "--annotations", ann, "--results", *paths[:2], "--metrics", "bleu_4",
+        "rouge_l", "--paired", "bs", "--resamples", 50,
+    )  # fmt: skip
+    code, text, err = _run(*argv)
+    assert code == 0, err
+    code, out, err = _run(*argv, "--json", "-")
+    signatures = json.loads(out)["signatures"]
+    assert list(signatures) == ["bleu_4", "rouge_l"]
+    assert "|resamples:50|" in signatures["bleu_4"]
+    assert _signature_block(text) == [[k, s] for k, s in signatures.items()]
+
+
 def test_one_results_file_says_intervals_not_tests(tmp_path):
     """The text of one file's intervals described paired tests against a baseline that
     were never run (its options are refused as not used)."""

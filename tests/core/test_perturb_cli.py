@@ -149,6 +149,28 @@ def test_batch_on_the_synthetic_graded_demo(capsys: pytest.CaptureFixture[str]) 
     assert set(corr) == {"before", "after"} and corr["before"] != corr["after"]
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--candidate", CAND, "--reference", REFS[0], "--reference", REFS[1]],
+        ["--dataset", "demo-graded", "--images", "25"],
+    ],
+)
+def test_the_text_report_carries_the_jsons_signatures(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """perturb's text report printed its numbers without signatures (its JSON had them);
+    they follow the report as score's text report prints them, one line per key."""
+    argv = ["perturb", *argv, "--perturbation", "shuffle", "--metrics", "bleu_1", "rouge_l"]
+    code, text, _ = _run(capsys, *argv)
+    assert code == 0
+    _, out, _ = _run(capsys, *argv, "--json")
+    signatures = json.loads(out)["signatures"]
+    assert list(signatures) == ["bleu_1", "rouge_l"]
+    block = text.split("\nsignatures\n", 1)[1].splitlines()
+    assert [line.split(None, 1) for line in block] == [[k, s] for k, s in signatures.items()]
+
+
 def test_the_demo_is_the_librarys_whatever_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
     """--seed 5 built another demo than the library and the app's lab perturb (their seed 0):
     mean BLEU-1 before 0.4972 on the command line, 0.5252 in the library."""
