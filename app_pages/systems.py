@@ -24,7 +24,7 @@ from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS
 from capeval_core.files import counted
 from capeval_core.metrics import COCO_CAPTION_KEYS, available_keys, optional_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
-from capeval_core.systems import CoverageError, signatures_text
+from capeval_core.systems import CoverageError, comparison_signatures_text
 from capeval_core.workers import ApartError
 from capeval_ui import cached, choices, current_tokenizer, state, systems_state, systems_views
 
@@ -548,7 +548,7 @@ csv_col.download_button(
 )
 sig_col.download_button(
     "Signatures of the CSV (JSON)",
-    signatures_text(comparison, "capeval-systems.csv"),
+    comparison_signatures_text(comparison, "capeval-systems.csv"),
     file_name="capeval-systems.signatures.json",
     mime="application/json",
     key="systems_csv_signatures",

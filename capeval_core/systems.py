@@ -1115,8 +1115,9 @@ def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:
 
 def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
     """Per-image captions and values of every system as ``"csv"`` (a header and the rows,
-    cells a spreadsheet would evaluate escaped; the signatures are in :func:`signatures_text`)
-    or ``"json"`` (an object with the signatures and one record per image).
+    cells a spreadsheet would evaluate escaped; the signatures are in
+    :func:`comparison_signatures_text`) or ``"json"`` (an object with the signatures and one
+    record per image).
 
     >>> data = demo_systems(3)  # three systems on three COCO val2014 images
     >>> c = compare_systems(score_systems(data, ["rouge_l"], use_cache=False), use_cache=False)
@@ -1144,19 +1145,20 @@ def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
     raise InputError(f"per-image output is csv or json (got {fmt!r})")
 
 
-def signatures_text(comparison: SystemsComparison, describes: str = "") -> str:
-    """The sidecar JSON of a per-image CSV: the capeval version, the systems, the references
-    and each key's signature (metric and resampling).
+def comparison_signatures_text(comparison: SystemsComparison, describes: str = "") -> str:
+    """The sidecar JSON of a comparison's per-image CSV: what
+    :func:`capeval_core.stats.export.signatures_text` writes of any signatures, here each
+    key's signature (metric and resampling) with the systems and the references.
 
     >>> data = demo_systems(3)
     >>> c = compare_systems(score_systems(data, ["rouge_l"], use_cache=False), use_cache=False)
-    >>> sidecar = json.loads(signatures_text(c, "items.csv"))
+    >>> sidecar = json.loads(comparison_signatures_text(c, "items.csv"))
     >>> sorted(sidecar)[:3], sidecar["signatures"]["rouge_l"].split("|")[:2]
     (['capeval', 'describes', 'references'], ['rouge_l', 'beta:1.2'])
     """
-    from capeval_core.stats.export import signatures_text as text
+    from capeval_core.stats.export import signatures_text
 
-    return text(
+    return signatures_text(
         {k: comparison.signature(k) for k in comparison.keys},
         describes,
         systems=list(comparison.systems),
@@ -1186,7 +1188,9 @@ def systems_per_item_outputs(
         raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
     out = [("--per-item", path, per_item_text(comparison, suffix[1:]))]
     if suffix == ".csv":
-        out.append(("--per-item", sidecar_path(path), signatures_text(comparison, path.name)))
+        out.append(
+            ("--per-item", sidecar_path(path), comparison_signatures_text(comparison, path.name))
+        )
     return out
 
 
@@ -1506,6 +1510,7 @@ __all__ = [
     "categories_left_out",
     "coco_val_references",
     "compare_systems",
+    "comparison_signatures_text",
     "demo_systems",
     "format_p",
     "load_systems",
@@ -1513,7 +1518,6 @@ __all__ = [
     "score_and_compare",
     "score_and_compare_apart",
     "score_systems",
-    "signatures_text",
     "systems_per_item_outputs",
     "write_systems_per_item",
 ]

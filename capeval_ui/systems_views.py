@@ -20,7 +20,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from capeval_core.metrics import metric_class
-from capeval_core.systems import SystemsComparison, signatures_text
+from capeval_core.systems import SystemsComparison, comparison_signatures_text
 from capeval_core.systems_table import paper_order, paper_table
 from capeval_ui.formats import literal
 from capeval_ui.views import cell_width, format_number, signature_block
@@ -88,7 +88,7 @@ def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None
         )
     columns[3].download_button(
         "Signatures (JSON)",
-        signatures_text(comparison, "capeval-systems-table.csv"),
+        comparison_signatures_text(comparison, "capeval-systems-table.csv"),
         file_name="capeval-systems-table.signatures.json",
         mime="application/json",
         key="systems_table_signatures",

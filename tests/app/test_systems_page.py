@@ -229,7 +229,7 @@ def test_per_image_csv_download_opens_in_pandas_with_its_signatures_beside() -> 
 
     import pandas as pd
 
-    from capeval_core.systems import demo_systems, per_item_text, signatures_text
+    from capeval_core.systems import comparison_signatures_text, demo_systems, per_item_text
 
     at = _page()
     labels = [b.proto.label for b in at.get("download_button")]
@@ -242,7 +242,7 @@ def test_per_image_csv_download_opens_in_pandas_with_its_signatures_beside() -> 
     )
     frame = pd.read_csv(io.StringIO(per_item_text(comparison, "csv")))
     assert len(frame) == len(data) and f"{data.names[0]}: bleu_4" in frame.columns
-    sidecar = json.loads(signatures_text(comparison, "capeval-systems.csv"))
+    sidecar = json.loads(comparison_signatures_text(comparison, "capeval-systems.csv"))
     assert set(sidecar["signatures"]) == set(KEYS)
 
 

@@ -527,3 +527,26 @@ def test_the_resampling_signature_gives_the_level_as_it_was_used() -> None:
     for level, shown in ((0.95, "level:0.95"), (0.9500004, "level:0.9500004")):
         comparison = compare_systems(scores, n_resamples=20, n_trials=20, level=level)
         assert str(comparison.resampling).endswith(shown)
+
+
+def test_one_name_per_sidecar_writer() -> None:
+    """Two functions were named ``signatures_text``: the sidecar JSON of any signatures
+    (``stats.export``) and a comparison's (``systems``), which gathers what that file says
+    and has the first write it. The comparison's is named so, and writes what the other
+    would of its signatures, systems and references."""
+    from capeval_core import systems
+    from capeval_core.stats import export
+    from capeval_core.systems import comparison_signatures_text, demo_systems, references_fields
+
+    assert not hasattr(systems, "signatures_text")
+    c = compare_systems(
+        score_systems(demo_systems(3), ["rouge_l"], use_cache=False), use_cache=False
+    )
+    expected = export.signatures_text(
+        {"rouge_l": c.signature("rouge_l")},
+        "items.csv",
+        systems=list(c.systems),
+        **references_fields(c.scores.input),
+    )
+    assert comparison_signatures_text(c, "items.csv") == expected
+    assert json.loads(expected)["signatures"]["rouge_l"].endswith(f"|{c.resampling}")
