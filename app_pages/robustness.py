@@ -135,12 +135,21 @@ try:
     if unscored:
         st.info(meta_views.external_not_offered(unscored), icon=":material/info:")
     metric_tie = st.radio("Metric tie", METRIC_TIES, key="forced_tie", horizontal=True)
-    # the URL names the set the page shows, by its digest, only where it is not generated
+    # the URL names the distractor file the page shows by its digest, and the set loaded on
+    # the Judgments page whichever source is shown: without it, a reload started a session
+    # without that set, and the other pages then showed the demo
     shown = {
-        state.JSET_KEY: loaded if source == LOADED else None,
+        state.JSET_KEY: on_judgments,
         state.DISTRACTOR_SET_KEY: jset if source == UPLOADED and not jset.synthetic else None,
     }
-    holds = "" if jset.synthetic else "The distractor set"
+    # what the link names by a digest instead of carrying it (an upload; a demo is rebuilt)
+    distractors = not jset.synthetic and jset is not on_judgments
+    judgments = on_judgments is not None and not on_judgments.synthetic
+    holds = {
+        (True, True): "The distractor set, like the Judgments page's set,",
+        (True, False): "The distractor set",
+        (False, True): "The Judgments page's set",
+    }.get((distractors, judgments), "")
     views.show_link(views.copy_link(st, holds=holds), TITLE, state.write(PARAMS, shown))
     if not keys:
         st.warning("Choose at least one metric.")

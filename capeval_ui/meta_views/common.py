@@ -136,12 +136,17 @@ def set_or_stop(kind: str) -> tuple[Any, bool]:
 def set_link(
     jset: Any, loaded: bool, title: str, params: Sequence[state.Param]
 ) -> tuple[Any, dict]:
-    """The page's "Copy link", filled with its URL (written now): the link names the loaded
-    set by its digest, a demo set by nothing. Returns the link's slot and the set the URL
-    names, for writing the URL again after choices made further down the page."""
-    holds = "" if not loaded or jset.synthetic else "The loaded set"
+    """The page's "Copy link", filled with its URL (written now): the link names the set
+    loaded on the Judgments page by its digest, also where this page shows a demo (the set
+    is of the other kind: a reload without it started a session without the set, and the
+    other pages then showed the demo), and names nothing when no set is loaded. Returns the
+    link's slot and the set the URL names, for writing the URL again after choices made
+    further down the page."""
+    session_set = jset if loaded else st.session_state.get(state.JSET_KEY)
+    named = "The loaded set" if loaded else "The set loaded on the Judgments page"
+    holds = "" if session_set is None or session_set.synthetic else named
     link = copy_link(st, holds=holds)
-    set_shown = {state.JSET_KEY: jset if loaded else None}
+    set_shown = {state.JSET_KEY: session_set}
     show_link(link, title, state.write(params, set_shown))
     return link, set_shown
 
