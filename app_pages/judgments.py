@@ -32,6 +32,8 @@ from capeval_ui.formats import literal
 
 UNMAPPED = "(none)"
 NO_PRESET = "(no preset)"
+#: why a link's preset beside the demo is not used (the page dropped it without a word)
+PRESET_UNUSED = "a protocol preset is used only with an uploaded file"
 
 
 def _uploader_key(fmt: str) -> str:
@@ -191,6 +193,9 @@ elif loaded_before is not None:
     if demos:
         state.default("demo_set", demos[0])
 source = st.radio("Source", ["Demo set", "Upload a file"], key="judgment_source", horizontal=True)
+if source == "Demo set" and state.unused_link_value("judgment_preset", PRESET_UNUSED):
+    # not kept for an upload either: the link's preset was said not to be used
+    del st.session_state["judgment_preset"]
 if source == "Demo set":
     pick, button = st.columns([4, 1], vertical_alignment="bottom")
     pick.selectbox("Demo set", list(choices.DEMO_SETS), key="demo_set")

@@ -411,14 +411,16 @@ def _note_dropped(key: str, dropped: Sequence[Any]) -> None:
         _note(param, ", ".join(_to_url(param, dropped if param.kind == "list" else dropped[0])))
 
 
-def unused_link_value(key: str, why: str) -> None:
+def unused_link_value(key: str, why: str) -> bool:
     """Name a value the link just restored for ``key`` that the page then did not use
     (``why``), in the run's "values not used" warning (it was restored without a word, or
-    said as used)."""
+    said as used). Returns whether it did (the value was the link's)."""
     param = st.session_state.get(_LINKED, {}).get(key)
     given = _url().get(param.name) if param is not None else None  # as the link spelt it
     if param is not None and given:
         _note(param, f"{given[0]} ({why})")
+        return True
+    return False
 
 
 def _note(param: Param, said: str) -> None:

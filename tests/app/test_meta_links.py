@@ -12,8 +12,10 @@ from collections.abc import Iterator
 import pytest
 
 from capeval_ui import state, store
+from tests.app.apptest import as_shown
 from tests.app.test_links import (
     _assert_same_frames,
+    _link_warnings,
     _navigate,
     _open,
     _params,
@@ -50,3 +52,22 @@ def test_a_reload_of_a_page_of_another_kind_keeps_the_sessions_set(page: str) ->
         _navigate(view, "app_pages/correlations.py")
         assert not _demo_said(view)  # the uploaded set, in both sessions
     _assert_same_frames(at, again)
+
+
+# -- a link's values the page does not use are named -------------------------------------------
+def test_a_preset_beside_the_demo_is_named_as_not_used() -> None:
+    """source=demo&preset=...: the demo has no protocol preset, and the page dropped the
+    link's preset from its address without a word."""
+    at = _open("app_pages/judgments.py", source="demo", preset="kasai2022-with-human")
+    (said,) = _link_warnings(at)
+    assert (
+        "preset=kasai2022-with-human (a protocol preset is used only with an uploaded file)"
+        in as_shown(said)
+    ), said
+    assert "preset" not in _params(at)
+    again = _open("app_pages/judgments.py", **_params(at))  # the address, reloaded
+    assert not _link_warnings(again), _link_warnings(again)
+    # nor kept for an upload: the warning said it was not used
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("thumb").run()
+    assert at.selectbox(key="judgment_preset").value == "kasai2022"  # the format's first
