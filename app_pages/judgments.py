@@ -2,12 +2,13 @@
 validate, choose a protocol preset, and score them with the chosen metrics.
 
 The loaded set lives in ``st.session_state`` (``state.JSET_KEY``); the other
-meta-evaluation pages use it, and the URL names it (``?set=``, with where it came from and the
-metrics), so a reload or a copied link finds it again while the server keeps it; a link whose
-set this server does not hold says so at the top and keeps its choices until a set is
-loaded. A failed upload shows the loader's message (file, line, column, named as uploaded)
-and keeps the previously loaded set. Changing the format starts a new
-upload: the uploader is one per format.
+meta-evaluation pages use it, and the URL names it (``?set=``, with where it came from, the
+column mapping of a generic file and the metrics), so a reload or a copied link finds it again
+while the server keeps it; a link whose set this server does not hold says so at the top and
+keeps its choices until a set is loaded (its mapping goes into the boxes of the file uploaded
+again; a column the file does not have is said in one line, and the rest is used). A failed
+upload shows the loader's message (file, line, column, named as uploaded) and keeps the
+previously loaded set. Changing the format starts a new upload: the uploader is one per format.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ UNMAPPED = "(none)"
 NO_PRESET = "(no preset)"
 #: why a link's preset beside the demo is not used (the page dropped it without a word)
 PRESET_UNUSED = "a protocol preset is used only with an uploaded file"
+#: the formats whose columns the page maps, and why a link's mapping is not used elsewhere
+MAPPED_FORMATS = {"graded": GRADED_ROLES, "pairwise": PAIRWISE_ROLES}
+MAPPING_UNUSED = "used only with an uploaded graded or pairwise file"
+#: the link's columns the uploaded file does not have: (file name, the line saying so)
+MAPPING_NOTE = "_judgment_mapping_note"
 
 
 def _uploader_key(fmt: str) -> str:
@@ -56,6 +62,60 @@ def _mapping(columns: list[str], roles: tuple[str, ...]) -> tuple[tuple[str, str
     return tuple(pairs)
 
 
+def _own_column(role: str, columns: list[str]) -> str:
+    """A role box's default: the file's column of the role's name, else none."""
+    return role if role in columns else UNMAPPED
+
+
+def _mapping_from_link(name: str, columns: list[str], roles: tuple[str, ...]) -> None:
+    """A restored link's mapping (``state.MAPPING_KEY``) into the boxes of the file now
+    uploaded, once: its boxes are set from it below (a box it does not name to its
+    default). The columns it names that the file does not have are said in one line."""
+    if not st.session_state.pop(state.MAPPING_LINKED, False):
+        return
+    for key in [f"map_{role}" for role in roles] + [f"role_{c}" for c in columns]:
+        st.session_state.pop(key, None)
+    linked, score_roles = state.mapping_choices(st.session_state.get(state.MAPPING_KEY, []))
+    lacking = [(c, role) for role, c in linked.items() if c and c not in columns] + [
+        (c, role) for c, role in score_roles.items() if c not in columns
+    ]
+    st.session_state.pop(MAPPING_NOTE, None)
+    if lacking:
+        named = ", ".join(f"{column} ({role})" for column, role in lacking)
+        rest = "; the rest of it is used" if len(lacking) < len(linked) + len(score_roles) else ""
+        st.session_state[MAPPING_NOTE] = (
+            name,
+            f"This link's column mapping names {'a column' if len(lacking) == 1 else 'columns'} "
+            f"{literal(name)} does not have: {literal(named)}{rest}.",
+        )
+
+
+def _linked_mapping_unused(fmt: str | None) -> None:
+    """A link's mapping items the page cannot use (beside the demo, for a format it does not
+    map, a role the format does not have), named in the link's warning and dropped."""
+    items = st.session_state.get(state.MAPPING_KEY) or []
+    roles = MAPPED_FORMATS.get(fmt or "")
+    if roles is None:
+        if state.unused_link_value(state.MAPPING_KEY, MAPPING_UNUSED, items):
+            st.session_state[state.MAPPING_KEY] = []
+        return
+    unknown = state.unknown_mapping_items(items, roles, fmt == "graded")
+    why = f"not a role of a {fmt} file's column"
+    if unknown and state.unused_link_value(state.MAPPING_KEY, why, unknown):
+        st.session_state[state.MAPPING_KEY] = [i for i in items if i not in unknown]
+
+
+def _mapping_in_url(source: str, fmt: str | None) -> list[str] | None:
+    """The mapping items the URL carries: those of the format's roles, for an upload of a
+    format the page maps (none beside the demo, as for the preset)."""
+    roles = MAPPED_FORMATS.get(fmt or "")
+    if source == "Demo set" or roles is None:
+        return None
+    items = st.session_state.get(state.MAPPING_KEY) or []
+    unknown = state.unknown_mapping_items(items, roles, fmt == "graded")
+    return [i for i in items if i not in unknown]
+
+
 def _column_roles(
     columns: list[str], numeric: list[str], mapping: tuple[tuple[str, str], ...]
 ) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...] | None]:
@@ -69,8 +129,9 @@ def _column_roles(
         st.caption("Id columns, never scores: " + literal(", ".join(ids)))
     grid = st.columns(3)
     roles = {}
+    kept = state.mapping_choices(st.session_state.get(state.MAPPING_KEY, []))[1]
     for i, column in enumerate(offered):
-        state.default(f"role_{column}", default_role(column))
+        state.default(f"role_{column}", kept.get(column, default_role(column)))
         # a column name is user text: the label shows it as typed, never as Markdown
         roles[column] = grid[i % 3].selectbox(literal(column), SCORE_ROLES, key=f"role_{column}")
     return role_renames(roles)  # no humans: every score ignored, said by the page
@@ -119,6 +180,7 @@ def load_files(
         st.session_state["judgment_error"] = str(exc)
         return False
     st.session_state.pop("judgment_error", None)
+    st.session_state.pop(MAPPING_NOTE, None)  # the user chose the columns and loaded the file
     _loaded(jset)
     return True
 
@@ -170,7 +232,10 @@ st.caption(
     "(which of two captions people preferred). The other meta-evaluation pages use the set "
     "loaded here, or a synthetic demo set when none is."
 )
-state.say_rejected(state.restore(PARAMS))
+restored = state.restore(PARAMS)
+state.say_rejected(restored)
+if restored:  # the link's mapping (none: the defaults) goes into the boxes of the next file
+    st.session_state[state.MAPPING_LINKED] = True
 # a link naming a set this server does not hold: said at the top; the controls below load it
 missing = state.linked_set(state.JSET_KEY, meta_views.find_set)
 if missing:
@@ -197,6 +262,7 @@ if source == "Demo set" and state.unused_link_value("judgment_preset", PRESET_UN
     # not kept for an upload either: the link's preset was said not to be used
     del st.session_state["judgment_preset"]
 if source == "Demo set":
+    _linked_mapping_unused(None)
     pick, button = st.columns([4, 1], vertical_alignment="bottom")
     pick.selectbox("Demo set", list(choices.DEMO_SETS), key="demo_set")
     button.button("Load demo", key="load_demo", on_click=_load_demo, icon=":material/science:")
@@ -208,6 +274,7 @@ else:
         format_func=lambda name: f"{name}: {LOADERS[name].description}",
     )
     loader = LOADERS[fmt]
+    _linked_mapping_unused(fmt)
     meta_views.render_format_help(fmt)
     st.file_uploader(
         "Judgment file(s): one file, or every file of a multi-file dataset",
@@ -251,22 +318,38 @@ else:
                 st.error(f"Could not read the file: {choices.page_message(str(exc))}")
             columns, numeric = [], []
         if columns:
+            roles = MAPPED_FORMATS[fmt]
+            _mapping_from_link(files[0][0], columns, roles)
+            note = st.session_state.get(MAPPING_NOTE)
+            if note and note[0] == files[0][0]:
+                st.warning(note[1], icon=":material/link_off:")
             with st.expander("Column mapping", expanded=True):
-                roles = GRADED_ROLES if fmt == "graded" else PAIRWISE_ROLES
+                # each box starts from the session's mapping (a link's, or the one chosen
+                # before this file was uploaded again), else the column of the role's name
+                kept = state.mapping_choices(st.session_state.get(state.MAPPING_KEY, []))[0]
+                options = [UNMAPPED, *columns]
                 grid = st.columns(3)
                 for i, role in enumerate(roles):
-                    default = role if role in columns else UNMAPPED
-                    options = [UNMAPPED, *columns]
-                    grid[i % 3].selectbox(
-                        f"{role} column",
-                        options,
-                        index=options.index(default),
-                        key=f"map_{role}",
-                    )
+                    own = _own_column(role, columns)
+                    chosen = kept.get(role, own) or UNMAPPED
+                    state.valid_choice(f"map_{role}", options, chosen if chosen in options else own)
+                    grid[i % 3].selectbox(f"{role} column", options, key=f"map_{role}")
                 mapping = _mapping(columns, roles)
+                score_roles: dict[str, str] = {}
                 if fmt == "graded":
+                    offered = score_columns_offered(columns, numeric, (c for c, _ in mapping))[0]
                     extra, score_columns = _column_roles(columns, numeric, mapping)
                     mapping += extra
+                    score_roles = {c: st.session_state[f"role_{c}"] for c in offered}
+                # the URL's mapping: each box that differs from its default
+                st.session_state[state.MAPPING_KEY] = state.mapping_items(
+                    {
+                        role: "" if box == UNMAPPED else box
+                        for role in roles
+                        if (box := st.session_state[f"map_{role}"]) != _own_column(role, columns)
+                    },
+                    {c: r for c, r in score_roles.items() if r != default_role(c)},
+                )
     # every numeric column set to another role: the loader would read them as scores anyway
     no_score = score_columns == ()
     if no_score:
@@ -301,9 +384,11 @@ if "judgment_error" in st.session_state:
         f"The file was not loaded{kept}. {choices.page_message(st.session_state['judgment_error'])}"
     )
 
-# the preset box is the upload's: a demo set, or a format without presets, has none to link
+# the preset box is the upload's: a demo set, or a format without presets, has none to link;
+# the mapping is a generic upload's
 uploading = source != "Demo set" and st.session_state.get("judgment_preset") != NO_PRESET
-URL_VALUES = {} if uploading else {"judgment_preset": None}
+URL_VALUES: dict[str, Any] = {} if uploading else {"judgment_preset": None}
+URL_VALUES[state.MAPPING_KEY] = _mapping_in_url(source, st.session_state.get("judgment_format"))
 jset = st.session_state.get(state.JSET_KEY)
 if missing:
     st.stop()  # the URL stays the link's until the user loads a set or opens the demo

@@ -411,14 +411,15 @@ def _note_dropped(key: str, dropped: Sequence[Any]) -> None:
         _note(param, ", ".join(_to_url(param, dropped if param.kind == "list" else dropped[0])))
 
 
-def unused_link_value(key: str, why: str) -> bool:
+def unused_link_value(key: str, why: str, values: Sequence[str] | None = None) -> bool:
     """Name a value the link just restored for ``key`` that the page then did not use
     (``why``), in the run's "values not used" warning (it was restored without a word, or
-    said as used). Returns whether it did (the value was the link's)."""
+    said as used). ``values``: the items of a list not used (default: the link's first
+    value, as it spelt it). Returns whether it did (the value was the link's)."""
     param = st.session_state.get(_LINKED, {}).get(key)
     given = _url().get(param.name) if param is not None else None  # as the link spelt it
     if param is not None and given:
-        _note(param, f"{given[0]} ({why})")
+        _note(param, f"{', '.join(values) if values else given[0]} ({why})")
         return True
     return False
 
@@ -781,14 +782,67 @@ METRICS = Param(KEPT_METRICS, "metric", "list", also={SEEN_EXTERNAL: None})
 HUMAN = Param("human_column", "human")
 
 
+#: the Judgments page's column mapping of a generic file, as its URL spells it: one
+#: ``column:role`` item (``map=caption:candidate``) per box that differs from its default
+MAPPING_KEY = "judgment_mapping"
+#: set when a link is restored: its mapping goes into the boxes once a file's columns are known
+MAPPING_LINKED = "_judgment_mapping_linked"
+#: a numeric column's role (``capeval_core.judgments.mapping.SCORE_ROLES``) as the URL says it
+SCORE_ROLE_WORDS = {"human score": "human", "metric": "metric", "ignore": "ignore"}
+
+
+def mapping_items(columns: Mapping[str, str], score_roles: Mapping[str, str]) -> list[str]:
+    """A column mapping as its URL items: ``column:role`` for each role's column (``role ->
+    column``; "" for none) and for each numeric column's role (``column -> role``).
+
+    >>> mapping_items({"candidate": "caption", "system": ""}, {"metric:mine": "human score"})
+    ['caption:candidate', ':system', 'metric:mine:human']
+    """
+    return [f"{column}:{role}" for role, column in columns.items()] + [
+        f"{column}:{SCORE_ROLE_WORDS[role]}" for column, role in score_roles.items()
+    ]
+
+
+def mapping_choices(items: Sequence[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The reverse of :func:`mapping_items`: ``(role -> column, column -> numeric role)``. A
+    role is the text after the last colon (a column name may hold colons; no role does).
+
+    >>> mapping_choices(["caption:candidate", ":system", "metric:mine:human"])
+    ({'candidate': 'caption', 'system': ''}, {'metric:mine': 'human score'})
+    """
+    labels = {word: label for label, word in SCORE_ROLE_WORDS.items()}
+    columns: dict[str, str] = {}
+    score_roles: dict[str, str] = {}
+    for item in items:
+        column, _, role = item.rpartition(":")
+        if role in labels:
+            score_roles[column] = labels[role]
+        else:
+            columns[role] = column
+    return columns, score_roles
+
+
+def unknown_mapping_items(items: Sequence[str], roles: Sequence[str], scores: bool) -> list[str]:
+    """The items that name no role a file of the format has (``roles``, and the numeric
+    columns' roles when ``scores``), or no colon at all.
+
+    >>> unknown_mapping_items(["caption:candidate", "q:human", "x:y", "x"], ["candidate"], False)
+    ['q:human', 'x:y', 'x']
+    """
+    known = set(roles) | (set(SCORE_ROLE_WORDS.values()) if scores else set())
+    return [i for i in items if ":" not in i or i.rpartition(":")[2] not in known]
+
+
 def judgments_params(demo_sets: Mapping[str, str], formats: Sequence[str]) -> tuple[Param, ...]:
     """Judgments: where the set came from (demo or upload, which demo, which format and
-    protocol preset), the set itself and the metrics scored."""
+    protocol preset, how a generic file's columns are mapped), the set itself and the
+    metrics scored."""
     return (
         Param("judgment_source", "source", spell={"Demo set": "demo", "Upload a file": "upload"}),
         Param("demo_set", "demo", spell=demo_sets),
         Param("judgment_format", "format", spell=_same(formats)),
         Param("judgment_preset", "preset"),
+        Param(MAPPING_KEY, "map", "list", absent=[]),
         SET,
         METRICS,
         TOKENIZER,

@@ -14,6 +14,7 @@ import pytest
 from capeval_ui import state, store
 from tests.app.apptest import as_shown
 from tests.app.test_links import (
+    GRADED_CSV,
     _assert_same_frames,
     _link_warnings,
     _navigate,
@@ -71,3 +72,91 @@ def test_a_preset_beside_the_demo_is_named_as_not_used() -> None:
     at.radio(key="judgment_source").set_value("Upload a file").run()
     at.selectbox(key="judgment_format").select("thumb").run()
     assert at.selectbox(key="judgment_preset").value == "kasai2022"  # the format's first
+
+
+# -- the Judgments page's column mapping is in its URL -----------------------------------------
+#: the graded file with its own names: caption and refs, and its metric column made a human
+#: score (a column name with a colon in it)
+RENAMED = GRADED_CSV.replace("candidate,references", "caption,refs")
+
+
+def _choose_file(at, text: str = RENAMED, name: str = "mine.csv"):  # type: ignore[no-untyped-def]
+    """Upload ``text`` as a graded file on the Judgments page, without loading it."""
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("graded").run()
+    at.file_uploader(key="judgment_files-graded").set_value((name, text.encode(), "text/csv"))
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_judgments_link_keeps_its_column_mapping() -> None:
+    """The mapping was not in the URL: after a restart the link asked for the file again,
+    and the file uploaded again met the default mapping (no candidate column: not loaded)."""
+    at = _choose_file(_open("app_pages/judgments.py"))
+    at.selectbox(key="map_candidate").select("caption").run()
+    at.selectbox(key="map_references").select("refs").run()
+    at.selectbox(key="role_metric:mine").select("human score").run()
+    at.button(key="load_judgments").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state[state.JSET_KEY].score_names == ("quality", "mine")
+    link = _params(at)
+    assert link["map"] == ["caption:candidate", "refs:references", "metric:mine:human"], link
+
+    store.forget_all()  # the server restarts: the link asks for the file again
+    again = _open("app_pages/judgments.py", **link)
+    assert any("is not on this server" in w.value for w in again.warning)
+    assert _params(again) == link  # the URL stays the link, its mapping too
+    _choose_file(again)
+    assert again.selectbox(key="map_candidate").value == "caption"
+    assert again.selectbox(key="map_references").value == "refs"
+    assert again.selectbox(key="role_metric:mine").value == "human score"
+    again.button(key="load_judgments").click().run()
+    assert not again.error, [e.value for e in again.error]
+    assert _params(again)["set"] == link["set"]  # the same file, mapped alike: the same set
+    _assert_same_frames(at, again)
+
+
+def test_a_linked_mapping_naming_columns_the_file_lacks_says_so_and_keeps_the_rest() -> None:
+    link = {"source": "upload", "format": "graded", "map": ["caption:candidate", "text:references"]}
+    at = _choose_file(_open("app_pages/judgments.py", **link))
+    said = [as_shown(w.value) for w in at.warning if "column mapping" in w.value]
+    assert said == [
+        "This link's column mapping names a column mine.csv does not have: text (references); "
+        "the rest of it is used."
+    ], said
+    assert at.selectbox(key="map_candidate").value == "caption"  # the rest is kept
+    assert at.selectbox(key="map_references").value == "(none)"
+    at.selectbox(key="map_references").select("refs").run()
+    assert _params(at)["map"] == ["caption:candidate", "refs:references"]
+    at.button(key="load_judgments").click().run()
+    assert not at.error and not [w for w in at.warning if "column mapping" in w.value]
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        (
+            {"source": "demo", "map": "caption:candidate"},
+            "map=caption:candidate (used only with an uploaded graded or pairwise file)",
+        ),
+        (
+            {"source": "upload", "format": "pascal50s", "map": "caption:candidate"},
+            "map=caption:candidate (used only with an uploaded graded or pairwise file)",
+        ),
+        (
+            {"source": "upload", "format": "graded", "map": ["caption:candidate", "x:bogus"]},
+            "map=x:bogus (not a role of a graded file's column",
+        ),
+        (
+            {"source": "upload", "format": "pairwise", "map": ["quality:human"]},
+            "map=quality:human (not a role of a pairwise file's column",
+        ),
+    ],
+)
+def test_a_linked_mapping_the_page_cannot_use_is_named(params: dict, named: str) -> None:
+    at = _open("app_pages/judgments.py", **params)
+    (said,) = _link_warnings(at)
+    assert named in as_shown(said), said
+    again = _open("app_pages/judgments.py", **_params(at))  # the address, reloaded
+    assert not _link_warnings(again), _link_warnings(again)
