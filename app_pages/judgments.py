@@ -205,7 +205,11 @@ def _not_loaded(
         return ""
     if source == "Demo set":
         chosen = choices.DEMO_SETS.get(demo or "", (None,))[0]
-        if jset.synthetic and chosen not in (None, jset.kind):
+        if not jset.synthetic:
+            files = literal(", ".join(jset.source))
+            which = f"the {chosen} demo" if chosen else "the demo"
+            return f"The set below was read from {files}: press Load demo to load {which}."
+        if chosen not in (None, jset.kind):
             return f"The set below is the {jset.kind} demo: press Load demo to load this one."
         return ""
     if jset.synthetic:

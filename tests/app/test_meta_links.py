@@ -160,3 +160,15 @@ def test_a_linked_mapping_the_page_cannot_use_is_named(params: dict, named: str)
     assert named in as_shown(said), said
     again = _open("app_pages/judgments.py", **_params(at))  # the address, reloaded
     assert not _link_warnings(again), _link_warnings(again)
+
+
+def test_an_upload_under_the_demo_choice_says_so() -> None:
+    """Source "Demo set" above an uploaded set (the box changed without Load demo, or a link
+    naming both): the boxes and the numbers below disagreed without a word."""
+    at = _upload(_open("app_pages/judgments.py"))
+    at.radio(key="judgment_source").set_value("Demo set").run()
+    for view in (at, _reopened(at, "app_pages/judgments.py")):
+        said = [as_shown(c.value) for c in view.caption if "press Load" in c.value]
+        assert said == [
+            "The set below was read from mine.csv: press Load demo to load the graded demo."
+        ], said
