@@ -249,7 +249,8 @@ class Param:
     """One input of a page as its URL carries it.
 
     ``key`` is the session key (the widget's), ``name`` the query parameter. ``kind``:
-    ``"text"`` (one value), ``"lines"`` (a text area, one parameter per line), ``"list"`` (a
+    ``"text"`` (one value), ``"lines"`` (a text area, one parameter per line, blank and
+    indented lines as typed), ``"list"`` (a
     multiselect, one parameter per item), ``"int"``, ``"bool"``, ``"index"`` (a 0-based
     position, written from 1 as a reader counts) or ``"set"`` (data the server holds, named
     by its digest prefix; see :func:`linked_set`). ``spell`` maps a control's labels to their
@@ -495,9 +496,9 @@ def _to_url(param: Param, value: Any) -> list[str]:
     kind = param.kind
     if value is None:
         return []
-    if kind == "lines":
-        lines = [line.strip() for line in str(value).splitlines() if line.strip()]
-        return lines or _blank(param)
+    if kind == "lines":  # every line as typed, blank ones too: a reload shows the box as left
+        lines = str(value).split("\n")
+        return lines if lines != [""] else _blank(param)
     if kind == "list":
         return [str(spell.get(v, v)) for v in value] or _blank(param)
     if kind == "index":

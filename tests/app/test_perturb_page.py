@@ -233,3 +233,21 @@ def test_markup_in_captions_is_shown_literally() -> None:
     assert_shown_as_text(elements, HOSTILE_MARKERS)
     cells = {str(v) for df in at.dataframe for v in df.value.to_numpy().ravel()}
     assert any("<script>" in c for c in cells)
+
+
+def test_a_reload_shows_the_references_box_as_typed() -> None:
+    """The URL held each reference trimmed, without the blank lines: a reload closed up a
+    blank line between references and dropped a trailing one, so the box came back other
+    than it was left (blank lines and edge spaces are no part of any reference)."""
+    typed = "a man riding a horse\n\n  a horse on the shore \n\n"
+    at = _lab(lab_perturbations=["shuffle"])
+    at.text_area(key="lab_references").input(typed).run()
+    assert not at.exception, at.exception
+    before = _delta_table(at)
+    again = AppTest.from_file(str(ROOT / PAGE), default_timeout=TIMEOUT)
+    for name in at.query_params:  # a reload: a new session that keeps only the URL
+        again.query_params[name] = at.query_params[name]
+    again.run()
+    assert not again.exception, again.exception
+    assert again.text_area(key="lab_references").value == typed
+    assert _delta_table(again).equals(before)
