@@ -7,8 +7,10 @@ change here. The inputs survive a visit to another page (``capeval_ui.state``) a
 the URL with every choice (``?candidate=...&candidate_b=...&ref=...&ref=...&idf=...&
 tokenizer=...&tab=...``, and each panel's n-gram order or reference), so the
 address is a link that reproduces every number and drawing; the "Copy link" button shows it
-whole. A link naming a Systems table's IDF set this server does not hold says so and scores
-nothing until the user picks another source. A link naming a retired SPICE parser
+whole. An image opened from a Systems table's row carries the note saying which row of which
+table it is (``from_image=...&from_a_value=...``) while its captions are shown, so a reload
+says it too. A link naming a Systems table's IDF set this server does not hold says so and
+scores nothing until the user picks another source. A link naming a retired SPICE parser
 (``spice_parser=...``) gets a note; SPICE has one parser now.
 """
 
@@ -53,15 +55,17 @@ def _idf_sources() -> dict[str, str]:
     note = st.session_state.get(state.FROM_SYSTEMS)
     if note and has_reference_set(note["idf"]):
         sources[note["idf_label"]] = note["idf"]
-    linked = st.query_params.get("idf", "")
-    if (
-        linked.startswith(SET_PREFIX)
-        and has_reference_set(linked)
-        and linked not in sources.values()
-    ):
-        # named as the drill-down named it (a reload called it "a Systems table's references")
-        n_images = reference_set_document_frequency(linked).documents
-        sources[systems_views.idf_label(n_images)] = linked
+    for name in ("idf", "from_idf"):  # the link's source, and its drill-down's table's
+        linked = st.query_params.get(name, "")
+        if (
+            linked.startswith(SET_PREFIX)
+            and has_reference_set(linked)
+            and linked not in sources.values()
+        ):
+            # named as the drill-down named it (a reload called it "a Systems table's
+            # references")
+            n_images = reference_set_document_frequency(linked).documents
+            sources[systems_views.idf_label(n_images)] = linked
     return sources
 
 
@@ -87,7 +91,8 @@ def _use_idf(label: str | None = None) -> None:
 MISSING_IDF = "_compare_missing_idf"
 IDF_SOURCES = _idf_sources()
 TABS = [cls.name for cls in METRICS.values()]
-PARAMS = state.compare_params(IDF_SOURCES, TABS)
+#: the page's parameters, and the note of an image opened from a Systems table's row
+PARAMS = (*state.compare_params(IDF_SOURCES, TABS), *systems_views.NOTE_URL)
 
 
 def _to_lab() -> None:
@@ -106,6 +111,22 @@ def _to_lab() -> None:
         if "coco_draw" in st.session_state:
             st.session_state["lab_draw"] = st.session_state["coco_draw"]
         state.remember_example("lab_example", inputs)
+
+
+def _note_from_link() -> None:
+    """The note of an image opened from a Systems table's row, as the link restored says it
+    (a reload showed the image without it); its values that say no note are named."""
+    values = {p.name: st.session_state.get(p.key, "") for p in systems_views.NOTE_URL}
+    note, unused = systems_views.note_from_link(
+        st.session_state.get("candidate", ""), st.session_state.get("candidate_b", ""), values
+    )
+    if note is None:
+        st.session_state.pop(state.FROM_SYSTEMS, None)
+    else:
+        st.session_state[state.FROM_SYSTEMS] = note
+    for param in systems_views.NOTE_URL:
+        if param.name in unused:
+            state.unused_link_value(param.key, unused[param.name])
 
 
 def _evidence(results: dict, key: str, suffix: str = "") -> None:
@@ -133,6 +154,8 @@ try:
     parser = st.query_params.get("spice_parser")
     restored = state.restore(PARAMS, ("spice_parser",) if choices.is_parser_name(parser) else ())
     missing_idf = _missing_idf(restored)
+    if restored:  # a link says the note of a Systems row, or no note
+        _note_from_link()
     state.say_rejected(restored, exclude=("idf",) if missing_idf else ())
     if missing_idf:
         st.warning(
@@ -195,6 +218,14 @@ try:
         state.unused_link_value(key, "a panel of candidate B, and there is none")
     if example_name != choices.COCO_RANDOM:  # a draw is named only beside its captions
         only_a["coco_draw"] = None
+    # the note of an image opened from a Systems row, while these are its captions
+    opened_from = st.session_state.get(state.FROM_SYSTEMS)
+    if not opened_from or (opened_from["candidate"], opened_from["candidate_b"]) != (
+        candidate.strip(),
+        candidate_b.strip(),
+    ):
+        opened_from = None
+    only_a.update(systems_views.note_in_url(opened_from))
     query = state.write(PARAMS, only_a)
     share, lab = st.columns(2)
     if lab.button(
@@ -238,11 +269,7 @@ st.caption(
 st.text(f"A: {candidate.strip()}" + (f"\nB: {candidate_b.strip()}" if two else ""))
 
 views.render_scoring_errors(scored.errors)
-opened_from = st.session_state.get(state.FROM_SYSTEMS)
-if opened_from and (opened_from["candidate"], opened_from["candidate_b"]) == (
-    candidate.strip(),
-    candidate_b.strip(),
-):
+if opened_from:
     st.info(systems_views.drill_down_text(opened_from, idf), icon=":material/table_chart:")
 results = scored.results
 if scored_b is None:

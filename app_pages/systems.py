@@ -527,7 +527,7 @@ else:
     # the set's references as Compare's IDF source: a row's click and its "open" link alike
     idf = cached.systems_reference_set(digest, tokenizer, _data=data)
     row = systems_views.render_differences(
-        comparison, system_a, system_b, metric_key, tokenizer, idf
+        comparison, system_a, system_b, metric_key, tokenizer, idf, len(data)
     )
     if row is not None:  # one click opens the image in Compare captions, as the table scores it
         st.session_state[state.FROM_SYSTEMS] = systems_views.drill_down_note(
@@ -535,7 +535,9 @@ else:
         )
         st.switch_page(
             "app_pages/compare.py",
-            query_params=systems_views.compare_params(row, tokenizer, idf),
+            query_params=systems_views.compare_params(
+                row, tokenizer, idf, system_a, system_b, metric_key, len(data)
+            ),
         )
 
 csv_col, sig_col, json_col = st.columns(3)

@@ -19,10 +19,12 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from capeval_core.errors import UnknownKeyError
 from capeval_core.metrics import metric_class
 from capeval_core.systems import SystemsComparison, comparison_signatures_text
 from capeval_core.systems_table import paper_order, paper_table
 from capeval_ui.formats import literal
+from capeval_ui.state import Param
 from capeval_ui.views import cell_width, format_number, signature_block
 from capeval_ui.views.common import dataframe
 
@@ -220,29 +222,42 @@ def render_chart(comparison: SystemsComparison) -> None:
 
 
 def differences_frame(
-    comparison: SystemsComparison, a: str, b: str, key: str, tokenizer: str, idf: str
+    comparison: SystemsComparison,
+    a: str,
+    b: str,
+    key: str,
+    tokenizer: str,
+    idf: str,
+    n_images: int,
 ) -> pd.DataFrame:
     """The images sorted by where ``a`` and ``b`` differ most on ``key``, each with its link
     to Compare captions (``a``'s caption as the candidate, ``b``'s beside it, scored with the
     table's ``tokenizer`` and CIDEr-D ``idf``: without them a new tab showed other CIDEr-D
-    values than the row's)."""
+    values than the row's), and the note saying which row of which table it is (of
+    ``n_images``)."""
     table = comparison.scores.differences(a, b, key)
     table["reference_list"] = table["references"]  # kept for a drill-down, not shown
     table["open"] = [
-        compare_link(compare_params(row, tokenizer, idf)) for _, row in table.iterrows()
+        compare_link(compare_params(row, tokenizer, idf, a, b, key, n_images))
+        for _, row in table.iterrows()
     ]
     table["references"] = [" | ".join(r) for r in table["references"]]
     return table
 
 
-def compare_params(row: pd.Series, tokenizer: str, idf: str) -> dict[str, Any]:
+def compare_params(
+    row: pd.Series, tokenizer: str, idf: str, a: str, b: str, key: str, n_images: int
+) -> dict[str, Any]:
     """Compare captions' query parameters for one row of :func:`differences_frame`: both
-    captions, the references, and the table's tokenizer and CIDEr-D IDF (``idf``: the set's
-    references, registered by name), so every number there is the table's.
+    captions, the references, the table's tokenizer and CIDEr-D IDF (``idf``: the set's
+    references, registered by name), so every number there is the table's, and the note
+    that says where it came from (:func:`drill_down_note`), so a reload says it too.
 
-    >>> row = pd.Series({"caption_a": "a dog", "caption_b": "a cat", "reference_list": ["a | b"]})
-    >>> compare_params(row, "ptb", "set-0123")["ref"]
-    ['a | b']
+    >>> row = pd.Series({"image_id": 7, "caption_a": "a dog", "caption_b": "a cat",
+    ...                  "reference_list": ["a | b"], "value_a": 0.5, "value_b": 0.25})
+    >>> params = compare_params(row, "ptb", "set-0123", "A", "B", "bleu_4", 30)
+    >>> params["ref"], params["from_image"], params["from_b_value"]
+    (['a | b'], '7', '0.25')
     """
     return {
         "candidate": row["caption_a"],
@@ -250,15 +265,22 @@ def compare_params(row: pd.Series, tokenizer: str, idf: str) -> dict[str, Any]:
         "ref": list(row["reference_list"]),
         "tokenizer": tokenizer,
         "idf": idf,
+        **_note_values(row, a, b, key, n_images, idf),
     }
 
 
 def render_differences(
-    comparison: SystemsComparison, a: str, b: str, key: str, tokenizer: str, idf: str
+    comparison: SystemsComparison,
+    a: str,
+    b: str,
+    key: str,
+    tokenizer: str,
+    idf: str,
+    n_images: int,
 ) -> pd.Series | None:
     """The differences table; returns the row the reader clicked (one click opens it in
     Compare captions), if any."""
-    table = differences_frame(comparison, a, b, key, tokenizer, idf)
+    table = differences_frame(comparison, a, b, key, tokenizer, idf, n_images)
     name = label(key)
     config: dict[str, Any] = {
         "image_id": st.column_config.TextColumn("image id", width=88),
@@ -306,24 +328,109 @@ def idf_label(n_images: int) -> str:
     return f"the Systems table's {n_images:,} images"
 
 
+#: the drill-down note in Compare captions' URL (:func:`compare_params`), each held in the
+#: session under its own key while a link is read (see :func:`note_from_link`)
+NOTE_URL: tuple[Param, ...] = tuple(
+    Param(f"_systems_note_{name}", name, absent="")
+    for name in (
+        "from_image",
+        "from_images",
+        "from_metric",
+        "from_a",
+        "from_b",
+        "from_a_value",
+        "from_b_value",
+        "from_idf",
+    )
+)
+
+
+def _note_values(row: pd.Series, a: str, b: str, key: str, n_images: int, idf: str) -> dict:
+    values = (row["image_id"], n_images, key, a, b, row["value_a"], row["value_b"], idf)
+    return {
+        p.name: repr(float(v)) if p.name.endswith("_value") else str(v)
+        for p, v in zip(NOTE_URL, values, strict=True)
+    }
+
+
 def drill_down_note(
     row: pd.Series, a: str, b: str, key: str, n_images: int, idf: str
 ) -> dict[str, Any]:
     """What Compare captions keeps when opened from a row: the two captions it is about (the
-    note goes once they are edited), the set's IDF source and its label on that page, and
-    the table's own values for the image."""
+    note goes once they are edited), the set's IDF source and its label on that page, the
+    table's own values for the image, and the note's URL parameters."""
+    values = (float(row["value_a"]), float(row["value_b"]))
+    given = _note_values(row, a, b, key, n_images, idf)
+    return _note(row["caption_a"], row["caption_b"], given, n_images, label(key), values)
+
+
+def note_from_link(
+    candidate: str, candidate_b: str, values: dict[str, str]
+) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """The note about ``candidate`` and ``candidate_b`` that a link's parameters
+    (:data:`NOTE_URL` name -> value) say, or None; and the parameters given that say no
+    note (name -> why), for the link's "values not used" warning.
+
+    >>> note, bad = note_from_link("a", "b", {"from_image": "7", "from_images": "3",
+    ...     "from_metric": "bleu_4", "from_a": "A", "from_b": "B", "from_a_value": "0.5",
+    ...     "from_b_value": "x", "from_idf": "set-1"})
+    >>> note, bad
+    (None, {'from_b_value': 'not a number: no note of a Systems row is shown'})
+    """
+    given = {p.name: str(values.get(p.name) or "") for p in NOTE_URL}
+    if not any(given.values()):
+        return None, {}
+    bad: dict[str, str] = {}
+    n_images = int(given["from_images"]) if given["from_images"].isdigit() else 0
+    if n_images < 1:
+        bad["from_images"] = "not a number of images"
+    try:
+        name = label(given["from_metric"])
+    except UnknownKeyError:
+        bad["from_metric"] = "not a metric"
+    numbers: list[float] = []
+    for side in ("a", "b"):
+        try:
+            numbers.append(float(given[f"from_{side}_value"]))
+        except ValueError:
+            bad[f"from_{side}_value"] = "not a number"
+    if bad:
+        return None, {n: f"{why}: no note of a Systems row is shown" for n, why in bad.items()}
+    missing = [n for n, v in given.items() if not v]
+    if missing:  # one value named for the note: the rest went with it
+        first = next(n for n, v in given.items() if v)
+        return None, {first: f"a note of a Systems row needs {', '.join(missing)} too"}
+    return _note(candidate, candidate_b, given, n_images, name, (numbers[0], numbers[1])), {}
+
+
+def _note(
+    candidate: str,
+    candidate_b: str,
+    given: dict[str, str],
+    n_images: int,
+    name: str,
+    values: tuple[float, float],
+) -> dict[str, Any]:
+    a, b = given["from_a"], given["from_b"]
     return {
-        "candidate": row["caption_a"].strip(),
-        "candidate_b": row["caption_b"].strip(),
-        "idf": idf,
+        "candidate": candidate.strip(),
+        "candidate_b": candidate_b.strip(),
+        "idf": given["from_idf"],
         "idf_label": idf_label(n_images),
+        "params": given,
         "text": (
             # system names and image ids are user text: shown as typed, never as Markdown
-            f"Opened from Systems: image {literal(row['image_id'])} of {n_images:,}; "
-            f"the table's {label(key)} for it: {literal(a)} {format_number(row['value_a'])}, "
-            f"{literal(b)} {format_number(row['value_b'])}."
+            f"Opened from Systems: image {literal(given['from_image'])} of {n_images:,}; "
+            f"the table's {name} for it: {literal(a)} {format_number(values[0])}, "
+            f"{literal(b)} {format_number(values[1])}."
         ),
     }
+
+
+def note_in_url(note: dict[str, Any] | None) -> dict[str, str | None]:
+    """The note's parameters as :func:`capeval_ui.state.write` takes them (session key ->
+    value): those of the note shown, or none when no note is."""
+    return {p.key: note["params"][p.name] if note else None for p in NOTE_URL}
 
 
 def drill_down_text(note: dict[str, Any], idf: str) -> str:

@@ -386,14 +386,16 @@ def test_a_row_opens_in_compare_with_the_tables_numbers() -> None:
     idf = register_reference_set(refs, get_tokenizer("ptb"))
     held = SimpleNamespace(references=refs)  # what the page hands over: its SystemsInput
     assert cached.systems_reference_set(("this set",), "ptb", _data=held) == idf
-    params = systems_views.compare_params(top, "ptb", idf)
+    params = systems_views.compare_params(top, "ptb", idf, "mine", "theirs", "cider_d", 30)
     assert params["ref"] == list(top["reference_list"]) and params["idf"] == idf
-    # the row's "open" link (a new tab: no note) names the table's tokenizer and IDF (the
+    # the row's "open" link (a new tab) names the table's tokenizer and IDF (the
     # set as the page registered it, its images in the table's order); it named the captions
     # and references alone, and Compare took COCO val2014's IDF: other CIDEr-D values
     linked = parse_qs(urlsplit(top["open"]).query)
-    assert {k: v for k, v in linked.items() if k != "idf"} == {
-        k: v if isinstance(v, list) else [v] for k, v in params.items() if k != "idf"
+    assert {k: v for k, v in linked.items() if k not in ("idf", "from_idf")} == {
+        k: v if isinstance(v, list) else [v]
+        for k, v in params.items()
+        if k not in ("idf", "from_idf")
     }
     new_tab = _app(**{k: v if k == "ref" else v[0] for k, v in linked.items()}).run()
     new_tab.switch_page(COMPARE).run()
@@ -415,7 +417,7 @@ def test_a_row_opens_in_compare_with_the_tables_numbers() -> None:
     cider = verdict.set_index("metric").loc["CIDEr-D"]
     assert cider["A"] == pytest.approx(top["value_a"], rel=1e-12, abs=1e-15)
     assert cider["B"] == pytest.approx(top["value_b"], rel=1e-12, abs=1e-15)
-    # a reload (the note is the session's) names the IDF source as the drill-down did
+    # a reload names the IDF source as the drill-down did
     reloaded = _app(**params).run()
     reloaded.switch_page(COMPARE).run()
     assert len(refs) == 30 and reloaded.radio(key="cider_idf").value == note["idf_label"]
@@ -426,6 +428,65 @@ def test_a_row_opens_in_compare_with_the_tables_numbers() -> None:
     # once the captions are edited, the note is no longer about them
     compare.text_area(key="candidate").input("a different caption").run()
     assert not [i for i in compare.info if note["text"] in i.value]
+
+
+def test_a_reload_of_an_image_opened_from_a_row_keeps_its_note() -> None:
+    """The note saying which row of which table Compare captions shows (the table's values,
+    and whether its CIDEr-D is the table's) was the session's alone: a reload, or the row's
+    "open" link, showed the image without it. Once the captions are edited it goes, from
+    the page and from its address."""
+    from capeval_ui import state, systems_views
+    from tests.app.test_workbench import COMPARE, _app
+
+    files, ann = _uploads(12)
+    at = _upload(_page(), files, ann)
+    at.selectbox(key="systems_key").set_value("cider_d").run()
+    top = _frame(at, "open").iloc[0]  # the page registered its set's IDF as it drew the row
+    opened = parse_qs(urlsplit(top["open"]).query)
+    params = {k: v if k == "ref" else v[0] for k, v in opened.items()}
+    note = systems_views.drill_down_note(top, "mine", "theirs", "cider_d", 12, params["idf"])
+    clicked = _app(**params)
+    clicked.session_state[state.FROM_SYSTEMS] = note  # what a click on the row keeps
+    clicked.run()
+    clicked.switch_page(COMPARE).run()
+    assert not clicked.exception, clicked.exception
+
+    def said(app: AppTest) -> list[str]:
+        return [i.value for i in app.info if i.value.startswith("Opened from Systems")]
+
+    assert len(said(clicked)) == 1 and said(clicked)[0].startswith(note["text"])
+    for source in (note["idf_label"], "COCO val2014"):  # the table's numbers, then others
+        clicked.radio(key="cider_idf").set_value(source).run()
+        url = {k: clicked.query_params[k] for k in clicked.query_params}
+        reloaded = _app(**url).run()
+        reloaded.switch_page(COMPARE).run()
+        assert not reloaded.exception, reloaded.exception
+        assert said(reloaded) == said(clicked), source
+        idf = reloaded.radio(key="cider_idf")
+        assert (idf.options, idf.value) == (clicked.radio(key="cider_idf").options, source)
+        assert not [w for w in reloaded.warning if "not used" in w.value]
+    clicked.text_area(key="candidate").input("a different caption").run()
+    assert not said(clicked)
+    assert not [name for name in clicked.query_params if name.startswith("from_")]
+
+
+def test_a_link_with_a_broken_row_note_names_its_values_and_shows_none() -> None:
+    """A hand-edited note (a value that is no number) is no note: the link's warning names
+    it, and the address drops the note as the page shows none."""
+    from tests.app.test_workbench import COMPARE, _app
+
+    at = _app(candidate="a dog", ref="a dog runs", from_image="7", from_images="3",
+              from_metric="bleu_4", from_a="A", from_b="B", from_a_value="0.5",
+              from_b_value="lots", from_idf="set-0123").run()  # fmt: skip
+    at.switch_page(COMPARE).run()
+    assert not at.exception, at.exception
+    assert not [i for i in at.info if i.value.startswith("Opened from Systems")]
+    (warning,) = [w.value for w in at.warning if "not used" in w.value]
+    assert (
+        "values not used here: from_b_value=lots (not a number: no note of a Systems row is "
+        "shown). The page" in as_shown(warning)
+    ), warning
+    assert not [name for name in at.query_params if name.startswith("from_")]
 
 
 # -- scoring on request, the URL, links (issue 42) ------------------------------------------------
