@@ -406,8 +406,11 @@ first_visit = (
 )
 asked = pressed or cut_short == "resume" or linked_table
 score_now = bool(keys) and (asked or (first_visit and not cut_short))
-view = request if score_now else (table["request"] if table is not None else None)
-if view is not None:  # the differences' choices of the table about to be shown, for the URL
+# the differences' choices of the table about to be shown, or, before a table, of the one
+# Score would draw: a link's value not among them is named in the run it opens (it was kept,
+# in the address too, then dropped without a word when Score was pressed)
+view = table["request"] if table is not None and not score_now else request
+if view.metrics:
     for widget, options in (
         ("systems_a", view.names),
         ("systems_b", view.names),
@@ -417,7 +420,9 @@ if view is not None:  # the differences' choices of the table about to be shown,
     state.default("systems_a", view.names[0])
     state.default("systems_b", view.names[min(1, len(view.names) - 1)])
     state.default("systems_key", view.metrics[0])  # the link below holds what is drawn
-query = systems_state.write(URL, in_use, scored=view == request)
+# scored=1 only while the table of these choices is about to be shown
+shows_request = score_now or (table is not None and table["request"] == request)
+query = systems_state.write(URL, in_use, scored=shows_request)
 with link_col.popover("Copy link", icon=":material/link:"):
     st.caption(
         "This address opens the page with these choices (uploaded files are named by their "

@@ -846,6 +846,26 @@ def test_a_links_baseline_or_switch_the_page_cannot_use_is_named() -> None:
     assert "baseline=nonexistent" in said and "raw=maybe" in said
 
 
+def test_a_links_differences_the_page_cannot_use_are_named_before_score() -> None:
+    """A link without scored=1 waits for Score: its a, b and differences were kept as they
+    came, in the address too, and dropped without a word once Score drew the table."""
+    link = {"source": "demo", "metric": ["bleu_4", "rouge_l"], "a": "nobody",
+            "b": "first caption reversed", "differences": "spice"}  # fmt: skip
+    at = _open_link(link)
+    (said,) = [as_shown(w.value) for w in at.warning if "values not used here" in w.value]
+    assert "a=nobody" in said and "differences=spice" in said and "b=" not in said, said
+    shown = _link(at)  # what Score will show: the first system, the link's b, a metric
+    assert (shown["a"], shown["b"], shown["differences"]) == (
+        "first caption", "first caption reversed", "bleu_4"
+    )  # fmt: skip
+    _score(at)
+    assert not [w for w in at.warning if "values not used here" in w.value]
+    assert at.selectbox(key="systems_a").value == "first caption"
+    assert at.selectbox(key="systems_b").value == "first caption reversed"
+    assert at.selectbox(key="systems_key").value == "bleu_4"
+    assert {k: v for k, v in _link(at).items() if k != "scored"} == shown
+
+
 def test_a_new_baseline_is_said_as_such_in_the_out_of_date_note() -> None:
     """Choosing another baseline said "the files, references or on-missing choice changed"."""
     at = _page()
