@@ -26,7 +26,7 @@ from capeval_core.systems_table import paper_order, paper_table
 from capeval_ui.formats import literal
 from capeval_ui.state import Param
 from capeval_ui.views import cell_width, format_number, signature_block
-from capeval_ui.views.common import dataframe
+from capeval_ui.views.common import dataframe, zero_as_shown
 
 _NUMBER = st.column_config.NumberColumn(format="%.4f")
 _PVALUE = st.column_config.NumberColumn(format="%.4g")
@@ -111,7 +111,8 @@ def render_table(comparison: SystemsComparison) -> None:
     and the p-values, then each metric's signature. One frame drawn as two tables of its
     columns, each narrow enough for the page at 1,280 px (as one table it ran past the page,
     its last columns cut); every column stays in the data of both."""
-    frame = comparison_frame(comparison)
+    # a Δ a hair below zero read -0.0000
+    frame = zero_as_shown(comparison_frame(comparison), ["delta", "delta_ci_low", "delta_ci_high"])
     pct = f"{comparison.resampling.level * 100:g}%"
 
     def number(label_: str, **kwargs: Any) -> Any:
@@ -280,7 +281,10 @@ def render_differences(
 ) -> pd.Series | None:
     """The differences table; returns the row the reader clicked (one click opens it in
     Compare captions), if any."""
-    table = differences_frame(comparison, a, b, key, tokenizer, idf, n_images)
+    # a difference a hair below zero read -0.0000, and counted as one below
+    table = zero_as_shown(
+        differences_frame(comparison, a, b, key, tokenizer, idf, n_images), ["difference"]
+    )
     name = label(key)
     config: dict[str, Any] = {
         "image_id": st.column_config.TextColumn("image id", width=88),

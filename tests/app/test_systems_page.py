@@ -988,3 +988,51 @@ def test_the_per_image_downloads_follow_the_table_shown() -> None:
     served.append(_served(at))
     csv, json_ = zip(*served, strict=True)
     assert len(set(csv)) == 3 and len(set(json_)) == 3, served
+
+
+def _near_zero_tables() -> None:
+    """The full table and the differences of a comparison whose Δ and B − A are a hair
+    below zero (0.3 against 0.1 + 0.2), with an interval end that shows as zero and one that
+    does not."""
+    import dataclasses
+
+    import numpy as np
+
+    from capeval_core.stats.resampling import PairedResult
+    from capeval_ui import systems_views
+    from tests.core.test_systems_table import fixed_comparison
+
+    c = fixed_comparison()
+    hair = 0.3 - (0.1 + 0.2)
+    paired = {
+        k: {**by, "small|model": PairedResult(hair, (-4e-05, -6e-05), 0.2, 0.2)}
+        for k, by in c.paired.items()
+    }
+    n = len(c.scores.input.image_ids)
+    items = {
+        s: {k: np.full(n, 0.1 + 0.2 if s == "Base" else 0.3) for k in c.keys} for s in c.systems
+    }
+    c = dataclasses.replace(c, scores=dataclasses.replace(c.scores, items=items), paired=paired)
+    systems_views.render_table(c)
+    systems_views.render_differences(c, "Base", "small|model", "bleu_4", "ptb", "corpus", n)
+
+
+def test_a_difference_that_rounds_to_zero_reads_without_a_minus() -> None:
+    """A Δ of -5.6e-17 read -0.0000 in the full table, and B − A so in the differences (whose
+    note counted the image as one that differs); a real -0.0001 keeps its sign."""
+    at = AppTest.from_function(_near_zero_tables, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    paired = next(df.value for df in at.dataframe if "delta" in df.value.columns)
+    (items,) = [df.value for df in at.dataframe if "difference" in df.value.columns]
+    shown = {
+        column: {f"{v:+.4f}" for v in frame[column].dropna()}  # as the columns' %+.4f shows
+        for frame, columns in (
+            (paired, ("delta", "delta_ci_low", "delta_ci_high")),
+            (items, ("difference",)),
+        )
+        for column in columns
+    }
+    assert "-0.0000" not in set().union(*shown.values()), shown
+    assert "+0.0000" in shown["delta"] and "-0.0001" in shown["delta_ci_high"]
+    assert shown["difference"] == {"+0.0000"}
+    assert any(c.value.startswith("0 of 50 images differ") for c in at.caption)
