@@ -22,6 +22,7 @@ metric); ``COCOEvalCap.evaluate`` scores all eight values in worker processes on
 
 Deliberate differences (the README's "Coming from pycocoevalcap" lists them all): per-image
 SPICE in ``COCOEvalCap.imgToEval`` is the image's own (pycocoevalcap attaches it to another
-image when the ids are not in sorted order); ``Bleu(n)`` takes n up to 4 and ``Cider`` n = 4
-only; nothing starts Java or writes into the package folder.
+image when the ids are not in sorted order); nothing starts Java or writes into the package
+folder. ``Bleu(n)`` and ``Cider(n=...)`` count n-grams of 1 to 4 words whatever ``n`` is, as
+pycocoevalcap's: other values of ``n`` give its values or its ``IndexError``.
 """

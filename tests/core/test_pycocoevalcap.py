@@ -475,6 +475,121 @@ def test_bleu_takes_numpys_integers_and_cider_no_image_raises_as_pycocoevalcaps(
         Cider().compute_score({}, {})
 
 
+# Three images: one with a single reference and an empty candidate; the short set has no
+# caption longer than 3 words (pycocoevalcap's Cider(n=3) raises IndexError on a longer one).
+ORDER_GTS = {
+    1: ["a cat sits on a mat", "a cat is on the mat"],
+    2: ["a dog runs in the park"],
+    3: ["a man rides a horse on a beach", "a person on a horse"],
+}
+ORDER_RES = {1: ["a cat is on a mat"], 2: [""], 3: ["a man riding a horse"]}
+SHORT_GTS = {1: ["a cat", "the cat sits"], 2: ["dog"], 3: ["a man rides"]}
+SHORT_RES = {1: ["a cat"], 2: [""], 3: ["man rides"]}
+
+# pycocoevalcap 1.2's values, printed by its Python scorers on ORDER_* (SHORT_* for n=3):
+# `score, scores = Cider(**options).compute_score(gts, res)`, `[float(score), scores.tolist()]`.
+# Its CiderScorer cooks 1- to 4-grams whatever n is and averages n per-order values, so n
+# above 4 adds zeros to the mean (numpy sums 8 values or more pairwise: n=9 checks that order).
+CIDER_ORDERS = [
+    ({"n": 5}, False, [1.8180845746845125, [3.919592168625381, 0.0, 1.5346615554281566]]),
+    ({"n": 9}, False, [1.0100469859358403, [2.1775512047918784, 0.0, 0.8525897530156425]]),
+    ({"n": 3}, True, [3.242983060503373, [4.223612902074409, 0.0, 5.50533627943571]]),
+    ({"sigma": 1.0}, False, [1.9198912129459256, [4.899490210781726, 0.0, 0.86018342805605]]),
+    (
+        {"n": 6, "sigma": 2.5},
+        False,
+        [1.4082792505394461, [3.2663268071878178, 0.0, 0.9585109444305207]],
+    ),
+]
+
+
+@pytest.mark.parametrize(("options", "short", "expected"), CIDER_ORDERS)
+def test_cider_n_and_sigma_give_pycocoevalcaps_values(options, short, expected):
+    """capeval raised ValueError for any n but 4."""
+    from capeval_core.pycocoevalcap.cider.cider_scorer import CiderScorer
+
+    gts, res = (SHORT_GTS, SHORT_RES) if short else (ORDER_GTS, ORDER_RES)
+    score, scores = Cider(**options).compute_score(gts, res)
+    assert type(score) is np.float64 and scores.shape == (3,)
+    assert [float(score), scores.tolist()] == expected
+    scorer = CiderScorer(**options)
+    for i in gts:
+        scorer += (res[i][0], gts[i])
+    assert scorer.compute_score()[1].tolist() == expected[1]
+
+
+def test_cider_n_raises_what_pycocoevalcap_raises():
+    """pycocoevalcap 1.2: IndexError ("list index out of range") for n below 4 and a caption
+    longer than n words (n=True is 1), TypeError for an n that is not an integer; its
+    constructor takes `test` and `refs` and leaves them unused."""
+    for n in (0, 1, 2, 3, True):
+        with pytest.raises(IndexError, match="list index out of range"):
+            Cider(n=n).compute_score(ORDER_GTS, ORDER_RES)
+    with pytest.raises(IndexError, match="list index out of range"):
+        Cider(n=2).compute_score(SHORT_GTS, SHORT_RES)  # "the cat sits": 3 words
+    with pytest.raises(TypeError, match="'float' object cannot be interpreted as an integer"):
+        Cider(n=4.0).compute_score(ORDER_GTS, ORDER_RES)
+    unused = Cider("a dog", ["a cat"]).compute_score(ORDER_GTS, ORDER_RES)
+    assert unused[1].tolist() == Cider().compute_score(ORDER_GTS, ORDER_RES)[1].tolist()
+
+
+# pycocoevalcap 1.2's Bleu(3).compute_score(ORDER_GTS, ORDER_RES, verbose=1): returned and printed
+BLEU_3 = (
+    [0.526889344254029, 0.4873528649001904, 0.3892907824769966],
+    [
+        [0.9999999996666668, 0.0, 0.7999999996800004],
+        [0.9999999996500001, 0.0, 0.6324555317648827],
+        [0.9085602960778836, 0.0, 5.108729546934668e-06],
+    ],
+)
+BLEU_3_PRINTED = (
+    "{'testlen': 11, 'reflen': 17, 'guess': [11, 9, 7], 'correct': [10, 7, 3]}\n"
+    "ratio: 0.6470588234913496\n"
+)
+
+
+def test_bleu_n_returns_and_raises_what_pycocoevalcap_does():
+    """pycocoevalcap 1.2 counts 1- to 4-grams whatever n is: Bleu(5) raises IndexError once
+    an image is scored (zeros for no image), n <= 0 returns empty lists after printing its
+    counts, n=True is 1, and an n that is not an integer raises TypeError. capeval raised
+    ValueError in the constructor for all of these."""
+    assert _outcome(lambda: Bleu(3).compute_score(ORDER_GTS, ORDER_RES)) == (
+        BLEU_3,
+        BLEU_3_PRINTED,
+    )
+    with pytest.raises(IndexError, match="list index out of range"):
+        Bleu(5).compute_score(ORDER_GTS, ORDER_RES)
+    assert _outcome(lambda: Bleu(5).compute_score({}, {}))[0] == ([0.0] * 5, [[]] * 5)
+    empty = _outcome(lambda: Bleu(0).compute_score(ORDER_GTS, ORDER_RES))
+    assert empty == (
+        ([], []),
+        "{'testlen': 11, 'reflen': 17, 'guess': [], 'correct': []}\nratio: 0.6470588234913496\n",
+    )
+    assert _outcome(lambda: Bleu(-1).compute_score(ORDER_GTS, ORDER_RES)) == empty
+    assert Bleu(True).compute_score(ORDER_GTS, ORDER_RES, verbose=0) == (
+        BLEU_3[0][:1],
+        BLEU_3[1][:1],
+    )
+    with pytest.raises(TypeError, match="'float' object cannot be interpreted as an integer"):
+        Bleu(2.0).compute_score(ORDER_GTS, ORDER_RES)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8, 9, True, 4.0])
+@pytest.mark.parametrize("sigma", [6.0, 0.5])
+@pytest.mark.parametrize("short", [False, True], ids=["long", "short"])
+def test_other_orders_and_sigmas_match_pycocoevalcaps_python_scorers(n, sigma, short):
+    """pycocoevalcap 1.2's BLEU and CIDEr-D are Python: they run here beside ours (values to
+    the last bit, printed lines, exception classes)."""
+    from pycocoevalcap.bleu.bleu import Bleu as TheirBleu
+    from pycocoevalcap.cider.cider import Cider as TheirCider
+
+    gts, res = (SHORT_GTS, SHORT_RES) if short else (ORDER_GTS, ORDER_RES)
+    theirs = _outcome(lambda: TheirCider(n=n, sigma=sigma).compute_score(gts, res))
+    assert _outcome(lambda: Cider(n=n, sigma=sigma).compute_score(gts, res)) == theirs
+    theirs = _outcome(lambda: TheirBleu(n).compute_score(gts, res, verbose=2))
+    assert _outcome(lambda: Bleu(n).compute_score(gts, res, verbose=2)) == theirs
+
+
 def test_eval_module_holds_the_scorers_names():
     """Code importing PTBTokenizer or Bleu from pycocoevalcap.eval got an ImportError."""
     from capeval_core.pycocoevalcap import eval as ours

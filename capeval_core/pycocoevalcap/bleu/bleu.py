@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from capeval_core.metrics.bleu import MAX_ORDER
 from capeval_core.pycocoevalcap import _inputs
 from capeval_core.pycocoevalcap.bleu.bleu_scorer import BleuScorer
 
 
 class Bleu:
-    """BLEU-1..n with the closest reference length, as pycocoevalcap 1.2 (n at most 4).
+    """BLEU-1..n with the closest reference length, as pycocoevalcap 1.2.
+
+    As there, n-grams are counted up to 4 words whatever ``n`` is: ``n`` above 4 raises
+    ``IndexError`` once an image is scored, ``n <= 0`` gives empty lists, and an ``n`` that is
+    not an integer raises ``TypeError`` when scoring.
 
     >>> score, scores = Bleu(4).compute_score({1: ["a cat sits on a mat"]},
     ...                                       {1: ["a cat is on a mat"]}, verbose=0)
@@ -21,12 +23,7 @@ class Bleu:
     """
 
     def __init__(self, n: int = 4) -> None:
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= MAX_ORDER:
-            raise ValueError(
-                f"Bleu(n): capeval computes BLEU-1 to BLEU-{MAX_ORDER} (got n={n!r}); "
-                "pycocoevalcap's default is 4"
-            )
-        self._n = int(n)  # numpy's 4 too, as pycocoevalcap takes it
+        self._n = n  # as pycocoevalcap: used (and checked) when scoring
         self._hypo_for_image: dict[Any, Any] = {}
         self.ref_for_image: dict[Any, Any] = {}
 

@@ -12,7 +12,7 @@ scorer's cooked counts (``ratio``, ``reflen``, ``testlen``, ``retest``, ``rescor
 
 from __future__ import annotations
 
-import numbers
+import operator
 from typing import Any
 
 from capeval_core.metrics.bleu import MAX_ORDER, SMALL, TINY, bleu_values
@@ -90,17 +90,13 @@ class BleuScorer(Pairs):
         self, test: str | None = None, refs: list[str] | None = None, n: int = 4,
         special_reflen: float | None = None,
     ) -> None:  # fmt: skip
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= MAX_ORDER:
-            raise ValueError(
-                f"BleuScorer(n): capeval computes BLEU-1 to BLEU-{MAX_ORDER} (got n={n!r})"
-            )
         if special_reflen is not None:
             raise ValueError(
                 "BleuScorer(special_reflen=...): capeval chooses each candidate's reference "
                 "length by compute_score's option (closest, shortest or average)"
             )
         super().__init__()
-        self.n = int(n)
+        self.n = n  # checked when scoring, as pycocoevalcap uses it there
         self._score: list[float] | None = None
         self.cook_append(test, refs)
 
@@ -118,6 +114,7 @@ class BleuScorer(Pairs):
         ``"shortest"`` or ``"average"`` reference length (None: ``"average"`` for one pair,
         else ``"closest"``, as pycocoevalcap). As there, a second call before another pair is
         added returns the corpus values alone (the cached ``_score``)."""
+        n = operator.index(self.n)  # pycocoevalcap's range(n): TypeError for 2.0, True is 1
         if self._score is not None:
             return self._score
         if option is None:
@@ -128,8 +125,16 @@ class BleuScorer(Pairs):
             raise AssertionError(
                 f"BleuScorer: unsupported reflen option {option!r} (closest, shortest or average)"
             )
+        if n > MAX_ORDER and self.crefs and self.crefs[0] and self.ctest[0] is not None:
+            # pycocoevalcap cooks 1- to 4-grams whatever n is, and its first pair's counts
+            # have no fifth order to add up
+            raise IndexError(
+                f"BleuScorer(n={n}): pycocoevalcap 1.2 counts n-grams of 1 to {MAX_ORDER} words "
+                "whatever n is, so a pair scored with n above 4 has no count to read (its "
+                "IndexError: list index out of range)"
+            )
         values = bleu_values(*self.token_lists(), option)
-        n = self.n
+        totals = values.totals
         # lengths are whole numbers but for the average of the references' lengths (with no
         # pair added, pycocoevalcap's 0 it starts from)
         length: Any = float if option == "average" and self.crefs else int
@@ -138,16 +143,23 @@ class BleuScorer(Pairs):
                 comps = {"reflen": lengths, "testlen": testlen, "guess": guess, "correct": correct}
                 print(comps, length(reflen))
         if verbose > 0:  # the pooled counts and the length ratio, as pycocoevalcap prints them
-            totals = values.totals
             reflen = length(totals.reference_length)
             print(
                 {
                     "testlen": totals.candidate_length,
                     "reflen": reflen,
-                    "guess": list(totals.guess[:n]),
-                    "correct": list(totals.correct[:n]),
+                    "guess": _orders(totals.guess, n, 0),
+                    "correct": _orders(totals.correct, n, 0),
                 }
             )
             print("ratio:", (totals.candidate_length + TINY) / (reflen + SMALL))
-        self._score = values.corpus[:n]
-        return self._score, values.items[:n]
+        self._score = _orders(values.corpus, n, 0.0)
+        return self._score, [list(v) for v in _orders(values.items, n, ())]
+
+
+def _orders(values: Any, n: int, fill: Any) -> list[Any]:
+    """The first ``n`` orders' values as pycocoevalcap lists them: none for ``n <= 0`` (its
+    ``range(n)``) and, past the 4 counted (no pair scored), ``fill``: a BLEU of 0, a count of
+    0, no per-pair value."""
+    n = max(n, 0)
+    return [*values[:n], *[fill] * (n - min(n, len(values)))]

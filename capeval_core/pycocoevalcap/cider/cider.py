@@ -7,13 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from capeval_core.metrics.cider import ORDER
 from capeval_core.pycocoevalcap import _inputs
 from capeval_core.pycocoevalcap.cider.cider_scorer import CiderScorer
 
 
 class Cider:
     """CIDEr-D (n = 4, σ = 6) with the IDF of the scored images, as pycocoevalcap 1.2.
+
+    As there, ``test`` and ``refs`` are unused and n-grams are counted up to 4 words whatever
+    ``n`` is: ``n`` above 4 gives 4/n of the value with trailing zeros in its mean, below 4
+    raises ``IndexError`` for a caption longer than ``n`` words.
 
     Fast enough for a training loop: a call on a few hundred captions pays no start-up (no
     process, nothing loaded), about 20 times faster than pycocoevalcap's.
@@ -26,11 +29,6 @@ class Cider:
     """
 
     def __init__(self, test: Any = None, refs: Any = None, n: int = 4, sigma: float = 6.0):
-        if n != ORDER:
-            raise ValueError(
-                f"Cider(n): capeval's CIDEr-D sums n-grams of 1 to {ORDER} words "
-                f"(got n={n!r}), as pycocoevalcap's default"
-            )
         self._n = n
         self._sigma = sigma
 

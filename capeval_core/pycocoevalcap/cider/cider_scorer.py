@@ -11,10 +11,16 @@ scorer), ``size``, ``copy``, ``compute_score``, and the module's functions ``pre
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-from capeval_core.metrics.cider import ORDER, cider_d_values
+from capeval_core.metrics.base import Batch
+from capeval_core.metrics.cider import ORDER, _BatchScores, cider_d_values
+from capeval_core.metrics.ngram_index import batch_ngrams
+from capeval_core.metrics.ngrams import coco_words
 from capeval_core.pycocoevalcap._inputs import Pairs, ngram_counts
+from capeval_core.tokenize import Tokens
 
 
 def precook(s: str, n: int = 4, out: bool = False) -> dict[tuple[str, ...], int]:
@@ -52,13 +58,8 @@ class CiderScorer(Pairs):
         self, test: str | None = None, refs: list[str] | None = None, n: int = 4,
         sigma: float = 6.0,
     ) -> None:  # fmt: skip
-        if n != ORDER:
-            raise ValueError(
-                f"CiderScorer(n): capeval's CIDEr-D sums n-grams of 1 to {ORDER} words "
-                f"(got n={n!r}), as pycocoevalcap's default"
-            )
         super().__init__()
-        self.n = n
+        self.n = n  # checked when scoring, as pycocoevalcap uses it there
         self.sigma = sigma
         self.cook_append(test, refs)
 
@@ -69,7 +70,46 @@ class CiderScorer(Pairs):
         in pycocoevalcap."""
         if not self.crefs:  # pycocoevalcap: max() of no document frequencies, a ValueError
             raise ValueError("CiderScorer: no pair was added")
-        # a pair added without references scores NaN, and so does the mean (pycocoevalcap
-        # divides by its 0 references)
-        scores = cider_d_values(*self.token_lists(), self.sigma)
+        n = operator.index(self.n)  # pycocoevalcap's range(n): TypeError for 4.0, True is 1
+        cands, refs = self.token_lists()
+        longest = max(len(words) for words in (*cands, *(r for group in refs for r in group)))
+        if n < ORDER and longest > n:  # pycocoevalcap has no place for the longer n-grams
+            raise IndexError(
+                f"CiderScorer(n={n}): pycocoevalcap 1.2 counts n-grams of 1 to {ORDER} words "
+                f"whatever n is and has room for n orders only, so a caption of {longest} "
+                "words cannot be scored (its IndexError: list index out of range)"
+            )
+        if n == ORDER:
+            # a pair added without references scores NaN, and so does the mean (pycocoevalcap
+            # divides by its 0 references)
+            scores = cider_d_values(cands, refs, self.sigma)
+        else:
+            scores = _mean_over_orders(cands, refs, self.sigma, n)
         return np.mean(scores), scores
+
+
+def _mean_over_orders(
+    candidates: list[Tokens], references: list[list[Tokens]], sigma: float, n: int
+) -> np.ndarray:
+    """CIDEr-D as pycocoevalcap computes it for ``n`` other than 4: the mean of ``n`` per-order
+    similarities, of which the 1- to 4-word n-grams (all it counts) fill the first ones and the
+    rest are 0. Each image's 10 * mean / references in its float operations: the mean is
+    ``np.mean`` of the ``n`` values, whose sum numpy orders otherwise from 8 values on."""
+    cands = [coco_words(c) for c in candidates]
+    refs = [[coco_words(r) for r in group] for group in references]
+    if n <= 0:  # no order, no word (else IndexError above): an empty mean
+        return np.full(len(cands), np.nan)
+    batch = Batch.of_tokens(cands, [group or [()] for group in refs])
+    totals = _BatchScores(batch_ngrams(batch), sigma).total
+    scores = np.empty(len(cands))
+    for i, (row, group) in enumerate(zip(totals, refs, strict=True)):
+        if not group:  # 0 / 0 in pycocoevalcap
+            scores[i] = np.nan
+            continue
+        per_order = np.zeros(n)
+        per_order[: min(n, ORDER)] = row[: min(n, ORDER)]
+        score = np.mean(per_order)
+        score /= len(group)
+        score *= 10.0
+        scores[i] = score
+    return scores
