@@ -4,9 +4,11 @@ Takes pycocotools ``COCO`` objects or anything with ``getImgIds()`` and ``imgToA
 ``evaluate`` tokenizes once and scores BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE in one
 :func:`capeval_core.scoring.score_set` call (worker processes on large sets), then fills
 ``eval``, ``imgToEval`` and ``evalImgs`` and prints pycocoevalcap's lines, in its order and
-with its types. One deliberate difference: ``imgToEval[i]["SPICE"]`` is image ``i``'s own
-SPICE; pycocoevalcap attaches the SPICE of the ``k``-th image in sorted id order to the
-``k``-th image of ``params["image_id"]``, another image whenever those are not sorted.
+with its types; an image without a result, or with two, raises ``AssertionError`` naming it
+after the lines pycocoevalcap prints before its BLEU asserts. One deliberate difference:
+``imgToEval[i]["SPICE"]`` is image ``i``'s own SPICE; pycocoevalcap attaches the SPICE of
+the ``k``-th image in sorted id order to the ``k``-th image of ``params["image_id"]``,
+another image whenever those are not sorted.
 """
 
 from __future__ import annotations
@@ -76,10 +78,14 @@ class COCOEvalCap:
             gts[imgId] = self.coco.imgToAnns[imgId]
             res[imgId] = self.cocoRes.imgToAnns[imgId]
         print("tokenization...")
-        ids = _checked(gts, res)
+        ids = _captioned(gts, res)
+        print("setting up scorers...")
+        unscorable = _unscorable(gts, res, ids)
+        if unscorable is not None:  # pycocoevalcap's BLEU asserts, once it says it computes
+            print(f"computing {SCORERS[0][0]} score...")
+            raise unscorable
         candidates = [res[i][0]["caption"] for i in ids]
         references = [[a["caption"] for a in gts[i]] for i in ids]
-        print("setting up scorers...")
         # stdout as pycocoevalcap's; a bar on stderr only while a long caption's parse says
         # how far it is (the jar, too, writes its progress on stderr)
         with StderrBar("capeval", "step", shown=False, leave=False) as bar:
@@ -117,31 +123,14 @@ class COCOEvalCap:
         self.evalImgs = [eval for imgId, eval in self.imgToEval.items()]
 
 
-def _checked(gts: dict[Any, Any], res: dict[Any, Any]) -> list[Any]:
-    """The image ids with a caption, once each has one result and at least one reference:
-    where pycocoevalcap's scorers assert (an image without a result or a reference drops out of its
-    tokenized dicts, so their keys differ; one with two results fails ``len(hypo) == 1``),
-    and every caption is text (a TypeError naming the image, as PTBTokenizer's)."""
+def _captioned(gts: dict[Any, Any], res: dict[Any, Any]) -> list[Any]:
+    """The image ids with a caption, once every caption is text (a TypeError naming the
+    image, where pycocoevalcap's tokenizer raises AttributeError)."""
     # an image with neither a result nor a reference leaves both of pycocoevalcap's
     # tokenized dicts (a held-out image of the annotations file): not scored, no assertion
     ids = [i for i in gts if len(res[i]) or len(gts[i])]
     if not ids:  # pycocoevalcap: a ValueError once its METEOR reads no score
         raise ValueError("COCOEvalCap: no image of params['image_id'] has a caption")
-    no_result = [i for i in ids if len(res[i]) == 0]
-    no_reference = [i for i in ids if len(gts[i]) == 0]
-    if no_result or no_reference:
-        raise AssertionError(
-            "COCOEvalCap: every image of params['image_id'] needs a caption in the results and "
-            "one in the annotations (pycocoevalcap asserts gts.keys() == res.keys()); without "
-            f"a result: {no_result[:5]} ({len(no_result)}), without a reference: "
-            f"{no_reference[:5]} ({len(no_reference)})"
-        )
-    many = [i for i in ids if len(res[i]) > 1]
-    if many:
-        raise AssertionError(
-            f"COCOEvalCap: images with more than one caption in the results: {many[:5]} "
-            f"({len(many)}); pycocoevalcap asserts len(hypo) == 1"
-        )
     for where, anns in (("results", res), ("annotations", gts)):
         for i in ids:
             for j, ann in enumerate(anns[i]):
@@ -152,6 +141,28 @@ def _checked(gts: dict[Any, Any], res: dict[Any, Any]) -> list[Any]:
                         f"{where}) must be text (got {type(text).__name__})"
                     )
     return ids
+
+
+def _unscorable(gts: dict[Any, Any], res: dict[Any, Any], ids: list[Any]) -> AssertionError | None:
+    """Where pycocoevalcap's BLEU, its first scorer, asserts (an image without a result or a
+    reference drops out of its tokenized dicts, so their keys differ; one with two results
+    fails ``len(hypo) == 1``), with the images named (pycocoevalcap's assertions say nothing)."""
+    no_result = [i for i in ids if len(res[i]) == 0]
+    no_reference = [i for i in ids if len(gts[i]) == 0]
+    if no_result or no_reference:
+        return AssertionError(
+            "COCOEvalCap: every image of params['image_id'] needs a caption in the results and "
+            "one in the annotations (pycocoevalcap asserts gts.keys() == res.keys()); without "
+            f"a result: {no_result[:5]} ({len(no_result)}), without a reference: "
+            f"{no_reference[:5]} ({len(no_reference)})"
+        )
+    many = [i for i in ids if len(res[i]) > 1]
+    if many:
+        return AssertionError(
+            f"COCOEvalCap: images with more than one caption in the results: {many[:5]} "
+            f"({len(many)}); pycocoevalcap asserts len(hypo) == 1"
+        )
+    return None
 
 
 def _print_bleu(stats: np.ndarray) -> None:

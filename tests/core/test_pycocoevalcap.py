@@ -708,6 +708,36 @@ def test_evaluate_asserts_on_missing_and_double_results():
         _evaluate(gts, {1: ["a dog"], 2: ["a cat", "a kitten"]})
 
 
+# What pycocoevalcap 1.2's COCOEvalCap.evaluate() prints on stdout before its BLEU asserts
+# (`assert(len(hypo) == 1)` for two results of one image, `assert(gts.keys() == res.keys())`
+# for an image without a result), a bare AssertionError: recorded by running it (Java 17,
+# its PTBTokenizer jar) on UNSCORABLE_GTS with each of UNSCORABLE_RES, as
+# test_live_evaluate_prints_pycocoevalcaps_lines_before_it_asserts does.
+PRINTED_BEFORE_ASSERTION = "tokenization...\nsetting up scorers...\ncomputing Bleu score...\n"
+UNSCORABLE_GTS = {1: ["a dog runs"], 2: ["a cat sits", "a small cat"]}
+UNSCORABLE_RES = {
+    "two results": {1: ["a dog"], 2: ["a cat", "a kitten"]},
+    "no result": {1: ["a dog"], 2: []},
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [("two results", r"more than one caption.*\[2\]"), ("no result", r"without a result: \[2\]")],
+)
+def test_evaluate_prints_pycocoevalcaps_lines_before_it_asserts(case, message):
+    """capeval printed "tokenization..." alone before its assertion."""
+    ev = COCOEvalCap(
+        _Coco({k: [{"caption": c} for c in v] for k, v in UNSCORABLE_GTS.items()}),
+        _Coco({k: [{"caption": c} for c in v] for k, v in UNSCORABLE_RES[case].items()}),
+    )
+    printed = io.StringIO()
+    with pytest.raises(AssertionError, match=message), contextlib.redirect_stdout(printed):
+        ev.evaluate()
+    assert printed.getvalue() == PRINTED_BEFORE_ASSERTION
+    assert ev.eval == {} and ev.imgToEval == {}
+
+
 def test_evaluate_names_the_image_of_a_caption_that_is_not_text():
     """Before: "`candidates[0]` must be a string", a name of capeval's internals, no image."""
     gts = {1: ["a dog"], 2: ["a cat"]}
@@ -766,6 +796,52 @@ def test_live_client_script_matches_pycocoevalcap(live):
         for key in row:
             if key != "SPICE":
                 assert same(row[key], expected[key]), (image, key)
+
+
+_UNSCORABLE_SCRIPT = """
+import json, sys
+from pycocoevalcap.eval import COCOEvalCap
+
+class Coco:
+    def __init__(self, anns):
+        self.imgToAnns = anns
+
+    def getImgIds(self):
+        return list(self.imgToAnns)
+
+gts, res = (
+    {int(k): [{"caption": c} for c in v] for k, v in json.loads(arg).items()}
+    for arg in sys.argv[1:]
+)
+try:
+    COCOEvalCap(Coco(gts), Coco(res)).evaluate()
+except AssertionError as exc:
+    print("AssertionError:", repr(str(exc)))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(UNSCORABLE_RES))
+def test_live_evaluate_prints_pycocoevalcaps_lines_before_it_asserts(case, tmp_path):
+    why = oracle.available()
+    if why:
+        pytest.skip(why)
+    import subprocess
+    import sys
+
+    site = oracle.oracle_copy(tmp_path)
+    script = tmp_path / "unscorable.py"
+    script.write_text(_UNSCORABLE_SCRIPT, encoding="utf-8")
+    args = [json.dumps(UNSCORABLE_GTS), json.dumps(UNSCORABLE_RES[case])]
+    done = subprocess.run(
+        [sys.executable, str(script), *args],
+        env=oracle.java_env(site),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    assert done.stdout == PRINTED_BEFORE_ASSERTION + "AssertionError: ''\n"
 
 
 @pytest.mark.slow
