@@ -13,9 +13,15 @@ per-image values.
 - Paired bootstrap test (sacrebleu's, after the Moses script): the p-value compares the
   observed absolute difference with the resampled absolute differences centred on their
   mean. This is not a two-sided test: the resampled differences lie around the observed
-  one, so the count sees one tail, and p is about half a two-sided test's (a difference of
-  one image, with no spread, gets the least p there is). ``"both"`` reports the larger p,
-  which is approximate randomization's (two-sided) whenever the bootstrap's is smaller.
+  one, so the count sees one tail, and p is about half a two-sided test's. ``"both"``
+  reports the larger p, which is approximate randomization's (two-sided) whenever the
+  bootstrap's is smaller.
+- One image: a paired test on one item carries no information (every resample is that
+  image; every swap gives the same absolute difference), so both p-values are NaN, with
+  ``scipy.stats.DegenerateDataWarning``, and :attr:`PairedResult.p_value` is NaN (the
+  bootstrap's was 1 / (R + 1), the least there is: "significant"). Images that all differ
+  alike keep the bootstrap's p: its null has no spread, so p is 1 / (R + 1), as its
+  interval (the difference, zero width) says; randomization tests them too.
 - Approximate randomization (Riezler & Maxwell 2005): ``n_trials`` times, each image's two
   captions are swapped with probability 1/2 (references fixed); the p-value compares the
   observed absolute difference with the pseudo-systems' absolute differences.
@@ -39,11 +45,13 @@ and seed, so every process reproduces the same p-values.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
+from scipy.stats import DegenerateDataWarning
 
 from capeval_core.errors import InputError
 from capeval_core.metrics.statistics import ItemStatistics, weights_from_indices
@@ -150,7 +158,8 @@ class PairedResult:
     interval of the paired difference; the p-values those of the tests run (None where not
     run): approximate randomization's is two-sided, the paired bootstrap's sacrebleu's (about
     one-sided; see the module's note). :attr:`p_value` is the larger of them: a difference
-    called significant by it is significant by both tests.
+    called significant by it is significant by both tests; NaN where a test run gave NaN
+    (one image: the module's note).
     """
 
     delta: float
@@ -161,7 +170,9 @@ class PairedResult:
     @property
     def p_value(self) -> float:
         ps = [p for p in (self.p_bootstrap, self.p_randomization) if p is not None]
-        return max(ps) if ps else math.nan
+        if not ps or any(math.isnan(p) for p in ps):
+            return math.nan
+        return max(ps)
 
 
 def paired_tests(
@@ -220,11 +231,22 @@ def paired_tests_many(
         base_point, sys_point = baseline.point(), system.point()
         points[name] = (base_point, sys_point)
         observed[name] = np.array([abs(sys_point[k] - base_point[k]) for k in baseline.keys])
+    one_image = [name for name, (baseline, *_) in pairs.items() if len(baseline) == 1]
+    if one_image:
+        warnings.warn(
+            f"{_named(one_image, pairs)} compared on one image: a paired test on one image "
+            "carries no information, so its p-values are NaN",
+            DegenerateDataWarning,
+            stacklevel=3,
+        )
+    ar_pairs = {k: (b, s) for k, (b, s, _, _) in pairs.items() if k not in one_image}
     p_ar = (
-        _randomization({k: (b, s) for k, (b, s, _, _) in pairs.items()}, observed, n_trials, seed)
-        if tests in ("ar", "both")
+        _randomization(ar_pairs, {k: observed[k] for k in ar_pairs}, n_trials, seed)
+        if tests in ("ar", "both") and ar_pairs
         else {}
     )
+    if tests in ("ar", "both"):
+        p_ar.update({k: np.full(observed[k].size, np.nan) for k in one_image})
     out: dict[_K, dict[str, PairedResult]] = {}
     for name, (baseline, _, baseline_boot, system_boot) in pairs.items():
         base_point, sys_point = points[name]
@@ -237,11 +259,10 @@ def paired_tests_many(
                 # as the interval leaves it out (else every null is NaN and p = 1 / (R + 1))
                 sample = np.abs(diffs[:, j])
                 sample = sample[np.isfinite(sample)]
-                p_bs = (
-                    _p_or_nan(sample - sample.mean(), observed[name][j])
-                    if sample.size
-                    else math.nan
-                )
+                if name in one_image or not sample.size:
+                    p_bs = math.nan
+                else:
+                    p_bs = _p_or_nan(sample - sample.mean(), observed[name][j])
             results[k] = PairedResult(
                 sys_point[k] - base_point[k],
                 confidence_interval(diffs[:, j], level),
@@ -250,6 +271,13 @@ def paired_tests_many(
             )
         out[name] = results
     return out
+
+
+def _named(names: list[Any], pairs: Mapping[Any, Any]) -> str:
+    """The pairs a warning is about: "the systems" when it is about all, else their names."""
+    if len(names) == len(pairs):
+        return "the systems"
+    return ", ".join(map(repr, names[:5])) + (" ..." if len(names) > 5 else "")
 
 
 def _p_or_nan(null: np.ndarray, observed: float) -> float:

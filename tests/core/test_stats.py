@@ -845,3 +845,51 @@ def test_series_refusals_name_the_callers_arguments():
         system_level(plain, shuffled, ["a", "a", "b", "b"])
     with pytest.raises(InputError, match=r"^`human` and `metric_scores\['m'\]` are pandas"):
         williams_matrix(plain, {"m": shuffled, "n": plain})
+
+
+def test_a_paired_test_on_one_image_is_nan_and_said():
+    """One image: every resample is that image, so the bootstrap's null was all 0 and
+    p = 1 / (R + 1), 'significant' (the CLI printed "bs < 0.001"); a paired test on one item
+    carries no information. Now NaN for both tests, with scipy's DegenerateDataWarning, and
+    the CLI's and the paper table's format_p writes it "n/a"."""
+    from capeval_core.metrics.statistics import MeanStatistics
+    from capeval_core.stats import resampling
+    from capeval_core.systems import format_p
+
+    a = MeanStatistics.from_values(("x",), {"x": np.array([0.25])})
+    b = MeanStatistics.from_values(("x",), {"x": np.array([0.75])})
+    boot = resampling.bootstrap({"a": a, "b": b}, 1000, seed=1)
+    for tests in ("bs", "ar", "both"):
+        with pytest.warns(sps.DegenerateDataWarning, match="one image"):
+            got = resampling.paired_tests(a, b, boot["a"], boot["b"], tests=tests)["x"]
+        assert got.delta == 0.5
+        if tests != "ar":
+            assert math.isnan(got.p_bootstrap)
+        if tests != "bs":
+            assert math.isnan(got.p_randomization)
+        assert math.isnan(got.p_value)
+    assert format_p(got.p_value, 1000) == "n/a"
+
+
+def test_images_that_all_differ_alike_keep_the_bootstraps_p_and_a_copy_p_1():
+    """Four images that all gain exactly 0.25: every resample's difference is 0.25, so the
+    bootstrap's p is the least there is, 1 / (R + 1), as its zero-width interval says, and
+    no warning (only one image carries no information); randomization tests it too. A copy
+    (difference 0) keeps p = 1."""
+    from capeval_core.metrics.statistics import MeanStatistics
+    from capeval_core.stats import resampling
+
+    values = np.array([0.0, 0.25, 0.5, 0.75])
+    a = MeanStatistics.from_values(("x",), {"x": values})
+    b = MeanStatistics.from_values(("x",), {"x": values + 0.25})
+    copy = MeanStatistics.from_values(("x",), {"x": values.copy()})
+    boot = resampling.bootstrap({"a": a, "b": b, "c": copy}, 1000, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = resampling.paired_tests(a, b, boot["a"], boot["b"], n_trials=1000, seed=1)["x"]
+        same_p = resampling.paired_tests(a, copy, boot["a"], boot["c"], n_trials=100)["x"]
+    assert got.confidence_interval == (0.25, 0.25) and got.p_bootstrap == 1 / 1001
+    # every swap moves 0.25 / 4 either way per image: |Δ| is reached again by none or all
+    # swapped, 2 of 16 patterns: p about 1/8 (1,000 trials: within four standard errors)
+    assert 0.08 < got.p_randomization < 0.17 and got.p_value == got.p_randomization
+    assert same_p.p_bootstrap == 1.0 and same_p.p_value == 1.0
