@@ -36,10 +36,14 @@ def test_ruff_bans_streamlit_in_core():
 
 #: module -> packages and modules it must never import, not even inside a function. The
 #: batch-scoring engine sits below both of its users (issue #33), so the Systems path reads
-#: systems -> batch -> metrics and never passes through judgments.
+#: systems -> batch -> metrics and never passes through judgments. A package is listed with
+#: each of its modules: the statements read are its ``__init__``'s only.
 FORBIDDEN_IMPORTS = {
     "capeval_core.batch": ("capeval_core.systems", "capeval_core.judgments"),
     "capeval_core.systems": ("capeval_core.judgments",),
+    "capeval_core.systems.loading": ("capeval_core.judgments",),
+    "capeval_core.systems.scoring": ("capeval_core.judgments",),
+    "capeval_core.systems.comparison": ("capeval_core.judgments",),
     "capeval_core.systems_table": ("capeval_core.judgments",),
 }
 

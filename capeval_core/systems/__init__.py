@@ -1,0 +1,69 @@
+"""Several captioning systems scored on the same images, and whether their differences hold.
+
+A researcher has one COCO-format results file per system. :func:`load_systems` reads them
+(and the references: an annotations file, or COCO val2014 from the installed pycocoevalcap),
+checks that every system captions the same images once each, and puts the images in the
+order ``capeval score`` uses. :func:`score_systems` scores every system with every metric in
+one pass (references tokenized once; per-image values and each metric's resampling
+statistics kept; results cached on disk per system and metric). :func:`compare_systems`
+adds bootstrap intervals and paired tests against the first system (the baseline), with
+sacrebleu's conventions (see :mod:`capeval_core.stats.resampling`).
+
+Each system's corpus values equal ``capeval score`` on its file alone, bit for bit.
+
+One job per module, each importing only the ones before it: :mod:`.loading` reads and aligns
+the files (:class:`SystemsInput`), :mod:`.scoring` scores them with the on-disk cache
+(:class:`SystemsScores`), :mod:`.comparison` compares them (intervals, paired tests, the
+report, the per-image outputs).
+"""
+
+# the names marked noqa are public beside `__all__`: the paper table, the app and the library's
+# users import them from here, as they did from the single module this package was
+from capeval_core.coco_files import COCO_VAL_SOURCE, References, coco_val_references
+from capeval_core.systems.comparison import (
+    ALPHA,  # noqa: F401
+    P_SHOWN_FROM,  # noqa: F401
+    ResamplingSignature,
+    SystemsComparison,
+    categories_left_out,
+    compare_systems,
+    comparison_signatures_text,
+    format_p,
+    per_item_text,
+    references_fields,  # noqa: F401
+    score_and_compare,
+    score_and_compare_apart,
+    systems_per_item_outputs,
+    write_systems_per_item,
+)
+from capeval_core.systems.loading import (
+    ON_MISSING,  # noqa: F401
+    CoverageError,  # noqa: F401
+    SystemsInput,
+    demo_systems,
+    distinct_names,  # noqa: F401
+    load_systems,
+)
+from capeval_core.systems.scoring import SystemsScores, score_systems
+
+__all__ = [
+    "COCO_VAL_SOURCE",
+    "References",
+    "ResamplingSignature",
+    "SystemsComparison",
+    "SystemsInput",
+    "SystemsScores",
+    "categories_left_out",
+    "coco_val_references",
+    "compare_systems",
+    "comparison_signatures_text",
+    "demo_systems",
+    "format_p",
+    "load_systems",
+    "per_item_text",
+    "score_and_compare",
+    "score_and_compare_apart",
+    "score_systems",
+    "systems_per_item_outputs",
+    "write_systems_per_item",
+]
