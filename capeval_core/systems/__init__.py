@@ -17,12 +17,10 @@ the files (:class:`SystemsInput`), :mod:`.scoring` scores them with the on-disk 
 report, the per-image outputs).
 """
 
-# the names marked noqa are public beside `__all__`: the paper table, the app and the library's
-# users import them from here, as they did from the single module this package was
 from capeval_core.coco_files import COCO_VAL_SOURCE, References, coco_val_references
 from capeval_core.systems.comparison import (
-    ALPHA,  # noqa: F401
-    P_SHOWN_FROM,  # noqa: F401
+    ALPHA,
+    P_SHOWN_FROM,
     ResamplingSignature,
     SystemsComparison,
     categories_left_out,
@@ -30,24 +28,28 @@ from capeval_core.systems.comparison import (
     comparison_signatures_text,
     format_p,
     per_item_text,
-    references_fields,  # noqa: F401
+    references_fields,
     score_and_compare,
     score_and_compare_apart,
     systems_per_item_outputs,
     write_systems_per_item,
 )
 from capeval_core.systems.loading import (
-    ON_MISSING,  # noqa: F401
-    CoverageError,  # noqa: F401
+    ON_MISSING,
+    CoverageError,
     SystemsInput,
     demo_systems,
-    distinct_names,  # noqa: F401
+    distinct_names,
     load_systems,
 )
 from capeval_core.systems.scoring import SystemsScores, score_systems
 
 __all__ = [
+    "ALPHA",
     "COCO_VAL_SOURCE",
+    "ON_MISSING",
+    "P_SHOWN_FROM",
+    "CoverageError",
     "References",
     "ResamplingSignature",
     "SystemsComparison",
@@ -58,9 +60,11 @@ __all__ = [
     "compare_systems",
     "comparison_signatures_text",
     "demo_systems",
+    "distinct_names",
     "format_p",
     "load_systems",
     "per_item_text",
+    "references_fields",
     "score_and_compare",
     "score_and_compare_apart",
     "score_systems",
