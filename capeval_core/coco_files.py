@@ -32,12 +32,15 @@ read their files here.
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from capeval_core import files
 from capeval_core.errors import CapevalWarning, InputError
@@ -522,3 +525,34 @@ def evaluation_order(ann: dict, cands: Mapping[Any, str], path: str | Path) -> l
         if len(order) == len(cands):
             return order
     return list(cands)
+
+
+#: the keys coco-caption averages over the images in sorted id order: pycocoevalcap's Spice
+#: sorts the ids before it averages; BLEU, METEOR, ROUGE-L and CIDEr-D keep the evaluation
+#: order (:func:`evaluation_order`). A float sum's last bit depends on its order.
+SORTED_ID_KEYS = frozenset({"spice"})
+
+
+def sorted_id_order(image_ids: Sequence[Any]) -> list[int]:
+    """Positions of ``image_ids`` in sorted id order; their own order where the ids do not sort
+    (numbers and text mixed: pycocoevalcap cannot sort them at all).
+
+    >>> sorted_id_order([42, 7, 19]), sorted_id_order([1, "b"])
+    ([1, 2, 0], [0, 1])
+    """
+    try:
+        return sorted(range(len(image_ids)), key=image_ids.__getitem__)
+    except TypeError:
+        return list(range(len(image_ids)))
+
+
+def coco_caption_mean(values: Sequence[float], image_ids: Sequence[Any]) -> float:
+    """The mean of per-image values as coco-caption takes SPICE's: summed in sorted id order,
+    an image left out (NaN) skipped; NaN when every image was left out.
+
+    >>> coco_caption_mean([0.5, float("nan"), 0.25], [3, 2, 1])
+    0.375
+    """
+    ordered = [values[k] for k in sorted_id_order(image_ids)]
+    kept = [v for v in ordered if not math.isnan(v)]
+    return float(np.mean(kept)) if kept else math.nan

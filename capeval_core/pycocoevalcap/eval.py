@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from capeval_core.coco_files import sorted_id_order
 from capeval_core.metrics.bleu import SMALL, TINY
 from capeval_core.metrics.spice import COUNTS_STATISTIC
 from capeval_core.progress import StderrBar
@@ -185,11 +186,7 @@ def _values(name: str, result: Any, scored: Any, ids: list[Any]) -> tuple[Any, l
         rows = scored.statistics["spice"][COUNTS_STATISTIC].tolist()
         scores = [image_scores(row) for row in rows]
         # the mean over images in sorted id order, as pycocoevalcap's Spice sums them
-        try:
-            order = sorted(range(len(ids)), key=ids.__getitem__)
-        except TypeError:  # ids of mixed types (pycocoevalcap cannot sort them at all)
-            order = list(range(len(ids)))
-        return corpus_value([scores[k] for k in order]), scores
+        return corpus_value([scores[k] for k in sorted_id_order(ids)]), scores
     values = result.segment_values()
     if name in ("ROUGE_L", "CIDEr"):  # numpy arrays and means there
         return np.float64(result.value), list(np.array(values))

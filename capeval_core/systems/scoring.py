@@ -16,6 +16,7 @@ import numpy as np
 
 from capeval_core import batch
 from capeval_core.batch import Progress
+from capeval_core.coco_files import SORTED_ID_KEYS, coco_caption_mean
 from capeval_core.errors import InputError, OptionError
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
@@ -329,6 +330,8 @@ def _assemble(
             for key in mine:
                 report = metric.value_key(key)
                 corpus[name][key] = point[report]
+                if report in SORTED_ID_KEYS:  # summed as coco-caption sums it (capeval score too)
+                    corpus[name][key] = coco_caption_mean(item_values[report], data.image_ids)
                 items[name][key] = item_values[report]
                 if own:
                     missing.setdefault(name, {})[key] = own
