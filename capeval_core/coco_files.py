@@ -152,7 +152,9 @@ def caption_rows(
     label = f"{role} file {path}" + (f", list {key!r}" if key else "")
     fail = files.failer(label, record_lines(text, *([key] if key else [])))
     if not isinstance(rows, list):
-        raise fail("expected a list of {image_id, caption} records")
+        raise fail(
+            f"expected a list of {{image_id, caption}} records (got {files.json_kind(rows)})"
+        )
     out = []
     for i, row in enumerate(rows):
         if not isinstance(row, dict):

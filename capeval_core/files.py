@@ -154,6 +154,10 @@ _BOMS = (
 )
 
 
+#: the first bytes of a gzip file (a ``.json.gz`` given where text is read)
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def decode_text(data: bytes, fail: Fail) -> str:
     """UTF-8 text (a byte-order mark is dropped); anything else is an error saying what it is.
 
@@ -164,10 +168,17 @@ def decode_text(data: bytes, fail: Fail) -> str:
     ...
     capeval_core.errors.InputError: x.csv: this file is UTF-16 (little-endian) text \
 (byte-order mark at offset 0); save it as UTF-8
+    >>> import gzip
+    >>> decode_text(gzip.compress(b"[]"), failer("x.json.gz"))
+    Traceback (most recent call last):
+    ...
+    capeval_core.errors.InputError: x.json.gz: this file is gzip-compressed; decompress it first
     """
     for bom, name in _BOMS:
         if data.startswith(bom):
             raise fail(f"this file is {name} text (byte-order mark at offset 0); save it as UTF-8")
+    if data.startswith(GZIP_MAGIC):
+        raise fail("this file is gzip-compressed; decompress it first")
     nul = data.find(b"\x00")
     if nul >= 0:
         guess = _utf16_without_bom(data)
@@ -396,6 +407,11 @@ def json_reason(exc: json.JSONDecodeError, unit: str = "file") -> str:
     ... except json.JSONDecodeError as exc:
     ...     json_reason(exc)
     "invalid JSON: Expecting value; its first line reads like a CSV file's ('image_id,caption')"
+    >>> try:
+    ...     json.loads('{"image_id": 1}\\n{"image_id": 2}\\n')
+    ... except json.JSONDecodeError as exc:
+    ...     json_reason(exc)
+    'invalid JSON: Extra data; the file reads like JSON Lines (one value per line)'
     """
     text, pos = exc.doc, exc.pos
     if exc.msg.startswith("Unterminated string"):
@@ -405,7 +421,16 @@ def json_reason(exc: json.JSONDecodeError, unit: str = "file") -> str:
     first = text.lstrip("\ufeff").split("\n", 1)[0].strip()
     if pos <= 1 and _CSV_HEADER.fullmatch(first):
         return f"invalid JSON: {exc.msg}; its first line reads like a CSV file's ({first[:60]!r})"
+    if exc.msg == "Extra data" and _starts_json_lines(text, pos):
+        return f"invalid JSON: {exc.msg}; the {unit} reads like JSON Lines (one value per line)"
     return f"invalid JSON: {exc.msg}"
+
+
+def _starts_json_lines(text: str, pos: int) -> bool:
+    """Whether the extra data at ``pos`` is a second value on a line of its own, after a first
+    that filled its lines: the shape of a JSON-lines file read as one JSON value."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return text[line_start:pos].strip() == "" and text[pos] in "{[" and line_start > 0
 
 
 def parse_json(text: str, fail: Fail, *, max_depth: int = MAX_JSON_DEPTH) -> Any:

@@ -7,6 +7,7 @@ names escaped on the terminal and in text tables."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import re
@@ -264,3 +265,41 @@ def test_a_split_for_references_without_splits_is_refused(tmp_path):
     )  # fmt: skip
     assert code == 0, err
     assert json.loads(out)["corpus"]["cider_d"] == pytest.approx(3.4391177992575344, abs=1e-9)
+
+
+# -- results files in the shapes people have them ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        (
+            "r.jsonl",
+            "\n".join(json.dumps(r) for r in RESULTS).encode(),
+            "r.jsonl, line 2, column 1: invalid JSON: Extra data; the file reads like JSON "
+            "Lines (one value per line)",
+        ),
+        (
+            "r.json.gz",
+            gzip.compress(json.dumps(RESULTS).encode()),
+            "r.json.gz: this file is gzip-compressed; decompress it first",
+        ),
+        (
+            "r.json",
+            json.dumps({"results": RESULTS}).encode(),
+            'r.json: expected a list of {image_id, caption} records (got an object {"results": ',
+        ),
+    ],
+)
+def test_a_results_file_of_another_shape_is_named_as_what_it_is(tmp_path, name, content, said):
+    """JSON Lines, a gzip file and a list wrapped in an object were refused with what json or
+    the decoder said (Extra data; a binary file; a list expected), not with what the file is."""
+    (tmp_path / name).write_bytes(content)
+    (tmp_path / "a.json").write_text(
+        json.dumps({"images": [{"id": 1}, {"id": 2}], "annotations": ANNS})
+    )
+    code, out, err = _run(
+        "score", "--results", tmp_path / name, "--annotations", tmp_path / "a.json"
+    )
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and said in err, err
