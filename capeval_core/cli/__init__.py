@@ -1878,7 +1878,3 @@ def _quiet_stdout() -> None:
     with contextlib.suppress(OSError, ValueError, AttributeError):
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, sys.stdout.fileno())
-
-
-if __name__ == "__main__":
-    sys.exit(main())
