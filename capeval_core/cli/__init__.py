@@ -22,7 +22,7 @@ import math
 import os
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,44 @@ import numpy as np
 
 from capeval_core import files
 from capeval_core._version import __version__
+from capeval_core.cli.arguments import (
+    _SEED,
+    DEFAULT_KEYS,
+    SET_HELP,
+    _add_limit_options,
+    _add_reference_options,
+    _add_scoring_options,
+    _add_spice_limit_option,
+    _check_spice_parser,
+    _Parser,
+    _positive_float,
+    _split_keys,
+    _whole,
+    _workers,
+    add_tokenizer_option,
+    check_human,
+    given_options,
+    limits_of,
+    metric_keys,
+    read_references_of,
+    refuse_unused,
+    refuse_unused_metric_options,
+    spice_options,
+)
+from capeval_core.cli.output import (
+    PROGRESS_FROM,
+    _bar_progress,
+    _cli_worded,
+    _jsonable,
+    _print_signatures,
+    _signed_lines,
+    _warn_notes,
+    check_per_item,
+    cli_message,
+    held_warnings,
+    plan_outputs,
+)
 from capeval_core.coco_files import (
-    DEFAULT_SPLIT,
-    KARPATHY_SPLITS,
     LIMIT_FLAGS,
     CocoBatch,
     load_coco,
@@ -43,10 +78,7 @@ from capeval_core.errors import (
     DegenerateCorpusWarning,
     InputError,
     ItemsLeftOutWarning,
-    OptionError,
-    UnknownKeyError,
 )
-from capeval_core.files import Limits
 from capeval_core.metrics import (
     COCO_CAPTION_KEYS,
     COCO_CAPTION_SET,
@@ -60,20 +92,7 @@ from capeval_core.metrics import (
 from capeval_core.metrics.spice import Spice
 from capeval_core.progress import StderrBar, stderr_tqdm
 from capeval_core.results import MetricResult, left_out_line
-from capeval_core.spice.parse import (
-    DEFAULT_PARSER,
-    PARSERS,
-    RETIRED_PARSERS,
-    retired_parser_message,
-)
 from capeval_core.stats.intervals import MAX_RESAMPLES
-
-#: keys scored when --metrics is not given
-DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
-#: --metrics help: the name of the coco-caption set
-SET_HELP = f"{COCO_CAPTION_SET} = {' '.join(COCO_CAPTION_KEYS)}"
-#: show a progress bar from this many images on
-PROGRESS_FROM = 1000
 
 
 def score_coco(
@@ -127,57 +146,6 @@ def score_coco(
     return scored.results
 
 
-def spice_options(parser: str | None, max_words: int | None) -> dict[str, Any]:
-    """SPICE's options from --spice-parser and --spice-max-words (None: the default)."""
-    options: dict[str, Any] = {}
-    if parser is not None:
-        options["parser"] = parser
-    if max_words is not None:
-        options["max_sentence_words"] = max_words
-    return options
-
-
-def given_options(args: argparse.Namespace, *names: str) -> list[str]:
-    """The options among ``names`` (argparse dests) that the command line gave. Their
-    defaults are None and resolved where they are used, so an option left out is never taken
-    for one given."""
-    return ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, [])]
-
-
-def refuse_unused(unused: Sequence[str], where: str) -> None:
-    """Refuse an option this run would not use (it was ignored without a word): one line
-    naming the options and when they are used."""
-    if unused:
-        them = "them" if len(unused) > 1 else "it"
-        raise InputError(f"{', '.join(unused)}: not used {where}; leave {them} out")
-
-
-#: options that one metric reads (argparse dest -> metric key): used when any metric of the
-#: run is that one (``bleu``, ``coco-caption`` and the default lists expanded)
-METRIC_OPTIONS = {
-    "cider_idf": "cider_d",
-    "spice_parser": "spice",
-    "spice_max_words": "spice",
-}
-
-
-def refuse_unused_metric_options(
-    args: argparse.Namespace, keys: Sequence[str], default: bool
-) -> None:
-    """Refuse a metric's option (--cider-idf, --spice-...) when no metric of ``keys`` (the
-    built-in keys the run scores; ``default``: the command's list, --metrics left out) reads
-    it, before any file is read."""
-    metrics = {metric_class(k).key for k in keys}
-    shown = " ".join(keys) or "none built in"
-    for metric in dict.fromkeys(METRIC_OPTIONS.values()):
-        if metric not in metrics:
-            names = [d for d, m in METRIC_OPTIONS.items() if m == metric]
-            what = f"default: {shown}" if default else shown
-            refuse_unused(
-                given_options(args, *names), f"without {metric} among the metrics ({what})"
-            )
-
-
 def left_out_json(results: dict[str, MetricResult], image_ids: Sequence[Any]) -> dict[str, Any]:
     """``{key: {"n", "image_ids", "reasons": [{"image_id", "reason"}]}}`` for the keys whose
     metric could not score some images (the JSON of ``score``)."""
@@ -215,67 +183,6 @@ def warn_left_out(results: dict[str, MetricResult], image_ids: Sequence[Any]) ->
                 else "its value is over the other images"
             )
             print(f"capeval: warning: {cli_message(line)}; {value}", file=sys.stderr)
-
-
-def check_per_item(path: Path) -> Path:
-    """The --per-item destination, refused before any work: a suffix other than .csv/.json,
-    a folder, or a folder that does not exist."""
-    if path.suffix.lower() not in (".csv", ".json"):
-        raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
-    return files.check_output(path, option="--per-item")
-
-
-@contextlib.contextmanager
-def held_warnings() -> Any:
-    """Warnings about the inputs (a blank reference, an image listed twice) shown once every
-    input is read: a run that then refuses an input prints its one error line alone."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CapevalWarning)
-        yield
-    for w in caught:
-        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-
-
-def plan_outputs(args: argparse.Namespace, inputs: Sequence[tuple[str, str | None]]) -> None:
-    """Every file the command will write (--per-item and its signatures sidecar, --json to a
-    file), checked before any input is read or scored: a writable folder, no input of the
-    run, no two outputs on one path (:func:`capeval_core.files.check_outputs`)."""
-    from capeval_core.stats.export import sidecar_path
-
-    outputs: list[tuple[str, str | Path]] = []
-    per_item = getattr(args, "per_item", None)
-    if per_item:
-        check_per_item(Path(per_item))
-        outputs.append(("--per-item", per_item))
-        # beside a CSV; beside score's JSON list too (compare's JSON holds its signatures)
-        if Path(per_item).suffix.lower() == ".csv" or args.command == "score":
-            outputs.append(("the signatures of --per-item", sidecar_path(per_item)))
-    if isinstance(getattr(args, "json", None), str) and args.json != "-":
-        outputs.append(("--json", args.json))
-    files.check_outputs(outputs, [(what, p) for what, p in inputs if p])
-
-
-def read_references_of(args: argparse.Namespace) -> Any:
-    """The --annotations references (COCO val2014 without), held to the limits; --split given
-    for a file that has no splits is an error, not ignored."""
-    from capeval_core.coco_files import read_references
-
-    split = args.split or DEFAULT_SPLIT
-    if args.split is not None and not args.annotations:
-        raise InputError(
-            "--split picks a split of Karpathy's dataset_coco.json given as --annotations; "
-            "without --annotations the references are COCO val2014, which has no splits"
-        )
-    refs = read_references(_annotations(args), split, limits_of(args))
-    if args.split is not None and refs.shape != "karpathy":
-        shape = "COCO captions annotations"
-        if refs.shape != "coco":
-            shape = "an {image_id: [captions]} object"
-        raise InputError(
-            f"--split {args.split}: references file {args.annotations} has no splits (it is "
-            f"{shape}); leave --split out, or give Karpathy's dataset_coco.json"
-        )
-    return refs
 
 
 def per_item_outputs(
@@ -317,94 +224,10 @@ def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult
     files.write_all(per_item_outputs(path, batch, results))
 
 
-def _signed_lines(signatures: Mapping[str, Any], values: Mapping[str, float] | None = None) -> str:
-    """One line per key: the key, its value when ``values`` are given, and its signature on
-    one line: the rows of ``score``'s table, and the signatures after ``compare``'s and
-    ``perturb``'s reports (their JSON has them; a number without its signature cannot be
-    reproduced).
-
-    >>> signatures = {"bleu_4": "bleu|tok:ptb", "rouge_l": "rouge_l|tok:ptb"}
-    >>> print(_signed_lines(signatures, {"bleu_4": 0.25, "rouge_l": 0.5}))
-    bleu_4   0.250000  bleu|tok:ptb
-    rouge_l  0.500000  rouge_l|tok:ptb
-    >>> print(_signed_lines(signatures))
-    bleu_4   bleu|tok:ptb
-    rouge_l  rouge_l|tok:ptb
-    """
-    width = max((len(k) for k in signatures), default=0)
-    return "\n".join(
-        f"{key:<{width}}  "
-        + (f"{values[key]:.6f}  " if values is not None else "")
-        + files.printable(signature)
-        for key, signature in signatures.items()
-    )
-
-
 def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
     print(f"capeval {__version__} - {n_images} images")
     signatures = {k: r.signature for k, r in results.items()}
     print(_signed_lines(signatures, {k: r.value for k, r in results.items()}))
-
-
-def _print_signatures(signatures: Mapping[str, Any]) -> None:
-    """The signatures of a text report's numbers, after it (as in its JSON)."""
-    if signatures:
-        print(f"\nsignatures\n{_signed_lines(signatures)}")
-
-
-def _warn_notes(notes: Mapping[str, Sequence[str]]) -> None:
-    """Each metric's notes on the scored set (a single image's CIDEr-D), once per metric."""
-    for metric, metric_notes in notes.items():
-        for note in metric_notes:
-            print(f"capeval: warning: {metric}: {cli_message(note)}", file=sys.stderr)
-
-
-def _split_keys(values: Sequence[str]) -> list[str]:
-    """--metrics words split at commas, ``coco-caption`` replaced by the keys it names and a
-    metric that reports several keys (``bleu``) by all of them, as ``capeval metrics`` says
-    (``bleu`` alone printed BLEU-4's value as "BLEU-bleu")."""
-    keys = [k.strip() for v in values for k in v.split(",") if k.strip()]
-    return list(dict.fromkeys(k for key in keys for k in _expanded(key)))
-
-
-def _expanded(key: str) -> Sequence[str]:
-    if key == COCO_CAPTION_SET:
-        return COCO_CAPTION_KEYS
-    if key in METRICS and key not in REPORTED_KEYS:
-        return [k for k, cls in REPORTED_KEYS.items() if cls is METRICS[key]] or [key]
-    return (key,)
-
-
-def metric_keys(
-    values: Sequence[str] | None, default: Sequence[str], optional: bool = False
-) -> list[str]:
-    """The --metrics keys, as separate words or comma lists (``bleu_4,cider_d``), checked
-    against the registry before any file is read; ``coco-caption`` stands for the metrics
-    coco-caption reports (BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE); ``optional`` admits
-    the keys scored only when asked for (SPICE's categories, which ``compare`` keeps)."""
-    keys = _split_keys(values or default)
-    if values and not keys:
-        raise InputError("--metrics: no metric key given; see `capeval metrics`")
-    for key in keys:
-        try:
-            metric_class(key)
-        except UnknownKeyError as exc:  # the command line knows one more name
-            raise UnknownKeyError(f"{exc}, {COCO_CAPTION_SET}") from None
-        if key in OPTIONAL_KEYS and not optional:
-            raise InputError(
-                f"--metrics: {key} is reported by `capeval compare` only (one or more results "
-                "files), which keeps each image's SPICE categories"
-            )
-    return list(dict.fromkeys(keys))
-
-
-def limits_of(args: argparse.Namespace) -> Limits:
-    """The :class:`~capeval_core.files.Limits` a command runs under (--max-bytes, ...)."""
-    return Limits(**{name: getattr(args, name) for name in LIMIT_FLAGS})
-
-
-def _annotations(args: argparse.Namespace) -> Path | None:
-    return Path(args.annotations) if args.annotations else None
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -469,55 +292,6 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 #: keys scored by ``correlate`` when --metrics is not given (fast, no extra resources)
 CORRELATE_KEYS = ("bleu_4", "rouge_l", "cider_d")
-
-
-def _jsonable(value: Any) -> Any:
-    """NaN -> None, recursively (the correlate JSON contract says null)."""
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def check_human(jset: Any, human: str | None) -> str | None:
-    """The human-score column a graded set is correlated on (None for a pairwise set),
-    checked before the scoring starts: the one --human names, else the set's first. A
-    generic graded file with several numeric columns, none named as the score, is refused
-    until --human chooses (its first column was correlated without a word: an annotator
-    id, pandas' index)."""
-    from capeval_core.judgments.graded import is_score_name, named_score
-
-    if jset.kind != "graded":
-        if human is not None:
-            raise InputError(
-                f"--human applies to graded judgments; this {jset.format} set is pairwise"
-            )
-        return None
-    if human is not None:
-        from capeval_core.judgments import LOADERS
-
-        presets = LOADERS[jset.format].presets if jset.format in LOADERS else {}
-        if human not in jset.score_names and human in presets:  # a preset's name, not a column
-            raise InputError(
-                f"--human {human}: this {jset.format} set's human score is "
-                f"{', '.join(map(repr, jset.score_names))}; {human!r} is a preset of the format: "
-                f"--preset {human}"
-            )
-        jset.human(human)
-        return human
-    names = jset.score_names
-    if jset.format == "graded" and len(names) > 1 and named_score(names) is None:
-        where = jset.source[0] if jset.source else "the judgments file"
-        shown = ", ".join(repr(n) for n in names)
-        named = "more than one is" if any(map(is_score_name, names)) else "none is"
-        raise InputError(
-            f"{where}, line 1: {len(names)} numeric columns could be the human score ({shown}) "
-            f"and {named} named score, human or rating: choose one with --human NAME"
-        )
-    return names[0]
 
 
 def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]:
@@ -1258,142 +1032,6 @@ def _presets_epilog() -> str:
     return "\n".join(lines)
 
 
-def _bar_progress(bar: Any) -> Any:
-    """An ``on_progress(done, total, label)`` callback drawing on a tqdm bar."""
-
-    def progress(done: int, total: int, label: str) -> None:
-        bar.total = total
-        bar.n = done
-        bar.set_postfix_str(label)
-        bar.refresh()
-
-    return progress
-
-
-def _add_reference_options(sub: argparse.ArgumentParser) -> None:
-    """--annotations and --split, the same for ``score`` and ``compare``."""
-    sub.add_argument(
-        "--annotations",
-        metavar="REFERENCES",
-        help='the references: COCO captions ({"annotations": [...]}), {image_id: [captions]} '
-        "or Karpathy's dataset_coco.json (default: COCO val2014 from the installed "
-        "pycocoevalcap)",
-    )
-    sub.add_argument(
-        "--split",
-        default=None,
-        choices=KARPATHY_SPLITS,
-        help=f"the split read from a Karpathy dataset_coco.json (default: {DEFAULT_SPLIT}); "
-        "an error with references that have no splits",
-    )
-
-
-def _add_scoring_options(sub: argparse.ArgumentParser) -> None:
-    """The options of a command that scores results files (score, compare): the tokenizer,
-    CIDEr-D's document frequencies, SPICE's parser and its sentence limit."""
-    add_tokenizer_option(sub)
-    sub.add_argument(
-        "--cider-idf",
-        choices=["corpus", "coco-val2014"],
-        help="CIDEr-D document frequencies: the scored set (as coco-caption; the default) or "
-        "COCO val2014",
-    )
-    _add_spice_parser_option(sub)
-    _add_spice_limit_option(sub)
-
-
-def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument(
-        "--spice-parser",
-        metavar=DEFAULT_PARSER,
-        help="SPICE's parser: stanford-pcfg, the only one (CoreNLP 3.6.0's PCFG itself, shipped "
-        "with capeval: the jar's tuples; COCO 2014 captions come parsed); the retired "
-        "stanford-emulation and spacy-sm are refused",
-    )
-
-
-def _check_spice_parser(name: str | None) -> None:
-    """``--spice-parser`` checked before any work: one line for a retired or unknown name
-    (None: not given, SPICE's default)."""
-    if name is None:
-        return
-    if name in RETIRED_PARSERS:
-        raise OptionError(retired_parser_message(name))
-    if name not in PARSERS:
-        raise OptionError(f"--spice-parser must be {DEFAULT_PARSER!r} (got {name!r})")
-
-
-#: the namespace attribute where :class:`_Once` notes the options given (removed after parsing)
-_GIVEN = "_options_given"
-
-
-class _Once(argparse.Action):
-    """argparse's ``store``, but an option given twice is not a silent choice of the last:
-    a second ``--per-item`` or ``--seed`` dropped the first without a word. A list option
-    (``--metrics a --metrics b``, ``--results x --results y``) takes both lists; any other
-    is refused."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[override]
-        given = namespace.__dict__.setdefault(_GIVEN, set())
-        if self.dest in given:
-            if isinstance(values, list):
-                values = [*getattr(namespace, self.dest), *values]
-            else:
-                first, second = (
-                    files.printable(str(v)) for v in (getattr(namespace, self.dest), values)
-                )
-                parser.error(f"{option_string} is given twice ({first} and {second}): give it once")
-        given.add(self.dest)
-        setattr(namespace, self.dest, values)
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with the README's promise for bad input: one line on stderr, exit status 2
-    (argparse's own error prints the usage first); an option given twice is refused or, a
-    list, extended (:class:`_Once`)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.register("action", None, _Once)
-        self.register("action", "store", _Once)
-
-    def error(self, message: str) -> Any:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
-
-    def parse_args(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        namespace = super().parse_args(*args, **kwargs)
-        vars(namespace).pop(_GIVEN, None)
-        return namespace
-
-
-def _add_spice_limit_option(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument(
-        "--spice-max-words",
-        type=_positive_int,
-        default=None,
-        metavar="N",
-        help="SPICE: leave out the items with a sentence of more than N words (CoreNLP's "
-        "words and sentences), to bound the parse's time and memory; they are reported on "
-        "stderr and in the JSON, every other item and metric is scored (default: no limit, "
-        "as the jar)",
-    )
-
-
-def add_tokenizer_option(parser: argparse.ArgumentParser) -> None:
-    """--tokenizer: a key, or the name a signature gives the tokenizer (``tok:...``), so a
-    signature's value can be typed back."""
-    from capeval_core.tokenize import TOKENIZERS, tokenizer_key
-
-    parser.add_argument(
-        "--tokenizer",
-        default="ptb",
-        type=tokenizer_key,
-        choices=list(TOKENIZERS),
-        help="ptb (coco-caption's; the default) or whitespace; a signature's name "
-        "(ptb-corenlp-3.4.1) is read as its key",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     from capeval_core.judgments import LOADERS  # the correlate help lists their presets anyway
 
@@ -1658,29 +1296,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _whole(minimum: int, maximum: int | None = None) -> Any:
-    """An argparse ``type``: a whole number from ``minimum`` (to ``maximum``), else one line
-    saying what was expected and what came."""
-
-    def whole(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum or (maximum is not None and value > maximum):
-            bound = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum:,}"
-            raise argparse.ArgumentTypeError(f"expected a whole number {bound}, got {value}")
-        return value
-
-    whole.__name__ = "whole number"
-    return whole
-
-
-_positive_int = _whole(1)
-#: seeds: numpy's generators take any whole number >= 0; torch's (train-i2ce) one below 2**63
-_SEED = _whole(0, 2**63 - 1)
-
-
 def _resamples_or_none(text: str) -> int:
     """--resamples of correlate: 0 (no intervals) or at least 2 (one resample has no spread)."""
     value = _whole(0, MAX_RESAMPLES)(text)
@@ -1690,44 +1305,6 @@ def _resamples_or_none(text: str) -> int:
             "interval of width 0)"
         )
     return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
-    return value
-
-
-def _add_limit_options(parser: argparse.ArgumentParser) -> None:
-    """The documented input limits (capeval_core.files.Limits), each raisable here."""
-    defaults = Limits()
-    group = parser.add_argument_group("input limits (raise them for genuine large data)")
-    group.add_argument(
-        "--max-bytes",
-        type=_positive_int,
-        default=defaults.max_bytes,
-        metavar="N",
-        help=f"refuse input files above N bytes (default {defaults.max_bytes:,})",
-    )
-    group.add_argument(
-        "--max-caption-tokens",
-        type=_positive_int,
-        default=defaults.max_caption_tokens,
-        metavar="N",
-        help=f"refuse captions of more than N tokens (default {defaults.max_caption_tokens:,}) "
-        f"or of more than {files.CHARS_PER_TOKEN} x N characters",
-    )
-    group.add_argument(
-        "--max-references",
-        type=_positive_int,
-        default=defaults.max_references,
-        metavar="N",
-        help=f"refuse images with more than N references (default {defaults.max_references:,})",
-    )
 
 
 def _one_line_warnings(previous: Any) -> Any:
@@ -1745,50 +1322,6 @@ def _one_line_warnings(previous: Any) -> Any:
     return show
 
 
-#: the library's words for what the command line calls by an option: a core message names
-#: its keyword argument (a Python caller's word), the command line prints the flag
-CLI_WORDS = {
-    "the `max_bytes` option": "--max-bytes",
-    "the `max_caption_tokens` option": "--max-caption-tokens",
-    "the `max_references` option": "--max-references",
-    "(give names explicitly)": "(give them with --names)",
-    "(max_sentence_words)": "(--spice-max-words)",
-    "use idf='coco-val2014'": "use --cider-idf coco-val2014",
-    # keyword arguments the command line has no option for: their suggestion is dropped, or
-    # said as what to do with the files
-    "; name one with `score_columns`": "",
-    ", or pass `file_format`": "",
-    ", or a COCO captions file as `references_from`": "",
-    ", or map it with the `columns` option": "",
-    # a run that stops keeps nothing, and the page says so before the message
-    "; the set is unchanged": "",
-    ", or pass `references_from` with its caption file": "",
-    "pass `references_from` (a Flickr token file or COCO captions JSON)": "put its caption "
-    "file (a Flickr token file or COCO captions JSON) in the folder",
-}
-
-
-def cli_message(message: str) -> str:
-    """A core message in the command line's words, on one line (control characters of file
-    names or captions escaped)."""
-    return files.printable(_cli_worded(message))
-
-
-def _cli_worded(value: Any) -> Any:
-    """``value`` (a reason, or the lists and dicts holding reasons) in the command line's
-    words, as its stderr says them: the JSON and per-item files named the library's
-    ``(max_sentence_words)`` where the warning said ``(--spice-max-words)``."""
-    if isinstance(value, str):
-        for library, cli in CLI_WORDS.items():
-            value = value.replace(library, cli)
-        return value
-    if isinstance(value, list):
-        return [_cli_worded(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _cli_worded(v) for k, v in value.items()}
-    return value
-
-
 #: options naming a file or folder: an empty one (an unset shell variable) is refused, never
 #: read as "not given" (``--annotations ''`` scored against COCO val2014 without a word)
 PATH_OPTIONS = (
@@ -1803,19 +1336,6 @@ PATH_OPTIONS = (
     "dataset",
     "output",
 )
-
-
-def _workers(asked: int | None) -> int:
-    """``--workers``: one per available CPU by default, and never more
-    (:func:`~capeval_core.resources.worker_cap`)."""
-    from capeval_core.resources import available_cpus, worker_cap
-
-    if asked is None:
-        return available_cpus()
-    used, why = worker_cap(asked)
-    if why:
-        print(f"capeval: warning: --workers {asked:,}: {why}", file=sys.stderr)
-    return used
 
 
 #: the path options capeval writes: ``--json -`` is standard output

@@ -1,0 +1,405 @@
+"""The options several ``capeval`` subcommands share: the parser class and its argparse
+types, the option groups, and the checks of what was given, before any file is read."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from capeval_core import files
+from capeval_core.coco_files import (
+    DEFAULT_SPLIT,
+    KARPATHY_SPLITS,
+    LIMIT_FLAGS,
+)
+from capeval_core.errors import (
+    InputError,
+    OptionError,
+    UnknownKeyError,
+)
+from capeval_core.files import Limits
+from capeval_core.metrics import (
+    COCO_CAPTION_KEYS,
+    COCO_CAPTION_SET,
+    METRICS,
+    OPTIONAL_KEYS,
+    REPORTED_KEYS,
+    metric_class,
+)
+from capeval_core.spice.parse import (
+    DEFAULT_PARSER,
+    PARSERS,
+    RETIRED_PARSERS,
+    retired_parser_message,
+)
+
+#: keys scored when --metrics is not given
+DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
+
+
+#: --metrics help: the name of the coco-caption set
+SET_HELP = f"{COCO_CAPTION_SET} = {' '.join(COCO_CAPTION_KEYS)}"
+
+
+def spice_options(parser: str | None, max_words: int | None) -> dict[str, Any]:
+    """SPICE's options from --spice-parser and --spice-max-words (None: the default)."""
+    options: dict[str, Any] = {}
+    if parser is not None:
+        options["parser"] = parser
+    if max_words is not None:
+        options["max_sentence_words"] = max_words
+    return options
+
+
+def given_options(args: argparse.Namespace, *names: str) -> list[str]:
+    """The options among ``names`` (argparse dests) that the command line gave. Their
+    defaults are None and resolved where they are used, so an option left out is never taken
+    for one given."""
+    return ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, [])]
+
+
+def refuse_unused(unused: Sequence[str], where: str) -> None:
+    """Refuse an option this run would not use (it was ignored without a word): one line
+    naming the options and when they are used."""
+    if unused:
+        them = "them" if len(unused) > 1 else "it"
+        raise InputError(f"{', '.join(unused)}: not used {where}; leave {them} out")
+
+
+#: options that one metric reads (argparse dest -> metric key): used when any metric of the
+#: run is that one (``bleu``, ``coco-caption`` and the default lists expanded)
+METRIC_OPTIONS = {
+    "cider_idf": "cider_d",
+    "spice_parser": "spice",
+    "spice_max_words": "spice",
+}
+
+
+def refuse_unused_metric_options(
+    args: argparse.Namespace, keys: Sequence[str], default: bool
+) -> None:
+    """Refuse a metric's option (--cider-idf, --spice-...) when no metric of ``keys`` (the
+    built-in keys the run scores; ``default``: the command's list, --metrics left out) reads
+    it, before any file is read."""
+    metrics = {metric_class(k).key for k in keys}
+    shown = " ".join(keys) or "none built in"
+    for metric in dict.fromkeys(METRIC_OPTIONS.values()):
+        if metric not in metrics:
+            names = [d for d, m in METRIC_OPTIONS.items() if m == metric]
+            what = f"default: {shown}" if default else shown
+            refuse_unused(
+                given_options(args, *names), f"without {metric} among the metrics ({what})"
+            )
+
+
+def read_references_of(args: argparse.Namespace) -> Any:
+    """The --annotations references (COCO val2014 without), held to the limits; --split given
+    for a file that has no splits is an error, not ignored."""
+    from capeval_core.coco_files import read_references
+
+    split = args.split or DEFAULT_SPLIT
+    if args.split is not None and not args.annotations:
+        raise InputError(
+            "--split picks a split of Karpathy's dataset_coco.json given as --annotations; "
+            "without --annotations the references are COCO val2014, which has no splits"
+        )
+    refs = read_references(_annotations(args), split, limits_of(args))
+    if args.split is not None and refs.shape != "karpathy":
+        shape = "COCO captions annotations"
+        if refs.shape != "coco":
+            shape = "an {image_id: [captions]} object"
+        raise InputError(
+            f"--split {args.split}: references file {args.annotations} has no splits (it is "
+            f"{shape}); leave --split out, or give Karpathy's dataset_coco.json"
+        )
+    return refs
+
+
+def _split_keys(values: Sequence[str]) -> list[str]:
+    """--metrics words split at commas, ``coco-caption`` replaced by the keys it names and a
+    metric that reports several keys (``bleu``) by all of them, as ``capeval metrics`` says
+    (``bleu`` alone printed BLEU-4's value as "BLEU-bleu")."""
+    keys = [k.strip() for v in values for k in v.split(",") if k.strip()]
+    return list(dict.fromkeys(k for key in keys for k in _expanded(key)))
+
+
+def _expanded(key: str) -> Sequence[str]:
+    if key == COCO_CAPTION_SET:
+        return COCO_CAPTION_KEYS
+    if key in METRICS and key not in REPORTED_KEYS:
+        return [k for k, cls in REPORTED_KEYS.items() if cls is METRICS[key]] or [key]
+    return (key,)
+
+
+def metric_keys(
+    values: Sequence[str] | None, default: Sequence[str], optional: bool = False
+) -> list[str]:
+    """The --metrics keys, as separate words or comma lists (``bleu_4,cider_d``), checked
+    against the registry before any file is read; ``coco-caption`` stands for the metrics
+    coco-caption reports (BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE); ``optional`` admits
+    the keys scored only when asked for (SPICE's categories, which ``compare`` keeps)."""
+    keys = _split_keys(values or default)
+    if values and not keys:
+        raise InputError("--metrics: no metric key given; see `capeval metrics`")
+    for key in keys:
+        try:
+            metric_class(key)
+        except UnknownKeyError as exc:  # the command line knows one more name
+            raise UnknownKeyError(f"{exc}, {COCO_CAPTION_SET}") from None
+        if key in OPTIONAL_KEYS and not optional:
+            raise InputError(
+                f"--metrics: {key} is reported by `capeval compare` only (one or more results "
+                "files), which keeps each image's SPICE categories"
+            )
+    return list(dict.fromkeys(keys))
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    """The :class:`~capeval_core.files.Limits` a command runs under (--max-bytes, ...)."""
+    return Limits(**{name: getattr(args, name) for name in LIMIT_FLAGS})
+
+
+def _annotations(args: argparse.Namespace) -> Path | None:
+    return Path(args.annotations) if args.annotations else None
+
+
+def check_human(jset: Any, human: str | None) -> str | None:
+    """The human-score column a graded set is correlated on (None for a pairwise set),
+    checked before the scoring starts: the one --human names, else the set's first. A
+    generic graded file with several numeric columns, none named as the score, is refused
+    until --human chooses (its first column was correlated without a word: an annotator
+    id, pandas' index)."""
+    from capeval_core.judgments.graded import is_score_name, named_score
+
+    if jset.kind != "graded":
+        if human is not None:
+            raise InputError(
+                f"--human applies to graded judgments; this {jset.format} set is pairwise"
+            )
+        return None
+    if human is not None:
+        from capeval_core.judgments import LOADERS
+
+        presets = LOADERS[jset.format].presets if jset.format in LOADERS else {}
+        if human not in jset.score_names and human in presets:  # a preset's name, not a column
+            raise InputError(
+                f"--human {human}: this {jset.format} set's human score is "
+                f"{', '.join(map(repr, jset.score_names))}; {human!r} is a preset of the format: "
+                f"--preset {human}"
+            )
+        jset.human(human)
+        return human
+    names = jset.score_names
+    if jset.format == "graded" and len(names) > 1 and named_score(names) is None:
+        where = jset.source[0] if jset.source else "the judgments file"
+        shown = ", ".join(repr(n) for n in names)
+        named = "more than one is" if any(map(is_score_name, names)) else "none is"
+        raise InputError(
+            f"{where}, line 1: {len(names)} numeric columns could be the human score ({shown}) "
+            f"and {named} named score, human or rating: choose one with --human NAME"
+        )
+    return names[0]
+
+
+def _add_reference_options(sub: argparse.ArgumentParser) -> None:
+    """--annotations and --split, the same for ``score`` and ``compare``."""
+    sub.add_argument(
+        "--annotations",
+        metavar="REFERENCES",
+        help='the references: COCO captions ({"annotations": [...]}), {image_id: [captions]} '
+        "or Karpathy's dataset_coco.json (default: COCO val2014 from the installed "
+        "pycocoevalcap)",
+    )
+    sub.add_argument(
+        "--split",
+        default=None,
+        choices=KARPATHY_SPLITS,
+        help=f"the split read from a Karpathy dataset_coco.json (default: {DEFAULT_SPLIT}); "
+        "an error with references that have no splits",
+    )
+
+
+def _add_scoring_options(sub: argparse.ArgumentParser) -> None:
+    """The options of a command that scores results files (score, compare): the tokenizer,
+    CIDEr-D's document frequencies, SPICE's parser and its sentence limit."""
+    add_tokenizer_option(sub)
+    sub.add_argument(
+        "--cider-idf",
+        choices=["corpus", "coco-val2014"],
+        help="CIDEr-D document frequencies: the scored set (as coco-caption; the default) or "
+        "COCO val2014",
+    )
+    _add_spice_parser_option(sub)
+    _add_spice_limit_option(sub)
+
+
+def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--spice-parser",
+        metavar=DEFAULT_PARSER,
+        help="SPICE's parser: stanford-pcfg, the only one (CoreNLP 3.6.0's PCFG itself, shipped "
+        "with capeval: the jar's tuples; COCO 2014 captions come parsed); the retired "
+        "stanford-emulation and spacy-sm are refused",
+    )
+
+
+def _check_spice_parser(name: str | None) -> None:
+    """``--spice-parser`` checked before any work: one line for a retired or unknown name
+    (None: not given, SPICE's default)."""
+    if name is None:
+        return
+    if name in RETIRED_PARSERS:
+        raise OptionError(retired_parser_message(name))
+    if name not in PARSERS:
+        raise OptionError(f"--spice-parser must be {DEFAULT_PARSER!r} (got {name!r})")
+
+
+#: the namespace attribute where :class:`_Once` notes the options given (removed after parsing)
+_GIVEN = "_options_given"
+
+
+class _Once(argparse.Action):
+    """argparse's ``store``, but an option given twice is not a silent choice of the last:
+    a second ``--per-item`` or ``--seed`` dropped the first without a word. A list option
+    (``--metrics a --metrics b``, ``--results x --results y``) takes both lists; any other
+    is refused."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[override]
+        given = namespace.__dict__.setdefault(_GIVEN, set())
+        if self.dest in given:
+            if isinstance(values, list):
+                values = [*getattr(namespace, self.dest), *values]
+            else:
+                first, second = (
+                    files.printable(str(v)) for v in (getattr(namespace, self.dest), values)
+                )
+                parser.error(f"{option_string} is given twice ({first} and {second}): give it once")
+        given.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the README's promise for bad input: one line on stderr, exit status 2
+    (argparse's own error prints the usage first); an option given twice is refused or, a
+    list, extended (:class:`_Once`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def parse_args(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        namespace = super().parse_args(*args, **kwargs)
+        vars(namespace).pop(_GIVEN, None)
+        return namespace
+
+
+def _add_spice_limit_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--spice-max-words",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="SPICE: leave out the items with a sentence of more than N words (CoreNLP's "
+        "words and sentences), to bound the parse's time and memory; they are reported on "
+        "stderr and in the JSON, every other item and metric is scored (default: no limit, "
+        "as the jar)",
+    )
+
+
+def add_tokenizer_option(parser: argparse.ArgumentParser) -> None:
+    """--tokenizer: a key, or the name a signature gives the tokenizer (``tok:...``), so a
+    signature's value can be typed back."""
+    from capeval_core.tokenize import TOKENIZERS, tokenizer_key
+
+    parser.add_argument(
+        "--tokenizer",
+        default="ptb",
+        type=tokenizer_key,
+        choices=list(TOKENIZERS),
+        help="ptb (coco-caption's; the default) or whitespace; a signature's name "
+        "(ptb-corenlp-3.4.1) is read as its key",
+    )
+
+
+def _whole(minimum: int, maximum: int | None = None) -> Any:
+    """An argparse ``type``: a whole number from ``minimum`` (to ``maximum``), else one line
+    saying what was expected and what came."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum:,}"
+            raise argparse.ArgumentTypeError(f"expected a whole number {bound}, got {value}")
+        return value
+
+    whole.__name__ = "whole number"
+    return whole
+
+
+_positive_int = _whole(1)
+
+
+#: seeds: numpy's generators take any whole number >= 0; torch's (train-i2ce) one below 2**63
+_SEED = _whole(0, 2**63 - 1)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
+    return value
+
+
+def _add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """The documented input limits (capeval_core.files.Limits), each raisable here."""
+    defaults = Limits()
+    group = parser.add_argument_group("input limits (raise them for genuine large data)")
+    group.add_argument(
+        "--max-bytes",
+        type=_positive_int,
+        default=defaults.max_bytes,
+        metavar="N",
+        help=f"refuse input files above N bytes (default {defaults.max_bytes:,})",
+    )
+    group.add_argument(
+        "--max-caption-tokens",
+        type=_positive_int,
+        default=defaults.max_caption_tokens,
+        metavar="N",
+        help=f"refuse captions of more than N tokens (default {defaults.max_caption_tokens:,}) "
+        f"or of more than {files.CHARS_PER_TOKEN} x N characters",
+    )
+    group.add_argument(
+        "--max-references",
+        type=_positive_int,
+        default=defaults.max_references,
+        metavar="N",
+        help=f"refuse images with more than N references (default {defaults.max_references:,})",
+    )
+
+
+def _workers(asked: int | None) -> int:
+    """``--workers``: one per available CPU by default, and never more
+    (:func:`~capeval_core.resources.worker_cap`)."""
+    from capeval_core.resources import available_cpus, worker_cap
+
+    if asked is None:
+        return available_cpus()
+    used, why = worker_cap(asked)
+    if why:
+        print(f"capeval: warning: --workers {asked:,}: {why}", file=sys.stderr)
+    return used

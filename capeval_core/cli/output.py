@@ -1,0 +1,163 @@
+"""What several ``capeval`` subcommands print and write: tables of signatures, JSON, the
+files a run will write (checked first), progress, and warnings in the command line's words."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from capeval_core import files
+from capeval_core.errors import (
+    CapevalWarning,
+    InputError,
+)
+
+#: show a progress bar from this many images on
+PROGRESS_FROM = 1000
+
+
+def check_per_item(path: Path) -> Path:
+    """The --per-item destination, refused before any work: a suffix other than .csv/.json,
+    a folder, or a folder that does not exist."""
+    if path.suffix.lower() not in (".csv", ".json"):
+        raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
+    return files.check_output(path, option="--per-item")
+
+
+@contextlib.contextmanager
+def held_warnings() -> Any:
+    """Warnings about the inputs (a blank reference, an image listed twice) shown once every
+    input is read: a run that then refuses an input prints its one error line alone."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CapevalWarning)
+        yield
+    for w in caught:
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def plan_outputs(args: argparse.Namespace, inputs: Sequence[tuple[str, str | None]]) -> None:
+    """Every file the command will write (--per-item and its signatures sidecar, --json to a
+    file), checked before any input is read or scored: a writable folder, no input of the
+    run, no two outputs on one path (:func:`capeval_core.files.check_outputs`)."""
+    from capeval_core.stats.export import sidecar_path
+
+    outputs: list[tuple[str, str | Path]] = []
+    per_item = getattr(args, "per_item", None)
+    if per_item:
+        check_per_item(Path(per_item))
+        outputs.append(("--per-item", per_item))
+        # beside a CSV; beside score's JSON list too (compare's JSON holds its signatures)
+        if Path(per_item).suffix.lower() == ".csv" or args.command == "score":
+            outputs.append(("the signatures of --per-item", sidecar_path(per_item)))
+    if isinstance(getattr(args, "json", None), str) and args.json != "-":
+        outputs.append(("--json", args.json))
+    files.check_outputs(outputs, [(what, p) for what, p in inputs if p])
+
+
+def _signed_lines(signatures: Mapping[str, Any], values: Mapping[str, float] | None = None) -> str:
+    """One line per key: the key, its value when ``values`` are given, and its signature on
+    one line: the rows of ``score``'s table, and the signatures after ``compare``'s and
+    ``perturb``'s reports (their JSON has them; a number without its signature cannot be
+    reproduced).
+
+    >>> signatures = {"bleu_4": "bleu|tok:ptb", "rouge_l": "rouge_l|tok:ptb"}
+    >>> print(_signed_lines(signatures, {"bleu_4": 0.25, "rouge_l": 0.5}))
+    bleu_4   0.250000  bleu|tok:ptb
+    rouge_l  0.500000  rouge_l|tok:ptb
+    >>> print(_signed_lines(signatures))
+    bleu_4   bleu|tok:ptb
+    rouge_l  rouge_l|tok:ptb
+    """
+    width = max((len(k) for k in signatures), default=0)
+    return "\n".join(
+        f"{key:<{width}}  "
+        + (f"{values[key]:.6f}  " if values is not None else "")
+        + files.printable(signature)
+        for key, signature in signatures.items()
+    )
+
+
+def _print_signatures(signatures: Mapping[str, Any]) -> None:
+    """The signatures of a text report's numbers, after it (as in its JSON)."""
+    if signatures:
+        print(f"\nsignatures\n{_signed_lines(signatures)}")
+
+
+def _warn_notes(notes: Mapping[str, Sequence[str]]) -> None:
+    """Each metric's notes on the scored set (a single image's CIDEr-D), once per metric."""
+    for metric, metric_notes in notes.items():
+        for note in metric_notes:
+            print(f"capeval: warning: {metric}: {cli_message(note)}", file=sys.stderr)
+
+
+def _jsonable(value: Any) -> Any:
+    """NaN -> None, recursively (the correlate JSON contract says null)."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _bar_progress(bar: Any) -> Any:
+    """An ``on_progress(done, total, label)`` callback drawing on a tqdm bar."""
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total = total
+        bar.n = done
+        bar.set_postfix_str(label)
+        bar.refresh()
+
+    return progress
+
+
+#: the library's words for what the command line calls by an option: a core message names
+#: its keyword argument (a Python caller's word), the command line prints the flag
+CLI_WORDS = {
+    "the `max_bytes` option": "--max-bytes",
+    "the `max_caption_tokens` option": "--max-caption-tokens",
+    "the `max_references` option": "--max-references",
+    "(give names explicitly)": "(give them with --names)",
+    "(max_sentence_words)": "(--spice-max-words)",
+    "use idf='coco-val2014'": "use --cider-idf coco-val2014",
+    # keyword arguments the command line has no option for: their suggestion is dropped, or
+    # said as what to do with the files
+    "; name one with `score_columns`": "",
+    ", or pass `file_format`": "",
+    ", or a COCO captions file as `references_from`": "",
+    ", or map it with the `columns` option": "",
+    # a run that stops keeps nothing, and the page says so before the message
+    "; the set is unchanged": "",
+    ", or pass `references_from` with its caption file": "",
+    "pass `references_from` (a Flickr token file or COCO captions JSON)": "put its caption "
+    "file (a Flickr token file or COCO captions JSON) in the folder",
+}
+
+
+def cli_message(message: str) -> str:
+    """A core message in the command line's words, on one line (control characters of file
+    names or captions escaped)."""
+    return files.printable(_cli_worded(message))
+
+
+def _cli_worded(value: Any) -> Any:
+    """``value`` (a reason, or the lists and dicts holding reasons) in the command line's
+    words, as its stderr says them: the JSON and per-item files named the library's
+    ``(max_sentence_words)`` where the warning said ``(--spice-max-words)``."""
+    if isinstance(value, str):
+        for library, cli in CLI_WORDS.items():
+            value = value.replace(library, cli)
+        return value
+    if isinstance(value, list):
+        return [_cli_worded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _cli_worded(v) for k, v in value.items()}
+    return value
