@@ -30,6 +30,7 @@ import numpy as np
 
 from capeval_core import files
 from capeval_core._version import __version__
+from capeval_core.cli import score
 from capeval_core.cli.arguments import (
     _SEED,
     DEFAULT_KEYS,
@@ -60,24 +61,19 @@ from capeval_core.cli.output import (
     _cli_worded,
     _jsonable,
     _print_signatures,
-    _signed_lines,
     _warn_notes,
-    check_per_item,
     cli_message,
     held_warnings,
     plan_outputs,
 )
 from capeval_core.coco_files import (
     LIMIT_FLAGS,
-    CocoBatch,
-    load_coco,
 )
 from capeval_core.errors import (
     CapevalError,
     CapevalWarning,
     DegenerateCorpusWarning,
     InputError,
-    ItemsLeftOutWarning,
 )
 from capeval_core.metrics import (
     COCO_CAPTION_KEYS,
@@ -89,206 +85,8 @@ from capeval_core.metrics import (
     check_reported_key,
     metric_class,
 )
-from capeval_core.metrics.spice import Spice
-from capeval_core.progress import StderrBar, stderr_tqdm
-from capeval_core.results import MetricResult, left_out_line
+from capeval_core.progress import stderr_tqdm
 from capeval_core.stats.intervals import MAX_RESAMPLES
-
-
-def score_coco(
-    batch: CocoBatch,
-    keys: Sequence[str],
-    tokenizer: str = "ptb",
-    cider_idf: str = "corpus",
-    embeddings: Any = None,
-    spice_parser: str | None = None,
-    spice_max_words: int | None = None,
-    workers: int | None = None,
-) -> dict[str, MetricResult]:
-    """Score a COCO batch with the given keys, tokenizing once; large batches in ``workers``
-    processes (default: one per available CPU), as :func:`capeval_core.scoring.score_set`
-    scores them for the pycocoevalcap drop-in too.
-
-    ``embeddings`` (an ``Embeddings``; None = the default GloVe) goes to WMD and MEAN;
-    ``spice_parser`` (None = SPICE's default) and ``spice_max_words`` (SPICE's
-    ``max_sentence_words``) to SPICE.
-    """
-    from capeval_core.scoring import score_set
-
-    options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
-    options["spice"] = spice_options(spice_parser, spice_max_words)
-    if embeddings is not None:
-        options["wmd"] = options["mean"] = {"embeddings": embeddings}
-    metrics = list(dict.fromkeys(metric_class(k).key for k in keys))
-    # a small batch shows the bar only while a long caption's parse says how far it is
-    with StderrBar("capeval", "step", shown=len(batch.candidates) >= PROGRESS_FROM) as bar:
-
-        def announce(tokenized: Any) -> None:
-            if not bar.shown or "spice" not in metrics:
-                return
-            spice = Spice(tokenizer=tokenizer, **options.get("spice", {}))
-            if todo := spice.uncached(tokenized):
-                bar.write(
-                    f"SPICE: parsing {todo:,} captions with the {spice.config.parser} parser "
-                    "(kept in the parse cache for later runs)"
-                )
-
-        scored = score_set(
-            batch.candidates,
-            batch.references,
-            keys,
-            tokenizer=tokenizer,
-            options={k: v for k, v in options.items() if k in metrics},
-            workers=workers,
-            on_progress=bar,
-            on_batch=announce,
-        )
-    return scored.results
-
-
-def left_out_json(results: dict[str, MetricResult], image_ids: Sequence[Any]) -> dict[str, Any]:
-    """``{key: {"n", "image_ids", "reasons": [{"image_id", "reason"}]}}`` for the keys whose
-    metric could not score some images (the JSON of ``score``)."""
-    out = {}
-    for key, result in results.items():
-        missing = result.missing
-        if missing:
-            ids = [image_ids[i] for i in sorted(missing)]
-            out[key] = {
-                "n": len(ids),
-                "image_ids": ids,
-                "reasons": [
-                    {"image_id": image_ids[i], "reason": missing[i]} for i in sorted(missing)
-                ],
-            }
-    return out
-
-
-def warn_left_out(results: dict[str, MetricResult], image_ids: Sequence[Any]) -> None:
-    """One warning line on stderr per metric that could not score some images (which and
-    why); the others are scored and the exit status stays 0."""
-
-    seen = set()
-    for result in results.values():
-        metric = result.signature.metric
-        missing = result.missing
-        if missing and metric not in seen:
-            seen.add(metric)
-            what = metric_class(metric).name
-            ids = {image_ids[i]: why for i, why in sorted(missing.items())}
-            line = left_out_line(what, ids, len(image_ids), "images")
-            value = (
-                "it has no value (nan; null in the JSON)"
-                if len(missing) == len(image_ids)
-                else "its value is over the other images"
-            )
-            print(f"capeval: warning: {cli_message(line)}; {value}", file=sys.stderr)
-
-
-def per_item_outputs(
-    path: Path, batch: CocoBatch, results: dict[str, MetricResult]
-) -> list[tuple[str, Path, str]]:
-    """One row per image: CSV (image_id, then a column per key) or a JSON list, each with the
-    signatures in a sidecar JSON beside it, as ``(option, path, text)`` for
-    :func:`capeval_core.files.write_all` (each file complete or absent, never partial).
-
-    A key whose metric left images out has a ``"<key> left out"`` column after the values,
-    with the reason where its value is missing and empty elsewhere (as Systems' files)."""
-    check_per_item(path)
-    left_out = {key: result.missing for key, result in results.items() if result.missing}
-    rows = [
-        [
-            image_id,
-            *(result.segments[i].scores[key] for key, result in results.items()),
-            *(_cli_worded(why.get(i, "")) for why in left_out.values()),
-        ]
-        for i, image_id in enumerate(batch.image_ids)
-    ]
-    header = ["image_id", *results, *(f"{key} left out" for key in left_out)]
-    from capeval_core.stats.export import sidecar_path, signatures_text
-
-    if path.suffix.lower() == ".json":
-        records = [_jsonable(dict(zip(header, r, strict=True))) for r in rows]
-        text = json.dumps(records, indent=1, allow_nan=False) + "\n"
-    else:
-        text = files.csv_text(header, rows)
-    signatures = {k: str(r.signature) for k, r in results.items()}
-    return [
-        ("--per-item", path, text),
-        ("--per-item", sidecar_path(path), signatures_text(signatures, path.name)),
-    ]
-
-
-def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult]) -> None:
-    """:func:`per_item_outputs` written, all or none."""
-    files.write_all(per_item_outputs(path, batch, results))
-
-
-def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
-    print(f"capeval {__version__} - {n_images} images")
-    signatures = {k: r.signature for k, r in results.items()}
-    print(_signed_lines(signatures, {k: r.value for k, r in results.items()}))
-
-
-def _cmd_score(args: argparse.Namespace) -> int:
-    _check_spice_parser(args.spice_parser)
-    keys = metric_keys(args.metrics, DEFAULT_KEYS)
-    refuse_unused_metric_options(args, keys, default=not args.metrics)
-    plan_outputs(
-        args,
-        [
-            ("--results file", args.results),
-            ("--annotations file", args.annotations),
-            ("--embeddings file", args.embeddings),
-        ],
-    )
-    with held_warnings():
-        refs = read_references_of(args)
-        batch = load_coco(Path(args.results), refs, limits_of(args))
-    embeddings = None
-    uses_vectors = any(metric_class(k).key in ("wmd", "mean") for k in keys)
-    if args.embeddings and uses_vectors:
-        from capeval_core.embeddings import load_embeddings
-
-        embeddings = load_embeddings(args.embeddings)
-    elif args.embeddings:  # a typo in the path, or a metric list without WMD: said either way
-        if not Path(args.embeddings).is_file():
-            raise InputError(f"--embeddings {args.embeddings}: no such file")
-        print(
-            "capeval: warning: --embeddings is not used: no metric of --metrics reads word "
-            "vectors (wmd, mean)",
-            file=sys.stderr,
-        )
-    with warnings.catch_warnings():  # left-out images and notes are said below, once
-        warnings.simplefilter("ignore", ItemsLeftOutWarning)
-        warnings.simplefilter("ignore", DegenerateCorpusWarning)
-        results = score_coco(
-            batch,
-            keys,
-            args.tokenizer,
-            args.cider_idf or "corpus",
-            embeddings,
-            args.spice_parser,
-            args.spice_max_words,
-        )
-    warn_left_out(results, batch.image_ids)
-    if args.per_item:
-        write_per_item(Path(args.per_item), batch, results)
-    if args.json:
-        out = {
-            "n_images": len(batch.image_ids),  # the table's "N images" (compare's JSON has it)
-            "corpus": {k: r.value for k, r in results.items()},
-            "signatures": {k: str(r.signature) for k, r in results.items()},
-        }
-        left_out = _cli_worded(left_out_json(results, batch.image_ids))
-        if left_out:  # only then: the JSON of a run that scored everything stays as it was
-            out["left_out"] = left_out
-        print(json.dumps(_jsonable(out), indent=1))
-    else:
-        _print_table(results, len(batch.image_ids))
-    _warn_notes({r.signature.metric: r.warnings for r in results.values()})
-    return 0
-
 
 #: keys scored by ``correlate`` when --metrics is not given (fast, no extra resources)
 CORRELATE_KEYS = ("bleu_4", "rouge_l", "cider_d")
@@ -1041,27 +839,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"capeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    score = sub.add_parser("score", help="score a COCO results file against COCO captions")
-    score.add_argument("--results", required=True, help='[{"image_id": ..., "caption": ...}]')
-    _add_reference_options(score)
-    score.add_argument(
-        "--metrics",
-        nargs="+",
-        metavar="KEY",
-        help=f"metric keys, separate or comma-separated (default: {' '.join(DEFAULT_KEYS)}); "
-        f"{SET_HELP}; see `capeval metrics`",
-    )
-    score.add_argument("--per-item", metavar="OUT", help="write per-image scores (.csv or .json)")
-    score.add_argument("--json", action="store_true", help="print a JSON object on stdout")
-    _add_scoring_options(score)
-    score.add_argument(
-        "--embeddings",
-        metavar="PATH",
-        help="word vectors for wmd and mean (word2vec .bin/.txt, GloVe .txt or fastText .vec, "
-        "optionally .gz; default: GloVe 6B 50-d)",
-    )
-    _add_limit_options(score)
-    score.set_defaults(func=_cmd_score)
+    score.add_parser(sub)
 
     correlate = sub.add_parser(
         "correlate",

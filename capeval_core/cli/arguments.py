@@ -11,16 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from capeval_core import files
-from capeval_core.coco_files import (
-    DEFAULT_SPLIT,
-    KARPATHY_SPLITS,
-    LIMIT_FLAGS,
-)
-from capeval_core.errors import (
-    InputError,
-    OptionError,
-    UnknownKeyError,
-)
+from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS, LIMIT_FLAGS
+from capeval_core.errors import InputError, OptionError, UnknownKeyError
 from capeval_core.files import Limits
 from capeval_core.metrics import (
     COCO_CAPTION_KEYS,

@@ -13,10 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from capeval_core import files
-from capeval_core.errors import (
-    CapevalWarning,
-    InputError,
-)
+from capeval_core.errors import CapevalWarning, InputError
 
 #: show a progress bar from this many images on
 PROGRESS_FROM = 1000

@@ -197,10 +197,10 @@ def test_coco_caption_names_the_metrics_coco_caption_reports(tmp_path):
 def test_score_says_how_many_captions_spice_parses_before_it_parses_them(tmp_path, monkeypatch):
     """SPICE's parse is its slow part (minutes for the exact parser on a cold cache): on a large
     batch the CLI says how many captions it parses, once, and not when the cache has them."""
-    import capeval_core.cli as cli
+    import capeval_core.cli.score as score_command
 
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cli, "PROGRESS_FROM", 1)  # a small batch counts as large here
+    monkeypatch.setattr(score_command, "PROGRESS_FROM", 1)  # a small batch counts as large here
     cases = [
         {"candidate_raw": "a dog runs on the grass", "references_raw": ["a dog on grass", "a dog"]},
         {"candidate_raw": "a red bus", "references_raw": ["a bus on a street", "a red bus"]},
