@@ -175,8 +175,8 @@ def test_metrics_and_info_subcommands():
 def test_coco_caption_names_the_metrics_coco_caption_reports(tmp_path):
     """``--metrics coco-caption``: BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE, in that order,
     beside other keys without repeats, in every command that takes --metrics."""
-    from capeval_core.cli import _correlate_keys
     from capeval_core.cli.arguments import metric_keys
+    from capeval_core.cli.correlate import _correlate_keys
     from capeval_core.metrics import COCO_CAPTION_KEYS
 
     assert metric_keys(["coco-caption"], ()) == list(COCO_CAPTION_KEYS)

@@ -1,0 +1,541 @@
+"""``capeval correlate``: metrics correlated with human judgments (graded sets), or their
+pairwise accuracy (pairwise sets), with intervals and Williams tests."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from capeval_core import files
+from capeval_core.cli.arguments import (
+    _SEED,
+    SET_HELP,
+    _add_limit_options,
+    _add_spice_limit_option,
+    _split_keys,
+    _whole,
+    _workers,
+    add_tokenizer_option,
+    check_human,
+    given_options,
+    metric_keys,
+    refuse_unused,
+    refuse_unused_metric_options,
+    spice_options,
+)
+from capeval_core.cli.output import (
+    _bar_progress,
+    _cli_worded,
+    _jsonable,
+    cli_message,
+    held_warnings,
+    plan_outputs,
+)
+from capeval_core.coco_files import LIMIT_FLAGS
+from capeval_core.errors import InputError
+from capeval_core.metrics import METRICS, REPORTED_KEYS, check_reported_key
+from capeval_core.progress import stderr_tqdm
+from capeval_core.stats.intervals import MAX_RESAMPLES
+
+#: keys scored by ``correlate`` when --metrics is not given (fast, no extra resources)
+CORRELATE_KEYS = ("bleu_4", "rouge_l", "cider_d")
+
+
+def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """The built-in --metrics keys (checked against the registry before any file is read),
+    and the other names, which may be external metrics of the set (checked once it is
+    loaded)."""
+    names = _split_keys(values or ())
+    if values and not names:
+        raise InputError("--metrics: no metric key given; see `capeval metrics`")
+    # SPICE's categories go with the other names: a set may have its own metric of that
+    # name (a "metric:spice_object" column); else they are refused once it is loaded
+    other = [k for k in names if k not in METRICS and k not in REPORTED_KEYS]
+    builtin = [k for k in names if k not in other]
+    if not names:
+        builtin = list(CORRELATE_KEYS)
+    return metric_keys(builtin, ()) if builtin else [], other
+
+
+def _external_keys(jset: Any, named: Sequence[str]) -> list[str]:
+    """External metrics to correlate: those --metrics names, else every one the set has
+    (``metric:`` columns, --metric-scores); a name that is neither built in nor external is
+    the registry's unknown-key error."""
+    for name in named:
+        if name not in jset.external_names:
+            check_reported_key(name)  # unknown, or SPICE's category (score's refusal)
+    return list(named) if named else list(jset.external_names)
+
+
+def _systems_for(jset: Any, level: str) -> list[str] | None:
+    """The items' systems for ``--level system`` (None at item level); a graded set without
+    a system for every item is an error saying so."""
+    if level != "system":
+        return None
+    systems = jset.systems()
+    if any(s is None for s in systems):
+        first = next(it.id for it, s in zip(jset.items, systems, strict=True) if s is None)
+        where = jset.source[0] if jset.source else "the judgments"
+        raise InputError(
+            f"{where}: --level system needs a system for every item (a `system` column); "
+            f"{sum(s is None for s in systems):,} of {len(systems):,} items have none "
+            f"(the first: id {first!r})"
+        )
+    from capeval_core.stats.within_systems import too_few_systems
+
+    why = too_few_systems(len(set(systems)))
+    if why:  # said before any scoring (it was said after it)
+        where = jset.source[0] if jset.source else "the judgments"
+        raise InputError(f"{where}: no system-level correlation can be shown: {why}")
+    return systems
+
+
+def _correlate_options_apply(args: argparse.Namespace) -> tuple[str, int, int, str]:
+    """Refuse an option the kind of set --format gives would not use, before any file is
+    read (a pairwise set gives pairwise accuracies: no human-score column, level, intervals
+    or Williams tests; a graded set draws nothing at random but its bootstrap resamples),
+    then the defaults of those left out: (level, resamples, seed, Williams correlation)."""
+    from capeval_core.judgments import LOADERS
+
+    if LOADERS[args.format].kind == "pairwise":
+        refuse_unused(
+            given_options(args, "human", "level", "resamples", "williams_correlation"),
+            f"with a pairwise set (--format {args.format} gives pairwise accuracies)",
+        )
+    elif not args.resamples:
+        refuse_unused(
+            given_options(args, "seed"),
+            "with a graded set without --resamples (it seeds the bootstrap resamples)",
+        )
+    seed = 0 if args.seed is None else args.seed
+    return args.level or "item", args.resamples or 0, seed, args.williams_correlation or "pearson"
+
+
+def _cmd_correlate(args: argparse.Namespace) -> int:
+
+    from capeval_core.judgments import load_judgments
+    from capeval_core.judgments.scoring import (
+        judgments_left_out_json,
+        left_out_lines,
+        on_common_items,
+        score_judgments,
+    )
+    from capeval_core.stats import pairwise_accuracy, williams_matrix
+
+    # the table goes to stdout unless the JSON does: `--json -` prints the JSON alone, as compare
+    show = print if args.json != "-" else (lambda *_args, **_kwargs: None)
+    keys, maybe_external = _correlate_keys(args.metrics)
+    refuse_unused_metric_options(args, keys, default=not args.metrics)
+    level, resamples, seed, williams_correlation = _correlate_options_apply(args)
+    inputs = [("--judgments file", args.judgments), ("--metric-scores file", args.metric_scores)]
+    plan_outputs(args, inputs)
+    for option, value in (("--judgments", args.judgments), ("--metric-scores", args.metric_scores)):
+        if value and not Path(value).exists():
+            raise InputError(f"{option} {value}: no such file or folder")
+    limits = {name: getattr(args, name) for name in LIMIT_FLAGS}
+    # a graded file's rows need a value in the --human column only, not in every numeric one
+    columns = {"score_columns": [args.human]} if args.human and args.format == "graded" else {}
+    with held_warnings():
+        jset = load_judgments(args.judgments, args.format, args.preset, **limits, **columns)
+        # the files read beside it or from its folder, now known (a file given as
+        # --judgments reads its companions from its own folder)
+        given = Path(args.judgments)
+        folder = given if given.is_dir() else given.parent
+        read = [folder / name for name in jset.source]
+        inputs += [(f"{p.name} of --judgments", str(p)) for p in read if p.is_file()]
+        plan_outputs(args, inputs)
+        if args.metric_scores:
+            from capeval_core.judgments.external import join_scores_file
+
+            jset = join_scores_file(jset, args.metric_scores, max_bytes=limits["max_bytes"])
+    keys += _external_keys(jset, maybe_external)
+    if jset.kind == "graded" and len(keys) < 2:  # said before any scoring
+        refuse_unused(
+            given_options(args, "williams_correlation"),
+            "with one metric (a Williams test compares two)",
+        )
+    human_name = check_human(jset, args.human)
+    if jset.kind == "graded":  # said before any scoring, with the file
+        _systems_for(jset, level)  # again after scoring, on the items kept
+        if len(jset) < 2:
+            where = jset.source[0] if jset.source else args.judgments
+            raise InputError(f"{where}: {jset.describe()}; a correlation needs at least 2 items")
+    if jset.kind == "pairwise":
+        from capeval_core.judgments.protocols import label_counts, missing_labels_warning
+
+        if label_counts(jset)[1] == 0:
+            raise InputError(f"{args.format} {args.judgments}: {missing_labels_warning(jset)}")
+    print(f"{args.format}: {files.printable(jset.describe())}", file=sys.stderr)
+    if jset.kind == "graded":  # which column the numbers are about, chosen or by default
+        print(f"human score: {human_name!r}", file=sys.stderr)
+    for note in jset.notes:
+        print(f"note: {cli_message(note)}", file=sys.stderr)
+    protocol = None
+    if jset.kind == "pairwise":
+        from capeval_core.judgments.protocols import protocol_for
+
+        protocol = protocol_for(jset)
+        missing = missing_labels_warning(jset)
+        if missing:
+            print(f"capeval: warning: {files.printable(missing)}", file=sys.stderr)
+    n_references, draws = protocol.sampling if protocol is not None else (5, 5)
+    workers = _workers(args.workers)  # its warning before the bar, not on the bar's line
+    with stderr_tqdm(total=None, desc="scoring", unit="metric") as bar:
+        progress = _bar_progress(bar)
+
+        scores = score_judgments(
+            jset,
+            keys,
+            tokenizer=args.tokenizer,
+            options={"spice": spice_options(None, args.spice_max_words)},
+            n_references=n_references,
+            draws=draws,
+            seed=seed,
+            workers=workers,
+            on_progress=progress,
+        )
+    # the statistics compare metrics on the items every one of them scored
+    left_out = left_out_lines(jset, scores)
+    full, left_json = jset, _cli_worded(judgments_left_out_json(jset, scores))
+    jset, scores = on_common_items(jset, scores)
+    if left_out and jset.kind == "graded" and len(jset) < 2:  # one line, not warnings first
+        # each metric's count, and its first item's reason (the limit to change, as a rule)
+        why = "; ".join(
+            f"{head}, the first: {rest.split('; ')[0]}"
+            for head, _, rest in (ln.partition(" (not scored): ") for ln in left_out)
+            if rest
+        )
+        raise InputError(
+            f"{args.judgments}: {len(jset)} of {len(full):,} items scored by every metric "
+            f"({cli_message(why)}): a correlation needs at least 2"
+        )
+    if left_out:
+        print(f"capeval: warning: {cli_message('; '.join(left_out))}", file=sys.stderr)
+    degenerate = _degenerate_metrics(scores, jset.kind)
+    for key, why in degenerate.items():
+        print(f"capeval: warning: {key} {why}", file=sys.stderr)
+    if protocol is not None:
+        from capeval_core.judgments.protocols import (
+            ALL_REFERENCES,
+            accuracy_signature,
+            label_counts,
+        )
+
+        prefs = jset.preferences()
+        results = {
+            k: pairwise_accuracy(
+                scores.values_a[k],
+                scores.values_b[k],
+                prefs,
+                jset.categories(),
+                metric_tie=protocol.metric_tie,  # type: ignore[arg-type]
+                human_tie=protocol.human_tie,  # type: ignore[arg-type]
+                seed=seed,
+            )
+            for k in scores.keys
+        }
+        accuracy = {k: r.as_dict() for k, r in results.items()}
+        knobs = {
+            "n_references": n_references,
+            "draws": draws,
+            "seed": seed,
+            "metric_tie": protocol.metric_tie,
+            "human_tie": protocol.human_tie,
+        }
+        out: dict[str, Any] = {
+            "n_pairs": len(full),
+            "n_labelled": label_counts(full)[1],
+            "accuracy": accuracy,
+            "signatures": {
+                k: accuracy_signature(scores.signatures[k], full, **knobs) for k in scores.keys
+            },
+            "preset": jset.preset,
+        }
+        cats = list(next(iter(accuracy.values()))) if accuracy else []
+        width = max([len(k) for k in accuracy] + [6])
+        show(f"{'metric':<{width}}  " + "  ".join(f"{c:>8}" for c in cats))
+        for k, row in accuracy.items():
+            show(f"{k:<{width}}  " + "  ".join(f"{row[c]:>8.4f}" for c in cats))
+        if results:
+            first = next(iter(results.values()))
+            ties = (
+                "dropped" if first.human_tie == "drop" else f"broken at random (seed {first.seed})"
+            )
+            # a pair with fewer references than are sampled uses them all, in one draw
+            refs = "all" if n_references >= ALL_REFERENCES else f"up to {n_references}"
+            print(
+                f"preset {jset.preset or '(none)'}: {first.n:,} labelled pairs scored, "
+                f"{first.n_human_ties:,} human ties {ties}; a metric tie counts as "
+                f"{first.metric_tie}; {first.draws} draw(s) of {refs} references",
+                file=sys.stderr,
+            )
+    else:
+        from capeval_core.judgments.analysis import at_level, correlation_table
+
+        human = jset.human(human_name)
+        name = human_name
+        if human.size and np.all(human == human[0]):
+            print(
+                f"capeval: warning: the human score {name!r} is constant ({human[0]:g} for all "
+                f"{human.size:,} items): every correlation is undefined (null in the JSON)",
+                file=sys.stderr,
+            )
+        systems = _systems_for(jset, level)
+        methods = ("pearson", "spearman", "kendall_b", "kendall_c")
+        correlations: dict[str, dict[str, float]] = {}
+        intervals: dict[str, dict[str, list[float]]] = {}
+        left_resamples: dict[str, dict[str, int]] = {}  # resamples with no correlation
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # constant metrics give NaN (null in the JSON)
+            table = correlation_table(
+                human,
+                {k: scores.values[k] for k in scores.keys},
+                ci_methods=methods if resamples else (),
+                systems=systems,
+                n_resamples=max(resamples, 1),
+                seed=seed,
+                groups=jset.resampling_groups() if systems is None else None,
+            )
+            for row in table.itertuples():
+                correlations.setdefault(row.metric, {})[row.method] = float(row.statistic)
+                if resamples:
+                    bounds = [float(row.ci_low), float(row.ci_high)]
+                    intervals.setdefault(row.metric, {})[row.method] = bounds
+                    if row.ci_left_out:
+                        left_resamples.setdefault(row.metric, {})[row.method] = row.ci_left_out
+            level_human, level_values = at_level(
+                human, {k: v for k, v in scores.values.items() if k not in degenerate}, systems
+            )
+            matrix = (
+                williams_matrix(level_human, level_values, williams_correlation)
+                if len(level_human) > 3 and len(level_values) > 1
+                else None
+            )
+        if len(level_human) <= 3 and len(level_values) > 1:  # the JSON's {} said nothing
+            unit = "systems" if systems is not None else "items"
+            in_json = '; "williams" is empty in the JSON' if args.json else ""
+            print(
+                f"capeval: warning: no Williams test: it needs at least 4 {unit} (got "
+                f"{len(level_human):,}){in_json}",
+                file=sys.stderr,
+            )
+        williams = matrix.as_dict() if matrix is not None else {}
+        out = {
+            "n_rows": len(full),
+            "dropped": dict(jset.dropped),
+            "format": jset.format,
+            "preset": jset.preset,  # it chooses rows and human scores: kasai2022 or -with-human
+            "human": name,
+            "level": level,
+            "correlations": correlations,
+            "williams": williams,
+            "signatures": dict(scores.signatures),
+        }
+        if matrix is not None:  # the p-values' settings, as the text's heading gives them
+            out["williams_test"] = {
+                "correlation": matrix.correlation,
+                "alternative": matrix.alternative,
+            }
+        if resamples:
+            out["intervals"] = intervals
+            out["resampling"] = {
+                "n_resamples": resamples,
+                "seed": seed,
+                "over": "items within systems"
+                if systems is not None
+                else "captions (each caption's rows together)"
+                if jset.resampling_groups() is not None
+                else "items",
+            }
+            if left_resamples:  # the intervals stand on the other resamples
+                out["resampling"]["left_out"] = left_resamples
+                most = max(n for row in left_resamples.values() for n in row.values())
+                print(
+                    f"capeval: warning: up to {most:,} of {resamples:,} resamples had one side's "
+                    f"scores all equal (no correlation) in the intervals of "
+                    f"{', '.join(left_resamples)}; those intervals are drawn from the others"
+                    + ('; "resampling.left_out" in the JSON counts them' if args.json else ""),
+                    file=sys.stderr,
+                )
+        width = max([len(k) for k in correlations] + [6])
+        show(
+            f"{'metric':<{width}}  {'pearson':>9}  {'spearman':>9}  {'kendall_b':>9}  "
+            f"{'kendall_c':>9}"
+        )
+        for k, row in correlations.items():
+            show(f"{k:<{width}}  " + "  ".join(f"{v:>9.4f}" for v in row.values()))
+        if matrix is not None:
+            show(
+                f"\nWilliams test p-values ({matrix.alternative}, {matrix.correlation}; "
+                "row beats column; '-' = not tested)"
+            )
+            show(f"{'':<{width}}  " + "  ".join(f"{m:>9}" for m in matrix.metrics))
+            for i, a in enumerate(matrix.metrics):
+                cells = ("        -" if math.isnan(p) else f"{p:>9.4g}" for p in matrix.pvalues[i])
+                show(f"{a:<{width}}  " + "  ".join(cells))
+    for key, msg in scores.skipped.items():
+        print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
+    if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was
+        out["left_out"] = left_json
+    if args.json:
+        text = json.dumps(_jsonable(out), indent=1, allow_nan=False)
+        if args.json == "-":
+            print(text)
+        else:
+            files.write_all([("--json", args.json, text + "\n")])
+    return 0
+
+
+def _degenerate_metrics(scores: Any, kind: str) -> dict[str, str]:
+    """Metrics no correlation or test can use: fewer than two finite values, or one value
+    throughout (each with why, for a warning); they stay in the tables (as NaN, null in
+    the JSON) and are left out of the Williams tests."""
+    out = {}
+    for key in scores.keys:
+        if kind == "pairwise":
+            values = np.concatenate([scores.values_a[key], scores.values_b[key]])
+        else:
+            values = np.asarray(scores.values[key], dtype=float)
+        finite = values[np.isfinite(values)]
+        if finite.size < 2:
+            out[key] = (
+                f"has {finite.size} finite value(s) of {values.size:,}: its correlations are "
+                "undefined and it is left out of the tests"
+            )
+        elif np.all(finite == finite[0]):
+            out[key] = f"is constant ({finite[0]:g} for all {values.size:,} values): " + (
+                "every pair is a metric tie"
+                if kind == "pairwise"
+                else "its correlations are undefined (null in the JSON) and it is left out of "
+                "the Williams tests"
+            )
+    return out
+
+
+def _presets_epilog() -> str:
+    """Every format's presets, one line each (first = default), and their notes."""
+    import textwrap
+
+    from capeval_core.judgments import LOADERS
+    from capeval_core.judgments.protocols import BY_FORMAT
+
+    lines = ["presets (the first of each format is its default):"]
+    notes = []
+    for fmt, loader in LOADERS.items():
+        if not loader.presets:
+            continue
+        lines.append(f"  {fmt}:")
+        for name, text in loader.presets.items():
+            lines += textwrap.wrap(
+                f"{name}: {text}", 96, initial_indent="    ", subsequent_indent="      "
+            )
+            note = getattr(BY_FORMAT.get(fmt, {}).get(name), "note", "")
+            if note and note not in notes:
+                notes.append(note)
+    for note in notes:
+        for paragraph in note.split("\n\n"):  # a preset may note two metrics
+            lines += ["", *textwrap.wrap(f"note: {paragraph}", 96, subsequent_indent="  ")]
+    return "\n".join(lines)
+
+
+def _resamples_or_none(text: str) -> int:
+    """--resamples of correlate: 0 (no intervals) or at least 2 (one resample has no spread)."""
+    value = _whole(0, MAX_RESAMPLES)(text)
+    if value == 1:
+        raise argparse.ArgumentTypeError(
+            "expected 0 (no intervals) or at least 2 resamples, got 1 (one resample gives an "
+            "interval of width 0)"
+        )
+    return value
+
+
+def add_parser(sub: Any) -> None:
+    """The ``correlate`` subcommand and its options."""
+    from capeval_core.judgments import LOADERS  # the correlate help lists their presets anyway
+
+    correlate = sub.add_parser(
+        "correlate",
+        help="correlate metrics with human judgments (or pairwise accuracy)",
+        epilog=_presets_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    correlate.add_argument(
+        "--judgments", required=True, metavar="PATH", help="judgment file, or the dataset folder"
+    )
+    correlate.add_argument(
+        "--format",
+        required=True,
+        choices=list(LOADERS),
+    )
+    correlate.add_argument(
+        "--preset",
+        help=(
+            "protocol preset (default: the format's first, listed below; pascal50s: "
+            "clipscore-table4 where consensus_pascal.mat is found, else clipscore-table7)"
+        ),
+    )
+    correlate.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="KEY",
+        help=f"metric keys, separate or comma-separated (default: {' '.join(CORRELATE_KEYS)}); "
+        f"{SET_HELP}; see `capeval metrics`",
+    )
+    correlate.add_argument(
+        "--metric-scores",
+        metavar="FILE",
+        help="scores of your own metric(s), joined to the judgments by id: CSV, TSV, JSON or "
+        "JSONL with the set's id column(s) (generic formats: id; thumb: seg_id and SYS) and "
+        "one column per metric; correlated and Williams-tested beside the built-in ones "
+        "(a judgment file's metric:<name> columns are read the same way)",
+    )
+    correlate.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
+    correlate.add_argument(
+        "--human",
+        help="human-score column (default: the one named score, human or rating, else the only "
+        "numeric one; a dataset format's published score); a graded file's rows then need a "
+        "value in that column only",
+    )
+    correlate.add_argument(
+        "--level",
+        choices=["item", "system"],
+        help="graded sets: correlate items (default), or system means (every statistic, "
+        "Williams included, then on system means; intervals resample items within systems)",
+    )
+    correlate.add_argument(
+        "--resamples",
+        type=_resamples_or_none,
+        metavar="N",
+        help="graded sets: percentile bootstrap intervals from N resamples (2 to 1,000,000), "
+        "in the JSON's `intervals` (default 0: none)",
+    )
+    add_tokenizer_option(correlate)
+    correlate.add_argument(
+        "--williams-correlation",
+        choices=["pearson", "spearman", "kendall_b", "kendall_c"],
+        help="graded sets with two or more metrics: the correlation the Williams tests compare "
+        "(default: pearson)",
+    )
+    correlate.add_argument(
+        "--workers",
+        type=_whole(0),
+        default=None,
+        help="worker processes for scoring (default and most: one per available CPU; 0 or 1: none)",
+    )
+    correlate.add_argument(
+        "--seed",
+        type=_SEED,
+        help="seed for sampling references and breaking human ties (pairwise sets) and for "
+        "the bootstrap intervals (graded sets, with --resamples); default 0",
+    )
+    _add_spice_limit_option(correlate)
+    _add_limit_options(correlate)
+    correlate.set_defaults(func=_cmd_correlate)
