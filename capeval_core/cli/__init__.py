@@ -27,7 +27,7 @@ from typing import Any
 
 from capeval_core import files
 from capeval_core._version import __version__
-from capeval_core.cli import correlate, score
+from capeval_core.cli import correlate, perturb, score
 from capeval_core.cli.arguments import (
     _SEED,
     DEFAULT_KEYS,
@@ -40,8 +40,6 @@ from capeval_core.cli.arguments import (
     _positive_float,
     _whole,
     _workers,
-    add_tokenizer_option,
-    check_human,
     given_options,
     limits_of,
     metric_keys,
@@ -54,7 +52,6 @@ from capeval_core.cli.output import (
     PROGRESS_FROM,
     _bar_progress,
     _cli_worded,
-    _jsonable,
     _print_signatures,
     _warn_notes,
     cli_message,
@@ -78,181 +75,6 @@ from capeval_core.metrics import (
 )
 from capeval_core.progress import stderr_tqdm
 from capeval_core.stats.intervals import MAX_RESAMPLES
-
-#: keys ``perturb`` scores when --metrics is not given
-PERTURB_KEYS = ("bleu_1", "bleu_4", "rouge_l", "cider_d", "meteor", "wmd")
-#: datasets ``perturb --dataset`` knows by name (anything else is a judgment file path)
-PERTURB_DATASETS = ("coco-val", "demo-graded")
-#: images of a named --dataset when --images is left out
-PERTURB_IMAGES = 5000
-
-
-def _perturb_dataset(args: argparse.Namespace):
-    """(candidates, references, human scores or None, human column, source) of --dataset."""
-    if args.dataset == "coco-val":
-        from capeval_core.perturb import batch_dataset
-
-        d = batch_dataset(args.dataset, args.images or PERTURB_IMAGES)
-        return d.candidates, d.references, None, None, d.source
-    if args.dataset == "demo-graded":
-        from capeval_core.judgments.demo import demo_graded
-        from capeval_core.perturb import DEMO_SEED
-
-        # the demo the library and the app's lab perturb: --seed is the perturbations' seed,
-        # never the demo's (it built another demo for each seed)
-        jset = demo_graded(max(1, (args.images or PERTURB_IMAGES) // 5), seed=DEMO_SEED)
-    else:
-        from capeval_core.judgments import load_judgments
-
-        if not Path(args.dataset).exists():  # it was "cannot tell the format from the suffix"
-            raise InputError(
-                f"--dataset {args.dataset}: no such file or folder (the built-in sets: "
-                f"{', '.join(PERTURB_DATASETS)})"
-            )
-        if not args.format:
-            raise InputError("--format is needed with a judgment file as --dataset")
-        jset = load_judgments(args.dataset, args.format, args.preset)
-    if jset.kind != "graded":
-        raise InputError(f"--dataset must be a graded judgment set (got a {jset.kind} one)")
-    human = check_human(jset, args.human)  # as correlate's: never guessed among several
-    # the set's files by name, then its counts ("3 read, 3 scored" named no set at all)
-    named = ", ".join(jset.source) if jset.source else args.dataset
-    counts = jset.describe()
-    if named.startswith("SYNTHETIC"):  # the demo's name says so already
-        counts = counts.removeprefix("SYNTHETIC demo: ")
-    source = f"{named} ({counts})"
-    return jset.candidates, jset.references, jset.human(human), human, source
-
-
-def _perturb_options_apply(args: argparse.Namespace) -> None:
-    """Refuse an option this run would not use (it was ignored without a word)."""
-    if args.dataset is None:
-        unused, where = (
-            given_options(args, "images", "format", "preset", "human"),
-            "without --dataset",
-        )
-    elif args.dataset in PERTURB_DATASETS:
-        # coco-val's captions have no human scores
-        human = ("human",) if args.dataset == "coco-val" else ()
-        unused = given_options(args, "candidate", "reference", "format", "preset", *human)
-        where = f"with --dataset {args.dataset}"
-    else:
-        unused = given_options(args, "candidate", "reference", "images")
-        where = "with a judgment file as --dataset"
-    refuse_unused(unused, where)
-
-
-def _cmd_perturb(args: argparse.Namespace) -> int:
-    from capeval_core import perturb as lab
-
-    _perturb_options_apply(args)
-    keys = metric_keys(args.metrics, PERTURB_KEYS)
-    refuse_unused_metric_options(args, keys, default=not args.metrics)
-    lab.perturbation_spec(args.perturbation)
-    idf = args.cider_idf or ("corpus" if args.dataset else "coco-val2014")
-    options = {"cider_d": {"idf": idf}}
-    if args.dataset:
-        cands, refs, human, human_name, source = _perturb_dataset(args)
-        result = lab.perturb_batch(
-            cands,
-            refs,
-            args.perturbation,
-            keys,
-            seed=args.seed,
-            tokenizer=args.tokenizer,
-            options=options,
-            human=human,
-            human_name=human_name,
-            source=source,
-            on_error="skip",
-        )
-        summary = result.summary()
-        corr = result.correlations()
-        out: dict[str, Any] = {
-            "perturbation": result.name,
-            "seed": result.seed,
-            "dataset": source,
-            "n": len(result),
-            "n_changed": int(result.changed.sum()),
-            "deltas": {
-                row["key"]: {k: row[k] for k in summary.columns if k not in ("key", "signature")}
-                for row in summary.to_dict("records")
-            },
-            "correlations": {
-                f"{row['key']}/{row['method']}": {"before": row["before"], "after": row["after"]}
-                for row in corr.to_dict("records")
-            },
-            "signatures": dict(result.signatures),
-            "skipped": dict(result.skipped),
-        }
-        if not args.json:
-            print(
-                f"{result.name} on {files.printable(source)}: {out['n_changed']} of "
-                f"{out['n']} changed"
-            )
-            print(summary.drop(columns="signature").to_string(index=False))
-            if not corr.empty:
-                shown = files.printable(human_name)
-                print(f"\ncorrelation with human scores ({shown}), before -> after")
-                print(corr.to_string(index=False))
-            _print_signatures(out["signatures"])
-    else:
-        if args.candidate is None or not args.reference:
-            raise InputError("give --candidate and --reference (or --dataset)")
-        p = lab.perturb(args.candidate, args.perturbation, seed=args.seed)
-        blank = [str(i) for i, r in enumerate(args.reference, start=1) if not r.strip()]
-        if blank:  # as `score` says of a references file's
-            print(
-                f"capeval: warning: --reference {', '.join(blank)} (in the order given) is "
-                "blank: scored as an empty reference, as pycocoevalcap scores it",
-                file=sys.stderr,
-            )
-        errors: dict[str, CapevalError] = {}
-        (scores,) = lab.score_perturbations(
-            [p], args.reference, keys, tokenizer=args.tokenizer, options=options, errors=errors
-        )
-        out = {
-            "original": p.original,
-            "perturbed": p.perturbed,
-            "changed": [
-                {
-                    "kind": c.kind,
-                    "position": c.position,
-                    "new_position": c.new_position,
-                    "old": c.old,
-                    "new": c.new,
-                }
-                for c in p.changed
-            ],
-            "note": p.note,
-            "perturbation": p.name,
-            "seed": p.seed,
-            "scores": {
-                k: {"before": scores.before[k], "after": scores.after[k]} for k in scores.before
-            },
-            "signatures": dict(scores.signatures),
-            "skipped": {k: str(e) for k, e in errors.items()},
-        }
-        if not args.json:
-            shown = files.printable
-            print(f"original:  {shown(p.original)}\nperturbed: {shown(p.perturbed)}")
-            print(f"({shown(p.note)})")
-            for k in scores.before:
-                b, a = scores.before[k], scores.after[k]
-                print(f"{k:<10} {b:.6f} -> {a:.6f}  ({files.signed(a - b, 6)})")
-            _print_signatures(out["signatures"])
-        if "cider_d" in scores.notes:  # its two "images" are the caption and its perturbation
-            print(
-                "capeval: warning: cider_d: with --cider-idf corpus the caption and its "
-                "perturbation share the references, so every n-gram's idf is 0 and so is every "
-                "score; use --cider-idf coco-val2014",
-                file=sys.stderr,
-            )
-    for key, msg in out["skipped"].items():
-        print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(_jsonable(out), indent=1, allow_nan=False))
-    return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -431,48 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     correlate.add_parser(sub)
 
-    pert = sub.add_parser(
-        "perturb", help="perturb a caption (or every candidate of a dataset) and rescore it"
-    )
-    pert.add_argument("--candidate", metavar="TEXT", help="the caption to perturb")
-    pert.add_argument(
-        "--reference", action="append", metavar="TEXT", help="a reference (repeat the option)"
-    )
-    pert.add_argument("--perturbation", required=True, metavar="NAME", help="registry name")
-    pert.add_argument("--seed", type=_SEED, default=0, help="seed of the perturbation (default 0)")
-    pert.add_argument(
-        "--metrics",
-        nargs="+",
-        metavar="KEY",
-        help=f"metric keys, separate or comma-separated (default: {' '.join(PERTURB_KEYS)}); "
-        f"{SET_HELP}; see `capeval metrics`",
-    )
-    pert.add_argument("--json", action="store_true", help="print a JSON object on stdout")
-    add_tokenizer_option(pert)
-    pert.add_argument(
-        "--cider-idf",
-        choices=["corpus", "coco-val2014"],
-        help="CIDEr-D document frequencies (default: coco-val2014 for one caption, whose own "
-        "references give every weight 0; corpus for --dataset)",
-    )
-    pert.add_argument(
-        "--dataset",
-        metavar="NAME|PATH",
-        help=f"batch mode: {' or '.join(PERTURB_DATASETS)}, or a graded judgment file",
-    )
-    pert.add_argument(
-        "--images",
-        type=_whole(1),
-        help=f"images of coco-val/demo-graded (default {PERTURB_IMAGES:,})",
-    )
-    pert.add_argument("--format", help="judgment format of a --dataset file (e.g. graded)")
-    pert.add_argument("--preset", help="protocol preset of a --dataset file")
-    pert.add_argument(
-        "--human",
-        help="human-score column (default: the one named score, human or rating, else the only "
-        "numeric one)",
-    )
-    pert.set_defaults(func=_cmd_perturb)
+    perturb.add_parser(sub)
 
     comp = sub.add_parser(
         "compare",
