@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
-import json
 import os
 import sys
 import warnings
@@ -25,43 +24,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from capeval_core import files
 from capeval_core._version import __version__
-from capeval_core.cli import correlate, perturb, score
+from capeval_core.cli import compare, correlate, perturb, score
 from capeval_core.cli.arguments import (
     _SEED,
-    DEFAULT_KEYS,
-    SET_HELP,
-    _add_limit_options,
-    _add_reference_options,
-    _add_scoring_options,
-    _check_spice_parser,
     _Parser,
     _positive_float,
     _whole,
-    _workers,
-    given_options,
-    limits_of,
-    metric_keys,
-    read_references_of,
-    refuse_unused,
-    refuse_unused_metric_options,
-    spice_options,
 )
 from capeval_core.cli.output import (
-    PROGRESS_FROM,
-    _bar_progress,
-    _cli_worded,
-    _print_signatures,
-    _warn_notes,
     cli_message,
-    held_warnings,
-    plan_outputs,
 )
 from capeval_core.errors import (
     CapevalError,
     CapevalWarning,
-    DegenerateCorpusWarning,
     InputError,
 )
 from capeval_core.metrics import (
@@ -73,128 +49,6 @@ from capeval_core.metrics import (
     available_keys,
     metric_class,
 )
-from capeval_core.progress import stderr_tqdm
-from capeval_core.stats.intervals import MAX_RESAMPLES
-
-
-def _cmd_compare(args: argparse.Namespace) -> int:
-
-    from capeval_core.systems import (
-        compare_systems,
-        load_systems,
-        score_systems,
-        systems_per_item_outputs,
-    )
-
-    _check_spice_parser(args.spice_parser)
-    keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
-    refuse_unused_metric_options(args, keys, default=not args.metrics)
-    if args.raw and not args.table:
-        raise InputError("--raw applies to --table (the paper table's scale): add --table")
-    paired = args.paired or "both"
-    if len(args.results) == 1:  # compare_systems gives the intervals alone: no test, no match
-        refuse_unused(
-            given_options(args, "paired", "trials", "on_missing"),
-            "with one --results file (no other system to compare it with)",
-        )
-    elif paired == "bs":
-        refuse_unused(
-            given_options(args, "trials"),
-            "with --paired bs (trials are approximate randomization's)",
-        )
-    if args.table and args.json == "-":
-        raise InputError("--table and --json - both print on stdout: write the JSON to a file")
-    names = _names(args.names, args.results)
-    for i, path in enumerate(args.results):
-        for earlier in args.results[:i]:
-            if files.same_place(Path(path), Path(earlier)):
-                raise InputError(
-                    f"--results lists {path} twice (as {earlier} too): compare different "
-                    "systems' files"
-                )
-    plan_outputs(
-        args,
-        [*(("--results file", r) for r in args.results), ("--annotations file", args.annotations)],
-    )
-    with held_warnings():
-        refs = read_references_of(args)
-        data = load_systems(
-            args.results,
-            refs,
-            names,
-            on_missing=args.on_missing or "error",
-            limits=limits_of(args),
-        )
-    workers = _workers(args.workers)  # its warning before the bar, not on the bar's line
-    with stderr_tqdm(
-        total=None, desc="capeval compare", unit="metric", disable=len(data) < PROGRESS_FROM
-    ) as bar:
-        progress = _bar_progress(bar)
-
-        with warnings.catch_warnings():  # said below, once per metric, cached runs too
-            warnings.simplefilter("ignore", DegenerateCorpusWarning)
-            scores = score_systems(
-                data,
-                keys,
-                tokenizer=args.tokenizer,
-                options={
-                    "cider_d": {"idf": args.cider_idf or "corpus"},
-                    "spice": spice_options(args.spice_parser, args.spice_max_words),
-                },
-                workers=workers,
-                on_progress=progress,
-            )
-        bar.set_postfix_str("resampling")
-        comparison = compare_systems(
-            scores,
-            paired=paired,
-            n_resamples=args.resamples,
-            n_trials=args.trials,  # None: 10,000
-            seed=args.seed,
-        )
-    for line in comparison.left_out_warnings():
-        print(f"capeval: warning: {cli_message(line)}", file=sys.stderr)
-    _warn_notes(scores.notes)
-    outputs = []
-    if args.per_item:
-        outputs += systems_per_item_outputs(Path(args.per_item), comparison)
-    data = comparison.as_dict()
-    if "left_out" in data:  # the reasons in the words of the warnings above
-        data["left_out"] = _cli_worded(data["left_out"])
-    text = json.dumps(data, indent=1, allow_nan=False)
-    if args.json and args.json != "-":
-        outputs.append(("--json", Path(args.json), text + "\n"))
-    files.write_all(outputs)
-    if args.json == "-":
-        print(text)
-    if args.table:
-        from capeval_core.systems_table import paper_table
-
-        print(paper_table(comparison, raw=args.raw).render(args.table), end="")
-    elif args.json != "-":
-        print(comparison.format_table())
-        _print_signatures(data["signatures"])
-    return 0
-
-
-def _names(text: str | None, results: Sequence[str]) -> list[str] | None:
-    """--names: one name per results file, comma-separated, each given and distinct."""
-    if text is None:
-        return None
-    names = [n.strip() for n in text.split(",")]
-    if not any(names):
-        raise InputError("--names is empty: give one name per results file, comma-separated")
-    if len(names) != len(results):
-        raise InputError(
-            f"--names gives {len(names)} name(s) for {len(results)} results file(s): give one "
-            "per file, comma-separated, in the order of --results"
-        )
-    for i, name in enumerate(names):
-        if not name:
-            raise InputError(f"--names: name {i + 1} (for {results[i]}) is empty")
-        if names.index(name) != i:
-            raise InputError(f"--names: {files.printable(name)!r} is given twice")
-    return names
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
@@ -255,80 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     perturb.add_parser(sub)
 
-    comp = sub.add_parser(
-        "compare",
-        help="score several systems' results on the same images, with bootstrap intervals "
-        "and paired significance tests against the first",
-    )
-    _add_reference_options(comp)
-    comp.add_argument(
-        "--results",
-        nargs="+",
-        required=True,
-        metavar="RESULTS",
-        help="one or more COCO results files; the first is the baseline",
-    )
-    comp.add_argument(
-        "--names",
-        help="comma-separated system names, one per results file (default: the file stems)",
-    )
-    comp.add_argument(
-        "--on-missing",
-        choices=["error", "intersect"],
-        help="when the files do not caption the same images: stop with the ids (default), or "
-        "score the images every file captions and report what each file lost (two or more "
-        "files)",
-    )
-    comp.add_argument(
-        "--metrics",
-        nargs="+",
-        metavar="KEY",
-        help=f"metric keys (default: {' '.join(DEFAULT_KEYS)}); {SET_HELP}; see `capeval metrics`",
-    )
-    comp.add_argument(
-        "--paired",
-        choices=["bs", "ar", "both"],
-        help="the test of each system against the first (two or more files): paired bootstrap "
-        "resampling, approximate randomization, or both (default); with both, the JSON's "
-        "p_value is the larger of the two",
-    )
-    comp.add_argument(
-        "--trials",
-        type=_whole(1, MAX_RESAMPLES),
-        help="approximate randomization trials (--paired ar or both; default 10,000)",
-    )
-    comp.add_argument(
-        "--resamples",
-        type=_whole(2, MAX_RESAMPLES),
-        default=1000,
-        help="bootstrap resamples, at least 2 (intervals and the paired bootstrap test)",
-    )
-    comp.add_argument("--seed", type=_SEED, default=12345, help="seed of both tests (sacrebleu's)")
-    comp.add_argument(
-        "--per-item", metavar="OUT", help="write per-image captions and scores (.csv or .json)"
-    )
-    comp.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
-    comp.add_argument(
-        "--table",
-        choices=["text", "markdown", "latex", "csv"],
-        help="print a paper's results table instead of the report: metrics in the papers' "
-        "order, values x100 with one decimal, ± half the interval, Δ and p against the "
-        "baseline, † where p < 0.05 (latex: booktabs)",
-    )
-    comp.add_argument(
-        "--raw",
-        action="store_true",
-        help="with --table: the metrics' own scale, four decimals, instead of x100",
-    )
-    _add_scoring_options(comp)
-    comp.add_argument(
-        "--workers",
-        type=_whole(0),
-        default=None,
-        help="worker processes for scoring (default and most: one per available CPU; 0 or 1: none)",
-    )
-    _add_limit_options(comp)
-    comp.set_defaults(func=_cmd_compare)
+    compare.add_parser(sub)
 
     metrics = sub.add_parser("metrics", help="list the metric keys")
     metrics.set_defaults(func=_cmd_metrics)
