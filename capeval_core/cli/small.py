@@ -1,0 +1,102 @@
+"""The small ``capeval`` subcommands: ``metrics`` (the metric keys), ``info`` (the resources
+capeval finds) and ``train-i2ce`` (the I2CE sentence encoder)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from capeval_core.cli.arguments import _SEED, _positive_float, _whole
+from capeval_core.metrics import (
+    COCO_CAPTION_KEYS,
+    COCO_CAPTION_SET,
+    METRICS,
+    OPTIONAL_KEYS,
+    REPORTED_KEYS,
+    available_keys,
+    metric_class,
+)
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    for key in available_keys():
+        cls = metric_class(key)
+        direction = "higher is better" if cls.higher_is_better else "lower is better"
+        print(f"{key:<10} {cls.name:<10} range {cls.bounds[0]:g} to {cls.bounds[1]:g}, {direction}")
+    for key in OPTIONAL_KEYS:
+        print(f"{key:<15} {metric_class(key).label(key)} (capeval compare only, when asked for)")
+    for key, cls in METRICS.items():  # a metric's own key, where it reports several
+        if key not in REPORTED_KEYS:
+            keys = [k for k, c in REPORTED_KEYS.items() if c is cls]
+            print(f"{key:<15} {' '.join(keys)} (all of {cls.name}'s keys)")
+    print(f"{COCO_CAPTION_SET:<15} {' '.join(COCO_CAPTION_KEYS)} (what coco-caption reports)")
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    from capeval_core.inventory import inventory
+
+    for item in inventory():
+        status = "ok" if item.available else "absent" if item.optional else "MISSING"
+        print(f"{item.name:<26} {status:<8} {item.version:<20} {item.detail}")
+    return 0
+
+
+def _cmd_train_i2ce(args: argparse.Namespace) -> int:
+    try:
+        import torch  # noqa: F401  (optional: only training needs it)
+    except ImportError:
+        print(
+            'capeval: error: train-i2ce needs torch: install it with `pip install "capeval[train]"`'
+            " (it pins torch==2.13.0)",
+            file=sys.stderr,
+        )
+        return 2
+    from capeval_core.i2ce.train import TrainConfig, train
+
+    options = {f: getattr(args, f) for f in TrainConfig.__dataclass_fields__}
+    command = "capeval train-i2ce " + " ".join(
+        [f"--output {args.output}"]
+        + [f"--{k.replace('_', '-')} {v}" for k, v in options.items() if k != "log_every"]
+    )
+    train(TrainConfig(**options), Path(args.output), command=command)
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    """The ``metrics``, ``info`` and ``train-i2ce`` subcommands, and train-i2ce's options."""
+    metrics = sub.add_parser("metrics", help="list the metric keys")
+    metrics.set_defaults(func=_cmd_metrics)
+    info = sub.add_parser("info", help="list the resources capeval finds")
+    info.set_defaults(func=_cmd_info)
+
+    tr = sub.add_parser(
+        "train-i2ce",
+        help='train the I2CE sentence encoder on COCO train2014 (needs "capeval[train]")',
+    )
+    from capeval_core.i2ce.model import TRAIN_DEFAULTS as _d
+
+    tr.add_argument("--output", default="i2ce-model", help="folder for weights, config and log")
+    tr.add_argument("--vocab-size", type=_whole(1), default=_d["vocab_size"], help="encoder words")
+    tr.add_argument(
+        "--output-vocab", type=_whole(1), default=_d["output_vocab"], help="decoder words"
+    )
+    tr.add_argument("--max-captions", type=_whole(1), default=_d["max_captions"])
+    tr.add_argument("--max-len", type=_whole(1), default=_d["max_len"], help="longest caption kept")
+    tr.add_argument(
+        "--hidden", type=_whole(1), default=_d["hidden"], help="encoder GRU size/direction"
+    )
+    tr.add_argument("--decoder-hidden", type=_whole(1), default=_d["decoder_hidden"])
+    tr.add_argument("--attention", type=_whole(1), default=_d["attention"])
+    tr.add_argument("--epochs", type=_whole(1), default=_d["epochs"])
+    tr.add_argument("--batch-size", type=_whole(1), default=_d["batch_size"])
+    tr.add_argument("--lr", type=_positive_float, default=_d["lr"])
+    tr.add_argument("--seed", type=_SEED, default=_d["seed"])
+    tr.add_argument("--threads", type=_whole(1), default=_d["threads"], help="torch CPU threads")
+    tr.add_argument("--val-captions", type=_whole(0), default=_d["val_captions"])
+    tr.add_argument(
+        "--log-every", type=_whole(1), default=_d["log_every"], help="loss log interval"
+    )
+    tr.set_defaults(func=_cmd_train_i2ce)
