@@ -137,9 +137,10 @@ SYSTEMS_DEFAULT_KEYS = ("bleu_4", "rouge_l", "cider_d")
 
 # -- messages in the page's words --------------------------------------------------------------
 _KEEPS = "the page keeps this limit; `capeval` on the command line raises it with"
-#: the library's words -> the page's (the command line's are ``cli.CLI_WORDS``): the pages
-#: keep the documented limits (no control raises them) and have no control for some keyword
-#: arguments; a multi-file upload reads its companions as a folder does
+#: the library's words -> the page's (the command line's are
+#: ``capeval_core.cli.output.CLI_WORDS``): the pages keep the documented limits (no control
+#: raises them) and have no control for some keyword arguments; a multi-file upload reads its
+#: companions as a folder does
 PAGE_WORDS = {
     "raise it with the `max_bytes` option": f"{_KEEPS} --max-bytes",
     "raise it with the `max_caption_tokens` option": f"{_KEEPS} --max-caption-tokens",

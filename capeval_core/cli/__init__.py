@@ -30,13 +30,13 @@ from typing import Any
 
 from capeval_core._version import __version__
 from capeval_core.cli import compare, correlate, perturb, score, small
-from capeval_core.cli.arguments import _Parser
+from capeval_core.cli.arguments import Parser
 from capeval_core.cli.output import cli_message
 from capeval_core.errors import CapevalError, CapevalWarning, InputError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="capeval", description="Image-captioning metrics that match the references."
     )
     parser.add_argument("--version", action="version", version=f"capeval {__version__}")

@@ -111,7 +111,7 @@ def read_references_of(args: argparse.Namespace) -> Any:
     return refs
 
 
-def _split_keys(values: Sequence[str]) -> list[str]:
+def split_keys(values: Sequence[str]) -> list[str]:
     """--metrics words split at commas, ``coco-caption`` replaced by the keys it names and a
     metric that reports several keys (``bleu``) by all of them, as ``capeval metrics`` says
     (``bleu`` alone printed BLEU-4's value as "BLEU-bleu")."""
@@ -134,7 +134,7 @@ def metric_keys(
     against the registry before any file is read; ``coco-caption`` stands for the metrics
     coco-caption reports (BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE); ``optional`` admits
     the keys scored only when asked for (SPICE's categories, which ``compare`` keeps)."""
-    keys = _split_keys(values or default)
+    keys = split_keys(values or default)
     if values and not keys:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
     for key in keys:
@@ -197,7 +197,7 @@ def check_human(jset: Any, human: str | None) -> str | None:
     return names[0]
 
 
-def _add_reference_options(sub: argparse.ArgumentParser) -> None:
+def add_reference_options(sub: argparse.ArgumentParser) -> None:
     """--annotations and --split, the same for ``score`` and ``compare``."""
     sub.add_argument(
         "--annotations",
@@ -215,7 +215,7 @@ def _add_reference_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_scoring_options(sub: argparse.ArgumentParser) -> None:
+def add_scoring_options(sub: argparse.ArgumentParser) -> None:
     """The options of a command that scores results files (score, compare): the tokenizer,
     CIDEr-D's document frequencies, SPICE's parser and its sentence limit."""
     add_tokenizer_option(sub)
@@ -226,7 +226,7 @@ def _add_scoring_options(sub: argparse.ArgumentParser) -> None:
         "COCO val2014",
     )
     _add_spice_parser_option(sub)
-    _add_spice_limit_option(sub)
+    add_spice_limit_option(sub)
 
 
 def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
@@ -239,7 +239,7 @@ def _add_spice_parser_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_spice_parser(name: str | None) -> None:
+def check_spice_parser(name: str | None) -> None:
     """``--spice-parser`` checked before any work: one line for a retired or unknown name
     (None: not given, SPICE's default)."""
     if name is None:
@@ -274,7 +274,7 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse with the README's promise for bad input: one line on stderr, exit status 2
     (argparse's own error prints the usage first); an option given twice is refused or, a
     list, extended (:class:`_Once`)."""
@@ -293,7 +293,7 @@ class _Parser(argparse.ArgumentParser):
         return namespace
 
 
-def _add_spice_limit_option(sub: argparse.ArgumentParser) -> None:
+def add_spice_limit_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--spice-max-words",
         type=_positive_int,
@@ -321,7 +321,7 @@ def add_tokenizer_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _whole(minimum: int, maximum: int | None = None) -> Any:
+def whole_number(minimum: int, maximum: int | None = None) -> Any:
     """An argparse ``type``: a whole number from ``minimum`` (to ``maximum``), else one line
     saying what was expected and what came."""
 
@@ -339,14 +339,14 @@ def _whole(minimum: int, maximum: int | None = None) -> Any:
     return whole
 
 
-_positive_int = _whole(1)
+_positive_int = whole_number(1)
 
 
 #: seeds: numpy's generators take any whole number >= 0; torch's (train-i2ce) one below 2**63
-_SEED = _whole(0, 2**63 - 1)
+SEED = whole_number(0, 2**63 - 1)
 
 
-def _positive_float(text: str) -> float:
+def positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -356,7 +356,7 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _add_limit_options(parser: argparse.ArgumentParser) -> None:
+def add_limit_options(parser: argparse.ArgumentParser) -> None:
     """The documented input limits (capeval_core.files.Limits), each raisable here."""
     defaults = Limits()
     group = parser.add_argument_group("input limits (raise them for genuine large data)")
@@ -384,7 +384,7 @@ def _add_limit_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _workers(asked: int | None) -> int:
+def worker_count(asked: int | None) -> int:
     """``--workers``: one per available CPU by default, and never more
     (:func:`~capeval_core.resources.worker_cap`)."""
     from capeval_core.resources import available_cpus, worker_cap

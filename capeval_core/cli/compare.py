@@ -13,15 +13,13 @@ from typing import Any
 
 from capeval_core import files
 from capeval_core.cli.arguments import (
-    _SEED,
     DEFAULT_KEYS,
+    SEED,
     SET_HELP,
-    _add_limit_options,
-    _add_reference_options,
-    _add_scoring_options,
-    _check_spice_parser,
-    _whole,
-    _workers,
+    add_limit_options,
+    add_reference_options,
+    add_scoring_options,
+    check_spice_parser,
     given_options,
     limits_of,
     metric_keys,
@@ -29,16 +27,18 @@ from capeval_core.cli.arguments import (
     refuse_unused,
     refuse_unused_metric_options,
     spice_options,
+    whole_number,
+    worker_count,
 )
 from capeval_core.cli.output import (
     PROGRESS_FROM,
-    _bar_progress,
-    _cli_worded,
-    _print_signatures,
-    _warn_notes,
+    bar_progress,
     cli_message,
+    cli_worded,
     held_warnings,
     plan_outputs,
+    print_signatures,
+    warn_notes,
 )
 from capeval_core.errors import DegenerateCorpusWarning, InputError
 from capeval_core.progress import stderr_tqdm
@@ -54,7 +54,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         systems_per_item_outputs,
     )
 
-    _check_spice_parser(args.spice_parser)
+    check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
     refuse_unused_metric_options(args, keys, default=not args.metrics)
     if args.raw and not args.table:
@@ -93,11 +93,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             on_missing=args.on_missing or "error",
             limits=limits_of(args),
         )
-    workers = _workers(args.workers)  # its warning before the bar, not on the bar's line
+    workers = worker_count(args.workers)  # its warning before the bar, not on the bar's line
     with stderr_tqdm(
         total=None, desc="capeval compare", unit="metric", disable=len(data) < PROGRESS_FROM
     ) as bar:
-        progress = _bar_progress(bar)
+        progress = bar_progress(bar)
 
         with warnings.catch_warnings():  # said below, once per metric, cached runs too
             warnings.simplefilter("ignore", DegenerateCorpusWarning)
@@ -122,13 +122,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         )
     for line in comparison.left_out_warnings():
         print(f"capeval: warning: {cli_message(line)}", file=sys.stderr)
-    _warn_notes(scores.notes)
+    warn_notes(scores.notes)
     outputs = []
     if args.per_item:
         outputs += systems_per_item_outputs(Path(args.per_item), comparison)
     data = comparison.as_dict()
     if "left_out" in data:  # the reasons in the words of the warnings above
-        data["left_out"] = _cli_worded(data["left_out"])
+        data["left_out"] = cli_worded(data["left_out"])
     text = json.dumps(data, indent=1, allow_nan=False)
     if args.json and args.json != "-":
         outputs.append(("--json", Path(args.json), text + "\n"))
@@ -141,7 +141,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(paper_table(comparison, raw=args.raw).render(args.table), end="")
     elif args.json != "-":
         print(comparison.format_table())
-        _print_signatures(data["signatures"])
+        print_signatures(data["signatures"])
     return 0
 
 
@@ -172,7 +172,7 @@ def add_parser(sub: Any) -> None:
         help="score several systems' results on the same images, with bootstrap intervals "
         "and paired significance tests against the first",
     )
-    _add_reference_options(comp)
+    add_reference_options(comp)
     comp.add_argument(
         "--results",
         nargs="+",
@@ -206,16 +206,16 @@ def add_parser(sub: Any) -> None:
     )
     comp.add_argument(
         "--trials",
-        type=_whole(1, MAX_RESAMPLES),
+        type=whole_number(1, MAX_RESAMPLES),
         help="approximate randomization trials (--paired ar or both; default 10,000)",
     )
     comp.add_argument(
         "--resamples",
-        type=_whole(2, MAX_RESAMPLES),
+        type=whole_number(2, MAX_RESAMPLES),
         default=1000,
         help="bootstrap resamples, at least 2 (intervals and the paired bootstrap test)",
     )
-    comp.add_argument("--seed", type=_SEED, default=12345, help="seed of both tests (sacrebleu's)")
+    comp.add_argument("--seed", type=SEED, default=12345, help="seed of both tests (sacrebleu's)")
     comp.add_argument(
         "--per-item", metavar="OUT", help="write per-image captions and scores (.csv or .json)"
     )
@@ -232,12 +232,12 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="with --table: the metrics' own scale, four decimals, instead of x100",
     )
-    _add_scoring_options(comp)
+    add_scoring_options(comp)
     comp.add_argument(
         "--workers",
-        type=_whole(0),
+        type=whole_number(0),
         default=None,
         help="worker processes for scoring (default and most: one per available CPU; 0 or 1: none)",
     )
-    _add_limit_options(comp)
+    add_limit_options(comp)
     comp.set_defaults(func=_cmd_compare)

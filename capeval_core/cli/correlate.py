@@ -16,13 +16,10 @@ import numpy as np
 
 from capeval_core import files
 from capeval_core.cli.arguments import (
-    _SEED,
+    SEED,
     SET_HELP,
-    _add_limit_options,
-    _add_spice_limit_option,
-    _split_keys,
-    _whole,
-    _workers,
+    add_limit_options,
+    add_spice_limit_option,
     add_tokenizer_option,
     check_human,
     given_options,
@@ -30,13 +27,16 @@ from capeval_core.cli.arguments import (
     refuse_unused,
     refuse_unused_metric_options,
     spice_options,
+    split_keys,
+    whole_number,
+    worker_count,
 )
 from capeval_core.cli.output import (
-    _bar_progress,
-    _cli_worded,
-    _jsonable,
+    bar_progress,
     cli_message,
+    cli_worded,
     held_warnings,
+    jsonable,
     plan_outputs,
 )
 from capeval_core.coco_files import LIMIT_FLAGS
@@ -53,7 +53,7 @@ def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]
     """The built-in --metrics keys (checked against the registry before any file is read),
     and the other names, which may be external metrics of the set (checked once it is
     loaded)."""
-    names = _split_keys(values or ())
+    names = split_keys(values or ())
     if values and not names:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
     # SPICE's categories go with the other names: a set may have its own metric of that
@@ -187,9 +187,9 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         if missing:
             print(f"capeval: warning: {files.printable(missing)}", file=sys.stderr)
     n_references, draws = protocol.sampling if protocol is not None else (5, 5)
-    workers = _workers(args.workers)  # its warning before the bar, not on the bar's line
+    workers = worker_count(args.workers)  # its warning before the bar, not on the bar's line
     with stderr_tqdm(total=None, desc="scoring", unit="metric") as bar:
-        progress = _bar_progress(bar)
+        progress = bar_progress(bar)
 
         scores = score_judgments(
             jset,
@@ -204,7 +204,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         )
     # the statistics compare metrics on the items every one of them scored
     left_out = left_out_lines(jset, scores)
-    full, left_json = jset, _cli_worded(judgments_left_out_json(jset, scores))
+    full, left_json = jset, cli_worded(judgments_left_out_json(jset, scores))
     jset, scores = on_common_items(jset, scores)
     if left_out and jset.kind == "graded" and len(jset) < 2:  # one line, not warnings first
         # each metric's count, and its first item's reason (the limit to change, as a rule)
@@ -386,7 +386,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
     if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was
         out["left_out"] = left_json
     if args.json:
-        text = json.dumps(_jsonable(out), indent=1, allow_nan=False)
+        text = json.dumps(jsonable(out), indent=1, allow_nan=False)
         if args.json == "-":
             print(text)
         else:
@@ -448,7 +448,7 @@ def _presets_epilog() -> str:
 
 def _resamples_or_none(text: str) -> int:
     """--resamples of correlate: 0 (no intervals) or at least 2 (one resample has no spread)."""
-    value = _whole(0, MAX_RESAMPLES)(text)
+    value = whole_number(0, MAX_RESAMPLES)(text)
     if value == 1:
         raise argparse.ArgumentTypeError(
             "expected 0 (no intervals) or at least 2 resamples, got 1 (one resample gives an "
@@ -526,16 +526,16 @@ def add_parser(sub: Any) -> None:
     )
     correlate.add_argument(
         "--workers",
-        type=_whole(0),
+        type=whole_number(0),
         default=None,
         help="worker processes for scoring (default and most: one per available CPU; 0 or 1: none)",
     )
     correlate.add_argument(
         "--seed",
-        type=_SEED,
+        type=SEED,
         help="seed for sampling references and breaking human ties (pairwise sets) and for "
         "the bootstrap intervals (graded sets, with --resamples); default 0",
     )
-    _add_spice_limit_option(correlate)
-    _add_limit_options(correlate)
+    add_spice_limit_option(correlate)
+    add_limit_options(correlate)
     correlate.set_defaults(func=_cmd_correlate)

@@ -57,17 +57,17 @@ def plan_outputs(args: argparse.Namespace, inputs: Sequence[tuple[str, str | Non
     files.check_outputs(outputs, [(what, p) for what, p in inputs if p])
 
 
-def _signed_lines(signatures: Mapping[str, Any], values: Mapping[str, float] | None = None) -> str:
+def signed_lines(signatures: Mapping[str, Any], values: Mapping[str, float] | None = None) -> str:
     """One line per key: the key, its value when ``values`` are given, and its signature on
     one line: the rows of ``score``'s table, and the signatures after ``compare``'s and
     ``perturb``'s reports (their JSON has them; a number without its signature cannot be
     reproduced).
 
     >>> signatures = {"bleu_4": "bleu|tok:ptb", "rouge_l": "rouge_l|tok:ptb"}
-    >>> print(_signed_lines(signatures, {"bleu_4": 0.25, "rouge_l": 0.5}))
+    >>> print(signed_lines(signatures, {"bleu_4": 0.25, "rouge_l": 0.5}))
     bleu_4   0.250000  bleu|tok:ptb
     rouge_l  0.500000  rouge_l|tok:ptb
-    >>> print(_signed_lines(signatures))
+    >>> print(signed_lines(signatures))
     bleu_4   bleu|tok:ptb
     rouge_l  rouge_l|tok:ptb
     """
@@ -80,31 +80,31 @@ def _signed_lines(signatures: Mapping[str, Any], values: Mapping[str, float] | N
     )
 
 
-def _print_signatures(signatures: Mapping[str, Any]) -> None:
+def print_signatures(signatures: Mapping[str, Any]) -> None:
     """The signatures of a text report's numbers, after it (as in its JSON)."""
     if signatures:
-        print(f"\nsignatures\n{_signed_lines(signatures)}")
+        print(f"\nsignatures\n{signed_lines(signatures)}")
 
 
-def _warn_notes(notes: Mapping[str, Sequence[str]]) -> None:
+def warn_notes(notes: Mapping[str, Sequence[str]]) -> None:
     """Each metric's notes on the scored set (a single image's CIDEr-D), once per metric."""
     for metric, metric_notes in notes.items():
         for note in metric_notes:
             print(f"capeval: warning: {metric}: {cli_message(note)}", file=sys.stderr)
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """NaN -> None, recursively (the correlate JSON contract says null)."""
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
 
 
-def _bar_progress(bar: Any) -> Any:
+def bar_progress(bar: Any) -> Any:
     """An ``on_progress(done, total, label)`` callback drawing on a tqdm bar."""
 
     def progress(done: int, total: int, label: str) -> None:
@@ -142,10 +142,10 @@ CLI_WORDS = {
 def cli_message(message: str) -> str:
     """A core message in the command line's words, on one line (control characters of file
     names or captions escaped)."""
-    return files.printable(_cli_worded(message))
+    return files.printable(cli_worded(message))
 
 
-def _cli_worded(value: Any) -> Any:
+def cli_worded(value: Any) -> Any:
     """``value`` (a reason, or the lists and dicts holding reasons) in the command line's
     words, as its stderr says them: the JSON and per-item files named the library's
     ``(max_sentence_words)`` where the warning said ``(--spice-max-words)``."""
@@ -154,7 +154,7 @@ def _cli_worded(value: Any) -> Any:
             value = value.replace(library, cli)
         return value
     if isinstance(value, list):
-        return [_cli_worded(v) for v in value]
+        return [cli_worded(v) for v in value]
     if isinstance(value, dict):
-        return {k: _cli_worded(v) for k, v in value.items()}
+        return {k: cli_worded(v) for k, v in value.items()}
     return value

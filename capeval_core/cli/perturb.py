@@ -11,17 +11,17 @@ from typing import Any
 
 from capeval_core import files
 from capeval_core.cli.arguments import (
-    _SEED,
+    SEED,
     SET_HELP,
-    _whole,
     add_tokenizer_option,
     check_human,
     given_options,
     metric_keys,
     refuse_unused,
     refuse_unused_metric_options,
+    whole_number,
 )
-from capeval_core.cli.output import _jsonable, _print_signatures
+from capeval_core.cli.output import jsonable, print_signatures
 from capeval_core.errors import CapevalError, InputError
 
 #: keys ``perturb`` scores when --metrics is not given
@@ -144,7 +144,7 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
                 shown = files.printable(human_name)
                 print(f"\ncorrelation with human scores ({shown}), before -> after")
                 print(corr.to_string(index=False))
-            _print_signatures(out["signatures"])
+            print_signatures(out["signatures"])
     else:
         if args.candidate is None or not args.reference:
             raise InputError("give --candidate and --reference (or --dataset)")
@@ -189,7 +189,7 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             for k in scores.before:
                 b, a = scores.before[k], scores.after[k]
                 print(f"{k:<10} {b:.6f} -> {a:.6f}  ({files.signed(a - b, 6)})")
-            _print_signatures(out["signatures"])
+            print_signatures(out["signatures"])
         if "cider_d" in scores.notes:  # its two "images" are the caption and its perturbation
             print(
                 "capeval: warning: cider_d: with --cider-idf corpus the caption and its "
@@ -200,7 +200,7 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
     for key, msg in out["skipped"].items():
         print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if args.json:
-        print(json.dumps(_jsonable(out), indent=1, allow_nan=False))
+        print(json.dumps(jsonable(out), indent=1, allow_nan=False))
     return 0
 
 
@@ -214,7 +214,7 @@ def add_parser(sub: Any) -> None:
         "--reference", action="append", metavar="TEXT", help="a reference (repeat the option)"
     )
     pert.add_argument("--perturbation", required=True, metavar="NAME", help="registry name")
-    pert.add_argument("--seed", type=_SEED, default=0, help="seed of the perturbation (default 0)")
+    pert.add_argument("--seed", type=SEED, default=0, help="seed of the perturbation (default 0)")
     pert.add_argument(
         "--metrics",
         nargs="+",
@@ -237,7 +237,7 @@ def add_parser(sub: Any) -> None:
     )
     pert.add_argument(
         "--images",
-        type=_whole(1),
+        type=whole_number(1),
         help=f"images of coco-val/demo-graded (default {PERTURB_IMAGES:,})",
     )
     pert.add_argument("--format", help="judgment format of a --dataset file (e.g. graded)")

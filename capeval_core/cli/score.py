@@ -16,10 +16,10 @@ from capeval_core._version import __version__
 from capeval_core.cli.arguments import (
     DEFAULT_KEYS,
     SET_HELP,
-    _add_limit_options,
-    _add_reference_options,
-    _add_scoring_options,
-    _check_spice_parser,
+    add_limit_options,
+    add_reference_options,
+    add_scoring_options,
+    check_spice_parser,
     limits_of,
     metric_keys,
     read_references_of,
@@ -28,14 +28,14 @@ from capeval_core.cli.arguments import (
 )
 from capeval_core.cli.output import (
     PROGRESS_FROM,
-    _cli_worded,
-    _jsonable,
-    _signed_lines,
-    _warn_notes,
     check_per_item,
     cli_message,
+    cli_worded,
     held_warnings,
+    jsonable,
     plan_outputs,
+    signed_lines,
+    warn_notes,
 )
 from capeval_core.coco_files import CocoBatch, load_coco
 from capeval_core.errors import DegenerateCorpusWarning, InputError, ItemsLeftOutWarning
@@ -150,7 +150,7 @@ def per_item_outputs(
         [
             image_id,
             *(result.segments[i].scores[key] for key, result in results.items()),
-            *(_cli_worded(why.get(i, "")) for why in left_out.values()),
+            *(cli_worded(why.get(i, "")) for why in left_out.values()),
         ]
         for i, image_id in enumerate(batch.image_ids)
     ]
@@ -158,7 +158,7 @@ def per_item_outputs(
     from capeval_core.stats.export import sidecar_path, signatures_text
 
     if path.suffix.lower() == ".json":
-        records = [_jsonable(dict(zip(header, r, strict=True))) for r in rows]
+        records = [jsonable(dict(zip(header, r, strict=True))) for r in rows]
         text = json.dumps(records, indent=1, allow_nan=False) + "\n"
     else:
         text = files.csv_text(header, rows)
@@ -177,11 +177,11 @@ def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult
 def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
     print(f"capeval {__version__} - {n_images} images")
     signatures = {k: r.signature for k, r in results.items()}
-    print(_signed_lines(signatures, {k: r.value for k, r in results.items()}))
+    print(signed_lines(signatures, {k: r.value for k, r in results.items()}))
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    _check_spice_parser(args.spice_parser)
+    check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS)
     refuse_unused_metric_options(args, keys, default=not args.metrics)
     plan_outputs(
@@ -230,13 +230,13 @@ def _cmd_score(args: argparse.Namespace) -> int:
             "corpus": {k: r.value for k, r in results.items()},
             "signatures": {k: str(r.signature) for k, r in results.items()},
         }
-        left_out = _cli_worded(left_out_json(results, batch.image_ids))
+        left_out = cli_worded(left_out_json(results, batch.image_ids))
         if left_out:  # only then: the JSON of a run that scored everything stays as it was
             out["left_out"] = left_out
-        print(json.dumps(_jsonable(out), indent=1))
+        print(json.dumps(jsonable(out), indent=1))
     else:
         _print_table(results, len(batch.image_ids))
-    _warn_notes({r.signature.metric: r.warnings for r in results.values()})
+    warn_notes({r.signature.metric: r.warnings for r in results.values()})
     return 0
 
 
@@ -244,7 +244,7 @@ def add_parser(sub: Any) -> None:
     """The ``score`` subcommand and its options."""
     score = sub.add_parser("score", help="score a COCO results file against COCO captions")
     score.add_argument("--results", required=True, help='[{"image_id": ..., "caption": ...}]')
-    _add_reference_options(score)
+    add_reference_options(score)
     score.add_argument(
         "--metrics",
         nargs="+",
@@ -254,12 +254,12 @@ def add_parser(sub: Any) -> None:
     )
     score.add_argument("--per-item", metavar="OUT", help="write per-image scores (.csv or .json)")
     score.add_argument("--json", action="store_true", help="print a JSON object on stdout")
-    _add_scoring_options(score)
+    add_scoring_options(score)
     score.add_argument(
         "--embeddings",
         metavar="PATH",
         help="word vectors for wmd and mean (word2vec .bin/.txt, GloVe .txt or fastText .vec, "
         "optionally .gz; default: GloVe 6B 50-d)",
     )
-    _add_limit_options(score)
+    add_limit_options(score)
     score.set_defaults(func=_cmd_score)

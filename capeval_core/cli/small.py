@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from capeval_core.cli.arguments import _SEED, _positive_float, _whole
+from capeval_core.cli.arguments import SEED, positive_float, whole_number
 from capeval_core.metrics import (
     COCO_CAPTION_KEYS,
     COCO_CAPTION_SET,
@@ -79,24 +79,30 @@ def add_parsers(sub: Any) -> None:
     from capeval_core.i2ce.model import TRAIN_DEFAULTS as _d
 
     tr.add_argument("--output", default="i2ce-model", help="folder for weights, config and log")
-    tr.add_argument("--vocab-size", type=_whole(1), default=_d["vocab_size"], help="encoder words")
     tr.add_argument(
-        "--output-vocab", type=_whole(1), default=_d["output_vocab"], help="decoder words"
+        "--vocab-size", type=whole_number(1), default=_d["vocab_size"], help="encoder words"
     )
-    tr.add_argument("--max-captions", type=_whole(1), default=_d["max_captions"])
-    tr.add_argument("--max-len", type=_whole(1), default=_d["max_len"], help="longest caption kept")
     tr.add_argument(
-        "--hidden", type=_whole(1), default=_d["hidden"], help="encoder GRU size/direction"
+        "--output-vocab", type=whole_number(1), default=_d["output_vocab"], help="decoder words"
     )
-    tr.add_argument("--decoder-hidden", type=_whole(1), default=_d["decoder_hidden"])
-    tr.add_argument("--attention", type=_whole(1), default=_d["attention"])
-    tr.add_argument("--epochs", type=_whole(1), default=_d["epochs"])
-    tr.add_argument("--batch-size", type=_whole(1), default=_d["batch_size"])
-    tr.add_argument("--lr", type=_positive_float, default=_d["lr"])
-    tr.add_argument("--seed", type=_SEED, default=_d["seed"])
-    tr.add_argument("--threads", type=_whole(1), default=_d["threads"], help="torch CPU threads")
-    tr.add_argument("--val-captions", type=_whole(0), default=_d["val_captions"])
+    tr.add_argument("--max-captions", type=whole_number(1), default=_d["max_captions"])
     tr.add_argument(
-        "--log-every", type=_whole(1), default=_d["log_every"], help="loss log interval"
+        "--max-len", type=whole_number(1), default=_d["max_len"], help="longest caption kept"
+    )
+    tr.add_argument(
+        "--hidden", type=whole_number(1), default=_d["hidden"], help="encoder GRU size/direction"
+    )
+    tr.add_argument("--decoder-hidden", type=whole_number(1), default=_d["decoder_hidden"])
+    tr.add_argument("--attention", type=whole_number(1), default=_d["attention"])
+    tr.add_argument("--epochs", type=whole_number(1), default=_d["epochs"])
+    tr.add_argument("--batch-size", type=whole_number(1), default=_d["batch_size"])
+    tr.add_argument("--lr", type=positive_float, default=_d["lr"])
+    tr.add_argument("--seed", type=SEED, default=_d["seed"])
+    tr.add_argument(
+        "--threads", type=whole_number(1), default=_d["threads"], help="torch CPU threads"
+    )
+    tr.add_argument("--val-captions", type=whole_number(0), default=_d["val_captions"])
+    tr.add_argument(
+        "--log-every", type=whole_number(1), default=_d["log_every"], help="loss log interval"
     )
     tr.set_defaults(func=_cmd_train_i2ce)
