@@ -36,7 +36,7 @@ import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ import numpy as np
 from capeval_core import files
 from capeval_core.errors import CapevalWarning, InputError
 from capeval_core.files import Limits
+from capeval_core.results import MetricResult
 
 #: a file to read: a path, or an upload as (file name, bytes)
 Source = str | Path | tuple[str, bytes]
@@ -558,3 +559,14 @@ def coco_caption_mean(values: Sequence[float], image_ids: Sequence[Any]) -> floa
     ordered = [values[k] for k in sorted_id_order(image_ids)]
     kept = [v for v in ordered if not math.isnan(v)]
     return float(np.mean(kept)) if kept else math.nan
+
+
+def coco_caption_corpus(result: MetricResult, image_ids: Sequence[Any]) -> MetricResult:
+    """``result`` (scored in ``image_ids``' order) with its corpus values of
+    :data:`SORTED_ID_KEYS` summed as coco-caption sums them (:func:`coco_caption_mean`)."""
+    summed = {
+        k: coco_caption_mean(result.segment_values(k), image_ids)
+        for k in result.corpus
+        if k in SORTED_ID_KEYS
+    }
+    return replace(result, corpus={**result.corpus, **summed}) if summed else result

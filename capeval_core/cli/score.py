@@ -37,7 +37,7 @@ from capeval_core.cli.output import (
     signed_lines,
     warn_notes,
 )
-from capeval_core.coco_files import CocoBatch, load_coco
+from capeval_core.coco_files import CocoBatch, coco_caption_corpus, load_coco
 from capeval_core.errors import DegenerateCorpusWarning, InputError, ItemsLeftOutWarning
 from capeval_core.metrics import metric_class
 from capeval_core.metrics.spice import Spice
@@ -93,7 +93,8 @@ def score_coco(
             on_progress=bar,
             on_batch=announce,
         )
-    return scored.results
+    # SPICE's mean as pycocoevalcap takes it: over the images in sorted id order
+    return {k: coco_caption_corpus(r, batch.image_ids) for k, r in scored.results.items()}
 
 
 def left_out_json(results: dict[str, MetricResult], image_ids: Sequence[Any]) -> dict[str, Any]:

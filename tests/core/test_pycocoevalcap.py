@@ -939,3 +939,21 @@ def test_systems_average_spice_over_sorted_ids_as_pycocoevalcap(golden, golden_f
     theirs = golden["client"]["overall"]
     assert got["spice"] == theirs["SPICE"]
     assert got["rouge_l"] == theirs["ROUGE_L"] and got["cider_d"] == theirs["CIDEr"]
+
+
+def test_capeval_score_averages_spice_over_sorted_ids_as_pycocoevalcap(golden, golden_files):
+    """``capeval score`` gives COCOEvalCap's corpus values to the last bit, SPICE's too (it
+    took SPICE's mean in the references file's order). Reference: the golden's ``client``
+    (pycocoevalcap 1.2 with spice-1.0.jar)."""
+    from capeval_core.cli import main
+
+    ann, res = golden_files
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        argv = ["score", "--results", str(res), "--annotations", str(ann), "--json"]
+        code = main([*argv, "--metrics", "rouge_l", "cider_d", "spice"])
+    assert code == 0
+    corpus = json.loads(out.getvalue())["corpus"]
+    theirs = golden["client"]["overall"]
+    assert corpus["spice"] == theirs["SPICE"]
+    assert corpus["rouge_l"] == theirs["ROUGE_L"] and corpus["cider_d"] == theirs["CIDEr"]
