@@ -32,6 +32,7 @@ read their files here.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import warnings
@@ -68,11 +69,17 @@ COCO_VAL_SOURCE = "COCO val2014 captions (from the installed pycocoevalcap)"
 
 @dataclass(frozen=True)
 class CocoBatch:
-    """Candidates and references of the images in a results file, in evaluation order."""
+    """Candidates and references of the images in a results file, in evaluation order;
+    ``reference_source`` names where the references came from (:attr:`References.source`)."""
 
     image_ids: tuple[Any, ...]
     candidates: tuple[str, ...]
     references: tuple[tuple[str, ...], ...]
+    reference_source: str = ""
+
+    def references_named(self) -> dict[str, str]:
+        """How an output names these references: :func:`describe_references`."""
+        return describe_references(self.reference_source, self.references)
 
 
 def read_json_source(
@@ -509,7 +516,10 @@ def load_coco(
     listed = {"images": list(refs.images)} if refs.images else {}
     order = evaluation_order(listed, cands, refs.source)
     return CocoBatch(
-        tuple(order), tuple(cands[i] for i in order), tuple(tuple(refs.captions[i]) for i in order)
+        tuple(order),
+        tuple(cands[i] for i in order),
+        tuple(tuple(refs.captions[i]) for i in order),
+        refs.source,
     )
 
 
@@ -570,3 +580,20 @@ def coco_caption_corpus(result: MetricResult, image_ids: Sequence[Any]) -> Metri
         if k in SORTED_ID_KEYS
     }
     return replace(result, corpus={**result.corpus, **summed}) if summed else result
+
+
+def describe_references(source: str, references: Sequence[Sequence[str]]) -> dict[str, str]:
+    """How a shared output names the references it was scored against: the file name only (no
+    folders of this machine; COCO val2014's or a Karpathy split's name as read) and a digest of
+    the references of the images scored, in their order, which tells two files of one name
+    apart.
+
+    >>> describe_references("/data/refs.json", [["a dog"], ["a cat", "a pet"]])
+    {'references': 'refs.json', 'references_sha256': 'e3ef095b3993'}
+    """
+    return {
+        "references": files.shared_name(source),
+        "references_sha256": files.text_digest(
+            json.dumps([list(r) for r in references], ensure_ascii=False)
+        ),
+    }

@@ -166,7 +166,11 @@ def per_item_outputs(
     signatures = {k: str(r.signature) for k, r in results.items()}
     return [
         ("--per-item", path, text),
-        ("--per-item", sidecar_path(path), signatures_text(signatures, path.name)),
+        (
+            "--per-item",
+            sidecar_path(path),
+            signatures_text(signatures, path.name, **batch.references_named()),
+        ),
     ]
 
 
@@ -175,8 +179,12 @@ def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult
     files.write_all(per_item_outputs(path, batch, results))
 
 
-def _print_table(results: dict[str, MetricResult], n_images: int) -> None:
-    print(f"capeval {__version__} - {n_images} images")
+def _print_table(results: dict[str, MetricResult], batch: CocoBatch) -> None:
+    named = batch.references_named()
+    print(
+        f"capeval {__version__} - {len(batch.image_ids)} images, references from "
+        f"{files.printable(named['references'])}, sha256 {named['references_sha256']}"
+    )
     signatures = {k: r.signature for k, r in results.items()}
     print(signed_lines(signatures, {k: r.value for k, r in results.items()}))
 
@@ -228,6 +236,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     if args.json:
         out = {
             "n_images": len(batch.image_ids),  # the table's "N images" (compare's JSON has it)
+            **batch.references_named(),  # which references: a signature names no data
             "corpus": {k: r.value for k, r in results.items()},
             "signatures": {k: str(r.signature) for k, r in results.items()},
         }
@@ -236,7 +245,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             out["left_out"] = left_out
         print(json.dumps(jsonable(out), indent=1))
     else:
-        _print_table(results, len(batch.image_ids))
+        _print_table(results, batch)
     warn_notes({r.signature.metric: r.warnings for r in results.values()})
     return 0
 

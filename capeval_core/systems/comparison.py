@@ -22,8 +22,9 @@ import numpy as np
 from capeval_core import batch
 from capeval_core._version import __version__
 from capeval_core.batch import Progress
+from capeval_core.coco_files import describe_references
 from capeval_core.errors import InputError
-from capeval_core.files import counted, printable, shared_name, signed, text_digest, write_all
+from capeval_core.files import counted, printable, signed, write_all
 from capeval_core.metrics import metric_class
 from capeval_core.metrics.statistics import ItemStatistics
 from capeval_core.options import is_whole
@@ -491,12 +492,9 @@ def comparison_signatures_text(comparison: SystemsComparison, describes: str = "
 
 
 def references_fields(data: SystemsInput) -> dict[str, str]:
-    """How a shared output names the references: the file name only (no folders of this
-    machine) and a digest of the references read, which tells two files of one name apart."""
-    return {
-        "references": shared_name(data.reference_source),
-        "references_sha256": text_digest(json.dumps(data.references, ensure_ascii=False)),
-    }
+    """How a shared output names the systems' references
+    (:func:`capeval_core.coco_files.describe_references`, as ``capeval score`` names them)."""
+    return describe_references(data.reference_source, data.references)
 
 
 def systems_per_item_outputs(

@@ -44,8 +44,10 @@ def test_json_output_matches_golden(tmp_path):
     assert code == 0
     data = json.loads(out)
     corpus = load_golden("golden-small")["corpus"]
-    # n_images: the table's "N images", which the JSON did not hold (compare's does)
-    assert set(data) == {"n_images", "corpus", "signatures"}
+    # n_images: the table's "N images", which the JSON did not hold (compare's does); the
+    # references by file name and digest, which no signature names
+    assert set(data) == {"n_images", "references", "references_sha256", "corpus", "signatures"}
+    assert data["references"] == ann.name and len(data["references_sha256"]) == 12
     assert data["n_images"] == len(golden_small())
     for k in range(4):
         assert data["corpus"][f"bleu_{k + 1}"] == pytest.approx(corpus["bleu"][k], abs=1e-12)
@@ -372,3 +374,16 @@ def test_a_signatures_tokenizer_name_is_taken_back(tmp_path):
         assert code == 0, err
         runs.append(json.loads(out))
     assert runs[0] == runs[1]
+
+
+def test_score_names_its_references_in_the_text_json_and_per_item_sidecar(tmp_path):
+    """No signature names the data: a saved score said 200 images and not against which
+    references (a Karpathy split, COCO val2014, a file). Each output names them, one digest."""
+    res, ann = _write_coco(tmp_path, golden_small())
+    argv = ["score", "--results", str(res), "--annotations", str(ann)]
+    _, text, _ = _run(*argv, "--per-item", str(tmp_path / "items.csv"))
+    _, out, _ = _run(*argv, "--json")
+    digest = json.loads(out)["references_sha256"]
+    assert f"references from {ann.name}, sha256 {digest}" in text.splitlines()[0]
+    sidecar = json.loads((tmp_path / "items.signatures.json").read_text(encoding="utf-8"))
+    assert (sidecar["references"], sidecar["references_sha256"]) == (ann.name, digest)

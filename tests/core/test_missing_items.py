@@ -506,7 +506,9 @@ def test_cli_score_without_a_limit_lists_nothing(tmp_path, capsys):
     argv = ["score", "--results", str(res), "--annotations", str(ann), "--metrics", "spice"]
     assert main([*argv, "--json"]) == 0
     out = capsys.readouterr()
-    assert set(json.loads(out.out)) == {"n_images", "corpus", "signatures"}
+    assert set(json.loads(out.out)) == {
+        "n_images", "references", "references_sha256", "corpus", "signatures"
+    }  # fmt: skip
     assert "warning" not in out.err
 
 
