@@ -50,12 +50,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _capevals(category: type[Warning]) -> bool:
+    """capeval's own warnings: its classes, and scipy.stats' classes for constant or degenerate
+    input, which its statistics raise as scipy's own functions do (a paired test on one
+    image)."""
+    if issubclass(category, CapevalWarning):
+        return True
+    stats = sys.modules.get("scipy.stats")  # loaded whenever one of its classes is raised
+    return stats is not None and issubclass(
+        category, (stats.ConstantInputWarning, stats.DegenerateDataWarning)
+    )
+
+
 def _one_line_warnings(previous: Any) -> Any:
     """A ``warnings.showwarning`` that prints capeval's own warnings (a repaired cache, a
-    degenerate corpus) as one line each and hands any other to ``previous``."""
+    degenerate corpus, a test on one image: :func:`_capevals`) as one line each and hands any
+    other to ``previous``."""
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
-        if issubclass(category, CapevalWarning):
+        if _capevals(category):
             from tqdm import tqdm
 
             tqdm.write(f"capeval: warning: {message}", file=sys.stderr)  # clear of any bar

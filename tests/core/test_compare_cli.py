@@ -560,6 +560,19 @@ def test_a_single_images_cider_note_is_said_once_and_again_from_the_cache(tmp_pa
         assert "use --cider-idf coco-val2014" in err and "idf='" not in err
 
 
+def test_a_paired_test_on_one_image_is_said_in_one_line(tmp_path):
+    """The p-values of a comparison on one image are NaN with scipy's DegenerateDataWarning,
+    which printed as Python prints a warning: a file, a line number and a line of code."""
+    ann, paths = _files(tmp_path, n=1)
+    code, out, err = _run("compare", "--results", *paths[:2], "--annotations", ann,
+                          "--metrics", "bleu_4")  # fmt: skip
+    assert code == 0, err
+    assert "(p = n/a)" in out
+    said = [line for line in err.splitlines() if "on one image" in line]
+    assert len(said) == 1 and said[0].startswith("capeval: warning: "), err
+    assert "DegenerateDataWarning" not in err and ".py:" not in err
+
+
 def test_bleu_names_all_of_bleus_keys(tmp_path):
     """`capeval metrics` says bleu stands for bleu_1 ... bleu_4; compare showed one column,
     "BLEU-bleu", holding BLEU-4 again (and score a row "bleu")."""
