@@ -37,6 +37,17 @@ DEFAULT_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "rouge_l", "cider_d")
 SET_HELP = f"{COCO_CAPTION_SET} = {' '.join(COCO_CAPTION_KEYS)}"
 
 
+def add_metrics_option(parser: argparse.ArgumentParser, defaults: Sequence[str]) -> None:
+    """``--metrics``, read by :func:`metric_keys`, with the subcommand's default keys."""
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="KEY",
+        help=f"metric keys, separate or comma-separated (default: {' '.join(defaults)}); "
+        f"{SET_HELP}; see `capeval metrics`",
+    )
+
+
 def spice_options(parser: str | None, max_words: int | None) -> dict[str, Any]:
     """SPICE's options from --spice-parser and --spice-max-words (None: the default)."""
     options: dict[str, Any] = {}

@@ -15,8 +15,8 @@ from capeval_core import files
 from capeval_core.cli.arguments import (
     DEFAULT_KEYS,
     SEED,
-    SET_HELP,
     add_limit_options,
+    add_metrics_option,
     add_reference_options,
     add_scoring_options,
     check_spice_parser,
@@ -191,12 +191,7 @@ def add_parser(sub: Any) -> None:
         "score the images every file captions and report what each file lost (two or more "
         "files)",
     )
-    comp.add_argument(
-        "--metrics",
-        nargs="+",
-        metavar="KEY",
-        help=f"metric keys (default: {' '.join(DEFAULT_KEYS)}); {SET_HELP}; see `capeval metrics`",
-    )
+    add_metrics_option(comp, DEFAULT_KEYS)
     comp.add_argument(
         "--paired",
         choices=["bs", "ar", "both"],

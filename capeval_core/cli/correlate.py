@@ -17,8 +17,8 @@ import numpy as np
 from capeval_core import files
 from capeval_core.cli.arguments import (
     SEED,
-    SET_HELP,
     add_limit_options,
+    add_metrics_option,
     add_spice_limit_option,
     add_tokenizer_option,
     check_human,
@@ -482,13 +482,7 @@ def add_parser(sub: Any) -> None:
             "clipscore-table4 where consensus_pascal.mat is found, else clipscore-table7)"
         ),
     )
-    correlate.add_argument(
-        "--metrics",
-        nargs="+",
-        metavar="KEY",
-        help=f"metric keys, separate or comma-separated (default: {' '.join(CORRELATE_KEYS)}); "
-        f"{SET_HELP}; see `capeval metrics`",
-    )
+    add_metrics_option(correlate, CORRELATE_KEYS)
     correlate.add_argument(
         "--metric-scores",
         metavar="FILE",

@@ -12,7 +12,7 @@ from typing import Any
 from capeval_core import files
 from capeval_core.cli.arguments import (
     SEED,
-    SET_HELP,
+    add_metrics_option,
     add_tokenizer_option,
     check_human,
     given_options,
@@ -215,13 +215,7 @@ def add_parser(sub: Any) -> None:
     )
     pert.add_argument("--perturbation", required=True, metavar="NAME", help="registry name")
     pert.add_argument("--seed", type=SEED, default=0, help="seed of the perturbation (default 0)")
-    pert.add_argument(
-        "--metrics",
-        nargs="+",
-        metavar="KEY",
-        help=f"metric keys, separate or comma-separated (default: {' '.join(PERTURB_KEYS)}); "
-        f"{SET_HELP}; see `capeval metrics`",
-    )
+    add_metrics_option(pert, PERTURB_KEYS)
     pert.add_argument("--json", action="store_true", help="print a JSON object on stdout")
     add_tokenizer_option(pert)
     pert.add_argument(

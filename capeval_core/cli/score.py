@@ -15,8 +15,8 @@ from capeval_core import files
 from capeval_core._version import __version__
 from capeval_core.cli.arguments import (
     DEFAULT_KEYS,
-    SET_HELP,
     add_limit_options,
+    add_metrics_option,
     add_reference_options,
     add_scoring_options,
     check_spice_parser,
@@ -255,13 +255,7 @@ def add_parser(sub: Any) -> None:
     score = sub.add_parser("score", help="score a COCO results file against COCO captions")
     score.add_argument("--results", required=True, help='[{"image_id": ..., "caption": ...}]')
     add_reference_options(score)
-    score.add_argument(
-        "--metrics",
-        nargs="+",
-        metavar="KEY",
-        help=f"metric keys, separate or comma-separated (default: {' '.join(DEFAULT_KEYS)}); "
-        f"{SET_HELP}; see `capeval metrics`",
-    )
+    add_metrics_option(score, DEFAULT_KEYS)
     score.add_argument("--per-item", metavar="OUT", help="write per-image scores (.csv or .json)")
     score.add_argument("--json", action="store_true", help="print a JSON object on stdout")
     add_scoring_options(score)
