@@ -343,6 +343,29 @@ class Row:
         )
 
 
+def places(rows: Sequence[Row], limit: int = 5) -> str:
+    """Where ``rows`` are, for a message, as the loaders' errors name a row: the first
+    ``limit`` and how many more.
+
+    >>> places([Row(4, {})]), places([Row(4, {}), Row(7, {}), Row(9, {})])
+    ('line 4', 'lines 4, 7 and 9')
+    >>> places([Row(n, {}) for n in range(2, 10)])
+    'lines 2, 3, 4, 5, 6 and 3 more'
+    >>> places([Row(1, {}, record=0)]), places([Row(1, {}, record=0), Row(1, {}, record=2)])
+    ('record 0, line 1', 'records 0 (line 1) and 2 (line 1)')
+    """
+    shown = list(rows[:limit])
+    more = len(rows) - len(shown)
+    if len(rows) == 1:
+        return rows[0].place
+    # a JSON file: its records, each with its line (a one-line array has one line)
+    records = any(r.record is not None for r in shown)
+    each = [f"{r.record} (line {r.line})" if records else str(r.line) for r in shown]
+    listed = ", ".join(each) if more else f"{', '.join(each[:-1])} and {each[-1]}"
+    text = ("records " if records else "lines ") + listed
+    return f"{text} and {more:,} more" if more else text
+
+
 def read_delimited(
     path: str | os.PathLike[str],
     delimiter: str,

@@ -27,13 +27,13 @@ from capeval_core.judgments.base import (
     Row,
     caption_cell,
     comma_hint,
-    count_into,
     delimiter_hint,
     format_error,
     id_cell,
     image_key,
     is_number,
     parse_number,
+    places,
     read_records,
     text_cell,
     unique_ids,
@@ -348,7 +348,7 @@ scores=(3.0,), system=None)
                 )
             if is_index_column(c):
                 raise format_error(path, f"{INDEX_COLUMN}, not a human score", line=1, column=c)
-    dropped: dict[str, int] = {}
+    missing: dict[str, list[Row]] = {}  # per score column, the rows dropped for it
     empty = 0
     items: list[GradedItem] = []
     kept: list[int] = []
@@ -373,7 +373,7 @@ scores=(3.0,), system=None)
             values.append(parse_number(cell, path, row, c))
         system = row.values.get("system")
         if not values:  # an item has a value in every score column: say which one was empty
-            count_into(dropped, "missing human score" + (f" ({c})" if len(scores) > 1 else ""))
+            missing.setdefault(c, []).append(row)
             continue
         kept.append(n - 1)
         items.append(
@@ -398,7 +398,11 @@ scores=(3.0,), system=None)
         _sources(path, references_from),
         n_read=len(rows),
         n_kept=len(items),
-        dropped=dropped,
+        # which rows lack a score, and where (a reason of its own per column)
+        dropped={
+            f"missing human score (column {c!r}, {places(where)})": len(where)
+            for c, where in missing.items()
+        },
         format="graded",
         preset=preset,
         kendall_variant=kendall_variant,

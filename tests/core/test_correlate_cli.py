@@ -243,11 +243,11 @@ def test_human_column_rows_need_a_value_in_that_column_only(tmp_path):
     assert json.loads(out)["n_rows"] == 4 and json.loads(out)["dropped"] == {}
     code, out, err = _run(*common, "--json", "-")
     assert code == 0, err
-    assert json.loads(out)["dropped"] == {"missing human score (rater2)": 1}
+    assert json.loads(out)["dropped"] == {"missing human score (column 'rater2', line 5)": 1}
     assert json.loads(out)["human"] == "score" and "human score: 'score'" in err
     code, out, err = _run(*common, "--human", "rater2", "--json", "-")
     assert code == 0, err
-    assert json.loads(out)["dropped"] == {"missing human score": 1}
+    assert json.loads(out)["dropped"] == {"missing human score (column 'rater2', line 5)": 1}
 
 
 def test_a_constant_human_score_is_warned_of(tmp_path):

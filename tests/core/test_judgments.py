@@ -374,10 +374,31 @@ def test_one_reference_per_row_holding_short_pipes_warns(tmp_path):
 
 
 def test_generic_graded_missing_score_is_dropped_and_reported(tmp_path):
+    """The drop names the column and the line: "1 dropped (missing human score: 1)" sent
+    the user searching the file for the empty cell."""
     p = tmp_path / "g.csv"
     p.write_text("candidate,references,score\na,b,1\nc,d,\ne,f,3\n")
     js = load_judgments(p, "graded")
-    assert (js.n_read, js.n_kept, js.dropped) == (3, 2, {"missing human score": 1})
+    reason = "missing human score (column 'score', line 3)"
+    assert (js.n_read, js.n_kept, js.dropped) == (3, 2, {reason: 1})
+    assert js.describe() == f"3 read, 1 dropped ({reason}: 1), 2 scored"
+
+
+def test_missing_scores_name_a_few_lines_and_how_many_more(tmp_path):
+    p = tmp_path / "g.csv"
+    rows = "".join(f"c{i},d,{'' if i % 2 else i},{i if i < 3 else ''}\n" for i in range(20))
+    p.write_text("candidate,references,score,fluency\n" + rows)
+    js = load_judgments(p, "graded", score_columns=["score", "fluency"])
+    assert js.dropped == {
+        "missing human score (column 'score', lines 3, 5, 7, 9, 11 and 5 more)": 10,
+        "missing human score (column 'fluency', lines 6, 8, 10, 12, 14 and 3 more)": 8,
+    }
+    q = tmp_path / "g.json"
+    q.write_text(
+        json.dumps([{"candidate": "a", "references": ["b"], "score": s} for s in (1, None)])
+    )
+    js = load_judgments(q, "graded", score_columns=["score"])
+    assert js.dropped == {"missing human score (column 'score', record 1, line 1)": 1}
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
