@@ -173,7 +173,10 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
 
         if label_counts(jset)[1] == 0:
             raise InputError(f"{args.format} {args.judgments}: {missing_labels_warning(jset)}")
-    print(f"{args.format}: {files.printable(jset.describe())}", file=sys.stderr)
+    # the files read, as the pages show them: a blank caption or a dropped row is named by
+    # its line, which is one of theirs
+    read = files.printable(f"{args.format} ({', '.join(jset.source)}): {jset.describe()}")
+    print(read, file=sys.stderr)
     if jset.kind == "graded":  # which column the numbers are about, chosen or by default
         print(f"human score: {human_name!r}", file=sys.stderr)
     for note in jset.notes:

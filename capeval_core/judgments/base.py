@@ -100,6 +100,14 @@ class JudgmentSet:
     ...                  dropped={"own reference": 1})
     >>> js.describe()
     '2 read, 1 dropped (own reference: 1), 1 scored'
+
+    ``blank`` names, per caption column, where the blank cells of the kept rows are; they
+    are scored as given (an empty caption, as coco-caption scores one), and said:
+
+    >>> item = GradedItem("4", "img", "", ("a dog runs",), (1.0,))
+    >>> JudgmentSet("graded", (item,), ("score",), ("toy.csv",), n_read=1, n_kept=1,
+    ...             blank=(("candidate", "line 4"),)).describe()
+    "1 read, 1 scored (blank captions scored as given: column 'candidate', line 4)"
     """
 
     kind: Kind
@@ -130,6 +138,10 @@ class JudgmentSet:
     #: ``|``); empty: the item ids. Several items may share one key (Flickr8k-Expert's
     #: published preset: one row per expert, one metric score per caption)
     join_keys: tuple[str, ...] = ()
+    #: per caption column with blank cells among the kept rows, the column and where those
+    #: rows are (:func:`places`); empty captions are scored as given, and :meth:`describe`
+    #: says so
+    blank: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", dict(self.dropped))
@@ -179,6 +191,9 @@ class JudgmentSet:
         kept = f"{self.n_kept:,} scored"
         if len(self.items) != self.n_kept:
             kept += f" as {len(self.items):,} rows"
+        if self.blank:
+            where = "; ".join(f"column {column!r}, {rows}" for column, rows in self.blank)
+            kept += f" (blank captions scored as given: {where})"
         parts.append(kept)
         line = ", ".join(parts)
         return f"SYNTHETIC demo: {line}" if self.synthetic else line
@@ -364,6 +379,16 @@ def places(rows: Sequence[Row], limit: int = 5) -> str:
     listed = ", ".join(each) if more else f"{', '.join(each[:-1])} and {each[-1]}"
     text = ("records " if records else "lines ") + listed
     return f"{text} and {more:,} more" if more else text
+
+
+def blank_cells(column: str, rows: Sequence[Row]) -> tuple[tuple[str, str], ...]:
+    """:attr:`JudgmentSet.blank`'s entry for ``column`` when ``rows`` (the kept rows whose
+    cell in it is blank) are some, else nothing.
+
+    >>> blank_cells("candidate_b", [Row(4, {})]), blank_cells("candidate_a", [])
+    ((('candidate_b', 'line 4'),), ())
+    """
+    return ((column, places(rows)),) if rows else ()
 
 
 def read_delimited(

@@ -25,6 +25,7 @@ from capeval_core.judgments.base import (
     GradedItem,
     JudgmentSet,
     Row,
+    blank_cells,
     caption_cell,
     comma_hint,
     delimiter_hint,
@@ -323,7 +324,6 @@ scores=(3.0,), system=None)
     require_columns(path, columns, ["candidate"])
     refs = ReferenceSource(path, columns, references_from, max_bytes)
     exclude = set(KNOWN_COLUMNS) | set(refs.ref_columns)
-    notes: list[str] = []
     if score_columns is None:
         found = numeric_columns(columns, rows, exclude)
         _first_bad_score(path, columns, rows, exclude, found)
@@ -349,7 +349,7 @@ scores=(3.0,), system=None)
             if is_index_column(c):
                 raise format_error(path, f"{INDEX_COLUMN}, not a human score", line=1, column=c)
     missing: dict[str, list[Row]] = {}  # per score column, the rows dropped for it
-    empty = 0
+    blank: list[Row] = []
     items: list[GradedItem] = []
     kept: list[int] = []
     ids: list[tuple[str, Row]] = []
@@ -362,7 +362,6 @@ scores=(3.0,), system=None)
             else ident
         )
         candidate = caption_cell(row, path, "candidate").strip()
-        empty += not candidate
         references = refs.get(row, image)
         values: list[float] = []
         for c in scores:
@@ -375,6 +374,7 @@ scores=(3.0,), system=None)
         if not values:  # an item has a value in every score column: say which one was empty
             missing.setdefault(c, []).append(row)
             continue
+        blank += [row] if not candidate else []
         kept.append(n - 1)
         items.append(
             GradedItem(
@@ -389,8 +389,6 @@ scores=(3.0,), system=None)
     unique_ids(path, ids)
     refs.warn_separators()
     external = read_metric_cells(path, rows, kept, columns)
-    if empty:
-        notes.append(f"{empty:,} empty candidate(s) kept (they score 0 on most metrics)")
     jset = JudgmentSet(
         "graded",
         tuple(items),
@@ -406,7 +404,7 @@ scores=(3.0,), system=None)
         format="graded",
         preset=preset,
         kendall_variant=kendall_variant,
-        notes=tuple(notes),
+        blank=blank_cells("candidate", blank),
     )
     return with_file_metrics(jset, path, external, checksum)
 

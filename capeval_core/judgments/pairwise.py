@@ -14,6 +14,8 @@ from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
     JudgmentSet,
     PairItem,
+    Row,
+    blank_cells,
     caption_cell,
     format_error,
     id_cell,
@@ -78,6 +80,7 @@ def load_pairwise(
     refs = ReferenceSource(path, columns, references_from, max_bytes)
     items: list[PairItem] = []
     ids = []
+    blank: dict[str, list[Row]] = {"candidate_a": [], "candidate_b": []}
     for n, row in enumerate(rows, start=1):
         ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
         ids.append((ident, row))
@@ -88,6 +91,8 @@ def load_pairwise(
         )
         cand_a = caption_cell(row, path, "candidate_a").strip()
         cand_b = caption_cell(row, path, "candidate_b").strip()
+        for column, text in (("candidate_a", cand_a), ("candidate_b", cand_b)):
+            blank[column] += [row] if not text else []
         preferred = None
         if "preferred" in columns:
             raw = text_cell(row.values.get("preferred"), path, row, "preferred").strip()
@@ -145,6 +150,7 @@ def load_pairwise(
         n_kept=len(items),
         format="pairwise",
         preset=preset,
+        blank=tuple(b for column, rows in blank.items() for b in blank_cells(column, rows)),
     )
     return with_file_metrics(jset, path, external, checksum)
 

@@ -886,3 +886,35 @@ def test_the_workers_warning_has_a_line_of_its_own(tmp_path, monkeypatch):
         "capeval: warning: --workers 30: 1 CPU(s) available here, so no worker process is used"
         in err.splitlines()
     )
+
+
+def test_blank_captions_and_missing_scores_are_named_on_stderr(tmp_path):
+    """The summary line names the file, and there the line and column of each blank
+    caption (scored as given) and of each row dropped for a missing human score."""
+    p = tmp_path / "blank.csv"
+    p.write_text(
+        "id,candidate,references,score\n1,a dog runs,a dog running,3\n2,,a cat on a mat,4\n"
+        "3,a red bus,a bus on a street,2\n4,two birds,birds on a wire,\n5,a man,a man rides,1\n"
+    )
+    code, _, err = _run(
+        "correlate", "--judgments", str(p), "--format", "graded", "--metrics", "bleu_4"
+    )
+    assert code == 0, err
+    assert (
+        "graded (blank.csv): 5 read, 1 dropped (missing human score (column 'score', line 5): "
+        "1), 4 scored (blank captions scored as given: column 'candidate', line 3)\n"
+    ) in err
+    q = tmp_path / "pairs.csv"
+    q.write_text(
+        "candidate_a,candidate_b,references,category,preferred\n"
+        "a dog runs,a cat sits,a dog running,share-scene,a\n"
+        "two cats on a couch,,two cats sleeping on a couch,share-scene,a\n"
+    )
+    code, _, err = _run(
+        "correlate", "--judgments", str(q), "--format", "pairwise", "--metrics", "bleu_4"
+    )
+    assert code == 0, err
+    assert (
+        "pairwise (pairs.csv): 2 read, 2 scored (blank captions scored as given: column "
+        "'candidate_b', line 3)\n"
+    ) in err

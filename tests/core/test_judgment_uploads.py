@@ -224,3 +224,19 @@ def test_a_column_mapped_onto_a_name_the_file_has_is_said_as_such(suffix) -> Non
     both = (*mapping, ("candidate", "system"))
     jset = load_uploaded([(f"mine.{suffix}", text.encode())], "graded", mapping=both)
     assert jset.candidates == [c for c, *_ in ROWS]
+
+
+def test_a_blank_distractor_of_an_upload_is_said_with_its_file_line_and_column() -> None:
+    """Robustness shows the set's summary: an empty candidate_b (a distractor that always
+    loses) was loaded as "6 read, 6 scored" and nothing else."""
+    data = (
+        b"id,image_id,candidate_a,candidate_b,references,category,preferred\n"
+        b"p1,i1,a dog runs,a cat sits,a dog running,share-scene,a\n"
+        b"p3,i3,two cats on a couch,,two cats sleeping on a couch|||a pair of cats resting "
+        b"on a sofa,share-scene,a\n"
+    )
+    jset = load_uploaded([("distractors.csv", data)], "pairwise")
+    assert str(jset) == (
+        "pairwise (distractors.csv): 2 read, 2 scored (blank captions scored as given: "
+        "column 'candidate_b', line 3)"
+    )

@@ -319,7 +319,7 @@ def test_generic_graded_pipes_bom_and_coco_references(tmp_path):
     p.write_bytes("\ufeffcandidate,references,score\na dog,a dog ||| a pup,2\n,x,1\n".encode())
     js = load_judgments(p, "graded")
     assert js.items[0].references == ("a dog", "a pup") and js.items[0].id == "2"
-    assert js.notes and "empty candidate" in js.notes[0]
+    assert js.blank == (("candidate", "line 3"),) and "column 'candidate', line 3" in str(js)
     _coco(tmp_path / "captions.json", {7: ["seven a", "seven b"]})
     q = tmp_path / "h.tsv"
     q.write_text("image_id\tcandidate\tscore\n7\ta seven\t3\n")
@@ -399,6 +399,68 @@ def test_missing_scores_name_a_few_lines_and_how_many_more(tmp_path):
     )
     js = load_judgments(q, "graded", score_columns=["score"])
     assert js.dropped == {"missing human score (column 'score', record 1, line 1)": 1}
+
+
+def test_blank_candidates_are_scored_and_said_with_line_and_column(tmp_path):
+    """An empty candidate is scored as given (coco-caption scores an empty caption, and
+    `capeval score` does too, with a warning), and the set's summary names where it is: the
+    page said "15 read, 15 scored" and the empty caption went unnoticed."""
+    p = tmp_path / "g.csv"
+    p.write_text("candidate,references,score\na dog,a dog runs,3\n  ,a cat sits,2\n,x,\n")
+    js = load_judgments(p, "graded")
+    assert [it.candidate for it in js.items] == ["a dog", ""]  # the dropped row is not said
+    assert str(js) == (
+        "graded (g.csv): 3 read, 1 dropped (missing human score (column 'score', line 4): 1), "
+        "2 scored (blank captions scored as given: column 'candidate', line 3)"
+    )
+    p.write_text("candidate,references,score\na dog,a dog runs,3\n")
+    assert "blank" not in load_judgments(p, "graded").describe()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_blank_pairwise_candidates_are_scored_and_said_with_line_and_column(tmp_path, fmt):
+    """The empty distractor of a forced choice always lost, lifting accuracy unsaid."""
+    rows = [
+        ("p1", "a dog runs", "a cat sits", "a dog running", "a"),
+        ("p2", "two cats on a couch", "", "two cats sleeping on a couch", "a"),
+        ("p3", "", "a bird flies", "a red car", "b"),
+        ("p4", "a man", " ", "a man rides", "a"),
+    ]
+    names = ("id", "candidate_a", "candidate_b", "references", "preferred")
+    p = tmp_path / f"p.{fmt}"
+    if fmt == "csv":
+        p.write_text(",".join(names) + "\n" + "".join(",".join(r) + "\n" for r in rows))
+        where = "column 'candidate_a', line 4; column 'candidate_b', lines 3 and 5"
+    else:
+        p.write_text("".join(json.dumps(dict(zip(names, r, strict=True))) + "\n" for r in rows))
+        where = (
+            "column 'candidate_a', record 2, line 3; "
+            "column 'candidate_b', records 1 (line 2) and 3 (line 4)"
+        )
+    js = load_judgments(p, "pairwise")
+    assert [(it.candidate_a, it.candidate_b) for it in js.items][1:] == [
+        ("two cats on a couch", ""),
+        ("", "a bird flies"),
+        ("a man", ""),
+    ]
+    assert (
+        str(js) == f"pairwise (p.{fmt}): 4 read, 4 scored (blank captions scored as given: {where})"
+    )
+
+
+def test_an_empty_references_cell_is_refused_with_line_and_column(tmp_path):
+    """A row with no reference at all cannot be scored: refused, naming where."""
+    p = tmp_path / "p.csv"
+    p.write_text("candidate_a,candidate_b,references,preferred\na dog,a cat,a dog,a\nx,y,,a\n")
+    with pytest.raises(JudgmentFormatError) as err:
+        load_judgments(p, "pairwise")
+    assert str(err.value) == (
+        "p.csv, line 3, column 'references': no references: every candidate needs at least one"
+    )
+    q = tmp_path / "g.csv"
+    q.write_text("candidate,ref_1,ref_2,score\na dog,a dog,,3\nx, ,,1\n")
+    with pytest.raises(JudgmentFormatError, match=r"^g\.csv, line 3, column 'ref_1': no ref"):
+        load_judgments(q, "graded")
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
