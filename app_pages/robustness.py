@@ -38,11 +38,15 @@ METRIC_TIES = ["half", "correct", "wrong"]
 SOURCES = {LOADED: "loaded", GENERATED: "generated", UPLOADED: "upload"}
 PARAMS = state.robustness_params(SOURCES, METRIC_TIES)
 st.title(TITLE)
+# the columns the pairwise loader requires (capeval_core.judgments.pairwise): the text said
+# "`candidate_a`, or the one marked `preferred`", and a file without `preferred` was refused
 st.caption(
-    "Each pair holds a correct caption (`candidate_a`, or the one marked `preferred`) and a "
-    "distracted one (`candidate_b`); `category` names the distractor type, e.g. the seed "
-    "paper's replace-scene, replace-person, share-scene and share-person. A metric passes a "
-    "pair when it scores the correct caption higher."
+    "Each pair holds two captions, `candidate_a` and `candidate_b`, their `references`, and "
+    "which caption is the correct one, given by a `preferred` column (`a` or `b`; a pair "
+    "marked `tie` has no correct caption and is left out) or by vote counts `votes_a` and "
+    "`votes_b` (the majority): one of the two is required. The optional `category` names the "
+    "distractor type, e.g. the seed paper's replace-scene, replace-person, share-scene and "
+    "share-person. A metric passes a pair when it scores the correct caption higher."
 )
 state.say_rejected(state.restore(PARAMS))
 # a link naming a set this server does not hold (the loaded pairwise set, or an uploaded

@@ -840,6 +840,37 @@ def test_robustness_generated_and_uploaded() -> None:
     ]
 
 
+def _robustness_upload(at: AppTest, name: str, text: str) -> None:
+    at.radio(key="distractor_source").set_value("Upload a pairwise file").run()
+    at.file_uploader(key="distractor_file").set_value((name, text.encode(), "text/csv"))
+    at.run()
+    at.button(key="load_distractors").click().run()
+    assert not at.exception, at.exception
+
+
+def test_robustness_describes_the_columns_its_loader_requires() -> None:
+    """The page said the correct caption is "`candidate_a`, or the one marked `preferred`":
+    a file without `preferred` read as fine, and was refused. The text names `preferred` or
+    the votes as required, and a file written by it loads (votes) or is refused (neither)."""
+    at = _meta("app_pages/robustness.py")
+    (said,) = [c.value for c in at.caption if c.value.startswith("Each pair holds")]
+    assert "`preferred`" in said and "`votes_a`" in said and "`votes_b`" in said, said
+    assert "one of the two is required" in said and "or the one marked" not in said, said
+    rows = "a man rides a wave,a man rides a horse,a surfer rides a wave,{},replace-scene\n"
+    _robustness_upload(
+        at,
+        "votes.csv",
+        "candidate_a,candidate_b,references,votes_a,votes_b,category\n" + rows.format("3,1"),
+    )
+    assert not at.error and "replace-scene" in _frame_with(at, "mean").columns
+    _robustness_upload(
+        at,
+        "pairs.csv",
+        "candidate_a,candidate_b,references,category\n" + rows.format("").replace(",,", ","),
+    )
+    assert any("missing required column 'preferred'" in e.value for e in at.error)
+
+
 def test_meta_pages_show_uploaded_markup_literally() -> None:
     hostile = GRADED_CSV.replace("a cat sleeps", HOSTILE.replace(",", " ")).replace(
         "quality", "<b>q</b>"
