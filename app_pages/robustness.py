@@ -11,6 +11,7 @@ from capeval_core import CapevalError
 from capeval_core.judgments import protocols
 from capeval_core.judgments.demo import distractors_described
 from capeval_ui import cached, choices, meta_views, state, store, views
+from capeval_ui.formats import literal
 
 GENERATED = "Generated from COCO val2014 captions (synthetic)"
 UPLOADED = "Upload a pairwise file"
@@ -24,13 +25,23 @@ def load_distractors(name: str, data: bytes) -> bool:
     try:
         jset = cached.load_upload(((name, data),), "pairwise", None)
     except CapevalError as exc:
-        st.session_state["distractor_error"] = str(exc)
+        st.session_state["distractor_error"] = (name, str(exc))
         return False
     st.session_state.pop("distractor_error", None)
     st.session_state[state.DISTRACTOR_SET_KEY] = jset
     store.remember_set(jset)
     state.decline_linked_set(state.DISTRACTOR_SET_KEY)
     return True
+
+
+def _kept(short: str | None) -> str:
+    """What the page shows after a file was not loaded: the file loaded before, the generated
+    set, or (a link naming a file this server does not hold) nothing yet. It said "the
+    previous set is kept" when no file had been loaded."""
+    before = st.session_state.get(state.DISTRACTOR_SET_KEY)
+    if before is not None:
+        return f"; the distractor file loaded before ({literal(', '.join(before.source))}) is kept"
+    return "" if short is not None else "; the generated set is shown until a file is loaded"
 
 
 TITLE = "Robustness"
@@ -100,6 +111,8 @@ if source == UPLOADED:
         "Pairwise file (CSV, TSV, JSON or JSONL)",
         type=["csv", "tsv", "json", "jsonl"],
         key="distractor_file",
+        # the error of the file before is not the new one's
+        on_change=lambda: st.session_state.pop("distractor_error", None),
     )
     if upload is not None:
         st.button(
@@ -110,10 +123,10 @@ if source == UPLOADED:
             args=(upload.name, upload.getvalue()),
         )
     if "distractor_error" in st.session_state:
-        st.error(
-            "The file was not loaded; the previous set is kept. "
-            f"{st.session_state['distractor_error']}"
-        )
+        # named by its file: a file of a type the uploader refuses is shown beside it and
+        # changes nothing here, and "The file was not loaded" read as that file's error
+        name, message = st.session_state["distractor_error"]
+        st.error(f"{literal(name)} was not loaded{_kept(short)}. {choices.page_message(message)}")
 
 if short is not None:
     st.stop()  # the URL stays the link's until the user uploads a file or opens the demo

@@ -871,6 +871,29 @@ def test_robustness_describes_the_columns_its_loader_requires() -> None:
     assert any("missing required column 'preferred'" in e.value for e in at.error)
 
 
+def test_a_robustness_file_not_loaded_says_what_is_shown_instead() -> None:
+    """A refused file said "the previous set is kept" with no file loaded before (the page
+    showed the generated set). Now the error names its file and says what is shown: the
+    generated set, or the file loaded before; a new file chosen clears it."""
+    at = _meta("app_pages/robustness.py")
+    no_preference = "candidate_a,candidate_b,references\na dog,a cat,a dog runs\n"
+    _robustness_upload(at, "pairs.csv", no_preference)
+    (said,) = [e.value for e in at.error]
+    assert said.startswith(
+        "pairs.csv was not loaded; the generated set is shown until a file is loaded. "
+        "pairs.csv, line 1, column 'preferred': missing required column"
+    ), said
+    good = "candidate_a,candidate_b,references,preferred\na dog,a cat,a dog runs,a\n"
+    at.file_uploader(key="distractor_file").set_value(("d.csv", good.encode(), "text/csv"))
+    at.run()
+    assert not at.error  # the error was pairs.csv's, not this file's
+    at.button(key="load_distractors").click().run()
+    _robustness_upload(at, "again.csv", no_preference)
+    (said,) = [e.value for e in at.error]
+    assert said.startswith("again.csv was not loaded; the distractor file loaded before (d.csv)")
+    assert at.session_state[state.DISTRACTOR_SET_KEY].source == ("d.csv",)
+
+
 def test_meta_pages_show_uploaded_markup_literally() -> None:
     hostile = GRADED_CSV.replace("a cat sleeps", HOSTILE.replace(",", " ")).replace(
         "quality", "<b>q</b>"

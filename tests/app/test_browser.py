@@ -899,3 +899,38 @@ def test_a_link_opened_after_a_restart_says_its_set_is_gone(browser, tmp_path: P
             context.close()
     except ServerError as exc:
         pytest.fail(str(exc))
+
+
+def test_a_refused_file_type_does_not_take_the_last_files_error(
+    server, visitor, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Robustness: a pairwise file refused by the loader, then a file of a type the uploader
+    refuses (``notes.txt``). The browser keeps the first file and shows the second beside it
+    as refused, without a rerun: the error read "The file was not loaded ...", as if it were
+    the new file's. It names its file now."""
+    url, log = server
+    page, _ = visitor
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text(
+        "id,image_id,candidate_a,candidate_b,references,category\n"
+        "1,i1,a dog on grass,a cat on grass,a dog runs on grass,replace-scene\n"
+    )
+    notes = tmp_path / "notes.txt"
+    notes.write_text("junk\n")
+    page.goto(f"{url}/robustness?source=upload")
+    uploader = page.locator(".st-key-distractor_file input[type=file]")
+    uploader.wait_for(state="attached")
+    _settle(page)
+    uploader.set_input_files(str(pairs))
+    _settle(page)
+    page.locator(".st-key-load_distractors button").click()
+    error = page.locator('[data-testid="stAlertContentError"]')
+    error.get_by_text("missing required column", exact=False).wait_for()
+    _settle(page)
+    uploader.set_input_files(str(notes))
+    page.get_by_text("files are not allowed", exact=False).wait_for()
+    _settle(page)
+    said = error.inner_text()
+    assert said.startswith("pairs.csv was not loaded"), said
+    assert "previous set is kept" not in said, said
+    assert "Traceback" not in log.read_text(), log.read_text()
