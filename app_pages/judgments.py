@@ -13,6 +13,7 @@ previously loaded set. Changing the format starts a new upload: the uploader is 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
@@ -105,13 +106,16 @@ def _linked_mapping_unused(fmt: str | None) -> None:
         st.session_state[state.MAPPING_KEY] = [i for i in items if i not in unknown]
 
 
-def _mapping_in_url(source: str, fmt: str | None) -> list[str] | None:
+def _mapping_in_url(source: str, fmt: str | None, jset: Any) -> list[str] | None:
     """The mapping items the URL carries: those of the format's roles, for an upload of a
-    format the page maps (none beside the demo, as for the preset)."""
+    format the page maps (none beside the demo, as for the preset). While a set read as
+    ``fmt`` is shown, the mapping it was read with: the URL followed the boxes of the file
+    uploaded since, and a file that failed to load took the set's mapping out of its link."""
     roles = MAPPED_FORMATS.get(fmt or "")
     if source == "Demo set" or roles is None:
         return None
-    items = st.session_state.get(state.MAPPING_KEY) or []
+    shown = None if jset is None or jset.format != fmt else store.mapping_of(jset)
+    items = list(shown) if shown is not None else st.session_state.get(state.MAPPING_KEY) or []
     unknown = state.unknown_mapping_items(items, roles, fmt == "graded")
     return [i for i in items if i not in unknown]
 
@@ -154,14 +158,15 @@ def _join_scores() -> None:
         st.session_state["scores_error"] = str(exc)
         return
     st.session_state.pop("scores_error", None)
-    _loaded(joined)
+    _loaded(joined, store.mapping_of(jset))  # its columns are read as before
 
 
-def _loaded(jset: object) -> None:
+def _loaded(jset: object, mapping: Sequence[str] | None = None) -> None:
     """``jset`` is the session's set from now on (the user decided: a link's set that was
-    not on this server is no longer waited for)."""
+    not on this server is no longer waited for), read with the column ``mapping`` (its URL
+    items) when one is given."""
     st.session_state[state.JSET_KEY] = jset
-    store.remember_set(jset)
+    store.remember_set(jset, mapping)
     state.decline_linked_set(state.JSET_KEY)
 
 
@@ -171,9 +176,11 @@ def load_files(
     preset: str | None,
     mapping: tuple[tuple[str, str], ...] = (),
     score_columns: tuple[str, ...] | None = None,
+    items: Sequence[str] | None = None,
 ) -> bool:
     """Load uploaded files into the session; on a CapevalError keep the previous set and
-    remember the message. Returns whether the new set was loaded."""
+    remember the message. ``items`` is ``mapping`` as the URL spells it (the boxes that
+    differ from their default). Returns whether the new set was loaded."""
     try:
         jset = cached.load_upload(files, fmt, preset, mapping, score_columns)
     except CapevalError as exc:
@@ -181,7 +188,7 @@ def load_files(
         return False
     st.session_state.pop("judgment_error", None)
     st.session_state.pop(MAPPING_NOTE, None)  # the user chose the columns and loaded the file
-    _loaded(jset)
+    _loaded(jset, items)
     return True
 
 
@@ -307,6 +314,8 @@ else:
     files = _uploaded(fmt)
     mapping: tuple[tuple[str, str], ...] = ()
     score_columns: tuple[str, ...] | None = None
+    #: the mapping as the URL spells it, remembered with the set it loads
+    items: list[str] | None = [] if fmt in MAPPED_FORMATS else None
     too_many = loader.one_file and len(files) > 1
     if too_many:  # loading them said "this is a folder" and named neither file
         st.warning(
@@ -354,6 +363,7 @@ else:
                     },
                     {c: r for c, r in score_roles.items() if r != default_role(c)},
                 )
+                items = st.session_state[state.MAPPING_KEY]
     # every numeric column set to another role: the loader would read them as scores anyway
     no_score = score_columns == ()
     if no_score:
@@ -367,7 +377,7 @@ else:
         type="primary",
         disabled=not files or no_score or too_many,
         on_click=lambda: load_files(
-            files, fmt, None if preset == NO_PRESET else preset, mapping, score_columns
+            files, fmt, None if preset == NO_PRESET else preset, mapping, score_columns, items
         ),
         icon=":material/upload_file:",
     )
@@ -392,8 +402,10 @@ if "judgment_error" in st.session_state:
 # the mapping is a generic upload's
 uploading = source != "Demo set" and st.session_state.get("judgment_preset") != NO_PRESET
 URL_VALUES: dict[str, Any] = {} if uploading else {"judgment_preset": None}
-URL_VALUES[state.MAPPING_KEY] = _mapping_in_url(source, st.session_state.get("judgment_format"))
 jset = st.session_state.get(state.JSET_KEY)
+URL_VALUES[state.MAPPING_KEY] = _mapping_in_url(
+    source, st.session_state.get("judgment_format"), jset
+)
 if missing:
     st.stop()  # the URL stays the link's until the user loads a set or opens the demo
 if jset is None:

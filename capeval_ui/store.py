@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 
 #: how many loaded sets a link can find again (uploads are kept in memory this long anyway:
 #: ``cached.load_upload`` keeps its last 8 results)
@@ -56,6 +57,10 @@ class Shelf:
 SETS = Shelf(KEEP_SETS)
 #: the Systems page's uploaded results and references files (``capeval_ui.systems_state``)
 FILES = Shelf(KEEP_SETS)
+#: the column mapping an uploaded set was read with (the Judgments page's ``map=`` items),
+#: by the set's prefix: the page's URL names it while the set is shown, whatever file the
+#: boxes now map (a file that then failed to load took the link's mapping away)
+MAPPINGS = Shelf(KEEP_SETS)
 
 
 def short_digest(jset: object) -> str:
@@ -63,9 +68,28 @@ def short_digest(jset: object) -> str:
     return str(jset.content_digest)[:PREFIX]  # type: ignore[attr-defined]
 
 
-def remember_set(jset: object) -> str:
-    """Keep ``jset`` findable by its digest prefix; returns the prefix."""
-    return SETS.put(short_digest(jset), jset)
+def remember_set(jset: object, mapping: Sequence[str] | None = None) -> str:
+    """Keep ``jset`` findable by its digest prefix, with the column ``mapping`` it was read
+    with when given (else the one kept for it before stays); returns the prefix.
+
+    >>> class Set:
+    ...     content_digest = "ab" * 32
+    >>> short = remember_set(Set(), ["caption:candidate"])
+    >>> remember_set(Set()) == short, mapping_of(Set())
+    (True, ('caption:candidate',))
+    >>> forget_all()
+    """
+    short = SETS.put(short_digest(jset), jset)
+    kept = MAPPINGS.get(short) if mapping is None else tuple(mapping)
+    if kept is not None:
+        MAPPINGS.put(short, kept)  # as new as its set: dropped with it, not before
+    return short
+
+
+def mapping_of(jset: object) -> tuple[str, ...] | None:
+    """The column mapping :func:`remember_set` kept for ``jset``, or None."""
+    found = MAPPINGS.get(short_digest(jset))
+    return None if found is None else tuple(found)  # type: ignore[arg-type]
 
 
 def find_set(short: str) -> object | None:
@@ -78,3 +102,4 @@ def forget_all() -> None:
     server that does not hold its data)."""
     SETS.clear()
     FILES.clear()
+    MAPPINGS.clear()

@@ -117,6 +117,40 @@ def test_a_judgments_link_keeps_its_column_mapping() -> None:
     _assert_same_frames(at, again)
 
 
+def test_a_file_that_fails_to_load_leaves_the_shown_sets_mapping_in_the_url() -> None:
+    """A mapped file loaded, then another file that failed to load: the page said the set was
+    kept, but its URL followed the new file's boxes and lost every ``map=``, so the link no
+    longer refilled the boxes of the set's own file. It keeps the shown set's mapping."""
+    at = _choose_file(_open("app_pages/judgments.py"))
+    at.selectbox(key="map_candidate").select("caption").run()
+    at.selectbox(key="map_references").select("refs").run()
+    at.button(key="load_judgments").click().run()
+    link = _params(at)
+    assert link["map"] == ["caption:candidate", "refs:references"], link
+    at.file_uploader(key="judgment_files-graded").set_value(
+        ("notes.csv", b"some notes\nnothing here\n", "text/csv")
+    )
+    at.run()
+    at.button(key="load_judgments").click().run()
+    assert any("the previous set is kept" in e.value for e in at.error)
+    assert _params(at) == link
+    # the scores file joined to the set: a new set, read with the same columns
+    at.file_uploader(key="metric_scores_file").set_value(
+        ("s.csv", b"id,extra\n" + b"".join(b"%d,0.%d\n" % (i, i) for i in range(1, 13)), "text/csv")
+    )
+    at.run()
+    at.button(key="join_scores").click().run()
+    assert not at.exception and "scores_error" not in at.session_state
+    joined = _params(at)
+    assert joined["set"] != link["set"] and joined["map"] == link["map"], joined
+
+    store.forget_all()  # the link after a restart: it fills the boxes of the set's file
+    again = _choose_file(_open("app_pages/judgments.py", **link))
+    assert again.selectbox(key="map_candidate").value == "caption"
+    again.button(key="load_judgments").click().run()
+    assert _params(again)["set"] == link["set"]
+
+
 def test_a_linked_mapping_naming_columns_the_file_lacks_says_so_and_keeps_the_rest() -> None:
     link = {"source": "upload", "format": "graded", "map": ["caption:candidate", "text:references"]}
     at = _choose_file(_open("app_pages/judgments.py", **link))
