@@ -141,6 +141,14 @@ def _column_roles(
     return role_renames(roles)  # no humans: every score ignored, said by the page
 
 
+def _own_id_names(jset: Any) -> dict[str, str]:
+    """The set's id columns its column mapping renamed: set's name -> the file's own
+    (``{"id": "seg"}``). A scores file keyed by ``seg`` was refused: "missing id column(s)
+    ['id']"."""
+    columns = state.mapping_choices(store.mapping_of(jset) or ())[0]
+    return {c: columns[c] for c in jset.id_columns if columns.get(c)}
+
+
 def _join_scores() -> None:
     """Join the uploaded scores file to the loaded set; on an error the set is unchanged.
     Not cached: the join is quick, and the set is new each time."""
@@ -153,7 +161,9 @@ def _join_scores() -> None:
     try:
         # joined again, a metric's scores are the new file's (its own corrected scores
         # were refused: "the set already has an external metric named ...")
-        joined = join_uploaded_scores(jset, upload.name, upload.getvalue(), replace=True)
+        joined = join_uploaded_scores(
+            jset, upload.name, upload.getvalue(), replace=True, id_names=_own_id_names(jset)
+        )
     except CapevalError as exc:
         st.session_state["scores_error"] = str(exc)
         return
@@ -424,10 +434,11 @@ with st.expander("Preview (first 200 rows)", expanded=True):
     meta_views.render_preview(jset)
 
 with st.expander("Your own metric: join a scores file"):
+    own = _own_id_names(jset)  # the file's own names of the id columns, as it was mapped
     st.caption(
         "Per-caption scores of a metric computed elsewhere, correlated and tested beside "
         f"the built-in ones: CSV, TSV, JSON or JSONL with the id column(s) "
-        f"{', '.join(jset.id_columns)} and "
+        f"{literal(', '.join(own.get(c, c) for c in jset.id_columns))} and "
         + (
             "per metric two columns, <name>:a and <name>:b (the scores of candidates a and b)."
             if jset.kind == "pairwise"

@@ -173,9 +173,12 @@ def join_scores_file(
     file_format: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     replace: bool = False,
+    id_names: Mapping[str, str] | None = None,
 ) -> JudgmentSet:
     """A copy of ``jset`` with every metric column of a scores file added, joined on the set's
-    id columns (:attr:`JudgmentSet.id_columns`). Metric columns are the ``metric:<name>``
+    id columns (:attr:`JudgmentSet.id_columns`), or on the names ``id_names`` gives them
+    (set's column -> the user's own name, as a column mapping renamed it: ``{"id": "seg"}``)
+    where the file has that name instead. Metric columns are the ``metric:<name>``
     columns when there are any, else every column that is not an id column.
 
     Several items may share a key (Flickr8k-Expert's published preset: the three experts'
@@ -198,13 +201,20 @@ def join_scores_file(
     scores) is pivoted to one column per metric: each (id, metric) once, a repeat refused.
     """
     _, columns, rows = read_records(path, file_format, max_bytes=max_bytes)
-    ids = tuple(jset.id_columns)
+    own = dict(id_names or {})
+    # the file's own names of the set's id columns: an error names them as the file has them
+    ids = tuple(
+        own[c] if c not in columns and own.get(c) in columns else c for c in jset.id_columns
+    )
     missing = [c for c in ids if c not in columns]
     if missing:
+        also = [f"{own[c]!r} for {c!r}" for c in missing if own.get(c) and own[c] != c]
         raise format_error(
             path,
             f"missing id column(s) {missing}: a scores file for this {jset.format} set joins "
-            f"on {list(ids)} (columns found: {list(columns)})",
+            f"on {list(ids)}"
+            + (f" (or as its file named them: {', '.join(also)})" if also else "")
+            + f" (columns found: {list(columns)})",
             line=1,
             column=missing[0],
         )

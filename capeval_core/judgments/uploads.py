@@ -141,12 +141,17 @@ def load_uploaded(
 
 
 def join_uploaded_scores(
-    jset: JudgmentSet, name: str, data: bytes, *, replace: bool = False
+    jset: JudgmentSet,
+    name: str,
+    data: bytes,
+    *,
+    replace: bool = False,
+    id_names: Mapping[str, str] | None = None,
 ) -> JudgmentSet:
     """``jset`` with an uploaded scores file joined (its external metrics,
-    :func:`~capeval_core.judgments.external.join_scores_file`, ``replace`` as there); errors
-    name the file as uploaded."""
+    :func:`~capeval_core.judgments.external.join_scores_file`, ``replace`` and ``id_names``
+    as there); errors name the file as uploaded."""
     from capeval_core.judgments.external import join_scores_file
 
     with _uploaded(((name, data),)) as (path, _):
-        return join_scores_file(jset, path, replace=replace)
+        return join_scores_file(jset, path, replace=replace, id_names=id_names)

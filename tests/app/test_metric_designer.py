@@ -380,3 +380,22 @@ def test_a_new_upload_drops_the_last_loads_error() -> None:
     at.run()
     assert not at.exception, at.exception
     assert not [e.value for e in at.error if "first.csv" in e.value]
+
+
+def test_a_scores_file_keeps_the_id_name_the_mapping_renamed() -> None:
+    """A set loaded with the mapping ``seg`` -> ``id``: the help named ``id`` and a scores
+    file keyed by the user's own ``seg`` was refused ("missing id column(s) ['id']"). The
+    help names ``seg`` and the file joins."""
+    plain = "\n".join(line.rsplit(",", 2)[0] for line in CSV.splitlines()) + "\n"
+    own = plain.replace("id,seg_id,", "seg,seg_id,", 1)
+    at = _upload(_judgments(), "graded", [("own.csv", own.encode())])
+    at.selectbox(key="map_id").select("seg").run()
+    at.button(key="load_judgments").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert any("id column(s) seg and" in c.value for c in at.caption)
+    scores = "seg,clip\n" + "".join(f"r{i},{r[3]}\n" for i, r in enumerate(ROWS))
+    at.file_uploader(key="metric_scores_file").set_value(("clip.csv", scores.encode(), "text/csv"))
+    at.run()
+    at.button(key="join_scores").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state[state.JSET_KEY].external_names == ("clip",)

@@ -97,6 +97,26 @@ def test_scores_file_joined_by_id(tmp_path):
     assert js.external == ()  # the loaded set itself is unchanged
 
 
+def test_scores_file_keyed_by_the_users_own_id_name(tmp_path):
+    """A set loaded with a column mapping ``seg`` -> ``id``: its scores file keeps the
+    user's name ``seg`` (it was refused: "missing id column(s) ['id']"); ``id`` joins too,
+    and a file with neither names both, and its own id column where a row fails."""
+    js = _quality_and_x(tmp_path)
+    scores = tmp_path / "scores.csv"
+    scores.write_text("seg,mine\n" + "".join(f"{r[0]},{r[4]}\n" for r in ROWS))
+    joined = join_scores_file(js, scores, id_names={"id": "seg"})
+    assert joined.external[0].values.tolist() == [r[4] for r in ROWS]
+    plain = tmp_path / "plain.csv"
+    plain.write_text("id,mine\n" + "".join(f"{r[0]},{r[4]}\n" for r in ROWS))
+    assert join_scores_file(js, plain, id_names={"id": "seg"}).external_names == ("mine",)
+    scores.write_text("key,mine\nr1,0.5\n")
+    with pytest.raises(JudgmentFormatError, match=r"\['id'\].*as its file named them: 'seg'"):
+        join_scores_file(js, scores, id_names={"id": "seg"})
+    scores.write_text("seg,mine\n" + "".join(f"{r[0]},{r[4]}\n" for r in ROWS[1:]))
+    with pytest.raises(JudgmentFormatError, match=r"column 'seg'.*joined on \['seg'\]"):
+        join_scores_file(js, scores, id_names={"id": "seg"})
+
+
 def test_scores_file_with_unmatched_ids_is_a_clear_error(tmp_path):
     js = _quality_and_x(tmp_path)
     scores = tmp_path / "scores.json"
