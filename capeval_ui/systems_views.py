@@ -23,10 +23,10 @@ from capeval_core.errors import UnknownKeyError
 from capeval_core.metrics import metric_class
 from capeval_core.systems import SystemsComparison, comparison_signatures_text
 from capeval_core.systems_table import paper_order, paper_table
-from capeval_ui.formats import literal
+from capeval_ui.formats import SMALL_NEGATIVE_TEXT, literal
 from capeval_ui.state import Param
 from capeval_ui.views import cell_width, format_number, signature_block
-from capeval_ui.views.common import dataframe, zero_as_shown
+from capeval_ui.views.common import dataframe, zero_as_noise, zero_as_shown
 
 _NUMBER = st.column_config.NumberColumn(format="%.4f")
 _PVALUE = st.column_config.NumberColumn(format="%.4g")
@@ -281,18 +281,23 @@ def render_differences(
 ) -> pd.Series | None:
     """The differences table; returns the row the reader clicked (one click opens it in
     Compare captions), if any."""
-    # a difference a hair below zero read -0.0000, and counted as one below
-    table = zero_as_shown(
-        differences_frame(comparison, a, b, key, tokenizer, idf, n_images), ["difference"]
+    # a difference of equal scores summed in another order read -0.0000, and counted as one
+    table = zero_as_noise(
+        differences_frame(comparison, a, b, key, tokenizer, idf, n_images),
+        ["difference"],
+        ["value_a", "value_b"],
     )
     name = label(key)
+    # the values by the app's rule (BLEU-4's 1e-08 read 0.0000 here, < 0.001 in Compare):
+    # number columns without a format of their own show the rule's text and sort by value
+    number = st.column_config.NumberColumn
     config: dict[str, Any] = {
         "image_id": st.column_config.TextColumn("image id", width=88),
         "caption_a": st.column_config.TextColumn("caption A"),
         "caption_b": st.column_config.TextColumn("caption B"),
-        "value_a": st.column_config.NumberColumn("A", format="%.4f", width=84),
-        "value_b": st.column_config.NumberColumn("B", format="%.4f", width=84),
-        "difference": st.column_config.NumberColumn("B − A", format="%+.4f", width=80),
+        "value_a": number("A", width=cell_width(["A", SMALL_NEGATIVE_TEXT])),
+        "value_b": number("B", width=cell_width(["B", SMALL_NEGATIVE_TEXT])),
+        "difference": number("B − A", width=cell_width(["B − A", SMALL_NEGATIVE_TEXT])),
         "open": st.column_config.LinkColumn(
             "new tab",
             display_text="open",
@@ -310,6 +315,8 @@ def render_differences(
         width="stretch",
         column_config=config,
         key="systems_items",
+        numbers=["value_a", "value_b"],
+        signed=["difference"],
         # the references are in the data (and in Compare, a click away), not drawn: with
         # them the table ran past the page at 1,280 px
         column_order=[c for c in table.columns if c not in ("references", "reference_list")],

@@ -267,10 +267,20 @@ def token_strip(rows: Mapping[str, Sequence[str]], marks: Mapping[str, Iterable[
     return frame.style.apply(lambda part: styles.loc[part.index, part.columns], axis=None)
 
 
-def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
+def dataframe(
+    data: Any,
+    *,
+    numbers: Iterable[str] = (),
+    signed: Iterable[str] = (),
+    pvalues: Iterable[str] = (),
+    **kwargs: Any,
+) -> Any:
     """``st.dataframe`` whose empty cells read :data:`EMPTY`: the browser shows a missing
     value as "None" otherwise (whatever a Styler says for it). The ``numbers`` columns show
-    scores as :func:`format_number` writes them, as the score cards do (cells keep values)."""
+    scores as :func:`format_number` writes them, as the score cards do, ``signed`` ones
+    differences (:func:`format_signed`) and ``pvalues`` p-values (:func:`format_pvalue`); the
+    cells keep their values, so a column sorts by them. A ``NumberColumn`` of theirs takes no
+    ``format``: the grid draws a column's format instead of the Styler's text."""
     kwargs.setdefault("placeholder", EMPTY)
     frame = data.data if isinstance(data, Styler) else data
     if isinstance(frame, pd.DataFrame):
@@ -283,10 +293,15 @@ def dataframe(data: Any, *, numbers: Iterable[str] = (), **kwargs: Any) -> Any:
                 config = {**keep, **{k: v for k, v in config.items() if v is not None}}
             merged[column] = config
         kwargs["column_config"] = merged
-    numbers = [c for c in numbers if c in frame.columns]
-    if numbers:
-        data = data.style.format(dict.fromkeys(numbers, format_number))
-        kwargs["column_config"] = small_value_help(frame, numbers, kwargs.get("column_config"))
+    rule = {
+        **dict.fromkeys(numbers, format_number),
+        **dict.fromkeys(signed, format_signed),
+        **dict.fromkeys(pvalues, format_pvalue),
+    }
+    rule = {c: f for c, f in rule.items() if c in frame.columns}
+    if rule:
+        data = data.style.format(rule)
+        kwargs["column_config"] = small_value_help(frame, rule, kwargs.get("column_config"))
     if isinstance(frame, pd.DataFrame):
         _fit_grid(frame, kwargs, table_budget())
     if isinstance(frame, pd.DataFrame):
@@ -311,6 +326,29 @@ def zero_as_shown(frame: pd.DataFrame, columns: Iterable[str], digits: int = 4) 
         if column in out.columns:
             values = out[column]
             out[column] = values.mask(values.abs() < half, 0.0)
+    return out
+
+
+def zero_as_noise(
+    frame: pd.DataFrame, columns: Iterable[str], scale: Iterable[str], rel: float = 1e-9
+) -> pd.DataFrame:
+    """``frame`` with each value of ``columns`` smaller than ``rel`` times the largest
+    magnitude of its row's ``scale`` columns set to 0.0: a difference of two equal scores
+    summed in another order (0.3 − (0.1 + 0.2) = −5.6e-17) is 0, not ``> −0.001``, and does
+    not count as a difference. A real difference keeps every digit, however small (BLEU-4 of
+    1e-08 against 0 reads ``< +0.001``), and the column stays numeric for sorting.
+
+    >>> f = pd.DataFrame({"d": [-5.6e-17, -4e-05, 1e-08], "v": [0.3, 0.3, 1e-08]})
+    >>> zero_as_noise(f, ["d"], ["v"])["d"].tolist()
+    [0.0, -4e-05, 1e-08]
+    """
+    out = frame.copy()
+    scale = [c for c in scale if c in out.columns]
+    size = out[scale].abs().max(axis=1) if scale else pd.Series(0.0, index=out.index)
+    for column in columns:
+        if column in out.columns:
+            values = out[column]
+            out[column] = values.mask(values.abs() <= rel * size, 0.0)
     return out
 
 

@@ -1036,3 +1036,57 @@ def test_a_difference_that_rounds_to_zero_reads_without_a_minus() -> None:
     assert "+0.0000" in shown["delta"] and "-0.0001" in shown["delta_ci_high"]
     assert shown["difference"] == {"+0.0000"}
     assert any(c.value.startswith("0 of 50 images differ") for c in at.caption)
+
+
+def _shown(df: Any) -> Any:
+    """A dataframe's cells as the browser draws them (its Styler's display values)."""
+    import pyarrow as pa
+
+    styler = df.proto.arrow_data.styler
+    assert styler.display_values, "expected the app's rule to write the cells"
+    return pa.ipc.open_stream(styler.display_values).read_pandas()
+
+
+def _near_zero_differences() -> None:
+    """The differences of BLEU-4 values closer to 0 than 0.001 (the issue's 1.014e-08 among
+    them), a difference that is float noise, and ordinary values."""
+    import dataclasses
+
+    import numpy as np
+
+    from capeval_ui import systems_views
+    from tests.core.test_systems_table import fixed_comparison
+
+    c = fixed_comparison()
+    n = len(c.scores.input.image_ids)
+    base = np.full(n, 0.3)
+    base[:4] = [1.014e-08, 0.0, 4e-05, 0.25]
+    other = np.full(n, 0.1 + 0.2)
+    other[:4] = [0.0, 2e-05, 4e-05, 0.5]
+    items = {s: {k: base if s == "Base" else other for k in c.keys} for s in c.systems}
+    c = dataclasses.replace(c, scores=dataclasses.replace(c.scores, items=items))
+    systems_views.render_differences(c, "Base", "small|model", "bleu_4", "ptb", "corpus", n)
+
+
+def test_differences_write_values_near_zero_as_compare_does() -> None:
+    """BLEU-4's 1.014e-08 read 0.0000 in "Where two systems differ" (and 1e-04 as 0.0001),
+    where Compare captions writes "< 0.001"; the cells keep their values, so the columns
+    sort by them, and a difference that is float noise reads +0.0000 and is not counted."""
+    from capeval_ui.formats import SMALL_TEXT, format_number, format_signed
+
+    at = AppTest.from_function(_near_zero_differences, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    (df,) = [df for df in at.dataframe if "difference" in df.value.columns]
+    values, shown = df.value, _shown(df)
+    for column in ("value_a", "value_b"):
+        assert values[column].dtype == float  # sortable by value
+        assert list(shown[column]) == [format_number(v) for v in values[column]]
+    assert list(shown["difference"]) == [format_signed(v) for v in values["difference"]]
+    row = dict(zip(values["value_a"], shown["value_a"], strict=True))
+    assert row[1.014e-08] == row[4e-05] == SMALL_TEXT and row[0.0] == "0.0000"
+    by_image = dict(zip(values["image_id"], shown["difference"], strict=True))
+    assert by_image[0] == "> −0.001" and by_image[1] == "< +0.001" and by_image[2] == "+0.0000"
+    assert by_image[4] == "+0.0000"  # 0.3 against 0.1 + 0.2
+    assert any(c.value.startswith("3 of 50 images differ") for c in at.caption)
+    help_a = json.loads(df.proto.columns)["value_a"]["help"]
+    assert "< 0.001: closer to 0 than 0.001" in help_a
