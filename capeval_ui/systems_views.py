@@ -26,10 +26,8 @@ from capeval_core.systems_table import paper_order, paper_table
 from capeval_ui.formats import SMALL_NEGATIVE_TEXT, literal
 from capeval_ui.state import Param
 from capeval_ui.views import cell_width, format_number, signature_block
-from capeval_ui.views.common import dataframe, zero_as_noise, zero_as_shown
+from capeval_ui.views.common import dataframe, zero_as_noise
 
-_NUMBER = st.column_config.NumberColumn(format="%.4f")
-_PVALUE = st.column_config.NumberColumn(format="%.4g")
 _COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
 #: the Compare captions page (relative to this page's URL) and its query parameters: the
 #: first candidate, the second, and every reference (repeated)
@@ -111,34 +109,38 @@ def render_table(comparison: SystemsComparison) -> None:
     and the p-values, then each metric's signature. One frame drawn as two tables of its
     columns, each narrow enough for the page at 1,280 px (as one table it ran past the page,
     its last columns cut); every column stays in the data of both."""
-    # a Δ a hair below zero read -0.0000
-    frame = zero_as_shown(comparison_frame(comparison), ["delta", "delta_ci_low", "delta_ci_high"])
+    # a Δ of equal values summed in another order read -0.0000
+    deltas = ["delta", "delta_ci_low", "delta_ci_high"]
+    frame = zero_as_noise(comparison_frame(comparison), deltas, ["value"])
     pct = f"{comparison.resampling.level * 100:g}%"
 
     def number(label_: str, **kwargs: Any) -> Any:
-        # a grid sizes a number column wider than its text: each is given its width
+        # a grid sizes a number column wider than its text: each is given its width; no
+        # format, so the cells show the app's rule (dataframe's numbers, signed, pvalues)
         return st.column_config.NumberColumn(
-            label_, width=cell_width([label_, "-0.0000"]), **kwargs
+            label_, width=cell_width([label_, SMALL_NEGATIVE_TEXT]), **kwargs
         )
 
     config = {
-        "value": number("value", format="%.4f"),
-        "ci_low": number(f"{pct} CI low", format="%.4f"),
-        "ci_high": number(f"{pct} CI high", format="%.4f"),
-        "bootstrap_mean": number("bootstrap mean", format="%.4f"),
-        "delta": number("Δ", format="%+.4f", help="minus the baseline's value"),
-        "delta_ci_low": number("Δ low", format="%+.4f", help=f"low end of Δ's {pct} interval"),
-        "delta_ci_high": number("Δ high", format="%+.4f", help=f"high end of Δ's {pct} interval"),
+        "value": number("value"),
+        "ci_low": number(f"{pct} CI low"),
+        "ci_high": number(f"{pct} CI high"),
+        "bootstrap_mean": number("bootstrap mean"),
+        "delta": number("Δ", help="minus the baseline's value"),
+        "delta_ci_low": number("Δ low", help=f"low end of Δ's {pct} interval"),
+        "delta_ci_high": number("Δ high", help=f"high end of Δ's {pct} interval"),
         "p_bootstrap": number(
             "p boot",
-            format="%.4g",
             help="p of the paired bootstrap (sacrebleu's: one tail, about half a two-sided p)",
         ),
-        "p_randomization": number(
-            "p rand", format="%.4g", help="p of approximate randomization (two-sided)"
-        ),
-        "p_value": number("p", format="%.4g", help="the larger of the tests' p-values"),
+        "p_randomization": number("p rand", help="p of approximate randomization (two-sided)"),
+        "p_value": number("p", help="the larger of the tests' p-values"),
         "significant": st.column_config.CheckboxColumn("p < 0.05"),
+    }
+    rule = {
+        "numbers": ["value", "ci_low", "ci_high", "bootstrap_mean"],
+        "signed": deltas,
+        "pvalues": ["p_bootstrap", "p_randomization", "p_value"],
     }
     names = ["system", "metric"]
     dataframe(
@@ -148,6 +150,7 @@ def render_table(comparison: SystemsComparison) -> None:
         column_config=config,
         column_order=[*names, "value", "ci_low", "ci_high", "bootstrap_mean"],
         key="systems_table",
+        **rule,
     )
     if len(comparison.systems) > 1:
         st.caption(f"Against the baseline, {literal(comparison.baseline)}:")
@@ -159,6 +162,7 @@ def render_table(comparison: SystemsComparison) -> None:
             column_config=config,
             column_order=[*names, *against, "p_value", "significant"],
             key="systems_table_paired",
+            **rule,
         )
     signature_block({label(k): comparison.signature(k) for k in comparison.keys})
 

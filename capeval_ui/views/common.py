@@ -311,24 +311,6 @@ def dataframe(
     return st.dataframe(data, **kwargs)
 
 
-def zero_as_shown(frame: pd.DataFrame, columns: Iterable[str], digits: int = 4) -> pd.DataFrame:
-    """``frame`` with each value of ``columns`` that shows as zero at ``digits`` decimals set
-    to 0.0, so a signed number column (``%+.4f``) reads ``+0.0000``, never ``-0.0000`` (a
-    difference a hair below zero; ``capeval_core.files.signed`` does the same for text).
-    Other values keep every digit, and the column stays numeric for sorting.
-
-    >>> zero_as_shown(pd.DataFrame({"d": [-1e-17, -4e-05, -6e-05, 0.25]}), ["d"])["d"].tolist()
-    [0.0, 0.0, -6e-05, 0.25]
-    """
-    out = frame.copy()
-    half = 0.5 * 10.0**-digits
-    for column in columns:
-        if column in out.columns:
-            values = out[column]
-            out[column] = values.mask(values.abs() < half, 0.0)
-    return out
-
-
 def zero_as_noise(
     frame: pd.DataFrame, columns: Iterable[str], scale: Iterable[str], rel: float = 1e-9
 ) -> pd.DataFrame:

@@ -990,6 +990,15 @@ def test_the_per_image_downloads_follow_the_table_shown() -> None:
     assert len(set(csv)) == 3 and len(set(json_)) == 3, served
 
 
+def _shown(df: Any) -> Any:
+    """A dataframe's cells as the browser draws them (its Styler's display values)."""
+    import pyarrow as pa
+
+    styler = df.proto.arrow_data.styler
+    assert styler.display_values, "expected the app's rule to write the cells"
+    return pa.ipc.open_stream(styler.display_values).read_pandas()
+
+
 def _near_zero_tables() -> None:
     """The full table and the differences of a comparison whose Δ and B − A are a hair
     below zero (0.3 against 0.1 + 0.2), with an interval end that shows as zero and one that
@@ -1018,33 +1027,35 @@ def _near_zero_tables() -> None:
 
 
 def test_a_difference_that_rounds_to_zero_reads_without_a_minus() -> None:
-    """A Δ of -5.6e-17 read -0.0000 in the full table, and B − A so in the differences (whose
-    note counted the image as one that differs); a real -0.0001 keeps its sign."""
+    """A Δ of -5.6e-17 (0.3 against 0.1 + 0.2) read -0.0000 in the full table, and B − A so
+    in the differences (whose note counted the image as one that differs): both read
+    +0.0000 now. A real Δ end of -4e-05 or -6e-05 read -0.0000 or -0.0001: "> −0.001" now, by
+    the app's rule, as the p-values are (they read 0.2 and 0.0321 by %.4g before)."""
+    from capeval_ui.formats import format_pvalue, format_signed
+
     at = AppTest.from_function(_near_zero_tables, default_timeout=TIMEOUT).run()
     assert not at.exception, at.exception
-    paired = next(df.value for df in at.dataframe if "delta" in df.value.columns)
-    (items,) = [df.value for df in at.dataframe if "difference" in df.value.columns]
+    # the table against the baseline: its rows are the other systems'
+    (paired,) = [
+        df for df in at.dataframe if "delta" in df.value and "Base" not in set(df.value["system"])
+    ]
+    (items,) = [df for df in at.dataframe if "difference" in df.value.columns]
     shown = {
-        column: {f"{v:+.4f}" for v in frame[column].dropna()}  # as the columns' %+.4f shows
-        for frame, columns in (
-            (paired, ("delta", "delta_ci_low", "delta_ci_high")),
+        column: set(_shown(df)[column])
+        for df, columns in (
+            (paired, ("delta", "delta_ci_low", "delta_ci_high", "p_value")),
             (items, ("difference",)),
         )
         for column in columns
     }
-    assert "-0.0000" not in set().union(*shown.values()), shown
-    assert "+0.0000" in shown["delta"] and "-0.0001" in shown["delta_ci_high"]
+    assert shown["delta"] == {"+0.0000", "+0.0213"}, shown
+    assert shown["delta_ci_low"] == {"> −0.001", "+0.0100"}
+    assert shown["delta_ci_high"] == {"> −0.001", "+0.0300"}
     assert shown["difference"] == {"+0.0000"}
+    p_values = paired.value.set_index("system")["p_value"]
+    assert shown["p_value"] == {format_pvalue(p) for p in p_values}
+    assert format_signed(-6e-05) == "> −0.001"
     assert any(c.value.startswith("0 of 50 images differ") for c in at.caption)
-
-
-def _shown(df: Any) -> Any:
-    """A dataframe's cells as the browser draws them (its Styler's display values)."""
-    import pyarrow as pa
-
-    styler = df.proto.arrow_data.styler
-    assert styler.display_values, "expected the app's rule to write the cells"
-    return pa.ipc.open_stream(styler.display_values).read_pandas()
 
 
 def _near_zero_differences() -> None:
