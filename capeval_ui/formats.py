@@ -108,6 +108,27 @@ def format_percent(value: object, digits: int = 1) -> str:
     return EMPTY if v is None else f"{v:.{digits}f}%"
 
 
+def format_share(value: object, digits: int = 1) -> str:
+    """A share (a fraction of 1) in per cent: :func:`format_percent` of ``100 · value``.
+
+    >>> format_share(0.6666667), format_share(1.0), format_share(float("nan"))
+    ('66.7%', '100.0%', '—')
+    """
+    v = _value(value)
+    return EMPTY if v is None else format_percent(100.0 * v, digits)
+
+
+def format_count(value: object) -> str:
+    """A count, a whole number however it is stored (``15``, never ``15.000000``), with a
+    thousands separator.
+
+    >>> format_count(15.0), format_count(1000), format_count(None)
+    ('15', '1,000', '—')
+    """
+    v = _value(value)
+    return EMPTY if v is None else f"{round(v):,}"
+
+
 def exact(value: object) -> str:
     """The value with six significant digits, for a tooltip or a hover label beside the
     short form (``3.98923e-06``).

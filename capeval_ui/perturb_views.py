@@ -221,7 +221,7 @@ def render_batch(result: BatchPerturbation, *, key: str) -> None:
         summary,
         numbers=("mean before", "std delta"),
         signed=("mean delta", "median delta"),
-        percents=(),
+        shares=("share lowered",),
         integers=("n changed",),
         hidden=("signature",),
         key=f"{key}-summary",

@@ -20,9 +20,11 @@ from capeval_core.results import MetricResult, SegmentScore
 from capeval_ui import charts, state
 from capeval_ui.formats import (
     EMPTY,
+    format_count,
     format_number,
     format_percent,
     format_pvalue,
+    format_share,
     format_signed,
     is_small,
 )
@@ -547,6 +549,7 @@ def table(
     signed: Iterable[str] = (),
     pvalues: Iterable[str] = (),
     percents: Iterable[str] = (),
+    shares: Iterable[str] = (),
     integers: Iterable[str] = (),
     digits: int = 4,
     widths: Mapping[str, int | str] | None = None,
@@ -557,7 +560,8 @@ def table(
     key: str | None = None,
 ) -> None:
     """A dataframe that reads well: every number formatted as its kind (scores with
-    ``digits`` decimals, p-values by :func:`format_pvalue`, shares in per cent), no cell
+    ``digits`` decimals, p-values by :func:`format_pvalue`, ``percents`` (already in per
+    cent) and ``shares`` (fractions of 1) in per cent, ``integers`` as whole numbers), no cell
     showing "None"/"nan" (a missing number shows :data:`EMPTY`: say why in a column or a
     caption of the caller's; missing text shows nothing), and each column wide enough for its
     values. The cells keep their values (sorting and tests see numbers). ``hidden`` columns
@@ -573,8 +577,10 @@ def table(
         formats[column] = format_pvalue
     for column in percents:
         formats[column] = format_percent
+    for column in shares:
+        formats[column] = format_share
     for column in integers:
-        formats[column] = lambda v: EMPTY if v is None or v != v else f"{int(v):,}"
+        formats[column] = format_count
     for column in frame.columns:
         if column not in formats and frame[column].dtype == object:
             formats[column] = _text_cell

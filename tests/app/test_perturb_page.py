@@ -251,3 +251,35 @@ def test_a_reload_shows_the_references_box_as_typed() -> None:
     assert not again.exception, again.exception
     assert again.text_area(key="lab_references").value == typed
     assert _delta_table(again).equals(before)
+
+
+def _loaded_batch() -> AppTest:
+    """A batch of BLEU-4 and ROUGE-L on a graded set as the Judgments page loads it."""
+    at = _lab(lab_mode="Batch", lab_batch_metrics=["bleu_4", "rouge_l"])
+    at.selectbox(key="lab_dataset").select(list(choices.LAB_DATASETS)[2])
+    at.session_state[state.JSET_KEY] = demo_graded(8, seed=3)
+    at.number_input(key="lab_images").set_value(20).run()
+    at.button(key="lab_run_batch").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _shown(df: Any) -> Any:
+    """A dataframe's cells as the browser draws them (its Styler's display values)."""
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(df.proto.arrow_data.styler.display_values).read_pandas()
+
+
+def test_the_batch_summary_writes_the_share_lowered_in_per_cent() -> None:
+    """The share of changed captions a metric scored lower read 0.350000 (a raw float); a
+    share reads in per cent by the app's rule (35.0%), and the count as a whole number."""
+    from capeval_ui.formats import format_percent
+
+    at = _loaded_batch()
+    (summary,) = [df for df in at.dataframe if "share lowered" in df.value.columns]
+    shown = _shown(summary)
+    shares = summary.value["share lowered"]
+    assert list(shown["share lowered"]) == [format_percent(100 * v) for v in shares]
+    assert all(text.endswith("%") for text in shown["share lowered"])
+    assert list(shown["n changed"]) == [f"{n:,}" for n in summary.value["n changed"]]
