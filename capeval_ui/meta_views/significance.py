@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import pandas as pd
 import streamlit as st
 
-from capeval_ui.formats import exact
+from capeval_ui.formats import exact, format_count
 from capeval_ui.meta_views.common import METHOD_LABELS, download_csv, render_heatmap
 from capeval_ui.views import format_number, format_pvalue, key_label, table
 
@@ -98,17 +98,21 @@ def render_williams_detail(result: object, a: str, b: str, correlation: str) -> 
         ),
     ]
     frame = pd.DataFrame(rows, columns=["quantity", "value", "arithmetic"])
+    # n and df are counts (df came as 12.000000); p by the p-value rule; the rest with six
+    # decimals, as the arithmetic beside them
+    counts = {"n", "df"}
     shown = [
-        format_pvalue(v) if q == "p" else f"{v:,}" if isinstance(v, int) else format_number(v, 6)
+        format_pvalue(v) if q == "p" else format_count(v) if q in counts else format_number(v, 6)
         for q, v, _ in rows
     ]
+    # the values stay in the data (a test reads them), not drawn: "result" writes each by the
+    # rule, and a second column of the same numbers wrote n and df as 15.000000 and 12.000000
     table(
         frame.assign(shown=shown)[["quantity", "shown", "arithmetic", "value"]].rename(
             columns={"shown": "result"}
         ),
-        numbers=("value",),
-        digits=6,
         widths={"arithmetic": "large"},
+        hidden=("value",),
         key="williams-detail",
     )
     verdict = (

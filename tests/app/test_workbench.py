@@ -565,6 +565,23 @@ def test_williams_cells_never_read_zero_and_hover_the_exact_p_value() -> None:
             assert text == heatmap_text(float(exact), "p")  # the hover's exact value
 
 
+def test_williams_arithmetic_writes_counts_whole_and_each_value_once() -> None:
+    """The one-pair table showed n as 1000.000000 and df as 997.000000 in a second column of
+    the same values (its p with six decimals, not by the p-value rule): n and df read as
+    whole numbers, and each value once, in "result" (the values stay in the data)."""
+    at = _meta("app_pages/significance.py")
+    detail = next(df for df in at.dataframe if "arithmetic" in df.value.columns)
+    values = detail.value.set_index("quantity")["value"]
+    cells = shown(detail)
+    drawn = [c for c in cells.columns if c in detail.proto.column_order] or list(cells.columns)
+    assert "value" not in drawn, drawn
+    result = cells.set_index("quantity")["result"]
+    assert result["n"] == f"{int(values['n']):,}" and result["df"] == f"{int(values['df']):,}"
+    assert result["p"] == views.format_pvalue(values["p"])
+    every = {str(v) for c in drawn for v in cells[c]}
+    assert not {f"{values[q]:.6f}" for q in ("n", "df")} & every, every
+
+
 def test_meta_charts_hover_in_plain_decimals() -> None:
     at = _meta("app_pages/correlations.py")
     for element in at.get("plotly_chart"):
