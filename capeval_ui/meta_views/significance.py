@@ -9,9 +9,9 @@ from collections.abc import Mapping
 import pandas as pd
 import streamlit as st
 
-from capeval_ui.formats import exact, format_count
+from capeval_ui.formats import UNDERFLOW_TEXT, exact, format_count
 from capeval_ui.meta_views.common import METHOD_LABELS, download_csv, render_heatmap
-from capeval_ui.views import format_number, format_pvalue, key_label, table
+from capeval_ui.views import cell_width, format_number, format_pvalue, key_label, table
 
 
 def render_williams_matrix(matrix: object, signatures: Mapping, about: Mapping) -> None:
@@ -38,11 +38,11 @@ def render_williams_matrix(matrix: object, signatures: Mapping, about: Mapping) 
     shown = frame.copy()
     shown.index = [key_label(k) for k in shown.index]
     shown.columns = [key_label(k) for k in shown.columns]
-    # every column wide enough for "1.23e-45", however many metrics there are
+    # every column wide enough for its name and the widest p ("< 1e-300": 84 px cut it)
     table(
         shown.reset_index(names="metric"),
         pvalues=list(shown.columns),
-        widths={c: 84 for c in shown.columns},
+        widths={c: cell_width([c, UNDERFLOW_TEXT]) for c in shown.columns},
         key="williams-table",
     )
     corr = pd.DataFrame(

@@ -582,6 +582,19 @@ def test_williams_arithmetic_writes_counts_whole_and_each_value_once() -> None:
     assert not {f"{values[q]:.6f}" for q in ("n", "df")} & every, every
 
 
+def test_williams_p_columns_hold_the_widest_p_value() -> None:
+    """The p matrix's columns were 84 px, for "1.23e-45"; the app writes an underflowed p
+    "< 1e-300", which needs more (the grid cuts a cell's text with "…")."""
+    from capeval_ui.formats import UNDERFLOW_TEXT
+    from capeval_ui.views import cell_width
+
+    at = _meta("app_pages/significance.py")
+    matrix = next(df for df in at.dataframe if df.value.shape == (4, 5))
+    config = json.loads(matrix.proto.columns)
+    for column in matrix.value.columns.drop("metric"):
+        assert config[column]["width"] >= cell_width([column, UNDERFLOW_TEXT]), column
+
+
 def test_meta_charts_hover_in_plain_decimals() -> None:
     at = _meta("app_pages/correlations.py")
     for element in at.get("plotly_chart"):
