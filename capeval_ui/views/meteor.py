@@ -12,6 +12,7 @@ import streamlit as st
 
 from capeval_core.metrics.meteor import MODULES, MeteorAlignment, MeteorDetails
 from capeval_core.results import MetricResult, SegmentScore
+from capeval_ui.formats import format_count
 from capeval_ui.views.common import (
     BLUE,
     GREEN,
@@ -294,7 +295,12 @@ def _meteor(details: MeteorDetails, segment: SegmentScore, result: MetricResult,
             "reference, function": list(s.function_ref),
         }
         frame = pd.DataFrame.from_dict(counts, orient="index", columns=list(MODULES))
-        dataframe(frame, width="stretch")
+        # one float row above four count rows: every cell read as a float (3.0, 1.0)
+        rows = pd.IndexSlice
+        styled = frame.style.format("{:g}", subset=rows[["weight w_m"], :]).format(
+            format_count, subset=rows[list(counts)[1:], :]
+        )
+        dataframe(styled, width="stretch")
         with st.expander("For researchers: the jar's 23 statistics for this pair"):
             st.caption(
                 "The numbers the METEOR 1.5 Java program prints for this pair (its "

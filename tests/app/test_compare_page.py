@@ -540,3 +540,17 @@ def test_a_candidate_too_short_for_the_order_is_said_to_have_none() -> None:
     assert rows.loc["BLEU-4", "why"].startswith(
         "neither candidate matches a 4-word sequence of a reference (A has none): BLEU-4 is 0"
     )
+
+
+def test_meteors_matched_words_are_whole_numbers_below_the_weights():
+    """The per-module table stacks one float row (the weights) above four count rows, so
+    every cell was drawn as a float: 3.0 matched words."""
+    at = _compare()
+    open_tab(at, "METEOR")
+    (table,) = [df for df in at.dataframe if "weight w_m" in df.value.index]
+    shown = _shown(table)
+    counts = table.value.drop(index="weight w_m")
+    assert (counts == counts.round()).all().all()
+    for module in counts.columns:
+        assert list(shown[module][1:]) == [f"{int(n)}" for n in counts[module]]
+    assert shown.iloc[0].tolist() == [f"{w:g}" for w in table.value.loc["weight w_m"]]
