@@ -22,7 +22,7 @@ import numpy as np
 from capeval_core import batch
 from capeval_core._version import __version__
 from capeval_core.batch import Progress
-from capeval_core.coco_files import describe_references
+from capeval_core.coco_files import SORTED_ID_KEYS, coco_caption_mean, describe_references
 from capeval_core.errors import InputError
 from capeval_core.files import counted, printable, signed, write_all
 from capeval_core.metrics import metric_class
@@ -662,9 +662,13 @@ def compare_systems(
     on_compared: dict[str, dict[str, float]] = {s: {} for s in systems}
     for k, (m, _) in columns.items():
         if m in scores.compared:
+            rows = list(scores.compared[m])
+            ids = [scores.input.image_ids[i] for i in rows]
             for s in systems:
                 point = scores.statistics[s][m].point()
                 on_compared[s][k] = point[k if k in point else metric_class(k).primary_key()]
+                if k in SORTED_ID_KEYS:  # summed as coco-caption sums it (capeval score too)
+                    on_compared[s][k] = coco_caption_mean(scores.items[s][k][rows], ids)
     signature = ResamplingSignature(
         paired, n_resamples, n_trials, seed, level, tested=len(systems) > 1
     )

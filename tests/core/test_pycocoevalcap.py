@@ -957,3 +957,29 @@ def test_capeval_score_averages_spice_over_sorted_ids_as_pycocoevalcap(golden, g
     theirs = golden["client"]["overall"]
     assert corpus["spice"] == theirs["SPICE"]
     assert corpus["rouge_l"] == theirs["ROUGE_L"] and corpus["cider_d"] == theirs["CIDEr"]
+
+
+def test_compare_gives_score_spice_when_spice_leaves_images_out(golden, golden_files, tmp_path):
+    """With images left out (--spice-max-words), compare took SPICE's mean over the compared
+    images in file order, and disagreed with ``capeval score`` in the last bit."""
+    from capeval_core.cli import main
+
+    ann, res = golden_files
+    other = tmp_path / "reversed.json"
+    other.write_text(json.dumps(json.loads(res.read_text())[::-1]), encoding="utf-8")
+    limit = ["--metrics", "spice", "--spice-max-words", "11", "--annotations", str(ann)]
+
+    def run(*argv: str) -> dict:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            assert main([*argv, *limit]) == 0
+        return json.loads(out.getvalue())
+
+    scored = run("score", "--results", str(res), "--json")
+    assert "left_out" in scored  # the limit leaves images out
+    both = ["--results", str(res), str(other), "--resamples", "20", "--trials", "20"]
+    compared = run("compare", *both, "--json", "-")
+    assert {s: c["spice"] for s, c in compared["corpus"].items()} == {
+        res.stem: scored["corpus"]["spice"],
+        other.stem: scored["corpus"]["spice"],
+    }
