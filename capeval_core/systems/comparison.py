@@ -186,8 +186,9 @@ class SystemsComparison:
         return f"{self.scores.signatures[key]}|{self.resampling}"
 
     def as_dict(self) -> dict[str, Any]:
-        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"}``
-        (NaN as None); ``dropped[system]`` is ``{"n", "image_ids"}``, the images of its file
+        """``{"systems", "corpus", "ci", "paired", "signatures", "n_images", "references",
+        "references_sha256", "dropped"}`` (NaN as None; the references as ``capeval score``
+        names them); ``dropped[system]`` is ``{"n", "image_ids"}``, the images of its file
         left out because another system does not caption them. When a metric could not
         score some images, ``left_out[key]`` too, for each of its keys: ``{"n",
         "image_ids", "n_compared", "reasons"}``, the images left out of its comparison, how
@@ -209,6 +210,7 @@ class SystemsComparison:
             },
             "signatures": {k: self.signature(k) for k in self.keys},
             "n_images": len(self.scores.input),
+            **references_fields(self.scores.input),  # the data, which no signature names
             "dropped": {
                 s: {"n": len(lost), "image_ids": list(lost)}
                 for s, lost in zip(self.systems, self._lost(), strict=True)

@@ -64,7 +64,8 @@ def test_json_contract_and_values_equal_capeval_score(tmp_path):
     assert code == 0
     data = json.loads(out_json.read_text())
     assert set(data) == {
-        "systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"
+        "systems", "corpus", "ci", "paired", "signatures", "n_images", "references",
+        "references_sha256", "dropped",
     }  # fmt: skip
     assert data["dropped"]["other"] == {"n": 0, "image_ids": []}
     assert data["systems"] == ["base", "other", "reversed"]  # the file stems
@@ -80,6 +81,8 @@ def test_json_contract_and_values_equal_capeval_score(tmp_path):
         code, alone, _ = _run("score", "--results", path, "--annotations", ann, "--json")
         assert code == 0
         assert json.loads(alone)["corpus"] == data["corpus"][name]  # bit for bit
+        # the same references, named as score names them
+        assert json.loads(alone)["references_sha256"] == data["references_sha256"]
     delta = data["paired"]["cider_d"]["other"]["delta"]
     assert delta == data["corpus"]["other"]["cider_d"] - data["corpus"]["base"]["cider_d"]
     # the printed table: the baseline, each system's delta, the marker of p < 0.05

@@ -17,6 +17,7 @@ from capeval_core.systems import (
     References,
     compare_systems,
     load_systems,
+    references_fields,
     score_systems,
 )
 
@@ -283,7 +284,11 @@ def test_comparison_json_has_exactly_the_documented_keys():
         score_systems(data, ["bleu_4", "cider_d"], use_cache=False), n_resamples=100, n_trials=100
     )
     out = result.as_dict()
-    assert set(out) == {"systems", "corpus", "ci", "paired", "signatures", "n_images", "dropped"}
+    assert set(out) == {
+        "systems", "corpus", "ci", "paired", "signatures", "n_images", "references",
+        "references_sha256", "dropped",
+    }  # fmt: skip
+    assert out["references_sha256"] == references_fields(data)["references_sha256"]
     assert out["dropped"] == {"a": {"n": 0, "image_ids": []}, "b": {"n": 0, "image_ids": []}}
     assert out["systems"] == ["a", "b"] and out["n_images"] == 40
     assert set(out["paired"]["bleu_4"]) == {"b"}  # every system but the baseline
