@@ -9,7 +9,8 @@ References are COCO captions, ``{image_id: [captions]}`` or Karpathy's ``dataset
 pycocoevalcap.
 
 Images are scored in the order pycocoevalcap's ``COCOEvalCap`` uses (the annotation file's
-``images`` list, filtered to the images in the results), so corpus values agree bit for bit.
+``images`` list, filtered to the images in the results), and SPICE's mean is summed in sorted
+image id order as its ``Spice`` sums it, so corpus values agree bit for bit.
 
 Each subcommand is one module of this package, its parser section beside its code
 (``score``, ``correlate``, ``perturb``, ``compare``; ``small`` holds ``metrics``, ``info``

@@ -30,7 +30,7 @@ from capeval_core.metrics.statistics import ItemStatistics
 from capeval_core.options import is_whole
 from capeval_core.results import left_out_line
 from capeval_core.systems.loading import SystemsInput
-from capeval_core.systems.scoring import SystemsScores, _cache_file, score_systems
+from capeval_core.systems.scoring import SystemsScores, cache_file, score_systems
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -551,7 +551,7 @@ def _bootstrap(
         for m in metrics:
             rows = _rows_key(scores, m)  # the images compared, when some were left out
             cached = use_cache and seed is not None  # else no cache folder is even made
-            paths[s, m] = _cache_file(digest, f"{signature[m]}|{extra}{rows}") if cached else None
+            paths[s, m] = cache_file(digest, f"{signature[m]}|{extra}{rows}") if cached else None
             got = batch.load_entry(paths[s, m], ["values"], None) if cached else None
             if got is not None and got.get("values", np.empty(0)).shape[0] == n_resamples:
                 boot[s, m] = got["values"]

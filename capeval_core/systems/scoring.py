@@ -127,7 +127,8 @@ class SystemsScores:
 _CACHE_FORMAT = "systems-v2"  # v2: SPICE keeps its category F-scores (spice_object ...)
 
 
-def _cache_file(digest: str, signature: str) -> Path:
+def cache_file(digest: str, signature: str) -> Path:
+    """Where a system's values of one signature are cached (the bootstrap's beside them)."""
     return batch.cache_path(digest, signature, _CACHE_FORMAT)
 
 
@@ -209,7 +210,7 @@ def score_systems(
     cached: dict[str, bool] = {}
     for mkey in metrics:
         values[mkey] = [
-            _load_cached(_cache_file(digests[s], signatures[mkey]), metrics[mkey], len(data))
+            _load_cached(cache_file(digests[s], signatures[mkey]), metrics[mkey], len(data))
             if use_cache
             else None
             for s in range(n_systems)
@@ -238,7 +239,7 @@ def score_systems(
                 for j, s in enumerate(missing):
                     one = batch.drop_empty_reasons({k: v[j] for k, v in got.items()})
                     if use_cache:
-                        batch.save_entry(_cache_file(digests[s], signatures[mkey]), one)
+                        batch.save_entry(cache_file(digests[s], signatures[mkey]), one)
                     values[mkey][s] = one
                 done += 1
                 progress(done, total, f"{mkey} done")  # not read as still running
