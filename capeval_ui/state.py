@@ -374,10 +374,15 @@ def say_rejected(restored: bool, exclude: Sequence[str] = ()) -> None:
     use (:func:`rejected`): they were replaced by the page's own choices without a word, and
     the rewritten address no longer held them. ``exclude``: values the page says itself.
     Values the page drops later in the run (:func:`valid_choice`: a column the set does not
-    have) join the same warning."""
+    have) join the same warning.
+
+    The slot is placed in every run, drawn or not: an element only in a link's first run
+    moved every later element of the page one place, and the browser rebuilt each expander
+    the reader had opened, closed, at their first edit after a reload or a link."""
+    slot = st.empty()
     if not restored:
         return
-    st.session_state[_SLOT] = (st.empty(), tuple(exclude))
+    st.session_state[_SLOT] = (slot, tuple(exclude))
     _say()
 
 

@@ -930,3 +930,30 @@ def test_a_link_naming_no_offered_metric_keeps_the_pages_own(page, params, key, 
     named = params.get("metric") or params.get("lab_batch_metric") or "nope, zzz"
     assert [w for w in _link_warnings(at) if named in w]
     assert not [i for i in at.info if "at least one metric" in i.value]
+
+
+def _layout(at: AppTest) -> list[str]:
+    """The kinds of the page's top-level elements, in order: what places each of them."""
+    return [type(child).__name__ for child in at.main.children.values()]
+
+
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        ("app_pages/compare.py", {"candidate": "a dog runs", "ref": ["a dog running"]}),
+        ("app_pages/judgments.py", {"source": "demo", "demo": "graded"}),
+    ],
+)
+def test_a_links_first_run_places_the_page_as_every_later_run(page, params):
+    """The run a link opens placed one element more (the slot of its "values not used"
+    warning) above the rest: every later element moved one place at the next run, and the
+    browser rebuilt each expander the reader had opened, closed, at their first edit."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception
+    first = _layout(at)
+    at.run()
+    assert _layout(at) == first
