@@ -334,6 +334,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         out = {
             "n_rows": len(full),
             "dropped": dict(jset.dropped),
+            "dropped_at": dict(jset.dropped_at),  # where, apart: a reason is one key
             "format": jset.format,
             "preset": jset.preset,  # it chooses rows and human scores: kasai2022 or -with-human
             "human": name,

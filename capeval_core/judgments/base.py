@@ -100,6 +100,9 @@ class JudgmentSet:
     ...                  dropped={"own reference": 1})
     >>> js.describe()
     '2 read, 1 dropped (own reference: 1), 1 scored'
+    >>> from dataclasses import replace
+    >>> replace(js, dropped_at={"own reference": "line 3"}).describe()
+    '2 read, 1 dropped (own reference (line 3): 1), 1 scored'
 
     ``blank`` names, per caption column, where the blank cells of the kept rows are; they
     are scored as given (an empty caption, as coco-caption scores one), and said:
@@ -142,6 +145,9 @@ class JudgmentSet:
     #: rows are (:func:`places`); empty captions are scored as given, and :meth:`describe`
     #: says so
     blank: tuple[tuple[str, str], ...] = ()
+    #: where the rows dropped for a reason of :attr:`dropped` are (:func:`places`), for the
+    #: reasons a loader can place; apart from the reason, which stays one key in a JSON
+    dropped_at: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", dict(self.dropped))
@@ -181,12 +187,17 @@ class JudgmentSet:
         return len(self.items)
 
     # -- summaries ------------------------------------------------------------------------
+    def dropped_reason(self, reason: str) -> str:
+        """A reason of :attr:`dropped` with where its rows are, where the loader said."""
+        where = self.dropped_at.get(reason)
+        return f"{reason} ({where})" if where else reason
+
     def describe(self) -> str:
         """One line: what was read, dropped and scored."""
         parts = [f"{self.n_read:,} read"]
         total = sum(self.dropped.values())
         if total:
-            reasons = "; ".join(f"{r}: {n:,}" for r, n in self.dropped.items())
+            reasons = "; ".join(f"{self.dropped_reason(r)}: {n:,}" for r, n in self.dropped.items())
             parts.append(f"{total:,} dropped ({reasons})")
         kept = f"{self.n_kept:,} scored"
         if len(self.items) != self.n_kept:

@@ -397,10 +397,8 @@ scores=(3.0,), system=None)
         n_read=len(rows),
         n_kept=len(items),
         # which rows lack a score, and where (a reason of its own per column)
-        dropped={
-            f"missing human score (column {c!r}, {places(where)})": len(where)
-            for c, where in missing.items()
-        },
+        dropped={f"missing human score in column {c!r}": len(w) for c, w in missing.items()},
+        dropped_at={f"missing human score in column {c!r}": places(w) for c, w in missing.items()},
         format="graded",
         preset=preset,
         kendall_variant=kendall_variant,

@@ -159,7 +159,12 @@ def render_validation(jset: object) -> None:
     st.text(jset.describe())
     if jset.dropped:
         table(
-            pd.DataFrame({"reason": list(jset.dropped), "rows": list(jset.dropped.values())}),
+            pd.DataFrame(
+                {
+                    "reason": [jset.dropped_reason(r) for r in jset.dropped],
+                    "rows": list(jset.dropped.values()),
+                }
+            ),
             integers=("rows",),
         )
     for note in jset.notes:

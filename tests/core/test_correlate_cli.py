@@ -70,8 +70,8 @@ def test_graded_table_and_json_contract(tmp_path):
     assert "8 read, 8 scored" in err
     data = json.loads(out_json.read_text())
     assert set(data) == {
-        "n_rows", "dropped", "format", "preset", "human", "level", "correlations", "williams",
-        "williams_test", "signatures",
+        "n_rows", "dropped", "dropped_at", "format", "preset", "human", "level", "correlations",
+        "williams", "williams_test", "signatures",
     }  # fmt: skip
     assert data["level"] == "item" and data["human"] == "quality"
     assert data["format"] == "graded" and data["preset"] is None
@@ -243,11 +243,14 @@ def test_human_column_rows_need_a_value_in_that_column_only(tmp_path):
     assert json.loads(out)["n_rows"] == 4 and json.loads(out)["dropped"] == {}
     code, out, err = _run(*common, "--json", "-")
     assert code == 0, err
-    assert json.loads(out)["dropped"] == {"missing human score (column 'rater2', line 5)": 1}
+    # the reason one key (a program reads it), where its rows are apart
+    reason = "missing human score in column 'rater2'"
+    assert json.loads(out)["dropped"] == {reason: 1}
+    assert json.loads(out)["dropped_at"] == {reason: "line 5"}
     assert json.loads(out)["human"] == "score" and "human score: 'score'" in err
     code, out, err = _run(*common, "--human", "rater2", "--json", "-")
     assert code == 0, err
-    assert json.loads(out)["dropped"] == {"missing human score (column 'rater2', line 5)": 1}
+    assert json.loads(out)["dropped"] == {reason: 1}
 
 
 def test_a_constant_human_score_is_warned_of(tmp_path):
@@ -901,7 +904,7 @@ def test_blank_captions_and_missing_scores_are_named_on_stderr(tmp_path):
     )
     assert code == 0, err
     assert (
-        "graded (blank.csv): 5 read, 1 dropped (missing human score (column 'score', line 5): "
+        "graded (blank.csv): 5 read, 1 dropped (missing human score in column 'score' (line 5): "
         "1), 4 scored (blank captions scored as given: column 'candidate', line 3)\n"
     ) in err
     q = tmp_path / "pairs.csv"

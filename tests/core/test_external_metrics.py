@@ -74,7 +74,8 @@ def test_kept_row_without_metric_value_names_file_line_and_column(tmp_path):
 def test_dropped_row_may_lack_the_metric_value(tmp_path):
     rows = [*ROWS[:2], ("r3", "a cat", "a cat on a mat", "", "")]
     js = load_judgments(_csv(tmp_path, rows), "graded")
-    assert len(js) == 2 and js.dropped == {"missing human score (column 'quality', line 4)": 1}
+    assert len(js) == 2 and js.dropped == {"missing human score in column 'quality'": 1}
+    assert js.dropped_at == {"missing human score in column 'quality'": "line 4"}
 
 
 def test_metric_column_named_like_a_builtin_is_refused(tmp_path):

@@ -379,9 +379,10 @@ def test_generic_graded_missing_score_is_dropped_and_reported(tmp_path):
     p = tmp_path / "g.csv"
     p.write_text("candidate,references,score\na,b,1\nc,d,\ne,f,3\n")
     js = load_judgments(p, "graded")
-    reason = "missing human score (column 'score', line 3)"
+    reason = "missing human score in column 'score'"
     assert (js.n_read, js.n_kept, js.dropped) == (3, 2, {reason: 1})
-    assert js.describe() == f"3 read, 1 dropped ({reason}: 1), 2 scored"
+    assert js.dropped_at == {reason: "line 3"}
+    assert js.describe() == f"3 read, 1 dropped ({reason} (line 3): 1), 2 scored"
 
 
 def test_missing_scores_name_a_few_lines_and_how_many_more(tmp_path):
@@ -390,15 +391,19 @@ def test_missing_scores_name_a_few_lines_and_how_many_more(tmp_path):
     p.write_text("candidate,references,score,fluency\n" + rows)
     js = load_judgments(p, "graded", score_columns=["score", "fluency"])
     assert js.dropped == {
-        "missing human score (column 'score', lines 3, 5, 7, 9, 11 and 5 more)": 10,
-        "missing human score (column 'fluency', lines 6, 8, 10, 12, 14 and 3 more)": 8,
+        "missing human score in column 'score'": 10,
+        "missing human score in column 'fluency'": 8,
+    }
+    assert js.dropped_at == {
+        "missing human score in column 'score'": "lines 3, 5, 7, 9, 11 and 5 more",
+        "missing human score in column 'fluency'": "lines 6, 8, 10, 12, 14 and 3 more",
     }
     q = tmp_path / "g.json"
     q.write_text(
         json.dumps([{"candidate": "a", "references": ["b"], "score": s} for s in (1, None)])
     )
     js = load_judgments(q, "graded", score_columns=["score"])
-    assert js.dropped == {"missing human score (column 'score', record 1, line 1)": 1}
+    assert js.dropped_at == {"missing human score in column 'score'": "record 1, line 1"}
 
 
 def test_blank_candidates_are_scored_and_said_with_line_and_column(tmp_path):
@@ -410,7 +415,7 @@ def test_blank_candidates_are_scored_and_said_with_line_and_column(tmp_path):
     js = load_judgments(p, "graded")
     assert [it.candidate for it in js.items] == ["a dog", ""]  # the dropped row is not said
     assert str(js) == (
-        "graded (g.csv): 3 read, 1 dropped (missing human score (column 'score', line 4): 1), "
+        "graded (g.csv): 3 read, 1 dropped (missing human score in column 'score' (line 4): 1), "
         "2 scored (blank captions scored as given: column 'candidate', line 3)"
     )
     p.write_text("candidate,references,score\na dog,a dog runs,3\n")
