@@ -644,9 +644,12 @@ def _pick(page, key: str, option: str | re.Pattern[str]) -> None:  # type: ignor
     A click opens the list again if the first did not: right after a choice in a box, the
     first click on the next box leaves its list shut (chromium and this Streamlit, every
     time), and a rerun may redraw the box while it opens. The waits grow, so the usual
-    second click comes after 1.5 s (a fixed 10 s wait had cost 10 s per such choice)."""
+    second click comes after 1.5 s (a fixed 10 s wait had cost 10 s per such choice). On a
+    loaded machine (the whole suite in three workers on two cores) four tries once left the
+    list shut, and the click then waited for an option that never showed: the last tries
+    repeat."""
     choice = page.get_by_role("option", name=option, exact=isinstance(option, str)).first
-    for wait_ms in (1_500, 5_000, 15_000, 30_000):
+    for wait_ms in (1_500, 5_000, 15_000, 30_000, 30_000, 30_000):
         _settle(page)
         page.locator(f".st-key-{key} input[role=combobox]").click()
         try:
