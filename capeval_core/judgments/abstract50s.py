@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from capeval_core.judgments.base import (
@@ -29,6 +30,7 @@ from capeval_core.judgments.base import (
     JudgmentSet,
     PairItem,
     Row,
+    blank_cells,
     caption_cell,
     count_into,
     folder_name,
@@ -38,6 +40,7 @@ from capeval_core.judgments.base import (
 )
 from capeval_core.judgments.consensus import (
     ConsensusMatch,
+    Triplet,
     match_key,
     match_triplets,
     pairs_from_triplets,
@@ -74,8 +77,11 @@ def _captions(path: Path, max_bytes: int) -> list[tuple[Row, str, str]]:
     return out
 
 
-def _json_pairs(folder: Path, max_bytes: int) -> list[tuple[str, str, str]]:
-    """``(image_id, B, C)`` per pair from the two candidate lists (matched by position)."""
+def _json_pairs(
+    folder: Path, max_bytes: int
+) -> tuple[list[tuple[str, str, str]], list[tuple[Row, Row]]]:
+    """``(image_id, B, C)`` per pair from the two candidate lists (matched by position), and
+    the records of B and C."""
     cands_b = _captions(folder / CANDS_B, max_bytes)
     cands_c = _captions(folder / CANDS_C, max_bytes)
     if len(cands_b) != len(cands_c):
@@ -84,8 +90,8 @@ def _json_pairs(folder: Path, max_bytes: int) -> list[tuple[str, str, str]]:
             f"{CANDS_B} has {len(cands_b)} records but "
             f"{CANDS_C} has {len(cands_c)}: pairs are matched by position",
         )
-    pairs = []
-    for i, ((_, img_b, cap_b), (row_c, img_c, cap_c)) in enumerate(
+    pairs, records = [], []
+    for i, ((row_b, img_b, cap_b), (row_c, img_c, cap_c)) in enumerate(
         zip(cands_b, cands_c, strict=True)
     ):
         if img_b != img_c:
@@ -97,7 +103,8 @@ def _json_pairs(folder: Path, max_bytes: int) -> list[tuple[str, str, str]]:
                 column="image_id",
             )
         pairs.append((img_b, cap_b, cap_c))
-    return pairs
+        records.append((row_b, row_c))
+    return pairs, records
 
 
 def _locate(path: Path, consensus_file: str | os.PathLike[str] | None) -> tuple[Path, Path]:
@@ -136,9 +143,18 @@ def load_abstract50s(
     has_lists = (folder / CANDS_B).is_file() or (folder / CANDS_C).is_file()
     triplets = read_triplets(consensus, max_bytes) if consensus.is_file() else None
     if has_lists:
-        pairs = _json_pairs(folder, max_bytes)
+        pairs, records = _json_pairs(folder, max_bytes)
+        where = [((CANDS_B, "caption", b), (CANDS_C, "caption", c)) for b, c in records]
     elif triplets is not None:
         pairs = [(str(i + 1), b, c) for i, (b, c) in enumerate(pairs_from_triplets(triplets))]
+        first = _first_triplets(triplets)  # a pair's B and C: those of its first triplet
+        where = [
+            (
+                (consensus.name, "triplets.B", first[b, c]),
+                (consensus.name, "triplets.C", first[b, c]),
+            )
+            for _, b, c in pairs
+        ]
     else:
         raise format_error(
             folder / CANDS_B,
@@ -184,6 +200,7 @@ def load_abstract50s(
         )
     items: list[PairItem] = []
     dropped: dict[str, int] = {}
+    blank: dict[tuple[str, str], list[Row]] = {}  # (file, column) -> kept blank candidates
     differ = 0
     for i, (image, cand_b, cand_c) in enumerate(pairs):
         votes = match.pairs[i] if match is not None else None
@@ -208,6 +225,9 @@ def load_abstract50s(
         category = None
         if categorised:
             category = "HC" if i < N_HC else "HI"
+        for (file, column, row), text in zip(where[i], (cand_b, cand_c), strict=True):
+            if not text:  # scored as given, as coco-caption scores an empty caption
+                blank.setdefault((file, column), []).append(row)
         items.append(
             PairItem(
                 names[i],
@@ -240,7 +260,25 @@ def load_abstract50s(
         format="abstract50s",
         preset=preset,
         notes=tuple(notes),
+        blank=tuple(
+            cell
+            for (file, column), rows in blank.items()
+            for cell in blank_cells(column, rows, "" if file == sources[0] else file)
+        ),
     )
+
+
+def _first_triplets(triplets: Sequence[Triplet]) -> dict[tuple[str, str], Row]:
+    """Per pair of :func:`pairs_from_triplets` (its B, C as the first triplet naming it
+    gives them), that triplet's record."""
+    out: dict[tuple[str, str], Row] = {}
+    seen: set[tuple[str, str]] = set()
+    for t in triplets:
+        key = (match_key(t.b), match_key(t.c))
+        if key not in seen and key[::-1] not in seen:
+            seen.add(key)
+            out[t.b, t.c] = Row(0, {}, record=t.record)
+    return out
 
 
 def _out_of_order(match: ConsensusMatch) -> bool:

@@ -361,11 +361,12 @@ class Row:
     @property
     def place(self) -> str:
         """Where the row is, for a message naming another: its record too where it has one
-        (a JSON array on one line holds every record on line 1)."""
+        (a JSON array on one line holds every record on line 1). A record of a file without
+        lines (a MATLAB struct array) has line 0 and is named by its record alone."""
+        if self.record is None:
+            return f"line {self.line}"
         return (
-            f"line {self.line}"
-            if self.record is None
-            else f"record {self.record}, line {self.line}"
+            f"record {self.record}" if not self.line else f"record {self.record}, line {self.line}"
         )
 
 
@@ -379,6 +380,8 @@ def places(rows: Sequence[Row], limit: int = 5) -> str:
     'lines 2, 3, 4, 5, 6 and 3 more'
     >>> places([Row(1, {}, record=0)]), places([Row(1, {}, record=0), Row(1, {}, record=2)])
     ('record 0, line 1', 'records 0 (line 1) and 2 (line 1)')
+    >>> places([Row(0, {}, record=3), Row(0, {}, record=5)])  # a MATLAB struct array's
+    'records 3 and 5'
     """
     shown = list(rows[:limit])
     more = len(rows) - len(shown)
@@ -386,20 +389,31 @@ def places(rows: Sequence[Row], limit: int = 5) -> str:
         return rows[0].place
     # a JSON file: its records, each with its line (a one-line array has one line)
     records = any(r.record is not None for r in shown)
-    each = [f"{r.record} (line {r.line})" if records else str(r.line) for r in shown]
+    each = [
+        (f"{r.record} (line {r.line})" if r.line else str(r.record)) if records else str(r.line)
+        for r in shown
+    ]
     listed = ", ".join(each) if more else f"{', '.join(each[:-1])} and {each[-1]}"
     text = ("records " if records else "lines ") + listed
     return f"{text} and {more:,} more" if more else text
 
 
-def blank_cells(column: str, rows: Sequence[Row]) -> tuple[tuple[str, str], ...]:
+def blank_cells(column: str, rows: Sequence[Row], file: str = "") -> tuple[tuple[str, str], ...]:
     """:attr:`JudgmentSet.blank`'s entry for ``column`` when ``rows`` (the kept rows whose
-    cell in it is blank) are some, else nothing.
+    cell in it is blank) are some, else nothing. ``file`` names the file the rows are in
+    when it is not the set's first (a dataset's captions come from a file of their own).
 
     >>> blank_cells("candidate_b", [Row(4, {})]), blank_cells("candidate_a", [])
     ((('candidate_b', 'line 4'),), ())
+    >>> blank_cells("caption", [Row(7, {}), Row(7, {})], "Flickr8k.token.txt")
+    (('caption', 'Flickr8k.token.txt, line 7'),)
     """
-    return ((column, places(rows)),) if rows else ()
+    if not rows:
+        return ()
+    # one row once: a caption judged several times (Flickr8k's experts) is one blank cell
+    unique = sorted({(r.line, r.record or 0): r for r in rows}.items())
+    unique = [r for _, r in unique]
+    return ((column, f"{file}, {places(unique)}" if file else places(unique)),)
 
 
 def read_delimited(

@@ -41,6 +41,7 @@ from capeval_core.judgments.base import (
     GradedItem,
     JudgmentSet,
     Row,
+    blank_cells,
     delimiter_hint,
     format_error,
     image_key,
@@ -278,6 +279,7 @@ def load_composite(
     used: list[str] = []
     metrics: dict[str, list[float]] = {}
     metric_files: list[Path] = []
+    blank: list[tuple[str, str]] = []
     for f in files:
         header, rows = read_delimited(f, ",", max_bytes=max_bytes)
         file_aspect = aspect_of(f.name)
@@ -290,7 +292,9 @@ def load_composite(
             continue
         used.append(f.name)
         n_read += len(rows)
-        found, removed, external = _read_file(f, header, rows, aspect, given, refs)
+        found, removed, external, empty = _read_file(f, header, rows, aspect, given, refs)
+        # where a blank candidate is: by line in the first file read, by file and line after
+        blank += blank_cells(*empty, "" if f.name == used[0] else f.name)
         if used[1:] and set(external) != set(metrics):
             differ = sorted(set(metrics) ^ set(external))[0]
             raise format_error(
@@ -322,6 +326,7 @@ def load_composite(
         preset=preset,
         kendall_variant="c",
         notes=tuple(notes),
+        blank=tuple(blank),
     )
     if metrics:
         # one checksum over the files the scores came from, in the order read
@@ -341,9 +346,10 @@ def _read_file(
     aspect: str,
     given: Mapping[str, str],
     refs: _References,
-) -> tuple[list[GradedItem], int, dict[str, list[float]]]:
-    """The file's items, how many had their own text among the references, and its
-    ``metric:`` columns' scores (by metric name, in item order)."""
+) -> tuple[list[GradedItem], int, dict[str, list[float]], tuple[str, list[Row]]]:
+    """The file's items, how many had their own text among the references, its
+    ``metric:`` columns' scores (by metric name, in item order), and the candidate column
+    with the rows whose candidate is blank (scored as given, as coco-caption scores one)."""
     src_col = _find(header, "source", given)
     file_source = source_of(f.name)
     cand_col = _find(header, "candidate", given)
@@ -412,6 +418,7 @@ def _read_file(
     unique_ids(f, ((f"{s}:{i}|{c}", r) for r, s, i, c, _, _ in judged), column="candidate")
     items = []
     removed = 0
+    blank: list[Row] = []
     for row, src, image, candidate, score, col in judged:
         if not 1 <= score <= 5:
             raise format_error(f, f"scores are 1-5 (got {score:g})", line=row.line, column=col)
@@ -423,5 +430,6 @@ def _read_file(
             raise format_error(
                 f, "no references left after removing the candidate", line=row.line, column=col
             )
+        blank += [row] if not candidate else []
         items.append(GradedItem(f"{src}:{image}|{candidate}", image, candidate, kept, (score,)))
-    return items, removed, external
+    return items, removed, external, (cand_col or image_column, blank)

@@ -23,6 +23,7 @@ from capeval_core.judgments.base import (
     GradedItem,
     JudgmentSet,
     Row,
+    blank_cells,
     count_into,
     folder_name,
     format_error,
@@ -67,6 +68,7 @@ class Captions:
             quoting=csv.QUOTE_NONE,
         )
         self.text: dict[str, str] = {}
+        self.rows: dict[str, Row] = {}  # where each caption is, to say a blank one
         self.by_image: dict[str, list[str]] = defaultdict(list)
         for row in rows:
             cid = row.values["caption_id"].strip()
@@ -87,6 +89,7 @@ class Captions:
                     column="caption_id",
                 )
             self.text[cid] = caption
+            self.rows[cid] = row
             self.by_image[image].append(caption)
 
     def caption(self, cid: str, source: Path, row: Row) -> str:
@@ -108,6 +111,12 @@ class Captions:
                 column="image_file",
             )
         return tuple(self.by_image[image])
+
+    def blank(self, cids: list[str]) -> tuple[tuple[str, str], ...]:
+        """:attr:`JudgmentSet.blank` for the judged captions ``cids`` that are empty: where
+        their text is, in this file (scored as given, as coco-caption scores one)."""
+        rows = [self.rows[c] for c in cids if not self.text[c]]
+        return blank_cells("caption", rows, self.path.name)
 
 
 def _locate(
@@ -166,6 +175,7 @@ def load_flickr8k_expert(
     dropped: dict[str, int] = {}
     items: list[GradedItem] = []
     keys: list[str] = []
+    judged: list[str] = []  # the caption ids of the kept rows
     kept = 0
     for row in rows:
         image = row.values["image_file"].strip()
@@ -187,6 +197,7 @@ def load_flickr8k_expert(
             count_into(dropped, OWN_REFERENCE)
             continue
         kept += 1
+        judged.append(cid)
         ident = f"{image}|{cid}"
         keys += [ident] * (3 if preset == "published" else 1)
         if preset == "published":
@@ -222,6 +233,7 @@ def load_flickr8k_expert(
         notes=notes,
         id_columns=ID_COLUMNS,
         join_keys=tuple(keys),
+        blank=captions.blank(judged),
     )
 
 
@@ -284,6 +296,7 @@ def load_flickr8k_crowdflower(
         parsed.append((row, image, cid, candidate, references, fraction))
     dropped: dict[str, int] = {}
     items = []
+    judged: list[str] = []  # the caption ids of the kept rows
     for _row, image, cid, candidate, references, fraction in parsed:
         # The preset removes every reference that is also a CrowdFlower candidate of the image
         # (for all rows of that image), so no candidate is scored against itself.
@@ -292,6 +305,7 @@ def load_flickr8k_crowdflower(
             count_into(dropped, NO_REFERENCES_LEFT)
             continue
         items.append(GradedItem(f"{image}|{cid}", image, candidate, kept_refs, (fraction,)))
+        judged.append(cid)
     return JudgmentSet(
         "graded",
         tuple(items),
@@ -304,4 +318,5 @@ def load_flickr8k_crowdflower(
         preset=preset,
         kendall_variant="b",
         id_columns=ID_COLUMNS,
+        blank=captions.blank(judged),
     )

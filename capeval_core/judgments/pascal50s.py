@@ -36,6 +36,8 @@ from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
     JudgmentSet,
     PairItem,
+    Row,
+    blank_cells,
     count_into,
     folder_name,
     format_error,
@@ -252,6 +254,7 @@ def load_pascal50s(
         notes.append(f"labels: majority of the votes of {pairs_path.name} (result.result)")
     items = []
     dropped: dict[str, int] = {}
+    blank: dict[str, list[Row]] = {"new_input.sent1": [], "new_input.sent2": []}
     for i, (name, sent1, sent2, category) in enumerate(rows):
         if match is not None:
             consensus_votes = match.pairs[i]
@@ -269,6 +272,9 @@ def load_pascal50s(
         else:
             votes = _votes(results[i], pairs_path, i)  # type: ignore[index]
             refs = references[name]  # type: ignore[index]
+        for column, text in zip(blank, (sent1, sent2), strict=True):
+            if not text:  # scored as given, as coco-caption scores an empty caption
+                blank[column].append(Row(0, {}, record=i + 1))  # element i + 1, as MATLAB counts
         items.append(
             PairItem(
                 str(i + 1),
@@ -296,4 +302,5 @@ def load_pascal50s(
         format="pascal50s",
         preset=preset,
         notes=tuple(notes),
+        blank=tuple(cell for column, found in blank.items() for cell in blank_cells(column, found)),
     )

@@ -42,6 +42,7 @@ from capeval_core.judgments.base import (
     GradedItem,
     JudgmentSet,
     Row,
+    blank_cells,
     caption_cell,
     count_into,
     folder_name,
@@ -171,6 +172,7 @@ def load_thumb(
             )
     items: list[GradedItem] = []
     kept_rows: list[int] = []
+    blank: list[Row] = []  # kept rows whose hyp is empty: scored as given, and said
     dropped: dict[str, int] = {}
     for i, (p, row) in enumerate(parsed):
         if p["SYS"] == HUMAN_SYSTEM and not with_human:
@@ -182,6 +184,7 @@ def load_thumb(
                 path, "no references left for this image", line=row.line, column="image"
             )
         kept_rows.append(i)
+        blank += [row] if not p["hyp"] else []
         items.append(
             GradedItem(
                 f"{p['seg_id']}{ID_SEPARATOR}{p['SYS']}",
@@ -205,6 +208,7 @@ def load_thumb(
         preset=preset,
         notes=tuple(notes),
         id_columns=ID_COLUMNS,
+        blank=blank_cells("hyp", blank),
     )
     return with_file_metrics(jset, path, external)
 

@@ -1,0 +1,118 @@
+"""The dataset loaders say a blank candidate as the generic ones do (``JudgmentSet.blank``,
+"blank captions scored as given: column ..., line ..."), on small files in each dataset's
+format: the published files have none, a hand-edited copy can."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from capeval_core.judgments import load_judgments
+from tests.core.consensus_files import (
+    PASCAL_ROWS,
+    write_abstract,
+    write_pascal_pairs,
+    write_pascal_refs,
+    write_triplets,
+)
+from tests.core.test_judgments import caption, write_token
+
+THUMB = Path(__file__).resolve().parent.parent / "golden" / "thumb" / "mscoco_THumB-1.0.jsonl"
+
+
+def test_thumb_blank_hyp_is_scored_and_said(tmp_path):
+    rows = [json.loads(line) for line in THUMB.read_text().splitlines()]
+    rows[1]["hyp"] = " "  # Unified-VLP, record 1 on line 2
+    rows[4]["hyp"] = ""  # Human: left out by the default preset, so not said there
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    js = load_judgments(path, "thumb")
+    assert js.items[1].candidate == "" and js.blank == (("hyp", "record 1, line 2"),)
+    assert js.describe().endswith(
+        "(blank captions scored as given: column 'hyp', record 1, line 2)"
+    )
+    with_human = load_judgments(path, "thumb", "kasai2022-with-human")
+    assert with_human.blank == (("hyp", "records 1 (line 2) and 4 (line 5)"),)
+    assert load_judgments(THUMB, "thumb").blank == ()
+
+
+def test_composite_blank_candidates_name_their_file_line_and_column(tmp_path):
+    write_token(tmp_path)
+    (tmp_path / "8k_correctness.csv").write_text(
+        f"image,caption,correctness\na.jpg,{caption('b.jpg', 0)},4\nb.jpg, ,1\n"
+    )
+    packed = f"http://x/a.jpg;{caption('c.jpg', 1)};;5;2"  # its second candidate is blank
+    (tmp_path / "8k_more_correctness.csv").write_text(f'HITId,Input.data\nh1,"{packed}"\n')
+    js = load_judgments(tmp_path, "composite")
+    assert js.source[:2] == ("8k_correctness.csv", "8k_more_correctness.csv")
+    assert [it.candidate for it in js.items] == [caption("b.jpg", 0), "", caption("c.jpg", 1), ""]
+    assert js.blank == (
+        ("caption", "line 3"),
+        ("Input.data", "8k_more_correctness.csv, line 2"),
+    )
+    assert js.describe().endswith(
+        "(blank captions scored as given: column 'caption', line 3; column 'Input.data', "
+        "8k_more_correctness.csv, line 2)"
+    )
+
+
+def test_flickr8k_blank_captions_name_the_token_file_line(tmp_path):
+    write_token(tmp_path)
+    token = tmp_path / "Flickr8k.token.txt"
+    lines = token.read_text().splitlines()
+    lines[6] = "b.jpg#1\t "  # line 7: the caption judged on line 2 of both files below
+    token.write_text("\n".join(lines) + "\n")
+    (tmp_path / "ExpertAnnotations.txt").write_text(
+        "c.jpg\tc.jpg#0\t1\t1\t2\na.jpg\tb.jpg#1\t1\t2\t1\n"
+    )
+    (tmp_path / "CrowdFlowerAnnotations.txt").write_text(
+        "a.jpg\tb.jpg#1\t0.0\t0\t3\nc.jpg\ta.jpg#0\t1.0\t3\t0\n"
+    )
+    expert = load_judgments(tmp_path, "flickr8k-expert")  # one caption, three expert rows
+    assert [it.candidate for it in expert.items] == ["", "", ""]
+    assert expert.blank == (("caption", "Flickr8k.token.txt, line 7"),)
+    assert expert.describe().endswith(
+        "(blank captions scored as given: column 'caption', Flickr8k.token.txt, line 7)"
+    )
+    cf = load_judgments(tmp_path, "flickr8k-cf")
+    assert cf.blank == (("caption", "Flickr8k.token.txt, line 7"),)
+    assert [it.candidate for it in cf.items] == ["", caption("a.jpg", 0)]
+
+
+def test_abstract50s_blank_candidates_name_their_file_and_record(tmp_path):
+    write_abstract(tmp_path, n_pairs=4)
+    for name, record in (("abstract_candsB.json", 1), ("abstract_candsC.json", 3)):
+        data = json.loads((tmp_path / name).read_text())
+        data[record]["caption"] = ""
+        (tmp_path / name).write_text(json.dumps(data, indent=0))  # a record per few lines
+    js = load_judgments(tmp_path, "abstract50s")
+    assert (js.items[1].candidate_a, js.items[3].candidate_b) == ("", "")
+    assert js.source[0] == "abstract48S.json"
+    assert js.blank == (
+        ("caption", "abstract_candsB.json, record 1, line 6"),
+        ("caption", "abstract_candsC.json, record 3, line 14"),
+    )
+    # without the pair lists, the pairs and their candidates are the triplets'
+    only = tmp_path / "only"
+    only.mkdir()
+    write_abstract(only, n_pairs=2, per_pair=2, lists=False, refs=False)
+    rows = [(f"ref {k}", "b 0" if k < 2 else "", "c 1", 1) for k in range(4)]
+    write_triplets(only / "consensus_abstract.mat", rows)
+    js = load_judgments(only, "abstract50s")
+    assert [(it.candidate_a, it.candidate_b) for it in js.items] == [("b 0", "c 1"), ("", "c 1")]
+    assert js.blank == (("triplets.B", "record 3"),)
+
+
+def test_pascal50s_blank_sentences_name_their_record_and_field(tmp_path):
+    rows = list(PASCAL_ROWS)
+    rows[1] = ("p1.jpg", "", "a cat", 4, (-1, -1, 1))
+    rows[2] = ("p2.jpg", "", "", 3, (1, -1))
+    write_pascal_pairs(tmp_path, rows)
+    write_pascal_refs(tmp_path)
+    js = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
+    assert [it.candidate_a for it in js.items] == ["a man", "", ""]
+    assert js.blank == (("new_input.sent1", "records 2 and 3"), ("new_input.sent2", "record 3"))
+    assert js.describe() == (
+        "3 read, 3 scored (blank captions scored as given: column 'new_input.sent1', records "
+        "2 and 3; column 'new_input.sent2', record 3)"
+    )
