@@ -143,7 +143,9 @@ class JudgmentSet:
     join_keys: tuple[str, ...] = ()
     #: per caption column with blank cells among the kept rows, the column and where those
     #: rows are (:func:`places`); empty captions are scored as given, and :meth:`describe`
-    #: says so
+    #: says so. A blank reference beside filled ones (a piece of a ``|||`` cell, a ``ref_k``
+    #: cell before the row's last) is one too: kept, as coco-caption and `capeval score` keep
+    #: one
     blank: tuple[tuple[str, str], ...] = ()
     #: where the rows dropped for a reason of :attr:`dropped` are (:func:`places`), for the
     #: reasons a loader can place; apart from the reason, which stays one key in a JSON

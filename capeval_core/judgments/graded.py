@@ -100,6 +100,9 @@ class ReferenceSource:
         #: of those that hold '|' or '||' (a separator mistyped for |||?)
         self.cells = self.single = 0
         self.piped: list[int] = []
+        #: per column, the rows holding a blank reference beside filled ones: kept and scored
+        #: as an empty reference, as coco-caption and `capeval score` score one
+        self.blank: dict[str, list[Row]] = {}
         if not (self.has_column or self.ref_columns or self.coco is not None):
             raise format_error(
                 path,
@@ -112,14 +115,23 @@ class ReferenceSource:
     def get(self, row: Row, image_id: str) -> tuple[str, ...]:
         refs: list[str] = []
         column = "references"
+        blank: list[str] = []  # the columns of the row's blank references
         if self.has_column:
             refs = self._cell(row)
+            blank = [] if all(refs) else ["references"]
         elif self.ref_columns:
             column = self.ref_columns[0]
-            for c in self.ref_columns:
-                text = text_cell(row.values.get(c), self.path, row, c).strip()
-                if text:
-                    refs.append(text)
+            cells = [
+                (c, text_cell(row.values.get(c), self.path, row, c).strip())
+                for c in self.ref_columns
+            ]
+            # blank cells after the row's last reference are a row of fewer references (a
+            # ref_k column is as wide as the row with the most); one before it is a blank
+            # reference
+            while cells and not cells[-1][1]:
+                cells.pop()
+            refs = [text for _, text in cells]
+            blank = [c for c, text in cells if not text]
         else:
             column = "image_id"
             if image_id not in (self.coco or {}):
@@ -131,7 +143,7 @@ class ReferenceSource:
                     record=row.record,
                 )
             refs = list(self.coco[image_id])  # type: ignore[index]
-        if not refs:
+        if not any(refs):
             raise format_error(
                 self.path,
                 "no references: every candidate needs at least one",
@@ -139,7 +151,18 @@ class ReferenceSource:
                 column=column,
                 record=row.record,
             )
+        for c in blank:
+            self.blank.setdefault(c, []).append(row)
         return tuple(refs)
+
+    def blank_cells(self, kept: Sequence[Row]) -> tuple[tuple[str, str], ...]:
+        """:attr:`JudgmentSet.blank`'s entries for the blank references of the ``kept`` rows."""
+        ids = {id(r) for r in kept}
+        return tuple(
+            cell
+            for column, rows in self.blank.items()
+            for cell in blank_cells(column, [r for r in rows if id(r) in ids])
+        )
 
     def _cell(self, row: Row) -> list[str]:
         value = row.values.get("references")
@@ -154,8 +177,7 @@ class ReferenceSource:
                         column="references",
                         record=row.record,
                     )
-                if r.strip():
-                    out.append(r.strip())
+                out.append(r.strip())  # a blank one beside others is kept, and said
             return out
         text = text_cell(value, self.path, row, "references")
         shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:40] + "…"
@@ -181,7 +203,9 @@ class ReferenceSource:
                 column="references",
                 record=row.record,
             )
-        out = [r.strip() for r in text.split(REF_SEPARATOR) if r.strip()]
+        # a blank piece beside others is a blank reference, kept and said (an empty cell
+        # has none, and is refused)
+        out = [r.strip() for r in text.split(REF_SEPARATOR)]
         self.cells += 1
         if len(out) == 1:
             self.single += 1
@@ -350,6 +374,7 @@ scores=(3.0,), system=None)
                 raise format_error(path, f"{INDEX_COLUMN}, not a human score", line=1, column=c)
     missing: dict[str, list[Row]] = {}  # per score column, the rows dropped for it
     blank: list[Row] = []
+    kept_rows: list[Row] = []
     items: list[GradedItem] = []
     kept: list[int] = []
     ids: list[tuple[str, Row]] = []
@@ -376,6 +401,7 @@ scores=(3.0,), system=None)
             continue
         blank += [row] if not candidate else []
         kept.append(n - 1)
+        kept_rows.append(row)
         items.append(
             GradedItem(
                 ident,
@@ -402,7 +428,7 @@ scores=(3.0,), system=None)
         format="graded",
         preset=preset,
         kendall_variant=kendall_variant,
-        blank=blank_cells("candidate", blank),
+        blank=blank_cells("candidate", blank) + refs.blank_cells(kept_rows),
     )
     return with_file_metrics(jset, path, external, checksum)
 

@@ -150,7 +150,8 @@ def load_pairwise(
         n_kept=len(items),
         format="pairwise",
         preset=preset,
-        blank=tuple(b for column, rows in blank.items() for b in blank_cells(column, rows)),
+        blank=tuple(b for column, found in blank.items() for b in blank_cells(column, found))
+        + refs.blank_cells(rows),
     )
     return with_file_metrics(jset, path, external, checksum)
 

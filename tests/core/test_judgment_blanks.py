@@ -1,12 +1,16 @@
-"""The dataset loaders say a blank candidate as the generic ones do (``JudgmentSet.blank``,
-"blank captions scored as given: column ..., line ..."), on small files in each dataset's
-format: the published files have none, a hand-edited copy can."""
+"""Blank captions are scored as given and said (``JudgmentSet.blank``, "blank captions scored
+as given: column ..., line ..."): the dataset loaders' blank candidates, on small files in
+each dataset's format (the published files have none, a hand-edited copy can), and the
+generic files' blank references beside filled ones."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
+from capeval_core.errors import JudgmentFormatError
 from capeval_core.judgments import load_judgments
 from tests.core.consensus_files import (
     PASCAL_ROWS,
@@ -116,3 +120,57 @@ def test_pascal50s_blank_sentences_name_their_record_and_field(tmp_path):
         "3 read, 3 scored (blank captions scored as given: column 'new_input.sent1', records "
         "2 and 3; column 'new_input.sent2', record 3)"
     )
+
+
+def test_a_blank_reference_beside_others_is_kept_and_said(tmp_path):
+    """A blank piece of a ||| cell, a blank ref_k cell before a filled one, or a blank
+    entry of a JSON list is scored as an empty reference, as `capeval score` scores one (and
+    coco-caption: it lowers CIDEr-D), and said with its column and line; it was dropped
+    without a word. Blank ref_k cells after a row's last reference are a row of fewer
+    references, and an entirely empty references cell is still refused."""
+    p = tmp_path / "g.csv"
+    p.write_text(
+        "candidate,references,score\n"
+        "a dog,a dog runs||| |||a pup,3\n"
+        "a cat,a cat sits,2\n"
+        "a bus,a red bus|||,1\n"
+        "a car,a car|||x,\n"  # dropped for its score: not said
+    )
+    js = load_judgments(p, "graded")
+    assert [it.references for it in js.items] == [
+        ("a dog runs", "", "a pup"),
+        ("a cat sits",),
+        ("a red bus", ""),
+    ]
+    assert js.blank == (("references", "lines 2 and 4"),)
+    assert js.describe().endswith(
+        "3 scored (blank captions scored as given: column 'references', lines 2 and 4)"
+    )
+    q = tmp_path / "k.csv"
+    q.write_text(
+        "candidate,ref_1,ref_2,ref_3,score\n"
+        "a dog,a dog runs,,a pup,3\n"  # ref_2 blank before ref_3: a blank reference
+        "a cat,a cat sits,,,2\n"  # one reference: the row is narrower than the file
+        ",a bird,a red bird,,1\n"
+    )
+    js = load_judgments(q, "graded")
+    assert [it.references for it in js.items] == [
+        ("a dog runs", "", "a pup"),
+        ("a cat sits",),
+        ("a bird", "a red bird"),
+    ]
+    assert js.blank == (("candidate", "line 4"), ("ref_2", "line 2"))
+    r = tmp_path / "p.jsonl"
+    r.write_text(
+        json.dumps(
+            {"candidate_a": "x", "candidate_b": "y", "references": ["a", "  "], "preferred": "a"}
+        )
+        + "\n"
+    )
+    js = load_judgments(r, "pairwise")
+    assert js.items[0].references == ("a", "")
+    assert js.blank == (("references", "record 0, line 1"),)
+    for text in ("candidate,references,score\na,,1\n", "candidate,references,score\na, ||| ,1\n"):
+        p.write_text(text)
+        with pytest.raises(JudgmentFormatError, match=r"^g\.csv, line 2, column 'references'"):
+            load_judgments(p, "graded")
