@@ -111,6 +111,16 @@ class JudgmentSet:
     >>> JudgmentSet("graded", (item,), ("score",), ("toy.csv",), n_read=1, n_kept=1,
     ...             blank=(("candidate", "line 4"),)).describe()
     "1 read, 1 scored (blank captions scored as given: column 'candidate', line 4)"
+
+    A set restricted to the items every metric scored keeps those counts of the file as
+    read, and says so (:attr:`left_out`):
+
+    >>> full = JudgmentSet("graded", (item, replace(item, id="5")), ("score",), ("toy.csv",),
+    ...                    n_read=2, n_kept=2, blank=(("candidate", "line 4"),))
+    >>> replace(full, items=full.items[1:], left_out=1).describe()
+    "2 read, 2 scored (blank captions scored as given: column 'candidate', line 4); 1 of these \
+2 items shown, those every metric scored (1 left out; the counts and places before are the \
+file's as read)"
     """
 
     kind: Kind
@@ -150,6 +160,11 @@ class JudgmentSet:
     #: where the rows dropped for a reason of :attr:`dropped` are (:func:`places`), for the
     #: reasons a loader can place; apart from the reason, which stays one key in a JSON
     dropped_at: Mapping[str, str] = field(default_factory=dict)
+    #: items the set lost after it was read: those some metric could not score, which the
+    #: statistics that compare metrics leave out
+    #: (:func:`~capeval_core.judgments.scoring.on_common_items`). What was read, dropped and
+    #: blank stays the file's as read, and :meth:`describe` says how many items are shown
+    left_out: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", dict(self.dropped))
@@ -202,13 +217,21 @@ class JudgmentSet:
             reasons = "; ".join(f"{self.dropped_reason(r)}: {n:,}" for r, n in self.dropped.items())
             parts.append(f"{total:,} dropped ({reasons})")
         kept = f"{self.n_kept:,} scored"
-        if len(self.items) != self.n_kept:
-            kept += f" as {len(self.items):,} rows"
+        as_read = len(self.items) + self.left_out  # the items before any was left out
+        if as_read != self.n_kept:
+            kept += f" as {as_read:,} rows"
         if self.blank:
             where = "; ".join(f"column {column!r}, {rows}" for column, rows in self.blank)
             kept += f" (blank captions scored as given: {where})"
         parts.append(kept)
         line = ", ".join(parts)
+        if self.left_out:
+            unit = "items" if self.kind == "graded" else "pairs"
+            line += (
+                f"; {len(self.items):,} of these {as_read:,} {unit} shown, those every metric "
+                f"scored ({self.left_out:,} left out; the counts and places before are the "
+                "file's as read)"
+            )
         return f"SYNTHETIC demo: {line}" if self.synthetic else line
 
     def __str__(self) -> str:

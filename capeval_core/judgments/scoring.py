@@ -228,7 +228,9 @@ def on_common_items(
     """The set and its scores on the items every metric of ``scores`` scored (the same
     objects when no item was left out), so correlations, Williams tests, the combined metric
     and pairwise accuracy compare metrics on the same items. The restricted set has its own
-    content digest; what was left out is in :func:`left_out_lines` of the originals."""
+    content digest; what was left out is in :func:`left_out_lines` of the originals, and its
+    summary (:meth:`~capeval_core.judgments.base.JudgmentSet.describe`) says how many items
+    it shows of the file as read, whose counts and blank cells it keeps."""
     gone = scores.left_out()
     if not gone:
         return jset, scores
@@ -241,6 +243,7 @@ def on_common_items(
         items=tuple(jset.items[i] for i in kept),
         external=external,
         join_keys=tuple(jset.join_keys[i] for i in kept) if jset.join_keys else (),
+        left_out=jset.left_out + len(gone),
         content_digest="",
         items_digest="",
     )

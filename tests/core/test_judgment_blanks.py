@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from capeval_core.errors import JudgmentFormatError
 from capeval_core.judgments import load_judgments
+from capeval_core.judgments.scoring import JudgmentScores, on_common_items
 from tests.core.consensus_files import (
     PASCAL_ROWS,
     write_abstract,
@@ -174,3 +176,25 @@ def test_a_blank_reference_beside_others_is_kept_and_said(tmp_path):
         p.write_text(text)
         with pytest.raises(JudgmentFormatError, match=r"^g\.csv, line 2, column 'references'"):
             load_judgments(p, "graded")
+
+
+def test_a_set_on_the_items_every_metric_scored_says_its_counts_are_the_files(tmp_path):
+    """On the common items (a metric left one out), the set still described the file as
+    read ("4 scored", a blank caption on line 3) as if it were what the statistics use; it
+    now says how many items it shows, and that those counts are the file's."""
+    p = tmp_path / "g.csv"
+    p.write_text(
+        "candidate,references,score\na dog,a dog runs,3\n,a cat sits,2\na bus,x,1\nc,d,\ne,f,4\n"
+    )
+    js = load_judgments(p, "graded")
+    values = {"m": np.array([0.1, 0.2, np.nan, 0.4])}
+    scores = JudgmentScores(js.content_digest, "graded", ("m",), values, missing={"m": {2: "x"}})
+    common, _ = on_common_items(js, scores)
+    assert (len(common), common.left_out, js.left_out) == (3, 1, 0)
+    assert common.describe() == (
+        "5 read, 1 dropped (missing human score in column 'score' (line 5): 1), 4 scored "
+        "(blank captions scored as given: column 'candidate', line 3); 3 of these 4 items "
+        "shown, those every metric scored (1 left out; the counts and places before are the "
+        "file's as read)"
+    )
+    assert js.describe().endswith("line 3)")  # the set as read says nothing more
