@@ -9,6 +9,7 @@ they stand: every record keeps its line, so an error names the line the file has
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -17,7 +18,12 @@ from pathlib import Path
 
 from capeval_core.errors import CapevalError, JudgmentFormatError
 from capeval_core.files import object_members
-from capeval_core.judgments.base import DEFAULT_MAX_BYTES, _format_from_suffix, read_records
+from capeval_core.judgments.base import (
+    DEFAULT_MAX_BYTES,
+    JudgmentSet,
+    _format_from_suffix,
+    read_records,
+)
 from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
 from capeval_core.judgments.graded import (
     KNOWN_COLUMNS,
@@ -164,6 +170,67 @@ def remap_columns(
             line = text.count("\n", 0, clash.pos) + 1
             raise JudgmentFormatError(f"{src.name}, line {line}: {clash}") from None
     return dst
+
+
+def in_own_names(
+    exc: JudgmentFormatError, columns: Sequence[str], mapping: Mapping[str, str]
+) -> JudgmentFormatError:
+    """A loader's error about the renamed copy of a file (:func:`remap_columns`) in the
+    file's own column names: the column it names, and the header it lists, are those the
+    user sees in the file, with what each mapped column was read as. ``columns`` is the
+    file's own header, ``mapping`` ``{file column: canonical name}``.
+
+    >>> exc = JudgmentFormatError("j.csv, line 1, column 'references': missing required "
+    ...     "column 'references'; columns found: ['candidate', 'grade']")
+    >>> exc.column = "references"
+    >>> print(in_own_names(exc, ["caption", "grade"], {"caption": "candidate"}))
+    j.csv, line 1, column 'references': missing required column 'references'; columns found: \
+['caption', 'grade'] ('caption' read as 'candidate')
+    >>> exc = JudgmentFormatError("j.csv, line 2, column 'candidate': expected text, got null")
+    >>> exc.column = "candidate"
+    >>> print(in_own_names(exc, ["caption", "grade"], {"caption": "candidate"}))
+    j.csv, line 2, column 'caption' (read as 'candidate'): expected text, got null
+    """
+    mapping = {k: v for k, v in mapping.items() if k in columns and v and k != v}
+    if not mapping:
+        return exc
+    targets = list(mapping.values())
+    own = {v: k for k, v in mapping.items() if targets.count(v) == 1}
+    message = str(exc)
+    renamed = repr([mapping.get(c, c) for c in columns])
+    read_as = ", ".join(f"{k!r} read as {v!r}" for k, v in mapping.items())
+    message = message.replace(renamed, f"{list(columns)!r} ({read_as})")
+    column = getattr(exc, "column", None)
+    if isinstance(column, str) and column in own:
+        where, sep, rest = message.partition(": ")
+        named = f"column {column!r}"
+        if where.endswith(named):  # the place the message starts with (files.locate)
+            where = f"{where.removesuffix(named)}column {own[column]!r} (read as {column!r})"
+            message = where + sep + rest
+            exc.column = own[column]  # type: ignore[attr-defined]
+    exc.args = (message, *exc.args[1:])
+    return exc
+
+
+def set_in_own_names(jset: JudgmentSet, mapping: Mapping[str, str]) -> JudgmentSet:
+    """A set read from a renamed copy of a file, its blank cells and the reasons rows were
+    dropped naming the file's own columns (``column 'caption'``, not ``'candidate'``)."""
+    targets = [v for k, v in mapping.items() if k and v and k != v]
+    own = {v: k for k, v in mapping.items() if k and v and k != v and targets.count(v) == 1}
+    if not own:
+        return jset
+
+    def said(reason: str) -> str:
+        for new, old in own.items():
+            reason = reason.replace(f"column {new!r}", f"column {old!r}")
+        return reason
+
+    return dataclasses.replace(
+        jset,
+        blank=tuple((own.get(column, column), rows) for column, rows in jset.blank),
+        dropped={said(r): n for r, n in jset.dropped.items()},
+        dropped_at={said(r): where for r, where in jset.dropped_at.items()},
+    )
 
 
 class _Clash(Exception):

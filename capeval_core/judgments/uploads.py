@@ -106,7 +106,12 @@ def load_uploaded(
     not the renamed copy. Raises ``JudgmentFormatError`` naming file, line and column.
     """
     from capeval_core.judgments import LOADERS, load_judgments
-    from capeval_core.judgments.mapping import remap_columns
+    from capeval_core.judgments.mapping import (
+        in_own_names,
+        peek_columns,
+        remap_columns,
+        set_in_own_names,
+    )
 
     options: dict[str, object] = {}
     if score_columns:
@@ -119,15 +124,29 @@ def load_uploaded(
             f"{names}: the {format} format reads one file, and {len(files)} were uploaded: "
             "remove all but one"
         )
+    renamed = bool(mapping) and len(files) == 1
     with _uploaded(files, loader.companions if loader else ()) as (path, folder):
-        if mapping and len(files) == 1:
+        own = path
+        if renamed:
             mapped = folder / "mapped"
             mapped.mkdir()
             path = remap_columns(path, mapping, mapped / path.name)
             options["checksum"] = hashlib.sha256(files[0][1]).hexdigest()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CapevalWarning)
-            jset = load_judgments(path, format, preset, **options)
+            try:
+                jset = load_judgments(path, format, preset, **options)
+            except JudgmentFormatError as exc:
+                if not renamed:
+                    raise
+                # said in the file's own column names, not the renamed copy's
+                try:
+                    columns = peek_columns(own)[0]
+                except CapevalError:  # unreadable: the loader's error says so already
+                    raise exc from None
+                raise in_own_names(exc, columns, mapping) from None
+        if renamed:
+            jset = set_in_own_names(jset, mapping)
     # a page shows the set's notes, not warnings (a cached load would not warn again)
     said = []
     for w in caught:

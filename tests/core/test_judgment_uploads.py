@@ -240,3 +240,51 @@ def test_a_blank_distractor_of_an_upload_is_said_with_its_file_line_and_column()
         "pairwise (distractors.csv): 2 read, 2 scored (blank captions scored as given: "
         "column 'candidate_b', line 3)"
     )
+
+
+def test_errors_under_a_mapping_name_the_files_own_columns() -> None:
+    """Loaded through a column mapping, an error listed the renamed copy's header
+    (['candidate', 'grade'] of a file whose header is caption,grade) and named a cell by its
+    canonical name: the user looked in vain for a 'candidate' column. It now lists the file's
+    own header with what each mapped column was read as, and names the file's column."""
+    mapping = (("caption", "candidate"),)
+    with pytest.raises(JudgmentFormatError) as info:
+        load_uploaded([("mine.csv", b"caption,grade\na dog,3\n")], "graded", mapping=mapping)
+    assert str(info.value).endswith(
+        "columns found: ['caption', 'grade'] ('caption' read as 'candidate')"
+    )
+    mapping = (("caption", "candidate"), ("refs", "references"))
+    with pytest.raises(JudgmentFormatError) as info:
+        load_uploaded([("mine.csv", b"caption,refs,q\na,x,3\nb,,4\n")], "graded", mapping=mapping)
+    assert str(info.value) == (
+        "mine.csv, line 3, column 'refs' (read as 'references'): no references: every "
+        "candidate needs at least one"
+    )
+    assert info.value.column == "refs"
+    text = b'{"caption": "a", "refs": ["x"], "q": 3}\n{"caption": null, "refs": ["y"], "q": 1}\n'
+    with pytest.raises(JudgmentFormatError) as info:
+        load_uploaded([("mine.jsonl", text)], "graded", mapping=mapping)
+    assert str(info.value) == (
+        "mine.jsonl, record 1, line 2, column 'caption' (read as 'candidate'): expected text, "
+        "got null"
+    )
+    pairs = b"a,b,grade\na dog,a cat,3\n"
+    with pytest.raises(JudgmentFormatError) as info:
+        load_uploaded(
+            [("p.csv", pairs)], "pairwise", mapping=(("a", "candidate_a"), ("b", "candidate_b"))
+        )
+    assert "columns found: ['a', 'b', 'grade'] ('a' read as 'candidate_a', 'b' read as " in (
+        str(info.value)
+    )
+
+
+def test_a_mapped_sets_summary_names_the_files_own_columns() -> None:
+    data = b"caption,refs,q\na dog,x,\n,y|||,4\n"
+    jset = load_uploaded(
+        [("mine.csv", data)], "graded", mapping=(("caption", "candidate"), ("refs", "references"))
+    )
+    assert jset.blank == (("caption", "line 3"), ("refs", "line 3"))
+    assert jset.describe() == (
+        "2 read, 1 dropped (missing human score in column 'q' (line 2): 1), 1 scored (blank "
+        "captions scored as given: column 'caption', line 3; column 'refs', line 3)"
+    )
