@@ -1043,7 +1043,9 @@ class BatchPerturbation:
     """A perturbation applied to every candidate of a dataset, and its effect on the metrics.
 
     ``before[key]``/``after[key]`` hold one segment score per item; ``human`` (graded judgment
-    sets only) the human scores the correlations are computed against.
+    sets only) the human scores the correlations are computed against; ``ids`` the dataset's
+    own ids of the items (COCO image ids, a judgment set's item ids), so a table names the
+    items as the dataset does.
     """
 
     name: str
@@ -1057,9 +1059,21 @@ class BatchPerturbation:
     human: np.ndarray | None = None
     human_name: str | None = None
     skipped: Mapping[str, str] = field(default_factory=dict)
+    ids: tuple[Any, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.perturbations)
+
+    @property
+    def item_ids(self) -> tuple[Any, ...]:
+        """Each item's id in row order: the dataset's (:attr:`ids`), else its row number
+        counted from 1.
+
+        >>> b = perturb_batch(["a dog"], [["a dog"]], "shuffle", ["bleu_1"], ids=[391895])
+        >>> b.item_ids, perturb_batch(["a dog"], [["a dog"]], "shuffle", ["bleu_1"]).item_ids
+        ((391895,), (1,))
+        """
+        return self.ids if self.ids is not None else tuple(range(1, len(self) + 1))
 
     @property
     def changed(self) -> np.ndarray:
@@ -1067,12 +1081,13 @@ class BatchPerturbation:
         return np.array([p.is_changed for p in self.perturbations], dtype=bool)
 
     def deltas(self) -> pd.DataFrame:
-        """Tidy per-item frame: item, key, before, after, delta, changed."""
+        """Tidy per-item frame: item (its id, :attr:`item_ids`), key, before, after, delta,
+        changed."""
         changed = self.changed
         frames = [
             pd.DataFrame(
                 {
-                    "item": np.arange(len(self)),
+                    "item": list(self.item_ids),
                     "key": key,
                     "before": self.before[key],
                     "after": self.after[key],
@@ -1145,12 +1160,14 @@ def perturb_batch(
     human_name: str | None = None,
     source: str = "",
     on_error: str = "raise",
+    ids: Sequence[Any] | None = None,
 ) -> BatchPerturbation:
     """Perturb every candidate (item ``i`` with :func:`item_seed` ``(seed, i)``) and score the
     originals and the perturbed captions with ``keys`` against the same references.
 
     References are tokenized once for both runs. ``on_error="skip"`` records a metric that
-    fails with a CapevalError in ``skipped`` instead of raising.
+    fails with a CapevalError in ``skipped`` instead of raising. ``ids`` (one per candidate,
+    e.g. :attr:`BatchDataset.ids`) name the items in the results' tables.
 
     >>> b = perturb_batch(["a dog runs", "a cat sleeps"], [["a dog is running"], ["a cat"]],
     ...                   "shuffle", ["bleu_1"])
@@ -1184,6 +1201,14 @@ def perturb_batch(
             f"`human` and `candidates` must have the same length (got {len(human)} and "
             f"{len(candidates)})"
         )
+    if ids is not None:
+        refuse_text(ids, "ids", "item ids")
+        ids = tuple(ids)
+        if len(ids) != len(candidates):
+            raise InputError(
+                f"`ids` and `candidates` must have the same length (got {len(ids)} and "
+                f"{len(candidates)})"
+            )
     spec = perturbation_spec(name)
     extra = dict(perturb_options or {})
     if spec.name == "synonym":  # tag every caption in one batch, not one call each
@@ -1244,6 +1269,7 @@ def perturb_batch(
         None if human is None else np.asarray(human, dtype=float),
         human_name,
         skipped,
+        ids,
     )
 
 
@@ -1256,13 +1282,15 @@ BATCH_DATASETS = ("coco-val", "demo-graded", "loaded")
 @dataclass(frozen=True, eq=False)
 class BatchDataset:
     """The inputs of :func:`perturb_batch` for one dataset: candidates and references, the
-    human scores and their column where the dataset has them, and a sentence naming it."""
+    human scores and their column where the dataset has them, a sentence naming it, and the
+    items' own ids in row order (COCO image ids, a judgment set's item ids)."""
 
     candidates: Sequence[str]
     references: Sequence[Sequence[str]]
     source: str
     human: np.ndarray | None = None
     human_name: str | None = None
+    ids: tuple[Any, ...] | None = None
 
 
 #: the seed of the synthetic graded demo a batch run perturbs (its captions and scores), the
@@ -1290,8 +1318,8 @@ def batch_dataset(
     ...          GradedItem("2", "img2", "a cat", ("a cat",), (2.0,)))
     >>> jset = JudgmentSet("graded", items, ("q",), ("mine.csv",), n_read=2, n_kept=2)
     >>> d = batch_dataset("loaded", 1, jset=jset)
-    >>> d.candidates, d.human_name, d.source
-    (['a dog'], 'q', 'the judgment set (mine.csv; first 1 candidates)')
+    >>> d.candidates, d.ids, d.human_name, d.source
+    (['a dog'], ('1',), 'q', 'the judgment set (mine.csv; first 1 candidates)')
     """
     if isinstance(n_images, bool) or not isinstance(n_images, int | np.integer) or n_images < 1:
         raise InputError(f"`n_images` must be a whole number of at least 1 (got {n_images!r})")
@@ -1308,6 +1336,7 @@ def batch_dataset(
             f"{described_as} ({names}; first {rows:,} candidates)",
             jset.human(human_name)[:rows],
             human_name,
+            tuple(it.id for it in jset.items[:rows]),
         )
     if dataset == "coco-val":
         from capeval_core.resources import coco_caption_sets
@@ -1317,6 +1346,7 @@ def batch_dataset(
             [s.candidate for s in sets],
             [s.references for s in sets],
             f"COCO val2014, first {len(sets)} images",
+            ids=tuple(s.image_id for s in sets),
         )
     if dataset == "demo-graded":
         from capeval_core.judgments.demo import demo_graded
@@ -1329,6 +1359,7 @@ def batch_dataset(
             f"synthetic graded demo ({len(demo)} candidates)",
             demo.human(human_name),
             human_name,
+            tuple(it.id for it in demo.items),
         )
     raise UnknownKeyError(
         f"unknown batch dataset {dataset!r}; choose one of {', '.join(BATCH_DATASETS)}"

@@ -403,6 +403,7 @@ def lab_batch(
         human_name=data.human_name,
         source=data.source,
         on_error="skip",
+        ids=data.ids,
     )
 
 

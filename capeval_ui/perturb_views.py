@@ -192,12 +192,15 @@ def render_table2(table2: Table2, *, key: str) -> None:
 
 
 def examples_frame(result: BatchPerturbation, n: int = BATCH_EXAMPLES) -> pd.DataFrame:
-    """The first ``n`` changed items: the caption before and after, and each metric's change."""
+    """The first ``n`` changed items in row order, each named by its dataset's id (a COCO
+    image id, a judgment set's item id): the caption before and after, and each metric's
+    change."""
     rows = []
+    ids = result.item_ids
     for i, p in enumerate(result.perturbations):
         if not p.is_changed:
             continue
-        row = {"item": i + 1, "original": p.original, "perturbed": p.perturbed}
+        row = {"item": ids[i], "original": p.original, "perturbed": p.perturbed}
         row.update({key_label(k): result.after[k][i] - result.before[k][i] for k in result.keys})
         rows.append(row)
         if len(rows) >= n:

@@ -283,3 +283,20 @@ def test_the_batch_summary_writes_the_share_lowered_in_per_cent() -> None:
     assert list(shown["share lowered"]) == [format_percent(100 * v) for v in shares]
     assert all(text.endswith("%") for text in shown["share lowered"])
     assert list(shown["n changed"]) == [f"{n:,}" for n in summary.value["n changed"]]
+
+
+def test_the_batch_examples_name_each_item_by_the_sets_id() -> None:
+    """The examples' "item" column (and so its download) held row numbers (1, 2, ...), not
+    the ids of the set loaded on the Judgments page."""
+    from capeval_core.perturb import item_seed
+
+    at = _loaded_batch()
+    jset, name = demo_graded(8, seed=3), at.selectbox(key="lab_batch_perturbation").value
+    (examples,) = [df.value for df in at.dataframe if "perturbed" in df.value.columns]
+    changed = [
+        it.id
+        for i, it in enumerate(jset.items[:20])
+        if perturb(it.candidate, name, seed=item_seed(0, i)).is_changed
+    ]
+    assert list(examples["item"]) == changed[: len(examples)]
+    assert len(examples) and all("|" in str(i) for i in examples["item"])

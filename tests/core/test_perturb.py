@@ -518,6 +518,7 @@ def test_batch_dataset_of_a_loaded_graded_set_takes_its_first_rows() -> None:
     whole = batch_dataset("loaded", 10_000, jset=jset)
     assert len(whole.candidates) == len(jset)
     assert whole.source.endswith(f"; first {len(jset):,} candidates)")
+    assert data.ids == tuple(it.id for it in jset.items[:12])
 
 
 def test_batch_dataset_needs_a_graded_set_and_a_known_name() -> None:
@@ -541,11 +542,13 @@ def test_batch_dataset_of_coco_val_and_of_the_graded_demo() -> None:
     assert coco.references == [s.references for s in sets]
     assert coco.source == "COCO val2014, first 7 images"
     assert coco.human is None and coco.human_name is None
+    assert coco.ids == tuple(s.image_id for s in sets)  # COCO's image ids, not row numbers
     demo = batch_dataset("demo-graded", 12)
     want = demo_graded(2, seed=0)  # 12 images // 5
     assert demo.candidates == want.candidates and demo.human_name == want.score_names[0]
     assert demo.human.tolist() == want.human(want.score_names[0]).tolist()
     assert demo.source == f"synthetic graded demo ({len(want)} candidates)"
+    assert demo.ids == tuple(it.id for it in want.items)
     # what perturb_batch makes of it names the dataset and correlates with its humans
     result = perturb_batch(
         demo.candidates,
@@ -614,6 +617,26 @@ def test_batch_arguments_are_checked_as_perturb_checks_them() -> None:
     for n in (-1, 0, "3"):
         with pytest.raises(InputError, match=r"`n_images` must be a whole number"):
             batch_dataset("coco-val", n)
+
+
+def test_a_batch_names_its_items_by_the_datasets_ids_in_row_order() -> None:
+    """The lab's batch table showed row numbers in its "item" column, not the set's ids."""
+    from capeval_core.errors import InputError
+    from capeval_core.perturb import perturb_batch
+
+    cands, refs = ["a dog runs fast", "a cat", "a man rides a wave"], [["a dog"], ["a"], ["m"]]
+    ids = [391895, 522418, 184613]  # kept as given, in row order (not sorted)
+    b = perturb_batch(cands, refs, "shuffle", ["bleu_1", "rouge_l"], ids=ids)
+    assert b.item_ids == tuple(ids)
+    deltas = b.deltas()
+    assert list(deltas["item"]) == ids * 2
+    # without ids the items are their rows, counted from 1 as a reader counts them
+    plain = perturb_batch(cands, refs, "shuffle", ["bleu_1"])
+    assert plain.ids is None and list(plain.deltas()["item"]) == [1, 2, 3]
+    with pytest.raises(InputError, match=r"`ids` and `candidates` must have the same length"):
+        perturb_batch(cands, refs, "shuffle", ["bleu_1"], ids=ids[:2])
+    with pytest.raises(InputError, match=r"`ids` must be a list of item ids"):
+        perturb_batch(cands, refs, "shuffle", ["bleu_1"], ids="abc")
 
 
 def test_one_item_has_no_correlation_rather_than_an_error() -> None:
