@@ -65,14 +65,16 @@ def _capevals(category: type[Warning]) -> bool:
 
 def _one_line_warnings(previous: Any) -> Any:
     """A ``warnings.showwarning`` that prints capeval's own warnings (a repaired cache, a
-    degenerate corpus, a test on one image: :func:`_capevals`) as one line each and hands any
-    other to ``previous``."""
+    degenerate corpus, a test on one image: :func:`_capevals`) as one line each, in the words
+    of the errors (:func:`cli_message`: options as flags, a file name's control characters
+    escaped), and hands any other to ``previous``."""
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         if _capevals(category):
             from tqdm import tqdm
 
-            tqdm.write(f"capeval: warning: {message}", file=sys.stderr)  # clear of any bar
+            said = cli_message(str(message))
+            tqdm.write(f"capeval: warning: {said}", file=sys.stderr)  # clear of any bar
         else:
             previous(message, category, filename, lineno, file, line)
 

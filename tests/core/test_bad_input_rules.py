@@ -153,6 +153,39 @@ def test_names_with_newlines_and_escapes_stay_on_their_line(tmp_path):
     assert code == 0 and "\x1b" not in out and "\nline" not in out
 
 
+def test_a_warning_names_its_file_as_an_error_names_it(tmp_path):
+    """A warning printed a file name's control characters raw (an escape sequence turned the
+    terminal red, a newline broke the line), where an error on the same file escaped them."""
+    results = tmp_path / "r\x1b[31m\n.json"
+    results.write_text(json.dumps([{"image_id": 1, "caption": ""}, *RESULTS[1:]]))
+    (tmp_path / "a.json").write_text(json.dumps({"annotations": ANNS}))
+    code, _, err = _run(
+        "score", "--results", results, "--annotations", tmp_path / "a.json", "--metrics", "bleu_1"
+    )
+    assert code == 0 and "\x1b" not in err and err.count("\n") == 1, err
+    assert f"capeval: warning: results file {files.printable(str(results))}: 1 of 2" in err
+    gone = tmp_path / "gone\x1b[31m\n.json"  # the error on a file of such a name
+    code, _, err = _run("score", "--results", gone, "--annotations", tmp_path / "a.json")
+    assert code == 2 and "\x1b" not in err and err.count("\n") == 1, err
+    assert f"capeval: error: results file {files.printable(str(gone))}: " in err
+
+
+def test_a_warning_names_an_option_by_its_flag(capsys):
+    """A warning in the library's words (use idf='coco-val2014') said to the command line as
+    its errors say them (use --cider-idf coco-val2014)."""
+    import warnings
+
+    from capeval_core.cli import _one_line_warnings
+    from capeval_core.errors import DegenerateCorpusWarning
+
+    show = _one_line_warnings(warnings.showwarning)
+    show(DegenerateCorpusWarning("Score more images or use idf='coco-val2014'."),
+         DegenerateCorpusWarning, "x.py", 1)  # fmt: skip
+    assert capsys.readouterr().err == (
+        "capeval: warning: Score more images or use --cider-idf coco-val2014.\n"
+    )
+
+
 def test_printable_escapes_controls_and_bidi_overrides():
     assert files.printable("a\tb\u202ec\x7f") == "a\\tb\\u202ec\\u007f"
     assert files.printable("plain café") == "plain café"
