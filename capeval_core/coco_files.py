@@ -110,8 +110,8 @@ def read_json_source(
 
 
 def record_lines(text: str | None, *key: str) -> files.Lines | None:
-    """Record number -> the line it starts on, of the list at ``key`` in a JSON ``text`` (the
-    top-level list without one); None without a text (a dict given in memory)."""
+    """Record index (from 0) -> the line it starts on, of the list at ``key`` in a JSON
+    ``text`` (the top-level list without one); None without a text (a dict given in memory)."""
     if text is None:
         return None
     return lambda record: files.json_line(text, [*key, record])
@@ -415,9 +415,8 @@ def _karpathy(
         if image_id in first:
             raise fail(
                 f"cocoid {image_id!r} is listed twice in split {split!r} (records "
-                f"{first[image_id]} "
-                f"and {i}); Karpathy's file lists each image once, and merging the two records' "
-                "sentences would be a guess: keep one",
+                f"{first[image_id] + 1} and {i + 1}); Karpathy's file lists each image once, "
+                "and merging the two records' sentences would be a guess: keep one",
                 record=i,
                 column="cocoid",
             )

@@ -46,9 +46,10 @@ DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 #: Deepest JSON nesting read; COCO and judgment files need 3 or 4 levels.
 MAX_JSON_DEPTH = 64
 
-#: ``fail(message, record=..., line=..., column=...)`` builds the error a reader raises.
+#: ``fail(message, record=..., line=..., column=...)`` builds the error a reader raises;
+#: ``record`` is the record's index in its list (from 0), written counted from 1
 Fail = Callable[..., Exception]
-#: record number -> the line it starts on (None where it cannot be found)
+#: record index (from 0) -> the line it starts on (None where it cannot be found)
 Lines = Callable[[int], "int | None"]
 
 
@@ -61,14 +62,16 @@ def locate(
     column: str | int | None = None,
     error: type[InputError] = InputError,
 ) -> InputError:
-    """An error whose message starts with where the problem is.
+    """An error whose message starts with where the problem is. ``record`` is the record's
+    index in its list (from 0, as the file's format indexes it), and is written counted from
+    1, as lines and columns are beside it: "record 4" is the fourth.
 
     >>> str(locate("results file r.json", "expected a string", record=3, column="caption"))
-    "results file r.json, record 3, column 'caption': expected a string"
+    "results file r.json, record 4, column 'caption': expected a string"
     """
     where = [label]
     if record is not None:
-        where.append(f"record {record}")
+        where.append(f"record {record + 1}")
     if line is not None:
         where.append(f"line {line}")
     if column is not None:

@@ -95,37 +95,37 @@ def results_cases() -> None:
         r + "record-not-object.json",
         dumps([*ok, 5]),
         "expected an object, got a number 5",
-        "record 1, line 1",
+        "record 2, line 1",
     )
     case(
         r + "missing-caption.json",
         dumps([{"image_id": 1}]),
         "missing field 'caption'",
-        "record 0, line 1",
+        "record 1, line 1",
     )
     case(
         r + "missing-image-id.json",
         dumps([{"caption": "a"}]),
         "missing field 'image_id'",
-        "record 0, line 1",
+        "record 1, line 1",
     )
     case(
         r + "caption-number.json",
         dumps([{"image_id": 1, "caption": 5}]),
         "expected text, got a number 5",
-        "record 0, line 1, column 'caption'",
+        "record 1, line 1, column 'caption'",
     )
     case(
         r + "caption-null.json",
         dumps([{"image_id": 1, "caption": None}]),
         "expected text, got null",
-        "record 0, line 1, column 'caption'",
+        "record 1, line 1, column 'caption'",
     )
     case(
         r + "caption-list.json",
         dumps([{"image_id": 1, "caption": ["a", "dog"]}]),
         "expected text, got a list",
-        "record 0, line 1, column 'caption'",
+        "record 1, line 1, column 'caption'",
     )
     for name, value in (
         ("true", True),
@@ -138,15 +138,15 @@ def results_cases() -> None:
             r + f"image-id-{name}.json",
             dumps([*ok, {"image_id": value, "caption": "a cat"}]),
             "expected an integer or a string",
-            "record 1, line 1, column 'image_id'",
+            "record 2, line 1, column 'image_id'",
         )
     case(
         r + "image-id-nan.json",
         '[{"image_id": NaN, "caption": "a dog"}]',
         "expected an integer or a string",
-        "record 0, line 1, column 'image_id'",
+        "record 1, line 1, column 'image_id'",
     )
-    case(r + "duplicate-image-id.json", dumps(ok * 2), "more than one caption", "record 1, line 1")
+    case(r + "duplicate-image-id.json", dumps(ok * 2), "more than one caption", "record 2, line 1")
     case(
         r + "key-twice-in-a-record.json",
         '[{"image_id": 1, "image_id": 2, "caption": "a dog runs"}]',
@@ -213,13 +213,13 @@ def results_cases() -> None:
         r + "caption-too-many-tokens.json",
         dumps([{"image_id": 1, "caption": "a dog " * 600}]),
         "1,200 tokens, above the 1,000-token limit.*--max-caption-tokens",
-        "record 0, line 1, column 'caption'",
+        "record 1, line 1, column 'caption'",
     )
     case(
         r + "caption-too-many-characters.json",
         dumps([{"image_id": 1, "caption": "x" * 40_000}]),
         "40,000 characters, above the limit of 32,000",
-        "record 0, line 1, column 'caption'",
+        "record 1, line 1, column 'caption'",
     )
     folder = OUT / r / "a-folder.json"
     folder.mkdir(parents=True, exist_ok=True)
@@ -262,7 +262,7 @@ def annotations_cases() -> None:
         a + "annotation-not-object.json",
         dumps({"annotations": [*anns, "a dog"]}),
         "expected an object, got text",
-        "list 'annotations', record 4, line 1",
+        "list 'annotations', record 5, line 1",
     )
     rows = [dict(x) for x in anns]
     del rows[2]["caption"]
@@ -270,39 +270,39 @@ def annotations_cases() -> None:
         a + "missing-caption.json",
         dumps({"annotations": rows}),
         "missing field 'caption'",
-        "list 'annotations', record 2, line 1",
+        "list 'annotations', record 3, line 1",
     )
     case(
         a + "caption-number.json",
         with_ann(1, caption=3),
         "expected text, got a number 3",
-        "record 1, line 1, column 'caption'",
+        "record 2, line 1, column 'caption'",
     )
     case(
         a + "image-id-true.json",
         with_ann(0, image_id=True),
         "expected an integer or a string",
-        "record 0, line 1, column 'image_id'",
+        "record 1, line 1, column 'image_id'",
     )
     case(
         a + "image-id-list.json",
         with_ann(2, image_id=[1]),
         "expected an integer or a string",
-        "record 2, line 1, column 'image_id'",
+        "record 3, line 1, column 'image_id'",
     )
     bad_images = dict(good, images=[{"id": {"a": 1}}])
     case(
         a + "images-id-object.json",
         dumps(bad_images),
         "expected an integer or a string",
-        "list 'images', record 0, line 1, column 'id'",
+        "list 'images', record 1, line 1, column 'id'",
     )
     bad_images = dict(good, images=[{"id": 1}, {"id": [2]}])  # pycocotools: unhashable
     case(
         a + "images-id-list.json",
         dumps(bad_images),
         "expected an integer or a string",
-        "list 'images', record 1, line 1, column 'id'",
+        "list 'images', record 2, line 1, column 'id'",
     )
     case(a + "deep-nesting.json", '{"annotations": ' + DEEP + "}", "nested too deeply")
     case(
@@ -328,7 +328,7 @@ def annotations_cases() -> None:
         a + "reference-too-long.json",
         with_ann(2, caption="a dog " * 501),
         "1,002 tokens, above the 1,000-token limit",
-        "record 2, line 1, column 'caption'",
+        "record 3, line 1, column 'caption'",
     )
     case(a + "binary.json", PNG, "binary file")
 
@@ -481,19 +481,19 @@ def graded_cases() -> None:
         g + "record-not-object.json",
         dumps([rec])[:-1] + ",\n 5]",
         "expected an object",
-        "record 1, line 2",
+        "record 2, line 2",
     )
     case(
         g + "reference-not-text.json",
         dumps([dict(rec, references=["b", 3])]),
         "reference 1 is a int",
-        "record 0, line 1, column 'references'",
+        "record 1, line 1, column 'references'",
     )
     case(
         g + "image-id-list.json",
         dumps([dict(rec, image_id=[1])]),
         "an id must be text or a whole number",
-        "record 0, line 1, column 'image_id'",
+        "record 1, line 1, column 'image_id'",
     )
     case(
         g + "image-id-true.jsonl",
@@ -505,22 +505,22 @@ def graded_cases() -> None:
         g + "score-true.json",
         dumps([dict(rec, score=True), rec]),
         "not a number: True",
-        "record 0, line 1, column 'score'",
+        "record 1, line 1, column 'score'",
     )
     case(g + "deep-nesting.json", DEEP, "nested too deeply")
     case(
         g + "long-integer.json",
         "[" + dumps(rec) + ",\n" + dumps(dict(rec, score=0))[:-2] + "1" * 5000 + "}]",
         "a number of 5,000 digits",
-        "record 1, line 2, column",
+        "record 2, line 2, column",
     )
     case(
         g + "long-integer.jsonl",
         dumps(rec) + "\n" + dumps(dict(rec, score=0))[:-2] + "1" * 5000 + "}\n",
         "a number of 5,000 digits",
-        "record 1, line 2, column",
+        "record 2, line 2, column",
     )
-    case(g + "deep-record.json", "[" + DEEPER_THAN_PYTHON + "]", "nested too deeply", "record 0")
+    case(g + "deep-record.json", "[" + DEEPER_THAN_PYTHON + "]", "nested too deeply", "record 1")
     case(
         g + "deep-field.jsonl",
         dumps(rec)[:-1] + ', "x": ' + "[" * 200 + "]" * 200 + "}\n",
@@ -532,7 +532,7 @@ def graded_cases() -> None:
         g + "lone-surrogate.json",
         '[{"candidate": "a \\ud83d dog", "references": ["b"], "score": 1}]',
         "lone surrogate",
-        "record 0, line 1",
+        "record 1, line 1",
     )
     case(
         g + "lone-surrogate.jsonl",
@@ -550,7 +550,7 @@ def graded_cases() -> None:
         g + "huge-integer.json",
         '[{"candidate": "a", "references": ["b"], "score": ' + "1" * 5000 + "}]",
         "invalid JSON",
-        "record 0",
+        "record 1",
     )
 
 
@@ -589,7 +589,7 @@ def pairwise_cases() -> None:
             ]
         ),
         "not a number: 'three'",
-        "record 0, line 1, column 'votes_a'",
+        "record 1, line 1, column 'votes_a'",
     )
     case(
         p + "votes-b-missing.csv",
@@ -817,7 +817,7 @@ def abstract_cases() -> None:
         a + "mismatched-pairs",
         None,
         "differs from",
-        "record 0, line 1, column 'image_id'",
+        "record 1, line 1, column 'image_id'",
         names="abstract_candsC.json",
     )
     folder("deep-nesting", DEEPER_THAN_PYTHON, b, c)
@@ -827,7 +827,7 @@ def abstract_cases() -> None:
         a + "missing-caption",
         None,
         "record has no 'caption'",
-        "record 0",
+        "record 1",
         names="abstract_candsB.json",
     )
     folder(
@@ -836,7 +836,7 @@ def abstract_cases() -> None:
         b,
         '[{"image_id": 1, "caption": "\\ud800"}, {"image_id": 2, "caption": "c"}]',
     )
-    case(a + "lone-surrogate", None, "lone surrogate", "record 0", names="abstract_candsC.json")
+    case(a + "lone-surrogate", None, "lone surrogate", "record 1", names="abstract_candsC.json")
 
 
 GOOD = "{good}/results.json"
@@ -1339,8 +1339,8 @@ def reference_cases() -> None:
     case(
         a + "karpathy-image-twice.json",
         dumps({"images": [*images, images[0]]}),
-        "cocoid 1 is listed twice in split 'test' \\(records 0 and 2\\)",
-        "list 'images', record 2, line 1, column 'cocoid'",
+        "cocoid 1 is listed twice in split 'test' \\(records 1 and 3\\)",
+        "list 'images', record 3, line 1, column 'cocoid'",
     )
     empty = [dict(images[0], sentences=[]), images[1]]
     case(a + "karpathy-no-sentences.json", dumps({"images": empty}), "image_id 1 has no reference")
@@ -1349,7 +1349,7 @@ def reference_cases() -> None:
         a + "gts-null-reference.json",
         dumps({"1": ["a dog", None], "2": ["a bus"]}),
         "expected text, got null",
-        "image_id 1, record 1, line 1, column 'caption'",
+        "image_id 1, record 2, line 1, column 'caption'",
     )
 
 
@@ -1360,7 +1360,7 @@ def more_judgment_cases() -> None:
         "graded/null-candidate.json",
         dumps([rec, dict(rec, candidate=None)]),
         "expected text, got null",
-        "record 1, line 1, column 'candidate'",
+        "record 2, line 1, column 'candidate'",
     )
     case(
         "graded/number-candidate.jsonl",
@@ -1373,7 +1373,7 @@ def more_judgment_cases() -> None:
         "pairwise/null-candidate.json",
         dumps([dict(pair, candidate_b=None)]),
         "expected text, got null",
-        "record 0, line 1, column 'candidate_b'",
+        "record 1, line 1, column 'candidate_b'",
     )
     folder = OUT / "abstract50s" / "no-labels"
     folder.mkdir(parents=True, exist_ok=True)

@@ -97,7 +97,7 @@ def _json_pairs(
         if img_b != img_c:
             raise format_error(
                 folder / CANDS_C,
-                f"pair {i}: image_id {img_c!r} differs from {img_b!r} in {CANDS_B}",
+                f"pair {i + 1}: image_id {img_c!r} differs from {img_b!r} in {CANDS_B}",
                 record=i,
                 line=row_c.line,
                 column="image_id",
@@ -277,7 +277,7 @@ def _first_triplets(triplets: Sequence[Triplet]) -> dict[tuple[str, str], Row]:
         key = (match_key(t.b), match_key(t.c))
         if key not in seen and key[::-1] not in seen:
             seen.add(key)
-            out[t.b, t.c] = Row(0, {}, record=t.record)
+            out[t.b, t.c] = Row(0, {}, record=t.record - 1)  # Row counts from 0
     return out
 
 

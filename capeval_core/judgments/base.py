@@ -381,7 +381,7 @@ class Row:
 
     line: int
     values: dict[str, Any]
-    record: int | None = None
+    record: int | None = None  # its index in a JSON file, from 0 (messages count from 1)
 
     @property
     def place(self) -> str:
@@ -391,7 +391,9 @@ class Row:
         if self.record is None:
             return f"line {self.line}"
         return (
-            f"record {self.record}" if not self.line else f"record {self.record}, line {self.line}"
+            f"record {self.record + 1}"  # counted from 1, as lines
+            if not self.line
+            else f"record {self.record + 1}, line {self.line}"
         )
 
 
@@ -404,9 +406,9 @@ def places(rows: Sequence[Row], limit: int = 5) -> str:
     >>> places([Row(n, {}) for n in range(2, 10)])
     'lines 2, 3, 4, 5, 6 and 3 more'
     >>> places([Row(1, {}, record=0)]), places([Row(1, {}, record=0), Row(1, {}, record=2)])
-    ('record 0, line 1', 'records 0 (line 1) and 2 (line 1)')
+    ('record 1, line 1', 'records 1 (line 1) and 3 (line 1)')
     >>> places([Row(0, {}, record=3), Row(0, {}, record=5)])  # a MATLAB struct array's
-    'records 3 and 5'
+    'records 4 and 6'
     """
     shown = list(rows[:limit])
     more = len(rows) - len(shown)
@@ -415,7 +417,9 @@ def places(rows: Sequence[Row], limit: int = 5) -> str:
     # a JSON file: its records, each with its line (a one-line array has one line)
     records = any(r.record is not None for r in shown)
     each = [
-        (f"{r.record} (line {r.line})" if r.line else str(r.record)) if records else str(r.line)
+        (f"{r.record + 1} (line {r.line})" if r.line else str(r.record + 1))
+        if records
+        else str(r.line)
         for r in shown
     ]
     listed = ", ".join(each) if more else f"{', '.join(each[:-1])} and {each[-1]}"

@@ -69,14 +69,14 @@ def read_triplets(
                 path,
                 "rating is NaN: a missing judgment, not a tie (expected +1: B more like A, "
                 "or -1: C more like A)",
-                record=i + 1,
+                record=i,
                 column=where,
             )
         if rating not in RATINGS:
             raise format_error(
                 path,
                 f"rating must be +1 (B more like A) or -1 (C more like A), got {rating:g}",
-                record=i + 1,
+                record=i,
                 column=where,
             )
         out.append(Triplet(i + 1, a, b, c, int(rating)))

@@ -81,7 +81,7 @@ def field_of(obj: Any, names: tuple[str, ...], path: Path, var: str, index: int)
     raise format_error(
         path,
         f"element {index + 1} of {var!r} has no field {names[0]!r} (fields: {fields})",
-        record=index + 1,
+        record=index,
         column=f"{var}.{names[0]}",
     )
 
@@ -106,20 +106,18 @@ def text_of(value: Any, path: Path, where: str, index: int) -> str:
         if isinstance(value, np.ndarray)
         else f"{type(value).__name__} {shown(value)}"
     )
-    raise format_error(
-        path, f"expected one sentence (text), got {got}", record=index + 1, column=where
-    )
+    raise format_error(path, f"expected one sentence (text), got {got}", record=index, column=where)
 
 
 def number_of(value: Any, path: Path, where: str, index: int) -> float:
     """One number (NaN included: the caller decides what a missing value means)."""
     value = unwrap(value)
     if isinstance(value, np.ndarray) and value.size == 0:
-        raise format_error(path, "the value is empty", record=index + 1, column=where)
+        raise format_error(path, "the value is empty", record=index, column=where)
     if isinstance(value, bool | np.bool_ | int | float | np.integer | np.floating):
         return float(value)
     got = f"{value.size} values" if isinstance(value, np.ndarray) else shown(value)
-    raise format_error(path, f"expected one number, got {got}", record=index + 1, column=where)
+    raise format_error(path, f"expected one number, got {got}", record=index, column=where)
 
 
 def shown(value: Any, limit: int = 40) -> str:

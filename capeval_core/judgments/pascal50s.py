@@ -95,7 +95,7 @@ def load_references(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str,
         sentences = [x for x in sentences if x][:N_REFERENCES]
         if not sentences:
             raise format_error(
-                path, "image has no reference sentences", record=i + 1, column=f"{var}.sentences"
+                path, "image has no reference sentences", record=i, column=f"{var}.sentences"
             )
         out[image_name(name)] = tuple(sentences)
     return out
@@ -157,7 +157,7 @@ def _votes(value: object, path: Path, i: int) -> tuple[int, int]:
         raise format_error(
             path,
             "votes must be +1 (sent1 preferred) or -1 (sent2)",
-            record=i + 1,
+            record=i,
             column="result.result",
         )
     return int((votes > 0).sum()), int((votes < 0).sum())
@@ -223,7 +223,7 @@ def load_pascal50s(
                 pairs_path,
                 f"category must be 1-4 or one of {'/'.join(CATEGORIES.values())} "
                 f"(got {shown(categories[i])})",
-                record=i + 1,
+                record=i,
                 column="category",
             )
         name = image_name(fields[0])
@@ -231,7 +231,7 @@ def load_pascal50s(
             raise format_error(
                 pairs_path,
                 f"image {name!r} has no references in {refs_path.name}",  # type: ignore[union-attr]
-                record=i + 1,
+                record=i,
                 column="new_input.name",
             )
         rows.append((name, fields[1], fields[2], category))
@@ -274,7 +274,7 @@ def load_pascal50s(
             refs = references[name]  # type: ignore[index]
         for column, text in zip(blank, (sent1, sent2), strict=True):
             if not text:  # scored as given, as coco-caption scores an empty caption
-                blank[column].append(Row(0, {}, record=i + 1))  # element i + 1, as MATLAB counts
+                blank[column].append(Row(0, {}, record=i))  # element i + 1, as MATLAB counts
         items.append(
             PairItem(
                 str(i + 1),

@@ -138,7 +138,7 @@ def _captioned(gts: dict[Any, Any], res: dict[Any, Any]) -> list[Any]:
                 text = ann["caption"]
                 if not isinstance(text, str):  # pycocoevalcap's tokenizer: AttributeError
                     raise TypeError(
-                        f"COCOEvalCap: the caption of image {i!r} (its record {j} in the "
+                        f"COCOEvalCap: the caption of image {i!r} (its record {j + 1} in the "
                         f"{where}) must be text (got {type(text).__name__})"
                     )
     return ids

@@ -145,7 +145,7 @@ def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[An
     repeated = [k for k, v in seen.items() if len(v) > 1]
     if repeated:
         where = ", ".join(
-            f"{k!r} (records {', '.join(map(str, seen[k][:3]))})" for k in repeated[:5]
+            f"{k!r} (records {', '.join(str(i + 1) for i in seen[k][:3])})" for k in repeated[:5]
         )
         more = f" ... ({len(repeated)} in all)" if len(repeated) > 5 else ""
         raise InputError(

@@ -447,14 +447,14 @@ def test_score_defaults_to_coco_val2014_like_compare(tmp_path):
     ("references", "message"),
     [
         ({"1": "a dog"}, "image_id 1: expected a list of captions"),
-        ({"1": ["a dog", 3]}, "image_id 1, record 1, line 1, column 'caption': expected text"),
+        ({"1": ["a dog", 3]}, "image_id 1, record 2, line 1, column 'caption': expected text"),
         (
             {"images": [{"split": "test", "sentences": []}]},
-            "record 0, line 1: missing field 'cocoid'",
+            "record 1, line 1: missing field 'cocoid'",
         ),
         (
             {"images": [{"split": "test", "cocoid": 1, "sentences": [{"tokens": []}]}]},
-            "record 0, line 1, column 'sentences': each sentence needs its 'raw' text",
+            "record 1, line 1, column 'sentences': each sentence needs its 'raw' text",
         ),
         (["a", "b"], "expected an object with an 'annotations' list (COCO captions)"),
     ],

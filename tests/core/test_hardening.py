@@ -288,7 +288,7 @@ def test_a_key_given_twice_in_one_object_is_refused_where_it_is(tmp_path):
     assert code == 2 and "line 2, column 18: invalid JSON: key 'image_id' given twice" in err
     rows = tmp_path / "j.json"
     rows.write_text('[{"candidate": "a", "references": ["a"], "score": 1, "score": 2}]')
-    with pytest.raises(InputError, match=r"j\.json, record 0, line 1: invalid JSON: key 'score'"):
+    with pytest.raises(InputError, match=r"j\.json, record 1, line 1: invalid JSON: key 'score'"):
         load_judgments(rows, "graded")
 
 

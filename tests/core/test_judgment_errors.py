@@ -120,8 +120,8 @@ CASES = [
         '{"id": "1", "candidate": "e", "references": ["f"], "score": 1}]',
         "graded",
         {},
-        r"duplicate id '1' \(first seen on record 0, line 1\)",
-        r"record 2, line 1, column 'id'",
+        r"duplicate id '1' \(first seen on record 1, line 1\)",
+        r"record 3, line 1, column 'id'",
     ),
     ("empty file", "g.csv", b"", "graded", {}, r"file is empty", r"g\.csv"),
     ("whitespace-only file", "g.tsv", b"  \n\n", "graded", {}, r"file is empty", r"g\.tsv"),
@@ -264,7 +264,7 @@ CASES = [
         "graded",
         {},
         r"expected an object",
-        r"record 1, line 2",
+        r"record 2, line 2",
     ),
     (
         "JSON references not text",
@@ -273,7 +273,7 @@ CASES = [
         "graded",
         {},
         r"reference 1 is a int",
-        r"record 0, line 1, column 'references'",
+        r"record 1, line 1, column 'references'",
     ),
     (
         "JSONL bad line",
@@ -387,7 +387,7 @@ CASES = [
         "graded",
         {},
         r"not a number: \[3, 3\]",
-        r"record 0, line 1, column 'score'",
+        r"record 1, line 1, column 'score'",
     ),
     (
         "preferred disagrees with votes",
@@ -665,7 +665,7 @@ def test_abstract_mismatched_pairs(tmp_path):
     (tmp_path / "abstract_candsC.json").write_text(json.dumps([{"image_id": 2, "caption": "c"}]))
     _expect(
         lambda: load_judgments(tmp_path, "abstract50s"),
-        r"abstract_candsC\.json, record 0, line 1, column 'image_id'",
+        r"abstract_candsC\.json, record 1, line 1, column 'image_id'",
     )
 
 

@@ -193,7 +193,7 @@ def test_a_mapped_json_upload_keeps_every_check_and_every_line(suffix) -> None:
     assert jset.candidates == [c for c, *_ in ROWS]
     with pytest.raises(JudgmentFormatError, match="key 'quality' given twice"):
         load_uploaded([(name, twice.encode())], "graded", mapping=mapping)
-    where = rf"{name}, record 3, line {bad_line}, column 'quality'"
+    where = rf"{name}, record 4, line {bad_line}, column 'quality'"
     with pytest.raises(JudgmentFormatError, match=where):
         load_uploaded([(name, bad.encode())], "graded", mapping=mapping)
 

@@ -403,7 +403,7 @@ def test_missing_scores_name_a_few_lines_and_how_many_more(tmp_path):
         json.dumps([{"candidate": "a", "references": ["b"], "score": s} for s in (1, None)])
     )
     js = load_judgments(q, "graded", score_columns=["score"])
-    assert js.dropped_at == {"missing human score in column 'score'": "record 1, line 1"}
+    assert js.dropped_at == {"missing human score in column 'score'": "record 2, line 1"}
 
 
 def test_blank_candidates_are_scored_and_said_with_line_and_column(tmp_path):
@@ -439,8 +439,8 @@ def test_blank_pairwise_candidates_are_scored_and_said_with_line_and_column(tmp_
     else:
         p.write_text("".join(json.dumps(dict(zip(names, r, strict=True))) + "\n" for r in rows))
         where = (
-            "column 'candidate_a', record 2, line 3; "
-            "column 'candidate_b', records 1 (line 2) and 3 (line 4)"
+            "column 'candidate_a', record 3, line 3; "
+            "column 'candidate_b', records 2 (line 2) and 4 (line 4)"
         )
     js = load_judgments(p, "pairwise")
     assert [(it.candidate_a, it.candidate_b) for it in js.items][1:] == [

@@ -126,7 +126,7 @@ def test_bad_rows_name_line_and_key(tmp_path):
     rows[3]["seg_id"] = "975"
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
-    with pytest.raises(JudgmentFormatError, match=r"t.jsonl, record 3, line 4, column 'seg_id'"):
+    with pytest.raises(JudgmentFormatError, match=r"t.jsonl, record 4, line 4, column 'seg_id'"):
         load_judgments(path, "thumb")
     rows = _rows()
     del rows[5]["Con"]
