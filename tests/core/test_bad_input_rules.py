@@ -314,7 +314,7 @@ def test_a_split_for_references_without_splits_is_refused(tmp_path):
         ),
         (
             "r.json.gz",
-            gzip.compress(json.dumps(RESULTS).encode()),
+            gzip.compress(json.dumps(RESULTS).encode(), mtime=0),
             "r.json.gz: this file is gzip-compressed; decompress it first",
         ),
         (
@@ -323,6 +323,7 @@ def test_a_split_for_references_without_splits_is_refused(tmp_path):
             'r.json: expected a list of {image_id, caption} records (got an object {"results": ',
         ),
     ],
+    ids=["json-lines", "gzip", "wrapped-list"],
 )
 def test_a_results_file_of_another_shape_is_named_as_what_it_is(tmp_path, name, content, said):
     """JSON Lines, a gzip file and a list wrapped in an object were refused with what json or
