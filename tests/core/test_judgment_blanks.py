@@ -33,12 +33,12 @@ def test_thumb_blank_hyp_is_scored_and_said(tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     js = load_judgments(path, "thumb")
-    assert js.items[1].candidate == "" and js.blank == (("hyp", "record 1, line 2"),)
+    assert js.items[1].candidate == "" and js.blank == (("hyp", "record 2, line 2"),)
     assert js.describe().endswith(
-        "(blank captions scored as given: column 'hyp', record 1, line 2)"
+        "(blank captions scored as given: column 'hyp', record 2, line 2)"
     )
     with_human = load_judgments(path, "thumb", "kasai2022-with-human")
-    assert with_human.blank == (("hyp", "records 1 (line 2) and 4 (line 5)"),)
+    assert with_human.blank == (("hyp", "records 2 (line 2) and 5 (line 5)"),)
     assert load_judgments(THUMB, "thumb").blank == ()
 
 
@@ -95,8 +95,8 @@ def test_abstract50s_blank_candidates_name_their_file_and_record(tmp_path):
     assert (js.items[1].candidate_a, js.items[3].candidate_b) == ("", "")
     assert js.source[0] == "abstract48S.json"
     assert js.blank == (
-        ("caption", "abstract_candsB.json, record 1, line 6"),
-        ("caption", "abstract_candsC.json, record 3, line 14"),
+        ("caption", "abstract_candsB.json, record 2, line 6"),
+        ("caption", "abstract_candsC.json, record 4, line 14"),
     )
     # without the pair lists, the pairs and their candidates are the triplets'
     only = tmp_path / "only"
@@ -171,7 +171,7 @@ def test_a_blank_reference_beside_others_is_kept_and_said(tmp_path):
     )
     js = load_judgments(r, "pairwise")
     assert js.items[0].references == ("a", "")
-    assert js.blank == (("references", "record 0, line 1"),)
+    assert js.blank == (("references", "record 1, line 1"),)
     for text in ("candidate,references,score\na,,1\n", "candidate,references,score\na, ||| ,1\n"):
         p.write_text(text)
         with pytest.raises(JudgmentFormatError, match=r"^g\.csv, line 2, column 'references'"):

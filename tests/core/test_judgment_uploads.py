@@ -265,7 +265,7 @@ def test_errors_under_a_mapping_name_the_files_own_columns() -> None:
     with pytest.raises(JudgmentFormatError) as info:
         load_uploaded([("mine.jsonl", text)], "graded", mapping=mapping)
     assert str(info.value) == (
-        "mine.jsonl, record 1, line 2, column 'caption' (read as 'candidate'): expected text, "
+        "mine.jsonl, record 2, line 2, column 'caption' (read as 'candidate'): expected text, "
         "got null"
     )
     pairs = b"a,b,grade\na dog,a cat,3\n"
