@@ -477,6 +477,25 @@ class _BatchScores(_Evidence):
         return cand, tuple(refs)
 
 
+def cider_d_order_sums(
+    candidates: Sequence[Tokens], references: Sequence[Sequence[Tokens]], sigma: float = 6.0
+) -> np.ndarray:
+    """Every item's four per-order similarities (1- to 4-word n-grams, length penalty
+    included) summed over its references, with the items' own IDF (coco-caption's
+    ``Cider``): what CIDEr-D averages over the orders, divides by the references and
+    multiplies by 10. For scorers that combine the orders otherwise (pycocoevalcap's
+    ``CiderScorer`` with ``n`` other than 4). An item without references is scored against
+    one empty reference (its row is 0), which adds no document frequency.
+
+    >>> sums = cider_d_order_sums([("a", "cat"), ("a", "dog")], [[("a", "cat")], [("the", "dog")]])
+    >>> sums.round(6).tolist()  # cider_d_values: 10 * (1 + 1) / 4 = 5, 10 * 0.5 / 4 = 1.25
+    [[1.0, 1.0, 0.0, 0.0], [0.5, 0.0, 0.0, 0.0]]
+    """
+    cands = [coco_words(c) for c in candidates]
+    refs = [[coco_words(r) for r in group] or [()] for group in references]
+    return _BatchScores(batch_ngrams(Batch.of_tokens(cands, refs)), sigma).total
+
+
 def cider_d_values(
     candidates: Sequence[Tokens], references: Sequence[Sequence[Tokens]], sigma: float = 6.0
 ) -> np.ndarray:

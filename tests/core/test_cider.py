@@ -88,3 +88,30 @@ def test_compiled_values_equal_the_metric_bit_for_bit():
         got = cider_d_values(cands, refs)
         assert got.tolist() == expected.segment_values()
         assert float(got.mean()) == expected.value
+
+
+def test_order_sums_are_what_the_metric_averages_bit_for_bit():
+    """cider_d_order_sums (the pycocoevalcap drop-in's CiderScorer with n other than 4 combines
+    its orders itself) gives each item's per-order sums over its references: their mean over
+    the four orders, over the references, times 10, is CiderD's value, bit for bit; an item
+    without references is scored against one empty reference: a row of zeros."""
+    import numpy as np
+
+    from capeval_core.metrics import Batch
+    from capeval_core.metrics.cider import cider_d_order_sums
+    from tests.core.fast_paths_cases import cases
+
+    for cands, refs in cases():
+        sums = cider_d_order_sums(cands, refs)
+        assert sums.shape == (len(cands), 4)
+        expected = CiderD(tokenizer="whitespace").score_batch(Batch.of_tokens(cands, refs))
+        for row, group, value in zip(sums, refs, expected.segment_values(), strict=True):
+            score = np.mean(row)  # CiderD.segment's operations, in its order
+            score /= len(group)
+            score *= 10.0
+            assert float(score) == value
+    cands, refs = [("a", "cat"), ("a", "dog")], [[("a", "cat")], [("the", "dog")]]
+    without = cider_d_order_sums([*cands, ("a", "bird")], [*refs, []])
+    assert without[2].tolist() == [0.0] * 4
+    empty = cider_d_order_sums([*cands, ("a", "bird")], [*refs, [()]])
+    assert without.tolist() == empty.tolist()

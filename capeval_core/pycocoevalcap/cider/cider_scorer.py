@@ -15,10 +15,7 @@ import operator
 
 import numpy as np
 
-from capeval_core.metrics.base import Batch
-from capeval_core.metrics.cider import ORDER, _BatchScores, cider_d_values
-from capeval_core.metrics.ngram_index import batch_ngrams
-from capeval_core.metrics.ngrams import coco_words
+from capeval_core.metrics.cider import ORDER, cider_d_order_sums, cider_d_values
 from capeval_core.pycocoevalcap._inputs import Pairs, ngram_counts
 from capeval_core.tokenize import Tokens
 
@@ -95,14 +92,11 @@ def _mean_over_orders(
     similarities, of which the 1- to 4-word n-grams (all it counts) fill the first ones and the
     rest are 0. Each image's 10 * mean / references in its float operations: the mean is
     ``np.mean`` of the ``n`` values, whose sum numpy orders otherwise from 8 values on."""
-    cands = [coco_words(c) for c in candidates]
-    refs = [[coco_words(r) for r in group] for group in references]
     if n <= 0:  # no order, no word (else IndexError above): an empty mean
-        return np.full(len(cands), np.nan)
-    batch = Batch.of_tokens(cands, [group or [()] for group in refs])
-    totals = _BatchScores(batch_ngrams(batch), sigma).total
-    scores = np.empty(len(cands))
-    for i, (row, group) in enumerate(zip(totals, refs, strict=True)):
+        return np.full(len(candidates), np.nan)
+    totals = cider_d_order_sums(candidates, references, sigma)
+    scores = np.empty(len(candidates))
+    for i, (row, group) in enumerate(zip(totals, references, strict=True)):
         if not group:  # 0 / 0 in pycocoevalcap
             scores[i] = np.nan
             continue
