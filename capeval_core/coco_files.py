@@ -33,7 +33,6 @@ read their files here.
 from __future__ import annotations
 
 import json
-import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -558,6 +557,19 @@ def sorted_id_order(image_ids: Sequence[Any]) -> list[int]:
         return list(range(len(image_ids)))
 
 
+def nan_skipping_mean(values: Sequence[float]) -> np.float64:
+    """``np.mean`` of the values in their order, NaN ones (images a metric left out) skipped;
+    NaN when every one is. A ``np.float64``, the type pycocoevalcap's SPICE returns: the
+    drop-in's mean and :func:`coco_caption_mean` are this one.
+
+    >>> nan_skipping_mean([0.25, float("nan"), 0.5]), nan_skipping_mean([float("nan")])
+    (np.float64(0.375), np.float64(nan))
+    """
+    f = np.asarray(values, dtype=float)
+    kept = f[~np.isnan(f)]
+    return np.mean(kept) if kept.size else np.float64(np.nan)
+
+
 def coco_caption_mean(values: Sequence[float], image_ids: Sequence[Any]) -> float:
     """The mean of per-image values as coco-caption takes SPICE's: summed in sorted id order,
     an image left out (NaN) skipped; NaN when every image was left out.
@@ -565,9 +577,7 @@ def coco_caption_mean(values: Sequence[float], image_ids: Sequence[Any]) -> floa
     >>> coco_caption_mean([0.5, float("nan"), 0.25], [3, 2, 1])
     0.375
     """
-    ordered = [values[k] for k in sorted_id_order(image_ids)]
-    kept = [v for v in ordered if not math.isnan(v)]
-    return float(np.mean(kept)) if kept else math.nan
+    return float(nan_skipping_mean([values[k] for k in sorted_id_order(image_ids)]))
 
 
 def coco_caption_corpus(result: MetricResult, image_ids: Sequence[Any]) -> MetricResult:

@@ -1005,3 +1005,37 @@ def test_the_drop_in_imports_no_private_name_of_capevals_other_modules():
                 if alias.name.startswith("_") and not alias.name.startswith("__"):
                     private.append(f"{path.name}: from {node.module} import {alias.name}")
     assert private == []
+
+
+def test_spices_mean_is_the_one_capeval_score_and_systems_take():
+    """The drop-in's SPICE mean and capeval score's and Systems' (``coco_caption_mean``) were
+    two functions skipping the images SPICE left out; they are one. Over the images scored
+    each is pycocoevalcap's ``np.mean(np.array(spice_scores))`` bit for bit, the drop-in's a
+    ``np.float64`` as there, and with every image left out it is NaN without numpy's "Mean of
+    empty slice" warning (as it is for no image at all)."""
+    import warnings
+
+    from capeval_core.coco_files import coco_caption_mean, nan_skipping_mean
+    from capeval_core.pycocoevalcap.spice.spice import corpus_value
+
+    rng = np.random.default_rng(7)
+    for size in (1, 2, 7, 8, 9, 130, 1000):  # numpy sums in blocks of 8 and 128
+        values = rng.random(size) * rng.choice([1e-8, 1.0, 1e8], size)
+        values[rng.random(size) < 0.3] = np.nan
+        kept = values[~np.isnan(values)]
+        if not kept.size:
+            continue
+        ids = rng.permutation(size).tolist()
+        in_id_order = [values[k] for k in sorted(range(size), key=ids.__getitem__)]
+        scores = [{"All": {"f": float(v)}} for v in in_id_order]
+        theirs = np.mean(np.array([v for v in in_id_order if not math.isnan(v)]))
+        ours = corpus_value(scores)
+        assert type(ours) is np.float64 and ours == theirs
+        assert coco_caption_mean(values, ids) == float(theirs)
+        assert type(coco_caption_mean(values, ids)) is float
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nothing = corpus_value([{"All": {"f": math.nan}}] * 3)
+        assert type(nothing) is np.float64 and math.isnan(nothing)
+        assert math.isnan(coco_caption_mean([math.nan, math.nan], [2, 1]))
+    assert type(nan_skipping_mean([0.5])) is np.float64

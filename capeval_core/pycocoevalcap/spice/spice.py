@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from capeval_core.coco_files import nan_skipping_mean
 from capeval_core.metrics.spice import COUNTS_STATISTIC, category_scores
 from capeval_core.pycocoevalcap import _inputs
 
@@ -66,9 +67,9 @@ def score_images(
 
 def corpus_value(scores: Sequence[dict[str, dict[str, float]]]) -> np.float64:
     """The mean of the images' All F in their order, as pycocoevalcap takes it; over the
-    images SPICE scored when it left some out."""
-    f = np.array([s["All"]["f"] for s in scores])
-    return np.mean(f[~np.isnan(f)]) if np.isnan(f).any() else np.mean(f)
+    images SPICE scored when it left some out (capeval's mean of SPICE,
+    :func:`~capeval_core.coco_files.nan_skipping_mean`), NaN when it left out every one."""
+    return nan_skipping_mean([s["All"]["f"] for s in scores])
 
 
 class Spice:
