@@ -531,19 +531,19 @@ if system_a == system_b:
 else:
     # the set's references as Compare's IDF source: a row's click and its "open" link alike
     idf = cached.systems_reference_set(digest, tokenizer, _data=data)
-    row = systems_views.render_differences(
-        comparison, system_a, system_b, metric_key, tokenizer, idf, len(data)
+    view = systems_views.DifferencesView(
+        comparison=comparison,
+        a=system_a,
+        b=system_b,
+        key=metric_key,
+        tokenizer=tokenizer,
+        idf=idf,
+        n_images=len(data),
     )
+    row = systems_views.render_differences(view)
     if row is not None:  # one click opens the image in Compare captions, as the table scores it
-        st.session_state[state.FROM_SYSTEMS] = systems_views.drill_down_note(
-            row, system_a, system_b, metric_key, len(data), idf
-        )
-        st.switch_page(
-            "app_pages/compare.py",
-            query_params=systems_views.compare_params(
-                row, tokenizer, idf, system_a, system_b, metric_key, len(data)
-            ),
-        )
+        st.session_state[state.FROM_SYSTEMS] = view.drill_down_note(row)
+        st.switch_page("app_pages/compare.py", query_params=view.compare_params(row))
 
 csv_col, sig_col, json_col = st.columns(3)
 csv_col.download_button(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -226,26 +227,40 @@ def render_chart(comparison: SystemsComparison) -> None:
     st.plotly_chart(systems_chart(comparison), width="stretch", key="systems_chart")
 
 
-def differences_frame(
-    comparison: SystemsComparison,
-    a: str,
-    b: str,
-    key: str,
-    tokenizer: str,
-    idf: str,
-    n_images: int,
-) -> pd.DataFrame:
-    """The images sorted by where ``a`` and ``b`` differ most on ``key``, each with its link
-    to Compare captions (``a``'s caption as the candidate, ``b``'s beside it, scored with the
-    table's ``tokenizer`` and CIDEr-D ``idf``: without them a new tab showed other CIDEr-D
-    values than the row's), and the note saying which row of which table it is (of
-    ``n_images``)."""
-    table = comparison.scores.differences(a, b, key)
+@dataclass(frozen=True, kw_only=True)
+class DifferencesView:
+    """What "Where two systems differ" shows: systems ``a`` and ``b`` of ``comparison``
+    image by image on ``key``, and what a row's Compare captions needs to give the table's
+    numbers: its ``tokenizer``, its CIDEr-D ``idf`` (the set's references, registered by
+    name) and the set's ``n_images``."""
+
+    comparison: SystemsComparison
+    a: str
+    b: str
+    key: str
+    tokenizer: str
+    idf: str
+    n_images: int
+
+    def compare_params(self, row: pd.Series) -> dict[str, Any]:
+        """Compare captions' query parameters for ``row`` (:func:`compare_params`)."""
+        return compare_params(
+            row, self.tokenizer, self.idf, self.a, self.b, self.key, self.n_images
+        )
+
+    def drill_down_note(self, row: pd.Series) -> dict[str, Any]:
+        """What Compare captions keeps when opened from ``row`` (:func:`drill_down_note`)."""
+        return drill_down_note(row, self.a, self.b, self.key, self.n_images, self.idf)
+
+
+def differences_frame(view: DifferencesView) -> pd.DataFrame:
+    """The images sorted by where ``view.a`` and ``view.b`` differ most on ``view.key``, each
+    with its link to Compare captions (``a``'s caption as the candidate, ``b``'s beside it,
+    scored with the table's tokenizer and CIDEr-D IDF: without them a new tab showed other
+    CIDEr-D values than the row's), and the note saying which row of which table it is."""
+    table = view.comparison.scores.differences(view.a, view.b, view.key)
     table["reference_list"] = table["references"]  # kept for a drill-down, not shown
-    table["open"] = [
-        compare_link(compare_params(row, tokenizer, idf, a, b, key, n_images))
-        for _, row in table.iterrows()
-    ]
+    table["open"] = [compare_link(view.compare_params(row)) for _, row in table.iterrows()]
     table["references"] = [" | ".join(r) for r in table["references"]]
     return table
 
@@ -274,24 +289,12 @@ def compare_params(
     }
 
 
-def render_differences(
-    comparison: SystemsComparison,
-    a: str,
-    b: str,
-    key: str,
-    tokenizer: str,
-    idf: str,
-    n_images: int,
-) -> pd.Series | None:
+def render_differences(view: DifferencesView) -> pd.Series | None:
     """The differences table; returns the row the reader clicked (one click opens it in
     Compare captions), if any."""
     # a difference of equal scores summed in another order read -0.0000, and counted as one
-    table = zero_as_noise(
-        differences_frame(comparison, a, b, key, tokenizer, idf, n_images),
-        ["difference"],
-        ["value_a", "value_b"],
-    )
-    name = label(key)
+    table = zero_as_noise(differences_frame(view), ["difference"], ["value_a", "value_b"])
+    a, b, name = view.a, view.b, label(view.key)
     # the values by the app's rule (BLEU-4's 1e-08 read 0.0000 here, < 0.001 in Compare):
     # number columns without a format of their own show the rule's text and sort by value
     number = st.column_config.NumberColumn

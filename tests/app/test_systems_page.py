@@ -999,6 +999,21 @@ def _shown(df: Any) -> Any:
     return pa.ipc.open_stream(styler.display_values).read_pandas()
 
 
+def _view(comparison: Any, key: str, n_images: int) -> Any:
+    """The differences of "Base" and "small|model" on ``key``, as the page asks for them."""
+    from capeval_ui import systems_views
+
+    return systems_views.DifferencesView(
+        comparison=comparison,
+        a="Base",
+        b="small|model",
+        key=key,
+        tokenizer="ptb",
+        idf="corpus",
+        n_images=n_images,
+    )
+
+
 def _near_zero_tables() -> None:
     """The full table and the differences of a comparison whose Δ and B − A are a hair
     below zero (0.3 against 0.1 + 0.2), with an interval end that shows as zero and one that
@@ -1009,6 +1024,7 @@ def _near_zero_tables() -> None:
 
     from capeval_core.stats.resampling import PairedResult
     from capeval_ui import systems_views
+    from tests.app.test_systems_page import _view
     from tests.core.test_systems_table import fixed_comparison
 
     c = fixed_comparison()
@@ -1023,7 +1039,7 @@ def _near_zero_tables() -> None:
     }
     c = dataclasses.replace(c, scores=dataclasses.replace(c.scores, items=items), paired=paired)
     systems_views.render_table(c)
-    systems_views.render_differences(c, "Base", "small|model", "bleu_4", "ptb", "corpus", n)
+    systems_views.render_differences(_view(c, "bleu_4", n))
 
 
 def test_a_difference_that_rounds_to_zero_reads_without_a_minus() -> None:
@@ -1066,6 +1082,7 @@ def _near_zero_differences() -> None:
     import numpy as np
 
     from capeval_ui import systems_views
+    from tests.app.test_systems_page import _view
     from tests.core.test_systems_table import fixed_comparison
 
     c = fixed_comparison()
@@ -1076,7 +1093,7 @@ def _near_zero_differences() -> None:
     other[:4] = [0.0, 2e-05, 4e-05, 0.5]
     items = {s: {k: base if s == "Base" else other for k in c.keys} for s in c.systems}
     c = dataclasses.replace(c, scores=dataclasses.replace(c.scores, items=items))
-    systems_views.render_differences(c, "Base", "small|model", "bleu_4", "ptb", "corpus", n)
+    systems_views.render_differences(_view(c, "bleu_4", n))
 
 
 def test_differences_write_values_near_zero_as_compare_does() -> None:
@@ -1101,3 +1118,34 @@ def test_differences_write_values_near_zero_as_compare_does() -> None:
     assert any(c.value.startswith("3 of 50 images differ") for c in at.caption)
     help_a = json.loads(df.proto.columns)["value_a"]["help"]
     assert "< 0.001: closer to 0 than 0.001" in help_a
+
+
+def test_the_differences_view_holds_what_a_rows_table_link_and_note_need() -> None:
+    """``differences_frame`` and ``render_differences`` took the same seven arguments, and the
+    page passed them again, in other orders, to the row's link and note: one view now holds
+    them. Each row's "open" link and the note a click keeps are the view's, and the same as
+    the functions give from the seven values."""
+    import dataclasses
+
+    import numpy as np
+
+    from capeval_ui import systems_views
+    from tests.core.test_systems_table import fixed_comparison
+
+    c = fixed_comparison()
+    n = len(c.scores.input.image_ids)
+    items = {s: {k: np.linspace(0, i + 1, n) for k in c.keys} for i, s in enumerate(c.systems)}
+    c = dataclasses.replace(c, scores=dataclasses.replace(c.scores, items=items))
+    view = _view(c, "cider_d", n)
+    table = systems_views.differences_frame(view)
+    assert len(table) == n and list(table["image_id"]) != []
+    for _, row in table.iterrows():
+        params = systems_views.compare_params(
+            row, "ptb", "corpus", "Base", "small|model", "cider_d", n
+        )
+        assert view.compare_params(row) == params
+        assert row["open"] == systems_views.compare_link(params)
+        assert view.drill_down_note(row) == systems_views.drill_down_note(
+            row, "Base", "small|model", "cider_d", n, "corpus"
+        )
+    assert row["references"] == " | ".join(row["reference_list"])
