@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,15 +137,21 @@ def warn_left_out(results: dict[str, MetricResult], image_ids: Sequence[Any]) ->
 
 
 def per_item_outputs(
-    path: Path, batch: CocoBatch, results: dict[str, MetricResult]
+    path: Path,
+    batch: CocoBatch,
+    results: dict[str, MetricResult],
+    named: Mapping[str, str] | None = None,
 ) -> list[tuple[str, Path, str]]:
     """One row per image: CSV (image_id, then a column per key) or a JSON list, each with the
     signatures in a sidecar JSON beside it, as ``(option, path, text)`` for
-    :func:`capeval_core.files.write_all` (each file complete or absent, never partial).
+    :func:`capeval_core.files.write_all` (each file complete or absent, never partial). The
+    sidecar names the references by ``named`` (the batch's
+    :meth:`~capeval_core.coco_files.CocoBatch.references_named`, digested here if not given).
 
     A key whose metric left images out has a ``"<key> left out"`` column after the values,
     with the reason where its value is missing and empty elsewhere (as Systems' files)."""
     check_per_item(path)
+    named = batch.references_named() if named is None else named
     left_out = {key: result.missing for key, result in results.items() if result.missing}
     rows = [
         [
@@ -169,18 +175,24 @@ def per_item_outputs(
         (
             "--per-item",
             sidecar_path(path),
-            signatures_text(signatures, path.name, **batch.references_named()),
+            signatures_text(signatures, path.name, **named),
         ),
     ]
 
 
-def write_per_item(path: Path, batch: CocoBatch, results: dict[str, MetricResult]) -> None:
+def write_per_item(
+    path: Path,
+    batch: CocoBatch,
+    results: dict[str, MetricResult],
+    named: Mapping[str, str] | None = None,
+) -> None:
     """:func:`per_item_outputs` written, all or none."""
-    files.write_all(per_item_outputs(path, batch, results))
+    files.write_all(per_item_outputs(path, batch, results, named))
 
 
-def _print_table(results: dict[str, MetricResult], batch: CocoBatch) -> None:
-    named = batch.references_named()
+def _print_table(
+    results: dict[str, MetricResult], batch: CocoBatch, named: Mapping[str, str]
+) -> None:
     print(
         f"capeval {__version__} - {len(batch.image_ids)} images, references from "
         f"{files.printable(named['references'])}, sha256 {named['references_sha256']}"
@@ -231,12 +243,15 @@ def _cmd_score(args: argparse.Namespace) -> int:
             args.spice_max_words,
         )
     warn_left_out(results, batch.image_ids)
+    # which references, digested once for every output that names them: a signature names
+    # no data
+    named = batch.references_named()
     if args.per_item:
-        write_per_item(Path(args.per_item), batch, results)
+        write_per_item(Path(args.per_item), batch, results, named)
     if args.json:
         out = {
             "n_images": len(batch.image_ids),  # the table's "N images" (compare's JSON has it)
-            **batch.references_named(),  # which references: a signature names no data
+            **named,
             "corpus": {k: r.value for k, r in results.items()},
             "signatures": {k: str(r.signature) for k, r in results.items()},
         }
@@ -245,7 +260,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             out["left_out"] = left_out
         print(json.dumps(jsonable(out), indent=1))
     else:
-        _print_table(results, batch)
+        _print_table(results, batch, named)
     warn_notes({r.signature.metric: r.warnings for r in results.values()})
     return 0
 

@@ -387,3 +387,32 @@ def test_score_names_its_references_in_the_text_json_and_per_item_sidecar(tmp_pa
     assert f"references from {ann.name}, sha256 {digest}" in text.splitlines()[0]
     sidecar = json.loads((tmp_path / "items.signatures.json").read_text(encoding="utf-8"))
     assert (sidecar["references"], sidecar["references_sha256"]) == (ann.name, digest)
+
+
+@pytest.mark.parametrize("output", [(), ("--json",)], ids=["text", "json"])
+def test_score_digests_its_references_once_per_run(tmp_path, monkeypatch, output):
+    """score digested the references (every caption, JSON-encoded and hashed) once for the
+    table or the JSON and again for the per-item sidecar: once per run now, the same name
+    and digest in every output."""
+    from capeval_core import coco_files
+
+    calls = []
+    describe = coco_files.describe_references
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return describe(*args, **kwargs)
+
+    monkeypatch.setattr(coco_files, "describe_references", counted)
+    res, ann = _write_coco(tmp_path, golden_small())
+    items = tmp_path / "items.csv"
+    argv = ["score", "--results", str(res), "--annotations", str(ann), "--metrics", "bleu_4"]
+    code, out, err = _run(*argv, "--per-item", str(items), *output)
+    assert code == 0, err
+    assert len(calls) == 1
+    sidecar = json.loads((tmp_path / "items.signatures.json").read_text(encoding="utf-8"))
+    digest = sidecar["references_sha256"]
+    if output:
+        assert json.loads(out)["references_sha256"] == digest
+    else:
+        assert f"references from {ann.name}, sha256 {digest}" in out.splitlines()[0]
