@@ -171,7 +171,7 @@ def score_metric(
                 out.setdefault(k, []).append(result.segment_values(k))
             # what resampling needs beyond the values (BLEU's and METEOR's statistics), of
             # the scored items; NaN rows for the others
-            statistics.append(_statistics_rows(metric, result))
+            statistics.append(statistics_rows(metric, result))
             reasons.append([s.missing or "" for s in result.segments])
             del result
         if _IN_WORKER:
@@ -191,7 +191,7 @@ def score_metric(
     return values
 
 
-def _statistics_rows(metric: Metric, result: Any) -> dict[str, np.ndarray]:
+def statistics_rows(metric: Metric, result: Any) -> dict[str, np.ndarray]:
     """:meth:`~capeval_core.metrics.base.Metric.sufficient_statistics` of ``result``, one
     row per item: computed on the scored items, NaN rows for the missing ones."""
     if not result.missing:

@@ -138,9 +138,9 @@ def score_set(
                     lambda label, m=mkey, d=done: progress(d, total, f"{m}: {label}")
                 ):
                     result = metric.score_batch(batch)
-                # the engine's own rows (its helper, so both paths keep them alike): the
+                # the engine's rows (one function, so both paths keep them alike): the
                 # scored items' statistics, NaN rows for the items left out
-                values[mkey], statistics[mkey] = result, engine._statistics_rows(metric, result)
+                values[mkey], statistics[mkey] = result, engine.statistics_rows(metric, result)
                 done += 1
                 progress(done, total, f"{mkey} done")
     results = {}

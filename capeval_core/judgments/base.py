@@ -672,7 +672,7 @@ def read_records(
     """
     if Path(path).is_dir():
         raise format_error(path, "this is a folder, not a file: give the judgment file itself")
-    fmt = (file_format or _format_from_suffix(path)).lower()
+    fmt = (file_format or format_from_suffix(path)).lower()
     if fmt in ("csv", "tsv"):
         columns, rows = read_delimited(path, "," if fmt == "csv" else "\t", max_bytes=max_bytes)
         return fmt, columns, rows
@@ -684,7 +684,9 @@ def read_records(
     raise format_error(path, f"unknown file format {fmt!r}; use csv, tsv, json or jsonl")
 
 
-def _format_from_suffix(path: str | os.PathLike[str]) -> str:
+def format_from_suffix(path: str | os.PathLike[str]) -> str:
+    """A judgment file's table format named by its suffix (the loader's, and the column
+    mapping's, which reads the header before the loader does)."""
     suffix = Path(path).suffix.lower().lstrip(".")
     fmt = {
         "csv": "csv",

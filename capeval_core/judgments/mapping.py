@@ -21,7 +21,7 @@ from capeval_core.files import object_members
 from capeval_core.judgments.base import (
     DEFAULT_MAX_BYTES,
     JudgmentSet,
-    _format_from_suffix,
+    format_from_suffix,
     read_records,
 )
 from capeval_core.judgments.external import METRIC_PREFIX, is_id_column
@@ -136,7 +136,7 @@ def remap_columns(
     mapping = {k: v for k, v in mapping.items() if k and v and k != v}
     try:
         text = data.decode("utf-8-sig")
-        fmt = _format_from_suffix(src)
+        fmt = format_from_suffix(src)
     except (UnicodeDecodeError, CapevalError):  # the loader reports these properly
         dst.write_bytes(data)
         return dst

@@ -61,7 +61,7 @@ from capeval_ui.views.overview import (
     split_lines,
 )
 from capeval_ui.views.spice import spice_graph_figure, spice_layout
-from capeval_ui.views.wmd import _matrix_figure, wmd_sankey_figure
+from capeval_ui.views.wmd import matrix_figure, wmd_sankey_figure
 
 #: the panel modules, one per metric (imported for their ``render_details`` registrations)
 PANELS = (bleu, rouge, cider, meteor, wmd, mean, spice, i2ce)
@@ -75,7 +75,6 @@ __all__ = [
     "MODULE_COLOURS",
     "NARROW_STRIP_PX",
     "PANELS",
-    "_matrix_figure",
     "candidate_pair",
     "cell_width",
     "comparison_frame",
@@ -91,6 +90,7 @@ __all__ = [
     "input_problems",
     "key_label",
     "longest_caption",
+    "matrix_figure",
     "meteor_alignment_figure",
     "page_link",
     "plot_text",

@@ -122,7 +122,7 @@ def wmd_sankey_figure(pair: WMDPair) -> go.Figure:
     return fig
 
 
-def _matrix_figure(pair: WMDPair, matrix: np.ndarray, title: str, fmt: str) -> go.Figure:
+def matrix_figure(pair: WMDPair, matrix: np.ndarray, title: str, fmt: str) -> go.Figure:
     """A candidate-word × reference-word heatmap with its values written in the cells."""
     x = [plot_text(w) for w in pair.reference.words]
     y = [plot_text(w) for w in pair.candidate.words]
@@ -202,12 +202,12 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
         # one above the other: side by side, two candidates' panels left each matrix a
         # quarter of the page, too narrow for its numbers
         st.plotly_chart(
-            _matrix_figure(pair, pair.cost, "word distance (cost)", ".2f"),
+            matrix_figure(pair, pair.cost, "word distance (cost)", ".2f"),
             key=f"{key}-cost",
             width="stretch",
         )
         st.plotly_chart(
-            _matrix_figure(pair, pair.plan, "mass moved (flow)", ".3f"),
+            matrix_figure(pair, pair.plan, "mass moved (flow)", ".3f"),
             key=f"{key}-flow",
             width="stretch",
         )

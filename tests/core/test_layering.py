@@ -266,3 +266,86 @@ def test_no_import_circles_between_packages():
     assert "capeval_core.metrics" in packages
     circles = find_circles(packages)
     assert not circles, "package circles: " + "; ".join(" -> ".join(c) for c in circles)
+
+
+# -- private names stay in their module ---------------------------------------------------------
+
+#: the project's code: its packages and the app's pages
+OWN_CODE = ("capeval_core", "capeval_ui", "app_pages")
+
+
+def private_uses(path: Path, package: str = "") -> list[str]:
+    """Where ``path`` uses another module's private name: ``from m import _x``, or ``m._x``
+    of a project module ``m`` it imported (a change inside ``m`` would break it unseen).
+
+    Dunders are fine, and so is a private module of a package ``package`` is in (the
+    drop-in's helpers, ``capeval_core.pycocoevalcap._inputs``, are its package's own).
+    """
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules: set[str] = set()  # names bound to project modules
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in OWN_CODE and alias.asname:
+                    modules.add(alias.asname)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in OWN_CODE:
+            inside = package == node.module or package.startswith(f"{node.module}.")
+            for alias in node.names:
+                module = importlib_util_find(f"{node.module}.{alias.name}")
+                if module and inside:
+                    modules.add(alias.asname or alias.name)  # its package's private module
+                elif alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"from {node.module} import {alias.name}")
+                elif module:
+                    modules.add(alias.asname or alias.name)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def importlib_util_find(name: str) -> bool:
+    """Whether ``name`` is a module of the project (not a function or a class)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def test_no_module_uses_another_modules_private_names():
+    """The drop-in's CiderScorer imported CIDEr-D's private ``_BatchScores``, the column
+    mapping the loader's ``_format_from_suffix``, the scoring engine ``batch._statistics_rows``:
+    what a module shares is public, so a change inside it is seen where it is used."""
+    root = Path(capeval_core.__file__).parents[1]
+    files = [p for package in OWN_CODE for p in sorted((root / package).rglob("*.py"))]
+    assert len(files) > 100
+    used = {
+        str(p.relative_to(root)): private_uses(p, ".".join(p.relative_to(root).parts[:-1]))
+        for p in files
+    }
+    assert {name: uses for name, uses in used.items() if uses} == {}
+
+
+def test_private_uses_finds_both_spellings(tmp_path):
+    code = tmp_path / "m.py"
+    code.write_text(
+        "from capeval_core.metrics.cider import _BatchScores, cider_d_values\n"
+        "from capeval_core import batch as engine\n"
+        "engine._statistics_rows(1, 2)\n"
+        "engine.__name__\n"
+    )
+    assert private_uses(code) == [
+        "from capeval_core.metrics.cider import _BatchScores",
+        "engine._statistics_rows",
+    ]

@@ -985,28 +985,6 @@ def test_compare_gives_score_spice_when_spice_leaves_images_out(golden, golden_f
     }
 
 
-def test_the_drop_in_imports_no_private_name_of_capevals_other_modules():
-    """The drop-in's CiderScorer imported CIDEr-D's private ``_BatchScores``: a change inside
-    the metric could break it unseen. It uses the metric's public entry points only (its own
-    helpers, ``capeval_core.pycocoevalcap._inputs``, are the package's own)."""
-    import ast
-    from pathlib import Path
-
-    import capeval_core.pycocoevalcap as package
-
-    private = []
-    for path in sorted(Path(package.__file__).parent.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.ImportFrom) or not node.module:
-                continue
-            if node.module.startswith("capeval_core.pycocoevalcap"):
-                continue
-            for alias in node.names:
-                if alias.name.startswith("_") and not alias.name.startswith("__"):
-                    private.append(f"{path.name}: from {node.module} import {alias.name}")
-    assert private == []
-
-
 def test_spices_mean_is_the_one_capeval_score_and_systems_take():
     """The drop-in's SPICE mean and capeval score's and Systems' (``coco_caption_mean``) were
     two functions skipping the images SPICE left out; they are one. Over the images scored
