@@ -192,7 +192,7 @@ def clamp(key: str, low: int, high: int) -> None:
         value = int(st.session_state[key])
         st.session_state[key] = min(max(value, low), high)
         if value != st.session_state[key] and (param := st.session_state.get(_LINKED, {}).get(key)):
-            _note(param, _nearest(param, value, st.session_state[key]))
+            _note(param, *_nearest(param, value, st.session_state[key]))
 
 
 # -- example pickers -------------------------------------------------------------------------
@@ -282,6 +282,8 @@ _REJECTED = "_url_rejected"
 #: page's warning with the parameters it does not say (see :func:`say_rejected`)
 _LINKED = "_url_linked"
 _SLOT = "_url_rejected_slot"
+#: why a parameter's second value is not used
+SECOND_VALUE = "a second value: the first is used"
 
 
 def _url() -> dict[str, tuple[str, ...]]:
@@ -324,31 +326,32 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
         return False
     url = _url()
     st.session_state[_SEEN] = url
-    rejected: dict[str, str] = {}
+    rejected: dict[str, tuple[str, str]] = {}  # name -> (the link's value, why not used)
     known = {param.name for param in params} | set(other_names)
     for name in url:  # a misspelt or another page's parameter was dropped without a word
         if name == TOO_LARGE:
-            rejected[name] = url[name][0]
+            rejected[name] = (url[name][0], "")
         elif name not in known:
-            rejected[name] = f"{url[name][0]} (not a setting of this page)"
+            rejected[name] = (url[name][0], "not a setting of this page")
     for param in params:
         values = url.get(param.name)
         if param.key == TOKENIZER_KEY:  # the router set it, before the sidebar drew it
             if values and _from_url(param, values) is _REJECT:
-                rejected[param.name] = values[0]
+                rejected[param.name] = (values[0], "")
             elif values and len(values) > 1:  # said as for every other parameter
-                rejected[param.name] = f"{values[1]} (a second value: the first is used)"
+                rejected[param.name] = (values[1], SECOND_VALUE)
             continue
         if not values:
             if param.absent is not None:
                 st.session_state[param.key] = param.absent
             continue
         if len(values) > 1 and param.kind not in ("lines", "list"):
-            rejected[param.name] = f"{values[1]} (a second value: the first is used)"
+            rejected[param.name] = (values[1], SECOND_VALUE)
         value = _from_url(param, values)
         if value is _REJECT:
             rejected[param.name] = (param.kind == "list" and _unused(param, values, value)) or (
-                values[0]
+                values[0],
+                "",
             )
             continue
         if (unused := _unused(param, values, value)) is not None:
@@ -365,8 +368,10 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
 
 
 def rejected() -> dict[str, str]:
-    """Parameters of the link restored last that named a value not offered here."""
-    return dict(st.session_state.get(_REJECTED) or {})
+    """Parameters of the link restored last that named a value not offered here (the
+    value, and why in brackets after it where the page said why)."""
+    said = st.session_state.get(_REJECTED) or {}
+    return {name: f"{value} ({why})" if why else value for name, (value, why) in said.items()}
 
 
 def say_rejected(restored: bool, exclude: Sequence[str] = ()) -> None:
@@ -391,8 +396,9 @@ def _say() -> None:
     from capeval_ui.formats import literal
 
     slot, exclude = st.session_state.get(_SLOT, (None, ()))
-    bad = {k: v for k, v in rejected().items() if k not in exclude}
-    too_large = bad.pop(TOO_LARGE, None)
+    said_of = st.session_state.get(_REJECTED) or {}
+    bad = {k: v for k, v in said_of.items() if k not in exclude}
+    too_large = bad.pop(TOO_LARGE, (None,))[0]
     said = []
     if too_large is not None:
         said.append(
@@ -400,13 +406,31 @@ def _say() -> None:
             "so it cannot open that view again: the page shows its own choices."
         )
     if bad:
-        shown = "; ".join(f"{k}={v[:80]}{'…' if len(v) > 80 else ''}" for k, v in bad.items())
+        shown = "; ".join(
+            f"{k}={_cut(value)}" + (f" ({why})" if why else "") for k, (value, why) in bad.items()
+        )
         said.append(
             f"This link's values not used here: {literal(shown)}. The page shows its own "
             "choices for them."
         )
     if slot is not None and said:
         slot.warning(" ".join(said), icon=":material/link_off:")
+
+
+def _cut(text: str, keep: int = 80) -> str:
+    """A long link value as the warning names it: both ends, and how much is left out
+    between them (cut after 80 characters, two long captions alike at the start read the
+    same). The reason the page gives follows it uncut.
+
+    >>> _cut("short")
+    'short'
+    >>> _cut("abcdefghij" * 3, keep=10)
+    'abcde…(20 characters left out)…fghij'
+    """
+    if len(text) <= keep:
+        return text
+    head = tail = keep // 2
+    return f"{text[:head]}…({len(text) - head - tail:,} characters left out)…{text[-tail:]}"
 
 
 def _note_dropped(key: str, dropped: Sequence[Any]) -> None:
@@ -425,27 +449,28 @@ def unused_link_value(key: str, why: str, values: Sequence[str] | None = None) -
     param = st.session_state.get(_LINKED, {}).get(key)
     given = _url().get(param.name) if param is not None else None  # as the link spelt it
     if param is not None and given:
-        _note(param, f"{', '.join(values) if values else given[0]} ({why})")
+        _note(param, ", ".join(values) if values else given[0], why)
         return True
     return False
 
 
-def _note(param: Param, said: str) -> None:
-    """Add a link's value to the warning of its run (:func:`say_rejected`)."""
-    st.session_state.setdefault(_REJECTED, {})[param.name] = said
+def _note(param: Param, value: str, why: str = "") -> None:
+    """Add a link's value (and why it was not used) to the warning of its run
+    (:func:`say_rejected`)."""
+    st.session_state.setdefault(_REJECTED, {})[param.name] = (value, why)
     _say()
 
 
-def _nearest(param: Param, value: int, used: int) -> str:
-    return f"{_to_url(param, value)[0]} (the nearest in range, {_to_url(param, used)[0]}, is used)"
+def _nearest(param: Param, value: int, used: int) -> tuple[str, str]:
+    return _to_url(param, value)[0], f"the nearest in range, {_to_url(param, used)[0]}, is used"
 
 
-def _unused(param: Param, values: tuple[str, ...], value: Any) -> str | None:
+def _unused(param: Param, values: tuple[str, ...], value: Any) -> tuple[str, str] | None:
     """How a link's values were not taken as they are: list items not offered, a number
     brought within its field; None when all were."""
     if param.kind == "list":
         unknown = [v for v in values if v != "" and _unspell(param, v) is _REJECT]
-        return ", ".join(unknown) if unknown else None
+        return (", ".join(unknown), "") if unknown else None
     if (
         param.kind in ("int", "index")
         and (raw := int(values[0]) - (param.kind == "index")) != value

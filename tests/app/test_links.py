@@ -783,6 +783,18 @@ def test_a_bare_address_in_a_links_value_is_not_made_a_link():
     assert "https://" not in said and value in as_shown(said) and "used only" in said
 
 
+def test_a_long_value_not_used_keeps_both_ends_and_says_how_much_is_cut() -> None:
+    """The warning cut each value after 80 characters: two long captions alike at the start
+    read the same, and the reason after the value ("not a setting of this page") was lost."""
+    value = "a dog runs on the grass " + "and on the sand " * 20 + "by the sea at dusk"
+    at = _open("app_pages/compare.py", candiate=value)
+    (said,) = _link_warnings(at)
+    shown = as_shown(said)
+    assert "candiate=a dog runs on the grass" in shown, shown
+    assert "by the sea at dusk (not a setting of this page)" in shown, shown
+    assert f"({len(value) - 80:,} characters left out)" in shown, shown
+
+
 @pytest.mark.parametrize(
     "page",
     [
