@@ -409,9 +409,12 @@ if "judgment_error" in st.session_state:
     )
 
 # the preset box is the upload's: a demo set, or a format without presets, has none to link;
-# the mapping is a generic upload's
+# the mapping is a generic upload's; the demo box is the demo's (beside an upload, demo=graded
+# named a set that is not shown)
 uploading = source != "Demo set" and st.session_state.get("judgment_preset") != NO_PRESET
 URL_VALUES: dict[str, Any] = {} if uploading else {"judgment_preset": None}
+if source != "Demo set":
+    URL_VALUES["demo_set"] = None
 jset = st.session_state.get(state.JSET_KEY)
 URL_VALUES[state.MAPPING_KEY] = _mapping_in_url(
     source, st.session_state.get("judgment_format"), jset

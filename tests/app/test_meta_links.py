@@ -206,3 +206,19 @@ def test_an_upload_under_the_demo_choice_says_so() -> None:
         assert said == [
             "The set below was read from mine.csv: press Load demo to load the graded demo."
         ], said
+
+
+def test_an_uploaded_sets_link_names_no_demo() -> None:
+    """An uploaded set's URL carried demo=graded, a box that is not drawn beside an upload
+    and says nothing of what is shown. A reload shows the same set and choices without it."""
+    at = _upload(_open("app_pages/judgments.py"))
+    link = _params(at)
+    assert "demo" not in link, link
+    again = _reopened(at, "app_pages/judgments.py")
+    assert not _link_warnings(again), _link_warnings(again)
+    assert again.radio(key="judgment_source").value == "Upload a file"
+    assert again.selectbox(key="judgment_format").value == "graded"
+    assert _params(again) == link
+    _assert_same_frames(at, again)
+    again.radio(key="judgment_source").set_value("Demo set").run()  # its box, drawn, is named
+    assert _params(again)["demo"] == "graded"
