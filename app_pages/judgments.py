@@ -213,11 +213,17 @@ def _load_demo() -> None:
 
 
 def _not_loaded(
-    jset: Any, source: str, demo: str | None, fmt: str | None, preset: str | None
+    jset: Any,
+    source: str,
+    demo: str | None,
+    fmt: str | None,
+    preset: str | None,
+    mapping: Sequence[str] | None = None,
 ) -> str:
     """What the boxes above choose that the set shown was not loaded with (a box changed
     without Load, or a link naming both): the boxes and the numbers below then disagreed
-    without a word. Empty when they agree."""
+    without a word. ``mapping``: the column-mapping boxes' URL items, when they are drawn.
+    Empty when they agree."""
     if jset is None:
         return ""
     if source == "Demo set":
@@ -231,10 +237,15 @@ def _not_loaded(
         return ""
     if jset.synthetic:
         return ""
+    read_with = store.mapping_of(jset)  # None: not known, and not said
+    remapped = mapping is not None and read_with is not None and tuple(mapping) != read_with
     loaded_with = [
         f"as {jset.format}" if fmt != jset.format else "",
         f"with preset {jset.preset or NO_PRESET}"
         if fmt == jset.format and (preset or NO_PRESET) != (jset.preset or NO_PRESET)
+        else "",
+        "with another column mapping than the boxes above"
+        if fmt == jset.format and remapped
         else "",
     ]
     said = " and ".join(w for w in loaded_with if w)
@@ -282,6 +293,8 @@ source = st.radio("Source", ["Demo set", "Upload a file"], key="judgment_source"
 if source == "Demo set" and state.unused_link_value("judgment_preset", PRESET_UNUSED):
     # not kept for an upload either: the link's preset was said not to be used
     del st.session_state["judgment_preset"]
+#: the column-mapping boxes as the URL spells them, while they are drawn (for the note below)
+boxes: list[str] | None = None
 if source == "Demo set":
     _linked_mapping_unused(None)
     pick, button = st.columns([4, 1], vertical_alignment="bottom")
@@ -373,7 +386,7 @@ else:
                     },
                     {c: r for c, r in score_roles.items() if r != default_role(c)},
                 )
-                items = st.session_state[state.MAPPING_KEY]
+                items = boxes = st.session_state[state.MAPPING_KEY]
     # every numeric column set to another role: the loader would read them as scores anyway
     no_score = score_columns == ()
     if no_score:
@@ -398,6 +411,7 @@ not_loaded = _not_loaded(
     st.session_state.get("demo_set"),
     st.session_state.get("judgment_format"),
     st.session_state.get("judgment_preset"),
+    boxes,
 )
 if not_loaded:
     st.caption(not_loaded)

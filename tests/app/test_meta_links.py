@@ -222,3 +222,30 @@ def test_an_uploaded_sets_link_names_no_demo() -> None:
     _assert_same_frames(at, again)
     again.radio(key="judgment_source").set_value("Demo set").run()  # its box, drawn, is named
     assert _params(again)["demo"] == "graded"
+
+
+def _press_load(at) -> list[str]:  # type: ignore[no-untyped-def]
+    return [as_shown(c.value) for c in at.caption if "press Load" in c.value]
+
+
+def test_a_changed_column_mapping_box_says_load_applies_it() -> None:
+    """A mapping box changed after Load: the set below was still the one read with the old
+    mapping, and nothing said so."""
+    at = _choose_file(_open("app_pages/judgments.py"))
+    at.selectbox(key="map_candidate").select("caption").run()
+    at.selectbox(key="map_references").select("refs").run()
+    at.button(key="load_judgments").click().run()
+    assert not at.error and not _press_load(at), _press_load(at)
+    loaded = at.session_state[state.JSET_KEY]
+    at.selectbox(key="role_metric:mine").select("human score").run()
+    assert _press_load(at) == [
+        "The set below was read with another column mapping than the boxes above: press Load "
+        "to read it with these choices."
+    ], _press_load(at)
+    assert at.session_state[state.JSET_KEY] is loaded  # still the set read before
+    at.selectbox(key="role_metric:mine").select("metric").run()  # back as it was loaded
+    assert not _press_load(at), _press_load(at)
+    at.selectbox(key="role_metric:mine").select("human score").run()
+    at.button(key="load_judgments").click().run()
+    assert not _press_load(at), _press_load(at)
+    assert at.session_state[state.JSET_KEY].score_names == ("quality", "mine")
