@@ -140,6 +140,7 @@ try:
             st.info("No distractor file loaded yet: showing the generated set.")
         st.text(f"Generated distractor types: {distractors_described()}.")
     st.text(str(jset))
+    meta_views.render_notes(jset)  # as the Judgments page says them
     if not len(jset):
         st.warning("The distractor set has no pairs: there is nothing to draw.")
         st.stop()

@@ -167,8 +167,7 @@ def render_validation(jset: object) -> None:
             ),
             integers=("rows",),
         )
-    for note in jset.notes:
-        st.text(f"Note: {note}")
+    render_notes(jset)
     if jset.kind == "graded":
         st.text(
             f"Human-score columns: {', '.join(jset.score_names)}. Protocol: preset "
@@ -180,6 +179,14 @@ def render_validation(jset: object) -> None:
             f"Pairs: {len(jset):,}; labelled: {int(np.isfinite(prefs).sum()):,}; "
             f"human ties: {int((prefs == 0).sum()):,}. Preset: {jset.preset or '(none)'}."
         )
+
+
+def render_notes(jset: object) -> None:
+    """What the loader noticed in the set's files (references that look joined with another
+    separator than ``|||``, ...), one line each, as text; Judgments and Robustness say them
+    beside the set they show."""
+    for note in jset.notes:
+        st.text(f"Note: {note}")
 
 
 def render_preview(jset: object, rows: int = 200) -> None:

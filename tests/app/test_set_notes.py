@@ -1,0 +1,56 @@
+"""A loaded set's notes (what its loader noticed in the files) are said on every page that
+shows the set read from them, as the Judgments page says them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from capeval_ui import store
+from tests.app.test_links import _open
+
+#: references joined with "|" instead of "|||": each cell is read as one reference, and the
+#: pairwise loader notes it
+PIPED = (
+    "candidate_a,candidate_b,references,preferred,category\n"
+    "a man rides a wave,a man rides a horse,a surfer rides a wave|a man surfing,a,replace-scene\n"
+    "a dog on grass,a man on grass,a dog lying on grass|a brown dog,a,replace-person\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def _a_server_of_its_own() -> Iterator[None]:
+    store.forget_all()
+    yield
+    store.forget_all()
+
+
+def _notes(at) -> list[str]:  # type: ignore[no-untyped-def]
+    return [t.value for t in at.text if t.value.startswith("Note: ")]
+
+
+def test_robustness_says_the_notes_of_an_uploaded_distractor_file() -> None:
+    """Robustness showed the file's summary line but not its notes: a file whose references
+    were read one per cell (joined with "|") was tested without a word."""
+    at = _open("app_pages/robustness.py")
+    at.radio(key="distractor_source").set_value("Upload a pairwise file").run()
+    at.file_uploader(key="distractor_file").set_value(("d.csv", PIPED.encode(), "text/csv")).run()
+    at.button(key="load_distractors").click().run()
+    assert not at.exception, at.exception
+    (said,) = _notes(at)
+    assert "d.csv: every row has one reference" in said and "'|'" in said, said
+
+    # the same set loaded on the Judgments page: its notes there and here read alike
+    judged = _open("app_pages/judgments.py")
+    judged.radio(key="judgment_source").set_value("Upload a file").run()
+    judged.selectbox(key="judgment_format").select("pairwise").run()
+    judged.file_uploader(key="judgment_files-pairwise").set_value(
+        ("d.csv", PIPED.encode(), "text/csv")
+    )
+    judged.run()
+    judged.button(key="load_judgments").click().run()
+    assert _notes(judged) == [said]
+    judged.switch_page("app_pages/robustness.py").run()
+    assert not judged.exception, judged.exception
+    assert _notes(judged) == [said]
