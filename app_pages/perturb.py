@@ -237,7 +237,10 @@ try:
         state.valid_choices("lab_metrics", list(REPORTED_KEYS))
         state.valid_choices("lab_batch_metrics", list(REPORTED_KEYS))
     # a link to a batch on the Judgments page's set this server does not hold says so
-    if st.session_state.get("lab_mode") == "Batch":
+    if (
+        st.session_state.get("lab_mode") == "Batch"
+        and choices.LAB_DATASETS.get(st.session_state.get("lab_dataset", "")) == "loaded"
+    ):
         meta_views.stop_if_linked_set_missing()
     mode = st.radio("Mode", MODES, key="lab_mode", horizontal=True)
     if mode != "Batch":  # a link's lab_run=1 is for the batch it opens, not for a later visit

@@ -19,6 +19,13 @@ never overwritten: a URL is restored only when it is not the one the app has see
 by a digest; the server holds it (``capeval_ui.store``) while it runs. A link naming data this
 server does not hold leaves the name pending (:func:`linked_set`): the page says so, keeps
 the URL and the choices, and shows no numbers until the user decides (issue 42).
+
+**The session's judgment set is named on every page** (``set=``), also on pages that do not
+use it (Home, Compare, Systems, the Perturbation lab): a reload there is a new session, and
+without the name the set was gone for the Judgments and meta-evaluation pages too. Such a
+page carries it (:func:`restore` and :func:`write` add it to the page's own parameters): one
+this server holds comes back at once; one it does not is kept in the URL without a word
+(the page does not use it), and a page that uses it says so when a link opens there.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from capeval_core.examples import COCO_POOL
-from capeval_ui import TOKENIZER_KEY, TOKENIZERS
+from capeval_ui import TOKENIZER_KEY, TOKENIZERS, store
 
 #: each Compare panel (a metric key, "-b" after it for candidate B's) and what it lets the
 #: reader choose; the choice's session key is "{panel}-{what}"
@@ -315,7 +322,11 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
     it did. A value the page does not offer (an unknown spelling, a number that is not one)
     is left out and noted (:func:`rejected`); the caller checks that the choices are still
     offered (:func:`valid_choice`, :func:`valid_choices`). A parameter that is none of
-    ``params`` nor ``other_names`` (read by the page itself) is noted too."""
+    ``params`` nor ``other_names`` (read by the page itself) is noted too. A page without the
+    judgment set among ``params`` carries it (:data:`SET`; see the module doc). A set this
+    server holds goes into the session at once; another is pending (:func:`linked_set`)."""
+    if not any(param.key == JSET_KEY for param in params):
+        params = (*params, SET)
     new = link_is_new()
     st.session_state[_PICKER_DRAWN] = False  # until this run's page draws its picker
     st.session_state[_WRITTEN_BEFORE] = [] if new else st.session_state.get(_WRITTEN, [])
@@ -358,7 +369,13 @@ def restore(params: Sequence[Param], other_names: Sequence[str] = ()) -> bool:
             rejected[param.name] = unused
         st.session_state[_LINKED][param.key] = param
         if param.kind == "set":
-            st.session_state.setdefault(_PENDING, {})[param.key] = value
+            pending = st.session_state.setdefault(_PENDING, {})
+            found = store.find_set(value)
+            if found is None:
+                pending[param.key] = value
+            else:  # a page that does not use it finds it too, before the user leaves it
+                pending.pop(param.key, None)
+                st.session_state[param.key] = found
         else:
             st.session_state[param.key] = value
         for key, also in param.also.items():
@@ -603,8 +620,10 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
     """Write a page's inputs into its URL (the reverse of :func:`restore`) and return the
     query string. ``values`` (session key -> value) gives inputs the session does not hold
     as such (the set a page works on). Nothing changes while a link's set is pending: the
-    user has not decided yet, and the URL stays the link they opened. A view too large for
-    a link writes :data:`TOO_LARGE` alone (the query is returned all the same)."""
+    user has not decided yet, and the URL stays the link they opened. A page without the
+    judgment set among ``params`` names the session's (or the link's, pending) all the same
+    (see the module doc). A view too large for a link writes :data:`TOO_LARGE` (and that
+    set) alone; the query is returned all the same."""
     pending = _live_pending()
     if any(p.kind == "set" and p.key in pending for p in params):
         return urlencode(_url(), doseq=True)
@@ -619,9 +638,15 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
         spelled = _to_url(param, value)
         if spelled:
             query[param.name] = spelled
+    carried: list[str] = []
+    if not any(param.key == JSET_KEY for param in params):
+        short = pending.get(JSET_KEY)
+        carried = [short] if short else _to_url(SET, st.session_state.get(JSET_KEY))
+        if carried:
+            query[SET.name] = carried
     full = urlencode(query, doseq=True)
     if not fits_in_link(full):
-        query = {TOO_LARGE: [link_size(full)]}
+        query = {TOO_LARGE: [link_size(full)], **({SET.name: carried} if carried else {})}
     flat = {name: tuple(v) for name, v in query.items()}
     # sent again when this session last wrote another URL: a run cut short by the next (an
     # uploader's file replaced: removed, then added) may reach the browser after that run
@@ -788,8 +813,9 @@ def lab_one_params(
 def lab_batch_params(
     datasets: Mapping[str, str], perturbations: Sequence[str], metrics: Sequence[str]
 ) -> tuple[Param, ...]:
-    """The lab's batch parameters; ``set`` names the Judgments page's set when the batch
-    runs on it, ``lab_run`` says the batch was run (a link shows its results)."""
+    """The lab's batch parameters; ``lab_run`` says the batch was run (a link shows its
+    results). The Judgments page's set a batch may run on is carried as on every page that
+    has no :data:`SET` of its own (:func:`write`), whichever dataset the batch runs on."""
     return (
         Param("lab_mode", "lab_mode", spell={"One caption": "one", "Batch": "batch"}),
         Param("lab_dataset", "lab_dataset", spell=datasets),
@@ -798,7 +824,6 @@ def lab_batch_params(
         Param("lab_batch_seed", "lab_batch_seed", "int", low=0, high=SEED_MAX),
         Param("lab_batch_metrics", "lab_batch_metric", "list", spell=_same(metrics)),
         Param("lab_batch_on", "lab_run", "bool", absent=False),
-        Param(JSET_KEY, "set", "set"),
         TOKENIZER,
     )
 

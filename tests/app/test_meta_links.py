@@ -55,6 +55,71 @@ def test_a_reload_of_a_page_of_another_kind_keeps_the_sessions_set(page: str) ->
     _assert_same_frames(at, again)
 
 
+#: the pages that do not use the judgment set, and how to show each one's view
+CARRYING = {
+    "home": ("app_pages/home.py", {}),
+    "compare": ("app_pages/compare.py", {}),
+    "systems": ("app_pages/systems.py", {}),
+    "lab": ("app_pages/perturb.py", {}),
+    "lab batch": ("app_pages/perturb.py", {"lab_mode": "Batch"}),  # on COCO captions
+}
+
+
+def _show(at, page: str, choices: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    """``page`` reached from the sidebar, then its radio ``choices`` made."""
+    _navigate(at, page)
+    for key, value in choices.items():
+        at.radio(key=key).set_value(value).run()
+    assert not at.exception, at.exception
+
+
+def _shows_the_upload(at, short: str) -> bool:  # type: ignore[no-untyped-def]
+    """Judgments (reached from the sidebar) shows the uploaded set named ``short``."""
+    _navigate(at, "app_pages/judgments.py")
+    return (
+        state.JSET_KEY in at.session_state
+        and store.short_digest(at.session_state[state.JSET_KEY]) == short
+        and at.radio(key="judgment_source").value == "Upload a file"
+        and any(s.value == "Loaded set" for s in at.subheader)
+    )
+
+
+@pytest.mark.parametrize("name", list(CARRYING))
+def test_a_reload_of_a_page_that_does_not_use_the_set_keeps_it(name: str) -> None:
+    """A set loaded on Judgments, then Compare (or Home, Systems, the lab) and a reload
+    there: that page's URL did not name the set, so the new session had none, and Judgments
+    and the meta pages showed no set or the demo. Every page's URL names it now."""
+    page, choices = CARRYING[name]
+    at = _upload(_open("app_pages/judgments.py"))
+    short = _params(at)["set"]
+    _show(at, page, choices)
+    assert _params(at)["set"] == short, _params(at)
+    again = _open(page, **_params(at))  # the reload
+    assert not _link_warnings(again), _link_warnings(again)
+    assert _params(again)["set"] == short
+    assert _shows_the_upload(again, short)
+    _navigate(again, "app_pages/correlations.py")
+    assert not _demo_said(again)
+
+
+@pytest.mark.parametrize("name", ["compare", "lab batch"])
+def test_a_set_this_server_lost_is_kept_in_the_url_of_a_page_that_does_not_use_it(
+    name: str,
+) -> None:
+    """After a restart, Compare (or a batch on COCO captions) with a set= it does not use:
+    the page works as without it, says nothing of it and keeps it in its URL."""
+    page, choices = CARRYING[name]
+    at = _upload(_open("app_pages/judgments.py"))
+    _show(at, page, choices)
+    link = _params(at)
+    store.forget_all()
+    again = _open(page, **link)
+    assert not [w.value for w in again.warning if "not on this server" in w.value]
+    assert not _link_warnings(again), _link_warnings(again)
+    assert _params(again)["set"] == link["set"]
+    assert state.JSET_KEY not in again.session_state
+
+
 # -- a link's values the page does not use are named -------------------------------------------
 def test_a_preset_beside_the_demo_is_named_as_not_used() -> None:
     """source=demo&preset=...: the demo has no protocol preset, and the page dropped the
