@@ -102,6 +102,19 @@ def test_a_reload_of_a_page_that_does_not_use_the_set_keeps_it(name: str) -> Non
     assert not _demo_said(again)
 
 
+def test_a_view_too_large_for_a_link_still_names_the_set() -> None:
+    """A Compare view too large for a link writes only its size: the set is named beside
+    it, so a reload there still keeps the set for the other pages."""
+    at = _upload(_open("app_pages/judgments.py"))
+    short = _params(at)["set"]
+    _navigate(at, "app_pages/compare.py")
+    refs = "\n".join(f"a man riding wave number {i}" for i in range(1100))
+    at.text_area(key="references").set_value(refs).run()
+    assert not at.exception, at.exception
+    assert sorted(_params(at)) == ["set", state.TOO_LARGE] and _params(at)["set"] == short
+    assert _shows_the_upload(_open("app_pages/compare.py", **_params(at)), short)
+
+
 @pytest.mark.parametrize("name", ["compare", "lab batch"])
 def test_a_set_this_server_lost_is_kept_in_the_url_of_a_page_that_does_not_use_it(
     name: str,
