@@ -160,6 +160,15 @@ def render_set_banner(jset: object, origin: str) -> None:
             icon=":material/science:",
         )
     st.text(str(jset))  # file names are user text: shown literally
+    render_notes(jset)
+
+
+def render_notes(jset: object) -> None:
+    """What the loader noticed in the set's files (references that look joined with another
+    separator than ``|||``, ...), one line each, as text; every page says them beside the set it
+    shows."""
+    for note in jset.notes:
+        st.text(f"Note: {note}")
 
 
 # -- items a metric left out (issue 41) -------------------------------------------------------

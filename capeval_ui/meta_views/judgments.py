@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from capeval_ui.meta_views.common import download_csv, render_left_out, set_about
+from capeval_ui.meta_views.common import download_csv, render_left_out, render_notes, set_about
 from capeval_ui.views import key_label, signature_block, table
 
 #: per format: the files it needs and what is in them (judgment-formats.md), as shown on the page
@@ -179,14 +179,6 @@ def render_validation(jset: object) -> None:
             f"Pairs: {len(jset):,}; labelled: {int(np.isfinite(prefs).sum()):,}; "
             f"human ties: {int((prefs == 0).sum()):,}. Preset: {jset.preset or '(none)'}."
         )
-
-
-def render_notes(jset: object) -> None:
-    """What the loader noticed in the set's files (references that look joined with another
-    separator than ``|||``, ...), one line each, as text; Judgments and Robustness say them
-    beside the set they show."""
-    for note in jset.notes:
-        st.text(f"Note: {note}")
 
 
 def render_preview(jset: object, rows: int = 200) -> None:

@@ -54,3 +54,18 @@ def test_robustness_says_the_notes_of_an_uploaded_distractor_file() -> None:
     judged.switch_page("app_pages/robustness.py").run()
     assert not judged.exception, judged.exception
     assert _notes(judged) == [said]
+
+
+def test_pairwise_says_the_notes_of_the_set_loaded_on_judgments() -> None:
+    """Correlations, Significance and Pairwise accuracy showed the loaded set's summary line
+    but not its notes: its banner says them now, as Judgments does."""
+    at = _open("app_pages/judgments.py")
+    at.radio(key="judgment_source").set_value("Upload a file").run()
+    at.selectbox(key="judgment_format").select("pairwise").run()
+    at.file_uploader(key="judgment_files-pairwise").set_value(("d.csv", PIPED.encode(), "text/csv"))
+    at.run()
+    at.button(key="load_judgments").click().run()
+    (said,) = _notes(at)
+    at.switch_page("app_pages/pairwise.py").run()
+    assert not at.exception, at.exception
+    assert _notes(at) == [said]
