@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from capeval_ui import store
-from tests.app.test_links import _open
+from tests.app.test_links import _open, _upload
 
 #: references joined with "|" instead of "|||": each cell is read as one reference, and the
 #: pairwise loader notes it
@@ -42,29 +42,17 @@ def test_robustness_says_the_notes_of_an_uploaded_distractor_file() -> None:
     assert "d.csv: every row has one reference" in said and "'|'" in said, said
 
     # the same set loaded on the Judgments page: its notes there and here read alike
-    judged = _open("app_pages/judgments.py")
-    judged.radio(key="judgment_source").set_value("Upload a file").run()
-    judged.selectbox(key="judgment_format").select("pairwise").run()
-    judged.file_uploader(key="judgment_files-pairwise").set_value(
-        ("d.csv", PIPED.encode(), "text/csv")
-    )
-    judged.run()
-    judged.button(key="load_judgments").click().run()
-    assert _notes(judged) == [said]
+    judged = _upload(_open("app_pages/judgments.py"), "pairwise", PIPED)
+    assert _notes(judged) == [said.replace("d.csv", "mine.csv")]
     judged.switch_page("app_pages/robustness.py").run()
     assert not judged.exception, judged.exception
-    assert _notes(judged) == [said]
+    assert _notes(judged) == [said.replace("d.csv", "mine.csv")]
 
 
 def test_pairwise_says_the_notes_of_the_set_loaded_on_judgments() -> None:
     """Correlations, Significance and Pairwise accuracy showed the loaded set's summary line
     but not its notes: its banner says them now, as Judgments does."""
-    at = _open("app_pages/judgments.py")
-    at.radio(key="judgment_source").set_value("Upload a file").run()
-    at.selectbox(key="judgment_format").select("pairwise").run()
-    at.file_uploader(key="judgment_files-pairwise").set_value(("d.csv", PIPED.encode(), "text/csv"))
-    at.run()
-    at.button(key="load_judgments").click().run()
+    at = _upload(_open("app_pages/judgments.py"), "pairwise", PIPED)
     (said,) = _notes(at)
     at.switch_page("app_pages/pairwise.py").run()
     assert not at.exception, at.exception
