@@ -26,6 +26,7 @@ def score(
     **options: Any,
 ) -> MetricResult:
     """Score with one metric by key; options go to the metric (``tokenizer`` included).
+    ``key`` is a reported key (``bleu_2``) or a metric's name (``bleu``: its main value).
 
     The value below is also what pycocoevalcap 1.2 gives.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,39 @@ class Signature:
         parts.append(f"capeval:{self.version}")
         return "|".join(parts)
 
+    @classmethod
+    def parse(cls, text: str) -> Signature:
+        """The signature ``text`` prints, its option values typed again (``6.0`` a float,
+        ``True`` a bool, ``1.0,0.6`` a tuple), so a printed number can be scored again:
+        ``score(key, candidates, references, tokenizer=sig.tokenizer, **dict(sig.options))``.
+
+        >>> sig = Signature.parse("meteor|task:rank|alpha:0.85|weights:1.0,0.6|tok:ptb|capeval:1")
+        >>> sig.metric, dict(sig.options), sig.tokenizer
+        ('meteor', {'task': 'rank', 'alpha': 0.85, 'weights': (1.0, 0.6)}, 'ptb')
+        >>> str(sig)
+        'meteor|task:rank|alpha:0.85|weights:1.0,0.6|tok:ptb|capeval:1'
+        """
+        metric, *parts = text.strip().split("|")
+        named = [part.partition(":") for part in parts]
+        keys = [k for k, _, _ in named]
+        if (
+            not metric
+            or "tok" not in keys
+            or keys[-1] != "capeval"
+            or any(not s for _, s, _ in named)
+        ):
+            raise ValueError(
+                f"not a capeval signature (metric|name:value|...|tok:...|capeval:version): {text!r}"
+            )
+        at = keys.index("tok")
+        return cls(
+            metric,
+            tuple((k, _typed(v)) for k, _, v in named[:at]),
+            named[at][2],
+            tuple((k, v) for k, _, v in named[at + 1 : -1]),
+            named[-1][2],
+        )
+
     def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON output."""
         return {
@@ -58,6 +92,30 @@ def left_out_line(
     listed = "; ".join(f"{k} ({why})" for k, why in items[:shown])
     more = f"; ... ({len(items) - shown:,} more)" if len(items) > shown else ""
     return f"{what} left out {len(items):,} of {total:,} {unit} (not scored): {listed}{more}"
+
+
+def _typed(text: str) -> Any:
+    """An option's value read back from its printed text (:func:`_fmt`'s inverse for the
+    types options take: bools, whole numbers, floats, words, tuples of numbers).
+
+    >>> _typed("True"), _typed("20"), _typed("6.0"), _typed("1e-05"), _typed("corpus")
+    (True, 20, 6.0, 1e-05, 'corpus')
+    >>> _typed("1.0,0.6"), _typed("set-3f2a")
+    ((1.0, 0.6), 'set-3f2a')
+    """
+    if text in ("True", "False"):
+        return text == "True"
+    if "," in text:
+        pieces = [_typed(t) for t in text.split(",")]
+        if all(isinstance(p, int | float) and not isinstance(p, bool) for p in pieces):
+            return tuple(pieces)
+        return text
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def _fmt(value: Any) -> str:

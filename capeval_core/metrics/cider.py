@@ -130,7 +130,9 @@ class _Ready(_Evidence):
 
 @dataclass(frozen=True)
 class CiderDetails:
-    """Evidence for one item: tf-idf weights, per-order cosines (with penalty), the score.
+    """Evidence for one item: ``per_order``, each n-gram order's cosine with the references
+    (length-penalised, averaged over them, times 10: their mean is the item's score), and
+    the tf-idf vectors behind them.
 
     :attr:`vector` (the candidate's tf-idf vector) and :attr:`references` (each reference's
     vector and similarity) are built when first asked for.

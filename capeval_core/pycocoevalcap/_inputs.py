@@ -48,7 +48,7 @@ def check(
         if len(hypo) != 1:
             raise AssertionError(
                 f"{scorer}: res[{i!r}] must hold exactly one caption (pycocoevalcap asserts "
-                f"len(hypo) == 1; got {len(hypo)})"
+                f"len(hypo) == 1; got {_count(hypo)})"
             )
         if strict and type(ref) is not list:
             raise AssertionError(
@@ -171,3 +171,15 @@ class Pairs:
 
     def _check_compatible(self, other: Any) -> None:
         """Another scorer's pairs may be added (BLEU's of another order may not)."""
+
+
+def _count(value: object) -> str:
+    """How many captions ``value`` holds, as a message says it: a string is one caption
+    given bare, whose length is its characters.
+
+    >>> _count(["a", "b"]), _count("a dog")
+    ('2', 'a string of 5 characters, not a list')
+    """
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters, not a list"
+    return str(len(value))  # type: ignore[arg-type]

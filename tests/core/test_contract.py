@@ -11,6 +11,7 @@ import pytest
 
 from capeval_core import InputError, MetricResult, score
 from capeval_core.metrics import METRICS, REPORTED_KEYS, get_metric
+from capeval_core.results import Signature
 
 CANDS = ["a man riding a horse on a beach", "two dogs play in the snow", "a red bus"]
 REFS = [
@@ -156,27 +157,10 @@ def _numeric_options(key: str) -> list[str]:
 
 
 def _options_of(signature: str) -> tuple[str, dict[str, object]]:
-    """A signature read back into its tokenizer and keyword options, each option's text
-    turned into the type its field takes (as a user typing it back would)."""
-    key, *parts = signature.split("|")
-    fields = {f.name: str(f.type) for f in dataclasses.fields(METRICS[key].Config)}
-    named = dict(part.split(":", 1) for part in parts)
-    options: dict[str, object] = {}
-    for name, text in named.items():
-        kind = fields.get(name)
-        if kind is None:  # the tokenizer, resources and version
-            continue
-        if kind == "bool":
-            options[name] = {"True": True, "False": False}[text]
-        elif kind.startswith("tuple[float"):
-            options[name] = tuple(float(x) for x in text.split(","))
-        elif "float" in kind:
-            options[name] = float(text)
-        elif kind.startswith("int"):
-            options[name] = int(text)
-        else:
-            options[name] = text
-    return named["tok"], options
+    """A signature read back into its tokenizer and keyword options, typed again
+    (:meth:`Signature.parse`, as a user passing a printed number back would)."""
+    parsed = Signature.parse(signature)
+    return parsed.tokenizer, dict(parsed.options)
 
 
 @pytest.mark.parametrize("key", [k for k in ALL_KEYS if _numeric_options(k)])
@@ -213,10 +197,30 @@ def test_a_number_given_as_an_int_or_an_equal_float_signs_one_way(key):
 def test_a_signature_passes_back_into_the_same_options(key, options):
     """Every number can be reproduced from its signature: its options, read back as the
     types the metric takes, configure a metric with the same signature."""
-    signature = str(get_metric(key, **options).signature())
+    signed = get_metric(key, **options).signature()
+    signature = str(signed)
+    assert Signature.parse(signature) == signed  # every part read back as it was
     tok, back = _options_of(signature)
     assert set(back) >= set(options)
     assert str(get_metric(key, tokenizer=tok, **back).signature()) == signature
+
+
+@pytest.mark.parametrize("key", sorted(REPORTED_KEYS))
+def test_a_printed_signature_scores_the_same_number_again(key):
+    """A printed signature passed back as its text gave `beta` must be a number (got '2.0'):
+    read by :meth:`Signature.parse`, it scores the same number under the same signature."""
+    options = {"rouge_l": {"beta": 2.0}, "cider_d": {"sigma": 3.0}, "wmd": {"normalize": False}}
+    first = score(key, CANDS, REFS, **options.get(key, {}))
+    parsed = Signature.parse(str(first.signature))
+    again = score(key, CANDS, REFS, tokenizer=parsed.tokenizer, **dict(parsed.options))
+    assert str(again.signature) == str(first.signature)
+    assert again.value == first.value or (math.isnan(again.value) and math.isnan(first.value))
+
+
+def test_a_text_that_is_no_signature_is_refused_by_parse():
+    for text in ("", "bleu", "bleu|tok:ptb", "bleu|effective_length|tok:ptb|capeval:1"):
+        with pytest.raises(ValueError, match="not a capeval signature"):
+            Signature.parse(text)
 
 
 @pytest.mark.parametrize("key", ALL_KEYS)

@@ -1017,3 +1017,17 @@ def test_spices_mean_is_the_one_capeval_score_and_systems_take():
         assert type(nothing) is np.float64 and math.isnan(nothing)
         assert math.isnan(coco_caption_mean([math.nan, math.nan], [2, 1]))
     assert type(nan_skipping_mean([0.5])) is np.float64
+
+
+def test_meteor_after_a_refused_result_still_scores_and_says_a_bare_string():
+    """A result given as a bare string (not a list) is refused in words: its message said
+    "got 5" (the string's characters) as if five captions were given. The scorer stays usable
+    after it (pycocoevalcap's keeps its lock held, and its next call waits forever)."""
+    meteor = Meteor()
+    gts = {1: ["a dog runs on the grass"]}
+    with pytest.raises(AssertionError, match="got a string of 5 characters, not a list"):
+        meteor.compute_score(gts, {1: "a dog"})
+    assert meteor.lock.acquire(timeout=1)  # released when the call raised
+    meteor.lock.release()
+    score, scores = meteor.compute_score(gts, {1: ["a dog runs on the grass"]})
+    assert score == 1.0 and scores == [1.0]
