@@ -46,10 +46,19 @@ class Signature:
         ('meteor', {'task': 'rank', 'alpha': 0.85, 'weights': (1.0, 0.6)}, 'ptb')
         >>> str(sig)
         'meteor|task:rank|alpha:0.85|weights:1.0,0.6|tok:ptb|capeval:1'
+
+        A statistic's signature follows its metric's (``capeval compare``'s paired tests, a
+        pairwise accuracy's protocol): the metric's part, up to ``capeval:``, is read.
+
+        >>> str(Signature.parse("bleu|tok:ptb|capeval:1|paired:bs|resamples:9|seed:1"))
+        'bleu|tok:ptb|capeval:1'
         """
         metric, *parts = text.strip().split("|")
         named = [part.partition(":") for part in parts]
         keys = [k for k, _, _ in named]
+        if "capeval" in keys:
+            named = named[: keys.index("capeval") + 1]  # the metric's part
+            keys = keys[: len(named)]
         if (
             not metric
             or "tok" not in keys

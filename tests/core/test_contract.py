@@ -260,3 +260,26 @@ def test_item_statistics_recompute_the_corpus_value(key):
     first, second = stats.swap(stats, np.array([[True, False, True], [False, False, True]]))
     np.testing.assert_array_equal(first, second)
     np.testing.assert_allclose(first[0], once, rtol=1e-6, atol=1e-12)
+
+
+def test_a_statistics_signature_parses_to_its_metrics():
+    """compare's paired tests and a pairwise accuracy print their own parts after the
+    metric's signature; Signature.parse refused those lines ("not a capeval signature")."""
+    from capeval_core.judgments.demo import demo_pairwise
+    from capeval_core.judgments.protocols import accuracy_signature
+    from capeval_core.systems.comparison import ResamplingSignature
+
+    signed = get_metric("cider_d", sigma=3.0).signature()
+    paired = f"{signed}|{ResamplingSignature('both', 1000, 10000, 12345, 0.95)}"
+    accuracy = accuracy_signature(
+        str(signed),
+        demo_pairwise(),
+        n_references=5,
+        draws=5,
+        seed=0,
+        metric_tie="half",
+        human_tie="random",
+    )
+    assert accuracy.startswith(f"{signed}|pairwise:")
+    for text in (paired, accuracy):
+        assert Signature.parse(text) == signed, text
