@@ -416,3 +416,16 @@ def test_score_digests_its_references_once_per_run(tmp_path, monkeypatch, output
         assert json.loads(out)["references_sha256"] == digest
     else:
         assert f"references from {ann.name}, sha256 {digest}" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize("module", ["capeval_core", "capeval_core.cli"])
+def test_python_dash_m_runs_the_command(module):
+    """``python -m capeval_core --help`` said "No module named capeval_core.__main__"."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--help"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: capeval")
