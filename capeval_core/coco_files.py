@@ -209,12 +209,16 @@ class References:
                 f"references file {source}: expected an object with an 'annotations' list"
             )
         refs: dict[Any, list[str]] = {}
-        for image_id, caption in caption_rows(
-            data["annotations"], source, "references", limits, "annotations", text
+        blank_at: dict[Any, Any] = {}
+        lines = record_lines(text, "annotations")
+        for i, (image_id, caption) in enumerate(
+            caption_rows(data["annotations"], source, "references", limits, "annotations", text)
         ):
             refs.setdefault(image_id, []).append(caption)
+            if not caption.strip() and image_id not in blank_at:
+                blank_at[image_id] = _place_of(i, lines, "list 'annotations'")
         listed = _listed_images(data.get("images"), source, text)
-        checked = _checked(refs, source, limits)
+        checked = _checked(refs, source, limits, blank_at)
         _warn_repeats(data, source)
         return cls(source, checked, listed, "coco")
 
@@ -293,19 +297,63 @@ def _warn_repeats(data: dict, source: str) -> None:
         )
 
 
-def warn_blank_captions(rows: Sequence[tuple[Any, str]], source: str) -> None:
+def warn_blank_captions(
+    rows: Sequence[tuple[Any, str]], source: str, text: str | None = None
+) -> None:
     """Say a results file's blank captions (a model that stopped at once writes ""): scored
-    as given, as pycocoevalcap scores them, but a researcher wants to know they are there."""
+    as given, as pycocoevalcap scores them, but a researcher wants to know they are there,
+    and where (each by image id, record and, with the file's ``text``, line)."""
 
-    blank = [image_id for image_id, caption in rows if not caption.strip()]
+    blank = [i for i, (_, caption) in enumerate(rows) if not caption.strip()]
     if blank:
+        lines = record_lines(text)
+        shown = named_places([(rows[i][0], record_place(i, lines)) for i in blank])
         warnings.warn(
-            f"results file {source}: {len(blank):,} of {len(rows):,} caption(s) are blank "
-            f"({_first_five(blank)}); each is scored as an empty caption, as pycocoevalcap "
-            "scores it",
+            f"results file {source}: {len(blank):,} of {len(rows):,} caption(s) are blank: "
+            f"{shown}; each is scored as an empty caption, as pycocoevalcap scores it",
             CapevalWarning,
             stacklevel=3,
         )
+
+
+def record_place(record: int, lines: files.Lines | None, *around: str | None) -> str:
+    """Where a record is, as a message says it: ``around[0]`` (the list) before its number
+    (counted from 1) and line, ``around[1]`` (a JSON path inside it) after them.
+
+    >>> record_place(1, lambda r: 4), record_place(0, None, "list 'images'", "sentences[1].raw")
+    ('record 2, line 4', "list 'images', record 1, sentences[1].raw")
+    """
+    before, after = [*around, None, None][:2]
+    line = lines(record) if lines is not None else None
+    parts = [before, f"record {record + 1}", f"line {line}" if line else None, after]
+    return ", ".join(p for p in parts if p)
+
+
+def _place_of(record: int, lines: files.Lines | None, *around: str | None) -> Any:
+    """:func:`record_place`, asked for later: a line is found only for a place a message
+    names."""
+    return lambda: record_place(record, lines, *around)
+
+
+#: how many images a message names before it says how many more there are
+NAMED = 5
+
+
+def named_places(places: Sequence[tuple[Any, str | None]]) -> str:
+    """Images and where a file has them, the first :data:`NAMED` of them, as a message says
+    them (each place is found on a file's text: only the named ones are asked for).
+
+    >>> named_places([(2, "record 2, line 4"), ("x", None)])
+    "image 2 (record 2, line 4), image 'x'"
+    >>> named_places([(i, None) for i in range(7)])
+    'image 0, image 1, image 2, image 3, image 4 and 2 more'
+    """
+    shown = ", ".join(
+        f"image {image_id!r}" + (f" ({place})" if place else "")
+        for image_id, place in places[:NAMED]
+    )
+    more = len(places) - NAMED
+    return shown + (f" and {more:,} more" if more > 0 else "")
 
 
 def _first_five(ids: Sequence[Any]) -> str:
@@ -318,9 +366,14 @@ def _first_five(ids: Sequence[Any]) -> str:
 
 
 def _checked(
-    refs: Mapping[Any, list[str]], source: str, limits: Limits | None
+    refs: Mapping[Any, list[str]],
+    source: str,
+    limits: Limits | None,
+    blank_at: Mapping[Any, Any] | None = None,
 ) -> dict[Any, tuple[str, ...]]:
-
+    """The references, each image checked; a warning names the images with a blank
+    reference, each where the file has its first one (``blank_at``: image id -> a callable
+    giving that place, asked for the named images only)."""
     limits = limits or Limits()
     blank = []
     for image_id, captions in refs.items():
@@ -338,10 +391,12 @@ def _checked(
                 + over_limit(problem, "max_references")
             )
     if blank:
-        shown = _first_five(blank)
+        blank_at = blank_at or {}
+        named = [(k, blank_at[k]() if k in blank_at else None) for k in blank[:NAMED]]
+        shown = named_places(named + [(k, None) for k in blank[NAMED:]])
         warnings.warn(
-            f"references file {source}: {len(blank):,} image(s) have a blank reference "
-            f"({shown}); each is scored as an empty reference, as pycocoevalcap scores it",
+            f"references file {source}: {len(blank):,} image(s) have a blank reference: "
+            f"{shown}; each is scored as an empty reference, as pycocoevalcap scores it",
             CapevalWarning,
             stacklevel=3,
         )
@@ -361,6 +416,7 @@ def _gts(data: dict, source: str, limits: Limits | None, text: str | None = None
     """``{image_id: [caption or {"caption": ...}, ...]}`` (pycocoevalcap's ``gts``)."""
     limits = limits or Limits()
     refs: dict[Any, list[str]] = {}
+    blank_at: dict[Any, Any] = {}
     for key, captions in data.items():
         fail = files.failer(
             f"references file {source}, image_id {canonical_id(key)!r}", record_lines(text, key)
@@ -376,10 +432,12 @@ def _gts(data: dict, source: str, limits: Limits | None, text: str | None = None
             if isinstance(c, dict) and "caption" in c:
                 c = c["caption"]
             out.append(_caption(c, fail, j, "caption", limits))
+            if not out[-1].strip() and image_id not in blank_at:
+                blank_at[image_id] = _place_of(j, record_lines(text, key))
     if not refs:
         raise InputError(f"references file {source} holds no images")
     return References(
-        source, _checked(refs, source, limits), tuple({"id": k} for k in refs), "dict"
+        source, _checked(refs, source, limits, blank_at), tuple({"id": k} for k in refs), "dict"
     )
 
 
@@ -391,6 +449,8 @@ def _karpathy(
     limits = limits or Limits()
     fail = files.failer(f"references file {source}, list 'images'", record_lines(text, "images"))
     refs: dict[Any, list[str]] = {}
+    blank_at: dict[Any, Any] = {}
+    lines = record_lines(text, "images")
     first: dict[Any, int] = {}
     splits: dict[str, int] = {}
     for i, img in enumerate(images):
@@ -426,10 +486,12 @@ def _karpathy(
                 f"expected a list, got {files.json_kind(sentences)}", record=i, column="sentences"
             )
         out = refs.setdefault(image_id, [])
-        for sentence in sentences:
+        for k, sentence in enumerate(sentences):
             if not isinstance(sentence, dict) or "raw" not in sentence:
                 raise fail("each sentence needs its 'raw' text", record=i, column="sentences")
             out.append(_caption(sentence["raw"], fail, i, "sentences", limits))
+            if not out[-1].strip() and image_id not in blank_at:
+                blank_at[image_id] = _place_of(i, lines, "list 'images'", f"sentences[{k}].raw")
     if not refs:
         found = ", ".join(f"{k} ({v:,})" for k, v in splits.items()) or "none"
         raise InputError(
@@ -437,7 +499,7 @@ def _karpathy(
         )
     return References(
         f"{source}, split {split}",
-        _checked(refs, source, limits),
+        _checked(refs, source, limits, blank_at),
         tuple({"id": k} for k in refs),
         "karpathy",
     )
@@ -492,7 +554,7 @@ def load_coco(
     results = caption_rows(rows, results_name, "results", limits, text=text)
     if not results:
         raise InputError(f"results file {results_name} holds no captions")
-    warn_blank_captions(results, results_name)
+    warn_blank_captions(results, results_name, text)
     refs = read_references(annotations_path, split, limits)
     cands: dict[Any, str] = {}
     for i, (image_id, caption) in enumerate(results):

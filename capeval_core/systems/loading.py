@@ -136,7 +136,7 @@ def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[An
     rows = caption_rows(data, name, "results", limits, text=text)
     if not rows:
         raise InputError(f"results file {name} holds no captions")
-    warn_blank_captions(rows, name)
+    warn_blank_captions(rows, name, text)
     captions: dict[Any, str] = {}
     seen: dict[Any, list[int]] = {}
     for i, (image_id, caption) in enumerate(rows):

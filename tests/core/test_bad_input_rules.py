@@ -69,8 +69,55 @@ def test_blank_reference_scores_as_pycocoevalcap_with_a_warning(tmp_path):
     assert corpus["bleu_4"] == pytest.approx(0.0236435402157205, abs=1e-12)
     assert corpus["rouge_l"] == pytest.approx(0.8333333333333333, abs=1e-12)
     assert corpus["cider_d"] == pytest.approx(2.9358460874400354, abs=1e-9)
-    assert "1 image(s) have a blank reference (1)" in err and "as pycocoevalcap" in err
+    said = "1 image(s) have a blank reference: image 1 (list 'annotations', record 2, line 1)"
+    assert said in err and "as pycocoevalcap" in err
     assert err.count("\n") == 1
+
+
+def _lines(rows):
+    """A JSON list with one record per line, after a line of its own (record k on line k + 1)."""
+    return "[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n"
+
+
+def test_blank_captions_and_references_are_named_by_image_record_and_line(tmp_path):
+    """The warnings named bare image ids ("(2)"), which a file of thousands of records does
+    not find: each named image comes with its record and line, in every reference shape."""
+    rows = [{"image_id": i, "caption": "" if i in (2, 4) else f"a dog {i}"} for i in range(1, 5)]
+    res = tmp_path / "r.json"
+    res.write_text(_lines(rows))
+    anns = [{"image_id": i, "caption": " " if i == 3 else "a dog"} for i in range(1, 5)]
+    coco = tmp_path / "coco.json"
+    coco.write_text('{"annotations": ' + _lines(anns) + "}")
+    gts = tmp_path / "gts.json"
+    gts.write_text('{"1": ["a dog"],\n "2": ["a dog"],\n "3": ["a dog",\n "  "],\n "4": ["a"]}')
+    karpathy = tmp_path / "dataset_coco.json"
+    images = [
+        {
+            "split": "test",
+            "cocoid": i,
+            "sentences": [{"raw": "a dog"}, {"raw": " " if i == 3 else "a"}],
+        }
+        for i in range(1, 5)
+    ]
+    karpathy.write_text('{"images": ' + _lines(images) + "}")
+    blank = f"results file {res}: 2 of 4 caption(s) are blank: image 2 (record 2, line 3), " \
+        "image 4 (record 4, line 5); each is scored"  # fmt: skip
+    for refs, place in (
+        (coco, "list 'annotations', record 3, line 4"),
+        (gts, "record 2, line 4"),
+        (karpathy, "list 'images', record 3, line 4, sentences[1].raw"),
+    ):
+        code, _, err = _run("score", "--results", res, "--annotations", refs, "--metrics", "bleu_4")
+        assert code == 0 and blank in err, err
+        said = f"references file {refs}: 1 image(s) have a blank reference: image 3 ({place});"
+        assert said in err, err
+    code, _, err = _run("compare", "--results", res, "--annotations", coco, "--metrics", "bleu_4")
+    assert code == 0 and blank in err, err
+    many = [{"image_id": i, "caption": ""} for i in range(1, 9)]
+    res.write_text(_lines(many))
+    gts.write_text(json.dumps({i: ["a dog"] for i in range(1, 9)}))
+    code, _, err = _run("score", "--results", res, "--annotations", gts, "--metrics", "bleu_4")
+    assert "image 5 (record 5, line 6) and 3 more; each" in err
 
 
 def test_images_listed_twice_score_once_as_pycocotools(tmp_path):

@@ -345,7 +345,10 @@ def test_blank_result_captions_are_said_and_scored_as_given(tmp_path):
     res, ann = _coco(tmp_path, [1, 2, 3], ["", "a dog number 1", "  "])
     code, _, err = _run("score", "--results", str(res), "--annotations", str(ann),
                         "--metrics", "bleu_4")  # fmt: skip
-    line = "results file {}: 2 of 3 caption(s) are blank (1, 3); each is scored as an empty"
+    line = (
+        "results file {}: 2 of 3 caption(s) are blank: image 1 (record 1, line 1), image 3 "
+        "(record 3, line 1); each is scored as an empty"
+    )
     assert code == 0 and line.format(res) in err, err
     other = tmp_path / "other.json"
     other.write_text(json.dumps([{"image_id": i, "caption": "a dog"} for i in (1, 2, 3)]))
