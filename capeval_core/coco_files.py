@@ -329,6 +329,12 @@ def record_place(record: int, lines: files.Lines | None, *around: str | None) ->
     return ", ".join(p for p in parts if p)
 
 
+def named_at(ids: Sequence[Any], place: Any) -> str:
+    """:func:`named_places` of ``ids``, ``place(image_id)`` asked for the named ones only."""
+    named = [(k, place(k)) for k in ids[:NAMED]]
+    return named_places(named + [(k, None) for k in ids[NAMED:]])
+
+
 def _place_of(record: int, lines: files.Lines | None, *around: str | None) -> Any:
     """:func:`record_place`, asked for later: a line is found only for a place a message
     names."""
@@ -392,8 +398,7 @@ def _checked(
             )
     if blank:
         blank_at = blank_at or {}
-        named = [(k, blank_at[k]() if k in blank_at else None) for k in blank[:NAMED]]
-        shown = named_places(named + [(k, None) for k in blank[NAMED:]])
+        shown = named_at(blank, lambda k: blank_at[k]() if k in blank_at else None)
         warnings.warn(
             f"references file {source}: {len(blank):,} image(s) have a blank reference: "
             f"{shown}; each is scored as an empty reference, as pycocoevalcap scores it",
@@ -557,6 +562,7 @@ def load_coco(
     warn_blank_captions(results, results_name, text)
     refs = read_references(annotations_path, split, limits)
     cands: dict[Any, str] = {}
+    records: dict[Any, int] = {}
     for i, (image_id, caption) in enumerate(results):
         if image_id in cands:
             fail = files.failer(f"results file {results_name}", record_lines(text))
@@ -566,9 +572,11 @@ def load_coco(
                 record=i,
             )
         cands[image_id] = caption
+        records[image_id] = i
     missing = [i for i in cands if i not in refs.captions]
     if missing:
-        shown = _first_five(missing)
+        lines = record_lines(text)
+        shown = named_at(missing, lambda k: record_place(records[k], lines))
         raise InputError(
             f"{len(missing)} image_id(s) of {results_name} have no reference in "
             f"{refs.source}: {shown}"

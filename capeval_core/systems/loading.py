@@ -19,8 +19,11 @@ from capeval_core.coco_files import (
     Source,
     caption_rows,
     evaluation_order,
+    named_at,
     read_json_source,
     read_references,
+    record_lines,
+    record_place,
     warn_blank_captions,
 )
 from capeval_core.errors import InputError, refuse_text
@@ -130,8 +133,9 @@ def _shown(ids: Sequence[Any]) -> str:
     return ", ".join(map(repr, ids[:5])) + (f" ... ({len(ids)} in all)" if len(ids) > 5 else "")
 
 
-def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[Any, str]]:
-    """One results file: its name and ``image_id -> caption``, each image once."""
+def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[Any, str], Any]:
+    """One results file: its name, ``image_id -> caption``, each image once, and where an
+    image's record is (``image_id -> "record 4, line 5"``, for a message)."""
     name, data, text = read_json_source(source, "results", limits)
     rows = caption_rows(data, name, "results", limits, text=text)
     if not rows:
@@ -152,7 +156,8 @@ def _results(source: Source, limits: Limits | None = None) -> tuple[str, dict[An
             f"results file {name}: {len(repeated)} image_id(s) have more than one caption "
             f"(one caption per image is expected): {where}{more}"
         )
-    return name, captions
+    lines = record_lines(text)
+    return name, captions, lambda image_id: record_place(seen[image_id][0], lines)
 
 
 #: what ``load_systems`` does when the systems do not caption the same images
@@ -250,7 +255,8 @@ def load_systems(
         )
     if not results:
         raise InputError("no results file given: nothing to compare")
-    loaded = [_results(source, limits) for source in results]
+    read = [_results(source, limits) for source in results]
+    loaded = [(name, captions) for name, captions, _ in read]
     files = [name for name, _ in loaded]
     if names is None:
         names = [Path(f).stem for f in files]
@@ -284,7 +290,7 @@ def load_systems(
     if missing:
         raise InputError(
             f"{len(missing)} image_id(s) of {first_file} have no reference in {refs.source}: "
-            f"{_shown(missing)}"
+            f"{named_at(missing, read[0][2])}"
         )
     listed = {"images": list(refs.images)} if refs.images else {}
     order = evaluation_order(listed, first, refs.source)

@@ -189,10 +189,14 @@ def test_other_bad_input(tmp_path):
     assert code == 2 and "unknown metric" in err
     rows = json.loads(paths[0].read_text())
     stray = [*rows, {"image_id": 1, "caption": "an image with no reference"}]
-    for path in paths[:2]:
-        path.write_text(json.dumps(stray))
+    for path in paths[:2]:  # one record a line, after "[": record k on line k + 1
+        path.write_text("[\n" + ",\n".join(json.dumps(r) for r in stray) + "\n]")
     code, _, err = _run("compare", "--annotations", ann, "--results", *paths[:2])
-    assert code == 2 and "have no reference in" in err and ": 1" in err
+    n = len(stray)
+    said = f"1 image_id(s) of {paths[0]} have no reference in {ann}: image 1 (record {n}, line "
+    assert code == 2 and f"{said}{n + 1})" in err, err
+    code, _, err = _run("score", "--annotations", ann, "--results", paths[0])
+    assert code == 2 and f"{said}{n + 1})" in err, err
 
 
 def test_trials_with_paired_bootstrap_alone_are_refused(tmp_path):
