@@ -255,21 +255,78 @@ def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+class RepeatedKeyError(json.JSONDecodeError):
+    """A ``JSONDecodeError`` for a key given twice in one object (:func:`loads`), at the
+    key's second time."""
+
+
 def loads(text: str) -> Any:
-    """``json.loads`` refusing a key given twice in one object (a ``JSONDecodeError`` where
-    it is given the second time), where ``json`` would keep the last value: two reference
-    lists for one image, or two image ids in one record, are not read as one of them.
+    """``json.loads`` refusing a key given twice in one object (a :class:`RepeatedKeyError`,
+    a ``JSONDecodeError``, where it is given the second time), where ``json`` would keep the
+    last value: two reference lists for one image, or two image ids in one record, are not
+    read as one of them.
 
     >>> loads('[{"image_id": 1, "image_id": 2}]')
     Traceback (most recent call last):
     ...
-    json.decoder.JSONDecodeError: key 'image_id' given twice in one object: line 1 column 18 \
-(char 17)
+    capeval_core.files.RepeatedKeyError: key 'image_id' given twice in one object: line 1 \
+column 18 (char 17)
     """
     try:
         return json.loads(text, object_pairs_hook=unique_object)
     except _RepeatedKey as exc:
-        raise json.JSONDecodeError(str(exc), text, _repeated_key_at(text)) from None
+        raise RepeatedKeyError(str(exc), text, _repeated_key_at(text)) from None
+
+
+def json_path_at(text: str, pos: int) -> list[str | int]:
+    """The path (object keys and array indexes) of the innermost object or array of the JSON
+    ``text`` that holds position ``pos`` (a repeated key's): a record's number for an error
+    that ``json`` gives as a line and column only. Run on an error only; ``[]`` where the
+    text cannot be walked.
+
+    >>> json_path_at('[{"a": 1},\\n {"b": [{"c": 2, "c": 3}]}]', 28)
+    [1, 'b', 0]
+    """
+    from json import decoder
+
+    space = decoder.WHITESPACE.match
+    dec = json.JSONDecoder()  # no hook: a repeated key before ``pos`` is passed, not refused
+    path: list[str | int] = []
+    try:
+        start = space(text, 0).end()
+        while True:
+            found = None
+            if text[start] == "[":
+                at, index = space(text, start + 1).end(), 0
+                while found is None and text[at] != "]" and at <= pos:
+                    end = dec.raw_decode(text, at)[1]
+                    if pos < end:
+                        found = (index, at)
+                    at = space(text, end).end()
+                    at = space(text, at + 1).end() if text[at] == "," else at
+                    index += 1
+            elif text[start] == "{":
+                for m in object_members(text, start, dec)[0]:
+                    if m.value <= pos < dec.raw_decode(text, m.value)[1]:
+                        found = (m.name, m.value)
+            if found is None or text[found[1]] not in "[{":
+                return path
+            path.append(found[0])
+            start = found[1]
+    except (ValueError, IndexError, RecursionError):
+        return path
+
+
+def json_path_text(path: Sequence[str | int]) -> str:
+    """A path of :func:`json_path_at` as code writes it.
+
+    >>> json_path_text(["annotations", 3, "caption"]), json_path_text([0, "a b"])
+    ('annotations[3].caption', '[0]["a b"]')
+    """
+    out = ""
+    for step in path:
+        out = f"{out}[{step}]" if isinstance(step, int) else _key_path(out, step)
+    return out
 
 
 def _repeated_key_at(text: str) -> int:
@@ -450,6 +507,9 @@ delimiter
     """
     try:
         value = loads(text)
+    except RepeatedKeyError as exc:
+        message, where = _repeated_key_place(exc)
+        raise fail(message, line=exc.lineno, column=exc.colno, **where) from None
     except json.JSONDecodeError as exc:
         raise fail(json_reason(exc), line=exc.lineno, column=exc.colno) from None
     except RecursionError:
@@ -463,6 +523,19 @@ delimiter
         value, fail, max_depth=max_depth, surrogates=bool(SURROGATE_ESCAPE.search(text))
     )
     return value
+
+
+def _repeated_key_place(exc: RepeatedKeyError) -> tuple[str, dict[str, int]]:
+    """The message of a repeated key and its record: in a file whose top level is a list (a
+    results file), the record's number; deeper, the object's JSON path in the message
+    (``annotations[3]``), as a place inside a record is written."""
+    path = json_path_at(exc.doc, exc.pos)
+    where = {"record": path[0]} if path and isinstance(path[0], int) else {}
+    inner = path[1:] if where else path
+    message = f"invalid JSON: {exc.msg}"
+    if inner:
+        message += f" (at {json_path_text(path)})"
+    return message, where
 
 
 #: a JSON string (skipped) or a run of digits

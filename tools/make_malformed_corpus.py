@@ -151,13 +151,13 @@ def results_cases() -> None:
         r + "key-twice-in-a-record.json",
         '[{"image_id": 1, "image_id": 2, "caption": "a dog runs"}]',
         "key 'image_id' given twice in one object",
-        "line 1, column 18",
+        "record 1, line 1, column 18",
     )
     case(
         r + "unknown-image.json",
         dumps([{"image_id": 999, "caption": "a"}]),
         "have no reference in",
-        "999",
+        "image 999 \\(record 1, line 1\\)",
     )
     case(r + "deep-nesting.json", DEEP, "nested too deeply")
     case(

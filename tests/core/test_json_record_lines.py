@@ -135,3 +135,43 @@ def test_records_count_from_one_as_the_lines_beside_them(tmp_path):
     graded.write_text("\n".join(json.dumps(x) for x in [good, good, {**good, "score": None}]))
     js = load_judgments(graded, "graded")
     assert js.dropped_at == {"missing human score in column 'score'": "record 3, line 3"}
+
+
+def test_a_key_given_twice_is_named_with_its_record(tmp_path):
+    """A repeated key was placed by line and column only: on a results file written on one
+    line, that is column 129 of line 1, and no record. The record of a top-level list is
+    numbered; deeper, the object's JSON path is said."""
+    r = tmp_path / "r.json"
+    r.write_text(
+        '[{"image_id": 1, "caption": "a dog runs"}, {"image_id": 2, "image_id": 3, "caption": "x"}]'
+    )
+    a = _write(tmp_path / "a.json", GOOD_REFS)
+    with pytest.raises(InputError) as info:
+        load_coco(r, a)
+    assert str(info.value) == (
+        f"results file {r}, record 2, line 1, column 60: invalid JSON: key 'image_id' given "
+        "twice in one object"
+    )
+    a.write_text(
+        '{"annotations": [\n {"image_id": 1, "caption": "a"},\n'
+        ' {"image_id": 2, "caption": "b", "caption": "c"}]}'
+    )
+    with pytest.raises(InputError) as info:
+        load_coco(_write(r, GOOD_RESULTS), a)
+    assert str(info.value) == (
+        f"references file {a}, line 3, column 34: invalid JSON: key 'caption' given twice in "
+        "one object (at annotations[1])"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "pos", "path"),
+    [
+        ('[{"a": 1}, {"b": 2, "b": 3}]', 20, [1]),
+        ('{"x": {"y": [1, {"z": 1, "z": 2}]}}', 25, ["x", "y", 1]),
+        ('{"a": 1, "a": 2}', 9, []),
+        ("[1, 2", 4, []),  # a text that does not read: no record, never an error
+    ],
+)
+def test_json_path_at_finds_the_innermost_container(text, pos, path):
+    assert files.json_path_at(text, pos) == path
