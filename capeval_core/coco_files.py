@@ -492,9 +492,10 @@ def _karpathy(
             )
         out = refs.setdefault(image_id, [])
         for k, sentence in enumerate(sentences):
+            # the place inside the record as a JSON path (README: `annotations[3].caption`)
             if not isinstance(sentence, dict) or "raw" not in sentence:
-                raise fail("each sentence needs its 'raw' text", record=i, column="sentences")
-            out.append(_caption(sentence["raw"], fail, i, "sentences", limits))
+                raise fail("each sentence needs its 'raw' text", record=i, column=f"sentences[{k}]")
+            out.append(_caption(sentence["raw"], fail, i, f"sentences[{k}].raw", limits))
             if not out[-1].strip() and image_id not in blank_at:
                 blank_at[image_id] = _place_of(i, lines, "list 'images'", f"sentences[{k}].raw")
     if not refs:

@@ -458,7 +458,15 @@ def test_score_defaults_to_coco_val2014_like_compare(tmp_path):
         ),
         (
             {"images": [{"split": "test", "cocoid": 1, "sentences": [{"tokens": []}]}]},
-            "record 1, line 1, column 'sentences': each sentence needs its 'raw' text",
+            "record 1, line 1, column 'sentences[0]': each sentence needs its 'raw' text",
+        ),
+        (  # which sentence, as a JSON path inside the record
+            {"images": [{"split": "test", "cocoid": 1, "sentences": [{"raw": "a"}, {"raw": 5}]}]},
+            "record 1, line 1, column 'sentences[1].raw': expected text, got a number 5",
+        ),
+        (
+            {"images": [{"split": "test", "cocoid": 1, "sentences": [{"raw": "a " * 2000}]}]},
+            "record 1, line 1, column 'sentences[0].raw': caption has 2,000 tokens",
         ),
         (["a", "b"], "expected an object with an 'annotations' list (COCO captions)"),
     ],
