@@ -297,10 +297,11 @@ class SystemsComparison:
             return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
 
         rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+        named = references_fields(self.scores.input)  # as `capeval score` names them
         out = [
             f"capeval {__version__}: {counted(len(self.systems), 'system')}, "
             f"{counted(len(self.scores.input), 'image')}, references from "
-            f"{printable(self.scores.input.reference_source)}",
+            f"{printable(named['references'])}, sha256 {named['references_sha256']}",
             rule,
             line(header),
             rule.replace("-", "="),

@@ -661,3 +661,19 @@ def test_workers_beyond_the_cpus_are_not_started(tmp_path, monkeypatch):
     assert asked == [2]
     assert "--workers 30: 2 CPU(s) available here, so 2 worker processes are used" in err
     json.loads(out)  # the warning went to stderr
+
+
+def test_the_text_report_names_its_references_as_score_does(tmp_path):
+    """compare's text header gave the references' full path (a folder of this machine) and no
+    digest, where its tables, its JSON and score's header give the file name and digest."""
+    ann, paths = _files(tmp_path, 10)
+    argv = ("--annotations", ann, "--metrics", "bleu_4")
+    code, out, err = _run("compare", "--results", *paths[:2], *argv, "--resamples", 50,
+                          "--trials", 50, "--json", tmp_path / "out.json")  # fmt: skip
+    assert code == 0, err
+    data = json.loads((tmp_path / "out.json").read_text())
+    named = f"references from {data['references']}, sha256 {data['references_sha256']}"
+    header = out.splitlines()[0]
+    assert header.endswith(f"10 images, {named}") and str(tmp_path) not in header, header
+    code, scored, err = _run("score", "--results", paths[0], *argv)
+    assert code == 0 and scored.splitlines()[0].endswith(named), err
