@@ -138,11 +138,24 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.table:
         from capeval_core.systems_table import paper_table
 
-        print(paper_table(comparison, raw=args.raw).render(args.table), end="")
+        table = paper_table(comparison, raw=args.raw)
+        print(table.render(args.table), end="")
+        if args.table == "csv":  # stdout stays a plain CSV: what the other tables say under
+            print_csv_notes(table.notes, table.signatures)  # them goes to stderr
     elif args.json != "-":
         print(comparison.format_table())
         print_signatures(data["signatures"])
     return 0
+
+
+def print_csv_notes(notes: Sequence[str], signatures: Sequence[tuple[str, str]]) -> None:
+    """The notes and signatures of ``--table csv``'s numbers, on stderr: text, Markdown and
+    LaTeX give them under the table, and a CSV has no place for them that a plain
+    ``pandas.read_csv`` reads (``compare --json`` holds them too)."""
+    lines = [*notes, *(f"{label}: {signature}" for label, signature in signatures)]
+    print("capeval: the CSV's notes and signatures:", file=sys.stderr)
+    for line in lines:
+        print(f"  {files.printable(line)}", file=sys.stderr)
 
 
 def _names(text: str | None, results: Sequence[str]) -> list[str] | None:

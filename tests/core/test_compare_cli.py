@@ -538,10 +538,17 @@ def test_table_formats_print_a_papers_table(tmp_path):
     assert "None" not in md and "0.0010" not in md and "†" in md
     code, text, _ = _run(*argv, "--table", "text", "--raw")
     assert f"{data['corpus']['base']['cider_d']:.4f} ± " in text
-    code, table_csv, _ = _run(*argv, "--table", "csv")
+    code, table_csv, err = _run(*argv, "--table", "csv")
     frame = pd.read_csv(io.StringIO(table_csv))
     base = frame[frame["system"] == "base"]
     assert len(frame) == 9 and base["delta"].isna().all() and base["p"].isna().all()
+    # its numbers' signatures (under the other tables) on stderr: stdout stays a plain CSV
+    said = err.splitlines()
+    assert said[0] == "capeval: the CSV's notes and signatures:", err
+    for label, key in (("BLEU-4", "bleu_4"), ("ROUGE-L", "rouge_l"), ("CIDEr-D", "cider_d")):
+        assert f"  {label}: {data['signatures'][key]}" in said
+        assert f"{label}: `{data['signatures'][key]}`" in md
+    assert "signature" not in table_csv and "|" not in table_csv
     code, _, err = _run(*argv, "--table", "markdown", "--json", "-")
     assert code == 2 and "--table and --json -" in err
     code, _, err = _run(*argv, "--raw")  # was ignored without --table
