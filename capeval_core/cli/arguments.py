@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +152,7 @@ def metric_keys(
         try:
             metric_class(key)
         except UnknownKeyError as exc:  # the command line knows one more name
-            raise UnknownKeyError(f"{exc}, {COCO_CAPTION_SET}") from None
+            raise UnknownKeyError(f"--metrics: {exc}, {COCO_CAPTION_SET}") from None
         if key in OPTIONAL_KEYS and not optional:
             raise InputError(
                 f"--metrics: {key} is reported by `capeval compare` only (one or more results "
@@ -288,18 +288,38 @@ class _Once(argparse.Action):
 class Parser(argparse.ArgumentParser):
     """argparse with the README's promise for bad input: one line on stderr, exit status 2
     (argparse's own error prints the usage first); an option given twice is refused or, a
-    list, extended (:class:`_Once`)."""
+    list, extended (:class:`_Once`). An argument no option takes is said by the subcommand
+    it was given to (argparse's top-level parser said "capeval: error: ... (see `capeval
+    --help`)" for ``capeval score --bogus``), with the subcommand's ``extras_hint``."""
+
+    #: ``extras_hint(argv, extras)``: a subcommand's word on arguments it does not take ("" for
+    #: none)
+    extras_hint: Callable[[list[str], list[str]], str] | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.register("action", None, _Once)
         self.register("action", "store", _Once)
+        self.commands: Any = None
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        self.commands = super().add_subparsers(**kwargs)
+        return self.commands
 
     def error(self, message: str) -> Any:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
-    def parse_args(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        namespace = super().parse_args(*args, **kwargs)
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            chosen = self
+            if self.commands is not None:
+                chosen = self.commands.choices.get(getattr(namespace, self.commands.dest, None))
+            chosen = chosen if isinstance(chosen, Parser) else self
+            argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
+            hint = chosen.extras_hint(argv, extras) if chosen.extras_hint else ""
+            shown = " ".join(files.printable(e) for e in extras)
+            chosen.error(f"unrecognized arguments: {shown}" + (f"; {hint}" if hint else ""))
         vars(namespace).pop(_GIVEN, None)
         return namespace
 

@@ -4,6 +4,7 @@ JSON and per-image files."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import warnings
@@ -282,3 +283,13 @@ def add_parser(sub: Any) -> None:
     )
     add_limit_options(score)
     score.set_defaults(func=_cmd_score)
+    score.extras_hint = _json_takes_no_value
+
+
+def _json_takes_no_value(argv: list[str], extras: list[str]) -> str:
+    """``score --json -`` (or ``--json OUT``, as ``compare`` takes it): score's ``--json`` is
+    a switch, as the README writes it, and prints on standard output."""
+    after = {b for a, b in itertools.pairwise(argv) if a == "--json"}
+    if after & set(extras):
+        return "score's --json takes no value: it prints the JSON on standard output"
+    return ""

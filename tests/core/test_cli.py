@@ -150,7 +150,39 @@ def test_unknown_metric(tmp_path):
     code, _, err = _run(
         "score", "--results", str(res), "--annotations", str(ann), "--metrics", "bleu_9"
     )
-    assert code == 2 and "unknown metric 'bleu_9'" in err
+    assert code == 2 and err.startswith("capeval: error: --metrics: unknown metric 'bleu_9'; ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["score", "--results", "r.json", "--bogus"],
+            "capeval score: error: unrecognized arguments: --bogus (see `capeval score --help`)",
+        ),
+        (  # README: score's --json is a switch; compare's takes a file, or - for stdout
+            ["score", "--results", "r.json", "--json", "-"],
+            "capeval score: error: unrecognized arguments: -; score's --json takes no value: it "
+            "prints the JSON on standard output (see `capeval score --help`)",
+        ),
+        (  # a second results file is no --json value: no word about --json
+            ["score", "--results", "r.json", "b.json", "--json"],
+            "capeval score: error: unrecognized arguments: b.json (see `capeval score --help`)",
+        ),
+        (
+            ["compare", "--results", "r.json", "--bogus", "1"],
+            "capeval compare: error: unrecognized arguments: --bogus 1 (see `capeval compare "
+            "--help`)",
+        ),
+    ],
+)
+def test_an_argument_no_option_takes_is_said_by_its_subcommand(argv, said, capsys):
+    """argparse's top-level parser said them ("capeval: error: ... (see `capeval --help`)"),
+    where a missing argument is said by the subcommand, whose help lists its options."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert capsys.readouterr().err == said + "\n"
 
 
 def test_bad_per_item_suffix(tmp_path):
