@@ -76,10 +76,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for i, path in enumerate(args.results):
         for earlier in args.results[:i]:
             if files.same_place(Path(path), Path(earlier)):
-                raise InputError(
-                    f"--results lists {path} twice (as {earlier} too): compare different "
-                    "systems' files"
+                twice = (  # the two spellings only where they differ (./a.json, a link)
+                    f"{path} twice"
+                    if path == earlier
+                    else f"one file twice, as {earlier} and {path}"
                 )
+                raise InputError(f"--results lists {twice}: compare different systems' files")
     plan_outputs(
         args,
         [*(("--results file", r) for r in args.results), ("--annotations file", args.annotations)],

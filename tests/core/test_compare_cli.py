@@ -684,3 +684,21 @@ def test_the_text_report_names_its_references_as_score_does(tmp_path):
     assert header.endswith(f"10 images, {named}") and str(tmp_path) not in header, header
     code, scored, err = _run("score", "--results", paths[0], *argv)
     assert code == 0 and scored.splitlines()[0].endswith(named), err
+
+
+def test_a_file_given_twice_is_said_once_or_by_both_spellings(tmp_path):
+    """ "--results lists X twice (as X too)" said one name twice."""
+    ann, paths = _files(tmp_path, 5)
+    args = ("--annotations", ann, "--metrics", "bleu_4")
+    code, _, err = _run("compare", "--results", paths[0], paths[1], paths[0], *args)
+    assert code == 2
+    assert err == (
+        f"capeval: error: --results lists {paths[0]} twice: compare different systems' files\n"
+    )
+    other = tmp_path / "sub" / ".." / paths[0].name
+    (tmp_path / "sub").mkdir()
+    code, _, err = _run("compare", "--results", paths[0], other, *args)
+    assert code == 2 and err == (
+        f"capeval: error: --results lists one file twice, as {paths[0]} and {other}: compare "
+        "different systems' files\n"
+    )
