@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -306,8 +306,9 @@ def warn_blank_captions(
 
     blank = [i for i, (_, caption) in enumerate(rows) if not caption.strip()]
     if blank:
-        lines = record_lines(text)
-        shown = named_places([(rows[i][0], record_place(i, lines)) for i in blank])
+        lines = record_lines(text)  # a line is found for the named records only
+        named = [(rows[i][0], record_place(i, lines)) for i in blank[:NAMED]]
+        shown = named_places(named + [(rows[i][0], None) for i in blank[NAMED:]])
         warnings.warn(
             f"results file {source}: {len(blank):,} of {len(rows):,} caption(s) are blank: "
             f"{shown}; each is scored as an empty caption, as pycocoevalcap scores it",
@@ -329,13 +330,13 @@ def record_place(record: int, lines: files.Lines | None, *around: str | None) ->
     return ", ".join(p for p in parts if p)
 
 
-def named_at(ids: Sequence[Any], place: Any) -> str:
+def named_at(ids: Sequence[Any], place: Callable[[Any], str | None]) -> str:
     """:func:`named_places` of ``ids``, ``place(image_id)`` asked for the named ones only."""
     named = [(k, place(k)) for k in ids[:NAMED]]
     return named_places(named + [(k, None) for k in ids[NAMED:]])
 
 
-def _place_of(record: int, lines: files.Lines | None, *around: str | None) -> Any:
+def _place_of(record: int, lines: files.Lines | None, *around: str | None) -> Callable[[], str]:
     """:func:`record_place`, asked for later: a line is found only for a place a message
     names."""
     return lambda: record_place(record, lines, *around)
@@ -346,8 +347,8 @@ NAMED = 5
 
 
 def named_places(places: Sequence[tuple[Any, str | None]]) -> str:
-    """Images and where a file has them, the first :data:`NAMED` of them, as a message says
-    them (each place is found on a file's text: only the named ones are asked for).
+    """Images and where a file has them (None: not said), the first :data:`NAMED` of them, as
+    a message says them.
 
     >>> named_places([(2, "record 2, line 4"), ("x", None)])
     "image 2 (record 2, line 4), image 'x'"

@@ -384,3 +384,19 @@ def test_a_results_file_of_another_shape_is_named_as_what_it_is(tmp_path, name, 
     )
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and said in err, err
+
+
+def test_only_the_named_blank_captions_are_looked_up(tmp_path, monkeypatch):
+    """Each line is found by reading the text up to its record: looked up for every blank
+    record, a file of many blank captions was read once per record."""
+    asked = []
+    real = files.json_line
+    monkeypatch.setattr(
+        files, "json_line", lambda text, path: asked.append(path) or real(text, path)
+    )
+    res, refs = tmp_path / "r.json", tmp_path / "gts.json"
+    res.write_text(_lines([{"image_id": i, "caption": ""} for i in range(1, 41)]))
+    refs.write_text(json.dumps({i: ["a dog"] for i in range(1, 41)}))
+    code, _, err = _run("score", "--results", res, "--annotations", refs, "--metrics", "bleu_4")
+    assert code == 0 and "and 35 more" in err
+    assert asked == [[k] for k in range(5)]
