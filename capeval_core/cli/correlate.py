@@ -322,6 +322,18 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                 if len(level_human) > 3 and len(level_values) > 1
                 else None
             )
+        if not (human.size and np.all(human == human[0])):  # else said above, for all
+            every_human, every_value = at_level(human, dict(scores.values), systems)
+            for line in _nan_lines(
+                correlations,
+                every_human,
+                {k: v for k, v in every_value.items() if k not in degenerate},
+                name,
+                "system" if systems is not None else "item",
+                williams_correlation if matrix is not None else None,
+                in_json=bool(args.json),
+            ):
+                print(f"capeval: warning: {line}", file=sys.stderr)
         if len(level_human) <= 3 and len(level_values) > 1:  # the JSON's {} said nothing
             unit = "systems" if systems is not None else "items"
             in_json = '; "williams" is empty in the JSON' if args.json else ""
@@ -396,6 +408,71 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         else:
             files.write_all([("--json", args.json, text + "\n")])
     return 0
+
+
+def _nan_lines(
+    correlations: dict[str, dict[str, float]],
+    human: np.ndarray,
+    values: dict[str, np.ndarray],
+    human_name: str,
+    unit: str,
+    williams: str | None,
+    *,
+    in_json: bool,
+) -> list[str]:
+    """One warning per reason some correlations of ``values`` (at the level correlated) are
+    NaN: a NaN printed as ``nan`` with exit 0 and no word read as a result (human scores of
+    1e308 overflow Pearson's sums). The metrics and the constant human score that have
+    their own warning are left out of ``values`` by the caller."""
+    by_reason: dict[str, dict[str, list[str]]] = {}  # why -> metric -> methods
+    for key, x in values.items():
+        for method, r in correlations.get(key, {}).items():
+            if math.isnan(r):
+                why = _why_nan(human, x, method, f"the human score {human_name!r}", key, unit)
+                by_reason.setdefault(why, {}).setdefault(key, []).append(method)
+    lines = []
+    for why, cells in by_reason.items():
+        groups: dict[tuple[str, ...], list[str]] = {}  # the metrics with the same methods
+        for key, methods in cells.items():
+            groups.setdefault(tuple(methods), []).append(key)
+        which = "; ".join(f"{', '.join(m)} of {', '.join(keys)}" for m, keys in groups.items())
+        verb = "is" if sum(map(len, cells.values())) == 1 else "are"
+        null = " (null in the JSON)" if in_json else ""
+        tested = [key for key, methods in cells.items() if williams in methods]
+        left = f"; the Williams tests ({williams}) leave {', '.join(tested)} out" if tested else ""
+        lines.append(f"{which} {verb} NaN{null}: {why}{left}")
+    return lines
+
+
+def _why_nan(
+    human: np.ndarray, x: np.ndarray, method: str, human_side: str, key: str, unit: str
+) -> str:
+    """Why the ``method`` correlation of ``x`` with ``human`` is NaN, in words: a side whose
+    values overflow a float or are all equal, else the reason scipy gives."""
+    from capeval_core.stats.correlation import correlate
+
+    sides = ((human_side, human), (key, x))
+    for side, a in sides:
+        if not np.isfinite(a).all():  # the loaders take finite values: system means
+            return f"the {unit} means of {side} overflow a float"
+    for side, a in sides:
+        if np.all(a == a[0]):
+            return f"{side} is the same ({a[0]:g}) for every {unit}"
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="warn"):
+        warnings.simplefilter("always")
+        correlate(x, human, method)
+    said = [str(w.message) for w in caught]
+    if any("overflow" in m for m in said):
+        for side, a in sides:
+            with np.errstate(all="ignore"):
+                total = a.sum()
+            if not np.isfinite(total):
+                return (
+                    f"{side} overflows a float (its values, up to {np.max(np.abs(a)):g}, sum "
+                    f"past the largest float, {np.finfo(float).max:.3g})"
+                )
+        return f"the values overflow a float (scipy: {said[0]})"
+    return f"scipy: {said[0]}" if said else "scipy gives no reason"
 
 
 def _degenerate_metrics(scores: Any, kind: str) -> dict[str, str]:

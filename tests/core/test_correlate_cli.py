@@ -921,3 +921,28 @@ def test_blank_captions_and_missing_scores_are_named_on_stderr(tmp_path):
         "pairwise (pairs.csv): 2 read, 2 scored (blank captions scored as given: column "
         "'candidate_b', line 3)\n"
     ) in err
+
+
+def test_a_nan_correlation_is_said_with_its_reason(tmp_path):
+    """Human scores of 1e308 overflow Pearson's sums: the table printed `nan` and every
+    Williams cell '-', exit 0 and no word. Now one line names the correlations and why."""
+    p = _judgments(tmp_path, "score", lambda i, s: "1e308" if i % 2 else s)
+    code, out, err = _correlate(p, "--metrics", "rouge_l")
+    assert code == 0, err
+    assert json.loads(out)["correlations"]["bleu_4"]["pearson"] is None
+    warned = [line for line in err.splitlines() if "NaN" in line]
+    assert warned == [
+        "capeval: warning: pearson of bleu_4, rouge_l are NaN (null in the JSON): the human "
+        "score 'score' overflows a float (its values, up to 1e+308, sum past the largest "
+        "float, 1.8e+308); the Williams tests (pearson) leave bleu_4, rouge_l out"
+    ]
+    # system level: human means equal across systems (each system's items differ)
+    q = _judgments(tmp_path, "system,score", lambda i, s: f"s{i % 4},{1 if i < 4 else 5}", "s.csv")
+    code, out, err = _run("correlate", "--judgments", str(q), "--format", "graded",
+                          "--metrics", "bleu_4", "--level", "system")  # fmt: skip
+    assert code == 0, err
+    assert "nan" in out
+    assert (
+        "capeval: warning: pearson, spearman, kendall_b, kendall_c of bleu_4 are NaN: the "
+        "human score 'score' is the same (3) for every system"
+    ) in err
