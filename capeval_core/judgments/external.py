@@ -252,7 +252,7 @@ def join_scores_file(
             jset, external=tuple(e for e in jset.external if e.name not in replaced)
         )
     for name, cols in metrics.items():
-        _file_name(path, cols[0], name, out.external_names)
+        _file_name(path, cols[0], name, out.external_names, jset.score_names)
         arrays = [
             [_score(path, by_id[i], c, f"no {c!r} score for id {i!r}") for i in wanted]
             for c in cols
@@ -447,13 +447,28 @@ def read_pair_metric_cells(
 
 
 def _file_name(
-    path: str | os.PathLike[str], column: str, name: str, existing: Sequence[str] = ()
+    path: str | os.PathLike[str],
+    column: str,
+    name: str,
+    existing: Sequence[str] = (),
+    human: Sequence[str] = (),
 ) -> None:
-    """check_name, its refusal naming the file and the column."""
+    """check_name, its refusal naming the file and the column; a metric named as one of the
+    set's ``human`` score columns is refused too (the judgment file itself given as the
+    scores file correlated its human score with itself, 1.0, and Williams-tested it)."""
     try:
         check_name(name, existing)
     except InputError as exc:
         raise format_error(path, str(exc), line=1, column=column) from None
+    if name in human:
+        raise format_error(
+            path,
+            f"a metric cannot be named as the set's human score {name!r}: its rows would read "
+            "as the human score; rename the column (or give the metric scores, not the "
+            "judgment file)",
+            line=1,
+            column=column,
+        )
 
 
 def _cells(
@@ -475,6 +490,9 @@ def with_file_metrics(
     if not metrics:
         return jset
     checksum = checksum or file_checksum(path)
+    for name in metrics:
+        column = f"{METRIC_PREFIX}{name}" + (":a" if jset.kind == "pairwise" else "")
+        _file_name(path, column, name, human=jset.score_names)
     for name, values in metrics.items():
         arrays = values if isinstance(values, tuple) else (values,)
         jset = add_metric_scores(jset, name, *arrays, checksum=checksum, source=Path(path).name)

@@ -946,3 +946,17 @@ def test_a_nan_correlation_is_said_with_its_reason(tmp_path):
         "capeval: warning: pearson, spearman, kendall_b, kendall_c of bleu_4 are NaN: the "
         "human score 'score' is the same (3) for every system"
     ) in err
+
+
+def test_the_judgment_file_as_its_own_metric_scores_is_refused(tmp_path):
+    """It added a metric `score` correlating 1.0 with the human score, and a Williams row."""
+    p = tmp_path / "g.csv"
+    p.write_text("id,candidate,references,score\n" + "".join(
+        f"{i},{c},{r},{s}\n" for i, (c, r, s) in enumerate(ROWS)
+    ))  # fmt: skip
+    code, out, err = _correlate(p, "--metric-scores", str(p))
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(
+        "capeval: error: g.csv, line 1, column 'score': a metric cannot be named as the set's "
+        "human score 'score'"
+    )

@@ -84,6 +84,21 @@ def test_metric_column_named_like_a_builtin_is_refused(tmp_path):
         load_judgments(_csv(tmp_path, header=header), "graded")
 
 
+def test_a_metric_named_as_the_human_score_is_refused(tmp_path):
+    """The judgment file given as its own scores file added a metric `quality` correlating
+    1.0 with the human score `quality`, and a Williams row for it."""
+    js = _quality_and_x(tmp_path)
+    with pytest.raises(JudgmentFormatError) as err:
+        join_scores_file(js, tmp_path / "j.csv")
+    assert str(err.value).startswith(
+        "j.csv, line 1, column 'quality': a metric cannot be named as the set's human score "
+        "'quality': its rows would read as the human score"
+    )
+    with pytest.raises(JudgmentFormatError, match="column 'metric:quality': a metric cannot"):
+        load_judgments(_csv(tmp_path, header="id,candidate,references,quality,metric:quality"),
+                       "graded")  # fmt: skip
+
+
 def test_scores_file_joined_by_id(tmp_path):
     js = _quality_and_x(tmp_path)
     scores = tmp_path / "scores.csv"
