@@ -38,6 +38,7 @@ from capeval_core.cli.output import (
     held_warnings,
     jsonable,
     plan_outputs,
+    print_signatures,
 )
 from capeval_core.coco_files import LIMIT_FLAGS
 from capeval_core.errors import InputError
@@ -401,6 +402,8 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was
         out["left_out"] = left_json
+    if args.json != "-":  # the numbers' signatures end the text, as score's and compare's
+        print_signatures(out["signatures"])
     if args.json:
         text = json.dumps(jsonable(out), indent=1, allow_nan=False)
         if args.json == "-":

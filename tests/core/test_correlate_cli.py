@@ -225,6 +225,9 @@ def test_json_to_stdout_is_the_json_alone(tmp_path):
         code, out, err = _run("correlate", "--judgments", str(path), "--format", fmt,
                               "--metrics", "bleu_4", "--json", to_file)  # fmt: skip
         assert code == 0 and out.startswith("metric"), err
+        # the text ends with the numbers' signatures, as the JSON holds them (it had none)
+        data = json.loads((tmp_path / "o.json").read_text())
+        assert out.endswith(f"\n\nsignatures\nbleu_4  {data['signatures']['bleu_4']}\n")
 
 
 def test_human_column_rows_need_a_value_in_that_column_only(tmp_path):

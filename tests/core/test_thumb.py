@@ -169,6 +169,9 @@ def test_correlate_cli_reads_thumb_with_a_scores_file(tmp_path, monkeypatch, cap
     )
     assert code == 0
     data = json.loads(out.read_text())
+    # the text ends with the signatures the JSON holds (it printed none)
+    signed = "".join(f"{k:<6}  {v}\n" for k, v in data["signatures"].items())
+    assert capsys.readouterr().out.endswith(f"\n\nsignatures\n{signed}")
     assert data["n_rows"] == 40 and data["dropped"] == {HUMAN_LEFT_OUT: 10}
     assert list(data["correlations"]) == ["bleu_1", "mine"]
     assert data["signatures"]["mine"].startswith("external:mine|sha256:")
