@@ -383,12 +383,19 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
         width = max([len(k) for k in correlations] + [6])
-        show(
-            f"{'metric':<{width}}  {'pearson':>9}  {'spearman':>9}  {'kendall_b':>9}  "
-            f"{'kendall_c':>9}"
-        )
-        for k, row in correlations.items():
-            show(f"{k:<{width}}  " + "  ".join(f"{v:>9.4f}" for v in row.values()))
+        cells = {  # with --resamples, each value's interval beside it (only the JSON had them)
+            k: [_with_interval(v, intervals.get(k, {}).get(m)) for m, v in row.items()]
+            for k, row in correlations.items()
+        }
+        cell = max([len(c) for row in cells.values() for c in row] + [9])
+        show(f"{'metric':<{width}}  " + "  ".join(f"{m:>{cell}}" for m in methods))
+        for k, row_cells in cells.items():
+            show(f"{k:<{width}}  " + "  ".join(f"{c:>{cell}}" for c in row_cells))
+        if resamples:
+            show(
+                f"[low, high]: 95% percentile bootstrap intervals, {resamples:,} resamples over "
+                f"{out['resampling']['over']} (seed {seed})"
+            )
         if matrix is not None:
             show(
                 f"\nWilliams test p-values ({matrix.alternative}, {matrix.correlation}; "
@@ -411,6 +418,18 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         else:
             files.write_all([("--json", args.json, text + "\n")])
     return 0
+
+
+def _with_interval(value: float, bounds: list[float] | None) -> str:
+    """A table cell: the correlation, and its interval when one was computed.
+
+    >>> _with_interval(0.41234, [0.35, 0.4712]), _with_interval(0.5, None)
+    ('0.4123 [0.3500, 0.4712]', '0.5000')
+    """
+    if bounds is None or math.isnan(value):
+        return f"{value:.4f}"
+    low, high = bounds
+    return f"{value:.4f} [{low:.4f}, {high:.4f}]"
 
 
 def _nan_lines(
@@ -593,7 +612,7 @@ def add_parser(sub: Any) -> None:
         type=_resamples_or_none,
         metavar="N",
         help="graded sets: percentile bootstrap intervals from N resamples (2 to 1,000,000), "
-        "in the JSON's `intervals` (default 0: none)",
+        "beside each value in the table and in the JSON's `intervals` (default 0: none)",
     )
     add_tokenizer_option(correlate)
     correlate.add_argument(

@@ -963,3 +963,20 @@ def test_the_judgment_file_as_its_own_metric_scores_is_refused(tmp_path):
         "capeval: error: g.csv, line 1, column 'score': a metric cannot be named as the set's "
         "human score 'score'"
     )
+
+
+def test_intervals_are_in_the_text_table_when_resampled(tmp_path):
+    """--resamples printed the same table as without it: the intervals were in the JSON only."""
+    to_file = tmp_path / "o.json"
+    code, out, err = _run("correlate", "--judgments", str(_graded(tmp_path)), "--format",
+                          "graded", "--metrics", "rouge_l", "--tokenizer", "whitespace",
+                          "--resamples", "50", "--json", str(to_file))  # fmt: skip
+    assert code == 0, err
+    data = json.loads(to_file.read_text())
+    row = next(line for line in out.splitlines() if line.startswith("rouge_l "))
+    for method, value in data["correlations"]["rouge_l"].items():
+        low, high = data["intervals"]["rouge_l"][method]
+        assert f"{value:.4f} [{low:.4f}, {high:.4f}]" in row
+    assert (
+        "[low, high]: 95% percentile bootstrap intervals, 50 resamples over items (seed 0)" in out
+    )
