@@ -409,6 +409,10 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was
         out["left_out"] = left_json
+    # what the summary line says of the file: its blank captions, and the references read
+    # beside it (the JSON had neither)
+    out["blank"] = _blank_json(full.blank)
+    out.update(_references_named(full))
     if args.json != "-":  # the numbers' signatures end the text, as score's and compare's
         print_signatures(out["signatures"])
     if args.json:
@@ -418,6 +422,31 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         else:
             files.write_all([("--json", args.json, text + "\n")])
     return 0
+
+
+def _blank_json(blank: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """:attr:`JudgmentSet.blank` as the summary line places them, by column (a column blank
+    in two files of a dataset gets both places).
+
+    >>> _blank_json([("candidate", "line 3"), ("caption", "a.txt, line 2"),
+    ...              ("caption", "b.txt, line 9")])
+    {'candidate': 'line 3', 'caption': 'a.txt, line 2; b.txt, line 9'}
+    """
+    out: dict[str, str] = {}
+    for column, where in blank:
+        out[column] = f"{out[column]}; {where}" if column in out else where
+    return out
+
+
+def _references_named(jset: Any) -> dict[str, str]:
+    """The references of a set that reads them from elsewhere than its judgment file (THumB:
+    COCO val2014's installed captions, or its own references file), named as ``score
+    --json`` names its references; nothing for a set whose file holds its references."""
+    if jset.format != "thumb" or len(jset.source) < 2:
+        return {}
+    from capeval_core.coco_files import describe_references
+
+    return describe_references(jset.source[1], [it.references for it in jset.items])
 
 
 def _with_interval(value: float, bounds: list[float] | None) -> str:

@@ -71,7 +71,7 @@ def test_graded_table_and_json_contract(tmp_path):
     data = json.loads(out_json.read_text())
     assert set(data) == {
         "n_rows", "dropped", "dropped_at", "format", "preset", "human", "level", "correlations",
-        "williams", "williams_test", "signatures",
+        "williams", "williams_test", "signatures", "blank",
     }  # fmt: skip
     assert data["level"] == "item" and data["human"] == "quality"
     assert data["format"] == "graded" and data["preset"] is None
@@ -200,7 +200,7 @@ def test_pairwise_json_contract(tmp_path):
     )
     assert code == 0, err
     data = json.loads(out[out.index("{") :])
-    assert set(data) == {"n_pairs", "n_labelled", "accuracy", "signatures", "preset"}
+    assert set(data) == {"n_pairs", "n_labelled", "accuracy", "signatures", "preset", "blank"}
     assert (data["n_pairs"], data["n_labelled"], data["preset"]) == (2, 2, None)
     assert data["accuracy"] == {"rouge_l": {"HI": 1.0, "HC": 1.0, "overall": 1.0}}
     assert data["signatures"]["rouge_l"].startswith("rouge_l|")
@@ -472,7 +472,7 @@ def _abstract_pairs(folder):
 def test_abstract50s_json_contract_and_notes(tmp_path):
     folder = _abstract_pairs(tmp_path)
     data, _, err = _correlate_json(tmp_path, folder, "abstract50s")
-    assert set(data) == {"n_pairs", "n_labelled", "accuracy", "signatures", "preset"}
+    assert set(data) == {"n_pairs", "n_labelled", "accuracy", "signatures", "preset", "blank"}
     assert (data["n_pairs"], data["n_labelled"], data["preset"]) == (4, 3, "clipscore-table4")
     assert set(data["accuracy"]) == {"bleu_4", "cider_d"}
     # 4 pairs are not the 400 of the distribution: no HC/HI, one "none" group and overall
@@ -902,28 +902,33 @@ def test_blank_captions_and_missing_scores_are_named_on_stderr(tmp_path):
         "id,candidate,references,score\n1,a dog runs,a dog running,3\n2,,a cat on a mat,4\n"
         "3,a red bus,a bus on a street,2\n4,two birds,birds on a wire,\n5,a man,a man rides,1\n"
     )
-    code, _, err = _run(
-        "correlate", "--judgments", str(p), "--format", "graded", "--metrics", "bleu_4"
-    )
+    code, out, err = _run(
+        "correlate", "--judgments", str(p), "--format", "graded", "--metrics", "bleu_4",
+        "--json", "-",
+    )  # fmt: skip
     assert code == 0, err
     assert (
         "graded (blank.csv): 5 read, 1 dropped (missing human score in column 'score' (line 5): "
         "1), 4 scored (blank captions scored as given: column 'candidate', line 3)\n"
     ) in err
+    # the JSON places them as the summary does (it said nothing of them)
+    assert json.loads(out)["blank"] == {"candidate": "line 3"}
     q = tmp_path / "pairs.csv"
     q.write_text(
         "candidate_a,candidate_b,references,category,preferred\n"
         "a dog runs,a cat sits,a dog running,share-scene,a\n"
         "two cats on a couch,,two cats sleeping on a couch,share-scene,a\n"
     )
-    code, _, err = _run(
-        "correlate", "--judgments", str(q), "--format", "pairwise", "--metrics", "bleu_4"
-    )
+    code, out, err = _run(
+        "correlate", "--judgments", str(q), "--format", "pairwise", "--metrics", "bleu_4",
+        "--json", "-",
+    )  # fmt: skip
     assert code == 0, err
     assert (
         "pairwise (pairs.csv): 2 read, 2 scored (blank captions scored as given: column "
         "'candidate_b', line 3)\n"
     ) in err
+    assert json.loads(out)["blank"] == {"candidate_b": "line 3"}
 
 
 def test_a_nan_correlation_is_said_with_its_reason(tmp_path):

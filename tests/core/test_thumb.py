@@ -175,6 +175,13 @@ def test_correlate_cli_reads_thumb_with_a_scores_file(tmp_path, monkeypatch, cap
     assert data["n_rows"] == 40 and data["dropped"] == {HUMAN_LEFT_OUT: 10}
     assert list(data["correlations"]) == ["bleu_1", "mine"]
     assert data["signatures"]["mine"].startswith("external:mine|sha256:")
+    # the references the summary line names, as `score --json` names its own (the JSON did not)
+    from capeval_core.coco_files import describe_references
+
+    refs = [it.references for it in load_judgments(JUDGMENTS, "thumb").items]
+    assert data["references"] == "COCO val2014 captions (installed package)"
+    assert data["references_sha256"] == describe_references("", refs)["references_sha256"]
+    assert data["blank"] == {}
 
 
 def test_correlate_cli_system_level_with_intervals(tmp_path, monkeypatch):
