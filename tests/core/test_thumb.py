@@ -282,3 +282,15 @@ def test_the_real_references_file_lists_human_captions_it_predates(real_thumb):
     leaked = sum(any(_same(r) == _same(humans[s]) for r in refs[s]) for s in humans)
     assert leaked == 39
     assert any(note.startswith(f"{leaked} image(s) ") for note in js.notes)
+
+
+@pytest.mark.parametrize(("value", "said"), [(None, "null"), (True, "true")])
+def test_a_json_null_score_is_named_as_the_file_has_it(tmp_path, value, said):
+    """It said "not a number: None" of the file's null."""
+    rows = _rows()
+    rows[2]["P"] = value
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    with pytest.raises(JudgmentFormatError) as err:
+        load_judgments(path, "thumb")
+    assert str(err.value).endswith(f"line 3, column 'P': not a number: {said}")
