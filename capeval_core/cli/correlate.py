@@ -173,23 +173,25 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         from capeval_core.judgments.protocols import label_counts, missing_labels_warning
 
         if label_counts(jset)[1] == 0:
-            raise InputError(f"{args.format} {args.judgments}: {missing_labels_warning(jset)}")
+            missing = str(missing_labels_warning(jset)).rstrip(".")
+            raise InputError(f"{Path(args.judgments).name}: {missing}")
     # the files read, as the pages show them: a blank caption or a dropped row is named by
     # its line, which is one of theirs
     read = files.printable(f"{args.format} ({', '.join(jset.source)}): {jset.describe()}")
     print(read, file=sys.stderr)
     if jset.kind == "graded":  # which column the numbers are about, chosen or by default
         print(f"human score: {human_name!r}", file=sys.stderr)
-    for note in jset.notes:
-        print(f"note: {cli_message(note)}", file=sys.stderr)
+    for note in jset.notes:  # a line of stderr that is not the summary is a warning
+        print(f"capeval: warning: {cli_message(note)}", file=sys.stderr)
     protocol = None
     if jset.kind == "pairwise":
         from capeval_core.judgments.protocols import protocol_for
 
         protocol = protocol_for(jset)
         missing = missing_labels_warning(jset)
-        if missing:
-            print(f"capeval: warning: {files.printable(missing)}", file=sys.stderr)
+        if missing:  # named by its file or folder (a note above says where, if it can)
+            said = files.printable(f"{Path(args.judgments).name}: {missing.rstrip('.')}")
+            print(f"capeval: warning: {said}", file=sys.stderr)
     n_references, draws = protocol.sampling if protocol is not None else (5, 5)
     workers = worker_count(args.workers)  # its warning before the bar, not on the bar's line
     with stderr_tqdm(total=None, desc="scoring", unit="metric") as bar:
@@ -223,7 +225,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         )
     if left_out:
         print(f"capeval: warning: {cli_message('; '.join(left_out))}", file=sys.stderr)
-    degenerate = _degenerate_metrics(scores, jset.kind)
+    degenerate = _degenerate_metrics(scores, jset.kind, in_json=bool(args.json))
     for key, why in degenerate.items():
         print(f"capeval: warning: {key} {why}", file=sys.stderr)
     if protocol is not None:
@@ -289,7 +291,8 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         if human.size and np.all(human == human[0]):
             print(
                 f"capeval: warning: the human score {name!r} is constant ({human[0]:g} for all "
-                f"{human.size:,} items): every correlation is undefined (null in the JSON)",
+                f"{human.size:,} items): every correlation is undefined"
+                + (" (null in the JSON)" if args.json else ""),
                 file=sys.stderr,
             )
         systems = _systems_for(jset, level)
@@ -526,7 +529,7 @@ def _why_nan(
     return f"scipy: {said[0]}" if said else "scipy gives no reason"
 
 
-def _degenerate_metrics(scores: Any, kind: str) -> dict[str, str]:
+def _degenerate_metrics(scores: Any, kind: str, *, in_json: bool = False) -> dict[str, str]:
     """Metrics no correlation or test can use: fewer than two finite values, or one value
     throughout (each with why, for a warning); they stay in the tables (as NaN, null in
     the JSON) and are left out of the Williams tests."""
@@ -546,8 +549,9 @@ def _degenerate_metrics(scores: Any, kind: str) -> dict[str, str]:
             out[key] = f"is constant ({finite[0]:g} for all {values.size:,} values): " + (
                 "every pair is a metric tie"
                 if kind == "pairwise"
-                else "its correlations are undefined (null in the JSON) and it is left out of "
-                "the Williams tests"
+                else "its correlations are undefined"
+                + (" (null in the JSON)" if in_json else "")
+                + " and it is left out of the Williams tests"
             )
     return out
 

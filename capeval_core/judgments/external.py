@@ -36,6 +36,7 @@ from capeval_core.judgments.base import (
     format_error,
     image_key,
     parse_number,
+    places,
     read_records,
     text_cell,
 )
@@ -200,6 +201,8 @@ def join_scores_file(
     ``metric`` column naming the metric and one column of values, as leaderboards distribute
     scores) is pivoted to one column per metric: each (id, metric) once, a repeat refused.
     """
+    if Path(path).is_dir():  # read_records' words ask for a judgment file
+        raise format_error(path, "this is a folder, not a file: give the scores file itself")
     _, columns, rows = read_records(path, file_format, max_bytes=max_bytes)
     own = dict(id_names or {})
     # the file's own names of the set's id columns: an error names them as the file has them
@@ -235,12 +238,13 @@ def join_scores_file(
     wanted = list(jset.item_keys())
     unmatched = [i for i in dict.fromkeys(wanted) if i not in by_id]
     if unmatched:
-        shown = ", ".join(repr(i) for i in unmatched[:SHOWN_IDS])
-        more = f" and {len(unmatched) - SHOWN_IDS:,} more" if len(unmatched) > SHOWN_IDS else ""
+        # a few of the file's own ids beside them: '1.0' against '1' is seen at once
+        theirs = [i for i in by_id if i not in set(wanted)]
+        held = f"; the file's ids that match none: {_shown(theirs)}" if theirs else ""
         raise format_error(
             path,
             f"{len(unmatched):,} of the set's {len(set(wanted)):,} ids have no row here "
-            f"(joined on {list(ids)}): {shown}{more}; the set is unchanged",
+            f"(joined on {list(ids)}): {_shown(unmatched)}{held}; the set is unchanged",
             column=ids[0],
         )
     checksum = file_checksum(path)
@@ -263,12 +267,25 @@ def join_scores_file(
         notes.append(f"{source}: replaced the scores joined before of {', '.join(replaced)}")
     if left_out:
         notes.append(f"{source}: not scores, left out: {', '.join(map(repr, left_out))}")
-    extra = len(set(by_id) - set(wanted))
+    wanted_keys = set(wanted)
+    extra = [row for key, row in by_id.items() if key not in wanted_keys]
     if extra:
-        notes.append(f"{extra:,} row(s) of {source} match no item of the set (ignored)")
+        notes.append(
+            f"{source}: {len(extra):,} row(s) match no item of the set (ignored): {places(extra)}"
+        )
     if notes:
         out = dataclasses.replace(out, notes=(*out.notes, *notes))
     return out
+
+
+def _shown(ids: Sequence[str]) -> str:
+    """The first :data:`SHOWN_IDS` ids, and how many more.
+
+    >>> _shown(["1", "2"]), _shown([str(i) for i in range(7)])
+    ("'1', '2'", "'0', '1', '2', '3', '4' and 2 more")
+    """
+    more = f" and {len(ids) - SHOWN_IDS:,} more" if len(ids) > SHOWN_IDS else ""
+    return ", ".join(repr(i) for i in ids[:SHOWN_IDS]) + more
 
 
 def _score(path: str | os.PathLike[str], row: Row, column: str, missing: str) -> float:

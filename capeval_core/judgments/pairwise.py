@@ -21,6 +21,7 @@ from capeval_core.judgments.base import (
     id_cell,
     image_key,
     parse_number,
+    places,
     read_records,
     text_cell,
     unique_ids,
@@ -81,6 +82,7 @@ def load_pairwise(
     items: list[PairItem] = []
     ids = []
     blank: dict[str, list[Row]] = {"candidate_a": [], "candidate_b": []}
+    unvoted: list[Row] = []  # no vote for either candidate: no label, said where
     for n, row in enumerate(rows, start=1):
         ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
         ids.append((ident, row))
@@ -120,6 +122,7 @@ def load_pairwise(
                     record=row.record,
                 )
             preferred = from_votes
+            unvoted += [row] if from_votes is None else []
         category = row.values.get("category")
         category = (
             None if category in (None, "") else text_cell(category, path, row, "category").strip()
@@ -141,6 +144,12 @@ def load_pairwise(
     refs.warn_separators()
     external = read_pair_metric_cells(path, rows, columns)
     sources = tuple(Path(p).name for p in (path, references_from) if p is not None)
+    # the count of unlabelled pairs is said wherever the set is used; this says which
+    notes = (
+        (f"{sources[0]}: no vote for either candidate, so no human label: {places(unvoted)}",)
+        if unvoted
+        else ()
+    )
     jset = JudgmentSet(
         "pairwise",
         tuple(items),
@@ -150,6 +159,7 @@ def load_pairwise(
         n_kept=len(items),
         format="pairwise",
         preset=preset,
+        notes=notes,
         blank=tuple(b for column, found in blank.items() for b in blank_cells(column, found))
         + refs.blank_cells(rows),
     )

@@ -482,8 +482,8 @@ def test_abstract50s_json_contract_and_notes(tmp_path):
     sig = data["signatures"]["bleu_4"]
     assert sig.startswith("bleu|") and "|labels:triplet-majority|refs:triplets:5x5|" in sig
     assert "preset:clipscore-table4" in sig and sig.endswith("metric-tie:half|human-tie:random")
-    assert "note: 1 pairs have no triplet in consensus_abstract.mat" in err
-    assert "warning: 1 of 4 pairs (25.0%) have no human label" in err
+    assert "capeval: warning: 1 pairs have no triplet in consensus_abstract.mat" in err
+    assert f"warning: {folder.name}: 1 of 4 pairs (25.0%) have no human label" in err
     assert "3 labelled pairs scored" in err
 
 
@@ -512,7 +512,7 @@ def test_pascal50s_presets_choose_the_labels(tmp_path):
     assert table7["preset"] == "clipscore-table7" and table7["n_labelled"] == 3
     assert set(table7["accuracy"]["bleu_4"]) == {"HC", "MM", "HM", "overall"}
     assert "labels:vote-majority|refs:file:5x5" in table7["signatures"]["bleu_4"]
-    assert "note: labels: majority of the votes of pair_pascal.mat" in err
+    assert "capeval: warning: labels: majority of the votes of pair_pascal.mat" in err
     # without a consensus file the default is the votes; clipscore-table4 asks for the file
     default, _, _ = _correlate_json(tmp_path, tmp_path, "pascal50s")
     assert default["preset"] == "clipscore-table7" and default["n_labelled"] == 3
@@ -984,4 +984,78 @@ def test_intervals_are_in_the_text_table_when_resampled(tmp_path):
         assert f"{value:.4f} [{low:.4f}, {high:.4f}]" in row
     assert (
         "[low, high]: 95% percentile bootstrap intervals, 50 resamples over items (seed 0)" in out
+    )
+
+
+def test_what_correlate_says_of_a_scores_file_names_its_rows(tmp_path):
+    """The set's notes were printed as `note: ...` (every other line is `capeval: warning:`),
+    a row matching no item was counted without its line, a folder was asked to be 'the
+    judgment file itself', and ids written 1.0 against the set's 1 showed the set's alone."""
+    p = tmp_path / "g.csv"
+    p.write_text("id,candidate,references,score\n" + "".join(
+        f"{i},{c},{r},{s}\n" for i, (c, r, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    scores = tmp_path / "mine.csv"
+    scores.write_text("id,caption,mine\n" + "".join(f"{i},x,0.{i}\n" for i in range(1, 10)))
+    code, _, err = _correlate(p, "--metric-scores", str(scores))
+    assert code == 0, err
+    lines = err.splitlines()
+    assert not [line for line in lines if line.startswith("note:")]
+    assert "capeval: warning: mine.csv: not scores, left out: 'caption'" in lines
+    assert "capeval: warning: mine.csv: 1 row(s) match no item of the set (ignored): line 10" in (
+        lines
+    )
+    code, _, err = _correlate(p, "--metric-scores", str(tmp_path))
+    assert code == 2 and "this is a folder, not a file: give the scores file itself" in err
+    scores.write_text("id,mine\n" + "".join(f"{i}.0,0.{i}\n" for i in range(1, 9)))
+    code, _, err = _correlate(p, "--metric-scores", str(scores))
+    assert code == 2 and err.count("\n") == 1
+    assert "8 of the set's 8 ids have no row here (joined on ['id']): '1', '2', '3', '4', " in err
+    assert "; the file's ids that match none: '1.0', '2.0', '3.0', '4.0', '5.0' and 3 more" in err
+
+
+def test_the_json_is_named_only_when_one_is_written(tmp_path):
+    """'(null in the JSON)' was said of a run that wrote no JSON."""
+    p = _judgments(tmp_path, "score", lambda i, s: 3)
+    argv = ("correlate", "--judgments", str(p), "--format", "graded", "--metrics", "bleu_4")
+    code, _, err = _run(*argv)
+    assert code == 0 and "is constant (3 for all 8 items)" in err and "JSON" not in err
+    code, _, err = _run(*argv, "--json", "-")
+    assert code == 0 and "every correlation is undefined (null in the JSON)" in err
+    # a constant metric alike: candidates sharing no word with their references
+    q = tmp_path / "q.csv"
+    q.write_text("candidate,references,score\n" + "".join(
+        f"word{i},{r},{s}\n" for i, (_, r, s) in enumerate(ROWS)
+    ))  # fmt: skip
+    code, _, err = _run("correlate", "--judgments", str(q), "--format", "graded",
+                        "--metrics", "bleu_4", "rouge_l")  # fmt: skip
+    assert code == 0 and "rouge_l is constant (0 for all 8 values)" in err and "JSON" not in err
+
+
+def test_unlabelled_pairs_are_named_by_file_and_line(tmp_path):
+    """'1 of 3 pairs (33.3%) have no human label; ....' named no file nor line, and ended
+    with a full stop after the sentence's own."""
+    p = tmp_path / "pairs.csv"
+    p.write_text(
+        "candidate_a,candidate_b,references,votes_a,votes_b\n"
+        "a dog runs,a cat,a dog running,2,1\na cat sits,a bus,a cat sitting,0,0\n"
+        "two birds,a man,two birds fly,0,3\n"
+    )
+    code, _, err = _run("correlate", "--judgments", str(p), "--format", "pairwise",
+                        "--metrics", "bleu_1")  # fmt: skip
+    assert code == 0, err
+    lines = err.splitlines()
+    assert (
+        "capeval: warning: pairs.csv: no vote for either candidate, so no human label: line 3"
+    ) in lines
+    assert (
+        "capeval: warning: pairs.csv: 1 of 3 pairs (33.3%) have no human label; accuracies use "
+        "the 2 labelled pairs"
+    ) in lines
+    p.write_text("candidate_a,candidate_b,references,votes_a,votes_b\na dog,a cat,a dog,0,0\n")
+    code, _, err = _run("correlate", "--judgments", str(p), "--format", "pairwise",
+                        "--metrics", "bleu_1")  # fmt: skip
+    assert code == 2 and err == (
+        "capeval: error: pairs.csv: None of the 1 pairs has a human label, so there is no "
+        "accuracy to compute\n"
     )

@@ -735,7 +735,7 @@ def test_flickr8k_expert_joins_a_scores_file_on_image_and_caption(flickr):
     assert js.id_columns == ("image_file", "caption_id")
     # published preset: the three experts' rows of a caption share its one score
     assert js.external[0].values.tolist() == [0.1] * 3 + [0.2] * 3 + [0.3] * 3
-    assert any("1 row(s) of scores.tsv match no item" in n for n in js.notes)
+    assert "scores.tsv: 1 row(s) match no item of the set (ignored): line 5" in js.notes
     mean = join_scores_file(load_judgments(flickr, "flickr8k-expert", "mean-of-experts"), scores)
     assert mean.external[0].values.tolist() == [0.1, 0.2, 0.3]
     scores.write_text("image_file\tcaption_id\tmine\na.jpg\tb.jpg#1\t0.1\n")
