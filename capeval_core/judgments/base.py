@@ -746,7 +746,7 @@ def parse_number(
     if number is None:
         text = str(value).strip() if isinstance(value, str) else ""
         hint = " (a spreadsheet formula?)" if text[:1] in ("=", "+", "-", "@") else ""
-        raise fail(f"not a number: {_show(value)}{hint or comma_hint(text)}")
+        raise fail(f"not a number: {_as_written(value, row)}{hint or comma_hint(text)}")
     if not math.isfinite(number):
         raise fail(f"not a finite number: {_show(value)}")
     if integer and number != int(number):
@@ -786,6 +786,20 @@ def is_number(value: Any) -> bool:
     """Whether a cell holds a finite number (by the rules of :func:`parse_number`)."""
     number = _number(value)
     return number is not None and math.isfinite(number)
+
+
+def _as_written(value: Any, row: Row) -> str:
+    """A cell's value as its file has it: JSON's ``null``, ``true`` and ``false`` (Python's
+    ``None`` and ``True`` are no words of the file's), a table's missing cell as empty.
+
+    >>> _as_written(None, Row(2, {}, record=1)), _as_written(True, Row(2, {}, record=1))
+    ('null', 'true')
+    >>> _as_written(None, Row(3, {})), _as_written("n/a", Row(3, {}))
+    ('an empty cell', "'n/a'")
+    """
+    if value is None or isinstance(value, bool):
+        return json.dumps(value) if row.record is not None else "an empty cell"
+    return _show(value)
 
 
 def _show(value: Any, limit: int = 40) -> str:

@@ -32,7 +32,6 @@ other references of its image).
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -270,14 +269,6 @@ def _parse(path: Path, row: Row) -> tuple[dict, Row]:
         )
     out["image"] = image
     for c in HUMAN_COLUMNS:
-        if v[c] is None or isinstance(v[c], bool):  # said as the file has it (it said None)
-            raise format_error(
-                path,
-                f"not a number: {json.dumps(v[c])}",
-                line=row.line,
-                column=c,
-                record=row.record,
-            )
         out[c] = parse_number(v[c], path, row, c)
     _check_scale(path, row, out)
     return out, row

@@ -708,3 +708,16 @@ def test_at_least_thirty_malformed_cases():
         )
     ]
     assert len(CASES) + len(extra) >= 30
+
+
+def test_a_json_true_score_is_named_as_the_file_writes_it(tmp_path):
+    """Generic JSON files said "not a number: True" of a score written true (THumB's loader
+    alone had learned to say it as written); a null score is a missing one, its row dropped."""
+    path = tmp_path / "g.jsonl"
+    rows = '{"candidate": "a dog", "references": ["a dog runs"], "score": 2}\n'
+    path.write_text(rows + '{"candidate": "a cat", "references": ["a cat sits"], "score": true}')
+    with pytest.raises(JudgmentFormatError) as info:
+        load_judgments(path, "graded")
+    assert str(info.value).endswith("column 'score': not a number: true"), str(info.value)
+    path.write_text(rows + '{"candidate": "a cat", "references": ["a cat sits"], "score": null}')
+    assert load_judgments(path, "graded").dropped == {"missing human score in column 'score'": 1}
