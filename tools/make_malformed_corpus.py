@@ -504,7 +504,7 @@ def graded_cases() -> None:
     case(
         g + "score-true.json",
         dumps([dict(rec, score=True), rec]),
-        "not a number: True",
+        "not a number: true",
         "record 1, line 1, column 'score'",
     )
     case(g + "deep-nesting.json", DEEP, "nested too deeply")
