@@ -412,9 +412,10 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
     if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was
         out["left_out"] = left_json
-    # what the summary line says of the file: its blank captions, and the references read
+    # what the summary line says of the file: its blank captions and references, the references read
     # beside it (the JSON had neither)
     out["blank"] = _blank_json(full.blank)
+    out["blank_references"] = _blank_json(full.blank_references)
     out.update(_references_named(full))
     if args.json != "-":  # the numbers' signatures end the text, as score's and compare's
         print_signatures(out["signatures"])

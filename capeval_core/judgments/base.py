@@ -153,10 +153,14 @@ file's as read)"
     join_keys: tuple[str, ...] = ()
     #: per caption column with blank cells among the kept rows, the column and where those
     #: rows are (:func:`places`); empty captions are scored as given, and :meth:`describe`
-    #: says so. A blank reference beside filled ones (a piece of a ``|||`` cell, a ``ref_k``
-    #: cell before the row's last) is one too: kept, as coco-caption and `capeval score` keep
-    #: one
+    #: says so
     blank: tuple[tuple[str, str], ...] = ()
+    #: as :attr:`blank`, for blank references among filled ones (a piece of a ``|||`` cell, a
+    #: JSON list's entry or a ``ref_k`` cell before the row's last reference): kept and scored
+    #: as an empty reference, as coco-caption and `capeval score` score one. Blanks after the
+    #: row's last reference are no reference (a row narrower than the file, a ``|||`` at the
+    #: end)
+    blank_references: tuple[tuple[str, str], ...] = ()
     #: where the rows dropped for a reason of :attr:`dropped` are (:func:`places`), for the
     #: reasons a loader can place; apart from the reason, which stays one key in a JSON
     dropped_at: Mapping[str, str] = field(default_factory=dict)
@@ -220,9 +224,14 @@ file's as read)"
         as_read = len(self.items) + self.left_out  # the items before any was left out
         if as_read != self.n_kept:
             kept += f" as {as_read:,} rows"
-        if self.blank:
-            where = "; ".join(f"column {column!r}, {rows}" for column, rows in self.blank)
-            kept += f" (blank captions scored as given: {where})"
+        blanks = [
+            f"blank {what} scored as given: "
+            + "; ".join(f"column {column!r}, {rows}" for column, rows in cells)
+            for what, cells in (("captions", self.blank), ("references", self.blank_references))
+            if cells
+        ]
+        if blanks:
+            kept += f" ({'; '.join(blanks)})"
         parts.append(kept)
         line = ", ".join(parts)
         if self.left_out:

@@ -16,7 +16,7 @@ import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from capeval_core.errors import CapevalWarning
 from capeval_core.judgments.base import (
@@ -50,6 +50,8 @@ from capeval_core.judgments.external import (
 )
 
 _REF_COLUMN = re.compile(r"^ref_?(\d+)$")
+#: a reference, or a (column, reference) pair
+_R = TypeVar("_R", str, tuple[str, str])
 KNOWN_COLUMNS = ("id", "image_id", "candidate", "references", "system")
 #: names that say a column is the human score: among several numeric columns, the one so
 #: named comes first (compared lower-case, with spaces and hyphens as underscores)
@@ -81,6 +83,18 @@ def require_columns(
                 line=1,
                 column=name,
             )
+
+
+def _before_trailing_blanks(refs: list[_R]) -> list[_R]:
+    """A row's references without the blanks after its last one: a ``ref_k`` column is as
+    wide as the row with the most references, and ``a dog|||`` ends with a separator. A blank
+    among filled references stays (a blank reference, kept and said).
+
+    >>> _before_trailing_blanks(["a", "", "b", "", ""]), _before_trailing_blanks([("r1", "")])
+    (['a', '', 'b'], [])
+    """
+    last = max((i for i, r in enumerate(refs) if (r[1] if isinstance(r, tuple) else r)), default=-1)
+    return refs[: last + 1]
 
 
 class ReferenceSource:
@@ -117,19 +131,16 @@ class ReferenceSource:
         column = "references"
         blank: list[str] = []  # the columns of the row's blank references
         if self.has_column:
-            refs = self._cell(row)
+            refs = _before_trailing_blanks(self._cell(row))
             blank = [] if all(refs) else ["references"]
         elif self.ref_columns:
             column = self.ref_columns[0]
-            cells = [
-                (c, text_cell(row.values.get(c), self.path, row, c).strip())
-                for c in self.ref_columns
-            ]
-            # blank cells after the row's last reference are a row of fewer references (a
-            # ref_k column is as wide as the row with the most); one before it is a blank
-            # reference
-            while cells and not cells[-1][1]:
-                cells.pop()
+            cells = _before_trailing_blanks(
+                [
+                    (c, text_cell(row.values.get(c), self.path, row, c).strip())
+                    for c in self.ref_columns
+                ]
+            )
             refs = [text for _, text in cells]
             blank = [c for c, text in cells if not text]
         else:
@@ -156,7 +167,7 @@ class ReferenceSource:
         return tuple(refs)
 
     def blank_cells(self, kept: Sequence[Row]) -> tuple[tuple[str, str], ...]:
-        """:attr:`JudgmentSet.blank`'s entries for the blank references of the ``kept`` rows."""
+        """:attr:`JudgmentSet.blank_references` of the ``kept`` rows."""
         ids = {id(r) for r in kept}
         return tuple(
             cell
@@ -172,12 +183,12 @@ class ReferenceSource:
                 if not isinstance(r, str):
                     raise format_error(
                         self.path,
-                        f"reference {j} is a {type(r).__name__}, not text",
+                        f"reference {j + 1} is a {type(r).__name__}, not text",
                         line=row.line,
                         column="references",
                         record=row.record,
                     )
-                out.append(r.strip())  # a blank one beside others is kept, and said
+                out.append(r.strip())  # a blank one among others is kept, and said
             return out
         text = text_cell(value, self.path, row, "references")
         shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:40] + "…"
@@ -203,7 +214,7 @@ class ReferenceSource:
                 column="references",
                 record=row.record,
             )
-        # a blank piece beside others is a blank reference, kept and said (an empty cell
+        # a blank piece among others is a blank reference, kept and said (an empty cell
         # has none, and is refused)
         out = [r.strip() for r in text.split(REF_SEPARATOR)]
         self.cells += 1
@@ -428,7 +439,8 @@ scores=(3.0,), system=None)
         format="graded",
         preset=preset,
         kendall_variant=kendall_variant,
-        blank=blank_cells("candidate", blank) + refs.blank_cells(kept_rows),
+        blank=blank_cells("candidate", blank),
+        blank_references=refs.blank_cells(kept_rows),
     )
     return with_file_metrics(jset, path, external, checksum)
 

@@ -228,6 +228,7 @@ def set_in_own_names(jset: JudgmentSet, mapping: Mapping[str, str]) -> JudgmentS
     return dataclasses.replace(
         jset,
         blank=tuple((own.get(column, column), rows) for column, rows in jset.blank),
+        blank_references=tuple((own.get(c, c), rows) for c, rows in jset.blank_references),
         dropped={said(r): n for r, n in jset.dropped.items()},
         dropped_at={said(r): where for r, where in jset.dropped_at.items()},
     )

@@ -160,8 +160,8 @@ def load_pairwise(
         format="pairwise",
         preset=preset,
         notes=notes,
-        blank=tuple(b for column, found in blank.items() for b in blank_cells(column, found))
-        + refs.blank_cells(rows),
+        blank=tuple(b for column, found in blank.items() for b in blank_cells(column, found)),
+        blank_references=refs.blank_cells(rows),
     )
     return with_file_metrics(jset, path, external, checksum)
 

@@ -71,7 +71,7 @@ def test_graded_table_and_json_contract(tmp_path):
     data = json.loads(out_json.read_text())
     assert set(data) == {
         "n_rows", "dropped", "dropped_at", "format", "preset", "human", "level", "correlations",
-        "williams", "williams_test", "signatures", "blank",
+        "williams", "williams_test", "signatures", "blank", "blank_references",
     }  # fmt: skip
     assert data["level"] == "item" and data["human"] == "quality"
     assert data["format"] == "graded" and data["preset"] is None
@@ -200,7 +200,15 @@ def test_pairwise_json_contract(tmp_path):
     )
     assert code == 0, err
     data = json.loads(out[out.index("{") :])
-    assert set(data) == {"n_pairs", "n_labelled", "accuracy", "signatures", "preset", "blank"}
+    assert set(data) == {
+        "n_pairs",
+        "n_labelled",
+        "accuracy",
+        "signatures",
+        "preset",
+        "blank",
+        "blank_references",
+    }
     assert (data["n_pairs"], data["n_labelled"], data["preset"]) == (2, 2, None)
     assert data["accuracy"] == {"rouge_l": {"HI": 1.0, "HC": 1.0, "overall": 1.0}}
     assert data["signatures"]["rouge_l"].startswith("rouge_l|")
@@ -472,7 +480,15 @@ def _abstract_pairs(folder):
 def test_abstract50s_json_contract_and_notes(tmp_path):
     folder = _abstract_pairs(tmp_path)
     data, _, err = _correlate_json(tmp_path, folder, "abstract50s")
-    assert set(data) == {"n_pairs", "n_labelled", "accuracy", "signatures", "preset", "blank"}
+    assert set(data) == {
+        "n_pairs",
+        "n_labelled",
+        "accuracy",
+        "signatures",
+        "preset",
+        "blank",
+        "blank_references",
+    }
     assert (data["n_pairs"], data["n_labelled"], data["preset"]) == (4, 3, "clipscore-table4")
     assert set(data["accuracy"]) == {"bleu_4", "cider_d"}
     # 4 pairs are not the 400 of the distribution: no HC/HI, one "none" group and overall

@@ -125,28 +125,29 @@ def test_pascal50s_blank_sentences_name_their_record_and_field(tmp_path):
 
 
 def test_a_blank_reference_beside_others_is_kept_and_said(tmp_path):
-    """A blank piece of a ||| cell, a blank ref_k cell before a filled one, or a blank
-    entry of a JSON list is scored as an empty reference, as `capeval score` scores one (and
-    coco-caption: it lowers CIDEr-D), and said with its column and line; it was dropped
-    without a word. Blank ref_k cells after a row's last reference are a row of fewer
-    references, and an entirely empty references cell is still refused."""
+    """A blank piece of a ||| cell, a blank ref_k cell or a blank entry of a JSON list among
+    filled ones is scored as an empty reference, as `capeval score` scores one (and
+    coco-caption: it lowers CIDEr-D), and said as a blank reference with its column and line;
+    it was dropped without a word. Blanks after a row's last reference are no reference (a
+    ref_k row narrower than the file, a ||| at the end), in every spelling alike; an entirely
+    empty references cell is still refused."""
     p = tmp_path / "g.csv"
     p.write_text(
         "candidate,references,score\n"
         "a dog,a dog runs||| |||a pup,3\n"
         "a cat,a cat sits,2\n"
-        "a bus,a red bus|||,1\n"
+        "a bus,a red bus|||,1\n"  # a separator at the end: no reference after it
         "a car,a car|||x,\n"  # dropped for its score: not said
     )
     js = load_judgments(p, "graded")
     assert [it.references for it in js.items] == [
         ("a dog runs", "", "a pup"),
         ("a cat sits",),
-        ("a red bus", ""),
+        ("a red bus",),
     ]
-    assert js.blank == (("references", "lines 2 and 4"),)
+    assert js.blank == () and js.blank_references == (("references", "line 2"),)
     assert js.describe().endswith(
-        "3 scored (blank captions scored as given: column 'references', lines 2 and 4)"
+        "3 scored (blank references scored as given: column 'references', line 2)"
     )
     q = tmp_path / "k.csv"
     q.write_text(
@@ -161,17 +162,18 @@ def test_a_blank_reference_beside_others_is_kept_and_said(tmp_path):
         ("a cat sits",),
         ("a bird", "a red bird"),
     ]
-    assert js.blank == (("candidate", "line 4"), ("ref_2", "line 2"))
+    assert js.blank == (("candidate", "line 4"),)
+    assert js.blank_references == (("ref_2", "line 2"),)
     r = tmp_path / "p.jsonl"
     r.write_text(
         json.dumps(
-            {"candidate_a": "x", "candidate_b": "y", "references": ["a", "  "], "preferred": "a"}
+            {"candidate_a": "x", "candidate_b": "y", "references": [" ", "a"], "preferred": "a"}
         )
         + "\n"
     )
     js = load_judgments(r, "pairwise")
-    assert js.items[0].references == ("a", "")
-    assert js.blank == (("references", "record 1, line 1"),)
+    assert js.items[0].references == ("", "a")
+    assert js.blank == () and js.blank_references == (("references", "record 1, line 1"),)
     for text in ("candidate,references,score\na,,1\n", "candidate,references,score\na, ||| ,1\n"):
         p.write_text(text)
         with pytest.raises(JudgmentFormatError, match=r"^g\.csv, line 2, column 'references'"):

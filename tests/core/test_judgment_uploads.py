@@ -279,12 +279,14 @@ def test_errors_under_a_mapping_name_the_files_own_columns() -> None:
 
 
 def test_a_mapped_sets_summary_names_the_files_own_columns() -> None:
-    data = b"caption,refs,q\na dog,x,\n,y|||,4\n"
+    data = b"caption,refs,q\na dog,x,\n,|||y,4\n"
     jset = load_uploaded(
         [("mine.csv", data)], "graded", mapping=(("caption", "candidate"), ("refs", "references"))
     )
-    assert jset.blank == (("caption", "line 3"), ("refs", "line 3"))
+    assert jset.blank == (("caption", "line 3"),)
+    assert jset.blank_references == (("refs", "line 3"),)
     assert jset.describe() == (
         "2 read, 1 dropped (missing human score in column 'q' (line 2): 1), 1 scored (blank "
-        "captions scored as given: column 'caption', line 3; column 'refs', line 3)"
+        "captions scored as given: column 'caption', line 3; blank references scored as "
+        "given: column 'refs', line 3)"
     )
