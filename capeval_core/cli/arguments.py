@@ -4,9 +4,10 @@ types, the option groups, and the checks of what was given, before any file is r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,16 @@ def _expanded(key: str) -> Sequence[str]:
     return (key,)
 
 
+@contextlib.contextmanager
+def unknown_metric_said() -> Iterator[None]:
+    """An unknown metric key said as --metrics' (the command line knows one more name,
+    ``coco-caption``, than the registry's list)."""
+    try:
+        yield
+    except UnknownKeyError as exc:
+        raise UnknownKeyError(f"--metrics: {exc}, {COCO_CAPTION_SET}") from None
+
+
 def metric_keys(
     values: Sequence[str] | None, default: Sequence[str], optional: bool = False
 ) -> list[str]:
@@ -149,10 +160,8 @@ def metric_keys(
     if values and not keys:
         raise InputError("--metrics: no metric key given; see `capeval metrics`")
     for key in keys:
-        try:
+        with unknown_metric_said():
             metric_class(key)
-        except UnknownKeyError as exc:  # the command line knows one more name
-            raise UnknownKeyError(f"--metrics: {exc}, {COCO_CAPTION_SET}") from None
         if key in OPTIONAL_KEYS and not optional:
             raise InputError(
                 f"--metrics: {key} is reported by `capeval compare` only (one or more results "

@@ -28,6 +28,7 @@ from capeval_core.cli.arguments import (
     refuse_unused_metric_options,
     spice_options,
     split_keys,
+    unknown_metric_said,
     whole_number,
     worker_count,
 )
@@ -72,7 +73,8 @@ def _external_keys(jset: Any, named: Sequence[str]) -> list[str]:
     the registry's unknown-key error."""
     for name in named:
         if name not in jset.external_names:
-            check_reported_key(name)  # unknown, or SPICE's category (score's refusal)
+            with unknown_metric_said():  # unknown, or SPICE's category (score's refusal)
+                check_reported_key(name)
     return list(named) if named else list(jset.external_names)
 
 

@@ -163,7 +163,9 @@ def test_external_metric_columns_and_scores_file(tmp_path):
     code, _, err = _run(
         "correlate", "--judgments", str(p), "--format", "graded", "--metrics", "nosuch"
     )
-    assert code == 2 and "unknown metric 'nosuch'" in err
+    # named by its flag, with coco-caption among the names, as score's and compare's
+    assert code == 2 and err.startswith("capeval: error: --metrics: unknown metric 'nosuch'")
+    assert err.rstrip().endswith(", coco-caption"), err
 
 
 def test_pairwise_json_contract(tmp_path):
