@@ -471,16 +471,17 @@ def _file_name(
     human: Sequence[str] = (),
 ) -> None:
     """check_name, its refusal naming the file and the column; a metric named as one of the
-    set's ``human`` score columns is refused too (the judgment file itself given as the
-    scores file correlated its human score with itself, 1.0, and Williams-tested it)."""
+    set's ``human`` score columns, in any case, is refused too (the judgment file itself given
+    as the scores file correlated its human score with itself, 1.0, and Williams-tested it)."""
     try:
         check_name(name, existing)
     except InputError as exc:
         raise format_error(path, str(exc), line=1, column=column) from None
-    if name in human:
+    same = [h for h in human if h.casefold() == name.casefold()]  # 'Score' reads as 'score'
+    if same:
         raise format_error(
             path,
-            f"a metric cannot be named as the set's human score {name!r}: its rows would read "
+            f"a metric cannot be named as the set's human score {same[0]!r}: its rows would read "
             "as the human score; rename the column (or give the metric scores, not the "
             "judgment file)",
             line=1,

@@ -97,6 +97,10 @@ def test_a_metric_named_as_the_human_score_is_refused(tmp_path):
     with pytest.raises(JudgmentFormatError, match="column 'metric:quality': a metric cannot"):
         load_judgments(_csv(tmp_path, header="id,candidate,references,quality,metric:quality"),
                        "graded")  # fmt: skip
+    # in another case it reads as the same column to a person, and was correlated (1.0)
+    with pytest.raises(JudgmentFormatError, match="column 'metric:Quality': a metric cannot"):
+        load_judgments(_csv(tmp_path, header="id,candidate,references,quality,metric:Quality"),
+                       "graded")  # fmt: skip
 
 
 def test_scores_file_joined_by_id(tmp_path):
