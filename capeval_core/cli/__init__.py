@@ -26,13 +26,13 @@ import errno
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from capeval_core._version import __version__
 from capeval_core.cli import compare, correlate, perturb, score, small
 from capeval_core.cli.arguments import Parser
-from capeval_core.cli.output import cli_message
+from capeval_core.cli.output import cli_message, command_flags
 from capeval_core.errors import CapevalError, CapevalWarning, InputError
 
 
@@ -63,7 +63,7 @@ def _capevals(category: type[Warning]) -> bool:
     )
 
 
-def _one_line_warnings(previous: Any) -> Any:
+def _one_line_warnings(previous: Any, flags: Collection[str] | None = None) -> Any:
     """A ``warnings.showwarning`` that prints capeval's own warnings (a repaired cache, a
     degenerate corpus, a test on one image: :func:`_capevals`) as one line each, in the words
     of the errors (:func:`cli_message`: options as flags, a file name's control characters
@@ -73,7 +73,7 @@ def _one_line_warnings(previous: Any) -> Any:
         if _capevals(category):
             from tqdm import tqdm
 
-            said = cli_message(str(message))
+            said = cli_message(str(message), flags)
             tqdm.write(f"capeval: warning: {said}", file=sys.stderr)  # clear of any bar
         else:
             previous(message, category, filename, lineno, file, line)
@@ -121,14 +121,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for bad input, as argparse does)."""
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
-        warnings.showwarning = _one_line_warnings(warnings.showwarning)
+        flags = command_flags(args)
+        warnings.showwarning = _one_line_warnings(warnings.showwarning, flags)
         try:
             refuse_empty_paths(args)
             status = args.func(args)
             sys.stdout.flush()  # a full disk is said here, not at the interpreter's exit
             return status
         except CapevalError as exc:
-            print(f"capeval: error: {cli_message(str(exc))}", file=sys.stderr)
+            print(f"capeval: error: {cli_message(str(exc), flags)}", file=sys.stderr)
             return 2
         except BrokenPipeError:  # `capeval ... | head`: the reader has what it wanted
             _quiet_stdout()

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import re
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,6 @@ CLI_WORDS = {
     "the `max_references` option": "--max-references",
     "(give names explicitly)": "(give them with --names)",
     "(max_sentence_words)": "(--spice-max-words)",
-    "use idf='coco-val2014'": "use --cider-idf coco-val2014",
     # keyword arguments the command line has no option for: their suggestion is dropped, or
     # said as what to do with the files
     "; name one with `score_columns`": "",
@@ -139,22 +139,42 @@ CLI_WORDS = {
 }
 
 
-def cli_message(message: str) -> str:
+#: advice in the library's words that names an option: said with its flag by the commands
+#: that have it, left out by the others (correlate scores with the set's own IDF)
+CLI_ADVICE = {" or use idf='coco-val2014'": " or use --cider-idf coco-val2014"}
+
+
+def cli_message(message: str, flags: Collection[str] | None = None) -> str:
     """A core message in the command line's words, on one line (control characters of file
-    names or captions escaped)."""
-    return files.printable(cli_worded(message))
+    names or captions escaped); ``flags``: the running command's, see :func:`cli_worded`."""
+    return files.printable(cli_worded(message, flags))
 
 
-def cli_worded(value: Any) -> Any:
+def cli_worded(value: Any, flags: Collection[str] | None = None) -> Any:
     """``value`` (a reason, or the lists and dicts holding reasons) in the command line's
     words, as its stderr says them: the JSON and per-item files named the library's
-    ``(max_sentence_words)`` where the warning said ``(--spice-max-words)``."""
+    ``(max_sentence_words)`` where the warning said ``(--spice-max-words)``. Advice naming a
+    flag the running command lacks (``flags``) is left out: correlate has no --cider-idf.
+
+    >>> note = "Score more images together or use idf='coco-val2014'."
+    >>> cli_worded(note), cli_worded(note, {"--metrics"})
+    ('Score more images together or use --cider-idf coco-val2014.', 'Score more images together.')
+    """
     if isinstance(value, str):
         for library, cli in CLI_WORDS.items():
             value = value.replace(library, cli)
+        for library, cli in CLI_ADVICE.items():
+            flag = re.search(r"--[a-z][a-z-]*", cli)
+            kept = flags is None or (flag is not None and flag.group() in flags)
+            value = value.replace(library, cli if kept else "")
         return value
     if isinstance(value, list):
-        return [cli_worded(v) for v in value]
+        return [cli_worded(v, flags) for v in value]
     if isinstance(value, dict):
-        return {k: cli_worded(v) for k, v in value.items()}
+        return {k: cli_worded(v, flags) for k, v in value.items()}
     return value
+
+
+def command_flags(args: argparse.Namespace) -> frozenset[str]:
+    """The long flags of the command ``args`` were parsed by (each dest, spelled as a flag)."""
+    return frozenset("--" + dest.replace("_", "-") for dest in vars(args))

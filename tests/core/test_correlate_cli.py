@@ -1077,3 +1077,21 @@ def test_unlabelled_pairs_are_named_by_file_and_line(tmp_path):
         "capeval: error: pairs.csv: None of the 1 pairs has a human label, so there is no "
         "accuracy to compute\n"
     )
+
+
+def test_cider_ds_advice_names_no_option_correlate_lacks(tmp_path):
+    """Every item with the same references zeroes CIDEr-D's corpus IDF; the warning told the
+    user to "use --cider-idf coco-val2014", which correlate refuses as unknown. correlate
+    leaves that advice out; perturb, which has the option, keeps it."""
+    p = tmp_path / "same.csv"
+    p.write_text(
+        "candidate,references,score\n"
+        + "".join(f"{c},a dog running|||a brown dog,{s}\n" for c, s in
+                  (("a dog runs", 3), ("a cat sits", 1), ("a dog walks", 2)))
+    )  # fmt: skip
+    code, _, err = _run("correlate", "--judgments", str(p), "--format", "graded", "--metrics",
+                        "cider_d", "bleu_4")  # fmt: skip
+    said = [line for line in err.splitlines() if "CIDEr-D takes its IDF" in line]
+    assert code == 0 and len(said) == 1, err
+    assert said[0].endswith("Score images with their own references together.")
+    assert "--cider-idf" not in err and "idf=" not in err
