@@ -138,8 +138,8 @@ def _captioned(gts: dict[Any, Any], res: dict[Any, Any]) -> list[Any]:
                 text = ann["caption"]
                 if not isinstance(text, str):  # pycocoevalcap's tokenizer: AttributeError
                     raise TypeError(
-                        f"COCOEvalCap: the caption of image {i!r} (its record {j + 1} in the "
-                        f"{where}) must be text (got {type(text).__name__})"
+                        f"COCOEvalCap: caption {j + 1} of image {i!r} in the {where} must be "
+                        f"text (got {type(text).__name__})"
                     )
     return ids
 

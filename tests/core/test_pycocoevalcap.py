@@ -741,9 +741,9 @@ def test_evaluate_prints_pycocoevalcaps_lines_before_it_asserts(case, message):
 def test_evaluate_names_the_image_of_a_caption_that_is_not_text():
     """Before: "`candidates[0]` must be a string", a name of capeval's internals, no image."""
     gts = {1: ["a dog"], 2: ["a cat"]}
-    with pytest.raises(TypeError, match=r"image 2 \(its record 1 in the results\).*NoneType"):
+    with pytest.raises(TypeError, match=r"caption 1 of image 2 in the results .*NoneType"):
         _evaluate(gts, {1: ["a dog"], 2: [None]})
-    with pytest.raises(TypeError, match=r"image 1 \(its record 2 in the annotations\).*int"):
+    with pytest.raises(TypeError, match=r"caption 2 of image 1 in the annotations .*int"):
         _evaluate({1: ["a dog", 7], 2: ["a cat"]}, {1: ["a dog"], 2: ["a cat"]})
 
 

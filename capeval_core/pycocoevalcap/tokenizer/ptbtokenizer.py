@@ -34,7 +34,7 @@ class PTBTokenizer:
                 text = c["caption"]
                 if not isinstance(text, str):
                     raise TypeError(
-                        f"PTBTokenizer: the caption of image {k!r}, record {j + 1} must be text "
+                        f"PTBTokenizer: caption {j + 1} of image {k!r} must be text "
                         f"(got {type(text).__name__})"
                     )
                 sentences.append(text.replace("\n", " "))
