@@ -61,9 +61,9 @@ class Signature:
             keys = keys[: len(named)]
         if (
             not metric
-            or "tok" not in keys
+            or keys.count("tok") != 1
             or keys[-1] != "capeval"
-            or any(not s for _, s, _ in named)
+            or any(not sep or not value for _, sep, value in named)
         ):
             raise ValueError(
                 f"not a capeval signature (metric|name:value|...|tok:...|capeval:version): {text!r}"
@@ -107,10 +107,10 @@ def _typed(text: str) -> Any:
     """An option's value read back from its printed text (:func:`_fmt`'s inverse for the
     types options take: bools, whole numbers, floats, words, tuples of numbers).
 
-    >>> _typed("True"), _typed("20"), _typed("6.0"), _typed("1e-05"), _typed("corpus")
-    (True, 20, 6.0, 1e-05, 'corpus')
-    >>> _typed("1.0,0.6"), _typed("set-3f2a")
-    ((1.0, 0.6), 'set-3f2a')
+    >>> _typed("True"), _typed("20"), _typed("6.0"), _typed("1e-05"), _typed("1e+20")
+    (True, 20, 6.0, 1e-05, 1e+20)
+    >>> _typed("1.0,0.6"), _typed("set-3f2a"), _typed("1_000"), _typed("nan")
+    ((1.0, 0.6), 'set-3f2a', '1_000', 'nan')
     """
     if text in ("True", "False"):
         return text == "True"
@@ -119,12 +119,11 @@ def _typed(text: str) -> Any:
         if all(isinstance(p, int | float) and not isinstance(p, bool) for p in pieces):
             return tuple(pieces)
         return text
-    if re.fullmatch(r"-?\d+", text):
+    if re.fullmatch(r"-?[0-9]+", text):
         return int(text)
-    try:
-        return float(text)
-    except ValueError:
-        return text
+    if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?|-?inf", text):
+        return float(text)  # as repr writes a float: no "_", no other digits, no "nan"
+    return text
 
 
 def _fmt(value: Any) -> str:

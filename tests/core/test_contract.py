@@ -283,3 +283,14 @@ def test_a_statistics_signature_parses_to_its_metrics():
     assert accuracy.startswith(f"{signed}|pairwise:")
     for text in (paired, accuracy):
         assert Signature.parse(text) == signed, text
+
+
+def test_parse_refuses_a_signature_without_its_tokenizer_or_version_and_keeps_words():
+    """An empty tokenizer or version, or two tokenizers, read as a signature; words that
+    Python's float() also reads (1_000, nan, other scripts' digits) became numbers."""
+    for text in ("bleu|tok:|capeval:1", "bleu|tok:ptb|capeval:", "bleu|tok:ptb|tok:w|capeval:1"):
+        with pytest.raises(ValueError, match="not a capeval signature"):
+            Signature.parse(text)
+    parsed = Signature.parse("m|a:1_000|b:nan|c:\u0661\u0662|d:1e+20|e:-inf|tok:ptb|capeval:1")
+    assert dict(parsed.options) == {"a": "1_000", "b": "nan", "c": "\u0661\u0662", "d": 1e20,
+                                    "e": -math.inf}  # fmt: skip
