@@ -289,8 +289,11 @@ def private_uses(path: Path, package: str = "") -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] in OWN_CODE and alias.asname:
-                    modules.add(alias.asname)
+                if alias.name.split(".")[0] in OWN_CODE:  # `import a.b` binds a.b's path too
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.ImportFrom) and node.level:  # relative: from .m import _x
+            found += [f"from .{node.module or ''} import {a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]  # fmt: skip
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in OWN_CODE:
             inside = package == node.module or package.startswith(f"{node.module}.")
             for alias in node.names:
@@ -304,13 +307,23 @@ def private_uses(path: Path, package: str = "") -> list[str]:
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in modules
             and node.attr.startswith("_")
             and not node.attr.startswith("__")
+            and _dotted(node.value) in modules
         ):
-            found.append(f"{node.value.id}.{node.attr}")
+            found.append(f"{_dotted(node.value)}.{node.attr}")
     return found
+
+
+def _dotted(node: object) -> str:
+    """``a.b.c`` of a name or attribute chain, else ""."""
+    import ast
+
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := _dotted(node.value)):
+        return f"{base}.{node.attr}"
+    return ""
 
 
 def importlib_util_find(name: str) -> bool:
@@ -344,8 +357,13 @@ def test_private_uses_finds_both_spellings(tmp_path):
         "from capeval_core import batch as engine\n"
         "engine._statistics_rows(1, 2)\n"
         "engine.__name__\n"
+        "import capeval_core.batch\n"
+        "capeval_core.batch._statistics_rows(1, 2)\n"
+        "from .metrics.cider import _BatchScores as B\n"
     )
-    assert private_uses(code) == [
-        "from capeval_core.metrics.cider import _BatchScores",
+    assert sorted(private_uses(code)) == [
+        "capeval_core.batch._statistics_rows",
         "engine._statistics_rows",
+        "from .metrics.cider import _BatchScores",
+        "from capeval_core.metrics.cider import _BatchScores",
     ]
