@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from capeval_core.stats import ForcedChoiceResult
+from capeval_ui.formats import format_percent
 from capeval_ui.meta_views.common import COLOURS, download_csv, layout, safe
 from capeval_ui.views import key_label, table
 
@@ -23,17 +24,22 @@ def _accuracy_chart(frame: pd.DataFrame, groups: Sequence[str], *, key: str, tit
 
     Side by side vertical bars put neighbouring labels on top of each other ("77.577.5",
     issue 34); a row per bar gives every label its own line, whatever the number of groups.
+    Labels and hover text are the table's own (:func:`format_percent`): plotly's d3 rounds
+    a tie's exact quarter up (89.25 -> 89.3) where Python rounds it to even (89.2).
     """
     metrics = list(frame["metric"])
     fig = go.Figure()
     for i, group in enumerate(groups):
+        labels = [format_percent(v) for v in frame[group]]
         fig.add_bar(
             y=metrics,
             x=frame[group],
             orientation="h",
             name=safe(group),
             marker_color=COLOURS[i % len(COLOURS)],
-            texttemplate="%{x:.1f}",
+            text=labels,
+            texttemplate="%{text}",
+            hovertemplate="%{y}: %{text}<extra>" + safe(group) + "</extra>",
             textposition="outside",
             textfont={"size": 12},
             cliponaxis=False,
@@ -46,7 +52,6 @@ def _accuracy_chart(frame: pd.DataFrame, groups: Sequence[str], *, key: str, tit
         xaxis={"title": title, "range": [0, 112]},
         yaxis={"type": "category", "autorange": "reversed"},
     )
-    fig.update_xaxes(hoverformat=".1f")
     st.plotly_chart(fig, key=key, width="stretch")
 
 

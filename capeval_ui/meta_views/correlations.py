@@ -13,7 +13,7 @@ import streamlit as st
 
 from capeval_core.stats import MIN_N_FOR_PVALUE, pvalue_meaningful
 from capeval_ui import charts
-from capeval_ui.formats import hover_texts
+from capeval_ui.formats import format_number, hover_texts
 from capeval_ui.meta_views.common import (
     COLOURS,
     METHOD_LABELS,
@@ -113,11 +113,19 @@ def render_correlation_chart(report: object) -> None:
     for i, method in enumerate(dict.fromkeys(frame["method"])):
         rows = frame[frame["method"] == method]
         stat = rows["statistic"].to_numpy(float)
+        name = METHOD_LABELS.get(method, method)
         fig.add_bar(
             x=[key_label(k) for k in rows["metric"]],
             y=stat,
-            name=METHOD_LABELS.get(method, method),
+            name=name,
             marker_color=COLOURS[i % len(COLOURS)],
+            # the table's text, not plotly's d3 rounding of the value
+            customdata=[
+                format_number(v)
+                + (f", 95% CI [{format_number(lo)}, {format_number(hi)}]" if lo == lo else "")
+                for v, lo, hi in zip(stat, rows["ci_low"], rows["ci_high"], strict=True)
+            ],
+            hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>",
             error_y={
                 "type": "data",
                 "symmetric": False,
