@@ -41,6 +41,7 @@ def _accuracy_chart(frame: pd.DataFrame, groups: Sequence[str], *, key: str, tit
             texttemplate="%{text}",
             hovertemplate="%{y}: %{text}<extra>" + safe(group) + "</extra>",
             textposition="outside",
+            constraintext="both",
             textfont={"size": 12},
             cliponaxis=False,
         )
