@@ -1,11 +1,12 @@
 """How the app's plotly charts write numbers and share axes: one rule for every page.
 
-Value labels follow ``capeval_ui.formats`` (three decimals, ``< 0.001`` for a value closer to
-0), and the exact value is in the hover label. A label that does not fit beside its bar is
-hidden rather than written over its neighbour's (``0.8890.889``, issue 42): plotly shrinks an
-outside label to its bar's width and :data:`UNIFORM_TEXT` hides one it would have to make
-smaller than a readable size. Metrics whose ranges differ by an order of magnitude (CIDEr-D's
-0–10 beside BLEU's 0–1) get an axis each (:func:`scale_groups`), so neither is flattened.
+Value labels follow ``capeval_ui.formats`` as the tables do (four decimals, ``< 0.001`` for a
+value closer to 0), and the exact value is in the hover label. A label that does not fit
+beside its bar is hidden rather than written over its neighbour's (``0.8890.889``, issue 42):
+plotly shrinks an outside label to its bar's width and :data:`UNIFORM_TEXT` hides one it
+would have to make smaller than a readable size. Metrics whose ranges differ by an order of
+magnitude (CIDEr-D's 0–10 beside BLEU's 0–1) get an axis each (:func:`scale_groups`), so
+neither is flattened.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from capeval_ui.formats import hover_texts, label_texts
+from capeval_ui.formats import DIGITS, hover_texts, label_texts
 
 #: labels smaller than this (px) to fit their bar are hidden, never drawn over another's
 UNIFORM_TEXT = {"minsize": 10, "mode": "hide"}
 
 
-def bar_labels(values: Sequence[float], digits: int = 3) -> dict[str, object]:
+def bar_labels(values: Sequence[float], digits: int = DIGITS) -> dict[str, object]:
     """Keyword arguments of a bar trace writing each value beside its bar by the app's rule,
     with the exact value on hover (add ``hovertemplate`` with ``%{customdata}``)."""
     return {

@@ -155,12 +155,12 @@ def hover_texts(values: Iterable[object]) -> list[str]:
     return [exact(v) for v in values]
 
 
-def label_texts(values: Iterable[object], digits: int = 3) -> list[str]:
-    """Each value as a chart writes it beside its bar or in its cell: the rule of
-    :func:`format_number` with ``digits`` decimals (missing values: no label).
+def label_texts(values: Iterable[object], digits: int = DIGITS) -> list[str]:
+    """Each value as a chart writes it beside its bar or in its cell: :func:`format_number`,
+    as the tables write it (missing values: no label).
 
-    >>> label_texts([0.8891, 3.989e-06, float("nan")])
-    ['0.889', '< 0.001', '']
+    >>> label_texts([0.8891, 0.0625, 3.989e-06, float("nan")])
+    ['0.8891', '0.0625', '< 0.001', '']
     """
     return ["" if _value(v) is None else format_number(v, digits) for v in values]
 

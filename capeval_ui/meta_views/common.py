@@ -285,11 +285,11 @@ def download_csv(
 
 # -- metric x metric heatmaps -------------------------------------------------------------------
 def heatmap_text(value: float, fmt: str) -> str:
-    """A heatmap cell by the app's rule: three decimals, ``< 0.001`` closer to 0 (p-values,
+    """A heatmap cell as the tables write it: four decimals, ``< 0.001`` closer to 0 (p-values,
     ``fmt="p"``: and ``< 1e-300`` where the double underflowed to 0), empty where undefined.
 
-    >>> heatmap_text(0.0003, "p"), heatmap_text(0.042, "p"), heatmap_text(0.5, "r")
-    ('< 0.001', '0.042', '0.500')
+    >>> heatmap_text(0.0003, "p"), heatmap_text(0.4439, "p"), heatmap_text(0.5, "r")
+    ('< 0.001', '0.4439', '0.5000')
     """
     if fmt == "p" and value == 0:
         return UNDERFLOW_TEXT

@@ -120,4 +120,10 @@ def render_williams_detail(result: object, a: str, b: str, correlation: str) -> 
         if math.isfinite(result.pvalue) and result.pvalue < 0.05
         else "not significant at 0.05"
     )
-    st.text(f"{key_label(a)} vs {key_label(b)}: {result} — {verdict}.")
+    # the result's own line writes p with four significant digits ("p = 0.5"): the app's
+    # rule here, as in the table above it
+    st.text(
+        f"{key_label(a)} vs {key_label(b)}: Williams t = {format_number(result.statistic)}, "
+        f"df = {format_count(result.df)}, p = {format_pvalue(result.pvalue)} "
+        f"({result.alternative}) — {verdict}."
+    )
