@@ -221,7 +221,9 @@ if source == UPLOAD:
     files = st.file_uploader(
         'Results files, COCO format `[{"image_id": …, "caption": …}]` (other keys ignored); '
         "the first is the baseline unless you choose another",
-        type=["json"],
+        # any file: the reader says in one line what a .jsonl, .json.gz or .csv is (the
+        # browser's "files are not allowed" chip said it only on hover)
+        type=None,
         accept_multiple_files=True,
         key="systems_results",
         on_change=_forget_removed,
@@ -234,7 +236,7 @@ if source == UPLOAD:
         annotations = up.file_uploader(
             'References: COCO captions `{"annotations": [{"image_id", "caption"}], …}`, '
             "`{image_id: [captions]}` or Karpathy's `dataset_coco.json`",
-            type=["json"],
+            type=None,  # any file, as the results files above
             key="systems_annotations",
             on_change=_forget_removed,
             args=("systems_annotations", 1),

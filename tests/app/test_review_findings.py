@@ -1,0 +1,55 @@
+"""Findings of a browser review of the pages, each checked on what the server sends: files
+the Systems page's readers explain are let through to them, Compare's timing line says what
+it timed, and Judgments says its summary once."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from tests.app.test_systems_page import _frame, _page, _upload, _uploads
+
+#: files a user may give where JSON is read, each with what the reader says of it
+MISREAD = {
+    "mine.jsonl": (
+        b'{"image_id": 1, "caption": "a"}\n{"image_id": 2, "caption": "b"}\n',
+        "JSON Lines",
+    ),
+    "mine.json.gz": (gzip.compress(b"[]"), "gzip-compressed; decompress it first"),
+    "mine.csv": (b"image_id,caption\n1,a dog\n", "reads like a CSV file"),
+}
+
+
+@pytest.fixture(autouse=True)
+def _own_score_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
+
+
+def _accepts(types: list[str], name: str) -> bool:
+    """Whether the browser lets ``name`` through an uploader of ``types`` (none: any file)."""
+    return not types or any(name.lower().endswith(t.lower()) for t in types)
+
+
+@pytest.mark.parametrize("key", ["systems_results", "systems_annotations"])
+def test_systems_uploaders_let_files_through_to_the_readers_message(key: str) -> None:
+    """``type=["json"]`` gave a .jsonl, .json.gz or .csv file only the browser's red chip
+    ("files are not allowed", on hover): the reader's line saying what the file is (JSON
+    Lines, gzip, CSV) was never reached."""
+    files, annotations = _uploads(12)
+    at = _upload(_page(), files, annotations)
+    (uploader,) = [u for u in at.get("file_uploader") if u.proto.id.endswith(key)]
+    for name in MISREAD:
+        assert _accepts(list(uploader.proto.type), name), (key, name, list(uploader.proto.type))
+    table = _frame(at, "BLEU-4")
+    for name, (data, said) in MISREAD.items():
+        if key == "systems_results":
+            at.file_uploader(key=key).set_value([(name, data, "application/octet-stream")])
+        else:
+            at.file_uploader(key=key).set_value((name, data, "application/octet-stream"))
+        at.run()
+        assert not at.exception, at.exception
+        (error,) = [e.value for e in at.error]
+        assert name.replace(".", "") in error.replace("\\", "").replace(".", ""), error
+        assert said in error, error
+        assert _frame(at, "BLEU-4").equals(table)
