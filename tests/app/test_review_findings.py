@@ -53,3 +53,28 @@ def test_systems_uploaders_let_files_through_to_the_readers_message(key: str) ->
         assert name.replace(".", "") in error.replace("\\", "").replace(".", ""), error
         assert said in error, error
         assert _frame(at, "BLEU-4").equals(table)
+
+
+def test_compare_says_the_time_the_shown_scores_took() -> None:
+    """After another evidence tab was opened, the line said "Scored on the server in 6 ms" of
+    a caption that took seconds: it timed the rerun, which read the scores from the cache."""
+    from streamlit.testing.v1 import AppTest
+
+    from capeval_ui import cached
+    from tests.app.apptest import ROOT, TIMEOUT, open_tab
+
+    cached.clear_scores()
+    at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+
+    def timing() -> str:
+        (line,) = [c.value for c in at.caption if c.value.startswith("Scored on the server")]
+        return line
+
+    first = timing()
+    assert "kept" not in first, first
+    open_tab(at, "ROUGE-L")
+    again = timing()
+    assert again.split(":")[0] == first.split(":")[0], (first, again)
+    assert again.endswith("(these scores were kept: shown again without scoring)."), again
