@@ -150,13 +150,14 @@ def render_format_help(fmt: str) -> None:
 
 
 def render_validation(jset: object) -> None:
-    """The validation report: read, dropped (by reason), kept, rows; notes; protocol."""
+    """The validation report: read, dropped (by reason), kept, rows; notes; protocol. The
+    summary line (``jset.describe()``) is the page's, under its heading: said again under
+    the cards, it read twice."""
     cols = st.columns(4)
     cols[0].metric("Rows read", f"{jset.n_read:,}")
     cols[1].metric("Dropped", f"{sum(jset.dropped.values()):,}")
     cols[2].metric("Kept", f"{jset.n_kept:,}")
     cols[3].metric("Items scored", f"{len(jset):,}")
-    st.text(jset.describe())
     if jset.dropped:
         table(
             pd.DataFrame(

@@ -78,3 +78,22 @@ def test_compare_says_the_time_the_shown_scores_took() -> None:
     again = timing()
     assert again.split(":")[0] == first.split(":")[0], (first, again)
     assert again.endswith("(these scores were kept: shown again without scoring)."), again
+
+
+def test_judgments_says_its_summary_once() -> None:
+    """ "20 read, 20 scored" was printed under the heading and again under the cards."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.apptest import ROOT, TIMEOUT
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page("app_pages/judgments.py").run()
+    at.button(key="load_demo").click().run()
+    assert not at.exception, at.exception
+    from capeval_ui import state
+
+    jset = at.session_state[state.JSET_KEY]
+    summary = jset.describe()
+    said = [t.value for t in at.text if summary in t.value]
+    assert said == [str(jset)], said
