@@ -25,7 +25,8 @@ from capeval_core.perturb import (
     split_words,
 )
 from capeval_ui import charts
-from capeval_ui.formats import hover_texts, literal
+from capeval_ui.formats import format_number, hover_texts, literal
+from capeval_ui.meta_views.common import METHOD_LABELS
 from capeval_ui.views import key_label, show_tokens, signature_block, table, token_strip
 
 #: one colour per series, distinct for all eleven perturbations at once (24 colours)
@@ -152,12 +153,14 @@ def render_deltas(scores: Sequence[PerturbationScores], *, key: str) -> None:
     frame = score_frame(scores)
     if frame.empty:
         return
+    shown = frame.copy()
+    shown.insert(2, "metric", [key_label(k) for k in frame["key"]])  # the key stays in the data
     table(
-        frame,
+        shown,
         numbers=("before", "after"),
         signed=("delta", "relative"),
         help={"relative": "(after − before) / before; — where before reads as 0"},
-        hidden=("signature",),
+        hidden=("key", "signature"),
         key=f"{key}-table",
     )
     signature_block(dict(zip(frame["key"], frame["signature"], strict=True)))
@@ -220,13 +223,16 @@ def render_batch(result: BatchPerturbation, *, key: str) -> None:
     for k, msg in result.skipped.items():
         st.warning(f"{k} skipped: {literal(msg)}")
     summary = result.summary()
+    # the metric by the name the examples beside it and every other page use (BLEU-4, not
+    # bleu_4); the key stays in the data
+    summary.insert(1, "metric", [key_label(k) for k in summary["key"]])
     table(
         summary,
         numbers=("mean before", "std delta"),
         signed=("mean delta", "median delta"),
         shares=("share lowered",),
         integers=("n changed",),
-        hidden=("signature",),
+        hidden=("key", "signature"),
         key=f"{key}-summary",
     )
     if "signature" in summary.columns:
@@ -269,16 +275,27 @@ def render_batch(result: BatchPerturbation, *, key: str) -> None:
         st.info("This dataset has no human scores, so correlations are not computed.")
         return
     st.subheader("Correlation with human scores, before and after")
-    table(corr, numbers=("before", "after"), signed=("change",), key=f"{key}-corr-table")
-    fig = go.Figure()
     method = corr["method"].iloc[0]
     sub = corr[corr["method"] == method]
+    shown = corr.assign(method=[METHOD_LABELS.get(m, m) for m in corr["method"]])
+    shown.insert(1, "metric", [key_label(k) for k in corr["key"]])
+    table(
+        shown,
+        numbers=("before", "after"),
+        signed=("change",),
+        hidden=("key",),
+        key=f"{key}-corr-table",
+    )
+    fig = go.Figure()
     for i, when in enumerate(("before", "after")):
         fig.add_bar(
             x=[_safe(key_label(k)) for k in sub["key"]],
             y=sub[when].tolist(),
             name=when,
             marker_color=COLOURS[i],
+            customdata=[format_number(v) for v in sub[when]],  # as the table writes it
+            hovertemplate="%{x}: %{customdata}<extra>" + when + "</extra>",
         )
-    _bar_layout(fig, f"{method} with {_safe(result.human_name or 'human')}", height=300)
+    name = METHOD_LABELS.get(method, method)
+    _bar_layout(fig, f"{name} with {_safe(result.human_name or 'human')}", height=300)
     st.plotly_chart(fig, key=f"{key}-corr", width="stretch")

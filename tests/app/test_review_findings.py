@@ -5,6 +5,7 @@ it timed, and Judgments says its summary once."""
 from __future__ import annotations
 
 import gzip
+import json
 
 import pytest
 
@@ -97,3 +98,34 @@ def test_judgments_says_its_summary_once() -> None:
     summary = jset.describe()
     said = [t.value for t in at.text if summary in t.value]
     assert said == [str(jset)], said
+
+
+def test_lab_batch_names_metrics_and_correlations_as_the_other_pages() -> None:
+    """The batch summary's ``key`` column showed bleu_4 beside the examples' BLEU-4, and its
+    correlation chart's axis read "pearson with quality/score" where the other pages say
+    "Pearson r"."""
+    from tests.app.test_perturb_page import _loaded_batch
+
+    at = _loaded_batch()
+    (summary,) = [df for df in at.dataframe if "mean delta" in df.value.columns]
+    assert summary.proto.column_order[0] == "metric"
+    assert "key" not in summary.proto.column_order
+    assert list(summary.value["metric"]) == ["BLEU-4", "ROUGE-L"]
+    (examples,) = [df for df in at.dataframe if "perturbed" in df.value.columns]
+    assert {"BLEU-4", "ROUGE-L"} <= set(examples.value.columns)
+    (corr,) = [df for df in at.dataframe if "method" in df.value.columns]
+    assert "key" not in corr.proto.column_order
+    assert set(corr.value["method"]) <= {"Pearson r", "Spearman ρ", "Kendall τb", "Kendall τc"}
+    (chart,) = [e for e in at.get("plotly_chart") if e.proto.id.endswith("-corr")]
+    title = json.loads(chart.proto.spec)["layout"]["yaxis"]["title"]["text"]
+    assert title.startswith("Pearson r with "), title
+
+
+def test_lab_one_caption_table_names_metrics_as_the_chart() -> None:
+    """The one-caption table's ``key`` column showed bleu_4 beside its chart's BLEU-4."""
+    from tests.app.test_perturb_page import _lab
+
+    at = _lab(lab_perturbations=["shuffle"])
+    (deltas,) = [df for df in at.dataframe if "delta" in df.value.columns]
+    assert "key" not in deltas.proto.column_order and "metric" in deltas.proto.column_order
+    assert list(deltas.value["metric"]) == ["BLEU-1", "BLEU-4", "ROUGE-L"]
