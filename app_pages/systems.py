@@ -506,7 +506,7 @@ n_systems = len(comparison.systems)
 st.subheader(f"{counted(n_systems, 'system')} on {counted(len(data), 'image')}")
 raw = st.toggle("Raw values (the metrics' own scale) instead of ×100", key="systems_raw")
 systems_views.render_paper_table(comparison, raw)
-systems_views.render_chart(comparison)
+systems_views.render_chart(comparison, raw)
 with st.expander("Every value with its interval, difference to the baseline and p-values"):
     systems_views.render_table(comparison)
     st.caption(f"Resampling: {comparison.resampling}.")

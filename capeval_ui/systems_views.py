@@ -23,7 +23,7 @@ from plotly.subplots import make_subplots
 from capeval_core.errors import UnknownKeyError
 from capeval_core.metrics import metric_class
 from capeval_core.systems import SystemsComparison, comparison_signatures_text
-from capeval_core.systems_table import paper_order, paper_table
+from capeval_core.systems_table import paper_table
 from capeval_ui.formats import SMALL_NEGATIVE_TEXT, literal
 from capeval_ui.state import Param
 from capeval_ui.views import cell_width, format_number, signature_block
@@ -168,12 +168,14 @@ def render_table(comparison: SystemsComparison) -> None:
     signature_block({label(k): comparison.signature(k) for k in comparison.keys})
 
 
-def _error_bars(comparison: SystemsComparison, system: str, key: str) -> tuple[float, float]:
+def _error_bars(
+    comparison: SystemsComparison, system: str, key: str, scale: float = 1.0
+) -> tuple[float, float]:
     low, high = comparison.ci[system][key]
     value = comparison.corpus[system][key]
     if not (math.isfinite(low) and math.isfinite(high)):
         return 0.0, 0.0
-    return max(high - value, 0.0), max(value - low, 0.0)
+    return scale * max(high - value, 0.0), scale * max(value - low, 0.0)
 
 
 #: panels per row of the chart: eleven side by side left their y ticks over the neighbours'
@@ -181,13 +183,16 @@ def _error_bars(comparison: SystemsComparison, system: str, key: str) -> tuple[f
 PANELS_PER_ROW = 4
 
 
-def systems_chart(comparison: SystemsComparison) -> go.Figure:
+def systems_chart(comparison: SystemsComparison, raw: bool = False) -> go.Figure:
     """One panel per metric (its own scale: CIDEr-D runs to 10) in the papers' order, at most
     :data:`PANELS_PER_ROW` to a row, a bar per system with the bootstrap interval as error
-    bars."""
-    keys = paper_order(list(comparison.keys))
+    bars. The values are on the paper table's scale (×100, or ``raw``: the metrics' own), and
+    a bar's hover is its table cell: the chart was on the raw scale under a ×100 table."""
+    table = paper_table(comparison, raw=raw)
+    keys = list(table.keys)
     cols = max(min(len(keys), PANELS_PER_ROW), 1)
     rows = max(math.ceil(len(keys) / cols), 1)
+    scale = "" if raw else " ×100"
     fig = make_subplots(
         rows=rows,
         cols=cols,
@@ -197,17 +202,19 @@ def systems_chart(comparison: SystemsComparison) -> go.Figure:
     )
     for i, s in enumerate(comparison.systems):
         for j, k in enumerate(keys):
-            plus, minus = _error_bars(comparison, s, k)
+            plus, minus = _error_bars(comparison, s, k, table.scale)
             fig.add_trace(
                 go.Bar(
                     x=[html.escape(s)],
-                    y=[comparison.corpus[s][k]],
+                    y=[comparison.corpus[s][k] * table.scale],
                     error_y={"type": "data", "array": [plus], "arrayminus": [minus]},
                     marker_color=_COLOURS[i % len(_COLOURS)],
                     name=html.escape(s),
                     legendgroup=html.escape(s),
                     showlegend=j == 0,
-                    hovertemplate=f"{html.escape(s)}<br>{label(k)} %{{y:.4f}}<extra></extra>",
+                    customdata=[html.escape(table.cell(i, j))],
+                    hovertemplate=f"{html.escape(s)}<br>{label(k)}{scale} %{{customdata}}"
+                    "<extra></extra>",
                 ),
                 row=j // cols + 1,
                 col=j % cols + 1,
@@ -215,16 +222,23 @@ def systems_chart(comparison: SystemsComparison) -> go.Figure:
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(nticks=5, tickfont={"size": 10})
     fig.update_layout(
+        title={
+            "text": "Raw values (the metrics' own scale), as the table"
+            if raw
+            else "Values ×100, as the table",
+            "font": {"size": 14},
+        },
         height=120 + 240 * rows,
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        margin={"l": 10, "r": 10, "t": 80, "b": 10},
         legend={"orientation": "h", "y": -0.08, "x": 0},
         bargap=0.25,
     )
     return fig
 
 
-def render_chart(comparison: SystemsComparison) -> None:
-    st.plotly_chart(systems_chart(comparison), width="stretch", key="systems_chart")
+def render_chart(comparison: SystemsComparison, raw: bool = False) -> None:
+    """The chart on the paper table's scale (``raw``: the metrics' own, as its toggle)."""
+    st.plotly_chart(systems_chart(comparison, raw), width="stretch", key="systems_chart")
 
 
 @dataclass(frozen=True, kw_only=True)

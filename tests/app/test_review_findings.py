@@ -129,3 +129,29 @@ def test_lab_one_caption_table_names_metrics_as_the_chart() -> None:
     (deltas,) = [df for df in at.dataframe if "delta" in df.value.columns]
     assert "key" not in deltas.proto.column_order and "metric" in deltas.proto.column_order
     assert list(deltas.value["metric"]) == ["BLEU-1", "BLEU-4", "ROUGE-L"]
+
+
+def test_systems_chart_follows_the_tables_scale() -> None:
+    """The table said "Values ×100, one decimal" while the bars below were on the raw scale
+    (0–1, 0–10 for CIDEr-D) with "Raw values" off."""
+    at = _page()
+
+    def drawn() -> tuple[dict, dict]:
+        table = next(df.value for df in at.dataframe if df.value.columns[0] == "system")
+        (chart,) = [e for e in at.get("plotly_chart") if e.proto.id.endswith("systems_chart")]
+        return table.set_index("system"), json.loads(chart.proto.spec)
+
+    for raw, title, decimals in ((False, "×100", 1), (True, "Raw values", 4)):
+        at.toggle(key="systems_raw").set_value(raw).run()
+        assert not at.exception, at.exception
+        table, spec = drawn()
+        assert title in spec["layout"]["title"]["text"]
+        titles = [a["text"] for a in spec["layout"]["annotations"]]
+        bars = [t for t in spec["data"] if t["type"] == "bar"]
+        assert bars
+        for trace in bars:
+            panel = int(trace["xaxis"][1:] or 1) - 1
+            system = next(r for r in table.index if r.startswith(trace["name"]))
+            cell = table.loc[system, titles[panel]]
+            assert trace["customdata"] == [cell]  # the hover is the table's cell
+            assert cell.startswith(f"{trace['y'][0]:.{decimals}f}"), (cell, trace["y"])

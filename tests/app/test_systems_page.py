@@ -363,7 +363,8 @@ def test_chart_panels_in_the_papers_order_in_rows_that_leave_room_for_ticks() ->
         assert right[0] - left[1] >= 0.07  # a gap for the next panel's y ticks
     assert domains[PANELS_PER_ROW][0] == domains[0][0]  # the fifth panel starts a new row
     bars = [t for t in fig.data if t.name == "A&amp;B_v2"]
-    assert len(bars) == 7 and bars[4].y[0] == comparison.corpus["A&B_v2"]["cider_d"]
+    # on the paper table's scale, ×100 unless raw (test_review_findings checks the toggle)
+    assert len(bars) == 7 and bars[4].y[0] == 100 * comparison.corpus["A&B_v2"]["cider_d"]
 
 
 def test_a_row_opens_in_compare_with_the_tables_numbers() -> None:
