@@ -541,6 +541,7 @@ else:
         tokenizer=tokenizer,
         idf=idf,
         n_images=len(data),
+        carried=state.carried_set(),
     )
     row = systems_views.render_differences(view)
     if row is not None:  # one click opens the image in Compare captions, as the table scores it

@@ -616,6 +616,15 @@ def fits_in_link(query: str) -> bool:
     )
 
 
+def carried_set() -> dict[str, list[str]]:
+    """The judgment set this session holds (or a link's, pending) as query parameters
+    (``{"set": [...]}``, or nothing): every page's URL carries it, and so does a link a page
+    builds to another (a Systems row's Compare link opens a new session)."""
+    short = _live_pending().get(JSET_KEY)
+    carried = [short] if short else _to_url(SET, st.session_state.get(JSET_KEY))
+    return {SET.name: carried} if carried else {}
+
+
 def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> str:
     """Write a page's inputs into its URL (the reverse of :func:`restore`) and return the
     query string. ``values`` (session key -> value) gives inputs the session does not hold
@@ -640,8 +649,7 @@ def write(params: Sequence[Param], values: Mapping[str, Any] | None = None) -> s
             query[param.name] = spelled
     carried: list[str] = []
     if not any(param.key == JSET_KEY for param in params):
-        short = pending.get(JSET_KEY)
-        carried = [short] if short else _to_url(SET, st.session_state.get(JSET_KEY))
+        carried = carried_set().get(SET.name, [])
         if carried:
             query[SET.name] = carried
     full = urlencode(query, doseq=True)

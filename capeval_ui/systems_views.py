@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -255,12 +256,18 @@ class DifferencesView:
     tokenizer: str
     idf: str
     n_images: int
+    #: query parameters every link carries (the session's judgment set: a row's link opens a
+    #: new session, which kept no set)
+    carried: Mapping[str, Any] = field(default_factory=dict)
 
     def compare_params(self, row: pd.Series) -> dict[str, Any]:
         """Compare captions' query parameters for ``row`` (:func:`compare_params`)."""
-        return compare_params(
-            row, self.tokenizer, self.idf, self.a, self.b, self.key, self.n_images
-        )
+        return {
+            **compare_params(
+                row, self.tokenizer, self.idf, self.a, self.b, self.key, self.n_images
+            ),
+            **self.carried,
+        }
 
     def drill_down_note(self, row: pd.Series) -> dict[str, Any]:
         """What Compare captions keeps when opened from ``row`` (:func:`drill_down_note`)."""

@@ -57,3 +57,16 @@ def test_pairwise_says_the_notes_of_the_set_loaded_on_judgments() -> None:
     at.switch_page("app_pages/pairwise.py").run()
     assert not at.exception, at.exception
     assert _notes(at) == [said]
+
+
+def test_a_systems_rows_compare_link_names_the_sessions_set() -> None:
+    """A Systems row's "open" link (a new tab: a new session) named no judgment set, while
+    every page's URL does: the set was gone in the tab it opened."""
+    from urllib.parse import parse_qs, urlsplit
+
+    at = _upload(_open("app_pages/judgments.py"), "pairwise", PIPED)
+    named = at.query_params["set"]
+    at.switch_page("app_pages/systems.py").run(timeout=120)
+    assert not at.exception, at.exception
+    links = next(df.value for df in at.dataframe if "open" in df.value.columns)["open"]
+    assert len(links) and all(parse_qs(urlsplit(u).query)["set"] == [named] for u in links)
