@@ -396,7 +396,7 @@ def _cmd_correlate(args: argparse.Namespace) -> int:
         show(f"{'metric':<{width}}  " + "  ".join(f"{m:>{cell}}" for m in methods))
         for k, row_cells in cells.items():
             show(f"{k:<{width}}  " + "  ".join(f"{c:>{cell}}" for c in row_cells))
-        if resamples:
+        if any("[" in c for row_cells in cells.values() for c in row_cells):  # one is shown
             show(
                 f"[low, high]: 95% percentile bootstrap intervals, {resamples:,} resamples over "
                 f"{out['resampling']['over']} (seed {seed})"

@@ -1003,6 +1003,14 @@ def test_intervals_are_in_the_text_table_when_resampled(tmp_path):
     assert (
         "[low, high]: 95% percentile bootstrap intervals, 50 resamples over items (seed 0)" in out
     )
+    # every correlation NaN (a constant human score): no interval shown, so no legend for one
+    flat = tmp_path / "flat.csv"
+    flat.write_text("candidate,references,quality\n" + "".join(f"{c},{r},3\n" for c, r, _ in ROWS))
+    code, out, err = _run("correlate", "--judgments", str(flat), "--format", "graded",
+                          "--metrics", "rouge_l", "--tokenizer", "whitespace",
+                          "--resamples", "50")  # fmt: skip
+    assert code == 0 and "nan" in out, err
+    assert "[low, high]" not in out
 
 
 def test_what_correlate_says_of_a_scores_file_names_its_rows(tmp_path):
