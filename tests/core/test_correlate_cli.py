@@ -34,6 +34,12 @@ def _cache(tmp_path, monkeypatch):
     monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
 
 
+#: the keys of correlate's JSON for a pairwise set
+PAIRWISE_JSON_KEYS = {
+    "n_pairs", "n_labelled", "accuracy", "signatures", "preset", "blank", "blank_references"
+}  # fmt: skip
+
+
 def _run(*argv):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -202,15 +208,7 @@ def test_pairwise_json_contract(tmp_path):
     )
     assert code == 0, err
     data = json.loads(out[out.index("{") :])
-    assert set(data) == {
-        "n_pairs",
-        "n_labelled",
-        "accuracy",
-        "signatures",
-        "preset",
-        "blank",
-        "blank_references",
-    }
+    assert set(data) == PAIRWISE_JSON_KEYS
     assert (data["n_pairs"], data["n_labelled"], data["preset"]) == (2, 2, None)
     assert data["accuracy"] == {"rouge_l": {"HI": 1.0, "HC": 1.0, "overall": 1.0}}
     assert data["signatures"]["rouge_l"].startswith("rouge_l|")
@@ -482,15 +480,7 @@ def _abstract_pairs(folder):
 def test_abstract50s_json_contract_and_notes(tmp_path):
     folder = _abstract_pairs(tmp_path)
     data, _, err = _correlate_json(tmp_path, folder, "abstract50s")
-    assert set(data) == {
-        "n_pairs",
-        "n_labelled",
-        "accuracy",
-        "signatures",
-        "preset",
-        "blank",
-        "blank_references",
-    }
+    assert set(data) == PAIRWISE_JSON_KEYS
     assert (data["n_pairs"], data["n_labelled"], data["preset"]) == (4, 3, "clipscore-table4")
     assert set(data["accuracy"]) == {"bleu_4", "cider_d"}
     # 4 pairs are not the 400 of the distribution: no HC/HI, one "none" group and overall
