@@ -13,16 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from capeval_ui import store
 from tests.app.apptest import ROOT, TIMEOUT
-
-
-def _open(page: str, **params: Any) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
+from tests.app.test_links import _open
 
 
 def _cells(df: Any) -> dict[str, list[str]]:
