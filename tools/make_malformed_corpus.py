@@ -486,7 +486,7 @@ def graded_cases() -> None:
     case(
         g + "reference-not-text.json",
         dumps([dict(rec, references=["b", 3])]),
-        "reference 2 is not text (got int)",
+        "reference 2: expected text, got int",
         "record 1, line 1, column 'references'",
     )
     case(

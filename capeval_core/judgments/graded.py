@@ -183,7 +183,7 @@ class ReferenceSource:
                 if not isinstance(r, str):
                     raise format_error(
                         self.path,
-                        f"reference {j + 1} is not text (got {type(r).__name__})",
+                        f"reference {j + 1}: expected text, got {type(r).__name__}",
                         line=row.line,
                         column="references",
                         record=row.record,

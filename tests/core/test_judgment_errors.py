@@ -272,7 +272,7 @@ CASES = [
         '[{"candidate": "a", "references": ["b", 3], "score": 1}]',
         "graded",
         {},
-        r"reference 2 is not text \(got int\)",
+        r"reference 2: expected text, got int",
         r"record 1, line 1, column 'references'",
     ),
     (
