@@ -194,8 +194,7 @@ def in_own_names(
     mapping = {k: v for k, v in mapping.items() if k in columns and v and k != v}
     if not mapping:
         return exc
-    targets = list(mapping.values())
-    own = {v: k for k, v in mapping.items() if targets.count(v) == 1}
+    own = _own_names(mapping)
     message = str(exc)
     renamed = repr([mapping.get(c, c) for c in columns])
     read_as = ", ".join(f"{k!r} read as {v!r}" for k, v in mapping.items())
@@ -215,8 +214,7 @@ def in_own_names(
 def set_in_own_names(jset: JudgmentSet, mapping: Mapping[str, str]) -> JudgmentSet:
     """A set read from a renamed copy of a file, its blank cells and the reasons rows were
     dropped naming the file's own columns (``column 'caption'``, not ``'candidate'``)."""
-    targets = [v for k, v in mapping.items() if k and v and k != v]
-    own = {v: k for k, v in mapping.items() if k and v and k != v and targets.count(v) == 1}
+    own = _own_names(mapping)
     if not own:
         return jset
 
@@ -232,6 +230,18 @@ def set_in_own_names(jset: JudgmentSet, mapping: Mapping[str, str]) -> JudgmentS
         dropped={said(r): n for r, n in jset.dropped.items()},
         dropped_at={said(r): where for r, where in jset.dropped_at.items()},
     )
+
+
+def _own_names(mapping: Mapping[str, str]) -> dict[str, str]:
+    """``{name read as: the file's own column}`` for the columns ``mapping`` renames, where
+    one column alone was read as that name (two read as one cannot be told apart).
+
+    >>> _own_names({"caption": "candidate", "a": "x", "b": "x", "id": "id", "": "y"})
+    {'candidate': 'caption'}
+    """
+    renamed = {k: v for k, v in mapping.items() if k and v and k != v}
+    targets = list(renamed.values())
+    return {v: k for k, v in renamed.items() if targets.count(v) == 1}
 
 
 class _Clash(Exception):
