@@ -674,13 +674,15 @@ def read_records(
     file_format: str | None = None,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    what: str = "judgment file",
 ) -> tuple[str, list[str], list[Row]]:
     """``(format, columns, rows)`` of a CSV, TSV, JSON or JSONL file (format from the suffix).
 
-    For JSON/JSONL the columns are the union of the record keys in first-seen order.
+    For JSON/JSONL the columns are the union of the record keys in first-seen order. ``what``
+    names the file a folder given in its place is asked to be.
     """
     if Path(path).is_dir():
-        raise format_error(path, "this is a folder, not a file: give the judgment file itself")
+        raise format_error(path, f"this is a folder, not a file: give the {what} itself")
     fmt = (file_format or format_from_suffix(path)).lower()
     if fmt in ("csv", "tsv"):
         columns, rows = read_delimited(path, "," if fmt == "csv" else "\t", max_bytes=max_bytes)

@@ -201,9 +201,7 @@ def join_scores_file(
     ``metric`` column naming the metric and one column of values, as leaderboards distribute
     scores) is pivoted to one column per metric: each (id, metric) once, a repeat refused.
     """
-    if Path(path).is_dir():  # read_records' words ask for a judgment file
-        raise format_error(path, "this is a folder, not a file: give the scores file itself")
-    _, columns, rows = read_records(path, file_format, max_bytes=max_bytes)
+    _, columns, rows = read_records(path, file_format, max_bytes=max_bytes, what="scores file")
     own = dict(id_names or {})
     # the file's own names of the set's id columns: an error names them as the file has them
     ids = tuple(
