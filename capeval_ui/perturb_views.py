@@ -153,10 +153,8 @@ def render_deltas(scores: Sequence[PerturbationScores], *, key: str) -> None:
     frame = score_frame(scores)
     if frame.empty:
         return
-    shown = frame.copy()
-    shown.insert(2, "metric", [key_label(k) for k in frame["key"]])  # the key stays in the data
     table(
-        shown,
+        _named_metrics(frame, at=2),
         numbers=("before", "after"),
         signed=("delta", "relative"),
         help={"relative": "(after − before) / before; — where before reads as 0"},
@@ -194,6 +192,14 @@ def render_table2(table2: Table2, *, key: str) -> None:
     st.plotly_chart(fig, key=key, width="stretch")
 
 
+def _named_metrics(frame: pd.DataFrame, at: int = 1) -> pd.DataFrame:
+    """``frame`` with a ``metric`` column at ``at``: each key by the name the examples beside
+    it and every other page use (BLEU-4, not bleu_4); the key stays in the data."""
+    shown = frame.copy()
+    shown.insert(at, "metric", [key_label(k) for k in frame["key"]])
+    return shown
+
+
 def examples_frame(result: BatchPerturbation, n: int = BATCH_EXAMPLES) -> pd.DataFrame:
     """The first ``n`` changed items in row order, each named by its dataset's id (a COCO
     image id, a judgment set's item id): the caption before and after, and each metric's
@@ -223,11 +229,8 @@ def render_batch(result: BatchPerturbation, *, key: str) -> None:
     for k, msg in result.skipped.items():
         st.warning(f"{k} skipped: {literal(msg)}")
     summary = result.summary()
-    # the metric by the name the examples beside it and every other page use (BLEU-4, not
-    # bleu_4); the key stays in the data
-    summary.insert(1, "metric", [key_label(k) for k in summary["key"]])
     table(
-        summary,
+        _named_metrics(summary),
         numbers=("mean before", "std delta"),
         signed=("mean delta", "median delta"),
         shares=("share lowered",),
@@ -277,10 +280,8 @@ def render_batch(result: BatchPerturbation, *, key: str) -> None:
     st.subheader("Correlation with human scores, before and after")
     method = corr["method"].iloc[0]
     sub = corr[corr["method"] == method]
-    shown = corr.assign(method=[METHOD_LABELS.get(m, m) for m in corr["method"]])
-    shown.insert(1, "metric", [key_label(k) for k in corr["key"]])
     table(
-        shown,
+        _named_metrics(corr.assign(method=[METHOD_LABELS.get(m, m) for m in corr["method"]])),
         numbers=("before", "after"),
         signed=("change",),
         hidden=("key",),
