@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from capeval_core.errors import JudgmentFormatError
 from capeval_core.files import json_line, parse_json
@@ -21,10 +23,40 @@ from capeval_core.judgments.base import (
 )
 
 
+@dataclass(frozen=True)
+class CocoReferences:
+    """A COCO captions file's references, and where its blank captions are: each is kept
+    and scored as an empty reference, as coco-caption scores one, and a set says those it
+    uses (:meth:`blank_rows`)."""
+
+    captions: dict[str, tuple[str, ...]]
+    #: per image (as text), the annotation records (from 0) of its blank captions
+    blank: dict[str, tuple[int, ...]]
+    text: str = field(repr=False)
+
+    def blank_rows(self, images: Iterable[str], shown: int = 5) -> list[Row]:
+        """The blank captions of ``images`` as rows in file order, for
+        :func:`~capeval_core.judgments.base.blank_cells`; the first ``shown`` (those a
+        message names) with their line, found only for them: finding one decodes the file
+        up to it."""
+        records = sorted({r for image in images for r in self.blank.get(image, ())})
+        return [
+            Row((json_line(self.text, ["annotations", r]) or 0) if k < shown else 0, {}, record=r)
+            for k, r in enumerate(records)
+        ]
+
+
 def load_coco_references(
     path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> dict[str, tuple[str, ...]]:
     """``image_id`` (as text) -> its captions, from a COCO captions annotation file."""
+    return read_coco_references(path, max_bytes=max_bytes).captions
+
+
+def read_coco_references(
+    path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> CocoReferences:
+    """:func:`load_coco_references` with where the file's blank captions are."""
     text = read_text(path, max_bytes)
     data = parse_json(text, lambda message, **where: format_error(path, message, **where))
     if not isinstance(data, dict) or not isinstance(data.get("annotations"), list):
@@ -34,6 +66,7 @@ def load_coco_references(
             "'annotations' list of {image_id, id, caption}",
         )
     by_image: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    blank: dict[str, list[int]] = defaultdict(list)
     for i, ann in enumerate(data["annotations"]):
         problem = _problem(ann)
         if problem:
@@ -50,9 +83,15 @@ def load_coco_references(
         by_image[image_key(image)].append(
             (order if isinstance(order, int) else i, i, ann["caption"])
         )
+        if not ann["caption"].strip():
+            blank[image_key(image)].append(i)
     if not by_image:
         raise format_error(path, "the 'annotations' list is empty")
-    return {k: tuple(c for *_, c in sorted(v)) for k, v in by_image.items()}
+    return CocoReferences(
+        {k: tuple(c for *_, c in sorted(v)) for k, v in by_image.items()},
+        {k: tuple(v) for k, v in blank.items()},
+        text,
+    )
 
 
 def _problem(ann: object) -> tuple[str, str] | None:

@@ -39,7 +39,7 @@ from capeval_core.judgments.base import (
     text_cell,
     unique_ids,
 )
-from capeval_core.judgments.coco import load_coco_references
+from capeval_core.judgments.coco import read_coco_references
 from capeval_core.judgments.external import (
     INDEX_COLUMN,
     METRIC_PREFIX,
@@ -104,11 +104,12 @@ class ReferenceSource:
         self.path = path
         self.ref_columns = reference_columns(columns)
         self.has_column = "references" in columns
-        self.coco = (
-            load_coco_references(references_from, max_bytes=max_bytes)
+        self.from_coco = (
+            read_coco_references(references_from, max_bytes=max_bytes)
             if references_from is not None
             else None
         )
+        self.coco = self.from_coco.captions if self.from_coco is not None else None
         self.coco_name = Path(references_from).name if references_from is not None else ""
         #: cells of the references column read, those read as one reference, and the lines
         #: of those that hold '|' or '||' (a separator mistyped for |||?)
@@ -117,6 +118,8 @@ class ReferenceSource:
         #: per column, the rows holding a blank reference beside filled ones: kept and scored
         #: as an empty reference, as coco-caption and `capeval score` score one
         self.blank: dict[str, list[Row]] = {}
+        #: the image each row takes its references of the COCO captions file from
+        self.image_of: dict[int, str] = {}
         if not (self.has_column or self.ref_columns or self.coco is not None):
             raise format_error(
                 path,
@@ -154,6 +157,7 @@ class ReferenceSource:
                     record=row.record,
                 )
             refs = list(self.coco[image_id])  # type: ignore[index]
+            self.image_of[id(row)] = image_id
         if not any(refs):
             raise format_error(
                 self.path,
@@ -167,13 +171,19 @@ class ReferenceSource:
         return tuple(refs)
 
     def blank_cells(self, kept: Sequence[Row]) -> tuple[tuple[str, str], ...]:
-        """:attr:`JudgmentSet.blank_references` of the ``kept`` rows."""
+        """:attr:`JudgmentSet.blank_references` of the ``kept`` rows: their own blank cells,
+        or the blank captions of the COCO captions file their images take (scored as given,
+        as coco-caption and `capeval score` score them)."""
         ids = {id(r) for r in kept}
-        return tuple(
+        own = tuple(
             cell
             for column, rows in self.blank.items()
             for cell in blank_cells(column, [r for r in rows if id(r) in ids])
         )
+        if self.from_coco is None:
+            return own
+        images = [self.image_of[id(r)] for r in kept if id(r) in self.image_of]
+        return own + blank_cells("caption", self.from_coco.blank_rows(images), self.coco_name)
 
     def _cell(self, row: Row) -> list[str]:
         value = row.values.get("references")

@@ -200,3 +200,41 @@ def test_a_set_on_the_items_every_metric_scored_says_its_counts_are_the_files(tm
         "file's as read)"
     )
     assert js.describe().endswith("line 3)")  # the set as read says nothing more
+
+
+# -- blank references of the datasets' own reference files ---------------------------------------
+# Each loader scores the references its dataset's files give as it did (the published
+# tables stand on them); what changed is that a set now says the blank ones: those it keeps
+# (scored as an empty reference, as coco-caption scores one) in the summary line's
+# "blank references scored as given", and those a dataset's rule leaves out in a note.
+
+
+def _coco_file(path, captions):
+    """A COCO captions file, one annotation per line: ``captions`` = (image_id, caption)."""
+    anns = [{"image_id": img, "id": k, "caption": c} for k, (img, c) in enumerate(captions)]
+    body = ",\n".join(json.dumps(a) for a in anns)
+    path.write_text(f'{{"images": [{{"id": 7}}, {{"id": 8}}],\n"annotations": [\n{body}\n]}}\n')
+
+
+def test_a_blank_caption_of_a_coco_references_file_is_said_where_it_is(tmp_path):
+    """A COCO captions file given as references_from holding "" was scored with it (as
+    coco-caption and `capeval score` score it) but only `capeval score` said so; the set's
+    summary now names the caption's record and line, for the rows whose images take it."""
+    refs = tmp_path / "caps.json"
+    _coco_file(refs, [(7, "seven a"), (7, " "), (8, ""), (8, "eight"), (9, "")])
+    g = tmp_path / "g.tsv"
+    g.write_text("image_id\tcandidate\tscore\n7\ta seven\t3\n8\tan eight\t2\n")
+    js = load_judgments(g, "graded", references_from=refs)
+    assert js.references == [("seven a", " "), ("", "eight")]  # scored as before
+    assert js.blank_references == (("caption", "caps.json, records 2 (line 4) and 3 (line 5)"),)
+    assert js.describe().endswith(
+        "2 scored (blank references scored as given: column 'caption', caps.json, records 2 "
+        "(line 4) and 3 (line 5))"
+    )
+    g.write_text("image_id\tcandidate\tscore\n7\ta seven\t3\n")  # image 8 unused: not said
+    js = load_judgments(g, "graded", references_from=refs)
+    assert js.blank_references == (("caption", "caps.json, record 2, line 4"),)
+    p = tmp_path / "p.csv"
+    p.write_text("image_id,candidate_a,candidate_b,preferred\n8,x,y,a\n")
+    js = load_judgments(p, "pairwise", references_from=refs)
+    assert js.blank_references == (("caption", "caps.json, record 3, line 5"),)
