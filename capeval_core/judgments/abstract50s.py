@@ -183,10 +183,13 @@ def load_abstract50s(
         notes.append(NO_LABELS)
     refs_path = folder / REFS_FILE
     by_image: dict[str, list[str]] | None = None
+    blank_of: dict[str, list[Row]] = defaultdict(list)  # a scene's blank references, kept
     if has_lists and refs_path.is_file():
         by_image = defaultdict(list)
-        for _, image, caption in _captions(refs_path, max_bytes):
+        for row, image, caption in _captions(refs_path, max_bytes):
             by_image[image].append(caption)
+            if not caption:  # scored as an empty reference, as coco-caption scores one
+                blank_of[image].append(row)
     elif triplets is not None:
         why = "not given"
         if refs_path.is_file():
@@ -202,6 +205,7 @@ def load_abstract50s(
     dropped: dict[str, int] = {}
     blank: dict[tuple[str, str], list[Row]] = {}  # (file, column) -> kept blank candidates
     differ = 0
+    blank_references: list[Row] = []  # the kept pairs' blank references in REFS_FILE
     for i, (image, cand_b, cand_c) in enumerate(pairs):
         votes = match.pairs[i] if match is not None else None
         if by_image is not None:
@@ -213,6 +217,7 @@ def load_abstract50s(
                     column="image_id",
                 )
             references = tuple(by_image[image])
+            blank_references += blank_of[image]
             if votes is not None and {match_key(r) for r in votes.references} != {
                 match_key(r) for r in references
             }:
@@ -265,6 +270,7 @@ def load_abstract50s(
             for (file, column), rows in blank.items()
             for cell in blank_cells(column, rows, "" if file == sources[0] else file)
         ),
+        blank_references=blank_cells("caption", blank_references),  # REFS_FILE is sources[0]
     )
 
 

@@ -33,7 +33,7 @@ import hashlib
 import os
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from capeval_core.judgments.base import (
@@ -44,12 +44,11 @@ from capeval_core.judgments.base import (
     blank_cells,
     delimiter_hint,
     format_error,
-    image_key,
     parse_number,
     read_delimited,
     unique_ids,
 )
-from capeval_core.judgments.coco import load_coco_references
+from capeval_core.judgments.coco import read_coco_references
 from capeval_core.judgments.external import (
     METRIC_PREFIX,
     add_metric_scores,
@@ -119,11 +118,15 @@ def aspect_of(name: str) -> str | None:
     return None
 
 
-def _token_references(path: Path, max_bytes: int) -> dict[str, tuple[str, ...]]:
+def _token_references(
+    path: Path, max_bytes: int
+) -> tuple[dict[str, tuple[str, ...]], dict[str, list[Row]]]:
+    """Per image key, its captions, and the rows of its blank ones."""
     _, rows = read_delimited(
         path, "\t", header=("caption_id", "caption"), max_bytes=max_bytes, quoting=csv.QUOTE_NONE
     )
     out: dict[str, list[str]] = defaultdict(list)
+    blank: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         image = row.values["caption_id"].strip().rpartition("#")[0]
         if not image:
@@ -134,7 +137,9 @@ def _token_references(path: Path, max_bytes: int) -> dict[str, tuple[str, ...]]:
                 column="caption_id",
             )
         out[composite_image_key(image)].append(row.values["caption"].strip())
-    return {k: tuple(v) for k, v in out.items()}
+        if not out[composite_image_key(image)][-1]:
+            blank[composite_image_key(image)].append(row)
+    return {k: tuple(v) for k, v in out.items()}, blank
 
 
 class _References:
@@ -150,6 +155,10 @@ class _References:
                 if (folder / name).is_file():
                     self.paths[src] = folder / name
         self.loaded: dict[str | None, dict[str, tuple[str, ...]]] = {}
+        #: per caption file read, where the blank captions of an image are
+        self.blank_at: dict[str | None, Callable[[Sequence[str]], list[Row]]] = {}
+        #: per caption file, the images (keys) whose blank captions are references kept
+        self.kept_blank: dict[str | None, list[str]] = {}
 
     def names(self) -> list[str]:
         return [p.name for p in self.paths.values()]
@@ -157,7 +166,7 @@ class _References:
     def lookup(
         self, source: str | None, key: str, where: Path, row: Row, column: str
     ) -> tuple[str, ...]:
-        src = source if source in self.paths else None if None in self.paths else source
+        src = self._source(source)
         if src not in self.loaded:
             self.loaded[src] = self._load(src, where)
         refs = self.loaded[src].get(key)
@@ -169,6 +178,24 @@ class _References:
                 column=column,
             )
         return refs
+
+    def _source(self, source: str | None) -> str | None:
+        return source if source in self.paths else None if None in self.paths else source
+
+    def keep_blank(self, source: str | None, key: str) -> None:
+        """Say the blank captions of image ``key``: an item kept them as references."""
+        self.kept_blank.setdefault(self._source(source), []).append(key)
+
+    def blank_references(self) -> tuple[tuple[str, str], ...]:
+        """:attr:`JudgmentSet.blank_references`: per caption file, where the blank captions
+        the kept items take as references are (scored as given, as coco-caption scores
+        them). COCO val2014's captions of the installed package have none."""
+        return tuple(
+            cell
+            for src, keys in self.kept_blank.items()
+            if src in self.blank_at
+            for cell in blank_cells("caption", self.blank_at[src](keys), self.paths[src].name)
+        )
 
     def _load(self, src: str | None, where: Path) -> dict[str, tuple[str, ...]]:
         path = self.paths.get(src)
@@ -201,11 +228,12 @@ class _References:
                 "`references_from` (a Flickr token file or COCO captions JSON)",
             )
         if path.suffix.lower() == ".json":
-            return {
-                image_key(k): v
-                for k, v in load_coco_references(path, max_bytes=self.max_bytes).items()
-            }
-        return _token_references(path, self.max_bytes)
+            coco = read_coco_references(path, max_bytes=self.max_bytes)
+            self.blank_at[src] = coco.blank_rows
+            return coco.captions  # keyed by image_key, as the CSVs' images are looked up
+        captions, blank = _token_references(path, self.max_bytes)
+        self.blank_at[src] = lambda keys: [r for k in dict.fromkeys(keys) for r in blank[k]]
+        return captions
 
 
 def _find(columns: Sequence[str], role: str, given: Mapping[str, str]) -> str | None:
@@ -327,6 +355,7 @@ def load_composite(
         kendall_variant="c",
         notes=tuple(notes),
         blank=tuple(blank),
+        blank_references=refs.blank_references(),
     )
     if metrics:
         # one checksum over the files the scores came from, in the order read
@@ -431,5 +460,7 @@ def _read_file(
                 f, "no references left after removing the candidate", line=row.line, column=col
             )
         blank += [row] if not candidate else []
+        if any(not r.strip() for r in kept):  # a blank caption of the image, kept
+            refs.keep_blank(src or None, image)
         items.append(GradedItem(f"{src}:{image}|{candidate}", image, candidate, kept, (score,)))
     return items, removed, external, (cand_col or image_column, blank)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import os
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from capeval_core.judgments.base import (
@@ -70,6 +71,9 @@ class Captions:
         self.text: dict[str, str] = {}
         self.rows: dict[str, Row] = {}  # where each caption is, to say a blank one
         self.by_image: dict[str, list[str]] = defaultdict(list)
+        #: per image, where its blank captions are: each is also a blank reference of the
+        #: image, kept and scored as an empty reference (as coco-caption scores one)
+        self.blank_of: dict[str, list[Row]] = defaultdict(list)
         for row in rows:
             cid = row.values["caption_id"].strip()
             image, sep, k = cid.rpartition("#")
@@ -91,6 +95,8 @@ class Captions:
             self.text[cid] = caption
             self.rows[cid] = row
             self.by_image[image].append(caption)
+            if not caption:
+                self.blank_of[image].append(row)
 
     def caption(self, cid: str, source: Path, row: Row) -> str:
         if cid not in self.text:
@@ -116,6 +122,13 @@ class Captions:
         """:attr:`JudgmentSet.blank` for the judged captions ``cids`` that are empty: where
         their text is, in this file (scored as given, as coco-caption scores one)."""
         rows = [self.rows[c] for c in cids if not self.text[c]]
+        return blank_cells("caption", rows, self.path.name)
+
+    def blank_references(self, items: Sequence[GradedItem]) -> tuple[tuple[str, str], ...]:
+        """:attr:`JudgmentSet.blank_references` of ``items``: where the blank captions are
+        that are among their references (an image's blank caption is a blank reference of
+        it, unless the preset removed it)."""
+        rows = [r for it in items if "" in it.references for r in self.blank_of[it.image_id]]
         return blank_cells("caption", rows, self.path.name)
 
 
@@ -234,6 +247,7 @@ def load_flickr8k_expert(
         id_columns=ID_COLUMNS,
         join_keys=tuple(keys),
         blank=captions.blank(judged),
+        blank_references=captions.blank_references(items),
     )
 
 
@@ -319,4 +333,5 @@ def load_flickr8k_crowdflower(
         kendall_variant="b",
         id_columns=ID_COLUMNS,
         blank=captions.blank(judged),
+        blank_references=captions.blank_references(items),
     )

@@ -174,6 +174,7 @@ def load_thumb(
     kept_rows: list[int] = []
     blank: list[Row] = []  # kept rows whose hyp is empty: scored as given, and said
     dropped: dict[str, int] = {}
+    blank_images: dict[str, None] = {}  # images given a blank COCO caption as a reference
     for i, (p, row) in enumerate(parsed):
         if p["SYS"] == HUMAN_SYSTEM and not with_human:
             count_into(dropped, HUMAN_LEFT_OUT)
@@ -185,6 +186,8 @@ def load_thumb(
             )
         kept_rows.append(i)
         blank += [row] if not p["hyp"] else []
+        if references_from is None and "" in references:  # a blank COCO caption, kept
+            blank_images.setdefault(p["image"], None)
         items.append(
             GradedItem(
                 f"{p['seg_id']}{ID_SEPARATOR}{p['SYS']}",
@@ -209,6 +212,7 @@ def load_thumb(
         notes=tuple(notes),
         id_columns=ID_COLUMNS,
         blank=blank_cells("hyp", blank),
+        blank_references=_coco_blanks(sources[1], list(blank_images)),
     )
     return with_file_metrics(jset, path, external)
 
@@ -354,6 +358,24 @@ def _coco_references(
             "images keep all their COCO captions as references"
         )
     return refs
+
+
+def _coco_blanks(source: str, images: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """:attr:`JudgmentSet.blank_references` of COCO captions that are blank: a set says the
+    images they are of (the installed package's val2014 captions have none).
+
+    >>> _coco_blanks("COCO", ["a.jpg", "b.jpg"])
+    (('caption', "COCO, images 'a.jpg' and 'b.jpg'"),)
+    """
+    if not images:
+        return ()
+    named = [repr(image) for image in images[:5]]
+    if len(images) > len(named):
+        listed = f"{', '.join(named)} and {len(images) - len(named):,} more"
+    else:
+        listed = " and ".join(filter(None, (", ".join(named[:-1]), named[-1])))
+    word = "images" if len(images) > 1 else "image"
+    return (("caption", f"{source}, {word} {listed}"),)
 
 
 def _file_references(

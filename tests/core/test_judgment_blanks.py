@@ -238,3 +238,99 @@ def test_a_blank_caption_of_a_coco_references_file_is_said_where_it_is(tmp_path)
     p.write_text("image_id,candidate_a,candidate_b,preferred\n8,x,y,a\n")
     js = load_judgments(p, "pairwise", references_from=refs)
     assert js.blank_references == (("caption", "caps.json, record 3, line 5"),)
+
+
+def test_flickr8k_blank_token_captions_are_said_as_blank_references(tmp_path):
+    """A blank caption of the token file is a reference of its own image too, scored as an
+    empty one; only the judged caption was said. The CrowdFlower preset removes an image's
+    candidates from its references: a blank candidate of the image takes its blank
+    reference with it, and nothing is said of it."""
+    write_token(tmp_path)
+    token = tmp_path / "Flickr8k.token.txt"
+    lines = token.read_text().splitlines()
+    lines[6] = "b.jpg#1\t "  # line 7: b.jpg's second caption
+    token.write_text("\n".join(lines) + "\n")
+    (tmp_path / "ExpertAnnotations.txt").write_text(
+        "b.jpg\tc.jpg#3\t1\t1\t2\na.jpg\ta.jpg#1\t1\t2\t1\nc.jpg\ta.jpg#2\t2\t2\t2\n"
+    )
+    (tmp_path / "CrowdFlowerAnnotations.txt").write_text(
+        "b.jpg\tc.jpg#0\t0.0\t0\t3\nc.jpg\ta.jpg#0\t1.0\t3\t0\n"
+    )
+    expert = load_judgments(tmp_path, "flickr8k-expert")
+    assert expert.items[0].references == tuple(
+        "" if k == 1 else caption("b.jpg", k) for k in range(5)
+    )
+    assert expert.blank == ()
+    assert expert.blank_references == (("caption", "Flickr8k.token.txt, line 7"),)
+    assert expert.describe().endswith(
+        "(blank references scored as given: column 'caption', Flickr8k.token.txt, line 7)"
+    )
+    cf = load_judgments(tmp_path, "flickr8k-cf")
+    assert "" in cf.items[0].references
+    assert cf.blank_references == (("caption", "Flickr8k.token.txt, line 7"),)
+    (tmp_path / "CrowdFlowerAnnotations.txt").write_text(
+        "b.jpg\tc.jpg#0\t0.0\t0\t3\nb.jpg\tb.jpg#1\t0.0\t0\t3\n"
+    )
+    cf = load_judgments(tmp_path, "flickr8k-cf")  # the blank is a candidate of b.jpg
+    assert all("" not in it.references for it in cf.items)
+    assert cf.blank == (("caption", "Flickr8k.token.txt, line 7"),)
+    assert cf.blank_references == ()
+
+
+def test_composite_blank_references_name_their_caption_file(tmp_path):
+    """The caption files' blank captions were scored as references without a word; a set
+    now names them, in a token file by line and in a COCO file by record and line."""
+    write_token(tmp_path)
+    token = tmp_path / "Flickr8k.token.txt"
+    lines = token.read_text().splitlines()
+    lines[2] = "a.jpg#2\t"  # line 3
+    token.write_text("\n".join(lines) + "\n")
+    (tmp_path / "8k_correctness.csv").write_text(
+        f"image,caption,correctness\na.jpg,{caption('b.jpg', 0)},4\nb.jpg,x,1\n"
+    )
+    js = load_judgments(tmp_path, "composite")
+    assert "" in js.items[0].references and "" not in js.items[1].references
+    assert js.blank_references == (("caption", "Flickr8k.token.txt, line 3"),)
+    assert js.describe().endswith(
+        "(blank references scored as given: column 'caption', Flickr8k.token.txt, line 3)"
+    )
+    coco = tmp_path / "coco"
+    coco.mkdir()
+    _coco_file(coco / "captions_val2014.json", [(7, "seven"), (8, "eight"), (8, "")])
+    (coco / "coco_correctness.csv").write_text(
+        "image,caption,correctness\nCOCO_val2014_000000000008.jpg,an eight,3\n"
+        "COCO_val2014_000000000007.jpg,a seven,2\n"
+    )
+    js = load_judgments(coco, "composite")
+    assert js.items[0].references == ("eight", "")
+    assert js.blank_references == (("caption", "captions_val2014.json, record 3, line 5"),)
+
+
+def test_thumb_blank_coco_captions_are_said_as_blank_references(tmp_path):
+    rows = [json.loads(r) for r in THUMB.read_text().splitlines()]
+    image = rows[0]["image"]
+    rows = [r for r in rows if r["image"] == image]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    human = next(r["hyp"] for r in rows if r["SYS"] == "Human")
+    js = load_judgments(path, "thumb", coco={image: ("c1", human, "", "c4", "c5")})
+    assert {it.references for it in js.items} == {("c1", "", "c4", "c5")}
+    assert js.blank_references == (
+        ("caption", f"COCO val2014 captions (installed package), image {image!r}"),
+    )
+
+
+def test_abstract50s_blank_references_are_said(tmp_path):
+    """abstract48S.json's blank captions are kept as references of their scene (scored as
+    given, as before) and now said."""
+    write_abstract(tmp_path, n_pairs=4)
+    data = json.loads((tmp_path / "abstract48S.json").read_text())
+    data[50]["caption"] = " "  # scene 1's third reference: record 51
+    (tmp_path / "abstract48S.json").write_text(json.dumps(data, indent=0))
+    js = load_judgments(tmp_path, "abstract50s")
+    assert js.items[2].references[2] == "" and "" not in js.items[0].references
+    assert js.source[0] == "abstract48S.json"
+    assert js.blank_references == (("caption", "record 51, line 202"),)
+    assert js.describe().endswith(
+        "(blank references scored as given: column 'caption', record 51, line 202)"
+    )
