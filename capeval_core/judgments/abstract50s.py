@@ -40,7 +40,9 @@ from capeval_core.judgments.base import (
 )
 from capeval_core.judgments.consensus import (
     ConsensusMatch,
+    PairVotes,
     Triplet,
+    blank_a_left_out,
     match_key,
     match_triplets,
     pairs_from_triplets,
@@ -206,6 +208,7 @@ def load_abstract50s(
     blank: dict[tuple[str, str], list[Row]] = {}  # (file, column) -> kept blank candidates
     differ = 0
     blank_references: list[Row] = []  # the kept pairs' blank references in REFS_FILE
+    from_triplets: list[PairVotes] = []  # the kept pairs scored against their triplets' A
     for i, (image, cand_b, cand_c) in enumerate(pairs):
         votes = match.pairs[i] if match is not None else None
         if by_image is not None:
@@ -224,6 +227,7 @@ def load_abstract50s(
                 differ += 1
         elif votes is not None and votes.references:
             references = votes.references
+            from_triplets.append(votes)
         else:
             count_into(dropped, NO_REFERENCES)
             continue
@@ -254,6 +258,7 @@ def load_abstract50s(
     sources = [REFS_FILE] if by_image is not None else []
     sources += [CANDS_B, CANDS_C] if has_lists else []
     sources += [consensus.name] if triplets is not None else []
+    notes += blank_a_left_out(from_triplets, consensus.name)
     return JudgmentSet(
         "pairwise",
         tuple(items),

@@ -225,8 +225,7 @@ file's as read)"
         if as_read != self.n_kept:
             kept += f" as {as_read:,} rows"
         blanks = [
-            f"blank {what} scored as given: "
-            + "; ".join(f"column {column!r}, {rows}" for column, rows in cells)
+            f"blank {what} scored as given: {said_cells(cells)}"
             for what, cells in (("captions", self.blank), ("references", self.blank_references))
             if cells
         ]
@@ -452,6 +451,38 @@ def blank_cells(column: str, rows: Sequence[Row], file: str = "") -> tuple[tuple
     unique = sorted({(r.line, r.record or 0): r for r in rows}.items())
     unique = [r for _, r in unique]
     return ((column, f"{file}, {places(unique)}" if file else places(unique)),)
+
+
+def said_cells(cells: Sequence[tuple[str, str]]) -> str:
+    """Blank cells (:func:`blank_cells`) as the summary line says them.
+
+    >>> said_cells([("ref_2", "line 3"), ("caption", "Flickr8k.token.txt, line 7")])
+    "column 'ref_2', line 3; column 'caption', Flickr8k.token.txt, line 7"
+    """
+    return "; ".join(f"column {column!r}, {where}" for column, where in cells)
+
+
+def blank_before_last(texts: Sequence[str]) -> bool:
+    """Whether a blank text comes before the last filled one: a blank reference a generic
+    file keeps (one after the last is no reference, in every format).
+
+    >>> blank_before_last(["a", " ", "b"]), blank_before_last(["a", "", ""])
+    (True, False)
+    """
+    filled = [bool(t.strip()) for t in texts]
+    last = max((i for i, f in enumerate(filled) if f), default=-1)
+    return not all(filled[: last + 1])
+
+
+def blank_references_left_out(cells: Sequence[tuple[str, str]]) -> str:
+    """The note of a loader whose dataset's files are read without their blank references
+    (where a generic file keeps one as an empty reference), worded as the summary line says
+    the blank references a set keeps.
+
+    >>> blank_references_left_out([("refs", "mscoco_references.json, line 3")])
+    "blank references left out (not scored): column 'refs', mscoco_references.json, line 3"
+    """
+    return f"blank references left out (not scored): {said_cells(cells)}"
 
 
 def read_delimited(

@@ -18,7 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from capeval_core.judgments.base import DEFAULT_MAX_BYTES, format_error
+from capeval_core.judgments.base import (
+    DEFAULT_MAX_BYTES,
+    Row,
+    blank_cells,
+    blank_references_left_out,
+    format_error,
+)
 from capeval_core.judgments.matfile import (
     elements,
     field_of,
@@ -95,12 +101,15 @@ def match_key(text: str) -> str:
 @dataclass(frozen=True)
 class PairVotes:
     """The triplets of one pair: votes for its candidates a and b, their references (the
-    ``A`` sentences, in file order) and the record of its first triplet."""
+    ``A`` sentences, in file order), the record of its first triplet and the records of
+    those whose ``A`` is blank (left out of the references, and said where they are used:
+    :func:`blank_a_left_out`)."""
 
     votes_a: int
     votes_b: int
     references: tuple[str, ...]
     first: int
+    blank_a: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,7 +196,7 @@ def match_triplets(
     ...      Triplet(3, "r3", "p", "q", -1)]
     >>> m = match_triplets([("x", "y")], t, "c.mat")
     >>> m.pairs[0], m.unmatched
-    (PairVotes(votes_a=1, votes_b=1, references=('r1', 'r2'), first=1), (3,))
+    (PairVotes(votes_a=1, votes_b=1, references=('r1', 'r2'), first=1, blank_a=()), (3,))
     """
     index: dict[tuple[str, str], list[int]] = {}
     for i, (a, b) in enumerate(pairs):
@@ -219,7 +228,7 @@ def match_triplets(
             out.append(None)
             continue
         votes_a = votes_b = 0
-        refs = []
+        refs, blank_a = [], []
         for swapped, run in runs:
             for t in run:
                 if (t.rating > 0) != swapped:  # B is candidate a unless swapped
@@ -228,11 +237,25 @@ def match_triplets(
                     votes_b += 1
                 if t.a:
                     refs.append(t.a)
+                else:
+                    blank_a.append(t.record)
         first = min(t.record for _, run in runs for t in run)
-        out.append(PairVotes(votes_a, votes_b, tuple(refs), first))
+        out.append(PairVotes(votes_a, votes_b, tuple(refs), first, tuple(sorted(blank_a))))
     return ConsensusMatch(
         source, tuple(out), tuple(sorted(unmatched)), tuple(sorted(ambiguous)), len(triplets)
     )
+
+
+def blank_a_left_out(pairs: Sequence[PairVotes], source: str) -> list[str]:
+    """The note of pairs scored against their triplets' ``A`` sentences: where the blank
+    ones left out of those references are (nothing when there are none).
+
+    >>> blank_a_left_out([PairVotes(2, 1, ("r1",), 1, (2, 3))], "c.mat")
+    ["blank references left out (not scored): column 'triplets.A', c.mat, records 2 and 3"]
+    """
+    rows = [Row(0, {}, record=r - 1) for p in pairs for r in p.blank_a]  # Row counts from 0
+    cells = blank_cells("triplets.A", rows, source)
+    return [blank_references_left_out(cells)] if cells else []
 
 
 def pairs_from_triplets(triplets: Sequence[Triplet]) -> list[tuple[str, str]]:

@@ -86,6 +86,17 @@ def field_of(obj: Any, names: tuple[str, ...], path: Path, var: str, index: int)
     )
 
 
+def field_name(obj: Any, names: tuple[str, ...]) -> str:
+    """The name of the field :func:`field_of` reads of ``obj``: the first of ``names`` it
+    has (else the first, which its error names)."""
+    has = (
+        (lambda n: n in obj.dtype.names)
+        if isinstance(obj, np.void) and obj.dtype.names
+        else (lambda n: hasattr(obj, n))
+    )
+    return next((n for n in names if has(n)), names[0])
+
+
 def unwrap(value: Any) -> Any:
     """The one value inside nested 1x1 arrays (a MATLAB cell holding a char array loads as
     ``array([[array(['text'])]], dtype=object)`` unless squeezed)."""

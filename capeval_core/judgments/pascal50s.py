@@ -37,14 +37,23 @@ from capeval_core.judgments.base import (
     JudgmentSet,
     PairItem,
     Row,
+    blank_before_last,
     blank_cells,
+    blank_references_left_out,
     count_into,
     folder_name,
     format_error,
 )
-from capeval_core.judgments.consensus import ConsensusMatch, match_triplets, read_triplets
+from capeval_core.judgments.consensus import (
+    ConsensusMatch,
+    PairVotes,
+    blank_a_left_out,
+    match_triplets,
+    read_triplets,
+)
 from capeval_core.judgments.matfile import (
     elements,
+    field_name,
     field_of,
     image_name,
     is_struct,
@@ -83,22 +92,39 @@ def _category(value: Any) -> str | None:
 
 def load_references(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, tuple[str, ...]]:
     """Image name -> its first 50 reference sentences, from ``pascal50S.mat``."""
+    return read_references(path, max_bytes)[0]
+
+
+#: the fields a ``pascal50S.mat`` element may hold its sentences in ("sent": the field name
+#: of the file the CIDEr authors distribute)
+SENTENCE_FIELDS = ("sentences", "sent", "refs", "references", "sentence")
+
+
+def read_references(
+    path: Path, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, Row]]]:
+    """:func:`load_references`, and per image whose sentences hold a blank one before its
+    50th (or last) reference, the field and element it is in: the blank is left out, where
+    a generic file keeps it as an empty reference."""
     mat = load_mat(path, max_bytes)
     var = next((n for n in ("refs", "train_sent_final") if n in mat), "refs")
     structs = elements(variable(mat, (var,), path))
     out: dict[str, tuple[str, ...]] = {}
+    blank: dict[str, tuple[str, Row]] = {}
     for i, s in enumerate(structs):
         name = text_of(field_of(s, ("image", "name"), path, var, i), path, f"{var}.image", i)
-        # "sent": the field name of the pascal50S.mat the CIDEr authors distribute
-        raw = field_of(s, ("sentences", "sent", "refs", "references", "sentence"), path, var, i)
+        raw = field_of(s, SENTENCE_FIELDS, path, var, i)
         sentences = [text_of(x, path, f"{var}.sentences", i) for x in elements(raw)]
-        sentences = [x for x in sentences if x][:N_REFERENCES]
-        if not sentences:
+        filled = [k for k, x in enumerate(sentences) if x][:N_REFERENCES]
+        if not filled:
             raise format_error(
                 path, "image has no reference sentences", record=i, column=f"{var}.sentences"
             )
-        out[image_name(name)] = tuple(sentences)
-    return out
+        out[image_name(name)] = tuple(sentences[k] for k in filled)
+        if blank_before_last(sentences[: filled[-1] + 1]):
+            column = f"{var}.{field_name(s, SENTENCE_FIELDS)}"
+            blank[image_name(name)] = (column, Row(0, {}, record=i))  # element i + 1
+    return out, blank
 
 
 def _pairs_file(path: Path) -> Path:
@@ -193,7 +219,9 @@ def load_pascal50s(
     refs_path = None
     if protocol.references == "file" or refs_file is not None:
         refs_path = _refs_file(pairs_path, refs_file)
-    references = load_references(refs_path, max_bytes) if refs_path is not None else None
+    references, left_out = (
+        read_references(refs_path, max_bytes) if refs_path is not None else (None, {})
+    )
     mat = load_mat(pairs_path, max_bytes)
     inputs = elements(variable(mat, ("new_input",), pairs_path))
     categories = elements(variable(mat, ("category",), pairs_path))
@@ -255,6 +283,8 @@ def load_pascal50s(
     items = []
     dropped: dict[str, int] = {}
     blank: dict[str, list[Row]] = {"new_input.sent1": [], "new_input.sent2": []}
+    from_file: list[str] = []  # the images of the pairs scored against the reference file's
+    from_triplets: list[PairVotes] = []  # the pairs scored against their triplets' A
     for i, (name, sent1, sent2, category) in enumerate(rows):
         if match is not None:
             consensus_votes = match.pairs[i]
@@ -269,9 +299,13 @@ def load_pascal50s(
                     count_into(dropped, NO_REFERENCES)
                     continue
                 refs = consensus_votes.references
+                from_triplets.append(consensus_votes)
+            else:
+                from_file.append(name)
         else:
             votes = _votes(results[i], pairs_path, i)  # type: ignore[index]
             refs = references[name]  # type: ignore[index]
+            from_file.append(name)
         for column, text in zip(blank, (sent1, sent2), strict=True):
             if not text:  # scored as given, as coco-caption scores an empty caption
                 blank[column].append(Row(0, {}, record=i))  # element i + 1, as MATLAB counts
@@ -291,6 +325,15 @@ def load_pascal50s(
     sources = [pairs_path.name]
     sources += [refs_path.name] if refs_path is not None else []
     sources += [consensus.name] if consensus is not None else []
+    # the blank references left out of those the kept pairs are scored against, where
+    # a generic file would keep them as empty references
+    left = [left_out[name] for name in dict.fromkeys(from_file) if name in left_out]
+    if left:  # one struct array: one field holds every element's sentences
+        rows_out = [row for _, row in left]
+        cells = blank_cells(left[0][0], rows_out, refs_path.name)  # type: ignore[union-attr]
+        notes.append(blank_references_left_out(cells))
+    if consensus is not None:
+        notes += blank_a_left_out(from_triplets, consensus.name)
     return JudgmentSet(
         "pairwise",
         tuple(items),

@@ -42,7 +42,9 @@ from capeval_core.judgments.base import (
     GradedItem,
     JudgmentSet,
     Row,
+    blank_before_last,
     blank_cells,
+    blank_references_left_out,
     caption_cell,
     count_into,
     folder_name,
@@ -145,13 +147,19 @@ def load_thumb(
     unique_ids(path, ((f"{p['seg_id']}{ID_SEPARATOR}{p['SYS']}", row) for p, row in parsed))
     human = {p["image"]: p["hyp"] for p, _ in parsed if p["SYS"] == HUMAN_SYSTEM}
     notes: list[str] = []
+    left_out: dict[str, Row] = {}  # per image, the line of its references file, if blanks
     if references_from is None:
         refs = _coco_references(path, parsed, human, coco, notes)
         sources = (path.name, "COCO val2014 captions (installed package)")
     else:
-        refs = _file_references(references_from, parsed, max_bytes)
+        refs, left_out = _file_references(references_from, parsed, max_bytes)
         sources = (path.name, Path(references_from).name)
     with_human = preset == "kasai2022-with-human"
+    # the blank references left out of those of the images the preset's rows take
+    used = {p["image"] for p, _ in parsed if with_human or p["SYS"] != HUMAN_SYSTEM}
+    rows_out = [left_out[image] for image in used if image in left_out]
+    if rows_out:
+        notes.append(blank_references_left_out(blank_cells("refs", rows_out, sources[1])))
     if with_human:
         removed = 0
         for image, caption in human.items():
@@ -382,10 +390,13 @@ def _file_references(
     references_from: str | os.PathLike[str],
     parsed: Sequence[tuple[dict, Row]],
     max_bytes: int,
-) -> dict[str, tuple[str, ...]]:
-    """Per image file, its references from THumB's references file (keyed by ``seg_id``)."""
+) -> tuple[dict[str, tuple[str, ...]], dict[str, Row]]:
+    """Per image file, its references from THumB's references file (keyed by ``seg_id``),
+    and the lines of those that list a blank reference before a filled one: read without
+    it (a blank after the last is no reference, in every format)."""
     rows = read_jsonl_records(references_from, max_bytes=max_bytes)
     by_seg: dict[str, tuple[str, ...]] = {}
+    blank: dict[str, Row] = {}
     for row in rows:
         if "seg_id" not in row.values or "refs" not in row.values:
             key = "seg_id" if "seg_id" not in row.values else "refs"
@@ -397,7 +408,10 @@ def _file_references(
             )
         seg = text_cell(row.values["seg_id"], references_from, row, "seg_id").strip()
         by_seg[seg] = tuple(r.strip() for r in refs if r.strip())
+        if blank_before_last(refs):
+            blank[seg] = row
     out: dict[str, tuple[str, ...]] = {}
+    left_out: dict[str, Row] = {}
     for p, row in parsed:
         if p["seg_id"] not in by_seg:
             raise format_error(
@@ -406,4 +420,6 @@ def _file_references(
                 column="seg_id",
             )
         out[p["image"]] = by_seg[p["seg_id"]]
-    return out
+        if p["seg_id"] in blank:
+            left_out[p["image"]] = blank[p["seg_id"]]
+    return out, left_out

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.io import savemat
 
 from capeval_core.errors import JudgmentFormatError
 from capeval_core.judgments import load_judgments
@@ -306,6 +307,35 @@ def test_composite_blank_references_name_their_caption_file(tmp_path):
     assert js.blank_references == (("caption", "captions_val2014.json, record 3, line 5"),)
 
 
+def _thumb_with_references(tmp_path, refs_of):
+    """THumB's test file with its references file, ``refs_of`` changing the references of a
+    record (from 0) of the references file."""
+    rows = (Path(THUMB).parent / "mscoco_references.json").read_text().splitlines()
+    out = [json.loads(r) for r in rows]
+    for k, refs in refs_of.items():
+        out[k]["refs"] = refs
+    path = tmp_path / "mscoco_references.json"
+    path.write_text("\n".join(json.dumps(r) for r in out) + "\n")
+    return path
+
+
+def test_thumb_blank_references_left_out_of_its_references_file_are_said(tmp_path):
+    """THumB's references file is read without its blank references (its rule: kept as
+    before), which was silent; a note now names the file's lines where a blank stood
+    before a filled reference (one after the last is no reference, as in every file)."""
+    before = load_judgments(THUMB, "thumb", references_from=_thumb_with_references(tmp_path, {}))
+    refs = [json.loads(r)["refs"] for r in (THUMB.parent / "mscoco_references.json").open()]
+    path = _thumb_with_references(tmp_path, {1: [refs[1][0], " ", *refs[1][1:]], 2: [*refs[2], ""]})
+    js = load_judgments(THUMB, "thumb", references_from=path)
+    assert js.references == before.references  # the blanks are left out, as before
+    said = (
+        "blank references left out (not scored): column 'refs', mscoco_references.json, "
+        "record 2, line 2"
+    )
+    assert said in js.notes and not any("line 3" in n for n in js.notes)
+    assert js.blank_references == ()
+
+
 def test_thumb_blank_coco_captions_are_said_as_blank_references(tmp_path):
     rows = [json.loads(r) for r in THUMB.read_text().splitlines()]
     image = rows[0]["image"]
@@ -317,6 +347,43 @@ def test_thumb_blank_coco_captions_are_said_as_blank_references(tmp_path):
     assert {it.references for it in js.items} == {("c1", "", "c4", "c5")}
     assert js.blank_references == (
         ("caption", f"COCO val2014 captions (installed package), image {image!r}"),
+    )
+
+
+def _pascal_refs_with_blank(folder):
+    """pascal50S.mat with 51 sentences for p1.jpg, its second one blank, and 50 for
+    p2.jpg, its last one blank (no reference after it)."""
+    refs = np.zeros((1, 2), dtype=[("image", "O"), ("sent", "O")])
+    for i, name in enumerate(("p1.jpg", "p2.jpg")):
+        texts = [f"file ref {k} of {name}" for k in range(51 if i == 0 else 50)]
+        texts[1 if i == 0 else -1] = ""
+        sentences = np.empty((1, len(texts)), dtype=object)
+        sentences[0, :] = texts
+        refs[0, i] = (name, sentences)
+    savemat(folder / "pascal50S.mat", {"refs": refs})
+
+
+def test_pascal50s_blank_references_left_out_are_said(tmp_path):
+    """pascal50S.mat is read without its blank sentences (the first 50 filled ones are the
+    references: kept as before), which was silent; a note names the element. A pair scored
+    against its triplets' A sentences leaves a blank A out too, and says its triplet."""
+    write_pascal_pairs(tmp_path, PASCAL_ROWS)
+    _pascal_refs_with_blank(tmp_path)
+    js = load_judgments(tmp_path, "pascal50s", "clipscore-table7")
+    first = js.items[0].references
+    assert len(first) == 50 and "" not in first and first[1] == "file ref 2 of p1.jpg"
+    assert js.notes[-1] == (
+        "blank references left out (not scored): column 'refs.sent', pascal50S.mat, record 1"
+    )
+    # the triplets' A sentences: pair 1 (a man / a woman) has a blank one
+    rows = [("a ref", "a man", "a woman", 1), ("", "a man", "a woman", 1)]
+    rows += [("r", "a dog", "a cat", -1), ("r", "a tree", "a road", 1)]
+    write_triplets(tmp_path / "consensus_pascal.mat", rows)
+    js = load_judgments(tmp_path, "pascal50s", "clipscore-table4")
+    assert js.items[0].references == ("a ref",)
+    assert js.notes[-1] == (
+        "blank references left out (not scored): column 'triplets.A', consensus_pascal.mat, "
+        "record 2"
     )
 
 
@@ -334,3 +401,57 @@ def test_abstract50s_blank_references_are_said(tmp_path):
     assert js.describe().endswith(
         "(blank references scored as given: column 'caption', record 51, line 202)"
     )
+
+
+def test_abstract50s_blank_triplet_references_left_out_are_said(tmp_path):
+    """A set on the triplets alone is scored against their A sentences, without a blank
+    one (as before), and now says which triplet it left out."""
+    only = tmp_path / "only"
+    only.mkdir()
+    write_abstract(only, n_pairs=2, per_pair=2, lists=False, refs=False)
+    rows = [("ref 0", "b 0", "c 0", 1), ("", "b 0", "c 0", 1)]
+    rows += [("ref 2", "b 1", "c 1", -1), ("ref 3", "b 1", "c 1", -1)]
+    write_triplets(only / "consensus_abstract.mat", rows)
+    js = load_judgments(only, "abstract50s")
+    assert js.items[0].references == ("ref 0",)
+    assert (
+        "blank references left out (not scored): column 'triplets.A', consensus_abstract.mat, "
+        "record 2"
+    ) in js.notes
+
+
+def test_correlate_says_a_datasets_blank_references(tmp_path, monkeypatch, capsys):
+    """`capeval correlate` shows what the set says: the blank references kept in its
+    summary line and its JSON's ``blank_references``, those left out as a warning."""
+    from capeval_core.cli import main
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    write_token(tmp_path)
+    token = tmp_path / "Flickr8k.token.txt"
+    lines = token.read_text().splitlines()
+    lines[6] = "b.jpg#1\t "  # line 7: a reference of b.jpg
+    token.write_text("\n".join(lines) + "\n")
+    (tmp_path / "ExpertAnnotations.txt").write_text(
+        "b.jpg\tc.jpg#3\t1\t1\t2\na.jpg\tc.jpg#1\t2\t2\t1\nc.jpg\ta.jpg#2\t4\t3\t4\n"
+    )
+    out = tmp_path / "out.json"
+    argv = ["correlate", "--judgments", str(tmp_path), "--format", "flickr8k-expert"]
+    assert main([*argv, "--metrics", "bleu_1", "--workers", "0", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["blank_references"] == {
+        "caption": "Flickr8k.token.txt, line 7"
+    }
+    assert (
+        "(blank references scored as given: column 'caption', Flickr8k.token.txt, line 7)"
+        in capsys.readouterr().err
+    )
+    refs = [json.loads(r)["refs"] for r in (THUMB.parent / "mscoco_references.json").open()]
+    folder = tmp_path / "thumb"  # the judgments with their references file beside them
+    folder.mkdir()
+    _thumb_with_references(folder, {1: [refs[1][0], "", *refs[1][1:]]})
+    (folder / THUMB.name).write_bytes(THUMB.read_bytes())
+    argv = ["correlate", "--judgments", str(folder), "--format", "thumb"]
+    assert main([*argv, "--metrics", "bleu_1", "--workers", "0"]) == 0
+    assert (
+        "capeval: warning: blank references left out (not scored): column 'refs', "
+        "mscoco_references.json, record 2, line 2\n"
+    ) in capsys.readouterr().err
