@@ -13,6 +13,7 @@ from plotly.colors import sample_colorscale
 from capeval_core.metrics.wmd import Side as WMDSide
 from capeval_core.metrics.wmd import WMDDetails, WMDPair
 from capeval_core.results import MetricResult, SegmentScore
+from capeval_ui.formats import DIGITS, label_texts, with_exact
 from capeval_ui.views.common import (
     BLUE,
     INTROS,
@@ -56,13 +57,10 @@ def wmd_sankey_figure(pair: WMDPair) -> go.Figure:
     colour = word distance (the cost), with a colour bar. Labels are escaped user text."""
     flows = pair.flows()
     cand, ref = pair.candidate, pair.reference
+    weights = [*cand.weights, *ref.weights]
     labels = [
-        f"{plot_text(w)} ({format_number(m, 3)})"
-        for w, m in zip(cand.words, cand.weights, strict=True)
-    ]
-    labels += [
-        f"{plot_text(w)} ({format_number(m, 3)})"
-        for w, m in zip(ref.words, ref.weights, strict=True)
+        f"{plot_text(w)} ({format_number(m)})"
+        for w, m in zip([*cand.words, *ref.words], weights, strict=True)
     ]
     n = len(cand.words)
     source = [cand.words.index(w) for w in flows["candidate_word"]]
@@ -79,7 +77,9 @@ def wmd_sankey_figure(pair: WMDPair) -> go.Figure:
                 "color": [BLUE] * n + [ORANGE] * len(ref.words),
                 "pad": 18,
                 "thickness": 16,
-                "hovertemplate": "%{label}: mass %{value:.3f}<extra></extra>",
+                # the app's number rule, written here: plotly's d3 format knows no "< 0.001"
+                "customdata": [with_exact(m) for m in weights],
+                "hovertemplate": "%{label}: mass %{customdata}<extra></extra>",
                 "line": {"width": 0},
             },
             textfont={"size": 14, "color": "#262730", "shadow": "none"},
@@ -89,10 +89,12 @@ def wmd_sankey_figure(pair: WMDPair) -> go.Figure:
                 "value": [float(v) for v in flows["mass"]],
                 "color": link_colours,
                 "customdata": [
-                    f"{plot_text(a)} → {plot_text(b)}"
-                    for a, b in zip(flows["candidate_word"], flows["reference_word"], strict=True)
+                    f"{plot_text(a)} → {plot_text(b)}<br>mass moved {with_exact(m)}"
+                    for a, b, m in zip(
+                        flows["candidate_word"], flows["reference_word"], flows["mass"], strict=True
+                    )
                 ],
-                "hovertemplate": ("%{customdata}<br>mass moved %{value:.3f}<extra></extra>"),
+                "hovertemplate": "%{customdata}<extra></extra>",
             },
         )
     )
@@ -122,8 +124,9 @@ def wmd_sankey_figure(pair: WMDPair) -> go.Figure:
     return fig
 
 
-def matrix_figure(pair: WMDPair, matrix: np.ndarray, title: str, fmt: str) -> go.Figure:
-    """A candidate-word × reference-word heatmap with its values written in the cells."""
+def matrix_figure(pair: WMDPair, matrix: np.ndarray, title: str, digits: int = DIGITS) -> go.Figure:
+    """A candidate-word × reference-word heatmap with its values written in the cells by the
+    app's number rule (``digits`` decimals, ``< 0.001``), the exact value on hover."""
     x = [plot_text(w) for w in pair.reference.words]
     y = [plot_text(w) for w in pair.candidate.words]
     fig = go.Figure(
@@ -133,9 +136,11 @@ def matrix_figure(pair: WMDPair, matrix: np.ndarray, title: str, fmt: str) -> go
             y=y,
             colorscale=_COST_SCALE if "distance" in title else "Blues",
             zmin=0.0,
-            texttemplate=f"%{{z:{fmt}}}",
+            text=[label_texts(row, digits) for row in matrix],
+            texttemplate="%{text}",
+            customdata=[[with_exact(v, digits) for v in row] for row in matrix],
             textfont={"size": HEATMAP_TEXT_PX},
-            hovertemplate=f"%{{y}} → %{{x}}<br>{title}: %{{z:{fmt}}}<extra></extra>",
+            hovertemplate=f"%{{y}} → %{{x}}<br>{title}: %{{customdata}}<extra></extra>",
             colorbar={"thickness": 10},
         )
     )
@@ -149,11 +154,12 @@ def matrix_figure(pair: WMDPair, matrix: np.ndarray, title: str, fmt: str) -> go
     return fig
 
 
-def _side_rows(name: str, side: WMDSide) -> dict[str, Any]:
+def side_row(name: str, side: WMDSide) -> dict[str, Any]:
+    """One side's row of "Words each side keeps": kept words with their shares, removed ones."""
     return {
         "side": name,
         "words kept (share of the caption)": ", ".join(
-            f"{w} {format_number(m, 3)}" for w, m in zip(side.words, side.weights, strict=True)
+            f"{w} {format_number(m)}" for w, m in zip(side.words, side.weights, strict=True)
         ),
         "stop words removed": " ".join(side.stopwords),
         "out of vocabulary": " ".join(side.oov),
@@ -202,12 +208,12 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
         # one above the other: side by side, two candidates' panels left each matrix a
         # quarter of the page, too narrow for its numbers
         st.plotly_chart(
-            matrix_figure(pair, pair.cost, "word distance (cost)", ".2f"),
+            matrix_figure(pair, pair.cost, "word distance (cost)", 2),
             key=f"{key}-cost",
             width="stretch",
         )
         st.plotly_chart(
-            matrix_figure(pair, pair.plan, "mass moved (flow)", ".3f"),
+            matrix_figure(pair, pair.plan, "mass moved (flow)"),
             key=f"{key}-flow",
             width="stretch",
         )
@@ -219,8 +225,8 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
     st.markdown("**Words each side keeps**")
     frame = pd.DataFrame(
         [
-            _side_rows("candidate", pair.candidate),
-            _side_rows(f"reference #{chosen + 1}", pair.reference),
+            side_row("candidate", pair.candidate),
+            side_row(f"reference #{chosen + 1}", pair.reference),
         ]
     )
     # short headers: a grid never wraps one, and a candidate's half of a tab is narrow
@@ -270,5 +276,5 @@ def _wmd(details: WMDDetails, segment: SegmentScore, result: MetricResult, key: 
 def _wmd_why(a: WMDDetails, b: WMDDetails, key: str) -> str:
     return (
         "distance the word mass travels to the closest reference (smaller: higher score): "
-        f"A {format_number(a.distance, 3)}, B {format_number(b.distance, 3)}"
+        f"A {format_number(a.distance)}, B {format_number(b.distance)}"
     )

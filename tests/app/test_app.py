@@ -648,7 +648,7 @@ def test_wmd_figures_escape_every_word() -> None:
     pair = WMDPair(0, side, side, np.array([[0.0, 1.0], [1.0, 0.0]]), plan, 0.0, 1.0)
     for figure in (
         views.wmd_sankey_figure(pair),
-        views.matrix_figure(pair, pair.cost, "word distance (cost)", ".2f"),
+        views.matrix_figure(pair, pair.cost, "word distance (cost)", 2),
     ):
         spec = json.dumps(json.loads(figure.to_json()))
         assert "<b>" not in spec and "<a " not in spec, spec
