@@ -169,6 +169,6 @@ def _bleu_why(a: BleuDetails, b: BleuDetails, key: str) -> str:
     orders = "unigram matches" if n == 1 else f"n-gram matches, orders 1–{n}"
     return (
         f"clipped {orders}: A {counts(a)}, B {counts(b)}; "
-        f"brevity penalty A {format_number(a.brevity_penalty, 3)}, "
-        f"B {format_number(b.brevity_penalty, 3)}"
+        f"brevity penalty A {format_number(a.brevity_penalty)}, "
+        f"B {format_number(b.brevity_penalty)}"
     )

@@ -138,7 +138,7 @@ def _cider(details: CiderDetails, segment: SegmentScore, result: MetricResult, k
 @explain.register
 def _cider_why(a: CiderDetails, b: CiderDetails, key: str) -> str:
     def orders(d: CiderDetails) -> str:
-        return " ".join(f"{format_number(s, 3)}" for s in d.per_order)
+        return " ".join(f"{format_number(s)}" for s in d.per_order)
 
     return (
         "tf-idf similarity to the references per n-gram order 1–4 (rare shared n-grams weigh "

@@ -91,6 +91,6 @@ def _i2ce(details: I2CEDetails, segment: SegmentScore, result: MetricResult, key
 @explain.register
 def _i2ce_why(a: I2CEDetails, b: I2CEDetails, key: str) -> str:
     def cosines(d: I2CEDetails) -> str:
-        return " ".join(f"{format_number(c, 3)}" for c in d.cosines) or "none"
+        return " ".join(f"{format_number(c)}" for c in d.cosines) or "none"
 
     return f"cosine of sentence vectors with each reference: A {cosines(a)}; B {cosines(b)}"

@@ -33,7 +33,7 @@ TERMS["mean"] = (
 
 # -- MEAN ---------------------------------------------------------------------------------------
 def _nearest_text(nearest: Sequence[tuple[str, float]]) -> str:
-    return ", ".join(f"{w} ({format_number(c, 3)})" for w, c in nearest)
+    return ", ".join(f"{w} ({format_number(c)})" for w, c in nearest)
 
 
 @render_details.register
@@ -106,6 +106,6 @@ def _mean(details: MeanDetails, segment: SegmentScore, result: MetricResult, key
 @explain.register
 def _mean_why(a: MeanDetails, b: MeanDetails, key: str) -> str:
     def cosines(d: MeanDetails) -> str:
-        return " ".join(f"{format_number(c, 3)}" for c in d.cosines) or "none"
+        return " ".join(f"{format_number(c)}" for c in d.cosines) or "none"
 
     return f"cosine of mean word vectors with each reference: A {cosines(a)}; B {cosines(b)}"

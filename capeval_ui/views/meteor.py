@@ -385,8 +385,8 @@ def _meteor_why(a: MeteorDetails, b: MeteorDetails, key: str) -> str:
         s = al.stats
         return (
             f"{s.matched_hyp} of {s.hyp_length} words aligned in {s.chunks} chunk(s) "
-            f"(Fmean {format_number(al.fmean, 3)}, "
-            f"fragmentation penalty {format_number(al.penalty, 3)})"
+            f"(Fmean {format_number(al.fmean)}, "
+            f"fragmentation penalty {format_number(al.penalty)})"
         )
 
     return f"best alignment: A {best(a)}; B {best(b)}"

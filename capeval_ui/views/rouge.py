@@ -101,7 +101,7 @@ def _rouge(details: RougeDetails, segment: SegmentScore, result: MetricResult, k
 def _rouge_why(a: RougeDetails, b: RougeDetails, key: str) -> str:
     def best(d: RougeDetails) -> str:
         lcs = max((r.lcs for r in d.references), default=0)
-        p, r = format_number(d.precision, 3), format_number(d.recall, 3)
+        p, r = format_number(d.precision), format_number(d.recall)
         return f"{lcs} of {len(d.candidate)} words in order (P {p}, R {r})"
 
     return f"longest common subsequence with a reference: A {best(a)}; B {best(b)}"
