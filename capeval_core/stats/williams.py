@@ -44,10 +44,31 @@ class WilliamsResult:
     method: str = "williams"
 
     def __str__(self) -> str:
+        """One line, p written as the Significance page's tables write it.
+
+        >>> print(williams_test(0.65, 0.55, 0.30, 50))
+        Williams t = 0.8161, df = 47, p = 0.2093 (greater)
+        >>> print(williams_test(0.9, 0.8, 0.85, 100))
+        Williams t = 4.1264, df = 97, p < 0.001 (greater)
+        """
         return (
-            f"Williams t = {self.statistic:.4f}, df = {self.df}, p = {self.pvalue:.4g} "
+            f"Williams t = {self.statistic:.4f}, df = {self.df}, {_p_text(self.pvalue)} "
             f"({self.alternative})"
         )
+
+
+def _p_text(p: float) -> str:
+    """``p = 0.0312`` with four decimals; ``p < 0.001`` below 0.001 and ``p < 1e-300``
+    where the double underflowed to 0 (a p-value is never exactly 0), as the app's tables.
+
+    >>> _p_text(0.5), _p_text(3.9e-05), _p_text(0.0), _p_text(float("nan"))
+    ('p = 0.5000', 'p < 0.001', 'p < 1e-300', 'p = nan')
+    """
+    if math.isnan(p):
+        return "p = nan"
+    if p == 0:
+        return "p < 1e-300"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.4f}"
 
 
 def williams_test(

@@ -893,3 +893,11 @@ def test_images_that_all_differ_alike_keep_the_bootstraps_p_and_a_copy_p_1():
     # swapped, 2 of 16 patterns: p about 1/8 (1,000 trials: within four standard errors)
     assert 0.08 < got.p_randomization < 0.17 and got.p_value == got.p_randomization
     assert same_p.p_bootstrap == 1.0 and same_p.p_value == 1.0
+
+
+def test_williams_result_line_writes_p_as_the_tables():
+    """It wrote ``p = 0.5`` and ``p = 3.896e-05`` (four significant digits) where the
+    Significance page's tables write 0.5000 and < 0.001."""
+    assert str(williams_test(0.5, 0.5, 0.3, 50)).endswith("p = 0.5000 (greater)")
+    assert "p < 0.001" in str(williams_test(0.90, 0.80, 0.85, 100))
+    assert "p = 0.2093 " in str(williams_test(0.65, 0.55, 0.30, 50))
