@@ -71,6 +71,11 @@ def _p_text(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.4f}"
 
 
+def _tied(r12: float, r13: float) -> bool:
+    """Equal correlations (to 12 decimals, as rankings compare them): t = 0."""
+    return round(r12, 12) == round(r13, 12)
+
+
 def williams_test(
     r12: float,
     r13: float,
@@ -113,9 +118,9 @@ def williams_test(
     denom = 2 * ((n - 1) / (n - 3)) * det_r + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
     if not all(math.isfinite(v) for v in (r12, r13, r23)):
         t = math.nan
-    elif round(r12, 12) == round(r13, 12):
-        # no difference to test (equal to 12 decimals, as rankings compare them), however
-        # small |R| is: a metric and its copy gave NaN or p = 1 by the last bit of rounding
+    elif _tied(r12, r13):
+        # no difference to test, however small |R| is: a metric and its copy gave NaN or
+        # p = 1 by the last bit of rounding
         t = 0.0
     elif denom <= 0:
         t = math.nan
@@ -200,8 +205,10 @@ def williams_matrix(
 ) -> WilliamsMatrix:
     """Williams p-value for every ordered pair of metrics (row A vs column B).
 
-    NaN on the diagonal and, for the one-sided test, wherever |r_A| ≤ |r_B|: the reference
-    script (Graham & Baldwin) refuses to test a metric that does not correlate higher.
+    NaN on the diagonal and, for the one-sided test, wherever |r_A| < |r_B|: the reference
+    script (Graham & Baldwin) refuses to test a metric that correlates less strongly. Equal
+    correlations are tested both ways, t = 0 and p = 0.5, as :func:`williams_test` gives
+    them (one pair's test and its cell in the matrix agree).
 
     >>> m = williams_matrix([1, 2, 3, 4, 5, 6], {"a": [1, 2, 3, 4, 6, 5], "b": [2, 1, 4, 3, 6, 5]})
     >>> m.metrics, bool(np.isnan(m.pvalues[1, 0]))
@@ -230,7 +237,7 @@ def williams_matrix(
             if i == j:
                 continue
             r12, r13 = abs(with_human[keys[i]]), abs(with_human[keys[j]])
-            if alternative == "greater" and not r12 > r13:
+            if alternative == "greater" and not (r12 > r13 or _tied(r12, r13)):
                 continue
             p[a, b] = williams_test(r12, r13, between[i, j], n, alternative).pvalue
     return WilliamsMatrix(

@@ -29,7 +29,9 @@ def render_williams_matrix(matrix: object, signatures: Mapping, about: Mapping) 
     st.caption(
         "Row metric vs column metric; metrics ordered by |correlation| with humans. "
         + (
-            "One-sided: H1 = the row metric correlates more strongly; — where it does not."
+            "One-sided: H1 = the row metric correlates more strongly; — where it correlates "
+            "less strongly (not tested, as Graham & Baldwin's script); equal correlations "
+            "give t = 0, p = 0.5000 both ways."
             if matrix.alternative == "greater"
             else "Two-sided: H1 = the two correlations differ."
         )

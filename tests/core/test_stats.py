@@ -901,3 +901,17 @@ def test_williams_result_line_writes_p_as_the_tables():
     assert str(williams_test(0.5, 0.5, 0.3, 50)).endswith("p = 0.5000 (greater)")
     assert "p < 0.001" in str(williams_test(0.90, 0.80, 0.85, 100))
     assert "p = 0.2093 " in str(williams_test(0.65, 0.55, 0.30, 50))
+
+
+def test_williams_matrix_tests_equal_correlations_as_the_one_pair_test():
+    """A metric and its copy read — both ways in the matrix while the one-pair test of the
+    same two gave t = 0, p = 0.5 (Williams 1959: r12 = r13 gives t = 0)."""
+    human, metrics = _data(n=80)
+    metrics = {"good": metrics["good"], "copy": list(metrics["good"]), "poor": metrics["poor"]}
+    m = williams_matrix(human, metrics)
+    i, j = m.metrics.index("good"), m.metrics.index("copy")
+    pair = williams_between(human, metrics["good"], metrics["copy"])
+    assert pair.statistic == 0.0 and pair.pvalue == pytest.approx(0.5)
+    assert m.pvalues[i, j] == pytest.approx(0.5) and m.pvalues[j, i] == pytest.approx(0.5)
+    k = m.metrics.index("poor")
+    assert np.isnan(m.pvalues[k, i]) and np.isnan(m.pvalues[k, j])  # weaker: not tested
