@@ -328,7 +328,7 @@ try:
             st.text(
                 f"{data.sources[i]}: {len(blank):,} of {len(data):,} caption(s) are blank, "
                 f"each scored as an empty caption (as pycocoevalcap scores it): "
-                f"{_first_ids(blank)}"
+                f"{data.blank_named(i)}"
             )
     for i, lost in enumerate(data.dropped):
         if lost:

@@ -8,18 +8,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from capeval_core.coco_files import (
     DEFAULT_SPLIT,
+    NAMED,
     References,
     Source,
     caption_rows,
     evaluation_order,
     named_at,
+    named_places,
     read_json_source,
     read_references,
     record_lines,
@@ -42,7 +44,10 @@ class SystemsInput:
     caption boundaries and means are summed in order, so such a system is tokenized and
     summed in its own order, and its values stay those of ``capeval score``.
     ``dropped[s]``, where given, lists the image ids of system ``s``'s file left out because
-    another system does not caption them (``on_missing="intersect"``).
+    another system does not caption them (``on_missing="intersect"``). ``blank_places[s]``,
+    where given, lists system ``s``'s blank captions of the images scored, in its file's
+    order, each with where the file has it (``"record 4, line 5"``; the first
+    :data:`~capeval_core.coco_files.NAMED` only, None after), for :meth:`blank_named`.
     """
 
     names: tuple[str, ...]
@@ -53,6 +58,7 @@ class SystemsInput:
     reference_source: str
     orders: tuple[tuple[int, ...] | None, ...] = ()
     dropped: tuple[tuple[Any, ...], ...] = ()
+    blank_places: tuple[tuple[tuple[Any, str | None], ...], ...] = ()
 
     def __post_init__(self) -> None:
         """The shapes agree (built by hand, two systems of one name kept only the second
@@ -87,6 +93,18 @@ class SystemsInput:
             i for i, c in zip(self.image_ids, self.candidates[system], strict=True) if not c.strip()
         )
 
+    def blank_named(self, system: int) -> str:
+        """System ``system``'s blank captions as ``capeval`` names them: image id, record
+        and line of the first few, and how many more (ids alone for captions given by hand).
+
+        >>> data = SystemsInput(("a",), (1, 2), (("", "x"),), (("r",), ("s",)), ("a.json",), "t")
+        >>> data.blank_named(0)
+        'image 1'
+        """
+        if system < len(self.blank_places):
+            return named_places(self.blank_places[system])
+        return named_places([(k, None) for k in self.blank(system)])
+
     def lost(self, system: int) -> tuple[Any, ...]:
         """The image ids of system ``system``'s file that are not scored (see ``dropped``)."""
         return self.dropped[system] if system < len(self.dropped) else ()
@@ -118,6 +136,7 @@ class SystemsInput:
             self.reference_source,
             tuple(self.order(i) for i in order) if self.orders else (),
             tuple(self.lost(i) for i in order) if self.dropped else (),
+            pick(self.blank_places),
         )
 
     def digest(self, system: int) -> str:
@@ -299,6 +318,10 @@ def load_systems(
     for _, captions in loaded:
         own = [position[k] for k in evaluation_order(listed, captions, refs.source)]
         orders.append(None if own == list(range(len(own))) else tuple(own))
+    blank = tuple(
+        _blank_places(captions, place)
+        for (_, captions), (_, _, place) in zip(loaded, read, strict=True)
+    )
     return SystemsInput(
         tuple(names),
         tuple(order),
@@ -308,7 +331,17 @@ def load_systems(
         refs.source,
         tuple(orders),
         dropped if any(dropped) else (),
+        blank if any(blank) else (),
     )
+
+
+def _blank_places(
+    captions: Mapping[Any, str], place: Callable[[Any], str]
+) -> tuple[tuple[Any, str | None], ...]:
+    """The blank ones of ``captions`` (in the file's order), the first :data:`NAMED` with
+    ``place(image_id)``: a line is looked up only for those a message names."""
+    blank = [k for k, c in captions.items() if not c.strip()]
+    return tuple((k, place(k) if i < NAMED else None) for i, k in enumerate(blank))
 
 
 def demo_systems(n_images: int = 200) -> SystemsInput:

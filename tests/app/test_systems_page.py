@@ -923,15 +923,17 @@ def test_a_link_reopened_in_the_session_keeps_its_baseline() -> None:
 
 def test_blank_captions_of_a_results_file_are_named() -> None:
     """A results file with "" captions was scored without a word (as pycocoevalcap scores
-    them); the page names the file and the images."""
+    them); the page names the file and the images, each with its record and line as the
+    command line names them (it gave bare ids)."""
     files, ann = _uploads(12)
     rows = json.loads(files[1][1])
     rows[3]["caption"] = ""
-    at = _upload(_page(), [files[0], (files[1][0], json.dumps(rows).encode())], ann)
+    text = json.dumps(rows, indent=1).encode()  # four lines a record: record 4 on line 14
+    at = _upload(_page(), [files[0], (files[1][0], text)], ann)
     blank = [t.value for t in at.text if "are blank" in t.value]
     assert blank == [
         f"{files[1][0]}: 1 of 12 caption(s) are blank, each scored as an empty caption (as "
-        f"pycocoevalcap scores it): {rows[3]['image_id']!r}"
+        f"pycocoevalcap scores it): image {rows[3]['image_id']!r} (record 4, line 14)"
     ]
     assert not at.error and _frame(at, "system") is not None
 

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from capeval_core import InputError, score, score_many
+from capeval_core import CapevalWarning, InputError, score, score_many
 from capeval_core.metrics import REPORTED_KEYS, get_metric, make_batch
 from capeval_core.metrics.statistics import weights_from_indices
 from capeval_core.resources import coco_caption_sets
@@ -555,3 +555,23 @@ def test_one_name_per_sidecar_writer() -> None:
     )
     assert comparison_signatures_text(c, "items.csv") == expected
     assert json.loads(expected)["signatures"]["rouge_l"].endswith(f"|{c.resampling}")
+
+
+def test_blank_captions_are_named_with_record_and_line_as_the_command_line(tmp_path):
+    """The Systems page named a results file's blank captions by bare image ids; the command
+    line names image, record and line (``warn_blank_captions``). The input carries the places,
+    in the file's order, and keeps them when the systems are rearranged."""
+    refs = {1: ["a dog"], 2: ["a cat"], 3: ["a car"]}
+    (tmp_path / "refs.json").write_text(json.dumps(refs))
+    rows = [{"image_id": 3, "caption": " "}, {"image_id": 1, "caption": "a dog"},
+            {"image_id": 2, "caption": ""}]  # fmt: skip
+    (tmp_path / "new.json").write_text(json.dumps(rows, indent=1))
+    base = [{"image_id": k, "caption": "a thing"} for k in refs]
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    with pytest.warns(CapevalWarning, match="blank") as said:
+        data = load_systems([tmp_path / "base.json", tmp_path / "new.json"], tmp_path / "refs.json")
+    expected = "image 3 (record 1, line 2), image 2 (record 3, line 10)"
+    assert data.blank_named(1) == expected
+    assert expected in str(said[0].message)  # as the command line says them
+    assert data.blank_named(0) == ""
+    assert data.arranged([1, 0]).blank_named(0) == expected
