@@ -56,6 +56,18 @@ def _accuracy_chart(frame: pd.DataFrame, groups: Sequence[str], *, key: str, tit
     st.plotly_chart(fig, key=key, width="stretch")
 
 
+def keyed(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with each row's metric key beside its label: the key the signatures file
+    names it by (a label alone, "BLEU-4", matched none of its signatures).
+
+    >>> keyed(pd.DataFrame({"metric": ["BLEU-4"], "overall": [75.0]}), ["bleu_4"]).columns.tolist()
+    ['metric', 'key', 'overall']
+    """
+    out = frame.copy()
+    out.insert(1, "key", list(keys))
+    return out
+
+
 def render_pairwise(
     results: Mapping[str, object],
     signatures: Mapping[str, str],
@@ -94,7 +106,13 @@ def render_pairwise(
         f"({ties}). Metric ties count as {first.metric_tie}. {draws}"
     )
     _accuracy_chart(frame, [*cats, "overall"], key="pairwise-bars", title="accuracy (%)")
-    download_csv(frame, signatures, "pairwise-accuracy.csv", key="pairwise-csv", settings=about)
+    download_csv(
+        keyed(frame, list(results)),
+        signatures,
+        "pairwise-accuracy.csv",
+        key="pairwise-csv",
+        settings=about,
+    )
 
 
 def render_forced_choice(
@@ -129,4 +147,10 @@ def render_forced_choice(
     )
     _accuracy_chart(frame, kinds, key="robustness-bars", title="correct caption preferred (%)")
     settings = {**(about or {}), "metric_tie": metric_tie}
-    download_csv(frame, signatures, "robustness.csv", key="robustness-csv", settings=settings)
+    download_csv(
+        keyed(frame, list(results)),
+        signatures,
+        "robustness.csv",
+        key="robustness-csv",
+        settings=settings,
+    )

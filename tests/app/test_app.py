@@ -1113,3 +1113,34 @@ def test_every_csv_download_has_its_signatures_and_settings_beside_it(page, monk
         signatures, settings = made[name]
         assert signatures and all(s for s in signatures.values()), name
         assert {"judgments", "format", "preset", "set_sha256", *keys} <= set(settings), name
+
+
+@pytest.mark.parametrize(
+    ("page", "name"),
+    [
+        ("app_pages/pairwise.py", "pairwise-accuracy.csv"),
+        ("app_pages/robustness.py", "robustness.csv"),
+    ],
+)
+def test_accuracy_csv_rows_name_the_keys_their_signatures_have(page, name, monkeypatch) -> None:
+    """The accuracy CSVs named each row by its label ("BLEU-4") while their signatures file
+    names metrics by key ("bleu_4"): no row could be matched to its signature."""
+    from capeval_ui.meta_views import common
+
+    frames: list[pd.DataFrame] = []
+    made: dict[str, dict] = {}
+    real_csv, real_sig = common.to_csv_text, common.signatures_text
+    monkeypatch.setattr(common, "to_csv_text", lambda f: frames.append(f) or real_csv(f))
+
+    def spy(signatures, describes="", **extra):
+        made[describes] = dict(signatures or {})
+        return real_sig(signatures, describes, **extra)
+
+    monkeypatch.setattr(common, "signatures_text", spy)
+    at = _meta(page)
+    assert not at.exception, at.exception
+    (frame,) = [f for f in frames if "metric" in f.columns and "overall" in f.columns] or [
+        f for f in frames if "metric" in f.columns and "mean" in f.columns
+    ]
+    assert list(frame.columns[:2]) == ["metric", "key"]
+    assert list(frame["key"]) == list(made[name]) and all(made[name].values())
