@@ -60,7 +60,7 @@ from capeval_ui.views.overview import (
     show_link,
     split_lines,
 )
-from capeval_ui.views.spice import spice_graph_figure, spice_layout
+from capeval_ui.views.spice import spice_graph_figure, spice_label_layout, spice_layout
 from capeval_ui.views.wmd import matrix_figure, wmd_sankey_figure
 
 #: the panel modules, one per metric (imported for their ``render_details`` registrations)
@@ -108,6 +108,7 @@ __all__ = [
     "side_by_side",
     "signature_block",
     "spice_graph_figure",
+    "spice_label_layout",
     "spice_layout",
     "split_lines",
     "table",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -143,15 +145,116 @@ def _shape_layout(
     return objects, attributes, relations
 
 
+#: the plot width (px) labels are placed for: a graph's half of a tab at 1,280 px (wider only
+#: spreads them more)
+GRAPH_WIDTH_PX = 560
+#: the plot's height (px) before labels that would touch push it taller
+GRAPH_HEIGHT_PX = 430
+#: the figure's margins above (title) and below (legend) the plot
+GRAPH_MARGIN_TOP, GRAPH_MARGIN_BOTTOM = 40, 50
+#: label font and marker sizes (px) per kind
+LABEL_FONT_PX = {"object": 14, "attribute": 13, "relation": 13}
+MARKER_PX = {"object": 16, "attribute": 11, "relation": 11}
+#: a generous average character width (em) of the sans-serif font, and the gap kept between
+#: two labels (px)
+_CHAR_EM, _LABEL_GAP_PX = 0.62, 4.0
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class LabelledLayout:
+    """:func:`spice_layout` in pixels with room for every label: positions (x right, y up,
+    as the figure draws them), each node's box (label and marker, screen pixels: x0, y0, x1,
+    y1 with y down) in the order objects, attributes, relations, and the plot's height."""
+
+    objects: tuple[Point, ...]
+    attributes: tuple[tuple[Point, ...], ...]
+    relations: tuple[Point, ...]
+    boxes: tuple[Box, ...]
+    height_px: float
+
+
+def _box(x: float, y: float, text: str, kind: str) -> Box:
+    """The screen box of a marker at (x, y) and its label: above it, a relation's below."""
+    font, marker = LABEL_FONT_PX[kind], MARKER_PX[kind]
+    half = max(len(text) * font * _CHAR_EM, marker) / 2
+    tall = 1.3 * font
+    if kind == "relation":
+        return (x - half, y - marker / 2, x + half, y + marker / 2 + tall)
+    return (x - half, y - marker / 2 - tall, x + half, y + marker / 2)
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    gap = _LABEL_GAP_PX
+    return a[0] < b[2] + gap and b[0] < a[2] + gap and a[1] < b[3] + gap and b[1] < a[3] + gap
+
+
+def spice_label_layout(graph: GraphView, width_px: float = GRAPH_WIDTH_PX) -> LabelledLayout:
+    """Where each node and its label go on a plot ``width_px`` wide: :func:`spice_layout`'s
+    places scaled to pixels, then, from the top down, a node whose label would touch one
+    already placed moves down below it. A long caption's graph (98 words: some sixty nodes)
+    grows taller instead of writing its labels over each other.
+
+    >>> from capeval_core.metrics.spice import GraphView
+    >>> g = GraphView(((("man",), (("tall",),)), (("horse",), ())), ((0, ("ride",), 1),))
+    >>> laid = spice_label_layout(g)
+    >>> len(laid.boxes), laid.height_px >= GRAPH_HEIGHT_PX
+    (4, True)
+    """
+    objects, attributes, relations = spice_layout(graph)
+    nodes: list[tuple[Point, str, str]] = []
+    nodes += [(objects[i], _concept(obj), "object") for i, (obj, _) in enumerate(graph.nodes)]
+    for i, (_, attrs) in enumerate(graph.nodes):
+        nodes += [(p, _concept(a), "attribute") for p, a in zip(attributes[i], attrs, strict=True)]
+    nodes += [
+        (p, _concept(r), "relation") for p, (_, r, _) in zip(relations, graph.edges, strict=True)
+    ]
+    if not nodes:
+        return LabelledLayout((), (), (), (), float(GRAPH_HEIGHT_PX))
+    xs, ys = [p[0] for p, _, _ in nodes], [p[1] for p, _, _ in nodes]
+    x_span, y_span = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
+    top = 1.3 * max(LABEL_FONT_PX.values()) + max(MARKER_PX.values())  # the highest label's room
+    placed: dict[int, Box] = {}
+    at: dict[int, Point] = {}
+    # from the top of the graph down (screen y grows downwards)
+    order = sorted(range(len(nodes)), key=lambda k: (-nodes[k][0][1], nodes[k][0][0]))
+    done: list[Box] = []
+    for k in order:
+        (x, y), text, kind = nodes[k]
+        half = _box(0.0, 0.0, text, kind)[2]
+        sx = (x - min(xs)) / x_span * width_px
+        sx = min(max(sx, half), max(width_px - half, half))  # the label inside the plot
+        sy = top + (max(ys) - y) / y_span * (GRAPH_HEIGHT_PX - 2 * top)
+        box = _box(sx, sy, text, kind)
+        while clash := [b for b in done if _overlap(box, b)]:
+            sy += max(b[3] for b in clash) + _LABEL_GAP_PX + 0.5 - box[1]
+            box = _box(sx, sy, text, kind)
+        done.append(box)
+        placed[k], at[k] = box, (sx, -sy)
+    height = float(max(GRAPH_HEIGHT_PX, math.ceil(max(b[3] for b in done) + _LABEL_GAP_PX)))
+    points = [at[k] for k in range(len(nodes))]
+    n_obj = len(graph.nodes)
+    cursor = iter(points[n_obj : n_obj + sum(len(a) for a in attributes)])
+    return LabelledLayout(
+        tuple(points[:n_obj]),
+        tuple(tuple(next(cursor) for _ in a) for a in attributes),
+        tuple(points[len(nodes) - len(relations) :]),
+        tuple(placed[k] for k in range(len(nodes))),
+        height,
+    )
+
+
 def spice_graph_figure(graph: GraphView, tuples: Sequence[SpiceTuple], title: str) -> go.Figure:
-    """One scene graph laid out by :func:`spice_layout`, a relation's label on the bent
+    """One scene graph laid out by :func:`spice_label_layout`, a relation's label on the bent
     edge from its subject to its object (arrow towards the object). Colour = kind (object,
     attribute, relation); a filled marker = the tuple matched, an open one = missed.
 
     Every word is escaped user text (:func:`plot_text`).
     """
     status = _spice_status(tuples)
-    pos, attribute_pos, relation_pos = spice_layout(graph)
+    laid = spice_label_layout(graph)
+    pos, attribute_pos, relation_pos = laid.objects, laid.attributes, laid.relations
     # (kind, matched) -> x, y, label, hover
     points: dict[tuple[str, bool], tuple[list, list, list, list]] = {}
 
@@ -250,15 +353,13 @@ def spice_graph_figure(graph: GraphView, tuples: Sequence[SpiceTuple], title: st
                 hoverinfo="text",
                 name=f"{kind} ({'matched' if matched else 'missed'})",
             )
-    every = [*pos, *(p for ps in attribute_pos for p in ps), *relation_pos] or [(0.0, 0.0)]
-    xs, ys = [p[0] for p in every], [p[1] for p in every]
+    # one unit a pixel: the plot is as tall as its labels need (a long caption's graph grows)
     fig.update_layout(
         title={"text": title, "font": {"size": 15}},
-        height=520,
-        margin={"l": 10, "r": 10, "t": 40, "b": 50},
-        # room for the labels around the outermost markers
-        xaxis={"visible": False, "range": [min(xs) - 0.35, max(xs) + 0.35], "fixedrange": True},
-        yaxis={"visible": False, "range": [min(ys) - 0.25, max(ys) + 0.3], "fixedrange": True},
+        height=int(laid.height_px) + GRAPH_MARGIN_TOP + GRAPH_MARGIN_BOTTOM,
+        margin={"l": 10, "r": 10, "t": GRAPH_MARGIN_TOP, "b": GRAPH_MARGIN_BOTTOM},
+        xaxis={"visible": False, "range": [0, GRAPH_WIDTH_PX], "fixedrange": True},
+        yaxis={"visible": False, "range": [-laid.height_px, 0], "fixedrange": True},
         legend={"orientation": "h", "y": -0.02, "x": 0, "yanchor": "top", "font": {"size": 12}},
         showlegend=True,
     )
