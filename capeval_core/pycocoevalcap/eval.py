@@ -8,7 +8,11 @@ with its types; an image without a result, or with two, raises ``AssertionError`
 after the lines pycocoevalcap prints before its BLEU asserts. One deliberate difference:
 ``imgToEval[i]["SPICE"]`` is image ``i``'s own SPICE; pycocoevalcap attaches the SPICE of
 the ``k``-th image in sorted id order to the ``k``-th image of ``params["image_id"]``,
-another image whenever those are not sorted.
+another image whenever those are not sorted. ``setImgToEvalImgs`` gets what
+pycocoevalcap's gets (the ids as ``dict_keys``, ROUGE-L's and CIDEr's scores as arrays),
+except that SPICE's ids come in sorted order, the order of its scores: so a subclass that
+mends pycocoevalcap's attachment by sorting them (``sorted(imgIds)`` for ``"SPICE"``)
+still attaches each image's own.
 """
 
 from __future__ import annotations
@@ -99,6 +103,10 @@ class COCOEvalCap:
                 on_progress=bar,
             )
         results = scored.results
+        # the ids as pycocoevalcap passes them (its tokenized dict's keys); SPICE's in sorted
+        # order, the order its scores come in (see the module doc)
+        in_order = dict.fromkeys(ids).keys()
+        in_sorted_order = dict.fromkeys(ids[k] for k in sorted_id_order(ids)).keys()
         for method, names in SCORERS:
             print(f"computing {method} score...")
             if method == "Bleu":
@@ -106,7 +114,9 @@ class COCOEvalCap:
             for name in names:
                 score, scores = _values(name, results[KEYS[name]], scored, ids)
                 self.setEval(score, name)
-                self.setImgToEvalImgs(scores, ids, name)
+                self.setImgToEvalImgs(
+                    scores, in_sorted_order if name == "SPICE" else in_order, name
+                )
                 print("%s: %0.3f" % (name, score))  # noqa: UP031 - pycocoevalcap's format
         self.setEvalImgs()
 
@@ -180,14 +190,15 @@ def _print_bleu(stats: np.ndarray) -> None:
     print("ratio:", (testlen + TINY) / (reflen + SMALL))
 
 
-def _values(name: str, result: Any, scored: Any, ids: list[Any]) -> tuple[Any, list[Any]]:
-    """One key's corpus value and per-image values with pycocoevalcap's types."""
+def _values(name: str, result: Any, scored: Any, ids: list[Any]) -> tuple[Any, Any]:
+    """One key's corpus value and per-image values with pycocoevalcap's types, SPICE's in
+    sorted id order (as pycocoevalcap's ``Spice`` returns them)."""
     if name == "SPICE":
         rows = scored.statistics["spice"][COUNTS_STATISTIC].tolist()
-        scores = [image_scores(row) for row in rows]
+        scores = [image_scores(rows[k]) for k in sorted_id_order(ids)]
         # the mean over images in sorted id order, as pycocoevalcap's Spice sums them
-        return corpus_value([scores[k] for k in sorted_id_order(ids)]), scores
+        return corpus_value(scores), scores
     values = result.segment_values()
     if name in ("ROUGE_L", "CIDEr"):  # numpy arrays and means there
-        return np.float64(result.value), list(np.array(values))
+        return np.float64(result.value), np.array(values)
     return float(result.value), [float(v) for v in values]

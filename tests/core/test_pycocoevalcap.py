@@ -651,6 +651,46 @@ def test_each_image_gets_its_own_spice_on_unsorted_ids():
     assert list(ev.imgToEval[30]) == ["image_id", *ev.eval]
 
 
+class _SortingSpiceFix(COCOEvalCap):
+    """A subclass client code carries to mend pycocoevalcap's SPICE attachment: it sorts the
+    ids it is given for SPICE (the order pycocoevalcap's Spice returns its scores in). It
+    also keeps what each call received, as a logging hook would."""
+
+    def setImgToEvalImgs(self, scores, imgIds, method):
+        self.calls = [*getattr(self, "calls", []), (method, scores, imgIds)]
+        if method == "SPICE":
+            imgIds = sorted(imgIds)
+        super().setImgToEvalImgs(scores, imgIds, method)
+
+
+def test_a_subclass_sorting_spices_ids_still_attaches_each_images_own():
+    """With pycocoevalcap 1.2 such a subclass gets each image's own SPICE; with the ids
+    passed in their given order and the scores reordered to match, sorting them again
+    attached every image's SPICE to another one."""
+    gts = {
+        30: ["a man riding a horse on a beach"],
+        10: ["two dogs play in the grass", "dogs on a lawn"],
+        20: ["a red bus on a city street"],
+    }
+    res = {30: ["a person on a horse"], 10: ["two dogs playing"], 20: ["a bus parked"]}
+    ev = _SortingSpiceFix(
+        _Coco({k: [{"caption": c} for c in v] for k, v in gts.items()}),
+        _Coco({k: [{"caption": c} for c in v] for k, v in res.items()}),
+    )
+    with contextlib.redirect_stdout(io.StringIO()):
+        ev.evaluate()
+    for i in gts:
+        alone = Spice().compute_score({i: gts[i]}, {i: res[i]})[1][0]
+        assert same(ev.imgToEval[i]["SPICE"], alone), i
+    # what pycocoevalcap 1.2 passes: its tokenized dict's keys; ROUGE-L's and CIDEr's
+    # scores as the arrays its scorers return, the others as lists
+    kinds = {method: (type(scores), type(ids)) for method, scores, ids in ev.calls}
+    assert kinds["ROUGE_L"] == kinds["CIDEr"] == (np.ndarray, type({}.keys()))
+    assert kinds["Bleu_1"] == kinds["METEOR"] == kinds["SPICE"] == (list, type({}.keys()))
+    given = {method: list(ids) for method, _, ids in ev.calls}
+    assert given["CIDEr"] == [30, 10, 20] and given["SPICE"] == [10, 20, 30]
+
+
 def test_evaluate_takes_string_ids_and_a_subset_of_images():
     gts = {"b": ["a dog runs on the grass"], "a": ["a red bus"], "c": ["a cat"]}
     res = {"b": ["a dog running"], "a": ["a bus on a road"], "c": ["a cat sleeping"]}
