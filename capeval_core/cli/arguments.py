@@ -299,11 +299,12 @@ class Parser(argparse.ArgumentParser):
     (argparse's own error prints the usage first); an option given twice is refused or, a
     list, extended (:class:`_Once`). An argument no option takes is said by the subcommand
     it was given to (argparse's top-level parser said "capeval: error: ... (see `capeval
-    --help`)" for ``capeval score --bogus``), with the subcommand's ``extras_hint``."""
+    --help`)" for ``capeval score --bogus``); a subcommand's ``refuses`` says its own word
+    on its arguments first."""
 
-    #: ``extras_hint(argv, extras)``: a subcommand's word on arguments it does not take ("" for
-    #: none)
-    extras_hint: Callable[[list[str], list[str]], str] | None = None
+    #: ``refuses(argv)``: a subcommand's one line on its arguments before argparse reads them
+    #: ("" for none): argparse's own words for ``--json=-`` and ``--json -`` differed
+    refuses: Callable[[list[str]], str] | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -318,6 +319,13 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        if self.refuses is not None and args is not None:  # a subcommand: its arguments
+            said = self.refuses([str(a) for a in args])
+            if said:
+                self.error(said)
+        return super().parse_known_args(args, namespace)
+
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
         namespace, extras = self.parse_known_args(args, namespace)
         if extras:
@@ -325,10 +333,8 @@ class Parser(argparse.ArgumentParser):
             if self.commands is not None:
                 chosen = self.commands.choices.get(getattr(namespace, self.commands.dest, None))
             chosen = chosen if isinstance(chosen, Parser) else self
-            argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
-            hint = chosen.extras_hint(argv, extras) if chosen.extras_hint else ""
             shown = " ".join(files.printable(e) for e in extras)
-            chosen.error(f"unrecognized arguments: {shown}" + (f"; {hint}" if hint else ""))
+            chosen.error(f"unrecognized arguments: {shown}")
         vars(namespace).pop(_GIVEN, None)
         return namespace
 

@@ -283,13 +283,26 @@ def add_parser(sub: Any) -> None:
     )
     add_limit_options(score)
     score.set_defaults(func=_cmd_score)
-    score.extras_hint = _json_takes_no_value
+    score.refuses = _json_takes_no_value
 
 
-def _json_takes_no_value(argv: list[str], extras: list[str]) -> str:
-    """``score --json -`` (or ``--json OUT``, as ``compare`` takes it): score's ``--json`` is
-    a switch, as the README writes it, and prints on standard output."""
-    after = {b for a, b in itertools.pairwise(argv) if a == "--json"}
-    if after & set(extras):
-        return "score's --json takes no value: it prints the JSON on standard output"
+def _json_takes_no_value(argv: list[str]) -> str:
+    """``score --json -``, ``--json=-`` (or ``--json OUT``, as ``compare`` takes it) said in one
+    line, the same for each spelling: score's ``--json`` is a switch, as the README writes it,
+    and prints on standard output (score has no positional argument, so a word after it is
+    no other option's)."""
+    for option, after in itertools.pairwise([*argv, ""]):
+        if option == "--":
+            return ""
+        name, equals, value = option.partition("=")
+        if (
+            len(name) > 2
+            and "--json".startswith(name)
+            and (equals or after == "-" or (after and not after.startswith("-")))
+        ):
+            given = value if equals else after
+            return (
+                f"score's --json takes no value (got {files.printable(given)!r}): it prints "
+                "the JSON on standard output"
+            )
     return ""

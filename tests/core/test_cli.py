@@ -162,8 +162,23 @@ def test_unknown_metric(tmp_path):
         ),
         (  # README: score's --json is a switch; compare's takes a file, or - for stdout
             ["score", "--results", "r.json", "--json", "-"],
-            "capeval score: error: unrecognized arguments: -; score's --json takes no value: it "
-            "prints the JSON on standard output (see `capeval score --help`)",
+            "capeval score: error: score's --json takes no value (got '-'): it prints the JSON "
+            "on standard output (see `capeval score --help`)",
+        ),
+        (  # the same line for each spelling (argparse's own words for --json=-)
+            ["score", "--results", "r.json", "--json=-"],
+            "capeval score: error: score's --json takes no value (got '-'): it prints the JSON "
+            "on standard output (see `capeval score --help`)",
+        ),
+        (
+            ["score", "--json=out.json", "--results", "r.json"],
+            "capeval score: error: score's --json takes no value (got 'out.json'): it prints "
+            "the JSON on standard output (see `capeval score --help`)",
+        ),
+        (
+            ["score", "--results", "r.json", "--json", "out.json"],
+            "capeval score: error: score's --json takes no value (got 'out.json'): it prints "
+            "the JSON on standard output (see `capeval score --help`)",
         ),
         (  # a second results file is no --json value: no word about --json
             ["score", "--results", "r.json", "b.json", "--json"],
