@@ -50,9 +50,7 @@ def plan_outputs(args: argparse.Namespace, inputs: Sequence[tuple[str, str | Non
     if per_item:
         check_per_item(Path(per_item))
         outputs.append(("--per-item", per_item))
-        # beside a CSV; beside score's JSON list too (compare's JSON holds its signatures)
-        if Path(per_item).suffix.lower() == ".csv" or args.command == "score":
-            outputs.append(("the signatures of --per-item", sidecar_path(per_item)))
+        outputs.append(("the signatures of --per-item", sidecar_path(per_item)))
     if isinstance(getattr(args, "json", None), str) and args.json != "-":
         outputs.append(("--json", args.json))
     files.check_outputs(outputs, [(what, p) for what, p in inputs if p])

@@ -503,20 +503,19 @@ def references_fields(data: SystemsInput) -> dict[str, str]:
 def systems_per_item_outputs(
     path: Path, comparison: SystemsComparison
 ) -> list[tuple[str, Path, str]]:
-    """:func:`per_item_text` for ``path`` (``.csv`` or ``.json``) and, beside a CSV, its
+    """:func:`per_item_text` for ``path`` (``.csv`` or ``.json``) and beside it its
     signatures' sidecar JSON (:func:`capeval_core.stats.export.sidecar_path`), as
-    ``(option, path, text)`` for :func:`capeval_core.files.write_all`."""
+    ``(option, path, text)`` for :func:`capeval_core.files.write_all`: beside the JSON too,
+    as ``score --per-item`` writes one beside each, so every per-image file is signed alike."""
     from capeval_core.stats.export import sidecar_path
 
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".json"):
         raise InputError(f"--per-item must end in .csv or .json (got {path.name})")
-    out = [("--per-item", path, per_item_text(comparison, suffix[1:]))]
-    if suffix == ".csv":
-        out.append(
-            ("--per-item", sidecar_path(path), comparison_signatures_text(comparison, path.name))
-        )
-    return out
+    return [
+        ("--per-item", path, per_item_text(comparison, suffix[1:])),
+        ("--per-item", sidecar_path(path), comparison_signatures_text(comparison, path.name)),
+    ]
 
 
 def write_systems_per_item(path: Path, comparison: SystemsComparison) -> None:

@@ -117,7 +117,7 @@ def test_per_item_csv_opens_in_pandas_is_spreadsheet_safe_and_signed(tmp_path):
     import pandas as pd
 
     ann, paths = _files(tmp_path, 30)
-    items, as_json = tmp_path / "items.csv", tmp_path / "items.json"
+    items, as_json = tmp_path / "items.csv", tmp_path / "as-json.json"
     for out in (items, as_json):
         code, _, err = _run(
             "compare", "--annotations", ann, "--results", *paths, "--metrics", "bleu_4",
@@ -145,6 +145,11 @@ def test_per_item_csv_opens_in_pandas_is_spreadsheet_safe_and_signed(tmp_path):
     assert sidecar["signatures"]["bleu_4"].startswith("bleu|")
     assert sidecar["systems"] == ["base", "other", "reversed"] == data["systems"]
     assert not (tmp_path / "items.signatures.json").read_text().startswith("#")
+    # the JSON has its sidecar too, as score's per-item JSON has: every per-image file alike
+    beside_json = json.loads((tmp_path / "as-json.signatures.json").read_text())
+    assert beside_json["describes"] == "as-json.json"
+    assert beside_json["signatures"] == data["signatures"]
+    assert beside_json["references_sha256"] == data["references_sha256"]
 
 
 def test_score_per_item_csv_opens_in_pandas_with_a_sidecar(tmp_path):
