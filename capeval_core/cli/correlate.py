@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -42,7 +44,7 @@ from capeval_core.cli.output import (
     print_signatures,
 )
 from capeval_core.coco_files import LIMIT_FLAGS
-from capeval_core.errors import InputError
+from capeval_core.errors import CapevalError, InputError
 from capeval_core.metrics import METRICS, REPORTED_KEYS, check_reported_key
 from capeval_core.progress import stderr_tqdm
 from capeval_core.stats.intervals import MAX_RESAMPLES
@@ -123,6 +125,50 @@ def _correlate_options_apply(args: argparse.Namespace) -> tuple[str, int, int, s
 
 
 def _cmd_correlate(args: argparse.Namespace) -> int:
+    try:
+        return _correlate(args)
+    except CapevalError as exc:
+        exc.args = (as_given(str(exc), args.judgments, args.metric_scores), *exc.args[1:])
+        raise
+
+
+#: a message's first word when it is a file's name: "g.csv, line 2: ...", "one.csv: ..."
+_LEADING_NAME = re.compile(r"[^\s,:/\\]+(?=[,:](?:\s|$))")
+
+
+def as_given(message: str, judgments: str, metric_scores: str | None = None) -> str:
+    """``message`` with the file name it starts with (the judgment loaders name their files
+    by name, as the app shows an upload) written as the path given on the command line, as
+    ``score`` and ``compare`` name their files; a file of a --judgments folder as the folder
+    given joined with its name.
+
+    >>> as_given("g.csv, line 2: not a number", "data/g.csv")
+    'data/g.csv, line 2: not a number'
+    >>> as_given("Flickr8k.token.txt not found beside it", "data/expert.txt")
+    'Flickr8k.token.txt not found beside it'
+    >>> as_given("Flickr8k.token.txt: no caption 12", "data/expert.txt")
+    'data/Flickr8k.token.txt: no caption 12'
+    >>> as_given("m.csv, line 3: no such id", "data/g.csv", "mine/m.csv")
+    'mine/m.csv, line 3: no such id'
+    >>> as_given("--level system needs a system", "data/g.csv")
+    '--level system needs a system'
+    """
+    match = _LEADING_NAME.match(message)
+    if not match or match.group().startswith("-"):  # an option: --metrics, ...
+        return message
+    name = match.group()
+    given = {Path(p).name: p for p in (metric_scores, judgments) if p and not Path(p).is_dir()}
+    if name in given:
+        path = given[name]
+    else:  # a file read from the --judgments folder, or beside the --judgments file
+        folder = judgments if Path(judgments).is_dir() else os.path.dirname(judgments)
+        if not folder or not re.search(r"\.[A-Za-z][A-Za-z0-9]*$", name):
+            return message
+        path = os.path.join(folder, name)
+    return path + message[match.end() :]
+
+
+def _correlate(args: argparse.Namespace) -> int:
 
     from capeval_core.judgments import load_judgments
     from capeval_core.judgments.scoring import (

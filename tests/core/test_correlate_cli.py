@@ -293,40 +293,57 @@ def test_too_few_items_for_a_williams_test_are_said(tmp_path):
     assert code == 0 and json.loads(out)["williams"] and "no Williams test" not in err
 
 
-def test_set_level_refusals_name_the_file_before_any_scoring(tmp_path):
+def test_set_level_refusals_name_the_file_before_any_scoring(tmp_path, monkeypatch):
     """One row, a row without a system at --level system, and a --metric-scores column named
-    as the file's own metric: one line each, naming the file, and no progress before it."""
+    as the file's own metric: one line each, naming the file by the path given (as score and
+    compare name theirs; it was the file's name alone), and no progress before it."""
+    monkeypatch.chdir(tmp_path.parent)
+    here = tmp_path.name  # the path as typed: relative, in a folder
     one = tmp_path / "one.csv"
     one.write_text("id,candidate,references,score\n1,a dog,a dog runs,3\n")
-    code, _, err = _run("correlate", "--judgments", str(one), "--format", "graded")
+    code, _, err = _run("correlate", "--judgments", f"{here}/one.csv", "--format", "graded")
     assert code == 2
-    assert (
-        err == "capeval: error: one.csv: 1 read, 1 scored; a correlation needs at least 2 items\n"
+    assert err == (
+        f"capeval: error: {here}/one.csv: 1 read, 1 scored; a correlation needs at least 2 items\n"
     )
     sys_csv = tmp_path / "sys.csv"
     sys_csv.write_text(
         "id,candidate,references,score,system,metric:mine\n1,a dog,a dog runs,3,A,0.1\n"
         "2,a cat,a cat sits,4,,0.5\n3,a bus,a red bus,2,B,0.2\n"
     )
-    code, _, err = _run("correlate", "--judgments", str(sys_csv), "--format", "graded",
+    code, _, err = _run("correlate", "--judgments", f"{here}/sys.csv", "--format", "graded",
                         "--level", "system")  # fmt: skip
     assert code == 2 and err.count("\n") == 1
-    assert "sys.csv: --level system needs a system for every item" in err
+    assert err.startswith(
+        f"capeval: error: {here}/sys.csv: --level system needs a system for every item"
+    )
     assert "1 of 3 items have none (the first: id '2')" in err
     # two systems: refused before any scoring too (it was said after the scoring's progress)
     two = tmp_path / "two.csv"
     two.write_text(sys_csv.read_text().replace(",,0.5", ",A,0.5"))
-    code, _, err = _run("correlate", "--judgments", str(two), "--format", "graded",
+    code, _, err = _run("correlate", "--judgments", f"{here}/two.csv", "--format", "graded",
                         "--level", "system")  # fmt: skip
     assert code == 2 and err.count("\n") == 1, err
-    assert err.startswith("capeval: error: two.csv: no system-level correlation can be shown: ")
+    assert err.startswith(
+        f"capeval: error: {here}/two.csv: no system-level correlation can be shown: "
+    )
     assert "only 2 systems" in err
     scores = tmp_path / "ms.csv"
     scores.write_text("id,mine\n1,0.3\n2,0.4\n3,0.9\n")
-    code, _, err = _run("correlate", "--judgments", str(sys_csv), "--format", "graded",
-                        "--metric-scores", str(scores))  # fmt: skip
+    code, _, err = _run("correlate", "--judgments", f"{here}/sys.csv", "--format", "graded",
+                        "--metric-scores", f"{here}/ms.csv")  # fmt: skip
     assert code == 2
-    assert "ms.csv, line 1, column 'mine': the set already has an external metric" in err
+    assert err.startswith(
+        f"capeval: error: {here}/ms.csv, line 1, column 'mine': the set already has an "
+        "external metric"
+    )
+    bad = tmp_path / "bad.csv"  # the loader's own refusal, as the path given too
+    bad.write_text("candidate,references,quality\na,b,1\nc,d,lots\n")
+    code, _, err = _run("correlate", "--judgments", f"{here}/bad.csv", "--format", "graded")
+    assert err.startswith(f"capeval: error: {here}/bad.csv, line 3, column 'quality': ")
+    (tmp_path / "pascal").mkdir()  # a file of a folder given: the folder as typed, its name
+    code, _, err = _run("correlate", "--judgments", f"{here}/pascal", "--format", "pascal50s")
+    assert code == 2 and err.startswith(f"capeval: error: {here}/pascal/pair_pascal.mat: "), err
 
 
 def test_flickr8k_folder(tmp_path):
@@ -534,7 +551,9 @@ def test_pascal50s_presets_choose_the_labels(tmp_path):
         "clipscore-table4",
     )
     assert code == 2
-    assert err.startswith("capeval: error: consensus_pascal.mat: not found beside pair_pascal.mat")
+    assert err.startswith(  # a file of the folder given: the folder as given, and its name
+        f"capeval: error: {tmp_path / 'consensus_pascal.mat'}: not found beside pair_pascal.mat"
+    )
     write_triplets(
         tmp_path / "consensus_pascal.mat",
         [("a man and a woman", "a man", "a woman", -1), ("a dog and a cat", "a dog", "a cat", 1)],
@@ -790,7 +809,7 @@ def test_several_numeric_columns_none_named_score_are_refused(tmp_path):
     p = _judgments(tmp_path, "fluency,quality", lambda i, s: f"{6 - s},{s}")
     code, out, err = _correlate(p)
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and err.startswith("capeval: error: j.csv, line 1:")
+    assert err.count("\n") == 1 and err.startswith(f"capeval: error: {p}, line 1:")
     assert "'fluency', 'quality'" in err and "choose one with --human NAME" in err
     assert "score_columns" not in err
     code, out, err = _correlate(p, "--human", "quality")
@@ -973,7 +992,7 @@ def test_the_judgment_file_as_its_own_metric_scores_is_refused(tmp_path):
     code, out, err = _correlate(p, "--metric-scores", str(p))
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert err.startswith(
-        "capeval: error: g.csv, line 1, column 'score': a metric cannot be named as the set's "
+        f"capeval: error: {p}, line 1, column 'score': a metric cannot be named as the set's "
         "human score 'score'"
     )
 
@@ -1072,7 +1091,7 @@ def test_unlabelled_pairs_are_named_by_file_and_line(tmp_path):
     code, _, err = _run("correlate", "--judgments", str(p), "--format", "pairwise",
                         "--metrics", "bleu_1")  # fmt: skip
     assert code == 2 and err == (
-        "capeval: error: pairs.csv: None of the 1 pairs has a human label, so there is no "
+        f"capeval: error: {p}: None of the 1 pairs has a human label, so there is no "
         "accuracy to compute\n"
     )
 
