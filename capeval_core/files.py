@@ -280,35 +280,56 @@ column 18 (char 17)
 
 def json_path_at(text: str, pos: int) -> list[str | int]:
     """The path (object keys and array indexes) of the innermost object or array of the JSON
-    ``text`` that holds position ``pos`` (a repeated key's): a record's number for an error
-    that ``json`` gives as a line and column only. Run on an error only; ``[]`` where the
-    text cannot be walked.
+    ``text`` that holds position ``pos`` (a repeated key's, or a syntax error's: a value
+    that does not decode holds the error when it starts before it): a record's number for an
+    error that ``json`` gives as a line and column only. Run on an error only; ``[]`` where
+    the text cannot be walked.
 
     >>> json_path_at('[{"a": 1},\\n {"b": [{"c": 2, "c": 3}]}]', 28)
+    [1, 'b', 0]
+    >>> json_path_at('[{"a": 1},\\n {"b": [{"c": 2 "d": 3}]}]', 28)
     [1, 'b', 0]
     """
     from json import decoder
 
     space = decoder.WHITESPACE.match
     dec = json.JSONDecoder()  # no hook: a repeated key before ``pos`` is passed, not refused
+
+    def end_of(at: int) -> int:
+        try:
+            return dec.raw_decode(text, at)[1]
+        except ValueError:  # a syntax error inside: the value runs past ``pos``
+            return len(text) + 1
+
     path: list[str | int] = []
     try:
         start = space(text, 0).end()
         while True:
-            found = None
+            found: tuple[str | int, int] | None = None
             if text[start] == "[":
                 at, index = space(text, start + 1).end(), 0
-                while found is None and text[at] != "]" and at <= pos:
-                    end = dec.raw_decode(text, at)[1]
+                while text[at] != "]" and at <= pos:
+                    end = end_of(at)
                     if pos < end:
                         found = (index, at)
+                        break
                     at = space(text, end).end()
-                    at = space(text, at + 1).end() if text[at] == "," else at
-                    index += 1
+                    if text[at] != ",":  # a missing comma: between two values, in neither
+                        break
+                    at, index = space(text, at + 1).end(), index + 1
             elif text[start] == "{":
-                for m in object_members(text, start, dec)[0]:
-                    if m.value <= pos < dec.raw_decode(text, m.value)[1]:
-                        found = (m.name, m.value)
+                at = space(text, start + 1).end()
+                while text[at] == '"' and at <= pos:
+                    name, end = decoder.scanstring(text, at + 1)
+                    value = space(text, space(text, end).end() + 1).end()  # past the colon
+                    end = end_of(value)
+                    if value <= pos < end:
+                        found = (name, value)
+                        break
+                    at = space(text, end).end()
+                    if text[at] != ",":
+                        break
+                    at = space(text, at + 1).end()
             if found is None or text[found[1]] not in "[{":
                 return path
             path.append(found[0])
@@ -507,11 +528,9 @@ delimiter
     """
     try:
         value = loads(text)
-    except RepeatedKeyError as exc:
-        message, where = _repeated_key_place(exc)
+    except json.JSONDecodeError as exc:  # a repeated key too (RepeatedKeyError)
+        message, where = _json_error_place(exc)
         raise fail(message, line=exc.lineno, column=exc.colno, **where) from None
-    except json.JSONDecodeError as exc:
-        raise fail(json_reason(exc), line=exc.lineno, column=exc.colno) from None
     except RecursionError:
         raise fail(_depth_message(max_depth)) from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
@@ -525,14 +544,16 @@ delimiter
     return value
 
 
-def _repeated_key_place(exc: RepeatedKeyError) -> tuple[str, dict[str, int]]:
-    """The message of a repeated key and its record: in a file whose top level is a list (a
-    results file), the record's number; deeper, the object's JSON path in the message
+def _json_error_place(exc: json.JSONDecodeError) -> tuple[str, dict[str, int]]:
+    """The message of a JSON error (a syntax error or a repeated key) and its record: in a
+    file whose top level is a list (a results file), the number of the record that holds
+    it; deeper, the JSON path of the object or list that holds it in the message
     (``annotations[3]``), as a place inside a record is written."""
     path = json_path_at(exc.doc, exc.pos)
     where = {"record": path[0]} if path and isinstance(path[0], int) else {}
     inner = path[1:] if where else path
-    message = f"invalid JSON: {exc.msg}"
+    repeated = isinstance(exc, RepeatedKeyError)
+    message = f"invalid JSON: {exc.msg}" if repeated else json_reason(exc)
     if inner:
         message += f" (at {json_path_text(path)})"
     return message, where

@@ -292,6 +292,43 @@ def test_a_key_given_twice_in_one_object_is_refused_where_it_is(tmp_path):
         load_judgments(rows, "graded")
 
 
+def test_a_json_syntax_error_names_the_record_that_holds_it(tmp_path):
+    """A syntax error gave its line and column alone, where a repeated key or a bad value
+    named its record too: the record (a list's element, counted from 1) that holds the
+    error, or deeper the JSON path of what holds it, as a repeated key is placed."""
+    res, ann = _coco(tmp_path, [1, 2])
+    res.write_text(
+        '[{"image_id": 1, "caption": "a dog"},\n {"image_id": 2, "caption": "a cat" "x"}]'
+    )
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
+    assert code == 2 and err == (
+        f"capeval: error: results file {res}, record 2, line 2, column 37: invalid JSON: "
+        "Expecting ',' delimiter\n"
+    )
+    res.write_text('[{"image_id": 1, "caption": "a dog"},\n {"image_id": 2, "caption": "a c')
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
+    assert code == 2 and err.startswith(
+        f"capeval: error: results file {res}, record 2, line 2, column 29: invalid JSON: a "
+        "string that is never closed"
+    )
+    # a comma missing between two records is in neither: its line and column alone
+    res.write_text('[{"image_id": 1, "caption": "a dog"}\n {"image_id": 2, "caption": "a"}]')
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
+    assert code == 2 and err.startswith(
+        f"capeval: error: results file {res}, line 2, column 2: invalid JSON: Expecting ','"
+    )
+    res.write_text('[{"image_id": 1, "caption": "a dog"}, {"image_id": 2, "caption": "a"}]')
+    ann.write_text(
+        '{"annotations": [{"image_id": 1, "caption": "a dog"},\n'
+        ' {"image_id": 2, "caption": "a cat",}]}'
+    )
+    code, _, err = _run("score", "--results", str(res), "--annotations", str(ann))
+    assert code == 2 and err == (
+        f"capeval: error: references file {ann}, line 2, column 37: invalid JSON: Expecting "
+        "property name enclosed in double quotes (at annotations[1])\n"
+    )
+
+
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_a_note_on_the_scored_set_is_said_once(tmp_path, json_flag):
     """One image's CIDEr-D (its own IDF makes every weight 0) was warned of twice on the
