@@ -74,29 +74,33 @@ def refuse_unused(unused: Sequence[str], where: str) -> None:
         raise InputError(f"{', '.join(unused)}: not used {where}; leave {them} out")
 
 
-#: options that one metric reads (argparse dest -> metric key): used when any metric of the
-#: run is that one (``bleu``, ``coco-caption`` and the default lists expanded)
+#: options that a metric reads (argparse dest -> the metric keys that read it): used when any
+#: metric of the run is one of them (``bleu``, ``coco-caption`` and the default lists
+#: expanded); one rule for each, in every command that has it: refused when none is
 METRIC_OPTIONS = {
-    "cider_idf": "cider_d",
-    "spice_parser": "spice",
-    "spice_max_words": "spice",
+    "cider_idf": ("cider_d",),
+    "spice_parser": ("spice",),
+    "spice_max_words": ("spice",),
+    "embeddings": ("wmd", "mean"),
 }
 
 
 def refuse_unused_metric_options(
     args: argparse.Namespace, keys: Sequence[str], default: bool
 ) -> None:
-    """Refuse a metric's option (--cider-idf, --spice-...) when no metric of ``keys`` (the
-    built-in keys the run scores; ``default``: the command's list, --metrics left out) reads
-    it, before any file is read."""
+    """Refuse a metric's option (--cider-idf, --spice-..., --embeddings) when no metric of
+    ``keys`` (the built-in keys the run scores; ``default``: the command's list, --metrics
+    left out) reads it, before any file is read, as any option the run would not use is
+    refused: --embeddings alone was a warning."""
     metrics = {metric_class(k).key for k in keys}
     shown = " ".join(keys) or "none built in"
-    for metric in dict.fromkeys(METRIC_OPTIONS.values()):
-        if metric not in metrics:
-            names = [d for d, m in METRIC_OPTIONS.items() if m == metric]
+    for readers in dict.fromkeys(METRIC_OPTIONS.values()):
+        if not metrics & set(readers):
+            names = [d for d, r in METRIC_OPTIONS.items() if r == readers]
             what = f"default: {shown}" if default else shown
             refuse_unused(
-                given_options(args, *names), f"without {metric} among the metrics ({what})"
+                given_options(args, *names),
+                f"without {' or '.join(readers)} among the metrics ({what})",
             )
 
 

@@ -39,7 +39,7 @@ from capeval_core.cli.output import (
     warn_notes,
 )
 from capeval_core.coco_files import CocoBatch, coco_caption_corpus, load_coco
-from capeval_core.errors import DegenerateCorpusWarning, InputError, ItemsLeftOutWarning
+from capeval_core.errors import DegenerateCorpusWarning, ItemsLeftOutWarning
 from capeval_core.metrics import metric_class
 from capeval_core.metrics.spice import Spice
 from capeval_core.progress import StderrBar
@@ -218,19 +218,10 @@ def _cmd_score(args: argparse.Namespace) -> int:
         refs = read_references_of(args)
         batch = load_coco(Path(args.results), refs, limits_of(args))
     embeddings = None
-    uses_vectors = any(metric_class(k).key in ("wmd", "mean") for k in keys)
-    if args.embeddings and uses_vectors:
+    if args.embeddings:  # given only when wmd or mean is scored: refused above otherwise
         from capeval_core.embeddings import load_embeddings
 
         embeddings = load_embeddings(args.embeddings)
-    elif args.embeddings:  # a typo in the path, or a metric list without WMD: said either way
-        if not Path(args.embeddings).is_file():
-            raise InputError(f"--embeddings {args.embeddings}: no such file")
-        print(
-            "capeval: warning: --embeddings is not used: no metric of --metrics reads word "
-            "vectors (wmd, mean)",
-            file=sys.stderr,
-        )
     with warnings.catch_warnings():  # left-out images and notes are said below, once
         warnings.simplefilter("ignore", ItemsLeftOutWarning)
         warnings.simplefilter("ignore", DegenerateCorpusWarning)

@@ -263,27 +263,35 @@ def test_cli_embeddings_option(tmp_path, tiny_files):
     assert 0 < data["corpus"]["wmd"] < 1
 
 
-def test_cli_embeddings_no_metric_reads_is_said(tmp_path, tiny_files):
-    """--embeddings with no WMD or MEAN asked for was ignored without a word, even when the
-    path did not exist."""
+def test_cli_embeddings_no_metric_reads_is_refused(tmp_path, tiny_files):
+    """--embeddings with no WMD or MEAN asked for was ignored without a word, then a warning
+    (exit 0) where every other metric option no metric reads (--spice-max-words without
+    spice) is refused: refused too now, one rule, before any file is read."""
     from capeval_core.cli import main
 
     res, ann = tmp_path / "res.json", tmp_path / "ann.json"
     res.write_text(json.dumps([{"image_id": 1, "caption": "a cat"}]))
     ann.write_text(json.dumps({"annotations": [{"image_id": 1, "caption": "a dog"}]}))
     argv = ["score", "--results", str(res), "--annotations", str(ann), "--metrics", "bleu_4"]
-    for path, code, said in (
-        (tiny_files["word2vec-text"], 0, "capeval: warning: --embeddings is not used"),
-        (
-            tmp_path / "typo.txt",
-            2,
-            f"capeval: error: --embeddings {tmp_path / 'typo.txt'}: no such",
-        ),
-    ):
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            assert main([*argv, "--embeddings", str(path)]) == code
-        assert said in err.getvalue()
+    for path in (tiny_files["word2vec-text"], tmp_path / "typo.txt"):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            assert main([*argv, "--embeddings", str(path)]) == 2
+        assert out.getvalue() == ""
+        assert err.getvalue() == (
+            "capeval: error: --embeddings: not used without wmd or mean among the metrics "
+            "(bleu_4); leave it out\n"
+        )
+    err = io.StringIO()  # the command's default list: said as the default
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main([*argv[:-2], "--embeddings", str(tiny_files["word2vec-text"])]) == 2
+    assert "among the metrics (default: bleu_1 bleu_2" in err.getvalue()
+    out = io.StringIO()  # read by MEAN alone: used
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(out):
+        code = main(
+            [*argv[:-1], "mean", "--json", "--embeddings", str(tiny_files["word2vec-text"])]
+        )
+    assert code == 0 and "emb:" in json.loads(out.getvalue())["signatures"]["mean"]
 
 
 def test_cli_bad_embeddings_file_is_exit_2(tmp_path):
