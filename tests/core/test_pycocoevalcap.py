@@ -24,6 +24,7 @@ import pytest
 
 from capeval_core.pycocoevalcap.bleu.bleu import Bleu
 from capeval_core.pycocoevalcap.cider.cider import Cider
+from capeval_core.pycocoevalcap.cider.cider_scorer import CiderScorer
 from capeval_core.pycocoevalcap.eval import COCOEvalCap
 from capeval_core.pycocoevalcap.meteor.meteor import Meteor
 from capeval_core.pycocoevalcap.rouge.rouge import Rouge
@@ -259,6 +260,34 @@ def test_cider_scorer_adds_pairs_and_scores_as_pycocoevalcaps(golden):
     assert got[0][:1] == got[1][:1]
     assert got[0][1] == pytest.approx(got[1][1], rel=1e-12)
     np.testing.assert_allclose(got[0][2], got[1][2], rtol=1e-12)
+
+
+class _OwnFrequencies(CiderScorer):
+    """A corpus-IDF subclass as client code writes one for pycocoevalcap's scorer."""
+
+    def __init__(self, df):
+        super().__init__(n=4, sigma=6.0)
+        self.document_frequency = df
+
+
+class _OwnStep(CiderScorer):
+    def compute_doc_freq(self):  # pycocoevalcap calls this step; capeval's has none
+        pass
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: _OwnFrequencies({("dog",): 1.0}), _OwnStep],
+    ids=["document_frequency", "compute_doc_freq"],
+)
+def test_cider_scorer_refuses_document_frequencies_it_would_not_read(make):
+    """pycocoevalcap 1.2's CiderScorer scores with frequencies a subclass sets (its
+    compute_doc_freq adds the references' counts to them); capeval's took its own from the
+    references and returned the plain scorer's numbers without a word."""
+    scorer = make()
+    scorer += ("a dog runs", ["a dog runs on the grass", "a brown dog"])
+    with pytest.raises(NotImplementedError, match="register_reference_set"):
+        scorer.compute_score()
 
 
 @pytest.mark.parametrize(

@@ -65,6 +65,7 @@ class CiderScorer(Pairs):
     ) -> tuple[np.float64, np.ndarray]:
         """``(mean CIDEr-D, per-pair array)``; ``option`` and ``verbose`` change nothing, as
         in pycocoevalcap."""
+        _refuse_own_frequencies(self)
         if not self.crefs:  # pycocoevalcap: max() of no document frequencies, a ValueError
             raise ValueError("CiderScorer: no pair was added")
         n = operator.index(self.n)  # pycocoevalcap's range(n): TypeError for 4.0, True is 1
@@ -83,6 +84,25 @@ class CiderScorer(Pairs):
         else:
             scores = _mean_over_orders(cands, refs, self.sigma, n)
         return np.mean(scores), scores
+
+
+#: pycocoevalcap's steps over its cooked counts, which capeval's scorer neither has nor calls
+_STEPS = ("compute_doc_freq", "compute_cider", "counts2vec", "sim")
+
+
+def _refuse_own_frequencies(scorer: CiderScorer) -> None:
+    """A scorer given document frequencies of its own (set as ``document_frequency`` or
+    ``ref_len``, or a subclass's own step) would score with capeval's from its references all
+    the same: other numbers than pycocoevalcap's, without a word. Refused instead."""
+    given = [name for name in ("document_frequency", "ref_len") if name in vars(scorer)]
+    given += [name for name in _STEPS if hasattr(scorer, name)]
+    if given:
+        raise NotImplementedError(
+            f"CiderScorer: capeval's takes the document frequencies from the references added "
+            f"and reads no {', '.join(given)} of its own, so it would score without them; "
+            "for another corpus's frequencies, score capeval_core's cider_d with its idf option "
+            "(capeval_core.metrics.idf.register_reference_set names a corpus of your own)"
+        )
 
 
 def _mean_over_orders(
