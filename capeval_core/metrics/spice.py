@@ -155,15 +155,18 @@ class SpiceCorpusDetails:
 
 @dataclass(frozen=True)
 class SpicePrepared:
-    """Tuples of every parsed caption, and the text each token sequence was parsed from.
+    """Tuples of every parsed caption, and a text parsed for each token sequence (what
+    :meth:`Spice.segment`, given tokens alone, reads; with ``parse_input="raw"`` several
+    captions can share tokens, so :meth:`Spice.score_items` scores each item on its own).
 
-    ``reference_graphs`` memoises the merged reference graph of each reference set: judgment
-    sets score several candidates against the same references.
+    ``reference_graphs`` memoises the merged reference graph of each reference set, keyed by
+    the texts parsed (not their tokens, which raw captions differing in spacing or line
+    breaks share): judgment sets score several candidates against the same references.
     """
 
     tuples: Mapping[str, tuple[Tuple, ...]]
     texts: Mapping[Tokens, str]
-    reference_graphs: dict[tuple[Tokens, ...], SceneGraph] = field(default_factory=dict)
+    reference_graphs: dict[tuple[str, ...], SceneGraph] = field(default_factory=dict)
     #: texts not parsed, and why: over ``max_sentence_words``, or refused by the parser
     refused: Mapping[str, str] = field(default_factory=dict)
 
@@ -288,16 +291,43 @@ class Spice(Metric):
             self._lookup = concept_lookup(meteor_synsets().synsets_of)
         return self._lookup
 
+    def _text(self, tokens: Tokens, caption: str) -> str:
+        """The text parsed for one caption: its tokens joined, or itself when raw."""
+        return caption if self.config.parse_input == "raw" else " ".join(tokens)
+
+    def _item_texts(self, batch: Batch) -> list[tuple[str, tuple[str, ...]]]:
+        """Each item's candidate text and reference texts, as parsed. Raw captions are kept
+        apart even when their tokens are the same: U+0085 (NEL) splits words as a space
+        does, but SPICE's CoreNLP reads it as an ellipsis; the PTB tokenizer lower-cases."""
+        return [
+            (self._text(c, craw), tuple(map(self._text, refs, raws)))
+            for c, craw, refs, raws in zip(
+                batch.candidate_tokens,
+                batch.candidates,
+                batch.reference_tokens,
+                batch.references,
+                strict=True,
+            )
+        ]
+
     def _texts(self, batch: Batch) -> dict[Tokens, str]:
-        """The text parsed for each distinct token sequence of the batch."""
+        """A text parsed for each distinct token sequence of the batch (the first caption's
+        with those tokens; see :class:`SpicePrepared`)."""
         texts: dict[Tokens, str] = {}
         pairs = [(batch.candidate_tokens[i], batch.candidates[i]) for i in range(len(batch))]
         for toks, raws in zip(batch.reference_tokens, batch.references, strict=True):
             pairs.extend(zip(toks, raws, strict=True))
         for toks, raw in pairs:
-            if tuple(toks) not in texts:
-                texts[tuple(toks)] = raw if self.config.parse_input == "raw" else " ".join(toks)
+            texts.setdefault(tuple(toks), self._text(toks, raw))
         return texts
+
+    def _all_texts(self, batch: Batch) -> list[str]:
+        """Every distinct text the batch's items parse, candidates first."""
+        items = self._item_texts(batch)
+        out = dict.fromkeys(cand for cand, _ in items)
+        for _, refs in items:
+            out.update(dict.fromkeys(refs))
+        return list(out)
 
     def _caption_parser(self) -> CaptionParser:
         if self._parser is None:
@@ -325,7 +355,7 @@ class Spice(Metric):
     def uncached(self, batch: Batch) -> int:
         """How many distinct captions of the batch the parse cache lacks (and would be
         parsed): the parse is SPICE's slow part, so a caller can say what is coming."""
-        texts = list(self._texts(batch).values())
+        texts = self._all_texts(batch)
         skip = self.over_limit(texts)
         return len(self._caption_parser().uncached([t for t in texts if t not in skip]))
 
@@ -333,25 +363,23 @@ class Spice(Metric):
         """Parse every distinct caption of the batch once (batched, through the parse cache),
         but those over ``max_sentence_words``; a caption the parser refuses is recorded with
         its message (the items with it are left out: :meth:`unscorable`)."""
-        texts = self._texts(batch)
-        refused = self.over_limit(texts.values())
-        wanted = [t for t in dict.fromkeys(texts.values()) if t not in refused]
+        texts = self._all_texts(batch)
+        refused = self.over_limit(texts)
+        wanted = [t for t in texts if t not in refused]
         tuples = _parse_each_refusal(self._caption_parser(), wanted, refused)
-        return SpicePrepared(tuples, texts, refused=refused)
+        return SpicePrepared(tuples, self._texts(batch), refused=refused)
 
     def unscorable(self, batch: Batch, prepared: SpicePrepared) -> dict[int, str]:
         """The items whose candidate or one of whose references was not parsed, and why."""
         if not prepared.refused:
             return {}
-        refused, texts = prepared.refused, prepared.texts
+        refused = prepared.refused
         out = {}
-        for i in range(len(batch)):
-            text = texts[tuple(batch.candidate_tokens[i])]
-            if text in refused:
-                out[i] = f"candidate: {refused[text]}"
+        for i, (cand, refs) in enumerate(self._item_texts(batch)):
+            if cand in refused:
+                out[i] = f"candidate: {refused[cand]}"
                 continue
-            for j, ref in enumerate(batch.reference_tokens[i]):
-                text = texts[tuple(ref)]
+            for j, text in enumerate(refs):
                 if text in refused:
                     out[i] = f"reference {j + 1}: {refused[text]}"
                     break
@@ -369,7 +397,7 @@ class Spice(Metric):
             return []
         texts: dict[str, None] = {}
         for batch in batches:
-            texts.update(dict.fromkeys(self._texts(batch).values()))
+            texts.update(dict.fromkeys(self._all_texts(batch)))
         skip = self.over_limit(texts)
         missing = parser.uncached([t for t in texts if t not in skip])
         if len(missing) < parser.parallel_min:
@@ -380,17 +408,33 @@ class Spice(Metric):
             for k in range(0, len(missing), size)
         ]
 
+    def score_items(
+        self, batch: Batch, prepared: SpicePrepared
+    ) -> list[tuple[float, SpiceDetails]]:
+        """Each item scored on its own captions' parses (:meth:`_item_texts`)."""
+        return [self._score_texts(c, refs, prepared) for c, refs in self._item_texts(batch)]
+
     def segment(
         self, candidate: Tokens, references: tuple[Tokens, ...], prepared: SpicePrepared
     ) -> tuple[float, SpiceDetails]:
+        """One item given as tokens, each read as the text ``prepared.texts`` holds for it
+        (with raw captions, the first caption with those tokens)."""
+        texts = prepared.texts
+        return self._score_texts(
+            texts[tuple(candidate)], tuple(texts[tuple(r)] for r in references), prepared
+        )
+
+    def _score_texts(
+        self, candidate: str, references: tuple[str, ...], prepared: SpicePrepared
+    ) -> tuple[float, SpiceDetails]:
         synsets = self._synsets()
         cand_graph = SceneGraph(synsets)
-        cand_graph.add_tuples(prepared.tuples[prepared.texts[tuple(candidate)]])
+        cand_graph.add_tuples(prepared.tuples[candidate])
         ref_graph = prepared.reference_graphs.get(references)
         if ref_graph is None:  # all references of the image in one graph (§6.1)
             ref_graph = prepared.reference_graphs[references] = SceneGraph(synsets)
             for ref in references:
-                ref_graph.add_tuples(prepared.tuples[prepared.texts[tuple(ref)]])
+                ref_graph.add_tuples(prepared.tuples[ref])
         cand, ref = cand_graph.tuples(), ref_graph.tuples()
         use = synsets is not None
         first, status, ref_hit = match_tuples(cand, ref, use)
