@@ -619,7 +619,9 @@ def read_json_records(
         if pos < len(text) and text[pos] == "]":
             break
         line = text.count("\n", 0, pos) + 1
-        raise format_error(path, "invalid JSON: expected ',' or ']' after a record", line=line)
+        raise format_error(
+            path, f"invalid JSON: expected ',' or ']' after record {len(rows)}", line=line
+        )
     if _skip_ws(text, pos + 1) < len(text):
         raise format_error(
             path, "invalid JSON: extra data after the array", line=text.count("\n", 0, pos + 1) + 1
@@ -646,7 +648,11 @@ def _decode(
         return decode()
     except json.JSONDecodeError as exc:
         raise format_error(
-            path, files.json_reason(exc, unit), line=exc.lineno + line_offset, column=exc.colno
+            path,
+            files.json_reason(exc, unit),
+            record=record,
+            line=exc.lineno + line_offset,
+            column=exc.colno,
         ) from None
     except RecursionError:
         raise format_error(
@@ -692,7 +698,9 @@ def read_jsonl_records(
             unit="line",
         )
         if not isinstance(obj, dict):
-            raise format_error(path, f"expected an object, got {type(obj).__name__}", line=n)
+            raise format_error(
+                path, f"expected an object, got {type(obj).__name__}", record=len(rows), line=n
+            )
         files.check_json_value(obj, fail, surrogates=surrogates, record=len(rows), line=n)
         rows.append(Row(n, obj, record=len(rows)))
     if not rows:

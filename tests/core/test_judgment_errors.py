@@ -246,7 +246,7 @@ CASES = [
         "graded",
         {},
         r"invalid JSON",
-        r"line 2, column \d+",
+        r"record 2, line 2, column \d+",  # the record, as a results file's error names it
     ),
     (
         "JSON not an array",
@@ -282,7 +282,7 @@ CASES = [
         "graded",
         {},
         r"invalid JSON",
-        r"line 2, column \d+",
+        r"record 2, line 2, column \d+",
     ),
     (
         "JSONL candidate not text",
