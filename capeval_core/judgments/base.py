@@ -832,6 +832,25 @@ def comma_hint(text: str) -> str:
 MAX_COUNT = 2**53
 
 
+#: how pandas and R write a missing value (``NaN``, ``NA``; any case) and how a person types
+#: one (``n/a``): such a cell is missing, as an empty one is
+MISSING_MARKERS = ("nan", "na", "n/a")
+
+
+def is_missing(value: Any) -> bool:
+    """Whether a cell holds no value: empty, JSON ``null``, NaN, or a missing-value marker
+    (:data:`MISSING_MARKERS`). ``inf`` is a value, and refused as not finite where read.
+
+    >>> [is_missing(v) for v in (None, " ", "NaN", "NA", "n/a", float("nan"), "inf", 0, "na x")]
+    [True, True, True, True, True, True, False, False, False]
+    """
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return isinstance(value, str) and value.strip().lower() in ("", *MISSING_MARKERS)
+
+
 def is_number(value: Any) -> bool:
     """Whether a cell holds a finite number (by the rules of :func:`parse_number`)."""
     number = _number(value)

@@ -35,6 +35,7 @@ from capeval_core.judgments.base import (
     Row,
     format_error,
     image_key,
+    is_missing,
     parse_number,
     places,
     read_records,
@@ -287,10 +288,10 @@ def _shown(ids: Sequence[str]) -> str:
 
 
 def _score(path: str | os.PathLike[str], row: Row, column: str, missing: str) -> float:
-    """The number in ``column`` of ``row``; where the cell is empty, an error saying
-    ``missing``."""
+    """The number in ``column`` of ``row``; where the cell is empty (or NaN, NA: a missing
+    value as pandas and R write one), an error saying ``missing``."""
     cell = row.values.get(column)
-    if cell is None or (isinstance(cell, str) and not cell.strip()):
+    if is_missing(cell):
         raise format_error(path, missing, line=row.line, column=column, record=row.record)
     return parse_number(cell, path, row, column)
 
@@ -361,7 +362,7 @@ def _text_only(rows: Sequence[Row], column: str) -> bool:
     name, a metric's name): such a column holds no scores."""
     from capeval_core.judgments.base import is_number
 
-    filled = [r.values.get(c) for r in rows for c in (column,) if r.values.get(c) not in (None, "")]
+    filled = [r.values.get(column) for r in rows if not is_missing(r.values.get(column))]
     return bool(filled) and all(isinstance(v, str) and not is_number(v) for v in filled)
 
 

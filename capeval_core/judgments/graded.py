@@ -32,6 +32,7 @@ from capeval_core.judgments.base import (
     format_error,
     id_cell,
     image_key,
+    is_missing,
     is_number,
     parse_number,
     places,
@@ -274,7 +275,7 @@ def numeric_columns(columns: Sequence[str], rows: Sequence[Row], exclude: set[st
         if c in exclude or c.startswith(METRIC_PREFIX) or is_id_column(c) or is_index_column(c):
             continue
         cells = [r.values.get(c) for r in rows]
-        cells = [v for v in cells if v is not None and str(v).strip() != ""]
+        cells = [v for v in cells if not is_missing(v)]
         if cells and sum(is_number(v) for v in cells) * 2 >= len(cells):
             out.append(c)
     return out
@@ -317,7 +318,7 @@ def _first_bad_score(
         column = comma[0] if len(comma) == 1 else None
     for row in rows if column is not None else ():
         cell = row.values.get(column)
-        if cell is not None and str(cell).strip() != "":
+        if not is_missing(cell):
             parse_number(cell, path, row, column)
 
 
@@ -412,7 +413,7 @@ scores=(3.0,), system=None)
         values: list[float] = []
         for c in scores:
             cell = row.values.get(c)
-            if cell is None or str(cell).strip() == "":
+            if is_missing(cell):  # empty, null, NaN, NA, n/a: no score, the row is dropped
                 values = []
                 break
             values.append(parse_number(cell, path, row, c))

@@ -1,0 +1,69 @@
+"""Cells as spreadsheets, pandas and R write them: missing-value markers, decimal commas and
+pandas' index column, in judgment files and in scores files joined to a set."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from capeval_core.errors import JudgmentFormatError
+from capeval_core.judgments import load_judgments
+from capeval_core.judgments.external import join_scores_file
+
+ROWS = [
+    ("r1", "a dog runs on the grass", "a dog running on grass|||a brown dog on grass", 5),
+    ("r2", "a dog on grass", "a dog running on grass|||a brown dog on grass", 4),
+    ("r3", "a cat sits on a mat", "a cat on a mat|||a kitten on a rug", 5),
+    ("r4", "a cat", "a cat on a mat|||a kitten on a rug", 3),
+    ("r5", "a red bus", "a man riding a horse|||a person on a horse", 1),
+]
+
+
+def _write(tmp_path, text, name="j.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _judgments(tmp_path, rows=ROWS, name="j.csv"):
+    body = "".join(f"{i},{c},{r},{s}\n" for i, c, r, s in rows)
+    return _write(tmp_path, "id,candidate,references,score\n" + body, name)
+
+
+@pytest.mark.parametrize("marker", ["NaN", "NA", "n/a", "N/A", "nan", " na "])
+def test_a_missing_value_marker_drops_the_row_as_an_empty_cell_does(tmp_path, marker):
+    """`NaN`/`NA` (pandas' and R's missing value) was "not a finite number", exit 2, where an
+    empty cell dropped the row: now both drop it, for the same reason."""
+    rows = [*ROWS[:2], ("r3", "a cat", "a cat on a mat", marker), *ROWS[3:]]
+    js = load_judgments(_judgments(tmp_path, rows), "graded")
+    rows[2] = ("r3", "a cat", "a cat on a mat", "")
+    empty = load_judgments(_judgments(tmp_path, rows, "e.csv"), "graded")
+    assert len(js) == 4 and js.dropped == empty.dropped == {
+        "missing human score in column 'score'": 1
+    }
+    assert js.dropped_at == {"missing human score in column 'score'": "line 4"}
+
+
+def test_a_json_nan_drops_the_row_and_inf_stays_refused(tmp_path):
+    records = [{"candidate": c, "references": r.split("|||"), "score": s} for _, c, r, s in ROWS]
+    text = "\n".join(json.dumps(r) for r in records).replace('"score": 4', '"score": NaN')
+    js = load_judgments(_write(tmp_path, text, "j.jsonl"), "graded")
+    assert js.dropped_at == {"missing human score in column 'score'": "record 2, line 2"}
+    rows = [*ROWS[:2], ("r3", "a cat", "a cat on a mat", "inf"), *ROWS[3:]]
+    with pytest.raises(JudgmentFormatError, match=r"line 4, column 'score': not a finite number"):
+        load_judgments(_judgments(tmp_path, rows, "inf.csv"), "graded")
+
+
+@pytest.mark.parametrize("marker", ["", "NaN", "NA"])
+def test_a_missing_value_in_a_scores_file_is_one_error_whatever_its_marker(tmp_path, marker):
+    """In a scores file every item needs its score: an empty cell was "no 'mine' score for
+    id", `NaN` "not a finite number" and `NA` "not a number". Now one error for all three."""
+    js = load_judgments(_judgments(tmp_path), "graded")
+    cells = ["0.5", "0.4", marker, "0.3", "0.1"]
+    scores = _write(
+        tmp_path, "id,mine\n" + "".join(f"r{i + 1},{c}\n" for i, c in enumerate(cells)), "s.csv"
+    )
+    with pytest.raises(JudgmentFormatError) as err:
+        join_scores_file(js, scores)
+    assert str(err.value) == "s.csv, line 4, column 'mine': no 'mine' score for id 'r3'"
