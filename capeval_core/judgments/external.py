@@ -33,6 +33,7 @@ from capeval_core.judgments.base import (
     ExternalScores,
     JudgmentSet,
     Row,
+    comma_hint,
     format_error,
     image_key,
     is_missing,
@@ -307,6 +308,9 @@ def _wide(
     columns, text-only columns) and a long file pivoted to one column per metric."""
     other = [c for c in columns if c not in ids]
     text_only = [c for c in other if _text_only(rows, c)]
+    for c in text_only:
+        if not is_id_column(c):
+            _refuse_decimal_commas(path, rows, c)
     left_out = [c for c in other if is_id_column(c) or (c in text_only and not _long_name(c))]
     names = [c for c in other if _long_name(c) and c in text_only]
     values = [c for c in other if c not in left_out and c not in names]
@@ -364,6 +368,15 @@ def _text_only(rows: Sequence[Row], column: str) -> bool:
 
     filled = [r.values.get(column) for r in rows if not is_missing(r.values.get(column))]
     return bool(filled) and all(isinstance(v, str) and not is_number(v) for v in filled)
+
+
+def _refuse_decimal_commas(path: str | os.PathLike[str], rows: Sequence[Row], column: str) -> None:
+    """Refuse a column whose every filled cell is a number written with a decimal comma
+    (``1,7``: a spreadsheet of a comma-decimal locale), naming its first cell, as the
+    judgment loader refuses such a score; it holds scores, and was left out as text."""
+    filled = [r for r in rows if not is_missing(r.values.get(column))]
+    if all(isinstance(r.values[column], str) and comma_hint(r.values[column]) for r in filled):
+        parse_number(filled[0].values[column], path, filled[0], column)
 
 
 def _score_columns(

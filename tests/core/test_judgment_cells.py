@@ -67,3 +67,29 @@ def test_a_missing_value_in_a_scores_file_is_one_error_whatever_its_marker(tmp_p
     with pytest.raises(JudgmentFormatError) as err:
         join_scores_file(js, scores)
     assert str(err.value) == "s.csv, line 4, column 'mine': no 'mine' score for id 'r3'"
+
+
+@pytest.mark.parametrize("other", [True, False])
+def test_a_scores_column_of_decimal_commas_is_refused_not_left_out(tmp_path, other):
+    """`mine` written as "1,7" was left out as "not scores", exit 0, with `other` beside it
+    (and alone, "no metric column besides the ids"). Now refused at its first cell, in the
+    judgment loader's words."""
+    js = load_judgments(_judgments(tmp_path), "graded")
+    cells = ["NA", "1,7", "2,5", "0,3", "4,1"]  # a missing value first: the first comma named
+    header = "id,mine,other\n" if other else "id,mine\n"
+    body = "".join(f'r{i + 1},"{c}"' + (",0.5\n" if other else "\n") for i, c in enumerate(cells))
+    scores = _write(tmp_path, header + body, "s.csv")
+    with pytest.raises(JudgmentFormatError) as err:
+        join_scores_file(js, scores)
+    assert str(err.value) == (
+        "s.csv, line 3, column 'mine': not a number: '1,7' (a decimal comma? write 1.7)"
+    )
+
+
+def test_a_caption_column_is_still_left_out_with_a_comma_number_among_its_cells(tmp_path):
+    js = load_judgments(_judgments(tmp_path), "graded")
+    captions = ["a dog", "3,5", "a cat", "two cats", "a bus"]
+    body = "".join(f'r{i + 1},"{c}",0.{i}\n' for i, c in enumerate(captions))
+    out = join_scores_file(js, _write(tmp_path, "id,caption,mine\n" + body, "s.csv"))
+    assert out.external_names == ("mine",)
+    assert "s.csv: not scores, left out: 'caption'" in out.notes
