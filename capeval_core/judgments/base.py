@@ -507,6 +507,9 @@ def read_delimited(
     )
     rows: list[Row] = []
     columns: list[str] | None = list(header) if header is not None else None
+    width = len(columns) if columns is not None else 0
+    unnamed: list[int] = []  # header fields left empty after the first, from 0
+    filled: tuple[int, int] | None = None  # the first (line, field) with a value under one
     line = 0  # the last line read: the next record starts after it
     try:
         for fields in reader:
@@ -515,15 +518,21 @@ def read_delimited(
                 continue
             if columns is None:
                 columns = [f.strip() for f in fields]
-                _check_header(path, columns, delimiter)
+                width = len(columns)
+                unnamed = _check_header(path, columns, delimiter)
+                columns = [c for i, c in enumerate(columns) if i not in unnamed]
                 continue
-            if len(fields) != len(columns):
+            if len(fields) != width:
                 raise format_error(
                     path,
-                    f"expected {len(columns)} fields separated by {_name(delimiter)}, "
+                    f"expected {width} fields separated by {_name(delimiter)}, "
                     f"got {len(fields)}{delimiter_hint(columns)}",
                     line=line,
                 )
+            if unnamed:
+                if filled is None:
+                    filled = next(((line, i) for i in unnamed if fields[i].strip()), None)
+                fields = [f for i, f in enumerate(fields) if i not in unnamed]
             rows.append(Row(line, dict(zip(columns, fields, strict=True))))
     except csv.Error as exc:
         # named where the record starts: a quote mark never closed makes one field of the
@@ -541,6 +550,14 @@ def read_delimited(
         ) from None
     if columns is None or (header is None and not rows):
         raise format_error(path, "no data rows")
+    if filled is not None:
+        at, i = filled
+        raise format_error(
+            path,
+            f"header field {i + 1} is empty, and line {at} has a value under it: name the column",
+            line=1,
+            column=i + 1,
+        )
     return columns, rows
 
 
@@ -564,11 +581,17 @@ the delimiter its suffix implies?"
     )
 
 
-def _check_header(path: str | os.PathLike[str], columns: list[str], delimiter: str) -> None:
+def _check_header(path: str | os.PathLike[str], columns: list[str], delimiter: str) -> list[int]:
+    """Refuse a name repeated in a header; return where (from 0) fields after the first are
+    empty: a spreadsheet's trailing delimiter, whose cells must be empty too. An empty first
+    field is pandas' index (``DataFrame.to_csv`` without ``index=False``), never a score."""
     seen: dict[str, int] = {}
+    unnamed: list[int] = []
     for i, name in enumerate(columns, start=1):
         if not name:
-            raise format_error(path, f"header field {i} is empty", line=1, column=i)
+            if i > 1:
+                unnamed.append(i - 1)
+            continue
         if name in seen:
             raise format_error(
                 path,
@@ -577,6 +600,7 @@ def _check_header(path: str | os.PathLike[str], columns: list[str], delimiter: s
                 column=name,
             )
         seen[name] = i
+    return unnamed
 
 
 def _name(delimiter: str) -> str:

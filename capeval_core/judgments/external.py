@@ -92,7 +92,7 @@ def is_index_column(name: str) -> bool:
 
 
 _INDEX_NAME = re.compile(r"(?:Unnamed: \d+)?")
-#: what an index column is, said by both loaders that refuse it as numbers
+#: what an index column is, said when one is named as the human score
 INDEX_COLUMN = "pandas' index column (to_csv without index=False: row numbers)"
 _ID_NAME = re.compile(r"(?:^|[_\s.\-])id$", re.I)  # id, seg_id, set_id, image id, ...
 _CAMEL_ID = re.compile(r"[a-z]I[dD]$")  # imageId, segID
@@ -199,7 +199,9 @@ def join_scores_file(
 
     Columns that are not scores: every id column (the set's, and any other whose name says
     id: ``set_id``, ``image_id``, ``segId``) and every column of text only (a caption, an
-    image file name) are left out (said in the notes). A long file (the set's ids, a
+    image file name) are left out (said in the notes), and so is pandas' index (``Unnamed: 0``
+    or an empty first header field: row numbers). A column whose every cell is a number
+    written with a decimal comma is refused at its first cell. A long file (the set's ids, a
     ``metric`` column naming the metric and one column of values, as leaderboards distribute
     scores) is pivoted to one column per metric: each (id, metric) once, a repeat refused.
     """
@@ -306,6 +308,10 @@ def _wide(
 ) -> tuple[list[str], list[Row], list[str]]:
     """``(columns, rows, left out)`` with the columns that hold no scores left out (other id
     columns, text-only columns) and a long file pivoted to one column per metric."""
+    # pandas' index (an empty first header field, or ``Unnamed: 0`` as read back): row
+    # numbers, left out without a word, as the judgment loader leaves it out of the scores
+    index = [c for c in columns if c not in ids and is_index_column(c)]
+    columns = [c for c in columns if c not in index]
     other = [c for c in columns if c not in ids]
     text_only = [c for c in other if _text_only(rows, c)]
     for c in text_only:
@@ -389,9 +395,6 @@ def _score_columns(
     )
     if not chosen:
         raise format_error(path, f"no metric column besides the ids {list(ids)}", line=1)
-    index = next((c for c in chosen if is_index_column(c)), None)
-    if index is not None:
-        raise format_error(path, f"{INDEX_COLUMN}, not a metric", line=1, column=index)
     if kind == "graded":
         return {name: [c] for c, name in chosen.items()}
     out: dict[str, list[str]] = {}

@@ -817,18 +817,17 @@ def test_several_numeric_columns_none_named_score_are_refused(tmp_path):
 
 
 def test_pandas_index_is_never_a_score_nor_a_metric(tmp_path):
-    """Named as the human score or given in a scores file, pandas' index is refused, the
-    same words in both loaders."""
+    """Named as the human score, pandas' index is refused; in a scores file it is left out,
+    as the judgment loader leaves it out of the human scores."""
     p = _judgments(tmp_path, "Unnamed: 0,score", lambda i, s: f"{i},{s}")
     code, _, err = _correlate(p, "--human", "Unnamed: 0")
     assert code == 2 and "column 'Unnamed: 0': pandas' index column" in err
     assert "not a human score" in err
     scores = tmp_path / "mine.csv"
     scores.write_text("Unnamed: 0,id,mine\n" + "".join(f"{i},{i + 2},0.{i}\n" for i in range(8)))
-    code, _, err = _correlate(_judgments(tmp_path, "score", lambda i, s: s, "n.csv"),
-                              "--metric-scores", str(scores))  # fmt: skip
-    assert code == 2 and "column 'Unnamed: 0': pandas' index column" in err
-    assert "not a metric" in err
+    code, out, err = _correlate(_judgments(tmp_path, "score", lambda i, s: s, "n.csv"),
+                                "--metric-scores", str(scores))  # fmt: skip
+    assert code == 0 and list(json.loads(out)["correlations"]) == ["bleu_4", "mine"], err
 
 
 def test_references_joined_with_one_pipe_warn_on_one_line(tmp_path):

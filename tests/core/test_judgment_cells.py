@@ -93,3 +93,42 @@ def test_a_caption_column_is_still_left_out_with_a_comma_number_among_its_cells(
     out = join_scores_file(js, _write(tmp_path, "id,caption,mine\n" + body, "s.csv"))
     assert out.external_names == ("mine",)
     assert "s.csv: not scores, left out: 'caption'" in out.notes
+
+
+def _pandas_csv(tmp_path, frame_rows, header, name):
+    """A CSV as pandas' ``DataFrame.to_csv(path)`` writes it: its index first, unnamed."""
+    body = "".join(f"{n}," + ",".join(map(str, r)) + "\n" for n, r in enumerate(frame_rows))
+    return _write(tmp_path, "," + header + "\n" + body, name)
+
+
+def test_pandas_index_column_is_read_and_never_a_score_in_both_kinds_of_file(tmp_path):
+    """`DataFrame.to_csv(path)` heads its index with an empty field: judgment and scores
+    files were refused, "header field 1 is empty". Now it is pandas' index, as `Unnamed: 0`
+    (the name pandas reads it back under) is, in both kinds of file."""
+    plain = load_judgments(_judgments(tmp_path), "graded")
+    js = load_judgments(
+        _pandas_csv(tmp_path, ROWS, "id,candidate,references,score", "pd.csv"), "graded"
+    )
+    assert js.score_names == ("score",) and js.items == plain.items
+    scores = [(f"r{i + 1}", f"0.{i}") for i in range(len(ROWS))]
+    for name, header in (("s.csv", ""), ("u.csv", "Unnamed: 0")):
+        body = "".join(f"{n},{i},{v}\n" for n, (i, v) in enumerate(scores))
+        out = join_scores_file(js, _write(tmp_path, f"{header},id,mine\n" + body, name))
+        assert out.external_names == ("mine",) and out.notes == js.notes, name
+        assert out.external[0].values.tolist() == [0.0, 0.1, 0.2, 0.3, 0.4]
+
+
+def test_a_trailing_empty_column_is_read_when_its_cells_are_empty_too(tmp_path):
+    """A spreadsheet's trailing delimiter (`score,` and `5,` on every line) was refused,
+    "header field 5 is empty"; a value under an empty header field still is, and says where."""
+    body = "".join(f"{i},{c},{r},{s},\n" for i, c, r, s in ROWS)
+    path = _write(tmp_path, "id,candidate,references,score,\n" + body)
+    js = load_judgments(path, "graded")
+    assert js.items == load_judgments(_judgments(tmp_path, name="p.csv"), "graded").items
+    path.write_text(path.read_text() + "r9,a dog,a dog runs,1,7\n")
+    with pytest.raises(JudgmentFormatError) as err:
+        load_judgments(path, "graded")
+    assert str(err.value) == (
+        "j.csv, line 1, column 5: header field 5 is empty, and line 7 has a value under it: "
+        "name the column"
+    )
