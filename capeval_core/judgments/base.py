@@ -169,6 +169,10 @@ file's as read)"
     #: (:func:`~capeval_core.judgments.scoring.on_common_items`). What was read, dropped and
     #: blank stays the file's as read, and :meth:`describe` says how many items are shown
     left_out: int = 0
+    #: per join key (:meth:`item_keys`) of a row the loader dropped, which rows those are
+    #: ("of the Human system, which preset 'kasai2022' leaves out"): a scores file's row of
+    #: one is said as such, not as matching no item
+    dropped_keys: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", dict(self.dropped))

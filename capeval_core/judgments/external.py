@@ -241,7 +241,8 @@ def join_scores_file(
     unmatched = [i for i in dict.fromkeys(wanted) if i not in by_id]
     if unmatched:
         # a few of the file's own ids beside them: '1.0' against '1' is seen at once
-        theirs = [i for i in by_id if i not in set(wanted)]
+        # not the rows the set dropped (a preset's Human rows): those are no one's match
+        theirs = [i for i in by_id if i not in set(wanted) and i not in jset.dropped_keys]
         held = f"; the file's ids that match none: {_shown(theirs)}" if theirs else ""
         raise format_error(
             path,
@@ -270,11 +271,13 @@ def join_scores_file(
     if left_out:
         notes.append(f"{source}: not scores, left out: {', '.join(map(repr, left_out))}")
     wanted_keys = set(wanted)
-    extra = [row for key, row in by_id.items() if key not in wanted_keys]
-    if extra:
-        notes.append(
-            f"{source}: {len(extra):,} row(s) match no item of the set (ignored): {places(extra)}"
-        )
+    extra: dict[str, list[Row]] = {}  # which rows (those the set dropped, or none) -> rows
+    for key, row in by_id.items():
+        if key not in wanted_keys:
+            extra.setdefault(jset.dropped_keys.get(key, ""), []).append(row)
+    for which, found in sorted(extra.items(), key=lambda e: e[0] == ""):
+        which = which or "match no item of the set"
+        notes.append(f"{source}: {len(found):,} row(s) {which} (ignored): {places(found)}")
     if notes:
         out = dataclasses.replace(out, notes=(*out.notes, *notes))
     return out

@@ -399,6 +399,7 @@ scores=(3.0,), system=None)
     kept_rows: list[Row] = []
     items: list[GradedItem] = []
     kept: list[int] = []
+    dropped_keys: dict[str, str] = {}  # a scores file's rows of these are said as such
     ids: list[tuple[str, Row]] = []
     for n, row in enumerate(rows, start=1):
         ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
@@ -420,6 +421,7 @@ scores=(3.0,), system=None)
         system = row.values.get("system")
         if not values:  # an item has a value in every score column: say which one was empty
             missing.setdefault(c, []).append(row)
+            dropped_keys[ident] = f"of items dropped for a missing human score in column {c!r}"
             continue
         blank += [row] if not candidate else []
         kept.append(n - 1)
@@ -452,6 +454,7 @@ scores=(3.0,), system=None)
         kendall_variant=kendall_variant,
         blank=blank_cells("candidate", blank),
         blank_references=refs.blank_cells(kept_rows),
+        dropped_keys=dropped_keys,
     )
     return with_file_metrics(jset, path, external, checksum)
 

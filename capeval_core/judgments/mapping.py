@@ -229,6 +229,7 @@ def set_in_own_names(jset: JudgmentSet, mapping: Mapping[str, str]) -> JudgmentS
         blank_references=tuple((own.get(c, c), rows) for c, rows in jset.blank_references),
         dropped={said(r): n for r, n in jset.dropped.items()},
         dropped_at={said(r): where for r, where in jset.dropped_at.items()},
+        dropped_keys={key: said(rows) for key, rows in jset.dropped_keys.items()},
     )
 
 

@@ -182,10 +182,13 @@ def load_thumb(
     kept_rows: list[int] = []
     blank: list[Row] = []  # kept rows whose hyp is empty: scored as given, and said
     dropped: dict[str, int] = {}
+    dropped_keys: dict[str, str] = {}  # a scores file's rows of these are said as such
+    left_out_rows = f"of the {HUMAN_SYSTEM} system, which preset {preset!r} leaves out"
     blank_images: dict[str, None] = {}  # images given a blank COCO caption as a reference
     for i, (p, row) in enumerate(parsed):
         if p["SYS"] == HUMAN_SYSTEM and not with_human:
             count_into(dropped, HUMAN_LEFT_OUT)
+            dropped_keys[f"{p['seg_id']}{ID_SEPARATOR}{p['SYS']}"] = left_out_rows
             continue
         references = refs[p["image"]]
         if not references:
@@ -221,6 +224,7 @@ def load_thumb(
         id_columns=ID_COLUMNS,
         blank=blank_cells("hyp", blank),
         blank_references=_coco_blanks(sources[1], list(blank_images)),
+        dropped_keys=dropped_keys,
     )
     return with_file_metrics(jset, path, external)
 

@@ -132,3 +132,18 @@ def test_a_trailing_empty_column_is_read_when_its_cells_are_empty_too(tmp_path):
         "j.csv, line 1, column 5: header field 5 is empty, and line 7 has a value under it: "
         "name the column"
     )
+
+
+def test_a_scores_file_s_row_of_a_dropped_judgment_is_said_as_such(tmp_path):
+    """The row of a judgment dropped for its missing score read "match no item of the set",
+    as a row of an id the file never had; now each is said for what it is."""
+    rows = [*ROWS[:2], ("r3", "a cat", "a cat on a mat", "NA"), *ROWS[3:]]
+    js = load_judgments(_judgments(tmp_path, rows), "graded")
+    ids = [r[0] for r in ROWS] + ["r9"]
+    body = "".join(f"{i},0.{n}\n" for n, i in enumerate(ids))
+    out = join_scores_file(js, _write(tmp_path, "id,mine\n" + body, "s.csv"))
+    assert [n for n in out.notes if n.startswith("s.csv")] == [
+        "s.csv: 1 row(s) of items dropped for a missing human score in column 'score' "
+        "(ignored): line 4",
+        "s.csv: 1 row(s) match no item of the set (ignored): line 7",
+    ]

@@ -121,6 +121,34 @@ def test_metric_keys_and_scores_file(tmp_path):
     assert np.array_equal(joined.external[1].values, machine)
 
 
+def test_a_scores_file_s_human_rows_are_said_as_the_preset_s_not_as_unmatched(tmp_path):
+    """A scores file of all five systems warned "10 row(s) match no item of the set"; one
+    missing machine rows listed the Human rows among "the file's ids that match none",
+    burying the ids it lacks. Now the Human rows are said as those the preset leaves out."""
+    js = load_judgments(JUDGMENTS, "thumb")
+    rows = _rows()
+    scores = tmp_path / "scores.csv"
+    scores.write_text(
+        "seg_id,SYS,mine\n" + "".join(f"{r['seg_id']},{r['SYS']},{i}\n" for i, r in enumerate(rows))
+    )
+    joined = join_scores_file(js, scores)
+    said = [n for n in joined.notes if n.startswith("scores.csv:")]
+    humans = [i + 2 for i, r in enumerate(rows) if r["SYS"] == "Human"]
+    assert said == [
+        "scores.csv: 10 row(s) of the Human system, which preset 'kasai2022' leaves out "
+        f"(ignored): lines {', '.join(map(str, humans[:5]))} and 5 more"
+    ]
+    first = _machine_rows()[0]
+    lines = scores.read_text().splitlines()
+    scores.write_text("\n".join(lines[:1] + [x for x in lines[1:] if not x.endswith(",0")]))
+    with pytest.raises(JudgmentFormatError) as err:
+        join_scores_file(js, scores)
+    assert str(err.value) == (
+        "scores.csv, column 'seg_id': 1 of the set's 40 ids have no row here (joined on "
+        f"['seg_id', 'SYS']): '{first['seg_id']}|{first['SYS']}'; the set is unchanged"
+    )
+
+
 def test_bad_rows_name_line_and_key(tmp_path):
     rows = _rows()
     rows[3]["seg_id"] = "975"
