@@ -323,7 +323,7 @@ def _first_bad_score(
 
 
 def _mostly_comma_numbers(cells: Sequence[Any]) -> bool:
-    cells = [c for c in cells if isinstance(c, str) and c.strip()]
+    cells = [c for c in cells if isinstance(c, str) and not is_missing(c)]
     return bool(cells) and sum(bool(comma_hint(c)) for c in cells) * 2 >= len(cells)
 
 

@@ -147,3 +147,16 @@ def test_a_scores_file_s_row_of_a_dropped_judgment_is_said_as_such(tmp_path):
         "(ignored): line 4",
         "s.csv: 1 row(s) match no item of the set (ignored): line 7",
     ]
+
+
+def test_a_score_column_of_decimal_commas_is_named_among_missing_values(tmp_path):
+    """`NA` cells counted as text against the decimal commas beside them: the file was
+    refused as having no score column rather than at its first decimal comma."""
+    marks = ["NA", "3,5", "NA", "NA", "4,5"]
+    body = "".join(f'{i},{c},{r},"{m}"\n' for (i, c, r, _), m in zip(ROWS, marks, strict=True))
+    path = _write(tmp_path, "id,candidate,references,quality\n" + body)
+    with pytest.raises(JudgmentFormatError) as err:
+        load_judgments(path, "graded")
+    assert str(err.value) == (
+        "j.csv, line 3, column 'quality': not a number: '3,5' (a decimal comma? write 3.5)"
+    )
