@@ -370,7 +370,7 @@ def test_two_files_for_a_one_file_format_are_said_before_load() -> None:
 def test_a_new_upload_drops_the_last_loads_error() -> None:
     """After a failed Load, choosing another file showed its own error beside the last
     one's, two red lines naming two files."""
-    bad = CSV.replace(",5,0.9,", ",n/a,0.9,", 1)
+    bad = CSV.replace(",5,0.9,", ",five,0.9,", 1)
     at = _upload(_judgments(), "graded", [("first.csv", bad.encode())])
     at.button(key="load_judgments").click().run()
     assert [e.value for e in at.error if "first.csv" in e.value]
