@@ -79,15 +79,21 @@ def _named_as_uploaded(jset: JudgmentSet, files: Sequence[Upload], folder: Path)
 
 def uploaded_columns(name: str, data: bytes) -> tuple[list[str], list[str]]:
     """``(columns, numeric columns)`` of an uploaded generic file, for a column mapping
-    (:func:`~capeval_core.judgments.mapping.peek_columns`).
+    (:func:`~capeval_core.judgments.mapping.peek_columns`); pandas' index (an empty first
+    header, ``Unnamed: 0``) is no column a role could take, so it is not offered.
 
-    >>> uploaded_columns("mine.csv", b"caption,refs,grade\\na dog,a dog runs,4\\n")
+    >>> uploaded_columns("mine.csv", b",caption,refs,grade\\n0,a dog,a dog runs,4\\n")
     (['caption', 'refs', 'grade'], ['grade'])
     """
+    from capeval_core.judgments.external import is_index_column
     from capeval_core.judgments.mapping import peek_columns
 
     with _uploaded(((name, data),)) as (path, _):
-        return peek_columns(path)
+        columns, numeric = peek_columns(path)
+    return (
+        [c for c in columns if not is_index_column(c)],
+        [c for c in numeric if not is_index_column(c)],
+    )
 
 
 def load_uploaded(
