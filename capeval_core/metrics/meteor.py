@@ -181,7 +181,6 @@ _APOSTROPHES = (  # step 9, English rules in the jar's order
     (re.compile(r"([0-9])'(s)"), r"\1 '\2"),
 )
 _HAS_ALPHA = re.compile(f"[{_ALPHA}]")
-_JAVA_WS = re.compile(r"[ \t\n\x0b\x0c\r]+")  # Java's \s
 _WIDE_SPACES = re.compile("[ \u00a0\u2000-\u200a\u202f\u205f\u3000]+")  # step 12
 _TOKEN_SEPARATORS = re.compile("[ \t\n\r\x0c]+")  # java.util.StringTokenizer's defaults
 _PLAIN = re.compile("[a-z0-9 ]*")
@@ -213,10 +212,9 @@ def normalize(text: str) -> Tokens:
     s = _HYPHEN.sub(r"\1 \2", s)  # step 8: intra-word hyphens split the word
     for pattern, repl in _APOSTROPHES:  # step 9
         s = pattern.sub(repl, s)
-    # step 10: a final period is split off unless it belongs to an abbreviation
-    tokens = _JAVA_WS.split(s)
-    while tokens and tokens[-1] == "":  # Java's split drops trailing empty strings
-        tokens.pop()
+    # step 10: a final period is split off unless it belongs to an abbreviation; the words
+    # are java.util.StringTokenizer's, so a vertical tab (Java's \s, not its) stays inside one
+    tokens = [t for t in _TOKEN_SEPARATORS.split(s) if t]
     prefixes = nonbreaking_prefixes()
     out = []
     last = len(tokens) - 1

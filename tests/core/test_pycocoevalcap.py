@@ -475,6 +475,16 @@ _METEOR_STAT_LINES = [
     ("a man riding a horse", ["a man riding a horse"],
      "5.0 5.0 2.0 2.0 3.0 3.0 2.0 2.0" + " 0.0" * 12 + " 1.0 5.0 5.0", 1.0),
     ("a dog", [], "2.0 0.0 1.0" + " 0.0" * 20, 0.0),
+    # a vertical tab is no word break for the jar (java.util.StringTokenizer's), except where
+    # String.trim strips it at either end
+    ("a dog\x0bruns", ["a dog runs"],
+     "2.0 3.0 1.0 1.0 0.0 0.0 1.0 1.0" + " 0.0" * 12 + " 1.0 1.0 1.0", 0.06106870229007633),
+    ("a dog runs", ["a dog\x0bruns"],
+     "3.0 2.0 1.0 1.0 0.0 0.0 1.0 1.0" + " 0.0" * 12 + " 1.0 1.0 1.0", 0.0898876404494382),
+    ("Mr.\x0bsmith runs", ["mr. smith runs"],
+     "2.0 3.0 0.0 0.0 1.0 1.0" + " 0.0" * 14 + " 1.0 1.0 1.0", 0.14035087719298242),
+    ("\x0ba\x0b\x0bdog runs .\x0b", ["a dog runs"],
+     "3.0 3.0 1.0 1.0 1.0 1.0" + " 0.0" * 14 + " 1.0 1.0 1.0", 0.17142857142857143),
 ]  # fmt: skip
 
 
