@@ -24,6 +24,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from capeval_core.java_lower import java_lower
+
 __all__ = ["PUNCTUATION", "raw_tokens", "tokenize_lines"]
 
 #: Tokens pycocoevalcap's wrapper removes (exact, case-sensitive comparison; metric-spec §1.1).
@@ -689,34 +691,9 @@ def raw_tokens(texts: Sequence[str]) -> list[tuple[str, ...]]:
         if index in not_simple or not _plain_words(tokens):
             start = starts[index]
             scanned = _scan(joined, start, start + len(captions[index]))
-            tokens = [_lower(token) for token in scanned]
+            tokens = [java_lower(token) for token in scanned]  # the jar lower-cases each
         result.append(tuple(tokens))
     return result
-
-
-def _cased(char: str) -> bool:
-    return char.islower() or char.isupper() or char.istitle()
-
-
-def _lower(token: str) -> str:
-    """A token lower-cased as the jar's Java does it: a capital sigma is final (ς) when the
-    token has a cased letter before it and none after it, whatever lies between ("1e10Σ" ->
-    "1e10ς", "ΑΣ-Β" -> "ασ-β"), where Python's lower() looks only across case-ignorable
-    characters.
-
-    >>> _lower("1e10Σ"), _lower("ΑΣ-Β"), _lower("ΟΔΟΣ")
-    ('1e10ς', 'ασ-β', 'οδος')
-    """
-    if "\u03a3" not in token:
-        return token.lower()
-    out = []
-    for i, char in enumerate(token):
-        if char == "\u03a3":
-            final = any(map(_cased, token[:i])) and not any(map(_cased, token[i + 1 :]))
-            out.append("\u03c2" if final else "\u03c3")
-        else:
-            out.append(char.lower())
-    return "".join(out)
 
 
 def scan_tokens(text: str) -> list[str]:

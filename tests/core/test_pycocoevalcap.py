@@ -461,6 +461,15 @@ def test_meteor_scores_an_image_without_references_against_an_empty_one():
     assert Meteor().compute_score({**gts, 2: [""]}, res) == Meteor().compute_score(gts, res)
 
 
+def test_bleu_of_a_greek_sign_lower_cased_as_the_jar_does() -> None:
+    """The tokenizer jar lower-cases "ΟΔΟΣ3-WAY" to "οδος3-way" (the word Java's final sigma
+    looks at ends at the digit); it was "οδοσ3-way" here, and BLEU-4 0.669."""
+    gts = PTBTokenizer().tokenize({1: [{"caption": "a road sign reading οδος3-way"}]})
+    res = PTBTokenizer().tokenize({1: [{"caption": "a road sign reading ΟΔΟΣ3-WAY"}]})
+    # pycocoevalcap 1.2 (Stanford CoreNLP 3.4.1 tokenizer jar, OpenJDK 17): 0.9999999994791672
+    assert Bleu(4).compute_score(gts, res, verbose=0)[0][3] == 0.9999999994791672
+
+
 #: (hypothesis, references, the jar's statistics line for them, its EVAL score of that line):
 #: pycocoevalcap 1.2's ``Meteor()._stat`` and ``EVAL ||| line`` written to its JVM
 #: (meteor-1.5.jar -stdio -l en -norm, OpenJDK 17); its ``_score`` raises TypeError in Python 3.
