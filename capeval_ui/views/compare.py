@@ -10,11 +10,12 @@ from collections.abc import Mapping
 
 import pandas as pd
 import streamlit as st
+from pandas.io.formats.style import Styler
 
 from capeval_core.files import counted
 from capeval_core.metrics import metric_class
 from capeval_core.results import MetricResult
-from capeval_ui.formats import exact, is_small
+from capeval_ui.formats import exact, is_small, literal
 from capeval_ui.views.common import (
     explain,
     format_number,
@@ -78,15 +79,21 @@ def render_comparison(
         + (f", {counted(n_tie, 'tie')}" if n_tie else "")
         + ".** Each row says what the metric counted for each candidate."
     )
-    # a static table: every row and the whole "why" in view (no user text in it); a value
-    # written "< 0.001" shows its exact value on hover (a static table's cells take tooltips)
-    numbers = ["A", "B", "A − B"]
+    st.table(comparison_styler(frame))
+
+
+def comparison_styler(frame: pd.DataFrame) -> Styler:
+    """The verdict as a static table: every row and the whole "why" in view (no user text in
+    it); a value written "< 0.001" shows its exact value on hover (a static table's cells
+    take tooltips). A static table reads its cells as Markdown, so the numbers are escaped:
+    "> −0.001" was a quote block showing "−0.001"."""
+    numbers = {"A": format_number, "B": format_number, "A − B": format_signed}
     styler = frame.style.format(
-        {"A": format_number, "B": format_number, "A − B": format_signed}
+        {column: (lambda v, f=f: literal(f(v))) for column, f in numbers.items()}
     ).hide(axis="index")
     tips = pd.DataFrame("", index=frame.index, columns=frame.columns)
     for column in numbers:
         tips[column] = [f"exactly {exact(v)}" if is_small(v) else "" for v in frame[column]]
     if tips.to_numpy().any():
         styler = styler.set_tooltips(tips)
-    st.table(styler)
+    return styler

@@ -217,7 +217,10 @@ def test_a_tiny_score_reads_the_same_on_its_card_its_tables_and_the_a_b_table() 
     at.text_area(key="candidate_b").input("a dog sleeps on a couch").run()
     assert not at.exception, at.exception
     (verdict,) = [tb for tb in at.table if "higher" in tb.value.columns]
-    assert _shown(verdict).set_index("metric").loc["BLEU-3", "A"] == text
+    # a static table's cell is Markdown: escaped, so that it shows the text as written
+    from capeval_ui.formats import literal
+
+    assert _shown(verdict).set_index("metric").loc["BLEU-3", "A"] == literal(text)
     # the exact value on hover: pandas' tooltip rule for that cell, which the table keeps
     assert f'content: "exactly {bleu_3:.6g}"' in verdict.proto.arrow_data.styler.styles
 
@@ -540,6 +543,25 @@ def test_a_candidate_too_short_for_the_order_is_said_to_have_none() -> None:
     assert rows.loc["BLEU-4", "why"].startswith(
         "neither candidate matches a 4-word sequence of a reference (A has none): BLEU-4 is 0"
     )
+
+
+def test_a_tiny_negative_difference_keeps_its_sign_in_the_static_table():
+    """The verdict's table is static, and Streamlit reads its cells as Markdown: "> −0.001"
+    (A − B of BLEU-4 here, -6.4e-05) was a quote block that showed "−0.001"."""
+    from capeval_core.api import score
+    from capeval_ui.views.compare import comparison_frame, comparison_styler
+
+    refs = [
+        "a dog running on grass",
+        "a brown dog runs across a field",
+        "a dog playing in a park",
+    ]
+    a = {"bleu_4": score("bleu_4", ["a dog runs on the grass"], [refs])}
+    b = {"bleu_4": score("bleu_4", ["a brown dog running in a green field"], [refs])}
+    frame = comparison_frame(a, b)
+    assert -1e-3 < frame.loc[0, "A − B"] < 0
+    html = comparison_styler(frame).to_html()
+    assert ">\\> −0.001<" in html and ">\\< 0.001<" in html
 
 
 def test_meteors_matched_words_are_whole_numbers_below_the_weights():
