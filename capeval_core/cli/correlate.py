@@ -448,13 +448,16 @@ def _correlate(args: argparse.Namespace) -> int:
                 f"{out['resampling']['over']} (seed {seed})"
             )
         if matrix is not None:
+            from capeval_core.stats.correlation import p_value_text
+
             show(
                 f"\nWilliams test p-values ({matrix.alternative}, {matrix.correlation}; "
                 "row beats column; '-' = not tested)"
             )
             show(f"{'':<{width}}  " + "  ".join(f"{m:>9}" for m in matrix.metrics))
             for i, a in enumerate(matrix.metrics):
-                cells = ("        -" if math.isnan(p) else f"{p:>9.4g}" for p in matrix.pvalues[i])
+                shown = ("-" if math.isnan(p) else p_value_text(p) for p in matrix.pvalues[i])
+                cells = (f"{c:>9}" for c in shown)
                 show(f"{a:<{width}}  " + "  ".join(cells))
     for key, msg in scores.skipped.items():
         print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)

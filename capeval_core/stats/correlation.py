@@ -94,7 +94,36 @@ class CorrelationResult:
         return "percentile bootstrap over items" if grouped is None else OVER_GROUPS
 
     def __str__(self) -> str:
-        return f"{self.method} = {self.statistic:.4f} (p = {self.pvalue:.3g}, n = {self.n})"
+        """One line, p written as the Significance page's tables write it.
+
+        >>> print(pearson([1, 2, 3, 4, 5], [2, 1, 4, 3, 5]))
+        pearson = 0.8000 (p = 0.1041, n = 5)
+        """
+        return f"{self.method} = {self.statistic:.4f} ({p_text(self.pvalue)}, n = {self.n})"
+
+
+def p_value_text(p: float) -> str:
+    """A p-value as the app's tables write it: four decimals; ``< 0.001`` below 0.001 and
+    ``< 1e-300`` where the double underflowed to 0 (a p-value is never exactly 0).
+
+    >>> p_value_text(0.5), p_value_text(3.9e-05), p_value_text(0.0), p_value_text(float("nan"))
+    ('0.5000', '< 0.001', '< 1e-300', 'nan')
+    """
+    if np.isnan(p):
+        return "nan"
+    if p == 0:
+        return "< 1e-300"
+    return "< 0.001" if p < 0.001 else f"{p:.4f}"
+
+
+def p_text(p: float) -> str:
+    """``p = 0.0312``, or ``p < 0.001``: :func:`p_value_text` after its ``p``.
+
+    >>> p_text(0.5), p_text(3.9e-05), p_text(float("nan"))
+    ('p = 0.5000', 'p < 0.001', 'p = nan')
+    """
+    value = p_value_text(p)
+    return f"p {value}" if value.startswith("<") else f"p = {value}"
 
 
 def _pair(

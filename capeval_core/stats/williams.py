@@ -20,7 +20,7 @@ from scipy import stats
 
 from capeval_core.errors import InputError
 from capeval_core.options import is_whole
-from capeval_core.stats.correlation import correlate
+from capeval_core.stats.correlation import correlate, p_text
 from capeval_core.stats.intervals import check_aligned
 
 Alternative = Literal["greater", "two-sided"]
@@ -52,23 +52,9 @@ class WilliamsResult:
         Williams t = 4.1264, df = 97, p < 0.001 (greater)
         """
         return (
-            f"Williams t = {self.statistic:.4f}, df = {self.df}, {_p_text(self.pvalue)} "
+            f"Williams t = {self.statistic:.4f}, df = {self.df}, {p_text(self.pvalue)} "
             f"({self.alternative})"
         )
-
-
-def _p_text(p: float) -> str:
-    """``p = 0.0312`` with four decimals; ``p < 0.001`` below 0.001 and ``p < 1e-300``
-    where the double underflowed to 0 (a p-value is never exactly 0), as the app's tables.
-
-    >>> _p_text(0.5), _p_text(3.9e-05), _p_text(0.0), _p_text(float("nan"))
-    ('p = 0.5000', 'p < 0.001', 'p < 1e-300', 'p = nan')
-    """
-    if math.isnan(p):
-        return "p = nan"
-    if p == 0:
-        return "p < 1e-300"
-    return "p < 0.001" if p < 0.001 else f"p = {p:.4f}"
 
 
 def _tied(r12: float, r13: float) -> bool:

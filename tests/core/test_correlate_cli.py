@@ -1111,3 +1111,22 @@ def test_cider_ds_advice_names_no_option_correlate_lacks(tmp_path):
     assert code == 0 and len(said) == 1, err
     assert said[0].endswith("Score images with their own references together.")
     assert "--cider-idf" not in err and "idf=" not in err
+
+
+def test_williams_p_values_are_written_as_the_significance_page_writes_them(tmp_path):
+    """The matrix wrote p with %9.4g (0.04629, 0.5) and a correlation's line with .3g, where
+    the app's tables and WilliamsResult write four decimals and `< 0.001`."""
+    import re
+
+    from capeval_core.stats.correlation import pearson
+
+    p = _graded(tmp_path)
+    code, out, err = _run("correlate", "--judgments", str(p), "--format", "graded", "--metrics",
+                          "bleu_1", "bleu_4", "rouge_l", "--tokenizer", "whitespace")  # fmt: skip
+    assert code == 0, err
+    lines = out.split("Williams test p-values", 1)[1].splitlines()[2:5]
+    cells = [c for line in lines for c in re.split(r"\s{2,}", line.strip())[1:]]
+    assert len(cells) == 9 and "-" in cells
+    assert all(re.fullmatch(r"-|< 0\.001|\d\.\d{4}", c) for c in cells), cells
+    assert str(pearson([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])) == "pearson = 0.8000 (p = 0.1041, n = 5)"
+    assert "(p < 0.001, n = 20)" in str(pearson(range(20), [i + i % 3 for i in range(20)]))
