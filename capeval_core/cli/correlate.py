@@ -4,6 +4,7 @@ pairwise accuracy (pairwise sets), with intervals and Williams tests."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -38,13 +39,15 @@ from capeval_core.cli.output import (
     bar_progress,
     cli_message,
     cli_worded,
-    held_warnings,
+    command_flags,
+    dropped_warning,
     jsonable,
     plan_outputs,
     print_signatures,
+    tqdm_write,
 )
 from capeval_core.coco_files import LIMIT_FLAGS
-from capeval_core.errors import CapevalError, InputError
+from capeval_core.errors import CapevalError, CapevalWarning, InputError
 from capeval_core.metrics import METRICS, REPORTED_KEYS, check_reported_key
 from capeval_core.progress import stderr_tqdm
 from capeval_core.stats.intervals import MAX_RESAMPLES
@@ -126,10 +129,40 @@ def _correlate_options_apply(args: argparse.Namespace) -> tuple[str, int, int, s
 
 def _cmd_correlate(args: argparse.Namespace) -> int:
     try:
-        return _correlate(args)
+        return _correlate(args, Warned(args))
     except CapevalError as exc:
         exc.args = (as_given(str(exc), args.judgments, args.metric_scores), *exc.args[1:])
         raise
+
+
+class Warned:
+    """The warnings of a run: each printed as one ``capeval: warning:`` line naming a file by
+    the path given, as the errors name it, and kept for the JSON's ``warnings`` (which said
+    nothing of a row ignored or a reference left out) naming it by file name, as the JSON
+    names its inputs."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.judgments, self.metric_scores = args.judgments, args.metric_scores
+        self.flags = command_flags(args)
+        self.lines: list[str] = []
+
+    def __call__(self, line: str) -> None:
+        said = cli_message(line, self.flags)
+        self.lines.append(said)
+        tqdm_write(f"capeval: warning: {as_given(said, self.judgments, self.metric_scores)}")
+
+    @contextlib.contextmanager
+    def held(self) -> Any:
+        """capeval's warnings raised while the inputs are read, said once all are read (as
+        :func:`~capeval_core.cli.output.held_warnings`), each through this one."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CapevalWarning)
+            yield
+        for w in caught:
+            if issubclass(w.category, CapevalWarning):
+                self(str(w.message))
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 #: a message's first word when it is a file's name: "g.csv, line 2: ...", "one.csv: ..."
@@ -168,7 +201,7 @@ def as_given(message: str, judgments: str, metric_scores: str | None = None) -> 
     return path + message[match.end() :]
 
 
-def _correlate(args: argparse.Namespace) -> int:
+def _correlate(args: argparse.Namespace, warn: Warned) -> int:
 
     from capeval_core.judgments import load_judgments
     from capeval_core.judgments.scoring import (
@@ -192,14 +225,14 @@ def _correlate(args: argparse.Namespace) -> int:
     limits = {name: getattr(args, name) for name in LIMIT_FLAGS}
     # a graded file's rows need a value in the --human column only, not in every numeric one
     columns = {"score_columns": [args.human]} if args.human and args.format == "graded" else {}
-    with held_warnings():
+    with warn.held():
         jset = load_judgments(args.judgments, args.format, args.preset, **limits, **columns)
         # the files read beside it or from its folder, now known (a file given as
         # --judgments reads its companions from its own folder)
         given = Path(args.judgments)
         folder = given if given.is_dir() else given.parent
-        read = [folder / name for name in jset.source]
-        inputs += [(f"{p.name} of --judgments", str(p)) for p in read if p.is_file()]
+        read = [p for p in (folder / name for name in jset.source) if p.is_file()]
+        inputs += [(f"{p.name} of --judgments", str(p)) for p in read]
         plan_outputs(args, inputs)
         if args.metric_scores:
             from capeval_core.judgments.external import join_scores_file
@@ -225,12 +258,15 @@ def _correlate(args: argparse.Namespace) -> int:
             raise InputError(f"{Path(args.judgments).name}: {missing}")
     # the files read, as the pages show them: a blank caption or a dropped row is named by
     # its line, which is one of theirs
-    read = files.printable(f"{args.format} ({', '.join(jset.source)}): {jset.describe()}")
-    print(read, file=sys.stderr)
+    summary = files.printable(f"{args.format} ({', '.join(jset.source)}): {jset.describe()}")
+    print(summary, file=sys.stderr)
     if jset.kind == "graded":  # which column the numbers are about, chosen or by default
         print(f"human score: {human_name!r}", file=sys.stderr)
+    dropped = dropped_warning(jset, jset.source[0] if jset.source else args.judgments)
+    if dropped:  # the summary counts them; a warning says rows were left out
+        warn(dropped)
     for note in jset.notes:  # a line of stderr that is not the summary is a warning
-        print(f"capeval: warning: {cli_message(note)}", file=sys.stderr)
+        warn(note)
     protocol = None
     if jset.kind == "pairwise":
         from capeval_core.judgments.protocols import protocol_for
@@ -238,8 +274,7 @@ def _correlate(args: argparse.Namespace) -> int:
         protocol = protocol_for(jset)
         missing = missing_labels_warning(jset)
         if missing:  # named by its file or folder (a note above says where, if it can)
-            said = files.printable(f"{Path(args.judgments).name}: {missing.rstrip('.')}")
-            print(f"capeval: warning: {said}", file=sys.stderr)
+            warn(f"{Path(args.judgments).name}: {missing.rstrip('.')}")
     n_references, draws = protocol.sampling if protocol is not None else (5, 5)
     workers = worker_count(args.workers)  # its warning before the bar, not on the bar's line
     with stderr_tqdm(total=None, desc="scoring", unit="metric") as bar:
@@ -272,10 +307,10 @@ def _correlate(args: argparse.Namespace) -> int:
             f"({cli_message(why)}): a correlation needs at least 2"
         )
     if left_out:
-        print(f"capeval: warning: {cli_message('; '.join(left_out))}", file=sys.stderr)
+        warn("; ".join(left_out))
     degenerate = _degenerate_metrics(scores, jset.kind, in_json=bool(args.json))
     for key, why in degenerate.items():
-        print(f"capeval: warning: {key} {why}", file=sys.stderr)
+        warn(f"{key} {why}")
     if protocol is not None:
         from capeval_core.judgments.protocols import (
             ALL_REFERENCES,
@@ -337,11 +372,10 @@ def _correlate(args: argparse.Namespace) -> int:
         human = jset.human(human_name)
         name = human_name
         if human.size and np.all(human == human[0]):
-            print(
-                f"capeval: warning: the human score {name!r} is constant ({human[0]:g} for all "
+            warn(
+                f"the human score {name!r} is constant ({human[0]:g} for all "
                 f"{human.size:,} items): every correlation is undefined"
-                + (" (null in the JSON)" if args.json else ""),
-                file=sys.stderr,
+                + (" (null in the JSON)" if args.json else "")
             )
         systems = _systems_for(jset, level)
         methods = ("pearson", "spearman", "kendall_b", "kendall_c")
@@ -385,15 +419,12 @@ def _correlate(args: argparse.Namespace) -> int:
                 williams_correlation if matrix is not None else None,
                 in_json=bool(args.json),
             ):
-                print(f"capeval: warning: {line}", file=sys.stderr)
+                warn(line)
         if len(level_human) <= 3 and len(level_values) > 1:  # the JSON's {} said nothing
             unit = "systems" if systems is not None else "items"
             in_json = '; "williams" is empty in the JSON' if args.json else ""
-            print(
-                f"capeval: warning: no Williams test: it needs at least 4 {unit} (got "
-                f"{len(level_human):,}){in_json}",
-                file=sys.stderr,
-            )
+            got = f"(got {len(level_human):,}){in_json}"
+            warn(f"no Williams test: it needs at least 4 {unit} {got}")
         williams = matrix.as_dict() if matrix is not None else {}
         out = {
             "n_rows": len(full),
@@ -426,12 +457,11 @@ def _correlate(args: argparse.Namespace) -> int:
             if left_resamples:  # the intervals stand on the other resamples
                 out["resampling"]["left_out"] = left_resamples
                 most = max(n for row in left_resamples.values() for n in row.values())
-                print(
-                    f"capeval: warning: up to {most:,} of {resamples:,} resamples had one side's "
+                warn(
+                    f"up to {most:,} of {resamples:,} resamples had one side's "
                     f"scores all equal (no correlation) in the intervals of "
                     f"{', '.join(left_resamples)}; those intervals are drawn from the others"
-                    + ('; "resampling.left_out" in the JSON counts them' if args.json else ""),
-                    file=sys.stderr,
+                    + ('; "resampling.left_out" in the JSON counts them' if args.json else "")
                 )
         width = max([len(k) for k in correlations] + [6])
         cells = {  # with --resamples, each value's interval beside it (only the JSON had them)
@@ -460,7 +490,7 @@ def _correlate(args: argparse.Namespace) -> int:
                 cells = (f"{c:>9}" for c in shown)
                 show(f"{a:<{width}}  " + "  ".join(cells))
     for key, msg in scores.skipped.items():
-        print(f"capeval: warning: {key} skipped: {files.printable(msg)}", file=sys.stderr)
+        warn(f"{key} skipped: {msg}")
     if left_json["n"]:  # only then: the JSON of a run that scored everything stays as it was
         out["left_out"] = left_json
     # what the summary line says of the file: its blank captions and references, the references read
@@ -468,6 +498,11 @@ def _correlate(args: argparse.Namespace) -> int:
     out["blank"] = _blank_json(full.blank)
     out["blank_references"] = _blank_json(full.blank_references)
     out.update(_references_named(full))
+    # the files read, by name with a content digest, as score's JSON names its references
+    out["judgments"] = {p.name: _file_digest(p) for p in read}
+    if args.metric_scores:
+        out["metric_scores"] = {Path(args.metric_scores).name: _file_digest(args.metric_scores)}
+    out["warnings"] = warn.lines  # what stderr said: rows ignored, references left out, ...
     if args.json != "-":  # the numbers' signatures end the text, as score's and compare's
         print_signatures(out["signatures"])
     if args.json:
@@ -477,6 +512,13 @@ def _correlate(args: argparse.Namespace) -> int:
         else:
             files.write_all([("--json", args.json, text + "\n")])
     return 0
+
+
+def _file_digest(path: str | Path) -> str:
+    """The content digest of a file read (:func:`capeval_core.files.text_digest` of its
+    text; bytes that are not UTF-8 kept as they are)."""
+    text = Path(path).read_bytes().decode("utf-8", errors="surrogateescape")
+    return files.text_digest(text)
 
 
 def _blank_json(blank: Sequence[tuple[str, str]]) -> dict[str, str]:

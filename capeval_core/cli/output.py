@@ -103,6 +103,31 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def tqdm_write(line: str) -> None:
+    """``line`` on stderr, clear of any progress bar drawn there."""
+    from tqdm import tqdm
+
+    tqdm.write(line, file=sys.stderr)
+
+
+def dropped_warning(jset: Any, where: str) -> str | None:
+    """The rows a judgment set dropped as it was read, as a warning naming the file given
+    (``where``), each reason with its rows' places: the summary line counted them, but
+    no ``capeval: warning:`` line said that rows were left out. None when none was.
+
+    >>> from types import SimpleNamespace
+    >>> jset = SimpleNamespace(dropped={"missing human score": 1},
+    ...                        dropped_reason=lambda r: f"{r} (line 5)")
+    >>> dropped_warning(jset, "data/g.csv")
+    'data/g.csv: 1 row(s) dropped, not scored: missing human score (line 5): 1'
+    """
+    total = sum(jset.dropped.values())
+    if not total:
+        return None
+    reasons = "; ".join(f"{jset.dropped_reason(r)}: {n:,}" for r, n in jset.dropped.items())
+    return f"{where}: {total:,} row(s) dropped, not scored: {reasons}"
+
+
 def bar_progress(bar: Any) -> Any:
     """An ``on_progress(done, total, label)`` callback drawing on a tqdm bar."""
 

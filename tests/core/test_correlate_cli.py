@@ -36,7 +36,8 @@ def _cache(tmp_path, monkeypatch):
 
 #: the keys of correlate's JSON for a pairwise set
 PAIRWISE_JSON_KEYS = {
-    "n_pairs", "n_labelled", "accuracy", "signatures", "preset", "blank", "blank_references"
+    "n_pairs", "n_labelled", "accuracy", "signatures", "preset", "blank", "blank_references",
+    "judgments", "warnings",
 }  # fmt: skip
 
 
@@ -77,7 +78,8 @@ def test_graded_table_and_json_contract(tmp_path):
     data = json.loads(out_json.read_text())
     assert set(data) == {
         "n_rows", "dropped", "dropped_at", "format", "preset", "human", "level", "correlations",
-        "williams", "williams_test", "signatures", "blank", "blank_references",
+        "williams", "williams_test", "signatures", "blank", "blank_references", "judgments",
+        "warnings",
     }  # fmt: skip
     assert data["level"] == "item" and data["human"] == "quality"
     assert data["format"] == "graded" and data["preset"] is None
@@ -837,7 +839,7 @@ def test_references_joined_with_one_pipe_warn_on_one_line(tmp_path):
     assert code == 0 and json.loads(out)["n_rows"] == len(ROWS)
     warned = [line for line in err.splitlines() if line.startswith("capeval: warning:")]
     assert warned == [
-        "capeval: warning: j.csv: every row has one reference and 8 of them hold '|' or '||' "
+        f"capeval: warning: {p}: every row has one reference and 8 of them hold '|' or '||' "
         "(the first on line 2): references are separated by |||; each such cell was read as "
         "one reference"
     ]
@@ -1035,8 +1037,8 @@ def test_what_correlate_says_of_a_scores_file_names_its_rows(tmp_path):
     assert code == 0, err
     lines = err.splitlines()
     assert not [line for line in lines if line.startswith("note:")]
-    assert "capeval: warning: mine.csv: not scores, left out: 'caption'" in lines
-    assert "capeval: warning: mine.csv: 1 row(s) match no item of the set (ignored): line 10" in (
+    assert f"capeval: warning: {scores}: not scores, left out: 'caption'" in lines
+    assert f"capeval: warning: {scores}: 1 row(s) match no item of the set (ignored): line 10" in (
         lines
     )
     code, _, err = _correlate(p, "--metric-scores", str(tmp_path))
@@ -1080,10 +1082,10 @@ def test_unlabelled_pairs_are_named_by_file_and_line(tmp_path):
     assert code == 0, err
     lines = err.splitlines()
     assert (
-        "capeval: warning: pairs.csv: no vote for either candidate, so no human label: line 3"
+        f"capeval: warning: {p}: no vote for either candidate, so no human label: line 3"
     ) in lines
     assert (
-        "capeval: warning: pairs.csv: 1 of 3 pairs (33.3%) have no human label; accuracies use "
+        f"capeval: warning: {p}: 1 of 3 pairs (33.3%) have no human label; accuracies use "
         "the 2 labelled pairs"
     ) in lines
     p.write_text("candidate_a,candidate_b,references,votes_a,votes_b\na dog,a cat,a dog,0,0\n")
@@ -1111,6 +1113,33 @@ def test_cider_ds_advice_names_no_option_correlate_lacks(tmp_path):
     assert code == 0 and len(said) == 1, err
     assert said[0].endswith("Score images with their own references together.")
     assert "--cider-idf" not in err and "idf=" not in err
+
+
+def test_rows_left_out_are_warned_and_the_json_names_its_inputs(tmp_path):
+    """A row dropped for a missing human score was said only in the summary line, with no
+    `capeval: warning:`; the JSON recorded neither the scores file's ignored row nor which
+    files were read."""
+    import hashlib
+
+    p = tmp_path / "g.csv"
+    p.write_text("id,candidate,references,score\n" + "".join(
+        f"{i},{c},{r},{'' if i == 4 else s}\n" for i, (c, r, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    scores = tmp_path / "extra.csv"
+    scores.write_text("id,mine\n" + "".join(f"{i},0.{i}\n" for i in (1, 2, 3, 5, 6, 7, 8, 99)))
+    code, out, err = _correlate(p, "--metric-scores", str(scores))
+    assert code == 0, err
+    dropped = "1 row(s) dropped, not scored: missing human score in column 'score' (line 5): 1"
+    ignored = "1 row(s) match no item of the set (ignored): line 9"
+    assert f"capeval: warning: {p}: {dropped}" in err.splitlines()
+    data = json.loads(out)
+    # the files by name, with a content digest (no folder of this machine)
+    assert data["judgments"] == {"g.csv": hashlib.sha256(p.read_bytes()).hexdigest()[:12]}
+    assert data["metric_scores"] == {
+        "extra.csv": hashlib.sha256(scores.read_bytes()).hexdigest()[:12]
+    }
+    assert data["warnings"] == [f"g.csv: {dropped}", f"extra.csv: {ignored}"]
+    assert str(tmp_path) not in out
 
 
 def test_williams_p_values_are_written_as_the_significance_page_writes_them(tmp_path):
