@@ -265,8 +265,10 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
     dropped = dropped_warning(jset, jset.source[0] if jset.source else args.judgments)
     if dropped:  # the summary counts them; a warning says rows were left out
         warn(dropped)
+    williams_runs = jset.kind == "graded" and len(keys) > 1
     for note in jset.notes:  # a line of stderr that is not the summary is a warning
-        warn(note)
+        if williams_runs or "Williams test" not in note:  # of a test that runs, only
+            warn(note)
     protocol = None
     if jset.kind == "pairwise":
         from capeval_core.judgments.protocols import protocol_for
@@ -306,9 +308,12 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
             f"{args.judgments}: {len(jset)} of {len(full):,} items scored by every metric "
             f"({cli_message(why)}): a correlation needs at least 2"
         )
-    if left_out:
-        warn("; ".join(left_out))
-    degenerate = _degenerate_metrics(scores, jset.kind, in_json=bool(args.json))
+    if left_out:  # what the command computes on them: it has no combined metric
+        uses = "correlations and Williams tests use" if jset.kind == "graded" else "accuracies use"
+        warn("; ".join(left_out).replace(_LIBRARY_USES, uses))
+    degenerate = _degenerate_metrics(
+        scores, jset.kind, in_json=bool(args.json), williams=williams_runs
+    )
     for key, why in degenerate.items():
         warn(f"{key} {why}")
     if protocol is not None:
@@ -514,6 +519,11 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
     return 0
 
 
+#: the library's line on what the statistics use, for every caller (the app has a combined
+#: metric); the command says what it computes
+_LIBRARY_USES = "correlations, Williams tests, the combined metric and accuracies use"
+
+
 def _file_digest(path: str | Path) -> str:
     """The content digest of a file read (:func:`capeval_core.files.text_digest` of its
     text; bytes that are not UTF-8 kept as they are)."""
@@ -623,10 +633,12 @@ def _why_nan(
     return f"scipy: {said[0]}" if said else "scipy gives no reason"
 
 
-def _degenerate_metrics(scores: Any, kind: str, *, in_json: bool = False) -> dict[str, str]:
+def _degenerate_metrics(
+    scores: Any, kind: str, *, in_json: bool = False, williams: bool = True
+) -> dict[str, str]:
     """Metrics no correlation or test can use: fewer than two finite values, or one value
     throughout (each with why, for a warning); they stay in the tables (as NaN, null in
-    the JSON) and are left out of the Williams tests."""
+    the JSON) and are left out of the Williams tests (said when ``williams`` run)."""
     out = {}
     for key in scores.keys:
         if kind == "pairwise":
@@ -645,7 +657,7 @@ def _degenerate_metrics(scores: Any, kind: str, *, in_json: bool = False) -> dic
                 if kind == "pairwise"
                 else "its correlations are undefined"
                 + (" (null in the JSON)" if in_json else "")
-                + " and it is left out of the Williams tests"
+                + (" and it is left out of the Williams tests" if williams else "")
             )
     return out
 

@@ -1159,3 +1159,34 @@ def test_williams_p_values_are_written_as_the_significance_page_writes_them(tmp_
     assert all(re.fullmatch(r"-|< 0\.001|\d\.\d{4}", c) for c in cells), cells
     assert str(pearson([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])) == "pearson = 0.8000 (p = 0.1041, n = 5)"
     assert "(p < 0.001, n = 20)" in str(pearson(range(20), [i + i % 3 for i in range(20)]))
+
+
+def test_a_note_of_williams_tests_only_when_one_runs(tmp_path):
+    """Flickr8k-Expert's published preset warned that "a Williams test counts the rows as
+    independent items" on a run of one metric, which runs none."""
+    from tests.core.test_judgments import write_token
+
+    write_token(tmp_path)
+    (tmp_path / "ExpertAnnotations.txt").write_text(
+        "a.jpg\tb.jpg#1\t1\t2\t1\nb.jpg\tc.jpg#3\t4\t3\t4\nc.jpg\ta.jpg#2\t2\t2\t3\n"
+    )
+    argv = ["correlate", "--judgments", str(tmp_path), "--format", "flickr8k-expert"]
+    code, _, err = _run(*argv, "--metrics", "bleu_1", "--tokenizer", "whitespace")
+    assert code == 0 and "Williams" not in err, err
+    code, _, err = _run(*argv, "--metrics", "bleu_1", "rouge_l", "--tokenizer", "whitespace")
+    assert code == 0 and "a Williams test counts the rows as independent items" in err, err
+
+
+def test_items_left_out_say_what_correlate_computes(tmp_path):
+    """The warning said "correlations, Williams tests, the combined metric and accuracies
+    use ...": the command has no combined metric, and a graded set no accuracy."""
+    p = tmp_path / "g.csv"
+    p.write_text("id,candidate,references,score\n" + "".join(
+        f"{i},{'two small birds sit on a long wire' if i == 2 else c},{r},{s}\n"
+        for i, (c, r, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    code, _, err = _run("correlate", "--judgments", str(p), "--format", "graded", "--metrics",
+                        "bleu_4", "spice", "--spice-max-words", "6", "--workers", "0")  # fmt: skip
+    assert code == 0, err
+    (warned,) = [line for line in err.splitlines() if line.startswith("capeval: warning:")]
+    assert warned.endswith("; correlations and Williams tests use the 7 items every metric scored")
