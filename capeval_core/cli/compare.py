@@ -124,6 +124,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         )
     for line in comparison.left_out_warnings():
         print(f"capeval: warning: {cli_message(line)}", file=sys.stderr)
+    for line in comparison.dropped_lines():  # --on-missing intersect: the report says it too
+        print(f"capeval: warning: {cli_message(line)}", file=sys.stderr)
     warn_notes(scores.notes)
     outputs = []
     if args.per_item:

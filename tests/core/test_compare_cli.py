@@ -707,3 +707,21 @@ def test_a_file_given_twice_is_said_once_or_by_both_spellings(tmp_path):
         f"capeval: error: --results lists one file twice, as {paths[0]} and {other}: compare "
         "different systems' files\n"
     )
+
+
+def test_images_left_out_by_on_missing_intersect_are_warned_of(tmp_path):
+    """The images a file lost to --on-missing intersect were said on stdout or in the JSON
+    only (stderr empty), and under --table csv as an unprefixed note."""
+    ann, paths = _files(tmp_path, 12)
+    base = json.loads(paths[0].read_text())
+    paths[1].write_text(json.dumps(base[:-1]))
+    lost = base[-1]["image_id"]
+    argv = ["compare", "--annotations", ann, "--results", paths[0], paths[1], "--metrics",
+            "bleu_4", "--trials", 20, "--resamples", 20, "--on-missing", "intersect"]  # fmt: skip
+    for extra in ([], ["--json", "-"], ["--table", "csv"]):
+        code, _, err = _run(*argv, *extra)
+        assert code == 0, err
+        assert (
+            f"capeval: warning: {paths[0]} (base) lost 1 image(s) another system does not "
+            f"caption: {lost!r}"
+        ) in err.splitlines(), extra
