@@ -143,11 +143,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         from capeval_core.systems_table import paper_table
 
         table = paper_table(comparison, raw=args.raw)
-        print(table.render(args.table), end="")
+        print(cli_worded(table.render(args.table)), end="")
         if args.table == "csv":  # stdout stays a plain CSV: what the other tables say under
-            print_csv_notes(table.notes, table.signatures)  # them goes to stderr
+            print_csv_notes(cli_worded(list(table.notes)), table.signatures)  # them: stderr
     elif args.json != "-":
-        print(comparison.format_table())
+        print(cli_worded(comparison.format_table()))  # the flags, as the JSON and warnings
         print_signatures(data["signatures"])
     return 0
 

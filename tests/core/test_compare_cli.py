@@ -725,3 +725,14 @@ def test_images_left_out_by_on_missing_intersect_are_warned_of(tmp_path):
             f"capeval: warning: {paths[0]} (base) lost 1 image(s) another system does not "
             f"caption: {lost!r}"
         ) in err.splitlines(), extra
+
+
+def test_the_report_names_the_spice_word_limit_by_its_flag(tmp_path):
+    """The report said "over the limit of 3 (max_sentence_words)", the library's keyword,
+    where the JSON and the warnings say (--spice-max-words)."""
+    ann, paths = _files(tmp_path, 3)
+    argv = ["compare", "--annotations", ann, "--results", paths[0], "--metrics", "spice",
+            "--spice-max-words", 3, "--resamples", 20, "--workers", 0]  # fmt: skip
+    code, out, err = _run(*argv)
+    assert code == 0, err
+    assert "(--spice-max-words)" in out and "(max_sentence_words)" not in out
