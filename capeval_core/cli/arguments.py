@@ -13,7 +13,7 @@ from typing import Any
 
 from capeval_core import files
 from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS, LIMIT_FLAGS
-from capeval_core.errors import InputError, OptionError, UnknownKeyError
+from capeval_core.errors import CapevalError, InputError, OptionError, UnknownKeyError
 from capeval_core.files import Limits
 from capeval_core.metrics import (
     COCO_CAPTION_KEYS,
@@ -207,7 +207,12 @@ def check_human(jset: Any, human: str | None) -> str | None:
                 f"{', '.join(map(repr, jset.score_names))}; {human!r} is a preset of the format: "
                 f"--preset {human}"
             )
-        jset.human(human)
+        if human not in jset.score_names:  # the set's refusal, which named no file
+            where = jset.source[0] if jset.source else "the judgments"
+            try:
+                jset.human(human)
+            except CapevalError as exc:
+                raise InputError(f"{where}: {exc}") from None
         return human
     names = jset.score_names
     if jset.format == "graded" and len(names) > 1 and named_score(names) is None:

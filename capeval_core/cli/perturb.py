@@ -21,7 +21,8 @@ from capeval_core.cli.arguments import (
     refuse_unused_metric_options,
     whole_number,
 )
-from capeval_core.cli.output import jsonable, print_signatures
+from capeval_core.cli.correlate import as_given
+from capeval_core.cli.output import cli_message, dropped_warning, jsonable, print_signatures
 from capeval_core.errors import CapevalError, InputError
 
 #: keys ``perturb`` scores when --metrics is not given
@@ -37,12 +38,13 @@ PERTURB_IMAGES = 5000
 
 
 def _perturb_dataset(args: argparse.Namespace):
-    """(candidates, references, human scores or None, human column, source) of --dataset."""
+    """(candidates, references, human scores or None, human column, source, the judgment set
+    or None) of --dataset."""
     if args.dataset == "coco-val":
         from capeval_core.perturb import batch_dataset
 
         d = batch_dataset(args.dataset, args.images or PERTURB_IMAGES)
-        return d.candidates, d.references, None, None, d.source
+        return d.candidates, d.references, None, None, d.source, None
     if args.dataset == "demo-graded":
         from capeval_core.judgments.demo import demo_graded
         from capeval_core.perturb import DEMO_SEED
@@ -70,7 +72,7 @@ def _perturb_dataset(args: argparse.Namespace):
     if named.startswith("SYNTHETIC"):  # the demo's name says so already
         counts = counts.removeprefix("SYNTHETIC demo: ")
     source = f"{named} ({counts})"
-    return jset.candidates, jset.references, jset.human(human), human, source
+    return jset.candidates, jset.references, jset.human(human), human, source, jset
 
 
 def _perturb_options_apply(args: argparse.Namespace) -> None:
@@ -92,6 +94,15 @@ def _perturb_options_apply(args: argparse.Namespace) -> None:
 
 
 def _cmd_perturb(args: argparse.Namespace) -> int:
+    try:
+        return _perturb(args)
+    except CapevalError as exc:  # a judgment file named by the path given, as correlate's
+        if args.dataset and args.dataset not in PERTURB_DATASETS:
+            exc.args = (as_given(str(exc), args.dataset), *exc.args[1:])
+        raise
+
+
+def _perturb(args: argparse.Namespace) -> int:
     from capeval_core import perturb as lab
 
     _perturb_options_apply(args)
@@ -101,7 +112,12 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
     idf = args.cider_idf or ("corpus" if args.dataset else "coco-val2014")
     options = {"cider_d": {"idf": idf}}
     if args.dataset:
-        cands, refs, human, human_name, source = _perturb_dataset(args)
+        cands, refs, human, human_name, source, jset = _perturb_dataset(args)
+        dropped = dropped_warning(jset, jset.source[0]) if jset and jset.source else None
+        if dropped:  # the source's summary counts them; a warning says rows were left out
+            print(
+                f"capeval: warning: {cli_message(as_given(dropped, args.dataset))}", file=sys.stderr
+            )
         result = lab.perturb_batch(
             cands,
             refs,
@@ -133,6 +149,9 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
             },
             "signatures": dict(result.signatures),
             "skipped": dict(result.skipped),
+            # as correlate's JSON: the rows dropped as the set was read, and where
+            "dropped": dict(jset.dropped) if jset else {},
+            "dropped_at": dict(jset.dropped_at) if jset else {},
         }
         if not args.json:
             print(

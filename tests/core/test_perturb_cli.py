@@ -285,3 +285,41 @@ def test_another_oserror_is_not_said_to_be_the_outputs(monkeypatch) -> None:
     parser._subparsers._group_actions[0].choices["perturb"].set_defaults(func=broken)  # type: ignore[union-attr]
     with pytest.raises(OSError, match="Function not implemented"):
         main(PERTURB_JSON[3:])
+
+
+def test_dataset_rows_dropped_are_warned_and_structured_in_the_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A row dropped for a missing human score was said only inside the `dataset` string
+    (free text) and with no `capeval: warning:` line."""
+    p = tmp_path / "g.csv"
+    p.write_text(
+        "id,candidate,references,score\n1,a dog runs,a dog running,3\n2,a cat,a cat on a mat,4\n"
+        "3,a red bus,a bus on a street,\n4,a man,a man rides,1\n5,two birds,birds on a wire,2\n"
+    )
+    argv = ["perturb", "--dataset", str(p), "--format", "graded", "--perturbation", "shuffle"]
+    code, out, err = _run(capsys, *argv, "--metrics", "bleu_4", "--json")
+    assert code == 0, err
+    assert (
+        f"capeval: warning: {p}: 1 row(s) dropped, not scored: missing human score in column "
+        "'score' (line 4): 1"
+    ) in err.splitlines()
+    data = json.loads(out)
+    assert data["dropped"] == {"missing human score in column 'score'": 1}
+    assert data["dropped_at"] == {"missing human score in column 'score'": "line 4"}
+
+
+def test_dataset_errors_name_the_file_by_the_path_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--human nope` said "no human-score column 'nope'; this set has ['score']" of no file,
+    and a file's errors named it by name where correlate names it by the path given."""
+    p = tmp_path / "plain.csv"
+    p.write_text("candidate,references,score\na dog,a dog runs,3\na cat,a cat sits,2\n")
+    argv = ["perturb", "--dataset", str(p), "--format", "graded", "--perturbation", "shuffle"]
+    code, _, err = _run(capsys, *argv, "--human", "nope", "--metrics", "bleu_4")
+    assert code == 2
+    assert err == f"capeval: error: {p}: no human-score column 'nope'; this set has ['score']\n"
+    p.write_text("candidate,references,score\na dog,a dog runs,3\na cat,a cat sits,lots\n")
+    code, _, err = _run(capsys, *argv, "--metrics", "bleu_4")
+    assert code == 2 and err.startswith(f"capeval: error: {p}, line 3, column 'score': "), err
