@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import gzip
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 from typing import Any
 
@@ -77,19 +77,30 @@ def _parser() -> Any:
 def caption_tags(text: str) -> dict[int, str]:
     """The PTB tag SPICE's parser gives each word of ``text``, by the word's character offset.
 
-    A sentence beyond the parser's length limit leaves its words untagged; so does a token
-    CoreNLP writes otherwise than the text (``-LRB-`` for "(").
+    A sentence beyond the parser's length limit (:func:`over_the_limit`) leaves its words
+    untagged; so does a token CoreNLP writes otherwise than the text (``-LRB-`` for "(").
+    The parse of a long sentence takes minutes (it grows with the cube of its length: 160
+    words, about a minute): from :data:`~capeval_core.spice.stanford_pcfg.REPORT_FROM_WORDS`
+    words on it says how far it is (:func:`capeval_core.progress.report`), as SPICE's does.
 
     >>> caption_tags("A man rides a horse (on a beach).")
     {0: 'DT', 2: 'NN', 6: 'VBZ', 12: 'DT', 14: 'NN', 21: 'IN', 24: 'DT', 26: 'NN', 32: '.'}
     """
     from capeval_core.spice.corenlp import corenlp_words, sentences
+    from capeval_core.spice.pcfg.parser import JAR_MAX_WORDS
+    from capeval_core.spice.stanford_pcfg import REPORT_FROM_WORDS
 
     tags: dict[int, str] = {}
     at = 0
-    for sentence in sentences(corenlp_words(text)):
+    parts = sentences(corenlp_words(text))
+    for sentence in parts:
+        progress = None
+        if REPORT_FROM_WORDS <= len(sentence) <= JAR_MAX_WORDS:
+            what = "caption" if len(parts) == 1 else "sentence"
+            progress = _telling(f"tagging a {len(sentence)}-word {what}")
         try:
-            tagged = [node.label for node in _parser().parse(sentence).preterminals()]
+            tree = _parser().parse(sentence, progress=progress)
+            tagged = [node.label for node in tree.preterminals()]
         except InputError:  # over the length limit
             tagged = [""] * len(sentence)
         for word, tag in zip(sentence, tagged, strict=True):
@@ -100,6 +111,40 @@ def caption_tags(text: str) -> dict[int, str]:
                 tags[found.start()] = tag
             at = found.end()
     return tags
+
+
+def _telling(what: str) -> Callable[[float], None]:
+    """A parse's progress callback saying how far ``what`` is, now and then."""
+    import math
+    import time
+
+    from capeval_core.progress import report
+    from capeval_core.spice.stanford_pcfg import REPORT_EVERY
+
+    last = [-math.inf]
+
+    def tell(done: float) -> None:
+        now = time.monotonic()
+        if now - last[0] >= REPORT_EVERY or done >= 1.0:
+            last[0] = now
+            report(f"{what}, {math.floor(100 * done)} %")
+
+    tell(0.0)
+    return tell
+
+
+def over_the_limit(text: str) -> list[int]:
+    """The word counts of the sentences of ``text`` too long for SPICE's parser (over
+    :data:`~capeval_core.spice.pcfg.parser.JAR_MAX_WORDS` words, where spice-1.0.jar's chart
+    no longer fits): their words get no tag, so no synonym.
+
+    >>> over_the_limit("a dog runs. " + " ".join(["word"] * 600))
+    [600]
+    """
+    from capeval_core.spice.corenlp import corenlp_words, sentences
+    from capeval_core.spice.pcfg.parser import JAR_MAX_WORDS
+
+    return [len(s) for s in sentences(corenlp_words(text)) if len(s) > JAR_MAX_WORDS]
 
 
 #: tags of recently seen captions: text -> {character offset: PTB tag}
@@ -197,6 +242,7 @@ __all__ = [
     "COMMON_SENSE_SIMILARITY",
     "PARTS",
     "caption_tags",
+    "over_the_limit",
     "similarity",
     "synset_pos",
     "tag_captions",

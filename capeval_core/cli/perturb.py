@@ -4,8 +4,10 @@ rescored."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,29 +110,31 @@ def _perturb(args: argparse.Namespace) -> int:
     _perturb_options_apply(args)
     keys = metric_keys(args.metrics, PERTURB_KEYS)
     refuse_unused_metric_options(args, keys, default=not args.metrics)
-    lab.perturbation_spec(args.perturbation)
+    name = lab.perturbation_spec(args.perturbation).name
     idf = args.cider_idf or ("corpus" if args.dataset else "coco-val2014")
     options = {"cider_d": {"idf": idf}}
     if args.dataset:
         cands, refs, human, human_name, source, jset = _perturb_dataset(args)
+        _warn_untagged(name, cands, "--dataset")
         dropped = dropped_warning(jset, jset.source[0]) if jset and jset.source else None
         if dropped:  # the source's summary counts them; a warning says rows were left out
             print(
                 f"capeval: warning: {cli_message(as_given(dropped, args.dataset))}", file=sys.stderr
             )
-        result = lab.perturb_batch(
-            cands,
-            refs,
-            args.perturbation,
-            keys,
-            seed=args.seed,
-            tokenizer=args.tokenizer,
-            options=options,
-            human=human,
-            human_name=human_name,
-            source=source,
-            on_error="skip",
-        )
+        with _parse_progress():
+            result = lab.perturb_batch(
+                cands,
+                refs,
+                args.perturbation,
+                keys,
+                seed=args.seed,
+                tokenizer=args.tokenizer,
+                options=options,
+                human=human,
+                human_name=human_name,
+                source=source,
+                on_error="skip",
+            )
         summary = result.summary()
         corr = result.correlations()
         out: dict[str, Any] = {
@@ -167,7 +171,9 @@ def _perturb(args: argparse.Namespace) -> int:
     else:
         if args.candidate is None or not args.reference:
             raise InputError("give --candidate and --reference (or --dataset)")
-        p = lab.perturb(args.candidate, args.perturbation, seed=args.seed)
+        _warn_untagged(name, [args.candidate], "--candidate")
+        with _parse_progress():
+            p = lab.perturb(args.candidate, args.perturbation, seed=args.seed)
         blank = [str(i) for i, r in enumerate(args.reference, start=1) if not r.strip()]
         if blank:  # as `score` says of a references file's
             print(
@@ -221,6 +227,44 @@ def _perturb(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(jsonable(out), indent=1, allow_nan=False))
     return 0
+
+
+@contextlib.contextmanager
+def _parse_progress() -> Iterator[None]:
+    """A bar on stderr while a long caption's parse (synonym's tagger) says how far it is:
+    a 400-word caption ran for many minutes without a word; nothing on a quick run."""
+    from capeval_core.progress import StderrBar, how_far, listening
+
+    with (
+        StderrBar("capeval perturb", "%", shown=False, leave=False) as bar,
+        listening(lambda label: bar(how_far(label) or 0, 100, label)),
+    ):
+        yield
+
+
+def _warn_untagged(name: str, captions: Sequence[str], option: str) -> None:
+    """Say which captions a perturbation cannot handle as a whole: synonym's tagger leaves a
+    sentence over the parser's limit untagged, so its words get no synonym."""
+    if name != "synonym":
+        return
+    from capeval_core.senses import over_the_limit
+    from capeval_core.spice.pcfg.parser import JAR_MAX_WORDS
+
+    over = [(i, n) for i, c in enumerate(captions, start=1) for n in over_the_limit(c)[:1]]
+    if not over:
+        return
+    which = (
+        f"a sentence of {over[0][1]:,} words"
+        if len(captions) == 1
+        else f"{len(over):,} candidate(s) have a sentence (the first: candidate {over[0][0]:,}, "
+        f"{over[0][1]:,} words)"
+    )
+    verb = " is" if len(captions) == 1 else ""
+    print(
+        f"capeval: warning: {option}: {which}{verb} over the parser's limit of {JAR_MAX_WORDS} "
+        "words: its words get no part of speech, so no synonym",
+        file=sys.stderr,
+    )
 
 
 def add_parser(sub: Any) -> None:

@@ -323,3 +323,39 @@ def test_dataset_errors_name_the_file_by_the_path_given(
     p.write_text("candidate,references,score\na dog,a dog runs,3\na cat,a cat sits,lots\n")
     code, _, err = _run(capsys, *argv, "--metrics", "bleu_4")
     assert code == 2 and err.startswith(f"capeval: error: {p}, line 3, column 'score': "), err
+
+
+def test_a_long_caption_s_tagging_shows_how_far_it_is(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """synonym tags the caption with SPICE's parser, whose chart grows with the cube of the
+    sentence's length: a 400-word caption ran for many minutes with nothing on stderr. A
+    long sentence's parse now says how far it is, on a bar; its output is the same."""
+    from capeval_core.spice import stanford_pcfg
+
+    caption = "a brown dog runs after a red ball on the green grass of a quiet park"
+    code, quiet, err = _run(capsys, "perturb", "--candidate", caption, "--reference", "a dog",
+                            "--perturbation", "synonym", "--metrics", "bleu_1")  # fmt: skip
+    assert code == 0 and "tagging" not in err
+    # the same run as if its sentence were long (a real one takes minutes)
+    monkeypatch.setattr(stanford_pcfg, "REPORT_FROM_WORDS", 10)
+    from capeval_core import senses
+
+    monkeypatch.setattr(senses, "_TAGS", {})  # parsed again, not from the tags kept
+    code, out, err = _run(capsys, "perturb", "--candidate", caption, "--reference", "a dog",
+                          "--perturbation", "synonym", "--metrics", "bleu_1")  # fmt: skip
+    assert code == 0 and out == quiet
+    assert "capeval perturb" in err and "tagging a 16-word caption, 100 %" in err
+
+
+def test_a_sentence_over_the_parser_s_limit_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    """Past the parser's limit (544 words, spice-1.0.jar's) synonym's tagger leaves every word
+    untagged, so nothing is replaced: the run said nothing of why."""
+    caption = " ".join(["a dog runs on the grass and"] * 80)  # 560 words, no full stop
+    code, _, err = _run(capsys, "perturb", "--candidate", caption, "--reference", "a dog",
+                        "--perturbation", "synonym", "--metrics", "bleu_1")  # fmt: skip
+    assert code == 0
+    assert (
+        "capeval: warning: --candidate: a sentence of 560 words is over the parser's limit of "
+        "544 words: its words get no part of speech, so no synonym"
+    ) in err.splitlines()
