@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from capeval_core.cli.output import (
     cli_worded,
     command_flags,
     dropped_warning,
+    held_warnings,
     jsonable,
     plan_outputs,
     print_signatures,
@@ -129,7 +130,9 @@ def _correlate_options_apply(args: argparse.Namespace) -> tuple[str, int, int, s
 
 def _cmd_correlate(args: argparse.Namespace) -> int:
     try:
-        return _correlate(args, Warned(args))
+        warn = Warned(args)
+        with warn.heard():
+            return _correlate(args, warn)
     except CapevalError as exc:
         exc.args = (as_given(str(exc), args.judgments, args.metric_scores), *exc.args[1:])
         raise
@@ -152,17 +155,20 @@ class Warned:
         tqdm_write(f"capeval: warning: {as_given(said, self.judgments, self.metric_scores)}")
 
     @contextlib.contextmanager
-    def held(self) -> Any:
-        """capeval's warnings raised while the inputs are read, said once all are read (as
-        :func:`~capeval_core.cli.output.held_warnings`), each through this one."""
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", CapevalWarning)
-            yield
-        for w in caught:
-            if issubclass(w.category, CapevalWarning):
-                self(str(w.message))
+    def heard(self) -> Iterator[None]:
+        """capeval's warnings shown while the block runs (a loader's, a metric's) said
+        through this one; any other as before."""
+        previous = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None) -> None:
+            if issubclass(category, CapevalWarning):
+                self(str(message))
             else:
-                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+                previous(message, category, filename, lineno, file, line)
+
+        with warnings.catch_warnings():
+            warnings.showwarning = show
+            yield
 
 
 #: a message's first word when it is a file's name: "g.csv, line 2: ...", "one.csv: ..."
@@ -225,7 +231,7 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
     limits = {name: getattr(args, name) for name in LIMIT_FLAGS}
     # a graded file's rows need a value in the --human column only, not in every numeric one
     columns = {"score_columns": [args.human]} if args.human and args.format == "graded" else {}
-    with warn.held():
+    with held_warnings():
         jset = load_judgments(args.judgments, args.format, args.preset, **limits, **columns)
         # the files read beside it or from its folder, now known (a file given as
         # --judgments reads its companions from its own folder)

@@ -1097,7 +1097,7 @@ def test_unlabelled_pairs_are_named_by_file_and_line(tmp_path):
     )
 
 
-def test_cider_ds_advice_names_no_option_correlate_lacks(tmp_path):
+def test_cider_ds_advice_names_no_option_correlate_lacks(tmp_path, monkeypatch):
     """Every item with the same references zeroes CIDEr-D's corpus IDF; the warning told the
     user to "use --cider-idf coco-val2014", which correlate refuses as unknown. correlate
     leaves that advice out; perturb, which has the option, keeps it."""
@@ -1113,6 +1113,11 @@ def test_cider_ds_advice_names_no_option_correlate_lacks(tmp_path):
     assert code == 0 and len(said) == 1, err
     assert said[0].endswith("Score images with their own references together.")
     assert "--cider-idf" not in err and "idf=" not in err
+    # a metric's warning is in the JSON's too, as said (scored again: a cached run is silent)
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path / "again"))
+    code, out, err = _run("correlate", "--judgments", str(p), "--format", "graded", "--metrics",
+                          "cider_d", "bleu_4", "--json", "-")  # fmt: skip
+    assert code == 0 and said[0].removeprefix("capeval: warning: ") in json.loads(out)["warnings"]
 
 
 def test_rows_left_out_are_warned_and_the_json_names_its_inputs(tmp_path):
