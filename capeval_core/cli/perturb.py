@@ -116,11 +116,8 @@ def _perturb(args: argparse.Namespace) -> int:
     if args.dataset:
         cands, refs, human, human_name, source, jset = _perturb_dataset(args)
         _warn_untagged(name, cands, "--dataset")
-        dropped = dropped_warning(jset, jset.source[0]) if jset and jset.source else None
-        if dropped:  # the source's summary counts them; a warning says rows were left out
-            print(
-                f"capeval: warning: {cli_message(as_given(dropped, args.dataset))}", file=sys.stderr
-            )
+        if jset is not None and args.dataset not in PERTURB_DATASETS:
+            _warn_left_out(jset, args.dataset)
         with _parse_progress():
             result = lab.perturb_batch(
                 cands,
@@ -227,6 +224,16 @@ def _perturb(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(jsonable(out), indent=1, allow_nan=False))
     return 0
+
+
+def _warn_left_out(jset: Any, dataset: str) -> None:
+    """The rows a judgment file's set dropped (its summary counts them) and its notes
+    (references left out), which perturb did not say, as warnings naming the path given; a
+    note of Williams tests is left out, as perturb runs none."""
+    dropped = dropped_warning(jset, jset.source[0]) if jset.source else None
+    notes = [note for note in jset.notes if "Williams test" not in note]
+    for line in [dropped, *notes] if dropped else notes:
+        print(f"capeval: warning: {cli_message(as_given(line, dataset))}", file=sys.stderr)
 
 
 @contextlib.contextmanager

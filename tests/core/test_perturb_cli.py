@@ -359,3 +359,24 @@ def test_a_sentence_over_the_parser_s_limit_is_said(capsys: pytest.CaptureFixtur
         "capeval: warning: --candidate: a sentence of 560 words is over the parser's limit of "
         "544 words: its words get no part of speech, so no synonym"
     ) in err.splitlines()
+
+
+def test_a_dataset_s_notes_are_warned_of(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """THumB's note that references list a Human caption (and the rows its preset drops)
+    were said by correlate, never by perturb --dataset."""
+    import shutil
+
+    golden = Path(__file__).resolve().parent.parent / "golden" / "thumb"
+    for name in ("mscoco_THumB-1.0.jsonl", "mscoco_references.json"):
+        shutil.copy(golden / name, tmp_path)
+    code, _, err = _run(capsys, "perturb", "--dataset", str(tmp_path), "--format", "thumb",
+                        "--perturbation", "shuffle", "--metrics", "bleu_1")  # fmt: skip
+    assert code == 0, err
+    lines = err.splitlines()
+    assert (
+        f"capeval: warning: {tmp_path / 'mscoco_THumB-1.0.jsonl'}: 10 row(s) dropped, not scored: "
+        "Human system (preset): 10"
+    ) in lines
+    assert "capeval: warning: 2 image(s) of the references file list their Human caption " in err
