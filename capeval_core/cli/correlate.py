@@ -48,7 +48,7 @@ from capeval_core.cli.output import (
     tqdm_write,
 )
 from capeval_core.coco_files import LIMIT_FLAGS
-from capeval_core.errors import CapevalError, CapevalWarning, InputError
+from capeval_core.errors import CapevalError, CapevalWarning, DamagedCacheWarning, InputError
 from capeval_core.metrics import METRICS, REPORTED_KEYS, check_reported_key
 from capeval_core.progress import stderr_tqdm
 from capeval_core.stats.intervals import MAX_RESAMPLES
@@ -149,9 +149,10 @@ class Warned:
         self.flags = command_flags(args)
         self.lines: list[str] = []
 
-    def __call__(self, line: str) -> None:
+    def __call__(self, line: str, *, kept: bool = True) -> None:
         said = cli_message(line, self.flags)
-        self.lines.append(said)
+        if kept:  # of the inputs and the numbers, not of this machine's cache
+            self.lines.append(said)
         tqdm_write(f"capeval: warning: {as_given(said, self.judgments, self.metric_scores)}")
 
     @contextlib.contextmanager
@@ -162,7 +163,7 @@ class Warned:
 
         def show(message, category, filename, lineno, file=None, line=None) -> None:
             if issubclass(category, CapevalWarning):
-                self(str(message))
+                self(str(message), kept=not issubclass(category, DamagedCacheWarning))
             else:
                 previous(message, category, filename, lineno, file, line)
 
