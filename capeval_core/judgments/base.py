@@ -173,6 +173,10 @@ file's as read)"
     #: ("of the Human system, which preset 'kasai2022' leaves out"): a scores file's row of
     #: one is said as such, not as matching no item
     dropped_keys: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    #: what tells this set apart from the same rows read elsewhere (an upload's file names and
+    #: column mapping): part of :attr:`content_digest` when given, so that a server holding
+    #: sets by digest keeps two people's uploads of the same rows apart
+    provenance: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dropped", dict(self.dropped))
@@ -335,9 +339,11 @@ def _texts_digest(js: JudgmentSet) -> str:
 
 
 def _digest(js: JudgmentSet) -> str:
-    """sha256 of the normalised content (kind, score names, items): the cache key."""
+    """sha256 of the normalised content (kind, score names, provenance, items)."""
     h = hashlib.sha256()
     h.update(json.dumps([js.kind, list(js.score_names)]).encode())
+    if js.provenance:  # a set without one keeps the digest it always had
+        h.update(json.dumps(list(js.provenance), ensure_ascii=False).encode())
     for it in js.items:
         h.update(json.dumps(list(it.__dict__.values()), ensure_ascii=False).encode())
         h.update(b"\n")

@@ -70,11 +70,22 @@ def _as_uploaded(exc: CapevalError, folder: str) -> CapevalError:
     return exc
 
 
-def _named_as_uploaded(jset: JudgmentSet, files: Sequence[Upload], folder: Path) -> JudgmentSet:
-    """The set with its ``source`` naming the uploaded files, never the temporary folder."""
+def _named_as_uploaded(
+    jset: JudgmentSet, files: Sequence[Upload], folder: Path, mapping: Mapping[str, str]
+) -> JudgmentSet:
+    """The set with its ``source`` naming the uploaded files, never the temporary folder.
+
+    Its digest names the files and the column mapping too: a server holds sets by digest,
+    and the same rows uploaded by another person under another name or mapping are another
+    set to show (its summary and downloads name that file), not this one renamed."""
     names = [Path(name).name for name, _ in files]
     source = tuple(s for s in jset.source if folder.name not in s and s != "mapped")
-    return dataclasses.replace(jset, source=source or tuple(names))
+    return dataclasses.replace(
+        jset,
+        source=source or tuple(names),
+        provenance=(*names, *(f"{own}:{role}" for own, role in sorted(mapping.items()))),
+        content_digest="",
+    )
 
 
 def uploaded_columns(name: str, data: bytes) -> tuple[list[str], list[str]]:
@@ -162,7 +173,7 @@ def load_uploaded(
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if said:
         jset = dataclasses.replace(jset, notes=(*jset.notes, *said))
-    return _named_as_uploaded(jset, files, folder)
+    return _named_as_uploaded(jset, files, folder, mapping)
 
 
 def join_uploaded_scores(

@@ -63,6 +63,24 @@ def test_a_mapped_upload_is_signed_with_the_file_as_uploaded() -> None:
     assert again.content_digest == jset.content_digest
 
 
+def test_the_same_rows_uploaded_under_another_name_or_mapping_are_another_set() -> None:
+    """The server holds sets by digest: a second person's upload of the same rows under
+    another name took the first's place, and the first person's reload showed the other
+    file's name, its column mapping in the URL and its signatures download."""
+    first = load_uploaded([("plain.csv", PLAIN.encode())], "graded")
+    renamed = load_uploaded([("mine.csv", PLAIN.encode())], "graded")
+    own = PLAIN.replace("candidate,references", "caption,refs", 1)
+    mapped = load_uploaded(
+        [("plain.csv", own.encode())],
+        "graded",
+        mapping={"caption": "candidate", "refs": "references"},
+    )
+    assert first.items == renamed.items == mapped.items
+    assert len({first.content_digest, renamed.content_digest, mapped.content_digest}) == 3
+    again = load_uploaded([("plain.csv", PLAIN.encode())], "graded")
+    assert again.content_digest == first.content_digest
+
+
 def test_score_columns_choose_the_human_scores() -> None:
     jset = load_uploaded(
         [("mine.csv", OWN.encode())], "graded", mapping=MAPPING[:2], score_columns=["theirs"]
