@@ -61,8 +61,9 @@ def metric_columns(columns: Sequence[str]) -> dict[str, str]:
 
 def check_name(name: str, existing: Sequence[str] = ()) -> str:
     """An external metric's name, refused when empty, oddly spelled, a built-in metric key
-    (its numbers would be taken for capeval's) or already on the set."""
-    from capeval_core.metrics import METRICS, REPORTED_KEYS
+    or any key a metric reports, SPICE's categories included (its numbers would be taken
+    for capeval's) or already on the set."""
+    from capeval_core.metrics import METRICS, OPTIONAL_KEYS, REPORTED_KEYS
 
     name = name.strip() if isinstance(name, str) else name
     if not isinstance(name, str) or not _NAME.fullmatch(name):
@@ -70,7 +71,7 @@ def check_name(name: str, existing: Sequence[str] = ()) -> str:
             f"external metric name {name!r}: use letters, digits, '_', '.' or '-' "
             "(starting with a letter or digit)"
         )
-    if name in METRICS or name in REPORTED_KEYS:
+    if name in METRICS or name in REPORTED_KEYS or name in OPTIONAL_KEYS:
         raise InputError(
             f"external metric name {name!r} is a built-in metric key; rename it "
             f"(e.g. {name + '_own'!r}) so the two are never confused"

@@ -84,6 +84,15 @@ def test_metric_column_named_like_a_builtin_is_refused(tmp_path):
         load_judgments(_csv(tmp_path, header=header), "graded")
 
 
+@pytest.mark.parametrize("name", ["bleu_4", "spice_object", "spice_count", "spice_size"])
+def test_every_reported_key_is_refused_as_an_external_name(tmp_path, name):
+    """SPICE's category keys (reported when asked for) were accepted as an external
+    metric's name while ``bleu_4`` was refused: the two would be confused alike."""
+    js = load_judgments(_csv(tmp_path), "graded")
+    with pytest.raises(InputError, match="is a built-in metric key; rename it"):
+        add_metric_scores(js, name, np.linspace(0, 1, len(js)))
+
+
 def test_a_metric_named_as_the_human_score_is_refused(tmp_path):
     """The judgment file given as its own scores file added a metric `quality` correlating
     1.0 with the human score `quality`, and a Williams row for it."""
