@@ -95,7 +95,10 @@ def rank_subsets(
     subsets' means built from their shared prefixes, Pearson and Spearman as matrix
     arithmetic, Kendall from the compiled pair count scipy's values are matched by), equal
     to one :func:`correlate` call per subset up to rounding (issue 32: this call was most
-    of the Correlations page's time). Non-finite scores take that plain path.
+    of the Correlations page's time). Non-finite scores take that plain path. A one-metric
+    subset is correlated on the metric's own scores, so its row equals :func:`correlate` of
+    the metric exactly: min-max scaling changes no correlation, but its rounding could
+    merge or split near-ties (0.1 + 0.2 against 0.3) and move Spearman's and Kendall's.
 
     >>> res = rank_subsets([1, 2, 3, 4, 5], {"a": [1, 2, 3, 5, 4], "b": [3, 1, 2, 4, 5]})
     >>> [r.name for r in res]
@@ -130,7 +133,8 @@ def _rank_subsets(
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.ConstantInputWarning)
-        single = {k: correlate(normalised[k], human, correlation).statistic for k in keys}
+        # the metric's own values (see above); the subsets' means use the scaled ones
+        single = {k: correlate(metric_scores[k], human, correlation).statistic for k in keys}
         best = max(keys, key=lambda k: abs(single[k]) if math.isfinite(single[k]) else -1)
         plain = (
             not fast

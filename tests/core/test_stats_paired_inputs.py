@@ -1,0 +1,53 @@
+"""Inputs paired across arguments: pandas Series refused alike by every public function
+that pairs two or more of them, a one-metric subset equal to the correlation table, the
+labels pairwise accuracy takes, and the fewest systems a system-level view shows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from capeval_core.judgments.analysis import (
+    correlation_report,
+)
+from capeval_core.stats import (
+    correlate,
+    rank_subsets,
+)
+
+#: the same six items in two orders: aligned by index they correlate +1, by position -1
+H = pd.Series([1.0, 2, 3, 4, 5, 6], index=list("abcdef"))
+M = pd.Series([6.0, 5, 4, 3, 2, 1], index=list("fedcba"))
+SYSTEMS = ["s", "s", "t", "t", "u", "u"]
+
+
+#: 0.4 and the next double up: min-max scaling over [0.1, 0.9] rounds both to one value,
+#: a tie the metric's own scores do not have
+NEAR_TIE = [0.1, 0.9, 0.4, float(np.nextafter(0.4, 1.0)), 0.2, 0.6]
+HUMAN = [1.0, 6.0, 4.0, 3.0, 2.0, 5.0]
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall_b", "kendall_c"])
+def test_a_one_metric_subset_is_the_metrics_own_correlation_exactly(method):
+    """The combined ranking's one-metric row correlated the min-max scaled scores, whose
+    rounding merged a near-tie: Spearman 0.9856 against the table's 0.9429."""
+    want = correlate(NEAR_TIE, HUMAN, method).statistic
+    for rows in (
+        rank_subsets(HUMAN, {"m": NEAR_TIE}, method),
+        rank_subsets(HUMAN, {"m": NEAR_TIE, "o": [3.0, 1, 2, 6, 5, 4]}, method),
+    ):
+        assert {r.subset: r.statistic for r in rows}["m",] == want
+
+
+def test_a_reports_combined_row_equals_its_table_row():
+    report = correlation_report(
+        HUMAN,
+        {"m": NEAR_TIE},
+        n_resamples=10,
+        use_cache=False,
+        combined_on="kendall_c",
+        ci_kendall=False,
+    )
+    table = report.table.set_index(["metric", "method"])["statistic"]
+    assert report.combined[0].statistic == table["m", "kendall_c"]
