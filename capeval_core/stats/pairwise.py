@@ -40,19 +40,35 @@ def preference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.abs(diff) <= TIE_TOLERANCE * scale, 0.0, np.sign(diff))
 
 
-def _preferences(preferences: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Human preferences as floats: +1 (a), -1 (b), 0 (a tie) or NaN (no label); any other
-    value is refused with its pair (a 2 was silently never matched: a loss every time)."""
-    pref = np.asarray(preferences, dtype=float)
+#: the labels ``PairItem.preferred`` uses, as the numbers :func:`pairwise_accuracy` counts
+PREFERENCE_LABELS = {"a": 1.0, "b": -1.0, "tie": 0.0}
+
+
+def _preferences(preferences: Sequence[float] | Sequence[str] | np.ndarray) -> np.ndarray:
+    """Human preferences as floats: +1 (a), -1 (b), 0 (a tie) or NaN (no label), or the
+    labels "a", "b", "tie" (and None) of ``PairItem.preferred``; any other value is refused
+    with its pair (a 2 was silently never matched: a loss every time)."""
+    raw = np.asarray(preferences)
+    if raw.dtype.kind in "OUS" and raw.ndim == 1:  # labels, or numbers among them
+        pref = np.empty(raw.size)
+        for i, v in enumerate(raw.tolist()):
+            if isinstance(v, str) and v not in PREFERENCE_LABELS:
+                raise InputError(f"{_TAKES}; pair {i} has {v!r}")
+            pref[i] = PREFERENCE_LABELS[v] if isinstance(v, str) else np.nan if is_missing(v) else v
+    else:
+        pref = np.asarray(preferences, dtype=float)
     if pref.ndim != 1:
         raise InputError(f"`preferences` must be one value per pair (got shape {pref.shape})")
     bad = np.flatnonzero(~np.isnan(pref) & ~np.isin(pref, (-1.0, 0.0, 1.0)))
     if bad.size:
-        raise InputError(
-            f"`preferences` must be +1 (a preferred), -1 (b), 0 (a tie) or NaN (no label); "
-            f"pair {bad[0]} has {pref[bad[0]]:g}"
-        )
+        raise InputError(f"{_TAKES}; pair {bad[0]} has {pref[bad[0]]:g}")
     return pref
+
+
+_TAKES = (
+    "`preferences` must be +1 or 'a' (a preferred), -1 or 'b' (b preferred), 0 or 'tie', "
+    "or NaN or None (no label)"
+)
 
 
 def _unscored(scored: np.ndarray, what: str) -> np.ndarray:
@@ -124,7 +140,7 @@ class PairwiseAccuracyResult:
 def pairwise_accuracy(
     scores_a: Sequence[float] | np.ndarray,
     scores_b: Sequence[float] | np.ndarray,
-    preferences: Sequence[float] | np.ndarray,
+    preferences: Sequence[float] | Sequence[str] | np.ndarray,
     categories: Sequence[str | None] | None = None,
     *,
     metric_tie: MetricTie = "half",
@@ -134,7 +150,8 @@ def pairwise_accuracy(
     """How often the metric prefers the candidate people preferred.
 
     ``scores_a``/``scores_b``: one value per pair, or shape (draws, pairs) for sampled
-    references (accuracy is averaged over draws). ``preferences``: +1 a, -1 b, 0 tie.
+    references (accuracy is averaged over draws). ``preferences``: +1 a, -1 b, 0 tie, or
+    ``PairItem.preferred``'s labels "a", "b", "tie".
 
     >>> r = pairwise_accuracy([0.9, 0.2, 0.5], [0.1, 0.4, 0.5], [1, -1, 1])
     >>> r.accuracy
@@ -256,7 +273,7 @@ def _category_labels(categories: Sequence[object], missing: str) -> list[object]
 def forced_choice_by_type(
     scores_a: Sequence[float] | np.ndarray,
     scores_b: Sequence[float] | np.ndarray,
-    preferences: Sequence[float] | np.ndarray,
+    preferences: Sequence[float] | Sequence[str] | np.ndarray,
     categories: Sequence[str | None],
     *,
     metric_tie: MetricTie = "half",

@@ -8,11 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from capeval_core.errors import InputError
 from capeval_core.judgments.analysis import (
     correlation_report,
 )
 from capeval_core.stats import (
     correlate,
+    pairwise_accuracy,
     rank_subsets,
 )
 
@@ -51,3 +53,21 @@ def test_a_reports_combined_row_equals_its_table_row():
     )
     table = report.table.set_index(["metric", "method"])["statistic"]
     assert report.combined[0].statistic == table["m", "kendall_c"]
+
+
+def test_pairwise_accuracy_takes_the_labels_a_pair_item_holds():
+    """["a", "a", "b"] (PairItem.preferred's labels) ended in numpy's bare "could not
+    convert string to float: 'a'"."""
+    numbers = pairwise_accuracy([0.9, 0.2, 0.5, 0.4], [0.1, 0.4, 0.5, 0.1], [1, -1, 1, np.nan])
+    labels = pairwise_accuracy(
+        [0.9, 0.2, 0.5, 0.4], [0.1, 0.4, 0.5, 0.1], pd.Series(["a", "b", "a", None])
+    )
+    assert (labels.accuracy, labels.n) == (numbers.accuracy, numbers.n)
+    tied = pairwise_accuracy([0.9, 0.2], [0.1, 0.4], ["tie", "b"], human_tie="drop")
+    assert tied.n_human_ties == 1 and tied.n == 1
+    with pytest.raises(InputError) as err:
+        pairwise_accuracy([0.9, 0.2], [0.1, 0.4], ["a", "x"])
+    assert str(err.value) == (
+        "`preferences` must be +1 or 'a' (a preferred), -1 or 'b' (b preferred), 0 or 'tie', "
+        "or NaN or None (no label); pair 1 has 'x'"
+    )
