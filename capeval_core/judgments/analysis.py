@@ -22,7 +22,6 @@ import pandas as pd
 from scipy import stats
 
 from capeval_core.batch import scores_cache_dir
-from capeval_core.errors import InputError
 from capeval_core.resources import atomic_write, discard_damaged
 from capeval_core.stats.combined import SubsetResult, rank_subsets
 from capeval_core.stats.correlation import (
@@ -36,10 +35,10 @@ from capeval_core.stats.correlation import (
     system_level,
 )
 from capeval_core.stats.within_systems import (
+    check_enough_systems,
     system_codes,
     system_intervals,
     system_means,
-    too_few_systems,
 )
 
 
@@ -272,9 +271,7 @@ def correlation_table(
 
 def _check_systems(systems: Sequence[str | None]) -> None:
     names, _ = system_codes(systems)
-    why = too_few_systems(len(names))
-    if why:
-        raise InputError(f"no system-level correlation can be shown: {why}")
+    check_enough_systems(len(names))
 
 
 def at_level(

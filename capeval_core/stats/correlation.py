@@ -242,11 +242,10 @@ def system_level(
         raise InputError(
             f"`systems` must have one entry per item (got {len(systems)} for {s.size} items)"
         )
-    from capeval_core.stats.within_systems import system_codes
+    from capeval_core.stats.within_systems import check_enough_systems, system_codes
 
     names, codes = system_codes(systems)
-    if len(names) < 2:
-        raise InputError(f"a system-level correlation needs at least 2 systems (got {len(names)})")
+    check_enough_systems(len(names))  # two systems' means always correlate ±1
     counts = np.bincount(codes, minlength=len(names))
     ms = np.bincount(codes, s, minlength=len(names)) / counts
     mh = np.bincount(codes, h, minlength=len(names)) / counts

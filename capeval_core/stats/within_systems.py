@@ -76,6 +76,14 @@ def system_means(
     return names, np.bincount(codes, v, minlength=len(names)) / counts
 
 
+def check_enough_systems(n_systems: int) -> None:
+    """Refuse a system-level correlation across fewer than :data:`MIN_SYSTEMS` systems,
+    one message for every caller (a table, a matrix, one correlation)."""
+    why = too_few_systems(n_systems)
+    if why:
+        raise InputError(f"no system-level correlation can be shown: {why}")
+
+
 def too_few_systems(n_systems: int) -> str | None:
     """Why no system-level correlation can be shown, or None when it can.
 

@@ -727,7 +727,7 @@ def test_degenerate_shapes_are_said_with_the_argument():
         minmax([])
     with pytest.raises(InputError, match=r"must score the same items"):
         combine({"a": [1, 2, 3], "b": [1, 2]}, ["a", "b"])
-    with pytest.raises(InputError, match=r"needs at least 2 systems \(got 1\)"):
+    with pytest.raises(InputError, match=r"only 1 system: a correlation across fewer than 3"):
         system_level([1, 2, 3], [1, 2, 3], ["a"] * 3)
     with pytest.raises(InputError, match=r"item 1 has no system"):
         system_level([1, 2, 3], [1, 2, 3], ["a", None, "b"])

@@ -11,11 +11,13 @@ import pytest
 from capeval_core.errors import InputError
 from capeval_core.judgments.analysis import (
     correlation_report,
+    correlation_table,
 )
 from capeval_core.stats import (
     correlate,
     pairwise_accuracy,
     rank_subsets,
+    system_level,
 )
 
 #: the same six items in two orders: aligned by index they correlate +1, by position -1
@@ -70,4 +72,21 @@ def test_pairwise_accuracy_takes_the_labels_a_pair_item_holds():
     assert str(err.value) == (
         "`preferences` must be +1 or 'a' (a preferred), -1 or 'b' (b preferred), 0 or 'tie', "
         "or NaN or None (no label); pair 1 has 'x'"
+    )
+
+
+def test_system_level_refuses_two_systems_as_the_table_does():
+    """system_level gave ±1 with p = 1 for two systems where correlation_table refused."""
+    scores, humans, systems = [1.0, 2, 3, 4], [1.0, 2, 4, 3], ["s", "s", "t", "t"]
+    with pytest.raises(InputError) as table:
+        correlation_table(humans, {"m": scores}, systems=systems, use_cache=False)
+    with pytest.raises(InputError) as one:
+        system_level(scores, humans, systems)
+    assert (
+        str(one.value)
+        == str(table.value)
+        == (
+            "no system-level correlation can be shown: only 2 systems: a correlation across "
+            "fewer than 3 systems is always ±1 or undefined"
+        )
     )
