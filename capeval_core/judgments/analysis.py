@@ -22,6 +22,7 @@ import pandas as pd
 from scipy import stats
 
 from capeval_core.batch import scores_cache_dir
+from capeval_core.errors import InputError
 from capeval_core.resources import atomic_write, discard_damaged
 from capeval_core.stats.combined import SubsetResult, rank_subsets
 from capeval_core.stats.correlation import (
@@ -34,6 +35,7 @@ from capeval_core.stats.correlation import (
     percentile_interval,
     system_level,
 )
+from capeval_core.stats.intervals import check_aligned
 from capeval_core.stats.within_systems import (
     check_enough_systems,
     system_codes,
@@ -211,6 +213,7 @@ def correlation_table(
     (['pearson', 'spearman', 'kendall_b', 'kendall_c'], 0.9)
     """
     ci_methods = methods if ci_methods is None else ci_methods
+    _check_pairs(human, metric_scores, systems)
     if systems is not None:
         _check_systems(systems)
     labels = group_labels(groups, len(human)) if systems is None else None
@@ -274,6 +277,23 @@ def _check_systems(systems: Sequence[str | None]) -> None:
     check_enough_systems(len(names))
 
 
+def _check_pairs(
+    human: Sequence[float],
+    metric_scores: Mapping[str, Sequence[float]],
+    systems: Sequence[str | None] | None = None,
+) -> None:
+    """Every metric's scores aligned with ``human`` and as many, said with the caller's
+    arguments (correlate's own errors name its `x` and `y`)."""
+    named = {f"metric_scores[{k!r}]": v for k, v in metric_scores.items()}
+    check_aligned(human=human, **named, systems=systems)
+    for name, values in named.items():
+        if np.ndim(values) != 1 or np.shape(values) != np.shape(human):
+            raise InputError(
+                f"`human` and `{name}` must be 1-D of the same length (got "
+                f"{np.shape(human)} and {np.shape(values)})"
+            )
+
+
 def at_level(
     human: Sequence[float],
     metric_scores: Mapping[str, Sequence[float]],
@@ -306,6 +326,7 @@ def spearman_between(
     >>> spearman_between({"a": [1, 2, 3], "b": [3, 2, 1]}).loc["a", "b"]
     np.float64(-1.0)
     """
+    check_aligned(**{f"metric_scores[{k!r}]": v for k, v in metric_scores.items()}, systems=systems)
     if systems is not None:
         _check_systems(systems)
         metric_scores = {k: system_means(v, systems)[1] for k, v in metric_scores.items()}

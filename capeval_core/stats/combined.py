@@ -15,6 +15,7 @@ from scipy import stats
 
 from capeval_core.errors import InputError
 from capeval_core.stats.correlation import METHODS, correlate
+from capeval_core.stats.intervals import check_aligned
 from capeval_core.stats.williams import williams_test
 
 #: the default combination named in the product brief, used where all are present
@@ -51,6 +52,7 @@ def combine(metric_scores: Mapping[str, Sequence[float]], subset: Sequence[str])
     missing = [k for k in subset if k not in metric_scores]
     if missing:
         raise InputError(f"no scores for {missing}; have {list(metric_scores)}")
+    check_aligned(**{f"metric_scores[{k!r}]": metric_scores[k] for k in subset})
     sizes = {k: len(metric_scores[k]) for k in subset}
     if len(set(sizes.values())) > 1:
         raise InputError(f"the metrics combined must score the same items (items: {sizes})")
@@ -123,6 +125,7 @@ def _rank_subsets(
         raise InputError("`metric_scores` is empty")
     if correlation not in METHODS and correlation != "kendall":
         raise InputError(f"unknown correlation {correlation!r}; choose one of {METHODS}")
+    check_aligned(**{"human": human}, **{f"metric_scores[{k!r}]": metric_scores[k] for k in keys})
     h = np.asarray(human, dtype=float)
     n = len(human)
     normalised = {k: minmax(metric_scores[k]) for k in keys}

@@ -236,6 +236,7 @@ def system_level(
     >>> (r.n, r.level, round(r.statistic, 4))
     (3, 'system', 0.9707)
     """
+    check_aligned(scores=scores, humans=humans, systems=systems)
     s, h = _pair(scores, humans, ("scores", "humans"))
     refuse_text(systems, "systems", "system names, one per item")
     if len(systems) != s.size:

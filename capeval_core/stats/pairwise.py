@@ -161,7 +161,9 @@ def pairwise_accuracy(
         raise InputError(f"`metric_tie` must be one of {list(_TIE_CREDIT)} (got {metric_tie!r})")
     if human_tie not in ("random", "drop"):
         raise InputError(f"`human_tie` must be 'random' or 'drop' (got {human_tie!r})")
-    check_aligned(scores_a=scores_a, scores_b=scores_b, preferences=preferences)
+    check_aligned(
+        scores_a=scores_a, scores_b=scores_b, preferences=preferences, categories=categories
+    )
     a = np.atleast_2d(np.asarray(scores_a, dtype=float))
     b = np.atleast_2d(np.asarray(scores_b, dtype=float))
     pref = _preferences(preferences).copy()
@@ -235,12 +237,14 @@ def forced_choice_accuracy(
     """
     if metric_tie not in _TIE_CREDIT:
         raise InputError(f"`metric_tie` must be one of {list(_TIE_CREDIT)} (got {metric_tie!r})")
-    correct = np.asarray(correct_scores, dtype=float)
     groups = (
         dict(distracted_scores)
         if isinstance(distracted_scores, Mapping)
         else {"distracted": distracted_scores}
     )
+    for kind, values in groups.items():
+        check_aligned(**{"correct_scores": correct_scores, f"distracted_scores[{kind!r}]": values})
+    correct = np.asarray(correct_scores, dtype=float)
     acc, n = {}, {}
     for kind, values in groups.items():
         d = np.asarray(values, dtype=float)
@@ -291,6 +295,9 @@ def forced_choice_by_type(
     >>> r.accuracy, r.n, r.without_correct  # type "x" has ties alone: it has no column
     ({'shuffled': 1.0, 'distracted': 0.0}, {'shuffled': 2, 'distracted': 1}, 2)
     """
+    check_aligned(
+        scores_a=scores_a, scores_b=scores_b, preferences=preferences, categories=categories
+    )
     a = np.asarray(scores_a, dtype=float)
     b = np.asarray(scores_b, dtype=float)
     prefs = _preferences(preferences)

@@ -159,8 +159,9 @@ def correlation_matrix(
     ({'a': 0.9, 'b': 0.8}, [[1.0, 0.6], [0.6, 1.0]])
     """
     keys = list(metric_scores)
-    for k in keys:  # named as the caller's arguments, not correlate's x and y
-        check_aligned(**{"human": human, f"metric_scores[{k!r}]": metric_scores[k]})
+    # named as the caller's arguments, not correlate's x and y; every Series against the
+    # next, so two metrics are compared even where `human` is no Series
+    check_aligned(human=human, **{f"metric_scores[{k!r}]": metric_scores[k] for k in keys})
     for name, values in (
         ("the human scores", human),
         *((f"{k!r}", metric_scores[k]) for k in keys),
@@ -250,6 +251,7 @@ def williams_between(
     >>> round(r.r12, 4), round(r.r13, 4), r.df
     (0.9429, 0.8286, 3)
     """
+    check_aligned(human=human, scores_a=scores_a, scores_b=scores_b)
     n = len(human)
     for name, v in (("scores_a", scores_a), ("scores_b", scores_b)):
         if len(v) != n:

@@ -31,6 +31,7 @@ from capeval_core.errors import InputError
 from capeval_core.files import counted
 from capeval_core.stats.intervals import (
     ConfidenceInterval,
+    check_aligned,
     check_resampling,
     is_missing,
     percentile_interval,
@@ -68,6 +69,7 @@ def system_means(
     values: Sequence[float], systems: Sequence[str | None]
 ) -> tuple[tuple[str, ...], np.ndarray]:
     """``(system names, mean value per system)``."""
+    check_aligned(values=values, systems=systems)
     names, codes = system_codes(systems)
     v = np.asarray(values, dtype=float)
     if v.shape != codes.shape:
@@ -179,6 +181,11 @@ def system_intervals(
     """Percentile interval of each (metric, method) system-level correlation with humans,
     items resampled within systems (the same draws for every metric and method)."""
     check_resampling(level, n_resamples)
+    check_aligned(
+        human=human,
+        **{f"metric_scores[{k!r}]": v for k, v in metric_scores.items()},
+        systems=systems,
+    )
     names, codes = system_codes(systems)
     # tamed as the item-level resamples are: no mean or square past the largest float
     arrays: dict = {k: tame(np.asarray(v, dtype=float)) for k, v in metric_scores.items()}

@@ -12,18 +12,88 @@ from capeval_core.errors import InputError
 from capeval_core.judgments.analysis import (
     correlation_report,
     correlation_table,
+    spearman_between,
 )
 from capeval_core.stats import (
+    combine,
     correlate,
+    forced_choice_accuracy,
+    forced_choice_by_type,
     pairwise_accuracy,
     rank_subsets,
     system_level,
+    williams_between,
 )
+from capeval_core.stats.intervals import check_aligned
+from capeval_core.stats.within_systems import system_intervals, system_means
 
 #: the same six items in two orders: aligned by index they correlate +1, by position -1
 H = pd.Series([1.0, 2, 3, 4, 5, 6], index=list("abcdef"))
 M = pd.Series([6.0, 5, 4, 3, 2, 1], index=list("fedcba"))
 SYSTEMS = ["s", "s", "t", "t", "u", "u"]
+
+
+def _message(**named: object) -> str:
+    with pytest.raises(InputError) as err:
+        check_aligned(**named)
+    return str(err.value)
+
+
+def _refused(call, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        call()
+    assert str(err.value) == message
+
+
+def test_misaligned_series_are_refused_by_every_function_pairing_them():
+    """rank_subsets(h, {"m": m}) ranked 'm' at -1.0, combine and spearman_between paired the
+    two by position too, while correlate refused them: now all refuse with one message."""
+    human_m = _message(human=H, **{"metric_scores['m']": M})
+    _refused(lambda: rank_subsets(H, {"m": M}), human_m)
+    _refused(
+        lambda: correlation_table(H, {"m": M}, n_resamples=10, use_cache=False),
+        human_m,  # named as the caller's arguments, not correlate's `x` and `y`
+    )
+    two = _message(**{"metric_scores['h']": H, "metric_scores['m']": M})
+    _refused(lambda: combine({"h": H, "m": M}, ["h", "m"]), two)
+    _refused(lambda: spearman_between({"h": H, "m": M}), two)
+    # a plain human score: the two metrics are still compared with each other
+    _refused(lambda: williams_between(list(range(6)), H, M), _message(scores_a=H, scores_b=M))
+    _refused(
+        lambda: forced_choice_accuracy(H, {"x": M}),
+        _message(correct_scores=H, **{"distracted_scores['x']": M}),
+    )
+    prefs = pd.Series([1, -1, 1, 1, -1, 1], index=list("fedcba"))
+    _refused(
+        lambda: forced_choice_by_type(H, H, prefs, ["x"] * 6),
+        _message(scores_b=H, preferences=prefs),
+    )
+    cats = pd.Series(["x"] * 6, index=list("fedcba"))
+    _refused(
+        lambda: pairwise_accuracy(H, H, [1] * 6, cats),
+        _message(scores_b=H, categories=cats),
+    )
+    systems = pd.Series(SYSTEMS, index=list("fedcba"))
+    _refused(lambda: system_means(H, systems), _message(values=H, systems=systems))
+    _refused(lambda: system_level(H, H, systems), _message(humans=H, systems=systems))
+    _refused(
+        lambda: system_intervals({"m": H}, H, systems, ["pearson"], n_resamples=10),
+        _message(**{"metric_scores['m']": H}, systems=systems),
+    )
+
+
+def test_correlation_table_names_the_callers_arguments_for_a_length_mismatch():
+    with pytest.raises(InputError) as err:
+        correlation_table([1, 2, 3, 4], {"m": [1, 2, 3]}, n_resamples=10, use_cache=False)
+    assert str(err.value) == (
+        "`human` and `metric_scores['m']` must be 1-D of the same length (got (4,) and (3,))"
+    )
+
+
+def test_aligned_series_are_still_paired():
+    aligned = M.reindex(H.index)
+    assert rank_subsets(H, {"m": aligned})[0].statistic == pytest.approx(1.0)
+    assert spearman_between({"h": H, "m": aligned}).loc["h", "m"] == pytest.approx(1.0)
 
 
 #: 0.4 and the next double up: min-max scaling over [0.1, 0.9] rounds both to one value,
