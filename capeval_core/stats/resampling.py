@@ -31,7 +31,8 @@ per-image values.
   gets p = 1.
 
 Weights and swaps are drawn in chunks of rows, always the same for the same ``n``, ``R``
-and seed, so every process reproduces the same p-values.
+and seed, so every process reproduces the same p-values; the swaps are sacrebleu's draw
+for any number of images (:func:`randomization_swaps`).
 
 >>> from capeval_core.metrics.statistics import MeanStatistics
 >>> a = MeanStatistics.from_values(("x",), {"x": np.linspace(0.0, 1.0, 50)})
@@ -84,12 +85,19 @@ def bootstrap_indices(n: int, n_resamples: int, seed: int | None) -> Iterator[np
 
 def randomization_swaps(n: int, n_trials: int, seed: int | None) -> Iterator[np.ndarray]:
     """The swaps of approximate randomization, chunk by chunk: boolean ``(rows, n)`` arrays
-    (True: the first pseudo-system keeps the first system's caption), from
-    ``default_rng(seed)``, as sacrebleu draws them."""
+    (True: the first pseudo-system keeps the first system's caption), together equal to
+    sacrebleu's one draw ``default_rng(seed).integers(2, size=(n_trials, n), dtype=bool)``
+    for any ``n``. numpy draws booleans 32 to a 32-bit word and drops a call's unused bits,
+    so each call here draws whole words (rows a multiple of 32 / gcd(n, 32)) and the
+    stream goes on as one call's would (other cuts matched it in their first chunk only)."""
     rng = seeded(seed)
     chunk = _chunk_rows(n, n_trials)
-    for start in range(0, n_trials, chunk):
-        yield rng.integers(2, size=(min(chunk, n_trials - start), n), dtype=bool)
+    step = 32 // math.gcd(max(n, 1), 32)
+    block = -(-chunk // step) * step  # the chunk rounded up to whole words
+    for start in range(0, n_trials, block):
+        swaps = rng.integers(2, size=(min(block, n_trials - start), n), dtype=bool)
+        for row in range(0, len(swaps), chunk):
+            yield swaps[row : row + chunk]
 
 
 def _check(systems: Mapping[Any, ItemStatistics]) -> int:
