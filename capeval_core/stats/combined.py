@@ -15,7 +15,7 @@ from scipy import stats
 
 from capeval_core.errors import InputError
 from capeval_core.stats.correlation import METHODS, correlate
-from capeval_core.stats.intervals import check_aligned
+from capeval_core.stats.intervals import check_aligned, tame
 from capeval_core.stats.williams import williams_test
 
 #: the default combination named in the product brief, used where all are present
@@ -139,6 +139,8 @@ def _rank_subsets(
         # the metric's own values (see above); the subsets' means use the scaled ones
         single = {k: correlate(metric_scores[k], human, correlation).statistic for k in keys}
         best = max(keys, key=lambda k: abs(single[k]) if math.isfinite(single[k]) else -1)
+        # r23 against the best metric's own values too, the variable r12 correlated
+        own_best = tame(np.asarray(metric_scores[best], dtype=float))
         plain = (
             not fast
             or h.ndim != 1
@@ -149,7 +151,7 @@ def _rank_subsets(
         with_human = with_best = None  # None: one correlate call per subset
         if not plain:
             means = _subset_means(normalised, subsets)
-            with_human, with_best = _correlations(means, (h, normalised[best]), correlation)
+            with_human, with_best = _correlations(means, (h, own_best), correlation)
         out = []
         for row, subset in enumerate(subsets):
             size = len(subset)
@@ -170,7 +172,7 @@ def _rank_subsets(
                     r23 = float(with_best[row])
                 else:
                     values = np.mean([normalised[k] for k in subset], axis=0)
-                    r23 = correlate(values, normalised[best], correlation).statistic
+                    r23 = correlate(values, own_best, correlation).statistic
                 p = williams_test(r, single[best], r23, n, alternative).pvalue  # type: ignore[arg-type]
             out.append(SubsetResult(subset, float(r), p, best))
     return tuple(sorted(out, key=_rank_key))

@@ -160,3 +160,22 @@ def test_system_level_refuses_two_systems_as_the_table_does():
             "fewer than 3 systems is always ±1 or undefined"
         )
     )
+
+
+@pytest.mark.parametrize("method", ["spearman", "kendall_b"])
+@pytest.mark.parametrize("fast", [True, False])
+def test_williams_r23_uses_the_best_metrics_own_values(method, fast):
+    """r12 is the best metric's own correlation, so r23 is taken against its own values too
+    (against the scaled ones, whose rounding merged a near-tie, the two described two
+    variables)."""
+    from capeval_core.stats import williams_test
+    from capeval_core.stats.combined import _rank_subsets
+
+    other = [0.3, 0.5, 0.1, 0.6, 0.2, 0.4]
+    rows = _rank_subsets(HUMAN, {"m": NEAR_TIE, "o": other}, method, "two-sided", None, fast=fast)
+    got = {r.subset: r for r in rows}
+    assert got["m",].best_single == "m"
+    mean = combine({"m": NEAR_TIE, "o": other}, ["m", "o"])
+    r23 = correlate(mean, NEAR_TIE, method).statistic
+    want = williams_test(got["m", "o"].statistic, got["m",].statistic, r23, 6, "two-sided")
+    assert got["m", "o"].pvalue_vs_best == pytest.approx(want.pvalue, rel=1e-9)
