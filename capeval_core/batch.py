@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from capeval_core import progress
-from capeval_core.errors import CapevalError, CapevalWarning, ItemsLeftOutWarning
+from capeval_core.errors import CapevalError, ItemsLeftOutWarning, MachineWarning
 from capeval_core.metrics import Batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
 from capeval_core.resources import atomic_write, discard_damaged, worker_cap
@@ -280,7 +280,7 @@ def start_pool(workers: int) -> WorkerPool | None:
     asked = workers
     workers, why = worker_cap(asked)
     if why:  # the caller of score_set, score_systems or score_judgments is told
-        warnings.warn(f"workers={asked:,}: {why}", CapevalWarning, stacklevel=3)
+        warnings.warn(f"workers={asked:,}: {why}", MachineWarning, stacklevel=3)
     if workers < 2:
         return None
     try:

@@ -43,7 +43,12 @@ class DegenerateCorpusWarning(CapevalWarning):
     """The input is valid but makes a metric uninformative (e.g. CIDEr-D on one image)."""
 
 
-class DamagedCacheWarning(CapevalWarning):
+class MachineWarning(CapevalWarning):
+    """Said of this machine (its CPUs, its caches), not of the data or the options: a JSON
+    report leaves it out, so that the same run reads the same on any machine."""
+
+
+class DamagedCacheWarning(MachineWarning):
     """A cache entry failed its checks when read; it was discarded and is being rebuilt."""
 
 

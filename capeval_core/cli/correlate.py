@@ -48,7 +48,7 @@ from capeval_core.cli.output import (
     tqdm_write,
 )
 from capeval_core.coco_files import LIMIT_FLAGS
-from capeval_core.errors import CapevalError, CapevalWarning, DamagedCacheWarning, InputError
+from capeval_core.errors import CapevalError, CapevalWarning, InputError, MachineWarning
 from capeval_core.metrics import METRICS, REPORTED_KEYS, check_reported_key
 from capeval_core.progress import stderr_tqdm
 from capeval_core.stats.intervals import MAX_RESAMPLES
@@ -163,7 +163,7 @@ class Warned:
 
         def show(message, category, filename, lineno, file=None, line=None) -> None:
             if issubclass(category, CapevalWarning):
-                self(str(message), kept=not issubclass(category, DamagedCacheWarning))
+                self(str(message), kept=not issubclass(category, MachineWarning))
             else:
                 previous(message, category, filename, lineno, file, line)
 

@@ -1196,3 +1196,32 @@ def test_items_left_out_say_what_correlate_computes(tmp_path):
     assert code == 0, err
     (warned,) = [line for line in err.splitlines() if line.startswith("capeval: warning:")]
     assert warned.endswith("; correlations and Williams tests use the 7 items every metric scored")
+
+
+def test_what_this_machine_said_stays_out_of_the_json(tmp_path, monkeypatch):
+    """The JSON's warnings are the data's and the options': a --workers over this machine's
+    CPUs (a warning start_pool gives) made the same run's JSON differ between machines."""
+    import warnings
+
+    from capeval_core import batch
+    from capeval_core.errors import MachineWarning
+
+    monkeypatch.setattr(batch, "worker_cap", lambda asked: (1, "this machine has 1 CPU"))
+    with pytest.warns(MachineWarning, match="workers=4: this machine has 1 CPU"):
+        assert batch.start_pool(4) is None
+    p = tmp_path / "g.csv"
+    p.write_text("id,candidate,references,score\n" + "".join(
+        f"{i},{c},{r},{s}\n" for i, (c, r, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    real = batch.score_all
+
+    def said_by_the_machine(*args, **kwargs):
+        warnings.warn("workers=4: this machine has 1 CPU", MachineWarning, stacklevel=2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batch, "score_all", said_by_the_machine)
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "cache"))
+    code, out, err = _correlate(p)
+    assert code == 0, err
+    assert "capeval: warning: workers=4: this machine has 1 CPU" in err.splitlines()
+    assert not any("workers=4" in w for w in json.loads(out)["warnings"])
