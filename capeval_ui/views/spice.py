@@ -145,9 +145,10 @@ def _shape_layout(
     return objects, attributes, relations
 
 
-#: the plot width (px) labels are placed for: a graph's half of a tab at 1,280 px (wider only
-#: spreads them more)
-GRAPH_WIDTH_PX = 560
+#: the plot width (px) labels are placed for: a graph's half of the SPICE tab in a 1,280 px
+#: window (a 402 px chart less its margins; wider only spreads them more). At 560 px, more
+#: than the chart gets there, the labels at either side were cut off
+GRAPH_WIDTH_PX = 380
 #: the plot's height (px) before labels that would touch push it taller
 GRAPH_HEIGHT_PX = 430
 #: the figure's margins above (title) and below (legend) the plot

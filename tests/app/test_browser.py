@@ -618,6 +618,45 @@ def test_the_metric_chips_show_whole_names_at_1280_px(server, browser) -> None: 
         context.close()
 
 
+#: the labels of a chart's markers that reach past its plot area (plotly cuts them there)
+LABELS_PAST_THE_PLOT_JS = """
+() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].flatMap(chart => {
+  const area = chart.querySelector('rect.nsewdrag');
+  if (!area) return [];
+  const box = area.getBoundingClientRect();
+  return [...chart.querySelectorAll('.scatterlayer .textpoint text')].filter(t => {
+    const r = t.getBoundingClientRect();
+    return r.width > 0 && (r.left < box.left - 0.5 || r.right > box.right + 0.5);
+  }).map(t => t.textContent);
+})
+"""
+
+
+def test_the_scene_graphs_labels_stay_inside_their_plot_at_1280_px(server, browser) -> None:  # type: ignore[no-untyped-def]
+    """The scene graphs were laid out for a 560 px plot that is some 380 px at 1,280 px: the
+    labels at either side ("man", "brown", "horse", "on" here) were cut off."""
+    from urllib.parse import urlencode
+
+    url, log = server
+    context = browser.new_context(viewport=LAPTOP)
+    page = context.new_page()
+    page.set_default_timeout(RENDER_TIMEOUT_MS)
+    try:
+        refs = ["a person rides a brown horse along the beach", "a man on a horse near the ocean"]
+        query = urlencode(
+            {"candidate": "a man riding a horse on a beach", "ref": refs, "tab": "SPICE"},
+            doseq=True,
+        )
+        page.goto(f"{url}/compare-captions?{query}")
+        page.get_by_text("Scene graphs").wait_for()
+        _settle(page)
+        assert page.locator(".scatterlayer .textpoint text").count() >= 10
+        assert page.evaluate(LABELS_PAST_THE_PLOT_JS) == []
+        _assert_no_error(page, log)
+    finally:
+        context.close()
+
+
 # -- a page's state is its URL (issue 42) ----------------------------------------------------------
 #: what a page shows as numbers: the cards, the grids' cells, the charts' texts (labels, ticks,
 #: heatmap cells); only what is visible (a hidden tab's grid draws nothing)
