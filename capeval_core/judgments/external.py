@@ -448,10 +448,14 @@ def read_metric_cells(
 
 
 def read_pair_metric_cells(
-    path: str | os.PathLike[str], rows: Sequence[Row], columns: Sequence[str]
+    path: str | os.PathLike[str],
+    rows: Sequence[Row],
+    columns: Sequence[str],
+    kept: Sequence[int] | None = None,
 ) -> dict[str, tuple[list[float], list[float]]]:
     """A pairwise file's ``metric:<name>:a`` and ``metric:<name>:b`` columns (the scores of
-    candidate a and of candidate b), by metric name."""
+    candidate a and of candidate b) of its kept rows (indices ``kept``; default: all), by
+    metric name."""
     sides: dict[str, dict[str, str]] = {}
     for column, full in metric_columns(columns).items():
         name, _, side = full.rpartition(":")
@@ -465,7 +469,7 @@ def read_pair_metric_cells(
         _file_name(path, column, name)
         sides.setdefault(name, {})[side] = column
     out: dict[str, tuple[list[float], list[float]]] = {}
-    kept = range(len(rows))
+    kept = range(len(rows)) if kept is None else kept
     for name, found in sides.items():
         for side in ("a", "b"):
             if side not in found:

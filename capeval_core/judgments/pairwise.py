@@ -20,6 +20,7 @@ from capeval_core.judgments.base import (
     format_error,
     id_cell,
     image_key,
+    is_missing,
     parse_number,
     places,
     read_records,
@@ -83,6 +84,10 @@ def load_pairwise(
     ids = []
     blank: dict[str, list[Row]] = {"candidate_a": [], "candidate_b": []}
     unvoted: list[Row] = []  # no vote for either candidate: no label, said where
+    missing: dict[str, list[Row]] = {}  # per reason, the rows dropped for it
+    dropped_keys: dict[str, str] = {}  # a scores file's rows of these are said as such
+    kept: list[int] = []
+    kept_rows: list[Row] = []
     for n, row in enumerate(rows, start=1):
         ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
         ids.append((ident, row))
@@ -93,22 +98,14 @@ def load_pairwise(
         )
         cand_a = caption_cell(row, path, "candidate_a").strip()
         cand_b = caption_cell(row, path, "candidate_b").strip()
-        for column, text in (("candidate_a", cand_a), ("candidate_b", cand_b)):
-            blank[column] += [row] if not text else []
-        preferred = None
-        if "preferred" in columns:
-            raw = text_cell(row.values.get("preferred"), path, row, "preferred").strip()
-            preferred = raw.lower()
-            if preferred not in PREFERENCES:
-                raise format_error(
-                    path,
-                    f"preferred must be one of a, b, tie (got {raw!r})",
-                    line=row.line,
-                    column="preferred",
-                    record=row.record,
-                )
+        references = refs.get(row, image)
+        preferred = _preferred(path, row) if "preferred" in columns else None
         votes_a = votes_b = None
-        if has_votes:
+        no_vote = next(
+            (c for c in ("votes_a", "votes_b") if has_votes and is_missing(row.values.get(c))),
+            None,
+        )
+        if has_votes and no_vote is None:
             votes_a, votes_b = (_votes(path, row, c) for c in ("votes_a", "votes_b"))
             from_votes = preference_from_votes(votes_a, votes_b)
             if preferred is not None and preferred != from_votes:
@@ -123,17 +120,30 @@ def load_pairwise(
                 )
             preferred = from_votes
             unvoted += [row] if from_votes is None else []
+        elif preferred is None:  # no human judgment: the row is dropped, and said, as graded
+            reason = (
+                f"missing human vote in column {no_vote!r}"
+                if no_vote
+                else "missing human preference in column 'preferred'"
+            )
+            missing.setdefault(reason, []).append(row)
+            dropped_keys[ident] = f"of pairs dropped for a {reason}"
+            continue
+        for column, text in (("candidate_a", cand_a), ("candidate_b", cand_b)):
+            blank[column] += [row] if not text else []
         category = row.values.get("category")
         category = (
             None if category in (None, "") else text_cell(category, path, row, "category").strip()
         )
+        kept.append(n - 1)
+        kept_rows.append(row)
         items.append(
             PairItem(
                 ident,
                 image,
                 cand_a,
                 cand_b,
-                refs.get(row, image),
+                references,
                 preferred,
                 votes_a,
                 votes_b,
@@ -142,7 +152,7 @@ def load_pairwise(
         )  # type: ignore[arg-type]
     unique_ids(path, ids)
     refs.warn_separators()
-    external = read_pair_metric_cells(path, rows, columns)
+    external = read_pair_metric_cells(path, rows, columns, kept)
     sources = tuple(Path(p).name for p in (path, references_from) if p is not None)
     # the count of unlabelled pairs is said wherever the set is used; this says which
     notes = (
@@ -157,13 +167,34 @@ def load_pairwise(
         sources,
         n_read=len(rows),
         n_kept=len(items),
+        dropped={reason: len(w) for reason, w in missing.items()},
+        dropped_at={reason: places(w) for reason, w in missing.items()},
         format="pairwise",
         preset=preset,
         notes=notes,
         blank=tuple(b for column, found in blank.items() for b in blank_cells(column, found)),
-        blank_references=refs.blank_cells(rows),
+        blank_references=refs.blank_cells(kept_rows),
+        dropped_keys=dropped_keys,
     )
     return with_file_metrics(jset, path, external, checksum)
+
+
+def _preferred(path, row) -> str | None:
+    """A ``preferred`` cell: ``a``, ``b`` or ``tie``, or None when missing (empty, null,
+    NaN, NA, n/a); any other value is an error."""
+    value = row.values.get("preferred")
+    if is_missing(value):
+        return None
+    raw = text_cell(value, path, row, "preferred").strip()
+    if raw.lower() not in PREFERENCES:
+        raise format_error(
+            path,
+            f"preferred must be one of a, b, tie (got {raw!r})",
+            line=row.line,
+            column="preferred",
+            record=row.record,
+        )
+    return raw.lower()
 
 
 def _votes(path, row, column: str) -> int:

@@ -158,3 +158,23 @@ def test_a_refused_upload_is_said_once(tmp_path: Path) -> None:
     at = _upload(_judgments(), "graded", tmp_path)
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("The file was not loaded. g.csv")
+
+
+def test_a_pair_without_a_vote_is_dropped_and_said_on_the_pairwise_page(tmp_path: Path) -> None:
+    """A pairwise upload with an empty vote (pandas' NaN) was refused; now the pair is
+    dropped and the set's summary says so, as a graded row without a score is."""
+    (tmp_path / "p.csv").write_text(
+        "id,candidate_a,candidate_b,references,votes_a,votes_b\n"
+        "p1,a dog runs,a cat,a dog running,3,1\n"
+        "p2,a cat on a mat,a bus,a cat on a mat,4,0\n"
+        "p3,a bus,a man on a horse,a man riding a horse,,5\n"
+        "p4,a kitten,a cat,a cat on a mat,0,2\n"
+    )
+    at = _upload(_judgments(), "pairwise", tmp_path)
+    assert not at.error, [e.value for e in at.error]
+    at.switch_page("app_pages/pairwise.py").run()
+    assert not at.exception, at.exception
+    assert (
+        "pairwise (p.csv): 4 read, 1 dropped (missing human vote in column 'votes_a' (line 4): 1),"
+        " 3 scored"
+    ) in _texts(at)

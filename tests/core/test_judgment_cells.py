@@ -160,3 +160,89 @@ def test_a_score_column_of_decimal_commas_is_named_among_missing_values(tmp_path
     assert str(err.value) == (
         "j.csv, line 3, column 'quality': not a number: '3,5' (a decimal comma? write 3.5)"
     )
+
+
+PAIRS = [
+    ("p1", "a dog runs on the grass", "a cat", "a dog running on grass", 3, 1, "a"),
+    ("p2", "a cat sits on a mat", "a red bus", "a cat on a mat", 4, 0, "a"),
+    ("p3", "a red bus", "a man on a horse", "a man riding a horse", 0, 5, "b"),
+    ("p4", "a kitten on a rug", "a cat", "a cat on a mat", 2, 2, "tie"),
+]
+
+
+def _pairs(tmp_path, rows, name, columns=("votes_a", "votes_b")):
+    head = ",".join(["id", "candidate_a", "candidate_b", "references", *columns])
+    pick = {"votes_a": 4, "votes_b": 5, "preferred": 6}
+    body = "".join(
+        ",".join(str(r[i]) for i in (0, 1, 2, 3, *(pick[c] for c in columns))) + "\n" for r in rows
+    )
+    return _write(tmp_path, f"{head}\n{body}", name)
+
+
+@pytest.mark.parametrize("marker", ["", "NaN", "NA", "n/a"])
+def test_a_pair_with_a_missing_vote_is_dropped_and_said_as_a_graded_row_is(tmp_path, marker):
+    """A pairwise file with a missing vote (pandas writes NaN as an empty cell) was refused,
+    "not a number: ''", where a graded file's row without a score is dropped and said."""
+    rows = [*PAIRS[:2], (*PAIRS[2][:4], marker, *PAIRS[2][5:]), PAIRS[3]]
+    js = load_judgments(_pairs(tmp_path, rows, "p.csv"), "pairwise")
+    reason = "missing human vote in column 'votes_a'"
+    assert [it.id for it in js.items] == ["p1", "p2", "p4"]
+    assert js.dropped == {reason: 1} and js.dropped_at == {reason: "line 4"}
+    assert js.describe().startswith(f"4 read, 1 dropped ({reason} (line 4): 1), 3 scored")
+
+
+def test_a_json_null_vote_drops_the_pair(tmp_path):
+    records = [
+        {"candidate_a": a, "candidate_b": b, "references": [r], "votes_a": va, "votes_b": vb}
+        for _, a, b, r, va, vb, _ in PAIRS
+    ]
+    records[3]["votes_b"] = None
+    text = "\n".join(json.dumps(r) for r in records)
+    js = load_judgments(_write(tmp_path, text, "p.jsonl"), "pairwise")
+    assert js.dropped_at == {"missing human vote in column 'votes_b'": "record 4, line 4"}
+    assert len(js) == 3
+
+
+@pytest.mark.parametrize("marker", ["", "NA", "nan"])
+def test_a_pair_with_a_missing_preference_is_dropped_and_said(tmp_path, marker):
+    rows = [PAIRS[0], (*PAIRS[1][:6], marker), *PAIRS[2:]]
+    js = load_judgments(_pairs(tmp_path, rows, "p.csv", ("preferred",)), "pairwise")
+    reason = "missing human preference in column 'preferred'"
+    assert js.dropped == {reason: 1} and js.dropped_at == {reason: "line 3"}
+    assert [it.preferred for it in js.items] == ["a", "b", "tie"]
+
+
+def test_a_pair_keeps_its_label_from_whichever_of_preference_and_votes_it_has(tmp_path):
+    """With both kinds of column, a missing vote beside a preference (or a missing preference
+    beside votes) is no missing judgment: the pair is kept."""
+    rows = [(*PAIRS[0][:4], "", "", "a"), (*PAIRS[1][:6], "NA"), *PAIRS[2:]]
+    columns = ("votes_a", "votes_b", "preferred")
+    js = load_judgments(_pairs(tmp_path, rows, "p.csv", columns), "pairwise")
+    assert js.dropped == {} and [it.preferred for it in js.items] == ["a", "a", "b", "tie"]
+    assert (js.items[0].votes_a, js.items[1].votes_a) == (None, 4)
+
+
+@pytest.mark.parametrize(
+    ("cell", "column", "message"),
+    [
+        ("1.5", "votes_a", "expected a whole number"),
+        ("-1", "votes_a", "votes cannot be negative"),
+        ("x", "preferred", r"preferred must be one of a, b, tie \(got 'x'\)"),
+    ],
+)
+def test_a_pair_s_judgment_present_but_wrong_stays_refused(tmp_path, cell, column, message):
+    columns = ("votes_a", "votes_b") if column != "preferred" else ("preferred",)
+    rows = [PAIRS[0], (*PAIRS[1][:4], cell, PAIRS[1][5], cell), *PAIRS[2:]]
+    with pytest.raises(JudgmentFormatError, match=rf"line 3, column '{column}': {message}"):
+        load_judgments(_pairs(tmp_path, rows, "p.csv", columns), "pairwise")
+
+
+def test_a_scores_file_s_row_of_a_dropped_pair_is_said_as_such(tmp_path):
+    rows = [*PAIRS[:2], (*PAIRS[2][:4], "NA", *PAIRS[2][5:]), PAIRS[3]]
+    js = load_judgments(_pairs(tmp_path, rows, "p.csv"), "pairwise")
+    body = "".join(f"{r[0]},0.{n},0.{n + 1}\n" for n, r in enumerate(PAIRS))
+    out = join_scores_file(js, _write(tmp_path, "id,mine:a,mine:b\n" + body, "s.csv"))
+    assert [n for n in out.notes if n.startswith("s.csv")] == [
+        "s.csv: 1 row(s) of pairs dropped for a missing human vote in column 'votes_a' "
+        "(ignored): line 4"
+    ]
