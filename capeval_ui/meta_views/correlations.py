@@ -25,6 +25,21 @@ from capeval_ui.meta_views.common import (
 from capeval_ui.views import key_label, table
 
 
+def pvalue_withheld(report: object) -> str:
+    """Why a report's p-values are left empty, on the page and in its downloads alike ("" when
+    they are shown): below :data:`MIN_N_FOR_PVALUE` items or systems a p-value means nothing.
+    The downloads' signatures file says it as its ``settings``' ``pvalues``."""
+    frame = report.table  # type: ignore[attr-defined]
+    n = int(frame["n"].max()) if len(frame) else 0
+    if pvalue_meaningful(n):
+        return ""
+    unit = "systems" if report.level == "system" else "items"  # type: ignore[attr-defined]
+    return (
+        f"left empty: n = {n} {unit}, too few for a meaningful p-value "
+        f"(shown from n = {MIN_N_FOR_PVALUE})"
+    )
+
+
 def render_correlation_table(
     report: object, kendall_variant: str, signatures: Mapping, about: Mapping
 ) -> None:
@@ -48,6 +63,7 @@ def render_correlation_table(
             icon=":material/warning:",
         )
         frame["pvalue"] = np.nan
+    withheld = pvalue_withheld(report)
     frame.insert(0, "metric name", [key_label(k) for k in frame["metric"]])
     kendall = frame["method"].str.startswith("kendall").to_numpy()
     frame["method"] = [METHOD_LABELS.get(m, m) for m in frame["method"]]
@@ -101,8 +117,12 @@ def render_correlation_table(
         f"{report.n_resamples:,} resamples, seed {report.seed}.{rows}"
     )
     settings = {**about, **report.settings()}  # type: ignore[attr-defined]
+    download = report.table.copy()
+    if withheld:  # the page's rule: no p-value below the threshold, and the sidecar says why
+        download["pvalue"] = np.nan
+        settings["pvalues"] = withheld
     download_csv(
-        report.table, signatures, "correlations.csv", key="correlations-csv", settings=settings
+        download, signatures, "correlations.csv", key="correlations-csv", settings=settings
     )
 
 
@@ -306,13 +326,17 @@ def render_combined(report: object, signatures: Mapping, about: Mapping, top: in
     if frame.empty:
         st.text("No metrics selected.")
         return
+    withheld = pvalue_withheld(report)
+    if withheld:  # as the correlation table: no p-value below the threshold
+        frame["Williams p vs best single"] = np.nan
     table(
         frame,
         numbers=("correlation",),
         pvalues=("Williams p vs best single",),
         help={
             "Williams p vs best single": "one-sided: — where the subset does not correlate "
-            "more strongly than the best single metric (or is that metric)"
+            "more strongly than the best single metric (or is that metric), or where n < "
+            f"{MIN_N_FOR_PVALUE}"
         },
         height=min(38 + 35 * len(frame), 420),
         key="combined-table",
@@ -332,4 +356,6 @@ def render_combined(report: object, signatures: Mapping, about: Mapping, top: in
     fig.update_yaxes(type="category")
     st.plotly_chart(fig, key="combined-bars", width="stretch")
     settings = {**about, **report.settings()}  # type: ignore[attr-defined]
+    if withheld:
+        settings["pvalues"] = withheld
     download_csv(frame, signatures, "combined-metric.csv", key="combined-csv", settings=settings)

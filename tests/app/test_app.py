@@ -1144,3 +1144,44 @@ def test_accuracy_csv_rows_name_the_keys_their_signatures_have(page, name, monke
     ]
     assert list(frame.columns[:2]) == ["metric", "key"]
     assert list(frame["key"]) == list(made[name]) and all(made[name].values())
+
+
+def test_system_level_downloads_leave_the_p_values_empty_as_the_page_does(monkeypatch) -> None:
+    """With 5 systems the page said "too few for a meaningful p-value" while correlations.csv
+    still had its p-values and combined-metric.csv its Williams p: now the downloads follow the
+    page's rule, and their signatures file says why the cells are empty."""
+    from capeval_core.stats import MIN_N_FOR_PVALUE
+    from capeval_ui.meta_views import common
+
+    frames: dict[str, pd.DataFrame] = {}
+    settings: dict[str, dict] = {}
+    real_csv, real_sig = common.to_csv_text, common.signatures_text
+
+    def csv_spy(frame):
+        frames[f"#{len(frames)}"] = frame.copy()
+        return real_csv(frame)
+
+    def sig_spy(signatures, describes="", **extra):
+        settings[describes] = extra.get("settings", {})
+        return real_sig(signatures, describes, **extra)
+
+    monkeypatch.setattr(common, "to_csv_text", csv_spy)
+    monkeypatch.setattr(common, "signatures_text", sig_spy)
+    at = _meta("app_pages/correlations.py")
+    at.multiselect(key="meta_metrics").set_value(["bleu_4", "rouge_l"]).run()
+    at.selectbox(key="human_column").select("corruption_level").run()
+    frames.clear()
+    at.radio(key="correlation_level").set_value("system").run()
+    assert not at.exception, at.exception
+    assert _frame_with(at, "95% CI low")["pvalue"].isna().all()  # the page's rule
+    table = next(f for f in frames.values() if "pvalue" in f.columns)
+    combined = next(f for f in frames.values() if "Williams p vs best single" in f.columns)
+    assert set(table["n"]) == {5} and table["pvalue"].isna().all()
+    assert combined["Williams p vs best single"].isna().all()
+    assert _frame_with(at, "subset")["Williams p vs best single"].isna().all()
+    why = (
+        "left empty: n = 5 systems, too few for a meaningful p-value "
+        f"(shown from n = {MIN_N_FOR_PVALUE})"
+    )
+    assert settings["correlations.csv"]["pvalues"] == why
+    assert settings["combined-metric.csv"]["pvalues"] == why
