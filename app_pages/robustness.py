@@ -183,4 +183,11 @@ except CapevalError as exc:
     st.error(choices.page_message(str(exc)))
     st.stop()
 
-meta_views.render_forced_choice(results, scores.signatures, metric_tie, meta_views.set_about(jset))
+# the Judgments page's set is grouped by category (PASCAL-50S's HC/HI/HM/MM), not distractor type
+meta_views.render_forced_choice(
+    results,
+    scores.signatures,
+    metric_tie,
+    meta_views.set_about(jset),
+    groups="category" if source == LOADED and loaded is not None else "distractor type",
+)

@@ -120,8 +120,11 @@ def render_forced_choice(
     signatures: Mapping[str, str],
     metric_tie: str,
     about: Mapping[str, object] | None = None,
+    groups: str = "distractor type",
 ) -> None:
-    """Forced-choice accuracy (%) per metric and distractor type (seed Table 5)."""
+    """Forced-choice accuracy (%) per metric and distractor type (seed Table 5). ``groups``
+    names what the set's groups are: ``"category"`` for a set whose pairs are grouped by
+    category, as PASCAL-50S's HC/HI/HM/MM are, which are no distractor types."""
     if not results:
         st.text("No metrics selected.")
         return
@@ -141,7 +144,7 @@ def render_forced_choice(
         else ""
     )
     st.text(
-        "Pairs per distractor type: "
+        f"Pairs per {groups}: "
         + ", ".join(f"{k}: {n:,}" for k, n in first.n.items())
         + f". A metric tie counts as {metric_tie}.{left_out}"
     )

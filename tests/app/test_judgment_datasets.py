@@ -178,3 +178,22 @@ def test_a_pair_without_a_vote_is_dropped_and_said_on_the_pairwise_page(tmp_path
         "pairwise (p.csv): 4 read, 1 dropped (missing human vote in column 'votes_a' (line 4): 1),"
         " 3 scored"
     ) in _texts(at)
+
+
+def test_robustness_counts_pascal50s_pairs_per_category_not_distractor_type(
+    tmp_path: Path,
+) -> None:
+    """PASCAL-50S's HC/HI/HM/MM were said "Pairs per distractor type" on the Robustness page:
+    they are categories, and the generated set's groups stay distractor types."""
+    write_pascal_pairs(tmp_path, PASCAL_ROWS)
+    write_pascal_refs(tmp_path)
+    at = _upload(_judgments(), "pascal50s", tmp_path, "clipscore-table7")
+    at.switch_page("app_pages/robustness.py").run()
+    assert not at.exception, at.exception
+    said = [t.value for t in at.text if t.value.startswith("Pairs per ")]
+    assert len(said) == 1 and said[0].startswith("Pairs per category: H"), said
+    at.radio(key="distractor_source").set_value(
+        "Generated from COCO val2014 captions (synthetic)"
+    ).run()
+    said = [t.value for t in at.text if t.value.startswith("Pairs per ")]
+    assert len(said) == 1 and said[0].startswith("Pairs per distractor type: "), said
