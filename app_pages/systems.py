@@ -24,7 +24,7 @@ from capeval_core.coco_files import DEFAULT_SPLIT, KARPATHY_SPLITS
 from capeval_core.files import counted
 from capeval_core.metrics import COCO_CAPTION_KEYS, available_keys, optional_keys
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
-from capeval_core.systems import CoverageError, comparison_signatures_text
+from capeval_core.systems import CoverageError, comparison_signatures_text, dropped_said
 from capeval_core.workers import ApartError
 from capeval_ui import cached, choices, current_tokenizer, state, systems_state, systems_views
 
@@ -332,10 +332,7 @@ try:
             )
     for i, lost in enumerate(data.dropped):
         if lost:
-            st.text(
-                f"{data.sources[i]} lost {len(lost):,} image(s) another file does not "
-                f"caption: {_first_ids(lost)}"
-            )
+            st.text(f"{data.sources[i]}: {dropped_said(data, i)}: {_first_ids(lost)}")
     names_note = st.empty()  # above the expander: a closed one hid why names went unused
     with st.expander("System names and baseline"):
         names_text = st.text_input(

@@ -25,6 +25,7 @@ from capeval_core.systems import (
     ALPHA,
     SystemsComparison,
     categories_left_out,
+    dropped_said,
     format_p,
     references_fields,
 )
@@ -349,10 +350,12 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
         )
     lost = [data.lost(i) for i in range(len(comparison.systems))]
     if any(lost):
-        counts = ", ".join(
-            f"{s} {len(ids):,}" for s, ids in zip(comparison.systems, lost, strict=True) if ids
+        counts = "; ".join(
+            f"{s}: {dropped_said(data, i)}"
+            for i, (s, ids) in enumerate(zip(comparison.systems, lost, strict=True))
+            if ids
         )
-        notes.append(f"Images not captioned by every system were left out: {counts}.")
+        notes.append(f"Scored on the images every system captions: {counts}.")
     left = comparison.left_out()
     if left:
         done = {}

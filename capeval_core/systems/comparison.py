@@ -244,8 +244,8 @@ class SystemsComparison:
             if lost:
                 more = f" ... ({len(lost) - shown:,} more)" if len(lost) > shown else ""
                 lines.append(
-                    f"{data.sources[i]} ({self.systems[i]}) lost {len(lost):,} image(s) another "
-                    f"system does not caption: {', '.join(map(repr, lost[:shown]))}{more}"
+                    f"{data.sources[i]} ({self.systems[i]}): {dropped_said(data, i)}: "
+                    f"{', '.join(map(repr, lost[:shown]))}{more}"
                 )
         return lines
 
@@ -423,6 +423,26 @@ def format_p(p: float, resolution: int) -> str:
     while p < ALPHA and float(f"{p:.{digits}f}") >= ALPHA and digits < 12:
         digits += 1
     return f"{p:.{digits}f}"
+
+
+def dropped_said(data: SystemsInput, system: int) -> str:
+    """How many of system ``system``'s images ``on_missing="intersect"`` dropped, and which
+    systems do not caption them: "sysA 1" read as sysA lacking the image, where sysA had it
+    and another system lacked it. The words of the Systems page, its table and the CLI.
+
+    >>> data = SystemsInput(("A", "B", "C"), (1,), (("x",), ("y",), ("z",)), (("r",),),
+    ...                     ("a", "b", "c"), "t", (), ((2, 3), (3,), ()))
+    >>> dropped_said(data, 0), dropped_said(data, 1)
+    ('2 images dropped (not captioned by B or C)', '1 image dropped (not captioned by C)')
+    """
+    lost = data.lost(system)
+    others = [j for j in range(len(data.names)) if j != system]
+    # another system captions a dropped image only if it lost that image too
+    lacking = dict.fromkeys(
+        data.names[j] for image in lost for j in others if image not in data.lost(j)
+    )
+    by = " or ".join(map(str, lacking)) or "another system"
+    return f"{counted(len(lost), 'image')} dropped (not captioned by {by})"
 
 
 def categories_left_out(comparison: SystemsComparison) -> dict[str, int]:

@@ -314,8 +314,7 @@ def test_references_as_image_id_lists_and_shared_images() -> None:
     _score(at)
     assert not at.error, [e.value for e in at.error]
     assert any(
-        f"mine.json lost 2 image(s) another file does not caption: {rows[0]['image_id']!r}"
-        in t.value
+        f"mine.json: 2 images dropped (not captioned by theirs): {rows[0]['image_id']!r}" in t.value
         for t in at.text
     )
     assert any("10 images" in h.value for h in at.subheader)

@@ -517,10 +517,10 @@ def test_on_missing_intersect_scores_the_shared_images_and_names_the_lost(tmp_pa
     code, out, _ = _run(*argv)
     assert code == 0
     assert "on-missing: intersect" in out
-    assert (
-        f"base.json (base) lost 2 image(s) another system does not caption: {last_two[0]!r}" in out
-    )
-    assert "reversed.json (reversed) lost 3 image(s)" in out and ", 7" in out
+    # which system lacks the images, never read as the file's own lack (it has them)
+    assert f"base.json (base): 2 images dropped (not captioned by other): {last_two[0]!r}" in out
+    assert "reversed.json (reversed): 3 images dropped (not captioned by other" in out
+    assert ", 7" in out
 
 
 def test_table_formats_print_a_papers_table(tmp_path):
@@ -722,8 +722,8 @@ def test_images_left_out_by_on_missing_intersect_are_warned_of(tmp_path):
         code, _, err = _run(*argv, *extra)
         assert code == 0, err
         assert (
-            f"capeval: warning: {paths[0]} (base) lost 1 image(s) another system does not "
-            f"caption: {lost!r}"
+            f"capeval: warning: {paths[0]} (base): 1 image dropped (not captioned by "
+            f"{paths[1].stem}): {lost!r}"
         ) in err.splitlines(), extra
 
 

@@ -125,8 +125,13 @@ def test_csv_reads_back_with_pandas():
 
 
 def test_left_out_images_are_said():
+    """ "left out: small|model 2" read as small|model lacking two images, where it had them
+    and the other systems did not: now said for what it is."""
     notes = paper_table(fixed_comparison(dropped=True)).notes
-    assert notes[-1] == "Images not captioned by every system were left out: small|model 2."
+    assert notes[-1] == (
+        "Scored on the images every system captions: small|model: 2 images dropped (not "
+        "captioned by Base or A&B_v2)."
+    )
 
 
 # The golden files were produced from fixed_comparison() with
