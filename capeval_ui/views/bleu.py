@@ -152,8 +152,11 @@ def _bleu_floor(a: BleuDetails, b: BleuDetails, key: str) -> str:
     k = both[0]
     none = [side for side, d in (("A", a), ("B", b)) if d.guess[k - 1] == 0]
     has_none = f" ({' and '.join(none)} {'has' if len(none) == 1 else 'have'} none)" if none else ""
+    # the lowest order without a match, which reads as a typo beside BLEU-n unless it says why
+    longer = f", so no {n}-word one either" if k < n else ""
     return (
-        f"neither candidate matches a {k}-word sequence of a reference{has_none}: BLEU-{n} is 0 "
+        f"neither candidate matches a {k}-word sequence of a reference{has_none}{longer}: "
+        f"BLEU-{n} is 0 "
         "for both, and the values differ by pycocoevalcap's smoothing constants alone, so "
         "neither is higher"
     )

@@ -485,9 +485,14 @@ def test_bleu_values_standing_on_the_smoothing_constant_are_a_tie_in_the_verdict
     for order in ("BLEU-3", "BLEU-4"):
         assert rows.loc[order, "A"] > rows.loc[order, "B"] > 0  # the values still differ
         assert rows.loc[order, "higher"] == "tie"
-        assert rows.loc[order, "why"].startswith(
-            "neither candidate matches a 3-word sequence of a reference: "
-        )
+    assert rows.loc["BLEU-3", "why"].startswith(
+        "neither candidate matches a 3-word sequence of a reference: BLEU-3 is 0 for both"
+    )
+    # the lowest order without a match, said with why BLEU-4 is 0 (it read as a typo)
+    assert rows.loc["BLEU-4", "why"].startswith(
+        "neither candidate matches a 3-word sequence of a reference, so no 4-word one either: "
+        "BLEU-4 is 0 for both"
+    )
     # A matches a 2-word sequence and B none: BLEU-2 stands on A's words, a win
     assert rows.loc["BLEU-2", "higher"] == "A"
     counts = verdict.value["higher"].value_counts()
