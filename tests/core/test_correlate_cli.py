@@ -1225,3 +1225,21 @@ def test_what_this_machine_said_stays_out_of_the_json(tmp_path, monkeypatch):
     assert code == 0, err
     assert "capeval: warning: workers=4: this machine has 1 CPU" in err.splitlines()
     assert not any("workers=4" in w for w in json.loads(out)["warnings"])
+
+
+def test_a_pairwise_file_with_a_missing_vote_is_scored_with_the_pair_dropped_and_said(tmp_path):
+    """pandas' NaN vote (an empty cell) stopped `correlate --format pairwise` with exit 2;
+    now the pair is dropped and said, as a graded row without a score is."""
+    p = tmp_path / "pairs.csv"
+    p.write_text(
+        "candidate_a,candidate_b,references,votes_a,votes_b\n"
+        "a dog on grass,a red bus,a dog running on grass,3,1\n"
+        "a cat,a cat on a mat,a cat on a mat,,4\n"
+        "a man on a horse,a bus,a man riding a horse,5,0\n"
+    )
+    code, _, err = _run("correlate", "--judgments", str(p), "--format", "pairwise",
+                          "--metrics", "bleu_1")  # fmt: skip
+    assert code == 0, err
+    said = "3 read, 1 dropped (missing human vote in column 'votes_a' (line 3): 1), 2 scored"
+    assert f"pairwise (pairs.csv): {said}" in err
+    assert "1 row(s) dropped, not scored: missing human vote in column 'votes_a' (line 3)" in err
