@@ -326,17 +326,15 @@ def render_combined(report: object, signatures: Mapping, about: Mapping, top: in
     if frame.empty:
         st.text("No metrics selected.")
         return
-    withheld = pvalue_withheld(report)
-    if withheld:  # as the correlation table: no p-value below the threshold
-        frame["Williams p vs best single"] = np.nan
     table(
         frame,
         numbers=("correlation",),
         pvalues=("Williams p vs best single",),
         help={
             "Williams p vs best single": "one-sided: — where the subset does not correlate "
-            "more strongly than the best single metric (or is that metric), or where n < "
-            f"{MIN_N_FOR_PVALUE}"
+            "more strongly than the best single metric (or is that metric); a Williams test "
+            "takes its t's degrees of freedom from n, so it is given for few systems too, as "
+            "on the Significance page"
         },
         height=min(38 + 35 * len(frame), 420),
         key="combined-table",
@@ -356,6 +354,4 @@ def render_combined(report: object, signatures: Mapping, about: Mapping, top: in
     fig.update_yaxes(type="category")
     st.plotly_chart(fig, key="combined-bars", width="stretch")
     settings = {**about, **report.settings()}  # type: ignore[attr-defined]
-    if withheld:
-        settings["pvalues"] = withheld
     download_csv(frame, signatures, "combined-metric.csv", key="combined-csv", settings=settings)
