@@ -152,10 +152,11 @@ def score_judgments(
         pool = batch.start_pool(workers) if workers > 1 and len(jset) >= batch.MIN_PART else None
         with pool or contextlib.nullcontext():
             progress(done, total, "tokenizing")
-            batches = _batches(jset, tokenizer, n_references, draws, seed)
+            batches, expand = _batches(jset, tokenizer, n_references, draws, seed)
 
             def finish(mkey: str, path: Path, values: dict[str, np.ndarray]) -> None:
                 nonlocal done
+                values = {k: v[:, expand] for k, v in values.items()}
                 if use_cache:
                     batch.save_entry(path, values)
                 results[mkey], cached[mkey] = values, False
@@ -332,20 +333,28 @@ def _with_external(jset: JudgmentSet, inner: JudgmentScores, keys: Sequence[str]
 
 def _batches(
     jset: JudgmentSet, tokenizer: str, n_references: int, draws: int, seed: int
-) -> list[Batch]:
-    """Tokenized batches of the items as the set has them: a graded set's rows, each pairwise
-    draw's candidates. Rows that repeat are scored twice, not once: CIDEr-D takes its IDF
-    from the scored set, and the set is its rows, as ``score`` on them reads it."""
+) -> tuple[list[Batch], np.ndarray]:
+    """Tokenized batches of the unique items, and the map from items to unique items."""
     if jset.kind == "graded":
-        items = jset.items
-        cands = [it.candidate for it in items]  # type: ignore[union-attr]
-        refs = [it.references for it in items]  # type: ignore[union-attr]
-        return [make_batch(cands, refs, tokenizer)]
-    # imported here: capeval_core.stats loads scipy.stats, which scoring workers never use
-    from capeval_core.stats.pairwise import sample_references
+        pairs = [(it.candidate, it.references) for it in jset.items]  # type: ignore[union-attr]
+        draw_refs = None
+    else:
+        # imported here: capeval_core.stats loads scipy.stats, which scoring workers never use
+        from capeval_core.stats.pairwise import sample_references
 
-    items = jset.items
-    draws = _draws(jset, n_references, draws)
-    sampled = sample_references([it.references for it in items], n_references, draws, seed)
-    cands = [it.candidate_a for it in items] + [it.candidate_b for it in items]  # type: ignore[union-attr]
-    return [make_batch(cands, refs + refs, tokenizer) for refs in sampled]
+        items = jset.items
+        draws = _draws(jset, n_references, draws)
+        sampled = sample_references([it.references for it in items], n_references, draws, seed)
+        pairs = [(it.candidate_a, None) for it in items] + [  # type: ignore[union-attr]
+            (it.candidate_b, None) for it in items
+        ]  # type: ignore[union-attr]
+        draw_refs = [refs + refs for refs in sampled]
+    if draw_refs is None:
+        unique: dict[tuple[str, tuple[str, ...]], int] = {}
+        expand = np.array([unique.setdefault(p, len(unique)) for p in pairs])  # type: ignore[arg-type]
+        cands = [c for c, _ in unique]
+        refs = [r for _, r in unique]
+        return [make_batch(cands, refs, tokenizer)], expand
+    cands = [c for c, _ in pairs]
+    batches = [make_batch(cands, refs, tokenizer) for refs in draw_refs]
+    return batches, np.arange(len(cands))
