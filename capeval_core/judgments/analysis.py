@@ -306,6 +306,11 @@ def at_level(
     >>> h.tolist(), m["m"].tolist()
     ([1.5, 3.5], [1.0, 4.0])
     """
+    check_aligned(
+        human=human,
+        **{f"metric_scores[{k!r}]": v for k, v in metric_scores.items()},
+        systems=systems,
+    )
     if systems is None:
         return np.asarray(human, dtype=float), {
             k: np.asarray(v, dtype=float) for k, v in metric_scores.items()

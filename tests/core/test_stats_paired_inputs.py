@@ -10,6 +10,7 @@ import pytest
 
 from capeval_core.errors import InputError
 from capeval_core.judgments.analysis import (
+    at_level,
     correlation_report,
     correlation_table,
     spearman_between,
@@ -57,6 +58,7 @@ def test_misaligned_series_are_refused_by_every_function_pairing_them():
     two = _message(**{"metric_scores['h']": H, "metric_scores['m']": M})
     _refused(lambda: combine({"h": H, "m": M}, ["h", "m"]), two)
     _refused(lambda: spearman_between({"h": H, "m": M}), two)
+    _refused(lambda: at_level(H, {"m": M}, None), human_m)  # what correlate takes its levels by
     # a plain human score: the two metrics are still compared with each other
     _refused(lambda: williams_between(list(range(6)), H, M), _message(scores_a=H, scores_b=M))
     _refused(
