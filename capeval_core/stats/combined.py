@@ -164,10 +164,11 @@ def _rank_subsets(
                 r = correlate(values, human, correlation).statistic
             p = math.nan
             testable = subset != (best,) and n > 3 and math.isfinite(r)
-            # higher as the ranking sees it: equal to 12 decimals is not higher (the fast
-            # path's 0.8 against correlate's 0.7999999999999999)
-            higher = round(abs(r), 12) > round(abs(single[best]), 12)
-            if testable and (alternative == "two-sided" or higher):
+            # not lower as the ranking sees it, to 12 decimals (the fast path's 0.8 against
+            # correlate's 0.7999999999999999): a tie is tested too, t = 0 and p = 0.5, as the
+            # Williams matrix tests a tied pair
+            not_lower = round(abs(r), 12) >= round(abs(single[best]), 12)
+            if testable and (alternative == "two-sided" or not_lower):
                 if with_best is not None:
                     r23 = float(with_best[row])
                 else:

@@ -331,8 +331,9 @@ def render_combined(report: object, signatures: Mapping, about: Mapping, top: in
         numbers=("correlation",),
         pvalues=("Williams p vs best single",),
         help={
-            "Williams p vs best single": "one-sided: — where the subset does not correlate "
-            "more strongly than the best single metric (or is that metric); a Williams test "
+            "Williams p vs best single": "one-sided: — where the subset correlates less "
+            "strongly than the best single metric (or is that metric); a tie is t = 0, "
+            "p = 0.5000, as in the Significance page's matrix; a Williams test "
             "takes its t's degrees of freedom from n, so it is given for few systems too, as "
             "on the Significance page"
         },

@@ -4,6 +4,8 @@ labels pairwise accuracy takes, and the fewest systems a system-level view shows
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -181,3 +183,16 @@ def test_williams_r23_uses_the_best_metrics_own_values(method, fast):
     r23 = correlate(mean, NEAR_TIE, method).statistic
     want = williams_test(got["m", "o"].statistic, got["m",].statistic, r23, 6, "two-sided")
     assert got["m", "o"].pvalue_vs_best == pytest.approx(want.pvalue, rel=1e-9)
+
+
+def test_a_subset_tied_with_the_best_metric_is_tested_as_the_williams_matrix_tests_a_tie():
+    """The Williams matrix gives a tied pair t = 0, p = 0.5; the combined ranking gave a
+    metric's copy (and the two together) no p-value for the same comparison."""
+    from capeval_core.stats import williams_matrix
+
+    h = [1, 2, 3, 4, 5, 6, 7, 8]
+    x = [1, 3, 2, 4, 6, 5, 8, 7]
+    ranked = {r.subset: r.pvalue_vs_best for r in rank_subsets(h, {"m": x, "c": list(x)})}
+    matrix = williams_matrix(h, {"m": x, "c": list(x)}).pvalues
+    assert matrix[1, 0] == ranked[("c",)] == ranked[("m", "c")] == 0.5
+    assert math.isnan(ranked[("m",)])  # the best metric itself
