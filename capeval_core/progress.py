@@ -22,6 +22,7 @@ drop-in) shows a bar on stderr while such work runs (:class:`StderrBar`).
 from __future__ import annotations
 
 import contextlib
+import math
 import queue as queue_module
 import sys
 import threading
@@ -54,6 +55,29 @@ def report(label: str) -> None:
         stack[-1](label)
     else:
         to_parent(label)
+
+
+def share_reporter(label: str, every: float) -> Callable[[float], None]:
+    """A long task's progress callback (its share done, 0 to 1): :func:`report` of
+    "``label``, N %" at most once every ``every`` seconds, and when it is done.
+
+    >>> said = []
+    >>> with listening(said.append):
+    ...     tell = share_reporter("parsing a 215-word caption", every=60.0)
+    ...     tell(0.5); tell(1.0)
+    >>> said
+    ['parsing a 215-word caption, 0 %', 'parsing a 215-word caption, 100 %']
+    """
+    last = [-math.inf]
+
+    def tell(done: float) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every or done >= 1.0:
+            last[0] = now
+            report(f"{label}, {math.floor(100 * done)} %")
+
+    tell(0.0)
+    return tell
 
 
 def to_parent(label: str) -> None:

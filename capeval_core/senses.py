@@ -97,7 +97,7 @@ def caption_tags(text: str) -> dict[int, str]:
         progress = None
         if REPORT_FROM_WORDS <= len(sentence) <= JAR_MAX_WORDS:
             what = "caption" if len(parts) == 1 else "sentence"
-            progress = _telling(f"tagging a {len(sentence)}-word {what}")
+            progress = _tagging_reporter(f"tagging a {len(sentence)}-word {what}")
         try:
             tree = _parser().parse(sentence, progress=progress)
             tagged = [node.label for node in tree.preterminals()]
@@ -113,24 +113,12 @@ def caption_tags(text: str) -> dict[int, str]:
     return tags
 
 
-def _telling(what: str) -> Callable[[float], None]:
-    """A parse's progress callback saying how far ``what`` is, now and then."""
-    import math
-    import time
-
-    from capeval_core.progress import report
+def _tagging_reporter(label: str) -> Callable[[float], None]:
+    """How far a long sentence's tagging is, said as SPICE's parse says it."""
+    from capeval_core.progress import share_reporter
     from capeval_core.spice.stanford_pcfg import REPORT_EVERY
 
-    last = [-math.inf]
-
-    def tell(done: float) -> None:
-        now = time.monotonic()
-        if now - last[0] >= REPORT_EVERY or done >= 1.0:
-            last[0] = now
-            report(f"{what}, {math.floor(100 * done)} %")
-
-    tell(0.0)
-    return tell
+    return share_reporter(label, REPORT_EVERY)
 
 
 def over_the_limit(text: str) -> list[int]:

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from capeval_core.once import once
+from capeval_core.progress import share_reporter
 from capeval_core.spice.corenlp import basic_graph, corenlp_words, sentence_tuples, sentences
 from capeval_core.spice.pcfg.parser import PCFGParser
 from capeval_core.spice.rules import RULES_VERSION, Tuple
@@ -83,7 +83,11 @@ def caption_tuples(parser: PCFGParser, text: str) -> tuple[Tuple, ...]:
     parts = sentences(corenlp_words(text))
     for k, words in enumerate(parts):
         what = f"{len(words)}-word caption" if len(parts) == 1 else f"{len(words)}-word sentence"
-        progress = _reporter(what) if len(words) >= REPORT_FROM_WORDS else None
+        progress = (
+            share_reporter(f"parsing a {what}", REPORT_EVERY)
+            if len(words) >= REPORT_FROM_WORDS
+            else None
+        )
         with _recursion_for(len(words)):
             tags, heads, labels = basic_dependencies(parser.parse(words, progress=progress))
             out.extend(sentence_tuples(basic_graph(words, tags, heads, labels), k))
@@ -105,25 +109,6 @@ def _recursion_for(n_words: int) -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(old)
-
-
-def _reporter(what: str) -> Callable[[float], None]:
-    """A chart's progress callback telling :func:`capeval_core.progress.report` how far the
-    parse of ``what`` is, now and then."""
-    import time
-
-    from capeval_core.progress import report
-
-    last = [-math.inf]
-
-    def tell(done: float) -> None:
-        now = time.monotonic()
-        if now - last[0] >= REPORT_EVERY or done >= 1.0:
-            last[0] = now
-            report(f"parsing a {what}, {math.floor(100 * done)} %")
-
-    tell(0.0)
-    return tell
 
 
 def parse_texts(parser: PCFGParser, texts: Sequence[str], batch_size: int) -> list:
