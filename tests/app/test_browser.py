@@ -649,8 +649,10 @@ def test_the_scene_graphs_labels_stay_inside_their_plot_at_1280_px(server, brows
         )
         page.goto(f"{url}/compare-captions?{query}")
         page.get_by_text("Scene graphs").wait_for()
+        labels = page.locator(".scatterlayer .textpoint text")
+        labels.first.wait_for()  # the charts draw after the text above them
         _settle(page)
-        assert page.locator(".scatterlayer .textpoint text").count() >= 10
+        assert labels.count() >= 10
         assert page.evaluate(LABELS_PAST_THE_PLOT_JS) == []
         _assert_no_error(page, log)
     finally:
