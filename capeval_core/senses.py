@@ -77,8 +77,9 @@ def _parser() -> Any:
 def caption_tags(text: str) -> dict[int, str]:
     """The PTB tag SPICE's parser gives each word of ``text``, by the word's character offset.
 
-    A sentence beyond the parser's length limit (:func:`over_the_limit`) leaves its words
-    untagged; so does a token CoreNLP writes otherwise than the text (``-LRB-`` for "(").
+    A sentence beyond the parser's length limit (:func:`over_the_limit`) gets the jar's
+    fallback tree, whose tag ``XX`` is no part of speech; a token CoreNLP writes otherwise
+    than the text (``-LRB-`` for "(") is left untagged.
     The parse of a long sentence takes minutes (it grows with the cube of its length: 160
     words, about a minute): from :data:`~capeval_core.spice.stanford_pcfg.REPORT_FROM_WORDS`
     words on it says how far it is (:func:`capeval_core.progress.report`), as SPICE's does.
@@ -124,7 +125,8 @@ def _tagging_reporter(label: str) -> Callable[[float], None]:
 def over_the_limit(text: str) -> list[int]:
     """The word counts of the sentences of ``text`` too long for SPICE's parser (over
     :data:`~capeval_core.spice.pcfg.parser.JAR_MAX_WORDS` words, where spice-1.0.jar's chart
-    no longer fits): their words get no tag, so no synonym.
+    no longer fits): their words get the fallback tag ``XX``, no part of speech, so no
+    synonym.
 
     >>> over_the_limit("a dog runs. " + " ".join(["word"] * 600))
     [600]
