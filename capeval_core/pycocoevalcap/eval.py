@@ -106,13 +106,14 @@ class COCOEvalCap:
         # the ids as pycocoevalcap passes them (its tokenized dict's keys); SPICE's in sorted
         # order, the order its scores come in (see the module doc)
         in_order = dict.fromkeys(ids).keys()
-        in_sorted_order = dict.fromkeys(ids[k] for k in sorted_id_order(ids)).keys()
+        order = sorted_id_order(ids)
+        in_sorted_order = dict.fromkeys(ids[k] for k in order).keys()
         for method, names in SCORERS:
             print(f"computing {method} score...")
             if method == "Bleu":
                 _print_bleu(scored.statistics["bleu"]["bleu"])
             for name in names:
-                score, scores = _values(name, results[KEYS[name]], scored, ids)
+                score, scores = _values(name, results[KEYS[name]], scored, order)
                 self.setEval(score, name)
                 self.setImgToEvalImgs(
                     scores, in_sorted_order if name == "SPICE" else in_order, name
@@ -190,12 +191,13 @@ def _print_bleu(stats: np.ndarray) -> None:
     print("ratio:", (testlen + TINY) / (reflen + SMALL))
 
 
-def _values(name: str, result: Any, scored: Any, ids: list[Any]) -> tuple[Any, Any]:
+def _values(name: str, result: Any, scored: Any, order: list[int]) -> tuple[Any, Any]:
     """One key's corpus value and per-image values with pycocoevalcap's types, SPICE's in
-    sorted id order (as pycocoevalcap's ``Spice`` returns them)."""
+    sorted id order (``order``: the images' positions so sorted, as pycocoevalcap's ``Spice``
+    returns them)."""
     if name == "SPICE":
         rows = scored.statistics["spice"][COUNTS_STATISTIC].tolist()
-        scores = [image_scores(rows[k]) for k in sorted_id_order(ids)]
+        scores = [image_scores(rows[k]) for k in order]
         # the mean over images in sorted id order, as pycocoevalcap's Spice sums them
         return corpus_value(scores), scores
     values = result.segment_values()
