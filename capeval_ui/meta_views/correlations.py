@@ -25,21 +25,6 @@ from capeval_ui.meta_views.common import (
 from capeval_ui.views import key_label, table
 
 
-def pvalue_withheld(report: object) -> str:
-    """Why a report's p-values are left empty, on the page and in its downloads alike ("" when
-    they are shown): below :data:`MIN_N_FOR_PVALUE` items or systems a p-value means nothing.
-    The downloads' signatures file says it as its ``settings``' ``pvalues``."""
-    frame = report.table  # type: ignore[attr-defined]
-    n = int(frame["n"].max()) if len(frame) else 0
-    if pvalue_meaningful(n):
-        return ""
-    unit = "systems" if report.level == "system" else "items"  # type: ignore[attr-defined]
-    return (
-        f"left empty: n = {n} {unit}, too few for a meaningful p-value "
-        f"(shown from n = {MIN_N_FOR_PVALUE})"
-    )
-
-
 def render_correlation_table(
     report: object, kendall_variant: str, signatures: Mapping, about: Mapping
 ) -> None:
@@ -48,9 +33,15 @@ def render_correlation_table(
     were not computed say why."""
     frame = report.table.copy()
     n = int(frame["n"].max()) if len(frame) else 0
-    small = not pvalue_meaningful(n)
-    if small:
-        unit = "systems" if report.level == "system" else "items"
+    unit = "systems" if report.level == "system" else "items"
+    # the page's rule, and its downloads': the signatures file says why the cells are empty
+    withheld = (
+        ""
+        if pvalue_meaningful(n)
+        else f"left empty: n = {n} {unit}, too few for a meaningful p-value "
+        f"(shown from n = {MIN_N_FOR_PVALUE})"
+    )
+    if withheld:
         st.warning(
             f"n = {n} {unit}: too few for a meaningful p-value (shown from n = "
             f"{MIN_N_FOR_PVALUE}). The correlations stand; their bootstrap intervals "
@@ -63,7 +54,6 @@ def render_correlation_table(
             icon=":material/warning:",
         )
         frame["pvalue"] = np.nan
-    withheld = pvalue_withheld(report)
     frame.insert(0, "metric name", [key_label(k) for k in frame["metric"]])
     kendall = frame["method"].str.startswith("kendall").to_numpy()
     frame["method"] = [METHOD_LABELS.get(m, m) for m in frame["method"]]
@@ -80,7 +70,7 @@ def render_correlation_table(
                 f"interval from {report.n_resamples - left_out:,} of {report.n_resamples:,} "
                 f"resamples: {left_out:,} had one side's scores all equal"
             )
-        if small:
+        if withheld:
             why.append(f"no p-value: n < {MIN_N_FOR_PVALUE}")
         notes.append("; ".join(why))
     frame["note"] = notes
