@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from capeval_core import progress
-from capeval_core.errors import CapevalError, ItemsLeftOutWarning, MachineWarning
+from capeval_core.errors import CapevalError, MachineWarning
 from capeval_core.metrics import Batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
 from capeval_core.resources import atomic_write, discard_damaged, worker_cap
@@ -122,6 +122,9 @@ STATISTICS_PREFIX = "statistics:"
 #: among a metric's values, why each item was not scored ("" where it was), shaped as the
 #: values; absent when every item was scored
 MISSING = "missing:reason"
+#: among a judgment set's cached values, the metric's notes on the set (a 1-D text array;
+#: ``Metric.set_notes``), so a cached run says what a fresh one said
+NOTES = "notes:text"
 
 
 def missing_reasons(values: Mapping[str, np.ndarray]) -> np.ndarray | None:
@@ -164,9 +167,9 @@ def score_metric(
     # up to three times (0.3 s per 4,000 SPICE items).
     with collector_paused():
         for batch in batches:
-            with warnings.catch_warnings():  # the callers report them, once, with their ids
-                warnings.simplefilter("ignore", ItemsLeftOutWarning)
-                result = metric.score_batch(batch)
+            # left-out items and notes on the set: the callers report them, once, with their
+            # ids, cached runs too
+            result = metric.score_batch(batch, warn=False)
             for k in result.corpus:
                 out.setdefault(k, []).append(result.segment_values(k))
             # what resampling needs beyond the values (BLEU's and METEOR's statistics), of

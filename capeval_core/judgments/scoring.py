@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ import numpy as np
 
 from capeval_core import batch
 from capeval_core.batch import Progress
+from capeval_core.errors import DegenerateCorpusWarning
 from capeval_core.judgments.base import JudgmentSet
 from capeval_core.metrics import Batch, check_reported_key, configure, make_batch, metric_class
 from capeval_core.results import left_out_line
@@ -57,6 +59,9 @@ class JudgmentScores:
     skipped: Mapping[str, str] = field(default_factory=dict)
     sampling: Mapping[str, Any] = field(default_factory=dict)
     missing: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
+    #: ``notes[key]``: a metric's notes on the set (CIDEr-D's IDF when every item has the
+    #: same references), cached runs too; only keys with some
+    notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def left_out(self) -> dict[int, dict[str, str]]:
         """Every item (pair) some metric could not score: ``{index: {key: reason}}``."""
@@ -65,6 +70,15 @@ class JudgmentScores:
             for i, why in items.items():
                 out.setdefault(i, {})[key] = why
         return dict(sorted(out.items()))
+
+
+def entry_path(jset: JudgmentSet, signature: str, sampling: Mapping[str, Any]) -> Path:
+    """Where a metric's values of ``jset`` are cached (``sampling``: a pairwise set's
+    ``n_references``, ``draws`` and ``seed``; empty for graded sets). Entries of the second
+    kind hold the metric's notes on the set (``batch.NOTES``); older ones, which may lack
+    them, are never read."""
+    extra = json.dumps({**sampling, "entry": 2}, sort_keys=True)
+    return batch.cache_path(jset.items_digest, signature, extra)
 
 
 def _report_key(key: str) -> str:
@@ -102,7 +116,8 @@ def score_judgments(
 
     ``on_error="skip"`` records a metric that fails (e.g. a missing resource) in
     ``skipped`` instead of raising. ``n_references``/``draws``/``seed`` apply to pairwise
-    sets only.
+    sets only. A metric's notes on the set (``notes``) are also raised as
+    :class:`~capeval_core.errors.DegenerateCorpusWarning`, from the cache too.
     """
     keys = list(dict.fromkeys(keys))
     if any(k in jset.external_names for k in keys):
@@ -130,14 +145,13 @@ def score_judgments(
     total = len(groups)
     pairwise = jset.kind == "pairwise"
     sampling = {"n_references": n_references, "draws": draws, "seed": seed} if pairwise else {}
-    extra = json.dumps(sampling, sort_keys=True)
 
     results: dict[str, dict[str, np.ndarray]] = {}
     metrics, signatures, skipped = configured.metrics, configured.signatures, configured.skipped
     cached: dict[str, bool] = {}
     todo: list[tuple[str, Path]] = []
     for mkey in metrics:
-        path = batch.cache_path(jset.items_digest, signatures[mkey], extra)
+        path = entry_path(jset, signatures[mkey], sampling)
         shape = _shape(jset, n_references, draws)
         hit = batch.load_entry(path, metric_class(mkey).report_keys(), shape) if use_cache else None
         if hit is not None:
@@ -157,6 +171,8 @@ def score_judgments(
             def finish(mkey: str, path: Path, values: dict[str, np.ndarray]) -> None:
                 nonlocal done
                 values = {k: v[:, expand] for k, v in values.items()}
+                notes = [n for b in batches for n in metrics[mkey].set_notes(b)]
+                values[batch.NOTES] = np.asarray(list(dict.fromkeys(notes)), dtype=str)
                 if use_cache:
                     batch.save_entry(path, values)
                 results[mkey], cached[mkey] = values, False
@@ -191,6 +207,13 @@ def score_judgments(
         reasons = batch.missing_reasons(results[metric_class(key).key])
         if reasons is not None:
             missing[key] = _reasons(reasons, n if pairwise else None)
+    notes = {}
+    for key in out_keys:
+        said = results[metric_class(key).key].get(batch.NOTES)
+        if said is not None and said.size:
+            notes[key] = tuple(str(n) for n in said)
+    for note in dict.fromkeys(n for said in notes.values() for n in said):
+        warnings.warn(note, DegenerateCorpusWarning, stacklevel=2)
     return JudgmentScores(
         jset.content_digest,
         jset.kind,
@@ -203,6 +226,7 @@ def score_judgments(
         skipped,
         sampling,
         missing,
+        notes,
     )
 
 
@@ -328,6 +352,7 @@ def _with_external(jset: JudgmentSet, inner: JudgmentScores, keys: Sequence[str]
         inner.skipped,
         inner.sampling,
         inner.missing,
+        inner.notes,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ import numpy as np
 from capeval_core import batch
 from capeval_core.batch import Progress
 from capeval_core.coco_files import SORTED_ID_KEYS, coco_caption_mean
-from capeval_core.errors import InputError, OptionError
+from capeval_core.errors import DegenerateCorpusWarning, InputError, OptionError
 from capeval_core.metrics import Batch, configure, metric_class
 from capeval_core.metrics.base import Metric, validate_inputs
 from capeval_core.metrics.statistics import ItemStatistics
@@ -258,7 +259,10 @@ def score_systems(
                 status=lambda label: progress(done, total, label),
                 unit="images",
             )
-    return _assemble(data, keys, metrics, signatures, values, cached, skipped, batches)
+    scores = _assemble(data, keys, metrics, signatures, values, cached, skipped, batches)
+    for note in (n for notes in scores.notes.values() for n in notes):  # cached runs too
+        warnings.warn(note, DegenerateCorpusWarning, stacklevel=2)
+    return scores
 
 
 def _load_cached(path: Path, metric: Metric, n_images: int) -> dict[str, np.ndarray] | None:

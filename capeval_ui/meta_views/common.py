@@ -173,10 +173,14 @@ def render_notes(jset: object) -> None:
 
 # -- items a metric left out (issue 41) -------------------------------------------------------
 def render_left_out(jset: object, scores: object) -> None:
-    """Which items a metric could not score and why (nothing when every item was scored):
-    a warning with the counts, the ids and reasons as plain text (they are user text)."""
+    """A metric's notes on the set, then which items a metric could not score and why
+    (nothing when every item was scored): a warning with the counts, the ids and reasons as
+    plain text (they are user text)."""
     from capeval_core.judgments.scoring import left_out_lines
 
+    said = scores.notes.values()  # type: ignore[attr-defined]
+    for note in dict.fromkeys(n for notes in said for n in notes):  # CIDEr-D's IDF, cached too
+        st.warning(choices.page_message(note))
     lines = left_out_lines(jset, scores)
     if not lines:
         return

@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 
 from capeval_core import score
-from capeval_core.batch import cache_path, metric_signature
+from capeval_core.batch import metric_signature
 from capeval_core.cli import main
 from capeval_core.errors import DamagedCacheWarning
 from capeval_core.judgments import GradedItem, JudgmentSet
-from capeval_core.judgments.scoring import score_judgments
+from capeval_core.judgments.scoring import entry_path, score_judgments
 
 CACHES = Path(__file__).resolve().parents[1] / "malformed" / "caches"
 SCORE_ENTRIES = sorted(CACHES.glob("scores-*.npz"))
@@ -75,7 +75,7 @@ def test_damaged_score_entry_is_recomputed(damaged, tmp_path, monkeypatch):
     jset = _graded_set()
     clean = score_judgments(jset, ["rouge_l"])  # computes and caches
     assert not clean.from_cache["rouge_l"]
-    entry = cache_path(jset.items_digest, metric_signature("rouge_l", "ptb", {}), "{}")
+    entry = entry_path(jset, metric_signature("rouge_l", "ptb", {}), {})
     assert entry.is_file()
     shutil.copyfile(damaged, entry)
     with one_repair(entry.name):

@@ -277,6 +277,27 @@ def test_a_constant_human_score_is_warned_of(tmp_path):
     assert "warning: the human score 'score' is constant (3 for all 3 items)" in err
 
 
+def test_a_cached_run_says_cider_ds_note_on_the_set_again(tmp_path):
+    """CIDEr-D's note on a set whose items all have the same references (every score 0) was
+    said by the first run only: a second run read the values from the cache, silently, and
+    its JSON lost the warning."""
+    p = tmp_path / "same.csv"
+    p.write_text(
+        "candidate,references,score\na dog runs,a dog is running,3\n"
+        "a cat sits,a dog is running,2\ntwo birds fly,a dog is running,1\n"
+    )
+    said = []
+    for run in range(2):
+        out = tmp_path / f"run{run}.json"
+        code, _, err = _run("correlate", "--judgments", str(p), "--format", "graded",
+                            "--metrics", "cider_d", "bleu_4", "--json", str(out))  # fmt: skip
+        assert code == 0, err
+        assert err.count("CIDEr-D takes its IDF from the scored set") == 1, err
+        said.append(json.loads(out.read_text())["warnings"])
+    assert said[0] == said[1]
+    assert any("every one of its 3 images has the same references" in w for w in said[1])
+
+
 def test_too_few_items_for_a_williams_test_are_said(tmp_path):
     """Three items gave the JSON an empty "williams" and no word on why."""
     p = tmp_path / "three.csv"

@@ -44,3 +44,26 @@ def test_a_caption_judged_three_times_is_scored_once(key, tmp_path, monkeypatch)
     np.testing.assert_array_equal(
         score_judgments(_judged(1), [key]).values[key], once.segment_values()
     )
+
+
+def test_a_metrics_notes_on_the_set_come_from_the_cache_too(tmp_path, monkeypatch):
+    """A set whose items all have the same references makes CIDEr-D's scored-set IDF 0:
+    the note saying so is in the scores and warned of, cached runs too (it was warned of
+    while scoring only)."""
+    from capeval_core.errors import DegenerateCorpusWarning
+
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path))
+    refs = ("a dog running on grass",)
+    items = tuple(
+        GradedItem(str(i), str(i), cand, refs, (float(i),))
+        for i, cand in enumerate(["a dog runs", "a cat sits", "two birds fly"])
+    )
+    jset = JudgmentSet("graded", items, ("score",), ("same.csv",), n_read=3, n_kept=3)
+    runs = []
+    for _ in range(2):
+        with pytest.warns(DegenerateCorpusWarning, match="same references"):
+            runs.append(score_judgments(jset, ["cider_d", "bleu_4"]))
+    assert [r.from_cache["cider_d"] for r in runs] == [False, True]
+    assert runs[0].notes == runs[1].notes
+    assert set(runs[1].notes) == {"cider_d"}
+    assert "log 3 - log 3 = 0" in runs[1].notes["cider_d"][0]

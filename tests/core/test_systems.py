@@ -575,3 +575,19 @@ def test_blank_captions_are_named_with_record_and_line_as_the_command_line(tmp_p
     assert expected in str(said[0].message)  # as the command line says them
     assert data.blank_named(0) == ""
     assert data.arranged([1, 0]).blank_named(0) == expected
+
+
+def test_a_single_images_cider_d_note_is_warned_of_from_the_cache_too(tmp_path, monkeypatch):
+    """score_systems warned of CIDEr-D's note on a single image only while scoring: a
+    library caller's second run, read from the cache, had ``notes`` but no warning."""
+    from capeval_core.errors import DegenerateCorpusWarning
+    from capeval_core.systems import SystemsInput, score_systems
+
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path))
+    data = SystemsInput(("a",), (1,), (("a dog runs",),), (("a dog is running",),),
+                        ("a.json",), "refs.json")  # fmt: skip
+    for cached in (False, True):
+        with pytest.warns(DegenerateCorpusWarning, match="single image"):
+            scores = score_systems(data, ["cider_d"])
+        assert scores.from_cache["cider_d"] is cached
+        assert "single image" in scores.notes["cider_d"][0]
