@@ -70,3 +70,23 @@ def test_a_systems_rows_compare_link_names_the_sessions_set() -> None:
     assert not at.exception, at.exception
     links = next(df.value for df in at.dataframe if "open" in df.value.columns)["open"]
     assert len(links) and all(parse_qs(urlsplit(u).query)["set"] == [named] for u in links)
+
+
+#: every item has the same references: CIDEr-D's scored-set IDF is 0 for every n-gram
+SAME_REFERENCES = (
+    "candidate,references,score\n"
+    "a dog runs,a dog is running,3\n"
+    "a cat sits,a dog is running,2\n"
+    "two birds fly,a dog is running,1\n"
+)
+
+
+def test_the_correlations_page_says_cider_ds_note_on_the_set() -> None:
+    """The meta-evaluation pages showed CIDEr-D's zeros on a set whose items share their
+    references without the note that says why (the scoring's warning was silenced), and a
+    cached run could not say it: the note now comes with the scores."""
+    at = _upload(_open("app_pages/judgments.py"), "graded", SAME_REFERENCES)
+    at.switch_page("app_pages/correlations.py").run()
+    assert not at.exception, at.exception
+    said = [w.value for w in at.warning if "CIDEr-D takes its IDF" in w.value]
+    assert len(said) == 1 and "log 3 - log 3 = 0" in said[0], [w.value for w in at.warning]
