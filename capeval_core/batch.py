@@ -43,7 +43,9 @@ from capeval_core import progress
 from capeval_core.errors import CapevalError, MachineWarning
 from capeval_core.metrics import Batch, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
-from capeval_core.resources import atomic_write, discard_damaged, worker_cap
+from capeval_core.resources import discard_damaged, worker_cap, write_cache_entry
+from capeval_core.results import Signature
+from capeval_core.tokenize import SIGNATURE_NAMES
 from capeval_core.workers import WorkerPool
 
 #: ``on_progress(done, total, label)``: the CLI draws a tqdm bar with it, the app an
@@ -67,6 +69,20 @@ def scores_cache_dir() -> Path:
     folder = Path(override).expanduser() if override else cache_dir() / CACHE_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def cacheable(signature: str) -> bool:
+    """Whether numbers of ``signature`` may be read from and written to the disk cache: those
+    of capeval's own tokenizers. A tokenizer of your own is known by a name alone (it may
+    not take one of capeval's: ``get_tokenizer``), so a cache would give an edit of its code
+    the numbers of the code before.
+
+    >>> cacheable("rouge_l|beta:1.2|tok:ptb-corenlp-3.4.1|capeval:1")
+    True
+    >>> cacheable("rouge_l|beta:1.2|tok:mine|capeval:1")
+    False
+    """
+    return Signature.parse(signature).tokenizer in SIGNATURE_NAMES
 
 
 def cache_path(digest: str, signature: str, extra: str = "") -> Path:
@@ -113,8 +129,9 @@ def _discard(path: Path, reason: str) -> None:
 
 
 def save_entry(path: Path, values: Mapping[str, np.ndarray]) -> None:
-    with atomic_write(path) as fh:  # a concurrent reader never sees half a file
-        np.savez(fh, **values)
+    """Cache ``values`` (written whole: a concurrent reader never sees half a file); a
+    folder that cannot be written is said once and the run goes on."""
+    write_cache_entry(path, lambda fh: np.savez(fh, **values))
 
 
 #: prefix of the arrays of Metric.sufficient_statistics among a metric's values

@@ -52,6 +52,11 @@ class DamagedCacheWarning(MachineWarning):
     """A cache entry failed its checks when read; it was discarded and is being rebuilt."""
 
 
+class CacheNotWrittenWarning(MachineWarning):
+    """A cache entry could not be written (a read-only or full cache folder): the numbers
+    stand, computed again by the next run."""
+
+
 class ItemsLeftOutWarning(CapevalWarning):
     """A metric could not score some items (a limit the user set, a caption its parser
     refuses): their values are missing with the reason, every other item is scored."""

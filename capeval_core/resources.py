@@ -18,12 +18,13 @@ import tempfile
 import warnings
 import zipfile
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from capeval_core.errors import (
+    CacheNotWrittenWarning,
     DamagedCacheWarning,
     MissingResourceError,
     ResourceError,
@@ -123,6 +124,31 @@ def atomic_write(dest: Path, mode: str = "wb") -> Iterator[IO[Any]]:
         Path(tmp).unlink(missing_ok=True)
 
 
+#: cache folders this process could not write to, said once each
+_UNWRITABLE: set[Path] = set()
+
+
+def write_cache_entry(dest: Path, write: Callable[[IO[Any]], object], mode: str = "wb") -> bool:
+    """``write`` a cache entry the numbers do not need (a score, an interval) through
+    :func:`atomic_write`. Where the folder cannot be written (read-only, full) the run goes
+    on uncached, saying so once per folder (a run that had scored everything stopped with a
+    PermissionError at its end). Whether the entry was written."""
+    try:
+        with atomic_write(dest, mode) as fh:
+            write(fh)
+    except OSError as exc:
+        if dest.parent not in _UNWRITABLE:
+            _UNWRITABLE.add(dest.parent)
+            warnings.warn(
+                f"cannot write to the cache folder {dest.parent} ({exc.strerror or exc}): "
+                "results are not cached, the next run computes them again",
+                CacheNotWrittenWarning,
+                stacklevel=3,
+            )
+        return False
+    return True
+
+
 #: Start of a checked cache file: this line, the SHA-256 of the payload, the pickled payload.
 _CHECKED_MAGIC = b"CAPEVAL-CHECKED-PICKLE-1\n"
 
@@ -206,8 +232,15 @@ def build_lock(dest: Path) -> Iterator[None]:
     except ImportError:  # not a POSIX system
         yield
         return
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with open(dest.parent / f"{dest.name}.lock", "a") as fh:
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(dest.parent / f"{dest.name}.lock", "a")  # noqa: SIM115 (closed below)
+    except OSError as exc:  # a read-only cache folder: said in one line, not a traceback
+        raise ResourceError(
+            f"cannot build {dest.name} in the cache folder {dest.parent} "
+            f"({exc.strerror or exc}): set {CACHE_ENV} to a folder you can write to"
+        ) from None
+    with fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

@@ -89,6 +89,18 @@ def tokenizer_key(name: str) -> str:
     return SIGNATURE_NAMES.get(name, name)
 
 
+def is_builtin(tokenizer: Tokenizer) -> bool:
+    """Whether ``tokenizer`` is one of capeval's own (of :data:`TOKENIZERS`' classes), whose
+    name in a signature says what it does. A tokenizer of your own has no version a
+    signature can carry: numbers from it are never cached on disk, where an edit of its code
+    would read the numbers of the code before.
+
+    >>> is_builtin(get_tokenizer("ptb")), is_builtin(type("Mine", (PTBTokenizer,), {"name": "m"})())
+    (True, False)
+    """
+    return type(tokenizer) is TOKENIZERS.get(tokenizer_key(tokenizer.name))
+
+
 def get_tokenizer(tokenizer: str | Tokenizer = "ptb") -> Tokenizer:
     """A tokenizer by key (``"ptb"``, ``"whitespace"``) or by the name its signatures give it
     (``"ptb-corenlp-3.4.1"``), or the object itself if one is given.
@@ -108,5 +120,13 @@ def get_tokenizer(tokenizer: str | Tokenizer = "ptb") -> Tokenizer:
         raise OptionError(
             f"`tokenizer` must be one of {sorted(TOKENIZERS)} or a Tokenizer object "
             f"(got {type(tokenizer).__name__})"
+        )
+    if tokenizer_key(tokenizer.name) in TOKENIZERS and not is_builtin(tokenizer):
+        # a subclass of PTBTokenizer keeps its name: its numbers were signed as the ptb
+        # tokenizer's, and read from and written to the caches of the ptb tokenizer's
+        raise OptionError(
+            f"a tokenizer of your own ({type(tokenizer).__name__}) needs a name of its own: "
+            f"{tokenizer.name!r} is capeval's {tokenizer_key(tokenizer.name)!r} tokenizer's, "
+            "and signatures and caches would take its numbers for that tokenizer's"
         )
     return tokenizer

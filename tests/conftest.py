@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,15 @@ def _kernels_compiled() -> bool:
     return any((ROOT / "capeval_core" / "__pycache__").glob("meteor_kernel.*.nbi"))
 
 
+#: the score cache of this run (its own: see pytest_configure), removed at its end
+_SCORES_CACHE: list[str] = []
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _SCORES_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """The JVMs' options (above); and on the process that starts the test workers, in a
     fresh clone: the kernels are compiled first, by two processes side by side (15 s on two
@@ -40,6 +50,12 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["JDK_JAVA_OPTIONS"] = " ".join(
             filter(None, [os.environ.get("JDK_JAVA_OPTIONS"), JVM_OPTIONS])
         )
+    if not hasattr(config, "workerinput"):  # one for the run, inherited by the workers
+        # Scores are cached by signature, which names capeval's version, not its code: a
+        # run after an edit of a metric read the values of the code before from the user's
+        # cache, and its tests passed on numbers the edited code never computed.
+        _SCORES_CACHE.append(tempfile.mkdtemp(prefix="capeval-test-scores-"))
+        os.environ["CAPEVAL_SCORES_CACHE_DIR"] = _SCORES_CACHE[0]
     if hasattr(config, "workerinput") or _kernels_compiled():
         return
     from tests.warm_kernels import PARTS

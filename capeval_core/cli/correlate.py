@@ -396,6 +396,7 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
         left_resamples: dict[str, dict[str, int]] = {}  # resamples with no correlation
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # constant metrics give NaN (null in the JSON)
+            warnings.simplefilter("default", MachineWarning)  # a damaged or unwritable cache
             table = correlation_table(
                 human,
                 {k: scores.values[k] for k in scores.keys},

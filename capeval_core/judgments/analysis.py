@@ -23,7 +23,7 @@ from scipy import stats
 
 from capeval_core.batch import scores_cache_dir
 from capeval_core.errors import InputError
-from capeval_core.resources import atomic_write, discard_damaged
+from capeval_core.resources import discard_damaged, write_cache_entry
 from capeval_core.stats.combined import SubsetResult, rank_subsets
 from capeval_core.stats.correlation import (
     METHODS,
@@ -172,8 +172,8 @@ def _discard_ci(path: Path, reason: str) -> None:
 
 def _store_ci(path: Path | None, ci: ConfidenceInterval) -> None:
     if path is not None:
-        with atomic_write(path, "w") as fh:
-            fh.write(json.dumps([_finite(ci.low), _finite(ci.high), ci.left_out]))
+        text = json.dumps([_finite(ci.low), _finite(ci.high), ci.left_out])
+        write_cache_entry(path, lambda fh: fh.write(text), "w")
 
 
 def _finite(v: float) -> float | None:

@@ -149,11 +149,14 @@ def score_judgments(
     results: dict[str, dict[str, np.ndarray]] = {}
     metrics, signatures, skipped = configured.metrics, configured.signatures, configured.skipped
     cached: dict[str, bool] = {}
+    caching: dict[str, bool] = {}  # not a tokenizer of your own's (batch.cacheable)
     todo: list[tuple[str, Path]] = []
     for mkey in metrics:
         path = entry_path(jset, signatures[mkey], sampling)
         shape = _shape(jset, n_references, draws)
-        hit = batch.load_entry(path, metric_class(mkey).report_keys(), shape) if use_cache else None
+        caching[mkey] = use_cache and batch.cacheable(signatures[mkey])
+        keys_read = metric_class(mkey).report_keys()
+        hit = batch.load_entry(path, keys_read, shape) if caching[mkey] else None
         if hit is not None:
             results[mkey], cached[mkey] = hit, True
         else:
@@ -173,7 +176,7 @@ def score_judgments(
                 values = {k: v[:, expand] for k, v in values.items()}
                 notes = [n for b in batches for n in metrics[mkey].set_notes(b)]
                 values[batch.NOTES] = np.asarray(list(dict.fromkeys(notes)), dtype=str)
-                if use_cache:
+                if caching[mkey]:
                     batch.save_entry(path, values)
                 results[mkey], cached[mkey] = values, False
                 done += 1

@@ -17,7 +17,7 @@ import sys
 import threading
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +32,7 @@ from capeval_core.metrics.document_frequency import (
     corpus_document_frequency,
 )
 from capeval_core.metrics.ngrams import coco_words
-from capeval_core.tokenize import Tokenizer
+from capeval_core.tokenize import Tokenizer, is_builtin
 
 COCO_VAL_IDF_VERSION = "coco-val2014-df-v2"
 
@@ -149,20 +149,40 @@ def coco_val_document_frequency(
     tokenizer: Tokenizer, on_progress: Progress | None = None
 ) -> DocumentFrequency:
     """The val2014 table for this tokenizer, from memory, the cache, or built now (telling
-    ``on_progress`` how far the build is)."""
-    if tokenizer.name not in _tables:
+    ``on_progress`` how far the build is). A tokenizer of your own gets its table counted in
+    memory, never cached on disk (:func:`~capeval_core.tokenize.is_builtin`)."""
+    key = _memory_key(tokenizer)
+    if key not in _tables:
         with _tables_lock:
-            if tokenizer.name not in _tables:
-                _tables[tokenizer.name] = _load_or_build(tokenizer, on_progress)
-    return _tables[tokenizer.name]
+            if key not in _tables:
+                _tables[key] = (
+                    _load_or_build(tokenizer, on_progress)
+                    if is_builtin(tokenizer)
+                    else _counted_here(tokenizer, on_progress)
+                )
+    return _tables[key]
+
+
+def _memory_key(tokenizer: Tokenizer) -> Hashable:
+    """capeval's tokenizers by name; one of your own by its class too, so two of them
+    sharing a name (a class defined again) never share a table."""
+    return tokenizer.name if is_builtin(tokenizer) else (type(tokenizer), tokenizer.name)
+
+
+def _counted_here(tokenizer: Tokenizer, on_progress: Progress | None) -> DocumentFrequency:
+    """The table counted in memory, written nowhere."""
+    sections, documents = count_coco_val(tokenizer, on_progress)
+    return _table(idf_file.NgramCounts(sections, ORDER), documents)
 
 
 def coco_val_state(tokenizer: Tokenizer) -> str:
     """Where the next :func:`coco_val_document_frequency` call finds the table: ``"memory"``,
     ``"cache"`` (memory-mapped in milliseconds) or ``"build"`` (built now, once per machine).
     Never raises: a missing pycocoevalcap reads as ``"build"`` (the build then says why)."""
-    if tokenizer.name in _tables:
+    if _memory_key(tokenizer) in _tables:
         return "memory"
+    if not is_builtin(tokenizer):
+        return "build"
     try:
         return "cache" if _cache_path(tokenizer).is_file() else "build"
     except (ResourceError, OSError):

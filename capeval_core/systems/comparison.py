@@ -570,7 +570,8 @@ def _bootstrap(
         digest = scores.input.digest(i)
         for m in metrics:
             rows = _rows_key(scores, m)  # the images compared, when some were left out
-            cached = use_cache and seed is not None  # else no cache folder is even made
+            # else no cache folder is even made; a tokenizer of your own's never cached
+            cached = use_cache and seed is not None and batch.cacheable(signature[m])
             paths[s, m] = cache_file(digest, f"{signature[m]}|{extra}{rows}") if cached else None
             got = batch.load_entry(paths[s, m], ["values"], None) if cached else None
             if got is not None and got.get("values", np.empty(0)).shape[0] == n_resamples:
@@ -583,7 +584,7 @@ def _bootstrap(
     for group in groups.values():
         fresh = _bootstrap_group(group, n_resamples, seed)
         for k, values in fresh.items():
-            if use_cache and seed is not None:
+            if paths[k] is not None:
                 batch.save_entry(paths[k], {"values": values})
             boot[k] = values
     return boot

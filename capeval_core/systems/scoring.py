@@ -212,7 +212,7 @@ def score_systems(
     for mkey in metrics:
         values[mkey] = [
             _load_cached(cache_file(digests[s], signatures[mkey]), metrics[mkey], len(data))
-            if use_cache
+            if use_cache and batch.cacheable(signatures[mkey])
             else None
             for s in range(n_systems)
         ]
@@ -239,7 +239,7 @@ def score_systems(
                 nonlocal done
                 for j, s in enumerate(missing):
                     one = batch.drop_empty_reasons({k: v[j] for k, v in got.items()})
-                    if use_cache:
+                    if use_cache and batch.cacheable(signatures[mkey]):
                         batch.save_entry(cache_file(digests[s], signatures[mkey]), one)
                     values[mkey][s] = one
                 done += 1

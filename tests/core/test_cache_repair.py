@@ -368,3 +368,90 @@ def test_damaged_idf_table_is_discarded(tmp_path, monkeypatch):
         with one_repair("IDF cache"):
             assert idf._read(path) is None
         assert not path.exists()  # built again by the caller, under its lock
+
+
+# -- a cache folder that cannot be written -----------------------------------------------------
+
+
+def test_an_unwritable_score_cache_is_said_once_and_the_run_goes_on(tmp_path, monkeypatch):
+    """A read-only score cache stopped correlate with a PermissionError traceback after
+    every metric was scored, and again after the intervals were drawn."""
+    from capeval_core import resources
+
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
+    monkeypatch.setattr(resources, "_UNWRITABLE", set())
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(resources.tempfile, "mkstemp", refused)
+    graded = tmp_path / "g.csv"
+    graded.write_text(
+        "candidate,references,score\n"
+        + "".join(
+            f"{it.candidate},{'|||'.join(it.references)},{i}\n"
+            for i, it in enumerate(_graded_set().items)
+        )
+    )
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
+        code = main(["correlate", "--judgments", str(graded), "--format", "graded", "--metrics",
+                     "bleu_4", "rouge_l", "--resamples", "20", "--workers", "0"])  # fmt: skip
+    assert code == 0, err.getvalue()
+    said = [line for line in err.getvalue().splitlines() if "cannot write to the cache" in line]
+    assert len(said) == 1 and "(Permission denied)" in said[0], err.getvalue()
+    assert "rouge_l" in out.getvalue()
+
+
+def test_a_resource_that_cannot_be_built_in_the_cache_folder_is_one_line(tmp_path, monkeypatch):
+    """The COCO val2014 IDF table (and METEOR's index) built in a read-only cache folder
+    raised a PermissionError from its lock file; now one line naming the folder and the
+    way out."""
+    from capeval_core import ResourceError
+    from capeval_core.metrics import idf
+    from capeval_core.tokenize import get_tokenizer
+
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(idf, "_tables", {})
+    path = idf._cache_path(get_tokenizer("whitespace"))
+    (path.parent / f"{path.name}.lock").mkdir()  # its lock cannot be opened, for root too
+    with pytest.raises(
+        ResourceError, match=r"cannot build .*\.df in the cache folder .*CAPEVAL_CACHE_DIR"
+    ):
+        score("cider_d", ["a dog"], [["a dog runs"]], tokenizer="whitespace", idf="coco-val2014")
+
+
+def test_the_tests_never_read_scores_cached_before_this_run():
+    """Scores are cached by signature, which names capeval's version, not its code: tests
+    run after an edit of a metric read the values of the code before from the user's cache
+    (tests/conftest.py gives each run a score cache of its own)."""
+    from capeval_core.batch import scores_cache_dir
+
+    assert scores_cache_dir().name.startswith("capeval-test-scores-")
+
+
+def test_correlate_says_a_damaged_interval_entry(tmp_path, monkeypatch):
+    """correlate silenced every warning while drawing its intervals (for scipy's on constant
+    scores), a damaged interval entry's among them: it was recomputed without a word."""
+    monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
+    graded = tmp_path / "g.csv"
+    graded.write_text(
+        "candidate,references,score\n"
+        + "".join(
+            f"{it.candidate},{'|||'.join(it.references)},{i}\n"
+            for i, it in enumerate(_graded_set().items)
+        )
+    )
+    argv = ["correlate", "--judgments", str(graded), "--format", "graded",
+            "--metrics", "rouge_l", "--resamples", "20", "--workers", "0"]  # fmt: skip
+    outputs = []
+    for damage in (False, True):
+        if damage:
+            for entry in (tmp_path / "scores").glob("ci-*.json"):
+                entry.write_text("[0.1, ")
+        err, out = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            assert main(argv) == 0, err.getvalue()
+        outputs.append(out.getvalue())
+    assert "damaged confidence-interval cache entry" in err.getvalue()
+    assert outputs[0] == outputs[1]
