@@ -154,8 +154,12 @@ class Pairs:
         return len(self.crefs)
 
     def copy(self) -> Any:
-        """A scorer holding the same pairs."""
-        return copy.deepcopy(self)
+        """A scorer holding the same pairs and nothing computed from them (as
+        pycocoevalcap's copy: a scored BleuScorer's copy returned its cached corpus values
+        alone, not the pair ``(score, scores)``)."""
+        new = copy.deepcopy(self)
+        new._changed()
+        return new
 
     def token_lists(self) -> tuple[list[Tokens], list[list[Tokens]]]:
         """The candidates and their references split on spaces, as pycocoevalcap cooks them."""

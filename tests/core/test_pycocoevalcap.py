@@ -240,6 +240,25 @@ def test_bleu_scorers_merge_and_copy_as_pycocoevalcaps(golden):
     assert got[0] == got[1]
 
 
+def test_the_copy_of_a_scored_bleu_scorer_is_scored_afresh_as_pycocoevalcaps(golden):
+    """The copy kept the scored scorer's cached corpus values, so its compute_score returned
+    them alone and ``score, scores = copy.compute_score()`` failed to unpack."""
+    from pycocoevalcap.bleu.bleu_scorer import BleuScorer as TheirScorer
+
+    from capeval_core.pycocoevalcap.bleu.bleu_scorer import BleuScorer
+
+    gts, res = golden["scorer_inputs"]["gts"], golden["scorer_inputs"]["res"]
+    got = []
+    for cls in (TheirScorer, BleuScorer):
+        scorer = cls(n=4)
+        for i in list(gts)[:4]:
+            scorer += (res[i][0], gts[i])
+        scorer.compute_score()
+        got.append(scorer.copy().compute_score(option="closest"))
+    assert got[0] == got[1]
+    assert len(got[1]) == 2 and len(got[1][1]) == 4  # (corpus values, each pair's)
+
+
 def test_cider_scorer_adds_pairs_and_scores_as_pycocoevalcaps(golden):
     """pycocoevalcap 1.2's CiderScorer is Python: it runs here beside ours."""
     from pycocoevalcap.cider.cider_scorer import CiderScorer as TheirScorer
