@@ -175,8 +175,10 @@ def metric_keys(
 
 
 def limits_of(args: argparse.Namespace) -> Limits:
-    """The :class:`~capeval_core.files.Limits` a command runs under (--max-bytes, ...)."""
-    return Limits(**{name: getattr(args, name) for name in LIMIT_FLAGS})
+    """The :class:`~capeval_core.files.Limits` a command runs under (--max-bytes, ...); a
+    limit left out (None, see :func:`add_limit_options`) is the default."""
+    given = {name: getattr(args, name, None) for name in LIMIT_FLAGS}
+    return Limits(**{name: value for name, value in given.items() if value is not None})
 
 
 def _annotations(args: argparse.Namespace) -> Path | None:
@@ -411,21 +413,24 @@ def positive_float(text: str) -> float:
     return value
 
 
-def add_limit_options(parser: argparse.ArgumentParser) -> None:
-    """The documented input limits (capeval_core.files.Limits), each raisable here."""
+def add_limit_options(parser: argparse.ArgumentParser, *, unset: bool = False) -> None:
+    """The documented input limits (capeval_core.files.Limits), each raisable here;
+    ``unset``: left out, an option is None (:func:`limits_of` gives the default), so a
+    command that reads no file in one of its modes can refuse one given
+    (:func:`given_options`)."""
     defaults = Limits()
     group = parser.add_argument_group("input limits (raise them for genuine large data)")
     group.add_argument(
         "--max-bytes",
         type=_positive_int,
-        default=defaults.max_bytes,
+        default=None if unset else defaults.max_bytes,
         metavar="N",
         help=f"refuse input files above N bytes (default {defaults.max_bytes:,})",
     )
     group.add_argument(
         "--max-caption-tokens",
         type=_positive_int,
-        default=defaults.max_caption_tokens,
+        default=None if unset else defaults.max_caption_tokens,
         metavar="N",
         help=f"refuse captions of more than N tokens (default {defaults.max_caption_tokens:,}) "
         f"or of more than {files.CHARS_PER_TOKEN} x N characters",
@@ -433,7 +438,7 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--max-references",
         type=_positive_int,
-        default=defaults.max_references,
+        default=None if unset else defaults.max_references,
         metavar="N",
         help=f"refuse images with more than N references (default {defaults.max_references:,})",
     )

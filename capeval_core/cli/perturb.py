@@ -14,10 +14,12 @@ from typing import Any
 from capeval_core import files
 from capeval_core.cli.arguments import (
     SEED,
+    add_limit_options,
     add_metrics_option,
     add_tokenizer_option,
     check_human,
     given_options,
+    limits_of,
     metric_keys,
     refuse_unused,
     refuse_unused_metric_options,
@@ -64,7 +66,12 @@ def _perturb_dataset(args: argparse.Namespace):
             )
         if not args.format:
             raise InputError("--format is needed with a judgment file as --dataset")
-        jset = load_judgments(args.dataset, args.format, args.preset)
+        from capeval_core.coco_files import LIMIT_FLAGS
+
+        limits = limits_of(args)  # --max-bytes, ...: a judgment file is held to them
+        jset = load_judgments(
+            args.dataset, args.format, args.preset, **{n: getattr(limits, n) for n in LIMIT_FLAGS}
+        )
     if jset.kind != "graded":
         raise InputError(f"--dataset must be a graded judgment set (got a {jset.kind} one)")
     human = check_human(jset, args.human)  # as correlate's: never guessed among several
@@ -79,15 +86,17 @@ def _perturb_dataset(args: argparse.Namespace):
 
 def _perturb_options_apply(args: argparse.Namespace) -> None:
     """Refuse an option this run would not use (it was ignored without a word)."""
+    # the input limits hold a judgment file given as --dataset; nothing else is read
+    limits = ("max_bytes", "max_caption_tokens", "max_references")
     if args.dataset is None:
         unused, where = (
-            given_options(args, "images", "format", "preset", "human"),
+            given_options(args, "images", "format", "preset", "human", *limits),
             "without --dataset",
         )
     elif args.dataset in PERTURB_DATASETS:
         # coco-val's captions have no human scores
         human = ("human",) if args.dataset == "coco-val" else ()
-        unused = given_options(args, "candidate", "reference", "format", "preset", *human)
+        unused = given_options(args, "candidate", "reference", "format", "preset", *human, *limits)
         where = f"with --dataset {args.dataset}"
     else:
         unused = given_options(args, "candidate", "reference", "images")
@@ -311,4 +320,5 @@ def add_parser(sub: Any) -> None:
         help="human-score column (default: the one named score, human or rating, else the only "
         "numeric one)",
     )
+    add_limit_options(pert, unset=True)  # a judgment file as --dataset is held to them
     pert.set_defaults(func=_cmd_perturb)

@@ -85,6 +85,10 @@ def test_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
         (["--format", "graded", "--preset", "x"], "--format, --preset: not used without --dataset"),
         (["--images", "3"], "--images: not used without --dataset; leave it out"),
         (
+            ["--max-caption-tokens", "5", "--max-bytes", "9"],
+            "--max-bytes, --max-caption-tokens: not used without --dataset; leave them out",
+        ),
+        (
             ["--metrics", "bleu_4", "rouge_l", "--cider-idf", "corpus"],
             "--cider-idf: not used without cider_d among the metrics (bleu_4 rouge_l); "
             "leave it out",
@@ -98,6 +102,29 @@ def test_an_option_the_run_would_not_use_is_refused(
     one = ["--candidate", "a dog runs", "--reference", "a dog", "--perturbation", "shuffle"]
     code, _, err = _run(capsys, "perturb", *one, *extra)
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_a_judgment_file_s_limit_is_raised_by_the_option_its_message_names(
+    capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    """A 1,100-token candidate was refused with "raise it with --max-caption-tokens", an
+    option perturb did not have; it has the input limits of the other commands now."""
+    path = tmp_path / "long.tsv"
+    long = " ".join(["dog"] * 1100)
+    rows = "".join(f"{long if i == 0 else 'a dog runs'}\ta dog runs\t{i}\n" for i in range(5))
+    path.write_text("candidate\treferences\tscore\n" + rows)
+    common = ("perturb", "--dataset", str(path), "--format", "graded", "--perturbation",
+              "shuffle", "--metrics", "bleu_1", "--json")  # fmt: skip
+    code, _, err = _run(capsys, *common)
+    assert code == 2 and "raise it with --max-caption-tokens" in err
+    code, out, err = _run(capsys, *common, "--max-caption-tokens", "2000")
+    assert code == 0, err
+    assert json.loads(out)["n"] == 5
+    code, _, err = _run(capsys, *common, "--max-bytes", "100")
+    assert code == 2 and "raise it with --max-bytes" in err and err.count("\n") == 1
+    code, _, err = _run(capsys, "perturb", "--dataset", "demo-graded", "--perturbation",
+                        "shuffle", "--max-references", "3")  # fmt: skip
+    assert code == 2 and "--max-references: not used with --dataset demo-graded" in err
 
 
 def test_cider_idf_is_taken_where_cider_d_is_scored(capsys: pytest.CaptureFixture[str]) -> None:
