@@ -56,6 +56,39 @@ def plan_outputs(args: argparse.Namespace, inputs: Sequence[tuple[str, str | Non
     files.check_outputs(outputs, [(what, p) for what, p in inputs if p])
 
 
+#: below this size a value written with six decimals reads 0.000000 (or -0.000000)
+_SIX_DECIMALS = 5e-7
+
+
+def value_text(value: float, *, sign: bool = False) -> str:
+    """A metric's value as the text reports write it: six decimals, and a nonzero value
+    too small for them in three significant digits (BLEU-4's 1.03e-08 read "0.000000");
+    ``sign``: with its sign, as a difference (see :func:`delta_text`).
+
+    >>> value_text(0.25), value_text(1.0304e-08), value_text(-4.764674e-09), value_text(0.0)
+    ('0.250000', '1.03e-08', '-4.76e-09', '0.000000')
+    >>> value_text(1.5e-9, sign=True), value_text(0.0, sign=True)
+    ('+1.50e-09', '+0.000000')
+    """
+    plus = "+" if sign else ""
+    if value != 0 and abs(value) < _SIX_DECIMALS:  # NaN is no number below: "nan"
+        return f"{value:{plus}.2e}"
+    return f"{value + 0.0:{plus}.6f}"
+
+
+def delta_text(before: float, after: float) -> str:
+    """``after - before`` with its sign: in three significant digits where the values are
+    that small themselves (1.03e-08 -> 1.83e-12 is -1.03e-08), else six decimals, a float's
+    noise in a difference of larger values written +0.000000 (:func:`files.signed`).
+
+    >>> delta_text(1.0304e-08, 1.83e-12), delta_text(0.5, 0.5 + 1e-13), delta_text(0.5, 0.25)
+    ('-1.03e-08', '+0.000000', '-0.250000')
+    """
+    if max(abs(before), abs(after)) < _SIX_DECIMALS:
+        return value_text(after - before, sign=True)
+    return files.signed(after - before, 6)
+
+
 def signed_lines(signatures: Mapping[str, Any], values: Mapping[str, float] | None = None) -> str:
     """One line per key: the key, its value when ``values`` are given, and its signature on
     one line: the rows of ``score``'s table, and the signatures after ``compare``'s and
@@ -73,7 +106,7 @@ def signed_lines(signatures: Mapping[str, Any], values: Mapping[str, float] | No
     width = max((len(k) for k in signatures), default=0)
     return "\n".join(
         f"{key:<{width}}  "
-        + (f"{values[key]:.6f}  " if values is not None else "")
+        + (f"{value_text(values[key])}  " if values is not None else "")
         + files.printable(signature)
         for key, signature in signatures.items()
     )

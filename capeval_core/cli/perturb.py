@@ -26,7 +26,14 @@ from capeval_core.cli.arguments import (
     whole_number,
 )
 from capeval_core.cli.correlate import as_given
-from capeval_core.cli.output import cli_message, dropped_warning, jsonable, print_signatures
+from capeval_core.cli.output import (
+    cli_message,
+    delta_text,
+    dropped_warning,
+    jsonable,
+    print_signatures,
+    value_text,
+)
 from capeval_core.errors import CapevalError, InputError
 
 #: keys ``perturb`` scores when --metrics is not given
@@ -168,11 +175,12 @@ def _perturb(args: argparse.Namespace) -> int:
                 f"{result.name} on {files.printable(source)}: {out['n_changed']} of "
                 f"{out['n']} changed"
             )
-            print(summary.drop(columns="signature").to_string(index=False))
+            # every number as score writes it (pandas mixed 0.000008 with -4.764674e-09)
+            print(summary.drop(columns="signature").to_string(index=False, float_format=value_text))
             if not corr.empty:
                 shown = files.printable(human_name)
                 print(f"\ncorrelation with human scores ({shown}), before -> after")
-                print(corr.to_string(index=False))
+                print(corr.to_string(index=False, float_format=value_text))
             print_signatures(out["signatures"])
     else:
         if args.candidate is None or not args.reference:
@@ -219,7 +227,8 @@ def _perturb(args: argparse.Namespace) -> int:
             print(f"({shown(p.note)})")
             for k in scores.before:
                 b, a = scores.before[k], scores.after[k]
-                print(f"{k:<10} {b:.6f} -> {a:.6f}  ({files.signed(a - b, 6)})")
+                # as score writes its values: 1.03e-08 read 0.000000 (the JSON keeps them whole)
+                print(f"{k:<10} {value_text(b)} -> {value_text(a)}  ({delta_text(b, a)})")
             print_signatures(out["signatures"])
         if "cider_d" in scores.notes:  # its two "images" are the caption and its perturbation
             print(

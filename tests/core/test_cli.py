@@ -77,6 +77,20 @@ def test_the_text_table_signs_each_value_as_the_json_does(tmp_path):
     assert rows == [[k, f"{data['corpus'][k]:.6f}", s] for k, s in data["signatures"].items()]
 
 
+def test_a_tiny_value_is_written_in_significant_digits_not_as_zero(tmp_path):
+    """BLEU-4 of a caption with no 3-gram in its references is about 1e-08: six decimals
+    wrote 0.000000, as if it were zero; perturb writes its values the same way."""
+    case = {"candidate_raw": "rides a wave the big man",
+            "references_raw": ["a surfer rides a big wave", "a man on a surfboard"]}  # fmt: skip
+    res, ann = _write_coco(tmp_path, [case])
+    argv = ("score", "--results", str(res), "--annotations", str(ann), "--metrics", "bleu_4")
+    value = json.loads(_run(*argv, "--json")[1])["corpus"]["bleu_4"]
+    assert 0 < value < 5e-7
+    code, text, _ = _run(*argv)
+    assert code == 0
+    assert text.splitlines()[1].split(None, 2)[:2] == ["bleu_4", f"{value:.2e}"]
+
+
 def test_table_output_and_per_item_csv(tmp_path):
     cases = golden_small()
     res, ann = _write_coco(tmp_path, cases)

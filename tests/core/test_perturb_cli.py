@@ -407,3 +407,58 @@ def test_a_dataset_s_notes_are_warned_of(
         "Human system (preset): 10"
     ) in lines
     assert "capeval: warning: 2 image(s) of the references file list their Human caption " in err
+
+
+#: BLEU-4 of this caption against these references is about 1e-08, and 2e-12 after shuffle
+#: seed 1: values six decimals wrote 0.000000
+TINY = "rides a wave the big man"
+TINY_REFS = ("a surfer rides a big wave", "a man on a surfboard")
+
+
+def test_one_caption_s_tiny_values_are_written_as_score_writes_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """ "bleu_4 0.000000 -> 0.000000 (+0.000000)" for 1.09e-08 -> 1.93e-12; the JSON keeps them
+    whole."""
+    refs = ["--reference", TINY_REFS[0], "--reference", TINY_REFS[1]]
+    args = ["perturb", "--candidate", TINY, "--perturbation", "shuffle", "--seed", "1",
+            "--metrics", "bleu_4", *refs]  # fmt: skip
+    code, out, _ = _run(capsys, *args, "--json")
+    assert code == 0
+    scores = json.loads(out)["scores"]["bleu_4"]
+    before, after = scores["before"], scores["after"]
+    assert 0 < after < before < 5e-7
+    code, out, _ = _run(capsys, *args)
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.startswith("bleu_4 "))
+    assert "0.000000" not in line
+    assert f"{before:.2e} -> {after:.2e}  ({after - before:+.2e})" in line
+
+
+def test_a_batch_table_writes_every_number_one_way(
+    capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    """The batch table mixed 0.000008 with -4.764674e-09 (pandas' choice per column): each is
+    written as score writes a value, a nonzero one never as 0.000000."""
+    path = tmp_path / "tiny.tsv"
+    refs = "|||".join(TINY_REFS)
+    path.write_text(
+        "candidate\treferences\tscore\n" + "".join(f"{TINY}\t{refs}\t{i}\n" for i in range(6))
+    )
+    common = ("perturb", "--dataset", str(path), "--format", "graded", "--perturbation",
+              "shuffle", "--metrics", "bleu_4", "--seed", "1")  # fmt: skip
+    code, out, _ = _run(capsys, *common, "--json")
+    assert code == 0
+    deltas = json.loads(out)["deltas"]["bleu_4"]
+    code, out, _ = _run(capsys, *common)
+    assert code == 0
+    row = next(x for x in out.splitlines() if x.startswith("bleu_4 ")).split()
+    header = ["mean before", "mean delta", "median delta", "std delta", "share lowered"]
+    shown = dict(zip(header, row[2:], strict=True))
+    for name, text in shown.items():
+        value = deltas[name]
+        if value != 0 and abs(value) < 5e-7:
+            assert text == f"{value:.2e}", (name, text)
+        else:
+            assert text == f"{value:.6f}", (name, text)
+    assert any("e-" in t for t in shown.values())  # the case the test is about
