@@ -126,7 +126,7 @@ elif shown:
 st.subheader("Combined metric")
 st.caption(
     "Each metric min–max normalised over this set, then averaged over a subset; every "
-    "subset ranked by its correlation with humans, with the Williams p-value against the "
-    "best single metric (one-sided)."
+    "subset ranked by its |correlation| with humans, with the Williams p-value against the "
+    "best single metric (one-sided, on absolute correlations as WMT's)."
 )
 meta_views.render_combined(report, scores.signatures, about)

@@ -15,9 +15,11 @@ ALTERNATIVES = ["greater", "two-sided"]
 PARAMS = state.significance_params(list(METHODS), ALTERNATIVES)
 st.title(TITLE)
 st.caption(
-    "Is one metric's correlation with people really higher than another's, or could the "
+    "Is one metric's correlation with people really stronger than another's, or could the "
     "difference be chance? The Williams test answers for two correlations measured on the "
-    "same captions (a small p-value: the difference is unlikely to be chance)."
+    "same captions (a small p-value: the difference is unlikely to be chance). It compares "
+    "absolute correlations (|r|, as WMT's), so a distance, where lower is better, counts by "
+    "its strength."
 )
 state.say_rejected(state.restore(PARAMS))
 jset, loaded = meta_views.set_or_stop("graded")

@@ -433,6 +433,15 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
                 in_json=bool(args.json),
             ):
                 warn(line)
+        if matrix is not None:  # a distance's r < 0: its |r| is tested, as WMT's
+            negative = [k for k, r in matrix.human_correlations.items() if r < 0]
+            if negative:
+                warn(
+                    "the Williams tests compare absolute correlations (|r|, as WMT's): "
+                    f"{', '.join(negative)} correlate{'s' if len(negative) == 1 else ''} "
+                    f"negatively with {name!r} ({williams_correlation}), so a p-value says "
+                    "its |r| beats another's, not that it is the better metric"
+                )
         if len(level_human) <= 3 and len(level_values) > 1:  # the JSON's {} said nothing
             unit = "systems" if systems is not None else "items"
             in_json = '; "williams" is empty in the JSON' if args.json else ""
@@ -455,6 +464,8 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
             out["williams_test"] = {
                 "correlation": matrix.correlation,
                 "alternative": matrix.alternative,
+                # as WMT's: a metric where lower is better (a distance) by its strength
+                "compares": "absolute correlations",
             }
         if resamples:
             out["intervals"] = intervals
@@ -495,7 +506,7 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
 
             show(
                 f"\nWilliams test p-values ({matrix.alternative}, {matrix.correlation}; "
-                "row beats column; '-' = not tested)"
+                "row's |r| beats column's; '-' = not tested)"
             )
             show(f"{'':<{width}}  " + "  ".join(f"{m:>9}" for m in matrix.metrics))
             for i, a in enumerate(matrix.metrics):
@@ -766,7 +777,8 @@ def add_parser(sub: Any) -> None:
         "--williams-correlation",
         choices=["pearson", "spearman", "kendall_b", "kendall_c"],
         help="graded sets with two or more metrics: the correlation the Williams tests compare "
-        "(default: pearson)",
+        "(default: pearson), in absolute value as WMT's (a metric where lower is better, a "
+        "distance, by its strength; a warning names a negative one)",
     )
     correlate.add_argument(
         "--workers",

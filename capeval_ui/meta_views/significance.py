@@ -15,7 +15,8 @@ from capeval_ui.views import cell_width, format_number, format_pvalue, key_label
 
 
 def render_williams_matrix(matrix: object, signatures: Mapping, about: Mapping) -> None:
-    """p-values "row metric beats column metric" (seed Fig. 4b); green where p < 0.05."""
+    """p-values "row metric's |r| beats column metric's" (seed Fig. 4b; absolute correlations,
+    as WMT's); green where p < 0.05."""
     frame = matrix.to_frame()
     render_heatmap(
         frame,
@@ -26,8 +27,17 @@ def render_williams_matrix(matrix: object, signatures: Mapping, about: Mapping) 
         zmax=0.1,
         fmt="p",
     )
+    negative = [key_label(k) for k, r in matrix.human_correlations.items() if r < 0]
     st.caption(
-        "Row metric vs column metric; metrics ordered by |correlation| with humans. "
+        "Row metric vs column metric: does the row's |r| beat the column's? The test compares "
+        "absolute correlations, as WMT's does, so a metric where lower is better (a distance) "
+        "is compared by its strength; metrics ordered by |correlation| with humans. "
+        + (
+            f"Negatively correlated here: {', '.join(negative)} (its |r| is tested, not a "
+            "better metric). "
+            if negative
+            else ""
+        )
         + (
             "One-sided: H1 = the row metric correlates more strongly; — where it correlates "
             "less strongly (not tested, as Graham & Baldwin's script); equal correlations "

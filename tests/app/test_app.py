@@ -792,6 +792,8 @@ def test_significance_matrix_and_pair_detail() -> None:
     import numpy as np
 
     np.testing.assert_allclose(shown.to_numpy(float), expected.pvalues, equal_nan=True)
+    # the tests compare |r|, as WMT's: said where the matrix is shown
+    assert any("compares absolute correlations" in c.value for c in at.caption)
     at.selectbox(key="pair_a").select("rouge_l").run()
     at.selectbox(key="pair_b").select("bleu_4").run()
     detail = _frame_with(at, "arithmetic").set_index("quantity")

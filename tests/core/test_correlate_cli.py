@@ -84,8 +84,12 @@ def test_graded_table_and_json_contract(tmp_path):
     assert data["level"] == "item" and data["human"] == "quality"
     assert data["format"] == "graded" and data["preset"] is None
     # the p-values' settings, as the text's heading names them (only the text did)
-    assert data["williams_test"] == {"correlation": "pearson", "alternative": "greater"}
-    assert "Williams test p-values (greater, pearson;" in out
+    assert data["williams_test"] == {
+        "correlation": "pearson",
+        "alternative": "greater",
+        "compares": "absolute correlations",
+    }
+    assert "Williams test p-values (greater, pearson; row's |r| beats column's;" in out
     assert data["signatures"]["bleu_4"].startswith("bleu")
     assert data["n_rows"] == 8 and data["dropped"] == {}
     assert set(data["correlations"]) == {"bleu_4", "rouge_l", "cider_d"}
@@ -1165,7 +1169,9 @@ def test_rows_left_out_are_warned_and_the_json_names_its_inputs(tmp_path):
     assert data["metric_scores"] == {
         "extra.csv": hashlib.sha256(scores.read_bytes()).hexdigest()[:12]
     }
-    assert data["warnings"] == [f"g.csv: {dropped}", f"extra.csv: {ignored}"]
+    negative = "the Williams tests compare absolute correlations (|r|, as WMT's): mine"
+    assert data["warnings"][:2] == [f"g.csv: {dropped}", f"extra.csv: {ignored}"]
+    assert len(data["warnings"]) == 3 and data["warnings"][2].startswith(negative)
     assert str(tmp_path) not in out
 
 
@@ -1186,6 +1192,37 @@ def test_williams_p_values_are_written_as_the_significance_page_writes_them(tmp_
     assert all(re.fullmatch(r"-|< 0\.001|\d\.\d{4}", c) for c in cells), cells
     assert str(pearson([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])) == "pearson = 0.8000 (p = 0.1041, n = 5)"
     assert "(p < 0.001, n = 20)" in str(pearson(range(20), [i + i % 3 for i in range(20)]))
+
+
+def test_a_negative_correlation_in_a_williams_test_is_said_once(tmp_path):
+    """The tests compare |r| (as WMT's), so a distance with r = -0.9 "beat" BLEU-4 with
+    r = +0.3 and read as the better metric: one warning line names the negative ones."""
+    p = tmp_path / "g.csv"
+    p.write_text("id,candidate,references,score\n" + "".join(
+        f"{i},{c},{r},{s}\n" for i, (c, r, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    scores = tmp_path / "mine.csv"
+    scores.write_text("id,distance\n" + "".join(
+        f"{i},{6 - s + i % 2 / 10}\n" for i, (_, _, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    code, out, err = _correlate(p, "--metric-scores", str(scores))
+    assert code == 0, err
+    said = [line for line in err.splitlines() if "absolute correlations" in line]
+    assert len(said) == 1, err
+    assert said[0].startswith("capeval: warning: the Williams tests compare absolute correlations")
+    assert "distance correlates negatively with 'score' (pearson)" in said[0]
+    assert "bleu_4" not in said[0]
+    data = json.loads(out)
+    assert (
+        data["correlations"]["distance"]["pearson"] < 0 < data["correlations"]["bleu_4"]["pearson"]
+    )
+    assert said[0].removeprefix("capeval: warning: ") in data["warnings"]
+    # none negative: nothing said
+    scores.write_text("id,closeness\n" + "".join(
+        f"{i},{s + i % 2 / 10}\n" for i, (_, _, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    code, _, err = _correlate(p, "--metric-scores", str(scores))
+    assert code == 0 and "absolute correlations" not in err, err
 
 
 def test_a_note_of_williams_tests_only_when_one_runs(tmp_path):
