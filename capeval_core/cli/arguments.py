@@ -316,6 +316,9 @@ class Parser(argparse.ArgumentParser):
     #: ``refuses(argv)``: a subcommand's one line on its arguments before argparse reads them
     #: ("" for none): argparse's own words for ``--json=-`` and ``--json -`` differed
     refuses: Callable[[list[str]], str] | None = None
+    #: ``helps()``: run before the help is written, to fill in help texts that name a
+    #: registry's entries, which are imported only then (not on every command line)
+    helps: Callable[[], None] | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -326,6 +329,11 @@ class Parser(argparse.ArgumentParser):
     def add_subparsers(self, **kwargs: Any) -> Any:
         self.commands = super().add_subparsers(**kwargs)
         return self.commands
+
+    def format_help(self) -> str:
+        if self.helps is not None:
+            self.helps()
+        return super().format_help()
 
     def error(self, message: str) -> Any:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")

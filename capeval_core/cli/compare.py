@@ -225,9 +225,17 @@ def add_parser(sub: Any) -> None:
         "--resamples",
         type=whole_number(2, MAX_RESAMPLES),
         default=1000,
-        help="bootstrap resamples, at least 2 (intervals and the paired bootstrap test)",
+        metavar="N",
+        help=f"bootstrap resamples for the intervals and the paired bootstrap test, 2 to "
+        f"{MAX_RESAMPLES:,} (default 1,000, sacrebleu's)",
     )
-    comp.add_argument("--seed", type=SEED, default=12345, help="seed of both tests (sacrebleu's)")
+    comp.add_argument(
+        "--seed",
+        type=SEED,
+        default=12345,
+        help=f"seed of the bootstrap intervals and of both paired tests, 0 to {2**63 - 1:,} "
+        "(default 12345, sacrebleu's)",
+    )
     comp.add_argument(
         "--per-item", metavar="OUT", help="write per-image captions and scores (.csv or .json)"
     )

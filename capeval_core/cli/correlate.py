@@ -748,9 +748,12 @@ def add_parser(sub: Any) -> None:
         "--metric-scores",
         metavar="FILE",
         help="scores of your own metric(s), joined to the judgments by id: CSV, TSV, JSON or "
-        "JSONL with the set's id column(s) (generic formats: id; thumb: seg_id and SYS) and "
-        "one column per metric; correlated and Williams-tested beside the built-in ones "
-        "(a judgment file's metric:<name> columns are read the same way)",
+        "JSONL with the set's id column(s) (graded, pairwise, composite: id; thumb: seg_id and "
+        "SYS; flickr8k-expert, flickr8k-cf: image_file and caption_id; pascal50s, abstract50s: "
+        "id, the pair's number from 1) and one column per metric (pairwise sets: <name>:a and "
+        "<name>:b); correlated and Williams-tested beside the built-in ones. An id of the set "
+        "with no row stops the run; rows of ids the set does not have are ignored, with a "
+        "warning (a judgment file's metric:<name> columns are read the same way)",
     )
     correlate.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
     correlate.add_argument(

@@ -301,7 +301,9 @@ def add_parser(sub: Any) -> None:
     pert.add_argument(
         "--reference", action="append", metavar="TEXT", help="a reference (repeat the option)"
     )
-    pert.add_argument("--perturbation", required=True, metavar="NAME", help="registry name")
+    perturbation = pert.add_argument(
+        "--perturbation", required=True, metavar="NAME", help="a registered perturbation"
+    )
     pert.add_argument("--seed", type=SEED, default=0, help="seed of the perturbation (default 0)")
     add_metrics_option(pert, PERTURB_KEYS)
     pert.add_argument("--json", action="store_true", help="print a JSON object on stdout")
@@ -315,14 +317,17 @@ def add_parser(sub: Any) -> None:
     pert.add_argument(
         "--dataset",
         metavar="NAME|PATH",
-        help=f"batch mode: {' or '.join(PERTURB_DATASETS)}, or a graded judgment file",
+        help=f"batch mode: {' or '.join(PERTURB_DATASETS)}, or a graded judgment file (with "
+        "--format; held to the input limits below)",
     )
     pert.add_argument(
         "--images",
         type=whole_number(1),
         help=f"images of coco-val/demo-graded (default {PERTURB_IMAGES:,})",
     )
-    pert.add_argument("--format", help="judgment format of a --dataset file (e.g. graded)")
+    fmt = pert.add_argument(
+        "--format", help="needed with a judgment file as --dataset: its format, a graded one"
+    )
     pert.add_argument("--preset", help="protocol preset of a --dataset file")
     pert.add_argument(
         "--human",
@@ -331,3 +336,16 @@ def add_parser(sub: Any) -> None:
     )
     add_limit_options(pert, unset=True)  # a judgment file as --dataset is held to them
     pert.set_defaults(func=_cmd_perturb)
+
+    def helps() -> None:  # the registries' names, imported for --help only
+        from capeval_core.judgments import LOADERS
+        from capeval_core.perturb import PERTURBATIONS
+
+        perturbation.help = f"the perturbation: {', '.join(PERTURBATIONS)}"
+        graded = ", ".join(k for k, loader in LOADERS.items() if loader.kind == "graded")
+        fmt.help = (
+            f"needed with a judgment file as --dataset: its format, a graded one ({graded}); "
+            "a pairwise set is refused"
+        )
+
+    pert.helps = helps

@@ -260,10 +260,21 @@ def _cmd_score(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     """The ``score`` subcommand and its options."""
     score = sub.add_parser("score", help="score a COCO results file against COCO captions")
-    score.add_argument("--results", required=True, help='[{"image_id": ..., "caption": ...}]')
+    score.add_argument(
+        "--results",
+        required=True,
+        help='[{"image_id": ..., "caption": ...}], one caption per image; an image the '
+        "references do not have, or captioned twice, is refused",
+    )
     add_reference_options(score)
     add_metrics_option(score, DEFAULT_KEYS)
-    score.add_argument("--per-item", metavar="OUT", help="write per-image scores (.csv or .json)")
+    score.add_argument(
+        "--per-item",
+        metavar="OUT",
+        help="write per-image scores (.csv or .json); an image a metric could not score has "
+        "NaN there (nan in the CSV, null in the JSON) and its reason in a '<key> left out' "
+        "column",
+    )
     score.add_argument("--json", action="store_true", help="print a JSON object on stdout")
     add_scoring_options(score)
     score.add_argument(

@@ -490,3 +490,46 @@ def test_python_dash_m_runs_the_command(module):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: capeval")
+
+
+def _help(command):
+    """``capeval COMMAND --help`` on one line (argparse wraps it at the terminal's width)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main([command, "--help"])
+    return " ".join(out.getvalue().split())
+
+
+def test_perturb_help_names_the_registrys_perturbations_and_graded_formats(monkeypatch):
+    """--perturbation said "registry name" and --format "(e.g. graded)": the names come from
+    the registries, a perturbation registered later included."""
+    from capeval_core.judgments import LOADERS
+    from capeval_core.perturb import PERTURBATIONS
+
+    monkeypatch.setenv("COLUMNS", "1000")  # no name broken at its hyphen
+    monkeypatch.setitem(PERTURBATIONS, "my_own", PERTURBATIONS["swap"])
+    text = _help("perturb")
+    assert f"the perturbation: {', '.join(PERTURBATIONS)}" in text and "my_own" in text
+    graded = [k for k, loader in LOADERS.items() if loader.kind == "graded"]
+    assert f"a graded one ({', '.join(graded)})" in text and "pairwise" in text
+    assert "--max-caption-tokens N" in text
+
+
+def test_help_says_the_defaults_and_what_a_file_must_hold(monkeypatch):
+    """compare's --resamples and --seed did not say their defaults, nor that the seed draws
+    the intervals too; correlate's --metric-scores named the join columns of two formats."""
+    monkeypatch.setenv("COLUMNS", "1000")
+    from capeval_core.cli import build_parser
+
+    compare = build_parser()._subparsers._group_actions[0].choices["compare"]
+    defaults = {a.dest: a.default for a in compare._actions}
+    text = _help("compare")
+    assert f"(default {defaults['resamples']:,}, sacrebleu's)" in text
+    assert f"(default {defaults['seed']}, sacrebleu's)" in text
+    assert "seed of the bootstrap intervals and of both paired tests" in text
+    text = _help("correlate")
+    for said in ("seg_id and SYS", "image_file and caption_id", "<name>:a and <name>:b",
+                 "no row stops the run", "ignored, with a warning"):  # fmt: skip
+        assert said in text, said
+    text = _help("score")
+    assert "captioned twice, is refused" in text and "'<key> left out' column" in text
