@@ -533,3 +533,28 @@ def test_help_says_the_defaults_and_what_a_file_must_hold(monkeypatch):
         assert said in text, said
     text = _help("score")
     assert "captioned twice, is refused" in text and "'<key> left out' column" in text
+
+
+def test_the_readme_says_which_command_takes_which_metric_option():
+    """README gave --embeddings to score, compare, correlate and perturb: only score has it."""
+    from pathlib import Path
+
+    from capeval_core.cli import build_parser
+    from capeval_core.cli.arguments import METRIC_OPTIONS
+
+    commands = build_parser()._subparsers._group_actions[0].choices
+    has = {
+        name: [d for d in METRIC_OPTIONS if any(a.dest == d for a in commands[name]._actions)]
+        for name in ("score", "compare", "correlate", "perturb")
+    }
+    assert has == {
+        "score": ["cider_idf", "spice_parser", "spice_max_words", "embeddings"],
+        "compare": ["cider_idf", "spice_parser", "spice_max_words"],
+        "correlate": ["spice_max_words"],
+        "perturb": ["cider_idf"],
+    }
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    synopsis = "compare takes all but --embeddings, # correlate --spice-max-words alone and "
+    assert synopsis + "perturb --cider-idf alone" in readme
+    assert "`--embeddings` (`wmd`, `mean`; `score` only)" in readme
+    assert "(`capeval score --embeddings PATH`, the one command with that option" in readme
