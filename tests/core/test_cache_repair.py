@@ -62,6 +62,17 @@ def _graded_set() -> JudgmentSet:
     return JudgmentSet("graded", items, ("score",), ("toy.csv",), n_read=5, n_kept=5)
 
 
+def _graded_file(tmp_path: Path) -> Path:
+    """:func:`_graded_set` as a graded CSV file, for the command line."""
+    graded = tmp_path / "g.csv"
+    rows = (
+        f"{it.candidate},{'|||'.join(it.references)},{i}\n"
+        for i, it in enumerate(_graded_set().items)
+    )
+    graded.write_text("candidate,references,score\n" + "".join(rows))
+    return graded
+
+
 def test_corpus_holds_each_kind_of_damage():
     names = {p.stem for p in SCORE_ENTRIES}
     assert {"scores-truncated", "scores-bad-crc", "scores-renamed-key", "scores-wrong-length"} <= (
@@ -385,14 +396,7 @@ def test_an_unwritable_score_cache_is_said_once_and_the_run_goes_on(tmp_path, mo
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(resources.tempfile, "mkstemp", refused)
-    graded = tmp_path / "g.csv"
-    graded.write_text(
-        "candidate,references,score\n"
-        + "".join(
-            f"{it.candidate},{'|||'.join(it.references)},{i}\n"
-            for i, it in enumerate(_graded_set().items)
-        )
-    )
+    graded = _graded_file(tmp_path)
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
         code = main(["correlate", "--judgments", str(graded), "--format", "graded", "--metrics",
@@ -434,14 +438,7 @@ def test_correlate_says_a_damaged_interval_entry(tmp_path, monkeypatch):
     """correlate silenced every warning while drawing its intervals (for scipy's on constant
     scores), a damaged interval entry's among them: it was recomputed without a word."""
     monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path / "scores"))
-    graded = tmp_path / "g.csv"
-    graded.write_text(
-        "candidate,references,score\n"
-        + "".join(
-            f"{it.candidate},{'|||'.join(it.references)},{i}\n"
-            for i, it in enumerate(_graded_set().items)
-        )
-    )
+    graded = _graded_file(tmp_path)
     argv = ["correlate", "--judgments", str(graded), "--format", "graded",
             "--metrics", "rouge_l", "--resamples", "20", "--workers", "0"]  # fmt: skip
     outputs = []
