@@ -11,7 +11,9 @@ eligible comes back unchanged, with a note saying so.
 
 Perturbations work on the words of the raw caption (:func:`split_words`: runs of letters and
 digits, with inner apostrophes and hyphens); the text between words (spaces, punctuation) is
-kept where it was. Word lists (people, scenes, objects, colours, numbers, modifiers) are small
+kept where it was, except by the word-order perturbations, which move whitespace-delimited
+chunks whole ("3.5", "U.S.", "wave.") so that a tokenizer reads the same tokens in another
+order. Word lists (people, scenes, objects, colours, numbers, modifiers) are small
 curated files of this project in ``capeval_core/data/perturb_*.txt``; synonyms come from
 METEOR's WordNet synonym file (:mod:`capeval_core.meteor_resources`).
 
@@ -613,11 +615,38 @@ def _redundant(words, gaps, rng, *, n, mode, length):
     raise InputError(f"option `mode` must be 'modifier' or 'repeat' (got {mode!r})")
 
 
-def _moved(words: list[str], gaps: list[str], order: list[int], note: str):
-    """The caption with word ``order[j]`` in slot ``j``; one "move" per word that changed
-    place (from its ``position`` to its ``new_position``). Of equal words, those that can stay
-    in a slot holding the same word stay, so "a" moved from 0 to 0 is never listed."""
-    new = [words[i] for i in order]
+def _chunks(words: Sequence[str], gaps: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
+    """The caption's whitespace-delimited chunks, each with the indices of its words.
+
+    A word-order perturbation moves chunks whole, so that what a tokenizer reads as one token
+    ("3.5", "10:30", "U.S.", "$5", "dog_house", "t-shirt,") stays one.
+
+    >>> _chunks(*split_words("on a dog_house holds 3.5 kg."))[2:]
+    [('dog_house', (2, 3)), ('holds', (4,)), ('3.5', (5, 6)), ('kg.', (7,))]
+    """
+    out: list[tuple[str, tuple[int, ...]]] = []
+    text, owned = "", []
+    for i in range(len(words) + 1):
+        parts = re.split(r"(\s+)", gaps[i])
+        for k, part in enumerate(parts):
+            if k % 2:  # whitespace: the chunk ends
+                if text:
+                    out.append((text, tuple(owned)))
+                text, owned = "", []
+            else:
+                text += part
+        if i < len(words):
+            text += words[i]
+            owned.append(i)
+    if text:
+        out.append((text, tuple(owned)))
+    return out
+
+
+def _moves(words: Sequence[str], order: Sequence[int]) -> list[Change]:
+    """One "move" per word that changed place when word ``order[j]`` went to slot ``j`` (from
+    its ``position`` to its ``new_position``). Of equal words, those that can stay in a slot
+    holding the same word stay, so "a" moved from 0 to 0 is never listed."""
     origin: dict[str, list[int]] = {}
     for slot, i in enumerate(order):
         origin.setdefault(words[i], []).append(slot)
@@ -631,33 +660,76 @@ def _moved(words: list[str], gaps: list[str], order: list[int], note: str):
             Change(i, word, word, "move", j) for i, j in zip(moved_from, moved_to, strict=True)
         ]
     changes.sort(key=lambda c: c.position)
-    return new, gaps, changes, note
+    return changes
 
 
-@_register("shuffle", "Word-order shuffle", "shuffle the order of all words (same multiset)")
+def _reorder_units(words: Sequence[str], gaps: Sequence[str]):
+    """The chunks a word-order perturbation moves: all chunks, the indices of those holding
+    words (a chunk of punctuation only stays in its place), and each of those chunks' words
+    in lower case (what tells two orders apart: "a dog and A cat" is no new order)."""
+    chunks = _chunks(words, gaps)
+    movable = [k for k, (_, owned) in enumerate(chunks) if owned]
+    keys = {k: tuple(words[i].lower() for i in chunks[k][1]) for k in movable}
+    return chunks, movable, keys
+
+
+def _reordered(words, chunks, movable, perm, note):
+    """The caption with the word-holding chunk ``perm[j]`` in the place of ``movable[j]``,
+    chunks joined by single spaces. The text of each chunk is kept, so the tokens a
+    tokenizer reads are the caption's own, in another order."""
+    order = list(range(len(chunks)))
+    for slot, k in zip(movable, perm, strict=True):
+        order[slot] = k
+    new_words, new_gaps = split_words(" ".join(chunks[k][0] for k in order))
+    word_order = [i for k in order for i in chunks[k][1]]
+    return list(new_words), list(new_gaps), _moves(words, word_order), note
+
+
+def _sequence(keys: Mapping[int, tuple[str, ...]], perm: Sequence[int]) -> list[str]:
+    return [w for k in perm for w in keys[k]]
+
+
+@_register(
+    "shuffle",
+    "Word-order shuffle",
+    "shuffle the order of the words (same multiset of tokens: words joined by punctuation, "
+    "as in '3.5' or 'U.S.', move together)",
+)
 def _shuffle(words, gaps, rng):
-    if len(set(words)) < 2:
-        return _nothing("fewer than two different words")
-    order = list(range(len(words)))
-    while [words[i] for i in order] == words:  # a different order exists, so this ends
-        rng.shuffle(order)
-    return _moved(words, gaps, order, f"shuffled {len(words)} words")
+    chunks, movable, keys = _reorder_units(words, gaps)
+    units = set(keys.values())
+    if not any(a + b != b + a for a in units for b in units):
+        return _nothing("fewer than two different words (or chunks of words) to reorder")
+    perm = list(movable)
+    while _sequence(keys, perm) == _sequence(keys, movable):  # another order exists: ends
+        rng.shuffle(perm)
+    return _reordered(words, chunks, movable, perm, f"shuffled {len(movable)} chunks of words")
 
 
-@_register("swap", "Adjacent swap", "swap two neighbouring (different) words", n=1)
+@_register(
+    "swap",
+    "Adjacent swap",
+    "swap two neighbouring (different) words; words joined by punctuation move together",
+    n=1,
+)
 def _swap(words, gaps, rng, *, n):
-    eligible = [i for i in range(len(words) - 1) if words[i] != words[i + 1]]
+    chunks, movable, keys = _reorder_units(words, gaps)
+    eligible = [
+        m
+        for m in range(len(movable) - 1)
+        if keys[movable[m]] + keys[movable[m + 1]] != keys[movable[m + 1]] + keys[movable[m]]
+    ]
     if not eligible:
         return _nothing("no two different neighbouring words")
-    order = list(range(len(words)))
+    perm = list(movable)
     done = 0
-    for i in rng.sample(eligible, len(eligible)):
+    for m in rng.sample(eligible, len(eligible)):
         if n is not None and done >= n:  # None: as many as can move
             break
-        if order[i] == i and order[i + 1] == i + 1:  # each word moves once
-            order[i], order[i + 1] = i + 1, i
+        if perm[m] == movable[m] and perm[m + 1] == movable[m + 1]:  # each moves once
+            perm[m], perm[m + 1] = movable[m + 1], movable[m]
             done += 1
-    return _moved(words, gaps, order, f"swapped {done} pair(s) of neighbouring words")
+    return _reordered(words, chunks, movable, perm, f"swapped {done} pair(s) of neighbouring words")
 
 
 @_register(

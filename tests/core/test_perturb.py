@@ -135,7 +135,7 @@ def test_shuffle_keeps_the_multiset_of_words(seed: int) -> None:
     p = perturb(CAPTION, "shuffle", seed=seed)
     assert Counter(words(p.perturbed)) == Counter(words(CAPTION))
     assert words(p.perturbed) != words(CAPTION)
-    assert p.perturbed.endswith(".")  # punctuation stays in its slot
+    assert "beach." in p.perturbed.split()  # punctuation moves with its word
     assert all(c.kind == "move" for c in p.changed)
 
 
