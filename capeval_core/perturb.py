@@ -975,6 +975,44 @@ def _score_pairs(
     return values, {k: str(r.signature) for k, r in results.items()}
 
 
+def _score_alone(
+    keys: Sequence[str],
+    captions: Sequence[str],
+    references: Sequence[str],
+    tokenizer: str,
+    options: Mapping[str, Mapping[str, Any]] | None,
+    errors: dict[str, CapevalError] | None,
+    notes: dict[str, tuple[str, ...]] | None = None,
+) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """Each caption scored against ``references`` as a set of its own, as ``capeval score``
+    scores a file of that one caption: coco's tokenizer reads a line-final "A." by the line
+    after it, so scoring the captions together gave one caption two "before" scores.
+
+    A metric failing on any caption goes to ``errors`` (when given) for all of them.
+    """
+    keys = list(keys)
+    scored: dict[str, dict[str, float]] = {}
+    sigs: dict[str, str] = {}
+    failed: dict[str, CapevalError] = {}
+    for caption in dict.fromkeys(captions):  # one score for each caption however often
+        left = [k for k in keys if k not in failed]
+        if failed and not left:
+            break
+        found: dict[str, tuple[str, ...]] = {}
+        errs: dict[str, CapevalError] | None = None if errors is None else {}
+        values, s = _score_pairs(left, [caption], [references], tokenizer, options, errs, found)
+        failed.update(errs or {})
+        sigs.update(s)
+        scored[caption] = {k: v[0] for k, v in values.items()}
+        if notes is not None:
+            for k, said in found.items():
+                notes[k] = tuple(dict.fromkeys((*notes.get(k, ()), *said)))
+    if errors is not None:
+        errors.update(failed)
+    kept = [k for k in dict.fromkeys(keys) if k not in failed]
+    return {k: [scored[c][k] for c in captions] for k in kept}, {k: sigs[k] for k in kept}
+
+
 def score_perturbations(
     perturbations: Sequence[Perturbation],
     references: Sequence[str],
@@ -986,10 +1024,12 @@ def score_perturbations(
 ) -> tuple[PerturbationScores, ...]:
     """Score each perturbation's original and perturbed caption against ``references``.
 
-    All captions go through one ``score_many`` call: with CIDEr-D's default ``idf="corpus"``
-    they share one document-frequency table, which for a single image's references makes
-    every weight 0; pass ``options={"cider_d": {"idf": "coco-val2014"}}`` for one caption.
-    A metric failing with a CapevalError goes to ``errors`` when given (the rest still score).
+    Each caption is scored as a set of its own, so every number is what ``capeval score``
+    gives on that one caption (and "before" is the same whichever perturbations go with
+    it). With CIDEr-D's default ``idf="corpus"`` the document frequencies come from the one
+    image's references, which makes every weight 0; pass
+    ``options={"cider_d": {"idf": "coco-val2014"}}`` for one caption. A metric failing with a
+    CapevalError goes to ``errors`` when given (the rest still score).
 
     >>> p = perturb("a man riding a wave", "shuffle", seed=0)
     >>> s = score_perturbations([p], ["a man riding a wave"], ["bleu_1", "bleu_4"])[0]
@@ -1008,9 +1048,7 @@ def score_perturbations(
         return ()
     cands = [p.original for p in perturbations] + [p.perturbed for p in perturbations]
     notes: dict[str, tuple[str, ...]] = {}
-    values, sigs = _score_pairs(
-        list(keys), cands, [refs] * len(cands), tokenizer, options, errors, notes
-    )
+    values, sigs = _score_alone(list(keys), cands, refs, tokenizer, options, errors, notes)
     n = len(perturbations)
     return tuple(
         PerturbationScores(
@@ -1064,7 +1102,8 @@ def table2(
     options: Mapping[str, Mapping[str, Any]] | None = None,
     errors: dict[str, CapevalError] | None = None,
 ) -> Table2:
-    """Reproduce the Table 2 pattern on ``caption`` (see :class:`Table2`).
+    """Reproduce the Table 2 pattern on ``caption`` (see :class:`Table2`); each variant is
+    scored as a set of its own, as :func:`score_perturbations` scores.
 
     >>> t = table2("a man riding a wave on a surfboard", ["bleu_4"], seed=0)
     >>> [round(t.scores[label]["bleu_4"], 3) for label, _ in t.rows][0]
@@ -1079,13 +1118,8 @@ def table2(
             rows.append((label, Perturbation(caption, caption, (), "identity", seed, "itself")))
         else:
             rows.append((label, perturb(caption, name, seed=seed, **dict(opts))))
-    values, sigs = _score_pairs(
-        list(keys),
-        [p.perturbed for _, p in rows],
-        [[caption]] * len(rows),
-        tokenizer,
-        options,
-        errors,
+    values, sigs = _score_alone(
+        list(keys), [p.perturbed for _, p in rows], [caption], tokenizer, options, errors
     )
     scores = {label: {k: v[i] for k, v in values.items()} for i, (label, _) in enumerate(rows)}
     return Table2(caption, tuple(rows), scores, sigs)
