@@ -1206,11 +1206,19 @@ class BatchPerturbation:
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def summary(self) -> pd.DataFrame:
-        """Per key, over the changed items: mean/median/std of the change, share lowered."""
+        """Per key, over the changed items: mean/median/std of the change, share lowered.
+
+        "Lowered" is a drop beyond the forced-choice tie tolerance
+        (:data:`capeval_core.stats.pairwise.TIE_TOLERANCE`, relative to the larger score):
+        WMD's transport solver leaves ~1e-16 between a caption and its shuffle, no drop.
+        """
+        from capeval_core.stats.pairwise import preference
+
         mask = self.changed
         rows = []
         for key in self.before:
             d = (self.after[key] - self.before[key])[mask]
+            lowered = preference(self.after[key][mask], self.before[key][mask]) < 0
             rows.append(
                 {
                     "key": key,
@@ -1219,7 +1227,7 @@ class BatchPerturbation:
                     "mean delta": float(np.mean(d)) if d.size else math.nan,
                     "median delta": float(np.median(d)) if d.size else math.nan,
                     "std delta": float(np.std(d)) if d.size else math.nan,
-                    "share lowered": float(np.mean(d < 0)) if d.size else math.nan,
+                    "share lowered": float(np.mean(lowered)) if d.size else math.nan,
                     "signature": self.signatures.get(key, ""),
                 }
             )

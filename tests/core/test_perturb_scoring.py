@@ -8,6 +8,7 @@ stop words dropped.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from capeval_core import score
@@ -64,3 +65,17 @@ def test_a_batch_scores_as_the_originals_file_and_the_perturbed_file(name: str) 
     assert list(b.after["bleu_1"]) == pytest.approx(
         score("bleu_1", perturbed, refs).segment_values(), abs=1e-12
     )
+
+
+def test_share_lowered_leaves_out_float_noise() -> None:
+    """WMD gave a shuffled caption -1.1e-16 below its original: counted as "lowered"."""
+    from capeval_core.perturb import BatchPerturbation
+    from capeval_core.stats.pairwise import TIE_TOLERANCE
+
+    ps = tuple(perturb(c, "shuffle", seed=0) for c in ("a dog runs", "a cat sleeps", "a b c"))
+    before = np.array([0.5, 0.25, 0.8])
+    after = before + np.array([-1.1e-16, -0.1, -0.8 * TIE_TOLERANCE / 2])
+    b = BatchPerturbation(
+        "shuffle", 0, "", ("wmd",), ps, {"wmd": before}, {"wmd": after}, {"wmd": ""}
+    )
+    assert b.summary().loc[0, "share lowered"] == pytest.approx(1 / 3)
