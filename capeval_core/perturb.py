@@ -400,6 +400,42 @@ def _irregular() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def _ing_spellings(lemma: str) -> set[str]:
+    """The ways an -ing form of ``lemma`` is spelt (pose: posing, sit: sitting, lie: lying)."""
+    out = {lemma + "ing", lemma + lemma[-1:] + "ing"}
+    if lemma.endswith("e"):
+        out.add(lemma[:-1] + "ing")
+    if lemma.endswith("ie"):
+        out.add(lemma[:-2] + "ying")
+    return out
+
+
+@functools.lru_cache(maxsize=50_000)
+def _is_ing_form(word: str) -> bool:
+    """Whether ``word`` is the -ing form of a verb of METEOR's synonym file ("posing",
+    "singing", "sleeping"), not a base verb or a noun ending in "ing" ("sing", "bring",
+    "king": their stems "se", "br", "k" are no verbs).
+
+    >>> [_is_ing_form(w) for w in ("posing", "singing", "lying", "sing", "bring", "king")]
+    [True, True, True, False, False, False]
+    """
+    if not word.endswith("ing"):
+        return False
+    from capeval_core.meteor_resources import meteor_synsets
+    from capeval_core.senses import synset_pos
+
+    s, parts = meteor_synsets(), synset_pos()
+    for lemma in _lemmas(word) - {word}:
+        if word not in _ing_spellings(lemma):
+            continue
+        kinds = {parts.get(i) for i in s.synsets_of(lemma)}
+        # a verb; or a word the file gives no part of speech (sleep, walk), not a letter
+        # or an abbreviation ("k", "br")
+        if "verb" in kinds or (None in kinds and len(lemma) >= 3):
+            return True
+    return False
+
+
 def _form_like(word: str, base: str, member: str, own: frozenset[int]) -> str | None:
     """``member`` in the form ``word`` has (plural, -ing, -ed), or None when that form is not
     a known word sharing a synset with ``word`` (so no misspelt or wrong-class forms)."""
@@ -409,11 +445,17 @@ def _form_like(word: str, base: str, member: str, own: frozenset[int]) -> str | 
     member_lemmas = _lemmas(member) - {member}
     if word == base:  # an uninflected word takes uninflected synonyms ("human", not "humans")
         return None if member_lemmas else member
-    suffix = word[len(base) :] if word.startswith(base) else word[-3:]
-    if member_lemmas and member.endswith(suffix[-2:]):
-        return member  # already inflected the same way ("posing" for "sitting")
-    if member_lemmas or member in _irregular():
-        return None  # inflected otherwise, or irregular ("child" has no plural "childs")
+    if _is_ing_form(word):  # "talking" takes an -ing form; "sing" is none, "singing" is
+        if _is_ing_form(member):
+            return member  # already an -ing form ("posing" for "sitting")
+        # a base ("sing", an irregular verb all the same) is made an -ing form below; a form
+        # made of an inflected word ("posed") is no word of the file and is refused there
+    else:
+        suffix = word[len(base) :] if word.startswith(base) else word[-3:]
+        if member_lemmas and member.endswith(suffix[-2:]):
+            return member  # already inflected the same way ("sofas" for "couches")
+        if member_lemmas or member in _irregular():
+            return None  # inflected otherwise, or irregular ("child" has no plural "childs")
     form = _inflect(word, base, member)
     if form == member or not (s.synsets_of(form) & own):
         return None
