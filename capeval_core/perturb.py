@@ -319,41 +319,91 @@ def _content(word: str) -> bool:
 @functools.cache
 def word_list(name: str) -> tuple[tuple[str, ...], ...]:
     """A shipped list ``data/perturb_<name>.txt``: one entry per line, its forms split by
-    spaces (e.g. singular and plural); ``#`` starts a comment line.
+    spaces (e.g. singular and plural); ``#`` starts a comment line, and what follows ``|``
+    on a line is what the entry says (:func:`_kinds`), not a form.
 
     >>> word_list("person")[0]
     ('man', 'men')
     """
+    return tuple(forms for forms, _ in _entries(name))
+
+
+@functools.cache
+def _entries(name: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     path = files("capeval_core") / f"data/perturb_{name}.txt"
     try:
         text = path.read_text("utf-8")
     except FileNotFoundError:
         raise UnknownKeyError(f"no word list {name!r} (looked for {path})") from None
-    return tuple(
-        tuple(line.split()) for line in text.splitlines() if line.strip() and line[0] != "#"
+    out = []
+    for line in text.splitlines():
+        if line.strip() and line[0] != "#":
+            forms, _, said = line.partition("|")
+            out.append((tuple(forms.split()), tuple(said.split())))
+    return tuple(out)
+
+
+#: what a person word may say of the person, by aspect; any other word after "|" is a role
+_GENDERS = frozenset({"male", "female"})
+_AGES = frozenset({"baby", "child", "teen", "adult"})
+
+
+def _kinds(said: Sequence[str]) -> tuple[frozenset[str] | None, ...]:
+    """Gender, ages and role a list entry says (None: it says nothing of that)."""
+    out = []
+    for aspect in (_GENDERS, _AGES, None):
+        got = frozenset(w for w in said if (w in aspect if aspect else w not in _GENDERS | _AGES))
+        out.append(got or None)
+    return tuple(out)
+
+
+def _contradicts(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two entries' kinds (after "|") exclude each other in something both say.
+
+    >>> man, guy, boy, person = ("male", "adult"), ("male", "adult"), ("male", "child"), ()
+    >>> _contradicts(man, boy), _contradicts(man, guy), _contradicts(man, person)
+    (True, False, False)
+    """
+    return any(
+        x is not None and y is not None and not x & y
+        for x, y in zip(_kinds(a), _kinds(b), strict=True)
     )
 
 
 def _lexicon_swap(
     words: list[str], gaps: list[str], rng: random.Random, list_name: str, what: str, n: int | None
 ):
-    entries = word_list(list_name)
+    """Replace listed words by other entries of the list, in the same form; an entry is
+    replaced only by one it contradicts (:func:`_contradicts`) when the list says kinds."""
+    listed = _entries(list_name)
+    entries = [forms for forms, _ in listed]
+    kinds = [said for _, said in listed]
+    judged = any(kinds)  # a list saying nothing of its words: every other entry is fine
     where: dict[str, tuple[int, int]] = {}
     for e, forms in enumerate(entries):
         for f, form in enumerate(forms):  # an invariant noun (sheep sheep) reads as singular
             where.setdefault(form, (e, f))
-    eligible = [i for i, w in enumerate(words) if w.lower() in where]
+
+    def options(word: str) -> list[str]:
+        entry, form = where[word]
+        return [
+            forms[form]
+            for e, forms in enumerate(entries)
+            if e != entry
+            and len(forms) > form
+            and forms[form] != word
+            and (not judged or _contradicts(kinds[entry], kinds[e]))
+        ]
+
+    listed_at = [i for i, w in enumerate(words) if w.lower() in where]
+    eligible = [i for i in listed_at if options(words[i].lower())]
     if not eligible:
+        if listed_at:  # "a person": no word of the list says otherwise
+            return _nothing(f"no {what} that another of capeval's {list_name} words contradicts")
         return _nothing(f"no {what} from capeval's list of {list_name} words")
     new = {}
     for i in _pick(rng, eligible, n):
-        entry, form = where[words[i].lower()]
-        options = [
-            forms[form]
-            for e, forms in enumerate(entries)
-            if e != entry and len(forms) > form and forms[form] != words[i].lower()
-        ]
-        new[i] = rng.choice(options)
+        new[i] = rng.choice(options(words[i].lower()))
     return _replacements(words, gaps, new, f"{what}s", len(eligible))
 
 
