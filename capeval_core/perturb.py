@@ -44,7 +44,8 @@ from capeval_core.stopwords import wmd_stopwords
 
 # -- words --------------------------------------------------------------------------------------
 _WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+(?=[.,;:!?])")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+(?=[.,;:!?)\]}])")
+_SPACE_AFTER_OPENING = re.compile(r"(?<=[(\[{])\s+")
 
 
 def split_words(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -591,7 +592,11 @@ def _synonym(words, gaps, rng, *, n, positions):
             raise InputError(
                 f"option `positions` must be a list of word indices (got {positions!r})"
             )
-        bad = [p for p in positions if not isinstance(p, int) or not 0 <= p < len(words)]
+        bad = [
+            p
+            for p in positions
+            if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < len(words)
+        ]
         if bad:
             raise InputError(
                 f"option `positions` must hold word indices 0-{len(words) - 1} (got {bad})"
@@ -659,6 +664,9 @@ def _insert(
     length=1,
 )
 def _redundant(words, gaps, rng, *, n, mode, length):
+    # checked in either mode, as ``n`` is (which "repeat" does not use either)
+    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        raise InputError(f"option `length` must be a positive integer (got {length!r})")
     if mode == "modifier":
         slots: dict[int, list[str]] = {}
         adjectives = [f[0] for f in word_list("adjective")]
@@ -692,8 +700,6 @@ def _redundant(words, gaps, rng, *, n, mode, length):
             words, gaps, inserts, f"inserted {len(inserts)} modifier(s) at {len(slots)} slots"
         )
     if mode == "repeat":
-        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-            raise InputError(f"option `length` must be a positive integer (got {length!r})")
         eligible = [i for i in range(len(words) - length + 1) if _content(words[i])]
         if not eligible:
             return _nothing(f"no phrase of {length} word(s) starting with a content word")
@@ -844,8 +850,14 @@ def _drop_stopwords(words, gaps, rng):
         else:
             out_w.append(w)
             out_g.append(gaps[i + 1])
-    out_g = [_SPACE_BEFORE_PUNCT.sub("", re.sub(r"\s+", " ", g)) for g in out_g]
+    # one space between words, none before closing punctuation or after an opening bracket,
+    # none at either end: "(the dog) is on it" -> "(dog)", not "( dog) "
+    out_g = [
+        _SPACE_AFTER_OPENING.sub("", _SPACE_BEFORE_PUNCT.sub("", re.sub(r"\s+", " ", g)))
+        for g in out_g
+    ]
     out_g[0] = out_g[0].lstrip()
+    out_g[-1] = out_g[-1].rstrip()
     return out_w, out_g, changes, f"dropped {len(drop)} stop word(s)"
 
 

@@ -1,0 +1,45 @@
+"""Small things of the perturbations' options and output."""
+
+from __future__ import annotations
+
+import pytest
+
+from capeval_core.errors import InputError
+from capeval_core.perturb import perturb
+
+
+@pytest.mark.parametrize(
+    ("caption", "expected"),
+    [
+        ("(the dog) is on it", "(dog)"),  # was "( dog) "
+        ("a dog on the", "dog"),  # was "dog "
+        ("a {the dog}", "{dog}"),
+        ("  the dog , the cat .  ", "dog, cat."),
+    ],
+)
+def test_drop_stopwords_leaves_no_stray_space(caption: str, expected: str) -> None:
+    assert perturb(caption, "drop_stopwords").perturbed == expected
+
+
+@pytest.mark.parametrize("positions", [[True], [False, 1], [1.0]])
+def test_synonym_positions_refuse_what_is_no_index(positions: list) -> None:
+    """``positions=[True]`` was taken as word 1."""
+    with pytest.raises(InputError, match="positions"):
+        perturb("a child on a sofa", "synonym", positions=positions)
+
+
+@pytest.mark.parametrize("length", [-1, 0, True, 1.5])
+def test_redundant_length_is_checked_in_either_mode(length: object) -> None:
+    """``length=-1`` passed without a word in "modifier" mode, which does not use it; it is
+    checked as ``n`` is, whatever the mode."""
+    for mode in ("modifier", "repeat"):
+        with pytest.raises(InputError, match="length"):
+            perturb("a man riding a wave", "redundant", mode=mode, length=length)
+
+
+def test_redundant_modifier_takes_a_valid_length_it_does_not_use() -> None:
+    """As "repeat" takes a valid ``n``: an option's value is checked, not its use."""
+    caption = "a man riding a wave"
+    with_length = perturb(caption, "redundant", length=3)
+    assert with_length.perturbed == perturb(caption, "redundant").perturbed
+    assert with_length.options == (("length", 3),)
