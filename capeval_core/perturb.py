@@ -864,7 +864,8 @@ def _drop_stopwords(words, gaps, rng):
 @_register(
     "replace_person",
     "Replace person",
-    "replace a person word (man, girl, ...) by another from capeval's list of person words",
+    "replace a person word (man, girl, ...) by one of capeval's list of person words that "
+    "contradicts it (in gender, age or role; never a synonym or a broader word)",
     n=1,
 )
 def _replace_person(words, gaps, rng, *, n):
