@@ -6,6 +6,8 @@ letter comes before it and none after it, and takes the word from ``BreakIterato
 instance (the JDK's own rules, not Unicode's). Python looks across case-ignorable characters
 instead, so "ΟΔΟΣ3-WAY" is "οδος3-way" in Java (the word ends at "3") and "οδοσ3-way" in
 Python. This module segments text by the JDK's word rules and decides each sigma that way.
+Java 17 also lowers by Unicode 13.0, so the few capitals whose lower case came later stay as
+they are (:func:`unicode13_lower`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,32 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["java_lower"]
+__all__ = ["java_lower", "unicode13_lower"]
 
 _SIGMA = "\u03a3"
+
+#: the capital letters whose lower case Unicode 14 added (Ⱟ, four Latin letters, Vithkuqi):
+#: Python 3.11's ``str.lower`` maps them, Java 17, on Unicode 13.0, leaves them as they are.
+#: Every other character Java 17 lowers as Python does (all code points compared with
+#: OpenJDK 17.0.15: tests/core/test_java_lower.py).
+_AFTER_UNICODE_13 = re.compile(
+    "([\u2c2f\ua7c0\ua7d0\ua7d6\ua7d8\U00010570-\U0001057a\U0001057c-\U0001058a"
+    "\U0001058c-\U00010592\U00010594\U00010595])"
+)
+
+
+def unicode13_lower(text: str) -> str:
+    """``str.lower`` as Java 17 lowers characters (by Unicode 13.0): the letters whose lower
+    case came later are kept, so a jar's and capeval's words stay equal.
+
+    >>> unicode13_lower("A Dog \u2c2f"), "A Dog \u2c2f".lower()
+    ('a dog \u2c2f', 'a dog \u2c5f')
+    """
+    if text.isascii() or not _AFTER_UNICODE_13.search(text):
+        return text.lower()
+    pieces = _AFTER_UNICODE_13.split(text)  # the kept letters at the odd places
+    return "".join(p if i % 2 else p.lower() for i, p in enumerate(pieces))
+
 
 # Each character's class in the JDK's word-break rules, one letter each:
 # L letter, D digit, E enclosing mark, a danda, K kanji, T katakana, H hiragana, C CJK
@@ -135,7 +160,7 @@ def java_lower(text: str) -> str:
     ('οδος3-way', 'ασ-β', 'wayς@d')
     """
     if _SIGMA not in text:
-        return text.lower()
+        return unicode13_lower(text)
     # format characters (Cf) are invisible to the rules: they never end a word
     kept = [i for i, ch in enumerate(text) if ch == "\u00ad" or unicodedata.category(ch) != "Cf"]
     visible = "".join(text[i] for i in kept)
@@ -153,4 +178,4 @@ def java_lower(text: str) -> str:
                 final = any(map(_cased, word[:k])) and not any(map(_cased, word[k + 1 :]))
                 out[kept[start + k]] = "\u03c2" if final else "\u03c3"
         start = end
-    return "".join(ch if ch in "\u03c2\u03c3" else ch.lower() for ch in out)
+    return "".join(ch if ch in "\u03c2\u03c3" else unicode13_lower(ch) for ch in out)

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from capeval_core.errors import OptionError
+from capeval_core.java_lower import unicode13_lower
 from capeval_core.metrics.base import Batch, Metric, MetricConfig
 from capeval_core.metrics.statistics import SummedStatistics
 from capeval_core.options import check_choice, check_number
@@ -235,7 +236,7 @@ def normalize(text: str) -> Tokens:
     while "DOTDOTMULTI" in s:  # step 11
         s = s.replace("DOTDOTMULTI", "DOTMULTI.")
     s = s.replace("DOTMULTI", ".")
-    s = _java_trim(_WIDE_SPACES.sub(" ", s)).lower()  # steps 12-13
+    s = unicode13_lower(_java_trim(_WIDE_SPACES.sub(" ", s)))  # steps 12-13, as Java 17 lowers
     return tuple(w for w in _TOKEN_SEPARATORS.split(s) if w)
 
 

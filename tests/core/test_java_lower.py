@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from capeval_core.java_lower import java_lower
+from tests.conftest import requires_java
 
 #: (text, text.toLowerCase(Locale.ENGLISH)) as OpenJDK 17.0.15 computes it, the Java that runs
 #: pycocoevalcap 1.2's tokenizer jar (Stanford CoreNLP 3.4.1) here.
@@ -45,3 +48,57 @@ def test_final_sigma_as_java(text: str, lower: str) -> None:
 
 def test_text_without_capital_sigma_is_pythons_lower() -> None:
     assert java_lower("A Dog ÜBER İ σς") == "A Dog ÜBER İ σς".lower()
+
+
+#: every character Java lowers, one line each: its code point and its lower case's (hex)
+_LOWER_JAVA = """
+import java.util.Locale;
+public class Lower {
+  public static void main(String[] args) {
+    StringBuilder out = new StringBuilder();
+    for (int cp = 0; cp <= 0x10FFFF; cp++) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+      String s = new String(Character.toChars(cp));
+      String low = s.toLowerCase(Locale.ENGLISH);
+      if (low.equals(s)) continue;
+      out.append(Integer.toHexString(cp));
+      low.codePoints().forEach(c -> out.append(' ').append(Integer.toHexString(c)));
+      out.append('\\n');
+    }
+    System.out.print(out);
+  }
+}
+"""
+
+
+def test_unicode14_capitals_stay_as_java_17_leaves_them() -> None:
+    """Java 17 lowers by Unicode 13.0: 'Ⱟ' stays 'Ⱟ' (Python 3.11: 'ⱟ'), so METEOR matched
+    'Ⱟ' with 'ⱟ' where meteor-1.5.jar does not."""
+    from capeval_core.java_lower import unicode13_lower
+
+    assert unicode13_lower("A \u2c2f \ua7c0 \U00010570 \ua7d0 ẞ Dog") == (
+        "a \u2c2f \ua7c0 \U00010570 \ua7d0 ß dog"
+    )
+    assert java_lower("ΑΣ \u2c2f") == "ας \u2c2f"
+
+
+@pytest.mark.slow
+@requires_java
+def test_every_character_is_lowered_as_java_17_lowers_it(tmp_path) -> None:
+    """Each code point alone, against the running Java's toLowerCase(Locale.ENGLISH)."""
+    from capeval_core.java_lower import unicode13_lower
+
+    source = tmp_path / "Lower.java"
+    source.write_text(_LOWER_JAVA, encoding="utf-8")
+    out = subprocess.run(["java", str(source)], capture_output=True, text=True, check=True)
+    java = {}
+    for line in out.stdout.splitlines():
+        code, *lower = line.split()
+        java[int(code, 16)] = "".join(chr(int(c, 16)) for c in lower)
+    assert len(java) > 1_300  # the run listed Java's lower cases
+    differ = [
+        hex(cp)
+        for cp in range(0x110000)
+        if not 0xD800 <= cp <= 0xDFFF and unicode13_lower(chr(cp)) != java.get(cp, chr(cp))
+    ]
+    assert differ == []

@@ -961,3 +961,16 @@ def _ws_batch(cands, refs):
     from capeval_core.metrics import make_batch
 
     return make_batch(cands, refs, "whitespace")
+
+
+@pytest.mark.parametrize(
+    ("candidate", "reference", "jar"),
+    [
+        ("\u2c2f", "\u2c5f", 0.0),  # meteor-1.5.jar -l en -norm on Java 17.0.15
+        ("a dog on a \ua7c0", "a dog on a \ua7c1", 0.36352335336458697),  # the same
+    ],
+)
+def test_capitals_java_17_does_not_lower_stay_unmatched(candidate, reference, jar):
+    """Python 3.11 lowers by Unicode 14, the jar's Java 17 by 13.0: 'Ⱟ' matched 'ⱟ' (1.0)."""
+    value = get_metric("meteor", tokenizer="whitespace").score([candidate], [[reference]]).value
+    assert value == jar
