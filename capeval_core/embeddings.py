@@ -473,6 +473,11 @@ def _read_binary(path: Path, header: tuple[int, int]) -> KeyedVectors:
             f"embeddings file {path}, vector {i + 1} ({kv.index_to_key[i]!r}): a number in it "
             "is not finite (nan or inf)"
         )
+    # gensim keeps a repeated word's first vector and leaves the slot of each repeat unnamed
+    # (None): those slots are dropped, as the text reader keeps only the first vector
+    named = [i for i, word in enumerate(kv.index_to_key) if word is not None]
+    if len(named) < len(kv.index_to_key):
+        return _keyed_vectors([kv.index_to_key[i] for i in named], kv.vectors[named])
     return kv
 
 

@@ -423,3 +423,28 @@ def test_vectors_that_differ_in_any_row_have_their_own_identity_and_scores(tmp_p
     cached = [score_systems(data, ["wmd", "mean"], options=o).corpus for o in options]
     fresh = score_systems(data, ["wmd", "mean"], options=options[1], use_cache=False).corpus
     assert cached[1] == fresh and cached[0] != cached[1]
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_a_repeated_word_keeps_its_first_vector_in_every_format(tmp_path, binary):
+    """A word2vec binary file repeating a word raised a bare TypeError (gensim leaves the
+    repeat's slot unnamed) and the CLI printed a traceback; the text reader kept the first."""
+    words = [*WORDS, "dog"]
+    vectors = np.vstack([VECTORS, [[9.0, 9.0, 9.0]]]).astype(np.float32)
+    head = f"{len(words)} {vectors.shape[1]}\n"
+    path = tmp_path / ("dup.bin" if binary else "dup.txt")
+    if binary:
+        body = b"".join(
+            w.encode() + b" " + struct.pack("<3f", *v) + b"\n"
+            for w, v in zip(words, vectors, strict=True)
+        )
+        path.write_bytes(head.encode() + body)
+    else:
+        lines = (
+            w + " " + " ".join(map(repr, map(float, v)))
+            for w, v in zip(words, vectors, strict=True)
+        )
+        path.write_text(head + "\n".join(lines) + "\n", encoding="utf-8")
+    emb = load_embeddings(path)
+    assert emb.kv.index_to_key == WORDS
+    np.testing.assert_array_equal(emb.kv.vectors, VECTORS)
