@@ -752,7 +752,10 @@ def chosen_metrics(
             kept += [k for k in new if k not in kept]
     if KEPT_METRICS in st.session_state.get(_LINKED, {}):  # a link's names this set lacks
         _note_dropped(KEPT_METRICS, [k for k in kept if k not in options])
-        kept = [k for k in kept if k in options]
+        offered = [k for k in kept if k in options]
+        # a link naming none of them (metric=foo) gets the page's own, as its note says (an
+        # empty box asked for a metric, as valid_choices once did)
+        kept = offered if offered or not kept else list(fallback)
     st.session_state[KEPT_METRICS] = kept
     st.session_state[METRICS_KEY] = [k for k in kept if k in options]
     st.session_state[_PICKER_DRAWN] = True

@@ -944,6 +944,27 @@ def test_a_link_naming_no_offered_metric_keeps_the_pages_own(page, params, key, 
     assert not [i for i in at.info if "at least one metric" in i.value]
 
 
+@pytest.mark.parametrize(
+    "page",
+    [
+        "app_pages/correlations.py",
+        "app_pages/significance.py",
+        "app_pages/pairwise.py",
+        "app_pages/robustness.py",
+    ],
+)
+def test_a_link_naming_no_offered_metric_keeps_the_meta_pages_own(page) -> None:
+    """metric=foo on a meta-evaluation page said the page shows its own choices, then showed
+    an empty Metrics box, "Choose at least one metric." and rewrote the URL to metric=."""
+    from capeval_ui.state import METRICS_KEY
+
+    at = _open(page, metric="foo")
+    assert at.multiselect(key=METRICS_KEY).value == list(choices.FAST_KEYS)
+    assert [w for w in _link_warnings(at) if "metric=foo" in w]
+    assert not [i for i in at.info if "at least one metric" in i.value]
+    assert _params(at).get("metric") not in ("", [""], "foo")
+
+
 def _layout(at: AppTest) -> list[str]:
     """The kinds of the page's top-level elements, in order: what places each of them."""
     return [type(child).__name__ for child in at.main.children.values()]
