@@ -98,7 +98,10 @@ def _bar_layout(fig: go.Figure, y_title: str, height: int = 320) -> None:
         height=height,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         yaxis={"title": y_title},
-        legend={"orientation": "h", "y": 1.15, "x": 0},
+        # anchored by its foot just above the plot, the legend grows upwards (plotly widens
+        # the top margin for it): anchored by its head at y=1.15, three entries wrapped on a
+        # phone's width hung down over the bars
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
     )
     charts.readable(fig)
 
