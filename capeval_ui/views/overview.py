@@ -25,8 +25,9 @@ from capeval_ui.views.common import (
     value_range,
 )
 
-#: metrics per row of the summary; more would truncate the values on a laptop screen
-SUMMARY_PER_ROW = 4
+#: metrics per row of the summary: at 1,024 px beside the open sidebar, four a row left a value
+#: 97 px of the 98 that "1.0000" takes, and every card read "1.00…"; three give it 145 px
+SUMMARY_PER_ROW = 3
 #: the longest caption (in words) the Compare page and the lab score: captions are a sentence
 #: or two, and scoring 1,000 words with every metric already takes about a second
 MAX_WORDS = 1000

@@ -618,6 +618,40 @@ def test_the_metric_chips_show_whole_names_at_1280_px(server, browser) -> None: 
         context.close()
 
 
+#: each score card's value, the width its text takes and the width its box gives it (the
+#: box ends the text in "…" via CSS, so neither its text nor its scrollWidth says it is cut)
+CARD_VALUES_JS = """
+() => [...document.querySelectorAll('[data-testid="stMetricValue"]')].map(value => {
+  const box = value.querySelector('[data-testid="stMarkdownContainer"]') || value;
+  const text = document.createRange();
+  text.selectNodeContents(box);
+  return [value.innerText.trim(), text.getBoundingClientRect().width,
+          box.getBoundingClientRect().width];
+})
+"""
+
+
+def test_the_score_cards_show_whole_values_at_1024_px(server, browser) -> None:  # type: ignore[no-untyped-def]
+    """At 1,024 px the sidebar stays open beside the page, and four cards a row gave each
+    value 97 px of the 98 that 1.0000 takes: every card read "1.00…", "0.94…"."""
+    url, log = server
+    context = browser.new_context(viewport={"width": 1024, "height": VIEWPORT["height"]})
+    page = context.new_page()
+    page.set_default_timeout(RENDER_TIMEOUT_MS)
+    try:
+        page.goto(f"{url}/compare-captions{LONG_EXAMPLE}")
+        page.locator('[data-testid="stMetricValue"]').first.wait_for()
+        _settle(page)
+        assert page.locator('[data-testid="stSidebar"]').is_visible()
+        cards = page.evaluate(CARD_VALUES_JS)
+        assert len(cards) >= len(METRIC_NAMES), cards
+        cut = [(value, text, room) for value, text, room in cards if text > room + 0.5]
+        assert not cut, cut
+        _assert_no_error(page, log)
+    finally:
+        context.close()
+
+
 #: the labels of a chart's markers that reach past its plot area (plotly cuts them there)
 LABELS_PAST_THE_PLOT_JS = """
 () => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].flatMap(chart => {
