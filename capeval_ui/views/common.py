@@ -161,9 +161,13 @@ def panel_columns(spec: int | Sequence[float]) -> list[Any]:
 
 
 def order_radio(orders: list[int], key: str) -> int | None:
-    """The n-gram order picker shared by the BLEU and CIDEr-D panels (an order a link names
-    that the panel does not draw gives way to the first)."""
-    state.valid_choice(f"{key}-order", orders)  # a link's order is named as not used
+    """The n-gram order picker shared by the BLEU and CIDEr-D panels: an order a link names
+    that the panel does not draw gives way to the nearest it draws, and the link's note says
+    which (bleu-order=9 showed the 1-grams under a note naming no order; bleu-order=-2 said
+    "the nearest in range, 1, is used")."""
+    if orders:
+        state.nearest_choice(f"{key}-order", orders)
+    state.valid_choice(f"{key}-order", orders)  # no orders at all: the link's is named
     return st.radio(
         "n-gram order",
         orders,

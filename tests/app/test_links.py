@@ -699,7 +699,23 @@ def test_a_links_values_the_page_does_not_offer_are_named():
             {"tokenizer": ["whitespace", "ptb"], "candidate": "a dog"},
             "tokenizer=ptb \\(a second value: the first is used\\)",
         ),
-        ("app_pages/compare.py", {"tab": "BLEU", "bleu-order": "7"}, "bleu-order=7"),
+        # an order past the panel's or below 1: both name the order shown (bleu-order=7
+        # showed the 1-grams under a note that named none)
+        (
+            "app_pages/compare.py",
+            {"tab": "BLEU", "bleu-order": "7"},
+            "bleu-order=7 \\(the nearest offered, 4, is used\\)",
+        ),
+        (
+            "app_pages/compare.py",
+            {"tab": "CIDEr-D", "cider_d-order": "9"},
+            "cider\\_d-order=9 \\(the nearest offered, 4, is used\\)",
+        ),
+        (
+            "app_pages/compare.py",
+            {"tab": "BLEU", "bleu-order": "-2"},
+            "bleu-order=-2 \\(the nearest in range, 1, is used\\)",
+        ),
         # candidate B's panel without a candidate B: dropped from the address unsaid
         (
             "app_pages/compare.py",
