@@ -9,10 +9,12 @@ from capeval_ui import cached, state, views
 # Home scores nothing, but the sidebar's tokenizer is chosen here too: its URL holds it
 # (the router restores it), so a reload keeps the choice the other pages then score with,
 # and the judgment set the session holds, for the pages that use it (state.restore).
-# An address naming another page's values is left as it is.
+# An address naming anything else is named as not Home's settings, and left as it is.
 if set(st.query_params) <= {state.TOKENIZER.name, state.SET.name}:
     state.say_rejected(state.restore((state.TOKENIZER,)))
     state.write((state.TOKENIZER,))
+else:
+    state.say_not_settings((state.TOKENIZER,))
 
 st.title("capeval")
 st.markdown(

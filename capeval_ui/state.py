@@ -408,6 +408,28 @@ def say_rejected(restored: bool, exclude: Sequence[str] = ()) -> None:
     _say()
 
 
+#: the address whose parameters Home last named as not its settings (:func:`say_not_settings`)
+_NAMED_FOREIGN = "_url_named_foreign"
+
+
+def say_not_settings(params: Sequence[Param]) -> None:
+    """Home's "values not used" warning for an address naming parameters that are none of
+    ``params`` (``/?foo=bar`` was kept without a word, where every other page says "not a
+    setting of this page"), in the run it opens. The address is not restored nor rewritten:
+    a page opened by a link runs with it from its first run, but a session's first run may
+    be Home's with another page's address (a test's link), and that page restores it."""
+    url = _url()
+    own = {param.name for param in params} | {SET.name}
+    new = link_is_new() and url != st.session_state.get(_NAMED_FOREIGN)
+    st.session_state[_NAMED_FOREIGN] = url
+    st.session_state[_REJECTED] = {
+        name: (values[0], "not a setting of this page")
+        for name, values in url.items()
+        if name not in own
+    }
+    say_rejected(new)
+
+
 def _say() -> None:
     """Draw the rejected values in the slot :func:`say_rejected` placed (if any)."""
     from capeval_ui.formats import literal

@@ -753,6 +753,17 @@ def test_a_links_values_the_page_drops_later_are_named_too(
     assert not _link_warnings(again), _link_warnings(again)
 
 
+def test_home_names_a_parameter_it_does_not_take() -> None:
+    """/?foo=bar kept foo=bar without a word, where every other page says "not a setting of
+    this page"; the warning is the link's first run's, as on the other pages."""
+    at = _app(foo="bar").run()
+    assert not at.exception, at.exception
+    (said,) = _link_warnings(at)
+    assert "foo=bar \\(not a setting of this page\\)" in said, said
+    at.run()
+    assert not _link_warnings(at)
+
+
 def test_a_choice_kept_from_earlier_in_the_session_is_dropped_without_a_word() -> None:
     """Only a link's own values are named: the page does not warn about a session's choices."""
     at = _open("app_pages/compare.py")
