@@ -548,6 +548,10 @@ def _from_url(param: Param, values: tuple[str, ...]) -> Any:
         if param.high is not None:
             number = min(number, param.high)
         return number
+    if kind == "set" and not values[0].strip():
+        # set= names no set: said as not used, as an empty tab= is; it waited for a set of
+        # that name, kept set= in the address, and a meta page said "set () is not here"
+        return _REJECT
     if kind == "bool":  # another word ("maybe") is named as not used, not read as off
         word = values[0].lower()
         return True if word in _TRUE else False if word in _FALSE else _REJECT

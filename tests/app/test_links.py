@@ -764,6 +764,24 @@ def test_home_names_a_parameter_it_does_not_take() -> None:
     assert not _link_warnings(at)
 
 
+@pytest.mark.parametrize(
+    ("page", "own"),
+    [
+        ("app_pages/judgments.py", {"source": "demo"}),
+        ("app_pages/correlations.py", {"level": "item"}),
+    ],
+)
+def test_an_empty_set_is_named_and_dropped(page: str, own: dict[str, str]) -> None:
+    """set= (empty) was kept in the address without a word, waited for as a set of no name
+    (the meta pages said "This link's judgment set () is not on this server"). ``own``: a
+    value of the page, so that the test's first run, Home's, leaves the address to it."""
+    at = _open(page, set="", **own)
+    (said,) = _link_warnings(at)
+    assert "set=." in said or "set=;" in said, said
+    assert "set" not in _params(at)
+    assert not [w for w in at.warning if "is not on this server" in w.value]
+
+
 def test_a_choice_kept_from_earlier_in_the_session_is_dropped_without_a_word() -> None:
     """Only a link's own values are named: the page does not warn about a session's choices."""
     at = _open("app_pages/compare.py")
