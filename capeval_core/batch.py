@@ -62,12 +62,15 @@ def scores_cache_dir() -> Path:
     """Where judgment and system scores (and their bootstrap intervals) are cached:
     ``$CAPEVAL_SCORES_CACHE_DIR`` if set, else ``cache_dir()/judgment-scores``. The separate
     override lets a bench start from an empty score cache while keeping one-time resources
-    (METEOR's paraphrase index, IDF tables) in the main cache directory."""
-    from capeval_core.resources import cache_dir
+    (METEOR's paraphrase index, IDF tables) in the main cache directory. A folder that
+    cannot be made is no error: nothing is read from it, and writing to it is said once
+    (:func:`~capeval_core.resources.write_cache_entry`)."""
+    from capeval_core.resources import cache_root
 
     override = os.environ.get(SCORES_CACHE_ENV)
-    folder = Path(override).expanduser() if override else cache_dir() / CACHE_FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(override).expanduser() if override else cache_root() / CACHE_FOLDER
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 
@@ -100,7 +103,7 @@ def load_entry(
     try:
         with np.load(path, allow_pickle=False) as data:
             values = {k: data[k] for k in data.files}
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # none there (or no folder to hold one)
         return None
     except Exception as exc:  # BadZipFile, bad CRC, OSError, ValueError, EOFError, ...
         return _discard(path, f"unreadable: {type(exc).__name__}: {exc}")

@@ -93,16 +93,27 @@ def worker_cap(asked: int) -> tuple[int, str]:
 
 
 def cache_dir() -> Path:
-    """Per-user cache directory (created on demand); ``$CAPEVAL_CACHE_DIR`` overrides it."""
+    """Per-user cache directory (created on demand); ``$CAPEVAL_CACHE_DIR`` overrides it. A
+    folder that cannot be made (a read-only home) is one line naming the way out."""
+    path = cache_root()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResourceError(
+            f"cannot make the cache folder {path} ({exc.strerror or exc}): set {CACHE_ENV} "
+            "to a folder you can write to"
+        ) from None
+    return path
+
+
+def cache_root() -> Path:
+    """The folder :func:`cache_dir` names, not made."""
     override = os.environ.get(CACHE_ENV)
     if override:
-        path = Path(override).expanduser()
-    else:
-        import platformdirs
+        return Path(override).expanduser()
+    import platformdirs
 
-        path = Path(platformdirs.user_cache_dir("capeval", appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return Path(platformdirs.user_cache_dir("capeval", appauthor=False))
 
 
 @contextlib.contextmanager

@@ -452,3 +452,25 @@ def test_correlate_says_a_damaged_interval_entry(tmp_path, monkeypatch):
         outputs.append(out.getvalue())
     assert "damaged confidence-interval cache entry" in err.getvalue()
     assert outputs[0] == outputs[1]
+
+
+def test_a_cache_folder_that_cannot_be_made_is_one_line(tmp_path, monkeypatch):
+    """A cache folder that could not be made (a read-only home where it never was) stopped
+    every run with a traceback: scores go uncached with one line, a resource to build says
+    in one line where to point the cache."""
+    from capeval_core import ResourceError
+    from capeval_core.resources import cache_dir
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("CAPEVAL_CACHE_DIR", str(blocked / "cache"))
+    monkeypatch.delenv("CAPEVAL_SCORES_CACHE_DIR")
+    with pytest.raises(ResourceError, match=r"cannot make the cache folder .*CAPEVAL_CACHE_DIR"):
+        cache_dir()
+    err = io.StringIO()
+    argv = ["correlate", "--judgments", str(_graded_file(tmp_path)), "--format", "graded",
+            "--metrics", "bleu_4", "rouge_l", "--resamples", "20", "--workers", "0"]  # fmt: skip
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv) == 0, err.getvalue()
+    said = [line for line in err.getvalue().splitlines() if "cannot write to the cache" in line]
+    assert len(said) == 1, err.getvalue()
