@@ -121,6 +121,11 @@ def get_tokenizer(tokenizer: str | Tokenizer = "ptb") -> Tokenizer:
             f"`tokenizer` must be one of {sorted(TOKENIZERS)} or a Tokenizer object "
             f"(got {type(tokenizer).__name__})"
         )
+    if not isinstance(tokenizer.name, str) or not tokenizer.name or "|" in tokenizer.name:
+        raise OptionError(
+            f"a tokenizer's name must be a text without '|', which separates a signature's "
+            f"parts (got {tokenizer.name!r} of {type(tokenizer).__name__})"
+        )
     if tokenizer_key(tokenizer.name) in TOKENIZERS and not is_builtin(tokenizer):
         # a subclass of PTBTokenizer keeps its name: its numbers were signed as the ptb
         # tokenizer's, and read from and written to the caches of the ptb tokenizer's

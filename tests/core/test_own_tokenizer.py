@@ -107,3 +107,13 @@ def test_coco_val_idf_of_a_tokenizer_of_your_own_is_counted_in_memory_only(tmp_p
         alone = score("cider_d", CANDIDATES, REFERENCES, tokenizer=edit(), idf="coco-val2014")
         assert alone.value == values[[before, after].index(edit)]
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").glob("*.df"))
+
+
+@pytest.mark.parametrize("name", ["bpe|v2", "", 7])
+def test_a_tokenizer_name_a_signature_cannot_hold_is_refused(name):
+    """A name with '|' made a signature that does not parse back, and scoring with the cache
+    on stopped with a ValueError about the signature."""
+    mine = _dropping()()
+    mine.name = name
+    with pytest.raises(OptionError, match=r"a tokenizer's name must be a text without '\|'"):
+        score("bleu_4", CANDIDATES, REFERENCES, tokenizer=mine)
