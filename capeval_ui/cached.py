@@ -331,8 +331,9 @@ def lab_perturb_and_score(
     tokenizer: str,
     cider_idf: str,
 ) -> tuple[tuple[object, ...], dict[str, str]]:
-    """Apply each perturbation (``n`` edits where it takes ``n``) and score before/after in
-    one call; returns the ``PerturbationScores`` and the metrics that failed (key -> why)."""
+    """Apply each perturbation (``n`` edits where it takes ``n``) and score the caption and
+    each perturbed one, each as a set of its own; returns the ``PerturbationScores`` and the
+    metrics that failed (key -> why)."""
     from capeval_core import perturb as lab
 
     perturbations = lab.perturb_each(candidate, names, seed=seed, n=n)

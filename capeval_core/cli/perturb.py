@@ -32,12 +32,32 @@ from capeval_core.cli.output import (
     dropped_warning,
     jsonable,
     print_signatures,
+    scaled_text,
     value_text,
 )
 from capeval_core.errors import CapevalError, InputError
 
 #: keys ``perturb`` scores when --metrics is not given
 PERTURB_KEYS = ("bleu_1", "bleu_4", "rouge_l", "cider_d", "meteor", "wmd")
+
+
+#: the batch table's columns of differences (and their spread) of the scores
+_DELTAS = ("mean delta", "median delta", "std delta")
+
+
+def _as_text(frame: Any, base: str, deltas: Sequence[str]) -> str:
+    """``frame`` as text, its numbers as ``score`` writes them; the columns ``deltas`` as
+    large as the row's values (``base`` and ``base`` + the first of them) make them."""
+    shown = frame.astype(object)
+    for i, row in frame.iterrows():
+        scale = max(abs(row[base]), abs(row[base] + row[deltas[0]]))
+        for column in frame.columns:
+            value = row[column]
+            if isinstance(value, float):
+                shown.at[i, column] = (
+                    scaled_text(value, scale) if column in deltas else value_text(value)
+                )
+    return shown.to_string(index=False)
 
 
 #: datasets ``perturb --dataset`` knows by name (anything else is a judgment file path)
@@ -175,12 +195,13 @@ def _perturb(args: argparse.Namespace) -> int:
                 f"{result.name} on {files.printable(source)}: {out['n_changed']} of "
                 f"{out['n']} changed"
             )
-            # every number as score writes it (pandas mixed 0.000008 with -4.764674e-09)
-            print(summary.drop(columns="signature").to_string(index=False, float_format=value_text))
+            # every number as score writes it (pandas mixed 0.000008 with -4.764674e-09), a
+            # difference as large as its values make it (WMD's -2.2e-18 on a shuffle is noise)
+            print(_as_text(summary.drop(columns="signature"), "mean before", _DELTAS))
             if not corr.empty:
                 shown = files.printable(human_name)
                 print(f"\ncorrelation with human scores ({shown}), before -> after")
-                print(corr.to_string(index=False, float_format=value_text))
+                print(_as_text(corr, "before", ("change",)))
             print_signatures(out["signatures"])
     else:
         if args.candidate is None or not args.reference:
@@ -230,11 +251,11 @@ def _perturb(args: argparse.Namespace) -> int:
                 # as score writes its values: 1.03e-08 read 0.000000 (the JSON keeps them whole)
                 print(f"{k:<10} {value_text(b)} -> {value_text(a)}  ({delta_text(b, a)})")
             print_signatures(out["signatures"])
-        if "cider_d" in scores.notes:  # its two "images" are the caption and its perturbation
+        if "cider_d" in scores.notes:  # each caption is scored as a set of one image
             print(
-                "capeval: warning: cider_d: with --cider-idf corpus the caption and its "
-                "perturbation share the references, so every n-gram's idf is 0 and so is every "
-                "score; use --cider-idf coco-val2014",
+                "capeval: warning: cider_d: with --cider-idf corpus each caption is scored "
+                "alone, a set of one image whose references are its own, so every n-gram's "
+                "idf is log 1 - log 1 = 0 and so is every score; use --cider-idf coco-val2014",
                 file=sys.stderr,
             )
     for key, msg in out["skipped"].items():
