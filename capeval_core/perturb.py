@@ -46,6 +46,8 @@ from capeval_core.stopwords import wmd_stopwords
 _WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+(?=[.,;:!?)\]}])")
 _SPACE_AFTER_OPENING = re.compile(r"(?<=[(\[{])\s+")
+#: brackets or quotes around nothing but spaces, left where the words inside were dropped
+_EMPTY_PAIR = re.compile(r"\(\s*\)|\[\s*\]|\{\s*\}|\"\s*\"|'\s*'")
 
 
 def split_words(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -850,10 +852,13 @@ def _drop_stopwords(words, gaps, rng):
         else:
             out_w.append(w)
             out_g.append(gaps[i + 1])
-    # one space between words, none before closing punctuation or after an opening bracket,
-    # none at either end: "(the dog) is on it" -> "(dog)", not "( dog) "
+    # no brackets or quotes left around nothing ("(the) dog" -> "dog", not "() dog"); one
+    # space between words, none before closing punctuation or after an opening bracket, none
+    # at either end: "(the dog) is on it" -> "(dog)", not "( dog) "
     out_g = [
-        _SPACE_AFTER_OPENING.sub("", _SPACE_BEFORE_PUNCT.sub("", re.sub(r"\s+", " ", g)))
+        _SPACE_AFTER_OPENING.sub(
+            "", _SPACE_BEFORE_PUNCT.sub("", re.sub(r"\s+", " ", _EMPTY_PAIR.sub(" ", g)))
+        )
         for g in out_g
     ]
     out_g[0] = out_g[0].lstrip()

@@ -15,6 +15,9 @@ from capeval_core.perturb import perturb
         ("a dog on the", "dog"),  # was "dog "
         ("a {the dog}", "{dog}"),
         ("  the dog , the cat .  ", "dog, cat."),
+        ("(the) dog runs", "dog runs"),  # was "() dog runs": no brackets around nothing
+        ("a dog [in the] park", "dog park"),  # was "dog [] park"
+        ('dog "the" cat', "dog cat"),  # was 'dog "" cat'
     ],
 )
 def test_drop_stopwords_leaves_no_stray_space(caption: str, expected: str) -> None:
