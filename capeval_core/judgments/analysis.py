@@ -148,8 +148,15 @@ def _cached_ci(
     def bound(b: object) -> bool:
         return b is None or (isinstance(b, int | float) and not isinstance(b, bool))
 
-    if isinstance(bounds, list) and len(bounds) == 2 and all(map(bound, bounds)):
-        return None  # written before entries counted the resamples left out: drawn again
+    if isinstance(bounds, list) and len(bounds) in (2, 3) and all(map(bound, bounds[:2])):
+        # written before entries counted the resamples left out ([low, high]) or carried a
+        # checksum ([low, high, left out]): drawn again
+        return None
+    if not isinstance(bounds, dict) or set(bounds) != {"bounds", "sha256"}:
+        return _discard_ci(path, "expected {bounds, sha256}")
+    bounds, check = bounds["bounds"], bounds["sha256"]
+    if check != _checksum(bounds):  # a changed digit is valid JSON and a number all the same
+        return _discard_ci(path, "its bounds do not match their checksum")
     if not (
         isinstance(bounds, list)
         and len(bounds) == 3
@@ -172,8 +179,14 @@ def _discard_ci(path: Path, reason: str) -> None:
 
 def _store_ci(path: Path | None, ci: ConfidenceInterval) -> None:
     if path is not None:
-        text = json.dumps([_finite(ci.low), _finite(ci.high), ci.left_out])
+        bounds = [_finite(ci.low), _finite(ci.high), ci.left_out]
+        text = json.dumps({"bounds": bounds, "sha256": _checksum(bounds)})
         write_cache_entry(path, lambda fh: fh.write(text), "w")
+
+
+def _checksum(bounds: object) -> str:
+    """SHA-256 of an interval entry's bounds as written (JSON), which the entry carries."""
+    return hashlib.sha256(json.dumps(bounds).encode()).hexdigest()
 
 
 def _finite(v: float) -> float | None:

@@ -138,21 +138,33 @@ def test_command_line_reports_the_repair_in_one_line(tmp_path, monkeypatch):
 
 
 def test_damaged_interval_entry_is_recomputed(tmp_path, monkeypatch):
-    from capeval_core.judgments.analysis import _ci_path, interval
+    from capeval_core.judgments.analysis import _checksum, _ci_path, interval
     from capeval_core.stats import correlate
 
     monkeypatch.setenv("CAPEVAL_SCORES_CACHE_DIR", str(tmp_path))
     r = correlate([1, 2, 3, 4, 5, 6], [1, 3, 2, 5, 4, 6], "spearman")
     clean = interval(r, n_resamples=50)
     path = _ci_path(r, 50, 0, 0.95)
+    written = json.loads(path.read_text())
+
+    def checked(bounds: list) -> str:  # bounds that fail their checks, under a right checksum
+        return json.dumps({"bounds": bounds, "sha256": _checksum(bounds)})
+
+    # one digit changed is valid JSON and an interval all the same: its checksum tells
+    changed = json.dumps(written).replace(str(written["bounds"][0])[:3], "0.9", 1)
+    assert changed != json.dumps(written)
     for damaged in (
-        '["x", 0.5]', "[0.1]", '{"low": 1}', "[0.1, 0.9", "[true, false]",
-        "[0.1, 0.9, -1]", "[0.1, 0.9, 51]", "[0.1, 0.9, 2.5]", '[0.1, 0.9, "3"]',
-        "[0.8, 0.99, 50]", "[null, null, 0]", "[0.9, 0.1, 3]", "[null, 0.5, 2]",
+        '["x", 0.5]', "[0.1]", '{"low": 1}', "[0.1, 0.9", "[true, false]", changed,
+        checked([0.1, 0.9, -1]), checked([0.1, 0.9, 51]), checked([0.1, 0.9, 2.5]),
+        checked([0.1, 0.9, "3"]), checked([0.8, 0.99, 50]), checked([None, None, 0]),
+        checked([0.9, 0.1, 3]), checked([None, 0.5, 2]), '{"bounds": [0.1, 0.9, 3]}',
     ):  # fmt: skip
         path.write_text(damaged)
         with one_repair(path.name):
             assert interval(r, n_resamples=50) == clean
+        assert _no_repair(lambda: interval(r, n_resamples=50)) == clean
+    for older in ("[0.1, 0.9]", "[0.1, 0.9, 3]"):  # entries of earlier versions: drawn again
+        path.write_text(older)
         assert _no_repair(lambda: interval(r, n_resamples=50)) == clean
 
 
