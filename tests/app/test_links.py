@@ -47,6 +47,15 @@ def _a_server_of_its_own() -> Iterator[None]:
     store.forget_all()
 
 
+#: the meta-evaluation pages that score the set loaded on Judgments with the chosen metrics
+META_PAGES = [
+    "app_pages/correlations.py",
+    "app_pages/significance.py",
+    "app_pages/pairwise.py",
+    "app_pages/robustness.py",
+]
+
+
 def _app(**params: Any) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     for key, value in params.items():
@@ -989,15 +998,7 @@ def test_a_link_naming_no_offered_metric_keeps_the_pages_own(page, params, key, 
     assert not [i for i in at.info if "at least one metric" in i.value]
 
 
-@pytest.mark.parametrize(
-    "page",
-    [
-        "app_pages/correlations.py",
-        "app_pages/significance.py",
-        "app_pages/pairwise.py",
-        "app_pages/robustness.py",
-    ],
-)
+@pytest.mark.parametrize("page", META_PAGES)
 def test_a_link_naming_no_offered_metric_keeps_the_meta_pages_own(page) -> None:
     """metric=foo on a meta-evaluation page said the page shows its own choices, then showed
     an empty Metrics box, "Choose at least one metric." and rewrote the URL to metric=."""

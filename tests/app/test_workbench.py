@@ -24,6 +24,7 @@ from capeval_core.metrics import METRICS, REPORTED_KEYS, metric_class
 from capeval_ui import cached, choices, state, views
 from capeval_ui.views import key_label
 from tests.app.apptest import ROOT, TIMEOUT, as_shown, open_tab
+from tests.app.test_links import META_PAGES
 
 DEFAULT = BUILTIN_EXAMPLES[DEFAULT_EXAMPLE]
 COMPARE = "app_pages/compare.py"
@@ -482,15 +483,7 @@ def _every_cell(at: AppTest) -> set[str]:
     return {str(v) for df in at.dataframe for v in shown(df).to_numpy().ravel()}
 
 
-@pytest.mark.parametrize(
-    "page",
-    [
-        "app_pages/correlations.py",
-        "app_pages/significance.py",
-        "app_pages/pairwise.py",
-        "app_pages/robustness.py",
-    ],
-)
+@pytest.mark.parametrize("page", META_PAGES)
 def test_no_cell_reads_none_or_nan(page: str) -> None:
     at = _meta(page)
     cells = _every_cell(at)
