@@ -452,6 +452,17 @@ def add_limit_options(parser: argparse.ArgumentParser, *, unset: bool = False) -
     )
 
 
+def add_workers_option(parser: argparse.ArgumentParser) -> None:
+    """``--workers`` (read with :func:`worker_count`), as score, compare and correlate take it."""
+    parser.add_argument(
+        "--workers",
+        type=whole_number(0),
+        default=None,
+        help="worker processes for scoring (default and most: one per available CPU; 0 or 1: "
+        "none); sets of fewer than 1,000 items are scored here whatever it says",
+    )
+
+
 def worker_count(asked: int | None) -> int:
     """``--workers``: one per available CPU by default, and never more
     (:func:`~capeval_core.resources.worker_cap`)."""

@@ -19,6 +19,7 @@ from capeval_core.cli.arguments import (
     add_metrics_option,
     add_reference_options,
     add_scoring_options,
+    add_workers_option,
     check_spice_parser,
     given_options,
     limits_of,
@@ -253,11 +254,6 @@ def add_parser(sub: Any) -> None:
         help="with --table: the metrics' own scale, four decimals, instead of x100",
     )
     add_scoring_options(comp)
-    comp.add_argument(
-        "--workers",
-        type=whole_number(0),
-        default=None,
-        help="worker processes for scoring (default and most: one per available CPU; 0 or 1: none)",
-    )
+    add_workers_option(comp)
     add_limit_options(comp)
     comp.set_defaults(func=_cmd_compare)

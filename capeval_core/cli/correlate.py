@@ -24,6 +24,7 @@ from capeval_core.cli.arguments import (
     add_metrics_option,
     add_spice_limit_option,
     add_tokenizer_option,
+    add_workers_option,
     check_human,
     given_options,
     metric_keys,
@@ -783,12 +784,7 @@ def add_parser(sub: Any) -> None:
         "(default: pearson), in absolute value as WMT's (a metric where lower is better, a "
         "distance, by its strength; a warning names a negative one)",
     )
-    correlate.add_argument(
-        "--workers",
-        type=whole_number(0),
-        default=None,
-        help="worker processes for scoring (default and most: one per available CPU; 0 or 1: none)",
-    )
+    add_workers_option(correlate)
     correlate.add_argument(
         "--seed",
         type=SEED,

@@ -20,12 +20,14 @@ from capeval_core.cli.arguments import (
     add_metrics_option,
     add_reference_options,
     add_scoring_options,
+    add_workers_option,
     check_spice_parser,
     limits_of,
     metric_keys,
     read_references_of,
     refuse_unused_metric_options,
     spice_options,
+    worker_count,
 )
 from capeval_core.cli.output import (
     PROGRESS_FROM,
@@ -233,6 +235,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             embeddings,
             args.spice_parser,
             args.spice_max_words,
+            worker_count(args.workers),
         )
     warn_left_out(results, batch.image_ids)
     # which references, digested once for every output that names them: a signature names
@@ -283,6 +286,7 @@ def add_parser(sub: Any) -> None:
         help="word vectors for wmd and mean (word2vec .bin/.txt, GloVe .txt or fastText .vec, "
         "optionally .gz; default: GloVe 6B 50-d)",
     )
+    add_workers_option(score)
     add_limit_options(score)
     score.set_defaults(func=_cmd_score)
     score.refuses = _json_takes_no_value

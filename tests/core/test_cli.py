@@ -558,3 +558,25 @@ def test_the_readme_says_which_command_takes_which_metric_option():
     assert synopsis + "perturb --cider-idf alone" in readme
     assert "`--embeddings` (`wmd`, `mean`; `score` only)" in readme
     assert "(`capeval score --embeddings PATH`, the one command with that option" in readme
+
+
+@pytest.mark.parametrize(("given", "used"), [((), None), (("--workers", "0"), 0)])
+def test_score_takes_workers_as_compare_and_correlate_do(tmp_path, monkeypatch, given, used):
+    """score started worker processes itself past 1,000 images and had no --workers to
+    keep a run in one process (compare and correlate have it)."""
+    from capeval_core import scoring
+    from capeval_core.resources import available_cpus
+
+    asked = []
+    score_set = scoring.score_set
+
+    def heard(*args, **kwargs):
+        asked.append(kwargs["workers"])
+        return score_set(*args, **kwargs)
+
+    monkeypatch.setattr(scoring, "score_set", heard)
+    res, ann = _write_coco(tmp_path, golden_small())
+    argv = ["score", "--results", str(res), "--annotations", str(ann), "--metrics", "bleu_4"]
+    code, _, err = _run(*argv, *given)
+    assert code == 0, err
+    assert asked == [available_cpus() if used is None else used]
