@@ -580,3 +580,14 @@ def test_score_takes_workers_as_compare_and_correlate_do(tmp_path, monkeypatch, 
     code, _, err = _run(*argv, *given)
     assert code == 0, err
     assert asked == [available_cpus() if used is None else used]
+
+
+def test_train_i2ce_help_says_what_each_option_is_and_its_default():
+    """Most of train-i2ce's options had no help, and none said its default."""
+    text = " ".join(_help("train-i2ce").split())
+    for option in ("--output", "--vocab-size", "--max-captions", "--decoder-hidden",
+                   "--attention", "--epochs", "--batch-size", "--lr", "--seed",
+                   "--val-captions", "--log-every"):  # fmt: skip
+        upper = option[2:].replace("-", "_").upper()
+        after = text.split(f"{option} {upper} ", 1)[1]
+        assert "(default: " in after.split(" --", 1)[0], option
