@@ -1034,26 +1034,41 @@ class PerturbationScores:
     notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def delta(self, key: str) -> float:
-        """``after - before`` for one key."""
-        return self.after[key] - self.before[key]
+        """``after - before`` for one key (0 within the tie tolerance: :func:`change`)."""
+        return float(change(self.after[key], self.before[key]))
 
     def to_frame(self) -> pd.DataFrame:
         """One row per key: before, after, delta, relative change."""
         rows = []
         for key in self.before:
             b, a = self.before[key], self.after[key]
+            d = self.delta(key)
             rows.append(
                 {
                     "perturbation": self.perturbation.name,
                     "key": key,
                     "before": b,
                     "after": a,
-                    "delta": a - b,
-                    "relative": (a - b) / b if abs(b) >= RELATIVE_MIN else math.nan,
+                    "delta": d,
+                    "relative": d / b if abs(b) >= RELATIVE_MIN else math.nan,
                     "signature": self.signatures[key],
                 }
             )
         return pd.DataFrame(rows)
+
+
+def change(after: Any, before: Any) -> Any:
+    """``after - before``, 0 where the two are equal up to the forced-choice tie tolerance
+    (:data:`capeval_core.stats.pairwise.TIE_TOLERANCE`, relative to the larger): WMD's solver
+    leaves -2.2e-18 between a caption and its shuffle, which is no change (NaN stays NaN).
+
+    >>> change(np.array([0.5 - 1e-16, 0.25, 1e-12]), np.array([0.5, 0.5, 1e-10])).tolist()
+    [0.0, -0.25, -9.900000000000001e-11]
+    """
+    from capeval_core.stats.pairwise import preference
+
+    after, before = np.asarray(after, dtype=float), np.asarray(before, dtype=float)
+    return np.where(preference(after, before) == 0, 0.0, after - before)
 
 
 def _score_pairs(
@@ -1307,7 +1322,7 @@ class BatchPerturbation:
                     "key": key,
                     "before": self.before[key],
                     "after": self.after[key],
-                    "delta": self.after[key] - self.before[key],
+                    "delta": change(self.after[key], self.before[key]),
                     "changed": changed,
                 }
             )
@@ -1318,17 +1333,15 @@ class BatchPerturbation:
     def summary(self) -> pd.DataFrame:
         """Per key, over the changed items: mean/median/std of the change, share lowered.
 
-        "Lowered" is a drop beyond the forced-choice tie tolerance
-        (:data:`capeval_core.stats.pairwise.TIE_TOLERANCE`, relative to the larger score):
-        WMD's transport solver leaves ~1e-16 between a caption and its shuffle, no drop.
+        A change, and "lowered", is one beyond the forced-choice tie tolerance
+        (:func:`change`): WMD's transport solver leaves ~1e-16 between a caption and its
+        shuffle, no change.
         """
-        from capeval_core.stats.pairwise import preference
-
         mask = self.changed
         rows = []
         for key in self.before:
-            d = (self.after[key] - self.before[key])[mask]
-            lowered = preference(self.after[key][mask], self.before[key][mask]) < 0
+            d = change(self.after[key], self.before[key])[mask]
+            lowered = d < 0
             rows.append(
                 {
                     "key": key,
@@ -1365,7 +1378,13 @@ class BatchPerturbation:
                 for method in methods:
                     b, a = r(self.before[key], method), r(self.after[key], method)
                     rows.append(
-                        {"key": key, "method": method, "before": b, "after": a, "change": a - b}
+                        {
+                            "key": key,
+                            "method": method,
+                            "before": b,
+                            "after": a,
+                            "change": float(change(a, b)),
+                        }
                     )
         return pd.DataFrame(rows)
 

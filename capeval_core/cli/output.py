@@ -76,22 +76,6 @@ def value_text(value: float, *, sign: bool = False) -> str:
     return f"{value + 0.0:{plus}.6f}"
 
 
-def scaled_text(value: float, scale: float) -> str:
-    """``value``, a difference of numbers of about ``scale`` (or its spread), as
-    :func:`value_text` writes it, but 0.000000 within the forced-choice tie tolerance of
-    ``scale`` (``stats.pairwise.TIE_TOLERANCE``, which "share lowered" counts by): WMD's
-    -2.2e-18 on a shuffle is a float's noise, BLEU-4's -1.03e-08 a change.
-
-    >>> scaled_text(-2.22e-18, 0.5), scaled_text(-0.25, 0.5), scaled_text(-1.03e-08, 0.05)
-    ('0.000000', '-0.250000', '-1.03e-08')
-    """
-    from capeval_core.stats.pairwise import TIE_TOLERANCE
-
-    if abs(value) <= TIE_TOLERANCE * abs(scale):
-        return value_text(0.0)
-    return value_text(value)
-
-
 def delta_text(before: float, after: float) -> str:
     """``after - before`` with its sign: in three significant digits where the values are
     that small themselves (1.03e-08 -> 1.83e-12 is -1.03e-08), else six decimals, a float's

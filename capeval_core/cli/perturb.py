@@ -32,32 +32,12 @@ from capeval_core.cli.output import (
     dropped_warning,
     jsonable,
     print_signatures,
-    scaled_text,
     value_text,
 )
 from capeval_core.errors import CapevalError, InputError
 
 #: keys ``perturb`` scores when --metrics is not given
 PERTURB_KEYS = ("bleu_1", "bleu_4", "rouge_l", "cider_d", "meteor", "wmd")
-
-
-#: the batch table's columns of differences (and their spread) of the scores
-_DELTAS = ("mean delta", "median delta", "std delta")
-
-
-def _as_text(frame: Any, base: str, deltas: Sequence[str]) -> str:
-    """``frame`` as text, its numbers as ``score`` writes them; the columns ``deltas`` as
-    large as the row's values (``base`` and ``base`` + the first of them) make them."""
-    shown = frame.astype(object)
-    for i, row in frame.iterrows():
-        scale = max(abs(row[base]), abs(row[base] + row[deltas[0]]))
-        for column in frame.columns:
-            value = row[column]
-            if isinstance(value, float):
-                shown.at[i, column] = (
-                    scaled_text(value, scale) if column in deltas else value_text(value)
-                )
-    return shown.to_string(index=False)
 
 
 #: datasets ``perturb --dataset`` knows by name (anything else is a judgment file path)
@@ -195,13 +175,12 @@ def _perturb(args: argparse.Namespace) -> int:
                 f"{result.name} on {files.printable(source)}: {out['n_changed']} of "
                 f"{out['n']} changed"
             )
-            # every number as score writes it (pandas mixed 0.000008 with -4.764674e-09), a
-            # difference as large as its values make it (WMD's -2.2e-18 on a shuffle is noise)
-            print(_as_text(summary.drop(columns="signature"), "mean before", _DELTAS))
+            # every number as score writes it (pandas mixed 0.000008 with -4.764674e-09)
+            print(summary.drop(columns="signature").to_string(index=False, float_format=value_text))
             if not corr.empty:
                 shown = files.printable(human_name)
                 print(f"\ncorrelation with human scores ({shown}), before -> after")
-                print(_as_text(corr, "before", ("change",)))
+                print(corr.to_string(index=False, float_format=value_text))
             print_signatures(out["signatures"])
     else:
         if args.candidate is None or not args.reference:

@@ -464,30 +464,3 @@ def test_a_batch_table_writes_every_number_one_way(
         else:
             assert text == f"{value:.6f}", (name, text)
     assert any("e-" in t for t in shown.values())  # the case the test is about
-
-
-def test_a_batch_tables_difference_is_as_large_as_its_values_make_it() -> None:
-    """WMD under a shuffle moved by float noise (-2.22e-18 on values near 0.6), which the
-    batch table wrote as a change beside "share lowered 0.000000"; a difference of tiny
-    values stays written in significant digits."""
-    import pandas as pd
-
-    from capeval_core.cli.perturb import _DELTAS, _as_text
-
-    frame = pd.DataFrame(
-        {
-            "key": ["wmd", "bleu_4"],
-            "n changed": [30, 30],
-            "mean before": [0.603351, 1.03e-08],
-            "mean delta": [-2.22e-18, -1.03e-08],
-            "median delta": [0.0, -1.0e-08],
-            "std delta": [1.91e-17, 2.0e-09],
-            "share lowered": [0.0, 1.0],
-        }
-    )
-    rows = [line.split() for line in _as_text(frame, "mean before", _DELTAS).splitlines()[1:]]
-    assert rows[0] == ["wmd", "30", "0.603351", "0.000000", "0.000000", "0.000000", "0.000000"]
-    assert rows[1] == ["bleu_4", "30", "1.03e-08", "-1.03e-08", "-1.00e-08", "2.00e-09", "1.000000"]
-    corr = pd.DataFrame({"key": ["wmd"], "method": ["pearson"], "before": [-0.697893],
-                         "after": [-0.697893], "change": [-1.39e-17]})  # fmt: skip
-    assert _as_text(corr, "before", ("change",)).splitlines()[1].split()[-1] == "0.000000"

@@ -79,3 +79,23 @@ def test_share_lowered_leaves_out_float_noise() -> None:
         "shuffle", 0, "", ("wmd",), ps, {"wmd": before}, {"wmd": after}, {"wmd": ""}
     )
     assert b.summary().loc[0, "share lowered"] == pytest.approx(1 / 3)
+
+
+def test_a_change_within_the_tie_tolerance_is_no_change() -> None:
+    """WMD under a shuffle moved by solver noise (-2.2e-18 on values near 0.6): the batch
+    summary (CLI, app, JSON) and the per-item deltas showed it as a change beside "share
+    lowered 0"; a change counts beyond the tie tolerance as "lowered" does."""
+    from capeval_core.perturb import BatchPerturbation
+
+    ps = tuple(perturb(c, "shuffle", seed=0) for c in ("a dog runs", "a cat sleeps", "a b c"))
+    before = np.array([0.603351, 0.25, 1e-10])
+    # a float's noise (one unit in the last place each way), and a real change of a tiny value
+    after = np.array([np.nextafter(0.603351, 0.0), np.nextafter(0.25, 1.0), 1e-10 - 1e-12])
+    b = BatchPerturbation(
+        "shuffle", 0, "", ("wmd",), ps, {"wmd": before}, {"wmd": after}, {"wmd": ""},
+        human=np.array([1.0, 2.0, 3.0]),
+    )  # fmt: skip
+    assert b.deltas()["delta"].tolist() == [0.0, 0.0, pytest.approx(-1e-12)]
+    row = b.summary().iloc[0]
+    assert row["median delta"] == 0.0 and row["share lowered"] == pytest.approx(1 / 3)
+    assert row["mean delta"] == pytest.approx(-1e-12 / 3, rel=1e-9)
