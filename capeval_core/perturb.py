@@ -839,7 +839,10 @@ def _swap(words, gaps, rng, *, n):
 )
 def _drop_stopwords(words, gaps, rng):
     stop = wmd_stopwords()
-    drop = [i for i, w in enumerate(words) if w.lower() in stop]
+    # a word joined to others by punctuation is no word of its own ("U.S.", "p.m.": "s" and
+    # "m" are stop words, and dropping them left "U..")
+    joined = {i for _, owned in _chunks(words, gaps) if len(owned) > 1 for i in owned}
+    drop = [i for i, w in enumerate(words) if w.lower() in stop and i not in joined]
     if not drop:
         return _nothing("no stop word")
     if len(drop) == len(words):

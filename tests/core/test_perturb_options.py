@@ -18,6 +18,8 @@ from capeval_core.perturb import perturb
         ("(the) dog runs", "dog runs"),  # was "() dog runs": no brackets around nothing
         ("a dog [in the] park", "dog park"),  # was "dog [] park"
         ('dog "the" cat', "dog cat"),  # was 'dog "" cat'
+        ("A dog in the U.S.", "dog U.S."),  # was "dog U..": "s" is a stop word
+        ("A man at 3 p.m. on a bus.", "man 3 p.m. bus."),  # was "man 3 p.. bus."
     ],
 )
 def test_drop_stopwords_leaves_no_stray_space(caption: str, expected: str) -> None:
