@@ -916,7 +916,11 @@ def _count(words, gaps, rng, *, n):
         if len(forms) > 1
     }
     values: dict[int, int | None] = {}  # eligible position -> its count (None: a/an)
+    # digits joined to others by punctuation are no count ("3.5", "10:30", "1,000")
+    joined = {i for _, owned in _chunks(words, gaps) if len(owned) > 1 for i in owned}
     for i, w in enumerate(words):
+        if i in joined:
+            continue
         low = w.lower()
         nxt = words[i + 1].lower() if i + 1 < len(words) else ""
         # ASCII digits only: "10²" and "③" are digits to str.isdigit, not to int()

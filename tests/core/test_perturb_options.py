@@ -48,3 +48,15 @@ def test_redundant_modifier_takes_a_valid_length_it_does_not_use() -> None:
     with_length = perturb(caption, "redundant", length=3)
     assert with_length.perturbed == perturb(caption, "redundant").perturbed
     assert with_length.options == (("length", 3),)
+
+
+@pytest.mark.parametrize("caption", ["holds 3.5 kg at 10:30", "a 3.5 mile road", "1,000 birds"])
+def test_count_leaves_decimals_times_and_thousands(caption: str) -> None:
+    """ "3.5" became "3.2" and "10:30" "6:30": digits joined by punctuation are no count."""
+    p = perturb(caption, "count", seed=1, n=2)
+    assert p.perturbed == caption and "nothing eligible" in p.note
+
+
+def test_count_still_changes_a_count_beside_a_time() -> None:
+    p = perturb("two dogs at 10:30", "count", seed=1)
+    assert p.perturbed.endswith(" dogs at 10:30") and not p.perturbed.startswith("two ")
