@@ -398,15 +398,23 @@ def _lexicon_swap(
             and (not judged or _contradicts(kinds[entry], kinds[e]))
         ]
 
-    listed_at = [i for i, w in enumerate(words) if w.lower() in where]
-    eligible = [i for i in listed_at if options(words[i].lower())]
+    def base(word: str) -> tuple[str, str]:  # "man's" is "man" with its "'s" kept
+        low = word.lower()
+        for ending in ("'s", "\u2019s"):
+            if low.endswith(ending) and low[: -len(ending)] in where:
+                return low[: -len(ending)], word[-len(ending) :]
+        return low, ""
+
+    listed_at = [i for i, w in enumerate(words) if base(w)[0] in where]
+    eligible = [i for i in listed_at if options(base(words[i])[0])]
     if not eligible:
         if listed_at:  # "a person": no word of the list says otherwise
             return _nothing(f"no {what} that another of capeval's {list_name} words contradicts")
         return _nothing(f"no {what} from capeval's list of {list_name} words")
     new = {}
     for i in _pick(rng, eligible, n):
-        new[i] = rng.choice(options(words[i].lower()))
+        stem, ending = base(words[i])
+        new[i] = rng.choice(options(stem)) + ending
     return _replacements(words, gaps, new, f"{what}s", len(eligible))
 
 

@@ -60,3 +60,17 @@ def test_count_leaves_decimals_times_and_thousands(caption: str) -> None:
 def test_count_still_changes_a_count_beside_a_time() -> None:
     p = perturb("two dogs at 10:30", "count", seed=1)
     assert p.perturbed.endswith(" dogs at 10:30") and not p.perturbed.startswith("two ")
+
+
+@pytest.mark.parametrize(
+    ("caption", "name", "kept"),
+    [
+        ("The man's dog runs.", "replace_person", "'s dog runs."),
+        ("the men\u2019s room", "replace_person", "\u2019s room"),
+        ("A man's dog runs.", "object_swap", "man's "),
+    ],
+)
+def test_a_listed_word_with_its_possessive_is_replaced_and_keeps_it(caption, name, kept):
+    """ "The man's dog" was "no person word from capeval's list" though "man" is on it."""
+    p = perturb(caption, name, seed=2)
+    assert p.is_changed and kept in p.perturbed, p.perturbed
