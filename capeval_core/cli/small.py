@@ -83,63 +83,31 @@ def add_parsers(sub: Any) -> None:
         default="i2ce-model",
         help="folder for weights, config and log (default: %(default)s)",
     )
-    tr.add_argument(
-        "--vocab-size",
-        type=whole_number(1),
-        default=_d["vocab_size"],
-        help="encoder words (default: %(default)s)",
-    )
-    tr.add_argument(
-        "--output-vocab",
-        type=whole_number(1),
-        default=_d["output_vocab"],
-        help="decoder words (default: %(default)s)",
-    )
-    tr.add_argument(
-        "--max-captions",
-        type=whole_number(1),
-        default=_d["max_captions"],
-        help="COCO train2014 captions trained on, drawn with the seed (default: %(default)s)",
-    )
-    tr.add_argument(
-        "--max-len",
-        type=whole_number(1),
-        default=_d["max_len"],
-        help="longest caption kept, in tokens (default: %(default)s)",
-    )
-    tr.add_argument(
-        "--hidden",
-        type=whole_number(1),
-        default=_d["hidden"],
-        help="encoder GRU size per direction (default: %(default)s)",
-    )
     for name, kind, what in (
+        ("--vocab-size", whole_number(1), "encoder words"),
+        ("--output-vocab", whole_number(1), "decoder words"),
+        (
+            "--max-captions",
+            whole_number(1),
+            "COCO train2014 captions trained on, drawn with the seed",
+        ),
+        ("--max-len", whole_number(1), "longest caption kept, in tokens"),
+        ("--hidden", whole_number(1), "encoder GRU size per direction"),
         ("--decoder-hidden", whole_number(1), "decoder GRU size"),
         ("--attention", whole_number(1), "attention size"),
         ("--epochs", whole_number(1), "passes over the training captions"),
         ("--batch-size", whole_number(1), "captions per step"),
         ("--lr", positive_float, "learning rate"),
         ("--seed", SEED, "seed of the caption draw, the initial weights and the batches"),
+        ("--threads", whole_number(1), "torch CPU threads"),
+        (
+            "--val-captions",
+            whole_number(0),
+            "COCO val2014 captions whose loss is reported after each epoch, never trained on "
+            "nor used to choose the weights",
+        ),
+        ("--log-every", whole_number(1), "steps between the logged training losses"),
     ):
         default = _d[name[2:].replace("-", "_")]
         tr.add_argument(name, type=kind, default=default, help=f"{what} (default: %(default)s)")
-    tr.add_argument(
-        "--threads",
-        type=whole_number(1),
-        default=_d["threads"],
-        help="torch CPU threads (default: %(default)s)",
-    )
-    tr.add_argument(
-        "--val-captions",
-        type=whole_number(0),
-        default=_d["val_captions"],
-        help="COCO val2014 captions whose loss is reported after each epoch, never trained on "
-        "nor used to choose the weights (default: %(default)s)",
-    )
-    tr.add_argument(
-        "--log-every",
-        type=whole_number(1),
-        default=_d["log_every"],
-        help="steps between the logged training losses (default: %(default)s)",
-    )
     tr.set_defaults(func=_cmd_train_i2ce)
