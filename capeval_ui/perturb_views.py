@@ -92,10 +92,16 @@ def score_frame(scores: Sequence[PerturbationScores]) -> pd.DataFrame:
     return out[["perturbation", "key", "before", "after", "delta", "relative", "signature"]]
 
 
-def _bar_layout(fig: go.Figure, y_title: str, height: int = 320) -> None:
+#: legend entries a chart's height leaves room for, and what each entry past them adds: on a
+#: phone the legend takes a row per entry, above the plot, out of the chart's height (ten
+#: perturbations left the plot some 70 px)
+LEGEND_ROWS_FREE, LEGEND_ROW_PX = 4, 30
+
+
+def _bar_layout(fig: go.Figure, y_title: str, height: int = 320, entries: int = 0) -> None:
     fig.update_layout(
         barmode="group",
-        height=height,
+        height=height + LEGEND_ROW_PX * max(0, entries - LEGEND_ROWS_FREE),
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         yaxis={"title": y_title},
         # anchored by its foot just above the plot, the legend grows upwards (plotly widens
@@ -170,7 +176,7 @@ def render_deltas(scores: Sequence[PerturbationScores], *, key: str) -> None:
         (str(name), dict(zip(group["key"], group["delta"], strict=True)))
         for name, group in frame.groupby("perturbation", sort=False)
     ]
-    _bar_layout(fig, "after − before")
+    _bar_layout(fig, "after − before", entries=len(series))
     order = _scaled_bars(fig, series, "after − before")
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=order)
     st.plotly_chart(fig, key=key, width="stretch")
@@ -189,7 +195,7 @@ def render_table2(table2: Table2, *, key: str) -> None:
     table(scores, numbers=variants, hidden=("key",), key=f"{key}-table")
     fig = go.Figure()
     series = [(str(row["variant"]), {k: row[k] for k in metrics}) for _, row in frame.iterrows()]
-    _bar_layout(fig, "score against the original caption")
+    _bar_layout(fig, "score against the original caption", entries=len(series))
     order = _scaled_bars(fig, series, "score against the original caption")
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=order)
     st.plotly_chart(fig, key=key, width="stretch")

@@ -50,3 +50,16 @@ def test_the_labs_legend_stays_above_its_bars() -> None:
     at = _open("app_pages/perturb.py")
     legend = _figure(at, "lab-deltas-chart")["layout"]["legend"]
     assert legend.get("yanchor") == "bottom" and legend["y"] >= 1, legend
+
+
+def test_the_labs_chart_grows_with_its_legend() -> None:
+    """With all ten perturbations the legend took a phone's chart (some 70 px of bars were
+    left): each entry past four adds a row's height."""
+    from capeval_core.perturb import PERTURBATIONS
+    from capeval_ui.perturb_views import LEGEND_ROW_PX, LEGEND_ROWS_FREE
+
+    few = _figure(_open("app_pages/perturb.py"), "lab-deltas-chart")["layout"]["height"]
+    every = list(PERTURBATIONS)
+    at = _open("app_pages/perturb.py", lab_perturbation=every)
+    height = _figure(at, "lab-deltas-chart")["layout"]["height"]
+    assert height >= few + LEGEND_ROW_PX * (len(every) - LEGEND_ROWS_FREE - 1), (few, height)
