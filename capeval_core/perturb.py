@@ -751,6 +751,16 @@ def _chunks(words: Sequence[str], gaps: Sequence[str]) -> list[tuple[str, tuple[
     return out
 
 
+def _joined(words: Sequence[str], gaps: Sequence[str]) -> set[int]:
+    """The indices of the words that share their chunk with another word (:func:`_chunks`):
+    parts of one token, not words of their own.
+
+    >>> sorted(_joined(*split_words("a dog in the U.S. at 10:30")))
+    [4, 5, 7, 8]
+    """
+    return {i for _, owned in _chunks(words, gaps) if len(owned) > 1 for i in owned}
+
+
 def _moves(words: Sequence[str], order: Sequence[int]) -> list[Change]:
     """One "move" per word that changed place when word ``order[j]`` went to slot ``j`` (from
     its ``position`` to its ``new_position``). Of equal words, those that can stay in a slot
@@ -849,7 +859,7 @@ def _drop_stopwords(words, gaps, rng):
     stop = wmd_stopwords()
     # a word joined to others by punctuation is no word of its own ("U.S.", "p.m.": "s" and
     # "m" are stop words, and dropping them left "U..")
-    joined = {i for _, owned in _chunks(words, gaps) if len(owned) > 1 for i in owned}
+    joined = _joined(words, gaps)
     drop = [i for i, w in enumerate(words) if w.lower() in stop and i not in joined]
     if not drop:
         return _nothing("no stop word")
@@ -925,7 +935,7 @@ def _count(words, gaps, rng, *, n):
     }
     values: dict[int, int | None] = {}  # eligible position -> its count (None: a/an)
     # digits joined to others by punctuation are no count ("3.5", "10:30", "1,000")
-    joined = {i for _, owned in _chunks(words, gaps) if len(owned) > 1 for i in owned}
+    joined = _joined(words, gaps)
     for i, w in enumerate(words):
         if i in joined:
             continue
