@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from capeval_core.errors import InputError, ResourceError
+from capeval_core.java_lower import java_lower
 
 DATA = "spice_morphology.tsv"
 _MEMO_LIMIT = 1_000_000
@@ -336,7 +337,7 @@ class Morphology:
             return self._analyse(text, key, tag, "noun")
         if tag[0] in "Vv":
             return self._analyse(text, key, tag, "verb")
-        return text.lower()
+        return java_lower(text)
 
     def _analyse(self, text: str, key: str, tag: str, analysis: str) -> str:
         """The noun or verb analysis of ``text`` (``key``: its ASCII-lower-cased form)."""
@@ -352,7 +353,7 @@ class Morphology:
         if run < 0:
             m = state.plain.fullmatch(key)
             if m is None:
-                return text.lower()
+                return java_lower(text)
             action = state.plain_actions[int(m.lastgroup[1:])]
             return self._act(action, text, key)
         best, chosen, literal = run + 1, None, None  # what spans the hyphen beats the split
@@ -369,22 +370,22 @@ class Morphology:
         if chosen is not None:
             return self._act(chosen, text[:best], key[:best])
         head = run + 1
-        return text[:head].lower() + self._analyse(text[head:], key[head:], tag, analysis)
+        return java_lower(text[:head]) + self._analyse(text[head:], key[head:], tag, analysis)
 
     def _act(self, action: Action, text: str, key: str) -> str:
         kind = action[0]
         if kind == "stem":
-            return text[: len(text) - action[1]].lower() + action[2]
+            return java_lower(text[: len(text) - action[1]]) + action[2]
         if kind == "lower":
-            return text.lower()
+            return java_lower(text)
         if kind == "double":
-            low = text.lower()
+            low = java_lower(text)
             cut = len(text) - action[1]
             stem = low[: cut - 1]
             return stem if stem in self.tables.undouble else stem + low[cut - 1]
         last = key[-1]  # "semi": the inflection's last letter, read exactly
         cut = len(text) - {"s": 2, "d": 2, "g": 3}[last] - action[1] if last in "sdg" else 0
-        return text[:cut].lower() + action[2]
+        return java_lower(text[:cut]) + action[2]
 
 
 # -- the shipped tables ---------------------------------------------------------------------

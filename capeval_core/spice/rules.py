@@ -9,6 +9,7 @@ duplicates included.
 
 from __future__ import annotations
 
+from capeval_core.java_lower import java_lower
 from capeval_core.spice.depgraph import DepGraph, is_noun, is_plural
 from capeval_core.spice.semgraph import SemGraph
 
@@ -55,7 +56,7 @@ def extract_tuples(g: DepGraph, sentence: int = 0) -> list[Tuple]:
     """
     sg = SemGraph.build(g, sentence=sentence)
     toks = g.tokens
-    lem = [t.lemma.strip(_TRIM).lower() for t in toks]
+    lem = [java_lower(t.lemma.strip(_TRIM)) for t in toks]  # as the jar's toLowerCase
     tags = [t.tag for t in toks]
     noun = [is_noun(t) for t in tags]
     plural = [is_plural(t) for t in tags]

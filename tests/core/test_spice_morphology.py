@@ -128,6 +128,17 @@ def test_listed_hyphenated_word_starts_a_longer_one():
     assert Morphology(Tables()).lemma("hoop-lamses", "NNS") == "hoop-lams"
 
 
+def test_lower_cases_as_java_17():
+    """CoreNLP lower-cases with Java's toLowerCase, which on Java 17 (Unicode 13.0) keeps the
+    capitals whose lower case Unicode 14 added (Python 3.11 lowers them), and makes a capital
+    sigma final by the JDK's word rules (checked against OpenJDK 17.0.15:
+    tests/core/test_java_lower.py)."""
+    m = Morphology(Tables())
+    assert m.lemma("DOG\u2c2fS", "NNS") == "dog\u2c2fs"  # Python's lower: "dog\u2c5fs"
+    assert m.lemma("\ua7c0BC", "JJ") == "\ua7c0bc"
+    assert m.lemma("\u039f\u0394\u039f\u03a33-WAY", "JJ") == "\u03bf\u03b4\u03bf\u03c23-way"
+
+
 def test_tables_round_trip():
     t = Tables(
         noun={"children": "child"},

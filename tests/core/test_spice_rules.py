@@ -221,3 +221,11 @@ def test_parsers_share_the_loaded_model_across_threads():
     thread.start()
     thread.join()
     assert other and other[0] is first.model
+
+
+def test_tuples_lower_cased_as_java_17():
+    """SPICE lower-cases its lemmas with Java's toLowerCase, which on Java 17 (Unicode 13.0)
+    keeps a capital whose lower case Unicode 14 added (OpenJDK 17.0.15:
+    tests/core/test_java_lower.py); Python 3.11 lowers it."""
+    g = cc_process(basic_graph(["two", "DOG\u2c2fS"], ["CD", "NNS"], [1, 1], ["nummod", "ROOT"]))
+    assert extract_tuples(g) == [("dog\u2c2fs", "two"), ("dog\u2c2fs",)]
