@@ -32,6 +32,7 @@ from capeval_core.judgments.base import (
     Row,
     blank_cells,
     caption_cell,
+    cell_error,
     count_into,
     folder_name,
     format_error,
@@ -66,9 +67,7 @@ def _captions(path: Path, max_bytes: int) -> list[tuple[Row, str, str]]:
     for row in read_json_records(path, max_bytes=max_bytes):
         for key in ("image_id", "caption"):
             if key not in row.values:
-                raise format_error(
-                    path, f"record has no {key!r}", record=row.record, line=row.line, column=key
-                )
+                raise cell_error(path, row, key, f"record has no {key!r}")
         out.append(
             (
                 row,

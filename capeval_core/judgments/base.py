@@ -379,6 +379,13 @@ def format_error(
     return exc  # type: ignore[return-value]
 
 
+def cell_error(
+    path: str | os.PathLike[str], row: Row, column: str | int | None, message: str
+) -> JudgmentFormatError:
+    """:func:`format_error` at a row's line and record, in one of its columns."""
+    return format_error(path, message, line=row.line, column=column, record=row.record)
+
+
 def _fail(path: str | os.PathLike[str]) -> Fail:
     return lambda message, **where: format_error(path, message, **where)
 
@@ -824,7 +831,7 @@ def parse_number(
     """A finite number from a cell, or an error naming file, line and column."""
 
     def fail(message: str) -> JudgmentFormatError:
-        return format_error(path, message, line=row.line, column=column, record=row.record)
+        return cell_error(path, row, column, message)
 
     number = _number(value)
     if number is None:
@@ -918,13 +925,7 @@ def text_cell(value: Any, path: str | os.PathLike[str], row: Row, column: str) -
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
-    raise format_error(
-        path,
-        f"expected text, got {type(value).__name__}",
-        line=row.line,
-        column=column,
-        record=row.record,
-    )
+    raise cell_error(path, row, column, f"expected text, got {type(value).__name__}")
 
 
 def image_key(value: object) -> str:
@@ -952,19 +953,11 @@ expected text, got null
     from capeval_core.files import json_kind
 
     if column not in row.values:
-        raise format_error(
-            path, f"no {column!r} in this record", line=row.line, column=column, record=row.record
-        )
+        raise cell_error(path, row, column, f"no {column!r} in this record")
     value = row.values[column]
     if isinstance(value, str):
         return value
-    raise format_error(
-        path,
-        f"expected text, got {json_kind(value)}",
-        line=row.line,
-        column=column,
-        record=row.record,
-    )
+    raise cell_error(path, row, column, f"expected text, got {json_kind(value)}")
 
 
 def id_cell(value: Any, path: str | os.PathLike[str], row: Row, column: str) -> Any:
@@ -974,12 +967,8 @@ def id_cell(value: Any, path: str | os.PathLike[str], row: Row, column: str) -> 
         return value
     if isinstance(value, float) and value.is_integer():
         return value
-    raise format_error(
-        path,
-        f"an id must be text or a whole number (got {_show(value)})",
-        line=row.line,
-        column=column,
-        record=row.record,
+    raise cell_error(
+        path, row, column, f"an id must be text or a whole number (got {_show(value)})"
     )
 
 
@@ -995,11 +984,7 @@ def unique_ids(
     seen: dict[str, Row] = {}
     for ident, row in ids:
         if ident in seen:
-            raise format_error(
-                path,
-                f"duplicate id {ident!r} (first seen on {seen[ident].place})",
-                line=row.line,
-                column=column,
-                record=row.record,
+            raise cell_error(
+                path, row, column, f"duplicate id {ident!r} (first seen on {seen[ident].place})"
             )
         seen[ident] = row

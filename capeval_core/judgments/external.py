@@ -33,6 +33,7 @@ from capeval_core.judgments.base import (
     ExternalScores,
     JudgmentSet,
     Row,
+    cell_error,
     comma_hint,
     format_error,
     image_key,
@@ -230,12 +231,8 @@ def join_scores_file(
     for row in rows:
         key = _row_key(path, row, ids)
         if key in by_id:
-            raise format_error(
-                path,
-                f"duplicate id {key!r} (first seen on {by_id[key].place})",
-                line=row.line,
-                column=ids[0],
-                record=row.record,
+            raise cell_error(
+                path, row, ids[0], f"duplicate id {key!r} (first seen on {by_id[key].place})"
             )
         by_id[key] = row
     wanted = list(jset.item_keys())
@@ -299,7 +296,7 @@ def _score(path: str | os.PathLike[str], row: Row, column: str, missing: str) ->
     value as pandas and R write one), an error saying ``missing``."""
     cell = row.values.get(column)
     if is_missing(cell):
-        raise format_error(path, missing, line=row.line, column=column, record=row.record)
+        raise cell_error(path, row, column, missing)
     return parse_number(cell, path, row, column)
 
 
@@ -342,18 +339,15 @@ def _wide(
     for row in rows:
         metric = str(row.values.get(name_col) or "").strip()
         if not metric:
-            raise format_error(
-                path, "no metric name", line=row.line, column=name_col, record=row.record
-            )
+            raise cell_error(path, row, name_col, "no metric name")
         key = tuple(row.values.get(c) for c in ids)
         if (key, metric) in seen:
-            raise format_error(
+            raise cell_error(
                 path,
+                row,
+                value_col,
                 f"a second {metric!r} score for the same ids (first on line "
                 f"{seen[key, metric]}); a long file holds each (id, metric) once",
-                line=row.line,
-                column=value_col,
-                record=row.record,
             )
         seen[key, metric] = row.line
         if metric not in metrics:
@@ -425,7 +419,7 @@ def _row_key(path: str | os.PathLike[str], row: Row, ids: Sequence[str]) -> str:
     for c in ids:
         value = row.values.get(c)
         if value is None or (isinstance(value, str) and not value.strip()):
-            raise format_error(path, "empty id cell", line=row.line, column=c, record=row.record)
+            raise cell_error(path, row, c, "empty id cell")
         parts.append(image_key(text_cell(value, path, row, c) if isinstance(value, str) else value))
     return ID_SEPARATOR.join(parts)
 

@@ -27,6 +27,7 @@ from capeval_core.judgments.base import (
     Row,
     blank_cells,
     caption_cell,
+    cell_error,
     comma_hint,
     delimiter_hint,
     format_error,
@@ -150,22 +151,17 @@ class ReferenceSource:
         else:
             column = "image_id"
             if image_id not in (self.coco or {}):
-                raise format_error(
+                raise cell_error(
                     self.path,
+                    row,
+                    "image_id",
                     f"image_id {image_id!r} has no captions in {self.coco_name}",
-                    line=row.line,
-                    column="image_id",
-                    record=row.record,
                 )
             refs = list(self.coco[image_id])  # type: ignore[index]
             self.image_of[id(row)] = image_id
         if not any(refs):
-            raise format_error(
-                self.path,
-                "no references: every candidate needs at least one",
-                line=row.line,
-                column=column,
-                record=row.record,
+            raise cell_error(
+                self.path, row, column, "no references: every candidate needs at least one"
             )
         for c in blank:
             self.blank.setdefault(c, []).append(row)
@@ -192,38 +188,35 @@ class ReferenceSource:
             out = []
             for j, r in enumerate(value):
                 if not isinstance(r, str):
-                    raise format_error(
+                    raise cell_error(
                         self.path,
+                        row,
+                        "references",
                         f"reference {j + 1}: expected text, got {type(r).__name__}",
-                        line=row.line,
-                        column="references",
-                        record=row.record,
                     )
                 out.append(r.strip())  # a blank one among others is kept, and said
             return out
         text = text_cell(value, self.path, row, "references")
         shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:40] + "…"
         if REF_SEPARATOR not in text and _LIST_TEXT.match(text):
-            raise format_error(
+            raise cell_error(
                 self.path,
+                row,
+                "references",
                 f"the cell is a written-out list ({shown!r}), which would be read as one "
                 f"reference: separate the references with {REF_SEPARATOR}",
-                line=row.line,
-                column="references",
-                record=row.record,
             )
         # references one per line (a spreadsheet's Alt+Enter) were read as one reference; a
         # cell that uses ||| keeps a line break inside a reference (12 of COCO val2014's
         # 202,654 captions hold one)
         if REF_SEPARATOR not in text and ("\n" in text.strip() or "\r" in text.strip()):
-            raise format_error(
+            raise cell_error(
                 self.path,
+                row,
+                "references",
                 f"the cell breaks its line ({shown!r}), which would be read as one reference: "
                 f"separate the references with {REF_SEPARATOR}, not one per line (a line "
                 "break inside a reference: write a space)",
-                line=row.line,
-                column="references",
-                record=row.record,
             )
         # a blank piece among others is a blank reference, kept and said (an empty cell
         # has none, and is refused)

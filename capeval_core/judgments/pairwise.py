@@ -17,6 +17,7 @@ from capeval_core.judgments.base import (
     Row,
     blank_cells,
     caption_cell,
+    cell_error,
     format_error,
     id_cell,
     image_key,
@@ -109,14 +110,13 @@ def load_pairwise(
             votes_a, votes_b = (_votes(path, row, c) for c in ("votes_a", "votes_b"))
             from_votes = preference_from_votes(votes_a, votes_b)
             if preferred is not None and preferred != from_votes:
-                raise format_error(
+                raise cell_error(
                     path,
+                    row,
+                    "preferred",
                     f"preferred is {preferred!r} but the votes "
                     f"({votes_a} vs {votes_b}) say "
                     + (repr(from_votes) if from_votes else "nothing (no vote, no label)"),
-                    line=row.line,
-                    column="preferred",
-                    record=row.record,
                 )
             preferred = from_votes
             unvoted += [row] if from_votes is None else []
@@ -187,12 +187,8 @@ def _preferred(path, row) -> str | None:
         return None
     raw = text_cell(value, path, row, "preferred").strip()
     if raw.lower() not in PREFERENCES:
-        raise format_error(
-            path,
-            f"preferred must be one of a, b, tie (got {raw!r})",
-            line=row.line,
-            column="preferred",
-            record=row.record,
+        raise cell_error(
+            path, row, "preferred", f"preferred must be one of a, b, tie (got {raw!r})"
         )
     return raw.lower()
 
@@ -200,11 +196,5 @@ def _preferred(path, row) -> str | None:
 def _votes(path, row, column: str) -> int:
     value = parse_number(row.values.get(column, ""), path, row, column, integer=True)
     if value < 0:
-        raise format_error(
-            path,
-            f"votes cannot be negative (got {int(value)})",
-            line=row.line,
-            column=column,
-            record=row.record,
-        )
+        raise cell_error(path, row, column, f"votes cannot be negative (got {int(value)})")
     return int(value)

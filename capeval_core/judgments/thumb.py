@@ -46,6 +46,7 @@ from capeval_core.judgments.base import (
     blank_cells,
     blank_references_left_out,
     caption_cell,
+    cell_error,
     count_into,
     folder_name,
     format_error,
@@ -140,9 +141,7 @@ def load_thumb(
     for row in rows:
         for key in REQUIRED:
             if key not in row.values:
-                raise format_error(
-                    path, f"missing key {key!r}", line=row.line, column=key, record=row.record
-                )
+                raise cell_error(path, row, key, f"missing key {key!r}")
     parsed = [_parse(path, row) for row in rows]
     unique_ids(path, ((f"{p['seg_id']}{ID_SEPARATOR}{p['SYS']}", row) for p, row in parsed))
     human = {p["image"]: p["hyp"] for p, _ in parsed if p["SYS"] == HUMAN_SYSTEM}
@@ -256,32 +255,26 @@ def _parse(path: Path, row: Row) -> tuple[dict, Row]:
     out: dict = {k: text_cell(v[k], path, row, k).strip() for k in ("SYS", "seg_id")}
     out["hyp"] = caption_cell(row, path, "hyp").strip()
     if out["SYS"] not in SYSTEMS:
-        raise format_error(
+        raise cell_error(
             path,
+            row,
+            "SYS",
             f"SYS {out['SYS']!r} is not one of THumB 1.0's systems ({', '.join(SYSTEMS)}), "
             "which its presets score; judge other systems' captions as a graded set (a "
             "`system` column)",
-            line=row.line,
-            column="SYS",
-            record=row.record,
         )
     image = text_cell(v["image"], path, row, "image").strip()
     match = _IMAGE.fullmatch(image)
     if match is None:
-        raise format_error(
+        raise cell_error(
             path,
+            row,
+            "image",
             f"expected a COCO val2014 file name (COCO_val2014_<12 digits>.jpg), got {image!r}",
-            line=row.line,
-            column="image",
-            record=row.record,
         )
     if str(int(match.group(1))) != out["seg_id"]:
-        raise format_error(
-            path,
-            f"seg_id {out['seg_id']!r} is not the image id of {image!r}",
-            line=row.line,
-            column="seg_id",
-            record=row.record,
+        raise cell_error(
+            path, row, "seg_id", f"seg_id {out['seg_id']!r} is not the image id of {image!r}"
         )
     out["image"] = image
     for c in HUMAN_COLUMNS:
@@ -305,21 +298,16 @@ def _check_scale(path: Path, row: Row, out: dict) -> None:
     is refused: it would move every correlation without a word."""
     for c, (low, high) in _SCALE.items():
         if not low <= out[c] <= high:
-            raise format_error(
-                path,
-                f"{c} is {out[c]:g}, outside THumB's {low:g} to {high:g}",
-                line=row.line,
-                column=c,
-                record=row.record,
+            raise cell_error(
+                path, row, c, f"{c} is {out[c]:g}, outside THumB's {low:g} to {high:g}"
             )
     total = (out["P"] + out["R"]) / 2 + out["Fl"] + out["Con"] + out["Inc"]
     if abs(total - out["human_score"]) > 1e-6:
-        raise format_error(
+        raise cell_error(
             path,
+            row,
+            "human_score",
             f"human_score is {out['human_score']:g}, but (P + R) / 2 + Fl + Con + Inc is {total:g}",
-            line=row.line,
-            column="human_score",
-            record=row.record,
         )
 
 
@@ -340,12 +328,8 @@ def _coco_references(
         if image in refs:
             continue
         if image not in coco:
-            raise format_error(
-                path,
-                f"{image!r} is not a COCO val2014 image with captions",
-                line=row.line,
-                column="image",
-                record=row.record,
+            raise cell_error(
+                path, row, "image", f"{image!r} is not a COCO val2014 image with captions"
             )
         captions = list(coco[image])[:KARPATHY_CAPTIONS]
         caption = human.get(image)
