@@ -443,6 +443,14 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
                     f"negatively with {name!r} ({williams_correlation}), so a p-value says "
                     "its |r| beats another's, not that it is the better metric"
                 )
+            if matrix.opposed:  # |r23| is right for a distance, not for these pairs
+                pairs = "; ".join(f"{a} and {b} ({r:.4f})" for a, b, r in matrix.opposed)
+                warn(
+                    f"the Williams tests take |r| between two metrics too (as WMT's), but "
+                    f"these, each turned to agree with {name!r}, correlate negatively with "
+                    f"each other ({williams_correlation}): {pairs}; their p is smaller than "
+                    "the test on the signed correlation (Graham & Baldwin's script) gives"
+                )
         if len(level_human) <= 3 and len(level_values) > 1:  # the JSON's {} said nothing
             unit = "systems" if systems is not None else "items"
             in_json = '; "williams" is empty in the JSON' if args.json else ""

@@ -132,6 +132,10 @@ class WilliamsMatrix:
     correlation: str
     alternative: str
     n: int
+    #: pairs (A, B, r) whose scores, each turned to agree with the humans, correlate
+    #: negatively (r): their test takes |r| (as WMT's), and its p is smaller than the signed
+    #: test's (Graham & Baldwin's script)
+    opposed: tuple[tuple[str, str, float], ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.pvalues, index=list(self.metrics), columns=list(self.metrics))
@@ -227,13 +231,22 @@ def williams_matrix(
             if alternative == "greater" and not (r12 > r13 or _tied(r12, r13)):
                 continue
             p[a, b] = williams_test(r12, r13, between[i, j], n, alternative).pvalue
+    turned = [keys[i] for i in order]
+    opposed = tuple(
+        (keys[i], keys[j], float(between[i, j] * sign))
+        for a, i in enumerate(order)
+        for j in order[a + 1 :]
+        if (sign := np.sign(with_human[keys[i]]) * np.sign(with_human[keys[j]]))
+        and between[i, j] * sign < 0
+    )
     return WilliamsMatrix(
-        tuple(keys[i] for i in order),
+        tuple(turned),
         p,
-        {keys[i]: float(with_human[keys[i]]) for i in order},
+        {k: float(with_human[k]) for k in turned},
         correlation,
         alternative,
         n,
+        opposed,
     )
 
 

@@ -38,6 +38,12 @@ def render_williams_matrix(matrix: object, signatures: Mapping, about: Mapping) 
             if negative
             else ""
         )
+        + "".join(
+            f"{key_label(a)} and {key_label(b)}, each turned to agree with the humans, "
+            f"correlate negatively with each other (r = {r:.4f}): their test takes |r| too, "
+            "which makes its p smaller than the test on the signed correlation. "
+            for a, b, r in matrix.opposed
+        )
         + (
             "One-sided: H1 = the row metric correlates more strongly; — where it correlates "
             "less strongly (not tested, as Graham & Baldwin's script); equal correlations "

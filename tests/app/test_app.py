@@ -1189,3 +1189,26 @@ def test_system_level_downloads_leave_the_p_values_empty_as_the_page_does(monkey
     )
     assert settings["correlations.csv"]["pvalues"] == why
     assert "pvalues" not in settings["combined-metric.csv"]
+
+
+def _opposed_script() -> None:
+    import numpy as np
+
+    from capeval_core.stats import williams_matrix
+    from capeval_ui.meta_views.significance import render_williams_matrix
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=40)
+    b = -0.6 * a + 0.8 * rng.normal(size=40)
+    matrix = williams_matrix(a + b + rng.normal(size=40), {"bleu_4": a, "cider_d": b})
+    render_williams_matrix(matrix, {}, {})
+
+
+def test_the_williams_matrix_says_two_metrics_that_agree_with_humans_but_not_each_other() -> None:
+    """The tests take |r23| (as WMT's): for two metrics that both agree with the humans and
+    correlate negatively with each other, their p is smaller than the signed test's."""
+    at = AppTest.from_function(_opposed_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    said = " ".join(c.value for c in at.caption)
+    assert "CIDEr-D and BLEU-4, each turned to agree with the humans, correlate negatively" in said
+    assert "(r = -0.5183)" in said

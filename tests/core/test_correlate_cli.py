@@ -1301,3 +1301,24 @@ def test_a_pairwise_file_with_a_missing_vote_is_scored_with_the_pair_dropped_and
     said = "3 read, 1 dropped (missing human vote in column 'votes_a' (line 3): 1), 2 scored"
     assert f"pairwise (pairs.csv): {said}" in err
     assert "1 row(s) dropped, not scored: missing human vote in column 'votes_a' (line 3)" in err
+
+
+def test_two_metrics_opposed_to_each_other_in_a_williams_test_are_said(tmp_path):
+    """Both agree with the humans and disagree with each other: their test takes |r23| (as
+    WMT's), which makes its p smaller than the signed test's; a warning says so."""
+    p = tmp_path / "g.csv"
+    p.write_text("id,candidate,references,score\n" + "".join(
+        f"{i},{c},{r},{s}\n" for i, (c, r, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    scores = tmp_path / "mine.csv"
+    scores.write_text("id,up,down\n" + "".join(
+        f"{i},{s + 3 * (-1) ** i},{s - 3 * (-1) ** i}\n"
+        for i, (_, _, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    code, out, err = _correlate(p, "--metric-scores", str(scores))
+    assert code == 0, err
+    said = [line for line in err.splitlines() if "correlate negatively with each" in line]
+    assert len(said) == 1, err
+    assert said[0].startswith("capeval: warning: the Williams tests take |r| between two metrics")
+    assert "each turned to agree with 'score'" in said[0] and "up and down (-0.6525)" in said[0]
+    assert said[0].removeprefix("capeval: warning: ") in json.loads(out)["warnings"]

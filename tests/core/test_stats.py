@@ -917,3 +917,22 @@ def test_williams_matrix_tests_equal_correlations_as_the_one_pair_test():
     assert m.pvalues[i, j] == pytest.approx(0.5) and m.pvalues[j, i] == pytest.approx(0.5)
     k = m.metrics.index("poor")
     assert np.isnan(m.pvalues[k, i]) and np.isnan(m.pvalues[k, j])  # weaker: not tested
+
+
+def test_williams_matrix_names_pairs_whose_absolute_r23_is_not_their_signed_one():
+    """The tests take |r23| (as WMT's): right for a distance (turned to agree with humans, its
+    correlation with the other metric changes sign too), not for two metrics that both agree
+    with humans and correlate negatively with each other, where |r23| makes p smaller than
+    Graham & Baldwin's signed test. Such pairs are named, with the turned r23."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=40)
+    b = -0.6 * a + 0.8 * rng.normal(size=40)
+    human = a + b + rng.normal(size=40)
+    m = williams_matrix(human, {"a": a, "b": b, "distance": -a})
+    r_ab = sps.pearsonr(a, b).statistic
+    assert r_ab < 0 < sps.pearsonr(a, human).statistic and sps.pearsonr(b, human).statistic > 0
+    assert m.opposed == (("b", "a", pytest.approx(r_ab)), ("b", "distance", pytest.approx(r_ab)))
+    r12, r13 = m.human_correlations["b"], m.human_correlations["a"]
+    signed = williams_test(r12, r13, r_ab, 40, absolute=False)
+    assert signed.pvalue > m.pvalues[0, 1]  # the signed test is the stricter one here
+    assert williams_matrix(*_data(n=200)).opposed == ()
