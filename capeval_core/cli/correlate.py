@@ -393,6 +393,7 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
         systems = _systems_for(jset, level)
         methods = ("pearson", "spearman", "kendall_b", "kendall_c")
         correlations: dict[str, dict[str, float]] = {}
+        pvalues: dict[str, dict[str, float]] = {}  # scipy's, of each correlation
         intervals: dict[str, dict[str, list[float]]] = {}
         left_resamples: dict[str, dict[str, int]] = {}  # resamples with no correlation
         with warnings.catch_warnings():
@@ -409,6 +410,7 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
             )
             for row in table.itertuples():
                 correlations.setdefault(row.metric, {})[row.method] = float(row.statistic)
+                pvalues.setdefault(row.metric, {})[row.method] = float(row.pvalue)
                 if resamples:
                     bounds = [float(row.ci_low), float(row.ci_high)]
                     intervals.setdefault(row.metric, {})[row.method] = bounds
@@ -466,6 +468,7 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
             "human": name,
             "level": level,
             "correlations": correlations,
+            "pvalues": pvalues,
             "williams": williams,
             "signatures": dict(scores.signatures),
         }

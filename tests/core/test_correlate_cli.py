@@ -78,7 +78,7 @@ def test_graded_table_and_json_contract(tmp_path):
     data = json.loads(out_json.read_text())
     assert set(data) == {
         "n_rows", "dropped", "dropped_at", "format", "preset", "human", "level", "correlations",
-        "williams", "williams_test", "signatures", "blank", "blank_references", "judgments",
+        "pvalues", "williams", "williams_test", "signatures", "blank", "blank_references", "judgments",
         "warnings",
     }  # fmt: skip
     assert data["level"] == "item" and data["human"] == "quality"
@@ -1171,7 +1171,9 @@ def test_rows_left_out_are_warned_and_the_json_names_its_inputs(tmp_path):
     }
     negative = "the Williams tests compare absolute correlations (|r|, as WMT's): mine"
     assert data["warnings"][:2] == [f"g.csv: {dropped}", f"extra.csv: {ignored}"]
-    assert len(data["warnings"]) == 3 and data["warnings"][2].startswith(negative)
+    assert len(data["warnings"]) == 4 and data["warnings"][2].startswith(negative)
+    # mine, turned to agree with the humans, correlates negatively with bleu_4
+    assert data["warnings"][3].startswith("the Williams tests take |r| between two metrics")
     assert str(tmp_path) not in out
 
 
@@ -1322,3 +1324,30 @@ def test_two_metrics_opposed_to_each_other_in_a_williams_test_are_said(tmp_path)
     assert said[0].startswith("capeval: warning: the Williams tests take |r| between two metrics")
     assert "each turned to agree with 'score'" in said[0] and "up and down (-0.6525)" in said[0]
     assert said[0].removeprefix("capeval: warning: ") in json.loads(out)["warnings"]
+
+
+def test_the_json_carries_each_correlations_p_value(tmp_path):
+    """The library's correlations carry scipy's p-values; the JSON had the statistics alone."""
+    from scipy import stats as sps
+
+    p = tmp_path / "g.csv"
+    p.write_text("id,candidate,references,score\n" + "".join(
+        f"{i},{c},{r},{s}\n" for i, (c, r, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    scores = tmp_path / "mine.csv"
+    scores.write_text("id,mine\n" + "".join(
+        f"{i},{s + (-1) ** i * 0.7 + i / 10}\n" for i, (_, _, s) in enumerate(ROWS, start=1)
+    ))  # fmt: skip
+    code, out, err = _correlate(p, "--metric-scores", str(scores))
+    assert code == 0, err
+    data = json.loads(out)
+    human = [s for _, _, s in ROWS]
+    mine = [s + (-1) ** i * 0.7 + i / 10 for i, (_, _, s) in enumerate(ROWS, start=1)]
+    expected = {  # scipy 1.17's p-values on the same vectors
+        "pearson": sps.pearsonr(mine, human).pvalue,
+        "spearman": sps.spearmanr(mine, human).pvalue,
+        "kendall_b": sps.kendalltau(mine, human, variant="b").pvalue,
+        "kendall_c": sps.kendalltau(mine, human, variant="c").pvalue,
+    }
+    assert data["pvalues"]["mine"] == pytest.approx(expected)
+    assert set(data["pvalues"]) == set(data["correlations"]) == {"bleu_4", "mine"}
