@@ -214,8 +214,8 @@ def add_parser(sub: Any) -> None:
         "--paired",
         choices=["bs", "ar", "both"],
         help="the test of each system against the first (two or more files): paired bootstrap "
-        "resampling, approximate randomization, or both (default); with both, the JSON's "
-        "p_value is the larger of the two",
+        "resampling, approximate randomization, or both (default); the JSON gives each test's "
+        "p (p_bootstrap, p_randomization) and p_value, the larger of them",
     )
     comp.add_argument(
         "--trials",

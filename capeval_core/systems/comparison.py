@@ -203,6 +203,9 @@ class SystemsComparison:
                         "delta": r.delta,
                         "ci": list(r.confidence_interval),
                         "p_value": r.p_value,
+                        # each test's own (None: not run), as the text gives them
+                        "p_bootstrap": r.p_bootstrap,
+                        "p_randomization": r.p_randomization,
                     }
                     for s, r in self.paired[k].items()
                 }

@@ -74,7 +74,9 @@ def test_json_contract_and_values_equal_capeval_score(tmp_path):
     assert list(data["corpus"]["base"]) == keys
     for k in keys:
         assert set(data["paired"][k]) == {"other", "reversed"}
-        assert set(data["paired"][k]["other"]) == {"delta", "ci", "p_value"}
+        assert set(data["paired"][k]["other"]) == {
+            "delta", "ci", "p_value", "p_bootstrap", "p_randomization"
+        }  # fmt: skip
         low, high = data["ci"]["other"][k]
         assert low <= high
     for name, path in zip(data["systems"], paths, strict=True):
@@ -105,6 +107,8 @@ def test_names_tests_and_stdout_json(tmp_path):
     assert "trials" not in data["signatures"]["bleu_4"]  # no randomization run
     p = data["paired"]["rouge_l"]["B"]["p_value"]
     assert 1 / 101 <= p <= 1
+    assert data["paired"]["rouge_l"]["B"]["p_bootstrap"] == p  # the one test run
+    assert data["paired"]["rouge_l"]["B"]["p_randomization"] is None
     code, out, _ = _run(
         "compare", "--annotations", ann, "--results", *paths[:2], "--metrics", "rouge_l",
         "--paired", "ar", "--trials", 99, "--json", "-",

@@ -78,8 +78,8 @@ def test_graded_table_and_json_contract(tmp_path):
     data = json.loads(out_json.read_text())
     assert set(data) == {
         "n_rows", "dropped", "dropped_at", "format", "preset", "human", "level", "correlations",
-        "pvalues", "williams", "williams_test", "signatures", "blank", "blank_references", "judgments",
-        "warnings",
+        "pvalues", "williams", "williams_test", "signatures", "blank", "blank_references",
+        "judgments", "warnings",
     }  # fmt: skip
     assert data["level"] == "item" and data["human"] == "quality"
     assert data["format"] == "graded" and data["preset"] is None

@@ -292,7 +292,12 @@ def test_comparison_json_has_exactly_the_documented_keys():
     assert out["dropped"] == {"a": {"n": 0, "image_ids": []}, "b": {"n": 0, "image_ids": []}}
     assert out["systems"] == ["a", "b"] and out["n_images"] == 40
     assert set(out["paired"]["bleu_4"]) == {"b"}  # every system but the baseline
-    assert set(out["paired"]["bleu_4"]["b"]) == {"delta", "ci", "p_value"}
+    b = out["paired"]["bleu_4"]["b"]
+    assert set(b) == {"delta", "ci", "p_value", "p_bootstrap", "p_randomization"}
+    # each test's own p, which the text gives; p_value is the larger (both were run)
+    paired = result.paired["bleu_4"]["b"]
+    assert (b["p_bootstrap"], b["p_randomization"]) == (paired.p_bootstrap, paired.p_randomization)
+    assert b["p_value"] == max(b["p_bootstrap"], b["p_randomization"])
     assert out["signatures"]["cider_d"].startswith("cider_d|")
     assert "paired:bs+ar|resamples:100|trials:100|seed:12345" in out["signatures"]["cider_d"]
     low, high = out["ci"]["a"]["cider_d"]
