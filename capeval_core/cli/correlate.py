@@ -58,6 +58,10 @@ from capeval_core.stats.intervals import MAX_RESAMPLES
 CORRELATE_KEYS = ("bleu_4", "rouge_l", "cider_d")
 
 
+#: sets whose papers report one Kendall variant (the set's ``kendall_variant``)
+PUBLISHED_KENDALL = ("flickr8k-expert", "flickr8k-cf", "composite")
+
+
 def _correlate_keys(values: Sequence[str] | None) -> tuple[list[str], list[str]]:
     """The built-in --metrics keys (checked against the registry before any file is read),
     and the other names, which may be external metrics of the set (checked once it is
@@ -512,6 +516,11 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
             show(
                 f"[low, high]: 95% percentile bootstrap intervals, {resamples:,} resamples over "
                 f"{out['resampling']['over']} (seed {seed})"
+            )
+        if jset.format in PUBLISHED_KENDALL:  # the column to read beside a paper's table
+            show(
+                f"kendall_{jset.kendall_variant}: the Kendall variant papers report on "
+                f"{jset.format} (CLIPScore's convention)"
             )
         if matrix is not None:
             from capeval_core.stats.correlation import p_value_text

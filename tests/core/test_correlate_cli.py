@@ -74,6 +74,7 @@ def test_graded_table_and_json_contract(tmp_path):
     )
     assert code == 0, err
     assert "pearson" in out and "kendall_c" in out and "Williams" in out
+    assert "the Kendall variant papers report" not in out  # a graded file of one's own
     assert "8 read, 8 scored" in err
     data = json.loads(out_json.read_text())
     assert set(data) == {
@@ -392,7 +393,7 @@ def test_flickr8k_folder(tmp_path):
         "c.jpg\ta.jpg#3\t1\t2\t1\n"
         "b.jpg\ta.jpg#2\t2\t1\t1\n"
     )
-    code, _, err = _run(
+    code, out, err = _run(
         "correlate",
         "--judgments",
         str(tmp_path),
@@ -408,6 +409,8 @@ def test_flickr8k_folder(tmp_path):
         str(tmp_path / "o.json"),
     )
     assert code == 0, err
+    # the table lists both Kendall variants: a line says which one papers on the set report
+    assert "kendall_c: the Kendall variant papers report on flickr8k-expert" in out
     data = json.loads((tmp_path / "o.json").read_text())
     assert data["n_rows"] == 12 and sum(data["dropped"].values()) == 2
     # an expert's row is not an item of its own: the bootstrap draws captions
