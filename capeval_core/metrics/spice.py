@@ -91,10 +91,11 @@ SPICE-1.0's own CoreNLP 3.6.0 PCFG (the jar's numbers)
 class SpiceTuple:
     """One tuple as drawn: the strings of each concept, and how it matched.
 
-    ``status`` is ``"exact"`` (some matching tuple shares a string at every position),
-    ``"synonym"`` (matched only through synsets) or ``"missed"``; reference tuples are
-    ``"matched"`` or ``"missed"``. ``match`` is, for candidate tuples, the index of the first
-    matching reference tuple (``None`` when missed or for reference tuples).
+    ``status`` is ``"exact"`` (its match, the first matching reference tuple, shares a
+    string at every position), ``"synonym"`` (that match is through synsets) or
+    ``"missed"``; reference tuples are ``"matched"`` (some candidate tuple's match, as the
+    jar marks them) or ``"missed"``. ``match`` is, for candidate tuples, the index of that
+    reference tuple (``None`` when missed or for reference tuples).
     """
 
     concepts: tuple[tuple[str, ...], ...]

@@ -65,7 +65,9 @@ def match_tuples(
     cand: Sequence[tuple[Concept, ...]], ref: Sequence[tuple[Concept, ...]], synsets: bool = True
 ) -> tuple[list[int | None], list[str], list[bool]]:
     """§6.2: for each candidate tuple, the first matching reference tuple (no one-to-one
-    constraint) and its status ("exact", "synonym", "missed"); and which references matched.
+    constraint: SPICE 1.0 counts each) and its status ("exact": that match shares a string at
+    every position, "synonym", "missed"); and which reference tuples are some candidate
+    tuple's first match, the ones the jar's ``-detailed`` output marks true.
 
     >>> d, c = Concept(("dog",), frozenset({1})), Concept(("puppy",), frozenset({1}))
     >>> match_tuples([(d,), (c,)], [(d,), (Concept(("cat",), frozenset()),)])
@@ -96,9 +98,9 @@ def match_tuples(
                 ok = all(a[0] == b[0] for a, b in zip(tk, rk, strict=True))
             if ok:
                 ref_hit[k] = True
-                if hit is None:
-                    hit = k
-                exact = exact or all(not a[0].isdisjoint(b[0]) for a, b in zip(tk, rk, strict=True))
+                hit = k
+                exact = all(not a[0].isdisjoint(b[0]) for a, b in zip(tk, rk, strict=True))
+                break
         first.append(hit)
         status.append("missed" if hit is None else "exact" if exact else "synonym")
     return first, status, ref_hit

@@ -50,8 +50,9 @@ TERMS["spice"] = (
     (
         "P, R, F",
         (
-            "candidate tuples matched / all candidate tuples, reference tuples found / all "
-            "reference tuples, and their harmonic mean"
+            "matched candidate tuples / all candidate tuples, matched candidate tuples / all "
+            "reference tuples, and their harmonic mean (SPICE 1.0 counts each candidate "
+            "tuple's match, so two may match one reference tuple and R can pass 1)"
         ),
     ),
 )
@@ -395,13 +396,23 @@ def _spice(details: SpiceDetails, segment: SegmentScore, result: MetricResult, k
     p_col, r_col, f_col = st.columns(3)
     # short labels: three to a row fit side by side at 1,280 px; the help says the rest
     p_col.metric("P", format_number(total.precision), help="candidate tuples matched")
-    r_col.metric("R", format_number(total.recall), help="reference tuples found")
+    r_col.metric(
+        "R", format_number(total.recall), help="matched candidate tuples / reference tuples"
+    )
     f_col.metric("SPICE = F", format_number(total.f), help="P and R combined (F1)")
     st.caption(
         f"{total.tp} of {len(details.candidate)} candidate tuple(s) match a tuple of the "
         f"references' merged scene graph ({total.tp + total.fn} tuples): P = tp / (tp + fp), "
         "R = tp / (tp + fn), F = 2PR / (P + R). A tuple matches when every element shares a "
-        "word or a WordNet synset with the same element of a reference tuple."
+        "word or a WordNet synset with the same element of a reference tuple; a reference "
+        "tuple is marked matched when it is some candidate tuple's match, as the jar marks it."
+        + (
+            f" R passes 1 here: SPICE 1.0 matches each candidate tuple on its own (no one-to-one "
+            f"matching), and {total.tp} candidate tuples matched the {total.tp + total.fn} "
+            "reference tuple(s), some the same one (the jar gives this value too)."
+            if total.fn < 0
+            else ""
+        )
     )
 
     st.markdown("**Scene graphs** (filled: the tuple matched; open: missed; hover for details)")

@@ -1212,3 +1212,22 @@ def test_the_williams_matrix_says_two_metrics_that_agree_with_humans_but_not_eac
     said = " ".join(c.value for c in at.caption)
     assert "CIDEr-D and BLEU-4, each turned to agree with the humans, correlate negatively" in said
     assert "(r = -0.5183)" in said
+
+
+def _spice_over_one_script() -> None:
+    from capeval_core.metrics.spice import Spice
+    from capeval_ui import views
+
+    result = Spice().score(["a piece and the world"], [["a man"]])
+    segment = result.segments[0]
+    views.render_details(segment.details, segment, result, "spice")
+
+
+def test_spice_above_one_is_explained_where_it_is_drawn() -> None:
+    """Two candidate tuples match the one reference tuple (spice-1.0.jar gives R = 2 and
+    SPICE 1.3333 too): the page said only "2 of 2 candidate tuple(s) match"."""
+    at = AppTest.from_function(_spice_over_one_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    said = " ".join(c.value for c in at.caption)
+    assert "R passes 1 here: SPICE 1.0 matches each candidate tuple on its own" in said
+    assert "2 candidate tuples matched the 1 reference tuple(s)" in said

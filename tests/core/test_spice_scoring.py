@@ -71,6 +71,33 @@ def test_no_one_to_one_constraint():
     assert d is not None
 
 
+def test_the_match_counted_is_the_first_and_only_it_is_marked_on_the_reference_side():
+    """spice-1.0.jar's TupleSet.match_similar stops at a candidate tuple's first matching
+    reference tuple and marks only that one true in its -detailed output; capeval marked every
+    reference tuple any candidate tuple matched (R then did not follow from the marks), and
+    called a tuple "exact" when a later, uncounted reference tuple shared its strings."""
+    dog = Concept(("dog",), frozenset({1}))
+    puppy = Concept(("puppy",), frozenset({1}))
+    first, status, hit = match_tuples([(dog,)], [(puppy,), (dog,)])
+    assert first == [0] and status == ["synonym"] and hit == [True, False]
+
+
+def test_reference_marks_are_the_jars_on_a_train2014_item():
+    """COCO train2014 captions: spice-1.0.jar with CoreNLP 3.6.0 (-detailed -subset) marks
+    (picture) and (man) true and (view/scene) false (its -detailed output); tp = 2 of 18."""
+    refs = [
+        "a man taking a picture of a bird",
+        "a man taking a picture of a bus 's side view mirror",
+        "a man taking a picture of a cake with a construction scene on top",
+        "a man taking a picture of a car",
+    ]
+    cand = "a man taking a picture of a battery source giving electricity to various devices"
+    d = Spice().score([cand], [refs]).segments[0].details
+    total = d.categories["All"]
+    assert (total.tp, total.fn) == (2, 16)
+    assert sorted(str(t) for t in d.reference if t.status == "matched") == ["(man)", "(picture)"]
+
+
 def test_precision_recall_f():
     value, d = score([("dog",), ("cat",)], [[("dog",), ("grass",), ("dog", "brown")]])
     all_ = d.categories["All"]
