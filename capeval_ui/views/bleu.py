@@ -94,7 +94,15 @@ def _bleu(details: BleuDetails, segment: SegmentScore, result: MetricResult, key
         )
         bp = details.brevity_penalty
         c, r = details.candidate_length, details.reference_length
-        rule = "exp(1 − r/c), as c < r" if c < r else "1, as c ≥ r"
+        if c < r:
+            rule = "exp(1 − r/c), as c < r"
+        elif c == r:  # coco-caption's guards against 0: (c + 1e-15) / (r + 1e-9) < 1
+            rule = (
+                "exp(1 − (r + 10⁻⁹) / (c + 10⁻¹⁵)), just under 1: coco-caption's BLEU adds "
+                "these to c and r against a division by zero, so c = r is penalised too"
+            )
+        else:
+            rule = "1, as c > r"
         mode = dict(result.signature.options).get("effective_length", "closest")
         st.markdown(
             f"**Brevity penalty** BP = **{format_number(bp)}** with candidate length c = {c} and "

@@ -1231,3 +1231,22 @@ def test_spice_above_one_is_explained_where_it_is_drawn() -> None:
     said = " ".join(c.value for c in at.caption)
     assert "R passes 1 here: SPICE 1.0 matches each candidate tuple on its own" in said
     assert "2 candidate tuples matched the 1 reference tuple(s)" in said
+
+
+def _bleu_equal_lengths_script() -> None:
+    from capeval_core.metrics.bleu import Bleu
+    from capeval_ui import views
+
+    result = Bleu().score(["a man riding a horse"], [["a man riding a horse", "a dog"]])
+    segment = result.segments[0]
+    views.render_details(segment.details, segment, result, "bleu")
+
+
+def test_bleus_brevity_rule_at_equal_lengths_is_the_one_applied() -> None:
+    """c = r: pycocoevalcap 1.2's BLEU gives BP = exp(1 - (r + 1e-9) / (c + 1e-15)), just under
+    1 (here 0.9999999998, not 1); the page said "BP = 1, as c ≥ r"."""
+    at = AppTest.from_function(_bleu_equal_lengths_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    said = " ".join(m.value for m in at.markdown)
+    assert "c = 5 and reference length r = 5" in said and "BP = 1, as c" not in said
+    assert "exp(1 − (r + 10⁻⁹) / (c + 10⁻¹⁵)), just under 1" in said
