@@ -7,7 +7,7 @@ import argparse
 import contextlib
 import math
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,118 @@ METRIC_OPTIONS = {
     "spice_max_words": ("spice",),
     "embeddings": ("wmd", "mean"),
 }
+
+
+#: the library options with a flag of their own: --option names the flag instead
+OWN_FLAGS = {
+    ("cider_d", "idf"): "--cider-idf (score, compare)",
+    ("spice", "parser"): "--spice-parser (score, compare)",
+    ("spice", "max_sentence_words"): "--spice-max-words",
+}
+_TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
+
+
+def _option_value(kind: str, text: str) -> Any:
+    """``text`` as a value of a Config field annotated ``kind`` (its source text)."""
+    if "None" in kind and text.lower() == "none":
+        return None
+    if kind.startswith("bool"):
+        if text.lower() in (*_TRUE, *_FALSE):
+            return text.lower() in _TRUE
+        raise ValueError("expected true or false")
+    try:
+        if kind.startswith("int"):
+            return int(text)
+        if kind.startswith("float"):
+            values: tuple[float, ...] = (float(text),)
+        elif kind.startswith("tuple[float"):
+            values = tuple(float(v) for v in text.split(","))
+        else:
+            return text
+    except ValueError:
+        wanted = (
+            "a whole number"
+            if kind.startswith("int")
+            else "a number"
+            if kind.startswith("float")
+            else "numbers separated by commas"
+        )
+        raise ValueError(f"expected {wanted}") from None
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("expected finite numbers")
+    return values[0] if kind.startswith("float") else values
+
+
+def metric_option(text: str) -> tuple[str, str, Any]:
+    """``--option METRIC.NAME=VALUE`` read: (the metric's key, the option, its value), each
+    checked as the library checks it (argparse says a refusal in one line, exit 2).
+
+    >>> metric_option("rouge_l.beta=1.0"), metric_option("bleu_4.effective_length=shortest")
+    (('rouge_l', 'beta', 1.0), ('bleu', 'effective_length', 'shortest'))
+    """
+    import dataclasses
+
+    where, sep, raw = text.partition("=")
+    metric, dot, name = where.strip().partition(".")
+    if not (sep and dot and metric and name):
+        raise argparse.ArgumentTypeError(
+            f"expected METRIC.NAME=VALUE, e.g. rouge_l.beta=1.0 (got {text!r})"
+        )
+    try:
+        cls = metric_class(metric)
+    except UnknownKeyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    fields = {f.name: f for f in dataclasses.fields(cls.Config)}
+    if name not in fields:
+        valid = ", ".join(fields) or "none"
+        raise argparse.ArgumentTypeError(f"{cls.key} has no option {name!r} (its options: {valid})")
+    if (cls.key, name) in OWN_FLAGS:
+        raise argparse.ArgumentTypeError(
+            f"{cls.key}.{name} has a flag of its own: {OWN_FLAGS[cls.key, name]}"
+        )
+    kind = str(fields[name].type)
+    try:
+        value = _option_value(kind, raw.strip())
+        cls.configured({name: value})
+    except (ValueError, CapevalError) as exc:
+        raise argparse.ArgumentTypeError(f"{cls.key}.{name}={raw.strip()!r}: {exc}") from None
+    return cls.key, name, value
+
+
+def add_metric_option_option(sub: argparse.ArgumentParser) -> None:
+    """``--option``: any option a metric's Config takes, as the library takes it."""
+    sub.add_argument(
+        "--option",
+        dest="metric_option",
+        action="append",
+        type=metric_option,
+        metavar="METRIC.NAME=VALUE",
+        help="a metric's option as the library takes it, e.g. rouge_l.beta=1.0, "
+        "cider_d.sigma=8, meteor.alpha=0.85, spice.synsets=false, wmd.sigma=2 (repeatable; "
+        "`capeval metrics --options` lists them); the numbers' signatures name it",
+    )
+
+
+def metric_options(args: argparse.Namespace, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``--option`` values by metric key; one given for a metric the run does not score, or
+    given twice with two values, is refused (before any file is read)."""
+    scored = {metric_class(k).key for k in keys}
+    out: dict[str, dict[str, Any]] = {}
+    for key, name, value in getattr(args, "metric_option", None) or ():
+        if key not in scored:
+            shown = " ".join(keys) or "none built in"
+            raise OptionError(f"--option {key}.{name}: {key} is not among the metrics ({shown})")
+        if name in out.get(key, {}) and out[key][name] != value:
+            raise OptionError(f"--option {key}.{name} given twice, with two values")
+        out.setdefault(key, {})[name] = value
+    return out
+
+
+def merged_options(
+    options: dict[str, dict[str, Any]], more: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """The command's options per metric key with ``--option``'s added."""
+    return {k: {**options.get(k, {}), **more.get(k, {})} for k in {**options, **more}}
 
 
 def refuse_unused_metric_options(

@@ -16,6 +16,7 @@ from capeval_core.cli.arguments import (
     DEFAULT_KEYS,
     SEED,
     add_limit_options,
+    add_metric_option_option,
     add_metrics_option,
     add_reference_options,
     add_scoring_options,
@@ -23,7 +24,9 @@ from capeval_core.cli.arguments import (
     check_spice_parser,
     given_options,
     limits_of,
+    merged_options,
     metric_keys,
+    metric_options,
     read_references_of,
     refuse_unused,
     refuse_unused_metric_options,
@@ -58,6 +61,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
     refuse_unused_metric_options(args, keys, default=not args.metrics)
+    more_options = metric_options(args, keys)
     if args.raw and not args.table:
         raise InputError("--raw applies to --table (the paper table's scale): add --table")
     paired = args.paired or "both"
@@ -108,10 +112,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                 data,
                 keys,
                 tokenizer=args.tokenizer,
-                options={
-                    "cider_d": {"idf": args.cider_idf or "corpus"},
-                    "spice": spice_options(args.spice_parser, args.spice_max_words),
-                },
+                options=merged_options(
+                    {
+                        "cider_d": {"idf": args.cider_idf or "corpus"},
+                        "spice": spice_options(args.spice_parser, args.spice_max_words),
+                    },
+                    more_options,
+                ),
                 workers=workers,
                 on_progress=progress,
             )
@@ -254,6 +261,7 @@ def add_parser(sub: Any) -> None:
         help="with --table: the metrics' own scale, four decimals, instead of x100",
     )
     add_scoring_options(comp)
+    add_metric_option_option(comp)
     add_workers_option(comp)
     add_limit_options(comp)
     comp.set_defaults(func=_cmd_compare)

@@ -21,13 +21,16 @@ from capeval_core import files
 from capeval_core.cli.arguments import (
     SEED,
     add_limit_options,
+    add_metric_option_option,
     add_metrics_option,
     add_spice_limit_option,
     add_tokenizer_option,
     add_workers_option,
     check_human,
     given_options,
+    merged_options,
     metric_keys,
+    metric_options,
     refuse_unused,
     refuse_unused_metric_options,
     spice_options,
@@ -228,6 +231,7 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
     show = print if args.json != "-" else (lambda *_args, **_kwargs: None)
     keys, maybe_external = _correlate_keys(args.metrics)
     refuse_unused_metric_options(args, keys, default=not args.metrics)
+    more_options = metric_options(args, keys)
     level, resamples, seed, williams_correlation = _correlate_options_apply(args)
     inputs = [("--judgments file", args.judgments), ("--metric-scores file", args.metric_scores)]
     plan_outputs(args, inputs)
@@ -298,7 +302,9 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
             jset,
             keys,
             tokenizer=args.tokenizer,
-            options={"spice": spice_options(None, args.spice_max_words)},
+            options=merged_options(
+                {"spice": spice_options(None, args.spice_max_words)}, more_options
+            ),
             n_references=n_references,
             draws=draws,
             seed=seed,
@@ -812,5 +818,6 @@ def add_parser(sub: Any) -> None:
         "the bootstrap intervals (graded sets, with --resamples); default 0",
     )
     add_spice_limit_option(correlate)
+    add_metric_option_option(correlate)
     add_limit_options(correlate)
     correlate.set_defaults(func=_cmd_correlate)

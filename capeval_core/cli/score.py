@@ -17,6 +17,7 @@ from capeval_core._version import __version__
 from capeval_core.cli.arguments import (
     DEFAULT_KEYS,
     add_limit_options,
+    add_metric_option_option,
     add_metrics_option,
     add_reference_options,
     add_scoring_options,
@@ -24,6 +25,7 @@ from capeval_core.cli.arguments import (
     check_spice_parser,
     limits_of,
     metric_keys,
+    metric_options,
     read_references_of,
     refuse_unused_metric_options,
     spice_options,
@@ -57,6 +59,7 @@ def score_coco(
     spice_parser: str | None = None,
     spice_max_words: int | None = None,
     workers: int | None = None,
+    more_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, MetricResult]:
     """Score a COCO batch with the given keys, tokenizing once; large batches in ``workers``
     processes (default: one per available CPU), as :func:`capeval_core.scoring.score_set`
@@ -64,14 +67,18 @@ def score_coco(
 
     ``embeddings`` (an ``Embeddings``; None = the default GloVe) goes to WMD and MEAN;
     ``spice_parser`` (None = SPICE's default) and ``spice_max_words`` (SPICE's
-    ``max_sentence_words``) to SPICE.
+    ``max_sentence_words``) to SPICE; ``more_options`` (``--option``) to each metric it
+    names, by metric key.
     """
     from capeval_core.scoring import score_set
 
     options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
     options["spice"] = spice_options(spice_parser, spice_max_words)
     if embeddings is not None:
-        options["wmd"] = options["mean"] = {"embeddings": embeddings}
+        options["wmd"] = {"embeddings": embeddings}
+        options["mean"] = {"embeddings": embeddings}
+    for key, given in (more_options or {}).items():  # --option
+        options[key] = {**options.get(key, {}), **given}
     metrics = list(dict.fromkeys(metric_class(k).key for k in keys))
     # a small batch shows the bar only while a long caption's parse says how far it is
     with StderrBar("capeval", "step", shown=len(batch.candidates) >= PROGRESS_FROM) as bar:
@@ -208,6 +215,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS)
     refuse_unused_metric_options(args, keys, default=not args.metrics)
+    more_options = metric_options(args, keys)
     plan_outputs(
         args,
         [
@@ -236,6 +244,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             args.spice_parser,
             args.spice_max_words,
             worker_count(args.workers),
+            more_options,
         )
     warn_left_out(results, batch.image_ids)
     # which references, digested once for every output that names them: a signature names
@@ -280,6 +289,7 @@ def add_parser(sub: Any) -> None:
     )
     score.add_argument("--json", action="store_true", help="print a JSON object on stdout")
     add_scoring_options(score)
+    add_metric_option_option(score)
     score.add_argument(
         "--embeddings",
         metavar="PATH",

@@ -21,6 +21,8 @@ from capeval_core.metrics import (
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
+    if args.options:
+        return _print_options()
     for key in available_keys():
         cls = metric_class(key)
         direction = "higher is better" if cls.higher_is_better else "lower is better"
@@ -32,6 +34,20 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
             keys = [k for k, c in REPORTED_KEYS.items() if c is cls]
             print(f"{key:<15} {' '.join(keys)} (all of {cls.name}'s keys)")
     print(f"{COCO_CAPTION_SET:<15} {' '.join(COCO_CAPTION_KEYS)} (what coco-caption reports)")
+    return 0
+
+
+def _print_options() -> int:
+    """Each metric's options (``--option METRIC.NAME=VALUE``): name, type and default."""
+    import dataclasses
+
+    from capeval_core.cli.arguments import OWN_FLAGS
+
+    for key, cls in METRICS.items():
+        for f in dataclasses.fields(cls.Config):
+            default = "" if f.default is dataclasses.MISSING else f"default {f.default!r}"
+            flag = f" (its flag: {OWN_FLAGS[key, f.name]})" if (key, f.name) in OWN_FLAGS else ""
+            print(f"{key + '.' + f.name:<26} {f.type!s:<42} {default}{flag}")
     return 0
 
 
@@ -68,6 +84,12 @@ def _cmd_train_i2ce(args: argparse.Namespace) -> int:
 def add_parsers(sub: Any) -> None:
     """The ``metrics``, ``info`` and ``train-i2ce`` subcommands, and train-i2ce's options."""
     metrics = sub.add_parser("metrics", help="list the metric keys")
+    metrics.add_argument(
+        "--options",
+        action="store_true",
+        help="list each metric's options instead (score, compare and correlate take them as "
+        "--option METRIC.NAME=VALUE)",
+    )
     metrics.set_defaults(func=_cmd_metrics)
     info = sub.add_parser("info", help="list the resources capeval finds")
     info.set_defaults(func=_cmd_info)
