@@ -16,6 +16,11 @@ from capeval_ui.formats import literal
 GENERATED = "Generated from COCO val2014 captions (synthetic)"
 UPLOADED = "Upload a pairwise file"
 LOADED = "The pairwise set loaded on the Judgments page"
+MAP_ON_JUDGMENTS = (
+    "Columns named otherwise? Load the file on the Judgments page (format pairwise), which "
+    "maps a file's columns to these, then choose “The pairwise set loaded on the Judgments "
+    "page” here."
+)
 DISTRACTORS_UNUSED = "a distractor file is used only with “Upload a pairwise file”"
 
 
@@ -127,6 +132,8 @@ if source == UPLOADED:
         # changes nothing here, and "The file was not loaded" read as that file's error
         name, message = st.session_state["distractor_error"]
         st.error(f"{literal(name)} was not loaded{_kept(short)}. {choices.page_message(message)}")
+        if "missing required column" in message:  # the Judgments page maps a file's columns
+            st.info(MAP_ON_JUDGMENTS, icon=":material/info:")
 
 if short is not None:
     st.stop()  # the URL stays the link's until the user uploads a file or opens the demo

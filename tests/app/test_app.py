@@ -885,6 +885,8 @@ def test_a_robustness_file_not_loaded_says_what_is_shown_instead() -> None:
         "pairs.csv was not loaded; the generated set is shown until a file is loaded. "
         "pairs.csv, line 1, column 'preferred': missing required column"
     ), said
+    # the page has no column mapping: it points to the Judgments page, which has
+    assert any("Load the file on the Judgments page (format pairwise)" in i.value for i in at.info)
     good = "candidate_a,candidate_b,references,preferred\na dog,a cat,a dog runs,a\n"
     at.file_uploader(key="distractor_file").set_value(("d.csv", good.encode(), "text/csv"))
     at.run()
