@@ -41,7 +41,7 @@ import numpy as np
 
 from capeval_core import progress
 from capeval_core.errors import CapevalError, MachineWarning
-from capeval_core.metrics import Batch, metric_class
+from capeval_core.metrics import Batch, is_builtin, metric_class
 from capeval_core.metrics.base import Metric, collector_paused
 from capeval_core.resources import discard_damaged, worker_cap, write_cache_entry
 from capeval_core.results import Signature
@@ -76,16 +76,19 @@ def scores_cache_dir() -> Path:
 
 def cacheable(signature: str) -> bool:
     """Whether numbers of ``signature`` may be read from and written to the disk cache: those
-    of capeval's own tokenizers. A tokenizer of your own is known by a name alone (it may
-    not take one of capeval's: ``get_tokenizer``), so a cache would give an edit of its code
-    the numbers of the code before.
+    of capeval's own metrics with its own tokenizers. A tokenizer or a metric of your own is
+    known by a name alone (a tokenizer may not take one of capeval's: ``get_tokenizer``), so
+    a cache would give an edit of its code the numbers of the code before.
 
     >>> cacheable("rouge_l|beta:1.2|tok:ptb-corenlp-3.4.1|capeval:1")
     True
     >>> cacheable("rouge_l|beta:1.2|tok:mine|capeval:1")
     False
+    >>> cacheable("mine|tok:ptb-corenlp-3.4.1|capeval:1")
+    False
     """
-    return Signature.parse(signature).tokenizer in SIGNATURE_NAMES
+    parsed = Signature.parse(signature)
+    return parsed.tokenizer in SIGNATURE_NAMES and is_builtin(parsed.metric)
 
 
 def cache_path(digest: str, signature: str, extra: str = "") -> Path:

@@ -56,6 +56,17 @@ def metric_class(key: str) -> type[Metric]:
     return cls
 
 
+def is_builtin(key: str) -> bool:
+    """Whether ``key`` names one of capeval's own metrics, not a class put in the registry
+    by hand: its code has a version (capeval's) that a signature names.
+
+    >>> is_builtin("bleu"), is_builtin("cider_d"), is_builtin("mine")
+    (True, True, False)
+    """
+    cls = METRICS.get(key) or REPORTED_KEYS.get(key) or OPTIONAL_KEYS.get(key)
+    return cls is not None and cls in _METRICS
+
+
 def check_reported_key(key: str) -> None:
     """A key whose values come from scoring items: a metric's or one it reports, not SPICE's
     categories (their corpus values need the set's statistics: ``capeval compare``,

@@ -23,6 +23,7 @@ import numpy as np
 
 from capeval_core._version import __version__
 from capeval_core.errors import (
+    CapevalError,
     DegenerateCorpusWarning,
     InputError,
     ItemsLeftOutWarning,
@@ -430,6 +431,12 @@ class Metric(ABC):
             for i, (value, details) in enumerate(self.score_items(batch, prepared)):
                 scores = value if isinstance(value, Mapping) else {self.primary_key(): float(value)}
                 segments.append(SegmentScore(i, self.primary_key(), scores, details))
+            if len(segments) != len(batch):  # a metric of one's own: its corpus value was
+                # the mean of the scores it gave, and a join by position misplaced them
+                raise CapevalError(
+                    f"metric {self.key!r} gave {len(segments):,} scores for "
+                    f"{len(batch):,} items: it must give one per item"
+                )
             corpus, corpus_details = self.aggregate(segments, prepared)
         return MetricResult(
             self.primary_key(), corpus, tuple(segments), self.signature(), corpus_details, notes
