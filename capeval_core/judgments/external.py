@@ -72,14 +72,21 @@ def check_name(name: str, existing: Sequence[str] = ()) -> str:
             f"external metric name {name!r}: use letters, digits, '_', '.' or '-' "
             "(starting with a letter or digit)"
         )
-    if name in METRICS or name in REPORTED_KEYS or name in OPTIONAL_KEYS:
+    builtin = {_folded(k): k for k in (*METRICS, *REPORTED_KEYS, *OPTIONAL_KEYS)}
+    if _folded(name) in builtin:  # "CIDEr-D" and "BLEU_4" too: shown beside cider_d, bleu_4
+        same = "" if name in builtin.values() else f" ({builtin[_folded(name)]}, spelt otherwise)"
         raise InputError(
-            f"external metric name {name!r} is a built-in metric key; rename it "
+            f"external metric name {name!r} is a built-in metric key{same}; rename it "
             f"(e.g. {name + '_own'!r}) so the two are never confused"
         )
     if name in existing:
         raise InputError(f"the set already has an external metric named {name!r}")
     return name
+
+
+def _folded(name: str) -> str:
+    """A name without case and separators: "CIDEr-D", "cider_d" and "Cider.D" are one."""
+    return re.sub(r"[-_.\s]", "", name).casefold()
 
 
 def is_index_column(name: str) -> bool:

@@ -93,6 +93,18 @@ def test_every_reported_key_is_refused_as_an_external_name(tmp_path, name):
         add_metric_scores(js, name, np.linspace(0, 1, len(js)))
 
 
+@pytest.mark.parametrize(
+    ("name", "key"), [("CIDEr-D", "cider_d"), ("BLEU_4", "bleu_4"), ("rouge-l", "rouge_l")]
+)
+def test_a_builtin_key_spelt_otherwise_is_refused_as_an_external_name(tmp_path, name, key):
+    """ "CIDEr-D" was accepted while "cider_d" was refused, and the CLI's table showed a row
+    CIDEr-D under the built-in cider_d: case and separators no longer tell them apart."""
+    js = load_judgments(_csv(tmp_path), "graded")
+    with pytest.raises(InputError, match=f"is a built-in metric key \\({key}, spelt otherwise\\)"):
+        add_metric_scores(js, name, np.linspace(0, 1, len(js)))
+    add_metric_scores(js, "cider_like", np.linspace(0, 1, len(js)))  # a name of its own
+
+
 def test_a_metric_named_as_the_human_score_is_refused(tmp_path):
     """The judgment file given as its own scores file added a metric `quality` correlating
     1.0 with the human score `quality`, and a Williams row for it."""
