@@ -308,12 +308,25 @@ _WRITTEN = "_url_written"
 _WRITTEN_BEFORE = "_url_written_before"
 
 
+def _history_navigation() -> bool:
+    """Whether this run is the browser's Back or Forward (Streamlit's run context says so)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    return bool(getattr(get_script_run_ctx(), "is_history_navigation", False))
+
+
 def link_is_new() -> bool:
     """Whether the URL names inputs the app has not seen in this session: a shared link, a
-    reload (a new session), an address typed or edited, the browser's Back."""
+    reload (a new session), an address typed or edited, the browser's Back and Forward.
+    Back to the URL of the change before was one the app had written (a late echo, above),
+    so the page kept its inputs and wrote them again: the first Back did nothing. A run the
+    browser's history starts is a link whenever its URL is not the one last written."""
     url = _url()
+    written = st.session_state.get(_WRITTEN, [])
+    if _history_navigation():
+        return bool(url) and url != (written[-1] if written else st.session_state.get(_SEEN))
     seen = st.session_state.get(_SEEN)
-    own = (*st.session_state.get(_WRITTEN_BEFORE, []), *st.session_state.get(_WRITTEN, []))
+    own = (*st.session_state.get(_WRITTEN_BEFORE, []), *written)
     return bool(url) and url != seen and url not in own
 
 

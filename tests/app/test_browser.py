@@ -198,6 +198,32 @@ def test_compare_caption_survives_a_visit_to_another_page(server, visitor) -> No
     _assert_local(requests, url)
 
 
+def test_back_and_forward_undo_and_redo_a_change(server, visitor) -> None:  # type: ignore[no-untyped-def]
+    """Back after a change: the URL of the state before is one the app wrote itself, which it
+    took for a late echo of its own, so the page kept its inputs and wrote them again: the
+    first Back did nothing, and the state before the change could not be reached."""
+    url, log = server
+    page, requests = visitor
+    page.goto(f"{url}/compare-captions")
+    _wait_for_page(page, "compare-captions", "Compare captions")
+    area = page.get_by_label("Candidate caption (A)", exact=True)
+    before = area.input_value()
+    caption = "a dog jumps to catch a frisbee in a park"
+    _commit_text_area(page, "Candidate caption (A)", caption)
+    page.get_by_text(f"A: {caption}").wait_for()
+    _settle(page)
+    page.go_back()
+    page.get_by_text(f"A: {before}").wait_for()
+    _settle(page)
+    assert area.input_value() == before and "frisbee" not in page.url
+    page.go_forward()
+    page.get_by_text(f"A: {caption}").wait_for()
+    _settle(page)
+    assert area.input_value() == caption and "frisbee" in page.url
+    _assert_no_error(page, log)
+    _assert_local(requests, url)
+
+
 def test_compare_link_opens_its_example_and_two_candidates(server, visitor) -> None:  # type: ignore[no-untyped-def]
     url, log = server
     page, requests = visitor
