@@ -249,11 +249,23 @@ _SHORT_PIPES = re.compile(r"(?<!\|)\|{1,2}(?!\|)")
 
 
 def row_id(row: Row, columns: Sequence[str], path: Any, fallback: int) -> str:
-    if "id" in columns:
-        value = text_cell(row.values.get("id"), path, row, "id").strip()
-        if value:
-            return value
-    return str(fallback)
+    """A row's ``id`` cell, or ``fallback`` (its line or record number) in a file without
+    an ``id`` column. A blank cell in a file that has one is refused: numbering that row by
+    its line joined it to another row of a scores file, or called it a duplicate of the id
+    its line number happened to match."""
+    if "id" not in columns:
+        return str(fallback)
+    value = text_cell(row.values.get("id"), path, row, "id").strip()
+    if not value:
+        by = "line" if fallback == row.line else "record"  # a JSON array's rows: by record
+        raise cell_error(
+            path,
+            row,
+            "id",
+            f"empty id cell: give every row an id, or leave the column out (rows are then "
+            f"numbered by {by})",
+        )
+    return value
 
 
 def numeric_columns(columns: Sequence[str], rows: Sequence[Row], exclude: set[str]) -> list[str]:
