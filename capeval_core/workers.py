@@ -88,8 +88,36 @@ def main_left_alone() -> Iterator[None]:
             main.__dict__.update(saved)
 
 
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """While processes start, Ctrl-C (SIGINT) waits in this thread: a process started
+    meanwhile starts with it held too, until its :func:`_setup` ignores it. A terminal sends
+    Ctrl-C to every process of its group, and a worker it reached while importing capeval
+    printed a traceback of its own. A Ctrl-C that came meanwhile arrives here at the end.
+
+    The multiprocessing resource tracker is started first: starting it releases SIGINT in
+    the starting thread (it holds SIGINT itself for its own start)."""
+    if not hasattr(signal, "pthread_sigmask"):  # no signal masks on this platform
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    with contextlib.suppress(Exception):  # none here: the processes start without it
+        resource_tracker.ensure_running()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _setup(increment: int, initializer: Callable[..., None] | None, initargs: tuple) -> None:
-    """Runs first in each worker: its priority, then the caller's initializer."""
+    """Runs first in each worker: Ctrl-C ignored (the process that started it hears it
+    and stops its workers, which printed a traceback each), its priority, then the
+    caller's initializer."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # held while it started (:func:`_interrupts_held`)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if increment:
         with contextlib.suppress(OSError, AttributeError):  # no os.nice on this platform
             os.nice(increment)
@@ -131,7 +159,7 @@ class WorkerPool:
     def start(self) -> WorkerPool:
         """Begin starting every worker now (the pool would start one per submitted task),
         without the main script (:func:`main_left_alone`)."""
-        with main_left_alone():
+        with main_left_alone(), _interrupts_held():
             for _ in range(self.workers):
                 self._executor.submit(_started)
         return self
@@ -139,7 +167,7 @@ class WorkerPool:
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future:
         """``fn(*args)`` in a worker (raises ``BrokenProcessPool`` once a worker died). A pool
         not started starts a worker here: without the main script too."""
-        with main_left_alone():
+        with main_left_alone(), _interrupts_held():
             return self._executor.submit(fn, *args)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:

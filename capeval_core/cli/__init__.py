@@ -24,9 +24,11 @@ import argparse
 import contextlib
 import errno
 import os
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from capeval_core._version import __version__
@@ -117,10 +119,15 @@ def refuse_empty_paths(args: argparse.Namespace) -> None:
             )
 
 
+#: the exit status of a run stopped by Ctrl-C (128 + SIGINT, as a shell gives it)
+INTERRUPTED = 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (2 for bad input, as argparse does)."""
+    """Entry point; returns the exit status (2 for bad input, as argparse does; 130 when
+    stopped by Ctrl-C)."""
     args = build_parser().parse_args(argv)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _one_interrupt():
         flags = command_flags(args)
         warnings.showwarning = _one_line_warnings(warnings.showwarning, flags)
         try:
@@ -128,6 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             status = args.func(args)
             sys.stdout.flush()  # a full disk is said here, not at the interpreter's exit
             return status
+        except KeyboardInterrupt:
+            # Ctrl-C: said in one line, where it was a traceback (from each worker too); the
+            # blocks it left stopped the workers, and no output file was begun in place
+            print("capeval: interrupted", file=sys.stderr)
+            return INTERRUPTED
         except CapevalError as exc:
             print(f"capeval: error: {cli_message(str(exc), flags)}", file=sys.stderr)
             return 2
@@ -143,6 +155,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             reason = exc.strerror or str(exc)
             print(f"capeval: error: could not write the output: {reason}", file=sys.stderr)
             return 2
+
+
+@contextlib.contextmanager
+def _one_interrupt() -> Iterator[None]:
+    """While a command runs, its first Ctrl-C raises KeyboardInterrupt and the next ones are
+    ignored, so that the clean-up the first starts (the workers stopped, unfinished outputs
+    removed, "interrupted" said) ends without a second traceback. Only in the main thread,
+    and only over Python's own handler (a program that calls :func:`main` with a handler of
+    its own keeps it)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+
+    def interrupted(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: the errors of a write to standard output that no input causes: a full disk or quota, a
