@@ -146,10 +146,15 @@ class CaptionParser:
             found.update(self._read_cache([t for t in wanted if t not in found]))
         missing = [t for t in wanted if t not in found]
         if missing:
-            fresh = self._parse_missing(missing)
+            fresh: dict[str, tuple[Tuple, ...]] = {}
+            try:
+                self._parse_missing(missing, fresh)
+            finally:
+                # a parse stopped part way (Ctrl-C, the app's Cancel, an error) keeps what it
+                # parsed, so the next run goes on from there: it kept none of it
+                if self.use_cache and fresh:
+                    self._write_cache(fresh)
             found.update(fresh)
-            if self.use_cache:
-                self._write_cache(fresh)
         return found
 
     def uncached(self, texts: Sequence[str]) -> list[str]:
@@ -173,8 +178,15 @@ class CaptionParser:
         self._load()
         return self._module.parse_texts(self._loaded, texts, self.batch_size)
 
-    def _parse_missing(self, missing: list[str]) -> dict[str, tuple[Tuple, ...]]:
-        """Parse in this process and, for large batches, in spawned workers too.
+    def _parse_here(self, texts: Sequence[str], out: dict[str, tuple[Tuple, ...]]) -> None:
+        """Parse ``texts`` in this process into ``out``, one at a time, so that a parse
+        stopped part way has its parsed texts in ``out``."""
+        for text in texts:
+            (out[text],) = self.tuples_of([text])
+
+    def _parse_missing(self, missing: list[str], out: dict[str, tuple[Tuple, ...]]) -> None:
+        """Parse ``missing`` into ``out``, in this process and, for large batches, in
+        spawned workers too (``out`` holds what was parsed when it is stopped).
 
         The chunks are queued for the workers in order while this process takes them from
         the back; each side claims a chunk before parsing it (:class:`~capeval_core.workers.
@@ -183,10 +195,10 @@ class CaptionParser:
         """
         workers = self.n_process - 1 if len(missing) >= self.parallel_min else 0
         if workers <= 0:
-            return dict(zip(missing, self.tuples_of(missing), strict=True))
+            self._parse_here(missing, out)
+            return
         size = max(self.min_chunk, len(missing) // (8 * self.n_process))
         chunks = [missing[k : k + size] for k in range(0, len(missing), size)]
-        out: dict[str, tuple[Tuple, ...]] = {}
         try:
             channel = multiprocessing.get_context("spawn").Queue()  # the workers' long parses
             claims = Claims(len(chunks))
@@ -196,13 +208,14 @@ class CaptionParser:
             parse = functools.partial(_parse_in_worker, self.parser)
             futures = [pool.submit(parse, chunk, i) for i, chunk in enumerate(chunks)]
         except (OSError, RuntimeError):  # no process support here: parse everything in-process
-            return dict(zip(missing, self.tuples_of(missing), strict=True))
+            self._parse_here(missing, out)
+            return
         here: set[int] = set()
         with pool:
             for i in reversed(range(len(chunks))):
                 if not claims.claim(i):  # the workers have come this far
                     break
-                out.update(zip(chunks[i], self.tuples_of(chunks[i]), strict=True))
+                self._parse_here(chunks[i], out)
                 here.add(i)
             for i, (chunk, future) in enumerate(zip(chunks, futures, strict=True)):
                 if i in here:
@@ -214,7 +227,6 @@ class CaptionParser:
                 except (BrokenProcessPool, OSError):  # a worker died: parse its chunk here
                     parsed = self.tuples_of(chunk)
                 out.update(zip(chunk, parsed, strict=True))
-        return out
 
     def _connect(self) -> sqlite3.Connection | None:
         """The parse cache, created on demand. A file that is not a SQLite database, is
