@@ -837,6 +837,32 @@ def check_output(path: str | os.PathLike[str], *, option: str = "output") -> Pat
     return p
 
 
+def check_output_folder(path: str | os.PathLike[str], *, option: str = "--output") -> Path:
+    """A folder a run writes its files into, refused before the work where it could not be:
+    a file, under a file, or in a place that takes no new files (read-only, no permission).
+    A folder that does not exist yet is made by the run (with its parents)."""
+    if not str(path):
+        raise InputError(f"{option} is empty: give a folder name")
+    p = Path(path)
+    try:
+        existing = next(q for q in (p, *p.parents) if q.exists() or q.is_symlink())
+        is_dir = existing.is_dir()
+    except (OSError, ValueError, StopIteration) as exc:  # ValueError: a NUL byte in the name
+        raise InputError(
+            f"{option} {str(p)!r}: not a usable folder name ({_reason(exc)})"
+        ) from None
+    if not is_dir:
+        what = "is a file" if existing == p else f"is under {existing}, a file"
+        raise InputError(f"{option} {p}: {what}; give a folder (its files are written there)")
+    try:  # a probe file: a read-only folder or mount, or one without permission, is found now
+        fd, tmp = tempfile.mkstemp(prefix=".capeval.", suffix=".probe", dir=existing)
+    except OSError as exc:
+        raise InputError(f"{option} {p}: cannot write in {existing} ({_reason(exc)})") from None
+    os.close(fd)
+    Path(tmp).unlink(missing_ok=True)
+    return p
+
+
 def is_stream(path: Path) -> bool:
     """Whether an output path is an existing device or pipe (``/dev/null``, ``/dev/stdout``,
     a fifo): written to as it is, where replacing it by a file (as a file output is, once

@@ -61,6 +61,10 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_train_i2ce(args: argparse.Namespace) -> int:
+    from capeval_core.files import check_output_folder
+
+    # before training (it was found after it, the weights lost) and before torch is needed
+    check_output_folder(args.output)
     try:
         import torch  # noqa: F401  (optional: only training needs it)
     except ImportError:

@@ -316,9 +316,11 @@ def train(cfg: TrainConfig, output: Path, *, command: str = "", progress: bool =
     from tqdm import tqdm
 
     from capeval_core.embeddings import default_embeddings
+    from capeval_core.files import check_output_folder
     from capeval_core.resources import coco_captions, package_version
     from capeval_core.tokenize import get_tokenizer
 
+    check_output_folder(output, option="output")  # before the training, not after it
     require_torch()
     t0 = time.perf_counter()
     torch.manual_seed(cfg.seed)
