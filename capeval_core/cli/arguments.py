@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import math
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -159,6 +160,32 @@ def metric_option(text: str) -> tuple[str, str, Any]:
     except (ValueError, CapevalError) as exc:
         raise argparse.ArgumentTypeError(f"{cls.key}.{name}={raw.strip()!r}: {exc}") from None
     return cls.key, name, value
+
+
+def json_takes_no_value(command: str) -> Callable[[list[str]], str]:
+    """``COMMAND --json -``, ``--json=-`` (or ``--json OUT``, as ``compare`` takes it) said in
+    one line, the same for each spelling, for a command whose ``--json`` is a switch (as the
+    README writes it) that prints on standard output (a command with no positional argument,
+    so a word after it is no other option's)."""
+
+    def refuses(argv: list[str]) -> str:
+        for option, after in itertools.pairwise([*argv, ""]):
+            if option == "--":
+                return ""
+            name, equals, value = option.partition("=")
+            if (
+                len(name) > 2
+                and "--json".startswith(name)
+                and (equals or after == "-" or (after and not after.startswith("-")))
+            ):
+                given = value if equals else after
+                return (
+                    f"{command}'s --json takes no value (got {files.printable(given)!r}): it "
+                    "prints the JSON on standard output"
+                )
+        return ""
+
+    return refuses
 
 
 def add_metric_option_option(sub: argparse.ArgumentParser) -> None:

@@ -19,6 +19,7 @@ from capeval_core.cli.arguments import (
     add_tokenizer_option,
     check_human,
     given_options,
+    json_takes_no_value,
     limits_of,
     metric_keys,
     refuse_unused,
@@ -336,6 +337,7 @@ def add_parser(sub: Any) -> None:
     )
     add_limit_options(pert, unset=True)  # a judgment file as --dataset is held to them
     pert.set_defaults(func=_cmd_perturb)
+    pert.refuses = json_takes_no_value("perturb")
 
     def helps() -> None:  # the registries' names, imported for --help only
         from capeval_core.judgments import LOADERS

@@ -4,7 +4,6 @@ JSON and per-image files."""
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 import warnings
@@ -23,6 +22,7 @@ from capeval_core.cli.arguments import (
     add_scoring_options,
     add_workers_option,
     check_spice_parser,
+    json_takes_no_value,
     limits_of,
     metric_keys,
     metric_options,
@@ -299,26 +299,4 @@ def add_parser(sub: Any) -> None:
     add_workers_option(score)
     add_limit_options(score)
     score.set_defaults(func=_cmd_score)
-    score.refuses = _json_takes_no_value
-
-
-def _json_takes_no_value(argv: list[str]) -> str:
-    """``score --json -``, ``--json=-`` (or ``--json OUT``, as ``compare`` takes it) said in one
-    line, the same for each spelling: score's ``--json`` is a switch, as the README writes it,
-    and prints on standard output (score has no positional argument, so a word after it is
-    no other option's)."""
-    for option, after in itertools.pairwise([*argv, ""]):
-        if option == "--":
-            return ""
-        name, equals, value = option.partition("=")
-        if (
-            len(name) > 2
-            and "--json".startswith(name)
-            and (equals or after == "-" or (after and not after.startswith("-")))
-        ):
-            given = value if equals else after
-            return (
-                f"score's --json takes no value (got {files.printable(given)!r}): it prints "
-                "the JSON on standard output"
-            )
-    return ""
+    score.refuses = json_takes_no_value("score")

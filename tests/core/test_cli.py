@@ -198,6 +198,11 @@ def test_unknown_metric(tmp_path):
             ["score", "--results", "r.json", "b.json", "--json"],
             "capeval score: error: unrecognized arguments: b.json (see `capeval score --help`)",
         ),
+        (  # perturb's --json is a switch too: it said "unrecognized arguments: x.json"
+            ["perturb", "--candidate", "a dog", "--reference", "a dog", "--json", "x.json"],
+            "capeval perturb: error: perturb's --json takes no value (got 'x.json'): it prints "
+            "the JSON on standard output (see `capeval perturb --help`)",
+        ),
         (
             ["compare", "--results", "r.json", "--bogus", "1"],
             "capeval compare: error: unrecognized arguments: --bogus 1 (see `capeval compare "
