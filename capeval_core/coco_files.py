@@ -580,7 +580,7 @@ def load_coco(
         lines = record_lines(text)
         shown = named_at(missing, lambda k: record_place(records[k], lines))
         raise InputError(
-            f"{len(missing)} image_id(s) of {results_name} have no reference in "
+            f"{len(missing):,} image_id(s) of {results_name} have no reference in "
             f"{refs.source}: {shown}"
         )
     listed = {"images": list(refs.images)} if refs.images else {}

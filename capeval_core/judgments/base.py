@@ -788,6 +788,8 @@ def format_from_suffix(path: str | os.PathLike[str]) -> str:
         "jsonl": "jsonl",
         "ndjson": "jsonl",
     }.get(suffix)
+    if fmt is None and suffix in ("gz", "gzip"):  # as every other reader says it
+        raise format_error(path, "this file is gzip-compressed; decompress it first")
     if fmt is None:
         raise format_error(
             path,

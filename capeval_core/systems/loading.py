@@ -292,9 +292,9 @@ def load_systems(
         if missing or extra:
             parts = []
             if missing:
-                parts.append(f"lacks {len(missing)} image_id(s) of {first_file}: {_shown(missing)}")
+                parts.append(f"lacks {len(missing):,} image_id(s) of {first_file}: {_shown(missing)}")
             if extra:
-                parts.append(f"has {len(extra)} image_id(s) {first_file} lacks: {_shown(extra)}")
+                parts.append(f"has {len(extra):,} image_id(s) {first_file} lacks: {_shown(extra)}")
             raise CoverageError(f"results file {file} {'; and '.join(parts)}")
     if not shared:
         raise InputError(
@@ -308,7 +308,7 @@ def load_systems(
     missing = [k for k in first if k not in refs.captions]
     if missing:
         raise InputError(
-            f"{len(missing)} image_id(s) of {first_file} have no reference in {refs.source}: "
+            f"{len(missing):,} image_id(s) of {first_file} have no reference in {refs.source}: "
             f"{named_at(missing, read[0][2])}"
         )
     listed = {"images": list(refs.images)} if refs.images else {}

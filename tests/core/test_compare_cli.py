@@ -740,3 +740,14 @@ def test_the_report_names_the_spice_word_limit_by_its_flag(tmp_path):
     code, out, err = _run(*argv)
     assert code == 0, err
     assert "(--spice-max-words)" in out and "(max_sentence_words)" not in out
+
+
+def test_counts_of_missing_image_ids_are_written_with_thousands_separators(tmp_path):
+    """ "lacks 2990 image_id(s)": every other message writes 1,000."""
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps([{"image_id": i, "caption": "a dog"} for i in range(1200)]))
+    b.write_text(json.dumps([{"image_id": i, "caption": "a dog"} for i in range(199)]))
+    refs = tmp_path / "refs.json"
+    refs.write_text(json.dumps({str(i): ["a dog runs"] for i in range(1200)}))
+    code, _, err = _run("compare", "--results", a, b, "--annotations", refs, "--metrics", "bleu_4")
+    assert code == 2 and "lacks 1,001 image_id(s) of" in err, err

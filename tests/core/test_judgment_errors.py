@@ -721,3 +721,17 @@ def test_a_json_true_score_is_named_as_the_file_writes_it(tmp_path):
     assert str(info.value).endswith("column 'score': not a number: true"), str(info.value)
     path.write_text(rows + '{"candidate": "a cat", "references": ["a cat sits"], "score": null}')
     assert load_judgments(path, "graded").dropped == {"missing human score in column 'score'": 1}
+
+
+def test_a_gzipped_judgment_file_is_said_as_every_reader_says_it(tmp_path):
+    """ "cannot tell the format from the suffix 'gz'", where the results reader says what the
+    file is."""
+    import gzip
+
+    from capeval_core.errors import JudgmentFormatError
+    from capeval_core.judgments import load_judgments
+
+    path = tmp_path / "g.csv.gz"
+    path.write_bytes(gzip.compress(b"candidate,references,score\na dog,a dog,1\n"))
+    with pytest.raises(JudgmentFormatError, match=r"g\.csv\.gz: this file is gzip-compressed; "):
+        load_judgments(path, "graded")
