@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from capeval_core.errors import InputError, MissingResourceError, ResourceError
+from capeval_core.files import byte_order_mark
 from capeval_core.once import once
 
 if TYPE_CHECKING:  # gensim is imported lazily: it takes a while and only WMD/MEAN need it
@@ -330,6 +331,11 @@ def detect_format(path: str | Path) -> tuple[str, tuple[int, int] | None, bool]:
     try:
         with _open(path, gzipped) as fh:
             first = fh.readline(1 << 20)
+            if encoding := byte_order_mark(first):  # as every other reader says it
+                raise ResourceError(
+                    f"embeddings file {path}: this file is {encoding} text (byte-order mark "
+                    "at offset 0); save it as UTF-8"
+                )
             if not first.strip():
                 raise ResourceError(f"embeddings file {path} is empty (line 1 has no data)")
             header = _parse_header(first)

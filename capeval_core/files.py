@@ -157,6 +157,15 @@ _BOMS = (
 )
 
 
+def byte_order_mark(data: bytes) -> str | None:
+    """The encoding a UTF-16 or UTF-32 byte-order mark at the start of ``data`` names.
+
+    >>> byte_order_mark("a".encode("utf-16")), byte_order_mark(b"a")
+    ('UTF-16 (little-endian)', None)
+    """
+    return next((name for bom, name in _BOMS if data.startswith(bom)), None)
+
+
 #: the first bytes of a gzip file (a ``.json.gz`` given where text is read)
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -177,9 +186,8 @@ def decode_text(data: bytes, fail: Fail) -> str:
     ...
     capeval_core.errors.InputError: x.json.gz: this file is gzip-compressed; decompress it first
     """
-    for bom, name in _BOMS:
-        if data.startswith(bom):
-            raise fail(f"this file is {name} text (byte-order mark at offset 0); save it as UTF-8")
+    if name := byte_order_mark(data):
+        raise fail(f"this file is {name} text (byte-order mark at offset 0); save it as UTF-8")
     if data.startswith(GZIP_MAGIC):
         raise fail("this file is gzip-compressed; decompress it first")
     nul = data.find(b"\x00")

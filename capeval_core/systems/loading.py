@@ -292,7 +292,9 @@ def load_systems(
         if missing or extra:
             parts = []
             if missing:
-                parts.append(f"lacks {len(missing):,} image_id(s) of {first_file}: {_shown(missing)}")
+                parts.append(
+                    f"lacks {len(missing):,} image_id(s) of {first_file}: {_shown(missing)}"
+                )
             if extra:
                 parts.append(f"has {len(extra):,} image_id(s) {first_file} lacks: {_shown(extra)}")
             raise CoverageError(f"results file {file} {'; and '.join(parts)}")

@@ -448,3 +448,18 @@ def test_a_repeated_word_keeps_its_first_vector_in_every_format(tmp_path, binary
     emb = load_embeddings(path)
     assert emb.kv.index_to_key == WORDS
     np.testing.assert_array_equal(emb.kv.vectors, VECTORS)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_utf16_file_is_said_as_every_other_reader_says_it(tmp_path, encoding):
+    """A vectors file saved as UTF-16 said "not valid UTF-8 (invalid start byte at byte 0)";
+    every other reader names the encoding and says to save it as UTF-8."""
+    from capeval_core.errors import ResourceError
+
+    path = tmp_path / "vectors.txt"
+    data = "cat 1 0 0\ndog 0 1 0\n".encode(encoding)
+    if encoding == "utf-16-be":
+        data = b"\xfe\xff" + data
+    path.write_bytes(data)
+    with pytest.raises(ResourceError, match=r"vectors\.txt: this file is UTF-\d\d \(.*\) text"):
+        load_embeddings(path)
