@@ -172,11 +172,11 @@ def _tag_all(todo: list[str], n_process: int | None) -> list[dict[int, str]]:
     (their shares in proportion to their number); a chunk whose worker died is parsed here.
     No queued task is ever cancelled (Python 3.11's pool can then raise in its own thread)."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     from capeval_core.resources import available_cpus
     from capeval_core.spice.stanford_pcfg import MIN_CHUNK, PARALLEL_MIN
+    from capeval_core.workers import WorkerPool
 
     if n_process is None:
         in_worker = multiprocessing.parent_process() is not None
@@ -187,8 +187,8 @@ def _tag_all(todo: list[str], n_process: int | None) -> list[dict[int, str]]:
     size = max(MIN_CHUNK, len(todo) // (4 * n_process))
     chunks = [todo[k : k + size] for k in range(0, len(todo), size)]
     remote = len(chunks) * (n_process - 1) // n_process
-    try:
-        pool = ProcessPoolExecutor(n_process - 1, mp_context=multiprocessing.get_context("spawn"))
+    try:  # capeval's pool: spawned, without the main script, Ctrl-C left to this process
+        pool = WorkerPool(n_process - 1)
         futures = [pool.submit(_tags_of, chunk) for chunk in chunks[:remote]]
     except (OSError, RuntimeError):  # no process support here
         return _tags_of(todo)
