@@ -266,6 +266,8 @@ def paper_table(comparison: SystemsComparison, *, raw: bool = False) -> PaperTab
             return signed(v * scale, decimals)
         return f"{v * scale:.{decimals}f}"
 
+    # one image: every resample is that image, so its "interval" (± 0.0) says nothing
+    one = len(comparison.scores.input) == 1
     values, halves, deltas, ps, marks, numbers = [], [], [], [], [], []
     for s in comparison.systems:
         row_v, row_h, row_d, row_p, row_m = [], [], [], [], []
@@ -274,10 +276,11 @@ def paper_table(comparison: SystemsComparison, *, raw: bool = False) -> PaperTab
             half = (high - low) / 2
             paired = comparison.paired[k].get(s) if s != comparison.baseline else None
             row_v.append(number(comparison.corpus[s][k]))
-            row_h.append(number(half) if math.isfinite(half) else "")
+            row_h.append(number(half) if math.isfinite(half) and not one else "")
             row_d.append(number(paired.delta, sign=True) if paired else "")
             row_p.append(format_p(paired.p_value, resolution) if paired else "")
-            row_m.append(bool(paired and paired.p_value < ALPHA))
+            tested = paired is not None and math.isfinite(paired.p_value)
+            row_m.append(bool(tested and paired.p_value < ALPHA))
             numbers.append(
                 {
                     "system": s,
@@ -285,11 +288,11 @@ def paper_table(comparison: SystemsComparison, *, raw: bool = False) -> PaperTab
                     "metric": lab,
                     "key": k,
                     "value": _rounded(comparison.corpus[s][k] * scale, decimals),
-                    "ci_low": _rounded(low * scale, decimals),
-                    "ci_high": _rounded(high * scale, decimals),
+                    "ci_low": None if one else _rounded(low * scale, decimals),
+                    "ci_high": None if one else _rounded(high * scale, decimals),
                     "delta": _rounded(paired.delta * scale, decimals) if paired else None,
                     "p": row_p[-1] if paired else None,
-                    "significant": row_m[-1] if paired else None,
+                    "significant": row_m[-1] if tested else None,  # None: no test
                 }
             )
         values.append(tuple(row_v))
@@ -329,6 +332,11 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
         f"Values {scale}; ± half the width of the {pct} bootstrap interval over the images "
         f"({r.n_resamples:,} resamples, seed {r.seed}).",
     ]
+    if len(data) == 1:
+        notes[1] = (
+            f"Values {scale}; one image: no interval, and no paired test (every resample is "
+            "that image)."
+        )
     if len(comparison.systems) > 1:
         tests = {
             "bs": f"paired bootstrap resampling ({r.n_resamples:,} resamples; sacrebleu's p, "

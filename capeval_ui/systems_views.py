@@ -90,7 +90,7 @@ def render_paper_table(comparison: SystemsComparison, raw: bool = False) -> None
         )
     columns[3].download_button(
         "Signatures (JSON)",
-        comparison_signatures_text(comparison, "capeval-systems-table.csv"),
+        comparison_signatures_text(comparison, "capeval-systems-table.csv", table.notes),
         file_name="capeval-systems-table.signatures.json",
         mime="application/json",
         key="systems_table_signatures",

@@ -495,10 +495,15 @@ def per_item_text(comparison: SystemsComparison, fmt: str) -> str:
     raise InputError(f"per-image output is csv or json (got {fmt!r})")
 
 
-def comparison_signatures_text(comparison: SystemsComparison, describes: str = "") -> str:
-    """The sidecar JSON of a comparison's per-image CSV: what
+def comparison_signatures_text(
+    comparison: SystemsComparison, describes: str = "", notes: Sequence[str] = ()
+) -> str:
+    """The sidecar JSON of a comparison's per-image CSV or table: what
     :func:`capeval_core.stats.export.signatures_text` writes of any signatures, here each
-    key's signature (metric and resampling) with the systems and the references.
+    key's signature (metric and resampling) with the systems and the references; the images
+    a system's file had and the others did not (``dropped``, when any: the references'
+    digest names the images scored), and ``notes``, what a table says of itself (its scale,
+    images, tests), which a CSV has no place for.
 
     >>> from capeval_core.systems import demo_systems
     >>> data = demo_systems(3)
@@ -509,11 +514,14 @@ def comparison_signatures_text(comparison: SystemsComparison, describes: str = "
     """
     from capeval_core.stats.export import signatures_text
 
+    dropped = comparison.as_dict()["dropped"]
     return signatures_text(
         {k: comparison.signature(k) for k in comparison.keys},
         describes,
         systems=list(comparison.systems),
         **references_fields(comparison.scores.input),
+        **({"dropped": dropped} if any(d["n"] for d in dropped.values()) else {}),
+        **({"notes": list(notes)} if notes else {}),
     )
 
 

@@ -201,3 +201,47 @@ def test_a_delta_that_rounds_to_zero_is_printed_plus_zero():
     s, m = table.systems.index(other), table.keys.index("bleu_4")
     assert table.deltas[s][m] == "+0.0"
     assert "$-$0.0" not in table.render("latex") and "-0.0," not in table.render("csv")
+
+
+def test_a_pair_with_no_test_is_not_called_insignificant():
+    """Two systems sharing one image: no paired test (p NaN, "n/a"), where the CSV said
+    significant=False; and a one-image table printed "± 0.0", an interval of no width."""
+    comparison = fixed_comparison()
+    data = dataclasses.replace(
+        comparison.scores.input,
+        image_ids=(0,),
+        candidates=tuple(c[:1] for c in comparison.scores.input.candidates),
+        references=comparison.scores.input.references[:1],
+    )
+    untested = {
+        k: {s: dataclasses.replace(r, p_bootstrap=math.nan, p_randomization=math.nan)
+            for s, r in per.items()}
+        for k, per in comparison.paired.items()
+    }  # fmt: skip
+    one = dataclasses.replace(
+        comparison, scores=dataclasses.replace(comparison.scores, input=data), paired=untested
+    )
+    table = paper_table(one)
+    frame = pd.read_csv(io.StringIO(table.to_csv()), keep_default_na=False, dtype=str)
+    others = frame[frame["system"] != "Base"]
+    assert (others["significant"] == "").all() and (others["p"] == "n/a").all()
+    assert (frame["ci_low"] == "").all() and (frame["ci_high"] == "").all()
+    assert "±" not in table.render("markdown").split("\n\n")[0]
+    assert "one image: no interval, and no paired test" in table.notes[1]
+    assert "± half the width" in paper_table(comparison).notes[1]  # fifty images: as before
+
+
+def test_the_signatures_of_a_table_keep_its_notes_and_the_images_dropped():
+    """The app's CSV table and its signatures file did not say the scale, the images or that
+    a system's images were dropped (the Markdown and LaTeX say it under the table)."""
+    import json
+
+    from capeval_core.systems import comparison_signatures_text
+
+    comparison = fixed_comparison(dropped=True)
+    table = paper_table(comparison)
+    sidecar = json.loads(comparison_signatures_text(comparison, "t.csv", table.notes))
+    assert sidecar["notes"] == list(table.notes) and "×100" in sidecar["notes"][1]
+    assert sidecar["dropped"]["small|model"] == {"n": 2, "image_ids": [48, 49]}
+    plain = json.loads(comparison_signatures_text(fixed_comparison(), "t.csv"))
+    assert "notes" not in plain and "dropped" not in plain
