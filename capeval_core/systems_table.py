@@ -57,7 +57,7 @@ class PaperTable:
     ``values[s][m]``, ``half_widths[s][m]``, ``deltas[s][m]`` and ``p_values[s][m]`` are the
     printed texts of system ``s`` and metric ``m`` (the baseline's Δ and p are ``""``);
     ``significant[s][m]`` is whether p < 0.05; ``numbers`` holds the same values as numbers
-    (scaled, unrounded) for the CSV; ``notes`` say how the table was made, and
+    (scaled and rounded as printed) for the CSV; ``notes`` say how the table was made, and
     ``signatures`` (label, signature) per metric how each column's numbers were made: the text,
     Markdown and LaTeX give them under the notes, as a paper's footnote would.
     """
