@@ -213,6 +213,8 @@ class PaperTable:
             cells = [_latex(self._row_name(s))]
             for m in range(len(self.keys)):
                 text = self.values[s][m]
+                if text.startswith("-"):  # MEAN, I²CE: a minus sign, as in the Δ rows
+                    text = "$-$" + text[1:]
                 if self.half_widths[s][m]:
                     text += f" $\\pm$ {self.half_widths[s][m]}"
                 if self.significant[s][m]:

@@ -245,3 +245,16 @@ def test_the_signatures_of_a_table_keep_its_notes_and_the_images_dropped():
     assert sidecar["dropped"]["small|model"] == {"n": 2, "image_ids": [48, 49]}
     plain = json.loads(comparison_signatures_text(fixed_comparison(), "t.csv"))
     assert "notes" not in plain and "dropped" not in plain
+
+
+def test_a_negative_value_is_a_minus_sign_in_latex_as_a_negative_delta_is():
+    """MEAN and I²CE range from -1 to 1: a negative corpus value was written with a hyphen
+    ("-3.2"), where the Δ rows write $-$."""
+    comparison = fixed_comparison()
+    corpus = {s: {k: (-v if k == "wmd" else v) for k, v in c.items()} for s, c in
+              comparison.scores.corpus.items()}  # fmt: skip
+    negative = dataclasses.replace(
+        comparison, scores=dataclasses.replace(comparison.scores, corpus=corpus)
+    )
+    latex = paper_table(negative).render("latex")
+    assert "$-$17.9 $\\pm$ 0.4" in latex and " -17.9" not in latex
