@@ -1,3 +1,3 @@
 """Package version, kept apart so every module can import it without cycles."""
 
-__version__ = "0.9.2"
+__version__ = "0.9.3"
