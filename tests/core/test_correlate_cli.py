@@ -1199,17 +1199,24 @@ def test_williams_p_values_are_written_as_the_significance_page_writes_them(tmp_
     assert "(p < 0.001, n = 20)" in str(pearson(range(20), [i + i % 3 for i in range(20)]))
 
 
-def test_a_negative_correlation_in_a_williams_test_is_said_once(tmp_path):
-    """The tests compare |r| (as WMT's), so a distance with r = -0.9 "beat" BLEU-4 with
-    r = +0.3 and read as the better metric: one warning line names the negative ones."""
+def _graded_and_scores(tmp_path, header: str, cells) -> tuple:
+    """The graded file of ROWS and a scores file for it: its ``header`` ("id,<names>") and
+    one line of ``cells(i, human score)`` per row."""
     p = tmp_path / "g.csv"
     p.write_text("id,candidate,references,score\n" + "".join(
         f"{i},{c},{r},{s}\n" for i, (c, r, s) in enumerate(ROWS, start=1)
     ))  # fmt: skip
     scores = tmp_path / "mine.csv"
-    scores.write_text("id,distance\n" + "".join(
-        f"{i},{6 - s + i % 2 / 10}\n" for i, (_, _, s) in enumerate(ROWS, start=1)
+    scores.write_text(f"{header}\n" + "".join(
+        f"{i},{cells(i, s)}\n" for i, (_, _, s) in enumerate(ROWS, start=1)
     ))  # fmt: skip
+    return p, scores
+
+
+def test_a_negative_correlation_in_a_williams_test_is_said_once(tmp_path):
+    """The tests compare |r| (as WMT's), so a distance with r = -0.9 "beat" BLEU-4 with
+    r = +0.3 and read as the better metric: one warning line names the negative ones."""
+    p, scores = _graded_and_scores(tmp_path, "id,distance", lambda i, s: 6 - s + i % 2 / 10)
     code, out, err = _correlate(p, "--metric-scores", str(scores))
     assert code == 0, err
     said = [line for line in err.splitlines() if "absolute correlations" in line]
@@ -1223,9 +1230,7 @@ def test_a_negative_correlation_in_a_williams_test_is_said_once(tmp_path):
     )
     assert said[0].removeprefix("capeval: warning: ") in data["warnings"]
     # none negative: nothing said
-    scores.write_text("id,closeness\n" + "".join(
-        f"{i},{s + i % 2 / 10}\n" for i, (_, _, s) in enumerate(ROWS, start=1)
-    ))  # fmt: skip
+    p, scores = _graded_and_scores(tmp_path, "id,closeness", lambda i, s: s + i % 2 / 10)
     code, _, err = _correlate(p, "--metric-scores", str(scores))
     assert code == 0 and "absolute correlations" not in err, err
 
@@ -1311,15 +1316,9 @@ def test_a_pairwise_file_with_a_missing_vote_is_scored_with_the_pair_dropped_and
 def test_two_metrics_opposed_to_each_other_in_a_williams_test_are_said(tmp_path):
     """Both agree with the humans and disagree with each other: their test takes |r23| (as
     WMT's), which makes its p smaller than the signed test's; a warning says so."""
-    p = tmp_path / "g.csv"
-    p.write_text("id,candidate,references,score\n" + "".join(
-        f"{i},{c},{r},{s}\n" for i, (c, r, s) in enumerate(ROWS, start=1)
-    ))  # fmt: skip
-    scores = tmp_path / "mine.csv"
-    scores.write_text("id,up,down\n" + "".join(
-        f"{i},{s + 3 * (-1) ** i},{s - 3 * (-1) ** i}\n"
-        for i, (_, _, s) in enumerate(ROWS, start=1)
-    ))  # fmt: skip
+    p, scores = _graded_and_scores(
+        tmp_path, "id,up,down", lambda i, s: f"{s + 3 * (-1) ** i},{s - 3 * (-1) ** i}"
+    )
     code, out, err = _correlate(p, "--metric-scores", str(scores))
     assert code == 0, err
     said = [line for line in err.splitlines() if "correlate negatively with each" in line]
@@ -1333,14 +1332,7 @@ def test_the_json_carries_each_correlations_p_value(tmp_path):
     """The library's correlations carry scipy's p-values; the JSON had the statistics alone."""
     from scipy import stats as sps
 
-    p = tmp_path / "g.csv"
-    p.write_text("id,candidate,references,score\n" + "".join(
-        f"{i},{c},{r},{s}\n" for i, (c, r, s) in enumerate(ROWS, start=1)
-    ))  # fmt: skip
-    scores = tmp_path / "mine.csv"
-    scores.write_text("id,mine\n" + "".join(
-        f"{i},{s + (-1) ** i * 0.7 + i / 10}\n" for i, (_, _, s) in enumerate(ROWS, start=1)
-    ))  # fmt: skip
+    p, scores = _graded_and_scores(tmp_path, "id,mine", lambda i, s: s + (-1) ** i * 0.7 + i / 10)
     code, out, err = _correlate(p, "--metric-scores", str(scores))
     assert code == 0, err
     data = json.loads(out)
