@@ -390,7 +390,7 @@ def _references(data: Any) -> str:
     return f"{fields['references']} (sha256 {fields['references_sha256']})"
 
 
-_MARKDOWN_SPECIAL = set("\\`*_[]<>|#~")
+_MARKDOWN_SPECIAL = set("\\`*_[]<>|#~&$")  # & and $ too: an entity (&amp;) or $math$ stays text
 
 
 def _markdown_escape(text: str) -> str:

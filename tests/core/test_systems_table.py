@@ -258,3 +258,11 @@ def test_a_negative_value_is_a_minus_sign_in_latex_as_a_negative_delta_is():
     )
     latex = paper_table(negative).render("latex")
     assert "$-$17.9 $\\pm$ 0.4" in latex and " -17.9" not in latex
+
+
+def test_markdown_keeps_an_entity_and_dollars_in_a_name_as_text():
+    """"R&amp;D" rendered as "R&D", and "$x$" as math on GitHub (the golden table's "A&B_v2"
+    is written "A\\&B\\_v2")."""
+    from capeval_core.systems_table import _markdown_escape
+
+    assert _markdown_escape("R&amp;D $x$") == "R\\&amp;D \\$x\\$"
