@@ -26,7 +26,15 @@ from capeval_core.metrics import COCO_CAPTION_KEYS, available_keys, optional_key
 from capeval_core.stats.resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
 from capeval_core.systems import CoverageError, comparison_signatures_text, dropped_said
 from capeval_core.workers import ApartError
-from capeval_ui import cached, choices, current_tokenizer, state, systems_state, systems_views
+from capeval_ui import (
+    cached,
+    choices,
+    current_tokenizer,
+    state,
+    store,
+    systems_state,
+    systems_views,
+)
 
 DEMO = "Demo: three systems on COCO val2014"
 UPLOAD = "Upload results files"
@@ -288,12 +296,13 @@ trying = None  # the uploaded files this run reads, kept once they read well
 try:
     if source == UPLOAD:
         fresh = bool(files) or annotations is not None
-        if systems_state.linked_files() is not None and not fresh:
+        linked = systems_state.linked_files()
+        if linked is not None and not fresh:
             # a link's files, not on this server: say so, keep its choices, show no numbers
+            why = store.dropped_words(store.FILES, linked, "uploads")
             notice.warning(
-                "This link's results files are not on this server (it was restarted since, "
-                "or the link comes from another machine): upload them again below, and the "
-                "link's choices are kept; or open the demo.",
+                f"This link's results files are not on this server ({why}): upload them "
+                "again below, and the link's choices are kept; or open the demo.",
                 icon=":material/link_off:",
             )
             notice.button("Open the demo instead", key="systems_open_demo", on_click=_open_demo)

@@ -24,23 +24,46 @@ KEEP_SETS = 8
 PREFIX = 16
 
 
+#: how many dropped prefixes a shelf remembers, to say why a link's data is gone (16 bytes
+#: each: a day of a class loading sets)
+REMEMBER_DROPPED = 4096
+
+
 class Shelf:
     """The newest ``keep`` objects put here, by the digest prefix a URL names them with; the
-    oldest beyond ``keep`` is dropped. Locked: every session's script runs in its own thread."""
+    oldest beyond ``keep`` is dropped, and its prefix remembered (:meth:`was_dropped`).
+    Locked: every session's script runs in its own thread."""
 
     def __init__(self, keep: int) -> None:
         self.keep = keep
         self._lock = threading.Lock()
         self._held: OrderedDict[str, object] = OrderedDict()
+        self._dropped: OrderedDict[str, None] = OrderedDict()
 
     def put(self, short: str, obj: object) -> str:
         """Keep ``obj`` under ``short`` (as the newest); returns ``short``."""
         with self._lock:
             self._held.pop(short, None)
+            self._dropped.pop(short, None)
             self._held[short] = obj
             while len(self._held) > self.keep:
-                self._held.popitem(last=False)
+                gone, _ = self._held.popitem(last=False)
+                self._dropped[gone] = None
+            while len(self._dropped) > REMEMBER_DROPPED:
+                self._dropped.popitem(last=False)
         return short
+
+    def was_dropped(self, short: str) -> bool:
+        """Whether ``short`` was held here and dropped for newer ones (a link to it then
+        finds nothing on a server that never restarted: the page says why).
+
+        >>> shelf = Shelf(1)
+        >>> _ = shelf.put("a", 1), shelf.put("b", 2)
+        >>> shelf.was_dropped("a"), shelf.was_dropped("b"), shelf.was_dropped("c")
+        (True, False, False)
+        """
+        with self._lock:
+            return short in self._dropped
 
     def get(self, short: str) -> object | None:
         """What :meth:`put` kept under ``short``, or None (unknown prefix, dropped since, or
@@ -51,6 +74,7 @@ class Shelf:
     def clear(self) -> None:
         with self._lock:
             self._held.clear()
+            self._dropped.clear()
 
 
 #: the judgment sets (Judgments, the meta-evaluation pages, Robustness' distractors)
@@ -95,6 +119,17 @@ def mapping_of(jset: object) -> tuple[str, ...] | None:
 def find_set(short: str) -> object | None:
     """A set :func:`remember_set` kept, or None."""
     return SETS.get(short)
+
+
+def dropped_words(shelf: Shelf, short: str, what: str) -> str:
+    """Why a link's data is not on this server, for its page: dropped for newer ones (the
+    server keeps the last few, whoever loaded them), else a restart or another server."""
+    if shelf.was_dropped(short):
+        return (
+            f"it was loaded on this server, which keeps the {shelf.keep} {what} loaded last "
+            "by anyone using it, and more have been loaded since"
+        )
+    return "it was loaded on another server, or before this one restarted"
 
 
 def forget_all() -> None:

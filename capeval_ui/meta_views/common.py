@@ -83,8 +83,9 @@ def render_missing_set(
     again (``where``; a link to the Judgments page unless it is this page), or open the
     demo (``on_demo``, else the page's demo fallback)."""
     st.warning(
-        f"This link's {what} ({literal(short)}) is not on this server: it was loaded on another "
-        "server, or before this one restarted, and a link cannot carry the file itself. "
+        f"This link's {what} ({literal(short)}) is not on this server: "
+        f"{store.dropped_words(store.SETS, short, 'sets')}, and a link cannot carry the file "
+        "itself. "
         f"Load it again {where} (the choices in this link are kept), or open the demo. "
         "Nothing is computed until you do.",
         icon=":material/link_off:",

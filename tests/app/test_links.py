@@ -476,6 +476,29 @@ def test_a_link_to_an_uploaded_set_after_a_restart_says_so_and_keeps_its_choices
     assert again.selectbox(key="human_column").value == "quality"
 
 
+def test_a_link_to_a_set_dropped_for_newer_ones_says_so_not_a_restart() -> None:
+    """The server keeps the last sets loaded by anyone: in a class, the ninth student's set
+    dropped the first's, and the first's link said the server had restarted."""
+    at = _open("app_pages/judgments.py")
+    _upload(at)
+    link = _params(at)
+
+    class Newer:
+        def __init__(self, i: int) -> None:
+            self.content_digest = f"{i:016x}" + "0" * 48
+
+    for i in range(store.KEEP_SETS):
+        store.remember_set(Newer(i))
+    again = _open("app_pages/correlations.py", **link)
+    (said,) = [w.value for w in again.warning if "is not on this server" in w.value]
+    assert f"which keeps the {store.KEEP_SETS} sets loaded last by anyone" in said, said
+    assert "restarted" not in said
+    store.forget_all()  # a restart: said as before
+    again = _open("app_pages/correlations.py", **link)
+    (said,) = [w.value for w in again.warning if "is not on this server" in w.value]
+    assert "before this one restarted" in said
+
+
 def test_open_the_demo_is_the_users_choice() -> None:
     at = _open("app_pages/judgments.py")
     _upload(at)

@@ -261,7 +261,7 @@ def test_a_negative_value_is_a_minus_sign_in_latex_as_a_negative_delta_is():
 
 
 def test_markdown_keeps_an_entity_and_dollars_in_a_name_as_text():
-    """"R&amp;D" rendered as "R&D", and "$x$" as math on GitHub (the golden table's "A&B_v2"
+    """ "R&amp;D" rendered as "R&D", and "$x$" as math on GitHub (the golden table's "A&B_v2"
     is written "A\\&B\\_v2")."""
     from capeval_core.systems_table import _markdown_escape
 
