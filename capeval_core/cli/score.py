@@ -24,6 +24,7 @@ from capeval_core.cli.arguments import (
     check_spice_parser,
     json_takes_no_value,
     limits_of,
+    merged_options,
     metric_keys,
     metric_options,
     read_references_of,
@@ -75,10 +76,8 @@ def score_coco(
     options: dict[str, dict[str, Any]] = {"cider_d": {"idf": cider_idf}}
     options["spice"] = spice_options(spice_parser, spice_max_words)
     if embeddings is not None:
-        options["wmd"] = {"embeddings": embeddings}
-        options["mean"] = {"embeddings": embeddings}
-    for key, given in (more_options or {}).items():  # --option
-        options[key] = {**options.get(key, {}), **given}
+        options["wmd"] = options["mean"] = {"embeddings": embeddings}
+    options = merged_options(options, more_options or {})
     metrics = list(dict.fromkeys(metric_class(k).key for k in keys))
     # a small batch shows the bar only while a long caption's parse says how far it is
     with StderrBar("capeval", "step", shown=len(batch.candidates) >= PROGRESS_FROM) as bar:
