@@ -231,7 +231,7 @@ def williams_matrix(
             if alternative == "greater" and not (r12 > r13 or _tied(r12, r13)):
                 continue
             p[a, b] = williams_test(r12, r13, between[i, j], n, alternative).pvalue
-    turned = [keys[i] for i in order]
+    ordered = [keys[i] for i in order]
     opposed = tuple(
         (keys[i], keys[j], float(between[i, j] * sign))
         for a, i in enumerate(order)
@@ -240,9 +240,9 @@ def williams_matrix(
         and between[i, j] * sign < 0
     )
     return WilliamsMatrix(
-        tuple(turned),
+        tuple(ordered),
         p,
-        {k: float(with_human[k]) for k in turned},
+        {k: float(with_human[k]) for k in ordered},
         correlation,
         alternative,
         n,
