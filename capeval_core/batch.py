@@ -87,7 +87,10 @@ def cacheable(signature: str) -> bool:
     >>> cacheable("mine|tok:ptb-corenlp-3.4.1|capeval:1")
     False
     """
-    parsed = Signature.parse(signature)
+    try:
+        parsed = Signature.parse(signature)
+    except ValueError:  # a metric of one's own whose name or options hold a "|"
+        return False
     return parsed.tokenizer in SIGNATURE_NAMES and is_builtin(parsed.metric)
 
 

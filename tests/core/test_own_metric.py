@@ -68,3 +68,16 @@ def test_a_metric_giving_one_score_too_few_is_refused(monkeypatch):
 
     with pytest.raises(CapevalError, match="metric 'short' gave 1 scores for 2 items"):
         Short().score(["a dog", "a cat"], [["a dog runs"], ["a cat sits"]])
+
+
+def test_a_metric_of_ones_own_with_a_bar_in_its_key_is_scored_not_cached(jset, monkeypatch):
+    """A "|" in the key (or an option's value) made its signature unreadable, and scoring a
+    judgment set with it failed with "not a capeval signature" while deciding to cache."""
+
+    class Barred(Overlap):
+        key = "my|overlap"
+
+    _register(monkeypatch, Barred)
+    scores = score_judgments(jset, ["my|overlap", "bleu_4"], workers=1)
+    assert len(scores.values["my|overlap"]) == len(jset)
+    assert not scores.from_cache["my|overlap"]
