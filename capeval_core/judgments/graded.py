@@ -248,24 +248,28 @@ _LIST_TEXT = re.compile(r"""\s*\[\s*["'].*["']\s*\]\s*$""", re.DOTALL)
 _SHORT_PIPES = re.compile(r"(?<!\|)\|{1,2}(?!\|)")
 
 
-def row_id(row: Row, columns: Sequence[str], path: Any, fallback: int) -> str:
-    """A row's ``id`` cell, or ``fallback`` (its line or record number) in a file without
-    an ``id`` column. A blank cell in a file that has one is refused: numbering that row by
-    its line joined it to another row of a scores file, or called it a duplicate of the id
-    its line number happened to match."""
+def row_id(row: Row, columns: Sequence[str], path: Any, fmt: str, n: int) -> str:
+    """A row's ``id`` cell, or in a file without an ``id`` column its line (CSV, TSV, JSON
+    Lines) or record number ``n`` (a JSON array). A blank cell in a file that has one is
+    refused: numbering that row by its line joined it to another row of a scores file, or
+    called it a duplicate of the id its line number happened to match."""
+    by_line = fmt in ("csv", "tsv", "jsonl")
     if "id" not in columns:
-        return str(fallback)
-    value = text_cell(row.values.get("id"), path, row, "id").strip()
-    if not value:
-        by = "line" if fallback == row.line else "record"  # a JSON array's rows: by record
-        raise cell_error(
-            path,
-            row,
-            "id",
-            f"empty id cell: give every row an id, or leave the column out (rows are then "
-            f"numbered by {by})",
-        )
-    return value
+        return str(row.line if by_line else n)
+    if "id" not in row.values:  # a JSON record without the key its neighbours have
+        what = "no id in this record"
+    else:
+        value = text_cell(row.values.get("id"), path, row, "id").strip()
+        if value:
+            return value
+        what = "empty id cell"
+    raise cell_error(
+        path,
+        row,
+        "id",
+        f"{what}: give every row an id, or leave the column out (rows are then numbered by "
+        f"{'line' if by_line else 'record'})",
+    )
 
 
 def numeric_columns(columns: Sequence[str], rows: Sequence[Row], exclude: set[str]) -> list[str]:
@@ -407,7 +411,7 @@ scores=(3.0,), system=None)
     dropped_keys: dict[str, str] = {}  # a scores file's rows of these are said as such
     ids: list[tuple[str, Row]] = []
     for n, row in enumerate(rows, start=1):
-        ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
+        ident = row_id(row, columns, path, fmt, n)
         ids.append((ident, row))
         image = (
             image_key(id_cell(row.values["image_id"], path, row, "image_id"))

@@ -90,7 +90,7 @@ def load_pairwise(
     kept: list[int] = []
     kept_rows: list[Row] = []
     for n, row in enumerate(rows, start=1):
-        ident = row_id(row, columns, path, row.line if fmt in ("csv", "tsv", "jsonl") else n)
+        ident = row_id(row, columns, path, fmt, n)
         ids.append((ident, row))
         image = (
             image_key(id_cell(row.values["image_id"], path, row, "image_id"))

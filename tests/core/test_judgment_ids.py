@@ -77,6 +77,16 @@ def test_a_null_id_in_a_graded_json_is_refused_at_its_record(tmp_path):
     jsonl.write_text("\n".join(json.dumps(r) for r in records))
     with pytest.raises(JudgmentFormatError, match=r"record 2, line 2, column 'id': empty id"):
         load_judgments(jsonl, "graded")
+    # the first record of an array is on line 1 too: still numbered by record, not line
+    records[1]["id"], records[0]["id"] = 2, None
+    path.write_text(json.dumps(records))
+    with pytest.raises(JudgmentFormatError, match=r"record 1, .*numbered by record\)$"):
+        load_judgments(path, "graded")
+    # a record without the key its neighbours have: not an "empty cell"
+    del records[0]["id"]
+    jsonl.write_text("\n".join(json.dumps(r) for r in records))
+    with pytest.raises(JudgmentFormatError, match=r"line 1, column 'id': no id in this record"):
+        load_judgments(jsonl, "graded")
 
 
 def test_a_blank_id_cell_in_a_pairwise_file_is_refused_at_its_line(tmp_path):
