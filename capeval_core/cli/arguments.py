@@ -86,12 +86,14 @@ METRIC_OPTIONS = {
 }
 
 
-#: the library options with a flag of their own: --option names the flag instead
+#: the library options score and compare have a flag of their own for: --option names it
 OWN_FLAGS = {
-    ("cider_d", "idf"): "--cider-idf (score, compare)",
-    ("spice", "parser"): "--spice-parser (score, compare)",
+    ("cider_d", "idf"): "--cider-idf",
+    ("spice", "parser"): "--spice-parser",
     ("spice", "max_sentence_words"): "--spice-max-words",
 }
+#: correlate's (its sets' CIDEr-D document frequencies and SPICE's parser: --option)
+CORRELATE_FLAGS = {("spice", "max_sentence_words"): "--spice-max-words"}
 _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
 
 
@@ -103,6 +105,8 @@ def _option_value(kind: str, text: str) -> Any:
         if text.lower() in (*_TRUE, *_FALSE):
             return text.lower() in _TRUE
         raise ValueError("expected true or false")
+    if "_" in text and not kind.startswith("str"):  # Python's int and float read 1_0 as 10
+        text = "!"  # refused below, as any other non-number
     try:
         if kind.startswith("int"):
             return int(text)
@@ -126,17 +130,19 @@ def _option_value(kind: str, text: str) -> Any:
     return values[0] if kind.startswith("float") else values
 
 
-def metric_option(text: str) -> tuple[str, str, Any]:
-    """``--option METRIC.NAME=VALUE`` read: (the metric's key, the option, its value), each
-    checked as the library checks it (argparse says a refusal in one line, exit 2).
+def metric_option(text: str) -> tuple[str, str, Any, str]:
+    """``--option METRIC.NAME=VALUE`` read: (the metric's key, the option, its value, the
+    value as given); a metric or option that does not exist, or a value that is not of the
+    option's type, is refused here (argparse says it in one line, exit 2), the values
+    together by :func:`metric_options`.
 
     >>> metric_option("rouge_l.beta=1.0"), metric_option("bleu_4.effective_length=shortest")
-    (('rouge_l', 'beta', 1.0), ('bleu', 'effective_length', 'shortest'))
+    (('rouge_l', 'beta', 1.0, '1.0'), ('bleu', 'effective_length', 'shortest', 'shortest'))
     """
     import dataclasses
 
     where, sep, raw = text.partition("=")
-    metric, dot, name = where.strip().partition(".")
+    metric, dot, name = (part.strip() for part in where.partition("."))
     if not (sep and dot and metric and name):
         raise argparse.ArgumentTypeError(
             f"expected METRIC.NAME=VALUE, e.g. rouge_l.beta=1.0 (got {text!r})"
@@ -149,17 +155,11 @@ def metric_option(text: str) -> tuple[str, str, Any]:
     if name not in fields:
         valid = ", ".join(fields) or "none"
         raise argparse.ArgumentTypeError(f"{cls.key} has no option {name!r} (its options: {valid})")
-    if (cls.key, name) in OWN_FLAGS:
-        raise argparse.ArgumentTypeError(
-            f"{cls.key}.{name} has a flag of its own: {OWN_FLAGS[cls.key, name]}"
-        )
-    kind = str(fields[name].type)
     try:
-        value = _option_value(kind, raw.strip())
-        cls.configured({name: value})
-    except (ValueError, CapevalError) as exc:
+        value = _option_value(str(fields[name].type), raw.strip())
+    except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{cls.key}.{name}={raw.strip()!r}: {exc}") from None
-    return cls.key, name, value
+    return cls.key, name, value, raw.strip()
 
 
 def json_takes_no_value(command: str) -> Callable[[list[str]], str]:
@@ -202,18 +202,31 @@ def add_metric_option_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def metric_options(args: argparse.Namespace, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """``--option`` values by metric key; one given for a metric the run does not score, or
-    given twice with two values, is refused (before any file is read)."""
+def metric_options(
+    args: argparse.Namespace, keys: Sequence[str], own_flags: Mapping[tuple[str, str], str]
+) -> dict[str, dict[str, Any]]:
+    """``--option`` values by metric key, each metric's together checked as the library
+    checks them (METEOR's ``task=custom`` needs its parameters beside it); one the command
+    has a flag for (``own_flags``), one given for a metric the run does not score, or one
+    given twice with two values is refused (before any file is read)."""
     scored = {metric_class(k).key for k in keys}
     out: dict[str, dict[str, Any]] = {}
-    for key, name, value in getattr(args, "metric_option", None) or ():
+    given: dict[str, list[str]] = {}
+    for key, name, value, raw in getattr(args, "metric_option", None) or ():
+        if (key, name) in own_flags:
+            raise OptionError(f"--option {key}.{name}: use {own_flags[key, name]}")
         if key not in scored:
             shown = " ".join(keys) or "none built in"
             raise OptionError(f"--option {key}.{name}: {key} is not among the metrics ({shown})")
         if name in out.get(key, {}) and out[key][name] != value:
             raise OptionError(f"--option {key}.{name} given twice, with two values")
         out.setdefault(key, {})[name] = value
+        given.setdefault(key, []).append(f"{key}.{name}={raw!r}")
+    for key, options in out.items():
+        try:
+            metric_class(key).configured(options)
+        except CapevalError as exc:
+            raise OptionError(f"--option {', '.join(given[key])}: {exc}") from None
     return out
 
 

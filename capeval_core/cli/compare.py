@@ -14,6 +14,7 @@ from typing import Any
 from capeval_core import files
 from capeval_core.cli.arguments import (
     DEFAULT_KEYS,
+    OWN_FLAGS,
     SEED,
     add_limit_options,
     add_metric_option_option,
@@ -61,7 +62,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS, optional=True)  # before any file is read
     refuse_unused_metric_options(args, keys, default=not args.metrics)
-    more_options = metric_options(args, keys)
+    more_options = metric_options(args, keys, OWN_FLAGS)
     if args.raw and not args.table:
         raise InputError("--raw applies to --table (the paper table's scale): add --table")
     paired = args.paired or "both"

@@ -19,6 +19,7 @@ import numpy as np
 
 from capeval_core import files
 from capeval_core.cli.arguments import (
+    CORRELATE_FLAGS,
     SEED,
     add_limit_options,
     add_metric_option_option,
@@ -231,7 +232,7 @@ def _correlate(args: argparse.Namespace, warn: Warned) -> int:
     show = print if args.json != "-" else (lambda *_args, **_kwargs: None)
     keys, maybe_external = _correlate_keys(args.metrics)
     refuse_unused_metric_options(args, keys, default=not args.metrics)
-    more_options = metric_options(args, keys)
+    more_options = metric_options(args, keys, CORRELATE_FLAGS)
     level, resamples, seed, williams_correlation = _correlate_options_apply(args)
     inputs = [("--judgments file", args.judgments), ("--metric-scores file", args.metric_scores)]
     plan_outputs(args, inputs)

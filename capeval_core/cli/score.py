@@ -15,6 +15,7 @@ from capeval_core import files
 from capeval_core._version import __version__
 from capeval_core.cli.arguments import (
     DEFAULT_KEYS,
+    OWN_FLAGS,
     add_limit_options,
     add_metric_option_option,
     add_metrics_option,
@@ -214,7 +215,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     check_spice_parser(args.spice_parser)
     keys = metric_keys(args.metrics, DEFAULT_KEYS)
     refuse_unused_metric_options(args, keys, default=not args.metrics)
-    more_options = metric_options(args, keys)
+    more_options = metric_options(args, keys, OWN_FLAGS)
     plan_outputs(
         args,
         [

@@ -46,7 +46,9 @@ def _print_options() -> int:
     for key, cls in METRICS.items():
         for f in dataclasses.fields(cls.Config):
             default = "" if f.default is dataclasses.MISSING else f"default {f.default!r}"
-            flag = f" (its flag: {OWN_FLAGS[key, f.name]})" if (key, f.name) in OWN_FLAGS else ""
+            flag = (
+                f" (score, compare: {OWN_FLAGS[key, f.name]})" if (key, f.name) in OWN_FLAGS else ""
+            )
             print(f"{key + '.' + f.name:<26} {f.type!s:<42} {default}{flag}")
     return 0
 

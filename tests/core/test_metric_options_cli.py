@@ -72,7 +72,8 @@ def test_score_takes_a_metrics_options_as_the_library_does(tmp_path):
         ("rouge_l.bet=1", "rouge_l has no option 'bet' (its options: beta)"),
         ("rouge_l", "expected METRIC.NAME=VALUE"),
         ("nope.x=1", "unknown metric 'nope'"),
-        ("cider_d.idf=corpus", "cider_d.idf has a flag of its own: --cider-idf"),
+        ("cider_d.idf=corpus", "--option cider_d.idf: use --cider-idf"),
+        ("rouge_l.beta=1_0", "rouge_l.beta='1_0': expected a number"),  # float() reads 10
         ("meteor.alpha=2", "meteor.alpha='2': `alpha` must be a finite number"),
         ("wmd.normalize=maybe", "wmd.normalize='maybe': expected true or false"),
         ("rouge_l.beta=inf", "rouge_l.beta='inf': expected finite numbers"),
@@ -81,7 +82,7 @@ def test_score_takes_a_metrics_options_as_the_library_does(tmp_path):
 def test_a_bad_option_is_one_line_and_exit_2(tmp_path, option, said):
     res, refs = _files(tmp_path)
     code, out, err = _run("score", "--results", res, "--annotations", refs, "--metrics",
-                          "rouge_l", "--option", option)  # fmt: skip
+                          "rouge_l", "meteor", "wmd", "--option", option)  # fmt: skip
     assert code == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and said in lines[0], err
@@ -129,3 +130,49 @@ def test_metrics_options_lists_every_option_of_every_metric():
     expected = [f"{k}.{f.name}" for k, c in METRICS.items() for f in dataclasses.fields(c.Config)]
     assert names == expected and "rouge_l.beta" in names
     assert "default 1.2" in next(line for line in out.splitlines() if line.startswith("rouge_l."))
+
+
+def test_options_that_need_each_other_are_checked_together(tmp_path):
+    """METEOR's task=custom needs its parameters beside it: each option was checked alone,
+    so a custom task printed in a signature could not be given back on the command line."""
+    from capeval_core import score
+
+    res, refs = _files(tmp_path)
+    params = {"alpha": 0.5, "beta": 1.5, "gamma": 0.35, "delta": 0.55}
+    options = [f"meteor.{k}={v}" for k, v in params.items()]
+    argv = ["score", "--results", res, "--annotations", refs, "--metrics", "meteor",
+            "--tokenizer", "whitespace", "--json", "--option", "meteor.task=custom",
+            "--option", "meteor.weights=1.0,0.2,0.6,0.8",
+            "--option", " meteor . alpha =0.5"]  # fmt: skip
+    for option in options[1:]:
+        argv += ["--option", option]
+    code, out, err = _run(*argv)
+    assert code == 0, err
+    library = score(
+        "meteor",
+        [c for c, _ in CAPTIONS.values()],
+        [r for _, r in CAPTIONS.values()],
+        tokenizer="whitespace",
+        task="custom",
+        weights=(1.0, 0.2, 0.6, 0.8),
+        **params,
+    )
+    assert json.loads(out)["corpus"]["meteor"] == library.value
+    code, _, err = _run(*argv[:10], "--option", "meteor.task=custom")  # without them
+    assert code == 2 and "--option meteor.task='custom': `task` 'custom' takes every" in err
+
+
+def test_correlate_takes_the_options_it_has_no_flag_for(tmp_path):
+    """correlate has no --cider-idf: --option cider_d.idf pointed to that flag anyway."""
+    graded = tmp_path / "g.csv"
+    graded.write_text("id,candidate,references,score\n" + "".join(
+        f"{i},{c},{'|||'.join(r)},{i % 3}\n" for i, (c, r) in CAPTIONS.items()
+    ))  # fmt: skip
+    code, out, err = _run("correlate", "--judgments", graded, "--format", "graded",
+                          "--metrics", "cider_d", "--json", "-",
+                          "--option", "cider_d.idf=coco-val2014")  # fmt: skip
+    assert code == 0, err
+    assert "|idf:coco-val2014|" in json.loads(out)["signatures"]["cider_d"]
+    code, _, err = _run("correlate", "--judgments", graded, "--format", "graded", "--metrics",
+                        "spice", "--option", "spice.max_sentence_words=90")  # fmt: skip
+    assert code == 2 and "--option spice.max_sentence_words: use --spice-max-words" in err
