@@ -348,8 +348,8 @@ def _notes(comparison: SystemsComparison, raw: bool) -> list[str]:
             f"and approximate randomization ({r.n_trials:,} trials)",
         }[r.paired]
         notes.append(
-            f"Δ: system minus the baseline ({comparison.baseline}); p: {tests}; "
-            f"{DAGGER} p < {ALPHA:g}."
+            f"Δ: system minus the baseline ({comparison.baseline}); "
+            + (f"p: {tests}; {DAGGER} p < {ALPHA:g}." if len(data) > 1 else "no p (one image).")
         )
     undefined = categories_left_out(comparison)
     if undefined:

@@ -228,6 +228,7 @@ def test_a_pair_with_no_test_is_not_called_insignificant():
     assert (frame["ci_low"] == "").all() and (frame["ci_high"] == "").all()
     assert "±" not in table.render("markdown").split("\n\n")[0]
     assert "one image: no interval, and no paired test" in table.notes[1]
+    assert table.notes[2] == "Δ: system minus the baseline (Base); no p (one image)."
     assert "± half the width" in paper_table(comparison).notes[1]  # fifty images: as before
 
 
