@@ -63,8 +63,10 @@ def is_builtin(key: str) -> bool:
     >>> is_builtin("bleu"), is_builtin("cider_d"), is_builtin("mine")
     (True, True, False)
     """
-    cls = METRICS.get(key) or REPORTED_KEYS.get(key) or OPTIONAL_KEYS.get(key)
-    return cls is not None and cls in _METRICS
+    try:
+        return metric_class(key) in _METRICS
+    except UnknownKeyError:
+        return False
 
 
 def check_reported_key(key: str) -> None:
